@@ -1,0 +1,42 @@
+"""The hand-off types between pipeline stages: what load produces and validate returns."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import Diagnostic
+
+
+def canonical_digest(tools: list[dict[str, Any]]) -> str:
+    """sha256 of the tools as canonical JSON (sorted keys, compact, UTF-8); tool order is kept."""
+    text = json.dumps(tools, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    """LOAD output: tool objects as found, in source order, and where they came from."""
+
+    source: str  # display name: file path as given, or URL without credentials/query
+    tools: list[dict[str, Any]]
+    pointer_prefix: str = "/tools"  # RFC 6901 pointer of the tools array inside the loaded document
+
+    @property
+    def digest(self) -> str:
+        return canonical_digest(self.tools)
+
+    def tool_pointer(self, index: int) -> str:
+        return f"{self.pointer_prefix}/{index}"
+
+
+@dataclass(frozen=True)
+class ValidatedSpec:
+    """VALIDATE output: the usable tools (source order) plus the warnings that let others through."""
+
+    source: str
+    tools: list[dict[str, Any]]
+    digest: str  # of the loaded input, so the header names what the user fed in
+    warnings: list[Diagnostic] = field(default_factory=list)

@@ -1,0 +1,157 @@
+"""Runtime exception tree.
+
+    McpRuntimeError
+      TransportError                  the bytes did not get there or back
+        ConnectError                  could not reach the server / start the process
+        RequestTimeoutError           no response in time
+        ServerExitedError             a stdio server process ended (exit code, stderr tail)
+        HttpStatusError               an HTTP status without a JSON-RPC body
+      ProtocolError                   the peer broke JSON-RPC/MCP framing (bad JSON, id mismatch, unknown resultType)
+      RemoteError                     a JSON-RPC error response: code, message, data
+        HeaderMismatchError           -32020
+        MissingClientCapabilityError  -32021
+        UnsupportedProtocolVersionError -32022
+        MethodNotFoundError           -32601
+        InvalidParamsError            -32602
+      ToolError                       a tools/call result with isError: true
+      ToolArgumentsError              arguments rejected locally before sending
+      ToolOutputError                 structuredContent missing or not matching outputSchema
+      PaginationError                 repeated cursor or page cap reached
+      InputRequiredError              the server needs input the client cannot give (no callback)
+      InputRequiredRoundsExceededError  multi-round-trip loop cap reached
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class McpRuntimeError(Exception):
+    """Base of every error the runtime raises."""
+
+
+class TransportError(McpRuntimeError):
+    pass
+
+
+class ConnectError(TransportError):
+    pass
+
+
+class RequestTimeoutError(TransportError):
+    pass
+
+
+class ServerExitedError(TransportError):
+    def __init__(self, message: str, *, returncode: int | None = None, stderr_tail: str = "") -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+
+
+class HttpStatusError(TransportError):
+    def __init__(self, message: str, *, status_code: int, body: bytes = b"") -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.body = body
+
+
+class ProtocolError(McpRuntimeError):
+    pass
+
+
+class RemoteError(McpRuntimeError):
+    """A JSON-RPC error response received from the peer (never a local failure: ERR-07)."""
+
+    code_: ClassVar[int | None] = None
+
+    def __init__(self, code: int, message: str, data: Any = None, *, http_status: int | None = None) -> None:
+        super().__init__(f"[{code}] {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+        self.http_status = http_status
+
+    @staticmethod
+    def from_error(error: Any, *, http_status: int | None = None) -> RemoteError:
+        """Build the most specific subclass for a JSON-RPC `error` object."""
+        if not isinstance(error, dict) or not isinstance(error.get("code"), int):
+            raise ProtocolError(f"malformed JSON-RPC error object: {error!r:.200}")
+        code = error["code"]
+        message = error.get("message")
+        cls = _BY_CODE.get(code, RemoteError)
+        return cls(code, message if isinstance(message, str) else "", error.get("data"), http_status=http_status)
+
+
+class HeaderMismatchError(RemoteError):
+    code_ = -32020
+
+
+class MissingClientCapabilityError(RemoteError):
+    code_ = -32021
+
+
+class UnsupportedProtocolVersionError(RemoteError):
+    code_ = -32022
+
+
+class MethodNotFoundError(RemoteError):
+    code_ = -32601
+
+
+class InvalidParamsError(RemoteError):
+    code_ = -32602
+
+
+_BY_CODE: dict[int, type[RemoteError]] = {
+    cls.code_: cls
+    for cls in (
+        HeaderMismatchError,
+        MissingClientCapabilityError,
+        UnsupportedProtocolVersionError,
+        MethodNotFoundError,
+        InvalidParamsError,
+    )
+    if cls.code_ is not None
+}
+
+
+class ToolError(McpRuntimeError):
+    """The tool ran and reported failure (`isError: true`); `result` holds its content."""
+
+    def __init__(self, tool: str, result: Any) -> None:
+        self.tool = tool
+        self.result = result
+        text = getattr(result, "text", "") or ""
+        super().__init__(f"tool {tool!r} failed: {text[:500]}")
+
+
+class ToolArgumentsError(McpRuntimeError):
+    def __init__(self, tool: str, message: str, *, pointer: str = "") -> None:
+        super().__init__(f"tool {tool!r}: invalid arguments at {pointer or '/'}: {message}")
+        self.tool = tool
+        self.pointer = pointer
+
+
+class ToolOutputError(McpRuntimeError):
+    def __init__(self, tool: str, message: str, *, pointer: str = "") -> None:
+        super().__init__(f"tool {tool!r}: invalid output at {pointer or '/'}: {message}")
+        self.tool = tool
+        self.pointer = pointer
+
+
+class PaginationError(McpRuntimeError):
+    pass
+
+
+class InputRequiredError(McpRuntimeError):
+    """The server asked for input (`input_required`) and no callback can answer it."""
+
+    def __init__(self, message: str, *, input_requests: dict[str, Any], request_state: str | None) -> None:
+        super().__init__(message)
+        self.input_requests = input_requests
+        self.request_state = request_state
+
+
+class InputRequiredRoundsExceededError(McpRuntimeError):
+    pass

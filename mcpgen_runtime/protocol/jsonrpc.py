@@ -1,0 +1,66 @@
+"""JSON-RPC 2.0 envelope: codes, message builders and response classification."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ProtocolError, RemoteError
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+RESULT_COMPLETE = "complete"
+RESULT_INPUT_REQUIRED = "input_required"
+KNOWN_RESULT_TYPES = frozenset({RESULT_COMPLETE, RESULT_INPUT_REQUIRED})
+
+RequestId = int | str
+
+
+def request(id: RequestId, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+
+
+def notification(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def result(id: RequestId | None, value: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "result": value}
+
+
+def error(id: RequestId | None, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": id, "error": err}
+
+
+def is_response(message: Any) -> bool:
+    return isinstance(message, dict) and "id" in message and ("result" in message or "error" in message)
+
+
+def unwrap(message: Any, *, expected_id: RequestId, http_status: int | None = None) -> dict[str, Any]:
+    """Return the `result` of a response to `expected_id`, or raise its error.
+
+    A result without `resultType` is a complete one (BASE-11); an unknown `resultType`
+    is invalid (BASE-10).
+    """
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        raise ProtocolError(f"not a JSON-RPC 2.0 message: {message!r:.200}")
+    if "error" in message:
+        raise RemoteError.from_error(message["error"], http_status=http_status)
+    if message.get("id") != expected_id:
+        raise ProtocolError(f"response id {message.get('id')!r} does not match request id {expected_id!r}")
+    value = message.get("result")
+    if not isinstance(value, dict):
+        raise ProtocolError(f"JSON-RPC result is not an object: {value!r:.200}")
+    result_type = value.get("resultType", RESULT_COMPLETE)
+    if result_type not in KNOWN_RESULT_TYPES:
+        raise ProtocolError(f"unknown resultType {result_type!r}")
+    return value
