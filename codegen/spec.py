@@ -40,3 +40,12 @@ class ValidatedSpec:
     tools: list[dict[str, Any]]
     digest: str  # of the loaded input, so the header names what the user fed in
     warnings: list[Diagnostic] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class GeneratedPackage:
+    """FORMAT output, WRITE input: every file of one package, as bytes, keyed by relative path."""
+
+    package: str  # import name, also the directory name under the output folder
+    files: dict[str, bytes]  # generator-owned; rewritten by every run
+    user_files: dict[str, bytes] = field(default_factory=dict)  # created once, then the user's (handlers.py)
