@@ -1,0 +1,42 @@
+# Two commands set everything up on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+NODE_DIR := conformance
+CONFORMANCE_STAMP := $(NODE_DIR)/node_modules/.installed
+
+.PHONY: install demo test lint typecheck generate check bench conformance-deps clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Node 22 and the pinned official conformance harness, from the npm registry, into conformance/node_modules.
+$(CONFORMANCE_STAMP): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
+	cd $(NODE_DIR) && npm ci --no-audit --no-fund
+	touch $(CONFORMANCE_STAMP)
+
+conformance-deps: $(CONFORMANCE_STAMP)
+
+demo: $(STAMP)
+	$(PY) scripts/demo.py
+
+test: $(STAMP) $(CONFORMANCE_STAMP)
+	$(VENV)/bin/mcpgen generate --check
+	$(VENV)/bin/ruff check codegen mcpgen_runtime tests
+	$(VENV)/bin/mypy codegen mcpgen_runtime
+	$(PY) -m pytest
+
+generate: $(STAMP)
+	$(VENV)/bin/mcpgen generate
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) $(NODE_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache
