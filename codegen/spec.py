@@ -23,12 +23,15 @@ class LoadedSpec:
     source: str  # display name: file path as given, or URL without credentials/query
     tools: list[dict[str, Any]]
     pointer_prefix: str = "/tools"  # RFC 6901 pointer of the tools array inside the loaded document
+    single_tool: bool = False  # the document *is* one tool object: its pointer is "" (pointer_prefix unused)
 
     @property
     def digest(self) -> str:
         return canonical_digest(self.tools)
 
     def tool_pointer(self, index: int) -> str:
+        if self.single_tool:
+            return ""
         return f"{self.pointer_prefix}/{index}"
 
 

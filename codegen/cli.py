@@ -1,0 +1,529 @@
+"""The `mcpgen` command line: flags in, pipeline stages called, report and exit code out.
+
+Exit codes: 0 success; 1 an invalid spec, a refused write, a load failure or `generate --check`
+drift (every McpgenError, message on stderr, no traceback); 2 usage errors (click's own);
+3 an unexpected exception, which is a bug in mcpgen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import re
+import shlex
+import sys
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+from urllib.parse import urlsplit
+
+import click
+
+from mcpgen_runtime._version import PROTOCOL_VERSION, __version__
+
+from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
+from .errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidationError
+from .write import FileDiff, WriteReport, check_package, write_file_atomic, write_package
+
+if TYPE_CHECKING:
+    from .spec import GeneratedPackage, LoadedSpec, ValidatedSpec
+
+__all__ = ["default_package_name", "main"]
+
+P = ParamSpec("P")
+_F = TypeVar("_F", bound=Callable[..., Any])
+Kind = Literal["client", "server"]
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # invalid input, refused write, --check drift
+EXIT_BUG = 3
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+# ------------------------------------------------------------------------------ pipeline entry points
+# Imported lazily so `mcpgen --help` stays fast; tests may monkeypatch these three functions.
+
+
+def _load(source: str | None, stdio: str | None, headers: Mapping[str, str]) -> LoadedSpec:
+    from .load import load_source
+
+    return load_source(source, stdio=stdio, headers=dict(headers) or None)
+
+
+def _validate(spec: LoadedSpec, strict: bool) -> ValidatedSpec:
+    from .validate import validate
+
+    return validate(spec, strict=strict)
+
+
+def _build(kind: Kind, spec: ValidatedSpec, package: str) -> GeneratedPackage:
+    from .pipeline import build_client, build_server
+
+    if kind == "client":
+        return build_client(spec, package=package)
+    return build_server(spec, package=package)
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+
+class _Failed(Exception):
+    """Already reported on stderr; exit 1."""
+
+
+def _reports_errors(func: Callable[P, None]) -> Callable[P, None]:
+    """Map exceptions to exit codes: McpgenError → 1 (message only), anything unexpected → 3."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            func(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except _Failed:
+            sys.exit(EXIT_FAILED)
+        except BrokenPipeError:  # `mcpgen generate --check | head`: stop quietly
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(EXIT_FAILED)
+        except McpgenError as exc:
+            _error(exc)
+            sys.exit(EXIT_FAILED)
+        except Exception:
+            traceback.print_exc(file=sys.stderr)
+            click.echo(
+                "mcpgen: internal error: this is a bug in mcpgen, not in your input. Please report it "
+                "with the traceback above and the command you ran.",
+                err=True,
+            )
+            sys.exit(EXIT_BUG)
+
+    return wrapper
+
+
+def _error(exc: McpgenError, prefix: str = "") -> None:
+    click.echo(f"error: {prefix}{exc}", err=True)
+    if isinstance(exc, InternalGeneratorError):
+        click.echo("(this is a bug in mcpgen; please report it with the command you ran)", err=True)
+
+
+def _rel(path: Path) -> str:
+    """`path` relative to the current directory, as users see paths in messages."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+def default_package_name(source: str | None, stdio: str | None, kind: Kind) -> str:
+    """`specs/weather.json` → `weather_client`; `https://api.example.com/mcp` → `api_example_com_client`;
+    `--stdio "python -m some_server"` → `some_server_client`."""
+    base = ""
+    if source:
+        base = (urlsplit(source).hostname or "") if "://" in source else Path(source).stem
+    elif stdio:
+        try:
+            argv = shlex.split(stdio)
+        except ValueError:
+            argv = stdio.split()
+        base = Path(argv[-1]).stem if argv else ""
+    ident = re.sub(r"[^0-9A-Za-z]+", "_", base).strip("_").lower() or "mcp"
+    if ident[0].isdigit():
+        ident = f"mcp_{ident}"
+    return f"{ident}_{kind}"
+
+
+def _parse_headers(_ctx: click.Context, _param: click.Parameter, values: Sequence[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition(":")
+        name = name.strip()
+        if not sep or not _HEADER_NAME.fullmatch(name):
+            raise click.BadParameter("expected 'Name: value', e.g. --header 'Authorization: Bearer TOKEN'")
+        if any(ch in value for ch in "\r\n\x00"):
+            raise click.BadParameter(f"the value of header {name!r} contains a line break or NUL")
+        headers[name] = value.strip()
+    return headers
+
+
+def _parse_stdio(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        argv = shlex.split(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"cannot split the command: {exc}") from exc
+    if not argv:
+        raise click.BadParameter("the command is empty")
+    return value
+
+
+def _parse_package(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not (value.isascii() and value.isidentifier()):
+        raise click.BadParameter(f"{value!r} is not a valid Python package name (use letters, digits, '_')")
+    return value
+
+
+def _require_source(
+    source: str | None, stdio: str | None, headers: Mapping[str, str], what: str = "SOURCE"
+) -> None:
+    if source is None and stdio is None:
+        raise click.UsageError(f"give {what} (a spec file or server URL) or --stdio CMD")
+    if source is not None and stdio is not None:
+        raise click.UsageError(f"give {what} or --stdio CMD, not both")
+    if headers and (stdio is not None or "://" not in (source or "")):
+        raise click.UsageError("--header applies to server URLs only")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Checked:
+    loaded: LoadedSpec
+    validated: ValidatedSpec | None  # None: not usable
+    diagnostics: list[Diagnostic]  # warnings and errors, sorted
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity != "error"]
+
+    @property
+    def usable(self) -> bool:
+        # A spec whose every tool was excluded is not usable, even when validate did not raise.
+        return self.validated is not None and (bool(self.validated.tools) or not self.loaded.tools)
+
+    def summary(self) -> str:
+        source = self.loaded.source
+        warned = f", {len(self.warnings)} warning(s)"
+        if self.validated is None:
+            tools = {d.tool for d in self.errors if d.tool is not None}
+            in_tools = f" in {len(tools)} tool(s)" if tools else ""
+            return f"{source}: not usable: {len(self.errors)} error(s){in_tools}{warned}"
+        usable = len(self.validated.tools)
+        excluded = len(self.loaded.tools) - usable
+        verdict = "" if self.usable else "not usable: "
+        return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{warned}"
+
+
+def _check(loaded: LoadedSpec, strict: bool) -> _Checked:
+    try:
+        validated = _validate(loaded, strict)
+    except SpecValidationError as exc:
+        return _Checked(loaded, None, list(exc.diagnostics))
+    return _Checked(loaded, validated, sorted(validated.warnings, key=Diagnostic.sort_key))
+
+
+def _usable(checked: _Checked) -> ValidatedSpec:
+    """The validated spec, or report every diagnostic on stderr and fail."""
+    if checked.validated is not None and checked.usable:
+        for diagnostic in checked.warnings:
+            click.echo(str(diagnostic), err=True)
+        return checked.validated
+    for diagnostic in checked.diagnostics:
+        click.echo(str(diagnostic), err=True)
+    click.echo(f"error: {checked.summary()}", err=True)
+    raise _Failed
+
+
+def _print_report(report: WriteReport, user_hint: str | None) -> None:
+    base = report.package_dir
+    for label, paths in (("created", report.created), ("updated", report.updated), ("removed", report.removed)):
+        for rel in paths:
+            click.echo(f"{label:<8} {_rel(base / rel)}")
+    for rel in report.preserved:
+        hint = f"; {user_hint} replaces it" if user_hint else ""
+        click.echo(f"{'kept':<8} {_rel(base / rel)} (yours{hint})")
+    if report.changed:
+        click.echo(
+            f"{_rel(base)}: {len(report.created)} created, {len(report.updated)} updated, "
+            f"{len(report.unchanged)} unchanged, {len(report.removed)} removed"
+        )
+    else:
+        click.echo(f"{_rel(base)}: up to date ({len(report.unchanged)} file(s) unchanged)")
+
+
+def _print_diffs(diffs: Iterable[FileDiff]) -> None:
+    for diff in diffs:
+        click.echo(f"  {diff.status:<8} {_rel(diff.file)}")
+        for line in diff.detail.splitlines():
+            click.echo(f"    {line}")
+
+
+# ------------------------------------------------------------------------------------------ commands
+
+_CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+source_argument = click.argument("source", required=False, metavar="[SOURCE]")
+stdio_option = click.option(
+    "--stdio",
+    "stdio",
+    metavar="CMD",
+    callback=_parse_stdio,
+    help="Start CMD (split like a shell would) as an MCP server over stdio and read its tools "
+    "instead of SOURCE/URL.",
+)
+header_option = click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    callback=_parse_headers,
+    help="Extra HTTP header for a live server (e.g. authorization); repeatable.",
+)
+strict_option = click.option(
+    "--strict",
+    is_flag=True,
+    help="Make SHOULD-level findings (unusual tool names, _meta keys, secret-looking header "
+    "parameters) errors instead of warnings.",
+)
+
+
+@click.group(context_settings=_CONTEXT)
+@click.version_option(
+    __version__, "--version", prog_name="mcpgen", message=f"%(prog)s %(version)s (MCP protocol {PROTOCOL_VERSION})"
+)
+def main() -> None:
+    """Typed Python clients and servers from MCP tool definitions.
+
+    SOURCE is a JSON spec file ({"tools": [...]}, as tools/list returns them) or the URL of a live
+    MCP server (every tools/list page is read). Exit codes: 0 ok, 1 invalid input or stale output,
+    2 usage error, 3 a bug in mcpgen.
+    """
+
+
+@main.command()
+@source_argument
+@stdio_option
+@strict_option
+@header_option
+@_reports_errors
+def validate(source: str | None, stdio: str | None, strict: bool, headers: dict[str, str]) -> None:
+    """Check SOURCE's tool definitions and print every diagnostic.
+
+    Exits 0 when the spec is usable (warnings allowed), 1 when it is not.
+    """
+    _require_source(source, stdio, headers)
+    checked = _check(_load(source, stdio, headers), strict)
+    for diagnostic in checked.diagnostics:
+        click.echo(str(diagnostic))
+    click.echo(checked.summary())
+    if not checked.usable:
+        raise _Failed
+
+
+def _generate_one(
+    kind: Kind,
+    source: str | None,
+    stdio: str | None,
+    headers: dict[str, str],
+    out: Path,
+    package: str | None,
+    strict: bool,
+    overwrite: bool,
+) -> None:
+    _require_source(source, stdio, headers)
+    validated = _usable(_check(_load(source, stdio, headers), strict))
+    name = package or default_package_name(source, stdio, kind)
+    report = write_package(out, _build(kind, validated, name), overwrite_user_files=overwrite)
+    _print_report(report, "--overwrite-handlers" if kind == "server" else None)
+
+
+output_dir_option = click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory to write the package into (the package is DIR/NAME/).",
+)
+
+
+def _package_option(kind: Kind) -> Callable[[_F], _F]:
+    return click.option(
+        "--package",
+        metavar="NAME",
+        callback=_parse_package,
+        help=f"Python package name [default: from SOURCE, e.g. weather_{kind} for weather.json].",
+    )
+
+
+@main.command()
+@source_argument
+@output_dir_option
+@_package_option("client")
+@strict_option
+@stdio_option
+@header_option
+@_reports_errors
+def client(
+    source: str | None,
+    out: Path,
+    package: str | None,
+    strict: bool,
+    stdio: str | None,
+    headers: dict[str, str],
+) -> None:
+    """Generate a typed client package (sync Client and AsyncClient) from SOURCE.
+
+    Every generated file is rewritten; files you add to the package are kept.
+    """
+    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False)
+
+
+@main.command()
+@source_argument
+@output_dir_option
+@_package_option("server")
+@click.option(
+    "--overwrite-handlers",
+    is_flag=True,
+    help="Replace handlers.py with a fresh scaffold (by default it is created once and then yours).",
+)
+@strict_option
+@stdio_option
+@header_option
+@_reports_errors
+def server(
+    source: str | None,
+    out: Path,
+    package: str | None,
+    overwrite_handlers: bool,
+    strict: bool,
+    stdio: str | None,
+    headers: dict[str, str],
+) -> None:
+    """Generate a server package from SOURCE: a regenerated typed base and your handlers.py.
+
+    handlers.py is created only when absent; base.py, models.py and the rest are rewritten every run.
+    """
+    _generate_one("server", source, stdio, headers, out, package, strict, overwrite=overwrite_handlers)
+
+
+@main.command()
+@click.argument("url", required=False, metavar="[URL]")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Spec file to write, e.g. specs/example.json.",
+)
+@stdio_option
+@header_option
+@_reports_errors
+def snapshot(url: str | None, out: Path, stdio: str | None, headers: dict[str, str]) -> None:
+    """Save a live server's complete tool list (every page) as a spec file for offline builds.
+
+    The file is {"tools": [...]} in the server's order, pretty-printed, replaced atomically.
+    """
+    _require_source(url, stdio, headers, "URL")
+    loaded = _load(url, stdio, headers)
+    text = json.dumps({"tools": loaded.tools}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if write_file_atomic(out, text.encode("utf-8")):
+        click.echo(f"saved {len(loaded.tools)} tool(s) from {loaded.source} to {_rel(out)}")
+    else:
+        click.echo(f"{_rel(out)}: up to date ({len(loaded.tools)} tool(s))")
+
+
+@main.command()
+@click.option("--check", is_flag=True, help="Write nothing; show what is stale and exit 1 if anything is.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="pyproject.toml with [tool.mcpgen] targets [default: the nearest one from the current directory up].",
+)
+@_reports_errors
+def generate(check: bool, config_path: Path | None) -> None:
+    """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
+
+    Each target has source (a spec file relative to pyproject.toml), kind (client or server),
+    output (a directory) and package; strict is optional. With --check nothing is written: stale
+    targets are listed with a short diff and the exit code is 1.
+    """
+    if config_path is None:
+        config_path = find_pyproject(Path.cwd())
+        if config_path is None:
+            raise ConfigError("no pyproject.toml in this directory or its parents; pass --config")
+    config = load_config(config_path)
+    failed, stale = _run_targets(config, check=check)
+    if check:
+        fresh = len(config.targets) - stale - failed
+        click.echo(f"{stale} stale, {fresh} up to date, {failed} failed (of {len(config.targets)} targets)")
+        if stale:
+            click.echo("run `mcpgen generate` to update the stale targets")
+    if failed or stale:
+        raise _Failed
+
+
+def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
+    """Build every target (each source loaded and validated once); returns (failed, stale)."""
+    checked: dict[tuple[Path, bool], _Checked | McpgenError] = {}
+    loaded: dict[Path, LoadedSpec | McpgenError] = {}
+    failed = stale = 0
+    for target in config.targets:
+        try:
+            validated = _validated_for(target, loaded, checked)
+            pkg = _build(target.kind, validated, target.package)
+            if check:
+                diffs = check_package(target.output, pkg)
+                if diffs:
+                    stale += 1
+                    click.echo(f"stale: {_rel(target.output / target.package)} (target #{target.index})")
+                    _print_diffs(diffs)
+                else:
+                    click.echo(f"fresh: {_rel(target.output / target.package)}")
+            else:
+                _print_report(write_package(target.output, pkg), None)
+        except _Failed:
+            failed += 1
+        except McpgenError as exc:
+            failed += 1
+            _error(exc, prefix=f"{target.describe()}: ")
+    return failed, stale
+
+
+def _validated_for(
+    target: TargetConfig,
+    loaded: dict[Path, LoadedSpec | McpgenError],
+    checked: dict[tuple[Path, bool], _Checked | McpgenError],
+) -> ValidatedSpec:
+    key = (target.source_path, target.strict)
+    if key not in checked:
+        if target.source_path not in loaded:
+            try:
+                spec = _load(_rel(target.source_path), None, {})
+                # The display name goes into generated headers: keep it relative to pyproject.toml so
+                # the output does not depend on where mcpgen runs.
+                loaded[target.source_path] = dataclasses.replace(spec, source=target.source)
+            except McpgenError as exc:
+                loaded[target.source_path] = exc
+        spec_or_error = loaded[target.source_path]
+        if isinstance(spec_or_error, McpgenError):
+            checked[key] = spec_or_error
+        else:
+            result = _check(spec_or_error, target.strict)
+            checked[key] = result
+            if result.usable:  # warnings once per source; errors are reported per target below
+                for diagnostic in result.warnings:
+                    click.echo(str(diagnostic), err=True)
+    entry = checked[key]
+    if isinstance(entry, McpgenError):
+        raise entry
+    if entry.validated is None or not entry.usable:
+        for diagnostic in entry.diagnostics:
+            click.echo(str(diagnostic), err=True)
+        click.echo(f"error: {target.describe()}: {entry.summary()}", err=True)
+        raise _Failed
+    return entry.validated
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m codegen.cli`
+    main()

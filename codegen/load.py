@@ -1,0 +1,398 @@
+"""LOAD: the only generator stage that reads the world.
+
+Accepted inputs (each becomes a `LoadedSpec` whose pointers are real RFC 6901 pointers into
+the document that was read):
+
+    {"tools": [...], "nextCursor": ..., ...}                 tools/list result       -> /tools/N
+    {"jsonrpc": "2.0", "id": 1, "result": {"tools": [...]}}  JSON-RPC response       -> /result/tools/N
+    [ {...}, {...} ]                                         bare array of tools     -> /N
+    {"name": ..., "inputSchema": {...}}                      one tool object         -> "" (the document)
+
+Live servers: `load_url` (Streamable HTTP) and `load_stdio` (a command line) call
+`server/discover`, then every `tools/list` page, and keep each tool exactly as the server
+listed it — validation, not loading, decides what is usable. Runtime errors become
+`SpecLoadError` here and nowhere else; display names never carry credentials.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shlex
+from collections.abc import Callable, Generator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, TypeVar
+from urllib.parse import urlsplit
+
+from mcpgen_runtime.client import ClientCore, Outgoing
+from mcpgen_runtime.errors import McpRuntimeError, ProtocolError, RemoteError, ServerExitedError
+from mcpgen_runtime.transport.base import Reply, SyncTransport, sends_headers
+
+from .errors import SpecLoadError
+from .refs import describe
+from .spec import LoadedSpec
+
+MAX_FILE_BYTES: Final = 64 * 1024 * 1024
+MAX_PAGES: Final = 1000
+MAX_LISTED_TOOLS: Final = 10_000
+_SHOWN_PROBLEMS: Final = 10
+
+_T = TypeVar("_T")
+_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+_STRING_OR_TOKEN = r'"(?:[^"\\]++|\\.)*+"|'
+
+
+# --------------------------------------------------------------------------- files
+
+
+class _NonFiniteNumber(ValueError):
+    def __init__(self, literal: str) -> None:
+        super().__init__(literal)
+        self.literal = literal
+
+
+def _reject_constant(literal: str) -> Any:
+    raise _NonFiniteNumber(literal)
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _NonFiniteNumber(literal)
+    return value
+
+
+def _locate(text: str, literal: str) -> tuple[int, int] | None:
+    """(line, column) of the first `literal` outside JSON strings, both 1-based."""
+    for match in re.finditer(_STRING_OR_TOKEN + re.escape(literal), text):
+        if not match.group().startswith('"'):
+            pos = match.start()
+            return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
+    return None
+
+
+def parse_json(data: bytes, source: str) -> Any:
+    """Strict JSON (UTF-8, no NaN/Infinity, no overflowing numbers) or SpecLoadError with line:col."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SpecLoadError(
+            f"{source}: not UTF-8 text: invalid byte {data[exc.start:exc.start + 1]!r} at line {line} "
+            f"(byte offset {exc.start}); JSON documents must be encoded as UTF-8"
+        ) from exc
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except _NonFiniteNumber as exc:
+        where = _locate(text, exc.literal)
+        at = f" at line {where[0]}, column {where[1]}" if where else ""
+        raise SpecLoadError(
+            f"{source}: invalid JSON{at}: {exc.literal!r} is not a finite number "
+            "(NaN and Infinity are not JSON; numbers must fit a double)"
+        ) from exc
+    except json.JSONDecodeError as exc:
+        hint = " (the file is empty)" if not text.strip() else ""
+        raise SpecLoadError(
+            f"{source}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{hint}"
+        ) from exc
+    except RecursionError as exc:
+        raise SpecLoadError(f"{source}: invalid JSON: arrays/objects are nested too deeply to read") from exc
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise SpecLoadError(f"{source}: invalid JSON: {exc}") from exc
+
+
+def _read_capped(path: str | os.PathLike[str], source: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except FileNotFoundError as exc:
+        raise SpecLoadError(f"{source}: file not found; pass a JSON file, an http(s):// URL or --stdio COMMAND") from exc
+    except IsADirectoryError as exc:
+        raise SpecLoadError(f"{source}: is a directory; expected a JSON file holding a tools/list result") from exc
+    except PermissionError as exc:
+        raise SpecLoadError(f"{source}: permission denied while opening the file") from exc
+    except OSError as exc:
+        raise SpecLoadError(f"{source}: cannot read the file: {exc.strerror or exc}") from exc
+    if len(data) > MAX_FILE_BYTES:
+        raise SpecLoadError(
+            f"{source}: file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; "
+            "a tools/list document this large is not supported"
+        )
+    return data
+
+
+def _found(value: Any) -> str:
+    if isinstance(value, Mapping):
+        keys = list(value)
+        shown = ", ".join(repr(k[:40]) for k in keys[:_SHOWN_PROBLEMS])
+        more = f", ... ({len(keys)} keys)" if len(keys) > _SHOWN_PROBLEMS else ""
+        return f"an object with keys {shown}{more}" if keys else "an empty object"
+    return describe(value)
+
+
+_EXPECTED = (
+    'expected a tools/list result {"tools": [...]}, a JSON-RPC response whose result holds one, '
+    "an array of tool objects, or a single tool object"
+)
+
+
+def _checked_tools(tools: list[Any], source: str, prefix: str) -> list[dict[str, Any]]:
+    bad = [(i, t) for i, t in enumerate(tools) if not isinstance(t, dict)]
+    if bad:
+        lines = [f"  {prefix}/{i}: expected a tool object, found {describe(t)}" for i, t in bad[:_SHOWN_PROBLEMS]]
+        if len(bad) > _SHOWN_PROBLEMS:
+            lines.append(f"  ... and {len(bad) - _SHOWN_PROBLEMS} more")
+        raise SpecLoadError(f"{source}: {len(bad)} tool(s) are not JSON objects:\n" + "\n".join(lines))
+    return tools
+
+
+def spec_from_document(document: Any, source: str) -> LoadedSpec:
+    """Recognise the shape of a parsed document and return its tools with their real pointers."""
+    if isinstance(document, list):
+        return LoadedSpec(source, _checked_tools(document, source, ""), pointer_prefix="")
+    if not isinstance(document, dict):
+        raise SpecLoadError(f"{source}: {_EXPECTED}; found {_found(document)}")
+    if "tools" in document:
+        tools = document["tools"]
+        if not isinstance(tools, list):
+            raise SpecLoadError(f"{source}: /tools must be an array of tool objects; found {describe(tools)}")
+        return LoadedSpec(source, _checked_tools(tools, source, "/tools"), pointer_prefix="/tools")
+    if "jsonrpc" in document or ("id" in document and ("result" in document or "error" in document)):
+        if "method" in document:
+            raise SpecLoadError(
+                f"{source}: this is a JSON-RPC request ({describe(document['method'])}), not a response; "
+                "save the response to tools/list instead"
+            )
+        if "error" in document:
+            error = document["error"]
+            if isinstance(error, Mapping):
+                detail = f"code {describe(error.get('code'))}, message {describe(error.get('message'), 200)}"
+            else:
+                detail = describe(error)
+            raise SpecLoadError(f"{source}: the document is a JSON-RPC error response ({detail}), not a tool list")
+        result = document.get("result")
+        if not isinstance(result, dict) or "tools" not in result:
+            raise SpecLoadError(
+                f"{source}: JSON-RPC response whose /result is not a tools/list result; "
+                f"expected /result/tools, found {_found(result) if 'result' in document else 'no result'}"
+            )
+        tools = result["tools"]
+        if not isinstance(tools, list):
+            raise SpecLoadError(f"{source}: /result/tools must be an array of tool objects; found {describe(tools)}")
+        return LoadedSpec(source, _checked_tools(tools, source, "/result/tools"), pointer_prefix="/result/tools")
+    if "inputSchema" in document:
+        return LoadedSpec(source, [document], pointer_prefix="", single_tool=True)
+    raise SpecLoadError(f"{source}: {_EXPECTED}; found {_found(document)}")
+
+
+def load_file(path: str | os.PathLike[str]) -> LoadedSpec:
+    """Read a JSON file holding tools in any accepted shape (see the module docstring)."""
+    source = os.fspath(path)
+    return spec_from_document(parse_json(_read_capped(path, source), source), source)
+
+
+# --------------------------------------------------------------------------- live servers
+
+
+class _ListingClient(Protocol):
+    """What the loader needs from a live connection: discovery and *unfiltered* pages."""
+
+    def discover(self) -> dict[str, Any]: ...
+
+    def list_tools(self, cursor: str | None = None) -> Any: ...  # .tools (list) and .next_cursor
+
+
+@dataclass(frozen=True)
+class _RawPage:
+    tools: list[Any]
+    next_cursor: str | None
+
+
+class _RawLister:
+    """`ClientCore` flows pumped over a runtime transport, keeping every listed tool.
+
+    `Client.list_tools` / `list_all_tools` drop tools whose x-mcp-header annotations are invalid
+    (XHDR-10, right for applications); the generator must see them to report them, so it
+    sends `tools/list` through `ClientCore.request_flow` and reads the raw result itself.
+    """
+
+    def __init__(self, core: ClientCore, transport: SyncTransport) -> None:
+        self._core = core
+        self._transport = transport
+
+    def _run(self, flow: Generator[Outgoing, Reply, _T]) -> _T:
+        try:
+            outgoing = next(flow)
+            while True:
+                reply = self._transport.request(outgoing.message, outgoing.headers, timeout=outgoing.timeout)
+                outgoing = flow.send(reply)
+        except StopIteration as done:
+            result: _T = done.value
+            return result
+
+    def discover(self) -> dict[str, Any]:
+        return self._run(self._core.discover_flow())
+
+    def list_tools(self, cursor: str | None = None) -> _RawPage:
+        result = self._run(self._core.request_flow("tools/list", {} if cursor is None else {"cursor": cursor}))
+        tools = result.get("tools")
+        if not isinstance(tools, list):
+            raise ProtocolError(f"tools/list result has no `tools` array (found {describe(tools)})")
+        next_cursor = result.get("nextCursor")
+        if next_cursor is not None and not isinstance(next_cursor, str):
+            raise ProtocolError(f"tools/list nextCursor is {describe(next_cursor)}, expected a string")
+        return _RawPage(tools, next_cursor)
+
+    def __enter__(self) -> _RawLister:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._transport.close()
+
+
+def display_url(url: str) -> str:
+    """The URL as it may be shown and recorded: no userinfo, query or fragment."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme.lower()}://{host}{parts.path}"
+
+
+def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float) -> AbstractContextManager[_ListingClient]:
+    from mcpgen_runtime.transport.http import HttpTransport
+
+    transport = HttpTransport(url, timeout=timeout)
+    core = ClientCore(headers=headers, timeout=timeout, send_headers=sends_headers(transport))
+    return _RawLister(core, transport)
+
+
+def _open_stdio(argv: list[str]) -> AbstractContextManager[_ListingClient]:
+    from mcpgen_runtime.transport.stdio import StdioTransport
+
+    transport = StdioTransport(argv)
+    return _RawLister(ClientCore(send_headers=sends_headers(transport)), transport)
+
+
+def _runtime_message(exc: BaseException) -> str:
+    if isinstance(exc, RemoteError):
+        text = f"server answered with JSON-RPC error {exc.code}: {exc.message[:500]!r}"
+        if exc.http_status is not None:
+            text += f" (HTTP {exc.http_status})"
+        return text
+    if isinstance(exc, ServerExitedError):
+        text = f"server process exited (code {exc.returncode})"
+        if exc.stderr_tail:
+            text += f"; stderr ends with {exc.stderr_tail[-1000:]!r}"
+        return text
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _list_every_tool(client: _ListingClient, source: str, stage: list[str]) -> list[dict[str, Any]]:
+    """`server/discover`, then every `tools/list` page, unfiltered, in listing order."""
+    stage.append("server/discover")
+    client.discover()
+    tools: list[Any] = []
+    seen: set[str] = set()
+    cursor: str | None = None
+    for number in range(1, MAX_PAGES + 1):
+        stage.append(f"tools/list page {number}")
+        page = client.list_tools(cursor)
+        page_tools = page.tools
+        if not isinstance(page_tools, list):
+            raise SpecLoadError(f"{source}: tools/list page {number} has {describe(page_tools)} as tools; "
+                                "expected an array")
+        tools.extend(page_tools)
+        if len(tools) > MAX_LISTED_TOOLS:
+            raise SpecLoadError(f"{source}: server listed more than {MAX_LISTED_TOOLS} tools; refusing to go on")
+        cursor = page.next_cursor
+        if cursor is None:
+            return _checked_tools(tools, source, "/tools")
+        if cursor in seen:
+            raise SpecLoadError(
+                f"{source}: server repeated the tools/list cursor {cursor[:100]!r}; pagination would never end"
+            )
+        seen.add(cursor)
+    raise SpecLoadError(f"{source}: tools/list still had a next page after {MAX_PAGES} pages; giving up")
+
+
+def _load_live(
+    opener: Callable[[], AbstractContextManager[_ListingClient]], source: str, secrets: Mapping[str, str]
+) -> LoadedSpec:
+    """Run the listing; translate runtime errors (the one boundary) without leaking `secrets`."""
+    stage = ["connecting"]
+    try:
+        with opener() as client:
+            tools = _list_every_tool(client, source, stage)
+    except (McpRuntimeError, OSError) as exc:
+        text = f"{stage[-1]} failed: {_runtime_message(exc)}"
+        for secret, shown in secrets.items():
+            text = text.replace(secret, shown)
+        raise SpecLoadError(f"{source}: {text}") from exc
+    # The tools are stored as a tools/list result would be: {"tools": [...]} -> /tools/N.
+    return LoadedSpec(source, tools, pointer_prefix="/tools")
+
+
+def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0) -> LoadedSpec:
+    """All tools of a Streamable HTTP server, as it lists them."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise SpecLoadError(f"{display_url(url)!r}: not an http(s) URL")
+    source = display_url(url)
+    # Longest first: the full URL becomes the display name, credential parts become ***.
+    secrets = {url: source}
+    userinfo = parts.netloc.rpartition("@")[0]
+    for secret in (userinfo, parts.password, parts.query, parts.fragment):
+        if secret and len(secret) >= 3:
+            secrets.setdefault(secret, "***")
+    return _load_live(lambda: _open_http(url, headers, timeout), source, secrets)
+
+
+def load_stdio(command: str) -> LoadedSpec:
+    """All tools of a stdio server started from `command` (split like a POSIX shell, not run by one)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise SpecLoadError(f"stdio: cannot split the command line: {exc}") from exc
+    if not argv:
+        raise SpecLoadError("stdio: the command is empty; pass the server's command line")
+    source = f"stdio:{os.path.basename(argv[0])}"
+    return _load_live(lambda: _open_stdio(argv), source, {})
+
+
+def load_source(
+    source: str | None, *, stdio: str | None = None, headers: Mapping[str, str] | None = None
+) -> LoadedSpec:
+    """Dispatch: `--stdio COMMAND`, an http(s):// URL, or a file path."""
+    if stdio is not None:
+        if source is not None:
+            raise SpecLoadError(f"give either a source ({source!r}) or a stdio command, not both")
+        if headers:
+            raise SpecLoadError("HTTP headers apply to URL sources only, not to a stdio command")
+        return load_stdio(stdio)
+    if source is None:
+        raise SpecLoadError("no source given: pass a JSON file, an http(s):// URL or a stdio command")
+    if _URL_SCHEME.match(source):
+        if source.lower().startswith(("http://", "https://")):
+            return load_url(source, headers=headers)
+        raise SpecLoadError(
+            f"{display_url(source)!r}: unsupported URL scheme {urlsplit(source).scheme!r}; use http(s):// or a file path"
+        )
+    if headers:
+        raise SpecLoadError(f"{source}: HTTP headers apply to URL sources only, not to files")
+    return load_file(source)
+
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "display_url",
+    "load_file",
+    "load_source",
+    "load_stdio",
+    "load_url",
+    "parse_json",
+    "spec_from_document",
+]

@@ -1,0 +1,189 @@
+"""Python names for server-supplied text: one identifier function, deterministic collision rules.
+
+Wire names (tool names, property names, `$defs` keys) are never copied into source: every
+name is rebuilt from an ASCII allow-list
+
+    NFKD, ASCII only -> words -> snake_case / PascalCase -> reserved words get "_" -> prefix when
+    empty or starting with a digit
+
+and the result is checked again by `pysource.ident` before it reaches a template. Two wire names
+that map to one Python name are told apart by a numeric suffix assigned in a fixed order (see
+`assign_names`), so the output never depends on the order of the input.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import keyword
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping
+from typing import Literal
+
+__all__ = [
+    "BUILTIN_NAMES",
+    "GENERATED_MODULE_NAMES",
+    "KEYWORDS",
+    "RUNTIME_FALLBACK_NAMES",
+    "SOFT_KEYWORDS",
+    "Style",
+    "assign_names",
+    "class_bases",
+    "identifier",
+    "method_names",
+    "method_reserved_names",
+    "runtime_member_names",
+    "words",
+]
+
+Style = Literal["snake", "pascal"]
+
+KEYWORDS: frozenset[str] = frozenset(keyword.kwlist)
+SOFT_KEYWORDS: frozenset[str] = frozenset(keyword.softkwlist) | {"_", "case", "match", "type"}  # `type`: 3.12+
+BUILTIN_NAMES: frozenset[str] = frozenset(dir(builtins))
+
+# Members of the runtime bases that generated methods must never shadow, used until (or in case)
+# the runtime classes cannot be imported; the live `dir()` of each class is added when they can.
+RUNTIME_FALLBACK_NAMES: frozenset[str] = frozenset({
+    "close", "aclose", "call_tool", "list_tools", "list_all_tools", "discover", "stdio", "self", "cls",
+    "handle_message", "asgi_app", "run_http", "run_stdio", "config", "tools", "transport", "headers",
+    "timeout", "meta", "cursor", "client_info", "url",
+})
+
+# Module-level names of the generated client.py / base.py / handlers.py (methods live in the class
+# scope, where a method named like a module-level name would shadow it in later annotations).
+GENERATED_MODULE_NAMES: frozenset[str] = frozenset({
+    "Any", "AsyncClient", "ClassVar", "Client", "RUNTIME_API_VERSION", "Server", "ServerBase",
+    "ToolBinding", "ToolContext", "ToolResult", "ToolReturn", "ToolServer", "load_package_tools", "models",
+    "serve_main", "args", "ctx", "self", "cls",
+})
+
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])[0-9]*|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+[a-z]*")
+_SEPARATOR = re.compile(r"[^A-Za-z0-9]+")
+
+
+def words(text: str) -> list[str]:
+    """ASCII words of `text`: `getUser-v2.list` -> [get, User, v2, list]; `über` -> [uber]."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    out: list[str] = []
+    for chunk in _SEPARATOR.split(folded):
+        out.extend(_WORD.findall(chunk))
+    return out
+
+
+def identifier(
+    text: str,
+    *,
+    style: Style = "snake",
+    reserved: Iterable[str] = (),
+    prefix: str | None = None,
+) -> str:
+    """A valid, non-reserved ASCII identifier derived from `text` (deterministic, never empty).
+
+    `reserved` names get a trailing `_` (like `class_`); a result that would be empty or start
+    with a digit gets `prefix` (default `tool` / `Tool`) in front.
+    """
+    parts = words(text)
+    if style == "snake":
+        name = "_".join(part.lower() for part in parts)
+        lead = prefix if prefix is not None else "tool"
+        if not name:
+            name = lead
+        elif name[0].isdigit():
+            name = f"{lead}_{name}"
+    else:
+        name = "".join(part[:1].upper() + part[1:].lower() for part in parts)
+        lead = prefix if prefix is not None else "Tool"
+        if not name:
+            name = lead
+        elif name[0].isdigit():
+            name = f"{lead}{name}"
+    reserved_set = reserved if isinstance(reserved, (set, frozenset)) else frozenset(reserved)
+    while name in KEYWORDS or name in SOFT_KEYWORDS or name in reserved_set:
+        name += "_"
+    if not (name.isascii() and name.isidentifier()):  # pragma: no cover - the allow-list makes this impossible
+        raise ValueError(f"cannot derive an identifier from {text!r}")
+    return name
+
+
+def assign_names(
+    wire_names: Iterable[str],
+    make: Callable[[str], str],
+    *,
+    suffix: Callable[[str, int], str] | None = None,
+    taken: Iterable[str] = (),
+) -> dict[str, str]:
+    """Map each distinct wire name to a distinct Python name; independent of input order.
+
+    1. every wire name whose `make(wire)` no other wire name shares keeps it;
+    2. in each group sharing one base, the member equal to the base (`get_user`) keeps it, then the
+       others in sorted wire-name order get `suffix(base, 2)`, `suffix(base, 3)`, ... skipping names
+       already used (`get_user`, `get-user` -> `get_user_2`, `getUser` -> `get_user_3`).
+    """
+    suffix = suffix or (lambda base, n: f"{base}_{n}")
+    bases = {wire: make(wire) for wire in sorted(set(wire_names))}
+    groups: dict[str, list[str]] = {}
+    for wire, base in bases.items():
+        groups.setdefault(base, []).append(wire)
+    used: set[str] = set(taken)
+    result: dict[str, str] = {}
+    for base in sorted(groups):
+        members = groups[base]
+        if len(members) == 1 and base not in used:
+            result[members[0]] = base
+            used.add(base)
+    for base in sorted(groups):
+        members = groups[base]
+        if len(members) == 1 and members[0] in result:
+            continue
+        ordered = sorted(members, key=lambda wire: (wire != base, wire))
+        number = 1
+        for wire in ordered:
+            candidate = base
+            while candidate in used:
+                number += 1
+                candidate = suffix(base, number)
+            result[wire] = candidate
+            used.add(candidate)
+    return result
+
+
+@functools.cache
+def runtime_member_names() -> frozenset[str]:
+    """Every public and private attribute of the runtime bases generated classes inherit from."""
+    names: set[str] = set(RUNTIME_FALLBACK_NAMES)
+    try:
+        from mcpgen_runtime.client import AsyncClient, Client
+
+        names.update(dir(Client))
+        names.update(dir(AsyncClient))
+    except ImportError:  # pragma: no cover - runtime client not installed / being written
+        pass
+    try:
+        from mcpgen_runtime.server import ToolServer
+
+        names.update(dir(ToolServer))
+    except ImportError:  # pragma: no cover
+        pass
+    return frozenset(names)
+
+
+def method_reserved_names(extra: Iterable[str] = ()) -> frozenset[str]:
+    """Names a generated tool method may not take (the same set for clients and servers)."""
+    return (
+        KEYWORDS | SOFT_KEYWORDS | BUILTIN_NAMES | runtime_member_names() | GENERATED_MODULE_NAMES | frozenset(extra)
+    )
+
+
+def method_names(wire_names: Iterable[str], extra_reserved: Iterable[str] = ()) -> Mapping[str, str]:
+    """Wire name -> snake_case method name, unique and clear of every reserved name."""
+    reserved = method_reserved_names(extra_reserved)
+    return assign_names(wire_names, lambda wire: identifier(wire, style="snake", reserved=reserved), taken=reserved)
+
+
+def class_bases(wire_names: Iterable[str]) -> Mapping[str, str]:
+    """Wire name -> PascalCase stem for model class names (`get-weather.v2` -> `GetWeatherV2`)."""
+    return assign_names(
+        wire_names, lambda wire: identifier(wire, style="pascal"), suffix=lambda base, n: f"{base}{n}"
+    )

@@ -1,0 +1,436 @@
+"""JSON pointers, schema walks and same-document `$ref` resolution — all iterative.
+
+Nothing here recurses over input data, fetches anything or imports anything named by a
+schema: a hostile schema can only make these functions return an error or raise
+`SchemaLimitError`, never hit RecursionError or reach the network (SCHEMA-08, SCHEMA-11).
+
+Pointers are RFC 6901 strings *relative to the schema root* ("" is the root); callers
+prefix them with the schema's own pointer in the loaded document.
+
+    index = SchemaIndex.build(schema, dialect_of(schema) or DRAFT_2020_12)
+    for site in index.refs:
+        resolution = index.resolve(site)      # .target (pointer) or .problem
+    cycle = index.in_place_cycle()            # $ref/allOf/... loop that never consumes input
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, NamedTuple
+from urllib.parse import unquote, urljoin, urlsplit
+
+Dialect = Literal["2020-12", "draft-07"]
+DRAFT_2020_12: Final[Dialect] = "2020-12"
+DRAFT_07: Final[Dialect] = "draft-07"
+
+# `$schema` values naming a supported dialect, compared without a trailing "#" (SCHEMA-01..03).
+# The same spellings mcpgen_runtime.schema accepts, so generated code compiles what was validated.
+DIALECT_URIS: Final[Mapping[str, Dialect]] = {
+    "https://json-schema.org/draft/2020-12/schema": DRAFT_2020_12,
+    "http://json-schema.org/draft/2020-12/schema": DRAFT_2020_12,
+    "http://json-schema.org/draft-07/schema": DRAFT_07,
+    "https://json-schema.org/draft-07/schema": DRAFT_07,
+}
+SUPPORTED_DIALECTS: Final = "2020-12, draft-07"
+
+# Keywords whose value is a map of name -> subschema.
+_MAP_KEYWORDS: Final = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+# Keywords whose value is an array of subschemas.
+_LIST_KEYWORDS: Final = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+# Keywords whose value is one subschema.
+_SINGLE_KEYWORDS: Final = (
+    "additionalProperties", "unevaluatedProperties", "propertyNames", "contains", "not",
+    "if", "then", "else", "items", "additionalItems", "unevaluatedItems", "contentSchema",
+)
+# Keywords that apply their subschemas to the *same* instance (no input consumed).
+_IN_PLACE_LIST: Final = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_SINGLE: Final = ("not", "if", "then", "else")
+_IN_PLACE_MAP: Final = ("dependentSchemas", "dependencies")
+REF_KEYWORDS: Final = ("$ref", "$dynamicRef")
+
+
+# --------------------------------------------------------------------------- pointers
+
+
+class PointerError(ValueError):
+    """A JSON pointer that is malformed or names nothing in the document."""
+
+
+def escape_token(token: str | int) -> str:
+    return str(token).replace("~", "~0").replace("/", "~1")
+
+
+def unescape_token(token: str) -> str:
+    if "~" in token:
+        index = token.find("~")
+        while index != -1:
+            if token[index + 1 : index + 2] not in ("0", "1"):
+                raise PointerError(f"invalid escape {token[index:index + 2]!r} in pointer token {token!r}")
+            index = token.find("~", index + 2)
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def join_pointer(pointer: str, *tokens: str | int) -> str:
+    """`pointer` extended by raw (unescaped) tokens."""
+    return pointer + "".join("/" + escape_token(token) for token in tokens)
+
+
+def split_pointer(pointer: str) -> list[str]:
+    """The unescaped tokens of an RFC 6901 pointer ("" -> [])."""
+    if pointer == "":
+        return []
+    if not pointer.startswith("/"):
+        raise PointerError(f"JSON pointer {pointer!r} must be empty or start with '/'")
+    return [unescape_token(token) for token in pointer[1:].split("/")]
+
+
+def resolve_pointer(document: Any, pointer: str) -> Any:
+    """The value `pointer` names inside `document`; PointerError when it names nothing."""
+    node = document
+    walked = ""
+    for token in split_pointer(pointer):
+        if isinstance(node, Mapping):
+            if token not in node:
+                raise PointerError(f"no member {token!r} at {walked or '/'}")
+            node = node[token]
+        elif isinstance(node, list):
+            if not token.isdigit() or (len(token) > 1 and token[0] == "0") or int(token) >= len(node):
+                raise PointerError(f"no array element {token!r} at {walked or '/'} (length {len(node)})")
+            node = node[int(token)]
+        else:
+            raise PointerError(f"{walked or '/'} is a {json_type(node)}, it has no member {token!r}")
+        walked = join_pointer(walked, token)
+    return node
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a Python value produced by a JSON parser."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+
+
+def describe(value: Any, limit: int = 60) -> str:
+    """A short, terminal-safe description of a JSON value for messages: `a string 'abc'`."""
+    kind = json_type(value)
+    if value is None:
+        return "null"
+    if isinstance(value, (Mapping, list)):
+        return f"an {kind} of {len(value)} item(s)" if kind == "array" else f"an {kind} with {len(value)} key(s)"
+    text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    article = "an" if kind[0] in "aeiou" else "a"
+    return f"{article} {kind} {text}"
+
+
+# --------------------------------------------------------------------------- generic walk
+
+
+# A pointer built lazily: (parent link, unescaped token), None at the walk's root. Walks over
+# large documents only pay for pointer text when something is reported.
+Link = tuple[Any, str] | None
+
+
+def link_pointer(link: Link, prefix: str = "") -> str:
+    tokens: list[str] = []
+    while link is not None:
+        link, token = link
+        tokens.append(token)
+    tokens.reverse()
+    return prefix + "".join("/" + escape_token(token) for token in tokens)
+
+
+class JsonNode(NamedTuple):
+    value: Any
+    depth: int  # 0 for the walk's root
+    key: str | None  # member name when the parent is an object
+    link: Link
+
+    def pointer(self, prefix: str = "") -> str:
+        return link_pointer(self.link, prefix)
+
+
+def walk_json(root: Any) -> Iterator[JsonNode]:
+    """Every value under `root` (pre-order, iterative). The caller stops early by breaking."""
+    stack: list[JsonNode] = [JsonNode(root, 0, None, None)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        yield node
+        value = node.value
+        if isinstance(value, dict):
+            depth, link = node.depth + 1, node.link
+            for key, child in reversed(value.items()):
+                push(JsonNode(child, depth, key, (link, key)))
+        elif isinstance(value, list):
+            depth, link = node.depth + 1, node.link
+            for position in range(len(value) - 1, -1, -1):
+                push(JsonNode(value[position], depth, None, (link, str(position))))
+
+
+# --------------------------------------------------------------------------- dialects
+
+
+def dialect_uri_key(uri: str) -> str:
+    return uri[:-1] if uri.endswith("#") else uri
+
+
+def dialect_of(schema: Any) -> Dialect | None:
+    """The dialect a schema root declares: 2020-12 without `$schema`; None when unsupported."""
+    if not isinstance(schema, Mapping) or "$schema" not in schema:
+        return DRAFT_2020_12
+    declared = schema["$schema"]
+    if not isinstance(declared, str):
+        return None
+    return DIALECT_URIS.get(dialect_uri_key(declared))
+
+
+# --------------------------------------------------------------------------- schema index
+
+
+class SchemaLimitError(Exception):
+    """The schema has more subschemas than the caller allowed (SCHEMA-11)."""
+
+    def __init__(self, pointer: str, limit: int) -> None:
+        super().__init__(f"more than {limit} subschemas (limit reached at {pointer or '/'})")
+        self.pointer = pointer
+        self.limit = limit
+
+
+@dataclass(frozen=True, slots=True)
+class RefSite:
+    pointer: str  # of the keyword itself, e.g. "/properties/a/$ref"
+    keyword: str  # "$ref" or "$dynamicRef"
+    ref: str  # the value as written
+    base: str  # base URI in effect ("" when the document has no $id)
+
+    @property
+    def schema_pointer(self) -> str:
+        return self.pointer.rsplit("/", 1)[0]
+
+
+RefKind = Literal["local", "network", "external"]
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    site: RefSite
+    target: str | None  # pointer of the target schema when resolved
+    kind: RefKind  # "network": http(s) URI of another document; "external": any other document
+    problem: str | None = None  # why it did not resolve
+    target_text: str = ""  # the target as a person reads it (URI, or "#" + pointer / anchor)
+
+
+def _join(base: str, ref: str) -> str:
+    if ref.startswith("#") or ref == "":
+        return base.split("#", 1)[0] + ref
+    if not base:
+        return ref
+    joined = urljoin(base, ref)
+    # urljoin leaves unknown schemes (urn:) alone; an absolute ref stays absolute either way.
+    return joined or ref
+
+
+def _is_network(uri: str) -> bool:
+    return urlsplit(uri).scheme.lower() in ("http", "https", "ftp", "ws", "wss")
+
+
+@dataclass
+class SchemaIndex:
+    """Subschemas, resources (`$id`), anchors and reference sites of one schema document."""
+
+    root: Any
+    dialect: Dialect
+    subschemas: dict[str, Any] = field(default_factory=dict)  # pointer -> schema (object or boolean)
+    bases: dict[str, str] = field(default_factory=dict)  # pointer -> base URI in effect
+    resources: dict[str, str] = field(default_factory=dict)  # absolute URI (no fragment) -> pointer
+    anchors: dict[tuple[str, str], str] = field(default_factory=dict)  # (resource URI, anchor) -> pointer
+    refs: list[RefSite] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, root: Any, dialect: Dialect = DRAFT_2020_12, *, max_subschemas: int = 10_000) -> SchemaIndex:
+        """Index every subschema reachable through schema keywords, plus the targets of local refs.
+
+        Raises SchemaLimitError once more than `max_subschemas` subschemas have been seen.
+        """
+        index = cls(root, dialect)
+        index.resources[""] = ""
+        pending: list[tuple[str, Any, str]] = [("", root, "")]
+        checked = 0
+        while pending:
+            index._walk(pending, max_subschemas)
+            # Refs may point at schemas no keyword leads to (`#/components/x`): index those too.
+            queued: set[str] = set()
+            by_pointer = {pointer: uri for uri, pointer in reversed(index.resources.items())}
+            for site in index.refs[checked:]:
+                resolution = index.resolve(site)
+                target = resolution.target
+                if target is not None and target not in index.subschemas and target not in queued:
+                    queued.add(target)
+                    pending.append((target, resolve_pointer(root, target), index._base_for(target, by_pointer)))
+            checked = len(index.refs)
+        return index
+
+    @staticmethod
+    def _base_for(pointer: str, by_pointer: Mapping[str, str]) -> str:
+        """Base URI of the innermost resource (`$id`) enclosing `pointer`; O(depth)."""
+        prefix = pointer
+        while True:
+            if prefix in by_pointer:
+                return by_pointer[prefix]
+            if not prefix:
+                return ""
+            prefix = prefix.rsplit("/", 1)[0]
+
+    def _walk(self, stack: list[tuple[str, Any, str]], max_subschemas: int) -> None:
+        subschemas = self.subschemas
+        while stack:
+            pointer, node, base = stack.pop()
+            if pointer in subschemas:
+                continue
+            if len(subschemas) >= max_subschemas:
+                raise SchemaLimitError(pointer, max_subschemas)
+            subschemas[pointer] = node
+            if not isinstance(node, dict):
+                self.bases[pointer] = base
+                continue
+            base = self._enter_resource(node, pointer, base)
+            self.bases[pointer] = base
+            for keyword in REF_KEYWORDS:
+                ref = node.get(keyword)
+                if isinstance(ref, str):
+                    self.refs.append(RefSite(pointer + "/" + keyword, keyword, ref, base))
+            children: list[tuple[str, Any]] = []
+            for keyword in _MAP_KEYWORDS:
+                members = node.get(keyword)
+                if isinstance(members, dict):
+                    children.extend((f"/{keyword}/{escape_token(name)}", child) for name, child in members.items()
+                                    if isinstance(child, (dict, bool)))
+            for keyword in _LIST_KEYWORDS:
+                items = node.get(keyword)
+                if isinstance(items, list):
+                    children.extend((f"/{keyword}/{position}", child) for position, child in enumerate(items)
+                                    if isinstance(child, (dict, bool)))
+            for keyword in _SINGLE_KEYWORDS:
+                child = node.get(keyword)
+                if isinstance(child, (dict, bool)):
+                    children.append(("/" + keyword, child))
+            if len(subschemas) + len(stack) + len(children) > max_subschemas:
+                raise SchemaLimitError(pointer + (children[0][0] if children else ""), max_subschemas)
+            stack.extend((pointer + suffix, child, base) for suffix, child in reversed(children))
+
+    def _enter_resource(self, node: dict[str, Any], pointer: str, base: str) -> str:
+        """Register `$id` / anchors of `node`; return the base URI for it and its children."""
+        resource_id = node.get("$id")
+        if isinstance(resource_id, str):
+            if resource_id.startswith("#"):
+                # draft-07 plain-name fragment id: an anchor in the current resource.
+                if len(resource_id) > 1:
+                    self.anchors.setdefault((base.split("#", 1)[0], unquote(resource_id[1:])), pointer)
+            else:
+                base = _join(base, resource_id).split("#", 1)[0]
+                self.resources.setdefault(base, pointer)
+        for keyword in ("$anchor", "$dynamicAnchor"):
+            anchor = node.get(keyword)
+            if isinstance(anchor, str) and anchor:
+                self.anchors.setdefault((base, anchor), pointer)
+        return base
+
+    def resolve(self, site: RefSite) -> Resolution:
+        """Where a reference points: a local pointer, or why it cannot be followed."""
+        uri = _join(site.base, site.ref)
+        document, _, fragment = uri.partition("#")
+        if document not in self.resources:
+            kind: RefKind = "network" if _is_network(document) else "external"
+            problem = (
+                "refers to a network URI, which is never fetched"
+                if kind == "network"
+                else "refers to another document; only same-document references are supported"
+            )
+            return Resolution(site, None, kind, problem, uri)
+        resource_pointer = self.resources[document]
+        fragment = unquote(fragment)
+        if fragment == "" or fragment.startswith("/"):
+            target = resource_pointer + fragment
+            shown = "#" + target
+            try:
+                value = resolve_pointer(self.root, target)
+            except PointerError as exc:
+                return Resolution(site, None, "local", f"target {shown!r} does not exist: {exc}", shown)
+            if not isinstance(value, (Mapping, bool)):
+                return Resolution(
+                    site, None, "local", f"target {shown!r} is {describe(value)}, not a schema", shown
+                )
+            return Resolution(site, target, "local", None, shown)
+        shown = "#" + fragment
+        anchored = self.anchors.get((document, fragment))
+        if anchored is None:
+            return Resolution(site, None, "local", f"no $anchor named {fragment!r} in this schema", shown)
+        return Resolution(site, anchored, "local", None, shown)
+
+    def in_place_cycle(self) -> list[str] | None:
+        """A loop of subschemas applied to the same instance (`{"$ref": "#"}` at the root, …).
+
+        Validation of such a schema never terminates, so it is rejected (SCHEMA-11). Returns the
+        pointers along the loop (first repeated at the end), or None.
+        """
+        edges: dict[str, list[str]] = {}
+        for pointer, node in self.subschemas.items():
+            targets: list[str] = []
+            if isinstance(node, dict):
+                for keyword in _IN_PLACE_LIST:
+                    items = node.get(keyword)
+                    if isinstance(items, list):
+                        targets.extend(
+                            join_pointer(pointer, keyword, i) for i, c in enumerate(items) if isinstance(c, (dict, bool))
+                        )
+                for keyword in _IN_PLACE_SINGLE:
+                    if isinstance(node.get(keyword), (dict, bool)):
+                        targets.append(join_pointer(pointer, keyword))
+                for keyword in _IN_PLACE_MAP:
+                    members = node.get(keyword)
+                    if isinstance(members, dict):
+                        targets.extend(
+                            join_pointer(pointer, keyword, k) for k, c in members.items() if isinstance(c, (dict, bool))
+                        )
+            edges[pointer] = targets
+        for site in self.refs:
+            resolution = self.resolve(site)
+            if resolution.target is not None:
+                edges.setdefault(site.schema_pointer, []).append(resolution.target)
+        # Iterative three-colour DFS.
+        state: dict[str, int] = {}  # 1 = on the current path, 2 = finished
+        for start in edges:
+            if state.get(start):
+                continue
+            path: list[str] = [start]
+            iterators: list[Iterator[str]] = [iter(edges.get(start, ()))]
+            state[start] = 1
+            while iterators:
+                nxt = next(iterators[-1], None)
+                if nxt is None:
+                    state[path.pop()] = 2
+                    iterators.pop()
+                    continue
+                mark = state.get(nxt, 0)
+                if mark == 1:
+                    return [*path[path.index(nxt):], nxt]
+                if mark == 0:
+                    state[nxt] = 1
+                    path.append(nxt)
+                    iterators.append(iter(edges.get(nxt, ())))
+        return None

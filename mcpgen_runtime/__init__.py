@@ -1,0 +1,1 @@
+"""mcpgen runtime: what generated clients and servers import (see docs/ARCHITECTURE.md)."""

@@ -1,0 +1,416 @@
+"""JSON Schema validators compiled once per schema (SCHEMA-01..11).
+
+Dialects: a schema without `$schema` is 2020-12 (SCHEMA-01/02); `$schema` may also name
+draft-07. Anything else is refused with `SchemaDialectError` (SCHEMA-03/06).
+
+`$ref`s are resolved only inside the schema itself (`#/$defs/…`, `$anchor`, embedded
+`$id`s) and against the bundled meta-schemas; nothing is ever fetched (SCHEMA-08). Every
+`$ref` is resolved once at compile time, so a schema with an unresolvable (e.g. remote)
+reference fails loudly instead of validating permissively (SCHEMA-10).
+
+Format assertions are off: 2020-12 treats `format` as an annotation, and checking costs
+time on every call.
+
+Speed: jsonschema builds a validator object per subschema visit, which costs ~100 µs for
+a three-property object. Schemas that only use the common keywords (type, properties,
+required, additionalProperties, items, enum/const, bounds, pattern, allOf/anyOf/oneOf/not,
+if/then/else) are also compiled into plain predicates. A predicate accepting the instance
+is the answer; when it rejects (or the schema uses other keywords), jsonschema decides and
+describes the error, so the fast path can only ever make valid instances cheaper.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from itertools import chain
+from typing import Any, NamedTuple, cast
+
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
+from jsonschema import Draft7Validator, Draft202012Validator  # type: ignore[import-untyped]
+from jsonschema.exceptions import (  # type: ignore[import-untyped]
+    SchemaError,
+    ValidationError,
+    best_match,
+)
+from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
+from referencing._core import Resolver  # not re-exported; used for a type only
+
+__all__ = [
+    "DRAFT7",
+    "DRAFT202012",
+    "SchemaCompileError",
+    "SchemaDialectError",
+    "SchemaIssue",
+    "Validate",
+    "compile_schema",
+    "dialect_of",
+    "json_pointer",
+]
+
+DRAFT202012 = "https://json-schema.org/draft/2020-12/schema"
+DRAFT7 = "http://json-schema.org/draft-07/schema"
+
+# `$schema` spellings seen in the wild: with/without the empty fragment, http or https.
+_DIALECTS: dict[str, str] = {
+    "https://json-schema.org/draft/2020-12/schema": DRAFT202012,
+    "http://json-schema.org/draft/2020-12/schema": DRAFT202012,
+    "http://json-schema.org/draft-07/schema": DRAFT7,
+    "https://json-schema.org/draft-07/schema": DRAFT7,
+}
+_VALIDATOR_BY_DIALECT: dict[str, Any] = {DRAFT202012: Draft202012Validator, DRAFT7: Draft7Validator}
+_LABEL = {DRAFT202012: "2020-12", DRAFT7: "draft-07"}
+_SPEC_BY_DIALECT = {DRAFT202012: referencing.jsonschema.DRAFT202012, DRAFT7: referencing.jsonschema.DRAFT7}
+
+# SCHEMA-11: bound what one schema may cost to compile (hostile definitions).
+MAX_SUBSCHEMAS = 10_000
+_MESSAGE_LIMIT = 300
+
+
+class SchemaCompileError(ValueError):
+    """The schema cannot be used: invalid for its dialect, or a `$ref` that does not resolve locally."""
+
+
+class SchemaDialectError(SchemaCompileError):
+    """`$schema` names a dialect this runtime does not support (SCHEMA-06)."""
+
+
+class SchemaIssue(NamedTuple):
+    """Why an instance failed: where (RFC 6901 pointer into the instance) and what."""
+
+    pointer: str
+    message: str
+
+    def describe(self) -> str:
+        return f"at {self.pointer or '/'}: {self.message}"
+
+
+Validate = Callable[[Any], "SchemaIssue | None"]
+
+
+def _refuse_retrieval(uri: str) -> referencing.Resource[Any]:
+    # SCHEMA-08: never dereference anything outside the document.
+    raise referencing.exceptions.NoSuchResource(uri)
+
+
+_NO_FETCH: referencing.Registry[Any] = referencing.Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
+# Meta-schemas are bundled with jsonschema, so `$ref`s to them resolve without a network.
+_LOCAL_ONLY: referencing.Registry[Any] = cast("referencing.Registry[Any]", _META_SCHEMAS).combine(_NO_FETCH)
+
+
+def dialect_of(schema: Mapping[str, Any]) -> str:
+    """The dialect URI a schema is written in (2020-12 when `$schema` is absent)."""
+    declared = schema.get("$schema")
+    if declared is None:
+        return DRAFT202012
+    if not isinstance(declared, str):
+        raise SchemaDialectError(f"$schema must be a string, not {type(declared).__name__}")
+    dialect = _DIALECTS.get(declared.rstrip("#"))
+    if dialect is None:
+        raise SchemaDialectError(
+            f"unsupported JSON Schema dialect {declared!r}; supported: 2020-12 ({DRAFT202012}) and draft-07 ({DRAFT7})"
+        )
+    return dialect
+
+
+def json_pointer(path: Any) -> str:
+    """RFC 6901 pointer for a sequence of keys/indexes."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
+
+
+def _check_refs(schema: Mapping[str, Any], dialect: str) -> None:
+    """Resolve every `$ref`/`$dynamicRef` once, so broken or remote ones fail at startup (SCHEMA-10)."""
+    root = _SPEC_BY_DIALECT[dialect].create_resource(schema)
+    stack: list[tuple[referencing.Resource[Any], Resolver[Any]]] = [
+        (root, _LOCAL_ONLY.resolver_with_root(root))
+    ]
+    seen = 0
+    while stack:
+        resource, resolver = stack.pop()
+        seen += 1
+        if seen > MAX_SUBSCHEMAS:
+            raise SchemaCompileError(f"schema has more than {MAX_SUBSCHEMAS} subschemas")
+        contents = resource.contents
+        if isinstance(contents, Mapping):
+            for keyword in ("$ref", "$dynamicRef"):
+                ref = contents.get(keyword)
+                if isinstance(ref, str):
+                    try:
+                        resolver.lookup(ref)
+                    except referencing.exceptions.Unresolvable as exc:
+                        why = (
+                            "does not resolve within the schema"
+                            if ref.startswith("#")
+                            else "cannot be resolved inside the schema; external references are never fetched"
+                        )
+                        raise SchemaCompileError(f"{keyword} {ref!r} {why}") from exc
+        for sub in resource.subresources():
+            stack.append((sub, resolver.in_subresource(sub)))
+
+
+# ---- fast path: predicates for the common keywords ------------------------------------
+
+Predicate = Callable[[Any], bool]
+# Keywords the predicates implement exactly as jsonschema does for validity.
+_FAST_KEYWORDS = frozenset({
+    "type", "properties", "required", "additionalProperties", "propertyNames", "dependentRequired",
+    "minProperties", "maxProperties", "items", "minItems", "maxItems", "enum", "const",
+    "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "format",  # format: annotation only
+})
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _always(_: Any) -> bool:
+    return True
+
+
+def _never(_: Any) -> bool:
+    return False
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _is_integer(x: Any) -> bool:
+    # Draft 6+ (so both dialects here): 1.0 is an integer; booleans never are.
+    if isinstance(x, bool):
+        return False
+    return isinstance(x, int) or (isinstance(x, float) and x.is_integer())
+
+
+_TYPE_TESTS: dict[str, Predicate] = {
+    "object": lambda x: isinstance(x, dict),
+    "array": lambda x: isinstance(x, list),
+    "string": lambda x: isinstance(x, str),
+    "boolean": lambda x: isinstance(x, bool),
+    "null": lambda x: x is None,
+    "number": _is_number,
+    "integer": _is_integer,
+}
+
+
+def _scalar_equal(expected: Any, x: Any) -> bool:
+    """jsonschema's `equal` for a scalar `expected`: strings by value, booleans never equal numbers."""
+    if expected is x:
+        return True
+    if isinstance(expected, str) or isinstance(x, str):
+        return bool(expected == x)
+    if isinstance(expected, bool) or isinstance(x, (bool, dict, list)):
+        return False
+    return bool(expected == x)
+
+
+def _member_test(values: list[Any]) -> Predicate:
+    if not all(v is None or isinstance(v, (str, int, float, bool)) for v in values):
+        raise _Unsupported  # structured enum members: leave to jsonschema
+    if all(isinstance(v, str) for v in values):
+        options = frozenset(values)
+        return lambda x: isinstance(x, str) and x in options
+    return lambda x: any(_scalar_equal(v, x) for v in values)
+
+
+def _all(tests: list[Predicate]) -> Predicate:
+    if not tests:
+        return _always
+    if len(tests) == 1:
+        return tests[0]
+    return lambda x: all(test(x) for test in tests)
+
+
+def _fast(schema: Any, keywords: frozenset[str], depth: int = 0) -> Predicate:
+    """A predicate equivalent to `is_valid` for `schema`, or `_Unsupported`."""
+    if schema is True:
+        return _always
+    if schema is False:
+        return _never
+    if not isinstance(schema, Mapping) or depth > 32:
+        raise _Unsupported
+    # jsonschema ignores keywords it has no validator for (annotations, x-*): so do we.
+    if any(key in keywords and key not in _FAST_KEYWORDS for key in schema):
+        raise _Unsupported
+
+    def sub(value: Any) -> Predicate:
+        return _fast(value, keywords, depth + 1)
+
+    tests: list[Predicate] = []
+    if "type" in schema:
+        names = [schema["type"]] if isinstance(schema["type"], str) else list(schema["type"])
+        type_tests = [_TYPE_TESTS[name] for name in names]
+        tests.append(type_tests[0] if len(type_tests) == 1 else (lambda x: any(t(x) for t in type_tests)))
+    if "enum" in schema:
+        tests.append(_member_test(list(schema["enum"])))
+    if "const" in schema:
+        tests.append(_member_test([schema["const"]]))
+    tests.extend(_object_tests(schema, sub))
+    tests.extend(_other_tests(schema, sub))
+    return _all(tests)
+
+
+def _object_tests(schema: Mapping[str, Any], sub: Callable[[Any], Predicate]) -> list[Predicate]:
+    keys = ("properties", "required", "additionalProperties", "propertyNames", "dependentRequired",
+            "minProperties", "maxProperties")
+    if not any(key in schema for key in keys):
+        return []
+    properties = [(name, sub(value)) for name, value in schema.get("properties", {}).items()]
+    known = frozenset(name for name, _ in properties)
+    required = tuple(schema.get("required", ()))
+    extra = schema.get("additionalProperties", True)
+    extra_test: Predicate | None = None if extra is True else sub(extra)
+    names_test = sub(schema["propertyNames"]) if "propertyNames" in schema else None
+    dependent = tuple((name, tuple(needs)) for name, needs in schema.get("dependentRequired", {}).items())
+    low = schema.get("minProperties", 0)
+    high = schema.get("maxProperties")
+
+    def test(x: Any) -> bool:
+        if not isinstance(x, dict):
+            return True
+        for name in required:
+            if name not in x:
+                return False
+        for name, check in properties:
+            if name in x and not check(x[name]):
+                return False
+        if extra_test is not None:
+            for name, value in x.items():
+                if name not in known and not extra_test(value):
+                    return False
+        if names_test is not None and not all(names_test(name) for name in x):
+            return False
+        for name, needs in dependent:
+            if name in x and any(need not in x for need in needs):
+                return False
+        return len(x) >= low and (high is None or len(x) <= high)
+
+    return [test]
+
+
+def _other_tests(schema: Mapping[str, Any], sub: Callable[[Any], Predicate]) -> list[Predicate]:
+    tests: list[Predicate] = []
+    if any(key in schema for key in ("items", "minItems", "maxItems")):
+        items = schema.get("items", True)
+        if isinstance(items, list):
+            raise _Unsupported  # draft-07 tuple form
+        item_test = None if items is True else sub(items)
+        low, high = schema.get("minItems", 0), schema.get("maxItems")
+
+        def array_test(x: Any) -> bool:
+            if not isinstance(x, list):
+                return True
+            if len(x) < low or (high is not None and len(x) > high):
+                return False
+            return item_test is None or all(item_test(item) for item in x)
+
+        tests.append(array_test)
+    if any(key in schema for key in ("minLength", "maxLength", "pattern")):
+        min_len, max_len = schema.get("minLength", 0), schema.get("maxLength")
+        search = re.compile(schema["pattern"]).search if "pattern" in schema else None
+
+        def string_test(x: Any) -> bool:
+            if not isinstance(x, str):
+                return True
+            if len(x) < min_len or (max_len is not None and len(x) > max_len):
+                return False
+            return search is None or search(x) is not None
+
+        tests.append(string_test)
+    bounds = [(key, schema[key]) for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+              if key in schema]
+    if bounds:
+        def number_test(x: Any) -> bool:
+            if not _is_number(x):
+                return True
+            for key, limit in bounds:
+                if key == "minimum":
+                    if x < limit:
+                        return False
+                elif key == "maximum":
+                    if x > limit:
+                        return False
+                elif key == "exclusiveMinimum":
+                    if x <= limit:
+                        return False
+                elif x >= limit:
+                    return False
+            return True
+
+        tests.append(number_test)
+    if "allOf" in schema:
+        tests.append(_all([sub(s) for s in schema["allOf"]]))
+    if "anyOf" in schema:
+        any_of = [sub(s) for s in schema["anyOf"]]
+        tests.append(lambda x: any(t(x) for t in any_of))
+    if "oneOf" in schema:
+        one_of = [sub(s) for s in schema["oneOf"]]
+        tests.append(lambda x: sum(1 for t in one_of if t(x)) == 1)
+    if "not" in schema:
+        negated = sub(schema["not"])
+        tests.append(lambda x: not negated(x))
+    if "if" in schema:
+        condition = sub(schema["if"])
+        then = sub(schema["then"]) if "then" in schema else _always
+        otherwise = sub(schema["else"]) if "else" in schema else _always
+        tests.append(lambda x: then(x) if condition(x) else otherwise(x))
+    return tests
+
+
+def fast_predicate(schema: Mapping[str, Any] | bool) -> Predicate | None:
+    """The fast-path predicate for a (valid) schema, or None when it needs jsonschema."""
+    dialect = DRAFT202012 if isinstance(schema, bool) else dialect_of(schema)
+    try:
+        return _fast(schema, frozenset(_VALIDATOR_BY_DIALECT[dialect].VALIDATORS))
+    except (_Unsupported, re.error, TypeError, KeyError):
+        return None
+
+
+def _issue(error: ValidationError) -> SchemaIssue:
+    message = str(error.message)
+    if len(message) > _MESSAGE_LIMIT:
+        message = message[: _MESSAGE_LIMIT - 1] + "…"
+    return SchemaIssue(json_pointer(error.absolute_path), message)
+
+
+def compile_schema(schema: Mapping[str, Any] | bool) -> Validate:
+    """Build a validator for `schema` once; the returned callable gives the most relevant issue or None.
+
+    Raises `SchemaDialectError` for an unsupported `$schema`, `SchemaCompileError` for a
+    schema that is invalid in its dialect (SCHEMA-07) or has a `$ref` that does not resolve.
+    """
+    if isinstance(schema, bool):
+        dialect = DRAFT202012
+    elif isinstance(schema, Mapping):
+        dialect = dialect_of(schema)
+    else:
+        raise SchemaCompileError(f"a schema must be an object or a boolean, not {type(schema).__name__}")
+    cls = _VALIDATOR_BY_DIALECT[dialect]
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        where = json_pointer(exc.absolute_path)
+        raise SchemaCompileError(f"invalid {_LABEL[dialect]} schema at {where or '/'}: {exc.message}") from exc
+    if isinstance(schema, Mapping):
+        _check_refs(schema, dialect)
+    validator = cls(schema, registry=_LOCAL_ONLY)
+    iter_errors: Callable[[Any], Iterator[ValidationError]] = validator.iter_errors
+    fast = fast_predicate(schema)
+
+    def validate(instance: Any) -> SchemaIssue | None:
+        if fast is not None and fast(instance):
+            return None
+        try:
+            errors = iter_errors(instance)
+            first = next(errors, None)
+            if first is None:  # the hot path: a valid instance costs one pass
+                return None
+            best = best_match(chain((first,), errors))
+        except referencing.exceptions.Unresolvable as exc:  # pragma: no cover - ruled out at compile time
+            return SchemaIssue("", f"schema reference cannot be resolved: {exc}")
+        return _issue(best if best is not None else first)
+
+    return validate

@@ -1,0 +1,683 @@
+"""Sans-I/O server core: one JSON-RPC message in, one `Outcome` (HTTP status + response) out.
+
+Everything per tool (validators, header tables, list pages, the discover result) is built
+once in `ToolServer.__init__`; the per-message path is dict lookups, the precompiled
+validators, the handler and orjson.
+
+Check order (CONFORMANCE.md §4, steps 3-14). Header checks run only when the transport
+hands over headers (HTTP); stdio has no header layer.
+
+     envelope (-32600) -> notification (202) -> MCP-Protocol-Version present (-32020)
+  -> _meta protocolVersion/clientCapabilities (-32602, BASE-31) -> header == _meta version (-32020)
+  -> version supported (-32022, VER-01) -> Mcp-Method (-32020) -> Mcp-Name (-32020)
+  -> method known (-32601, 404) -> tools/call: tool known (-32602, TOOLS-22)
+  -> Mcp-Param-* (-32020, XHDR-22..25) -> dispatch
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import inspect
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any, ClassVar, Literal, NamedTuple
+
+from pydantic import BaseModel, ValidationError
+
+from .. import _json
+from .._version import SUPPORTED_PROTOCOL_VERSIONS
+from ..content import (
+    AudioContent,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    ToolResult,
+    UnknownContent,
+)
+from ..protocol import jsonrpc
+from ..protocol.headers import (
+    METHOD_LC,
+    NAME_FIELD_BY_METHOD,
+    NAME_LC,
+    PROTOCOL_VERSION_LC,
+    HeaderValueError,
+    decode_value,
+    param_value_text,
+)
+from ..protocol.meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from ..protocol.xheader import MAX_SAFE_INTEGER, HeaderParam, extract
+from ..schema import SchemaCompileError, Validate, compile_schema
+from ..tools import ToolSpec, tool_table
+from .context import Notify, RpcError, ToolContext, ToolExecutionError, status_for_code
+
+__all__ = [
+    "LOCAL_HOSTS",
+    "LOCAL_ORIGINS",
+    "REMOVED_METHODS",
+    "ASGIApp",
+    "IncomingRequest",
+    "Outcome",
+    "ServerConfig",
+    "ToolBinding",
+    "ToolServer",
+]
+
+_LOG = logging.getLogger("mcpgen.server")
+
+# Methods of earlier revisions that this one removed: answered like unknown methods (CONFORMANCE §4.11).
+REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+
+LOCAL_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
+LOCAL_ORIGINS: tuple[str, ...] = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCAL_HOSTS)
+
+CacheScope = Literal["public", "private"]
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ToolBinding:
+    """Connects a listed tool to the Python method that implements it."""
+
+    name: str  # wire name
+    method: str  # Python method on the server object
+    input_model: type[BaseModel]
+    output_model: type[BaseModel] | None  # None: the tool has no outputSchema
+    output_is_root: bool = False  # output_model is a RootModel; handlers return the root value
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Server identity and policy. Defaults suit a server on localhost.
+
+    Caching hints (CACHE-01, CACHE-05): `tools/list` and `server/discover` default to
+    60 s and `"public"` because both come from the definitions compiled into the package
+    and are the same for every caller. A server that filters tools per principal must
+    use `"private"` (CACHE-13, CACHE-19).
+    """
+
+    name: str = "mcpgen-server"
+    version: str = "0.0.0"
+    title: str | None = None
+    instructions: str | None = None
+    page_size: int | None = 100  # tools per tools/list page; None: everything on one page
+    list_ttl_ms: int = 60_000
+    list_cache_scope: CacheScope = "public"
+    discover_ttl_ms: int = 60_000
+    discover_cache_scope: CacheScope = "public"
+    # No subscriptions/listen here, so nothing would ever announce a change (TOOLS-05).
+    list_changed: bool = False
+    include_server_info: bool = True  # BASE-37
+    # DNS-rebinding guard (HTTP-02/03): exact origins, port-agnostic unless the entry has a port;
+    # None accepts any Origin.
+    allowed_origins: tuple[str, ...] | None = LOCAL_ORIGINS
+    # Host header names (port-agnostic unless given); None accepts any Host. `run_http` on a
+    # non-loopback address turns the default off, since remote clients use other names.
+    allowed_hosts: tuple[str, ...] | None = LOCAL_HOSTS
+    max_body_bytes: int = 4 * 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if self.page_size is not None and self.page_size < 1:
+            raise ValueError("page_size must be >= 1 or None")
+        for ttl in (self.list_ttl_ms, self.discover_ttl_ms):
+            if not isinstance(ttl, int) or ttl < 0:
+                raise ValueError("ttl values must be integers >= 0 (CACHE-05)")
+        for scope in (self.list_cache_scope, self.discover_cache_scope):
+            if scope not in ("public", "private"):
+                raise ValueError(f"cache scope must be 'public' or 'private', not {scope!r}")
+        if self.max_body_bytes < 1:
+            raise ValueError("max_body_bytes must be positive")
+
+
+@dataclass(slots=True)
+class IncomingRequest:
+    """How a message arrived. `headers` (lower-case names) switch on the HTTP header checks."""
+
+    transport: str = "direct"  # "http" | "stdio" | "direct"
+    headers: Mapping[str, str] | None = None
+    notify: Notify | None = None  # delivers notifications on this request's stream
+    principal: Any = None  # whatever an authentication layer established
+
+
+class Outcome(NamedTuple):
+    """The answer to one message: HTTP status (also meaningful off HTTP as a hint) and the
+    JSON-RPC response, or None for notifications (BASE-16). Treat `response` as read-only:
+    it may share precomputed parts."""
+
+    status: int
+    response: dict[str, Any] | None
+
+
+_DIRECT = IncomingRequest()
+_NO_ARGS: dict[str, Any] = {}
+_CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, UnknownContent)
+_CONTENT_KINDS = frozenset({"text", "image", "audio", "resource_link", "resource"})
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+# RFC 9110 field-value characters: visible ASCII, space, tab (XHDR-22 "invalid characters").
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*\Z")
+
+
+@dataclass(slots=True)
+class _Tool:
+    spec: ToolSpec
+    binding: ToolBinding
+    handler: Callable[[Any, ToolContext], Awaitable[Any]]
+    validate_input: Validate
+    validate_output: Validate | None
+    header_params: tuple[tuple[HeaderParam, str], ...]  # (param, lower-case header name)
+    integer_paths: tuple[tuple[str, ...], ...] = field(default=())  # header params of type integer
+
+
+def _err(id_: Any, code: int, message: str, data: Any = None, status: int | None = None) -> Outcome:
+    return Outcome(status if status is not None else status_for_code(code), jsonrpc.error(id_, code, message, data))
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def _cursor(offset: int, digest: str) -> str:
+    return base64.urlsafe_b64encode(f"{offset}.{digest}".encode()).decode().rstrip("=")
+
+
+class ToolServer:
+    """Base of generated servers: subclasses set the two class attributes and implement the
+    handlers as `async def method(self, args, ctx)`."""
+
+    # Slots make every instance attribute visible to dir(ToolServer), which the generator
+    # reserves so a tool method can never shadow one (a tool named "config", say).
+    __slots__ = (
+        "_discover",
+        "_first_page",
+        "_pages",
+        "_result_meta",
+        "_supported",
+        "_supported_list",
+        "_tools",
+        "config",
+    )
+
+    _tool_definitions_: ClassVar[list[dict[str, Any]]] = []
+    _tool_bindings_: ClassVar[tuple[ToolBinding, ...]] = ()
+    # Identity and policy a generated base may preset; see `default_config`.
+    _server_config_: ClassVar[ServerConfig | None] = None
+
+    @classmethod
+    def default_config(cls) -> ServerConfig:
+        """`_server_config_`, else a ServerConfig named after the package that defines the class."""
+        if cls._server_config_ is not None:
+            return cls._server_config_
+        package = cls.__module__.partition(".")[0]
+        return ServerConfig(name=cls.__name__ if package == "__main__" else package)
+
+    def __init__(self, config: ServerConfig | None = None) -> None:
+        self.config = config if config is not None else self.default_config()
+        cfg = self.config
+        info: dict[str, Any] = {"name": cfg.name, "version": cfg.version}
+        if cfg.title is not None:
+            info["title"] = cfg.title
+        self._result_meta: dict[str, Any] | None = {SERVER_INFO_KEY: info} if cfg.include_server_info else None
+        definitions = list(type(self)._tool_definitions_)
+        self._tools = self._build_tools(definitions)
+        self._pages, self._first_page = self._build_pages(definitions)
+        discover: dict[str, Any] = {
+            "supportedVersions": list(SUPPORTED_PROTOCOL_VERSIONS),
+            "capabilities": {"tools": {"listChanged": cfg.list_changed}},
+        }
+        if cfg.instructions is not None:
+            discover["instructions"] = cfg.instructions
+        self._discover = self._complete(
+            {**discover, "ttlMs": cfg.discover_ttl_ms, "cacheScope": cfg.discover_cache_scope}
+        )
+        self._supported = frozenset(SUPPORTED_PROTOCOL_VERSIONS)
+        self._supported_list = list(SUPPORTED_PROTOCOL_VERSIONS)
+
+    # ---- construction -------------------------------------------------------------------
+
+    def _build_tools(self, definitions: list[dict[str, Any]]) -> dict[str, _Tool]:
+        specs = tool_table(definitions)
+        bindings: dict[str, ToolBinding] = {}
+        for binding in type(self)._tool_bindings_:
+            if binding.name in bindings:
+                raise ValueError(f"two bindings for tool {binding.name!r}")
+            bindings[binding.name] = binding
+        if unbound := [name for name in specs if name not in bindings]:
+            raise ValueError(f"no ToolBinding for listed tools: {', '.join(unbound)}")
+        if unlisted := [name for name in bindings if name not in specs]:
+            raise ValueError(f"ToolBindings for tools that are not listed: {', '.join(unlisted)}")
+        tools: dict[str, _Tool] = {}
+        for name, spec in specs.items():
+            binding = bindings[name]
+            handler = getattr(self, binding.method, None)
+            if handler is None or not inspect.iscoroutinefunction(handler):
+                raise TypeError(f"tool {name!r}: {type(self).__name__}.{binding.method} must be an async method")
+            if binding.output_model is not None and spec.output_schema is None:
+                raise ValueError(f"tool {name!r}: binding has an output_model but the tool has no outputSchema")
+            try:
+                validate_input = compile_schema(spec.input_schema)
+                validate_output = compile_schema(spec.output_schema) if spec.output_schema is not None else None
+            except SchemaCompileError as exc:
+                raise ValueError(f"tool {name!r}: {exc}") from exc
+            tools[name] = _Tool(
+                spec=spec,
+                binding=binding,
+                handler=handler,
+                validate_input=validate_input,
+                validate_output=validate_output,
+                header_params=tuple((p, p.header.lower()) for p in spec.header_params),
+                integer_paths=tuple(p.path for p in spec.header_params if p.type == "integer"),
+            )
+        return tools
+
+    def _build_pages(self, definitions: list[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+        """Every tools/list page, prebuilt; cursors are opaque and stable for one tool set (PAGE-02).
+
+        A cursor is urlsafe Base64 of `<offset>.<digest>`; the digest of the definitions makes
+        cursors from another tool set invalid rather than silently misaligned.
+        """
+        cfg = self.config
+        digest = hashlib.sha256(_json.dumps(definitions)).hexdigest()[:12]
+        size = cfg.page_size or max(len(definitions), 1)
+        pages: dict[str, dict[str, Any]] = {}
+        first: dict[str, Any] | None = None
+        for offset in range(0, max(len(definitions), 1), size):
+            page: dict[str, Any] = {"tools": definitions[offset : offset + size]}
+            if offset + size < len(definitions):
+                page["nextCursor"] = _cursor(offset + size, digest)
+            # CACHE-01/CACHE-18: every page carries the hints, with one scope for the whole list.
+            page["ttlMs"] = cfg.list_ttl_ms
+            page["cacheScope"] = cfg.list_cache_scope
+            page = self._complete(page)
+            if offset == 0:
+                first = page
+            else:
+                pages[_cursor(offset, digest)] = page
+        assert first is not None
+        return pages, first
+
+    def _complete(self, result: dict[str, Any]) -> dict[str, Any]:
+        """Stamp `resultType` (BASE-08) and `serverInfo` (BASE-37) on a result."""
+        result["resultType"] = jsonrpc.RESULT_COMPLETE
+        if self._result_meta is not None:
+            result["_meta"] = self._result_meta
+        return result
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]:
+        """The served tools by wire name, in listing order."""
+        return {name: tool.spec for name, tool in self._tools.items()}
+
+    # ---- one message --------------------------------------------------------------------
+
+    async def handle_message(self, message: Any, request: IncomingRequest | None = None) -> Outcome:
+        """Validate and answer one parsed JSON-RPC message (see the module docstring for the order)."""
+        if request is None:
+            request = _DIRECT
+        if type(message) is not dict:
+            if isinstance(message, list):
+                return _err(None, jsonrpc.INVALID_REQUEST, "Batches are not supported: send one JSON-RPC message per request")
+            return _err(None, jsonrpc.INVALID_REQUEST, "The message must be a JSON-RPC request object")
+        has_id = "id" in message
+        id_ = message.get("id")
+        if has_id and not _valid_id(id_):
+            return _err(None, jsonrpc.INVALID_REQUEST, "The request id must be a string or an integer")
+        method = message.get("method")
+        if message.get("jsonrpc") != "2.0":
+            return _err(id_, jsonrpc.INVALID_REQUEST, 'The message must have "jsonrpc": "2.0"')
+        if type(method) is not str:
+            if "result" in message or "error" in message:
+                return _err(id_, jsonrpc.INVALID_REQUEST, "Clients must not send JSON-RPC responses to the server")
+            return _err(id_, jsonrpc.INVALID_REQUEST, "The message has no method")
+        params = message.get("params")
+        if not has_id:
+            return self._notification(method, params)
+        if params is None:
+            params = _NO_ARGS
+        elif type(params) is not dict:
+            return self._fail(id_, method, jsonrpc.INVALID_PARAMS, "params must be an object")
+
+        headers = request.headers
+        header_version: str | None = None
+        if headers is not None:
+            header_version = headers.get(PROTOCOL_VERSION_LC)
+            if header_version is None:
+                return self._fail(id_, method, jsonrpc.HEADER_MISMATCH, "Missing MCP-Protocol-Version header")
+        meta = params.get("_meta")
+        if type(meta) is not dict:
+            return self._fail(
+                id_, method, jsonrpc.INVALID_PARAMS,
+                f"params._meta must be an object carrying {PROTOCOL_VERSION_KEY} and {CLIENT_CAPABILITIES_KEY}",
+            )
+        version = meta.get(PROTOCOL_VERSION_KEY)
+        if type(version) is not str:
+            return self._fail(id_, method, jsonrpc.INVALID_PARAMS, f"params._meta lacks {PROTOCOL_VERSION_KEY}")
+        capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
+        if type(capabilities) is not dict:
+            return self._fail(id_, method, jsonrpc.INVALID_PARAMS, f"params._meta lacks {CLIENT_CAPABILITIES_KEY}")
+        if header_version is not None and header_version.strip(" \t") != version:
+            return self._fail(
+                id_, method, jsonrpc.HEADER_MISMATCH,
+                "MCP-Protocol-Version header does not match params._meta protocolVersion",
+            )
+        if version not in self._supported:
+            return self._fail(
+                id_, method, jsonrpc.UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                {"supported": self._supported_list, "requested": version},
+            )
+        if headers is not None:
+            mismatch = self._check_standard_headers(headers, method, params)
+            if mismatch is not None:
+                return self._fail(id_, method, jsonrpc.HEADER_MISMATCH, mismatch)
+
+        assert id_ is not None  # has_id and _valid_id
+        try:
+            if method == "tools/call":
+                result = await self._call_tool(id_, params, meta, version, capabilities, request)
+            elif method == "tools/list":
+                result = self._list_tools(params)
+            elif method == "server/discover":
+                result = self._discover
+            else:
+                return self._fail(id_, method, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+        except RpcError as exc:
+            return self._fail(id_, method, exc.code, exc.message, exc.data, exc.http_status)
+        return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": result})
+
+    def _fail(
+        self, id_: Any, method: str, code: int, message: str, data: Any = None, status: int | None = None
+    ) -> Outcome:
+        # VER-08: any error to a (legacy) initialize names the versions this server speaks.
+        if method == "initialize" and data is None:
+            data = {"supported": self._supported_list}
+        return _err(id_, code, message, data, status)
+
+    def _notification(self, method: str, params: Any) -> Outcome:
+        # Nothing to do for notifications here: stdio cancellation is handled by the stdio loop,
+        # and over HTTP a disconnect is the cancellation (HTTP-21). Never answered (BASE-16).
+        _LOG.debug("notification %s ignored", method)
+        return Outcome(202, None)
+
+    @staticmethod
+    def _check_standard_headers(headers: Mapping[str, str], method: str, params: Mapping[str, Any]) -> str | None:
+        """Mcp-Method and Mcp-Name against the body (HDR-07..12); the problem, or None."""
+        header_method = headers.get(METHOD_LC)
+        if header_method is None:
+            return "Missing Mcp-Method header"
+        if header_method.strip(" \t") != method:
+            return "Mcp-Method header does not match the request method"
+        name_field = NAME_FIELD_BY_METHOD.get(method)
+        if name_field is None:
+            return None
+        raw = headers.get(NAME_LC)
+        if raw is None:
+            return "Missing Mcp-Name header"
+        try:
+            name = decode_value(raw)
+        except HeaderValueError:
+            return "Mcp-Name header has a malformed =?base64?...?= value"
+        if name != params.get(name_field):
+            return f"Mcp-Name header does not match params.{name_field}"
+        return None
+
+    # ---- methods ------------------------------------------------------------------------
+
+    def _list_tools(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        cursor = params.get("cursor")
+        if cursor is None:
+            return self._first_page
+        page = self._pages.get(cursor) if type(cursor) is str else None
+        if page is None:
+            raise RpcError(jsonrpc.INVALID_PARAMS, "Invalid cursor")  # PAGE-08
+        return page
+
+    async def _call_tool(
+        self,
+        id_: jsonrpc.RequestId,
+        params: Mapping[str, Any],
+        meta: dict[str, Any],
+        version: str,
+        capabilities: dict[str, Any],
+        request: IncomingRequest,
+    ) -> dict[str, Any]:
+        name = params.get("name")
+        if type(name) is not str:
+            raise RpcError(jsonrpc.INVALID_PARAMS, "params.name must be a string")
+        tool = self._tools.get(name)
+        if tool is None:
+            raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")  # TOOLS-22
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = _NO_ARGS
+        elif type(arguments) is not dict:
+            raise RpcError(jsonrpc.INVALID_PARAMS, "params.arguments must be an object")
+        if request.headers is not None and tool.header_params:
+            problem = _check_param_headers(tool, arguments, request.headers)
+            if problem is not None:
+                raise RpcError(jsonrpc.HEADER_MISMATCH, problem)
+
+        issue = tool.validate_input(arguments)  # SEC-01
+        if issue is not None:
+            return self._error_result(f"Invalid arguments for tool {name!r} {issue.describe()}")
+        for path in tool.integer_paths:  # XHDR-07: header-mirrored integers must survive the trip
+            value = extract(arguments, path)
+            if isinstance(value, int) and abs(value) > MAX_SAFE_INTEGER:
+                pointer = "/" + "/".join(path)
+                return self._error_result(
+                    f"Invalid arguments for tool {name!r} at {pointer}: integer outside ±(2^53-1)"
+                )
+        try:
+            args = tool.binding.input_model.model_validate(arguments)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            pointer = "".join(f"/{part}" for part in first["loc"])
+            return self._error_result(f"Invalid arguments for tool {name!r} at {pointer or '/'}: {first['msg']}")
+
+        responses = params.get("inputResponses")
+        state = params.get("requestState")
+        ctx = ToolContext(
+            request_id=id_,
+            tool_name=name,
+            meta=meta,
+            protocol_version=version,
+            client_capabilities=capabilities,
+            transport=request.transport,
+            headers=request.headers,
+            principal=request.principal,
+            notify=request.notify,
+            input_responses=responses if type(responses) is dict else None,
+            request_state=state if type(state) is str else None,
+        )
+        try:
+            value = await tool.handler(args, ctx)
+        except ToolExecutionError as exc:
+            return self._error_result(str(exc) or f"Tool {name!r} failed")
+        except NotImplementedError:
+            return self._error_result(f"Tool {name!r} is not implemented")
+        except RpcError:
+            raise
+        except Exception as exc:
+            # Details stay in the server log; the model gets a short, safe message (SEC-04).
+            _LOG.exception("tool %r raised", name)
+            return self._error_result(f"Tool {name!r} failed with an internal error ({type(exc).__name__})")
+        finally:
+            ctx.close()
+        return self._shape_result(tool, value)
+
+    # ---- results ------------------------------------------------------------------------
+
+    def _error_result(self, text: str) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "content": [{"type": "text", "text": text}],
+            "isError": True,
+            "resultType": jsonrpc.RESULT_COMPLETE,
+        }
+        if self._result_meta is not None:
+            result["_meta"] = self._result_meta
+        return result
+
+    def _structured_result(self, structured: Any) -> dict[str, Any]:
+        # TOOLS-18: the same JSON as text, for clients that only read content.
+        result: dict[str, Any] = {
+            "content": [{"type": "text", "text": _json.dumps(structured).decode()}],
+            "structuredContent": structured,
+            "isError": False,
+            "resultType": jsonrpc.RESULT_COMPLETE,
+        }
+        if self._result_meta is not None:
+            result["_meta"] = self._result_meta
+        return result
+
+    def _shape_result(self, tool: _Tool, value: Any) -> dict[str, Any]:
+        """Turn a handler's return value into a CallToolResult."""
+        name = tool.spec.name
+        if isinstance(value, ToolResult):
+            return self._passthrough(tool, value)
+        try:
+            if tool.validate_output is not None:
+                value = self._as_output(tool, value)
+                structured = _dump(value, exclude_none=False)
+                issue = tool.validate_output(structured)
+                if issue is not None and isinstance(value, BaseModel):
+                    # Generated models default optional fields to None, which a non-nullable
+                    # property rejects; retry without the Nones before calling it invalid.
+                    retry = _dump(value, exclude_none=True)
+                    if tool.validate_output(retry) is None:
+                        structured, issue = retry, None
+                if issue is not None:
+                    return self._invalid_output(name, issue.describe())
+                return self._structured_result(structured)
+            content = _as_content(value)
+            if content is None:  # plain JSON data from a tool without outputSchema
+                structured = value.model_dump(mode="json", by_alias=True) if isinstance(value, BaseModel) else value
+                return self._structured_result(structured)
+        except (ValidationError, TypeError, ValueError) as exc:  # model rejected the value, or not JSON
+            return self._invalid_output(name, str(exc).splitlines()[0])
+        result: dict[str, Any] = {"content": content, "isError": False, "resultType": jsonrpc.RESULT_COMPLETE}
+        if self._result_meta is not None:
+            result["_meta"] = self._result_meta
+        return result
+
+    def _invalid_output(self, name: str, why: str) -> dict[str, Any]:
+        # TOOLS-19: never send structuredContent that breaks outputSchema; it is a server bug.
+        _LOG.error("tool %r returned output that does not match its outputSchema: %s", name, why)
+        return self._error_result(f"Tool {name!r} produced invalid output")
+
+    @staticmethod
+    def _as_output(tool: _Tool, value: Any) -> Any:
+        """A root value becomes its RootModel, so it serializes like any output model."""
+        model = tool.binding.output_model
+        if model is not None and tool.binding.output_is_root and not isinstance(value, model):
+            return model.model_validate(value)
+        return value
+
+    def _passthrough(self, tool: _Tool, value: ToolResult) -> dict[str, Any]:
+        result = value.model_dump(mode="json", by_alias=True, exclude_none=True)
+        result.setdefault("content", [])
+        if tool.validate_output is not None and not result.get("isError"):
+            if "structuredContent" not in result:
+                return self._invalid_output(tool.spec.name, "no structuredContent")
+            issue = tool.validate_output(result["structuredContent"])
+            if issue is not None:
+                return self._invalid_output(tool.spec.name, issue.describe())
+        result["resultType"] = jsonrpc.RESULT_COMPLETE
+        if self._result_meta is not None:
+            result["_meta"] = {**result.get("_meta", {}), **self._result_meta}
+        return result
+
+    # ---- transports ---------------------------------------------------------------------
+
+    def asgi_app(self) -> ASGIApp:
+        """A raw ASGI app serving the MCP endpoint on any path it is mounted at."""
+        from .http import McpAsgiApp
+
+        return McpAsgiApp(self)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000) -> None:
+        """Serve Streamable HTTP with uvicorn until interrupted (HTTP-04: localhost by default)."""
+        from .http import run_http
+
+        run_http(self, host, port)
+
+    def run_stdio(self) -> None:
+        """Serve stdin/stdout until stdin closes (STDIO-11)."""
+        from .stdio import run_stdio
+
+        run_stdio(self)
+
+
+def _dump(value: Any, *, exclude_none: bool) -> Any:
+    """JSON data for structuredContent; plain values pass through (orjson rejects non-JSON later)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(
+            mode="json", by_alias=True, exclude_unset=True, exclude_none=exclude_none, warnings=False
+        )
+    return value
+
+
+def _as_content(value: Any) -> list[dict[str, Any]] | None:
+    """Content blocks for a handler value, or None when the value is data (structured content)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}]
+    if isinstance(value, _CONTENT_TYPES):
+        return [value.model_dump(mode="json", by_alias=True, exclude_none=True)]
+    if isinstance(value, dict):
+        return [value] if value.get("type") in _CONTENT_KINDS else None
+    if isinstance(value, (list, tuple)) and value:
+        blocks: list[dict[str, Any]] = []
+        for item in value:
+            if isinstance(item, _CONTENT_TYPES):
+                blocks.append(item.model_dump(mode="json", by_alias=True, exclude_none=True))
+            elif isinstance(item, str):
+                blocks.append({"type": "text", "text": item})
+            elif isinstance(item, dict) and item.get("type") in _CONTENT_KINDS:
+                blocks.append(item)
+            else:
+                return None
+        return blocks
+    return None
+
+
+def _check_param_headers(tool: _Tool, arguments: Mapping[str, Any], headers: Mapping[str, str]) -> str | None:
+    """Mcp-Param-* against the arguments (XHDR-22..25); the problem, or None."""
+    for param, header_lc in tool.header_params:
+        value = extract(arguments, param.path)
+        raw = headers.get(header_lc)
+        if value is None:
+            # XHDR-24: not expected; a header claiming a value the body lacks is a mismatch.
+            if raw is not None:
+                return f"{param.header} header is present but the argument is absent or null"
+            continue
+        expected = param_value_text(value)
+        if expected is None:
+            continue  # not a header-mirrorable value; input validation reports it
+        if raw is None:
+            return f"Missing {param.header} header for argument {'/'.join(param.path)!r}"
+        if not _FIELD_VALUE.match(raw):
+            return f"{param.header} header contains invalid characters"  # XHDR-22
+        try:
+            text = decode_value(raw)
+        except HeaderValueError:
+            return f"{param.header} header has a malformed =?base64?...?= value"  # XHDR-22
+        if param.type == "integer" and isinstance(value, (int, float)) and not isinstance(value, bool):
+            # XHDR-25: numeric comparison, so 42.0 equals 42.
+            if not _JSON_NUMBER.match(text):
+                return f"{param.header} header is not a number"
+            try:
+                equal = Decimal(text) == Decimal(value)
+            except InvalidOperation:  # pragma: no cover - the regex admits only valid numbers
+                equal = False
+            if not equal:
+                return f"{param.header} header does not match argument {'/'.join(param.path)!r}"
+        elif text != expected:
+            return f"{param.header} header does not match argument {'/'.join(param.path)!r}"
+    return None
+

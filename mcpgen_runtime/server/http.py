@@ -1,0 +1,338 @@
+"""Streamable HTTP server side as a raw ASGI app (no framework: this is the hot path).
+
+Per POST (CONFORMANCE.md §4 order; the JSON-RPC checks themselves live in core.py):
+
+  1. read the whole body (> max_body_bytes -> 413, connection closed)
+  2. Origin present and not allowed -> 403 (HTTP-02/03); Host not allowed -> 421
+  3. not POST -> 405 `Allow: POST` (HTTP-23); Content-Type not JSON -> 415;
+     Accept allowing neither JSON nor SSE -> 406
+  4. invalid JSON -> 400 -32700 (id null); then `ToolServer.handle_message`
+
+Replies are JSON; a request carrying `_meta.progressToken` may turn into an SSE stream
+(`event: message`) when the handler reports progress, and closing that stream cancels
+the handler (HTTP-21). Session ids are never minted or echoed (HTTP-24).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from .. import _json
+from ..protocol import jsonrpc
+from ..protocol.meta import PROGRESS_TOKEN_KEY
+from .core import LOCAL_HOSTS, IncomingRequest, Outcome, Receive, Scope, Send
+
+if TYPE_CHECKING:
+    from .core import ToolServer
+
+__all__ = ["McpAsgiApp", "run_http"]
+
+_LOG = logging.getLogger("mcpgen.server")
+
+_JSON_HEADERS: Final = [(b"content-type", b"application/json")]
+_SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),  # HTTP-18
+]
+_EVENT_PREFIX: Final = b"event: message\ndata: "
+_EVENT_SUFFIX: Final = b"\n\n"
+_UNSET: Any = object()
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Disconnected(Exception):
+    pass
+
+
+def _split_port(authority: str) -> str:
+    """`host[:port]` -> host, keeping IPv6 brackets."""
+    if authority.startswith("["):
+        end = authority.find("]")
+        return authority[: end + 1] if end != -1 else authority
+    return authority.rpartition(":")[0] if ":" in authority else authority
+
+
+class _Allowlist:
+    """Port-agnostic matching for entries without a port, exact matching for entries with one."""
+
+    def __init__(self, entries: tuple[str, ...], *, origins: bool) -> None:
+        self._origins = origins
+        self._exact = frozenset(e.lower() for e in entries)
+        self._cache: dict[str, bool] = {}
+
+    def allows(self, value: str) -> bool:
+        hit = self._cache.get(value)
+        if hit is None:
+            hit = self._check(value.strip().lower())
+            if len(self._cache) > 1024:  # attacker-chosen values must not grow memory
+                self._cache.clear()
+            self._cache[value] = hit
+        return hit
+
+    def _check(self, value: str) -> bool:
+        if value in self._exact:
+            return True
+        if self._origins:
+            scheme, sep, authority = value.partition("://")
+            return bool(sep) and "/" not in authority and f"{scheme}://{_split_port(authority)}" in self._exact
+        return _split_port(value) in self._exact
+
+
+def _accepts(header: str | None, cache: dict[str, tuple[bool, bool]]) -> tuple[bool, bool]:
+    """(JSON acceptable, SSE acceptable) for an Accept header; a missing header accepts anything."""
+    if header is None:
+        return True, True
+    hit = cache.get(header)
+    if hit is not None:
+        return hit
+    json_ok = sse_ok = False
+    for part in header.split(","):
+        media, _, parameters = part.partition(";")
+        media = media.strip().lower()
+        if any(p.strip().replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in parameters.split(";")):
+            continue
+        if media in ("application/json", "application/*", "*/*"):
+            json_ok = True
+        if media in ("text/event-stream", "text/*", "*/*"):
+            sse_ok = True
+    if len(cache) > 256:
+        cache.clear()
+    cache[header] = (json_ok, sse_ok)
+    return json_ok, sse_ok
+
+
+def _has_progress_token(message: Any) -> bool:
+    if type(message) is not dict:
+        return False
+    params = message.get("params")
+    if type(params) is not dict:
+        return False
+    meta = params.get("_meta")
+    return type(meta) is dict and meta.get(PROGRESS_TOKEN_KEY) is not None
+
+
+async def _send_body(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_error(send: Send, status: int, message: str, *, code: int = jsonrpc.INVALID_REQUEST,
+                      close: bool = False) -> None:
+    headers = [*_JSON_HEADERS, (b"connection", b"close")] if close else _JSON_HEADERS
+    await _send_body(send, status, _json.dumps(jsonrpc.error(None, code, message)), headers)
+
+
+class _SseStream:
+    """Lazily started SSE response: the first notification sends the headers (status 200)."""
+
+    __slots__ = ("send", "started")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.started = False
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        if not self.started:
+            self.started = True
+            await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await self.send({"type": "http.response.body", "body": _EVENT_PREFIX + _json.dumps(message) + _EVENT_SUFFIX,
+                         "more_body": True})
+
+    async def finish(self, message: dict[str, Any] | None) -> None:
+        body = _EVENT_PREFIX + _json.dumps(message) + _EVENT_SUFFIX if message is not None else b""
+        await self.send({"type": "http.response.body", "body": body, "more_body": False})  # HTTP-16
+
+
+class McpAsgiApp:
+    """ASGI callable for one `ToolServer`; answers on whatever path it is mounted at."""
+
+    def __init__(self, server: ToolServer, *, allowed_hosts: tuple[str, ...] | None = _UNSET) -> None:
+        self.server = server
+        cfg = server.config
+        hosts = cfg.allowed_hosts if allowed_hosts is _UNSET else allowed_hosts
+        self._origins = _Allowlist(cfg.allowed_origins, origins=True) if cfg.allowed_origins is not None else None
+        self._hosts = _Allowlist(hosts, origins=False) if hosts is not None else None
+        self._max_body = cfg.max_body_bytes
+        self._accept_cache: dict[str, tuple[bool, bool]] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await _lifespan(receive, send)
+        # Other scopes (websocket) are not served: returning closes them.
+
+    async def _read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
+        length = headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > self._max_body:
+            raise _TooLarge
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        body: bytes = message.get("body", b"")
+        if not message.get("more_body", False):  # the common case: one chunk
+            if len(body) > self._max_body:
+                raise _TooLarge
+            return body
+        chunks = [body]
+        size = len(body)
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self._max_body:
+                raise _TooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw_headers = scope["headers"]
+        if not isinstance(raw_headers, (list, tuple)):
+            raw_headers = list(raw_headers)
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw_headers}
+        if len(headers) != len(raw_headers):
+            headers = _combined(raw_headers)
+        try:
+            body = await self._read_body(receive, headers)  # CONFORMANCE §4.1: always read it all
+        except _TooLarge:
+            await _send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
+            return
+        except _Disconnected:
+            return
+
+        origin = headers.get("origin")
+        if origin is not None and self._origins is not None and not self._origins.allows(origin):
+            await _send_error(send, 403, "Origin not allowed")  # HTTP-03
+            return
+        if self._hosts is not None and not self._hosts.allows(headers.get("host", "")):
+            await _send_error(send, 421, "Host not allowed")
+            return
+        if scope["method"] != "POST":
+            await send({"type": "http.response.start", "status": 405,
+                        "headers": [(b"allow", b"POST"), (b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        content_type = headers.get("content-type")
+        if content_type != "application/json" and (
+            content_type is None or content_type.partition(";")[0].strip().lower() != "application/json"
+        ):
+            await _send_error(send, 415, "Content-Type must be application/json")
+            return
+        json_ok, sse_ok = _accepts(headers.get("accept"), self._accept_cache)
+        if not (json_ok or sse_ok):
+            await _send_error(send, 406, "Accept must allow application/json or text/event-stream")
+            return
+        try:
+            message = _json.loads(body)
+        except _json.JSONDecodeError:
+            await _send_error(send, 400, "Parse error", code=jsonrpc.PARSE_ERROR)
+            return
+
+        if not (sse_ok and _has_progress_token(message)):
+            outcome = await self.server.handle_message(
+                message, IncomingRequest("http", headers, None, scope.get("user"))
+            )
+            await _reply(send, outcome, sse=not json_ok)
+            return
+        await self._streamed(message, headers, scope, receive, send, json_ok)
+
+    async def _streamed(self, message: Any, headers: dict[str, str], scope: Scope, receive: Receive,
+                        send: Send, json_ok: bool) -> None:
+        """Run a request that may stream progress; a client disconnect cancels it (HTTP-21)."""
+        stream = _SseStream(send)
+        request = IncomingRequest("http", headers, stream.notify, scope.get("user"))
+        work = asyncio.ensure_future(self.server.handle_message(message, request))
+        watcher = asyncio.ensure_future(_wait_disconnect(receive))
+        try:
+            await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not work.done():
+                _LOG.debug("client closed the stream; cancelling request")
+                work.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await work
+            watcher.cancel()
+        if work.cancelled():
+            return
+        outcome = work.result()
+        if stream.started:
+            await stream.finish(outcome.response)
+        else:
+            await _reply(send, outcome, sse=not json_ok)
+
+
+def _combined(raw_headers: list[tuple[bytes, bytes]] | tuple[tuple[bytes, bytes], ...]) -> dict[str, str]:
+    """Repeated fields combine (RFC 9110 §5.3), so a doubled Mcp-Name can never match a body value."""
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in raw_headers:
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _reply(send: Send, outcome: Outcome, *, sse: bool) -> None:
+    status, response = outcome
+    if response is None:  # accepted notification (HTTP-10)
+        await send({"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+    elif sse and status == 200:  # a client that only takes SSE gets a one-event stream
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        await send({"type": "http.response.body", "body": _EVENT_PREFIX + _json.dumps(response) + _EVENT_SUFFIX})
+    else:
+        await _send_body(send, status, _json.dumps(response), _JSON_HEADERS)
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def run_http(server: ToolServer, host: str = "127.0.0.1", port: int = 8000) -> None:
+    """Serve with uvicorn until interrupted."""
+    import uvicorn
+
+    allowed_hosts = server.config.allowed_hosts
+    if allowed_hosts == LOCAL_HOSTS and not _is_loopback(host):
+        # Remote clients address the server by names we cannot guess; the Origin check stays on.
+        _LOG.warning("bound to %s: Host header check disabled (set ServerConfig.allowed_hosts to enable it)", host)
+        allowed_hosts = None
+    app = McpAsgiApp(server, allowed_hosts=allowed_hosts)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="off",
+        server_header=False, date_header=False, timeout_graceful_shutdown=5,
+    )
+    uvicorn.Server(config).run()

@@ -1,0 +1,186 @@
+"""stdio server side: one JSON-RPC message per line on stdin/stdout (STDIO-01).
+
+Each request runs as its own task, so a slow tool does not hold up others; responses and
+notifications are written whole, one line each, under a lock. `notifications/cancelled`
+cancels the matching task and nothing more is written for it (STDIO-09, CANCEL-09).
+End of input ends the loop (STDIO-11) after a short grace for requests in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from .. import _json
+from ..protocol import jsonrpc
+from .core import IncomingRequest
+
+if TYPE_CHECKING:
+    from .core import ToolServer
+
+__all__ = ["run_stdio", "serve_stdio"]
+
+_LOG = logging.getLogger("mcpgen.server")
+
+ReadLine = Callable[[], Awaitable[bytes]]
+
+
+class _LineWriter:
+    """Writes whole messages as single lines; the lock keeps concurrent tasks from interleaving."""
+
+    def __init__(self, write: Callable[[bytes], Awaitable[None]]) -> None:
+        self._write = write
+        self._lock = asyncio.Lock()
+        self.broken = False  # the client stopped reading: nothing more can be delivered
+
+    async def send(self, message: dict[str, Any]) -> None:
+        line = _json.dumps(message) + b"\n"  # orjson escapes control characters: no embedded newlines
+        async with self._lock:
+            if self.broken:
+                return
+            try:
+                await self._write(line)
+            except (OSError, RuntimeError) as exc:  # broken pipe, closed transport
+                _LOG.debug("stdout closed: %s", exc)
+                self.broken = True
+
+
+async def _open_reader(stream: BinaryIO, limit: int) -> ReadLine:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=limit)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
+    except (ValueError, OSError, NotImplementedError):
+        # Regular files cannot be watched by the event loop; read them in a thread.
+        def read() -> Awaitable[bytes]:
+            return loop.run_in_executor(None, stream.readline, limit + 1)
+
+        return read
+    return reader.readline
+
+
+async def _open_writer(stream: BinaryIO) -> Callable[[bytes], Awaitable[None]]:
+    loop = asyncio.get_running_loop()
+    try:
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stream)
+    except (ValueError, OSError, NotImplementedError):
+
+        async def write_blocking(data: bytes) -> None:
+            stream.write(data)
+            stream.flush()
+
+        return write_blocking
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+
+    async def write(data: bytes) -> None:
+        writer.write(data)
+        await writer.drain()
+
+    return write
+
+
+async def serve_stdio(server: ToolServer, stdin: BinaryIO, stdout: BinaryIO, *, shutdown_grace: float = 2.0) -> None:
+    """Answer messages from `stdin` on `stdout` until end of input."""
+    limit = server.config.max_body_bytes
+    read_line = await _open_reader(stdin, limit)
+    writer = _LineWriter(await _open_writer(stdout))
+    request = IncomingRequest(transport="stdio", notify=writer.send)
+    in_flight: dict[Any, asyncio.Task[None]] = {}
+
+    async def answer(message: Any) -> None:
+        try:
+            outcome = await server.handle_message(message, request)
+        except asyncio.CancelledError:
+            return  # cancelled by the client: no response (CANCEL-09)
+        except Exception:  # a bug in the server itself; the client still gets an answer
+            _LOG.exception("internal error handling a message")
+            msg_id = message.get("id") if isinstance(message, dict) else None
+            await writer.send(jsonrpc.error(msg_id, jsonrpc.INTERNAL_ERROR, "Internal error"))
+            return
+        if outcome.response is not None:
+            await writer.send(outcome.response)
+
+    while not writer.broken:
+        try:
+            line = await read_line()
+        except ValueError:  # longer than the limit; the reader has skipped it
+            await writer.send(jsonrpc.error(None, jsonrpc.INVALID_REQUEST, f"Message exceeds {limit} bytes"))
+            continue
+        if not line:
+            break
+        if len(line) > limit:  # thread reader: a truncated line; drop the rest of it
+            while line and not line.endswith(b"\n"):
+                line = await read_line()
+            await writer.send(jsonrpc.error(None, jsonrpc.INVALID_REQUEST, f"Message exceeds {limit} bytes"))
+            continue
+        if not line.strip():
+            continue
+        try:
+            message = _json.loads(line)
+        except _json.JSONDecodeError:
+            await writer.send(jsonrpc.error(None, jsonrpc.PARSE_ERROR, "Parse error"))
+            continue
+        if type(message) is dict and "id" not in message and message.get("method") == "notifications/cancelled":
+            _cancel(in_flight, message.get("params"))
+            continue
+        task = asyncio.create_task(answer(message))
+        msg_id = message.get("id") if type(message) is dict else None
+        if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
+            in_flight[msg_id] = task
+            task.add_done_callback(functools.partial(_forget, in_flight, msg_id))
+        else:
+            # Keep a reference so the task is not garbage-collected mid-flight.
+            in_flight[object()] = task
+            task.add_done_callback(lambda done: _forget_task(in_flight, done))
+
+    if in_flight:
+        pending = set(in_flight.values())
+        _, still = await asyncio.wait(pending, timeout=shutdown_grace)
+        for task in still:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*still, return_exceptions=True)
+
+
+def _forget(in_flight: dict[Any, asyncio.Task[None]], key: str | int, task: asyncio.Task[None]) -> None:
+    if in_flight.get(key) is task:
+        del in_flight[key]
+
+
+def _forget_task(in_flight: dict[Any, asyncio.Task[None]], task: asyncio.Task[None]) -> None:
+    for key, value in list(in_flight.items()):
+        if value is task:
+            del in_flight[key]
+
+
+def _cancel(in_flight: dict[Any, asyncio.Task[None]], params: Any) -> None:
+    # CANCEL-13: unknown ids, finished requests and malformed notifications are ignored.
+    if type(params) is not dict:
+        return
+    request_id = params.get("requestId")
+    if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
+        return
+    task = in_flight.get(request_id)
+    if task is not None and not task.done():
+        _LOG.info("request %r cancelled by the client: %s", request_id, params.get("reason", "no reason given"))
+        task.cancel()
+
+
+def run_stdio(server: ToolServer) -> None:
+    """Serve on this process's stdin/stdout.
+
+    STDIO-03: the real stdout is kept for protocol messages only; file descriptor 1 and
+    `sys.stdout` are pointed at stderr, so stray prints in handlers cannot corrupt the stream.
+    """
+    protocol_fd = os.dup(sys.stdout.fileno())
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    sys.stdout = sys.stderr
+    with os.fdopen(protocol_fd, "wb", buffering=0) as out, contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_stdio(server, sys.stdin.buffer, out))

@@ -1,0 +1,169 @@
+"""pysource: the only place data becomes source; and the template environment that enforces it."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import math
+
+import jinja2
+import pytest
+
+from codegen import pysource, render
+from codegen.errors import InternalGeneratorError
+
+HOSTILE_TEXTS = [
+    'ends with a quote"',
+    'ends with two quotes""',
+    'ends with three quotes"""',
+    'ends with four quotes""""',
+    '"starts with a quote',
+    '"""starts with three',
+    "ends with a backslash\\",
+    "ends with two backslashes\\\\",
+    "'''single triple quotes'''",
+    'mixed """ and \'\'\' and \\""" and \\\\"""',
+    "\\N{BULLET} \\x00 \\u202e \\",
+    "{{ jinja }} {% if x %} {# c #}",
+    "CR\rLF\r\nNUL\x00BEL\x07 ESC\x1b[31m FF\x0c VT\x0b NEL\x85",
+    "bidi \u202aa\u202bb\u202cc\u202dd\u202ee\u2066f\u2067g\u2068h\u2069i\u200ej\u200fk",
+    "separators \u2028 line \u2029 para",
+    "lone surrogate \ud800 here",
+    "tabs\tand  spaces   \n    indented line\n\n\n\ttab line",
+    "",
+    "x" * 20_000,
+]
+
+
+def _docstring_value(source: str) -> str:
+    module = ast.parse(f"def f():\n    {source}\n    pass\n")
+    function = module.body[0]
+    assert isinstance(function, ast.FunctionDef)
+    value = ast.get_docstring(function, clean=False)
+    assert value is not None
+    return value
+
+
+@pytest.mark.parametrize("text", HOSTILE_TEXTS)
+def test_docstring_round_trips_the_cleaned_text(text: str) -> None:
+    doc = pysource.docstring(text, indent="    ")
+    assert isinstance(doc, pysource.PyDocstring)
+    value = _docstring_value(doc)
+    cleaned = pysource.clean_text(text)
+    assert inspect.cleandoc(value).strip() == inspect.cleandoc(cleaned).strip()
+    for char in value:
+        assert char in "\n\t" or (char.isprintable() and char not in "\u2028\u2029")
+
+
+def test_clean_text_drops_controls_and_caps_length() -> None:
+    assert pysource.clean_text("a\r\nb\rc\x00d\u202ee\u2028f") == "a\nb\ncdef"
+    assert pysource.clean_text("  \n\n x  \n\n") == " x"
+    assert pysource.clean_text("y" * 20_000).endswith(" [...]")
+    assert len(pysource.clean_text("y" * 20_000)) <= pysource.MAX_DOCSTRING_CHARS + 6
+
+
+@pytest.mark.parametrize("text", ["line\nbreak", "cr\rhere", "x\u2028y", "ok # \u202e", "a" * 1000])
+def test_comment_is_one_safe_line(text: str) -> None:
+    comment = pysource.comment(text)
+    assert "\n" not in comment and "\r" not in comment and "\u2028" not in comment and "\u202e" not in comment
+    assert len(comment) <= pysource.MAX_COMMENT_CHARS + 6
+    tree = ast.parse(f"# {comment}\nx = 1\n")
+    assert len(tree.body) == 1
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None, True, False, 0, -1, 2**63, 1.5, -0.0, 1e300, "", "'", '"', '"""', "\\", "\n\r\x00\u202e",
+        "{{x}}", [], {}, [1, "a", None, [True]], {"a": {"b": [1.25, "c'\""]}}, {"": ""},
+    ],
+)
+def test_literal_round_trips(value: object) -> None:
+    source = pysource.literal(value)
+    assert isinstance(source, pysource.PyLiteral)
+    assert ast.literal_eval(source) == value
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, {1: "x"}, (1, 2), {1, 2}, b"x", object()])
+def test_literal_rejects_non_json(value: object) -> None:
+    with pytest.raises(InternalGeneratorError):
+        pysource.literal(value)
+
+
+def test_literal_caps_depth_and_size() -> None:
+    deep: list[object] = []
+    node = deep
+    for _ in range(pysource.MAX_LITERAL_DEPTH + 2):
+        child: list[object] = []
+        node.append(child)
+        node = child
+    with pytest.raises(InternalGeneratorError, match="deeper"):
+        pysource.literal(deep)
+    with pytest.raises(InternalGeneratorError, match="too large"):
+        pysource.literal(list(range(pysource.MAX_LITERAL_ITEMS + 1)))
+
+
+@pytest.mark.parametrize("name", ["class", "1a", "a-b", "", "a b", "é", "None", "x.y"])
+def test_ident_rejects(name: str) -> None:
+    with pytest.raises(InternalGeneratorError):
+        pysource.ident(name)
+
+
+def test_expr_allows_type_expressions_only() -> None:
+    ok = ast.parse("list[_m.X] | dict[str, Literal['a', 1]] | None", mode="eval").body
+    assert pysource.expr(ok) == "list[_m.X] | dict[str, Literal['a', 1]] | None"
+    for bad in ["__import__('os')", "x if y else z", "lambda: 1", "a + b", "[i for i in x]", "f'{x}'"]:
+        with pytest.raises(InternalGeneratorError):
+            pysource.expr(ast.parse(bad, mode="eval").body)
+
+
+def test_markers_cannot_be_forged() -> None:
+    with pytest.raises(TypeError):
+        pysource.PyIdent("os.system")
+    with pytest.raises(TypeError):
+        pysource.PySource("x")
+
+
+def test_environment_rejects_plain_strings() -> None:
+    env = render.environment()
+    template = env.from_string("x = {{ value }}\n")
+    assert template.render(value=pysource.literal("ok")) == "x = 'ok'\n"
+    for value in ["'); import os #", 42, None, ["a"]]:
+        with pytest.raises(InternalGeneratorError):
+            template.render(value=value)
+    with pytest.raises(jinja2.UndefinedError):
+        template.render()
+    assert not env.filters  # no |safe, |e, |join ... to launder a str
+
+
+def test_environment_rejects_plain_strings_inside_macros() -> None:
+    env = render.environment()
+    template = env.from_string("{% macro m(v) %}<{{ v }}>{% endmacro %}{{ m(value) }}")
+    assert template.render(value=pysource.ident("ok")) == "<ok>"
+    with pytest.raises(InternalGeneratorError):
+        template.render(value="plain")
+
+
+def test_import_block_is_isort_ordered() -> None:
+    imports = render.Imports(future=True)
+    imports.add("pydantic", "BaseModel")
+    imports.add("typing", "Literal")
+    imports.add("typing", "Any")
+    imports.add("datetime", "date", "date_aliased")
+    imports.add("datetime", "datetime")
+    imports.add("decimal")
+    imports.add("mcpgen_runtime.client", "Client", "_ClientBase")
+    imports.add(".", "models", "_m")
+    imports.add("pydantic", "UUID4")
+    assert imports.block() == (
+        "from __future__ import annotations\n\n"
+        "import decimal\n"
+        "from datetime import date as date_aliased\n"
+        "from datetime import datetime\n"
+        "from typing import Any, Literal\n\n"
+        "from mcpgen_runtime.client import Client as _ClientBase\n"
+        "from pydantic import UUID4, BaseModel\n\n"
+        "from . import models as _m"
+    )
+    with pytest.raises(InternalGeneratorError):
+        imports.add("other", "thing", "_m")

@@ -1,0 +1,102 @@
+"""Interop peer: drive a server with the official MCP Python SDK client (mcp==2.3.0).
+
+    python tests/peers/sdk_client.py [--call NAME JSON]... [--progress] [--raw-call NAME JSON]... \\
+        (http://host:port/mcp | -- COMMAND ARG...)
+
+Connects over Streamable HTTP (a URL) or stdio (a command), lets the SDK negotiate
+(`server/discover`), lists tools across every page, makes the calls in order and prints
+one JSON object:
+
+    {"protocolVersion", "serverInfo", "instructions", "capabilities",
+     "tools": [names], "pages": n,
+     "calls": [{"name", "isError", "content", "structuredContent", "progress"} | {"name", "error"}]}
+
+`--call` names tools the SDK has listed (it mirrors x-mcp-header arguments and validates
+structured output); `--progress` asks for progress notifications on every call.
+Only the SDK is used here; nothing from mcpgen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--call", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
+    parser.add_argument("--progress", action="store_true", help="request progress on every call")
+    parser.add_argument("--timeout", type=float, default=20.0)
+    parser.add_argument("target", nargs="+", help="a URL, or a command after --")
+    return parser.parse_args(argv)
+
+
+async def _run(args: argparse.Namespace) -> dict[str, Any]:
+    target: list[str] = args.target
+    server: str | StdioServerParameters
+    if len(target) == 1 and target[0].startswith(("http://", "https://")):
+        server = target[0]
+    else:
+        server = StdioServerParameters(command=target[0], args=target[1:], env=dict(os.environ))
+    out: dict[str, Any] = {}
+    async with Client(server, read_timeout_seconds=args.timeout) as client:
+        out["protocolVersion"] = client.protocol_version
+        info = client.server_info
+        out["serverInfo"] = info.model_dump(mode="json", exclude_none=True) if info is not None else None
+        out["instructions"] = client.instructions
+        out["capabilities"] = client.server_capabilities.model_dump(mode="json", exclude_none=True)
+
+        names: list[str] = []
+        pages = 0
+        cursor: str | None = None
+        while True:
+            page = await client.list_tools(cursor=cursor)
+            pages += 1
+            names.extend(tool.name for tool in page.tools)
+            cursor = page.next_cursor
+            if cursor is None or pages > 100:
+                break
+        out["tools"] = names
+        out["pages"] = pages
+
+        calls: list[dict[str, Any]] = []
+        for name, raw in args.call:
+            progress: list[dict[str, Any]] = []
+
+            async def on_progress(value: float, total: float | None, message: str | None,
+                                  sink: list[dict[str, Any]] = progress) -> None:
+                sink.append({"progress": value, "total": total, "message": message})
+
+            try:
+                result = await client.call_tool(
+                    name, json.loads(raw), progress_callback=on_progress if args.progress else None
+                )
+            except MCPError as exc:
+                calls.append({"name": name, "error": {"code": exc.code, "message": exc.message}})
+                continue
+            calls.append({
+                "name": name,
+                "isError": bool(result.is_error),
+                "content": [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content],
+                "structuredContent": result.structured_content,
+                "progress": progress,
+            })
+        out["calls"] = calls
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    result = asyncio.run(_run(args))
+    sys.stdout.write(json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main()
