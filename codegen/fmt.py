@@ -10,6 +10,7 @@ import ast
 import functools
 
 import black
+from black.mode import TargetVersion
 
 from .errors import InternalGeneratorError
 
@@ -17,7 +18,7 @@ __all__ = ["BLACK_MODE", "LINE_LENGTH", "format_python"]
 
 LINE_LENGTH = 110
 BLACK_MODE = black.Mode(
-    target_versions={black.TargetVersion.PY311},
+    target_versions={TargetVersion.PY311},
     line_length=LINE_LENGTH,
     string_normalization=True,
     is_pyi=False,

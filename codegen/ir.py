@@ -60,7 +60,7 @@ class ToolIR:
 class ModelsIR:
     """models.py as text (our header, sorted imports, DCG's classes) plus what was read from it."""
 
-    source: str  # unformatted module text
+    source: str  # DCG's module after its import block (class definitions), unformatted
     classes: frozenset[str]  # every class defined at module level
     imports: tuple[ImportIR, ...]  # every name it imports (except `from __future__`)
 

@@ -19,7 +19,6 @@ import ast
 import functools
 import json
 import math
-import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,10 +29,26 @@ from mcpgen_runtime._version import RUNTIME_API_VERSION, __version__
 from . import naming
 from .errors import InternalGeneratorError, NameCollisionError, UnsupportedSchemaError
 from .ir import ImportIR, ModelsIR, PackageIR, ParamIR, ToolIR
-from .refs import DRAFT_2020_12, PointerError, SchemaIndex, SchemaLimitError, dialect_of, escape_token, split_pointer
+from .refs import (
+    DRAFT_2020_12,
+    PointerError,
+    SchemaIndex,
+    SchemaLimitError,
+    dialect_of,
+    escape_token,
+    split_pointer,
+)
 from .spec import ValidatedSpec
 
-__all__ = ["ClassPlan", "DcgOutput", "build_document", "build_ir", "plan_classes", "run_datamodel_codegen"]
+__all__ = [
+    "ClassPlan",
+    "DcgOutput",
+    "build_document",
+    "build_ir",
+    "plan_classes",
+    "read_models",
+    "run_datamodel_codegen",
+]
 
 _DROPPED_KEYWORDS = ("title", "$id", "$schema", "$anchor", "$dynamicAnchor")
 _DEFINITION_KEYWORDS = ("$defs", "definitions")
@@ -51,17 +66,17 @@ class ClassPlan:
 # ------------------------------------------------------------------------------------------ names
 
 
-def plan_classes(tools: list[dict[str, Any]]) -> list[ClassPlan]:
+def plan_classes(tools: list[dict[str, Any]], avoid: frozenset[str] = frozenset()) -> list[ClassPlan]:
+    """`<Stem>Input` / `<Stem>Output` per tool; a name in `avoid` gets a numeric suffix."""
     stems = naming.class_bases(tool["name"] for tool in tools)
-    return [
-        ClassPlan(
-            wire_name=tool["name"],
-            stem=stems[tool["name"]],
-            input_class=f"{stems[tool['name']]}Input",
-            output_class=f"{stems[tool['name']]}Output" if isinstance(tool.get("outputSchema"), Mapping) else None,
-        )
-        for tool in tools
-    ]
+    names = _Names(set(avoid))
+    plans = []
+    for tool in tools:
+        stem = stems[tool["name"]]
+        input_class = names.take(f"{stem}Input")
+        output_class = names.take(f"{stem}Output") if isinstance(tool.get("outputSchema"), Mapping) else None
+        plans.append(ClassPlan(wire_name=tool["name"], stem=stem, input_class=input_class, output_class=output_class))
+    return plans
 
 
 # ---------------------------------------------------------------------------------------- document
@@ -157,12 +172,12 @@ def _prepare_schema(
             raise UnsupportedSchemaError(f"{where}: a $ref names the whole {tokens[0]!r} map, not a schema")
         return "#/$defs/" + escape_token(root_class) + _pointer(tokens)
 
-    rewrites: dict[str, tuple[str, str]] = {}
+    rewrites: dict[str, str] = {}  # schema pointer -> its `$ref` / `$dynamicRef`, rewritten as a `$ref`
     for site in index.refs:
         resolution = index.resolve(site)
         if resolution.target is None:
             raise UnsupportedSchemaError(f"{where} at {site.pointer}: {resolution.problem}")
-        rewrites[site.schema_pointer] = (site.keyword, target_ref(resolution.target))
+        rewrites[site.schema_pointer] = target_ref(resolution.target)
 
     copy = _copy_json(schema)
     for pointer in sorted(index.subschemas, key=lambda p: (p.count("/"), p)):
@@ -176,9 +191,8 @@ def _prepare_schema(
             if keyword in node and (keyword != "title" or isinstance(node[keyword], str)):
                 del node[keyword]
         if pointer in rewrites:
-            keyword, ref = rewrites[pointer]
             node.pop("$dynamicRef", None)
-            node["$ref"] = ref
+            node["$ref"] = rewrites[pointer]
 
     entries: dict[str, Any] = {root_class: copy}
     definitions = {keyword: copy.pop(keyword, None) for keyword in _DEFINITION_KEYWORDS}
@@ -191,9 +205,12 @@ def _prepare_schema(
     return entries
 
 
-def build_document(tools: list[dict[str, Any]], plans: list[ClassPlan]) -> tuple[dict[str, Any], dict[str, str]]:
+def build_document(
+    tools: list[dict[str, Any]], plans: list[ClassPlan], avoid: frozenset[str] = frozenset()
+) -> tuple[dict[str, Any], dict[str, str]]:
     """The JSON Schema document for datamodel-code-generator, and its `model_name_map`."""
-    names = _Names({plan.input_class for plan in plans} | {plan.output_class for plan in plans if plan.output_class})
+    planned = {plan.input_class for plan in plans} | {plan.output_class for plan in plans if plan.output_class}
+    names = _Names(planned | set(avoid))
     defs: dict[str, Any] = {}
     for tool, plan in zip(tools, plans, strict=True):
         members: list[tuple[str, str]] = [("inputSchema", plan.input_class)]
@@ -214,6 +231,17 @@ def build_document(tools: list[dict[str, Any]], plans: list[ClassPlan]) -> tuple
 
 # ----------------------------------------------------------------------- datamodel-code-generator
 
+_MAX_RENAMES = 16
+
+
+class _PinnedNameTaken(Exception):
+    """datamodel-code-generator gave one of our planned class names to a nested schema first."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
 
 def run_datamodel_codegen(document: dict[str, Any], model_name_map: dict[str, str]) -> str:
     """models.py text from datamodel-code-generator (one call for the whole package).
@@ -232,10 +260,10 @@ def _run_datamodel_codegen(key: str) -> str:
     import datamodel_code_generator as dcg
 
     document, model_name_map = json.loads(key)
-    options: dict[str, Any] = {
-        "input_file_type": dcg.InputFileType.JsonSchema,
-        "output_model_type": dcg.DataModelType.PydanticV2BaseModel,
-        "target_python_version": dcg.PythonVersion.PY_311,
+    options: dict[str, Any] = {  # enum options by value: validated by DCG's GenerateConfig
+        "input_file_type": "jsonschema",
+        "output_model_type": "pydantic_v2.BaseModel",
+        "target_python_version": "3.11",
         "snake_case_field": True,
         "use_union_operator": True,
         "use_standard_collections": True,
@@ -251,7 +279,7 @@ def _run_datamodel_codegen(key: str) -> str:
         "skip_root_model": True,
         "strict_refs": True,
         "allow_remote_refs": False,
-        "naming_strategy": dcg.NamingStrategy.FullPath,
+        "naming_strategy": "full-path",
         "model_name_map": model_name_map,
     }
     try:
@@ -261,6 +289,9 @@ def _run_datamodel_codegen(key: str) -> str:
     except dcg.Error as exc:
         message = str(exc)
         if "--model-name-map" in message:
+            taken = sorted(name for path, name in model_name_map.items() if f"{path!r}" in message)
+            if len(taken) == 1:
+                raise _PinnedNameTaken(taken[0]) from exc
             raise NameCollisionError(
                 "a class name planned for a tool schema is also the name datamodel-code-generator chose for a "
                 f"nested schema ({message.splitlines()[0]}); rename the tool or the nested property"
@@ -294,6 +325,7 @@ def read_models(text: str, pinned: set[str]) -> DcgOutput:
     statements = list(module.body)
     while statements and isinstance(statements[0], (ast.Import, ast.ImportFrom)):
         node = statements.pop(0)
+        assert isinstance(node, (ast.Import, ast.ImportFrom))
         body_start = node.end_lineno or node.lineno
         if isinstance(node, ast.ImportFrom):
             if node.level or node.module is None:
@@ -336,17 +368,43 @@ def _is_name(node: ast.expr, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
-def _root_annotation(cls: ast.ClassDef) -> ast.expr | None:
-    """T for `class X(RootModel[T])`, None for a BaseModel."""
+_MAX_BASES_DEPTH = 64
+
+
+def _model_bases(cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> list[ast.ClassDef]:
+    """The bases of `cls` defined in the same models module (DCG models allOf as inheritance)."""
+    return [classes[base.id] for base in cls.bases if isinstance(base, ast.Name) and base.id in classes]
+
+
+def _root_annotation(cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef], depth: int = 0) -> ast.expr | None:
+    """T for `class X(RootModel[T])` (directly or through a model base), None for a BaseModel."""
+    if depth > _MAX_BASES_DEPTH:
+        raise InternalGeneratorError(f"class {cls.name!r}: model inheritance too deep")
     for base in cls.bases:
         if isinstance(base, ast.Subscript) and _is_name(base.value, "RootModel"):
             return base.slice
         if _is_name(base, "RootModel"):
             raise InternalGeneratorError(f"class {cls.name!r} is an unparameterised RootModel")
+    for parent in _model_bases(cls, classes):
+        found = _root_annotation(parent, classes, depth + 1)
+        if found is not None:
+            return found
     return None
 
 
-_MISSING = object()
+def _field_statements(
+    cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef], depth: int = 0
+) -> dict[str, tuple[ast.AnnAssign, str]]:
+    """Field name -> (statement, defining class), in pydantic's order: bases (last first), then own."""
+    if depth > _MAX_BASES_DEPTH:
+        raise InternalGeneratorError(f"class {cls.name!r}: model inheritance too deep")
+    fields: dict[str, tuple[ast.AnnAssign, str]] = {}
+    for parent in reversed(_model_bases(cls, classes)):
+        fields.update(_field_statements(parent, classes, depth + 1))
+    for stmt in cls.body:
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id != "model_config":
+            fields[stmt.target.id] = (stmt, cls.name)
+    return fields
 
 
 def _json_scalar(node: ast.expr) -> tuple[bool, Any]:
@@ -425,15 +483,11 @@ def _param_name(field_name: str, used: set[str]) -> str:
     return name
 
 
-def _read_params(cls: ast.ClassDef) -> tuple[ParamIR, ...]:
+def _read_params(cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> tuple[ParamIR, ...]:
     params: list[ParamIR] = []
     used: set[str] = set()
-    for stmt in cls.body:
-        if not isinstance(stmt, ast.AnnAssign):
-            continue
-        if isinstance(stmt.target, ast.Name) and stmt.target.id == "model_config":
-            continue
-        field_name, wire, annotation, required, has_default, default, description = _read_field(stmt, cls.name)
+    for stmt, owner in _field_statements(cls, classes).values():
+        field_name, wire, annotation, required, has_default, default, description = _read_field(stmt, owner)
         params.append(
             ParamIR(
                 name=_param_name(field_name, used),
@@ -463,10 +517,23 @@ def build_ir(spec: ValidatedSpec, *, package: str) -> PackageIR:
     wire_names = [tool["name"] for tool in tools]
     if len(set(wire_names)) != len(wire_names):
         raise NameCollisionError("duplicate tool names reached the generator (TOOLS-15)")
-    plans = plan_classes(tools)
-    document, name_map = build_document(tools, plans)
-    output = read_models(run_datamodel_codegen(document, name_map), set(name_map.values()))
-    missing = sorted(set(name_map.values()) - set(output.classes))
+    # A nested schema may take a planned name first (tool `a` with an inline object `b_input` vs tool
+    # `a_input_b`): plan again around that name, deterministically, a bounded number of times.
+    avoid: set[str] = set()
+    for _ in range(_MAX_RENAMES):
+        plans = plan_classes(tools, frozenset(avoid))
+        document, name_map = build_document(tools, plans, frozenset(avoid))
+        try:
+            text = run_datamodel_codegen(document, name_map)
+        except _PinnedNameTaken as taken:
+            avoid.add(taken.name)
+            continue
+        break
+    else:
+        raise NameCollisionError(f"class names of nested schemas keep colliding with tool classes: {sorted(avoid)!r}")
+    output = read_models(text, set(name_map.values()))
+    required = {plan.input_class for plan in plans} | {plan.output_class for plan in plans if plan.output_class}
+    missing = sorted(required - set(output.classes))  # hoisted definitions may legitimately yield no class
     if missing:
         raise InternalGeneratorError(f"datamodel-code-generator did not define {missing[:5]!r}")
 
@@ -476,11 +543,11 @@ def build_ir(spec: ValidatedSpec, *, package: str) -> PackageIR:
     tool_irs: list[ToolIR] = []
     for tool, plan in zip(tools, plans, strict=True):
         input_cls = output.classes[plan.input_class]
-        input_root = _root_annotation(input_cls)
-        params = () if input_root is not None else _read_params(input_cls)
+        input_root = _root_annotation(input_cls, output.classes)
+        params = () if input_root is not None else _read_params(input_cls, output.classes)
         output_root = None
         if plan.output_class is not None:
-            output_root = _root_annotation(output.classes[plan.output_class])
+            output_root = _root_annotation(output.classes[plan.output_class], output.classes)
         tool_irs.append(
             ToolIR(
                 wire_name=plan.wire_name,
@@ -506,6 +573,3 @@ def build_ir(spec: ValidatedSpec, *, package: str) -> PackageIR:
         definitions=tuple(tools),
     )
 
-
-def is_stdlib(module: str) -> bool:
-    return module.split(".", 1)[0] in sys.stdlib_module_names

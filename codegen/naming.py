@@ -56,7 +56,7 @@ RUNTIME_FALLBACK_NAMES: frozenset[str] = frozenset({
 GENERATED_MODULE_NAMES: frozenset[str] = frozenset({
     "Any", "AsyncClient", "ClassVar", "Client", "RUNTIME_API_VERSION", "Server", "ServerBase",
     "ToolBinding", "ToolContext", "ToolResult", "ToolReturn", "ToolServer", "load_package_tools", "models",
-    "serve_main", "args", "ctx", "self", "cls",
+    "serve_main", "self", "cls",
 })
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])[0-9]*|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+[a-z]*")

@@ -33,12 +33,12 @@ __all__ = [
     "PySource",
     "clean_text",
     "comment",
-    "docstring",
     "dict_display",
+    "docstring",
     "dotted",
     "expr",
-    "ident",
     "generated_code",
+    "ident",
     "import_from",
     "import_from_wrapped",
     "import_module",
@@ -64,7 +64,7 @@ class PySource(str):
 
     __slots__ = ()
 
-    def __new__(cls, value: str, token: object = None) -> PySource:  # noqa: PYI034
+    def __new__(cls, value: str, token: object = None) -> PySource:
         if token is not _TOKEN:
             raise TypeError(f"{cls.__name__} values are created by codegen.pysource only")
         return super().__new__(cls, value)
@@ -190,7 +190,7 @@ def literal(value: Any) -> PyLiteral:
             for key, element in item.items():
                 if not isinstance(key, str):
                     raise InternalGeneratorError(f"JSON object key {key!r} is not a string")
-                members.append(f"{repr(str(key))}: {emit(element, depth + 1)}")
+                members.append(f"{str(key)!r}: {emit(element, depth + 1)}")
             return "{" + ", ".join(members) + "}"
         raise InternalGeneratorError(f"not a JSON value: {type(item).__name__}")
 
@@ -210,9 +210,7 @@ def clean_text(text: str, *, keep_newlines: bool = True, max_chars: int = MAX_DO
             kept.append("\n" if keep_newlines else " ")
         elif char == "\t":
             kept.append("\t" if keep_newlines else " ")
-        elif char in _BIDI or char in _SEPARATORS:
-            continue
-        elif unicodedata.category(char) in ("Cc", "Cs"):
+        elif char in _BIDI or char in _SEPARATORS or unicodedata.category(char) in ("Cc", "Cs"):
             continue
         else:
             kept.append(char)

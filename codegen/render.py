@@ -9,14 +9,13 @@ Templates only loop and branch over the view objects built here.
 from __future__ import annotations
 
 import ast
-import builtins
 import copy
 import functools
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import jinja2
 import markupsafe
@@ -39,7 +38,11 @@ __all__ = [
 LINE_LENGTH = 110  # black and the import block wrap at this width
 _METHOD_INDENT = " " * 8
 _CLASS_INDENT = " " * 4
-_BUILTIN_TYPES = frozenset(dir(builtins))
+# builtins that may appear in a model annotation (anything else there is a bug)
+_BUILTIN_TYPES = frozenset({
+    "bool", "bytearray", "bytes", "complex", "dict", "float", "frozenset", "int", "list", "object", "set", "str",
+    "tuple", "type",
+})
 
 
 # ------------------------------------------------------------------------------------- environment
@@ -91,9 +94,6 @@ def _render(template: str, **context: Any) -> str:
 
 
 # ------------------------------------------------------------------------------------------ imports
-
-_Section = Literal[0, 1, 2, 3]
-
 
 def _member_key(name: str) -> tuple[int, str, str]:
     """isort/ruff `order-by-type`: CONSTANTS, then Classes, then everything else."""
@@ -150,7 +150,7 @@ class Imports:
             for _, module, members in sorted(statements, key=lambda s: s[0]):
                 lines[section].append(self._from_line(module, members))
         groups = [pysource.join(group, "\n") for group in lines if group]
-        return pysource.join(groups, "\n") if len(groups) <= 1 else _join_groups(groups)
+        return pysource.join_blocks(groups)
 
     @staticmethod
     def _from_line(module: str, members: list[tuple[str, str | None]]) -> PyCode:
@@ -159,10 +159,6 @@ class Imports:
             return one_line
         # isort and black agree on one name per line with a trailing comma once the line is too long
         return pysource.import_from_wrapped(module, members)
-
-
-def _join_groups(groups: list[PyCode]) -> PyCode:
-    return pysource.join_blocks(groups)
 
 
 # ------------------------------------------------------------------------------------- annotations
@@ -181,7 +177,6 @@ class _Retarget:
         self.by_local = {imp.local: imp for imp in model_imports}
         self.imports = imports
         self.taken = taken  # module-level names this file defines itself
-        self.used_models = False
 
     def _literal_names(self) -> set[str]:
         return {local for local, imp in self.by_local.items() if imp.name == "Literal"}
@@ -216,7 +211,6 @@ class _Retarget:
     def _name(self, node: ast.Name) -> ast.expr:
         name = node.id
         if name in self.classes:
-            self.used_models = True
             return ast.Attribute(value=ast.Name(id="_m", ctx=ast.Load()), attr=name, ctx=ast.Load())
         imported = self.by_local.get(name)
         if imported is not None:
@@ -232,7 +226,7 @@ class _Retarget:
                     continue
                 return ast.Name(id=local, ctx=ast.Load())
             raise InternalGeneratorError(f"no free name to import {imported.module}.{imported.name} as")
-        if name in _BUILTIN_TYPES and name not in ("print", "exec", "eval"):
+        if name in _BUILTIN_TYPES:
             return node
         raise InternalGeneratorError(f"annotation name {name!r} is neither a model, an import nor a builtin")
 
@@ -429,7 +423,7 @@ def _method_view(tool: ToolIR, retarget: _Retarget, imports: Imports) -> MethodV
     )
 
 
-def _handler_view(tool: ToolIR, retarget: _Retarget, imports: Imports, *, tool_return: str) -> HandlerView:
+def _handler_view(tool: ToolIR, retarget: _Retarget, *, tool_return: str) -> HandlerView:
     if tool.output_class is None:
         returns = _expr_name(tool_return)
         output_model = None
@@ -522,7 +516,7 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
     }
     taken = set(fixed) | {"ServerBase", "_m", "_GENERATOR", "_RUNTIME_API", "ToolContext", "ToolReturn"}
     retarget = _Retarget(ir.models.classes, ir.models.imports, base_imports, taken)
-    handlers = [_handler_view(tool, retarget, base_imports, tool_return="ToolReturn") for tool in ir.tools]
+    handlers = [_handler_view(tool, retarget, tool_return="ToolReturn") for tool in ir.tools]
     if ir.tools:
         base_imports.add("mcpgen_runtime.server", "ToolContext")
         base_imports.add(".", "models", "_m")
@@ -541,7 +535,7 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
     user_imports = Imports()
     user_imports.add(".base", "ServerBase")
     user_retarget = _Retarget(ir.models.classes, ir.models.imports, user_imports, {"Server", "ServerBase", "_m"})
-    user_handlers = [_handler_view(tool, user_retarget, user_imports, tool_return="ToolReturn") for tool in ir.tools]
+    user_handlers = [_handler_view(tool, user_retarget, tool_return="ToolReturn") for tool in ir.tools]
     if ir.tools:
         user_imports.add("mcpgen_runtime.server", "ToolContext")
         user_imports.add(".", "models", "_m")
@@ -564,7 +558,14 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
         "__init__.py": _render("server/__init__.py.jinja", header=header),
         "models.py": render_models(ir),
         "base.py": base,
-        "__main__.py": _render("server/__main__.py.jinja", header=header),
+        "__main__.py": _render(
+            "server/__main__.py.jinja",
+            header=header,
+            module_doc=pysource.docstring(
+                f"Serve the tools: `python -m {ir.package} --http --port 8000` or `python -m {ir.package} --stdio`.",
+                indent="",
+            ),
+        ),
     }
     return files, {"handlers.py": handlers_py}
 

@@ -15,7 +15,7 @@ from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from types import MappingProxyType, TracebackType
-from typing import Any, Final, Self, TypeVar, cast
+from typing import Any, ClassVar, Final, Self, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -338,6 +338,9 @@ def _first_error(exc: ValidationError) -> tuple[str, str]:
 class Client:
     """Blocking MCP tool client over Streamable HTTP (`url`) or stdio (`Client.stdio`)."""
 
+    # Tool definitions used when `tools` is not passed; generated subclasses set their tools.json here.
+    _tool_definitions_: ClassVar[Sequence[Mapping[str, Any]] | None] = None
+
     def __init__(
         self,
         url: str | None = None,
@@ -351,6 +354,8 @@ class Client:
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
+        if tools is None:
+            tools = self._tool_definitions_  # generated clients embed the definitions they were built from
         core = ClientCore(client_info=client_info, tools=tools, headers=headers, timeout=timeout,
                           send_headers=True if transport is None else sends_headers(transport))
         self._core = core
@@ -430,6 +435,8 @@ class Client:
 class AsyncClient:
     """asyncio MCP tool client over Streamable HTTP (`url`) or stdio (`AsyncClient.stdio`)."""
 
+    _tool_definitions_: ClassVar[Sequence[Mapping[str, Any]] | None] = None
+
     def __init__(
         self,
         url: str | None = None,
@@ -443,6 +450,8 @@ class AsyncClient:
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
+        if tools is None:
+            tools = self._tool_definitions_  # generated clients embed the definitions they were built from
         core = ClientCore(client_info=client_info, tools=tools, headers=headers, timeout=timeout,
                           send_headers=True if transport is None else sends_headers(transport))
         self._core = core

@@ -327,10 +327,38 @@ def test_weather_server_base(imported: dict[str, ModuleType]) -> None:
     package.Server()  # definitions and bindings agree
 
 
+class Loopback:
+    """An in-process transport: each request goes straight to `ToolServer.handle_message`."""
+
+    sends_headers = False
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.runner = asyncio.Runner()
+
+    def request(self, message: dict[str, Any], headers: Any, *, timeout: Any, on_notification: Any = None) -> Any:
+        from mcpgen_runtime.server import IncomingRequest
+
+        outcome = self.runner.run(self.server.handle_message(message, IncomingRequest()))
+        return outcome.response, outcome.status
+
+    def notify(self, message: dict[str, Any], headers: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+def test_client_tool_table_is_the_embedded_definitions(imported: dict[str, ModuleType]) -> None:
+    client_pkg, server_pkg = imported["weather_client"], imported["weather_server"]
+    with client_pkg.Client(transport=Loopback(server_pkg.Server())) as client:
+        assert list(client.tools) == [tool["name"] for tool in client_pkg.Client._tool_definitions_]
+        assert [param.header for param in client.tools["execute_sql"].header_params] == ["Mcp-Param-Region"]
+
+
 def test_generated_client_calls_generated_server(imported: dict[str, ModuleType]) -> None:
     """Behaviour, not text: the weather client talks to the weather server in-process."""
     from mcpgen_runtime.errors import ToolError
-    from mcpgen_runtime.server import IncomingRequest
 
     client_pkg, server_pkg = imported["weather_client"], imported["weather_server"]
     sm = server_pkg.models
@@ -341,23 +369,6 @@ def test_generated_client_calls_generated_server(imported: dict[str, ModuleType]
 
         async def list_users(self, args: Any, ctx: Any) -> Any:
             return [sm.ListUsersOutputItem(id="1", name="Ada", email="ada@example.com")]
-
-    class Loopback:
-        sends_headers = False
-
-        def __init__(self, server: Any) -> None:
-            self.server = server
-            self.runner = asyncio.Runner()
-
-        def request(self, message: dict[str, Any], headers: Any, *, timeout: Any, on_notification: Any = None) -> Any:
-            outcome = self.runner.run(self.server.handle_message(message, IncomingRequest()))
-            return outcome.response, outcome.status
-
-        def notify(self, message: dict[str, Any], headers: Any) -> None:
-            pass
-
-        def close(self) -> None:
-            self.runner.close()
 
     with client_pkg.Client(transport=Loopback(Impl())) as client:
         data = client.get_weather_data("Paris")

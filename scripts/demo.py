@@ -1,0 +1,85 @@
+"""`make demo`: generate a client and a server from specs/weather.json, serve, call every tool, print.
+
+Runs what a user would run: the mcpgen CLI, `python -m weather_server --http`, and the generated client.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def run(*args: str) -> None:
+    print(f"$ {' '.join(args)}", flush=True)
+    subprocess.run(args, cwd=ROOT, check=True)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited early with code {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("server did not start listening within 20 s")
+
+
+def main() -> None:
+    run(str(BIN / "mcpgen"), "validate", "specs/weather.json")
+    # generated/ holds this repository's bindings ([tool.mcpgen] in pyproject.toml); handlers.py is kept.
+    run(str(BIN / "mcpgen"), "generate")
+
+    sys.path.insert(0, str(ROOT / "generated"))
+    from weather_client import Client
+
+    from mcpgen_runtime.errors import ToolError
+
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "generated"), str(ROOT)])}
+    command = [sys.executable, "-m", "weather_server", "--http", "--port", str(port)]
+    print(f"$ {' '.join(command[1:])}  (PYTHONPATH=generated)", flush=True)
+    server = subprocess.Popen(command, cwd=ROOT, env=env)
+    try:
+        wait_listening(port, server)
+        url = f"http://127.0.0.1:{port}/mcp"
+        print(f"\nserver listening on {url}\n")
+        with Client(url) as client:
+            info = client.discover()
+            print("server/discover ->", info["supportedVersions"], "tools:", info["capabilities"].get("tools"))
+            print("tools/list      ->", [tool["name"] for tool in client.list_all_tools()])
+            print()
+            print("get_weather('Berlin')            ->", repr(client.get_weather("Berlin").text))
+            print("get_weather_data('Berlin')       ->", repr(client.get_weather_data("Berlin")))
+            print("list_users()                     ->", client.list_users())
+            print("execute_sql('us-west1', 'SELECT 1') ->", repr(client.execute_sql("us-west1", "SELECT 1").text),
+                  " (sent Mcp-Param-Region: us-west1)")
+            print("calculate_sum(2, 40.5)           ->", repr(client.calculate_sum(2, 40.5).text))
+            print("get_current_time()               ->", repr(client.get_current_time().text))
+            try:
+                client.execute_sql("us-west1", "DROP TABLE users")
+            except ToolError as exc:
+                print("execute_sql('us-west1', 'DROP TABLE users') -> ToolError:", repr(exc.result.text))
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        print("\nserver stopped")
+
+
+if __name__ == "__main__":
+    main()

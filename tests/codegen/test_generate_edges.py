@@ -1,0 +1,196 @@
+"""Schema shapes that change what a method looks like: allOf inheritance, root unions, `$ref`
+forms, defaults, empty schemas, class-name collisions with nested schemas, and no tools at all."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import sys
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from codegen import modelgen
+from codegen.pipeline import build_client, build_server
+from codegen.spec import ValidatedSpec, canonical_digest
+
+BASE = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+EDGE_TOOLS: list[dict[str, Any]] = [
+    {"name": "refroot", "inputSchema": {"type": "object", "$ref": "#/$defs/base", "$defs": {"base": BASE}}},
+    {
+        "name": "allof",
+        "inputSchema": {
+            "type": "object",
+            "allOf": [{"$ref": "#/definitions/base"}, {"properties": {"b": {"type": "integer"}}, "required": ["b"]}],
+            "definitions": {"base": {"type": "object", "properties": {"a": {"type": "string"}}}},
+        },
+    },
+    {
+        "name": "oneof",
+        "inputSchema": {
+            "type": "object",
+            "oneOf": [
+                {"properties": {"x": {"type": "string"}}, "required": ["x"]},
+                {"properties": {"y": {"type": "integer"}}, "required": ["y"]},
+            ],
+        },
+    },
+    {
+        "name": "nested_defs",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"q": {"$ref": "#/$defs/a/$defs/b"}, "r": {"$ref": "#/properties/q"}},
+            "$defs": {"a": {"$defs": {"b": {"type": "object", "properties": {"z": {"type": "string"}}}}}},
+        },
+    },
+    {
+        "name": "tree",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"label": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#"}}},
+            "required": ["label"],
+        },
+        "outputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]},
+    },
+    {
+        "name": "defaults",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "default": 10},
+                "s": {"type": "string", "default": 'x"y'},
+                "o": {"type": "object", "properties": {"k": {"type": "string"}}, "default": {"k": "v"}},
+                "nul": {"type": ["string", "null"], "default": None},
+                "req": {"type": "integer", "default": 3},
+                "e": {"enum": ["a", "b"], "default": "b"},
+            },
+            "required": ["req"],
+        },
+    },
+    {"name": "empty_out", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}},
+    # tool `a` names its nested schema `AInputBInput`, which is also tool `a_input_b`'s planned class
+    {"name": "a", "inputSchema": {"type": "object", "properties": {"b_input": {"type": "object", "properties": {
+        "x": {"type": "string"}}}}}},
+    {"name": "a_input_b", "inputSchema": {"type": "object", "properties": {"y": {"type": "string"}}}},
+]
+
+
+@pytest.fixture(scope="module")
+def edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    spec = ValidatedSpec(source="edge.json", tools=EDGE_TOOLS, digest=canonical_digest(EDGE_TOOLS))
+    package = build_client(spec, package="edge_client")
+    root = tmp_path_factory.mktemp("edge")
+    (root / package.package).mkdir()
+    for name, data in package.files.items():
+        (root / package.package / name).write_bytes(data)
+    sys.path.insert(0, str(root))
+    try:
+        yield importlib.import_module(package.package)
+    finally:
+        sys.path.remove(str(root))
+        for name in list(sys.modules):
+            if name.startswith("edge_client"):
+                del sys.modules[name]
+
+
+def _params(method: Any) -> dict[str, inspect.Parameter]:
+    return dict(list(inspect.signature(method).parameters.items())[1:])
+
+
+def test_ref_at_the_root(edge: ModuleType) -> None:
+    params = _params(edge.Client.refroot)
+    assert list(params) == ["a"] and params["a"].annotation is str
+
+
+def test_allof_inheritance_keeps_base_fields(edge: ModuleType) -> None:
+    params = _params(edge.Client.allof)
+    assert list(params) == ["b", "a"]
+    assert params["b"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert params["a"].kind is inspect.Parameter.KEYWORD_ONLY and params["a"].default is None
+
+
+def test_root_union_input_takes_one_arguments_dict(edge: ModuleType) -> None:
+    params = _params(edge.Client.oneof)
+    assert list(params) == ["arguments"] and params["arguments"].annotation == dict[str, Any]
+    sent = []
+    client = object.__new__(edge.Client)
+    client._call = lambda name, arguments, model: sent.append((name, arguments, model))
+    client.oneof({"x": "1"})
+    assert sent == [("oneof", {"x": "1"}, edge.models.OneofInput)]
+
+
+def test_refs_into_nested_defs_and_properties(edge: ModuleType) -> None:
+    params = _params(edge.Client.nested_defs)
+    assert set(params) == {"q", "r"}
+    q_model = params["q"].annotation.__args__[0]
+    assert "z" in q_model.model_fields
+
+
+def test_recursive_root_ref(edge: ModuleType) -> None:
+    params = _params(edge.Client.tree)
+    assert params["children"].annotation == list[edge.models.TreeInput] | None
+    edge.models.TreeInput.model_validate({"label": "a", "children": [{"label": "b"}]})
+
+
+def test_defaults(edge: ModuleType) -> None:
+    params = _params(edge.Client.defaults)
+    assert list(params)[0] == "req" and params["req"].default is inspect.Parameter.empty
+    assert params["n"].default == 10 and params["s"].default == 'x"y' and params["e"].default == "b"
+    assert params["o"].default is None  # non-scalar default: left to the model / server
+    assert params["nul"].default is None
+
+
+def test_empty_output_schema(edge: ModuleType) -> None:
+    assert inspect.signature(edge.Client.empty_out).return_annotation is edge.models.EmptyOutOutput
+
+
+def test_nested_class_name_collision_is_planned_around(edge: ModuleType) -> None:
+    a_model = _params(edge.Client.a)["b_input"].annotation.__args__[0]
+    assert a_model is edge.models.AInputBInput and "x" in a_model.model_fields
+    sent = []
+    client = object.__new__(edge.Client)
+    client._call = lambda name, arguments, model: sent.append(model)
+    client.a_input_b(y="1")
+    assert sent == [edge.models.AInputBInput2] and "y" in edge.models.AInputBInput2.model_fields
+
+
+def test_planned_names_are_pinned() -> None:
+    plans = modelgen.plan_classes(EDGE_TOOLS)
+    assert [plan.input_class for plan in plans][:3] == ["RefrootInput", "AllofInput", "OneofInput"]
+    document, name_map = modelgen.build_document(EDGE_TOOLS, plans)
+    assert name_map["#/$defs/RefrootBaseDef"] == "RefrootBaseDef"
+    assert document["$defs"]["RefrootInput"]["$ref"] == "#/$defs/RefrootBaseDef"
+    assert "definitions" not in document["$defs"]["AllofInput"]
+    assert document["$defs"]["TreeInput"]["properties"]["children"]["items"] == {"$ref": "#/$defs/TreeInput"}
+
+
+def test_titles_and_ids_never_reach_the_document() -> None:
+    tools = [{
+        "name": "t",
+        "inputSchema": {
+            "$id": "https://evil.example/schema", "title": "Evil", "type": "object",
+            "properties": {"title": {"type": "string", "title": "AlsoEvil"}, "x": {"$ref": "#anchor"}},
+            "$defs": {"d": {"$anchor": "anchor", "title": "DefEvil", "type": "string"}},
+        },
+    }]
+    document, _ = modelgen.build_document(tools, modelgen.plan_classes(tools))
+    text = repr(document)
+    assert "Evil" not in text and "evil.example" not in text and "$anchor" not in text
+    assert document["$defs"]["TInput"]["properties"]["title"] == {"type": "string"}  # a property named title stays
+    assert document["$defs"]["TInput"]["properties"]["x"] == {"$ref": "#/$defs/TDDef"}
+
+
+def test_no_tools() -> None:
+    spec = ValidatedSpec(source="empty.json", tools=[], digest=canonical_digest([]))
+    client, server = build_client(spec, package="none_client"), build_server(spec, package="none_server")
+    client_module = ast.parse(client.files["client.py"])
+    classes = [node for node in client_module.body if isinstance(node, ast.ClassDef)]
+    assert [cls.name for cls in classes] == ["Client", "AsyncClient"]
+    assert b"_tool_bindings_ = ()" in server.files["base.py"]
+    assert client.files["tools.json"] == b'{\n  "tools": []\n}\n'
+    for data in [*client.files.values(), *server.files.values(), *server.user_files.values()]:
+        if not data.startswith(b"{"):
+            ast.parse(data)
