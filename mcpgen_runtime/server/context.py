@@ -1,23 +1,68 @@
-"""What a tool handler sees of its request (`ToolContext`) and the exceptions it may raise.
+"""What a handler sees of its request (`RequestContext`, `ToolContext`) and the exceptions it may raise.
 
 Each request is self-contained (BASE-19): everything here comes from that request's
-`_meta` and transport, never from earlier requests on the same connection.
+`_meta`, its transport and its verified `requestState`, never from earlier requests on the
+same connection.
+
+Multi round-trip requests (MRTR, see `mrtr.py`): a handler asks the client for input with
+
+    answer = await ctx.elicit("What is your name?", schema, key="user_name")   # ElicitResult
+    sampled = await ctx.sample("What is the capital of France?", max_tokens=100)
+    roots = await ctx.list_roots()
+
+or collects several requests for one round:
+
+    name = ctx.need(Elicit("What is your name?", schema, key="user_name"))
+    greeting = ctx.need(Sample("Generate a greeting", max_tokens=50, key="greeting"))
+    await ctx.ask()                  # ends the round unless every answer is already here
+    name.value, greeting.value
+
+Each ask either returns at once (the answer arrived in `inputResponses` or was carried in the
+`requestState` of an earlier round) or ends the round with an `input_required` result; the
+handler then runs again from the top on the client's retry.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from ..content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResult
 from ..protocol import jsonrpc
 from ..protocol.meta import CLIENT_INFO_KEY, PROGRESS_TOKEN_KEY
+from ._errors import ClientCapabilityRequired, RpcError, ToolExecutionError, status_for_code
+from .mrtr import (
+    MRTR_METHODS,
+    Elicit,
+    ElicitResult,
+    ElicitUrl,
+    InputRequest,
+    InputRequired,
+    ListRoots,
+    Pending,
+    Root,
+    Sample,
+    SamplingResult,
+)
 
-__all__ = ["ClientCapabilityRequired", "Notify", "RpcError", "ToolContext", "ToolExecutionError", "ToolReturn"]
+__all__ = [
+    "ClientCapabilityRequired",
+    "Notify",
+    "RequestContext",
+    "RpcError",
+    "ToolContext",
+    "ToolExecutionError",
+    "ToolReturn",
+    "status_for_code",
+]
 
 _LOG = logging.getLogger("mcpgen.server")
+
+T = TypeVar("T")
 
 # What a handler of a tool without an outputSchema may return: text, content blocks, or a whole result.
 ContentValue = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
@@ -25,74 +70,49 @@ ToolReturn = str | ContentValue | list[ContentValue] | ToolResult
 
 # Sends one server notification on the stream of the request it belongs to.
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
+OpenStream = Callable[[], Awaitable[None]]
+
+_MISSING: Any = object()
 
 
-class ToolExecutionError(Exception):
-    """Raise from a handler to report a failure the model can act on: an `isError: true` result
-    whose text is the exception message (TOOLS-22). Keep the message free of secrets."""
+def _merge_required(into: dict[str, Any], fragment: Mapping[str, Any]) -> None:
+    for name, settings in fragment.items():
+        into.setdefault(name, {}).update(settings)
 
 
-class RpcError(Exception):
-    """Raise to answer with a JSON-RPC error instead of a tool result (protocol-level failures only).
+class RequestContext:
+    """Per-request facts and services for one request a handler answers.
 
-    Use only codes the specification defines, with their meaning (ERR-03).
-    """
-
-    def __init__(self, code: int, message: str, data: Any = None, *, http_status: int | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-        self.http_status = http_status if http_status is not None else status_for_code(code)
-
-
-class ClientCapabilityRequired(RpcError):
-    """The request needs a client capability it did not declare: `-32021` with
-    `data.requiredCapabilities`, HTTP 400 (BASE-35, BASE-36)."""
-
-    def __init__(self, required: Mapping[str, Any]) -> None:
-        names = ", ".join(sorted(required))
-        super().__init__(
-            jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
-            f"This request requires the client capabilities: {names}",
-            {"requiredCapabilities": dict(required)},
-            http_status=400,
-        )
-
-
-def status_for_code(code: int) -> int:
-    """HTTP status for a JSON-RPC error code (404 for -32601 per HDR-05; ERR-08 codes are 400)."""
-    if code == jsonrpc.METHOD_NOT_FOUND:
-        return 404
-    if code == jsonrpc.INTERNAL_ERROR:
-        return 500
-    return 400
-
-
-class ToolContext:
-    """Per-request facts and services for one `tools/call`.
-
-    `report_progress` streams `notifications/progress` when the request carried a
-    progress token; `input_responses`/`request_state` hold the multi-round-trip retry
-    fields as received, ready for a future `elicit()` that would end the call with an
-    `input_required` result.
+    `report_progress` streams `notifications/progress` when the request carried a progress
+    token; the MRTR methods (`need`/`ask`, `elicit`, `elicit_url`, `sample`, `list_roots`)
+    read the client's answers or end the round (only on tools/call, prompts/get and
+    resources/read: MRTR-02); `state` is kept across rounds in the signed `requestState`.
     """
 
     __slots__ = (
+        "_answers",
+        "_asked",
+        "_auto_keys",
+        "_carried",
         "_closed",
         "_last_progress",
+        "_last_progress_at",
         "_notify",
+        "_open_stream",
+        "_pending",
+        "_progress_interval",
+        "_state",
         "client_capabilities",
         "client_info",
         "headers",
         "input_responses",
         "meta",
+        "method",
         "principal",
         "progress_token",
         "protocol_version",
         "request_id",
         "request_state",
-        "tool_name",
         "transport",
     )
 
@@ -100,7 +120,7 @@ class ToolContext:
         self,
         *,
         request_id: jsonrpc.RequestId,
-        tool_name: str,
+        method: str,
         meta: Mapping[str, Any],
         protocol_version: str,
         client_capabilities: Mapping[str, Any],
@@ -110,9 +130,11 @@ class ToolContext:
         notify: Notify | None = None,
         input_responses: Mapping[str, Any] | None = None,
         request_state: str | None = None,
+        open_stream: OpenStream | None = None,
+        progress_interval: float = 0.0,
     ) -> None:
         self.request_id = request_id
-        self.tool_name = tool_name
+        self.method = method
         self.meta = meta  # the request's whole `_meta`, as sent
         self.protocol_version = protocol_version
         self.client_capabilities = client_capabilities
@@ -127,11 +149,23 @@ class ToolContext:
         self.progress_token: str | int | None = (
             token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
         )
-        self.input_responses = input_responses
-        self.request_state = request_state
+        self.input_responses = input_responses  # as received (already checked to be an object of objects)
+        self.request_state = request_state  # as received (already verified by the server)
         self._notify = notify
+        self._open_stream = open_stream
+        self._progress_interval = progress_interval
         self._last_progress: float | None = None
+        self._last_progress_at = 0.0
         self._closed = False
+        # MRTR bookkeeping, filled lazily: most requests never ask for input.
+        self._carried: dict[str, Any] = {}
+        self._asked: frozenset[str] | None = None
+        self._state: dict[str, Any] | None = None
+        self._answers: dict[str, Any] | None = None
+        self._pending: list[Pending[Any]] | None = None
+        self._auto_keys: itertools.count[int] | None = None
+
+    # ---- capabilities ----------------------------------------------------------------------
 
     def has_capability(self, name: str) -> bool:
         """Whether this request declared the client capability `name` (BASE-34)."""
@@ -142,17 +176,39 @@ class ToolContext:
         if not self.has_capability(name):
             raise ClientCapabilityRequired({name: dict(settings or {})})
 
+    def can_elicit(self, mode: str = "form") -> bool:
+        """Whether an elicitation in `mode` ("form" or "url") may be sent (IN-02)."""
+        probe: InputRequest[Any] = Elicit("", {}) if mode == "form" else ElicitUrl("", "")
+        return probe.missing_capability(self.client_capabilities) is None
+
+    def can_sample(self, *, tools: bool = False) -> bool:
+        """Whether a sampling request (with tools: IN-17) may be sent."""
+        probe = Sample("", 1, options={"tools": []} if tools else None)
+        return probe.missing_capability(self.client_capabilities) is None
+
+    def can_list_roots(self) -> bool:
+        return self.has_capability("roots")
+
+    # ---- progress ----------------------------------------------------------------------------
+
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send `notifications/progress` for this request.
 
         A no-op without a progress token (PROG-05), after the handler returned (PROG-08), or
-        when `progress` does not increase (PROG-03) or is not finite.
+        when `progress` does not increase (PROG-03) or is not finite. Updates closer together
+        than the server's progress interval are dropped, except the final one (PROG-07).
         """
         if self._closed or self.progress_token is None or self._notify is None:
             return
         if not math.isfinite(progress) or (self._last_progress is not None and progress <= self._last_progress):
             _LOG.debug("dropping non-increasing progress %r for request %r", progress, self.request_id)
             return
+        if self._progress_interval:
+            now = time.monotonic()
+            final = total is not None and progress >= total
+            if not final and now - self._last_progress_at < self._progress_interval:
+                return
+            self._last_progress_at = now
         self._last_progress = progress
         params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
         if total is not None and math.isfinite(total):
@@ -165,6 +221,133 @@ class ToolContext:
             _LOG.debug("progress for request %r not delivered: %s", self.request_id, exc)
             self._closed = True
 
+    async def open_stream(self) -> None:
+        """Commit to a streamed (SSE) reply now, when the transport and client allow it.
+
+        Useful before long work: the response headers go out at once. A no-op on stdio,
+        when the client does not accept `text/event-stream`, or when already streaming.
+        """
+        if self._open_stream is not None and not self._closed:
+            await self._open_stream()
+
     def close(self) -> None:
         """Called by the server when the handler is done: no more notifications (PROG-08)."""
         self._closed = True
+
+    # ---- multi round-trip requests -----------------------------------------------------------
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """JSON data kept across rounds in the signed (not encrypted) `requestState`."""
+        if self._state is None:
+            self._state = {}
+        return self._state
+
+    def _resume(self, carried: dict[str, Any], asked: Sequence[str], state: dict[str, Any]) -> None:
+        """Called by the server with the contents of a verified requestState."""
+        self._carried = carried
+        self._asked = frozenset(asked)
+        self._state = state
+
+    def _lookup(self, key: str) -> Any:
+        if key in self._carried:
+            return self._carried[key]
+        responses = self.input_responses
+        # With a state, only keys asked in the last round are read from inputResponses;
+        # without one, any key the handler asks for. Everything else is ignored (MRTR-23).
+        if responses is not None and key in responses and (self._asked is None or key in self._asked):
+            return responses[key]
+        return _MISSING
+
+    def need(self, request: InputRequest[T]) -> Pending[T]:
+        """Register an input request for this round and return its handle.
+
+        When the answer is already available (in `inputResponses` or carried state) the
+        handle is answered at once; otherwise `ask()` will send the request. A malformed
+        answer fails the request with `-32602` (MRTR-21). Keys must be unique within the
+        request (MRTR-03); without `key` one is derived from the call order.
+        """
+        if self._answers is None:
+            self._answers = {}
+            self._pending = []
+        assert self._pending is not None
+        key = request.key
+        if key is None:
+            if self._auto_keys is None:
+                self._auto_keys = itertools.count(1)
+            key = f"input_{next(self._auto_keys)}"
+        if key in self._answers or any(p.key == key for p in self._pending):
+            raise ValueError(f"input request key {key!r} is used twice in one request (MRTR-03)")
+        pending = Pending(key, request)
+        raw = self._lookup(key)
+        if raw is _MISSING:
+            self._pending.append(pending)
+        else:
+            pending._set(request.parse(key, raw))
+            self._answers[key] = raw
+        return pending
+
+    async def ask(self) -> None:
+        """Return when every `need`ed request has its answer; otherwise end this round with an
+        `input_required` result asking for the missing ones (MRTR-24 when asked again).
+
+        A request for a capability the client did not declare fails with `-32021` naming it
+        (MRTR-13, BASE-35): check `can_elicit()`/`can_sample()`/`can_list_roots()` first to
+        fall back instead.
+        """
+        pending = self._pending
+        if not pending:
+            return
+        if self.method not in MRTR_METHODS:
+            raise RuntimeError(f"{self.method} cannot ask for client input (MRTR-02)")
+        required: dict[str, Any] = {}
+        for item in pending:
+            missing = item.request.missing_capability(self.client_capabilities)
+            if missing is not None:
+                _merge_required(required, missing)
+        if required:
+            raise ClientCapabilityRequired(required)
+        self._pending = []
+        assert self._answers is not None
+        raise InputRequired(
+            {item.key: item.request.wire() for item in pending},
+            {**self._carried, **self._answers},
+            dict(self._state or {}),
+        )
+
+    async def elicit(self, message: str, requested_schema: Mapping[str, Any], *, key: str | None = None) -> ElicitResult:
+        """Ask the user for form data (IN-03); never for secrets (IN-05: use `elicit_url`)."""
+        pending = self.need(Elicit(message, requested_schema, key))
+        await self.ask()
+        return pending.value
+
+    async def elicit_url(self, message: str, url: str, *, key: str | None = None) -> ElicitResult:
+        """Send the user to `url` for an out-of-band interaction (URL mode, IN-11)."""
+        pending = self.need(ElicitUrl(message, url, key))
+        await self.ask()
+        return pending.value
+
+    async def sample(self, messages: str | Sequence[Mapping[str, Any]], *, max_tokens: int,
+                     system_prompt: str | None = None, key: str | None = None,
+                     options: Mapping[str, Any] | None = None) -> SamplingResult:
+        """Ask the client's model for a completion (`sampling/createMessage`)."""
+        pending = self.need(Sample(messages, max_tokens, system_prompt, key, options))
+        await self.ask()
+        return pending.value
+
+    async def list_roots(self, *, key: str | None = None) -> tuple[Root, ...]:
+        """Ask the client for its roots (`roots/list`)."""
+        pending = self.need(ListRoots(key))
+        await self.ask()
+        return pending.value.roots
+
+
+class ToolContext(RequestContext):
+    """`RequestContext` of one `tools/call`, with the tool's wire name."""
+
+    __slots__ = ("tool_name",)
+
+    def __init__(self, *, tool_name: str, **kwargs: Any) -> None:
+        kwargs.setdefault("method", "tools/call")
+        super().__init__(**kwargs)
+        self.tool_name = tool_name

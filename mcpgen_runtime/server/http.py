@@ -4,27 +4,32 @@ Per POST (CONFORMANCE.md §4 order; the JSON-RPC checks themselves live in core.
 
   1. read the whole body (> max_body_bytes -> 413, connection closed)
   2. Origin present and not allowed -> 403 (HTTP-02/03); Host not allowed -> 421
-  3. not POST -> 405 `Allow: POST` (HTTP-23); Content-Type not JSON -> 415;
+  3. not POST -> 405 `Allow: POST` (HTTP-23); bearer token missing/invalid when `auth` is
+     configured -> 401 `WWW-Authenticate: Bearer` (HTTP-05); Content-Type not JSON -> 415;
      Accept allowing neither JSON nor SSE -> 406
   4. invalid JSON -> 400 -32700 (id null); then `ToolServer.handle_message`
 
-Replies are JSON; a request carrying `_meta.progressToken` may turn into an SSE stream
-(`event: message`) when the handler reports progress, and closing that stream cancels
-the handler (HTTP-21). Session ids are never minted or echoed (HTTP-24).
+`tools/list` and `server/discover` are answered directly. Every other request runs a
+handler, so it is watched: a client disconnect cancels it (HTTP-21, CANCEL-02). Its reply is
+JSON, or an SSE stream (`event: message`, HTTP-12/18) as soon as the handler sends a
+notification (progress) or asks for one (`ctx.open_stream()`), when the client accepts SSE.
+`subscriptions/listen` always streams: acknowledgment, notifications, comment keep-alives
+(HTTP-19) until the client closes it or the server ends it (SUB-07). Session ids are never
+minted or echoed (HTTP-24).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ipaddress
 import logging
+import socket
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from .. import _json
 from ..protocol import jsonrpc
-from ..protocol.meta import PROGRESS_TOKEN_KEY
+from .auth import Unauthorized, authenticate
 from .core import LOCAL_HOSTS, IncomingRequest, Outcome, Receive, Scope, Send
 
 if TYPE_CHECKING:
@@ -42,7 +47,10 @@ _SSE_HEADERS: Final = [
 ]
 _EVENT_PREFIX: Final = b"event: message\ndata: "
 _EVENT_SUFFIX: Final = b"\n\n"
+_KEEPALIVE: Final = b": keep-alive\n\n"
 _UNSET: Any = object()
+# Answered from prebuilt data: nothing to cancel, so not worth watching for a disconnect.
+_INSTANT = frozenset({"tools/list", "server/discover"})
 
 
 class _TooLarge(Exception):
@@ -110,16 +118,6 @@ def _accepts(header: str | None, cache: dict[str, tuple[bool, bool]]) -> tuple[b
     return json_ok, sse_ok
 
 
-def _has_progress_token(message: Any) -> bool:
-    if type(message) is not dict:
-        return False
-    params = message.get("params")
-    if type(params) is not dict:
-        return False
-    meta = params.get("_meta")
-    return type(meta) is dict and meta.get(PROGRESS_TOKEN_KEY) is not None
-
-
 async def _send_body(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [*headers, (b"content-length", str(len(body)).encode())]})
@@ -133,7 +131,7 @@ async def _send_error(send: Send, status: int, message: str, *, code: int = json
 
 
 class _SseStream:
-    """Lazily started SSE response: the first notification sends the headers (status 200)."""
+    """Lazily started SSE response: the first notification (or `open`) sends the headers (status 200)."""
 
     __slots__ = ("send", "started")
 
@@ -141,12 +139,20 @@ class _SseStream:
         self.send = send
         self.started = False
 
-    async def notify(self, message: dict[str, Any]) -> None:
+    async def open(self) -> None:
         if not self.started:
             self.started = True
             await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+
+    async def notify(self, message: dict[str, Any]) -> None:
+        if not self.started:
+            await self.open()
         await self.send({"type": "http.response.body", "body": _EVENT_PREFIX + _json.dumps(message) + _EVENT_SUFFIX,
                          "more_body": True})
+
+    async def keepalive(self) -> None:
+        if self.started:
+            await self.send({"type": "http.response.body", "body": _KEEPALIVE, "more_body": True})
 
     async def finish(self, message: dict[str, Any] | None) -> None:
         body = _EVENT_PREFIX + _json.dumps(message) + _EVENT_SUFFIX if message is not None else b""
@@ -164,13 +170,14 @@ class McpAsgiApp:
         self._hosts = _Allowlist(hosts, origins=False) if hosts is not None else None
         self._max_body = cfg.max_body_bytes
         self._accept_cache: dict[str, tuple[bool, bool]] = {}
+        self._auth = cfg.auth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
             await self._http(scope, receive, send)
         elif kind == "lifespan":
-            await _lifespan(receive, send)
+            await _lifespan(receive, send, self.server)
         # Other scopes (websocket) are not served: returning closes them.
 
     async def _read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
@@ -226,6 +233,15 @@ class McpAsgiApp:
                         "headers": [(b"allow", b"POST"), (b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             return
+        principal = scope.get("user")
+        if self._auth is not None:
+            try:
+                principal = await authenticate(self._auth, headers)
+            except Unauthorized as exc:  # HTTP-05, RFC 6750 §3
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"www-authenticate", exc.challenge.encode("latin-1", "replace")), (b"content-length", b"0")]})
+                await send({"type": "http.response.body", "body": b""})
+                return
         content_type = headers.get("content-type")
         if content_type != "application/json" and (
             content_type is None or content_type.partition(";")[0].strip().lower() != "application/json"
@@ -242,37 +258,71 @@ class McpAsgiApp:
             await _send_error(send, 400, "Parse error", code=jsonrpc.PARSE_ERROR)
             return
 
-        if not (sse_ok and _has_progress_token(message)):
+        client = scope.get("client")
+        peer = client[0] if client else None
+        method = message.get("method") if type(message) is dict and "id" in message else None
+        if method is None or method in _INSTANT:
             outcome = await self.server.handle_message(
-                message, IncomingRequest("http", headers, None, scope.get("user"))
+                message, IncomingRequest("http", headers, None, principal, peer=peer)
             )
             await _reply(send, outcome, sse=not json_ok)
-            return
-        await self._streamed(message, headers, scope, receive, send, json_ok)
-
-    async def _streamed(self, message: Any, headers: dict[str, str], scope: Scope, receive: Receive,
-                        send: Send, json_ok: bool) -> None:
-        """Run a request that may stream progress; a client disconnect cancels it (HTTP-21)."""
-        stream = _SseStream(send)
-        request = IncomingRequest("http", headers, stream.notify, scope.get("user"))
-        work = asyncio.ensure_future(self.server.handle_message(message, request))
-        watcher = asyncio.ensure_future(_wait_disconnect(receive))
-        try:
-            await asyncio.wait((work, watcher), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not work.done():
-                _LOG.debug("client closed the stream; cancelling request")
-                work.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await work
-            watcher.cancel()
-        if work.cancelled():
-            return
-        outcome = work.result()
-        if stream.started:
-            await stream.finish(outcome.response)
+        elif method == "subscriptions/listen":
+            if not sse_ok:
+                await _send_error(send, 406, "subscriptions/listen needs Accept: text/event-stream")
+                return
+            await self._watched(message, headers, principal, peer, receive, send, json_ok=False, sse_ok=True,
+                                listen=True)
         else:
-            await _reply(send, outcome, sse=not json_ok)
+            await self._watched(message, headers, principal, peer, receive, send, json_ok=json_ok, sse_ok=sse_ok)
+
+    async def _watched(self, message: Any, headers: dict[str, str], principal: Any, peer: str | None,
+                       receive: Receive, send: Send, *, json_ok: bool, sse_ok: bool, listen: bool = False) -> None:
+        """Run a request whose handler may take time; a client disconnect cancels it (HTTP-21).
+
+        The handler runs in this task; a small watcher task waits for `http.disconnect` and
+        cancels it. After a disconnect nothing more is sent for the request (HTTP-22).
+        """
+        stream = _SseStream(send) if sse_ok else None
+        request = IncomingRequest(
+            "http", headers,
+            stream.notify if stream is not None else None,
+            principal,
+            open_stream=stream.open if stream is not None else None,
+            keepalive=stream.keepalive if listen and stream is not None else None,
+            peer=peer,
+        )
+        current = asyncio.current_task()
+        assert current is not None
+        gone = _Gone()
+        watcher = asyncio.get_running_loop().create_task(_cancel_on_disconnect(receive, current, gone))
+        try:
+            try:
+                outcome = await self.server.handle_message(message, request)
+            finally:
+                watcher.cancel()
+            if stream is not None and stream.started:
+                await stream.finish(outcome.response)
+            else:
+                await _reply(send, outcome, sse=not json_ok)
+        except asyncio.CancelledError:
+            if not gone.disconnected:
+                raise
+            current.uncancel()
+            _LOG.debug("client closed the connection; request %r cancelled", message.get("id"))
+
+
+class _Gone:
+    __slots__ = ("disconnected",)
+
+    def __init__(self) -> None:
+        self.disconnected = False
+
+
+async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any], gone: _Gone) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    gone.disconnected = True
+    task.cancel()
 
 
 def _combined(raw_headers: list[tuple[bytes, bytes]] | tuple[tuple[bytes, bytes], ...]) -> dict[str, str]:
@@ -283,11 +333,6 @@ def _combined(raw_headers: list[tuple[bytes, bytes]] | tuple[tuple[bytes, bytes]
         value = raw_value.decode("latin-1")
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
     return headers
-
-
-async def _wait_disconnect(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 async def _reply(send: Send, outcome: Outcome, *, sse: bool) -> None:
@@ -302,12 +347,13 @@ async def _reply(send: Send, outcome: Outcome, *, sse: bool) -> None:
         await _send_body(send, status, _json.dumps(response), _JSON_HEADERS)
 
 
-async def _lifespan(receive: Receive, send: Send) -> None:
+async def _lifespan(receive: Receive, send: Send, server: ToolServer) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            server.close_subscriptions()  # SUB-07: listen streams end with their final response
             await send({"type": "lifespan.shutdown.complete"})
             return
 
@@ -335,4 +381,10 @@ def run_http(server: ToolServer, host: str = "127.0.0.1", port: int = 8000) -> N
         app, host=host, port=port, log_level="warning", lifespan="off",
         server_header=False, date_header=False, timeout_graceful_shutdown=5,
     )
-    uvicorn.Server(config).run()
+
+    class _Uvicorn(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            server.close_subscriptions()  # SUB-07: open listen streams end instead of holding shutdown up
+            await super().shutdown(sockets)
+
+    _Uvicorn(config).run()

@@ -2,8 +2,15 @@
 
 Each request runs as its own task, so a slow tool does not hold up others; responses and
 notifications are written whole, one line each, under a lock. `notifications/cancelled`
-cancels the matching task and nothing more is written for it (STDIO-09, CANCEL-09).
-End of input ends the loop (STDIO-11) after a short grace for requests in flight.
+cancels the matching task and nothing more is written for it (STDIO-09, CANCEL-09); for a
+`subscriptions/listen` request that ends the subscription (SUB-10).
+
+Listen notifications share stdout with everything else and carry their subscription id in
+`_meta` (SUB-05, STDIO-07). When the server ends a subscription itself it answers the listen
+request (SUB-07) and then sends `notifications/cancelled` for it (SUB-08).
+
+End of input ends the loop (STDIO-11): subscriptions are closed, and requests in flight get
+a short grace.
 """
 
 from __future__ import annotations
@@ -105,6 +112,10 @@ async def serve_stdio(server: ToolServer, stdin: BinaryIO, stdout: BinaryIO, *, 
             return
         if outcome.response is not None:
             await writer.send(outcome.response)
+            if message.get("method") == "subscriptions/listen" and "result" in outcome.response:
+                # The server ended this subscription (SUB-07 answered above); SUB-08: say so.
+                await writer.send(jsonrpc.notification("notifications/cancelled", {
+                    "requestId": message["id"], "reason": "subscription closed by the server"}))
 
     while not writer.broken:
         try:
@@ -139,6 +150,7 @@ async def serve_stdio(server: ToolServer, stdin: BinaryIO, stdout: BinaryIO, *, 
             in_flight[object()] = task
             task.add_done_callback(lambda done: _forget_task(in_flight, done))
 
+    server.close_subscriptions()  # STDIO-11: nobody is listening any more
     if in_flight:
         pending = set(in_flight.values())
         _, still = await asyncio.wait(pending, timeout=shutdown_grace)

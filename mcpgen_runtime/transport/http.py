@@ -3,6 +3,13 @@
 Rules: HTTP-06/07/09 (one POST per message, Accept lists both types), HTTP-13 (both reply
 types), HTTP-19 (SSE comments ignored), HTTP-20 (no resumption: `id:`/`retry:` ignored),
 HTTP-21 / CANCEL-02 (closing the stream is the cancellation).
+
+Two engines behind one interface. Plain `http://` and `https://` URLs without a proxy in the
+environment go through `_http11` (keep-alive sockets, tens of microseconds per request);
+anything else (a proxy, userinfo in the URL, or an `httpx.Client`/`httpx.AsyncClient` passed
+in for custom TLS, auth, transports or mounts) goes through httpx, imported only then.
+Both read SSE replies incrementally, and both bound a request by `timeout` end to end for
+the lean engine (httpx applies it per connect/read/write and the SSE loop checks a deadline).
 """
 
 from __future__ import annotations
@@ -10,18 +17,22 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping
-from typing import Any, Final
-
-import httpx
+from typing import TYPE_CHECKING, Any, Final
 
 from .. import _json
+from .._version import __version__
 from ..errors import ConnectError, HttpStatusError, ProtocolError, RequestTimeoutError, TransportError
+from ._http11 import AsyncPool, AsyncResponse, HeadBuilder, SyncPool, SyncResponse, lean_origin
 from .base import Message, OnNotification, Reply
+
+if TYPE_CHECKING:
+    import httpx
 
 BASE_HEADERS: Final[Mapping[str, str]] = {
     "Accept": "application/json, text/event-stream",
     "Content-Type": "application/json",
 }
+USER_AGENT: Final = f"mcpgen/{__version__}"
 _BODY_PREVIEW = 2000
 
 # SSE line terminators: CRLF, LF or CR (WHATWG "event stream interpretation").
@@ -158,7 +169,9 @@ def classify_body(status: int, body: bytes) -> Message:
                           body=body[:_BODY_PREVIEW])
 
 
-def _transport_error(exc: httpx.HTTPError, url: str) -> TransportError:
+def _transport_error(exc: Exception, url: str) -> TransportError:
+    import httpx
+
     if isinstance(exc, httpx.ConnectTimeout | httpx.ConnectError):
         return ConnectError(f"cannot connect to {url}: {exc}")
     if isinstance(exc, httpx.TimeoutException):
@@ -179,15 +192,35 @@ def _overdue(url: str, timeout: float | None) -> RequestTimeoutError:
     return RequestTimeoutError(f"no response from {url} within {timeout}s")
 
 
+def _rejected_notification(status: int, body: bytes) -> HttpStatusError:
+    return HttpStatusError(f"notification rejected with HTTP {status}", status_code=status,
+                           body=body[:_BODY_PREVIEW])
+
+
 class HttpTransport:
-    """Blocking Streamable HTTP transport over one pooled `httpx.Client`."""
+    """Blocking Streamable HTTP transport: pooled keep-alive connections of its own for plain
+    http(s) URLs, or one pooled `httpx.Client` (passed in, or made when a proxy applies)."""
 
     sends_headers = True
 
     def __init__(self, url: str, *, timeout: float | None = 30.0, client: httpx.Client | None = None) -> None:
         self.url = url
         self._owns_client = client is None
-        self._client = client if client is not None else httpx.Client(headers=dict(BASE_HEADERS), timeout=timeout)
+        self._client = client
+        self._pool: SyncPool | None = None
+        origin = lean_origin(url) if client is None else None
+        if origin is not None:
+            self._pool = SyncPool(origin, url, timeout=timeout)
+            self._heads = HeadBuilder(origin, {**BASE_HEADERS, "User-Agent": USER_AGENT})
+        elif client is None:
+            import httpx
+
+            self._client = httpx.Client(headers=dict(BASE_HEADERS), timeout=timeout)
+
+    @property
+    def engine(self) -> str:
+        """"http11" (the lean client) or "httpx"."""
+        return "http11" if self._pool is not None else "httpx"
 
     def request(
         self,
@@ -197,7 +230,36 @@ class HttpTransport:
         timeout: float | None,
         on_notification: OnNotification | None = None,
     ) -> Reply:
+        pool = self._pool
+        if pool is None:
+            return self._httpx_request(message, headers, timeout, on_notification)
+        body = _json.dumps(message)
+        response = pool.post(self._heads.head(headers, len(body)) + body, timeout)
+        try:
+            status = response.status
+            if is_event_stream(response.headers.get("content-type", "")):
+                return self._lean_stream(response, message.get("id"), on_notification), status
+            return classify_body(status, response.read()), status
+        finally:
+            response.close()  # on an unfinished SSE stream this is the cancellation (HTTP-21)
+
+    def _lean_stream(self, response: SyncResponse, request_id: Any, on_notification: OnNotification | None) -> Message:
+        stream = ResponseStream(request_id, on_notification)
+        for chunk in response.iter_body():  # the pool's deadline bounds every read
+            message = stream.feed(chunk)
+            if message is not None:
+                return message
+        message = stream.finish()
+        if message is None:
+            raise _stream_ended(self.url)
+        return message
+
+    def _httpx_request(self, message: Message, headers: Mapping[str, str], timeout: float | None,
+                       on_notification: OnNotification | None) -> Reply:
+        import httpx
+
         client = self._client
+        assert client is not None
         try:
             response = client.send(
                 client.build_request("POST", self.url, content=_json.dumps(message), headers=headers, timeout=timeout),
@@ -208,15 +270,15 @@ class HttpTransport:
         try:
             status = response.status_code
             if is_event_stream(response.headers.get("content-type", "")):
-                return self._read_stream(response, message.get("id"), timeout, on_notification), status
+                return self._httpx_stream(response, message.get("id"), timeout, on_notification), status
             return classify_body(status, response.read()), status
         except httpx.HTTPError as exc:
             raise _transport_error(exc, self.url) from exc
         finally:
             response.close()  # on an unfinished SSE stream this is the cancellation (HTTP-21)
 
-    def _read_stream(self, response: httpx.Response, request_id: Any, timeout: float | None,
-                     on_notification: OnNotification | None) -> Message:
+    def _httpx_stream(self, response: httpx.Response, request_id: Any, timeout: float | None,
+                      on_notification: OnNotification | None) -> Message:
         stream = ResponseStream(request_id, on_notification)
         deadline = _deadline(timeout)
         for chunk in response.iter_bytes():
@@ -231,30 +293,57 @@ class HttpTransport:
         return message
 
     def notify(self, message: Message, headers: Mapping[str, str]) -> None:
+        pool = self._pool
+        if pool is not None:
+            body = _json.dumps(message)
+            response = pool.post(self._heads.head(headers, len(body)) + body, pool.timeout)
+            try:
+                content = response.read()
+            finally:
+                response.close()
+            if not 200 <= response.status < 300:
+                raise _rejected_notification(response.status, content)
+            return
+        import httpx
+
+        assert self._client is not None
         try:
-            response = self._client.post(self.url, content=_json.dumps(message), headers=headers)
+            reply = self._client.post(self.url, content=_json.dumps(message), headers=headers)
         except httpx.HTTPError as exc:
             raise _transport_error(exc, self.url) from exc
-        if not 200 <= response.status_code < 300:
-            raise HttpStatusError(f"notification rejected with HTTP {response.status_code}",
-                                  status_code=response.status_code, body=response.content[:_BODY_PREVIEW])
+        if not 200 <= reply.status_code < 300:
+            raise _rejected_notification(reply.status_code, reply.content)
 
     def close(self) -> None:
-        if self._owns_client:
+        if self._pool is not None:
+            self._pool.close()
+        elif self._owns_client and self._client is not None:
             self._client.close()
 
 
 class AsyncHttpTransport:
-    """The asyncio twin of `HttpTransport`, over one pooled `httpx.AsyncClient`."""
+    """The asyncio twin of `HttpTransport` (asyncio streams, or one pooled `httpx.AsyncClient`)."""
 
     sends_headers = True
 
     def __init__(self, url: str, *, timeout: float | None = 30.0, client: httpx.AsyncClient | None = None) -> None:
         self.url = url
         self._owns_client = client is None
-        self._client = (
-            client if client is not None else httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=timeout)
-        )
+        self._client = client
+        self._pool: AsyncPool | None = None
+        origin = lean_origin(url) if client is None else None
+        if origin is not None:
+            self._pool = AsyncPool(origin, url, timeout=timeout)
+            self._heads = HeadBuilder(origin, {**BASE_HEADERS, "User-Agent": USER_AGENT})
+        elif client is None:
+            import httpx
+
+            self._client = httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=timeout)
+
+    @property
+    def engine(self) -> str:
+        """"http11" (the lean client) or "httpx"."""
+        return "http11" if self._pool is not None else "httpx"
 
     async def request(
         self,
@@ -264,7 +353,37 @@ class AsyncHttpTransport:
         timeout: float | None,
         on_notification: OnNotification | None = None,
     ) -> Reply:
+        pool = self._pool
+        if pool is None:
+            return await self._httpx_request(message, headers, timeout, on_notification)
+        body = _json.dumps(message)
+        response = await pool.post(self._heads.head(headers, len(body)) + body, timeout)
+        try:
+            status = response.status
+            if is_event_stream(response.headers.get("content-type", "")):
+                return await self._lean_stream(response, message.get("id"), on_notification), status
+            return classify_body(status, await response.read()), status
+        finally:
+            response.close()
+
+    async def _lean_stream(self, response: AsyncResponse, request_id: Any,
+                           on_notification: OnNotification | None) -> Message:
+        stream = ResponseStream(request_id, on_notification)
+        async for chunk in response.aiter_body():  # the pool's deadline bounds every read
+            message = stream.feed(chunk)
+            if message is not None:
+                return message
+        message = stream.finish()
+        if message is None:
+            raise _stream_ended(self.url)
+        return message
+
+    async def _httpx_request(self, message: Message, headers: Mapping[str, str], timeout: float | None,
+                             on_notification: OnNotification | None) -> Reply:
+        import httpx
+
         client = self._client
+        assert client is not None
         try:
             response = await client.send(
                 client.build_request("POST", self.url, content=_json.dumps(message), headers=headers, timeout=timeout),
@@ -275,15 +394,15 @@ class AsyncHttpTransport:
         try:
             status = response.status_code
             if is_event_stream(response.headers.get("content-type", "")):
-                return await self._read_stream(response, message.get("id"), timeout, on_notification), status
+                return await self._httpx_stream(response, message.get("id"), timeout, on_notification), status
             return classify_body(status, await response.aread()), status
         except httpx.HTTPError as exc:
             raise _transport_error(exc, self.url) from exc
         finally:
             await response.aclose()
 
-    async def _read_stream(self, response: httpx.Response, request_id: Any, timeout: float | None,
-                           on_notification: OnNotification | None) -> Message:
+    async def _httpx_stream(self, response: httpx.Response, request_id: Any, timeout: float | None,
+                            on_notification: OnNotification | None) -> Message:
         stream = ResponseStream(request_id, on_notification)
         deadline = _deadline(timeout)
         async for chunk in response.aiter_bytes():
@@ -298,14 +417,29 @@ class AsyncHttpTransport:
         return message
 
     async def notify(self, message: Message, headers: Mapping[str, str]) -> None:
+        pool = self._pool
+        if pool is not None:
+            body = _json.dumps(message)
+            response = await pool.post(self._heads.head(headers, len(body)) + body, pool.timeout)
+            try:
+                content = await response.read()
+            finally:
+                response.close()
+            if not 200 <= response.status < 300:
+                raise _rejected_notification(response.status, content)
+            return
+        import httpx
+
+        assert self._client is not None
         try:
-            response = await self._client.post(self.url, content=_json.dumps(message), headers=headers)
+            reply = await self._client.post(self.url, content=_json.dumps(message), headers=headers)
         except httpx.HTTPError as exc:
             raise _transport_error(exc, self.url) from exc
-        if not 200 <= response.status_code < 300:
-            raise HttpStatusError(f"notification rejected with HTTP {response.status_code}",
-                                  status_code=response.status_code, body=response.content[:_BODY_PREVIEW])
+        if not 200 <= reply.status_code < 300:
+            raise _rejected_notification(reply.status_code, reply.content)
 
     async def aclose(self) -> None:
-        if self._owns_client:
+        if self._pool is not None:
+            self._pool.close()
+        elif self._owns_client and self._client is not None:
             await self._client.aclose()

@@ -10,6 +10,7 @@ plus a few test-only tools, in pages of `--page-size`. The cursor of the second 
 empty string on purpose: it is a valid cursor (PAGE-07), not the end of the listing.
 On HTTP the SDK checks `Mcp-Param-*` against that same inputSchema and answers a missing or
 wrong header with -32020.
+`execute_sql` answers anything but a SELECT with an isError result, like the demo handler.
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ def build_server(page_size: int) -> MCPServer[Any]:
 
     @server.tool(structured_output=False)
     def execute_sql(region: str, query: str) -> str:
+        if not query.strip().upper().startswith("SELECT"):  # like the demo handler: a forced isError
+            raise ToolError("only SELECT statements are allowed")
         return f"Executed {query!r} in region {region}: 2 rows"
 
     @server.tool(structured_output=False)

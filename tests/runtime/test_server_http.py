@@ -89,7 +89,7 @@ def test_discover_ver03_ver04_cache01(http: httpx.Client) -> None:
     response = post(http, request("d1", "server/discover"), headers={"Mcp-Session-Id": "abc"})
     result = result_of(response, "d1")
     assert result["supportedVersions"] == [VERSION]
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["capabilities"] == {"tools": {"listChanged": True}}  # subscriptions/listen is served (TOOLS-05)
     assert result["instructions"] == "Weather tools for tests."
     assert result["ttlMs"] == 60000 and result["cacheScope"] == "public"
     assert "mcp-session-id" not in response.headers

@@ -1,0 +1,288 @@
+"""A raw-HTTP/1.1 load generator: N keep-alive connections, each a closed loop of POSTs.
+
+It measures servers, not a client library: requests are pre-built bytes (only the JSON-RPC id
+changes), written with `asyncio.Protocol` transports; responses are framed by hand
+(Content-Length or chunked) and checked (status 200; the first responses on every connection
+are parsed in full and must carry `structuredContent.sum == 3`). One event loop, one process.
+
+    result = run_load("127.0.0.1", port, connections=8, duration=3.0, warmup=0.5)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+# The request: protocol 2026-07-28 `tools/call` of add(1, 2), with every header the spec asks for.
+BODY_TEMPLATE = (
+    b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2},'
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    b'"io.modelcontextprotocol/clientCapabilities":{}}}}'
+)
+HEAD_TEMPLATE = (
+    "POST {path} HTTP/1.1\r\n"
+    "Host: {host}:{port}\r\n"
+    "Accept: application/json, text/event-stream\r\n"
+    "Content-Type: application/json\r\n"
+    "MCP-Protocol-Version: 2026-07-28\r\n"
+    "Mcp-Method: tools/call\r\n"
+    "Mcp-Name: add\r\n"
+    "Content-Length: "
+)
+VERIFY_FIRST = 3  # responses per connection parsed and checked in full
+
+
+def build_request(host: str, port: int, path: str, request_id: int) -> bytes:
+    body = BODY_TEMPLATE % request_id
+    head = HEAD_TEMPLATE.format(path=path, host=host, port=port).encode()
+    return head + b"%d\r\n\r\n" % len(body) + body
+
+
+class BadResponse(Exception):
+    pass
+
+
+def check_result(content_type: bytes, body: bytes) -> None:
+    """The reply must be the add(1, 2) result: JSON, or an SSE stream whose last event is it."""
+    if content_type.startswith(b"text/event-stream"):
+        data = [line[5:].strip() for line in body.replace(b"\r\n", b"\n").split(b"\n") if line.startswith(b"data:")]
+        if not data:
+            raise BadResponse(f"SSE reply without data: {body[:200]!r}")
+        body = data[-1]
+    try:
+        message = orjson.loads(body)
+        structured = message["result"]["structuredContent"]
+    except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        raise BadResponse(f"not an add result: {body[:300]!r}") from exc
+    if structured.get("sum") != 3 or message["result"].get("isError"):
+        raise BadResponse(f"wrong add result: {body[:300]!r}")
+
+
+@dataclass
+class LoadResult:
+    connections: int
+    duration: float  # measured window, seconds
+    requests: int  # responses completed inside the window
+    errors: int
+    latencies_us: list[float] = field(repr=False)
+    loadgen_cpu: float  # seconds of this process's CPU inside the window
+    server_cpu_ticks: int | None  # utime+stime ticks of the server inside the window
+    first_error: str | None = None
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.duration if self.duration else 0.0
+
+    def percentile(self, q: float) -> float:
+        if not self.latencies_us:
+            return float("nan")
+        ordered = sorted(self.latencies_us)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+class _Run:
+    """Shared state of one load run: the measurement window and the tallies."""
+
+    def __init__(self, host: str, port: int, path: str) -> None:
+        self.head = HEAD_TEMPLATE.format(path=path, host=host, port=port).encode()
+        self.next_id = 0
+        self.measuring = False
+        self.stopping = False
+        self.requests = 0
+        self.errors = 0
+        self.first_error: str | None = None
+        self.latencies: list[float] = []
+        self.in_flight = 0
+        self.drained = asyncio.Event()
+
+    def request(self) -> bytes:
+        self.next_id += 1
+        body = BODY_TEMPLATE % self.next_id
+        return self.head + b"%d\r\n\r\n" % len(body) + body
+
+    def error(self, why: str) -> None:
+        self.errors += 1
+        if self.first_error is None:
+            self.first_error = why
+
+
+class _Connection(asyncio.Protocol):
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.transport: asyncio.Transport | None = None
+        self.buffer = b""
+        self.started = 0.0
+        self.verified = 0
+        self.closed = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.send()
+
+    def send(self) -> None:
+        assert self.transport is not None
+        run = self.run
+        if run.stopping:
+            run.in_flight -= 1
+            if run.in_flight == 0:
+                run.drained.set()
+            return
+        self.started = time.perf_counter()
+        self.transport.write(run.request())
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        while True:
+            parsed = self._parse()
+            if parsed is None:
+                return
+            status, content_type, body = parsed
+            self._done(status, content_type, body)
+            if not self.buffer:
+                return
+
+    def _parse(self) -> tuple[int, bytes, bytes] | None:
+        buffer = self.buffer
+        end = buffer.find(b"\r\n\r\n")
+        if end < 0:
+            return None
+        head = buffer[:end]
+        lines = head.split(b"\r\n")
+        try:
+            status = int(lines[0].split(b" ", 2)[1])
+        except (IndexError, ValueError) as exc:
+            raise BadResponse(f"bad status line {lines[0][:100]!r}") from exc
+        length = -1
+        chunked = False
+        content_type = b""
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"transfer-encoding":
+                chunked = b"chunked" in value.lower()
+            elif name == b"content-type":
+                content_type = value.strip().lower()
+        start = end + 4
+        if chunked:
+            body_parts: list[bytes] = []
+            pos = start
+            while True:
+                line_end = buffer.find(b"\r\n", pos)
+                if line_end < 0:
+                    return None
+                size = int(buffer[pos:line_end].split(b";", 1)[0], 16)
+                if size == 0:
+                    trailer_end = buffer.find(b"\r\n\r\n", line_end)  # no trailers: right here
+                    if trailer_end < 0:
+                        return None
+                    self.buffer = buffer[trailer_end + 4 :]
+                    return status, content_type, b"".join(body_parts)
+                chunk_start = line_end + 2
+                if len(buffer) < chunk_start + size + 2:
+                    return None
+                body_parts.append(buffer[chunk_start : chunk_start + size])
+                pos = chunk_start + size + 2
+        if length < 0:
+            raise BadResponse("response without Content-Length or chunked framing")
+        if len(buffer) < start + length:
+            return None
+        self.buffer = buffer[start + length :]
+        return status, content_type, buffer[start : start + length]
+
+    def _done(self, status: int, content_type: bytes, body: bytes) -> None:
+        run = self.run
+        elapsed = time.perf_counter() - self.started
+        if status != 200:
+            run.error(f"HTTP {status}: {body[:200]!r}")
+        elif self.verified < VERIFY_FIRST:
+            self.verified += 1
+            try:
+                check_result(content_type, body)
+            except BadResponse as exc:
+                run.error(str(exc))
+        if run.measuring:
+            run.requests += 1
+            run.latencies.append(elapsed * 1e6)
+        self.send()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        run = self.run
+        if not run.stopping:
+            run.error(f"connection lost: {exc!r}")
+            run.in_flight -= 1
+            if run.in_flight == 0:
+                run.drained.set()
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
+async def _load(host: str, port: int, path: str, connections: int, duration: float, warmup: float,
+                sample: Callable[[], int] | None) -> LoadResult:
+    loop = asyncio.get_running_loop()
+    run = _Run(host, port, path)
+    protocols: list[_Connection] = []
+    run.in_flight = connections
+    for _ in range(connections):
+        _, protocol = await loop.create_connection(lambda: _Connection(run), host, port)
+        protocols.append(protocol)
+    await asyncio.sleep(warmup)
+    ticks0 = sample() if sample is not None else None
+    cpu0 = time.process_time()
+    t0 = time.perf_counter()
+    run.measuring = True
+    await asyncio.sleep(duration)
+    run.measuring = False
+    elapsed = time.perf_counter() - t0
+    cpu = time.process_time() - cpu0
+    ticks = sample() - ticks0 if sample is not None and ticks0 is not None else None
+    run.stopping = True
+    try:
+        await asyncio.wait_for(run.drained.wait(), timeout=30)
+    finally:
+        for protocol in protocols:
+            if protocol.transport is not None:
+                protocol.transport.close()
+        await asyncio.gather(*(p.closed for p in protocols))
+    return LoadResult(connections=connections, duration=elapsed, requests=run.requests, errors=run.errors,
+                      latencies_us=run.latencies, loadgen_cpu=cpu, server_cpu_ticks=ticks,
+                      first_error=run.first_error)
+
+
+def run_load(host: str, port: int, *, path: str = "/mcp", connections: int = 8, duration: float = 3.0,
+             warmup: float = 0.5, sample: Callable[[], int] | None = None) -> LoadResult:
+    """Drive `connections` closed loops for `warmup` + `duration` seconds; `sample()` (server CPU
+    ticks) is read at both ends of the measured window."""
+    return asyncio.run(_load(host, port, path, connections, duration, warmup, sample))
+
+
+def probe(host: str, port: int, path: str = "/mcp", timeout: float = 10.0) -> dict[str, Any]:
+    """One request on a fresh socket; raises BadResponse unless it is a correct add(1, 2) reply."""
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(build_request(host, port, path, 1))
+        data = b""
+        conn = _Connection.__new__(_Connection)
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise BadResponse(f"connection closed after {data[:300]!r}")
+            data += chunk
+            conn.buffer = data
+            parsed = conn._parse()
+            if parsed is not None:
+                status, content_type, body = parsed
+                if status != 200:
+                    raise BadResponse(f"HTTP {status}: {body[:300]!r}")
+                check_result(content_type, body)
+                return {"status": status, "content_type": content_type.decode(), "bytes": len(body)}

@@ -1,0 +1,196 @@
+"""Server benchmark: every server side by side under the same load, rounds interleaved.
+
+    python -m bench.server_bench [--servers ours,sdk,sdk-json,fastmcp,bare] [--concurrency 8,32]
+                                 [--duration 5] [--warmup 1] [--repeats 3] [--variants h11,uvloop]
+                                 [--json FILE]
+
+Per variant (uvicorn `--http/--loop`: h11+asyncio, and httptools+uvloop when installed) all
+servers are started once, one uvicorn worker each, on 127.0.0.1; then for every repeat, for
+every concurrency, each server gets one round (`warmup` unmeasured + `duration` measured
+seconds of closed-loop load from bench/loadgen.py), the server order rotating between repeats.
+Recorded per round: req/s, p50/p99 latency, server CPU per request (utime+stime of the server
+process in the window / requests) and the load generator's own CPU; per server: peak RSS
+(VmHWM) after all rounds. Reported: medians over repeats, and each server's throughput as a
+ratio of the bare-ASGI ceiling measured in the same repeat (median of the per-repeat ratios).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from . import loadgen, procstat
+from .servers import LABELS, VARIANTS, Server, running, server_available, variant_available
+
+ALL_SERVERS = list(LABELS)
+CEILING = "bare"
+
+
+@dataclass
+class Round:
+    variant: str
+    server: str
+    concurrency: int
+    repeat: int
+    rps: float
+    p50_us: float
+    p99_us: float
+    cpu_us_per_request: float | None
+    loadgen_cpu: float  # fraction of one core
+    requests: int
+    errors: int
+    first_error: str | None
+
+
+def _round(server: Server, concurrency: int, repeat: int, duration: float, warmup: float) -> Round:
+    result = loadgen.run_load("127.0.0.1", server.port, connections=concurrency, duration=duration,
+                              warmup=warmup, sample=server.cpu_ticks)
+    cpu = (result.server_cpu_ticks / procstat.CLK_TCK * 1e6 / result.requests
+           if result.server_cpu_ticks is not None and result.requests else None)
+    return Round(server.variant, server.kind, concurrency, repeat, result.rps, result.percentile(0.5),
+                 result.percentile(0.99), cpu, result.loadgen_cpu / result.duration, result.requests,
+                 result.errors, result.first_error)
+
+
+def run(servers: list[str], concurrencies: list[int], variants: list[str], *, duration: float, warmup: float,
+        repeats: int, log: Any = sys.stderr) -> dict[str, Any]:
+    rounds: list[Round] = []
+    memory: dict[str, dict[str, dict[str, int]]] = {}
+    commands: dict[str, list[str]] = {}
+    skipped: list[str] = []
+    for variant in variants:
+        if not variant_available(variant):
+            skipped.append(f"variant {variant}: {' + '.join(VARIANTS[variant])} not installed (make bench-deps)")
+            continue
+        kinds = [k for k in servers if server_available(k)]
+        skipped += [f"{k}: not installed" for k in servers if k not in kinds and f"{k}: not installed" not in skipped]
+        with running(kinds, variant) as started:
+            assert isinstance(started, list)
+            for server in started:
+                commands[f"{variant}/{server.kind}"] = server.command()
+                # Warm every server (imports, caches, pydantic schemas) before any measured round.
+                loadgen.run_load("127.0.0.1", server.port, connections=max(concurrencies), duration=0.2,
+                                 warmup=min(warmup, 1.0))
+            for repeat in range(repeats):
+                for concurrency in concurrencies:
+                    shift = repeat % len(started)
+                    for server in started[shift:] + started[:shift]:
+                        r = _round(server, concurrency, repeat, duration, warmup)
+                        rounds.append(r)
+                        print(f"  [{variant} rep {repeat + 1}/{repeats} c={concurrency:>3}] {server.kind:<9} "
+                              f"{r.rps:8.0f} req/s  p50 {r.p50_us / 1000:6.2f} ms  p99 {r.p99_us / 1000:6.2f} ms  "
+                              f"cpu {r.cpu_us_per_request or 0:6.0f} us/req  errors {r.errors}", file=log, flush=True)
+            memory[variant] = {s.kind: {"start_rss_kib": s.started_rss_kib, "peak_rss_kib": s.peak_rss_kib()}
+                               for s in started}
+    return {"rounds": [asdict(r) for r in rounds], "memory": memory, "commands": commands, "skipped": skipped,
+            "settings": {"servers": servers, "concurrency": concurrencies, "variants": variants,
+                         "duration": duration, "warmup": warmup, "repeats": repeats},
+            "machine": procstat.machine(), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def summarize(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Medians per (variant, server, concurrency) and the median per-repeat ratio to the ceiling."""
+    rounds = [Round(**r) for r in data["rounds"]]
+    ceiling = {(r.variant, r.concurrency, r.repeat): r.rps for r in rounds if r.server == CEILING}
+    rows: list[dict[str, Any]] = []
+    keys = sorted({(r.variant, r.concurrency, r.server) for r in rounds},
+                  key=lambda k: (list(VARIANTS).index(k[0]), k[1], ALL_SERVERS.index(k[2])))
+    for variant, concurrency, server in keys:
+        mine = [r for r in rounds if (r.variant, r.concurrency, r.server) == (variant, concurrency, server)]
+        ratios = [r.rps / ceiling[(variant, concurrency, r.repeat)] for r in mine
+                  if ceiling.get((variant, concurrency, r.repeat))]
+        cpus = [r.cpu_us_per_request for r in mine if r.cpu_us_per_request is not None]
+        mem = data["memory"].get(variant, {}).get(server, {})
+        rows.append({
+            "variant": variant, "server": server, "concurrency": concurrency, "repeats": len(mine),
+            "rps": statistics.median(r.rps for r in mine),
+            "ratio": statistics.median(ratios) if ratios else None,
+            "p50_ms": statistics.median(r.p50_us for r in mine) / 1000,
+            "p99_ms": statistics.median(r.p99_us for r in mine) / 1000,
+            "cpu_us": statistics.median(cpus) if cpus else None,
+            "loadgen_cpu": statistics.median(r.loadgen_cpu for r in mine),
+            "errors": sum(r.errors for r in mine),
+            "peak_rss_mib": mem.get("peak_rss_kib", 0) / 1024 if mem else None,
+        })
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| uvicorn | conc | server | req/s | × ceiling | p50 ms | p99 ms | server CPU µs/req | peak RSS MiB | loadgen CPU | errors |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        http, loop = VARIANTS[row["variant"]]
+        ratio = f"{row['ratio']:.2f}" if row["ratio"] is not None else "–"
+        cpu = f"{row['cpu_us']:.0f}" if row["cpu_us"] is not None else "–"
+        rss = f"{row['peak_rss_mib']:.1f}" if row["peak_rss_mib"] is not None else "–"
+        lines.append(
+            f"| {http}+{loop} | {row['concurrency']} | {LABELS[row['server']]} | {row['rps']:.0f} | {ratio} | "
+            f"{row['p50_ms']:.2f} | {row['p99_ms']:.2f} | {cpu} | {rss} | {row['loadgen_cpu'] * 100:.0f}% | "
+            f"{row['errors']} |"
+        )
+    return "\n".join(lines)
+
+
+def verdicts(rows: list[dict[str, Any]], data: dict[str, Any]) -> list[str]:
+    """The targets of the issue, checked on this run."""
+    out: list[str] = []
+    for row in rows:
+        if row["server"] == "ours" and row["ratio"] is not None:
+            ok = row["ratio"] >= 0.6
+            out.append(f"throughput {row['variant']} c={row['concurrency']}: {row['ratio']:.2f}× ceiling "
+                       f"(target ≥ 0.60) {'PASS' if ok else 'FAIL'}")
+    for variant, mem in data["memory"].items():
+        if "ours" in mem and "sdk" in mem:
+            ours, sdk = mem["ours"]["peak_rss_kib"], mem["sdk"]["peak_rss_kib"]
+            out.append(f"peak RSS {variant}: ours {ours / 1024:.1f} MiB vs SDK {sdk / 1024:.1f} MiB "
+                       f"{'PASS' if ours <= sdk else 'FAIL'}")
+    return out
+
+
+def _ints(text: str) -> list[int]:
+    return [int(part) for part in text.split(",") if part]
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--servers", default=",".join(ALL_SERVERS))
+    parser.add_argument("--concurrency", default="8,32")
+    parser.add_argument("--variants", default="h11,uvloop")
+    parser.add_argument("--duration", type=float, default=5.0)
+    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="write the raw rounds and the summary here")
+    args = parser.parse_args(argv)
+    servers = [s for s in args.servers.split(",") if s]
+    unknown = [s for s in servers if s not in ALL_SERVERS]
+    if unknown:
+        parser.error(f"unknown servers: {', '.join(unknown)} (known: {', '.join(ALL_SERVERS)})")
+    if CEILING not in servers:
+        servers.append(CEILING)  # ratios need the ceiling in the same run
+    variants = [v for v in args.variants.split(",") if v]
+    data = run(servers, _ints(args.concurrency), variants, duration=args.duration, warmup=args.warmup,
+               repeats=args.repeats)
+    rows = summarize(data)
+    data["summary"] = rows
+    data["verdicts"] = verdicts(rows, data)
+    print(table(rows))
+    for line in data["verdicts"]:
+        print(line)
+    for line in data["skipped"]:
+        print(f"skipped: {line}")
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(data, indent=1))
+    return data
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+# Created by mcpgen 0.1.0 from specs/conformance.json (sha256 7c0af2a0a9c8623b10e69954c3b7841cbb944a375074a32afa31467c601bb72e).
+# This file is yours: mcpgen writes it once and never overwrites it. Regenerating updates base.py only.
+"""The fixture server of the official MCP conformance suite (CONFORMANCE.md §5), on mcpgen.
+
+`python -m conformance_server --http --port 8000` (then `conformance server --url
+http://localhost:8000/mcp --spec-version 2026-07-28 …`) or `--stdio`.
+
+Every tool does what its description in specs/conformance.json says. Beyond tools the suite
+needs prompts (an empty-but-for-one `prompts/list` and the multi-round `prompts/get` prompt
+`test_input_required_result_prompt`) and empty resource listings with caching hints; they are
+served through the runtime's generic `add_method` hook, and announced with
+`declare_capability` (server-stateless and caching check discover against what is served).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import wave
+from typing import Any, ClassVar
+
+from mcpgen_runtime._version import __version__
+from mcpgen_runtime.content import AudioContent, EmbeddedResource, ImageContent, ResourceContents, TextContent
+from mcpgen_runtime.protocol import jsonrpc
+from mcpgen_runtime.server import (
+    Elicit,
+    ListRoots,
+    Pending,
+    RequestContext,
+    RpcError,
+    Sample,
+    ServerConfig,
+    ToolContext,
+    ToolExecutionError,
+    ToolReturn,
+)
+
+from . import models as _m
+from .base import ServerBase
+
+# A real 1x1 PNG (one opaque red pixel).
+PNG_1X1 = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
+
+
+def _wav_base64() -> str:
+    """A real WAV file: 10 ms of 8 kHz mono 16-bit silence."""
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(8000)
+        out.writeframes(b"\x00\x00" * 80)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+WAV_BASE64 = _wav_base64()
+
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+COLOR_SCHEMA = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+CONFIRM_SCHEMA = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean", "title": "Confirm", "description": "Continue?"}},
+    "required": ["ok"],
+}
+CONTEXT_SCHEMA = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
+
+MRTR_PROMPT = {
+    "name": "test_input_required_result_prompt",
+    "description": "Asks the user for context (elicitation, multi round-trip), then returns a prompt using it.",
+}
+
+
+class Server(ServerBase):
+    """The conformance fixtures."""
+
+    _server_config_: ClassVar[ServerConfig | None] = ServerConfig(
+        name="mcpgen-conformance-server",
+        version=__version__,
+        title="mcpgen conformance fixture server",
+    )
+
+    def __init__(self, config: ServerConfig | None = None) -> None:
+        super().__init__(config)
+        # Prompts and resources beyond the tools (caching, server-stateless, MRTR non-tool request).
+        self.declare_capability("prompts", {"listChanged": True})
+        self.declare_capability("resources", {})
+        self.add_method("prompts/list", self.list_prompts)
+        self.add_method("prompts/get", self.get_prompt)
+        self.add_method("resources/list", self.list_resources)
+        self.add_method("resources/templates/list", self.list_resource_templates)
+        self.add_method("resources/read", self.read_resource)
+
+    # ---- prompts and resources ---------------------------------------------------------------
+
+    async def list_prompts(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        return {"prompts": [MRTR_PROMPT]}
+
+    async def get_prompt(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        if params.get("name") != MRTR_PROMPT["name"]:
+            raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown prompt: {params.get('name')}")
+        answer = await ctx.elicit("What context should the prompt use?", CONTEXT_SCHEMA, key="user_context")
+        context = str(answer.get("context", "")) if answer.accepted else "(none given)"
+        return {
+            "description": MRTR_PROMPT["description"],
+            "messages": [{"role": "user", "content": {"type": "text", "text": f"Use this context: {context}"}}],
+        }
+
+    async def list_resources(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        return {"resources": []}
+
+    async def list_resource_templates(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        return {"resourceTemplates": []}
+
+    async def read_resource(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
+        raise RpcError(jsonrpc.INVALID_PARAMS, "Resource not found", {"uri": params.get("uri")})
+
+    # ---- content ---------------------------------------------------------------------------------
+
+    async def test_simple_text(self, args: _m.TestSimpleTextInput, ctx: ToolContext) -> ToolReturn:
+        return "This is a simple text response for testing."
+
+    async def test_image_content(self, args: _m.TestImageContentInput, ctx: ToolContext) -> ToolReturn:
+        return ImageContent(data=PNG_1X1, mimeType="image/png")
+
+    async def test_audio_content(self, args: _m.TestAudioContentInput, ctx: ToolContext) -> ToolReturn:
+        return AudioContent(data=WAV_BASE64, mimeType="audio/wav")
+
+    async def test_embedded_resource(self, args: _m.TestEmbeddedResourceInput, ctx: ToolContext) -> ToolReturn:
+        return EmbeddedResource(resource=ResourceContents(
+            uri="test://embedded-resource", mimeType="text/plain", text="This is an embedded resource content."))
+
+    async def test_multiple_content_types(
+        self, args: _m.TestMultipleContentTypesInput, ctx: ToolContext
+    ) -> ToolReturn:
+        return [
+            TextContent(text="Multiple content types test:"),
+            ImageContent(data=PNG_1X1, mimeType="image/png"),
+            EmbeddedResource(resource=ResourceContents(
+                uri="test://mixed-content-resource", mimeType="application/json", text='{"test":"data","value":123}')),
+        ]
+
+    async def test_tool_with_progress(self, args: _m.TestToolWithProgressInput, ctx: ToolContext) -> ToolReturn:
+        for step in (0, 50, 100):
+            await ctx.report_progress(step, 100, f"{step}% done")
+            if step < 100:
+                await asyncio.sleep(0.05)
+        return "Progress test completed (0, 50, 100 of 100)."
+
+    async def test_error_handling(self, args: _m.TestErrorHandlingInput, ctx: ToolContext) -> ToolReturn:
+        raise ToolExecutionError("This tool intentionally returns an error for testing")
+
+    async def json_schema_2020_12_tool(
+        self, args: _m.JsonSchema202012ToolInput, ctx: ToolContext
+    ) -> ToolReturn:
+        received = args.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return f"Received arguments: {json.dumps(received, sort_keys=True)}"
+
+    # ---- protocol behaviour ----------------------------------------------------------------------
+
+    async def test_missing_capability(self, args: _m.TestMissingCapabilityInput, ctx: ToolContext) -> ToolReturn:
+        ctx.require_capability("sampling")  # -32021, HTTP 400 without it (BASE-35/36)
+        return "The sampling capability was declared."
+
+    async def test_streaming_elicitation(
+        self, args: _m.TestStreamingElicitationInput, ctx: ToolContext
+    ) -> ToolReturn:
+        ctx.require_capability("elicitation")
+        await ctx.open_stream()  # answer on text/event-stream; the stream carries no JSON-RPC request (HTTP-15)
+        answer = await ctx.elicit("Please confirm to continue.", CONFIRM_SCHEMA, key="confirmation")
+        return f"Streaming elicitation finished: {answer.action}."
+
+    async def test_logging_tool(self, args: _m.TestLoggingToolInput, ctx: ToolContext) -> ToolReturn:
+        # Logging is deprecated (LOG-01) and this server does not declare it: no notifications/message ever.
+        return "Logging test completed."
+
+    async def test_trigger_tool_change(self, args: _m.TestTriggerToolChangeInput, ctx: ToolContext) -> ToolReturn:
+        # The set stays the same (tools-list expects a stable listing); listeners are told anyway.
+        count = self.notify_list_changed("tools")
+        return f"notifications/tools/list_changed sent to {count} subscription(s)."
+
+    async def test_trigger_prompt_change(
+        self, args: _m.TestTriggerPromptChangeInput, ctx: ToolContext
+    ) -> ToolReturn:
+        count = self.notify_list_changed("prompts")
+        return f"notifications/prompts/list_changed sent to {count} subscription(s)."
+
+    # ---- multi round-trip requests ---------------------------------------------------------------
+
+    async def test_input_required_result_elicitation(
+        self, args: _m.TestInputRequiredResultElicitationInput, ctx: ToolContext
+    ) -> ToolReturn:
+        answer = await ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")
+        if not answer.accepted:
+            return f"No name given ({answer.action})."
+        return f"Hello, {answer.get('name')}!"
+
+    async def test_input_required_result_sampling(
+        self, args: _m.TestInputRequiredResultSamplingInput, ctx: ToolContext
+    ) -> ToolReturn:
+        sampled = await ctx.sample("What is the capital of France?", max_tokens=100, key="capital_question")
+        return f"The client's model ({sampled.model}) answered: {sampled.text}"
+
+    async def test_input_required_result_list_roots(
+        self, args: _m.TestInputRequiredResultListRootsInput, ctx: ToolContext
+    ) -> ToolReturn:
+        roots = await ctx.list_roots(key="client_roots")
+        return f"Received {len(roots)} root(s): " + ", ".join(root.uri for root in roots)
+
+    async def test_input_required_result_request_state(
+        self, args: _m.TestInputRequiredResultRequestStateInput, ctx: ToolContext
+    ) -> ToolReturn:
+        ctx.state["stage"] = "confirm"  # carried in the signed requestState
+        answer = await ctx.elicit("Confirm to continue", CONFIRM_SCHEMA, key="confirm")
+        verified = ctx.request_state is not None and ctx.state.get("stage") == "confirm"
+        return f"{'state-ok' if verified else 'state-missing'}: confirmed={answer.get('ok')}"
+
+    async def test_input_required_result_multiple_inputs(
+        self, args: _m.TestInputRequiredResultMultipleInputsInput, ctx: ToolContext
+    ) -> ToolReturn:
+        name = ctx.need(Elicit("What is your name?", NAME_SCHEMA, key="user_name"))
+        greeting = ctx.need(Sample("Generate a greeting", max_tokens=50, key="greeting"))
+        roots = ctx.need(ListRoots(key="client_roots"))
+        await ctx.ask()  # one round asking for all three
+        return (f"{greeting.value.text} {name.value.get('name')}; "
+                f"{len(roots.value.roots)} root(s) received.")
+
+    async def test_input_required_result_multi_round(
+        self, args: _m.TestInputRequiredResultMultiRoundInput, ctx: ToolContext
+    ) -> ToolReturn:
+        name = await ctx.elicit("Step 1: What is your name?", NAME_SCHEMA, key="step1")
+        color = await ctx.elicit("Step 2: What is your favorite color?", COLOR_SCHEMA, key="step2")
+        return f"Hello, {name.get('name')}; your favorite color is {color.get('color')}."
+
+    async def test_input_required_result_tampered_state(
+        self, args: _m.TestInputRequiredResultTamperedStateInput, ctx: ToolContext
+    ) -> ToolReturn:
+        answer = await ctx.elicit("Confirm to continue", CONFIRM_SCHEMA, key="confirm")
+        return f"State verified; confirmed={answer.get('ok')}"
+
+    async def test_input_required_result_capabilities(
+        self, args: _m.TestInputRequiredResultCapabilitiesInput, ctx: ToolContext
+    ) -> ToolReturn:
+        # MRTR-13: ask only through what this request's clientCapabilities declare.
+        asked: list[Pending[Any]] = []
+        if ctx.can_elicit():
+            asked.append(ctx.need(Elicit("What is your name?", NAME_SCHEMA, key="user_name")))
+        if ctx.can_sample():
+            asked.append(ctx.need(Sample("Say hello", max_tokens=20, key="greeting")))
+        if ctx.can_list_roots():
+            asked.append(ctx.need(ListRoots(key="client_roots")))
+        if not asked:
+            return "The client declared no capability this tool could ask through."
+        await ctx.ask()
+        return "Received: " + ", ".join(pending.key for pending in asked)
+
+    async def test_custom_header_echo(self, args: _m.TestCustomHeaderEchoInput, ctx: ToolContext) -> ToolReturn:
+        # The runtime already checked Mcp-Param-Region against arguments.region (XHDR-22..24).
+        return f"Region: {args.region}"

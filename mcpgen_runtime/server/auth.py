@@ -1,0 +1,74 @@
+"""Pluggable bearer-token authentication for Streamable HTTP (HTTP-05, BASE-24, RFC 6750).
+
+    def verify(token: str) -> str | None:          # or `async def`
+        return TOKENS.get(token)                     # the principal, or None when invalid
+
+    ServerConfig(auth=BearerAuth(verify))
+
+The principal a verifier returns is what `ctx.principal` holds; `principal_id(principal)`
+(default `str`) must be a stable identifier, because it binds `requestState` (MRTR-08),
+keys the rate limiter (SEC-03) and tells private caches apart (CACHE-13). A missing or
+invalid token is answered `401` with `WWW-Authenticate: Bearer …` before the body is parsed.
+stdio does not use this (BASE-25): credentials there come from the environment.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["BearerAuth", "Unauthorized", "authenticate"]
+
+TokenVerifier = Callable[[str], Any]  # token -> principal | None, or an awaitable of it
+
+
+class Unauthorized(Exception):
+    """Answer 401 with `challenge` as the WWW-Authenticate value."""
+
+    def __init__(self, challenge: str) -> None:
+        super().__init__(challenge)
+        self.challenge = challenge
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True)
+class BearerAuth:
+    verify: TokenVerifier
+    required: bool = True  # False: requests without Authorization are served anonymously
+    realm: str = "mcp"
+    resource_metadata: str | None = None  # RFC 9728 protected-resource metadata URL, advertised on 401
+    principal_id: Callable[[Any], str] = str
+
+    def challenge(self, error: str | None = None, description: str | None = None) -> str:
+        parts = [f"realm={_quoted(self.realm)}"]
+        if self.resource_metadata is not None:
+            parts.append(f"resource_metadata={_quoted(self.resource_metadata)}")
+        if error is not None:
+            parts.append(f"error={_quoted(error)}")
+        if description is not None:
+            parts.append(f"error_description={_quoted(description)}")
+        return "Bearer " + ", ".join(parts)
+
+
+async def authenticate(auth: BearerAuth, headers: Mapping[str, str]) -> Any:
+    """The principal for a request (None: anonymous and allowed); `Unauthorized` otherwise."""
+    header = headers.get("authorization")
+    if header is None:
+        if auth.required:
+            raise Unauthorized(auth.challenge())
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        raise Unauthorized(auth.challenge("invalid_request", "expected 'Authorization: Bearer <token>'"))
+    principal = auth.verify(token)
+    if inspect.isawaitable(principal):
+        principal = await principal
+    if principal is None:
+        raise Unauthorized(auth.challenge("invalid_token", "the access token is invalid or expired"))
+    return principal

@@ -1,0 +1,906 @@
+"""A lean HTTP/1.1 client for the Streamable HTTP transport: POST a body, read the reply.
+
+Why: a tool call is one small POST and one small reply, and a general-purpose client (httpx
+over h11/httpcore) spends ~0.8 ms of CPU per request on it; this module spends tens of
+microseconds. It speaks just what the transport needs, for plain `http://` and `https://`
+(stdlib `ssl`) origins without a proxy; `http.py` keeps httpx for everything else.
+
+- Connections are kept alive and pooled (LIFO, `max_idle` per pool); a pooled connection is
+  checked for a server-side close before reuse. A request on a reused connection that fails
+  before any response byte arrived is retried once on a new connection: the server closed an
+  idle connection, so it processed nothing. Nothing else is ever retried.
+- Replies are framed by Content-Length, chunked transfer coding, or connection close; 1xx
+  interim responses are skipped. Bodies can be read whole or as decoded pieces as they
+  arrive (SSE). A reply not read to its end closes its connection (HTTP-21 cancellation).
+- One deadline covers the whole exchange (connect, send, every read).
+- Request heads are built from validated pieces: header names must be tokens, values must
+  be ASCII without control characters (no CR/LF injection); Content-Length and
+  Transfer-Encoding belong to the transport.
+- Failures map to `ConnectError` (could not connect, including a connect timeout),
+  `RequestTimeoutError` (no complete reply in time) and `TransportError` (anything else).
+
+Sync connections are blocking sockets; async ones are asyncio streams. The HTTP parsing is
+sans-I/O (`parse_head`, `BodyDecoder`) and shared by both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import select
+import socket
+import ssl
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Iterator, Mapping
+from typing import Final, NamedTuple
+from urllib.parse import urlsplit
+
+from ..errors import ConnectError, RequestTimeoutError, TransportError
+
+__all__ = [
+    "AsyncPool",
+    "AsyncResponse",
+    "BodyDecoder",
+    "HeadBuilder",
+    "Origin",
+    "ResponseHead",
+    "SyncPool",
+    "SyncResponse",
+    "lean_origin",
+    "parse_head",
+]
+
+MAX_HEAD_BYTES: Final = 64 * 1024
+READ_SIZE: Final = 256 * 1024
+DEFAULT_MAX_IDLE: Final = 16
+
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+# RFC 9110 field values: visible ASCII, space and tab (no CR, LF, NUL or other controls).
+_BAD_VALUE = re.compile(r"[^\t\x20-\x7e]")
+_RESERVED = frozenset({"content-length", "transfer-encoding"})
+_NO_BODY_STATUS = frozenset({204, 304})
+_RETRYABLE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+
+
+# -- origins ------------------------------------------------------------------------------------
+
+
+class Origin(NamedTuple):
+    scheme: str  # "http" | "https"
+    host: str  # for connecting: no IPv6 brackets
+    port: int
+    target: str  # request-target: path and query
+    host_header: str  # Host: value (brackets, port when not the default)
+
+
+def lean_origin(url: str) -> Origin | None:
+    """The origin when the lean client can serve `url`: http(s), no userinfo, no proxy from the
+    environment (HTTP(S)_PROXY / ALL_PROXY, unless NO_PROXY excludes the host). None otherwise."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = parts.hostname
+    if scheme not in ("http", "https") or not host or parts.username is not None or "@" in parts.netloc:
+        return None
+    proxies = urllib.request.getproxies_environment()
+    if (proxies.get(scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(
+        host if port is None else f"{host}:{port}"
+    ):
+        return None
+    default = 443 if scheme == "https" else 80
+    port = default if port is None else port
+    bracketed = f"[{host}]" if ":" in host else host
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return Origin(scheme, host, port, target, bracketed if port == default else f"{bracketed}:{port}")
+
+
+def default_ssl_context() -> ssl.SSLContext:
+    """Verified TLS like httpx's default: SSL_CERT_FILE / SSL_CERT_DIR, else certifi, else the system store."""
+    if os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    if os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    try:
+        import certifi
+    except ImportError:  # pragma: no cover - certifi comes with httpx
+        return ssl.create_default_context()
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+# -- request heads ------------------------------------------------------------------------------
+
+_VALID_NAMES: dict[str, str] = {}  # header name -> lower-case name, for names already checked
+
+
+def _lower_name(name: str) -> str:
+    lower = _VALID_NAMES.get(name)
+    if lower is None:
+        if type(name) is not str or not _TOKEN.match(name):
+            raise TransportError(f"invalid HTTP header name {name!r}")
+        lower = name.lower()
+        if len(_VALID_NAMES) < 4096:
+            _VALID_NAMES[name] = lower
+    return lower
+
+
+def _check_value(name: str, value: str) -> None:
+    if type(value) is not str:
+        raise TransportError(f"HTTP header {name!r} must be a str, not {type(value).__name__}")
+    if _BAD_VALUE.search(value):
+        raise TransportError(
+            f"HTTP header {name!r} has a value with CR, LF, another control or a non-ASCII character; "
+            "encode it first (the protocol layer uses =?base64?...?= for Mcp-* values)"
+        )
+
+
+class HeadBuilder:
+    """Builds `POST` request heads for one origin: fixed default headers, then per-request ones.
+
+    Per-request headers override defaults of the same name (case-insensitively). Heads for a
+    repeated header set are cached (the client core reuses its header dicts).
+    """
+
+    __slots__ = ("_cache", "_defaults", "_prefix", "_start")
+
+    def __init__(self, origin: Origin, defaults: Mapping[str, str]) -> None:
+        for name, value in defaults.items():
+            if _lower_name(name) in _RESERVED:
+                raise TransportError(f"{name} is set by the transport")
+            _check_value(name, value)
+        self._start = f"POST {origin.target} HTTP/1.1\r\nHost: {origin.host_header}\r\n"
+        self._defaults = {_lower_name(name): (name, value) for name, value in defaults.items()}
+        self._prefix = (self._start + "".join(f"{n}: {v}\r\n" for n, v in self._defaults.values())).encode("ascii")
+        self._cache: dict[tuple[tuple[str, str], ...], bytes] = {}
+
+    def head(self, headers: Mapping[str, str], content_length: int) -> bytes:
+        key = tuple(headers.items())
+        block = self._cache.get(key)
+        if block is None:
+            block = self._block(headers)
+            if len(self._cache) >= 256:
+                self._cache.clear()
+            self._cache[key] = block
+        return block + b"Content-Length: %d\r\n\r\n" % content_length
+
+    def _block(self, headers: Mapping[str, str]) -> bytes:
+        lines: list[str] = []
+        overrides: dict[str, tuple[str, str]] = {}
+        for name, value in headers.items():
+            lower = _lower_name(name)
+            _check_value(name, value)
+            if lower in _RESERVED:
+                raise TransportError(f"{name} is set by the transport")
+            if lower in self._defaults or lower == "host":
+                overrides[lower] = (name, value)
+            else:
+                lines.append(f"{name}: {value}\r\n")
+        if not overrides:
+            return self._prefix + "".join(lines).encode("ascii")
+        start = self._start
+        if "host" in overrides:
+            start = start.split("\r\n", 1)[0] + f"\r\nHost: {overrides.pop('host')[1]}\r\n"
+        merged = {**self._defaults, **overrides}
+        return (start + "".join(f"{n}: {v}\r\n" for n, v in merged.values()) + "".join(lines)).encode("ascii")
+
+
+# -- responses (sans-I/O) -----------------------------------------------------------------------
+
+
+class ResponseHead(NamedTuple):
+    status: int
+    headers: dict[str, str]  # lower-case names; repeated fields joined with ", "
+    keep_alive: bool
+    framing: str  # "length" | "chunked" | "close" | "none"
+    length: int  # for "length"
+
+
+def _find_head_end(buffer: bytes | bytearray) -> tuple[int, int]:
+    """(end of head, start of body), or (-1, -1) while incomplete."""
+    end = buffer.find(b"\r\n\r\n")
+    if end >= 0:
+        return end, end + 4
+    end = buffer.find(b"\n\n")  # lenient: bare-LF heads
+    if end >= 0:
+        return end, end + 2
+    return -1, -1
+
+
+def parse_head(raw: bytes) -> ResponseHead:
+    """Parse a status line and header fields (without the blank line)."""
+    if raw.count(b"\n") == raw.count(b"\r\n"):
+        lines = raw.split(b"\r\n")
+    else:  # lenient: bare-LF (or mixed) line ends
+        lines = raw.replace(b"\r\n", b"\n").split(b"\n")
+    status_line = lines[0]
+    version, _, rest = status_line.partition(b" ")
+    code = rest[:3]
+    if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
+        raise TransportError(f"not an HTTP/1.x status line: {status_line[:100]!r}")
+    status = int(code)
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if not line:
+            continue
+        if line[:1] in (b" ", b"\t"):
+            raise TransportError("obsolete line folding in an HTTP response header")
+        name_b, colon, value_b = line.partition(b":")
+        if not colon or not name_b or name_b != name_b.strip():
+            raise TransportError(f"malformed HTTP response header line: {line[:100]!r}")
+        name = name_b.decode("latin-1").lower()
+        value = value_b.strip(b" \t").decode("latin-1")
+        previous = headers.get(name)
+        headers[name] = value if previous is None else f"{previous}, {value}"
+    connection = headers.get("connection", "").lower()
+    keep_alive = version == b"HTTP/1.1" and "close" not in connection
+    if version == b"HTTP/1.0" and "keep-alive" in connection:
+        keep_alive = True
+    if 100 <= status < 200 or status in _NO_BODY_STATUS:
+        return ResponseHead(status, headers, keep_alive, "none", 0)
+    coding = headers.get("transfer-encoding")
+    if coding is not None:
+        if coding.rpartition(",")[2].strip().lower() == "chunked":
+            # Content-Length next to Transfer-Encoding is ignored, and the connection not reused.
+            return ResponseHead(status, headers, keep_alive and "content-length" not in headers, "chunked", 0)
+        return ResponseHead(status, headers, False, "close", 0)
+    length_text = headers.get("content-length")
+    if length_text is not None:
+        values = {part.strip() for part in length_text.split(",")}
+        if len(values) != 1 or not (value := values.pop()).isdigit():
+            raise TransportError(f"invalid Content-Length {length_text!r}")
+        return ResponseHead(status, headers, keep_alive, "length", int(value))
+    return ResponseHead(status, headers, False, "close", 0)
+
+
+_HEAD_CACHE: dict[bytes, ResponseHead] = {}
+
+
+def _head_of(raw: bytes) -> ResponseHead:
+    """`parse_head`, memoized: a server answers a given call with the same head bytes (status,
+    type, length), so a steady client parses each distinct head once. Treat the result as
+    read-only."""
+    head = _HEAD_CACHE.get(raw)
+    if head is None:
+        head = parse_head(raw)
+        if len(raw) <= 1024:
+            if len(_HEAD_CACHE) >= 256:
+                _HEAD_CACHE.clear()
+            _HEAD_CACHE[raw] = head
+    return head
+
+
+class BodyDecoder:
+    """Turns the raw bytes after a head into body pieces; `done` once the body is complete.
+
+    Bytes past the end of the body (a server that sends more than it framed) are kept in
+    `extra`; the connection is then not reused.
+    """
+
+    __slots__ = ("_buffer", "_remaining", "_state", "done", "extra", "framing")
+
+    def __init__(self, head: ResponseHead) -> None:
+        self.framing = head.framing
+        self.done = head.framing == "none" or (head.framing == "length" and head.length == 0)
+        self._remaining = head.length
+        self._state = "size"  # chunked: size | data | crlf | trailer
+        self._buffer = b""
+        self.extra = b""
+
+    def feed(self, data: bytes) -> list[bytes]:
+        if self.done:
+            self.extra += data
+            return []
+        framing = self.framing
+        if framing == "length":
+            remaining = self._remaining
+            if len(data) < remaining:
+                self._remaining = remaining - len(data)
+                return [data] if data else []
+            self._remaining = 0
+            self.done = True
+            if len(data) > remaining:
+                self.extra = data[remaining:]
+                data = data[:remaining]
+            return [data]
+        if framing == "close":
+            return [data] if data else []
+        return self._chunked(data)
+
+    def _chunked(self, data: bytes) -> list[bytes]:
+        buffer = self._buffer + data if self._buffer else data
+        out: list[bytes] = []
+        pos = 0
+        size = len(buffer)
+        state = self._state
+        while pos < size:
+            if state == "data":
+                take = min(self._remaining, size - pos)
+                out.append(buffer[pos : pos + take])
+                pos += take
+                self._remaining -= take
+                if self._remaining == 0:
+                    state = "crlf"
+                continue
+            end = buffer.find(b"\n", pos)
+            if end < 0:
+                if size - pos > 4096:
+                    raise TransportError("chunked response: line too long")
+                break
+            line = buffer[pos:end].rstrip(b"\r")
+            pos = end + 1
+            if state == "crlf":
+                if line:
+                    raise TransportError("chunked response: chunk data not followed by CRLF")
+                state = "size"
+            elif state == "size":
+                size_text = line.split(b";", 1)[0].strip()
+                try:
+                    chunk_size = int(size_text, 16)
+                except ValueError:
+                    raise TransportError(f"chunked response: bad chunk size {line[:40]!r}") from None
+                if chunk_size < 0 or not size_text.isalnum():
+                    raise TransportError(f"chunked response: bad chunk size {line[:40]!r}")
+                if chunk_size == 0:
+                    state = "trailer"
+                else:
+                    self._remaining = chunk_size
+                    state = "data"
+            elif not line:  # the blank line after the trailer section ends the body
+                self.done = True
+                self.extra = buffer[pos:]
+                self._buffer = b""
+                self._state = "done"
+                return out
+        self._state = state
+        self._buffer = buffer[pos:]
+        return out
+
+    def eof(self) -> None:
+        """The peer closed the connection: fine for close-framed bodies, an error otherwise."""
+        if self.done:
+            return
+        if self.framing == "close":
+            self.done = True
+            return
+        raise TransportError("the server closed the connection before the response body was complete")
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+
+class _Retry(Exception):
+    """A reused connection failed before any response byte: safe to resend on a new one."""
+
+
+def _timed_out(url: str, timeout: float | None) -> RequestTimeoutError:
+    return RequestTimeoutError(f"no response from {url} within {timeout}s")
+
+
+def _connect_failed(url: str, exc: BaseException) -> ConnectError:
+    return ConnectError(f"cannot connect to {url}: {type(exc).__name__}: {exc}")
+
+
+def _exchange_failed(url: str, exc: BaseException) -> TransportError:
+    return TransportError(f"HTTP exchange with {url} failed: {type(exc).__name__}: {exc}")
+
+
+# -- blocking sockets ---------------------------------------------------------------------------
+
+
+class _SyncConnection:
+    __slots__ = ("poller", "reused", "sock")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.reused = False
+        self.poller = select.poll()
+        self.poller.register(sock.fileno(), select.POLLIN | select.POLLPRI)
+
+    def stale(self) -> bool:
+        """An idle connection with something to read is closing (EOF) or out of sync; on TLS
+        the something may also be a record without data (a TLS 1.3 session ticket)."""
+        sock = self.sock
+        if not isinstance(sock, ssl.SSLSocket):
+            return bool(self.poller.poll(0))
+        if not sock.pending() and not self.poller.poll(0):
+            return False
+        try:
+            sock.settimeout(0.0)
+            sock.recv(1)  # data or EOF: either way the connection is unusable now
+        except ssl.SSLWantReadError:
+            return False  # only TLS housekeeping was waiting
+        except OSError:
+            pass
+        return True
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+class SyncPool:
+    """Keep-alive connections to one origin, for blocking use (thread-safe checkout)."""
+
+    def __init__(self, origin: Origin, url: str, *, timeout: float | None,
+                 ssl_context: ssl.SSLContext | None = None, max_idle: int = DEFAULT_MAX_IDLE) -> None:
+        self.origin = origin
+        self.url = url
+        self.timeout = timeout
+        self.max_idle = max_idle
+        self._ssl = ssl_context
+        self._idle: list[_SyncConnection] = []
+        self._closed = False
+
+    def _ssl_context(self) -> ssl.SSLContext:
+        if self._ssl is None:
+            self._ssl = default_ssl_context()
+        return self._ssl
+
+    def _connect(self, deadline: float | None) -> _SyncConnection:
+        origin = self.origin
+        try:
+            timeout = None if deadline is None else max(deadline - time.monotonic(), 0.001)
+            sock = socket.create_connection((origin.host, origin.port), timeout=timeout)
+        except OSError as exc:
+            raise _connect_failed(self.url, exc) from exc
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if origin.scheme == "https":
+                sock = self._ssl_context().wrap_socket(sock, server_hostname=origin.host)
+        except OSError as exc:
+            sock.close()
+            raise _connect_failed(self.url, exc) from exc
+        return _SyncConnection(sock)
+
+    def _checkout(self) -> _SyncConnection | None:
+        idle = self._idle
+        while idle:
+            try:
+                conn = idle.pop()
+            except IndexError:  # another thread took it
+                return None
+            if conn.stale():
+                conn.close()
+                continue
+            conn.reused = True
+            return conn
+        return None
+
+    def release(self, conn: _SyncConnection) -> None:
+        if self._closed or len(self._idle) >= self.max_idle:
+            conn.close()
+        else:
+            self._idle.append(conn)
+
+    def post(self, payload: bytes, timeout: float | None) -> SyncResponse:
+        """Send `payload` (a complete request) and read the reply head."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        conn = self._checkout()
+        if conn is not None:
+            try:
+                return self._exchange(conn, payload, deadline, timeout)
+            except _Retry:
+                pass
+        conn = self._connect(deadline)
+        try:
+            return self._exchange(conn, payload, deadline, timeout)
+        except _Retry as exc:  # a fresh connection is never retried
+            raise _exchange_failed(self.url, exc.__cause__ or exc) from exc.__cause__
+
+    def _exchange(self, conn: _SyncConnection, payload: bytes, deadline: float | None,
+                  timeout: float | None) -> SyncResponse:
+        sock = conn.sock
+        received = False
+        try:
+            sock.settimeout(None if deadline is None else max(deadline - time.monotonic(), 0.0001))
+            send_error: OSError | None = None
+            try:
+                sock.sendall(payload)
+            except _RETRYABLE as exc:
+                send_error = exc  # the server may still have answered (an early reply); read it
+            buffer = b""
+            while True:
+                if deadline is not None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise TimeoutError
+                    sock.settimeout(remaining)
+                try:
+                    data = sock.recv(READ_SIZE)
+                except _RETRYABLE as exc:
+                    if not received and conn.reused:
+                        raise _Retry from exc
+                    raise
+                if not data:
+                    if not received and conn.reused:
+                        raise _Retry from send_error
+                    if send_error is not None:
+                        raise send_error
+                    raise TransportError(f"{self.url} closed the connection without a complete response head")
+                received = True
+                buffer += data
+                end, body_start = _find_head_end(buffer)
+                if end < 0:
+                    if len(buffer) > MAX_HEAD_BYTES:
+                        raise TransportError(f"response head from {self.url} exceeds {MAX_HEAD_BYTES} bytes")
+                    continue
+                head = _head_of(buffer[:end])
+                if 100 <= head.status < 200:
+                    if head.status == 101:
+                        raise TransportError(f"{self.url} switched protocols (HTTP 101)")
+                    buffer = buffer[body_start:]  # interim response: the final one follows
+                    continue
+                response = SyncResponse(self, conn, head, deadline, timeout)
+                response._feed(buffer[body_start:])
+                return response
+        except _Retry:
+            conn.close()
+            raise
+        except TimeoutError as exc:
+            conn.close()
+            raise _timed_out(self.url, timeout) from exc
+        except TransportError:
+            conn.close()
+            raise
+        except OSError as exc:
+            conn.close()
+            raise _exchange_failed(self.url, exc) from exc
+        except BaseException:
+            conn.close()
+            raise
+
+    def close(self) -> None:
+        self._closed = True
+        while self._idle:
+            self._idle.pop().close()
+
+
+class SyncResponse:
+    """A reply whose head has been read; read the body whole (`read`) or as it arrives (`iter_body`)."""
+
+    __slots__ = ("_conn", "_deadline", "_decoder", "_pending", "_pool", "_timeout", "head", "headers", "status")
+
+    def __init__(self, pool: SyncPool, conn: _SyncConnection, head: ResponseHead, deadline: float | None,
+                 timeout: float | None) -> None:
+        self._pool = pool
+        self._conn: _SyncConnection | None = conn
+        self._deadline = deadline
+        self._timeout = timeout
+        self._decoder = BodyDecoder(head)
+        self._pending: list[bytes] = []
+        self.head = head
+        self.status = head.status
+        self.headers = head.headers
+
+    def _feed(self, data: bytes) -> None:
+        if data:
+            self._pending.extend(self._decoder.feed(data))
+        if self._decoder.done:
+            self._finish()
+
+    def _finish(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        if self.head.keep_alive and not self._decoder.extra and self._decoder.framing != "close":
+            self._pool.release(conn)
+        else:
+            conn.close()
+
+    def _recv(self) -> bytes:
+        conn = self._conn
+        assert conn is not None
+        sock = conn.sock
+        try:
+            if self._deadline is not None:
+                remaining = self._deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError
+                sock.settimeout(remaining)
+            return sock.recv(READ_SIZE)
+        except TimeoutError as exc:
+            self._abort()
+            raise _timed_out(self._pool.url, self._timeout) from exc
+        except OSError as exc:
+            self._abort()
+            raise _exchange_failed(self._pool.url, exc) from exc
+
+    def _abort(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+    def iter_body(self) -> Iterator[bytes]:
+        """Decoded body pieces as they arrive."""
+        while True:
+            if self._pending:
+                pieces, self._pending = self._pending, []
+                yield from pieces
+            if self._conn is None:
+                return
+            data = self._recv()
+            if not data:
+                try:
+                    self._decoder.eof()
+                finally:
+                    self._abort()
+                return
+            self._feed(data)
+
+    def read(self) -> bytes:
+        if self._conn is None:
+            pieces, self._pending = self._pending, []
+            return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        return b"".join(self.iter_body())
+
+    def close(self) -> None:
+        """Done with the reply: an unfinished body closes the connection, unless its end is
+        already waiting in the socket (then the connection goes back to the pool)."""
+        conn = self._conn
+        if conn is None:
+            return
+        try:
+            while not self._decoder.done and conn.poller.poll(0):
+                conn.sock.settimeout(0.0)
+                data = conn.sock.recv(READ_SIZE)
+                if not data:
+                    break
+                self._decoder.feed(data)
+        except OSError:
+            pass
+        if self._decoder.done:
+            self._pending = []
+            self._finish()
+        else:
+            self._conn = None
+            conn.close()
+
+
+# -- asyncio streams ----------------------------------------------------------------------------
+
+
+class _AsyncConnection:
+    __slots__ = ("loop", "reader", "reused", "writer")
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self.reader = reader
+        self.writer = writer
+        self.loop = loop
+        self.reused = False
+
+    def stale(self, loop: asyncio.AbstractEventLoop) -> bool:
+        return (loop is not self.loop or self.reader.at_eof() or self.writer.transport.is_closing()
+                or self.reader.exception() is not None)
+
+    def close(self) -> None:
+        transport = self.writer.transport
+        if not self.loop.is_closed():
+            transport.close()
+            return
+        # A connection of a finished event loop: tell the server, let GC release the socket.
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
+class AsyncPool:
+    """Keep-alive connections to one origin, for one asyncio event loop at a time."""
+
+    def __init__(self, origin: Origin, url: str, *, timeout: float | None,
+                 ssl_context: ssl.SSLContext | None = None, max_idle: int = DEFAULT_MAX_IDLE) -> None:
+        self.origin = origin
+        self.url = url
+        self.timeout = timeout
+        self.max_idle = max_idle
+        self._ssl = ssl_context
+        self._idle: list[_AsyncConnection] = []
+        self._closed = False
+
+    async def _connect(self) -> _AsyncConnection:
+        origin = self.origin
+        context: ssl.SSLContext | None = None
+        if origin.scheme == "https":
+            if self._ssl is None:
+                self._ssl = default_ssl_context()
+            context = self._ssl
+        try:
+            reader, writer = await asyncio.open_connection(
+                origin.host, origin.port, ssl=context, server_hostname=origin.host if context else None,
+                limit=READ_SIZE,
+            )
+        except OSError as exc:
+            raise _connect_failed(self.url, exc) from exc
+        sock = writer.transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return _AsyncConnection(reader, writer, asyncio.get_running_loop())
+
+    def _checkout(self) -> _AsyncConnection | None:
+        idle = self._idle
+        loop = asyncio.get_running_loop()
+        while idle:
+            conn = idle.pop()
+            if conn.stale(loop):
+                conn.close()
+                continue
+            conn.reused = True
+            return conn
+        return None
+
+    def release(self, conn: _AsyncConnection) -> None:
+        if self._closed or len(self._idle) >= self.max_idle:
+            conn.close()
+        else:
+            self._idle.append(conn)
+
+    async def post(self, payload: bytes, timeout: float | None) -> AsyncResponse:
+        """Send `payload` (a complete request) and read the reply head; `timeout` bounds the
+        whole exchange, the body included (see `AsyncResponse`)."""
+        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+        conn = self._checkout()
+        if conn is not None:
+            try:
+                return await self._timed_exchange(conn, payload, deadline, timeout)
+            except _Retry:
+                pass
+        if deadline is None:
+            conn = await self._connect()
+        else:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    conn = await self._connect()
+            except TimeoutError as exc:
+                raise _connect_failed(self.url, exc) from exc
+        try:
+            return await self._timed_exchange(conn, payload, deadline, timeout)
+        except _Retry as exc:  # a fresh connection is never retried
+            raise _exchange_failed(self.url, exc.__cause__ or exc) from exc.__cause__
+
+    async def _timed_exchange(self, conn: _AsyncConnection, payload: bytes, deadline: float | None,
+                              timeout: float | None) -> AsyncResponse:
+        if deadline is None:
+            return await self._exchange(conn, payload, deadline, timeout)
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await self._exchange(conn, payload, deadline, timeout)
+        except TimeoutError as exc:
+            raise _timed_out(self.url, timeout) from exc
+
+    async def _exchange(self, conn: _AsyncConnection, payload: bytes, deadline: float | None,
+                        timeout: float | None) -> AsyncResponse:
+        reader = conn.reader
+        received = False
+        try:
+            conn.writer.write(payload)
+            buffer = b""
+            while True:
+                try:
+                    data = await reader.read(READ_SIZE)
+                except _RETRYABLE as exc:
+                    if not received and conn.reused:
+                        raise _Retry from exc
+                    raise
+                if not data:
+                    if not received and conn.reused:
+                        raise _Retry
+                    raise TransportError(f"{self.url} closed the connection without a complete response head")
+                received = True
+                buffer += data
+                end, body_start = _find_head_end(buffer)
+                if end < 0:
+                    if len(buffer) > MAX_HEAD_BYTES:
+                        raise TransportError(f"response head from {self.url} exceeds {MAX_HEAD_BYTES} bytes")
+                    continue
+                head = _head_of(buffer[:end])
+                if 100 <= head.status < 200:
+                    if head.status == 101:
+                        raise TransportError(f"{self.url} switched protocols (HTTP 101)")
+                    buffer = buffer[body_start:]
+                    continue
+                response = AsyncResponse(self, conn, head, deadline, timeout)
+                response._feed(buffer[body_start:])
+                return response
+        except (_Retry, TransportError):
+            conn.close()
+            raise
+        except OSError as exc:
+            conn.close()
+            raise _exchange_failed(self.url, exc) from exc
+        except BaseException:  # cancelled: the connection is mid-exchange
+            conn.close()
+            raise
+
+    def close(self) -> None:
+        self._closed = True
+        while self._idle:
+            self._idle.pop().close()
+
+
+class AsyncResponse:
+    """The asyncio twin of `SyncResponse`."""
+
+    __slots__ = ("_conn", "_deadline", "_decoder", "_pending", "_pool", "_timeout", "head", "headers", "status")
+
+    def __init__(self, pool: AsyncPool, conn: _AsyncConnection, head: ResponseHead, deadline: float | None,
+                 timeout: float | None) -> None:
+        self._pool = pool
+        self._deadline = deadline
+        self._timeout = timeout
+        self._conn: _AsyncConnection | None = conn
+        self._decoder = BodyDecoder(head)
+        self._pending: list[bytes] = []
+        self.head = head
+        self.status = head.status
+        self.headers = head.headers
+
+    def _feed(self, data: bytes) -> None:
+        if data:
+            self._pending.extend(self._decoder.feed(data))
+        if self._decoder.done:
+            self._finish()
+
+    def _finish(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        if self.head.keep_alive and not self._decoder.extra and self._decoder.framing != "close":
+            self._pool.release(conn)
+        else:
+            conn.close()
+
+    async def aiter_body(self) -> AsyncIterator[bytes]:
+        while True:
+            if self._pending:
+                pieces, self._pending = self._pending, []
+                for piece in pieces:
+                    yield piece
+            conn = self._conn
+            if conn is None:
+                return
+            try:
+                if self._deadline is None:
+                    data = await conn.reader.read(READ_SIZE)
+                else:
+                    async with asyncio.timeout_at(self._deadline):
+                        data = await conn.reader.read(READ_SIZE)
+            except TimeoutError as exc:
+                self.close()
+                raise _timed_out(self._pool.url, self._timeout) from exc
+            except OSError as exc:
+                self.close()
+                raise _exchange_failed(self._pool.url, exc) from exc
+            except BaseException:
+                self.close()
+                raise
+            if not data:
+                try:
+                    self._decoder.eof()
+                finally:
+                    self.close()
+                return
+            self._feed(data)
+
+    async def read(self) -> bytes:
+        if self._conn is None:
+            pieces, self._pending = self._pending, []
+            return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        return b"".join([piece async for piece in self.aiter_body()])
+
+    def close(self) -> None:
+        """Done with the reply: an unfinished body closes the connection (HTTP-21)."""
+        conn = self._conn
+        if conn is None:
+            return
+        self._conn = None
+        if self._decoder.done:  # pragma: no cover - _feed already released it
+            self._pool.release(conn)
+        else:
+            conn.close()
