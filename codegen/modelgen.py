@@ -1,58 +1,112 @@
-"""MODEL: tool schemas -> one JSON Schema document -> datamodel-code-generator -> models.py + IR.
+"""MODEL: tool schemas -> typed models (`ModelsIR`) and one method plan per tool (`ToolIR`).
 
-1. Names first (`naming`): a PascalCase stem per tool, `<Stem>Input` / `<Stem>Output` classes, and
-   `<Stem><Def>Def` for each root `$defs` / `definitions` entry, hoisted so tools cannot clash.
-2. One document whose `$defs` hold every schema. Every `$ref` is resolved with `refs.SchemaIndex`
-   inside its own tool schema and rewritten to its place in the document; `title`, `$id`,
-   `$schema`, `$anchor`, `$dynamicAnchor` are dropped, so server-supplied text never names a class
-   and no base URI can point anywhere else. `model_name_map` pins each planned class name to its
-   path: datamodel-code-generator either uses our names or fails (never silently renumbers).
-3. datamodel-code-generator runs ONCE for the whole package (about 1 s for 117 tools).
-4. Its output is read with `ast` (read-only) to learn each input field (Python name, wire name,
-   annotation, required, default) and each output's shape; the import block and header are rebuilt
-   from that AST (`render.models_module`), the class bodies are kept as written.
+Every schema is read into the closest *honest* Python type: the type accepts every instance the
+schema accepts (it may accept more; it never rejects a valid value). What a type cannot say
+(`if`/`then`/`else`, `not`, `dependentSchemas`, `pattern`, `format`, `uniqueItems`, ...) is left to
+the runtime, which validates against the original schema shipped in tools.json.
+
+    schema                                   Python type
+    string / integer / number / boolean      str / int / int | float / bool
+    null, a type array with null,            ... | None
+      anyOf/oneOf with {"type": "null"}
+    enum / const                             Literal[...] (an alias named after the property when it
+                                             has two or more values); floats, objects and arrays as
+                                             float, dict[str, Any], list[Any]
+    object with properties (also merged      a BaseModel: fields in schema order, wire names as
+      through allOf and $ref)                aliases; additionalProperties false -> extra="forbid",
+                                             otherwise extra="allow" (nothing a server sends is lost)
+    object without properties                dict[str, V] (additionalProperties / patternProperties)
+    array / prefixItems                      list[T]; tuple[A, B] when the length is fixed
+    anyOf / oneOf                            A | B; Annotated[A | B, Field(discriminator=...)] when
+                                             every member is a model tagged by a distinct const
+    $ref (also recursive, to the root)       the target's class; a RootModel breaks other cycles
+    true, {}, no type keyword                Any
+
+Names are planned, never derived from input order alone: `<Stem>Input` / `<Stem>Output` per tool
+(reserved first), `<Stem><Def>Def` per root `$defs` / `definitions` entry, and nested classes named
+by their path (`<Owner><Property>`, `...Item`, `...Value`, `...Option<N>`); a clash gets a numeric
+suffix in traversal order. Field names come from `naming.field_names` (keywords, BaseModel members
+and builtin type names avoided; the wire name is kept as the alias).
+
+Cost is bounded (SCHEMA-11): nesting depth, subschema visits per package and a wall-clock budget
+raise UnsupportedSchemaError with the tool and pointer instead of running away.
 """
 
 from __future__ import annotations
 
-import ast
-import functools
-import json
 import math
-import warnings
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 from mcpgen_runtime._version import RUNTIME_API_VERSION, __version__
 
 from . import naming
 from .errors import InternalGeneratorError, NameCollisionError, UnsupportedSchemaError
-from .ir import ImportIR, ModelsIR, PackageIR, ParamIR, ToolIR
-from .refs import (
-    DRAFT_2020_12,
-    PointerError,
-    SchemaIndex,
-    SchemaLimitError,
-    dialect_of,
-    escape_token,
-    split_pointer,
+from .ir import (
+    ANY,
+    NONE,
+    AliasDef,
+    AliasRef,
+    Annotated,
+    DictOf,
+    FieldDef,
+    ListOf,
+    Lit,
+    ModelDef,
+    ModelRef,
+    ModelsIR,
+    PackageIR,
+    ParamIR,
+    Prim,
+    ToolIR,
+    TupleOf,
+    TypeExpr,
+    Union,
+    class_refs,
+    union,
 )
+from .refs import DRAFT_2020_12, SchemaIndex, SchemaLimitError, dialect_of, escape_token, split_pointer
 from .spec import ValidatedSpec
 
 __all__ = [
+    "MAX_DEPTH",
+    "MAX_SECONDS",
+    "MAX_SUBSCHEMAS",
+    "MAX_VISITS",
     "ClassPlan",
-    "DcgOutput",
-    "build_document",
     "build_ir",
+    "build_models",
     "plan_classes",
-    "read_models",
-    "run_datamodel_codegen",
 ]
 
-_DROPPED_KEYWORDS = ("title", "$id", "$schema", "$anchor", "$dynamicAnchor")
-_DEFINITION_KEYWORDS = ("$defs", "definitions")
-_MAX_SUBSCHEMAS = 20_000
+MAX_DEPTH: Final = 96  # nested schemas followed while building one type (objects, arrays, refs, allOf)
+MAX_SUBSCHEMAS: Final = 20_000  # per tool member, as refs.SchemaIndex counts them
+MAX_VISITS: Final = 1_000_000  # subschema visits per package
+MAX_SECONDS: Final = 120.0  # wall-clock safety net per package
+MAX_DESCRIPTION: Final = 16_000  # characters of a field description kept in models.py
+
+_JSON_TYPES: Final = ("object", "array", "string", "integer", "number", "boolean", "null")
+_UNION_KEYWORDS: Final = ("oneOf", "anyOf")
+# Keywords that make a subschema say something about the *shape* of a value.
+_SHAPE_KEYWORDS: Final = frozenset({
+    "type", "enum", "const", "properties", "additionalProperties", "patternProperties", "items", "prefixItems",
+    "$ref", "$dynamicRef", "allOf", "anyOf", "oneOf",
+})
+_OBJECT_KEYWORDS: Final = ("properties", "additionalProperties", "patternProperties")
+_ARRAY_KEYWORDS: Final = ("items", "prefixItems")
+_CONSTRAINTS: Final = {  # JSON Schema keyword -> (pydantic Field keyword, the types it applies to)
+    "minimum": ("ge", "number"),
+    "maximum": ("le", "number"),
+    "exclusiveMinimum": ("gt", "number"),
+    "exclusiveMaximum": ("lt", "number"),
+    "multipleOf": ("multiple_of", "integer"),
+    "minLength": ("min_length", "string"),
+    "maxLength": ("max_length", "string"),
+    "minItems": ("min_length", "array"),
+    "maxItems": ("max_length", "array"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +120,30 @@ class ClassPlan:
 # ------------------------------------------------------------------------------------------ names
 
 
-def plan_classes(tools: list[dict[str, Any]], avoid: frozenset[str] = frozenset()) -> list[ClassPlan]:
-    """`<Stem>Input` / `<Stem>Output` per tool; a name in `avoid` gets a numeric suffix."""
+class _Names:
+    """Allocates the class and alias names of one models module (numeric suffix on a clash)."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self.used = set(taken)
+
+    def take(self, wanted: str) -> str:
+        wanted = naming.cap_length(wanted, style="pascal")
+        name, number = wanted, 1
+        while name in self.used:
+            number += 1
+            name = f"{wanted}{number}"
+        self.used.add(name)
+        return name
+
+
+# Module-level names of models.py that a class or alias may not take.
+_MODULE_NAMES: Final = frozenset({"Annotated", "Any", "BaseModel", "ConfigDict", "Field", "Literal", "RootModel"})
+
+
+def plan_classes(tools: list[dict[str, Any]], names: _Names | None = None) -> list[ClassPlan]:
+    """`<Stem>Input` / `<Stem>Output` per tool, reserved before any nested class is named."""
+    names = names or _Names(set(_MODULE_NAMES))
     stems = naming.class_bases(tool["name"] for tool in tools)
-    names = _Names(set(avoid))
     plans = []
     for tool in tools:
         stem = stems[tool["name"]]
@@ -79,402 +153,766 @@ def plan_classes(tools: list[dict[str, Any]], avoid: frozenset[str] = frozenset(
     return plans
 
 
-# ---------------------------------------------------------------------------------------- document
+# ---------------------------------------------------------------------------------------- budget
 
 
-def _copy_json(value: Any) -> Any:
-    """Deep copy of parsed JSON (dicts and lists), iteratively."""
-    if not isinstance(value, (dict, list, Mapping)):
-        return value
-    root: Any = {} if isinstance(value, Mapping) else []
-    stack: list[tuple[Any, Any]] = [(value, root)]
-    while stack:
-        source, target = stack.pop()
-        items = source.items() if isinstance(source, Mapping) else enumerate(source)
-        for key, child in items:
-            if isinstance(child, Mapping):
-                copy: Any = {}
-                stack.append((child, copy))
-            elif isinstance(child, list):
-                copy = []
-                stack.append((child, copy))
-            else:
-                copy = child
-            if isinstance(target, dict):
-                target[key] = copy
-            else:
-                target.append(copy)
-    return root
+class _Budget:
+    def __init__(self) -> None:
+        self.visits = 0
+        self.deadline = time.monotonic() + MAX_SECONDS
 
-
-def _node_at(document: Any, tokens: list[str]) -> Any:
-    node = document
-    for token in tokens:
-        node = node[int(token)] if isinstance(node, list) else node[token]
-    return node
-
-
-def _pointer(tokens: list[str]) -> str:
-    return "".join("/" + escape_token(token) for token in tokens)
-
-
-class _Names:
-    """Allocates the pinned class names of one models module (numeric suffix on a clash)."""
-
-    def __init__(self, taken: set[str]) -> None:
-        self.used = set(taken)
-
-    def take(self, wanted: str) -> str:
-        name, number = wanted, 1
-        while name in self.used:
-            number += 1
-            name = f"{wanted}{number}"
-        self.used.add(name)
-        return name
-
-
-def _prepare_schema(
-    schema: Mapping[str, Any],
-    *,
-    wire_name: str,
-    member: str,
-    root_class: str,
-    stem: str,
-    names: _Names,
-) -> dict[str, Any]:
-    """The `$defs` entries for one tool schema: its root under `root_class`, then its hoisted definitions."""
-    where = f"tool {wire_name!r} {member}"
-    try:
-        index = SchemaIndex.build(schema, dialect_of(schema) or DRAFT_2020_12, max_subschemas=_MAX_SUBSCHEMAS)
-    except SchemaLimitError as exc:
-        raise UnsupportedSchemaError(f"{where}: {exc}") from exc
-
-    # Pointer-token prefixes moved to their own `$defs` entry: root definitions, and the inline object
-    # schema of a root array's `items` (so its class is `<Root>Item`, not a name derived twice).
-    hoisted: dict[tuple[str, ...], str] = {}
-    for keyword in _DEFINITION_KEYWORDS:
-        members = schema.get(keyword)
-        if isinstance(members, Mapping):
-            for key, value in members.items():
-                if isinstance(value, (Mapping, bool)):
-                    hoisted[(keyword, key)] = names.take(f"{stem}{naming.identifier(key, style='pascal', prefix='Def')}Def")
-    items = schema.get("items")
-    if isinstance(items, Mapping) and (items.get("type") == "object" or "properties" in items) and "$ref" not in items:
-        hoisted[("items",)] = names.take(f"{root_class}Item")
-
-    def target_ref(target: str) -> str:
-        tokens = split_pointer(target)
-        for size in (2, 1):
-            prefix = tuple(tokens[:size])
-            if len(tokens) >= size and prefix in hoisted:
-                return "#/$defs/" + escape_token(hoisted[prefix]) + _pointer(tokens[size:])
-        if tokens and tokens[0] in _DEFINITION_KEYWORDS and len(tokens) < 2:
-            raise UnsupportedSchemaError(f"{where}: a $ref names the whole {tokens[0]!r} map, not a schema")
-        return "#/$defs/" + escape_token(root_class) + _pointer(tokens)
-
-    rewrites: dict[str, str] = {}  # schema pointer -> its `$ref` / `$dynamicRef`, rewritten as a `$ref`
-    for site in index.refs:
-        resolution = index.resolve(site)
-        if resolution.target is None:
-            raise UnsupportedSchemaError(f"{where} at {site.pointer}: {resolution.problem}")
-        rewrites[site.schema_pointer] = target_ref(resolution.target)
-
-    copy = _copy_json(schema)
-    for pointer in sorted(index.subschemas, key=lambda p: (p.count("/"), p)):
-        try:
-            node = _node_at(copy, split_pointer(pointer))
-        except (KeyError, IndexError, ValueError, TypeError, PointerError) as exc:  # pragma: no cover
-            raise InternalGeneratorError(f"{where}: cannot revisit subschema {pointer!r}") from exc
-        if not isinstance(node, dict):
-            continue
-        for keyword in _DROPPED_KEYWORDS:
-            if keyword in node and (keyword != "title" or isinstance(node[keyword], str)):
-                del node[keyword]
-        if pointer in rewrites:
-            node.pop("$dynamicRef", None)
-            node["$ref"] = rewrites[pointer]
-
-    entries: dict[str, Any] = {root_class: copy}
-    definitions = {keyword: copy.pop(keyword, None) for keyword in _DEFINITION_KEYWORDS}
-    for prefix, class_name in hoisted.items():
-        if prefix == ("items",):
-            entries[class_name] = copy["items"]
-            copy["items"] = {"$ref": "#/$defs/" + escape_token(class_name)}
-        else:
-            entries[class_name] = definitions[prefix[0]][prefix[1]]
-    return entries
-
-
-def build_document(
-    tools: list[dict[str, Any]], plans: list[ClassPlan], avoid: frozenset[str] = frozenset()
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """The JSON Schema document for datamodel-code-generator, and its `model_name_map`."""
-    planned = {plan.input_class for plan in plans} | {plan.output_class for plan in plans if plan.output_class}
-    names = _Names(planned | set(avoid))
-    defs: dict[str, Any] = {}
-    for tool, plan in zip(tools, plans, strict=True):
-        members: list[tuple[str, str]] = [("inputSchema", plan.input_class)]
-        if plan.output_class is not None:
-            members.append(("outputSchema", plan.output_class))
-        for member, root_class in members:
-            schema = tool[member]
-            if not isinstance(schema, Mapping):
-                raise UnsupportedSchemaError(f"tool {plan.wire_name!r}: {member} is not a JSON object")
-            defs.update(
-                _prepare_schema(
-                    schema, wire_name=plan.wire_name, member=member, root_class=root_class, stem=plan.stem, names=names
-                )
+    def tick(self, doc: _Doc, pointer: str) -> None:
+        self.visits += 1
+        if self.visits > MAX_VISITS:
+            raise UnsupportedSchemaError(
+                f"{doc.where(pointer)}: more than {MAX_VISITS} subschema visits while building models (SCHEMA-11)"
             )
-    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
-    return document, {f"#/$defs/{name}": name for name in defs}
+        if not self.visits & 1023 and time.monotonic() > self.deadline:
+            raise UnsupportedSchemaError(
+                f"{doc.where(pointer)}: building models took longer than {MAX_SECONDS:.0f} s (SCHEMA-11)"
+            )
 
 
-# ----------------------------------------------------------------------- datamodel-code-generator
-
-_MAX_RENAMES = 16
+# --------------------------------------------------------------------------------------- documents
 
 
-class _PinnedNameTaken(Exception):
-    """datamodel-code-generator gave one of our planned class names to a nested schema first."""
+@dataclass
+class _Doc:
+    """One tool member schema (inputSchema or outputSchema) with its refs resolved."""
 
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
+    key: int
+    wire_name: str
+    member: str
+    root_class: str
+    index: SchemaIndex
+    refs: dict[str, str]  # subschema pointer -> pointer of its `$ref` / `$dynamicRef` target
+    def_classes: dict[tuple[str, str], str]  # ("$defs", key) -> planned class stem
 
+    def where(self, pointer: str) -> str:
+        return f"tool {self.wire_name!r} {self.member} at {pointer or '/'}"
 
-
-def run_datamodel_codegen(document: dict[str, Any], model_name_map: dict[str, str]) -> str:
-    """models.py text from datamodel-code-generator (one call for the whole package).
-
-    Memoised by the canonical JSON of its inputs, so building a client and a server from one spec
-    runs it once.
-    """
-    if not document["$defs"]:
-        return "from __future__ import annotations\n"
-    key = json.dumps([document, model_name_map], ensure_ascii=False, allow_nan=False)
-    return _run_datamodel_codegen(key)
+    def node(self, pointer: str) -> Any:
+        return self.index.subschemas.get(pointer, True)
 
 
-@functools.lru_cache(maxsize=4)
-def _run_datamodel_codegen(key: str) -> str:
-    import datamodel_code_generator as dcg
-
-    document, model_name_map = json.loads(key)
-    options: dict[str, Any] = {  # enum options by value: validated by DCG's GenerateConfig
-        "input_file_type": "jsonschema",
-        "output_model_type": "pydantic_v2.BaseModel",
-        "target_python_version": "3.11",
-        "snake_case_field": True,
-        "use_union_operator": True,
-        "use_standard_collections": True,
-        "enum_field_as_literal": "all",
-        "field_constraints": True,
-        "disable_timestamp": True,
-        "allow_population_by_field_name": True,
-        "use_schema_description": False,
-        "use_field_description": False,
-        "use_attribute_docstrings": False,
-        "use_title_as_name": False,
-        "formatters": [],
-        "skip_root_model": True,
-        "strict_refs": True,
-        "allow_remote_refs": False,
-        "naming_strategy": "full-path",
-        "model_name_map": model_name_map,
-    }
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            result = dcg.generate(document, **options)
-    except dcg.Error as exc:
-        message = str(exc)
-        if "--model-name-map" in message:
-            taken = sorted(name for path, name in model_name_map.items() if f"{path!r}" in message)
-            if len(taken) == 1:
-                raise _PinnedNameTaken(taken[0]) from exc
-            raise NameCollisionError(
-                "a class name planned for a tool schema is also the name datamodel-code-generator chose for a "
-                f"nested schema ({message.splitlines()[0]}); rename the tool or the nested property"
-            ) from exc
-        raise UnsupportedSchemaError(f"datamodel-code-generator cannot model these schemas: {message}") from exc
-    if not isinstance(result, str):
-        raise InternalGeneratorError(f"datamodel-code-generator returned {type(result).__name__}, expected one module")
-    return result
+def _child(pointer: str, *tokens: str | int) -> str:
+    return pointer + "".join("/" + escape_token(token) for token in tokens)
 
 
-# --------------------------------------------------------------------------------- reading models
+@dataclass
+class _Facts:
+    """What a subschema (with its `$ref` target and `allOf` members) says about a value's shape."""
+
+    types: set[str] | None = None  # allowed JSON types; None: unconstrained
+    properties: dict[str, list[str]] = field(default_factory=dict)  # wire name -> declaring pointers
+    required: list[str] = field(default_factory=list)
+    closed: bool = False  # additionalProperties: false somewhere
+    extra_schemas: list[str] = field(default_factory=list)  # additionalProperties / patternProperties
+    open_extra: bool = False  # additionalProperties: true (or patternProperties without `false`)
+    conditional: dict[str, list[str]] = field(default_factory=dict)  # declared only in then/else/...
+    items: str | None = None  # `items` schema pointer (2020-12 / single draft-07)
+    items_false: bool = False
+    prefix: list[str] | None = None  # prefixItems (or draft-07 array `items`)
+    constraints: dict[str, Any] = field(default_factory=dict)
+    object_like: bool = False
+    array_like: bool = False
+
+    def add_types(self, types: set[str]) -> None:
+        self.types = set(types) if self.types is None else self.types & types
 
 
-@dataclass(frozen=True, slots=True)
-class DcgOutput:
-    """datamodel-code-generator's module, split along its AST (nothing is re-parsed with regexes)."""
-
-    body: str  # every line after the import block, without dropped classes
-    classes: dict[str, ast.ClassDef]
-    imports: tuple[ImportIR, ...]
+# ------------------------------------------------------------------------------------------ builder
 
 
-def read_models(text: str, pinned: set[str]) -> DcgOutput:
-    try:
-        module = ast.parse(text)
-    except SyntaxError as exc:
-        raise InternalGeneratorError(f"datamodel-code-generator output does not parse: {exc}") from exc
-    lines = text.splitlines(keepends=True)
-    imports: list[ImportIR] = []
-    body_start = 0
-    statements = list(module.body)
-    while statements and isinstance(statements[0], (ast.Import, ast.ImportFrom)):
-        node = statements.pop(0)
-        assert isinstance(node, (ast.Import, ast.ImportFrom))
-        body_start = node.end_lineno or node.lineno
-        if isinstance(node, ast.ImportFrom):
-            if node.level or node.module is None:
-                raise InternalGeneratorError("datamodel-code-generator wrote a relative import")
-            if node.module == "__future__":
-                continue
-            for alias in node.names:
-                if alias.name == "*":
-                    raise InternalGeneratorError("datamodel-code-generator wrote a star import")
-                imports.append(ImportIR(alias.asname or alias.name, node.module, alias.name))
+class _Builder:
+    def __init__(self, names: _Names) -> None:
+        self.names = names
+        self.budget = _Budget()
+        self.models: dict[str, ModelDef | None] = {}  # creation order; None while being built
+        self.aliases: dict[str, AliasDef] = {}
+        self.memo: dict[tuple[int, str], TypeExpr] = {}
+        self.class_for: dict[tuple[int, str], str] = {}
+        self.alias_for: dict[tuple[int, str], str] = {}
+        self.active: set[tuple[int, str]] = set()
+        self.root_wanted: set[tuple[int, str]] = set()  # a cycle reached this pointer: make it a class
+        self.facts_memo: dict[tuple[int, str], _Facts] = {}
+
+    # ---- document setup
+
+    def document(self, key: int, tool: Mapping[str, Any], member: str, root_class: str, stem: str) -> _Doc:
+        schema = tool[member]
+        wire_name = tool["name"]
+        where = f"tool {wire_name!r} {member}"
+        if not isinstance(schema, Mapping):
+            raise UnsupportedSchemaError(f"{where}: not a JSON object")
+        try:
+            index = SchemaIndex.build(schema, dialect_of(schema) or DRAFT_2020_12, max_subschemas=MAX_SUBSCHEMAS)
+        except SchemaLimitError as exc:
+            raise UnsupportedSchemaError(f"{where}: {exc} (SCHEMA-11)") from exc
+        refs: dict[str, str] = {}
+        for site in index.refs:
+            resolution = index.resolve(site)
+            if resolution.target is None:
+                raise UnsupportedSchemaError(f"{where} at {site.pointer}: {resolution.problem}")
+            refs.setdefault(site.schema_pointer, resolution.target)
+        def_classes: dict[tuple[str, str], str] = {}
+        for keyword in ("$defs", "definitions"):
+            members = schema.get(keyword)
+            if isinstance(members, Mapping):
+                for name in members:
+                    def_classes[(keyword, name)] = f"{stem}{naming.identifier(name, style='pascal', prefix='Def')}Def"
+        doc = _Doc(key, wire_name, member, root_class, index, refs, def_classes)
+        self.class_for[(key, "")] = root_class
+        return doc
+
+    def path_name(self, doc: _Doc, pointer: str) -> str:
+        """A readable class name for the subschema at `pointer`, from its path (not yet unique)."""
+        tokens = split_pointer(pointer)
+        parts: list[str] = []
+        if len(tokens) >= 2 and (tokens[0], tokens[1]) in doc.def_classes:
+            parts.append(doc.def_classes[(tokens[0], tokens[1])])
+            tokens = tokens[2:]
         else:
-            for alias in node.names:
-                if alias.asname is None and "." in alias.name:
-                    raise InternalGeneratorError(f"unexpected dotted import {alias.name!r} in models")
-                imports.append(ImportIR(alias.asname or alias.name, alias.name, None))
-    for node in statements:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            raise InternalGeneratorError("datamodel-code-generator wrote an import after its import block")
+            parts.append(doc.root_class)
+        i = 0
+        while i < len(tokens):
+            keyword = tokens[i]
+            nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+            if keyword in ("properties", "$defs", "definitions", "dependentSchemas") and nxt is not None:
+                parts.append(naming.identifier(nxt, style="pascal", prefix="Field"))
+                i += 2
+            elif keyword == "patternProperties" and nxt is not None:
+                parts.append("Value")
+                i += 2
+            elif keyword in ("anyOf", "oneOf") and nxt is not None and nxt.isdigit():
+                parts.append(f"Option{int(nxt) + 1}")
+                i += 2
+            elif keyword in ("allOf", "prefixItems") and nxt is not None and nxt.isdigit():
+                parts.append(f"{'Part' if keyword == 'allOf' else 'Item'}{int(nxt) + 1}")
+                i += 2
+            elif keyword in ("items", "additionalItems", "unevaluatedItems", "contains"):
+                if nxt is not None and nxt.isdigit():
+                    parts.append(f"Item{int(nxt) + 1}")
+                    i += 2
+                else:
+                    parts.append("Item")
+                    i += 1
+            elif keyword in ("additionalProperties", "unevaluatedProperties"):
+                parts.append("Value")
+                i += 1
+            else:
+                parts.append(naming.identifier(keyword, style="pascal", prefix="Part"))
+                i += 1
+        return "".join(parts)
 
-    dropped: list[tuple[int, int]] = []
-    classes: dict[str, ast.ClassDef] = {}
-    for node in statements:
-        if isinstance(node, ast.ClassDef):
-            if node.name == "Model" and "Model" not in pinned:  # the container document's own root model
-                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-                dropped.append((start, node.end_lineno or node.lineno))
+    # ---- types
+
+    def type_at(self, doc: _Doc, pointer: str, depth: int) -> TypeExpr:
+        key = (doc.key, pointer)
+        known = self.memo.get(key)
+        if known is not None:
+            return known
+        if key in self.active:  # a cycle: this subschema becomes (or already is) a class
+            name = self.class_for.get(key)
+            if name is None:
+                name = self.class_for[key] = self.names.take(self.path_name(doc, pointer))
+                self.root_wanted.add(key)
+            return ModelRef(name)
+        if depth > MAX_DEPTH:
+            raise UnsupportedSchemaError(f"{doc.where(pointer)}: schemas nested deeper than {MAX_DEPTH} levels (SCHEMA-11)")
+        self.budget.tick(doc, pointer)
+        self.active.add(key)
+        try:
+            result = self._compute(doc, pointer, depth)
+        finally:
+            self.active.discard(key)
+        if key in self.root_wanted:
+            name = self.class_for[key]
+            if self.models.get(name) is None:
+                self.models[name] = ModelDef(name=name, root=result)
+            result = ModelRef(name)
+        self.memo[key] = result
+        return result
+
+    def _compute(self, doc: _Doc, pointer: str, depth: int) -> TypeExpr:
+        node = doc.node(pointer)
+        if not isinstance(node, Mapping):
+            return ANY  # true (anything) or false (nothing: the runtime rejects every value)
+        if not _SHAPE_KEYWORDS.intersection(node):
+            return ANY
+        # A bare `$ref` (annotations aside) is its target's type: recursive refs reuse one class.
+        ref = doc.refs.get(pointer)
+        if ref is not None and not (_SHAPE_KEYWORDS - {"$ref", "$dynamicRef"}).intersection(node):
+            target = self.type_at(doc, ref, depth + 1)
+            if pointer == "" and isinstance(target, ModelRef) and self._is_object_model(target.name):
+                # the tool's own class gets the target's fields (keyword parameters, not one dict)
+                return self._model(doc, pointer, self.facts(doc, pointer, depth), depth)
+            return target
+        if "enum" in node or "const" in node:
+            return self._literal(doc, pointer, node)
+        alternatives = self._alternatives(doc, pointer, node)
+        if alternatives is not None:
+            return self._union(doc, pointer, node, alternatives, depth)
+        allof = node.get("allOf")
+        if (
+            isinstance(allof, list) and len(allof) == 1 and ref is None
+            and not (_SHAPE_KEYWORDS - {"allOf"}).intersection(node)
+        ):
+            return self.type_at(doc, _child(pointer, "allOf", 0), depth + 1)
+        facts = self.facts(doc, pointer, depth)
+        return self._from_facts(doc, pointer, facts, depth)
+
+    def _is_object_model(self, name: str) -> bool:
+        if name not in self.models:
+            return False  # a RootModel asked for by a cycle, not built yet
+        model = self.models[name]
+        return model is None or model.root is None  # None: a BaseModel still being built
+
+    def _alternatives(self, doc: _Doc, pointer: str, node: Mapping[str, Any]) -> list[str] | None:
+        """Pointers of the oneOf (else anyOf) members when they say something about the shape."""
+        for keyword in _UNION_KEYWORDS:
+            members = node.get(keyword)
+            if isinstance(members, list) and members:
+                pointers = [_child(pointer, keyword, i) for i in range(len(members))]
+                if all(self._shapes(doc, p) for p in pointers):
+                    return pointers
+        return None
+
+    def _shapes(self, doc: _Doc, pointer: str) -> bool:
+        node = doc.node(pointer)
+        return isinstance(node, Mapping) and bool(_SHAPE_KEYWORDS.intersection(node))
+
+    def _literal(self, doc: _Doc, pointer: str, node: Mapping[str, Any]) -> TypeExpr:
+        values = node["enum"] if "enum" in node else [node["const"]]
+        if not isinstance(values, list):
+            return ANY
+        allowed = _declared_types(node.get("type"))
+        literal: list[str | int | bool] = []
+        members: list[TypeExpr] = []
+        for value in values:
+            kind = _json_type(value)
+            if allowed is not None and kind not in allowed and not (kind == "integer" and "number" in allowed):
+                continue  # the value cannot be valid: it fails `type`
+            if kind == "null":
+                members.append(NONE)
+            elif kind in ("string", "integer", "boolean"):
+                if not any(type(value) is type(seen) and value == seen for seen in literal):
+                    literal.append(value)
+            elif kind == "number":
+                members.append(Prim("float"))
+            elif kind == "object":
+                members.append(DictOf(ANY))
+            else:
+                members.append(ListOf(ANY))
+        if not literal and not members:
+            return ANY  # no value can be valid; the runtime rejects everything
+        head: list[TypeExpr] = []
+        if literal:
+            lit = Lit(tuple(literal))
+            if len(literal) >= 2 and "enum" in node:
+                key = (doc.key, pointer)
+                name = self.alias_for.get(key)
+                if name is None:
+                    name = self.alias_for[key] = self.names.take(self.path_name(doc, pointer))
+                    self.aliases[name] = AliasDef(name, lit)
+                head.append(AliasRef(name))
+            else:
+                head.append(lit)
+        return union(head + members)
+
+    def _union(
+        self, doc: _Doc, pointer: str, node: Mapping[str, Any], alternatives: list[str], depth: int
+    ) -> TypeExpr:
+        base = {k: v for k, v in node.items() if k not in _UNION_KEYWORDS}
+        base_facts = self.facts(doc, pointer, depth) if _SHAPE_KEYWORDS.intersection(base) else None
+        merge = base_facts is not None and bool(base_facts.properties or base_facts.required)
+        members: list[TypeExpr] = []
+        for alternative in alternatives:
+            if merge and base_facts is not None and self._object_like(doc, alternative):
+                facts = self.facts(doc, alternative, depth + 1)
+                combined = _merge(base_facts, facts)
+                members.append(self._model(doc, alternative, combined, depth + 1))
+            else:
+                members.append(self.type_at(doc, alternative, depth + 1))
+        result = union(members)
+        if isinstance(result, Union):
+            tag = node.get("discriminator")
+            wanted = tag.get("propertyName") if isinstance(tag, Mapping) else None
+            result = self._discriminated(result, wanted if isinstance(wanted, str) else None)
+        return result
+
+    def _object_like(self, doc: _Doc, pointer: str) -> bool:
+        node = doc.node(pointer)
+        if not isinstance(node, Mapping):
+            return False
+        declared = _declared_types(node.get("type"))
+        if declared is not None:
+            return declared == {"object"}
+        return any(k in node for k in _OBJECT_KEYWORDS) or "required" in node
+
+    def _discriminated(self, result: Union, wanted: str | None) -> TypeExpr:
+        """`Annotated[A | B, Field(discriminator=...)]` when every non-null member is a finished model
+        with a required field of distinct string literal tags (the `discriminator` keyword's property
+        first, else the first such field of the first member)."""
+        models = [m for m in result.members if m != NONE]
+        if len(models) < 2 or not all(isinstance(m, ModelRef) for m in models):
+            return result
+        defs = [self.models.get(m.name) for m in models if isinstance(m, ModelRef)]
+        if any(d is None or d.root is not None for d in defs):
+            return result
+        candidates = [f.wire_name for f in defs[0].fields] if defs[0] is not None else []
+        if wanted is not None:
+            candidates = [wanted] if wanted in candidates else []
+        for wire in candidates:
+            field_name: str | None = None
+            seen: set[str] = set()
+            for model in defs:
+                assert model is not None
+                found = next((f for f in model.fields if f.wire_name == wire), None)
+                tags = _string_tags(found.type, self.aliases) if found is not None and found.required else None
+                if found is None or tags is None or seen & tags or (field_name not in (None, found.name)):
+                    break
+                field_name = found.name
+                seen |= tags
+            else:
+                assert field_name is not None
+                tagged = Annotated(Union(tuple(models)), field_name)
+                return union([tagged, NONE]) if NONE in result.members else tagged
+        return result
+
+    # ---- facts (object and array shape, through $ref and allOf)
+
+    def facts(self, doc: _Doc, pointer: str, depth: int) -> _Facts:
+        """The merged facts of `pointer` (memoised: callers must not change the result)."""
+        key = (doc.key, pointer)
+        known = self.facts_memo.get(key)
+        if known is None:
+            known = self.facts_memo[key] = self._collect_facts(doc, pointer, depth)
+        return known
+
+    def _collect_facts(self, doc: _Doc, pointer: str, depth: int) -> _Facts:
+        facts = _Facts()
+        stack: list[tuple[str, int]] = [(pointer, depth)]
+        seen: set[str] = set()
+        while stack:
+            current, level = stack.pop()
+            if current in seen:
                 continue
-            if node.name in classes:
-                raise InternalGeneratorError(f"datamodel-code-generator defined class {node.name!r} twice")
-            classes[node.name] = node
-    kept = [
-        line
-        for number, line in enumerate(lines[body_start:], start=body_start + 1)
-        if not any(start <= number <= end for start, end in dropped)
-    ]
-    return DcgOutput(body="".join(kept), classes=classes, imports=tuple(imports))
+            seen.add(current)
+            if level > MAX_DEPTH:
+                raise UnsupportedSchemaError(f"{doc.where(current)}: allOf/$ref chain deeper than {MAX_DEPTH} (SCHEMA-11)")
+            self.budget.tick(doc, current)
+            node = doc.node(current)
+            if node is False:
+                facts.add_types(set())
+            if not isinstance(node, Mapping):
+                continue
+            self._own_facts(doc, current, node, facts)
+            nested: list[str] = []
+            ref = doc.refs.get(current)
+            if ref is not None:
+                nested.append(ref)
+            allof = node.get("allOf")
+            if isinstance(allof, list):
+                nested.extend(_child(current, "allOf", i) for i in range(len(allof)))
+            # oneOf/anyOf inside this subschema only narrow the value: leaving them out is honest.
+            stack.extend((p, level + 1) for p in reversed(nested))
+        return facts
+
+    def _own_facts(self, doc: _Doc, pointer: str, node: Mapping[str, Any], facts: _Facts) -> None:
+        declared = _declared_types(node.get("type"))
+        if declared is not None:
+            facts.add_types(declared)
+        properties = node.get("properties")
+        if isinstance(properties, Mapping):
+            facts.object_like = True
+            for name in properties:
+                facts.properties.setdefault(name, []).append(_child(pointer, "properties", name))
+        required = node.get("required")
+        if isinstance(required, list):
+            for name in required:
+                if isinstance(name, str) and name not in facts.required:
+                    facts.required.append(name)
+        additional = node.get("additionalProperties")
+        if additional is False:
+            facts.closed = True
+            facts.object_like = True
+        elif additional is True:
+            facts.open_extra = True
+        elif isinstance(additional, Mapping):
+            facts.object_like = True
+            facts.extra_schemas.append(_child(pointer, "additionalProperties"))
+        patterns = node.get("patternProperties")
+        if isinstance(patterns, Mapping) and patterns:
+            facts.object_like = True
+            facts.extra_schemas.extend(_child(pointer, "patternProperties", key) for key in patterns)
+        for keyword in ("then", "else"):
+            branch = node.get(keyword)
+            if isinstance(branch, Mapping) and isinstance(branch.get("properties"), Mapping):
+                for name in branch["properties"]:
+                    facts.conditional.setdefault(name, []).append(_child(pointer, keyword, "properties", name))
+        dependent = node.get("dependentSchemas")
+        if isinstance(dependent, Mapping):
+            for key, branch in dependent.items():
+                if isinstance(branch, Mapping) and isinstance(branch.get("properties"), Mapping):
+                    for name in branch["properties"]:
+                        facts.conditional.setdefault(name, []).append(
+                            _child(pointer, "dependentSchemas", key, "properties", name)
+                        )
+        items = node.get("items")
+        prefix = node.get("prefixItems")
+        if isinstance(prefix, list):
+            facts.array_like = True
+            if facts.prefix is None:
+                facts.prefix = [_child(pointer, "prefixItems", i) for i in range(len(prefix))]
+        if isinstance(items, list):  # draft-07 tuple form
+            facts.array_like = True
+            if facts.prefix is None:
+                facts.prefix = [_child(pointer, "items", i) for i in range(len(items))]
+            extra = node.get("additionalItems")
+            if extra is False:
+                facts.items_false = True
+            elif isinstance(extra, Mapping) and facts.items is None:
+                facts.items = _child(pointer, "additionalItems")
+        elif items is False:
+            facts.array_like = True
+            facts.items_false = True
+        elif isinstance(items, Mapping) or items is True:
+            facts.array_like = True
+            if facts.items is None:
+                facts.items = _child(pointer, "items")
+        for keyword in _CONSTRAINTS:
+            value = node.get(keyword)
+            if keyword not in facts.constraints and _finite_number(value):
+                facts.constraints[keyword] = value
+
+    def _from_facts(self, doc: _Doc, pointer: str, facts: _Facts, depth: int) -> TypeExpr:
+        types = facts.types
+        if types is None:
+            if facts.object_like and not facts.array_like:
+                types = {"object"}
+            elif facts.array_like and not facts.object_like:
+                types = {"array"}
+            else:
+                return ANY
+        if not types:
+            return ANY  # contradictory: nothing is valid; the runtime says so
+        members: list[TypeExpr] = []
+        for kind in _JSON_TYPES:
+            if kind not in types:
+                continue
+            if kind == "object":
+                members.append(self._object(doc, pointer, facts, depth))
+            elif kind == "array":
+                members.append(self._array(doc, facts, depth))
+            elif kind == "string":
+                members.append(Prim("str"))
+            elif kind == "integer":
+                members.append(Prim("int"))
+            elif kind == "number":
+                members.extend((Prim("int"), Prim("float")))
+            elif kind == "boolean":
+                members.append(Prim("bool"))
+            else:
+                members.append(NONE)
+        return union(members)
+
+    def _object(self, doc: _Doc, pointer: str, facts: _Facts, depth: int) -> TypeExpr:
+        if facts.properties or facts.required or facts.conditional or pointer == "":
+            return self._model(doc, pointer, facts, depth)
+        return DictOf(self._extra_type(doc, facts, depth))
+
+    def _extra_type(self, doc: _Doc, facts: _Facts, depth: int) -> TypeExpr:
+        """The type of values under keys no `properties` entry names."""
+        if not facts.extra_schemas or (facts.open_extra and not facts.closed):
+            return ANY
+        if not facts.closed and any("/patternProperties/" in p for p in facts.extra_schemas) and not any(
+            p.endswith("/additionalProperties") for p in facts.extra_schemas
+        ):
+            return ANY  # keys matching no pattern may hold anything
+        return union([self.type_at(doc, p, depth + 1) for p in facts.extra_schemas])
+
+    def _array(self, doc: _Doc, facts: _Facts, depth: int) -> TypeExpr:
+        if facts.prefix:
+            prefix = [self.type_at(doc, p, depth + 1) for p in facts.prefix]
+            min_items = facts.constraints.get("minItems", 0)
+            max_items = facts.constraints.get("maxItems")
+            closed = facts.items_false or (max_items is not None and max_items <= len(prefix))
+            if closed and min_items >= len(prefix):
+                return TupleOf(tuple(prefix))
+            rest = [] if closed else [self.type_at(doc, facts.items, depth + 1) if facts.items else ANY]
+            return ListOf(union(prefix + rest))
+        if facts.items is not None:
+            return ListOf(self.type_at(doc, facts.items, depth + 1))
+        return ListOf(ANY)
+
+    def _model(self, doc: _Doc, pointer: str, facts: _Facts, depth: int) -> TypeExpr:
+        key = (doc.key, pointer)
+        name = self.class_for.get(key)
+        if name is None:
+            name = self.class_for[key] = self.names.take(self.path_name(doc, pointer))
+        if self.models.get(name) is not None:
+            return ModelRef(name)
+        self.models[name] = None  # being built: recursive references see the name
+        extra_type = self._extra_type(doc, facts, depth)
+        root_map = pointer == "" and not facts.properties and not facts.required and facts.extra_schemas
+        if root_map and extra_type != ANY:
+            self.models[name] = ModelDef(name=name, root=DictOf(extra_type))
+            return ModelRef(name)
+        wire_names = list(facts.properties)
+        wire_names += [n for n in facts.required if n not in facts.properties]
+        wire_names += [n for n in facts.conditional if n not in wire_names]
+        names = naming.field_names(wire_names)
+        fields: list[FieldDef] = []
+        for wire in wire_names:
+            declarations = facts.properties.get(wire, [])
+            required = wire in facts.required and wire in facts.properties
+            if declarations:
+                options = [self.type_at(doc, p, depth + 1) for p in declarations]
+                chosen = next((t for t in options if t != ANY), ANY)  # any one declaration is a superset
+                source = declarations[options.index(chosen)] if chosen in options else declarations[0]
+            elif wire in facts.conditional:
+                branches = facts.conditional[wire]
+                options = [self.type_at(doc, p, depth + 1) for p in branches]
+                chosen = union(options) if len(branches) >= 2 else ANY  # declared in then *and* else
+                source = None
+            else:  # required but declared nowhere: whatever the object allows for other keys
+                chosen = extra_type
+                source = None
+                required = wire in facts.required
+            fields.append(self._field(doc, names[wire], wire, chosen, required, source))
+        extra: Any = "forbid" if facts.closed and not facts.extra_schemas else "allow"
+        self.models[name] = ModelDef(name=name, fields=tuple(fields), extra=extra)
+        return ModelRef(name)
+
+    def _field(
+        self, doc: _Doc, name: str, wire: str, type_: TypeExpr, required: bool, source: str | None
+    ) -> FieldDef:
+        node = doc.node(source) if source is not None else None
+        description = None
+        has_default = False
+        default: Any = None
+        constraints: tuple[tuple[str, int | float], ...] = ()
+        if isinstance(node, Mapping):
+            text = node.get("description")
+            if isinstance(text, str) and text.strip():
+                description = text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION] + " [...]"
+            if "default" in node and not required and _conforms(node["default"], type_, self.aliases):
+                has_default, default = True, node["default"]
+            facts = self.facts(doc, source, 0) if source is not None else _Facts()
+            constraints = _field_constraints(type_, facts.constraints)
+        field_type = type_ if required else union([type_, NONE])
+        return FieldDef(
+            name=name,
+            wire_name=wire,
+            type=field_type,
+            required=required,
+            has_default=has_default,
+            default=default,
+            description=description,
+            constraints=constraints,
+        )
+
+    # ---- output
+
+    def finish(self) -> ModelsIR:
+        models: dict[str, ModelDef] = {}
+        for name, model in self.models.items():
+            if model is None:  # pragma: no cover - every started model is finished
+                raise InternalGeneratorError(f"model {name!r} was never finished")
+            models[name] = model
+        order = _dependency_order(models)
+        position = {name: i for i, name in enumerate(order)}
+        rebuild = []
+        for name in order:
+            refs = _model_refs(models[name])
+            if any(position.get(ref, -1) >= position[name] for ref in refs):
+                rebuild.append(name)
+        return ModelsIR(aliases=tuple(self.aliases.values()), models=tuple(models[n] for n in order), rebuild=tuple(rebuild))
 
 
-def _is_name(node: ast.expr, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
+# ----------------------------------------------------------------------------------------- helpers
 
 
-_MAX_BASES_DEPTH = 64
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
 
 
-def _model_bases(cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> list[ast.ClassDef]:
-    """The bases of `cls` defined in the same models module (DCG models allOf as inheritance)."""
-    return [classes[base.id] for base in cls.bases if isinstance(base, ast.Name) and base.id in classes]
-
-
-def _root_annotation(cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef], depth: int = 0) -> ast.expr | None:
-    """T for `class X(RootModel[T])` (directly or through a model base), None for a BaseModel."""
-    if depth > _MAX_BASES_DEPTH:
-        raise InternalGeneratorError(f"class {cls.name!r}: model inheritance too deep")
-    for base in cls.bases:
-        if isinstance(base, ast.Subscript) and _is_name(base.value, "RootModel"):
-            return base.slice
-        if _is_name(base, "RootModel"):
-            raise InternalGeneratorError(f"class {cls.name!r} is an unparameterised RootModel")
-    for parent in _model_bases(cls, classes):
-        found = _root_annotation(parent, classes, depth + 1)
-        if found is not None:
-            return found
+def _declared_types(value: Any) -> set[str] | None:
+    if isinstance(value, str):
+        return {value} if value in _JSON_TYPES else set()
+    if isinstance(value, list):
+        return {item for item in value if isinstance(item, str) and item in _JSON_TYPES}
     return None
 
 
-def _field_statements(
-    cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef], depth: int = 0
-) -> dict[str, tuple[ast.AnnAssign, str]]:
-    """Field name -> (statement, defining class), in pydantic's order: bases (last first), then own."""
-    if depth > _MAX_BASES_DEPTH:
-        raise InternalGeneratorError(f"class {cls.name!r}: model inheritance too deep")
-    fields: dict[str, tuple[ast.AnnAssign, str]] = {}
-    for parent in reversed(_model_bases(cls, classes)):
-        fields.update(_field_statements(parent, classes, depth + 1))
-    for stmt in cls.body:
-        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id != "model_config":
-            fields[stmt.target.id] = (stmt, cls.name)
-    return fields
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _json_scalar(node: ast.expr) -> tuple[bool, Any]:
-    """(True, value) when `node` is a literal JSON scalar; (False, None) otherwise."""
-    try:
-        value = ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False, None
-    if value is None or isinstance(value, (str, bool, int)):
-        return True, value
-    if isinstance(value, float) and math.isfinite(value):
-        return True, value
-    return False, None
+def _merge(base: _Facts, extra: _Facts) -> _Facts:
+    merged = _Facts(
+        types=base.types,
+        properties={k: list(v) for k, v in base.properties.items()},
+        required=list(base.required),
+        closed=base.closed or extra.closed,
+        extra_schemas=[*base.extra_schemas, *extra.extra_schemas],
+        open_extra=base.open_extra or extra.open_extra,
+        conditional={**extra.conditional, **base.conditional},
+        object_like=True,
+    )
+    if extra.types is not None:
+        merged.add_types(extra.types)
+    for name, pointers in extra.properties.items():
+        merged.properties.setdefault(name, []).extend(pointers)
+    merged.required += [n for n in extra.required if n not in merged.required]
+    return merged
 
 
-def _read_field(stmt: ast.AnnAssign, cls_name: str) -> tuple[str, str, ast.expr, bool, bool, Any, str | None]:
-    """(field name, wire name, annotation, required, has scalar default, default, description)."""
-    if not isinstance(stmt.target, ast.Name):
-        raise InternalGeneratorError(f"class {cls_name!r}: unexpected field target")
-    name = stmt.target.id
-    wire = name
-    description: str | None = None
-    value = stmt.value
-    default: ast.expr | None = None
-    required = False
-    factory = False
-    if value is None:
-        required = True
-    elif isinstance(value, ast.Call) and _is_name(value.func, "Field"):
-        keywords = {kw.arg: kw.value for kw in value.keywords if kw.arg is not None}
-        if value.args:
-            default = value.args[0]
-        elif "default" in keywords:
-            default = keywords["default"]
-        if "default_factory" in keywords:
-            factory = True
-        elif default is None or (isinstance(default, ast.Constant) and default.value is Ellipsis):
-            required = True
-            default = None
-        alias = keywords.get("alias")
-        if alias is not None:
-            if not (isinstance(alias, ast.Constant) and isinstance(alias.value, str)):
-                raise InternalGeneratorError(f"class {cls_name!r}: field {name!r} has a non-literal alias")
-            wire = alias.value
-        described = keywords.get("description")
-        if isinstance(described, ast.Constant) and isinstance(described.value, str):
-            description = described.value
+def _string_tags(type_: TypeExpr, aliases: Mapping[str, AliasDef]) -> set[str] | None:
+    if isinstance(type_, AliasRef):
+        type_ = aliases[type_.name].value
+    if isinstance(type_, Lit) and type_.values and all(isinstance(v, str) for v in type_.values):
+        return {str(v) for v in type_.values}
+    return None
+
+
+def _conforms(value: Any, type_: TypeExpr, aliases: Mapping[str, AliasDef], depth: int = 0) -> bool:
+    """Whether the JSON value `value` is an instance of `type_` (as a default mypy accepts)."""
+    if depth > 32:
+        return False
+    if isinstance(type_, Prim):
+        kind = _json_type(value)
+        return {
+            "Any": True,
+            "str": kind == "string",
+            "int": isinstance(value, int) and not isinstance(value, bool),
+            "float": isinstance(value, float),
+            "bool": kind == "boolean",
+            "None": value is None,
+        }[type_.name]
+    if isinstance(type_, AliasRef):
+        return _conforms(value, aliases[type_.name].value, aliases, depth + 1)
+    if isinstance(type_, Lit):
+        return any(type(value) is type(v) and value == v for v in type_.values)
+    if isinstance(type_, ListOf):
+        return isinstance(value, list) and all(_conforms(v, type_.item, aliases, depth + 1) for v in value)
+    if isinstance(type_, DictOf):
+        return isinstance(value, dict) and all(_conforms(v, type_.value, aliases, depth + 1) for v in value.values())
+    if isinstance(type_, Union):
+        return any(_conforms(value, m, aliases, depth + 1) for m in type_.members)
+    return False  # models, tuples (a JSON list is no tuple), tagged unions
+
+
+def _field_constraints(type_: TypeExpr, found: Mapping[str, Any]) -> tuple[tuple[str, int | float], ...]:
+    """pydantic Field keywords for bounds whose meaning is exactly the schema's (never `pattern`:
+    ECMA-262 and pydantic's regex engine disagree)."""
+    if not found:
+        return ()
+    if type_ == Prim("str"):
+        kind = "string"
+    elif type_ == Prim("int"):
+        kind = "integer"
+    elif type_ == Union((Prim("int"), Prim("float"))):
+        kind = "number"
+    elif isinstance(type_, ListOf):
+        kind = "array"
     else:
-        default = value
-    if required:
-        return name, wire, stmt.annotation, True, False, None, description
-    if factory or default is None:
-        return name, wire, stmt.annotation, False, False, None, description
-    is_scalar, scalar = _json_scalar(default)
-    return name, wire, stmt.annotation, False, is_scalar, scalar, description
+        return ()
+    out: list[tuple[str, int | float]] = []
+    for keyword, (argument, applies) in _CONSTRAINTS.items():
+        value = found.get(keyword)
+        if value is None:
+            continue
+        if applies == "number" and kind not in ("integer", "number"):
+            continue
+        if applies == "integer" and not (kind == "integer" and isinstance(value, int) and value > 0):
+            continue
+        if applies in ("string", "array"):
+            if kind != applies or not (value >= 0 and float(value).is_integer()):
+                continue
+            value = int(value)
+        elif isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+            value = int(value) if kind == "integer" else value
+        out.append((argument, value))
+    return tuple(out)
 
 
-_PARAM_RESERVED = frozenset({"self", "_m"})
+def _model_refs(model: ModelDef) -> list[str]:
+    refs: list[str] = []
+    types = [model.root] if model.root is not None else [f.type for f in model.fields]
+    for type_ in types:
+        if type_ is not None:
+            refs += [r for r in class_refs(type_) if r not in refs]
+    return refs
+
+
+def _dependency_order(models: Mapping[str, ModelDef]) -> list[str]:
+    """Classes after the classes they mention (iterative DFS in creation order; cycles as found)."""
+    order: list[str] = []
+    state: dict[str, int] = {}
+    for start in models:
+        if state.get(start):
+            continue
+        stack: list[tuple[str, list[str]]] = [(start, _model_refs(models[start]))]
+        state[start] = 1
+        while stack:
+            name, pending = stack[-1]
+            while pending and state.get(pending[0], 0) != 0:
+                pending.pop(0)
+            if pending:
+                nxt = pending.pop(0)
+                if nxt in models:
+                    state[nxt] = 1
+                    stack.append((nxt, _model_refs(models[nxt])))
+                continue
+            stack.pop()
+            state[name] = 2
+            order.append(name)
+    return order
+
+
+# --------------------------------------------------------------------------------------- entry point
+
+
+def build_models(tools: list[dict[str, Any]]) -> tuple[list[ClassPlan], ModelsIR, dict[str, TypeExpr]]:
+    """Plans, the models module, and each planned class's type (a RootModel's root, else the class)."""
+    names = _Names(set(_MODULE_NAMES))
+    plans = plan_classes(tools, names)
+    builder = _Builder(names)
+    docs: list[tuple[_Doc, ClassPlan]] = []
+    for key, (tool, plan) in enumerate(zip(tools, plans, strict=True)):
+        docs.append((builder.document(2 * key, tool, "inputSchema", plan.input_class, plan.stem), plan))
+        if plan.output_class is not None:
+            docs.append((builder.document(2 * key + 1, tool, "outputSchema", plan.output_class, plan.stem), plan))
+    roots: dict[str, TypeExpr] = {}
+    try:
+        for doc, _plan in docs:
+            root = builder.type_at(doc, "", 0)
+            if root != ModelRef(doc.root_class):  # the root is no object model: wrap it in a RootModel
+                if builder.models.get(doc.root_class) is None:
+                    builder.models[doc.root_class] = ModelDef(name=doc.root_class, root=root)
+            roots[doc.root_class] = root
+    except RecursionError as exc:  # pragma: no cover - MAX_DEPTH keeps the stack far below the limit
+        raise UnsupportedSchemaError("schemas nested too deeply to model (SCHEMA-11)") from exc
+    models = builder.finish()
+    return plans, models, roots
 
 
 def _param_name(field_name: str, used: set[str]) -> str:
-    name = field_name
-    if (
-        not name.isascii()
-        or not name.isidentifier()
-        or name in naming.KEYWORDS
-        or name in _PARAM_RESERVED
-        or name.startswith("_")
-    ):
-        name = naming.identifier(field_name, style="snake", reserved=_PARAM_RESERVED, prefix="arg")
+    name = field_name if field_name != "self" else "self_"
     base, number = name, 1
     while name in used:
         number += 1
@@ -483,26 +921,23 @@ def _param_name(field_name: str, used: set[str]) -> str:
     return name
 
 
-def _read_params(cls: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> tuple[ParamIR, ...]:
-    params: list[ParamIR] = []
+def _params(model: ModelDef) -> tuple[ParamIR, ...]:
     used: set[str] = set()
-    for stmt, owner in _field_statements(cls, classes).values():
-        field_name, wire, annotation, required, has_default, default, description = _read_field(stmt, owner)
+    params = []
+    for f in model.fields:
+        scalar_default = f.has_default and (f.default is None or isinstance(f.default, (str, int, float, bool)))
         params.append(
             ParamIR(
-                name=_param_name(field_name, used),
-                field_name=field_name,
-                wire_name=wire,
-                annotation=annotation,
-                required=required,
-                has_default=has_default,
-                default=default,
-                description=description,
+                name=_param_name(f.name, used),
+                field_name=f.name,
+                wire_name=f.wire_name,
+                type=f.type,
+                required=f.required,
+                has_default=scalar_default,
+                default=f.default if scalar_default else None,
+                description=f.description,
             )
         )
-    wires = [param.wire_name for param in params]
-    if len(set(wires)) != len(wires):
-        raise InternalGeneratorError(f"class {cls.name!r}: two fields share one wire name")
     return tuple(params)
 
 
@@ -512,56 +947,34 @@ def _text(tool: Mapping[str, Any], key: str) -> str | None:
 
 
 def build_ir(spec: ValidatedSpec, *, package: str) -> PackageIR:
-    """Validated tools -> PackageIR (runs datamodel-code-generator once)."""
+    """Validated tools -> PackageIR."""
     tools = [dict(tool) for tool in spec.tools]
     wire_names = [tool["name"] for tool in tools]
     if len(set(wire_names)) != len(wire_names):
         raise NameCollisionError("duplicate tool names reached the generator (TOOLS-15)")
-    # A nested schema may take a planned name first (tool `a` with an inline object `b_input` vs tool
-    # `a_input_b`): plan again around that name, deterministically, a bounded number of times.
-    avoid: set[str] = set()
-    for _ in range(_MAX_RENAMES):
-        plans = plan_classes(tools, frozenset(avoid))
-        document, name_map = build_document(tools, plans, frozenset(avoid))
-        try:
-            text = run_datamodel_codegen(document, name_map)
-        except _PinnedNameTaken as taken:
-            avoid.add(taken.name)
-            continue
-        break
-    else:
-        raise NameCollisionError(f"class names of nested schemas keep colliding with tool classes: {sorted(avoid)!r}")
-    output = read_models(text, set(name_map.values()))
-    required = {plan.input_class for plan in plans} | {plan.output_class for plan in plans if plan.output_class}
-    missing = sorted(required - set(output.classes))  # hoisted definitions may legitimately yield no class
-    if missing:
-        raise InternalGeneratorError(f"datamodel-code-generator did not define {missing[:5]!r}")
-
-    reserved_extra = {imp.local for imp in output.imports} | {imp.name or imp.module for imp in output.imports}
-    methods = naming.method_names(wire_names, extra_reserved=reserved_extra)
-
+    plans, models, roots = build_models(tools)
+    by_name = {model.name: model for model in models.models}
+    methods = naming.method_names(wire_names)
     tool_irs: list[ToolIR] = []
     for tool, plan in zip(tools, plans, strict=True):
-        input_cls = output.classes[plan.input_class]
-        input_root = _root_annotation(input_cls, output.classes)
-        params = () if input_root is not None else _read_params(input_cls, output.classes)
+        input_model = by_name[plan.input_class]
         output_root = None
         if plan.output_class is not None:
-            output_root = _root_annotation(output.classes[plan.output_class], output.classes)
+            output_root = by_name[plan.output_class].root
         tool_irs.append(
             ToolIR(
                 wire_name=plan.wire_name,
                 method_name=methods[plan.wire_name],
                 input_class=plan.input_class,
                 output_class=plan.output_class,
-                output_root_annotation=output_root,
-                params=params,
+                output_root=output_root,
+                params=() if input_model.root is not None else _params(input_model),
                 description=_text(tool, "description"),
                 title=_text(tool, "title"),
-                input_root_annotation=input_root,
+                input_root=input_model.root,
             )
         )
-    models = ModelsIR(source=output.body, classes=frozenset(output.classes), imports=output.imports)
+    del roots
     return PackageIR(
         package=package,
         source=spec.source,
@@ -572,4 +985,3 @@ def build_ir(spec: ValidatedSpec, *, package: str) -> PackageIR:
         models=models,
         definitions=tuple(tools),
     )
-

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import hashlib
 import keyword
 import re
 import unicodedata
@@ -28,8 +29,12 @@ __all__ = [
     "RUNTIME_FALLBACK_NAMES",
     "SOFT_KEYWORDS",
     "Style",
+    "FIELD_RESERVED",
+    "MAX_IDENTIFIER",
     "assign_names",
+    "cap_length",
     "class_bases",
+    "field_names",
     "identifier",
     "method_names",
     "method_reserved_names",
@@ -59,6 +64,23 @@ GENERATED_MODULE_NAMES: frozenset[str] = frozenset({
     "serve_main", "self", "cls",
 })
 
+MAX_IDENTIFIER = 80  # longer names are cut and given a digest suffix (still unique, still readable)
+
+# Builtins that generated annotations use: a field named like one would shadow it in the class body.
+_ANNOTATION_BUILTINS: frozenset[str] = frozenset({"bool", "dict", "float", "int", "list", "str", "tuple"})
+# pydantic warns about fields in these namespaces (and about shadowing any BaseModel member).
+_PYDANTIC_PROTECTED_PREFIXES = ("model_validate", "model_dump")
+
+
+def _basemodel_members() -> frozenset[str]:
+    from pydantic import BaseModel, RootModel
+
+    return frozenset(dir(BaseModel)) | frozenset(dir(RootModel))
+
+
+# Field names a generated model may not use as they are (`model_config`, `json`, `copy`, `str`, ...).
+FIELD_RESERVED: frozenset[str] = _basemodel_members() | _ANNOTATION_BUILTINS | frozenset({"root"})
+
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])[0-9]*|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+[a-z]*")
 _SEPARATOR = re.compile(r"[^A-Za-z0-9]+")
 
@@ -72,17 +94,28 @@ def words(text: str) -> list[str]:
     return out
 
 
+def cap_length(name: str, *, style: Style = "snake") -> str:
+    """`name` itself when short enough, else its first characters plus a digest of the whole name."""
+    if len(name) <= MAX_IDENTIFIER:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+    return name[: MAX_IDENTIFIER - 9] + ("_" + digest if style == "snake" else digest.upper())
+
+
 def identifier(
     text: str,
     *,
     style: Style = "snake",
     reserved: Iterable[str] = (),
     prefix: str | None = None,
+    soft_keywords: bool = True,
 ) -> str:
     """A valid, non-reserved ASCII identifier derived from `text` (deterministic, never empty).
 
     `reserved` names get a trailing `_` (like `class_`); a result that would be empty or start
-    with a digit gets `prefix` (default `tool` / `Tool`) in front.
+    with a digit gets `prefix` (default `tool` / `Tool`) in front. Soft keywords (`match`, `type`,
+    ...) are reserved too unless `soft_keywords` is False (they are valid attribute names). Names
+    longer than MAX_IDENTIFIER are cut (`cap_length`).
     """
     parts = words(text)
     if style == "snake":
@@ -99,8 +132,10 @@ def identifier(
             name = lead
         elif name[0].isdigit():
             name = f"{lead}{name}"
+    name = cap_length(name, style=style)
     reserved_set = reserved if isinstance(reserved, (set, frozenset)) else frozenset(reserved)
-    while name in KEYWORDS or name in SOFT_KEYWORDS or name in reserved_set:
+    soft = SOFT_KEYWORDS if soft_keywords else frozenset()
+    while name in KEYWORDS or name in soft or name in reserved_set:
         name += "_"
     if not (name.isascii() and name.isidentifier()):  # pragma: no cover - the allow-list makes this impossible
         raise ValueError(f"cannot derive an identifier from {text!r}")
@@ -187,3 +222,21 @@ def class_bases(wire_names: Iterable[str]) -> Mapping[str, str]:
     return assign_names(
         wire_names, lambda wire: identifier(wire, style="pascal"), suffix=lambda base, n: f"{base}{n}"
     )
+
+
+def _field_identifier(wire: str) -> str:
+    name = identifier(wire, style="snake", reserved=FIELD_RESERVED | KEYWORDS, prefix="field", soft_keywords=False)
+    while name.startswith(_PYDANTIC_PROTECTED_PREFIXES) or name in FIELD_RESERVED:
+        name += "_"
+    return name
+
+
+def field_names(wire_names: Iterable[str]) -> Mapping[str, str]:
+    """Property wire name -> model field name, unique within one model and independent of order.
+
+    snake_case from the allow-list; keywords, BaseModel members (`model_config`, `json`, ...) and
+    builtin type names used in annotations (`str`, `list`, ...) get a trailing `_`; `_meta` becomes
+    `meta`, `über` `uber`, `2fa` `field_2fa`; `get-user` / `getUser` / `get_user` share `get_user`
+    by the `assign_names` rules. The wire name is always kept as the field's alias.
+    """
+    return assign_names(wire_names, _field_identifier, taken=FIELD_RESERVED)

@@ -17,13 +17,21 @@ from __future__ import annotations
 import ast
 import keyword
 import math
-import unicodedata
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from black.numerics import format_scientific_notation
+from black.strings import fix_multiline_docstring, normalize_string_quotes, str_width
+
+from . import fmt, ir
 from .errors import InternalGeneratorError
 
 __all__ = [
+    "LINE_LENGTH",
+    "Brk",
+    "Node",
     "PyCode",
     "PyComment",
     "PyDocstring",
@@ -33,30 +41,41 @@ __all__ = [
     "PySource",
     "clean_text",
     "comment",
-    "dict_display",
     "docstring",
     "dotted",
     "expr",
-    "generated_code",
     "ident",
     "import_from",
     "import_from_wrapped",
     "import_module",
+    "indent_first",
     "join",
     "join_blocks",
     "literal",
+    "literal_node",
+    "seq",
+    "statement",
+    "def_header",
+    "class_header",
+    "annotated_name",
+    "brk",
+    "call",
+    "code",
+    "flat",
+    "keyword_arg",
+    "TypeNames",
+    "type_node",
+    "width",
 ]
 
 _TOKEN = object()
+LINE_LENGTH = fmt.LINE_LENGTH
 
 MAX_LITERAL_DEPTH = 32
 MAX_LITERAL_ITEMS = 10_000
 MAX_DOCSTRING_CHARS = 16_000
 MAX_COMMENT_CHARS = 300
 
-# Bidirectional controls (Trojan Source), line/paragraph separators, and the Arabic letter mark.
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
-_SEPARATORS = frozenset("\u2028\u2029")
 
 
 class PySource(str):
@@ -109,6 +128,70 @@ class PyCode(PySource):
     __slots__ = ()
 
 
+class PyOp(PySource):
+    """An operator between the parts of an expression (` | `): black may split lines at it."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Brk:
+    """A bracketed, comma-separated list of nodes: a call's arguments, a subscript, a list/dict display.
+
+    `magic`: when black must split it, one item per line with a trailing comma is stable (false for
+    one-item subscripts, where a trailing comma would change the meaning and black does not add one).
+    """
+
+    open: PySource
+    items: tuple[Node, ...]
+    close: PySource
+    magic: bool
+    one_tuple: bool = False  # `(x,)`: a tuple of one keeps its comma on one line too
+    text: str = ""  # the node on one line (computed)
+
+    def __post_init__(self) -> None:
+        comma = "," if self.one_tuple and len(self.items) == 1 else ""
+        object.__setattr__(self, "text", self.open + ", ".join(map(flat, self.items)) + comma + self.close)
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    """Nodes written one after the other."""
+
+    parts: tuple[Node, ...]
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", "".join(map(flat, self.parts)))
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """`name: annotation` or `name: annotation = default` (a parameter or an annotated assignment)."""
+
+    name: PySource  # the identifier followed by ": "
+    annotation: Node
+    default: Node | None
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        text = self.name + flat(self.annotation)
+        object.__setattr__(self, "text", text if self.default is None else text + " = " + flat(self.default))
+
+
+Node = PySource | Brk | Seq | Param
+
+_COLON = PyCode(": ", _TOKEN)
+_OPEN_LIST = PyCode("[", _TOKEN)
+_CLOSE_LIST = PyCode("]", _TOKEN)
+_OPEN_DICT = PyCode("{", _TOKEN)
+_CLOSE_DICT = PyCode("}", _TOKEN)
+_OPEN_CALL = PyCode("(", _TOKEN)
+_CLOSE_CALL = PyCode(")", _TOKEN)
+_BAR = PyOp(" | ", _TOKEN)
+_COMMA = PyCode(", ", _TOKEN)
+
+
 # ------------------------------------------------------------------------------------ identifiers
 
 
@@ -158,63 +241,105 @@ def import_module(module: str, alias: str | None = None) -> PyCode:
 # --------------------------------------------------------------------------------------- literals
 
 
-def literal(value: Any) -> PyLiteral:
-    """A Python literal for a JSON value (str/int/float/bool/None/list/dict); strings via repr().
+def _string(value: str) -> str:
+    """A string literal exactly as black writes it: repr() (every control, bidi and separator
+    character escaped), then black's own quote preference (double quotes unless that adds escapes)."""
+    text = repr(value)
+    if text[0] == '"':
+        return text  # repr picked double quotes: the text has a ' and no ", black keeps it
+    if '"' not in text and "\\'" not in text:
+        return '"' + text[1:-1] + '"'  # nothing to re-escape: black only swaps the quotes
+    return normalize_string_quotes(text)
 
-    Non-finite floats, non-string keys, other types, nesting deeper than MAX_LITERAL_DEPTH and more
-    than MAX_LITERAL_ITEMS values are refused.
-    """
+
+def _number(value: int | float) -> str:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InternalGeneratorError(f"non-finite number {value!r} cannot be a JSON literal")
+        text = repr(float(value))
+    else:
+        text = repr(int(value))
+    sign = "-" if text.startswith("-") else ""
+    digits = text.removeprefix("-")
+    if "e" in digits:  # 1e+100 -> 1e100, as black's numeric normalisation writes it
+        digits = format_scientific_notation(digits)
+    return sign + digits
+
+
+def _check_json(value: Any) -> None:
     count = 0
-
-    def emit(item: Any, depth: int) -> str:
-        nonlocal count
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
         count += 1
         if count > MAX_LITERAL_ITEMS:
             raise InternalGeneratorError(f"JSON value too large for a literal (more than {MAX_LITERAL_ITEMS} items)")
         if depth > MAX_LITERAL_DEPTH:
             raise InternalGeneratorError(f"JSON value nested deeper than {MAX_LITERAL_DEPTH} levels")
-        if item is None or isinstance(item, bool):
-            return repr(item)
-        if isinstance(item, int):
-            return repr(int(item))
+        if item is None or isinstance(item, (bool, int, str)):
+            continue
         if isinstance(item, float):
             if not math.isfinite(item):
                 raise InternalGeneratorError(f"non-finite number {item!r} cannot be a JSON literal")
-            return repr(float(item))
-        if isinstance(item, str):
-            return repr(str(item))
-        if isinstance(item, list):
-            return "[" + ", ".join(emit(element, depth + 1) for element in item) + "]"
-        if isinstance(item, dict):
-            members = []
+        elif isinstance(item, list):
+            stack.extend((element, depth + 1) for element in item)
+        elif isinstance(item, dict):
             for key, element in item.items():
                 if not isinstance(key, str):
                     raise InternalGeneratorError(f"JSON object key {key!r} is not a string")
-                members.append(f"{str(key)!r}: {emit(element, depth + 1)}")
-            return "{" + ", ".join(members) + "}"
-        raise InternalGeneratorError(f"not a JSON value: {type(item).__name__}")
+                stack.append((element, depth + 1))
+        else:
+            raise InternalGeneratorError(f"not a JSON value: {type(item).__name__}")
 
-    return PyLiteral(emit(value, 0), _TOKEN)
+
+def _literal_node(value: Any) -> Node:
+    if value is None or isinstance(value, bool):
+        return PyLiteral(repr(value), _TOKEN)
+    if isinstance(value, (int, float)):
+        return PyLiteral(_number(value), _TOKEN)
+    if isinstance(value, str):
+        return PyLiteral(_string(value), _TOKEN)
+    if isinstance(value, list):
+        if not value:
+            return PyLiteral("[]", _TOKEN)
+        return Brk(_OPEN_LIST, tuple(_literal_node(item) for item in value), _CLOSE_LIST, True)
+    if not value:
+        return PyLiteral("{}", _TOKEN)
+    items = tuple(Seq((PyLiteral(_string(key), _TOKEN), _COLON, _literal_node(item))) for key, item in value.items())
+    return Brk(_OPEN_DICT, items, _CLOSE_DICT, True)
+
+
+def literal_node(value: Any) -> Node:
+    """A JSON value as a layout node: lists and objects can be split over lines like black does."""
+    _check_json(value)
+    return _literal_node(value)
+
+
+def literal(value: Any) -> PyLiteral:
+    """A Python literal for a JSON value (str/int/float/bool/None/list/dict), black-normalised.
+
+    Non-finite floats, non-string keys, other types, nesting deeper than MAX_LITERAL_DEPTH and more
+    than MAX_LITERAL_ITEMS values are refused.
+    """
+    return PyLiteral(flat(literal_node(value)), _TOKEN)
 
 
 # ------------------------------------------------------------------------------------------- text
+
+
+# Control characters but \t and \n, bidirectional controls (Trojan Source) and the Arabic letter mark,
+# line/paragraph separators, lone surrogates.
+_DROP = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
 
 
 def clean_text(text: str, *, keep_newlines: bool = True, max_chars: int = MAX_DOCSTRING_CHARS) -> str:
     """Normalise newlines; drop control characters (but \\n and \\t), bidi controls, U+2028/U+2029
     and lone surrogates; strip trailing whitespace per line and blank lines at both ends; cap length."""
     text = str(text).replace("\r\n", "\n").replace("\r", "\n")
-    kept: list[str] = []
-    for char in text:
-        if char == "\n":
-            kept.append("\n" if keep_newlines else " ")
-        elif char == "\t":
-            kept.append("\t" if keep_newlines else " ")
-        elif char in _BIDI or char in _SEPARATORS or unicodedata.category(char) in ("Cc", "Cs"):
-            continue
-        else:
-            kept.append(char)
-    lines = [line.rstrip() for line in "".join(kept).split("\n")]
+    text = _DROP.sub("", text)
+    if not keep_newlines:
+        text = text.replace("\n", " ").replace("\t", " ")
+    lines = [line.rstrip() for line in text.split("\n")]
     while lines and not lines[0]:
         lines.pop(0)
     while lines and not lines[-1]:
@@ -226,26 +351,38 @@ def clean_text(text: str, *, keep_newlines: bool = True, max_chars: int = MAX_DO
 
 
 def docstring(text: str, *, indent: str) -> PyDocstring:
-    """A triple-quoted docstring for `text` at `indent` (the indentation of the body it opens).
+    """A triple-quoted docstring for `text` at `indent` (the indentation of the body it opens),
+    written exactly as black writes it, so black leaves the file alone.
 
-    Backslashes are escaped first, then every `\"\"\"`; a quote is never left next to a delimiter and
-    a multi-line docstring closes on its own line, so no input can end the string early.
+    The text is cleaned (`clean_text`), then backslashes are escaped first and every `\"\"\"` after
+    that, so no input can end the string early. A multi-line docstring closes on its own line. Then
+    black's own docstring rules run on the result (`linegen.visit_STRING`: first line stripped,
+    later lines dedented and re-indented, a quote or odd backslash next to the closing quotes padded).
     """
     if indent.strip(" "):
         raise InternalGeneratorError(f"docstring indent must be spaces, got {indent!r}")
-    body = "\n".join(line.expandtabs(8) for line in clean_text(text).split("\n"))  # as black would
-    body = body.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-    # After escaping, backslashes come in pairs, so none can escape the closing quotes. A quote next
-    # to a delimiter would merge with it: pad with a space (black does the same).
-    if body.startswith('"'):
-        body = " " + body
+    body = clean_text(text).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     lines = body.split("\n")
-    if len(lines) == 1:
-        if body.endswith('"'):
-            body += " "
-        return PyDocstring(f'"""{body}"""', _TOKEN)
-    rest = [indent + line if line else "" for line in lines[1:]]
-    return PyDocstring('"""' + lines[0] + "\n" + "\n".join(rest) + "\n" + indent + '"""', _TOKEN)
+    if len(lines) > 1:
+        raw = lines[0] + "\n" + "\n".join(indent + line if line else "" for line in lines[1:]) + "\n" + indent
+        value = fix_multiline_docstring(raw, indent)
+    else:
+        raw = body
+        value = body.strip()
+    if value:
+        if value[0] == '"':
+            value = " " + value
+        if value[-1] == '"':
+            value += " "
+        if value[-1] == "\\" and (len(value) - len(value.rstrip("\\"))) % 2:
+            value += " "
+    elif raw:
+        value = " "
+    result_lines = value.splitlines()
+    last = len(result_lines[-1]) if value and not value.endswith("\n") else 0
+    if len(result_lines) > 1 and last + 3 > LINE_LENGTH and len(indent) + 3 <= LINE_LENGTH:  # pragma: no cover
+        value += "\n" + indent  # black's rule; unreachable while multi-line docstrings end with the indent
+    return PyDocstring('"""' + value + '"""', _TOKEN)
 
 
 def comment(text: str) -> PyComment:
@@ -284,28 +421,325 @@ def expr(node: ast.expr) -> PyExpr:
     return PyExpr(text, _TOKEN)
 
 
-def dict_display(items: Sequence[tuple[PySource, PySource]], *, indent: str | None = None) -> PyCode:
-    """`{key: value, ...}` from checked keys and values; with `indent` (the indentation of the line
-    holding the opening brace) one entry per line with trailing commas, closing brace at `indent`."""
-    for key, value in items:
-        if not isinstance(key, PySource) or not isinstance(value, PySource):
-            raise InternalGeneratorError("dict_display takes pysource values only")
-    if indent is None or not items:
-        return PyCode("{" + ", ".join(f"{key}: {value}" for key, value in items) + "}", _TOKEN)
+# ----------------------------------------------------------------------------------------- layout
+#
+# Generated modules are written already formatted: each statement is laid out the way black lays it
+# out, so formatting costs nothing. The rule is black's right-hand split restricted to shapes whose
+# result is certain: a statement that fits stays on one line; otherwise its *last* bracket is split
+# one item per line with a trailing comma (black's "magic trailing comma" then keeps that layout),
+# provided the line before the bracket and the closing line fit. Items are laid out the same way;
+# an item black could not split (a long string, `name=<string>`) stays as it is, as black leaves it.
+# Anything else (a long annotation with `|`, a one-item subscript, a long class or def line) goes
+# to black itself (`fmt.black_statement`), so the output is always black's. tests/codegen prove
+# that black leaves every generated file unchanged.
+
+
+def seq(*parts: Node) -> Seq:
+    for part in parts:
+        if not isinstance(part, (PySource, Brk, Seq, Param)):
+            raise InternalGeneratorError(f"refusing to lay out unchecked text {part!r:.80}")
+    return Seq(tuple(parts))
+
+
+def brk(open_: str, items: Sequence[Node], close: str, *, magic: bool = True, one_tuple: bool = False) -> Brk:
+    if (open_, close) not in (("(", ")"), ("[", "]"), ("{", "}")):
+        raise InternalGeneratorError(f"unexpected brackets {open_!r} {close!r}")
+    for item in items:
+        if not isinstance(item, (PySource, Brk, Seq, Param)):
+            raise InternalGeneratorError(f"refusing to lay out unchecked text {item!r:.80}")
+    return Brk(PyCode(open_, _TOKEN), tuple(items), PyCode(close, _TOKEN), magic, one_tuple)
+
+
+def call(func: Node, args: Sequence[Node]) -> Seq:
+    """`func(arg, ...)`."""
+    return seq(func, brk("(", args, ")"))
+
+
+def keyword_arg(name: str, value: Node) -> Seq:
+    """`name=value` inside a call."""
+    return seq(PyCode(f"{ident(name)}=", _TOKEN), value)
+
+
+def annotated_name(name: str, annotation: Node, default: Node | None = None) -> Param:
+    """`name: annotation` or `name: annotation = default` (a parameter or a class attribute)."""
+    for part in (annotation, default):
+        if part is not None and not isinstance(part, (PySource, Brk, Seq)):
+            raise InternalGeneratorError(f"refusing to lay out unchecked text {part!r:.80}")
+    return Param(PyCode(f"{ident(name)}: ", _TOKEN), annotation, default)
+
+
+def code(text: str) -> PyCode:
+    """A fixed fragment of generated code written in the generator itself (never spec text): it
+    must be printable ASCII without quotes or newlines, so it cannot carry data."""
+    if not text.isascii() or not text.isprintable() or any(c in text for c in "'\"\\#\n"):
+        raise InternalGeneratorError(f"code fragment {text!r} is not a plain ASCII token sequence")
+    return PyCode(text, _TOKEN)
+
+
+def flat(node: Node) -> str:
+    """The node on one line."""
+    if isinstance(node, PySource):
+        return str(node)
+    if isinstance(node, (Seq, Brk, Param)):
+        return node.text
+    raise InternalGeneratorError(f"refusing to lay out unchecked text {node!r:.80}")
+
+
+def width(text: str) -> int:
+    """Display width as black measures it (East Asian wide characters count twice)."""
+    return str_width(text)
+
+
+_EQUALS = PyCode(" = ", _TOKEN)
+
+
+def _parts(node: Node) -> list[PySource | Brk]:
+    out: list[PySource | Brk] = []
+    stack: list[Node] = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Seq):
+            stack.extend(reversed(item.parts))
+        elif isinstance(item, Param):
+            stack.extend(reversed([item.name, item.annotation, *([_EQUALS, item.default] if item.default else [])]))
+        else:
+            out.append(item)
+    return out
+
+
+def _union_members(node: Node) -> list[list[PySource | Brk]] | None:
+    """The operands of a top-level `A | B | ...` (None when `node` is no union)."""
+    members: list[list[PySource | Brk]] = [[]]
+    for part in _parts(node):
+        if isinstance(part, PyOp):
+            members.append([])
+        else:
+            members[-1].append(part)
+    return members if len(members) > 1 else None
+
+
+def _member_lines(member: list[PySource | Brk], indent: str, prefix: str, depth: int) -> list[str] | None:
+    """One union operand at `indent` (after `prefix`, "" or "| "): one line, or its last bracket split."""
+    text = indent + prefix + "".join(flat(part) for part in member)
+    if width(text) <= LINE_LENGTH:
+        return [text]
+    last = member[-1]
+    if not (isinstance(last, Brk) and last.items and last.magic):
+        return None
+    head = indent + prefix + "".join(flat(part) for part in member[:-1]) + last.open
+    if width(head) > LINE_LENGTH:
+        return None
+    out = [head]
+    for item in last.items:
+        sub = _lines(item, indent + "    ", ",", inside=True, depth=depth + 1)
+        if sub is None:
+            return None
+        out += sub
+    return [*out, indent + last.close]
+
+
+def _union_body(members: list[list[PySource | Brk]], indent: str, depth: int) -> list[str] | None:
+    """black's layout of a union inside parentheses (its own, around a long type hint, or a
+    subscript's): one line when it fits, else one operand per line, each after the first led by `| `."""
+    one = indent + " | ".join("".join(flat(part) for part in member) for member in members)
+    if width(one) <= LINE_LENGTH:
+        return [one]
+    out: list[str] = []
+    for position, member in enumerate(members):
+        sub = _member_lines(member, indent, "| " if position else "", depth)
+        if sub is None:
+            return None
+        out += sub
+    return out
+
+
+def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list[str] | None:
+    """`name: (` union `)[ = default]` or `name: Head[` items `][ = default]`: how black splits an
+    annotation that is too long, keeping the default (if any) on the closing line."""
+    rest = ("" if node.default is None else " = " + flat(node.default)) + suffix
+    if node.default is not None and width(indent + node.name + flat(node.annotation) + " =") <= LINE_LENGTH - 2:
+        # black keeps the annotation and wraps the value instead: `name: annotation = (` value `)`
+        value = indent + "    " + flat(node.default)
+        if isinstance(node.default, (Brk, Seq, Param)) or width(value) > LINE_LENGTH:
+            return None
+        return [indent + node.name + flat(node.annotation) + " = (", value, indent + ")" + suffix]
+    members = _union_members(node.annotation)
+    if members is not None:
+        head = indent + node.name + "("
+        body = _union_body(members, indent + "    ", depth)
+        closing = indent + ")" + rest
+    else:
+        parts = _parts(node.annotation)
+        last = parts[-1]
+        if not (isinstance(last, Brk) and last.items and last.magic):
+            return None
+        head = indent + node.name + "".join(flat(part) for part in parts[:-1]) + last.open
+        body = []
+        for item in last.items:
+            sub = _lines(item, indent + "    ", ",", inside=True, depth=depth + 1)
+            if sub is None:
+                return None
+            body += sub
+        closing = indent + last.close + rest
+    if body is None or width(head) > LINE_LENGTH or width(closing) > LINE_LENGTH:
+        return None
+    return [head, *body, closing]
+
+
+def _lines(node: Node, indent: str, suffix: str, *, inside: bool, depth: int = 0) -> list[str] | None:
+    line = indent + flat(node) + suffix
+    if width(line) <= LINE_LENGTH:
+        return [line]
+    if depth > 64:
+        return None
+    if isinstance(node, Param):
+        if inside:  # a def parameter: black parenthesizes a long union annotation
+            members = _union_members(node.annotation)
+            if members is None:
+                return None
+            rest = ("" if node.default is None else " = " + flat(node.default)) + suffix
+            body = _union_body(members, indent + "    ", depth)
+            head, closing = indent + node.name + "(", indent + ")" + rest
+            if body is None or width(head) > LINE_LENGTH or width(closing) > LINE_LENGTH:
+                return None
+            return [head, *body, closing]
+        split = _split_last_bracket(node, indent, suffix, inside=False, depth=depth)
+        return split if split is not None else _split_annotation(node, indent, suffix, depth)
+    if inside:
+        members = _union_members(node)
+        if members is not None:  # `A`, `| B`, `| C,`: black splits at the operator
+            out: list[str] = []
+            for position, member in enumerate(members):
+                sub = _member_lines(member, indent, "| " if position else "", depth)
+                if sub is None:
+                    return None
+                out += sub
+            out[-1] += suffix
+            return out if width(out[-1]) <= LINE_LENGTH else None
+    return _split_last_bracket(node, indent, suffix, inside=inside, depth=depth)
+
+
+def _split_last_bracket(node: Node, indent: str, suffix: str, *, inside: bool, depth: int) -> list[str] | None:
+    line = indent + flat(node) + suffix
+    parts = _parts(node)
+    last = parts[-1]
+    if isinstance(last, Brk) and last.items and last.magic:
+        head = indent + "".join(flat(part) for part in parts[:-1]) + last.open
+        if width(head) > LINE_LENGTH or (inside and any(isinstance(p, PyOp) for p in parts[:-1])):
+            return None
+        out = [head]
+        for item in last.items:
+            sub = _lines(item, indent + "    ", ",", inside=True, depth=depth + 1)
+            if sub is None:
+                return None
+            out += sub
+        closing = indent + last.close + suffix
+        if width(closing) > LINE_LENGTH:
+            return None
+        out.append(closing)
+        return out
+    if inside and not any(isinstance(part, (Brk, PyOp)) for part in parts):
+        return [line]  # nothing black could split: it stays one (long) line
+    return None
+
+
+def statement(node: Node, *, indent: str) -> PyCode:
+    """One simple statement at `indent` (4 spaces per block level), laid out as black would."""
+    lines = _lines(node, indent, "", inside=False)
+    if lines is None:
+        return PyCode(fmt.black_statement(flat(node), len(indent) // 4), _TOKEN)
+    return PyCode("\n".join(lines), _TOKEN)
+
+
+def def_header(name: PyIdent, params: Sequence[Node], returns: Node, *, indent: str, is_async: bool) -> PyCode:
+    """`[async ]def name(params) -> returns:`; too long: one parameter per line (black's left-hand split)."""
+    head = f"{indent}{'async ' if is_async else ''}def {name}("
+    tail = ") -> " + flat(returns) + ":"
+    one = head + ", ".join(flat(param) for param in params) + tail
+    if width(one) <= LINE_LENGTH:
+        return PyCode(one, _TOKEN)
+    tail_lines: list[str] | None = [indent + tail]
+    if width(indent + tail) > LINE_LENGTH:
+        members = _union_members(returns)
+        body = _union_body(members, indent + "    ", 0) if members is not None else None
+        tail_lines = None if body is None else [indent + ") -> (", *body, indent + "):"]
+    lines: list[str] | None = [head] if width(head) <= LINE_LENGTH and tail_lines is not None else None
+    for param in params:
+        if lines is None:
+            break
+        sub = _lines(param, indent + "    ", ",", inside=True)
+        lines = None if sub is None else lines + sub
+    if lines is None or tail_lines is None:
+        return PyCode(fmt.black_statement(one.removeprefix(indent), len(indent) // 4, header=True), _TOKEN)
+    return PyCode("\n".join([*lines, *tail_lines]), _TOKEN)
+
+
+def class_header(name: PyIdent, bases: Sequence[Node], *, indent: str = "") -> PyCode:
+    """`class Name(bases):` (black's layout when too long)."""
+    one = f"{indent}class {name}({', '.join(flat(base) for base in bases)}):"
+    if width(one) <= LINE_LENGTH:
+        return PyCode(one, _TOKEN)
+    return PyCode(fmt.black_statement(one.removeprefix(indent), len(indent) // 4, header=True), _TOKEN)
+
+
+# ------------------------------------------------------------------------------------------- types
+
+
+class TypeNames:
+    """How a module spells the names type expressions need.
+
+    `qualify(class_or_alias)` gives `X` in models.py and `_m.X` elsewhere; `use("Any")` gives the
+    local name of a typing/pydantic helper and records that the module imports it.
+    """
+
+    def __init__(self, qualify: Callable[[str], Node], use: Callable[[str], str]) -> None:
+        self.qualify = qualify
+        self.use = use
+
+
+_PRIMITIVES = {"str": "str", "int": "int", "float": "float", "bool": "bool", "None": "None"}
+
+
+def type_node(expr: ir.TypeExpr, names: TypeNames, *, plain: bool = False) -> Node:
+    """A type expression; `plain` drops `Annotated[..., Field(discriminator=...)]` metadata (method
+    signatures: the input model still validates with it)."""
+    if isinstance(expr, ir.Prim):
+        if expr.name == "Any":
+            return ident(names.use("Any"))
+        return PyCode(_PRIMITIVES[expr.name], _TOKEN)
+    if isinstance(expr, ir.Lit):
+        values = [literal_node(value) for value in expr.values]
+        return seq(ident(names.use("Literal")), brk("[", values, "]", magic=len(values) > 1))
+    if isinstance(expr, ir.ListOf):
+        return seq(code("list"), brk("[", [type_node(expr.item, names, plain=plain)], "]", magic=False))
+    if isinstance(expr, ir.TupleOf):
+        items = [type_node(item, names, plain=plain) for item in expr.items] or [code("()")]
+        return seq(code("tuple"), brk("[", items, "]", magic=len(items) > 1))
+    if isinstance(expr, ir.DictOf):
+        return seq(code("dict"), brk("[", [code("str"), type_node(expr.value, names, plain=plain)], "]"))
+    if isinstance(expr, (ir.ModelRef, ir.AliasRef)):
+        return names.qualify(expr.name)
+    if isinstance(expr, ir.Union):
+        parts: list[Node] = []
+        for member in expr.members:
+            if parts:
+                parts.append(_BAR)
+            parts.append(type_node(member, names, plain=plain))
+        return seq(*parts)
+    if isinstance(expr, ir.Annotated):
+        union = type_node(expr.union, names, plain=plain)
+        if plain:
+            return union
+        tag = call(ident(names.use("Field")), [keyword_arg("discriminator", literal_node(expr.discriminator))])
+        return seq(ident(names.use("Annotated")), brk("[", [union, tag], "]"))
+    raise InternalGeneratorError(f"unknown type expression {expr!r:.80}")
+
+
+def indent_first(source: PySource, indent: str) -> PyCode:
+    """`source` (whose later lines are already indented, like a docstring's) placed at `indent`."""
     if indent.strip(" "):
         raise InternalGeneratorError(f"indent must be spaces, got {indent!r}")
-    body = "".join(f"{indent}    {key}: {value},\n" for key, value in items)
-    return PyCode("{\n" + body + indent + "}", _TOKEN)
-
-
-def generated_code(text: str, *, origin: str) -> PyCode:
-    """Module text written by a pinned, trusted code generator (datamodel-code-generator), which does
-    its own escaping: accepted only when it parses."""
-    try:
-        ast.parse(text)
-    except SyntaxError as exc:
-        raise InternalGeneratorError(f"{origin} output does not parse: {exc}") from exc
-    return PyCode(text, _TOKEN)
+    return PyCode(indent + source, _TOKEN)
 
 
 def join_blocks(parts: Iterable[PySource]) -> PyCode:
@@ -315,7 +749,7 @@ def join_blocks(parts: Iterable[PySource]) -> PyCode:
 
 def join(parts: Iterable[PySource], separator: str) -> PyCode:
     """Join checked fragments with a fixed separator (", ", "\\n", "\\n\\n")."""
-    if separator not in (", ", "\n", "\n\n", " | "):
+    if separator not in (", ", "\n", "\n\n", "\n\n\n", " | "):
         raise InternalGeneratorError(f"unexpected separator {separator!r}")
     items = list(parts)
     for item in items:

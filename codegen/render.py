@@ -1,16 +1,16 @@
-"""RENDER: PackageIR -> {relative path: Python source} through jinja2 templates.
+"""RENDER: PackageIR -> {relative path: Python source}, already in black's layout.
 
 Every value a template prints is a `pysource.PySource` marker (identifiers, literals, docstrings,
-comments, re-emitted annotations, import lines): the environment's `finalize` hook refuses
-anything else, and its filters are removed so no filter can turn a plain string into output.
-Templates only loop and branch over the view objects built here.
+comments, laid-out statements, import blocks): the environment's `finalize` hook refuses anything
+else, and its filters are removed so no filter can turn a plain string into output. Statements are
+laid out by `pysource` (black's rules, black itself for the rare statement it cannot place), so
+no formatter runs over whole files; templates only place blocks and fixed text.
 """
 
 from __future__ import annotations
 
-import ast
-import copy
 import functools
+import json
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -22,8 +22,8 @@ import markupsafe
 
 from . import pysource
 from .errors import InternalGeneratorError
-from .ir import ImportIR, PackageIR, ParamIR, ToolIR
-from .pysource import PyCode, PyComment, PyDocstring, PyExpr, PyIdent, PyLiteral, PySource
+from .ir import DictOf, FieldDef, ModelDef, ModelsIR, PackageIR, ParamIR, ToolIR, TypeExpr, class_refs
+from .pysource import Node, PyCode, PyComment, PySource, TypeNames
 
 __all__ = [
     "LINE_LENGTH",
@@ -33,16 +33,12 @@ __all__ = [
     "render_models",
     "render_server",
     "templates_dir",
+    "tools_json",
 ]
 
-LINE_LENGTH = 110  # black and the import block wrap at this width
-_METHOD_INDENT = " " * 8
-_CLASS_INDENT = " " * 4
-# builtins that may appear in a model annotation (anything else there is a bug)
-_BUILTIN_TYPES = frozenset({
-    "bool", "bytearray", "bytes", "complex", "dict", "float", "frozenset", "int", "list", "object", "set", "str",
-    "tuple", "type",
-})
+LINE_LENGTH = pysource.LINE_LENGTH
+_CLASS = " " * 4
+_METHOD = " " * 8
 
 
 # ------------------------------------------------------------------------------------- environment
@@ -94,6 +90,7 @@ def _render(template: str, **context: Any) -> str:
 
 
 # ------------------------------------------------------------------------------------------ imports
+
 
 def _member_key(name: str) -> tuple[int, str, str]:
     """isort/ruff `order-by-type`: CONSTANTS, then Classes, then everything else."""
@@ -161,89 +158,22 @@ class Imports:
         return pysource.import_from_wrapped(module, members)
 
 
-# ------------------------------------------------------------------------------------- annotations
+# ------------------------------------------------------------------------------------- type names
 
 
-class _Retarget:
-    """Rewrites annotations from models.py's namespace into a generated module's namespace.
+def _model_names(imports: Imports, *, prefix: str | None) -> TypeNames:
+    """Type spelling for a module: models.py (`prefix` None) names classes directly, other modules
+    as `_m.X`; typing/pydantic helpers are imported on first use."""
+    sources = {"Any": "typing", "Literal": "typing", "Annotated": "typing", "Field": "pydantic"}
 
-    Model classes become `_m.X`; names models.py imported are imported here too (under their own
-    name where free, DCG's alias otherwise); builtins stay; anything else is a bug.
-    """
+    def qualify(name: str) -> Node:
+        checked = pysource.ident(name)
+        return checked if prefix is None else pysource.code(f"{prefix}.{checked}")
 
-    def __init__(self, models_classes: frozenset[str], model_imports: tuple[ImportIR, ...], imports: Imports,
-                 taken: set[str]) -> None:
-        self.classes = models_classes
-        self.by_local = {imp.local: imp for imp in model_imports}
-        self.imports = imports
-        self.taken = taken  # module-level names this file defines itself
+    def use(name: str) -> str:
+        return imports.add(sources[name], name)
 
-    def _literal_names(self) -> set[str]:
-        return {local for local, imp in self.by_local.items() if imp.name == "Literal"}
-
-    def convert(self, node: ast.expr) -> PyExpr:
-        return pysource.expr(self._visit(copy.deepcopy(node), in_literal=False))
-
-    def _visit(self, node: ast.expr, *, in_literal: bool) -> ast.expr:
-        if isinstance(node, ast.Name):
-            return self._name(node)
-        if isinstance(node, ast.Attribute):
-            node.value = self._visit(node.value, in_literal=in_literal)
-            return node
-        if isinstance(node, ast.Subscript):
-            literal = isinstance(node.value, ast.Name) and node.value.id in self._literal_names()
-            node.value = self._visit(node.value, in_literal=in_literal)
-            node.slice = self._visit(node.slice, in_literal=literal)
-            return node
-        if isinstance(node, (ast.Tuple, ast.List)):
-            node.elts = [self._visit(element, in_literal=in_literal) for element in node.elts]
-            return node
-        if isinstance(node, ast.BinOp):
-            node.left = self._visit(node.left, in_literal=in_literal)
-            node.right = self._visit(node.right, in_literal=in_literal)
-            return node
-        if isinstance(node, ast.Constant):
-            if isinstance(node.value, str) and not in_literal:
-                raise InternalGeneratorError(f"string annotation {node.value!r} (forward reference) in models")
-            return node
-        raise InternalGeneratorError(f"unexpected {type(node).__name__} in a model annotation")
-
-    def _name(self, node: ast.Name) -> ast.expr:
-        name = node.id
-        if name in self.classes:
-            return ast.Attribute(value=ast.Name(id="_m", ctx=ast.Load()), attr=name, ctx=ast.Load())
-        imported = self.by_local.get(name)
-        if imported is not None:
-            if imported.module == "builtins" and imported.name in _BUILTIN_TYPES:
-                return ast.Name(id=imported.name, ctx=ast.Load())
-            preferred = imported.name or imported.module
-            for local in (preferred, imported.local):
-                if local in self.taken:
-                    continue
-                try:
-                    self.imports.add(imported.module, imported.name, local)
-                except InternalGeneratorError:
-                    continue
-                return ast.Name(id=local, ctx=ast.Load())
-            raise InternalGeneratorError(f"no free name to import {imported.module}.{imported.name} as")
-        if name in _BUILTIN_TYPES:
-            return node
-        raise InternalGeneratorError(f"annotation name {name!r} is neither a model, an import nor a builtin")
-
-
-def _or_none(node: ast.expr) -> ast.expr:
-    """`node | None` unless `None` is already one of its top-level union members."""
-    members: list[ast.expr] = []
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, ast.BinOp) and isinstance(item.op, ast.BitOr):
-            stack.extend((item.left, item.right))
-        else:
-            members.append(item)
-    if any(isinstance(m, ast.Constant) and m.value is None for m in members):
-        return node
-    return ast.BinOp(left=copy.deepcopy(node), op=ast.BitOr(), right=ast.Constant(value=None))
+    return TypeNames(qualify, use)
 
 
 # -------------------------------------------------------------------------------------------- views
@@ -257,51 +187,16 @@ class Header:
 
 
 @dataclass(frozen=True)
-class ParamView:
-    name: PyIdent
-    wire: PyLiteral
-    annotation: PyExpr
-    default: PySource | None  # keyword-only parameters only
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where a client method breaks lines (black keeps exploded forms: they carry trailing commas).
-
-    Emitting what black would produce anyway keeps formatting time down (black is ~3x slower on
-    long logical lines) and the output stable.
-    """
-
-    explode_signature: bool
-    explode_call: bool
-    arguments: PyCode  # the arguments dict, on one line or one entry per line
-
-
-@dataclass(frozen=True)
 class MethodView:
-    name: PyIdent
-    wire: PyLiteral
-    positional: tuple[ParamView, ...]
-    keyword_only: tuple[ParamView, ...]
-    call: PyIdent  # `_call` or `_call_structured`
-    call_args: tuple[PySource, ...]  # after the arguments dict: input model [, output model]
-    output_is_root: bool
-    returns: PyExpr
-    docstring: PyDocstring
-    sync: Layout
-    async_: Layout
+    """One client method, laid out for the blocking and the asyncio class."""
+
+    sync: PyCode
+    async_: PyCode
 
 
 @dataclass(frozen=True)
 class HandlerView:
-    name: PyIdent
-    method: PyLiteral  # the method name as a string, for ToolBinding
-    wire: PyLiteral
-    input_model: PyExpr
-    output_model_or_none: PySource
-    output_is_root: PyLiteral
-    returns: PyExpr
-    docstring: PyDocstring
+    method: PyCode  # `async def tool(self, args, ctx) -> ...:` with docstring and body
 
 
 def _header(ir: PackageIR) -> Header:
@@ -313,14 +208,6 @@ def _header(ir: PackageIR) -> Header:
         source=pysource.comment(ir.source or "<unknown>"),
         digest=pysource.comment(digest),
     )
-
-
-def _expr_name(name: str) -> PyExpr:
-    return pysource.expr(ast.Name(id=name, ctx=ast.Load()))
-
-
-def _model_ref(name: str) -> PyExpr:
-    return pysource.expr(ast.Attribute(value=ast.Name(id="_m", ctx=ast.Load()), attr=name, ctx=ast.Load()))
 
 
 def _tool_text(tool: ToolIR) -> str:
@@ -341,108 +228,100 @@ def _args_section(params: Iterable[ParamIR]) -> str:
     return "\n\nArgs:\n" + "\n".join(entries) if entries else ""
 
 
-def _method_view(tool: ToolIR, retarget: _Retarget, imports: Imports) -> MethodView:
-    positional: list[ParamView] = []
-    keyword_only: list[ParamView] = []
-    every: list[ParamView] = []
-    root_arguments: PyIdent | None = None  # input model is a RootModel: this parameter is the whole dict
-    if tool.input_root_annotation is not None:
-        any_name = imports.add("typing", "Any")
-        annotation = pysource.expr(
-            ast.Subscript(
-                value=ast.Name(id="dict", ctx=ast.Load()),
-                slice=ast.Tuple(elts=[ast.Name(id="str", ctx=ast.Load()), ast.Name(id=any_name, ctx=ast.Load())],
-                                ctx=ast.Load()),
-                ctx=ast.Load(),
-            )
-        )
-        root_arguments = pysource.ident("arguments")
-        positional.append(ParamView(root_arguments, pysource.literal("arguments"), annotation, None))
-    for param in tool.params:
-        if param.required:
-            view = ParamView(pysource.ident(param.name), pysource.literal(param.wire_name),
-                             retarget.convert(param.annotation), None)
-            positional.append(view)
-        elif param.has_default:
-            view = ParamView(pysource.ident(param.name), pysource.literal(param.wire_name),
-                             retarget.convert(param.annotation), pysource.literal(param.default))
-            keyword_only.append(view)
-        else:
-            view = ParamView(pysource.ident(param.name), pysource.literal(param.wire_name),
-                             retarget.convert(_or_none(param.annotation)), pysource.literal(None))
-            keyword_only.append(view)
-        every.append(view)
-    if tool.output_class is None:
-        returns = _expr_name(imports.add("mcpgen_runtime.content", "ToolResult"))
-        output_model = None
-    elif tool.output_root_annotation is not None:
-        returns = retarget.convert(tool.output_root_annotation)
-        output_model = _model_ref(tool.output_class)
+def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodView:
+    params: list[Node] = [pysource.code("self")]
+    keyword_only: list[Node] = []
+    arguments: Node
+    if tool.input_root is not None:
+        # a RootModel input (a map or a union at the root): the whole arguments object is one parameter
+        root = tool.input_root if isinstance(tool.input_root, DictOf) else DictOf(_any())
+        params.append(pysource.annotated_name("arguments", pysource.type_node(root, names, plain=True)))
+        arguments = pysource.ident("arguments")
     else:
-        returns = _model_ref(tool.output_class)
-        output_model = returns
-    docstring = pysource.docstring(_tool_text(tool) + _args_section(tool.params), indent=_METHOD_INDENT)
+        items: list[Node] = []
+        for param in tool.params:
+            annotation = pysource.type_node(param.type, names, plain=True)
+            if param.required:
+                params.append(pysource.annotated_name(param.name, annotation))
+            else:
+                default = pysource.literal(param.default if param.has_default else None)
+                if param.has_default and param.default is not None:
+                    annotation = pysource.type_node(_without_none(param.type), names, plain=True)
+                keyword_only.append(pysource.annotated_name(param.name, annotation, default))
+            items.append(pysource.seq(pysource.literal(param.wire_name), pysource.code(": "), pysource.ident(param.name)))
+        arguments = pysource.brk("{", items, "}") if items else pysource.code("{}")
+    if keyword_only:
+        params += [pysource.code("*"), *keyword_only]
+    input_model = names.qualify(tool.input_class)
+    if tool.output_class is None:
+        returns: Node = pysource.ident(imports.add("mcpgen_runtime.content", "ToolResult"))
+        call_name, extra = "_call", [input_model]
+    else:
+        output_model = names.qualify(tool.output_class)
+        returns = pysource.type_node(tool.output_root, names, plain=True) if tool.output_root is not None else output_model
+        call_name, extra = "_call_structured", [input_model, output_model]
+    doc = pysource.docstring(_tool_text(tool) + _args_section(tool.params), indent=_METHOD)
     name = pysource.ident(tool.method_name)
-    wire = pysource.literal(tool.wire_name)
-    call = pysource.ident("_call" if output_model is None else "_call_structured")
-    call_args: tuple[PySource, ...] = (_model_ref(tool.input_class),)
-    if output_model is not None:
-        call_args += (output_model,)
-    is_root = tool.output_root_annotation is not None
-    items = [(view.wire, view.name) for view in every]
 
-    def layout(is_async: bool) -> Layout:
-        params = ["self", *(f"{p.name}: {p.annotation}" for p in positional)]
-        if keyword_only:
-            params += ["*", *(f"{p.name}: {p.annotation} = {p.default}" for p in keyword_only)]
-        prefix = "async " if is_async else ""
-        signature = f"{_CLASS_INDENT}{prefix}def {name}({', '.join(params)}) -> {returns}:"
-        one_line_args = (
-            pysource.join([root_arguments], ", ") if root_arguments is not None else pysource.dict_display(items)
-        )
-        head = f"{_METHOD_INDENT}{'_result = ' if is_root else 'return '}{'await ' if is_async else ''}self.{call}("
-        call_line = head + ", ".join([wire, one_line_args, *call_args]) + ")"
-        explode_call = len(call_line) > LINE_LENGTH
-        arguments = one_line_args
-        if explode_call and root_arguments is None and len(_METHOD_INDENT + "    " + one_line_args + ",") > LINE_LENGTH:
-            arguments = pysource.dict_display(items, indent=_METHOD_INDENT + "    ")
-        return Layout(len(signature) > LINE_LENGTH, explode_call, arguments)
+    def one(is_async: bool) -> PyCode:
+        header = pysource.def_header(name, params, returns, indent=_CLASS, is_async=is_async)
+        target = "_result = " if tool.output_is_root else "return "
+        awaited = "await " if is_async else ""
+        invoke = pysource.call(pysource.code(f"{target}{awaited}self.{call_name}"),
+                               [pysource.literal(tool.wire_name), arguments, *extra])
+        body = [pysource.statement(invoke, indent=_METHOD)]
+        if tool.output_is_root:
+            body.append(pysource.statement(pysource.code("return _result.root"), indent=_METHOD))
+        return pysource.join([header, pysource.indent_first(doc, _METHOD), *body], "\n")
 
-    return MethodView(
-        name=name,
-        wire=wire,
-        positional=tuple(positional),
-        keyword_only=tuple(keyword_only),
-        call=call,
-        call_args=call_args,
-        output_is_root=is_root,
-        returns=returns,
-        docstring=docstring,
-        sync=layout(False),
-        async_=layout(True),
-    )
+    return MethodView(sync=one(False), async_=one(True))
 
 
-def _handler_view(tool: ToolIR, retarget: _Retarget, *, tool_return: str) -> HandlerView:
+def _any() -> TypeExpr:
+    from .ir import ANY
+
+    return ANY
+
+
+def _without_none(type_: TypeExpr) -> TypeExpr:
+    from .ir import NONE, Union, union
+
+    if isinstance(type_, Union):
+        return union([m for m in type_.members if m != NONE])
+    return type_
+
+
+def _handler(tool: ToolIR, names: TypeNames, tool_return: str) -> HandlerView:
     if tool.output_class is None:
-        returns = _expr_name(tool_return)
-        output_model = None
-    elif tool.output_root_annotation is not None:
-        returns = retarget.convert(tool.output_root_annotation)
-        output_model = _model_ref(tool.output_class)
+        returns: Node = pysource.ident(tool_return)
+    elif tool.output_root is not None:
+        returns = pysource.type_node(tool.output_root, names, plain=True)
     else:
-        returns = _model_ref(tool.output_class)
-        output_model = returns
-    return HandlerView(
-        name=pysource.ident(tool.method_name),
-        method=pysource.literal(str(pysource.ident(tool.method_name))),
-        wire=pysource.literal(tool.wire_name),
-        input_model=_model_ref(tool.input_class),
-        output_model_or_none=output_model if output_model is not None else pysource.literal(None),
-        output_is_root=pysource.literal(tool.output_root_annotation is not None),
-        returns=returns,
-        docstring=pysource.docstring(_tool_text(tool), indent=_METHOD_INDENT),
-    )
+        returns = names.qualify(tool.output_class)
+    params = [
+        pysource.code("self"),
+        pysource.annotated_name("args", names.qualify(tool.input_class)),
+        pysource.annotated_name("ctx", pysource.ident("ToolContext")),
+    ]
+    header = pysource.def_header(pysource.ident(tool.method_name), params, returns, indent=_CLASS, is_async=True)
+    doc = pysource.docstring(_tool_text(tool), indent=_METHOD)
+    body = pysource.statement(pysource.code("raise NotImplementedError"), indent=_METHOD)
+    return HandlerView(pysource.join([header, pysource.indent_first(doc, _METHOD), body], "\n"))
+
+
+def _bindings(ir: PackageIR, names: TypeNames) -> PyCode:
+    entries: list[Node] = []
+    for tool in ir.tools:
+        output: Node = names.qualify(tool.output_class) if tool.output_class else pysource.literal(None)
+        entries.append(pysource.call(pysource.ident("ToolBinding"), [
+            pysource.keyword_arg("name", pysource.literal(tool.wire_name)),
+            pysource.keyword_arg("method", pysource.literal(tool.method_name)),
+            pysource.keyword_arg("input_model", names.qualify(tool.input_class)),
+            pysource.keyword_arg("output_model", output),
+            pysource.keyword_arg("output_is_root", pysource.literal(tool.output_is_root)),
+        ]))
+    value = pysource.brk("(", entries, ")", one_tuple=True) if entries else pysource.code("()")
+    return pysource.statement(pysource.seq(pysource.code("_tool_bindings_ = "), value), indent=_CLASS)
 
 
 def _check_method_names(ir: PackageIR, module_names: set[str]) -> None:
@@ -458,23 +337,104 @@ def _runtime_check_context(ir: PackageIR) -> dict[str, Any]:
     }
 
 
-# ------------------------------------------------------------------------------------------ modules
+# ------------------------------------------------------------------------------------------ models
+
+
+def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
+    annotation = pysource.type_node(f.type, names)
+    keywords: list[Node] = []
+    if f.name != f.wire_name:
+        keywords.append(pysource.keyword_arg("alias", pysource.literal(f.wire_name)))
+    if f.description is not None:
+        keywords.append(pysource.keyword_arg("description", pysource.literal(f.description)))
+    for keyword, value in f.constraints:
+        keywords.append(pysource.keyword_arg(keyword, pysource.literal(value)))
+    default: Node | None = None
+    if not f.required:
+        default = pysource.literal_node(f.default if f.has_default else None)
+    mutable = f.has_default and isinstance(f.default, (list, dict))
+    field_call = pysource.call(pysource.ident(names.use("Field")), ([default] if default is not None else []) + keywords)
+    if not keywords and not mutable:
+        simple = pysource.annotated_name(f.name, annotation, default)
+        if f.required or pysource.width(_CLASS + pysource.flat(simple)) <= LINE_LENGTH:
+            return pysource.statement(simple, indent=_CLASS)
+        # too long: `= Field(` with the default on its own line, when that line fits; else black's
+        # split of the annotation, keeping `= None` on the closing line
+        head = _CLASS + pysource.flat(pysource.annotated_name(f.name, annotation, pysource.code("Field(")))
+        if pysource.width(head) > LINE_LENGTH:
+            return pysource.statement(simple, indent=_CLASS)
+    return pysource.statement(pysource.annotated_name(f.name, annotation, field_call), indent=_CLASS)
+
+
+def _model_block(model: ModelDef, names: TypeNames, defined: set[str], imports: Imports) -> PyCode:
+    name = pysource.ident(model.name)
+    if model.root is not None:
+        root = pysource.type_node(model.root, names)
+        forward = any(ref not in defined for ref in class_refs(model.root))
+        argument: Node = pysource.literal(pysource.flat(root)) if forward else root
+        base = pysource.seq(pysource.ident(imports.add("pydantic", "RootModel")),
+                            pysource.brk("[", [argument], "]", magic=False))
+        lines = [pysource.class_header(name, [base]),
+                 pysource.statement(pysource.annotated_name("root", root), indent=_CLASS)]
+        return pysource.join(lines, "\n")
+    lines = [pysource.class_header(name, [pysource.ident(imports.add("pydantic", "BaseModel"))])]
+    config: list[Node] = []
+    if model.extra is not None:
+        config.append(pysource.keyword_arg("extra", pysource.literal(model.extra)))
+    if any(f.name != f.wire_name for f in model.fields):
+        config.append(pysource.keyword_arg("populate_by_name", pysource.literal(True)))
+    if config:
+        config_call = pysource.call(pysource.ident(imports.add("pydantic", "ConfigDict")), config)
+        lines.append(pysource.statement(pysource.seq(pysource.code("model_config = "), config_call), indent=_CLASS))
+    lines += [_field_statement(f, names) for f in model.fields]
+    if len(lines) == 1:
+        lines.append(pysource.statement(pysource.code("pass"), indent=_CLASS))
+    return pysource.join(lines, "\n")
+
+
+def _models_body(models: ModelsIR, imports: Imports) -> tuple[PyCode, PyCode]:
+    """(the Literal aliases, the classes and model_rebuild calls)."""
+    names = _model_names(imports, prefix=None)
+    aliases = [
+        pysource.statement(pysource.seq(pysource.code(f"{pysource.ident(a.name)} = "), pysource.type_node(a.value, names)),
+                           indent="")
+        for a in models.aliases
+    ]
+    blocks: list[PySource] = []
+    defined: set[str] = set()
+    for model in models.models:
+        blocks.append(_model_block(model, names, defined, imports))
+        defined.add(model.name)
+    if models.rebuild:
+        blocks.append(pysource.join(
+            [pysource.statement(pysource.code(f"{pysource.ident(n)}.model_rebuild()"), indent="") for n in models.rebuild],
+            "\n",
+        ))
+    return pysource.join(aliases, "\n"), pysource.join(blocks, "\n\n\n")
+
+
+_MODELS_TEXT: dict[int, tuple[ModelsIR, tuple[str, str, str], str]] = {}
 
 
 def render_models(ir: PackageIR) -> str:
+    """models.py (the same text for a client and a server built from one IR: computed once)."""
+    key = (ir.source, ir.digest, ir.generator_version)
+    hit = _MODELS_TEXT.get(id(ir.models))
+    if hit is not None and hit[0] is ir.models and hit[1] == key:
+        return hit[2]
     imports = Imports(future=True)
-    for imp in ir.models.imports:
-        imports.add(imp.module, imp.name, imp.local)
-    return _render(
-        "models.py.jinja",
-        header=_header(ir),
-        imports=imports.block(),
-        body=pysource.generated_code(ir.models.source, origin="datamodel-code-generator"),
-    )
+    aliases, body = _models_body(ir.models, imports)
+    text = _render("models.py.jinja", header=_header(ir), imports=imports.block(), aliases=aliases, body=body)
+    _MODELS_TEXT.clear()
+    _MODELS_TEXT[id(ir.models)] = (ir.models, key, text)
+    return text
+
+
+# ------------------------------------------------------------------------------------------ modules
 
 
 def render_client(ir: PackageIR) -> dict[str, str]:
-    """`__init__.py`, `models.py`, `client.py` (unformatted)."""
+    """`__init__.py`, `models.py`, `client.py`."""
     imports = Imports()
     fixed = {
         "RUNTIME_API_VERSION": imports.add("mcpgen_runtime._version", "RUNTIME_API_VERSION"),
@@ -483,8 +443,8 @@ def render_client(ir: PackageIR) -> dict[str, str]:
         "load_package_tools": imports.add("mcpgen_runtime.tools", "load_package_tools"),
     }
     taken = set(fixed) | {"Client", "AsyncClient", "_m", "_GENERATOR", "_RUNTIME_API", "_TOOL_DEFINITIONS"}
-    retarget = _Retarget(ir.models.classes, ir.models.imports, imports, taken)
-    methods = [_method_view(tool, retarget, imports) for tool in ir.tools]
+    names = _model_names(imports, prefix="_m")
+    methods = [_client_method(tool, names, imports) for tool in ir.tools]
     if ir.tools:
         imports.add(".", "models", "_m")
     _check_method_names(ir, imports.locals() | taken)
@@ -493,7 +453,8 @@ def render_client(ir: PackageIR) -> dict[str, str]:
         "client/client.py.jinja",
         header=header,
         imports=imports.block(),
-        methods=methods,
+        sync_methods=pysource.join([m.sync for m in methods], "\n\n"),
+        async_methods=pysource.join([m.async_ for m in methods], "\n\n"),
         **_runtime_check_context(ir),
     )
     return {
@@ -501,6 +462,14 @@ def render_client(ir: PackageIR) -> dict[str, str]:
         "models.py": render_models(ir),
         "client.py": client,
     }
+
+
+def _server_module_imports(ir: PackageIR, imports: Imports) -> None:
+    if ir.tools:
+        imports.add("mcpgen_runtime.server", "ToolContext")
+        imports.add(".", "models", "_m")
+        if any(tool.output_class is None for tool in ir.tools):
+            imports.add("mcpgen_runtime.server", "ToolReturn")
 
 
 def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
@@ -515,37 +484,31 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
         "load_package_tools": base_imports.add("mcpgen_runtime.tools", "load_package_tools"),
     }
     taken = set(fixed) | {"ServerBase", "_m", "_GENERATOR", "_RUNTIME_API", "ToolContext", "ToolReturn"}
-    retarget = _Retarget(ir.models.classes, ir.models.imports, base_imports, taken)
-    handlers = [_handler_view(tool, retarget, tool_return="ToolReturn") for tool in ir.tools]
-    if ir.tools:
-        base_imports.add("mcpgen_runtime.server", "ToolContext")
-        base_imports.add(".", "models", "_m")
-        if any(tool.output_class is None for tool in ir.tools):
-            base_imports.add("mcpgen_runtime.server", "ToolReturn")
+    names = _model_names(base_imports, prefix="_m")
+    handlers = [_handler(tool, names, "ToolReturn") for tool in ir.tools]
+    bindings = _bindings(ir, names)
+    _server_module_imports(ir, base_imports)
     _check_method_names(ir, base_imports.locals() | taken)
     base = _render(
         "server/base.py.jinja",
         header=header,
         imports=base_imports.block(),
-        handlers=handlers,
+        handlers=pysource.join([h.method for h in handlers], "\n\n"),
+        bindings=bindings,
         **_runtime_check_context(ir),
     )
 
     # handlers.py needs the same annotations; plan its own imports the same way.
     user_imports = Imports()
     user_imports.add(".base", "ServerBase")
-    user_retarget = _Retarget(ir.models.classes, ir.models.imports, user_imports, {"Server", "ServerBase", "_m"})
-    user_handlers = [_handler_view(tool, user_retarget, tool_return="ToolReturn") for tool in ir.tools]
-    if ir.tools:
-        user_imports.add("mcpgen_runtime.server", "ToolContext")
-        user_imports.add(".", "models", "_m")
-        if any(tool.output_class is None for tool in ir.tools):
-            user_imports.add("mcpgen_runtime.server", "ToolReturn")
+    user_names = _model_names(user_imports, prefix="_m")
+    user_handlers = [_handler(tool, user_names, "ToolReturn") for tool in ir.tools]
+    _server_module_imports(ir, user_imports)
     handlers_py = _render(
         "server/handlers.py.jinja",
         header=header,
         imports=user_imports.block(),
-        handlers=user_handlers,
+        handlers=pysource.join([h.method for h in user_handlers], "\n\n"),
         module_doc=pysource.docstring(
             "Tool handlers: override each method, then serve with\n"
             f"`python -m {ir.package} --http --port 8000` or `python -m {ir.package} --stdio`.\n\n"
@@ -570,7 +533,72 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
     return files, {"handlers.py": handlers_py}
 
 
-def tools_json(definitions: Iterable[Mapping[str, Any]]) -> str:
-    import json
+_encode_string = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses
 
-    return json.dumps({"tools": list(definitions)}, indent=2, ensure_ascii=True, allow_nan=False) + "\n"
+
+def _json_lines(value: Any, out: list[str]) -> None:
+    """`value` as `json.dumps(value, indent=2, ensure_ascii=True, allow_nan=False)` writes it, without
+    its pure-Python encoder (about 5x slower): an explicit stack, C-encoded strings."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, indent = stack.pop()
+        if isinstance(item, str) and indent == "\x00":  # a pre-rendered fragment
+            out.append(item)
+            continue
+        if isinstance(item, str):
+            out.append(_encode_string(item))
+        elif item is None:
+            out.append("null")
+        elif item is True:
+            out.append("true")
+        elif item is False:
+            out.append("false")
+        elif isinstance(item, int):
+            out.append(int.__repr__(item))
+        elif isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                raise InternalGeneratorError(f"non-finite number {item!r} in a tool definition")
+            out.append(float.__repr__(item))
+        elif isinstance(item, dict):
+            if not item:
+                out.append("{}")
+                continue
+            inner = indent + "  "
+            pending: list[tuple[Any, str]] = [("\n" + indent + "}", "\x00")]
+            for position, (key, child) in enumerate(reversed(item.items())):
+                if not isinstance(key, str):
+                    raise InternalGeneratorError(f"tool definition key {key!r} is not a string")
+                pending.append((child, inner))
+                lead = "{\n" if position == len(item) - 1 else ",\n"
+                pending.append((lead + inner + _encode_string(key) + ": ", "\x00"))
+            stack.extend(pending)
+        elif isinstance(item, list):
+            if not item:
+                out.append("[]")
+                continue
+            inner = indent + "  "
+            pending = [("\n" + indent + "]", "\x00")]
+            for position, child in enumerate(reversed(item)):
+                pending.append((child, inner))
+                pending.append((("[\n" if position == len(item) - 1 else ",\n") + inner, "\x00"))
+            stack.extend(pending)
+        else:
+            raise InternalGeneratorError(f"tool definitions hold a {type(item).__name__}, not JSON")
+
+
+_TOOLS_JSON: dict[int, tuple[Any, str]] = {}
+
+
+def tools_json(definitions: Iterable[Mapping[str, Any]]) -> str:
+    """tools.json: the validated definitions, exactly as `json.dumps(..., indent=2, ensure_ascii=True)`
+    writes them (ASCII only: every other character escaped). The last result is reused."""
+    hit = _TOOLS_JSON.get(id(definitions))
+    if hit is not None and hit[0] is definitions:
+        return hit[1]
+    out: list[str] = []
+    _json_lines({"tools": list(definitions)}, out)
+    text = "".join(out) + "\n"
+    _TOOLS_JSON.clear()
+    _TOOLS_JSON[id(definitions)] = (definitions, text)
+    return text
+

@@ -1,52 +1,100 @@
 """Tool clients: `ClientCore` (no I/O) and the `Client` / `AsyncClient` drivers generated clients inherit.
 
-Every operation is a *flow*: a generator in `ClientCore` that yields an `Outgoing` request,
-is sent back the transport's reply `(message, http_status)`, and returns the operation's
-value. `Client` pumps flows with blocking transport calls, `AsyncClient` with awaited ones,
-so ids, `_meta`, headers, retries (VER-02, XHDR-20), pagination and result parsing exist
-once and the twins differ only in I/O.
+Every operation is a *flow*: a generator in `ClientCore` that yields steps and returns the
+operation's value. An `Outgoing` step is a request to send (the driver sends back the
+transport's reply `(message, http_status)`, or throws the transport's error into the flow);
+an `InputNeeded` step asks the driver to run the user's MRTR callbacks and send back their
+answers. `Client` pumps flows with blocking calls, `AsyncClient` with awaited ones, so ids,
+`_meta`, headers, retries (VER-02, XHDR-20, HTTP-26), multi-round-trip input (MRTR-15..20),
+caching (CACHE-03..17), progress (PROG-01/02), pagination and result parsing exist once and
+the twins differ only in I/O.
+
+Per call, a client does no work for features the call does not use: no progress token
+without a progress callback, no cache on `tools/call`, no MRTR machinery until a result says
+`input_required`, no token provider call without one.
 """
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import inspect
 import itertools
+import secrets
+import time
 import warnings
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
 from types import MappingProxyType, TracebackType
-from typing import Any, ClassVar, Final, Self, TypeVar, cast
+from typing import Any, ClassVar, Final, Literal, Self, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
+from . import _json
 from ._version import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, __version__
+from .cache import CacheStore, MemoryCacheStore, ResponseCache, StaleCacheWarning, auth_partition
 from .content import ToolResult
 from .errors import (
     HeaderMismatchError,
-    InputRequiredError,
+    InputRequiredRoundsExceededError,
+    McpRuntimeError,
     PaginationError,
     ProtocolError,
+    RemoteError,
+    ResponseLostError,
     ToolArgumentsError,
     ToolError,
     ToolOutputError,
+    TransportError,
     UnsupportedProtocolVersionError,
+)
+from .inputs import (
+    ELICIT,
+    ROOTS,
+    SAMPLE,
+    AsyncElicitCallback,
+    AsyncRootsCallback,
+    AsyncSampleCallback,
+    ElicitCallback,
+    InputResult,
+    ProgressCallback,
+    RootsCallback,
+    SampleCallback,
 )
 from .protocol import headers as mcp_headers
 from .protocol import jsonrpc, xheader
-from .protocol.meta import request_meta
+from .protocol.input_required import (
+    DEFAULT_MAX_INPUT_ROUNDS,
+    STATE_ONLY_DELAY,
+    STATE_ONLY_DELAY_CAP,
+    InputNeeded,
+    InputRound,
+    answer_wire,
+    answers_wire,
+    parse_input_required,
+    plan_round,
+    retry_params,
+)
+from .protocol.meta import PROGRESS_TOKEN_KEY, request_meta
+from .subscriptions import AsyncSubscription, ListenState, Subscription, SubscriptionFilter
 from .tools import ToolSpec, tool_table
-from .transport.base import AsyncTransport, OnNotification, Reply, SyncTransport, sends_headers
+from .transport.base import AsyncTransport, Message, OnNotification, SyncTransport, sends_headers
 from .transport.http import AsyncHttpTransport, HttpTransport
 from .transport.stdio import AsyncStdioTransport, StdioTransport
 
-__all__ = ["AsyncClient", "Client", "ClientCore", "InvalidToolWarning", "Outgoing", "ToolsPage"]
+__all__ = ["AsyncClient", "Client", "ClientCore", "InvalidToolWarning", "Outgoing", "StaleCacheWarning", "ToolsPage"]
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT = 30.0
+TOOLS_LIST_CHANGED: Final = "notifications/tools/list_changed"
 _NO_HEADERS: Final[Mapping[str, str]] = MappingProxyType({})
 _HEADER_CACHE_LIMIT = 1024  # (method, name) pairs; tool names come from the caller
+_REISSUED_METHODS: Final = frozenset({"server/discover", "tools/list"})  # reads: safe to send again (HTTP-26)
+ElicitationMode = Literal["form", "url"]
+_FORM_ONLY: Final[tuple[ElicitationMode, ...]] = ("form",)
 
 
 class InvalidToolWarning(UserWarning):
@@ -61,6 +109,7 @@ class ToolsPage:
     next_cursor: str | None
     ttl_ms: int  # missing or negative -> 0 (CACHE-08/09)
     cache_scope: str | None
+    cached: bool = False  # served from the response cache, not fetched
 
 
 @dataclass(slots=True)
@@ -72,11 +121,38 @@ class Outgoing:
     timeout: float | None
 
 
-Flow = Generator[Outgoing, Reply, T]
+Step = Outgoing | InputNeeded
+Flow = Generator[Step, Any, T]
+"""Yields steps; is sent a `Reply` for an `Outgoing`, `{key: answer}` for an `InputNeeded`."""
+
+
+def declared_capabilities(
+    explicit: Mapping[str, Any] | None,
+    *,
+    elicit: bool,
+    sample: bool,
+    roots: bool,
+    elicitation_modes: Collection[ElicitationMode],
+    sampling_tools: bool,
+) -> dict[str, Any]:
+    """`clientCapabilities` for the callbacks a client has (IN-01, IN-16, IN-22), plus `explicit`
+    (which wins: e.g. `{"elicitation": {}}` to be asked without a callback and resume by hand)."""
+    modes = list(dict.fromkeys(elicitation_modes))
+    if not modes or any(mode not in ("form", "url") for mode in modes):
+        raise ValueError(f"elicitation_modes must name 'form' and/or 'url', got {elicitation_modes!r}")
+    capabilities: dict[str, Any] = {}
+    if elicit:
+        capabilities["elicitation"] = {mode: {} for mode in modes}
+    if sample:
+        capabilities["sampling"] = {"tools": {}} if sampling_tools else {}
+    if roots:
+        capabilities["roots"] = {}
+    capabilities.update(explicit or {})
+    return capabilities
 
 
 class ClientCore:
-    """Everything a client does except moving bytes."""
+    """Everything a client does except moving bytes and running user callbacks."""
 
     def __init__(
         self,
@@ -87,17 +163,37 @@ class ClientCore:
         timeout: float | None = DEFAULT_TIMEOUT,
         send_headers: bool = True,
         capabilities: Mapping[str, Any] | None = None,
+        input_handlers: Mapping[str, Callable[[Any], Any]] | None = None,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        on_progress: ProgressCallback | None = None,
+        on_notification: OnNotification | None = None,
+        cache: ResponseCache | None = None,
+        partition: str | None = None,
     ) -> None:
+        if max_input_rounds < 0:
+            raise ValueError("max_input_rounds must be >= 0")
         self.timeout = timeout
         self.send_headers = send_headers
         self.client_info: dict[str, str] = (
             dict(client_info) if client_info is not None else {"name": "mcpgen", "version": __version__}
         )
         self.capabilities: dict[str, Any] = dict(capabilities or {})
+        self.input_handlers: dict[str, Callable[[Any], Any]] = dict(input_handlers or {})
+        self.max_input_rounds = max_input_rounds
+        self.on_progress = on_progress
+        self.on_notification = on_notification
+        self.cache = cache
+        # The authorization context of `private` cache entries (CACHE-13); None: unknown (the
+        # driver passes one per listing when a token provider is in use).
+        self.default_partition = partition
         self.tools: dict[str, ToolSpec] = tool_table(tools) if tools is not None else {}
         self._extra_headers = dict(headers or {})
         self._ids = itertools.count(1)  # never reused (BASE-05)
         self._required: dict[type[BaseModel], frozenset[str]] = {}
+        self._progress: dict[str | int, ProgressCallback] = {}
+        self._progress_prefix = secrets.token_hex(4) + "-"
+        self._progress_ids = itertools.count(1)
+        self.notify: OnNotification = self._dispatch  # one object: transports dedupe handlers by identity
         self.use_protocol_version(PROTOCOL_VERSION)
 
     def use_protocol_version(self, version: str) -> None:
@@ -134,9 +230,10 @@ class ClientCore:
         meta: Mapping[str, Any] | None = None,
         timeout: float | None = None,
     ) -> Flow[dict[str, Any]]:
-        """One request → its result, retried once at another version on -32022 (VER-02)."""
+        """One request → its result. Retried with a new id once at another version on -32022
+        (VER-02), and once when a read's reply stream broke before its response (HTTP-26)."""
         wait = self.timeout if timeout is None else timeout
-        renegotiated = False
+        renegotiated = reissued = False
         while True:
             # Caller `_meta` entries (progressToken, …) never override the protocol keys (HDR-02).
             request_meta_ = self._meta if not meta else {**meta, **self._meta}
@@ -145,7 +242,13 @@ class ClientCore:
                 headers = {**headers, **param_headers}
             request_id = next(self._ids)
             message = jsonrpc.request(request_id, method, {**params, "_meta": request_meta_})
-            reply, status = yield Outgoing(message, headers, wait)
+            try:
+                reply, status = yield Outgoing(message, headers, wait)
+            except ResponseLostError:
+                if reissued or method not in _REISSUED_METHODS:
+                    raise
+                reissued = True
+                continue
             try:
                 return jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
             except UnsupportedProtocolVersionError as exc:
@@ -162,13 +265,39 @@ class ClientCore:
                     return True
         return False
 
-    # -- discovery and listing -----------------------------------------------------------
+    # -- cacheable reads ----------------------------------------------------------------
 
-    def discover_flow(self) -> Flow[dict[str, Any]]:
-        return (yield from self.request_flow("server/discover", {}))
+    def cached_flow(self, method: str, params: Mapping[str, Any], *, partition: str | None,
+                    refresh: bool = False) -> Flow[tuple[dict[str, Any], bool]]:
+        """A cacheable request: a fresh cached result (CACHE-07), else fetched and stored; a
+        failed refetch falls back to a stale entry with a `StaleCacheWarning`. Returns
+        (result, served_from_cache); the result is the caller's own copy."""
+        cache = self.cache
+        if cache is None:
+            return (yield from self.request_flow(method, params)), False
+        entry = cache.lookup(method, params, self.protocol_version, partition)
+        if entry is not None and not refresh and cache.is_fresh(entry):
+            return _copy(entry.value), True
+        try:
+            result = yield from self.request_flow(method, params)
+        except TransportError as exc:
+            if entry is None:
+                raise
+            age = max(cache.clock() - entry.stored_at, 0.0)
+            warnings.warn(f"{method}: refetch failed ({exc}); serving the cached result received {age:.0f}s ago",
+                          StaleCacheWarning, stacklevel=4)
+            return _copy(entry.value), True
+        cache.save(method, params, self.protocol_version, partition, _copy(result))
+        return result, False
 
-    def list_page_flow(self, cursor: str | None = None) -> Flow[tuple[ToolsPage, list[ToolSpec]]]:
-        result = yield from self.request_flow("tools/list", {} if cursor is None else {"cursor": cursor})
+    def discover_flow(self, *, partition: str | None = None, refresh: bool = False) -> Flow[dict[str, Any]]:
+        result, _ = yield from self.cached_flow("server/discover", {}, partition=partition, refresh=refresh)
+        return result
+
+    def list_page_flow(self, cursor: str | None = None, *, partition: str | None = None,
+                       refresh: bool = False) -> Flow[tuple[ToolsPage, list[ToolSpec]]]:
+        params = {} if cursor is None else {"cursor": cursor}
+        result, cached = yield from self.cached_flow("tools/list", params, partition=partition, refresh=refresh)
         tools = result.get("tools")
         if not isinstance(tools, list):
             raise ProtocolError("tools/list result has no `tools` array")
@@ -183,34 +312,49 @@ class ClientCore:
             next_cursor=next_cursor,
             ttl_ms=ttl if type(ttl) is int and ttl > 0 else 0,
             cache_scope=scope if isinstance(scope, str) else None,
+            cached=cached,
         )
         return page, [spec for _, spec in usable]
 
-    def list_all_flow(self, max_pages: int = 1000) -> Flow[list[dict[str, Any]]]:
-        """Every page; replaces the tool table with what the server lists now."""
-        definitions: list[dict[str, Any]] = []
-        table: dict[str, ToolSpec] = {}
-        seen: set[str] = set()
-        cursor: str | None = None
-        for _ in range(max_pages):
-            page, specs = yield from self.list_page_flow(cursor)
-            for definition, spec in zip(page.tools, specs, strict=True):
-                if spec.name in table:
-                    warnings.warn(f"tools/list: dropping a second tool named {spec.name!r} (TOOLS-15)",
-                                  InvalidToolWarning, stacklevel=2)
-                    continue
-                table[spec.name] = spec
-                definitions.append(definition)
-            cursor = page.next_cursor
-            if cursor is None:  # only a missing cursor ends the listing, never "" (PAGE-04/07)
-                break
-            if cursor in seen:
-                raise PaginationError(f"tools/list returned cursor {cursor!r} twice")
-            seen.add(cursor)
-        else:
-            raise PaginationError(f"tools/list did not end within {max_pages} pages")
-        self.tools = table
-        return definitions
+    def list_all_flow(self, max_pages: int = 1000, *, partition: str | None = None,
+                      refresh: bool = False) -> Flow[list[dict[str, Any]]]:
+        """Every page (each from the cache while fresh: CACHE-15); replaces the tool table with
+        what the server lists now. A cursor from a cached page that the server rejects drops
+        every cached page and starts over from the first one, once (CACHE-17)."""
+        restarted = False
+        while True:
+            definitions: list[dict[str, Any]] = []
+            table: dict[str, ToolSpec] = {}
+            seen: set[str] = set()
+            cursor: str | None = None
+            from_cache = False
+            try:
+                for _ in range(max_pages):
+                    page, specs = yield from self.list_page_flow(cursor, partition=partition, refresh=refresh)
+                    from_cache |= page.cached
+                    for definition, spec in zip(page.tools, specs, strict=True):
+                        if spec.name in table:
+                            warnings.warn(f"tools/list: dropping a second tool named {spec.name!r} (TOOLS-15)",
+                                          InvalidToolWarning, stacklevel=2)
+                            continue
+                        table[spec.name] = spec
+                        definitions.append(definition)
+                    cursor = page.next_cursor
+                    if cursor is None:  # only a missing cursor ends the listing, never "" (PAGE-04/07)
+                        break
+                    if cursor in seen:
+                        raise PaginationError(f"tools/list returned cursor {cursor!r} twice")
+                    seen.add(cursor)
+                else:
+                    raise PaginationError(f"tools/list did not end within {max_pages} pages")
+            except RemoteError:
+                if cursor is None or not from_cache or restarted or self.cache is None:
+                    raise
+                self.cache.invalidate("tools/list")
+                restarted = refresh = True
+                continue
+            self.tools = table
+            return definitions
 
     # -- calling tools -------------------------------------------------------------------
 
@@ -221,34 +365,78 @@ class ClientCore:
         *,
         meta: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
+        request_state: str | None = None,
     ) -> Flow[ToolResult]:
         args: dict[str, Any] = {} if arguments is None else (
             arguments if type(arguments) is dict else dict(arguments)
         )
-        params = {"name": name, "arguments": args}
-        refreshed = False
-        # One turn per attempt: header refresh now, multi-round-trip input later.
-        while True:
-            spec = self.tools.get(name)
-            param_headers = None
-            if self.send_headers and spec is not None and spec.header_params:
-                param_headers = {
-                    header: mcp_headers.encode_value(text)  # XHDR-13..16
-                    for header, text in xheader.request_headers(spec.header_params, args)
-                }
-            try:
-                result = yield from self.request_flow("tools/call", params, name=name, param_headers=param_headers,
-                                                      meta=meta, timeout=timeout)
-            except HeaderMismatchError:
-                if refreshed or not self.send_headers:
-                    raise
-                # XHDR-20: the tool's inputSchema (its x-mcp-header set) may have changed.
-                refreshed = True
-                yield from self.list_all_flow()
-                continue
-            if result.get("resultType") == jsonrpc.RESULT_INPUT_REQUIRED:
-                raise _input_required(name, result)
-            return _tool_result(name, result)
+        base = {"name": name, "arguments": args}
+        params = base
+        if input_responses is not None or request_state is not None:  # resuming by hand
+            params = retry_params(base, answers_wire(input_responses or {}), request_state)
+        progress = self.on_progress if on_progress is None else on_progress
+        token = None
+        if progress is not None:
+            meta, token = self._track_progress(progress, meta)
+        try:
+            refreshed = False
+            rounds = 0
+            state_only_delay = STATE_ONLY_DELAY
+            # One turn per request: a header refresh (XHDR-20) or a multi-round-trip retry (MRTR).
+            while True:
+                spec = self.tools.get(name)
+                param_headers = None
+                if self.send_headers and spec is not None and spec.header_params:
+                    param_headers = {
+                        header: mcp_headers.encode_value(text)  # XHDR-13..16
+                        for header, text in xheader.request_headers(spec.header_params, args)
+                    }
+                try:
+                    result = yield from self.request_flow("tools/call", params, name=name,
+                                                          param_headers=param_headers, meta=meta, timeout=timeout)
+                except HeaderMismatchError:
+                    if refreshed or not self.send_headers:
+                        raise
+                    # XHDR-20: the tool's inputSchema (its x-mcp-header set) may have changed.
+                    refreshed = True
+                    yield from self.list_all_flow(partition=self.default_partition, refresh=True)
+                    continue
+                if result.get("resultType") != jsonrpc.RESULT_INPUT_REQUIRED:
+                    return _tool_result(name, result)
+                rounds += 1
+                if rounds > self.max_input_rounds:
+                    raise InputRequiredRoundsExceededError(
+                        f"tool {name!r} still needs input after {self.max_input_rounds} rounds; "
+                        "raise max_input_rounds on the client to allow more", max_rounds=self.max_input_rounds)
+                round_ = parse_input_required(result, method="tools/call", name=name)
+                responses = yield from self._input_flow(round_, name, args, state_only_delay)
+                state_only_delay = STATE_ONLY_DELAY if round_.requests else min(state_only_delay * 2,
+                                                                                  STATE_ONLY_DELAY_CAP)
+                params = retry_params(base, responses, round_.state)  # a new request, a new id (MRTR-19)
+        finally:
+            if token is not None:
+                self._progress.pop(token, None)
+
+    def _input_flow(self, round_: InputRound, name: str, args: Mapping[str, Any],
+                    state_only_delay: float) -> Flow[dict[str, Any]]:
+        """Every input request answered by its callback (MRTR-15), as wire `inputResponses`."""
+        step = plan_round(round_, self.input_handlers, self.capabilities, method="tools/call", tool=name,
+                          arguments=args, state_only_delay=state_only_delay)
+        answers = yield step
+        return {key: answer_wire(request, answers[key]) for key, _, request in step.calls}
+
+    def _track_progress(self, callback: ProgressCallback,
+                        meta: Mapping[str, Any] | None) -> tuple[Mapping[str, Any], str | int]:
+        """A progress token unique among this client's requests (PROG-01/02), or the caller's."""
+        token = meta.get(PROGRESS_TOKEN_KEY) if meta else None
+        if not isinstance(token, str | int) or isinstance(token, bool):
+            token = f"{self._progress_prefix}{next(self._progress_ids)}"
+            meta = {**(meta or {}), PROGRESS_TOKEN_KEY: token}
+        assert meta is not None
+        self._progress[token] = callback
+        return meta, token
 
     def prepare_arguments(self, name: str, arguments: Mapping[str, Any], input_model: type[BaseModel]) -> dict[str, Any]:
         """Generated-method arguments → the wire `arguments` object, validated locally."""
@@ -269,10 +457,10 @@ class ClientCore:
             raise ToolArgumentsError(name, message, pointer=pointer) from exc
         return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
-    def typed_call_flow(self, name: str, arguments: Mapping[str, Any],
-                        input_model: type[BaseModel]) -> Flow[ToolResult]:
+    def typed_call_flow(self, name: str, arguments: Mapping[str, Any], input_model: type[BaseModel],
+                        timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Flow[ToolResult]:
         payload = self.prepare_arguments(name, arguments, input_model)
-        result = yield from self.call_flow(name, payload)
+        result = yield from self.call_flow(name, payload, timeout=timeout, on_progress=on_progress)
         if result.is_error:
             raise ToolError(name, result)
         return result
@@ -287,6 +475,46 @@ class ClientCore:
         except ValidationError as exc:
             pointer, message = _first_error(exc)
             raise ToolOutputError(name, message, pointer=pointer) from exc
+
+    # -- notifications and subscriptions -------------------------------------------------
+
+    def observe(self, message: Message) -> None:
+        """What every notification does to the client itself: a tools list change makes the
+        cached `tools/list` pages stale at once (CACHE-14)."""
+        if message.get("method") == TOOLS_LIST_CHANGED and self.cache is not None:
+            self.cache.invalidate("tools/list")
+
+    def _dispatch(self, message: Message) -> None:
+        """Notifications that arrive with a reply: progress to its call's callback, then the
+        client's own bookkeeping, then the user's `on_notification`."""
+        method = message.get("method")
+        if method == "notifications/progress":
+            params = message.get("params")
+            if self._progress and isinstance(params, dict):
+                token = params.get(PROGRESS_TOKEN_KEY)
+                callback = self._progress.get(token) if isinstance(token, str | int) else None
+                progress = params.get("progress")
+                if callback is not None and isinstance(progress, int | float):
+                    total = params.get("total")
+                    text = params.get("message")
+                    callback(progress, total if isinstance(total, int | float) else None,
+                             text if isinstance(text, str) else None)
+        elif method == TOOLS_LIST_CHANGED:
+            self.observe(message)
+        if self.on_notification is not None:
+            self.on_notification(message)
+
+    def listen_request(self, requested: SubscriptionFilter) -> Outgoing:
+        request_id = next(self._ids)
+        message = jsonrpc.request(request_id, "subscriptions/listen",
+                                  {"notifications": requested.wire(), "_meta": self._meta})
+        return Outgoing(message, self._headers("subscriptions/listen", None), None)
+
+
+def _copy(value: dict[str, Any]) -> dict[str, Any]:
+    """A private deep copy of a JSON object (cache entries never alias what callers hold)."""
+    copied: dict[str, Any] = _json.loads(_json.dumps(value))
+    return copied
 
 
 def _usable_tools(tools: list[Any]) -> list[tuple[dict[str, Any], ToolSpec]]:
@@ -315,18 +543,6 @@ def _tool_result(name: str, result: dict[str, Any]) -> ToolResult:
         raise ProtocolError(f"tools/call {name!r}: malformed result: {exc.errors()[0]['msg']}") from exc
 
 
-def _input_required(name: str, result: dict[str, Any]) -> InputRequiredError:
-    requests = result.get("inputRequests")
-    state = result.get("requestState")
-    requests = requests if isinstance(requests, dict) else {}
-    return InputRequiredError(
-        f"tool {name!r} asks for client input ({', '.join(requests) or 'no input requests'}); "
-        "answering input requests is not supported yet",
-        input_requests=requests,
-        request_state=state if isinstance(state, str) else None,
-    )
-
-
 def _first_error(exc: ValidationError) -> tuple[str, str]:
     errors = exc.errors()
     first = errors[0]
@@ -335,8 +551,90 @@ def _first_error(exc: ValidationError) -> tuple[str, str]:
     return pointer, first["msg"] + more
 
 
+# -- what both drivers set up the same way -------------------------------------------------
+
+
+def _server_id(url: str | None, transport: object) -> str:
+    """Which server cache keys belong to: the URL, the stdio command, or the transport object."""
+    if url is not None:
+        return url
+    for attr in ("url", "command"):
+        value = getattr(transport, attr, None)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and all(isinstance(part, str) for part in value):
+            return _json.dumps(value).decode()
+    return f"{type(transport).__qualname__}@{id(transport):x}"
+
+
+def _response_cache(cache: bool | CacheStore, server: str) -> ResponseCache | None:
+    if cache is False:
+        return None
+    if cache is True:
+        return ResponseCache(MemoryCacheStore(), server=server)
+    if not isinstance(cache, CacheStore):
+        raise TypeError(f"cache must be True, False or a CacheStore, not {type(cache).__name__}")
+    return ResponseCache(cache, server=server)
+
+
+def _check_sync(kind: str, callback: object) -> None:
+    if callback is not None and inspect.iscoroutinefunction(callback):
+        raise TypeError(f"{kind} is a coroutine function; Client needs a plain one (AsyncClient takes either)")
+
+
+def _core_for(
+    url: str | None,
+    transport: object,
+    *,
+    headers: Mapping[str, str] | None,
+    token_provider: object,
+    client_info: Mapping[str, str] | None,
+    timeout: float | None,
+    tools: Iterable[Mapping[str, Any]] | None,
+    on_notification: OnNotification | None,
+    on_progress: ProgressCallback | None,
+    handlers: dict[str, Callable[[Any], Any] | None],
+    elicitation_modes: Collection[ElicitationMode],
+    sampling_tools: bool,
+    capabilities: Mapping[str, Any] | None,
+    max_input_rounds: int,
+    cache: bool | CacheStore,
+) -> ClientCore:
+    if on_progress is not None and inspect.iscoroutinefunction(on_progress):
+        raise TypeError("on_progress runs as each notification arrives and must be a plain function")
+    present = {method: handler for method, handler in handlers.items() if handler is not None}
+    return ClientCore(
+        client_info=client_info,
+        tools=tools,
+        headers=headers,
+        timeout=timeout,
+        send_headers=True if url is not None else sends_headers(transport),
+        capabilities=declared_capabilities(capabilities, elicit=ELICIT in present, sample=SAMPLE in present,
+                                           roots=ROOTS in present, elicitation_modes=elicitation_modes,
+                                           sampling_tools=sampling_tools),
+        input_handlers=present,
+        max_input_rounds=max_input_rounds,
+        on_progress=on_progress,
+        on_notification=on_notification,
+        cache=_response_cache(cache, _server_id(url, transport)),
+        partition=auth_partition(headers or {}) if token_provider is None else None,
+    )
+
+
+def _bearer(headers: Mapping[str, str], token: object) -> dict[str, str]:
+    if not isinstance(token, str) or not token:
+        raise TypeError(f"token_provider must return a non-empty str, not {type(token).__name__}")
+    return {**headers, "Authorization": "Bearer " + token}
+
+
 class Client:
-    """Blocking MCP tool client over Streamable HTTP (`url`) or stdio (`Client.stdio`)."""
+    """Blocking MCP tool client over Streamable HTTP (`url`) or stdio (`Client.stdio`).
+
+    Callbacks answer what a server asks for in the middle of a call (MRTR): `on_elicit`,
+    `on_sample`, `on_roots` (each also declares its capability); `on_progress(progress, total,
+    message)` hears every call's progress. `token_provider()` returns a bearer token for each
+    request. `cache` holds `server/discover` and `tools/list` results for their `ttlMs`
+    (True: in memory; False: off; or a `CacheStore`)."""
 
     # Tool definitions used when `tools` is not passed; generated subclasses set their tools.json here.
     _tool_definitions_: ClassVar[Sequence[Mapping[str, Any]] | None] = None
@@ -347,21 +645,43 @@ class Client:
         *,
         transport: SyncTransport | None = None,
         headers: Mapping[str, str] | None = None,
+        token_provider: Callable[[], str] | None = None,
         client_info: Mapping[str, str] | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
         tools: Iterable[Mapping[str, Any]] | None = None,
         on_notification: OnNotification | None = None,
+        on_progress: ProgressCallback | None = None,
+        on_elicit: ElicitCallback | None = None,
+        on_sample: SampleCallback | None = None,
+        on_roots: RootsCallback | None = None,
+        elicitation_modes: Collection[ElicitationMode] = _FORM_ONLY,
+        sampling_tools: bool = False,
+        capabilities: Mapping[str, Any] | None = None,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        cache: bool | CacheStore = True,
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
+        for kind, callback in (("on_elicit", on_elicit), ("on_sample", on_sample), ("on_roots", on_roots),
+                               ("token_provider", token_provider)):
+            _check_sync(kind, callback)
         if tools is None:
             tools = self._tool_definitions_  # generated clients embed the definitions they were built from
-        core = ClientCore(client_info=client_info, tools=tools, headers=headers, timeout=timeout,
-                          send_headers=True if transport is None else sends_headers(transport))
-        self._core = core
         self._transport: SyncTransport = transport if transport is not None else HttpTransport(
             cast(str, url), timeout=timeout)
-        self.on_notification = on_notification  # notifications that precede a response (progress, log)
+        self._core = _core_for(
+            url, self._transport, headers=headers, token_provider=token_provider, client_info=client_info,
+            timeout=timeout, tools=tools, on_notification=on_notification, on_progress=on_progress,
+            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots}, elicitation_modes=elicitation_modes,
+            sampling_tools=sampling_tools, capabilities=capabilities, max_input_rounds=max_input_rounds, cache=cache)
+        self._static_headers = dict(headers or {})
+        self._token_provider = token_provider
+        self._auth: Callable[[Mapping[str, str]], Mapping[str, str]] | None = (
+            self._with_token if token_provider is not None and self._core.send_headers else None
+        )
+        self._call_timeout: float | None = None
+        self._call_progress: ProgressCallback | None = None
+        self._is_view = False
 
     @classmethod
     def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
@@ -374,17 +694,64 @@ class Client:
             transport.close()
             raise
 
+    def with_options(self, *, timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Self:
+        """A view of this client whose calls (generated methods included) use `timeout` and
+        `on_progress`; it shares the connection, tool table and cache, and closing it is a no-op."""
+        view = copy.copy(self)
+        view._is_view = True
+        if timeout is not None:
+            view._call_timeout = timeout
+        if on_progress is not None:
+            view._call_progress = on_progress
+        return view
+
+    def _with_token(self, headers: Mapping[str, str]) -> Mapping[str, str]:
+        assert self._token_provider is not None
+        return _bearer(headers, self._token_provider())
+
+    def _partition(self) -> str | None:
+        provider = self._token_provider
+        if provider is None:
+            return self._core.default_partition
+        return auth_partition(self._static_headers, provider())
+
     def _run(self, flow: Flow[T]) -> T:
         transport = self._transport
-        on_notification = self.on_notification
+        notify = self._core.notify
+        auth = self._auth
         try:
-            outgoing = next(flow)
+            step = next(flow)
             while True:
-                reply = transport.request(outgoing.message, outgoing.headers, timeout=outgoing.timeout,
-                                          on_notification=on_notification)
-                outgoing = flow.send(reply)
+                if type(step) is Outgoing:
+                    try:
+                        reply = transport.request(step.message, step.headers if auth is None else auth(step.headers),
+                                                  timeout=step.timeout, on_notification=notify)
+                    except McpRuntimeError as exc:
+                        step = flow.throw(exc)  # the flow may recover (stale cache, HTTP-26)
+                    else:
+                        step = flow.send(reply)
+                else:
+                    step = flow.send(self._answer(cast(InputNeeded, step)))
         except StopIteration as done:
             return cast(T, done.value)
+        except BaseException:
+            flow.close()
+            raise
+
+    @staticmethod
+    def _answer(step: InputNeeded) -> dict[str, Any]:
+        if step.delay:
+            time.sleep(step.delay)
+        answers: dict[str, Any] = {}
+        for key, handler, request in step.calls:
+            answer = handler(request)
+            if inspect.isawaitable(answer):
+                if inspect.iscoroutine(answer):
+                    answer.close()
+                raise TypeError(f"the callback for {request.method} returned an awaitable; Client needs plain "
+                                "callbacks (use AsyncClient for coroutine callbacks)")
+            answers[key] = answer
+        return answers
 
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
@@ -395,34 +762,85 @@ class Client:
         return self._core.protocol_version
 
     @property
+    def capabilities(self) -> Mapping[str, Any]:
+        """The `clientCapabilities` sent with every request."""
+        return self._core.capabilities
+
+    @property
     def transport(self) -> SyncTransport:
         return self._transport
 
-    def discover(self) -> dict[str, Any]:
-        return self._run(self._core.discover_flow())
+    @property
+    def cache(self) -> ResponseCache | None:
+        return self._core.cache
 
-    def list_tools(self, cursor: str | None = None) -> ToolsPage:
-        """One page (invalid tools already dropped); the tool table is left as is."""
-        return self._run(self._core.list_page_flow(cursor))[0]
+    @property
+    def on_notification(self) -> OnNotification | None:
+        """Called with every notification that arrives with a reply (progress, log, …)."""
+        return self._core.on_notification
 
-    def list_all_tools(self, *, max_pages: int = 1000) -> list[dict[str, Any]]:
-        return self._run(self._core.list_all_flow(max_pages))
+    @on_notification.setter
+    def on_notification(self, callback: OnNotification | None) -> None:
+        self._core.on_notification = callback
 
-    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                  meta: Mapping[str, Any] | None = None, timeout: float | None = None) -> ToolResult:
-        """Raw call: returns the result even when `isError` is true."""
-        return self._run(self._core.call_flow(name, arguments, meta=meta, timeout=timeout))
+    def discover(self, *, refresh: bool = False) -> dict[str, Any]:
+        """`server/discover` (cached for its `ttlMs`; `refresh=True` fetches anyway)."""
+        return self._run(self._core.discover_flow(partition=self._partition(), refresh=refresh))
+
+    def list_tools(self, cursor: str | None = None, *, refresh: bool = False) -> ToolsPage:
+        """One page (invalid tools already dropped; cached per page); the tool table is left as is."""
+        return self._run(self._core.list_page_flow(cursor, partition=self._partition(), refresh=refresh))[0]
+
+    def list_all_tools(self, *, max_pages: int = 1000, refresh: bool = False) -> list[dict[str, Any]]:
+        """Every page, from the cache while fresh; `refresh=True` re-fetches all of them from the
+        first page (a consistent snapshot: CACHE-16)."""
+        return self._run(self._core.list_all_flow(max_pages, partition=self._partition(), refresh=refresh))
+
+    def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
+        request_state: str | None = None,
+    ) -> ToolResult:
+        """Raw call: returns the result even when `isError` is true. `input_responses` and
+        `request_state` resume a call that raised `InputRequiredError`."""
+        return self._run(self._core.call_flow(
+            name, arguments, meta=meta, timeout=self._call_timeout if timeout is None else timeout,
+            on_progress=self._call_progress if on_progress is None else on_progress,
+            input_responses=input_responses, request_state=request_state))
 
     def _call(self, name: str, arguments: dict[str, Any], input_model: type[BaseModel]) -> ToolResult:
-        return self._run(self._core.typed_call_flow(name, arguments, input_model))
+        return self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
+                                                    self._call_progress))
 
     def _call_structured(self, name: str, arguments: dict[str, Any], input_model: type[BaseModel],
                          output_model: type[M]) -> M:
-        result = self._run(self._core.typed_call_flow(name, arguments, input_model))
+        result = self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
+                                                      self._call_progress))
         return self._core.structured(name, result, output_model)
 
+    def listen(self, *, tools_list_changed: bool = True, prompts_list_changed: bool = False,
+               resources_list_changed: bool = False, resource_subscriptions: Sequence[str] = ()) -> Subscription:
+        """A `subscriptions/listen` stream; opens on `with`, `open()` or the first `next()`."""
+        return Subscription(self, SubscriptionFilter(tools_list_changed, prompts_list_changed,
+                                                     resources_list_changed, tuple(resource_subscriptions)))
+
+    def _open_listen(self, requested: SubscriptionFilter) -> tuple[ListenState, Any]:
+        stream = getattr(self._transport, "stream", None)
+        if stream is None:
+            raise TypeError(f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()")
+        outgoing = self._core.listen_request(requested)
+        headers = outgoing.headers if self._auth is None else self._auth(outgoing.headers)
+        return ListenState(outgoing.message["id"], requested, self._core.observe), stream(outgoing.message, headers)
+
     def close(self) -> None:
-        self._transport.close()
+        if not self._is_view:
+            self._transport.close()
 
     def __enter__(self) -> Self:
         return self
@@ -433,7 +851,11 @@ class Client:
 
 
 class AsyncClient:
-    """asyncio MCP tool client over Streamable HTTP (`url`) or stdio (`AsyncClient.stdio`)."""
+    """asyncio MCP tool client over Streamable HTTP (`url`) or stdio (`AsyncClient.stdio`).
+
+    As `Client`, except that `on_elicit`, `on_sample`, `on_roots` and `token_provider` may also
+    be coroutine functions, and cancelling the task running a call cancels the request (HTTP:
+    the reply stream is closed, HTTP-21; stdio: `notifications/cancelled`, CANCEL-03)."""
 
     _tool_definitions_: ClassVar[Sequence[Mapping[str, Any]] | None] = None
 
@@ -443,21 +865,40 @@ class AsyncClient:
         *,
         transport: AsyncTransport | None = None,
         headers: Mapping[str, str] | None = None,
+        token_provider: Callable[[], str | Awaitable[str]] | None = None,
         client_info: Mapping[str, str] | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
         tools: Iterable[Mapping[str, Any]] | None = None,
         on_notification: OnNotification | None = None,
+        on_progress: ProgressCallback | None = None,
+        on_elicit: AsyncElicitCallback | None = None,
+        on_sample: AsyncSampleCallback | None = None,
+        on_roots: AsyncRootsCallback | None = None,
+        elicitation_modes: Collection[ElicitationMode] = _FORM_ONLY,
+        sampling_tools: bool = False,
+        capabilities: Mapping[str, Any] | None = None,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        cache: bool | CacheStore = True,
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
         if tools is None:
             tools = self._tool_definitions_  # generated clients embed the definitions they were built from
-        core = ClientCore(client_info=client_info, tools=tools, headers=headers, timeout=timeout,
-                          send_headers=True if transport is None else sends_headers(transport))
-        self._core = core
         self._transport: AsyncTransport = transport if transport is not None else AsyncHttpTransport(
             cast(str, url), timeout=timeout)
-        self.on_notification = on_notification
+        self._core = _core_for(
+            url, self._transport, headers=headers, token_provider=token_provider, client_info=client_info,
+            timeout=timeout, tools=tools, on_notification=on_notification, on_progress=on_progress,
+            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots}, elicitation_modes=elicitation_modes,
+            sampling_tools=sampling_tools, capabilities=capabilities, max_input_rounds=max_input_rounds, cache=cache)
+        self._static_headers = dict(headers or {})
+        self._token_provider = token_provider
+        self._auth: Callable[[Mapping[str, str]], Awaitable[Mapping[str, str]]] | None = (
+            self._with_token if token_provider is not None and self._core.send_headers else None
+        )
+        self._call_timeout: float | None = None
+        self._call_progress: ProgressCallback | None = None
+        self._is_view = False
 
     @classmethod
     def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
@@ -465,17 +906,67 @@ class AsyncClient:
         """Prepare `command` as a stdio server; it starts on `async with` or the first request."""
         return cls(transport=AsyncStdioTransport(command, env=env, cwd=cwd), **kwargs)
 
+    def with_options(self, *, timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Self:
+        """A view of this client whose calls (generated methods included) use `timeout` and
+        `on_progress`; it shares the connection, tool table and cache, and closing it is a no-op."""
+        view = copy.copy(self)
+        view._is_view = True
+        if timeout is not None:
+            view._call_timeout = timeout
+        if on_progress is not None:
+            view._call_progress = on_progress
+        return view
+
+    async def _token(self) -> str:
+        assert self._token_provider is not None
+        token = self._token_provider()
+        if inspect.isawaitable(token):
+            token = await token
+        return token
+
+    async def _with_token(self, headers: Mapping[str, str]) -> Mapping[str, str]:
+        return _bearer(headers, await self._token())
+
+    async def _partition(self) -> str | None:
+        if self._token_provider is None:
+            return self._core.default_partition
+        return auth_partition(self._static_headers, await self._token())
+
     async def _run(self, flow: Flow[T]) -> T:
         transport = self._transport
-        on_notification = self.on_notification
+        notify = self._core.notify
+        auth = self._auth
         try:
-            outgoing = next(flow)
+            step = next(flow)
             while True:
-                reply = await transport.request(outgoing.message, outgoing.headers, timeout=outgoing.timeout,
-                                                on_notification=on_notification)
-                outgoing = flow.send(reply)
+                if type(step) is Outgoing:
+                    try:
+                        reply = await transport.request(
+                            step.message, step.headers if auth is None else await auth(step.headers),
+                            timeout=step.timeout, on_notification=notify)
+                    except McpRuntimeError as exc:
+                        step = flow.throw(exc)  # the flow may recover (stale cache, HTTP-26)
+                    else:
+                        step = flow.send(reply)
+                else:
+                    step = flow.send(await self._answer(cast(InputNeeded, step)))
         except StopIteration as done:
             return cast(T, done.value)
+        except BaseException:
+            flow.close()
+            raise
+
+    @staticmethod
+    async def _answer(step: InputNeeded) -> dict[str, Any]:
+        if step.delay:
+            await asyncio.sleep(step.delay)
+        answers: dict[str, Any] = {}
+        for key, handler, request in step.calls:  # one at a time: a person may be answering
+            answer = handler(request)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            answers[key] = answer
+        return answers
 
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
@@ -486,34 +977,89 @@ class AsyncClient:
         return self._core.protocol_version
 
     @property
+    def capabilities(self) -> Mapping[str, Any]:
+        """The `clientCapabilities` sent with every request."""
+        return self._core.capabilities
+
+    @property
     def transport(self) -> AsyncTransport:
         return self._transport
 
-    async def discover(self) -> dict[str, Any]:
-        return await self._run(self._core.discover_flow())
+    @property
+    def cache(self) -> ResponseCache | None:
+        return self._core.cache
 
-    async def list_tools(self, cursor: str | None = None) -> ToolsPage:
-        """One page (invalid tools already dropped); the tool table is left as is."""
-        return (await self._run(self._core.list_page_flow(cursor)))[0]
+    @property
+    def on_notification(self) -> OnNotification | None:
+        """Called with every notification that arrives with a reply (progress, log, …)."""
+        return self._core.on_notification
 
-    async def list_all_tools(self, *, max_pages: int = 1000) -> list[dict[str, Any]]:
-        return await self._run(self._core.list_all_flow(max_pages))
+    @on_notification.setter
+    def on_notification(self, callback: OnNotification | None) -> None:
+        self._core.on_notification = callback
 
-    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None, *,
-                        meta: Mapping[str, Any] | None = None, timeout: float | None = None) -> ToolResult:
-        """Raw call: returns the result even when `isError` is true."""
-        return await self._run(self._core.call_flow(name, arguments, meta=meta, timeout=timeout))
+    async def discover(self, *, refresh: bool = False) -> dict[str, Any]:
+        """`server/discover` (cached for its `ttlMs`; `refresh=True` fetches anyway)."""
+        return await self._run(self._core.discover_flow(partition=await self._partition(), refresh=refresh))
+
+    async def list_tools(self, cursor: str | None = None, *, refresh: bool = False) -> ToolsPage:
+        """One page (invalid tools already dropped; cached per page); the tool table is left as is."""
+        return (await self._run(self._core.list_page_flow(cursor, partition=await self._partition(),
+                                                          refresh=refresh)))[0]
+
+    async def list_all_tools(self, *, max_pages: int = 1000, refresh: bool = False) -> list[dict[str, Any]]:
+        """Every page, from the cache while fresh; `refresh=True` re-fetches all of them from the
+        first page (a consistent snapshot: CACHE-16)."""
+        return await self._run(self._core.list_all_flow(max_pages, partition=await self._partition(),
+                                                        refresh=refresh))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
+        request_state: str | None = None,
+    ) -> ToolResult:
+        """Raw call: returns the result even when `isError` is true. `input_responses` and
+        `request_state` resume a call that raised `InputRequiredError`."""
+        return await self._run(self._core.call_flow(
+            name, arguments, meta=meta, timeout=self._call_timeout if timeout is None else timeout,
+            on_progress=self._call_progress if on_progress is None else on_progress,
+            input_responses=input_responses, request_state=request_state))
 
     async def _call(self, name: str, arguments: dict[str, Any], input_model: type[BaseModel]) -> ToolResult:
-        return await self._run(self._core.typed_call_flow(name, arguments, input_model))
+        return await self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
+                                                          self._call_progress))
 
     async def _call_structured(self, name: str, arguments: dict[str, Any], input_model: type[BaseModel],
                                output_model: type[M]) -> M:
-        result = await self._run(self._core.typed_call_flow(name, arguments, input_model))
+        result = await self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
+                                                            self._call_progress))
         return self._core.structured(name, result, output_model)
 
+    def listen(self, *, tools_list_changed: bool = True, prompts_list_changed: bool = False,
+               resources_list_changed: bool = False, resource_subscriptions: Sequence[str] = ()) -> AsyncSubscription:
+        """A `subscriptions/listen` stream; opens on `async with`, `await open()` or the first `anext()`."""
+        return AsyncSubscription(self, SubscriptionFilter(tools_list_changed, prompts_list_changed,
+                                                          resources_list_changed, tuple(resource_subscriptions)))
+
+    async def _open_listen(self, requested: SubscriptionFilter) -> tuple[ListenState, Any]:
+        stream = getattr(self._transport, "stream", None)
+        if stream is None:
+            raise TypeError(f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()")
+        if isinstance(self._transport, AsyncStdioTransport):
+            await self._transport.start()
+        outgoing = self._core.listen_request(requested)
+        headers = outgoing.headers if self._auth is None else await self._auth(outgoing.headers)
+        return ListenState(outgoing.message["id"], requested, self._core.observe), stream(outgoing.message, headers)
+
     async def aclose(self) -> None:
-        await self._transport.aclose()
+        if not self._is_view:
+            await self._transport.aclose()
 
     async def __aenter__(self) -> Self:
         if isinstance(self._transport, AsyncStdioTransport):

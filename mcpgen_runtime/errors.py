@@ -6,6 +6,7 @@
         RequestTimeoutError           no response in time
         ServerExitedError             a stdio server process ended (exit code, stderr tail)
         HttpStatusError               an HTTP status without a JSON-RPC body
+        ResponseLostError             a response stream ended before the response (HTTP-26)
       ProtocolError                   the peer broke JSON-RPC/MCP framing (bad JSON, id mismatch, unknown resultType)
       RemoteError                     a JSON-RPC error response: code, message, data
         HeaderMismatchError           -32020
@@ -23,6 +24,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 
@@ -54,6 +56,11 @@ class HttpStatusError(TransportError):
         super().__init__(message)
         self.status_code = status_code
         self.body = body
+
+
+class ResponseLostError(TransportError):
+    """The reply stream ended before the response: the request is lost (HTTP-26). Calling
+    again sends a new request with a new id; the client does that by itself only for reads."""
 
 
 class ProtocolError(McpRuntimeError):
@@ -145,13 +152,27 @@ class PaginationError(McpRuntimeError):
 
 
 class InputRequiredError(McpRuntimeError):
-    """The server asked for input (`input_required`) and no callback can answer it."""
+    """The server asked for input (`input_required`) and no callback can answer it.
 
-    def __init__(self, message: str, *, input_requests: dict[str, Any], request_state: str | None) -> None:
+    `input_requests` is the wire `inputRequests`, `requests` the same as typed requests
+    (`mcpgen_runtime.inputs`), `request_state` the opaque state to echo. Resume with
+    `client.call_tool(exc.tool, exc.arguments, input_responses={...}, request_state=exc.request_state)`.
+    """
+
+    def __init__(self, message: str, *, input_requests: dict[str, Any], request_state: str | None,
+                 requests: Mapping[str, Any] | None = None, tool: str | None = None,
+                 arguments: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
         self.input_requests = input_requests
         self.request_state = request_state
+        self.requests = dict(requests or {})
+        self.tool = tool
+        self.arguments = arguments
 
 
 class InputRequiredRoundsExceededError(McpRuntimeError):
-    pass
+    """The server kept answering `input_required` past the client's `max_input_rounds`."""
+
+    def __init__(self, message: str, *, max_rounds: int) -> None:
+        super().__init__(message)
+        self.max_rounds = max_rounds

@@ -6,8 +6,9 @@
 http://localhost:8000/mcp --spec-version 2026-07-28 …`) or `--stdio`.
 
 Every tool does what its description in specs/conformance.json says. Beyond tools the suite
-needs prompts (an empty-but-for-one `prompts/list` and the multi-round `prompts/get` prompt
-`test_input_required_result_prompt`) and empty resource listings with caching hints; they are
+needs prompts (a `prompts/list` listing the multi-round `prompts/get` prompt
+`test_input_required_result_prompt`) and resource listings with caching hints (one static resource,
+so that resources/read is exercised too); they are
 served through the runtime's generic `add_method` hook, and announced with
 `declare_capability` (server-stateless and caching check discover against what is served).
 """
@@ -68,6 +69,14 @@ CONFIRM_SCHEMA = {
 }
 CONTEXT_SCHEMA = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
 
+README = {
+    "uri": "test://conformance/readme",
+    "name": "readme",
+    "title": "About this server",
+    "mimeType": "text/plain",
+}
+README_TEXT = "The mcpgen conformance fixture server: tools from specs/conformance.json, one prompt, this resource."
+
 MRTR_PROMPT = {
     "name": "test_input_required_result_prompt",
     "description": "Asks the user for context (elicitation, multi round-trip), then returns a prompt using it.",
@@ -110,13 +119,16 @@ class Server(ServerBase):
         }
 
     async def list_resources(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        return {"resources": []}
+        # One static resource, so the caching scenario can check resources/read hints too.
+        return {"resources": [README]}
 
     async def list_resource_templates(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         return {"resourceTemplates": []}
 
     async def read_resource(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        raise RpcError(jsonrpc.INVALID_PARAMS, "Resource not found", {"uri": params.get("uri")})
+        if params.get("uri") != README["uri"]:
+            raise RpcError(jsonrpc.INVALID_PARAMS, "Resource not found", {"uri": params.get("uri")})
+        return {"contents": [{"uri": README["uri"], "mimeType": "text/plain", "text": README_TEXT}]}
 
     # ---- content ---------------------------------------------------------------------------------
 
@@ -124,23 +136,23 @@ class Server(ServerBase):
         return "This is a simple text response for testing."
 
     async def test_image_content(self, args: _m.TestImageContentInput, ctx: ToolContext) -> ToolReturn:
-        return ImageContent(data=PNG_1X1, mimeType="image/png")
+        return ImageContent(data=PNG_1X1, mime_type="image/png")
 
     async def test_audio_content(self, args: _m.TestAudioContentInput, ctx: ToolContext) -> ToolReturn:
-        return AudioContent(data=WAV_BASE64, mimeType="audio/wav")
+        return AudioContent(data=WAV_BASE64, mime_type="audio/wav")
 
     async def test_embedded_resource(self, args: _m.TestEmbeddedResourceInput, ctx: ToolContext) -> ToolReturn:
         return EmbeddedResource(resource=ResourceContents(
-            uri="test://embedded-resource", mimeType="text/plain", text="This is an embedded resource content."))
+            uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."))
 
     async def test_multiple_content_types(
         self, args: _m.TestMultipleContentTypesInput, ctx: ToolContext
     ) -> ToolReturn:
         return [
             TextContent(text="Multiple content types test:"),
-            ImageContent(data=PNG_1X1, mimeType="image/png"),
+            ImageContent(data=PNG_1X1, mime_type="image/png"),
             EmbeddedResource(resource=ResourceContents(
-                uri="test://mixed-content-resource", mimeType="application/json", text='{"test":"data","value":123}')),
+                uri="test://mixed-content-resource", mime_type="application/json", text='{"test":"data","value":123}')),
         ]
 
     async def test_tool_with_progress(self, args: _m.TestToolWithProgressInput, ctx: ToolContext) -> ToolReturn:

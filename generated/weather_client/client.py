@@ -64,7 +64,7 @@ class Client(_ClientBase):
         """
         return self._call("execute_sql", {"region": region, "query": query}, _m.ExecuteSqlInput)
 
-    def calculate_sum(self, a: float, b: float) -> ToolResult:
+    def calculate_sum(self, a: int | float, b: int | float) -> ToolResult:
         """Add two numbers"""
         return self._call("calculate_sum", {"a": a, "b": b}, _m.CalculateSumInput)
 
@@ -113,7 +113,7 @@ class AsyncClient(_AsyncClientBase):
         """
         return await self._call("execute_sql", {"region": region, "query": query}, _m.ExecuteSqlInput)
 
-    async def calculate_sum(self, a: float, b: float) -> ToolResult:
+    async def calculate_sum(self, a: int | float, b: int | float) -> ToolResult:
         """Add two numbers"""
         return await self._call("calculate_sum", {"a": a, "b": b}, _m.CalculateSumInput)
 

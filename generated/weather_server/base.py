@@ -77,7 +77,9 @@ class ServerBase(ToolServer):
         raise NotImplementedError
 
     async def get_weather_data(
-        self, args: _m.GetWeatherDataInput, ctx: ToolContext
+        self,
+        args: _m.GetWeatherDataInput,
+        ctx: ToolContext,
     ) -> _m.GetWeatherDataOutput:
         """Get current weather data for a location"""
         raise NotImplementedError

@@ -73,6 +73,7 @@ Notify = Callable[[dict[str, Any]], Awaitable[None]]
 OpenStream = Callable[[], Awaitable[None]]
 
 _MISSING: Any = object()
+_FORM_PROBE = Elicit("", {"type": "object", "properties": {}})
 
 
 def _merge_required(into: dict[str, Any], fragment: Mapping[str, Any]) -> None:
@@ -178,7 +179,7 @@ class RequestContext:
 
     def can_elicit(self, mode: str = "form") -> bool:
         """Whether an elicitation in `mode` ("form" or "url") may be sent (IN-02)."""
-        probe: InputRequest[Any] = Elicit("", {}) if mode == "form" else ElicitUrl("", "")
+        probe: InputRequest[Any] = _FORM_PROBE if mode == "form" else ElicitUrl("", "")
         return probe.missing_capability(self.client_capabilities) is None
 
     def can_sample(self, *, tools: bool = False) -> bool:
@@ -226,6 +227,8 @@ class RequestContext:
 
         Useful before long work: the response headers go out at once. A no-op on stdio,
         when the client does not accept `text/event-stream`, or when already streaming.
+        Once streaming, a later JSON-RPC error travels as an event of a `200` response, so
+        check capabilities (`require_capability`, `can_elicit`, …) first (BASE-36).
         """
         if self._open_stream is not None and not self._closed:
             await self._open_stream()
@@ -309,9 +312,15 @@ class RequestContext:
             raise ClientCapabilityRequired(required)
         self._pending = []
         assert self._answers is not None
+        carried = dict(self._carried)
+        responses = self.input_responses
+        if responses is not None and self._asked:
+            # Answers to last round's questions stay valid even if this run did not get to them.
+            carried.update((key, responses[key]) for key in self._asked if key in responses)
+        carried.update(self._answers)
         raise InputRequired(
             {item.key: item.request.wire() for item in pending},
-            {**self._carried, **self._answers},
+            carried,
             dict(self._state or {}),
         )
 

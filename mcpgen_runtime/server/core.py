@@ -715,7 +715,11 @@ class ToolServer:
         try:
             value = await tool.handler(args, ctx)
         except InputRequired as ask:
-            return self._input_required(ask, "tools/call", params, request)
+            try:
+                return self._input_required(ask, "tools/call", params, request)
+            except (TypeError, ValueError):  # ctx.state not JSON, or too large: a handler bug
+                _LOG.exception("tool %r: cannot build its requestState", name)
+                return self._error_result(f"Tool {name!r} failed with an internal error (requestState)")
         except ToolExecutionError as exc:
             return self._error_result(str(exc) or f"Tool {name!r} failed")
         except NotImplementedError:
@@ -759,7 +763,11 @@ class ToolServer:
         try:
             value = await entry.handler(params, ctx)
         except InputRequired as ask:
-            return self._input_required(ask, method, params, request)
+            try:
+                return self._input_required(ask, method, params, request)
+            except (TypeError, ValueError) as exc:
+                _LOG.exception("%s: cannot build its requestState", method)
+                raise RpcError(jsonrpc.INTERNAL_ERROR, f"Internal error in {method} (requestState)") from exc
         except RpcError:
             raise
         except Exception as exc:

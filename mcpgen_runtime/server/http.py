@@ -24,7 +24,7 @@ import asyncio
 import ipaddress
 import logging
 import socket
-from collections.abc import Mapping
+from collections.abc import Coroutine, Generator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from .. import _json
@@ -291,13 +291,25 @@ class McpAsgiApp:
             keepalive=stream.keepalive if listen and stream is not None else None,
             peer=peer,
         )
+        work = self.server.handle_message(message, request)
+        # Most handlers finish without ever suspending: run the first step inline and start the
+        # watcher only if the handler has to wait (saves a task per call on the hot path).
+        try:
+            first = work.send(None)
+        except StopIteration as done:
+            outcome = done.value
+            if stream is not None and stream.started:
+                await stream.finish(outcome.response)
+            else:
+                await _reply(send, outcome, sse=not json_ok)
+            return
         current = asyncio.current_task()
         assert current is not None
         gone = _Gone()
         watcher = asyncio.get_running_loop().create_task(_cancel_on_disconnect(receive, current, gone))
         try:
             try:
-                outcome = await self.server.handle_message(message, request)
+                outcome = await _Resumed(work, first)
             finally:
                 watcher.cancel()
             if stream is not None and stream.started:
@@ -309,6 +321,37 @@ class McpAsgiApp:
                 raise
             current.uncancel()
             _LOG.debug("client closed the connection; request %r cancelled", message.get("id"))
+
+
+class _Resumed:
+    """Awaitable that continues a coroutine which already ran its first step and yielded `first`
+    (PEP 380 delegation, as `await` itself does: values go up to the task, sends and throws
+    come back down). What Python 3.12's eager tasks do, for one coroutine."""
+
+    __slots__ = ("coro", "first")
+
+    def __init__(self, coro: Coroutine[Any, Any, Outcome], first: Any) -> None:
+        self.coro = coro
+        self.first = first
+
+    def __await__(self) -> Generator[Any, Any, Outcome]:
+        coro, value = self.coro, self.first
+        while True:
+            try:
+                sent = yield value
+            except GeneratorExit:
+                coro.close()
+                raise
+            except BaseException as exc:  # cancellation and friends go to the coroutine
+                try:
+                    value = coro.throw(exc)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
+            else:
+                try:
+                    value = coro.send(sent)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
 
 
 class _Gone:

@@ -47,7 +47,8 @@ MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 _ELICIT_ACTIONS = frozenset({"accept", "decline", "cancel"})
 _ROLES = frozenset({"user", "assistant"})
-
+# schema.ts `PrimitiveSchemaDefinition`: string, number/integer, boolean, (multi-select) enums.
+_FORM_TYPES = frozenset({"string", "number", "integer", "boolean", "array"})
 
 _VALIDATORS: dict[bytes, Validate] = {}
 
@@ -182,6 +183,17 @@ class Elicit(InputRequest[ElicitResult]):
     message: str
     requested_schema: Mapping[str, Any]
     key: str | None = None
+
+    def __post_init__(self) -> None:
+        # IN-03: a flat object of primitive properties; anything else is a bug in the handler.
+        schema = self.requested_schema
+        properties = schema.get("properties")
+        if schema.get("type") != "object" or not isinstance(properties, Mapping):
+            raise ValueError('requestedSchema must be {"type": "object", "properties": {...}}')
+        for name, prop in properties.items():
+            if not isinstance(prop, Mapping) or prop.get("type") not in _FORM_TYPES or "properties" in prop:
+                raise ValueError(f"requestedSchema property {name!r} must be a primitive (string, number, "
+                                 "integer, boolean or enum)")
 
     def params(self) -> dict[str, Any]:
         return {"mode": "form", "message": self.message, "requestedSchema": dict(self.requested_schema)}

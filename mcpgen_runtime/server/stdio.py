@@ -112,7 +112,7 @@ async def serve_stdio(server: ToolServer, stdin: BinaryIO, stdout: BinaryIO, *, 
             return
         if outcome.response is not None:
             await writer.send(outcome.response)
-            if message.get("method") == "subscriptions/listen" and "result" in outcome.response:
+            if type(message) is dict and message.get("method") == "subscriptions/listen" and "result" in outcome.response:
                 # The server ended this subscription (SUB-07 answered above); SUB-08: say so.
                 await writer.send(jsonrpc.notification("notifications/cancelled", {
                     "requestId": message["id"], "reason": "subscription closed by the server"}))

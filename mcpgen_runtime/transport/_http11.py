@@ -56,6 +56,7 @@ __all__ = [
 MAX_HEAD_BYTES: Final = 64 * 1024
 READ_SIZE: Final = 256 * 1024
 DEFAULT_MAX_IDLE: Final = 16
+_PAUSE_ABOVE: Final = 4 * 1024 * 1024  # async: stop reading while this much is buffered unread
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 # RFC 9110 field values: visible ASCII, space and tab (no CR, LF, NUL or other controls).
@@ -664,22 +665,99 @@ class SyncResponse:
 # -- asyncio streams ----------------------------------------------------------------------------
 
 
-class _AsyncConnection:
-    __slots__ = ("loop", "reader", "reused", "writer")
+class _AsyncConnection(asyncio.Protocol):
+    """One connection as an asyncio protocol: received bytes are buffered until `read()`.
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                 loop: asyncio.AbstractEventLoop) -> None:
-        self.reader = reader
-        self.writer = writer
+    Lighter than a StreamReader/StreamWriter pair (one future per wait, nothing else), which
+    matters at one small request per round trip. Reading pauses while a large unread body is
+    buffered.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
+        self.transport: asyncio.Transport | None = None
         self.reused = False
+        self._chunks: list[bytes] = []
+        self._buffered = 0
+        self._paused = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._eof = False
+        self._error: BaseException | None = None
+
+    # -- protocol callbacks (event loop) --
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def data_received(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self._buffered += len(data)
+        if self._buffered > _PAUSE_ABOVE and not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self._eof = True
+        self._wake()
+        return False  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._eof = True
+        self._error = exc
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # -- used by the pool --
+
+    async def read(self) -> bytes:
+        """Whatever has arrived (waiting for something), or b"" once the peer closed."""
+        if not self._chunks:
+            if self._eof:
+                if self._error is not None:
+                    raise self._error
+                return b""
+            waiter = self.loop.create_future()
+            self._waiter = waiter
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+            if not self._chunks:
+                if self._error is not None:
+                    raise self._error
+                return b""
+        chunks = self._chunks
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        self._chunks = []
+        self._buffered = 0
+        if self._paused and self.transport is not None:
+            self._paused = False
+            self.transport.resume_reading()
+        return data
+
+    def write(self, data: bytes) -> None:
+        assert self.transport is not None
+        self.transport.write(data)
 
     def stale(self, loop: asyncio.AbstractEventLoop) -> bool:
-        return (loop is not self.loop or self.reader.at_eof() or self.writer.transport.is_closing()
-                or self.reader.exception() is not None)
+        """An idle connection with something received (EOF, stray bytes) or of another loop."""
+        return (loop is not self.loop or self._eof or bool(self._chunks) or self.transport is None
+                or self.transport.is_closing())
 
     def close(self) -> None:
-        transport = self.writer.transport
+        transport = self.transport
+        if transport is None:
+            return
         if not self.loop.is_closed():
             transport.close()
             return
@@ -710,18 +788,15 @@ class AsyncPool:
             if self._ssl is None:
                 self._ssl = default_ssl_context()
             context = self._ssl
+        loop = asyncio.get_running_loop()
         try:
-            reader, writer = await asyncio.open_connection(
-                origin.host, origin.port, ssl=context, server_hostname=origin.host if context else None,
-                limit=READ_SIZE,
+            _, conn = await loop.create_connection(
+                lambda: _AsyncConnection(loop), origin.host, origin.port, ssl=context,
+                server_hostname=origin.host if context else None,
             )
         except OSError as exc:
             raise _connect_failed(self.url, exc) from exc
-        sock = writer.transport.get_extra_info("socket")
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return _AsyncConnection(reader, writer, asyncio.get_running_loop())
+        return conn
 
     def _checkout(self) -> _AsyncConnection | None:
         idle = self._idle
@@ -776,14 +851,13 @@ class AsyncPool:
 
     async def _exchange(self, conn: _AsyncConnection, payload: bytes, deadline: float | None,
                         timeout: float | None) -> AsyncResponse:
-        reader = conn.reader
         received = False
         try:
-            conn.writer.write(payload)
+            conn.write(payload)
             buffer = b""
             while True:
                 try:
-                    data = await reader.read(READ_SIZE)
+                    data = await conn.read()
                 except _RETRYABLE as exc:
                     if not received and conn.reused:
                         raise _Retry from exc
@@ -867,10 +941,10 @@ class AsyncResponse:
                 return
             try:
                 if self._deadline is None:
-                    data = await conn.reader.read(READ_SIZE)
+                    data = await conn.read()
                 else:
                     async with asyncio.timeout_at(self._deadline):
-                        data = await conn.reader.read(READ_SIZE)
+                        data = await conn.read()
             except TimeoutError as exc:
                 self.close()
                 raise _timed_out(self._pool.url, self._timeout) from exc

@@ -16,12 +16,19 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from .. import _json
 from .._version import __version__
-from ..errors import ConnectError, HttpStatusError, ProtocolError, RequestTimeoutError, TransportError
+from ..errors import (
+    ConnectError,
+    HttpStatusError,
+    ProtocolError,
+    RequestTimeoutError,
+    ResponseLostError,
+    TransportError,
+)
 from ._http11 import AsyncPool, AsyncResponse, HeadBuilder, SyncPool, SyncResponse, lean_origin
 from .base import Message, OnNotification, Reply
 
@@ -185,7 +192,51 @@ def _deadline(timeout: float | None) -> float | None:
 
 def _stream_ended(url: str) -> TransportError:
     # HTTP-26: the request is lost; a caller may re-issue it with a new id.
-    return TransportError(f"SSE response stream from {url} ended before the response")
+    return ResponseLostError(f"SSE response stream from {url} ended before the response")
+
+
+# -- stream(): every message of one reply, for long-lived replies (subscriptions/listen) ----------
+
+
+def _event_message(data: bytes) -> Message | None:
+    if not data.strip():
+        return None
+    try:
+        message = _json.loads(data)
+    except _json.JSONDecodeError as exc:
+        raise ProtocolError(f"SSE event data is not JSON: {data[:200]!r}") from exc
+    if not isinstance(message, dict):
+        raise ProtocolError(f"SSE event is not a JSON-RPC message: {data[:200]!r}")
+    return message
+
+
+def _sse_messages(events: list[bytes]) -> Iterator[Message]:
+    for data in events:
+        message = _event_message(data)
+        if message is not None:
+            yield message
+
+
+def _stream_messages(status: int, content_type: str, chunks: Iterable[bytes]) -> Iterator[Message]:
+    if not is_event_stream(content_type):
+        yield classify_body(status, b"".join(chunks))
+        return
+    decoder = SseDecoder()
+    for chunk in chunks:
+        yield from _sse_messages(decoder.feed(chunk))
+    yield from _sse_messages(decoder.finish())
+
+
+async def _astream_messages(status: int, content_type: str, chunks: AsyncIterable[bytes]) -> AsyncIterator[Message]:
+    if not is_event_stream(content_type):
+        yield classify_body(status, b"".join([chunk async for chunk in chunks]))
+        return
+    decoder = SseDecoder()
+    async for chunk in chunks:
+        for message in _sse_messages(decoder.feed(chunk)):
+            yield message
+    for message in _sse_messages(decoder.finish()):
+        yield message
 
 
 def _overdue(url: str, timeout: float | None) -> RequestTimeoutError:
@@ -314,6 +365,31 @@ class HttpTransport:
         if not 200 <= reply.status_code < 300:
             raise _rejected_notification(reply.status_code, reply.content)
 
+    def stream(self, message: Message, headers: Mapping[str, str]) -> Iterator[Message]:
+        """Send one request and yield every message of its reply as it arrives (notifications,
+        then the response), with no deadline: a `subscriptions/listen` reply stays open.
+        Closing the iterator closes the reply, which the server takes as cancellation (HTTP-21)."""
+        body = _json.dumps(message)
+        pool = self._pool
+        if pool is not None:
+            response = pool.post(self._heads.head(headers, len(body)) + body, None)
+            try:
+                yield from _stream_messages(response.status, response.headers.get("content-type", ""),
+                                            response.iter_body())
+            finally:
+                response.close()
+            return
+        import httpx
+
+        assert self._client is not None
+        try:
+            with self._client.stream("POST", self.url, content=body, headers={**BASE_HEADERS, **headers},
+                                     timeout=None) as reply:
+                yield from _stream_messages(reply.status_code, reply.headers.get("content-type", ""),
+                                            reply.iter_bytes())
+        except httpx.HTTPError as exc:
+            raise _transport_error(exc, self.url) from exc
+
     def close(self) -> None:
         if self._pool is not None:
             self._pool.close()
@@ -437,6 +513,31 @@ class AsyncHttpTransport:
             raise _transport_error(exc, self.url) from exc
         if not 200 <= reply.status_code < 300:
             raise _rejected_notification(reply.status_code, reply.content)
+
+    async def stream(self, message: Message, headers: Mapping[str, str]) -> AsyncIterator[Message]:
+        """The asyncio twin of `HttpTransport.stream` (cancelling the task closes it too)."""
+        body = _json.dumps(message)
+        pool = self._pool
+        if pool is not None:
+            response = await pool.post(self._heads.head(headers, len(body)) + body, None)
+            try:
+                async for item in _astream_messages(response.status, response.headers.get("content-type", ""),
+                                                    response.aiter_body()):
+                    yield item
+            finally:
+                response.close()
+            return
+        import httpx
+
+        assert self._client is not None
+        try:
+            async with self._client.stream("POST", self.url, content=body, headers={**BASE_HEADERS, **headers},
+                                           timeout=None) as reply:
+                async for item in _astream_messages(reply.status_code, reply.headers.get("content-type", ""),
+                                                    reply.aiter_bytes()):
+                    yield item
+        except httpx.HTTPError as exc:
+            raise _transport_error(exc, self.url) from exc
 
     async def aclose(self) -> None:
         if self._pool is not None:

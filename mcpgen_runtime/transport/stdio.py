@@ -4,7 +4,10 @@ Rules: STDIO-01 (newline-delimited, no embedded newlines — orjson never emits 
 newlines), STDIO-02 (stderr is a log, not an error signal: drained into a bounded tail that
 only `ServerExitedError` reports), STDIO-08 / CANCEL-03 (a timed-out or abandoned request is
 cancelled with `notifications/cancelled`), CANCEL-10 (late responses are dropped),
-STDIO-10 (shutdown: close stdin, wait, then SIGTERM, then SIGKILL).
+STDIO-10 (shutdown: close stdin, wait, then SIGTERM, then SIGKILL), SUB-06 (listen streams
+are demultiplexed by the subscription id in `_meta`: `stream()` yields the messages of one
+subscription, and no request's `on_notification` sees them), SUB-10 (closing a stream that
+has not ended sends `notifications/cancelled` for its id).
 
 The blocking transport reads stdout in the calling thread (selectors, no reader thread,
 so a call costs no thread hand-off) and serialises requests with a lock; it needs a POSIX
@@ -22,7 +25,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -35,6 +38,8 @@ STDERR_TAIL_LINES = 200
 _STDERR_LINE_LIMIT = 8192  # bytes kept per stderr line: the tail stays bounded
 _READ_SIZE = 1 << 16
 _LINE_LIMIT = 1 << 26  # asyncio line limit: a tools/list page can be large
+_STREAM_SLICE = 0.05  # seconds a blocking stream() reader holds the pipe before letting requests in
+_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
 def _child_env(env: Mapping[str, str] | None) -> dict[str, str] | None:
@@ -70,6 +75,24 @@ def _exited(command: list[str], returncode: int | None, stderr_tail: str) -> Ser
 
 def _is_response(message: Message) -> bool:
     return "id" in message and ("result" in message or "error" in message)
+
+
+def _stream_key(message: Message) -> Any:
+    """The request id a notification belongs to as part of a stream: the subscription id in
+    `_meta` (SUB-05), or the `requestId` of a server's `notifications/cancelled` (SUB-08)."""
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return None
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and _SUBSCRIPTION_ID in meta:
+        return meta[_SUBSCRIPTION_ID]
+    if message.get("method") == "notifications/cancelled":
+        return params.get("requestId")
+    return None
+
+
+def _ends_stream(message: Message) -> bool:
+    return _is_response(message) or message.get("method") == "notifications/cancelled"
 
 
 class _StderrTail:
@@ -118,6 +141,7 @@ class StdioTransport:
         self._lines: deque[bytes] = deque()
         self._partial = b""
         self._lock = threading.Lock()
+        self._streams: dict[Any, deque[Message]] = {}  # open stream() ids -> their undelivered messages
         self._exited: ServerExitedError | None = None
         self._closed = False
 
@@ -146,9 +170,66 @@ class StdioTransport:
                     reply_id = reply["id"]
                     if reply_id == request_id or (reply_id is None and "error" in reply):
                         return reply, None
+                    if self._streams:
+                        self._route(reply)
                     continue  # a late reply to a request we gave up on (CANCEL-10)
-                if "method" in reply and "id" not in reply and on_notification is not None:
-                    on_notification(reply)
+                if "method" in reply and "id" not in reply:
+                    if self._route(reply):
+                        continue  # a subscription's, not this request's (SUB-06)
+                    if on_notification is not None:
+                        on_notification(reply)
+
+    def _route(self, message: Message) -> bool:
+        """Queue a stream's message for its `stream()` reader. True when `message` belongs to a
+        stream (a notification tagged for a subscription that is closed by now is dropped)."""
+        if _is_response(message):
+            queue = self._streams.get(message["id"])
+            if queue is None:
+                return False
+        else:
+            key = _stream_key(message)
+            if key is None:
+                return False
+            queue = self._streams.get(key)
+            if queue is None:
+                return True
+        queue.append(message)
+        return True
+
+    def stream(self, message: Message, headers: Mapping[str, str]) -> Iterator[Message]:
+        """Send a request whose reply is a stream (`subscriptions/listen`) and yield its
+        messages as they arrive: the notifications tagged with its id, then its response or the
+        server's `notifications/cancelled` for it. Requests may be made between two `next()`s
+        (their replies are read in turn); closing the iterator before the end cancels (SUB-10)."""
+        request_id = message["id"]
+        queue: deque[Message] = deque()
+        with self._lock:
+            self._streams[request_id] = queue
+            try:
+                self._write(_encode(message))
+            except BaseException:
+                del self._streams[request_id]
+                raise
+        ended = False
+        try:
+            while True:
+                if not queue:
+                    with self._lock:
+                        if not queue:
+                            reply = self._next_message(time.monotonic() + _STREAM_SLICE)
+                            if reply is not None and not self._route(reply):
+                                continue  # a late reply, or a notification with no request waiting
+                    continue
+                item = queue.popleft()
+                ended = _ends_stream(item)
+                yield item
+                if ended:
+                    return
+        finally:
+            with self._lock:
+                self._streams.pop(request_id, None)
+                if not ended:
+                    self._try_write(_cancel_message(request_id, "subscription closed by the client"))
 
     def notify(self, message: Message, headers: Mapping[str, str]) -> None:
         with self._lock:
@@ -240,6 +321,7 @@ class AsyncStdioTransport:
         self._cwd = cwd
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[Any, _Pending] = {}
+        self._streams: dict[Any, asyncio.Queue[Message | BaseException]] = {}  # open stream() ids
         self._tasks: list[asyncio.Task[None]] = []
         self._stderr: deque[bytes] = deque(maxlen=STDERR_TAIL_LINES)
         self._exited: ServerExitedError | None = None
@@ -295,6 +377,31 @@ class AsyncStdioTransport:
         finally:
             self._pending.pop(request_id, None)
 
+    async def stream(self, message: Message, headers: Mapping[str, str]) -> AsyncIterator[Message]:
+        """The asyncio twin of `StdioTransport.stream` (cancelling the task closes it too)."""
+        if self._proc is None:
+            await self.start()
+        request_id = message["id"]
+        queue: asyncio.Queue[Message | BaseException] = asyncio.Queue()
+        self._streams[request_id] = queue
+        ended = False
+        try:
+            await self._write(_encode(message))
+            while True:
+                if self._exited is not None and queue.empty():
+                    raise self._copy_exit()
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                ended = _ends_stream(item)
+                yield item
+                if ended:
+                    return
+        finally:
+            self._streams.pop(request_id, None)
+            if not ended:
+                await asyncio.shield(self._try_write(_cancel_message(request_id, "subscription closed by the client")))
+
     async def notify(self, message: Message, headers: Mapping[str, str]) -> None:
         if self._proc is None:
             await self.start()
@@ -345,8 +452,16 @@ class AsyncStdioTransport:
                 entry = next(iter(self._pending.values()))
             if entry is not None and not entry.future.done():
                 entry.future.set_result(message)
+            elif entry is None and reply_id in self._streams:
+                self._streams[reply_id].put_nowait(message)
             return  # unknown ids: late replies to cancelled requests (CANCEL-10)
         if "method" in message and "id" not in message:
+            key = _stream_key(message)
+            if key is not None:  # a subscription's, never a request's (SUB-06)
+                queue = self._streams.get(key)
+                if queue is not None:
+                    queue.put_nowait(message)
+                return
             # Notifications on stdio name no request; each distinct handler hears them once.
             seen: set[int] = set()
             for entry in list(self._pending.values()):
@@ -359,6 +474,8 @@ class AsyncStdioTransport:
         for entry in self._pending.values():
             if not entry.future.done():
                 entry.future.set_exception(error)
+        for queue in self._streams.values():
+            queue.put_nowait(error)
 
     async def _read_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
@@ -385,6 +502,8 @@ class AsyncStdioTransport:
         for entry in self._pending.values():
             if not entry.future.done():
                 entry.future.set_exception(self._copy_exit())
+        for queue in self._streams.values():
+            queue.put_nowait(self._copy_exit())
 
     def _copy_exit(self) -> ServerExitedError:
         exited = self._exited

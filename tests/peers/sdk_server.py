@@ -11,6 +11,14 @@ empty string on purpose: it is a valid cursor (PAGE-07), not the end of the list
 On HTTP the SDK checks `Mcp-Param-*` against that same inputSchema and answers a missing or
 wrong header with -32020.
 `execute_sql` answers anything but a SELECT with an isError result, like the demo handler.
+
+Callable but not listed (so the listing other tests pin stays as it is), for the client's
+multi-round-trip, progress and subscription tests (`UNLISTED_TOOLS`):
+`confirm_delete(path)` asks to confirm (elicitation; requestState `delete:<path>`, sealed by
+the SDK), `ask_everything()` asks for a name, a sampled answer and the roots in one round,
+`ask_twice()` asks for a name, then a colour (two rounds, different states), `always_ask()`
+never stops asking, `change_tools()` tells `subscriptions/listen` streams that the tool list
+changed.
 """
 
 from __future__ import annotations
@@ -66,6 +74,23 @@ EXTRA_TOOLS: list[dict[str, Any]] = [
         },
     },
 ]
+
+
+UNLISTED_TOOLS = ("confirm_delete", "ask_everything", "ask_twice", "always_ask", "change_tools")
+
+NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def _elicit(message: str, schema: dict[str, Any]) -> types.ElicitRequest:
+    return types.ElicitRequest(params=types.ElicitRequestFormParams(message=message, requested_schema=schema))
+
+
+def _answer(ctx: Context, key: str) -> dict[str, Any] | None:
+    """The retry's answer to input request `key`, as a plain dict."""
+    answer = (ctx.input_responses or {}).get(key)
+    if answer is None:
+        return None
+    return answer if isinstance(answer, dict) else answer.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
 def tool_definitions() -> list[dict[str, Any]]:
@@ -130,6 +155,57 @@ def build_server(page_size: int) -> MCPServer[Any]:
         for step in range(1, steps + 1):
             await ctx.report_progress(step, steps, f"step {step}")
         return f"counted {steps}"
+
+    @server.tool(structured_output=False)
+    async def confirm_delete(path: str, ctx: Context) -> str | types.InputRequiredResult:
+        answer = _answer(ctx, "confirm")
+        if answer is None:
+            schema = {"type": "object", "properties": {"confirm": {"type": "boolean", "title": "Confirm deletion"}},
+                      "required": ["confirm"]}
+            return types.InputRequiredResult(input_requests={"confirm": _elicit(f"Really delete {path}?", schema)},
+                                             request_state=f"delete:{path}")
+        if ctx.request_state != f"delete:{path}":
+            raise ToolError(f"requestState {ctx.request_state!r} is not for {path}")
+        accepted = answer.get("action") == "accept" and (answer.get("content") or {}).get("confirm") is True
+        return f"Deleted {path}" if accepted else f"Kept {path}"
+
+    @server.tool(structured_output=False)
+    async def ask_everything(ctx: Context) -> str | types.InputRequiredResult:
+        name, sampled, roots = _answer(ctx, "user_name"), _answer(ctx, "capital"), _answer(ctx, "client_roots")
+        if name is None or sampled is None or roots is None:
+            question = types.SamplingMessage(role="user", content=types.TextContent(type="text", text="Capital of France?"))
+            return types.InputRequiredResult(input_requests={
+                "user_name": _elicit("Your name?", NAME_SCHEMA),
+                "capital": types.CreateMessageRequest(params=types.CreateMessageRequestParams(
+                    messages=[question], max_tokens=20)),
+                "client_roots": types.ListRootsRequest(),
+            }, request_state="everything")
+        content = sampled["content"]
+        text = content["text"] if isinstance(content, dict) else content[0]["text"]
+        return f"{name['content']['name']}|{text}|{','.join(root['uri'] for root in roots['roots'])}"
+
+    @server.tool(structured_output=False)
+    async def ask_twice(ctx: Context) -> str | types.InputRequiredResult:
+        state = ctx.request_state
+        if state is None:
+            return types.InputRequiredResult(input_requests={"name": _elicit("Your name?", NAME_SCHEMA)},
+                                             request_state="round-1")
+        if state == "round-1":
+            name = (_answer(ctx, "name") or {}).get("content", {}).get("name")
+            schema = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
+            return types.InputRequiredResult(input_requests={"color": _elicit("Your colour?", schema)},
+                                             request_state=f"round-2:{name}")
+        color = (_answer(ctx, "color") or {}).get("content", {}).get("color")
+        return f"{state.removeprefix('round-2:')} likes {color}"
+
+    @server.tool(structured_output=False)
+    async def always_ask(ctx: Context) -> types.InputRequiredResult:
+        return types.InputRequiredResult(input_requests={"again": _elicit("Once more?", NAME_SCHEMA)})
+
+    @server.tool(structured_output=False)
+    async def change_tools(ctx: Context) -> str:
+        await ctx.notify_tools_changed()
+        return "changed"
 
     definitions = tool_definitions()
     by_name = {d["name"]: d for d in definitions}

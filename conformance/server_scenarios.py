@@ -1,0 +1,230 @@
+"""Run the official MCP conformance suite's server scenarios against the generated conformance server.
+
+    python conformance/server_scenarios.py                       # every scenario, a results table
+    python conformance/server_scenarios.py --scenario caching    # one (repeatable)
+    python conformance/server_scenarios.py --url http://localhost:8000/mcp   # a server already running
+
+Needs the pinned harness and Node 22 in conformance/node_modules (`make conformance-deps`).
+Without `--url` it starts `python -m conformance_server --http --port N` on 127.0.0.1 (the
+package generated from specs/conformance.json into generated/). Each scenario runs as
+`conformance server --url … --spec-version 2026-07-28 --scenario NAME -o DIR`; the result is
+the harness's exit code plus the checks it wrote to DIR/*/checks.json.
+
+tests/conformance/test_server_conformance.py runs the same scenarios under pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN_DIR = ROOT / "conformance" / "node_modules" / ".bin"
+HARNESS = BIN_DIR / "conformance"
+SPEC_VERSION = "2026-07-28"
+SERVER_PACKAGE = "conformance_server"
+# Signs requestState in the test server (the runtime would otherwise pick a random key and warn).
+TEST_STATE_SECRET = "conformance-test-secret-not-for-production"
+
+# Every server scenario of CONFORMANCE.md §5 (tagged 2026-07-28), in its order.
+SCENARIOS: tuple[str, ...] = (
+    "server-stateless",
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "json-schema-2020-12",
+    "server-sse-multiple-streams",
+    "dns-rebinding-protection",
+    "caching",
+    "http-header-validation",
+    "http-custom-header-server-validation",
+    "input-required-result-basic-elicitation",
+    "input-required-result-basic-sampling",
+    "input-required-result-basic-list-roots",
+    "input-required-result-request-state",
+    "input-required-result-multiple-input-requests",
+    "input-required-result-multi-round",
+    "input-required-result-missing-input-response",
+    "input-required-result-non-tool-request",
+    "input-required-result-result-type",
+    "input-required-result-unsupported-methods",
+    "input-required-result-tampered-state",
+    "input-required-result-capability-check",
+    "input-required-result-ignore-extra-params",
+    "input-required-result-validate-input",
+)
+
+# Server scenarios the harness lists for 2026-07-28 that CONFORMANCE.md §8 excludes, and why.
+EXCLUDED: dict[str, str] = {
+    "completion-complete": "completion is not part of a tools server",
+    "resources-list": "resource fixtures (§8: resources scenarios excluded)",
+    "resources-read-text": "resource fixtures (§8)",
+    "resources-read-binary": "resource fixtures (§8)",
+    "resources-templates-read": "resource fixtures (§8)",
+    "sep-2164-resource-not-found": "resources error codes (§8)",
+    "prompts-list": "prompt fixtures (§8: prompts scenarios excluded)",
+    "prompts-get-simple": "prompt fixtures (§8)",
+    "prompts-get-with-args": "prompt fixtures (§8)",
+    "prompts-get-embedded-resource": "prompt fixtures (§8)",
+    "prompts-get-with-image": "prompt fixtures (§8)",
+}
+
+
+@dataclass
+class ScenarioResult:
+    name: str
+    returncode: int
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    output: str = ""
+    seconds: float = 0.0
+
+    def with_status(self, *statuses: str) -> list[dict[str, Any]]:
+        return [check for check in self.checks if check.get("status") in statuses]
+
+    @property
+    def failures(self) -> list[dict[str, Any]]:
+        return self.with_status("FAILURE")
+
+    @property
+    def warnings(self) -> list[dict[str, Any]]:
+        return self.with_status("WARNING")
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and bool(self.checks) and not self.failures
+
+    def describe_problems(self) -> str:
+        """Failures and warnings with their messages and details, for an assertion message."""
+        lines = [f"scenario {self.name}: exit {self.returncode}, {len(self.checks)} checks"]
+        for check in self.failures + self.warnings:
+            details = json.dumps(check.get("details"), sort_keys=True)[:1500]
+            lines.append(f"  {check.get('status')} {check.get('id')}: {check.get('errorMessage')}\n    details: {details}")
+        if not self.checks or self.returncode != 0:
+            lines.append("  harness output (tail):\n" + self.output[-3000:])
+        return "\n".join(lines)
+
+
+def harness_env() -> dict[str, str]:
+    """The environment for the harness: Node 22 from node_modules first on PATH."""
+    return {**os.environ, "PATH": os.pathsep.join([str(BIN_DIR), os.environ.get("PATH", "")])}
+
+
+def harness_available() -> bool:
+    return HARNESS.exists() and (BIN_DIR / "node").exists()
+
+
+def list_server_scenarios() -> list[str]:
+    """The server scenarios the installed harness applies to 2026-07-28."""
+    out = subprocess.run([str(HARNESS), "list", "--server", "--spec-version", SPEC_VERSION],
+                         env=harness_env(), capture_output=True, text=True, timeout=60, check=True).stdout
+    return [line.strip()[2:].split(" ")[0] for line in out.splitlines() if line.strip().startswith("- ")]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def conformance_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
+    """`python -m conformance_server --http --port PORT` on 127.0.0.1, until the block ends."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated")]),
+        "MCPGEN_STATE_SECRET": TEST_STATE_SECRET,
+    }
+    proc = subprocess.Popen([sys.executable, "-m", SERVER_PACKAGE, "--http", "--port", str(port)],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            if proc.poll() is not None:
+                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                raise RuntimeError(f"conformance server exited with {proc.returncode}:\n{err[-4000:]}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"conformance server did not listen on {port}")
+            time.sleep(0.05)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stderr:
+            proc.stderr.close()
+
+
+def run_scenario(name: str, url: str, out_dir: Path, *, timeout: float = 120) -> ScenarioResult:
+    """One `conformance server` run; its checks come from the checks.json files it wrote."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    proc = subprocess.run(
+        [str(HARNESS), "server", "--url", url, "--spec-version", SPEC_VERSION, "--scenario", name,
+         "-o", str(out_dir)],
+        env=harness_env(), capture_output=True, text=True, timeout=timeout,
+    )
+    checks: list[dict[str, Any]] = []
+    for path in sorted(out_dir.glob("*/checks.json")):
+        data = json.loads(path.read_text())
+        checks.extend(data if isinstance(data, list) else data.get("checks", []))
+    return ScenarioResult(name, proc.returncode, checks, proc.stdout + proc.stderr, time.monotonic() - started)
+
+
+def _table(results: Sequence[ScenarioResult]) -> str:
+    rows = ["| scenario | exit | checks | failures | warnings | other (not SUCCESS) | s |",
+            "|---|---:|---:|---:|---:|---|---:|"]
+    for r in results:
+        other = sorted({str(c.get("status")) for c in r.checks} - {"SUCCESS", "FAILURE", "WARNING"})
+        rows.append(f"| {r.name} | {r.returncode} | {len(r.checks)} | {len(r.failures)} | {len(r.warnings)} | "
+                    f"{', '.join(other) or '-'} | {r.seconds:.1f} |")
+    return "\n".join(rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--scenario", action="append", help="run only this scenario (repeatable)")
+    parser.add_argument("--url", help="test a server that is already running instead of starting one")
+    parser.add_argument("-o", "--output-dir", type=Path, help="keep the harness output here")
+    args = parser.parse_args(argv)
+    if not harness_available():
+        print(f"conformance harness not installed at {HARNESS}: run `make conformance-deps`", file=sys.stderr)
+        return 2
+    names = args.scenario or list(SCENARIOS)
+    with contextlib.ExitStack() as stack:
+        url = args.url
+        if url is None:
+            port = free_port()
+            stack.enter_context(conformance_server(port))
+            url = f"http://localhost:{port}/mcp"
+        out = args.output_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-conformance-")))
+        results = [run_scenario(name, url, out / name) for name in names]
+    print(_table(results))
+    for result in results:
+        if result.failures or result.warnings or result.returncode != 0:
+            print(result.describe_problems())
+    return 0 if all(r.ok for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

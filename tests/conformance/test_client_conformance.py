@@ -1,0 +1,88 @@
+"""The official MCP conformance suite (pinned harness, CONFORMANCE.md §6-7) against mcpgen's client
+program, conformance/client.py: one harness run per client scenario tagged 2026-07-28.
+
+    conformance client --command "<python> conformance/client.py" --scenario NAME --spec-version 2026-07-28 -o DIR
+
+Every scenario must exit 0 with no FAILURE and no WARNING check; there is no expected-failures
+list. The harness validates every message the client sends against schema.json
+(`wire-schema-valid`), so these runs also prove the client's wire shapes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import PYTHON, ROOT
+
+BIN_DIR = ROOT / "conformance" / "node_modules" / ".bin"
+CLIENT = ROOT / "conformance" / "client.py"
+SCENARIOS = [
+    "tools_call",
+    "request-metadata",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "sep-2322-client-request-state",
+    "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
+]
+# The other client scenarios the harness lists for 2026-07-28 are authorization flows
+# (CONFORMANCE.md §8: out of scope for a tools runtime).
+EXCLUDED_PREFIXES = ("auth/",)
+
+pytestmark = [
+    pytest.mark.skipif(not (BIN_DIR / "conformance").exists(),
+                       reason="conformance harness not installed (make conformance-deps)"),
+    pytest.mark.timeout(240),
+]
+
+
+def harness(*args: str, timeout: float = 150) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": os.pathsep.join([str(BIN_DIR), os.environ.get("PATH", "")])}
+    return subprocess.run([str(BIN_DIR / "conformance"), *args], env=env, cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def describe(checks: list[dict[str, Any]], run: subprocess.CompletedProcess[str], out_dir: Path) -> str:
+    bad = [check for check in checks if check.get("status") in ("FAILURE", "WARNING")]
+    lines = [f"exit code {run.returncode}"]
+    lines += [f"{c['status']} {c['id']} ({c.get('name')}): {c.get('errorMessage') or c.get('description')}"
+              for c in bad]
+    for name in ("stderr.txt", "stdout.txt"):
+        for path in out_dir.glob(f"*/{name}"):
+            if text := path.read_text().strip():
+                lines.append(f"client {name}:\n{text[-3000:]}")
+    if run.stderr.strip():
+        lines.append(f"harness stderr:\n{run.stderr[-3000:]}")
+    return "\n".join(lines)
+
+
+def test_every_2026_07_28_client_scenario_is_run_or_excluded() -> None:
+    """The installed harness's client scenarios for 2026-07-28 = ours + the auth ones (§8)."""
+    run = harness("list", "--client", "--spec-version", "2026-07-28", timeout=60)
+    assert run.returncode == 0, run.stderr
+    listed = {line.strip()[2:].split(" [")[0] for line in run.stdout.splitlines() if line.strip().startswith("- ")}
+    assert set(SCENARIOS) <= listed, sorted(set(SCENARIOS) - listed)
+    unaccounted = {name for name in listed - set(SCENARIOS) if not name.startswith(EXCLUDED_PREFIXES)}
+    assert not unaccounted, f"new client scenarios to run or exclude: {sorted(unaccounted)}"
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_client_scenario(scenario: str, tmp_path: Path) -> None:
+    command = f"{PYTHON} {CLIENT}"
+    assert " " not in PYTHON and " " not in str(CLIENT), "the harness splits --command on spaces"
+    run = harness("client", "--command", command, "--scenario", scenario, "--spec-version", "2026-07-28",
+                  "-o", str(tmp_path), "--timeout", "60000")
+    results = list(tmp_path.glob("*/checks.json"))
+    assert len(results) == 1, f"no checks.json from the harness:\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
+    checks: list[dict[str, Any]] = json.loads(results[0].read_text())
+    problems = describe(checks, run, tmp_path)
+    assert not [c for c in checks if c.get("status") in ("FAILURE", "WARNING")], problems
+    assert any(c.get("status") == "SUCCESS" for c in checks), problems
+    assert run.returncode == 0, problems

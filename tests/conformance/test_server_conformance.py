@@ -1,0 +1,64 @@
+"""The official MCP conformance suite (pinned harness, CONFORMANCE.md §5) against the generated
+conformance server: one server for the module, one harness run per scenario.
+
+Every server scenario tagged 2026-07-28 must exit 0 with no FAILURE and no WARNING check;
+there is no expected-failures list. The scenario list and the runner live in
+conformance/server_scenarios.py (also usable from the command line).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_runner() -> ModuleType:
+    path = ROOT / "conformance" / "server_scenarios.py"
+    spec = importlib.util.spec_from_file_location("mcpgen_conformance_server_scenarios", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+runner = _load_runner()
+
+pytestmark = pytest.mark.skipif(
+    not runner.harness_available(),
+    reason="conformance harness not installed (make conformance-deps)",
+)
+
+
+@pytest.fixture(scope="module")
+def server_url() -> Iterator[str]:
+    port = runner.free_port()
+    with runner.conformance_server(port):
+        # The harness's dns-rebinding scenario needs a localhost URL (CONFORMANCE.md §5).
+        yield f"http://localhost:{port}/mcp"
+
+
+def test_every_applicable_scenario_is_run_or_excluded_with_a_reason() -> None:
+    """The installed harness's 2026-07-28 server scenarios = ours + the documented exclusions (§8)."""
+    listed = set(runner.list_server_scenarios())
+    ours = set(runner.SCENARIOS)
+    assert not ours - listed, f"scenarios the harness does not know: {sorted(ours - listed)}"
+    unaccounted = listed - ours - set(runner.EXCLUDED)
+    assert not unaccounted, f"new harness scenarios to run or exclude: {sorted(unaccounted)}"
+    assert not ours & set(runner.EXCLUDED)
+
+
+@pytest.mark.parametrize("scenario", runner.SCENARIOS)
+def test_server_scenario(scenario: str, server_url: str, tmp_path: Path) -> None:
+    result = runner.run_scenario(scenario, server_url, tmp_path)
+    assert result.checks, result.describe_problems()
+    assert result.returncode == 0, result.describe_problems()
+    assert not result.failures, result.describe_problems()
+    assert not result.warnings, result.describe_problems()
