@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 NODE_DIR := conformance
 CONFORMANCE_STAMP := $(NODE_DIR)/node_modules/.installed
 
-.PHONY: install demo test lint typecheck generate check bench conformance-deps clean
+.PHONY: install demo test lint typecheck generate check bench bench-deps conformance-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +35,18 @@ test: $(STAMP) $(CONFORMANCE_STAMP)
 generate: $(STAMP)
 	$(VENV)/bin/mcpgen generate
 
-bench: $(STAMP)
-	$(PY) -m bench
+# Benchmark peers (FastMCP into the venv; uvloop, httptools, py-spy, pyinstrument into bench/.venv-peers),
+# then every benchmark; writes bench/RESULTS.md. Not part of `make test` (its smoke test is).
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(STAMP) bench/requirements.txt bench/requirements-extras.txt
+	$(PY) -m pip install --quiet -r bench/requirements.txt
+	$(PY) -m pip install --quiet --upgrade --target bench/.venv-peers/site -r bench/requirements-extras.txt
+	touch $(BENCH_STAMP)
+
+bench-deps: $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(NODE_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache

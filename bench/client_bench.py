@@ -15,7 +15,7 @@ Clients, all in this process, all against the same server (bench/serve.py, h11+a
 
 Rounds are interleaved (each repeat measures every client once, in rotating order); reported are
 medians over repeats of each round's median latency and of its mean CPU per call
-(`time.process_time`, this process only). Overhead = latency − raw-sync latency.
+(`time.process_time`, this process only). Overhead = latency - raw-sync latency.
 """
 
 from __future__ import annotations
@@ -306,8 +306,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = ["| client | latency p50 µs | mean µs | client CPU µs/call | overhead µs | overhead ÷ SDK's |",
              "|---|---:|---:|---:|---:|---:|"]
     for row in rows:
-        over = f"{row['overhead_us']:.0f}" if row["overhead_us"] is not None else "–"
-        ratio = f"{row['overhead_vs_sdk']:.3f}" if row["overhead_vs_sdk"] is not None else "–"
+        over = f"{row['overhead_us']:.0f}" if row["overhead_us"] is not None else "-"
+        ratio = f"{row['overhead_vs_sdk']:.3f}" if row["overhead_vs_sdk"] is not None else "-"
         lines.append(f"| {LABELS[row['client']]} | {row['median_us']:.0f} | {row['mean_us']:.0f} | "
                      f"{row['cpu_us']:.0f} | {over} | {ratio} |")
     return "\n".join(lines)
@@ -319,7 +319,7 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
         if row["client"] in ("ours-sync", "ours-async") and row["overhead_vs_sdk"] is not None:
             ok = row["overhead_vs_sdk"] <= 0.1
             out.append(f"client overhead {row['client']}: {row['overhead_us']:.0f} µs = "
-                       f"{row['overhead_vs_sdk']:.3f} × SDK's (target ≤ 0.100) {'PASS' if ok else 'FAIL'}")
+                       f"{row['overhead_vs_sdk']:.3f} x SDK's (target ≤ 0.100) {'PASS' if ok else 'FAIL'}")
     return out
 
 

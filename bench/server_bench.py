@@ -123,14 +123,14 @@ def summarize(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| uvicorn | conc | server | req/s | × ceiling | p50 ms | p99 ms | server CPU µs/req | peak RSS MiB | loadgen CPU | errors |",
+        "| uvicorn | conc | server | req/s | x ceiling | p50 ms | p99 ms | server CPU µs/req | peak RSS MiB | loadgen CPU | errors |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
         http, loop = VARIANTS[row["variant"]]
-        ratio = f"{row['ratio']:.2f}" if row["ratio"] is not None else "–"
-        cpu = f"{row['cpu_us']:.0f}" if row["cpu_us"] is not None else "–"
-        rss = f"{row['peak_rss_mib']:.1f}" if row["peak_rss_mib"] is not None else "–"
+        ratio = f"{row['ratio']:.2f}" if row["ratio"] is not None else "-"
+        cpu = f"{row['cpu_us']:.0f}" if row["cpu_us"] is not None else "-"
+        rss = f"{row['peak_rss_mib']:.1f}" if row["peak_rss_mib"] is not None else "-"
         lines.append(
             f"| {http}+{loop} | {row['concurrency']} | {LABELS[row['server']]} | {row['rps']:.0f} | {ratio} | "
             f"{row['p50_ms']:.2f} | {row['p99_ms']:.2f} | {cpu} | {rss} | {row['loadgen_cpu'] * 100:.0f}% | "
@@ -145,7 +145,7 @@ def verdicts(rows: list[dict[str, Any]], data: dict[str, Any]) -> list[str]:
     for row in rows:
         if row["server"] == "ours" and row["ratio"] is not None:
             ok = row["ratio"] >= 0.6
-            out.append(f"throughput {row['variant']} c={row['concurrency']}: {row['ratio']:.2f}× ceiling "
+            out.append(f"throughput {row['variant']} c={row['concurrency']}: {row['ratio']:.2f}x ceiling "
                        f"(target ≥ 0.60) {'PASS' if ok else 'FAIL'}")
     for variant, mem in data["memory"].items():
         if "ours" in mem and "sdk" in mem:

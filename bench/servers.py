@@ -135,3 +135,24 @@ def running(kinds: list[str], variant: str = "h11") -> object:
     finally:
         for server in servers:
             server.stop()
+
+
+def start_module(package: str, *, timeout: float = 30.0) -> Server:
+    """`python -m <generated package> --http --port N`, as a user runs it; waits until it listens."""
+    port = free_port()
+    args = [sys.executable, "-m", package, "--http", "--port", str(port)]
+    proc = subprocess.Popen(args, cwd=ROOT, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    server = Server(package, "run_http", port, proc)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+            raise RuntimeError(f"{package} exited with {proc.returncode} before listening:\n{err[-3000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        except OSError:
+            time.sleep(0.05)
+            continue
+        return server
+    server.stop()
+    raise TimeoutError(f"{package} did not listen within {timeout}s")

@@ -110,6 +110,13 @@ NONE = Prim("None")
 def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
     """The union of `members`: nested unions flattened, duplicates dropped (first wins), literals
     merged, `Any` absorbing everything, `None` moved last; one member is returned as itself."""
+    if len(members) == 2:  # the common case: `T | None`
+        first, second = members
+        simple = (Prim, ListOf, DictOf, ModelRef, AliasRef, TupleOf, Annotated)
+        if isinstance(first, simple) and isinstance(second, simple) and first != ANY and second != ANY:
+            if first == second:
+                return first
+            return Union((second, first)) if first == NONE else Union((first, second))
     flat: list[TypeExpr] = []
     stack = list(reversed(members))
     while stack:

@@ -109,6 +109,9 @@ _CONSTRAINTS: Final = {  # JSON Schema keyword -> (pydantic Field keyword, the t
 }
 
 
+_CONSTRAINT_KEYS: Final = frozenset(_CONSTRAINTS)
+
+
 @dataclass(frozen=True, slots=True)
 class ClassPlan:
     wire_name: str
@@ -178,21 +181,56 @@ class _Budget:
 
 @dataclass
 class _Doc:
-    """One tool member schema (inputSchema or outputSchema) with its refs resolved."""
+    """One tool member schema (inputSchema or outputSchema); its refs resolved when it has any."""
 
     key: int
     wire_name: str
     member: str
     root_class: str
-    index: SchemaIndex
+    root: Any
     refs: dict[str, str]  # subschema pointer -> pointer of its `$ref` / `$dynamicRef` target
     def_classes: dict[tuple[str, str], str]  # ("$defs", key) -> planned class stem
+    nodes: dict[str, Any] = field(default_factory=dict)  # pointer -> subschema (memo)
 
     def where(self, pointer: str) -> str:
         return f"tool {self.wire_name!r} {self.member} at {pointer or '/'}"
 
     def node(self, pointer: str) -> Any:
-        return self.index.subschemas.get(pointer, True)
+        """The subschema at `pointer` (pointers come from this module or from `refs`)."""
+        found = self.nodes.get(pointer, _MISSING)
+        if found is not _MISSING:
+            return found
+        if not pointer:
+            node: Any = self.root
+        else:
+            parent_pointer, _, token = pointer.rpartition("/")
+            parent = self.node(parent_pointer)
+            token = token.replace("~1", "/").replace("~0", "~")
+            if isinstance(parent, dict):
+                node = parent.get(token, True)
+            elif isinstance(parent, list) and token.isdigit() and int(token) < len(parent):
+                node = parent[int(token)]
+            else:
+                node = True
+        self.nodes[pointer] = node
+        return node
+
+
+_MISSING: Final = object()
+
+
+def _has_refs(schema: Any) -> bool:
+    """Whether any object inside `schema` has a `$ref` / `$dynamicRef` member (iterative)."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "$ref" in node or "$dynamicRef" in node:
+                return True
+            stack.extend(value for value in node.values() if isinstance(value, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend(value for value in node if isinstance(value, (dict, list)))
+    return False
 
 
 def _child(pointer: str, *tokens: str | int) -> str:
@@ -245,23 +283,24 @@ class _Builder:
         where = f"tool {wire_name!r} {member}"
         if not isinstance(schema, Mapping):
             raise UnsupportedSchemaError(f"{where}: not a JSON object")
-        try:
-            index = SchemaIndex.build(schema, dialect_of(schema) or DRAFT_2020_12, max_subschemas=MAX_SUBSCHEMAS)
-        except SchemaLimitError as exc:
-            raise UnsupportedSchemaError(f"{where}: {exc} (SCHEMA-11)") from exc
         refs: dict[str, str] = {}
-        for site in index.refs:
-            resolution = index.resolve(site)
-            if resolution.target is None:
-                raise UnsupportedSchemaError(f"{where} at {site.pointer}: {resolution.problem}")
-            refs.setdefault(site.schema_pointer, resolution.target)
+        if _has_refs(schema):
+            try:
+                index = SchemaIndex.build(schema, dialect_of(schema) or DRAFT_2020_12, max_subschemas=MAX_SUBSCHEMAS)
+            except SchemaLimitError as exc:
+                raise UnsupportedSchemaError(f"{where}: {exc} (SCHEMA-11)") from exc
+            for site in index.refs:
+                resolution = index.resolve(site)
+                if resolution.target is None:
+                    raise UnsupportedSchemaError(f"{where} at {site.pointer}: {resolution.problem}")
+                refs.setdefault(site.schema_pointer, resolution.target)
         def_classes: dict[tuple[str, str], str] = {}
         for keyword in ("$defs", "definitions"):
             members = schema.get(keyword)
             if isinstance(members, Mapping):
                 for name in members:
                     def_classes[(keyword, name)] = f"{stem}{naming.identifier(name, style='pascal', prefix='Def')}Def"
-        doc = _Doc(key, wire_name, member, root_class, index, refs, def_classes)
+        doc = _Doc(key, wire_name, member, root_class, schema, refs, def_classes)
         self.class_for[(key, "")] = root_class
         return doc
 
@@ -336,7 +375,7 @@ class _Builder:
 
     def _compute(self, doc: _Doc, pointer: str, depth: int) -> TypeExpr:
         node = doc.node(pointer)
-        if not isinstance(node, Mapping):
+        if not isinstance(node, dict):
             return ANY  # true (anything) or false (nothing: the runtime rejects every value)
         if not _SHAPE_KEYWORDS.intersection(node):
             return ANY
@@ -380,7 +419,7 @@ class _Builder:
 
     def _shapes(self, doc: _Doc, pointer: str) -> bool:
         node = doc.node(pointer)
-        return isinstance(node, Mapping) and bool(_SHAPE_KEYWORDS.intersection(node))
+        return isinstance(node, dict) and bool(_SHAPE_KEYWORDS.intersection(node))
 
     def _literal(self, doc: _Doc, pointer: str, node: Mapping[str, Any]) -> TypeExpr:
         values = node["enum"] if "enum" in node else [node["const"]]
@@ -437,13 +476,13 @@ class _Builder:
         result = union(members)
         if isinstance(result, Union):
             tag = node.get("discriminator")
-            wanted = tag.get("propertyName") if isinstance(tag, Mapping) else None
+            wanted = tag.get("propertyName") if isinstance(tag, dict) else None
             result = self._discriminated(result, wanted if isinstance(wanted, str) else None)
         return result
 
     def _object_like(self, doc: _Doc, pointer: str) -> bool:
         node = doc.node(pointer)
-        if not isinstance(node, Mapping):
+        if not isinstance(node, dict):
             return False
         declared = _declared_types(node.get("type"))
         if declared is not None:
@@ -505,7 +544,7 @@ class _Builder:
             node = doc.node(current)
             if node is False:
                 facts.add_types(set())
-            if not isinstance(node, Mapping):
+            if not isinstance(node, dict):
                 continue
             self._own_facts(doc, current, node, facts)
             nested: list[str] = []
@@ -524,7 +563,7 @@ class _Builder:
         if declared is not None:
             facts.add_types(declared)
         properties = node.get("properties")
-        if isinstance(properties, Mapping):
+        if isinstance(properties, dict):
             facts.object_like = True
             for name in properties:
                 facts.properties.setdefault(name, []).append(_child(pointer, "properties", name))
@@ -539,22 +578,22 @@ class _Builder:
             facts.object_like = True
         elif additional is True:
             facts.open_extra = True
-        elif isinstance(additional, Mapping):
+        elif isinstance(additional, dict):
             facts.object_like = True
             facts.extra_schemas.append(_child(pointer, "additionalProperties"))
         patterns = node.get("patternProperties")
-        if isinstance(patterns, Mapping) and patterns:
+        if isinstance(patterns, dict) and patterns:
             facts.object_like = True
             facts.extra_schemas.extend(_child(pointer, "patternProperties", key) for key in patterns)
         for keyword in ("then", "else"):
             branch = node.get(keyword)
-            if isinstance(branch, Mapping) and isinstance(branch.get("properties"), Mapping):
+            if isinstance(branch, dict) and isinstance(branch.get("properties"), dict):
                 for name in branch["properties"]:
                     facts.conditional.setdefault(name, []).append(_child(pointer, keyword, "properties", name))
         dependent = node.get("dependentSchemas")
-        if isinstance(dependent, Mapping):
+        if isinstance(dependent, dict):
             for key, branch in dependent.items():
-                if isinstance(branch, Mapping) and isinstance(branch.get("properties"), Mapping):
+                if isinstance(branch, dict) and isinstance(branch.get("properties"), dict):
                     for name in branch["properties"]:
                         facts.conditional.setdefault(name, []).append(
                             _child(pointer, "dependentSchemas", key, "properties", name)
@@ -572,17 +611,17 @@ class _Builder:
             extra = node.get("additionalItems")
             if extra is False:
                 facts.items_false = True
-            elif isinstance(extra, Mapping) and facts.items is None:
+            elif isinstance(extra, dict) and facts.items is None:
                 facts.items = _child(pointer, "additionalItems")
         elif items is False:
             facts.array_like = True
             facts.items_false = True
-        elif isinstance(items, Mapping) or items is True:
+        elif isinstance(items, dict) or items is True:
             facts.array_like = True
             if facts.items is None:
                 facts.items = _child(pointer, "items")
-        for keyword in _CONSTRAINTS:
-            value = node.get(keyword)
+        for keyword in _CONSTRAINT_KEYS.intersection(node):
+            value = node[keyword]
             if keyword not in facts.constraints and _finite_number(value):
                 facts.constraints[keyword] = value
 
@@ -693,7 +732,7 @@ class _Builder:
         has_default = False
         default: Any = None
         constraints: tuple[tuple[str, int | float], ...] = ()
-        if isinstance(node, Mapping):
+        if isinstance(node, dict):
             text = node.get("description")
             if isinstance(text, str) and text.strip():
                 description = text if len(text) <= MAX_DESCRIPTION else text[:MAX_DESCRIPTION] + " [...]"

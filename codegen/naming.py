@@ -148,14 +148,17 @@ def assign_names(
     *,
     suffix: Callable[[str, int], str] | None = None,
     taken: Iterable[str] = (),
+    rank: Callable[[str, str], tuple[bool, ...]] | None = None,
 ) -> dict[str, str]:
     """Map each distinct wire name to a distinct Python name; independent of input order.
 
     1. every wire name whose `make(wire)` no other wire name shares keeps it;
-    2. in each group sharing one base, the member equal to the base (`get_user`) keeps it, then the
-       others in sorted wire-name order get `suffix(base, 2)`, `suffix(base, 3)`, ... skipping names
-       already used (`get_user`, `get-user` -> `get_user_2`, `getUser` -> `get_user_3`).
+    2. in each group sharing one base, members are ordered by `rank(wire, base)` (default: the one
+       equal to the base first), then by wire name; the first keeps the base, the others get
+       `suffix(base, 2)`, `suffix(base, 3)`, ... skipping names already used (`get_user`,
+       `get-user` -> `get_user_2`, `getUser` -> `get_user_3`).
     """
+    rank = rank or (lambda wire, base: (wire != base,))
     suffix = suffix or (lambda base, n: f"{base}_{n}")
     bases = {wire: make(wire) for wire in sorted(set(wire_names))}
     groups: dict[str, list[str]] = {}
@@ -172,7 +175,7 @@ def assign_names(
         members = groups[base]
         if len(members) == 1 and members[0] in result:
             continue
-        ordered = sorted(members, key=lambda wire: (wire != base, wire))
+        ordered = sorted(members, key=lambda wire: (*rank(wire, base), wire))
         number = 1
         for wire in ordered:
             candidate = base
@@ -219,14 +222,20 @@ def method_names(wire_names: Iterable[str], extra_reserved: Iterable[str] = ()) 
 
 def class_bases(wire_names: Iterable[str]) -> Mapping[str, str]:
     """Wire name -> PascalCase stem for model class names (`get-weather.v2` -> `GetWeatherV2`)."""
+    # numbered like the methods: `get_user` -> GetUser, `get-user` -> GetUser2, `getUser` -> GetUser3
     return assign_names(
-        wire_names, lambda wire: identifier(wire, style="pascal"), suffix=lambda base, n: f"{base}{n}"
+        wire_names,
+        lambda wire: identifier(wire, style="pascal"),
+        suffix=lambda base, n: f"{base}{n}",
+        rank=lambda wire, base: (wire != base, identifier(wire, style="snake") != wire),
     )
 
 
 def _field_identifier(wire: str) -> str:
-    name = identifier(wire, style="snake", reserved=FIELD_RESERVED | KEYWORDS, prefix="field", soft_keywords=False)
-    while name.startswith(_PYDANTIC_PROTECTED_PREFIXES) or name in FIELD_RESERVED:
+    name = identifier(wire, style="snake", prefix="field", soft_keywords=False)
+    if name.startswith(_PYDANTIC_PROTECTED_PREFIXES):  # a suffix cannot leave a protected namespace
+        name = "field_" + name
+    while name in FIELD_RESERVED:
         name += "_"
     return name
 

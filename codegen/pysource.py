@@ -350,6 +350,9 @@ def clean_text(text: str, *, keep_newlines: bool = True, max_chars: int = MAX_DO
     return cleaned
 
 
+_BACKSLASH_NEWLINE = re.compile(r"\\\s*\n")
+
+
 def docstring(text: str, *, indent: str) -> PyDocstring:
     """A triple-quoted docstring for `text` at `indent` (the indentation of the body it opens),
     written exactly as black writes it, so black leaves the file alone.
@@ -361,10 +364,13 @@ def docstring(text: str, *, indent: str) -> PyDocstring:
     """
     if indent.strip(" "):
         raise InternalGeneratorError(f"docstring indent must be spaces, got {indent!r}")
-    body = clean_text(text).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    cleaned = "\n".join(line.expandtabs(8) for line in clean_text(text).split("\n"))
+    body = cleaned.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     lines = body.split("\n")
     if len(lines) > 1:
         raw = lines[0] + "\n" + "\n".join(indent + line if line else "" for line in lines[1:]) + "\n" + indent
+        if _BACKSLASH_NEWLINE.search(raw):
+            return PyDocstring('"""' + raw + '"""', _TOKEN)  # black leaves such docstrings exactly as they are
         value = fix_multiline_docstring(raw, indent)
     else:
         raw = body
@@ -695,6 +701,7 @@ class TypeNames:
     def __init__(self, qualify: Callable[[str], Node], use: Callable[[str], str]) -> None:
         self.qualify = qualify
         self.use = use
+        self.cache: dict[tuple[ir.TypeExpr, bool], Node] = {}
 
 
 _PRIMITIVES = {"str": "str", "int": "int", "float": "float", "bool": "bool", "None": "None"}
@@ -702,7 +709,15 @@ _PRIMITIVES = {"str": "str", "int": "int", "float": "float", "bool": "bool", "No
 
 def type_node(expr: ir.TypeExpr, names: TypeNames, *, plain: bool = False) -> Node:
     """A type expression; `plain` drops `Annotated[..., Field(discriminator=...)]` metadata (method
-    signatures: the input model still validates with it)."""
+    signatures: the input model still validates with it). Memoised per module (`names`)."""
+    key = (expr, plain)
+    node = names.cache.get(key)
+    if node is None:
+        node = names.cache[key] = _type_node(expr, names, plain=plain)
+    return node
+
+
+def _type_node(expr: ir.TypeExpr, names: TypeNames, *, plain: bool) -> Node:
     if isinstance(expr, ir.Prim):
         if expr.name == "Any":
             return ident(names.use("Any"))

@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 MAX_TTL_MS: Final = 24 * 60 * 60 * 1000
-CACHEABLE_METHODS: Final = frozenset({"server/discover", "tools/list"})
 _MRTR_PARAMS: Final = ("inputResponses", "requestState")
 
 

@@ -453,7 +453,7 @@ class ClientCore:
         try:
             model = input_model.model_validate(present)
         except ValidationError as exc:
-            pointer, message = _first_error(exc)
+            pointer, message = _first_error(exc, present)
             raise ToolArgumentsError(name, message, pointer=pointer) from exc
         return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
@@ -473,7 +473,7 @@ class ClientCore:
         try:
             return output_model.model_validate(result.structured_content)
         except ValidationError as exc:
-            pointer, message = _first_error(exc)
+            pointer, message = _first_error(exc, result.structured_content)
             raise ToolOutputError(name, message, pointer=pointer) from exc
 
     # -- notifications and subscriptions -------------------------------------------------
@@ -543,12 +543,25 @@ def _tool_result(name: str, result: dict[str, Any]) -> ToolResult:
         raise ProtocolError(f"tools/call {name!r}: malformed result: {exc.errors()[0]['msg']}") from exc
 
 
-def _first_error(exc: ValidationError) -> tuple[str, str]:
+def _first_error(exc: ValidationError, value: Any) -> tuple[str, str]:
+    """The first error as (JSON pointer into `value`, message). Parts of pydantic's `loc` that
+    do not index into the value (union members such as `int`, validator names) are left out."""
     errors = exc.errors()
     first = errors[0]
-    pointer = "/" + "/".join(str(part) for part in first["loc"])
+    parts: list[str] = []
+    for part in first["loc"]:
+        present = part in value if isinstance(value, dict) else (
+            isinstance(value, list) and isinstance(part, int) and -len(value) <= part < len(value))
+        if present:
+            value = value[part]
+        elif isinstance(value, dict | list):
+            parts.append(str(part))  # a missing key or item: the pointer names where it belongs
+            break
+        else:
+            continue
+        parts.append(str(part))
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return pointer, first["msg"] + more
+    return "/" + "/".join(parts), first["msg"] + more
 
 
 # -- what both drivers set up the same way -------------------------------------------------

@@ -32,6 +32,8 @@ import re
 import select
 import socket
 import ssl
+import struct
+import sys
 import time
 import urllib.request
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -58,6 +60,7 @@ READ_SIZE: Final = 256 * 1024
 DEFAULT_MAX_IDLE: Final = 16
 _PAUSE_ABOVE: Final = 4 * 1024 * 1024  # async: stop reading while this much is buffered unread
 
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,16}\Z")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 # RFC 9110 field values: visible ASCII, space and tab (no CR, LF, NUL or other controls).
 _BAD_VALUE = re.compile(r"[^\t\x20-\x7e]")
@@ -339,13 +342,10 @@ class BodyDecoder:
                     raise TransportError("chunked response: chunk data not followed by CRLF")
                 state = "size"
             elif state == "size":
-                size_text = line.split(b";", 1)[0].strip()
-                try:
-                    chunk_size = int(size_text, 16)
-                except ValueError:
-                    raise TransportError(f"chunked response: bad chunk size {line[:40]!r}") from None
-                if chunk_size < 0 or not size_text.isalnum():
+                size_text = line.split(b";", 1)[0].strip(b" \t")
+                if not _HEX.match(size_text):
                     raise TransportError(f"chunked response: bad chunk size {line[:40]!r}")
+                chunk_size = int(size_text, 16)
                 if chunk_size == 0:
                     state = "trailer"
                 else:
@@ -393,18 +393,84 @@ def _exchange_failed(url: str, exc: BaseException) -> TransportError:
 # -- blocking sockets ---------------------------------------------------------------------------
 
 
-class _SyncConnection:
-    __slots__ = ("poller", "reused", "sock")
+# Plain TCP sockets stay in blocking mode and get their deadline from SO_RCVTIMEO/SO_SNDTIMEO:
+# a Python-level socket timeout would poll() before every recv and send (two syscalls for one).
+_KERNEL_TIMEOUTS: Final = sys.platform.startswith(("linux", "darwin", "freebsd"))
+_IDLE_CHECK_AFTER: Final = 1.0  # seconds idle after which a pooled connection is polled before reuse
 
-    def __init__(self, sock: socket.socket) -> None:
+
+_NO_TIMEOUT: Final = struct.pack("@ll", 0, 0)
+
+
+def _timeval(seconds: float) -> bytes:
+    seconds = max(seconds, 0.001)  # 0 would mean "no timeout"
+    whole = int(seconds)
+    return struct.pack("@ll", whole, int((seconds - whole) * 1_000_000))
+
+
+class _SyncConnection:
+    __slots__ = ("idle_since", "kernel_timeouts", "poller", "rcvtimeo", "reused", "sndtimeo", "sock")
+
+    def __init__(self, sock: socket.socket, *, tls: bool) -> None:
         self.sock = sock
         self.reused = False
+        self.idle_since = 0.0
         self.poller = select.poll()
         self.poller.register(sock.fileno(), select.POLLIN | select.POLLPRI)
+        self.kernel_timeouts = _KERNEL_TIMEOUTS and not tls
+        self.rcvtimeo: float | None = None  # what SO_RCVTIMEO is set to (None: no timeout)
+        self.sndtimeo: float | None = None
+        if self.kernel_timeouts:
+            sock.settimeout(None)
+
+    def _arm(self, option: int, current: float | None, remaining: float | None) -> float | None:
+        """Set SO_RCVTIMEO/SO_SNDTIMEO to `remaining` unless it is already within 1% + 1 ms."""
+        if remaining is None:
+            if current is not None:
+                self.sock.setsockopt(socket.SOL_SOCKET, option, _NO_TIMEOUT)
+            return None
+        if current is None or abs(current - remaining) > 0.001 + 0.01 * remaining:
+            self.sock.setsockopt(socket.SOL_SOCKET, option, _timeval(remaining))
+            return remaining
+        return current
+
+    def send(self, data: bytes, deadline: float | None) -> None:
+        remaining = None if deadline is None else deadline - time.monotonic()
+        if remaining is not None and remaining <= 0:
+            raise TimeoutError
+        sock = self.sock
+        if not self.kernel_timeouts:
+            sock.settimeout(remaining)
+            sock.sendall(data)
+            return
+        self.sndtimeo = self._arm(socket.SO_SNDTIMEO, self.sndtimeo, remaining)
+        try:
+            sock.sendall(data)
+        except BlockingIOError as exc:  # SO_SNDTIMEO expired
+            raise TimeoutError from exc
+
+    def recv(self, deadline: float | None) -> bytes:
+        """What arrived (b"" at EOF); TimeoutError when nothing did by `deadline`."""
+        sock = self.sock
+        while True:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise TimeoutError
+            if not self.kernel_timeouts:
+                sock.settimeout(remaining)
+                return sock.recv(READ_SIZE)
+            self.rcvtimeo = self._arm(socket.SO_RCVTIMEO, self.rcvtimeo, remaining)
+            try:
+                return sock.recv(READ_SIZE)
+            except BlockingIOError:  # SO_RCVTIMEO expired (perhaps within the tolerance: look again)
+                continue
 
     def stale(self) -> bool:
         """An idle connection with something to read is closing (EOF) or out of sync; on TLS
-        the something may also be a record without data (a TLS 1.3 session ticket)."""
+        the something may also be a record without data (a TLS 1.3 session ticket). Checked
+        only after a second of idleness: a close racing a quicker reuse is caught by the retry."""
+        if time.monotonic() - self.idle_since < _IDLE_CHECK_AFTER:
+            return False
         sock = self.sock
         if not isinstance(sock, ssl.SSLSocket):
             return bool(self.poller.poll(0))
@@ -418,6 +484,20 @@ class _SyncConnection:
         except OSError:
             pass
         return True
+
+    def drain(self) -> bytes | None:
+        """Whatever is already waiting in the socket, without blocking (None: nothing)."""
+        if not self.poller.poll(0):
+            return None
+        sock = self.sock
+        sock.setblocking(False)
+        try:
+            return sock.recv(READ_SIZE)
+        except (BlockingIOError, ssl.SSLWantReadError):
+            return None
+        finally:
+            if self.kernel_timeouts:
+                sock.setblocking(True)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -456,7 +536,7 @@ class SyncPool:
         except OSError as exc:
             sock.close()
             raise _connect_failed(self.url, exc) from exc
-        return _SyncConnection(sock)
+        return _SyncConnection(sock, tls=origin.scheme == "https")
 
     def _checkout(self) -> _SyncConnection | None:
         idle = self._idle
@@ -476,6 +556,7 @@ class SyncPool:
         if self._closed or len(self._idle) >= self.max_idle:
             conn.close()
         else:
+            conn.idle_since = time.monotonic()
             self._idle.append(conn)
 
     def post(self, payload: bytes, timeout: float | None) -> SyncResponse:
@@ -495,24 +576,17 @@ class SyncPool:
 
     def _exchange(self, conn: _SyncConnection, payload: bytes, deadline: float | None,
                   timeout: float | None) -> SyncResponse:
-        sock = conn.sock
         received = False
         try:
-            sock.settimeout(None if deadline is None else max(deadline - time.monotonic(), 0.0001))
             send_error: OSError | None = None
             try:
-                sock.sendall(payload)
+                conn.send(payload, deadline)
             except _RETRYABLE as exc:
                 send_error = exc  # the server may still have answered (an early reply); read it
             buffer = b""
             while True:
-                if deadline is not None:
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise TimeoutError
-                    sock.settimeout(remaining)
                 try:
-                    data = sock.recv(READ_SIZE)
+                    data = conn.recv(deadline)
                 except _RETRYABLE as exc:
                     if not received and conn.reused:
                         raise _Retry from exc
@@ -596,14 +670,8 @@ class SyncResponse:
     def _recv(self) -> bytes:
         conn = self._conn
         assert conn is not None
-        sock = conn.sock
         try:
-            if self._deadline is not None:
-                remaining = self._deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError
-                sock.settimeout(remaining)
-            return sock.recv(READ_SIZE)
+            return conn.recv(self._deadline)
         except TimeoutError as exc:
             self._abort()
             raise _timed_out(self._pool.url, self._timeout) from exc
@@ -646,9 +714,8 @@ class SyncResponse:
         if conn is None:
             return
         try:
-            while not self._decoder.done and conn.poller.poll(0):
-                conn.sock.settimeout(0.0)
-                data = conn.sock.recv(READ_SIZE)
+            while not self._decoder.done:
+                data = conn.drain()
                 if not data:
                     break
                 self._decoder.feed(data)
@@ -665,6 +732,54 @@ class SyncResponse:
 # -- asyncio streams ----------------------------------------------------------------------------
 
 
+class _Watchdog:
+    """Deadlines of every waiting read of one pool, on one timer.
+
+    A timer per wait (`loop.call_at`, or an `asyncio.timeout()` scope) costs a TimerHandle and
+    a heap push and pop each time, and cancelled handles pile up in the loop's heap until their
+    time comes. Requests finish long before their deadline, so one timer at the earliest
+    deadline, rescheduled only when an earlier one arrives, serves them all.
+    """
+
+    __slots__ = ("_handle", "_when", "loop", "waiting")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.waiting: dict[asyncio.Future[None], float] = {}
+        self._handle: asyncio.TimerHandle | None = None
+        self._when = float("inf")
+
+    def watch(self, waiter: asyncio.Future[None], deadline: float) -> None:
+        self.waiting[waiter] = deadline
+        if deadline < self._when:
+            if self._handle is not None:
+                self._handle.cancel()
+            self._when = deadline
+            self._handle = self.loop.call_at(deadline, self._fire)
+
+    def _fire(self) -> None:
+        self._handle = None
+        self._when = float("inf")
+        now = self.loop.time()
+        following = float("inf")
+        for waiter, deadline in list(self.waiting.items()):
+            if deadline <= now:
+                del self.waiting[waiter]
+                if not waiter.done():
+                    waiter.set_exception(TimeoutError())
+            elif deadline < following:
+                following = deadline
+        if following != float("inf"):
+            self._when = following
+            self._handle = self.loop.call_at(following, self._fire)
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self._when = float("inf")
+
+
 class _AsyncConnection(asyncio.Protocol):
     """One connection as an asyncio protocol: received bytes are buffered until `read()`.
 
@@ -673,8 +788,9 @@ class _AsyncConnection(asyncio.Protocol):
     buffered.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, watchdog: _Watchdog) -> None:
         self.loop = loop
+        self.watchdog = watchdog
         self.transport: asyncio.Transport | None = None
         self.reused = False
         self._chunks: list[bytes] = []
@@ -719,8 +835,9 @@ class _AsyncConnection(asyncio.Protocol):
 
     # -- used by the pool --
 
-    async def read(self) -> bytes:
-        """Whatever has arrived (waiting for something), or b"" once the peer closed."""
+    async def read(self, deadline: float | None) -> bytes:
+        """Whatever has arrived (waiting for something), or b"" once the peer closed;
+        `TimeoutError` when nothing arrived by `deadline` (loop time)."""
         if not self._chunks:
             if self._eof:
                 if self._error is not None:
@@ -728,10 +845,14 @@ class _AsyncConnection(asyncio.Protocol):
                 return b""
             waiter = self.loop.create_future()
             self._waiter = waiter
+            if deadline is not None:
+                self.watchdog.watch(waiter, deadline)
             try:
                 await waiter
             finally:
                 self._waiter = None
+                if deadline is not None:
+                    self.watchdog.waiting.pop(waiter, None)
             if not self._chunks:
                 if self._error is not None:
                     raise self._error
@@ -780,6 +901,7 @@ class AsyncPool:
         self._ssl = ssl_context
         self._idle: list[_AsyncConnection] = []
         self._closed = False
+        self._watchdog: _Watchdog | None = None
 
     async def _connect(self) -> _AsyncConnection:
         origin = self.origin
@@ -789,9 +911,14 @@ class AsyncPool:
                 self._ssl = default_ssl_context()
             context = self._ssl
         loop = asyncio.get_running_loop()
+        watchdog = self._watchdog
+        if watchdog is None or watchdog.loop is not loop:
+            if watchdog is not None:
+                watchdog.close()
+            watchdog = self._watchdog = _Watchdog(loop)
         try:
             _, conn = await loop.create_connection(
-                lambda: _AsyncConnection(loop), origin.host, origin.port, ssl=context,
+                lambda: _AsyncConnection(loop, watchdog), origin.host, origin.port, ssl=context,
                 server_hostname=origin.host if context else None,
             )
         except OSError as exc:
@@ -823,7 +950,7 @@ class AsyncPool:
         conn = self._checkout()
         if conn is not None:
             try:
-                return await self._timed_exchange(conn, payload, deadline, timeout)
+                return await self._exchange(conn, payload, deadline, timeout)
             except _Retry:
                 pass
         if deadline is None:
@@ -835,19 +962,9 @@ class AsyncPool:
             except TimeoutError as exc:
                 raise _connect_failed(self.url, exc) from exc
         try:
-            return await self._timed_exchange(conn, payload, deadline, timeout)
+            return await self._exchange(conn, payload, deadline, timeout)
         except _Retry as exc:  # a fresh connection is never retried
             raise _exchange_failed(self.url, exc.__cause__ or exc) from exc.__cause__
-
-    async def _timed_exchange(self, conn: _AsyncConnection, payload: bytes, deadline: float | None,
-                              timeout: float | None) -> AsyncResponse:
-        if deadline is None:
-            return await self._exchange(conn, payload, deadline, timeout)
-        try:
-            async with asyncio.timeout_at(deadline):
-                return await self._exchange(conn, payload, deadline, timeout)
-        except TimeoutError as exc:
-            raise _timed_out(self.url, timeout) from exc
 
     async def _exchange(self, conn: _AsyncConnection, payload: bytes, deadline: float | None,
                         timeout: float | None) -> AsyncResponse:
@@ -857,7 +974,7 @@ class AsyncPool:
             buffer = b""
             while True:
                 try:
-                    data = await conn.read()
+                    data = await conn.read(deadline)
                 except _RETRYABLE as exc:
                     if not received and conn.reused:
                         raise _Retry from exc
@@ -885,6 +1002,9 @@ class AsyncPool:
         except (_Retry, TransportError):
             conn.close()
             raise
+        except TimeoutError as exc:
+            conn.close()
+            raise _timed_out(self.url, timeout) from exc
         except OSError as exc:
             conn.close()
             raise _exchange_failed(self.url, exc) from exc
@@ -896,6 +1016,8 @@ class AsyncPool:
         self._closed = True
         while self._idle:
             self._idle.pop().close()
+        if self._watchdog is not None and not self._watchdog.loop.is_closed():
+            self._watchdog.close()
 
 
 class AsyncResponse:
@@ -940,25 +1062,21 @@ class AsyncResponse:
             if conn is None:
                 return
             try:
-                if self._deadline is None:
-                    data = await conn.read()
-                else:
-                    async with asyncio.timeout_at(self._deadline):
-                        data = await conn.read()
+                data = await conn.read(self._deadline)
             except TimeoutError as exc:
-                self.close()
+                self._abort()
                 raise _timed_out(self._pool.url, self._timeout) from exc
             except OSError as exc:
-                self.close()
+                self._abort()
                 raise _exchange_failed(self._pool.url, exc) from exc
             except BaseException:
-                self.close()
+                self._abort()
                 raise
             if not data:
                 try:
                     self._decoder.eof()
                 finally:
-                    self.close()
+                    self._abort()
                 return
             self._feed(data)
 
@@ -968,13 +1086,16 @@ class AsyncResponse:
             return pieces[0] if len(pieces) == 1 else b"".join(pieces)
         return b"".join([piece async for piece in self.aiter_body()])
 
+    def _abort(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
     def close(self) -> None:
         """Done with the reply: an unfinished body closes the connection (HTTP-21)."""
-        conn = self._conn
-        if conn is None:
+        if self._conn is None:
             return
-        self._conn = None
-        if self._decoder.done:  # pragma: no cover - _feed already released it
-            self._pool.release(conn)
+        if self._decoder.done:
+            self._finish()
         else:
-            conn.close()
+            self._abort()

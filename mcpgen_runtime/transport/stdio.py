@@ -31,6 +31,7 @@ from typing import IO, Any
 
 from .. import _json
 from ..errors import ConnectError, ProtocolError, RequestTimeoutError, ServerExitedError
+from ..protocol.meta import SUBSCRIPTION_ID_KEY
 from .base import Message, OnNotification, Reply
 
 SHUTDOWN_GRACE = 2.0  # seconds to wait at each shutdown step (stdin EOF, SIGTERM)
@@ -39,7 +40,6 @@ _STDERR_LINE_LIMIT = 8192  # bytes kept per stderr line: the tail stays bounded
 _READ_SIZE = 1 << 16
 _LINE_LIMIT = 1 << 26  # asyncio line limit: a tools/list page can be large
 _STREAM_SLICE = 0.05  # seconds a blocking stream() reader holds the pipe before letting requests in
-_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
 def _child_env(env: Mapping[str, str] | None) -> dict[str, str] | None:
@@ -84,8 +84,8 @@ def _stream_key(message: Message) -> Any:
     if not isinstance(params, dict):
         return None
     meta = params.get("_meta")
-    if isinstance(meta, dict) and _SUBSCRIPTION_ID in meta:
-        return meta[_SUBSCRIPTION_ID]
+    if isinstance(meta, dict) and SUBSCRIPTION_ID_KEY in meta:
+        return meta[SUBSCRIPTION_ID_KEY]
     if message.get("method") == "notifications/cancelled":
         return params.get("requestId")
     return None

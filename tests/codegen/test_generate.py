@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from codegen import fmt, modelgen, naming
+from codegen import fmt, naming, pipeline, render
 from codegen.pipeline import build_client, build_server
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
 from mcpgen_runtime._version import __version__
@@ -48,6 +48,15 @@ def load_spec(path: Path) -> ValidatedSpec:
         return ValidatedSpec(source=display, tools=tools, digest=canonical_digest(tools))
     spec = validate(load_file(path))
     return ValidatedSpec(source=display, tools=spec.tools, digest=spec.digest, warnings=spec.warnings)
+
+
+def clear_generator_caches() -> None:
+    """Forget everything the generator memoises between builds (IR, models text, black fallbacks)."""
+    pipeline._IR_CACHE.clear()
+    render._MODELS_TEXT.clear()
+    render._TOOLS_JSON.clear()
+    fmt._COMPILED.clear()
+    fmt.black_statement.cache_clear()
 
 
 def write_package(root: Path, package: GeneratedPackage) -> Path:
@@ -192,7 +201,10 @@ def test_weather_client_signatures(imported: dict[str, ModuleType]) -> None:
         assert inspect.signature(cls.get_weather).return_annotation is ToolResult
         assert inspect.signature(cls.get_weather_data).return_annotation is models.GetWeatherDataOutput
         assert inspect.signature(cls.list_users).return_annotation == list[models.ListUsersOutputItem]
-        assert params(cls.calculate_sum)[1:] == [("a", positional, float, empty), ("b", positional, float, empty)]
+        # JSON "number": int | float, so an int argument is sent as an int (2, not 2.0)
+        assert params(cls.calculate_sum)[1:] == [
+            ("a", positional, int | float, empty), ("b", positional, int | float, empty)
+        ]
         assert params(cls.get_current_time) == [("self", positional, empty, empty)]
         assert cls.get_weather.__doc__.startswith("Get current weather information for a location")
         assert "location: City name or zip code" in cls.get_weather.__doc__
@@ -385,8 +397,7 @@ def test_generated_client_calls_generated_server(imported: dict[str, ModuleType]
 def test_rebuild_gives_identical_bytes(
     specs: dict[str, ValidatedSpec], built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]
 ) -> None:
-    modelgen._run_datamodel_codegen.cache_clear()
-    fmt.format_python.cache_clear()
+    clear_generator_caches()
     for key in ("weather", "conformance"):
         client, server = built[key]
         again = build_client(specs[key], package=client.package)

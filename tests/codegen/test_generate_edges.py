@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from codegen import modelgen
+from codegen.ir import ModelRef, Prim, Union
 from codegen.pipeline import build_client, build_server
 from codegen.spec import ValidatedSpec, canonical_digest
 
@@ -147,40 +148,45 @@ def test_empty_output_schema(edge: ModuleType) -> None:
     assert inspect.signature(edge.Client.empty_out).return_annotation is edge.models.EmptyOutOutput
 
 
-def test_nested_class_name_collision_is_planned_around(edge: ModuleType) -> None:
-    a_model = _params(edge.Client.a)["b_input"].annotation.__args__[0]
-    assert a_model is edge.models.AInputBInput and "x" in a_model.model_fields
+def test_tool_classes_are_reserved_before_nested_ones(edge: ModuleType) -> None:
+    # tool `a`'s nested object `b_input` would be called AInputBInput, the class of tool `a_input_b`
     sent = []
     client = object.__new__(edge.Client)
     client._call = lambda name, arguments, model: sent.append(model)
     client.a_input_b(y="1")
-    assert sent == [edge.models.AInputBInput2] and "y" in edge.models.AInputBInput2.model_fields
+    assert sent == [edge.models.AInputBInput] and "y" in edge.models.AInputBInput.model_fields
+    a_model = _params(edge.Client.a)["b_input"].annotation.__args__[0]
+    assert a_model is edge.models.AInputBInput2 and "x" in a_model.model_fields
 
 
-def test_planned_names_are_pinned() -> None:
-    plans = modelgen.plan_classes(EDGE_TOOLS)
+def test_planned_names() -> None:
+    plans, models, _ = modelgen.build_models(EDGE_TOOLS)
     assert [plan.input_class for plan in plans][:3] == ["RefrootInput", "AllofInput", "OneofInput"]
-    document, name_map = modelgen.build_document(EDGE_TOOLS, plans)
-    assert name_map["#/$defs/RefrootBaseDef"] == "RefrootBaseDef"
-    assert document["$defs"]["RefrootInput"]["$ref"] == "#/$defs/RefrootBaseDef"
-    assert "definitions" not in document["$defs"]["AllofInput"]
-    assert document["$defs"]["TreeInput"]["properties"]["children"]["items"] == {"$ref": "#/$defs/TreeInput"}
+    by_name = {model.name: model for model in models.models}
+    # a root $ref to an object: the tool gets its own class with the target's fields
+    assert [f.name for f in by_name["RefrootInput"].fields] == ["a"]
+    assert "definitions" not in by_name and "AllofInput" in by_name
+    tree = by_name["TreeInput"]
+    assert [f.name for f in tree.fields] == ["label", "children"]
+    assert models.rebuild and "TreeInput" in models.rebuild  # it mentions itself
 
 
-def test_titles_and_ids_never_reach_the_document() -> None:
+def test_titles_and_ids_never_name_anything() -> None:
     tools = [{
         "name": "t",
         "inputSchema": {
             "$id": "https://evil.example/schema", "title": "Evil", "type": "object",
             "properties": {"title": {"type": "string", "title": "AlsoEvil"}, "x": {"$ref": "#anchor"}},
-            "$defs": {"d": {"$anchor": "anchor", "title": "DefEvil", "type": "string"}},
+            "$defs": {"d": {"$anchor": "anchor", "title": "DefEvil", "type": "object",
+                            "properties": {"k": {"type": "string"}}}},
         },
     }]
-    document, _ = modelgen.build_document(tools, modelgen.plan_classes(tools))
-    text = repr(document)
-    assert "Evil" not in text and "evil.example" not in text and "$anchor" not in text
-    assert document["$defs"]["TInput"]["properties"]["title"] == {"type": "string"}  # a property named title stays
-    assert document["$defs"]["TInput"]["properties"]["x"] == {"$ref": "#/$defs/TDDef"}
+    _, models, _ = modelgen.build_models(tools)
+    text = repr(models)
+    assert "Evil" not in text and "evil.example" not in text and "anchor" not in text.lower()
+    by_name = {model.name: model for model in models.models}
+    assert [f.name for f in by_name["TInput"].fields] == ["title", "x"]  # a property named title stays
+    assert by_name["TInput"].fields[1].type == Union((ModelRef("TDDef"), Prim("None")))
 
 
 def test_no_tools() -> None:

@@ -127,7 +127,7 @@ def test_markers_cannot_be_forged() -> None:
 def test_environment_rejects_plain_strings() -> None:
     env = render.environment()
     template = env.from_string("x = {{ value }}\n")
-    assert template.render(value=pysource.literal("ok")) == "x = 'ok'\n"
+    assert template.render(value=pysource.literal("ok")) == 'x = "ok"\n'  # black's quotes
     for value in ["'); import os #", 42, None, ["a"]]:
         with pytest.raises(InternalGeneratorError):
             template.render(value=value)

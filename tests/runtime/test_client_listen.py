@@ -257,12 +257,15 @@ def test_listen_on_the_httpx_engine(sdk_url: str, mode: str) -> None:
     import httpx
 
     from mcpgen_runtime.transport import AsyncHttpTransport, HttpTransport
+    from mcpgen_runtime.transport.http import BASE_HEADERS
 
+    # request() on a caller's httpx client sends only the MCP headers (no Accept/Content-Type),
+    # so the client carries them here; stream() adds them itself.
     def make_sync() -> Client:
-        return Client(transport=HttpTransport(sdk_url, client=httpx.Client()))
+        return Client(transport=HttpTransport(sdk_url, client=httpx.Client(headers=dict(BASE_HEADERS))))
 
     def make_async() -> AsyncClient:
-        return AsyncClient(transport=AsyncHttpTransport(sdk_url, client=httpx.AsyncClient()))
+        return AsyncClient(transport=AsyncHttpTransport(sdk_url, client=httpx.AsyncClient(headers=dict(BASE_HEADERS))))
 
     with driver(mode, make_sync, make_async) as drv:
         assert drv.client.transport.engine == "httpx"

@@ -193,3 +193,21 @@ def test_version_retry_uses_new_id_and_version_ver02() -> None:
     result, sent = drive(core.discover_flow(), unsupported, {"result": {"supportedVersions": ["2026-07-28"]}})
     assert result == {"supportedVersions": ["2026-07-28"]}
     assert [o.message["id"] for o in sent] == [1, 2]
+
+
+class Numbers(BaseModel):
+    a: int | float
+    items: list[int | float] = []
+
+
+def test_argument_pointer_skips_union_members_and_points_into_the_input() -> None:
+    """pydantic reports `('a', 'int')` for a union; the pointer is into the arguments: /a."""
+    with pytest.raises(ToolArgumentsError) as info:
+        ClientCore().prepare_arguments("t", {"a": "two"}, Numbers)
+    assert info.value.pointer == "/a"
+    with pytest.raises(ToolArgumentsError) as info:
+        ClientCore().prepare_arguments("t", {"a": 1, "items": [1, "x"]}, Numbers)
+    assert info.value.pointer == "/items/1"
+    with pytest.raises(ToolArgumentsError) as info:
+        ClientCore().prepare_arguments("t", {}, Numbers)
+    assert info.value.pointer == "/a"  # missing: where it belongs

@@ -1,0 +1,246 @@
+"""`make bench`: every benchmark, then bench/RESULTS.md.
+
+    python -m bench [--quick] [--out bench/RESULTS.md] [--skip server,client,micro,roundtrips,gen]
+                    [--variants h11,uvloop] [--duration S] [--repeats N] [--calls N]
+
+Runs bench/server_bench.py (throughput side by side), bench/client_bench.py (per-call latency),
+bench/roundtrips.py (cache and multi-round-trip request counts), bench/micro.py (CPU of the
+parts) and bench/gen_bench.py when it exists (generator speed), writes the raw data to
+bench/out/ and the tables to RESULTS.md. Text below the notes marker in an existing
+RESULTS.md is kept, so hand-written analysis survives a rerun.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from . import client_bench, micro, procstat, roundtrips, server_bench
+from .servers import EXTRAS, LABELS, ROOT, VARIANTS
+
+OUT = ROOT / "bench" / "out"
+NOTES_MARKER = "<!-- notes: everything below this line is hand-written and kept by `make bench` -->"
+PACKAGES = ["uvicorn", "h11", "httptools", "uvloop", "mcp", "fastmcp", "starlette", "pydantic", "pydantic-core",
+            "orjson", "httpx", "anyio"]
+
+
+def versions() -> dict[str, str]:
+    found: dict[str, str] = {"mcpgen": _version("mcpgen")}
+    for name in PACKAGES:
+        found[name] = _version(name)
+    return found
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        for dist in metadata.distributions(path=[str(EXTRAS)]):
+            if dist.metadata["Name"].lower().replace("_", "-") == name:
+                return f"{dist.version} (bench/.venv-peers)"
+        return "not installed"
+
+
+def _gen_bench(quick: bool) -> dict[str, Any] | None:
+    script = ROOT / "bench" / "gen_bench.py"
+    if not script.exists():
+        return None
+    command = [sys.executable, "-m", "bench.gen_bench", *(["--quick"] if quick else [])]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    except subprocess.TimeoutExpired:
+        return {"command": " ".join(command[1:]), "returncode": None, "output": "timed out after 1800 s"}
+    if proc.returncode != 0 and quick and "--quick" in (proc.stderr or ""):
+        command = command[:3]
+        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    return {"command": " ".join(["python", *command[1:]]), "returncode": proc.returncode,
+            "seconds": time.monotonic() - started,
+            "output": (proc.stdout or "")[-8000:] + ((proc.stderr or "")[-2000:] if proc.returncode else "")}
+
+
+def _kept_notes(path: Path) -> str:
+    if not path.exists():
+        return ""
+    text = path.read_text()
+    at = text.find(NOTES_MARKER)
+    return text[at + len(NOTES_MARKER):].strip("\n") if at >= 0 else ""
+
+
+def _shown(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return path
+
+
+def render(results: dict[str, Any], notes: str) -> str:
+    machine = results["machine"]
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Written by `make bench` (`python -m bench{results['argv']}`) on {results['started']}, "
+        f"in {results['seconds']:.0f} s. Raw data: `{_shown(results['data_dir'])}/{results['stamp']}-*.json` "
+        "(git-ignored).",
+        "",
+        "## Machine and versions",
+        "",
+        f"- CPU: {machine['cpu']}, {machine['cores']} cores; kernel {machine['kernel']}; Python {machine['python']}",
+        f"- load average (1/5/15 min) at start: {results['load_start']}; at end: {results['load_end']}",
+    ]
+    if results["busy"]:
+        lines.append("- **The machine was busy during this run** (load average ≥ 0.5 at start): "
+                     "absolute numbers are noisy; ratios measured within one repeat are the robust part.")
+    lines.append("- " + ", ".join(f"{name} {version}" for name, version in results["versions"].items()))
+    lines.append("")
+    server = results.get("server")
+    if server:
+        settings = server["settings"]
+        lines += [
+            "## Servers: throughput side by side",
+            "",
+            f"One uvicorn worker per server on 127.0.0.1, same uvicorn settings for all (`bench/serve.py`: "
+            "`http`/`loop` per row, `lifespan=auto`, `access_log=False`, no server/date header); the load "
+            "generator (`bench/loadgen.py`: raw HTTP/1.1 keep-alive over asyncio, pre-built requests, "
+            "responses checked) runs on the same machine. Each round: "
+            f"{settings['warmup']} s warm-up + {settings['duration']} s measured at each concurrency "
+            f"{settings['concurrency']}; {settings['repeats']} interleaved repeats, server order rotating; "
+            "medians shown. `x ceiling` is the median over repeats of (req/s ÷ the bare-ASGI req/s of the "
+            "same repeat). Server CPU is utime+stime of the server process in the window ÷ requests; peak "
+            "RSS is VmHWM after all rounds. The request is a 2026-07-28 `tools/call` of `add(1, 2)` with "
+            "`MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`; every server validates input and output.",
+            "",
+            server_bench.table(server["summary"]),
+            "",
+        ]
+        lines += [f"- {line}" for line in server["verdicts"]]
+        lines += [f"- skipped: {line}" for line in server["skipped"]]
+        lines += ["", "Server commands (one per server and variant):", ""]
+        lines += [f"- `{key}`: `{' '.join(Path(a).name if i == 0 else a for i, a in enumerate(cmd))}`"
+                  for key, cmd in server["commands"].items()]
+        lines.append("")
+    client = results.get("client")
+    if client:
+        settings = client["settings"]
+        lines += [
+            "## Clients: one sequential call",
+            "",
+            f"Against our generated server (`{' '.join(Path(client['server_command'][0]).name if i == 0 else a for i, a in enumerate(client['server_command']))}`), "
+            f"{settings['calls']} sequential `add(1, 2)` calls per round, {settings['repeats']} interleaved "
+            "repeats, medians of the per-round medians. Baseline (`raw POST`): the cheapest honest raw "
+            "HTTP request, a pre-built request (bytes) on one kept-alive blocking socket with TCP_NODELAY, "
+            "the reply read by Content-Length; no JSON work. Overhead = latency - the baseline's latency. "
+            "Client CPU is this process's CPU time per call (includes the kernel's TCP work).",
+            "",
+            client_bench.table(client["summary"]),
+            "",
+        ]
+        lines += [f"- {line}" for line in client["verdicts"]]
+        engines = {k: v for k, v in client["engines"].items()}
+        if engines:
+            lines.append(f"- transport engines: {', '.join(f'{k}={v}' for k, v in engines.items())}")
+        lines.append("")
+    trips = results.get("roundtrips")
+    if trips:
+        lines += ["## Round trips", "", "Requests that reached the server (bench/roundtrips.py).", "",
+                  roundtrips.table(trips), ""]
+    parts = results.get("micro")
+    if parts:
+        lines += ["## Parts (CPU per operation, in-process, no sockets)", "", "bench/micro.py.", "",
+                  micro.table(parts), ""]
+    gen = results.get("gen")
+    if gen is not None:
+        lines += ["## Generator (bench/gen_bench.py)", "", f"`{gen['command']}` (exit {gen['returncode']}):", "",
+                  "```", gen["output"].strip(), "```", ""]
+    elif "gen" not in results["skipped_parts"]:
+        lines += ["## Generator", "", "bench/gen_bench.py does not exist yet; `make bench` runs it once it does.",
+                  ""]
+    lines += [NOTES_MARKER, "", notes.strip(), ""] if notes.strip() else [NOTES_MARKER, ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="a ~1 s taste of everything (the smoke test)")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
+    parser.add_argument("--no-write", action="store_true", help="print, do not write RESULTS.md")
+    parser.add_argument("--data-dir", type=Path, default=OUT, help="where the raw JSON goes (default bench/out)")
+    parser.add_argument("--skip", default="", help="comma list of: server,client,micro,roundtrips,gen")
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument("--servers", default=",".join(LABELS))
+    parser.add_argument("--duration", type=float)
+    parser.add_argument("--repeats", type=int)
+    parser.add_argument("--calls", type=int)
+    args = parser.parse_args(argv)
+    skip = {part for part in args.skip.split(",") if part}
+    argv_text = "" if argv is None and len(sys.argv) == 1 else " " + " ".join(sys.argv[1:] if argv is None else argv)
+    quick = args.quick
+    started = time.monotonic()
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    data_dir: Path = args.data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
+    load_start = procstat.machine()["loadavg"]
+    results: dict[str, Any] = {
+        "argv": argv_text, "stamp": stamp, "data_dir": str(data_dir), "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "machine": procstat.machine(), "versions": versions(), "load_start": load_start,
+        "busy": float(load_start.split()[0]) >= 0.5, "skipped_parts": sorted(skip),
+    }
+
+    def save(name: str, data: Any) -> None:
+        (data_dir / f"{stamp}-{name}.json").write_text(json.dumps(data, indent=1, default=str))
+
+    if "server" not in skip:
+        print("== servers", file=sys.stderr, flush=True)
+        servers = [s for s in args.servers.split(",") if s]
+        if server_bench.CEILING not in servers:
+            servers.append(server_bench.CEILING)
+        data = server_bench.run(
+            servers, [8] if quick else [8, 32], [v for v in args.variants.split(",") if v],
+            duration=args.duration or (0.5 if quick else 5.0), warmup=0.2 if quick else 1.0,
+            repeats=args.repeats or (1 if quick else 3))
+        data["summary"] = server_bench.summarize(data)
+        data["verdicts"] = server_bench.verdicts(data["summary"], data)
+        save("server", data)
+        results["server"] = data
+        print(server_bench.table(data["summary"]), flush=True)
+    if "client" not in skip:
+        print("== clients", file=sys.stderr, flush=True)
+        cdata = client_bench.run(client_bench.CLIENTS, calls=args.calls or (100 if quick else 2000),
+                                 repeats=args.repeats or (1 if quick else 5))
+        cdata["summary"] = client_bench.summarize(cdata)
+        cdata["verdicts"] = client_bench.verdicts(cdata["summary"])
+        save("client", cdata)
+        results["client"] = cdata
+        print(client_bench.table(cdata["summary"]), flush=True)
+    if "roundtrips" not in skip:
+        print("== round trips", file=sys.stderr, flush=True)
+        results["roundtrips"] = roundtrips.run()
+        save("roundtrips", results["roundtrips"])
+        print(roundtrips.table(results["roundtrips"]), flush=True)
+    if "micro" not in skip:
+        print("== parts", file=sys.stderr, flush=True)
+        results["micro"] = micro.run(300 if quick else 5000)
+        save("micro", results["micro"])
+        print(micro.table(results["micro"]), flush=True)
+    if "gen" not in skip:
+        print("== generator", file=sys.stderr, flush=True)
+        results["gen"] = _gen_bench(quick)
+        if results["gen"] is not None:
+            print(results["gen"]["output"], flush=True)
+    results["load_end"] = procstat.machine()["loadavg"]
+    results["seconds"] = time.monotonic() - started
+    save("all", results)
+    if not args.no_write:
+        args.out.write_text(render(results, _kept_notes(args.out)))
+        print(f"wrote {args.out}", file=sys.stderr)
+    return results
+
+
+if __name__ == "__main__":
+    main()
