@@ -24,7 +24,7 @@ from codegen.refs import resolve_pointer
 from mcpgen_runtime.errors import ConnectError, MethodNotFoundError, ServerExitedError
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SHARED = Path("/work/shared")
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 
 
 def _write(tmp_path: Path, content: str | bytes, name: str = "spec.json") -> Path:
