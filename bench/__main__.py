@@ -1,9 +1,10 @@
 """`make bench`: every benchmark, then bench/RESULTS.md.
 
-    python -m bench [--quick] [--out bench/RESULTS.md] [--skip server,client,micro,roundtrips,gen]
+    python -m bench [--quick] [--out bench/RESULTS.md] [--skip server,client,layers,micro,roundtrips,gen]
                     [--variants h11,uvloop] [--duration S] [--repeats N] [--calls N]
 
 Runs bench/server_bench.py (throughput side by side), bench/client_bench.py (per-call latency),
+bench/client_layers.py (the client call taken apart),
 bench/roundtrips.py (cache and multi-round-trip request counts), bench/micro.py (CPU of the
 parts) and bench/gen_bench.py when it exists (generator speed), writes the raw data to
 bench/out/ and the tables to RESULTS.md. Text below the notes marker in an existing
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import time
@@ -21,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import client_bench, micro, procstat, roundtrips, server_bench
+from . import client_bench, client_layers, micro, procstat, roundtrips, server_bench
 from .servers import EXTRAS, LABELS, ROOT, VARIANTS
 
 OUT = ROOT / "bench" / "out"
@@ -80,6 +82,11 @@ def _shown(path: str) -> str:
         return path
 
 
+def _carried(results: dict[str, Any], part: str) -> list[str]:
+    stamp = results.get("carried", {}).get(part)
+    return [f"(Carried over from the run of {stamp}: `bench/out/{stamp}-{part}.json`.)", ""] if stamp else []
+
+
 def render(results: dict[str, Any], notes: str) -> str:
     machine = results["machine"]
     lines = [
@@ -105,6 +112,7 @@ def render(results: dict[str, Any], notes: str) -> str:
         lines += [
             "## Servers: throughput side by side",
             "",
+            *_carried(results, "server"),
             f"One uvicorn worker per server on 127.0.0.1, same uvicorn settings for all (`bench/serve.py`: "
             "`http`/`loop` per row, `lifespan=auto`, `access_log=False`, no server/date header); the load "
             "generator (`bench/loadgen.py`: raw HTTP/1.1 keep-alive over asyncio, pre-built requests, "
@@ -131,6 +139,7 @@ def render(results: dict[str, Any], notes: str) -> str:
         lines += [
             "## Clients: one sequential call",
             "",
+            *_carried(results, "client"),
             f"Against our generated server (`{' '.join(Path(client['server_command'][0]).name if i == 0 else a for i, a in enumerate(client['server_command']))}`), "
             f"{settings['calls']} sequential `add(1, 2)` calls per round, {settings['repeats']} interleaved "
             "repeats, medians of the per-round medians. Baseline (`raw POST`): the cheapest honest raw "
@@ -146,13 +155,21 @@ def render(results: dict[str, Any], notes: str) -> str:
         if engines:
             lines.append(f"- transport engines: {', '.join(f'{k}={v}' for k, v in engines.items())}")
         lines.append("")
+    layers = results.get("layers")
+    if layers:
+        lines += ["### Where a client call's time goes", "", *_carried(results, "layers"),
+                  "bench/client_layers.py: each row adds one layer to the row above, against the bare ASGI app; "
+                  "minimum over interleaved rounds of the mean per call (noise only adds).", "",
+                  client_layers.table(layers), ""]
     trips = results.get("roundtrips")
     if trips:
-        lines += ["## Round trips", "", "Requests that reached the server (bench/roundtrips.py).", "",
+        lines += ["## Round trips", "", *_carried(results, "roundtrips"),
+                  "Requests that reached the server (bench/roundtrips.py).", "",
                   roundtrips.table(trips), ""]
     parts = results.get("micro")
     if parts:
-        lines += ["## Parts (CPU per operation, in-process, no sockets)", "", "bench/micro.py.", "",
+        lines += ["## Parts (CPU per operation, in-process, no sockets)", "", *_carried(results, "micro"),
+                  "bench/micro.py.", "",
                   micro.table(parts), ""]
     gen = results.get("gen")
     if gen is not None:
@@ -171,7 +188,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
     parser.add_argument("--no-write", action="store_true", help="print, do not write RESULTS.md")
     parser.add_argument("--data-dir", type=Path, default=OUT, help="where the raw JSON goes (default bench/out)")
-    parser.add_argument("--skip", default="", help="comma list of: server,client,micro,roundtrips,gen")
+    parser.add_argument("--skip", default="", help="comma list of: server,client,layers,micro,roundtrips,gen")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--servers", default=",".join(LABELS))
     parser.add_argument("--duration", type=float)
@@ -193,7 +210,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
 
     def save(name: str, data: Any) -> None:
-        (data_dir / f"{stamp}-{name}.json").write_text(json.dumps(data, indent=1, default=str))
+        kind = "quick-" if quick else ""  # quick runs never stand in for real data (see `carried`)
+        (data_dir / f"{stamp}-{kind}{name}.json").write_text(json.dumps(data, indent=1, default=str))
 
     if "server" not in skip:
         print("== servers", file=sys.stderr, flush=True)
@@ -202,8 +220,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             servers.append(server_bench.CEILING)
         data = server_bench.run(
             servers, [8] if quick else [8, 32], [v for v in args.variants.split(",") if v],
-            duration=args.duration or (0.5 if quick else 5.0), warmup=0.2 if quick else 1.0,
-            repeats=args.repeats or (1 if quick else 3))
+            duration=args.duration or (0.5 if quick else 3.0), warmup=0.2 if quick else 1.0,
+            repeats=args.repeats or (1 if quick else 5))
         data["summary"] = server_bench.summarize(data)
         data["verdicts"] = server_bench.verdicts(data["summary"], data)
         save("server", data)
@@ -211,13 +229,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(server_bench.table(data["summary"]), flush=True)
     if "client" not in skip:
         print("== clients", file=sys.stderr, flush=True)
-        cdata = client_bench.run(client_bench.CLIENTS, calls=args.calls or (100 if quick else 2000),
-                                 repeats=args.repeats or (1 if quick else 5))
+        # Many short rounds rather than a few long ones: on a shared machine every client then
+        # sees the same mix of quiet and busy moments.
+        cdata = client_bench.run(client_bench.CLIENTS, calls=args.calls or (100 if quick else 250),
+                                 repeats=args.repeats or (1 if quick else 20))
         cdata["summary"] = client_bench.summarize(cdata)
         cdata["verdicts"] = client_bench.verdicts(cdata["summary"])
         save("client", cdata)
         results["client"] = cdata
         print(client_bench.table(cdata["summary"]), flush=True)
+    if "layers" not in skip:
+        print("== client layers", file=sys.stderr, flush=True)
+        results["layers"] = client_layers.run(100 if quick else 800, 1 if quick else 12)
+        save("layers", results["layers"])
+        print(client_layers.table(results["layers"]), flush=True)
     if "roundtrips" not in skip:
         print("== round trips", file=sys.stderr, flush=True)
         results["roundtrips"] = roundtrips.run()
@@ -233,6 +258,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results["gen"] = _gen_bench(quick)
         if results["gen"] is not None:
             print(results["gen"]["output"], flush=True)
+    results["carried"] = {}
+    if not args.quick:  # a partial run keeps the other sections from the latest full data
+        for part in ("server", "client", "layers", "roundtrips", "micro"):
+            if part in skip and part not in results:
+                previous = sorted(p for p in data_dir.glob(f"*-{part}.json")
+                                  if re.fullmatch(rf"\d{{8}}-\d{{6}}-{part}\.json", p.name))
+                if previous:
+                    results[part] = json.loads(previous[-1].read_text())
+                    results["carried"][part] = previous[-1].name.split(f"-{part}")[0]
     results["load_end"] = procstat.machine()["loadavg"]
     results["seconds"] = time.monotonic() - started
     save("all", results)

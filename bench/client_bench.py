@@ -1,6 +1,6 @@
 """Client benchmark: latency and CPU of one sequential `add(1, 2)` call, per client, against one server.
 
-    python -m bench.client_bench [--calls 2000] [--repeats 5] [--server ours] [--json FILE]
+    python -m bench.client_bench [--calls 250] [--repeats 20] [--server ours] [--json FILE]
 
 Clients, all in this process, all against the same server (bench/serve.py, h11+asyncio):
 
@@ -11,6 +11,7 @@ Clients, all in this process, all against the same server (bench/serve.py, h11+a
                 building, MCP headers, transport, result and output-model parsing
   ours-async    generated `bench_client.AsyncClient`
   ours-httpx    `bench_client.Client` on the httpx engine (what the lean transport replaced)
+  ours-async-httpx  `bench_client.AsyncClient` on the httpx engine
   sdk           the official SDK: `mcp.Client(url).call_tool("add", {...})` (asyncio)
 
 Rounds are interleaved (each repeat measures every client once, in rotating order); reported are
@@ -25,7 +26,6 @@ import asyncio
 import contextlib
 import gc
 import json
-import select
 import socket
 import statistics
 import sys
@@ -41,7 +41,7 @@ for _path in (ROOT, ROOT / "generated"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-CLIENTS = ["raw-sync", "raw-async", "ours-sync", "ours-async", "ours-httpx", "sdk"]
+CLIENTS = ["raw-sync", "raw-async", "ours-sync", "ours-async", "ours-httpx", "ours-async-httpx", "sdk"]
 BASELINE = "raw-sync"
 
 
@@ -65,12 +65,6 @@ def _read_reply(recv: Callable[[], bytes], first: bytes = b"") -> bytes:
         data += chunk
 
 
-def _idle_closed(sock: socket.socket) -> bool:
-    """uvicorn closes idle keep-alive connections after 5 s; between rounds we reconnect."""
-    readable, _, _ = select.select([sock], [], [], 0)
-    return bool(readable)
-
-
 class RawSync:
     def __init__(self, port: int) -> None:
         self.port = port
@@ -83,9 +77,9 @@ class RawSync:
         return sock
 
     def prepare(self) -> None:
-        if _idle_closed(self.sock):
-            self.sock.close()
-            self.sock = self._connect()
+        """A fresh connection per round (uvicorn drops idle ones after 5 s), opened untimed."""
+        self.sock.close()
+        self.sock = self._connect()
 
     def call(self) -> None:
         sock = self.sock
@@ -106,10 +100,9 @@ class RawAsync:
         self.writer.transport.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     async def prepare(self) -> None:
-        await asyncio.sleep(0)  # let the loop notice an EOF
-        if self.reader.at_eof() or self.writer.transport.is_closing():
-            self.writer.close()
-            await self.open()
+        """A fresh connection per round (uvicorn drops idle ones after 5 s), opened untimed."""
+        self.writer.close()
+        await self.open()
 
     async def call(self) -> None:
         self.writer.write(self.request)
@@ -190,6 +183,18 @@ class Bench:
         client = self.stack.enter_context(Client(transport=transport))
         self.engines["ours-httpx"] = transport.engine
         self.sync_calls["ours-httpx"] = lambda: client.add(a=1, b=2)
+
+    async def _open_ours_async_httpx(self) -> None:
+        import httpx
+        from bench_client import AsyncClient
+
+        from mcpgen_runtime.transport.http import BASE_HEADERS, AsyncHttpTransport
+
+        http = await self.stack.enter_async_context(httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=30.0))
+        transport = AsyncHttpTransport(self.url, client=http)
+        client = await self.stack.enter_async_context(AsyncClient(transport=transport))
+        self.engines["ours-async-httpx"] = transport.engine
+        self.async_calls["ours-async-httpx"] = lambda: client.add(a=1, b=2)
 
     async def _open_sdk(self) -> None:
         from mcp import Client as SdkClient
@@ -298,6 +303,7 @@ LABELS = {
     "ours-sync": "mcpgen Client (generated, sync)",
     "ours-async": "mcpgen AsyncClient (generated)",
     "ours-httpx": "mcpgen Client on httpx (old engine)",
+    "ours-async-httpx": "mcpgen AsyncClient on httpx (old engine)",
     "sdk": "SDK mcp.Client (async)",
 }
 
@@ -326,8 +332,8 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--clients", default=",".join(CLIENTS))
-    parser.add_argument("--calls", type=int, default=2000, help="sequential calls per round")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--calls", type=int, default=250, help="sequential calls per round")
+    parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--server", default="ours")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Server benchmark: every server side by side under the same load, rounds interleaved.
 
     python -m bench.server_bench [--servers ours,sdk,sdk-json,fastmcp,bare] [--concurrency 8,32]
-                                 [--duration 5] [--warmup 1] [--repeats 3] [--variants h11,uvloop]
+                                 [--duration 3] [--warmup 1] [--repeats 5] [--variants h11,uvloop]
                                  [--json FILE]
 
 Per variant (uvicorn `--http/--loop`: h11+asyncio, and httptools+uvloop when installed) all
@@ -164,9 +164,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--servers", default=",".join(ALL_SERVERS))
     parser.add_argument("--concurrency", default="8,32")
     parser.add_argument("--variants", default="h11,uvloop")
-    parser.add_argument("--duration", type=float, default=5.0)
+    parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--warmup", type=float, default=1.0)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", type=Path, help="write the raw rounds and the summary here")
     args = parser.parse_args(argv)
     servers = [s for s in args.servers.split(",") if s]

@@ -26,7 +26,7 @@ from mcpgen_runtime._version import PROTOCOL_VERSION, __version__
 
 from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
 from .errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidationError
-from .write import FileDiff, WriteReport, check_package, write_file_atomic, write_package
+from .write import FileDiff, WriteReport, check_package, is_fresh, write_file_atomic, write_package
 
 if TYPE_CHECKING:
     from .spec import GeneratedPackage, LoadedSpec, ValidatedSpec
@@ -463,15 +463,39 @@ def generate(check: bool, config_path: Path | None) -> None:
         raise _Failed
 
 
+def _input_key(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError],
+               digests: dict[Path, str]) -> str | None:
+    """pipeline.input_key of the target (None when its source does not load: reported later)."""
+    from .pipeline import input_key
+
+    _loaded_for(target, loaded)
+    spec = loaded[target.source_path]
+    if isinstance(spec, McpgenError):
+        return None
+    if target.source_path not in digests:
+        digests[target.source_path] = spec.digest
+    return input_key(digest=digests[target.source_path], source=target.source, kind=target.kind,
+                     package=target.package, strict=target.strict)
+
+
 def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
-    """Build every target (each source loaded and validated once); returns (failed, stale)."""
+    """Build every target (each source loaded and validated once); returns (failed, stale).
+
+    A target whose manifest records the same input key and whose files still have their recorded
+    digests is fresh without being built (`write.is_fresh`)."""
     checked: dict[tuple[Path, bool], _Checked | McpgenError] = {}
     loaded: dict[Path, LoadedSpec | McpgenError] = {}
+    digests: dict[Path, str] = {}
     failed = stale = 0
     for target in config.targets:
         try:
+            key = _input_key(target, loaded, digests)
+            if key is not None and is_fresh(target.output, target.package, key):
+                click.echo(f"fresh: {_rel(target.output / target.package)}" if check
+                           else f"{_rel(target.output / target.package)}: up to date")
+                continue
             validated = _validated_for(target, loaded, checked)
-            pkg = _build(target.kind, validated, target.package)
+            pkg = dataclasses.replace(_build(target.kind, validated, target.package), input_key=key)
             if check:
                 diffs = check_package(target.output, pkg)
                 if diffs:
@@ -490,6 +514,17 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
     return failed, stale
 
 
+def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError]) -> None:
+    if target.source_path not in loaded:
+        try:
+            spec = _load(_rel(target.source_path), None, {})
+            # The display name goes into generated headers: keep it relative to pyproject.toml so
+            # the output does not depend on where mcpgen runs.
+            loaded[target.source_path] = dataclasses.replace(spec, source=target.source)
+        except McpgenError as exc:
+            loaded[target.source_path] = exc
+
+
 def _validated_for(
     target: TargetConfig,
     loaded: dict[Path, LoadedSpec | McpgenError],
@@ -497,14 +532,7 @@ def _validated_for(
 ) -> ValidatedSpec:
     key = (target.source_path, target.strict)
     if key not in checked:
-        if target.source_path not in loaded:
-            try:
-                spec = _load(_rel(target.source_path), None, {})
-                # The display name goes into generated headers: keep it relative to pyproject.toml so
-                # the output does not depend on where mcpgen runs.
-                loaded[target.source_path] = dataclasses.replace(spec, source=target.source)
-            except McpgenError as exc:
-                loaded[target.source_path] = exc
+        _loaded_for(target, loaded)
         spec_or_error = loaded[target.source_path]
         if isinstance(spec_or_error, McpgenError):
             checked[key] = spec_or_error

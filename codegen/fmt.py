@@ -14,23 +14,39 @@ from __future__ import annotations
 import ast
 import functools
 import types
-
-import black
-from black.mode import TargetVersion
+from typing import TYPE_CHECKING, Any
 
 from .errors import InternalGeneratorError
 
-__all__ = ["BLACK_MODE", "LINE_LENGTH", "black_statement", "check_python", "compile_python", "format_python"]
+if TYPE_CHECKING:
+    import black
+
+__all__ = ["BLACK_MODE", "LINE_LENGTH", "black_mode", "black_statement", "check_python", "compile_python",
+           "format_python"]
 
 LINE_LENGTH = 110
-BLACK_MODE = black.Mode(
-    target_versions={TargetVersion.PY311},
-    line_length=LINE_LENGTH,
-    string_normalization=True,
-    is_pyi=False,
-    magic_trailing_comma=True,
-    preview=False,
-)
+
+
+@functools.cache
+def black_mode() -> black.Mode:
+    """The one black Mode generated code is formatted with (black is imported on first use)."""
+    import black
+    from black.mode import TargetVersion
+
+    return black.Mode(
+        target_versions={TargetVersion.PY311},
+        line_length=LINE_LENGTH,
+        string_normalization=True,
+        is_pyi=False,
+        magic_trailing_comma=True,
+        preview=False,
+    )
+
+
+def __getattr__(name: str) -> Any:  # `fmt.BLACK_MODE`, without importing black at import time
+    if name == "BLACK_MODE":
+        return black_mode()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _INDENT = "    "
 _CONTEXT = ("class _:", _INDENT + "def _(self):")
@@ -76,8 +92,10 @@ def black_statement(text: str, depth: int, header: bool = False) -> str:
     source = [*_CONTEXT[:depth], _INDENT * depth + text]
     if header:
         source.append(_INDENT * (depth + 1) + "pass")
+    import black
+
     try:
-        out = black.format_str("\n".join(source) + "\n", mode=BLACK_MODE)
+        out = black.format_str("\n".join(source) + "\n", mode=black_mode())
     except Exception as exc:  # black raises its own error types (InvalidInput, ...)
         raise InternalGeneratorError(f"black could not format generated statement {text[:80]!r}: {exc}") from exc
     lines = out.rstrip("\n").split("\n")[depth:]
@@ -91,7 +109,9 @@ def black_statement(text: str, depth: int, header: bool = False) -> str:
 def format_python(path: str, text: str) -> str:
     """`text` checked with `ast.parse` and formatted by black (whole file; used to prove stability)."""
     check_python(path, text)
+    import black
+
     try:
-        return black.format_str(text, mode=BLACK_MODE)
+        return black.format_str(text, mode=black_mode())
     except Exception as exc:
         raise InternalGeneratorError(f"black could not format generated {path}: {exc}") from exc

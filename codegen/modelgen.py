@@ -35,6 +35,7 @@ raise UnsupportedSchemaError with the tool and pointer instead of running away.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -110,6 +111,7 @@ _CONSTRAINTS: Final = {  # JSON Schema keyword -> (pydantic Field keyword, the t
 
 
 _CONSTRAINT_KEYS: Final = frozenset(_CONSTRAINTS)
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,7 +436,11 @@ class _Builder:
                 continue  # the value cannot be valid: it fails `type`
             if kind == "null":
                 members.append(NONE)
+            elif kind == "string" and _SURROGATE.search(value):
+                members.append(Prim("str"))  # pydantic cannot hold a lone surrogate in a Literal
             elif kind in ("string", "integer", "boolean"):
+                if isinstance(value, float):  # 1.0 is the integer 1 in JSON Schema; Literal needs an int
+                    value = int(value)
                 if not any(type(value) is type(seen) and value == seen for seen in literal):
                     literal.append(value)
             elif kind == "number":
@@ -701,6 +707,9 @@ class _Builder:
         wire_names = list(facts.properties)
         wire_names += [n for n in facts.required if n not in facts.properties]
         wire_names += [n for n in facts.conditional if n not in wire_names]
+        # pydantic cannot use a name with a lone surrogate as an alias: such keys stay extras
+        unusable = [n for n in wire_names if _SURROGATE.search(n)]
+        wire_names = [n for n in wire_names if n not in unusable]
         names = naming.field_names(wire_names)
         fields: list[FieldDef] = []
         for wire in wire_names:
@@ -720,7 +729,7 @@ class _Builder:
                 source = None
                 required = wire in facts.required
             fields.append(self._field(doc, names[wire], wire, chosen, required, source))
-        extra: Any = "forbid" if facts.closed and not facts.extra_schemas else "allow"
+        extra: Any = "forbid" if facts.closed and not facts.extra_schemas and not unusable else "allow"
         self.models[name] = ModelDef(name=name, fields=tuple(fields), extra=extra)
         return ModelRef(name)
 
@@ -940,9 +949,9 @@ def build_models(tools: list[dict[str, Any]]) -> tuple[list[ClassPlan], ModelsIR
     try:
         for doc, _plan in docs:
             root = builder.type_at(doc, "", 0)
-            if root != ModelRef(doc.root_class):  # the root is no object model: wrap it in a RootModel
-                if builder.models.get(doc.root_class) is None:
-                    builder.models[doc.root_class] = ModelDef(name=doc.root_class, root=root)
+            # the root is no object model: wrap it in a RootModel
+            if root != ModelRef(doc.root_class) and builder.models.get(doc.root_class) is None:
+                builder.models[doc.root_class] = ModelDef(name=doc.root_class, root=root)
             roots[doc.root_class] = root
     except RecursionError as exc:  # pragma: no cover - MAX_DEPTH keeps the stack far below the limit
         raise UnsupportedSchemaError("schemas nested too deeply to model (SCHEMA-11)") from exc

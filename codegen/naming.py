@@ -24,13 +24,13 @@ from typing import Literal
 
 __all__ = [
     "BUILTIN_NAMES",
+    "FIELD_RESERVED",
     "GENERATED_MODULE_NAMES",
     "KEYWORDS",
+    "MAX_IDENTIFIER",
     "RUNTIME_FALLBACK_NAMES",
     "SOFT_KEYWORDS",
     "Style",
-    "FIELD_RESERVED",
-    "MAX_IDENTIFIER",
     "assign_names",
     "cap_length",
     "class_bases",

@@ -18,12 +18,10 @@ import ast
 import keyword
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from black.numerics import format_scientific_notation
-from black.strings import fix_multiline_docstring, normalize_string_quotes, str_width
 
 from . import fmt, ir
 from .errors import InternalGeneratorError
@@ -39,11 +37,19 @@ __all__ = [
     "PyIdent",
     "PyLiteral",
     "PySource",
+    "TypeNames",
+    "annotated_name",
+    "brk",
+    "call",
+    "class_header",
     "clean_text",
+    "code",
     "comment",
+    "def_header",
     "docstring",
     "dotted",
     "expr",
+    "flat",
     "ident",
     "import_from",
     "import_from_wrapped",
@@ -51,19 +57,11 @@ __all__ = [
     "indent_first",
     "join",
     "join_blocks",
+    "keyword_arg",
     "literal",
     "literal_node",
     "seq",
     "statement",
-    "def_header",
-    "class_header",
-    "annotated_name",
-    "brk",
-    "call",
-    "code",
-    "flat",
-    "keyword_arg",
-    "TypeNames",
     "type_node",
     "width",
 ]
@@ -249,6 +247,8 @@ def _string(value: str) -> str:
         return text  # repr picked double quotes: the text has a ' and no ", black keeps it
     if '"' not in text and "\\'" not in text:
         return '"' + text[1:-1] + '"'  # nothing to re-escape: black only swaps the quotes
+    from black.strings import normalize_string_quotes  # black is imported only when needed
+
     return normalize_string_quotes(text)
 
 
@@ -262,6 +262,8 @@ def _number(value: int | float) -> str:
     sign = "-" if text.startswith("-") else ""
     digits = text.removeprefix("-")
     if "e" in digits:  # 1e+100 -> 1e100, as black's numeric normalisation writes it
+        from black.numerics import format_scientific_notation
+
         digits = format_scientific_notation(digits)
     return sign + digits
 
@@ -351,6 +353,41 @@ def clean_text(text: str, *, keep_newlines: bool = True, max_chars: int = MAX_DO
 
 
 _BACKSLASH_NEWLINE = re.compile(r"\\\s*\n")
+_LINE_BREAK = re.compile(r"\r\n|[\r\n]")
+
+
+def _lines_with_leading_tabs_expanded(text: str) -> list[str]:
+    # black.strings.lines_with_leading_tabs_expanded (black 26.10.1), so black need not be imported;
+    # tests/codegen/test_generate_format.py proves both give the same result
+    lines = []
+    for line in _LINE_BREAK.split(text):
+        stripped = line.lstrip()
+        if not stripped or stripped == line:
+            lines.append(line)
+        else:
+            prefix_length = len(line) - len(stripped)
+            lines.append(line[:prefix_length].expandtabs(4) + stripped)
+    return lines
+
+
+def fix_multiline_docstring(docstring: str, prefix: str) -> str:
+    """black.strings.fix_multiline_docstring (black 26.10.1): PEP 257 indentation handling."""
+    lines = _lines_with_leading_tabs_expanded(docstring)
+    indent = sys.maxsize
+    for line in lines[1:]:
+        stripped = line.lstrip()
+        if stripped:
+            indent = min(indent, len(line) - len(stripped))
+    trimmed = [lines[0].strip()]
+    if indent < sys.maxsize:
+        last_line_idx = len(lines) - 2
+        for i, line in enumerate(lines[1:]):
+            stripped_line = line[indent:].rstrip()
+            if stripped_line or i == last_line_idx:
+                trimmed.append(prefix + stripped_line)
+            else:
+                trimmed.append("")
+    return "\n".join(trimmed)
 
 
 def docstring(text: str, *, indent: str) -> PyDocstring:
@@ -493,6 +530,10 @@ def flat(node: Node) -> str:
 
 def width(text: str) -> int:
     """Display width as black measures it (East Asian wide characters count twice)."""
+    if text.isascii():
+        return len(text)
+    from black.strings import str_width
+
     return str_width(text)
 
 

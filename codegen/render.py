@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -298,7 +299,7 @@ def _handler(tool: ToolIR, names: TypeNames, tool_return: str) -> HandlerView:
         returns = pysource.type_node(tool.output_root, names, plain=True)
     else:
         returns = names.qualify(tool.output_class)
-    params = [
+    params: list[Node] = [
         pysource.code("self"),
         pysource.annotated_name("args", names.qualify(tool.input_class)),
         pysource.annotated_name("ctx", pysource.ident("ToolContext")),
@@ -533,7 +534,14 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
     return files, {"handlers.py": handlers_py}
 
 
-_encode_string = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses
+_encode_ascii = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _encode_string(text: str) -> str:
+    # JSON text may spell a lone surrogate ("\ud800"), but no UTF-8 encoder can send one and the
+    # runtime's JSON reader refuses it: tools.json carries U+FFFD in its place.
+    return _encode_ascii(_SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text)
 
 
 def _json_lines(value: Any, out: list[str]) -> None:
@@ -591,7 +599,8 @@ _TOOLS_JSON: dict[int, tuple[Any, str]] = {}
 
 def tools_json(definitions: Iterable[Mapping[str, Any]]) -> str:
     """tools.json: the validated definitions, exactly as `json.dumps(..., indent=2, ensure_ascii=True)`
-    writes them (ASCII only: every other character escaped). The last result is reused."""
+    writes them (ASCII only: every other character escaped; a lone surrogate becomes U+FFFD). The
+    last result is reused."""
     hit = _TOOLS_JSON.get(id(definitions))
     if hit is not None and hit[0] is definitions:
         return hit[1]

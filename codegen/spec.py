@@ -13,7 +13,8 @@ from .errors import Diagnostic
 def canonical_digest(tools: list[dict[str, Any]]) -> str:
     """sha256 of the tools as canonical JSON (sorted keys, compact, UTF-8); tool order is kept."""
     text = json.dumps(tools, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # "surrogatepass": JSON text may spell a lone surrogate ("\ud800"); the digest must still exist
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -52,3 +53,4 @@ class GeneratedPackage:
     package: str  # import name, also the directory name under the output folder
     files: dict[str, bytes]  # generator-owned; rewritten by every run
     user_files: dict[str, bytes] = field(default_factory=dict)  # created once, then the user's (handlers.py)
+    input_key: str | None = None  # pipeline.input_key of a [tool.mcpgen] target: recorded in the manifest

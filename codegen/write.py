@@ -16,11 +16,17 @@ Besides LOAD this is the only stage that touches the disk. The rules:
 - **Contained.** Every path must be relative, normalised and resolve inside the package directory;
   symlinks are never written through.
 - Files are UTF-8 with LF line endings.
+- **Cheap freshness.** For a `[tool.mcpgen]` target the manifest also records the package's
+  `input_key` (see `pipeline.input_key`), the sha256 of every owned file and the user files'
+  names. `is_fresh` answers "would generating change nothing?" from that alone: the key must match
+  and every owned file must still have its recorded digest (so hand edits are caught). The key is
+  bookkeeping: `check_package` ignores it when comparing manifests, `write_package` refreshes it.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import os
 import shutil
@@ -41,6 +47,7 @@ __all__ = [
     "WriteError",
     "WriteReport",
     "check_package",
+    "is_fresh",
     "write_file_atomic",
     "write_package",
 ]
@@ -149,15 +156,67 @@ def _has_marker(data: bytes) -> bool:
 # ------------------------------------------------------------------------------------------ manifest
 
 
-def _manifest_bytes(package: str, owned: Iterable[str]) -> bytes:
-    doc = {
+def _manifest_bytes(
+    package: str, owned: Mapping[str, bytes], input_key: str | None = None, user_files: Iterable[str] = ()
+) -> bytes:
+    doc: dict[str, object] = {
         "comment": _MANIFEST_COMMENT,
         "format": MANIFEST_FORMAT,
         "generator": "mcpgen",
         "package": package,
         "files": sorted(owned),
     }
+    if input_key is not None:
+        doc["input"] = input_key
+        doc["sha256"] = {rel: hashlib.sha256(owned[rel]).hexdigest() for rel in sorted(owned)}
+        doc["user_files"] = sorted(user_files)
     return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _same_manifest(old: bytes | None, new: bytes) -> bool:
+    """Equal apart from the `input` key (bookkeeping for `is_fresh`, not content)."""
+    if old is None:
+        return False
+    if old == new:
+        return True
+    try:
+        old_doc, new_doc = json.loads(old), json.loads(new)
+    except ValueError:
+        return False
+    if not (isinstance(old_doc, dict) and isinstance(new_doc, dict)):
+        return False
+    old_doc.pop("input", None)
+    new_doc.pop("input", None)
+    return bool(old_doc == new_doc)
+
+
+def is_fresh(out_dir: Path, package: str, input_key: str) -> bool:
+    """True when writing the package generated for `input_key` would change nothing: the manifest
+    records that key, every owned file still has its recorded sha256, every user file exists.
+    False means "do not know" (build and compare). Reads a few files; never writes."""
+    try:
+        _check_package_name(package)
+        package_dir = Path(os.path.abspath(out_dir)) / package
+        manifest = package_dir / MANIFEST_NAME
+        if package_dir.is_symlink() or manifest.is_symlink() or not manifest.is_file():
+            return False
+        doc = json.loads(manifest.read_bytes())
+        if not isinstance(doc, dict) or doc.get("input") != input_key:
+            return False
+        files, digests, users = doc.get("files"), doc.get("sha256"), doc.get("user_files")
+        if not (isinstance(files, list) and isinstance(digests, dict) and isinstance(users, list)):
+            return False
+        if sorted(digests) != sorted(files):
+            return False
+        for rel in files:
+            path = package_dir / _check_rel(rel)
+            if path.is_symlink() or not path.is_file():
+                return False
+            if hashlib.sha256(path.read_bytes()).hexdigest() != digests[rel]:
+                return False
+        return all((package_dir / _check_rel(rel, what="user file")).is_file() for rel in users)
+    except (OSError, ValueError, TypeError, McpgenError):
+        return False
 
 
 def _read_manifest(package_dir: Path) -> tuple[frozenset[str], bytes | None]:
@@ -192,7 +251,8 @@ class _Plan:
     exists: bool
     old_manifest: frozenset[str]
     manifest: bytes
-    manifest_same: bool
+    manifest_same: bool  # byte for byte (write_package rewrites it otherwise)
+    manifest_content_same: bool  # apart from the input key (check_package reports it otherwise)
     owned: dict[str, tuple[_Action, bytes]] = field(default_factory=dict)
     user: dict[str, tuple[_Action | Literal["preserve"], bytes]] = field(default_factory=dict)
     stale: list[str] = field(default_factory=list)
@@ -262,13 +322,14 @@ def _plan(out_dir: Path, pkg: GeneratedPackage, *, overwrite_user_files: bool) -
             f"{package_dir} exists and is not a directory; move it away or choose another --package"
         )
     old_manifest, old_manifest_bytes = _read_manifest(package_dir) if exists else (frozenset(), None)
-    manifest = _manifest_bytes(pkg.package, owned_new)
+    manifest = _manifest_bytes(pkg.package, owned_new, pkg.input_key, user_new)
     plan = _Plan(
         package_dir=package_dir,
         exists=exists,
         old_manifest=old_manifest,
         manifest=manifest,
         manifest_same=old_manifest_bytes == manifest,
+        manifest_content_same=_same_manifest(old_manifest_bytes, manifest),
     )
     if exists:
         # A stale entry is dropped only when it is still a file (or link) reached through real
@@ -533,7 +594,7 @@ def check_package(out_dir: Path, pkg: GeneratedPackage) -> list[FileDiff]:
     for rel, (user_action, _) in plan.user.items():
         if user_action == "create":
             diffs.append(FileDiff(pdir, rel, "missing", "user file; generating creates it once, then it is yours"))
-    if not plan.manifest_same:
+    if not plan.manifest_content_same:
         old_manifest = pdir / MANIFEST_NAME
         if old_manifest.is_file():
             old = old_manifest.read_bytes()

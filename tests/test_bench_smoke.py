@@ -38,7 +38,7 @@ def test_make_bench_quick(tmp_path: Path) -> None:
     assert "throughput h11 c=8:" in text
     assert "client overhead ours-sync:" in text and "client overhead ours-async:" in text
 
-    [stamp] = tmp_path.glob("*-all.json")
+    [stamp] = tmp_path.glob("*-quick-all.json")
     results = json.loads(stamp.read_text())
     for row in results["server"]["summary"]:
         assert row["errors"] == 0, row

@@ -29,7 +29,11 @@ class ServerBase(ToolServer):
     _tool_definitions_ = load_package_tools(__package__ or __name__)
     _tool_bindings_ = (
         ToolBinding(
-            name="add", method="add", input_model=_m.AddInput, output_model=_m.AddOutput, output_is_root=False
+            name="add",
+            method="add",
+            input_model=_m.AddInput,
+            output_model=_m.AddOutput,
+            output_is_root=False,
         ),
     )
 

@@ -197,19 +197,25 @@ class ServerBase(ToolServer):
         raise NotImplementedError
 
     async def test_embedded_resource(
-        self, args: _m.TestEmbeddedResourceInput, ctx: ToolContext
+        self,
+        args: _m.TestEmbeddedResourceInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (tools-call-embedded-resource). Takes no arguments and must return a content array containing a resource block whose resource has uri "test://embedded-resource", mimeType "text/plain" and text "This is an embedded resource content."."""
         raise NotImplementedError
 
     async def test_multiple_content_types(
-        self, args: _m.TestMultipleContentTypesInput, ctx: ToolContext
+        self,
+        args: _m.TestMultipleContentTypesInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (tools-call-mixed-content). Takes no arguments and must return at least three content blocks: a text block ("Multiple content types test:"), an image block (base64 PNG, mimeType "image/png") and a resource block (uri "test://mixed-content-resource", mimeType "application/json", text '{"test":"data","value":123}')."""
         raise NotImplementedError
 
     async def test_tool_with_progress(
-        self, args: _m.TestToolWithProgressInput, ctx: ToolContext
+        self,
+        args: _m.TestToolWithProgressInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (tools-call-with-progress). Takes no arguments; when the request carries _meta.progressToken it must answer on an SSE stream, sending notifications/progress with that token and progress 0, 50, 100 (total 100) roughly 50 ms apart, and must then return a text result confirming completion."""
         raise NotImplementedError
@@ -219,19 +225,25 @@ class ServerBase(ToolServer):
         raise NotImplementedError
 
     async def json_schema_2020_12_tool(
-        self, args: _m.JsonSchema202012ToolInput, ctx: ToolContext
+        self,
+        args: _m.JsonSchema202012ToolInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (json-schema-2020-12). Its inputSchema must be listed unchanged, with every keyword preserved ($schema, $defs with $anchor, allOf/anyOf, if/then/else, additionalProperties false); when called it must return a text result echoing the received arguments."""
         raise NotImplementedError
 
     async def test_missing_capability(
-        self, args: _m.TestMissingCapabilityInput, ctx: ToolContext
+        self,
+        args: _m.TestMissingCapabilityInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (server-stateless). Requires the client capability "sampling": if _meta.io.modelcontextprotocol/clientCapabilities lacks it, the server must answer HTTP 400 with JSON-RPC error -32021 whose data.requiredCapabilities is {"sampling": {}}; if sampling is declared it must return a text result."""
         raise NotImplementedError
 
     async def test_streaming_elicitation(
-        self, args: _m.TestStreamingElicitationInput, ctx: ToolContext
+        self,
+        args: _m.TestStreamingElicitationInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (server-stateless). Requires the client capability "elicitation" (-32021 otherwise); must answer on a text/event-stream response that carries only notifications and the final response, never a server-to-client JSON-RPC request: round 1 returns an InputRequiredResult with an elicitation/create inputRequest, a retry with inputResponses returns a text result."""
         raise NotImplementedError
@@ -241,67 +253,89 @@ class ServerBase(ToolServer):
         raise NotImplementedError
 
     async def test_trigger_tool_change(
-        self, args: _m.TestTriggerToolChangeInput, ctx: ToolContext
+        self,
+        args: _m.TestTriggerToolChangeInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance hook (server-stateless). Takes no arguments; must deliver notifications/tools/list_changed (tagged with _meta.io.modelcontextprotocol/subscriptionId) to every open subscriptions/listen stream that opted in with toolsListChanged, none to other streams, and return a text result."""
         raise NotImplementedError
 
     async def test_trigger_prompt_change(
-        self, args: _m.TestTriggerPromptChangeInput, ctx: ToolContext
+        self,
+        args: _m.TestTriggerPromptChangeInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Optional conformance hook (server-stateless, exercised only when server/discover declares prompts.listChanged). Takes no arguments; must deliver notifications/prompts/list_changed to open subscriptions/listen streams that opted in with promptsListChanged, and return a text result."""
         raise NotImplementedError
 
     async def test_input_required_result_elicitation(
-        self, args: _m.TestInputRequiredResultElicitationInput, ctx: ToolContext
+        self,
+        args: _m.TestInputRequiredResultElicitationInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (input-required-result-basic-elicitation, -missing-input-response, -result-type, -ignore-extra-params, -validate-input). Without a usable inputResponses.user_name it must return resultType "input_required" with inputRequests.user_name = elicitation/create (message "What is your name?", requestedSchema object with required string property name); with inputResponses.user_name (an accepted ElicitResult) it must return a complete text result "Hello, <name>!" even when no requestState is sent and when unknown extra keys are present; a malformed inputResponses (null, or a non-object value) must yield JSON-RPC error -32602 or a new InputRequiredResult, never a complete result."""
         raise NotImplementedError
 
     async def test_input_required_result_sampling(
-        self, args: _m.TestInputRequiredResultSamplingInput, ctx: ToolContext
+        self,
+        args: _m.TestInputRequiredResultSamplingInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (input-required-result-basic-sampling). Round 1 must return an InputRequiredResult with exactly one inputRequest (e.g. key "capital_question") using sampling/createMessage (user text "What is the capital of France?", maxTokens 100); a retry whose inputResponses carries a CreateMessageResult under that key must return a complete text result containing the sampled text."""
         raise NotImplementedError
 
     async def test_input_required_result_list_roots(
-        self, args: _m.TestInputRequiredResultListRootsInput, ctx: ToolContext
+        self,
+        args: _m.TestInputRequiredResultListRootsInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (input-required-result-basic-list-roots). Round 1 must return an InputRequiredResult with exactly one inputRequest (e.g. key "client_roots") using roots/list; a retry whose inputResponses carries a ListRootsResult under that key must return a complete text result that mentions the roots received (e.g. their count)."""
         raise NotImplementedError
 
     async def test_input_required_result_request_state(
-        self, args: _m.TestInputRequiredResultRequestStateInput, ctx: ToolContext
+        self,
+        args: _m.TestInputRequiredResultRequestStateInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (input-required-result-request-state). Round 1 must return an InputRequiredResult with inputRequests.confirm (elicitation/create, requestedSchema with required boolean ok) plus an integrity-protected string requestState; a retry carrying the echoed requestState and inputResponses.confirm must return a complete text result containing "state-ok"."""
         raise NotImplementedError
 
     async def test_input_required_result_multiple_inputs(
-        self, args: _m.TestInputRequiredResultMultipleInputsInput, ctx: ToolContext
+        self,
+        args: _m.TestInputRequiredResultMultipleInputsInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (input-required-result-multiple-input-requests). Round 1 must return one InputRequiredResult with three inputRequests of different methods (user_name: elicitation/create, greeting: sampling/createMessage, client_roots: roots/list) plus requestState; a retry answering all three keys with the echoed requestState must return a complete text result."""
         raise NotImplementedError
 
     async def test_input_required_result_multi_round(
-        self, args: _m.TestInputRequiredResultMultiRoundInput, ctx: ToolContext
+        self,
+        args: _m.TestInputRequiredResultMultiRoundInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (input-required-result-multi-round). Round 1 must return an InputRequiredResult (step1: elicitation/create for name) with requestState; the retry answering step1 must return a second InputRequiredResult (step2: elicitation/create for color) with a different requestState; the retry answering step2 must return a complete text result."""
         raise NotImplementedError
 
     async def test_input_required_result_tampered_state(
-        self, args: _m.TestInputRequiredResultTamperedStateInput, ctx: ToolContext
+        self,
+        args: _m.TestInputRequiredResultTamperedStateInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (input-required-result-tampered-state). Round 1 must return an InputRequiredResult with inputRequests.confirm (elicitation/create) and an HMAC- or AEAD-protected requestState; a retry whose requestState fails verification (e.g. the harness appends "-TAMPERED") must return a JSON-RPC error (e.g. -32602), while a retry with the untouched state completes with a text result."""
         raise NotImplementedError
 
     async def test_input_required_result_capabilities(
-        self, args: _m.TestInputRequiredResultCapabilitiesInput, ctx: ToolContext
+        self,
+        args: _m.TestInputRequiredResultCapabilitiesInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture (input-required-result-capability-check). Must return an InputRequiredResult whose inputRequests only use methods the request's clientCapabilities declare (elicitation/create only with elicitation, sampling/createMessage only with sampling, roots/list only with roots) and at least one of them; with sampling only it must contain a sampling/createMessage request and no elicitation/create; a retry with inputResponses returns a complete text result."""
         raise NotImplementedError
 
     async def test_custom_header_echo(
-        self, args: _m.TestCustomHeaderEchoInput, ctx: ToolContext
+        self,
+        args: _m.TestCustomHeaderEchoInput,
+        ctx: ToolContext,
     ) -> ToolReturn:
         """Conformance fixture for http-custom-header-server-validation (name not fixed by the harness, which picks the first listed tool with a string x-mcp-header property). The server must check the Mcp-Param-Region header against arguments.region (decoding =?base64?...?= values strictly, rejecting mismatches, bad Base64 or a missing header with HTTP 400 and -32020) and, when they match, must return a complete text result echoing the region for any string value."""
         raise NotImplementedError

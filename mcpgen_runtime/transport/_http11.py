@@ -5,22 +5,27 @@ over h11/httpcore) spends ~0.8 ms of CPU per request on it; this module spends t
 microseconds. It speaks just what the transport needs, for plain `http://` and `https://`
 (stdlib `ssl`) origins without a proxy; `http.py` keeps httpx for everything else.
 
-- Connections are kept alive and pooled (LIFO, `max_idle` per pool); a pooled connection is
-  checked for a server-side close before reuse. A request on a reused connection that fails
-  before any response byte arrived is retried once on a new connection: the server closed an
-  idle connection, so it processed nothing. Nothing else is ever retried.
+- Connections are kept alive and pooled (LIFO, `max_idle` per pool). A pooled connection
+  idle for more than a second is checked for a server-side close before reuse; and a request
+  on a reused connection that fails before any response byte arrived is retried once on a
+  new connection: the server had closed the idle connection, so it processed nothing.
+  Nothing else is ever retried.
 - Replies are framed by Content-Length, chunked transfer coding, or connection close; 1xx
   interim responses are skipped. Bodies can be read whole or as decoded pieces as they
-  arrive (SSE). A reply not read to its end closes its connection (HTTP-21 cancellation).
+  arrive (SSE). A reply not read to its end closes its connection (HTTP-21 cancellation),
+  unless its end is already waiting in the socket.
 - One deadline covers the whole exchange (connect, send, every read).
 - Request heads are built from validated pieces: header names must be tokens, values must
   be ASCII without control characters (no CR/LF injection); Content-Length and
   Transfer-Encoding belong to the transport.
-- Failures map to `ConnectError` (could not connect, including a connect timeout),
-  `RequestTimeoutError` (no complete reply in time) and `TransportError` (anything else).
+- Failures map to `ConnectError` (could not connect, including a connect timeout and TLS
+  verification), `RequestTimeoutError` (no complete reply in time) and `TransportError`.
 
-Sync connections are blocking sockets; async ones are asyncio streams. The HTTP parsing is
-sans-I/O (`parse_head`, `BodyDecoder`) and shared by both.
+Sync connections are blocking sockets; on plain TCP the deadline is enforced by the kernel
+(SO_RCVTIMEO/SO_SNDTIMEO, set only when it changes), since a Python socket timeout costs a
+poll() before every recv and send. Async connections are `asyncio.Protocol`s (one future per
+wait, no StreamReader machinery) whose deadlines share one timer per pool (`_Watchdog`). The
+HTTP parsing is sans-I/O (`parse_head`, `BodyDecoder`) and shared by both.
 """
 
 from __future__ import annotations
@@ -164,7 +169,10 @@ class HeadBuilder:
 
     def head(self, headers: Mapping[str, str], content_length: int) -> bytes:
         key = tuple(headers.items())
-        block = self._cache.get(key)
+        try:
+            block = self._cache.get(key)
+        except TypeError:  # an unhashable value: not a str, which _block rejects
+            return self._block(headers) + b"Content-Length: %d\r\n\r\n" % content_length
         if block is None:
             block = self._block(headers)
             if len(self._cache) >= 256:
@@ -699,7 +707,11 @@ class SyncResponse:
                 finally:
                     self._abort()
                 return
-            self._feed(data)
+            try:
+                self._feed(data)
+            except TransportError:
+                self._abort()
+                raise
 
     def read(self) -> bytes:
         if self._conn is None:
@@ -719,7 +731,7 @@ class SyncResponse:
                 if not data:
                     break
                 self._decoder.feed(data)
-        except OSError:
+        except (OSError, TransportError):
             pass
         if self._decoder.done:
             self._pending = []
@@ -1078,7 +1090,11 @@ class AsyncResponse:
                 finally:
                     self._abort()
                 return
-            self._feed(data)
+            try:
+                self._feed(data)
+            except TransportError:
+                self._abort()
+                raise
 
     async def read(self) -> bytes:
         if self._conn is None:

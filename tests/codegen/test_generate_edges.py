@@ -138,7 +138,7 @@ def test_recursive_root_ref(edge: ModuleType) -> None:
 
 def test_defaults(edge: ModuleType) -> None:
     params = _params(edge.Client.defaults)
-    assert list(params)[0] == "req" and params["req"].default is inspect.Parameter.empty
+    assert next(iter(params)) == "req" and params["req"].default is inspect.Parameter.empty
     assert params["n"].default == 10 and params["s"].default == 'x"y' and params["e"].default == "b"
     assert params["o"].default is None  # non-scalar default: left to the model / server
     assert params["nul"].default is None

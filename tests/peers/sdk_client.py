@@ -1,6 +1,6 @@
 """Interop peer: drive a server with the official MCP Python SDK client (mcp==2.3.0).
 
-    python tests/peers/sdk_client.py [--call NAME JSON]... [--progress] [--raw-call NAME JSON]... \\
+    python tests/peers/sdk_client.py [--call NAME JSON]... [--progress] [--elicit-accept JSON] \\
         (http://host:port/mcp | -- COMMAND ARG...)
 
 Connects over Streamable HTTP (a URL) or stdio (a command), lets the SDK negotiate
@@ -8,11 +8,14 @@ Connects over Streamable HTTP (a URL) or stdio (a command), lets the SDK negotia
 one JSON object:
 
     {"protocolVersion", "serverInfo", "instructions", "capabilities",
-     "tools": [names], "pages": n,
+     "tools": [names], "pages": n, "cache": [{"ttlMs", "cacheScope"} per page],
+     "elicitations": [{"message", "requestedSchema"} the server asked for],
      "calls": [{"name", "isError", "content", "structuredContent", "progress"} | {"name", "error"}]}
 
 `--call` names tools the SDK has listed (it mirrors x-mcp-header arguments and validates
-structured output); `--progress` asks for progress notifications on every call.
+structured output); `--progress` asks for progress notifications on every call;
+`--elicit-accept JSON` registers an elicitation callback that accepts with that content
+(so the SDK declares the elicitation capability and answers multi-round-trip requests).
 Only the SDK is used here; nothing from mcpgen.
 """
 
@@ -25,6 +28,7 @@ import os
 import sys
 from typing import Any
 
+import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
@@ -33,6 +37,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--call", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
     parser.add_argument("--progress", action="store_true", help="request progress on every call")
+    parser.add_argument("--elicit-accept", metavar="JSON", help="answer every elicitation with accept + this content")
     parser.add_argument("--timeout", type=float, default=20.0)
     parser.add_argument("target", nargs="+", help="a URL, or a command after --")
     return parser.parse_args(argv)
@@ -46,7 +51,19 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     else:
         server = StdioServerParameters(command=target[0], args=target[1:], env=dict(os.environ))
     out: dict[str, Any] = {}
-    async with Client(server, read_timeout_seconds=args.timeout) as client:
+    elicitations: list[dict[str, Any]] = []
+    callbacks: dict[str, Any] = {}
+    if args.elicit_accept is not None:
+        content = json.loads(args.elicit_accept)
+
+        async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
+            elicitations.append({"message": params.message,
+                                 "requestedSchema": getattr(params, "requested_schema", None)})
+            return types.ElicitResult(action="accept", content=content)
+
+        callbacks["elicitation_callback"] = on_elicit
+    out["elicitations"] = elicitations
+    async with Client(server, read_timeout_seconds=args.timeout, **callbacks) as client:
         out["protocolVersion"] = client.protocol_version
         info = client.server_info
         out["serverInfo"] = info.model_dump(mode="json", exclude_none=True) if info is not None else None
@@ -54,16 +71,19 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         out["capabilities"] = client.server_capabilities.model_dump(mode="json", exclude_none=True)
 
         names: list[str] = []
+        cache: list[dict[str, Any]] = []
         pages = 0
         cursor: str | None = None
         while True:
             page = await client.list_tools(cursor=cursor)
             pages += 1
             names.extend(tool.name for tool in page.tools)
+            cache.append({"ttlMs": getattr(page, "ttl_ms", None), "cacheScope": getattr(page, "cache_scope", None)})
             cursor = page.next_cursor
             if cursor is None or pages > 100:
                 break
         out["tools"] = names
+        out["cache"] = cache
         out["pages"] = pages
 
         calls: list[dict[str, Any]] = []

@@ -142,6 +142,13 @@ def test_head_rejects_injection(name: str, value: str, match: str) -> None:
         _builder().head({name: value}, 1)
 
 
+def test_head_rejects_non_str_values() -> None:
+    with pytest.raises(TransportError, match="must be a str"):
+        _builder().head({"X-List": ["a"]}, 1)  # type: ignore[dict-item]
+    with pytest.raises(TransportError, match="must be a str"):
+        _builder().head({"X-Int": 1}, 1)  # type: ignore[dict-item]
+
+
 def test_head_cache_does_not_leak_between_header_sets() -> None:
     builder = _builder()
     first = builder.head({"Mcp-Name": "a"}, 1)
@@ -588,6 +595,29 @@ def test_chunked_close_delimited_and_interim_replies(mode: str) -> None:
         assert runner.request()[0]["result"]["echo"] == "until close"
         assert not runner.pool()._idle  # a close-delimited reply never returns its connection
     assert server.connections == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_malformed_chunk_mid_body_fails_and_drops_the_connection(mode: str) -> None:
+    def bad_chunk(server: RawServer, sock: socket.socket, index: int) -> None:
+        buffer = bytearray()
+        while (request := read_request(sock, buffer)) is not None:
+            server.requests.append((index, request))
+            if index == 0:
+                sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             b"2\r\n{\"\r\n")
+                time.sleep(0.05)
+                sock.sendall(b"zz\r\n")
+                server.event("done").wait(5)
+                return
+            sock.sendall(json_reply(result_for(request, index)))
+
+    with serving(bad_chunk, mode) as (server, runner):
+        with pytest.raises(TransportError, match="bad chunk size"):
+            runner.request()
+        server.event("done").set()
+        assert runner.request()[0]["result"]["echo"] == 1
+    assert server.connections == 2
 
 
 @pytest.mark.parametrize("mode", MODES)

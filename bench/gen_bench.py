@@ -1,0 +1,166 @@
+"""Generator speed: wall-clock of real `mcpgen` runs, and where the time goes.
+
+    python bench/gen_bench.py [--repeat 3] [--tree PATH] [--skip-stages]
+
+Specs: the 117-tool GitHub list (../shared/realworld/github-tools.json) and the 1,000-tool synthetic
+spec (specs/tools/make_synthetic.py). Each is a temporary [tool.mcpgen] project with a client and a
+server target. Timed (median of --repeat runs, fresh processes, so imports count):
+
+    generate (clean)      `mcpgen generate` into an empty output folder: load, validate, build, write
+    client + server       `mcpgen client` then `mcpgen server`, two processes (the budget's wording)
+    check (fresh)         `mcpgen generate --check` on the unchanged tree
+    check (hand edit)     the same after editing one generated file (no shortcut: build and compare)
+
+Budgets: GitHub client + server <= 3 s, synthetic <= 10 s, fresh check of the synthetic <= 2 s.
+--tree PATH measures another checkout's generator (e.g. a `git worktree` of an older commit) with
+this interpreter; --skip-stages omits the in-process breakdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+GITHUB = ROOT.parent / "shared" / "realworld" / "github-tools.json"
+BUDGETS = {("github", "client + server"): 3.0, ("synthetic", "client + server"): 10.0,
+           ("synthetic", "check (fresh)"): 2.0}
+
+PYPROJECT = """\
+[project]
+name = "bench"
+version = "0"
+
+[[tool.mcpgen.targets]]
+source = "{spec}"
+kind = "client"
+output = "out"
+package = "{name}_client"
+
+[[tool.mcpgen.targets]]
+source = "{spec}"
+kind = "server"
+output = "out"
+package = "{name}_server"
+"""
+
+
+def _synthetic(path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "specs" / "tools"))
+    try:
+        from make_synthetic import make_tools
+    finally:
+        sys.path.pop(0)
+    path.write_text(json.dumps({"tools": make_tools(1000)}, indent=1) + "\n", "utf-8")
+
+
+def _env(tree: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])}
+
+
+def _mcpgen(tree: Path, cwd: Path, *args: str) -> float:
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-c", "from codegen.cli import main; main()", *args], cwd=cwd,
+                            env=_env(tree), capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"mcpgen {' '.join(args)} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return elapsed
+
+
+def _median(runs: list[float]) -> float:
+    return statistics.median(runs)
+
+
+def measure(tree: Path, name: str, spec: Path, repeat: int) -> dict[str, float]:
+    results: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="gen-bench-") as tmp:
+        project = Path(tmp)
+        shutil.copy(spec, project / "spec.json")
+        (project / "pyproject.toml").write_text(PYPROJECT.format(spec="spec.json", name=name), "utf-8")
+        runs = []
+        for _ in range(repeat):
+            shutil.rmtree(project / "out", ignore_errors=True)
+            runs.append(_mcpgen(tree, project, "generate"))
+        results["generate (clean)"] = _median(runs)
+        runs = []
+        for _ in range(repeat):
+            shutil.rmtree(project / "two", ignore_errors=True)
+            runs.append(_mcpgen(tree, project, "client", "spec.json", "-o", "two", "--package", f"{name}_client")
+                        + _mcpgen(tree, project, "server", "spec.json", "-o", "two", "--package", f"{name}_server"))
+        results["client + server"] = _median(runs)
+        shutil.rmtree(project / "out", ignore_errors=True)
+        _mcpgen(tree, project, "generate")
+        results["check (fresh)"] = _median([_mcpgen(tree, project, "generate", "--check") for _ in range(repeat)])
+        client = project / "out" / f"{name}_client" / "client.py"
+        client.write_text(client.read_text("utf-8") + "# hand edit\n", "utf-8")
+        results["check (hand edit)"] = _median([_mcpgen(tree, project, "generate", "--check") for _ in range(repeat)])
+    return results
+
+
+_STAGES = """
+import json, sys, time
+from pathlib import Path
+from codegen.load import load_file
+from codegen.validate import validate
+from codegen import pipeline
+t = {}
+start = time.perf_counter(); loaded = load_file(Path(sys.argv[1])); t["load"] = time.perf_counter() - start
+start = time.perf_counter(); spec = validate(loaded); t["validate"] = time.perf_counter() - start
+start = time.perf_counter(); client = pipeline.build_client(spec, package="c"); t["build client"] = time.perf_counter() - start
+start = time.perf_counter(); server = pipeline.build_server(spec, package="s"); t["build server"] = time.perf_counter() - start
+size = sum(len(d) for p in (client, server) for d in {**p.files, **p.user_files}.values())
+t["output MB"] = size / 1e6
+print(json.dumps(t))
+"""
+
+
+def stages(tree: Path, spec: Path) -> dict[str, float]:
+    result = subprocess.run([sys.executable, "-c", _STAGES, str(spec)], env=_env(tree), capture_output=True,
+                            text=True, check=False)
+    if result.returncode != 0:
+        raise SystemExit(result.stderr[-3000:])
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tree", type=Path, default=ROOT, help="checkout whose codegen/ to measure")
+    parser.add_argument("--skip-stages", action="store_true")
+    args = parser.parse_args(argv)
+    tree = args.tree.resolve()
+    with tempfile.TemporaryDirectory(prefix="gen-bench-specs-") as tmp:
+        synthetic = Path(tmp) / "synthetic.json"
+        _synthetic(synthetic)
+        specs = {"github": GITHUB, "synthetic": synthetic}
+        print(f"generator: {tree}   python {sys.version.split()[0]}   repeat {args.repeat} (median)\n")
+        print(f"{'spec':<10} {'measure':<20} {'seconds':>8} {'budget':>8}")
+        print("-" * 50)
+        failed = False
+        for name, spec in specs.items():
+            for label, seconds in measure(tree, name, spec, args.repeat).items():
+                budget = BUDGETS.get((name, label))
+                flag = "" if budget is None else f"{budget:>7.1f}" + ("" if seconds <= budget else " !")
+                failed |= budget is not None and seconds > budget
+                print(f"{name:<10} {label:<20} {seconds:>8.2f} {flag:>8}")
+        if not args.skip_stages:
+            print(f"\n{'spec':<10} {'stage (in process)':<20} {'seconds':>8}")
+            print("-" * 41)
+            for name, spec in specs.items():
+                for label, value in stages(tree, spec).items():
+                    print(f"{name:<10} {label:<20} {value:>8.2f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

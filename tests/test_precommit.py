@@ -1,0 +1,154 @@
+"""The hooks in .pre-commit-hooks.yaml, run by the real `pre-commit` against a temporary git repository.
+
+The repository holds a spec, a pyproject.toml with [tool.mcpgen] targets and the generated bindings.
+Its .pre-commit-config.yaml is a `repo: local` copy of this repository's hook definitions (same id,
+entry, pass_filenames, always_run) with `language: system` and the entry pointed at this
+checkout's `mcpgen`, so no network is needed (`language: python` would pip-install mcpgen).
+
+    mcpgen           stale bindings fail the commit; `mcpgen generate` fixes it
+    mcpgen-generate  stale bindings are regenerated; the commit fails once, then passes when staged
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.support import ROOT
+
+BIN = Path(sys.executable).parent
+MCPGEN = BIN / "mcpgen"
+PRE_COMMIT = BIN / "pre-commit"
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("git") is None or not PRE_COMMIT.exists() or not MCPGEN.exists(),
+    reason="needs git, and pre-commit and mcpgen installed in the venv (make install)",
+)
+
+PYPROJECT = """\
+[project]
+name = "bindings-demo"
+version = "0"
+
+[[tool.mcpgen.targets]]
+source = "specs/weather.json"
+kind = "client"
+output = "src"
+package = "weather_client"
+
+[[tool.mcpgen.targets]]
+source = "specs/weather.json"
+kind = "server"
+output = "src"
+package = "weather_server"
+"""
+
+
+def _hooks() -> dict[str, dict[str, object]]:
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
+    return {hook["id"]: hook for hook in hooks}
+
+
+def _local_config(hook_id: str) -> str:
+    hook = dict(_hooks()[hook_id])
+    entry = str(hook["entry"])
+    assert entry.split()[0] == "mcpgen"
+    hook["entry"] = str(MCPGEN) + entry[len("mcpgen"):]
+    hook["language"] = "system"
+    return yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}, sort_keys=False)
+
+
+class Repo:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        home = path.parent / f"{path.name}-home"
+        home.mkdir()
+        self.env = {
+            **os.environ,
+            "HOME": str(home),  # no user git or pre-commit configuration leaks in
+            "PRE_COMMIT_HOME": str(home / "pre-commit"),
+            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "PYTHONPATH": str(ROOT),
+        }
+
+    def run(self, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([str(a) for a in args], cwd=self.path, env=self.env, capture_output=True,
+                                text=True, timeout=300, check=False)
+        if check and result.returncode != 0:
+            raise AssertionError(f"{args} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+        return result
+
+    def commit(self, message: str) -> subprocess.CompletedProcess[str]:
+        self.run("git", "add", "-A")
+        return self.run("git", "commit", "-q", "-m", message, check=False)
+
+
+def _make_repo(tmp_path: Path, hook_id: str) -> Repo:
+    repo = Repo(tmp_path / "repo")
+    repo.path.mkdir()
+    (repo.path / "specs").mkdir()
+    shutil.copy(ROOT / "specs" / "weather.json", repo.path / "specs" / "weather.json")
+    (repo.path / "pyproject.toml").write_text(PYPROJECT, "utf-8")
+    (repo.path / ".pre-commit-config.yaml").write_text(_local_config(hook_id), "utf-8")
+    repo.run("git", "init", "-q", "-b", "main")
+    repo.run(PRE_COMMIT, "install")
+    repo.run(MCPGEN, "generate")
+    result = repo.commit("bindings")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return repo
+
+
+def _edit_spec(repo: Repo) -> None:
+    spec = repo.path / "specs" / "weather.json"
+    data = json.loads(spec.read_text("utf-8"))
+    data["tools"][0]["description"] = "Get the weather, now described differently."
+    spec.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+
+
+def test_hooks_file() -> None:
+    hooks = _hooks()
+    assert set(hooks) == {"mcpgen", "mcpgen-generate"}
+    for hook in hooks.values():
+        assert hook["language"] == "python" and hook["pass_filenames"] is False and hook["always_run"] is True
+    assert hooks["mcpgen"]["entry"] == "mcpgen generate --check"
+    assert hooks["mcpgen-generate"]["entry"] == "mcpgen generate"
+
+
+def test_check_hook_fails_stale_bindings(tmp_path: Path) -> None:
+    repo = _make_repo(tmp_path, "mcpgen")
+    _edit_spec(repo)
+    result = repo.commit("change the spec only")
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "mcpgen bindings are fresh" in output and "Failed" in output
+    assert "stale: src/weather_client" in output and "described differently" in output
+    repo.run(MCPGEN, "generate")
+    result = repo.commit("change the spec and regenerate")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Passed" in result.stdout + result.stderr
+    # a hand edit of generated code is caught too
+    client = repo.path / "src" / "weather_client" / "client.py"
+    client.write_text(client.read_text("utf-8").replace("def get_weather(", "def get_weather_edited("), "utf-8")
+    result = repo.commit("edit generated code")
+    assert result.returncode != 0 and "differs  src/weather_client/client.py" in result.stdout + result.stderr
+
+
+def test_generate_hook_regenerates(tmp_path: Path) -> None:
+    repo = _make_repo(tmp_path, "mcpgen-generate")
+    _edit_spec(repo)
+    result = repo.commit("change the spec only")
+    assert result.returncode != 0
+    assert "files were modified by this hook" in result.stdout + result.stderr
+    assert "described differently" in (repo.path / "src" / "weather_client" / "client.py").read_text("utf-8")
+    result = repo.commit("with regenerated bindings")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert repo.run("git", "status", "--porcelain").stdout == ""
