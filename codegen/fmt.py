@@ -21,7 +21,7 @@ from .errors import InternalGeneratorError
 if TYPE_CHECKING:
     import black
 
-__all__ = ["BLACK_MODE", "LINE_LENGTH", "black_mode", "black_statement", "check_python", "compile_python",
+__all__ = ["LINE_LENGTH", "black_mode", "black_statement", "check_python", "compile_python",
            "format_python"]
 
 LINE_LENGTH = 110

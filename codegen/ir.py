@@ -211,7 +211,6 @@ class ModelsIR:
 
     aliases: tuple[AliasDef, ...]
     models: tuple[ModelDef, ...]  # dependencies first where the graph allows it
-    rebuild: tuple[str, ...]  # classes that mention a class defined at or after themselves
 
     @property
     def classes(self) -> frozenset[str]:

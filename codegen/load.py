@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from mcpgen_runtime.client import ClientCore, Outgoing
 from mcpgen_runtime.errors import McpRuntimeError, ProtocolError, RemoteError, ServerExitedError
+from mcpgen_runtime.protocol.input_required import InputNeeded
 from mcpgen_runtime.transport.base import Reply, SyncTransport, sends_headers
 
 from .errors import SpecLoadError
@@ -225,12 +226,14 @@ class _RawLister:
         self._core = core
         self._transport = transport
 
-    def _run(self, flow: Generator[Outgoing, Reply, _T]) -> _T:
+    def _run(self, flow: Generator[Outgoing | InputNeeded, Any, _T]) -> _T:
         try:
-            outgoing = next(flow)
+            step = next(flow)
             while True:
-                reply = self._transport.request(outgoing.message, outgoing.headers, timeout=outgoing.timeout)
-                outgoing = flow.send(reply)
+                if not isinstance(step, Outgoing):  # an MRTR input request: nothing to answer it with
+                    raise ProtocolError("the server asked for user input while mcpgen was listing its tools")
+                reply: Reply = self._transport.request(step.message, step.headers, timeout=step.timeout)
+                step = flow.send(reply)
         except StopIteration as done:
             result: _T = done.value
             return result

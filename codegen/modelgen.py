@@ -249,7 +249,7 @@ class _Facts:
     closed: bool = False  # additionalProperties: false somewhere
     extra_schemas: list[str] = field(default_factory=list)  # additionalProperties / patternProperties
     open_extra: bool = False  # additionalProperties: true (or patternProperties without `false`)
-    conditional: dict[str, list[str]] = field(default_factory=dict)  # declared only in then/else/...
+    conditional: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # (owner, branch, pointer)
     items: str | None = None  # `items` schema pointer (2020-12 / single draft-07)
     items_false: bool = False
     prefix: list[str] | None = None  # prefixItems (or draft-07 array `items`)
@@ -595,14 +595,16 @@ class _Builder:
             branch = node.get(keyword)
             if isinstance(branch, dict) and isinstance(branch.get("properties"), dict):
                 for name in branch["properties"]:
-                    facts.conditional.setdefault(name, []).append(_child(pointer, keyword, "properties", name))
+                    facts.conditional.setdefault(name, []).append(
+                        (pointer, keyword, _child(pointer, keyword, "properties", name))
+                    )
         dependent = node.get("dependentSchemas")
         if isinstance(dependent, dict):
             for key, branch in dependent.items():
                 if isinstance(branch, dict) and isinstance(branch.get("properties"), dict):
                     for name in branch["properties"]:
                         facts.conditional.setdefault(name, []).append(
-                            _child(pointer, "dependentSchemas", key, "properties", name)
+                            (pointer, "dependent", _child(pointer, "dependentSchemas", key, "properties", name))
                         )
         items = node.get("items")
         prefix = node.get("prefixItems")
@@ -720,9 +722,16 @@ class _Builder:
                 chosen = next((t for t in options if t != ANY), ANY)  # any one declaration is a superset
                 source = declarations[options.index(chosen)] if chosen in options else declarations[0]
             elif wire in facts.conditional:
-                branches = facts.conditional[wire]
-                options = [self.type_at(doc, p, depth + 1) for p in branches]
-                chosen = union(options) if len(branches) >= 2 else ANY  # declared in then *and* else
+                # Declared only under conditions: honest only when `then` and `else` of one `if` both
+                # declare it (one of them always applies); otherwise the value may be anything.
+                chosen = ANY
+                by_owner: dict[str, dict[str, str]] = {}
+                for owner, branch, pointer in facts.conditional[wire]:
+                    by_owner.setdefault(owner, {})[branch] = pointer
+                for branches in by_owner.values():
+                    if "then" in branches and "else" in branches:
+                        chosen = union([self.type_at(doc, branches[b], depth + 1) for b in ("then", "else")])
+                        break
                 source = None
             else:  # required but declared nowhere: whatever the object allows for other keys
                 chosen = extra_type
@@ -770,13 +779,7 @@ class _Builder:
                 raise InternalGeneratorError(f"model {name!r} was never finished")
             models[name] = model
         order = _dependency_order(models)
-        position = {name: i for i, name in enumerate(order)}
-        rebuild = []
-        for name in order:
-            refs = _model_refs(models[name])
-            if any(position.get(ref, -1) >= position[name] for ref in refs):
-                rebuild.append(name)
-        return ModelsIR(aliases=tuple(self.aliases.values()), models=tuple(models[n] for n in order), rebuild=tuple(rebuild))
+        return ModelsIR(aliases=tuple(self.aliases.values()), models=tuple(models[n] for n in order))
 
 
 # ----------------------------------------------------------------------------------------- helpers
@@ -935,8 +938,8 @@ def _dependency_order(models: Mapping[str, ModelDef]) -> list[str]:
 # --------------------------------------------------------------------------------------- entry point
 
 
-def build_models(tools: list[dict[str, Any]]) -> tuple[list[ClassPlan], ModelsIR, dict[str, TypeExpr]]:
-    """Plans, the models module, and each planned class's type (a RootModel's root, else the class)."""
+def build_models(tools: list[dict[str, Any]]) -> tuple[list[ClassPlan], ModelsIR]:
+    """The planned tool classes and the models module."""
     names = _Names(set(_MODULE_NAMES))
     plans = plan_classes(tools, names)
     builder = _Builder(names)
@@ -945,18 +948,15 @@ def build_models(tools: list[dict[str, Any]]) -> tuple[list[ClassPlan], ModelsIR
         docs.append((builder.document(2 * key, tool, "inputSchema", plan.input_class, plan.stem), plan))
         if plan.output_class is not None:
             docs.append((builder.document(2 * key + 1, tool, "outputSchema", plan.output_class, plan.stem), plan))
-    roots: dict[str, TypeExpr] = {}
     try:
         for doc, _plan in docs:
             root = builder.type_at(doc, "", 0)
             # the root is no object model: wrap it in a RootModel
             if root != ModelRef(doc.root_class) and builder.models.get(doc.root_class) is None:
                 builder.models[doc.root_class] = ModelDef(name=doc.root_class, root=root)
-            roots[doc.root_class] = root
     except RecursionError as exc:  # pragma: no cover - MAX_DEPTH keeps the stack far below the limit
         raise UnsupportedSchemaError("schemas nested too deeply to model (SCHEMA-11)") from exc
-    models = builder.finish()
-    return plans, models, roots
+    return plans, builder.finish()
 
 
 def _param_name(field_name: str, used: set[str]) -> str:
@@ -1000,7 +1000,7 @@ def build_ir(spec: ValidatedSpec, *, package: str) -> PackageIR:
     wire_names = [tool["name"] for tool in tools]
     if len(set(wire_names)) != len(wire_names):
         raise NameCollisionError("duplicate tool names reached the generator (TOOLS-15)")
-    plans, models, roots = build_models(tools)
+    plans, models = build_models(tools)
     by_name = {model.name: model for model in models.models}
     methods = naming.method_names(wire_names)
     tool_irs: list[ToolIR] = []
@@ -1022,7 +1022,6 @@ def build_ir(spec: ValidatedSpec, *, package: str) -> PackageIR:
                 input_root=input_model.root,
             )
         )
-    del roots
     return PackageIR(
         package=package,
         source=spec.source,

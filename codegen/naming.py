@@ -99,7 +99,9 @@ def cap_length(name: str, *, style: Style = "snake") -> str:
     if len(name) <= MAX_IDENTIFIER:
         return name
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
-    return name[: MAX_IDENTIFIER - 9] + ("_" + digest if style == "snake" else digest.upper())
+    if style == "snake":
+        return name[: MAX_IDENTIFIER - 9] + "_" + digest
+    return name[: MAX_IDENTIFIER - 8] + digest.upper()
 
 
 def identifier(

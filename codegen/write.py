@@ -19,8 +19,9 @@ Besides LOAD this is the only stage that touches the disk. The rules:
 - **Cheap freshness.** For a `[tool.mcpgen]` target the manifest also records the package's
   `input_key` (see `pipeline.input_key`), the sha256 of every owned file and the user files'
   names. `is_fresh` answers "would generating change nothing?" from that alone: the key must match
-  and every owned file must still have its recorded digest (so hand edits are caught). The key is
-  bookkeeping: `check_package` ignores it when comparing manifests, `write_package` refreshes it.
+  and every owned file must still have its recorded digest (so hand edits are caught). These fields
+  are bookkeeping: `check_package` ignores them when comparing manifests; `write_package` refreshes
+  them when given a key and keeps them when not (`mcpgen client` into a `generate` target).
 """
 
 from __future__ import annotations
@@ -173,8 +174,11 @@ def _manifest_bytes(
     return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+_CACHE_FIELDS = ("input", "sha256", "user_files")  # bookkeeping for is_fresh, derived from the content
+
+
 def _same_manifest(old: bytes | None, new: bytes) -> bool:
-    """Equal apart from the `input` key (bookkeeping for `is_fresh`, not content)."""
+    """Equal apart from the cache fields (`mcpgen client` writes none, `mcpgen generate` does)."""
     if old is None:
         return False
     if old == new:
@@ -185,8 +189,9 @@ def _same_manifest(old: bytes | None, new: bytes) -> bool:
         return False
     if not (isinstance(old_doc, dict) and isinstance(new_doc, dict)):
         return False
-    old_doc.pop("input", None)
-    new_doc.pop("input", None)
+    for key in _CACHE_FIELDS:
+        old_doc.pop(key, None)
+        new_doc.pop(key, None)
     return bool(old_doc == new_doc)
 
 
@@ -328,7 +333,9 @@ def _plan(out_dir: Path, pkg: GeneratedPackage, *, overwrite_user_files: bool) -
         exists=exists,
         old_manifest=old_manifest,
         manifest=manifest,
-        manifest_same=old_manifest_bytes == manifest,
+        # without an input key (mcpgen client/server) an unchanged manifest keeps its cache fields
+        manifest_same=old_manifest_bytes == manifest
+        or (pkg.input_key is None and _same_manifest(old_manifest_bytes, manifest)),
         manifest_content_same=_same_manifest(old_manifest_bytes, manifest),
     )
     if exists:

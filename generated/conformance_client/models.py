@@ -9,21 +9,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class AddNumbersInput(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
     a: int | float = Field(description="First number")
     b: int | float = Field(description="Second number")
 
 
 class TestHeadersInput(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
 
 class MyHyphenatedToolInput(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
 
 class TestCustomHeadersInput(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
     region: str = Field(description="Plain ASCII string value")
     priority: int = Field(description="Integer numeric value")
     verbose: bool | None = Field(None, description="Boolean value")
@@ -67,7 +67,7 @@ class TestCustomHeadersInput(BaseModel):
 
 
 class TestCustomHeadersNullInput(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
     region: str = Field(description="Plain ASCII string value")
     priority: int = Field(description="Integer numeric value")
     verbose: bool | None = Field(None, description="Boolean value — will be null to test omission")
@@ -75,28 +75,28 @@ class TestCustomHeadersNullInput(BaseModel):
 
 
 class ValidToolInput(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
     region: str
 
 
 class TestMrtrEchoStateInput(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
 
 class TestMrtrNoStateInput(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
 
 class TestMrtrUnrelatedInput(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
 
 class TestMrtrNoResultTypeInput(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
 
 
 class JsonSchemaEchoInput(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
     schema_: dict[str, Any] = Field(
         alias="schema",
         description="The inputSchema the client observed for json_schema_2020_12_tool, passed back verbatim.",

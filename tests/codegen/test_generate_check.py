@@ -139,3 +139,14 @@ def test_generator_change_without_output_change(project: Path, monkeypatch: pyte
     after = _snapshot(project)
     changed = sorted(name for name in after if after[name] != before[name])
     assert changed == [f"gen/{p}/{MANIFEST_NAME}" for p in ("demo_client", "demo_server")]
+
+
+def test_plain_client_command_keeps_the_cache(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`mcpgen client` into a `generate` target writes the same files and keeps the manifest's key."""
+    assert _run(project)[0] == 0
+    before = _snapshot(project)
+    result = CliRunner().invoke(cli.main, ["client", "specs/shapes.json", "-o", "gen", "--package", "demo_client"])
+    assert result.exit_code == 0, result.output
+    assert _snapshot(project) == before
+    _no_build(monkeypatch)
+    assert _run(project, "--check")[0] == 0

@@ -29,7 +29,7 @@ import pytest
 
 from codegen.pipeline import build_client, build_server
 from codegen.spec import GeneratedPackage
-from tests.codegen.test_generate import Loopback, load_spec, write_package
+from tests.codegen.test_generate import Loopback, build_every_model, load_spec, write_package
 from tests.support import ROOT
 
 SHAPES = ROOT / "specs" / "shapes.json"
@@ -158,6 +158,10 @@ EXPECTED: list[tuple[str, str, str]] = [
     ("RefSiblingsInput", "items_ref", "list[RefSiblingsItemDef] | None"),
     ("RootUnionInput", "root", "RootUnionInputOption1 | RootUnionInputOption2"),
 ]
+
+
+def test_every_model_builds(imported: Any) -> None:
+    assert build_every_model(imported[0].models) >= 80 and build_every_model(imported[1].models) >= 80
 
 
 def test_annotations(packages: tuple[GeneratedPackage, GeneratedPackage]) -> None:

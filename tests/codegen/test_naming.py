@@ -121,3 +121,77 @@ def test_class_stems_collide_like_methods() -> None:
 def test_words() -> None:
     assert naming.words("getHTTPResponse_v2.final") == ["get", "HTTP", "Response", "v2", "final"]
     assert naming.words("\u202eevil") == ["evil"]
+
+
+# ------------------------------------------------------------------------------------------- fields
+
+
+@pytest.mark.parametrize(
+    ("wire", "field"),
+    [
+        ("name", "name"),
+        ("firstName", "first_name"),
+        ("first-name", "first_name"),
+        ("class", "class_"),  # keyword
+        ("None", "none"),
+        ("match", "match"),  # soft keywords are valid attribute names
+        ("type", "type"),
+        ("id", "id"),  # a builtin, but never used in annotations
+        ("list", "list_"),  # builtins used in annotations would be shadowed in the class body
+        ("str", "str_"),
+        ("model_config", "model_config_"),  # BaseModel members
+        ("json", "json_"),
+        ("schema", "schema_"),
+        ("model_dump_json", "field_model_dump_json"),  # pydantic's protected namespaces
+        ("model_validate_me", "field_model_validate_me"),
+        ("model_name", "model_name"),
+        ("root", "root_"),
+        ("_meta", "meta"),  # a leading underscore would make a private attribute
+        ("__class__", "class_"),
+        ("2fa", "field_2fa"),
+        ("über", "uber"),
+        ("天气", "field"),
+        ("", "field"),
+        ("x'); import os #", "x_import_os"),
+    ],
+)
+def test_field_names(wire: str, field: str) -> None:
+    assert naming.field_names([wire])[wire] == field
+
+
+def test_field_names_collide_deterministically() -> None:
+    wires = ["first_name", "first-name", "firstName", "first name", "first.name", "FirstName", "Name", "name"]
+    names = naming.field_names(wires)
+    assert names["first_name"] == "first_name" and names["name"] == "name"
+    assert len(set(names.values())) == len(wires)
+    rng = random.Random(1)
+    for _ in range(10):
+        shuffled = wires[:]
+        rng.shuffle(shuffled)
+        assert naming.field_names(shuffled) == names
+    assert all(name.isidentifier() and not keyword.iskeyword(name) for name in names.values())
+
+
+def test_field_names_avoid_every_basemodel_member() -> None:
+    from pydantic import BaseModel
+
+    members = [name for name in dir(BaseModel) if not name.startswith("_")]
+    names = naming.field_names(members)
+    assert not set(names.values()) & set(dir(BaseModel))
+
+
+def test_long_names_are_cut_with_a_digest() -> None:
+    long = "x" * 500
+    name = naming.identifier(long)
+    assert len(name) == naming.MAX_IDENTIFIER and name != naming.identifier("x" * 499)
+    assert naming.identifier("y" * 80) == "y" * 80
+    pascal = naming.identifier(long, style="pascal")
+    assert len(pascal) == naming.MAX_IDENTIFIER and pascal.isidentifier()
+
+
+def test_class_stems_are_numbered_like_methods() -> None:
+    wires = ["get-user", "getUser", "get_user"]
+    methods = naming.method_names(wires)
+    stems = naming.class_bases(wires)
+    assert methods == {"get_user": "get_user", "get-user": "get_user_2", "getUser": "get_user_3"}
+    assert stems == {"get_user": "GetUser", "get-user": "GetUser2", "getUser": "GetUser3"}
