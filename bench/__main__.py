@@ -127,7 +127,7 @@ def render(results: dict[str, Any], notes: str) -> str:
             server_bench.table(server["summary"]),
             "",
         ]
-        lines += [f"- {line}" for line in server["verdicts"]]
+        lines += [f"- {line}" for line in server_bench.verdicts(server["summary"], server)]
         lines += [f"- skipped: {line}" for line in server["skipped"]]
         lines += ["", "Server commands (one per server and variant):", ""]
         lines += [f"- `{key}`: `{' '.join(Path(a).name if i == 0 else a for i, a in enumerate(cmd))}`"
@@ -150,7 +150,7 @@ def render(results: dict[str, Any], notes: str) -> str:
             client_bench.table(client["summary"]),
             "",
         ]
-        lines += [f"- {line}" for line in client["verdicts"]]
+        lines += [f"- {line}" for line in client_bench.verdicts(client["summary"])]
         engines = {k: v for k, v in client["engines"].items()}
         if engines:
             lines.append(f"- transport engines: {', '.join(f'{k}={v}' for k, v in engines.items())}")
@@ -169,11 +169,12 @@ def render(results: dict[str, Any], notes: str) -> str:
     parts = results.get("micro")
     if parts:
         lines += ["## Parts (CPU per operation, in-process, no sockets)", "", *_carried(results, "micro"),
-                  "bench/micro.py.", "",
+                  "bench/micro.py: minimum over 5 runs.", "",
                   micro.table(parts), ""]
     gen = results.get("gen")
     if gen is not None:
-        lines += ["## Generator (bench/gen_bench.py)", "", f"`{gen['command']}` (exit {gen['returncode']}):", "",
+        lines += ["## Generator (bench/gen_bench.py)", "", *_carried(results, "gen"),
+                  f"`{gen['command']}` (exit {gen['returncode']}):", "",
                   "```", gen["output"].strip(), "```", ""]
     elif "gen" not in results["skipped_parts"]:
         lines += ["## Generator", "", "bench/gen_bench.py does not exist yet; `make bench` runs it once it does.",
@@ -257,10 +258,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print("== generator", file=sys.stderr, flush=True)
         results["gen"] = _gen_bench(quick)
         if results["gen"] is not None:
+            save("gen", results["gen"])
             print(results["gen"]["output"], flush=True)
     results["carried"] = {}
     if not args.quick:  # a partial run keeps the other sections from the latest full data
-        for part in ("server", "client", "layers", "roundtrips", "micro"):
+        for part in ("server", "client", "layers", "roundtrips", "micro", "gen"):
             if part in skip and part not in results:
                 previous = sorted(p for p in data_dir.glob(f"*-{part}.json")
                                   if re.fullmatch(rf"\d{{8}}-\d{{6}}-{part}\.json", p.name))

@@ -1,4 +1,4 @@
-"""Micro-benchmarks: CPU per operation of the parts, in-process, no sockets (stable on a noisy box).
+"""Micro-benchmarks: CPU per operation of the parts, in-process, no sockets (minimum of 5 runs).
 
     python -m bench.micro [--json FILE]
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -42,7 +41,7 @@ HEADERS = [
 
 
 def _per_op(fn: Callable[[], Any], n: int, repeats: int = 5) -> float:
-    """Median over repeats of CPU µs per call."""
+    """Minimum over repeats of CPU µs per call (on a shared machine noise only adds)."""
     for _ in range(max(n // 10, 10)):
         fn()
     samples = []
@@ -51,7 +50,7 @@ def _per_op(fn: Callable[[], Any], n: int, repeats: int = 5) -> float:
         for _ in range(n):
             fn()
         samples.append((time.process_time() - t0) / n * 1e6)
-    return statistics.median(samples)
+    return min(samples)
 
 
 def _per_op_async(make: Callable[[], Any], n: int, repeats: int = 5) -> float:
@@ -63,7 +62,7 @@ def _per_op_async(make: Callable[[], Any], n: int, repeats: int = 5) -> float:
 
     async def main() -> float:
         await run(max(n // 10, 10))
-        return statistics.median([await run(n) for _ in range(repeats)])
+        return min([await run(n) for _ in range(repeats)])
 
     return asyncio.run(main())
 

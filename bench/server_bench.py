@@ -145,8 +145,8 @@ def verdicts(rows: list[dict[str, Any]], data: dict[str, Any]) -> list[str]:
     for row in rows:
         if row["server"] == "ours" and row["ratio"] is not None:
             ok = row["ratio"] >= 0.6
-            out.append(f"throughput {row['variant']} c={row['concurrency']}: {row['ratio']:.2f}x ceiling "
-                       f"(target ≥ 0.60) {'PASS' if ok else 'FAIL'}")
+            out.append(f"throughput {row['variant']} c={row['concurrency']}: {row['ratio']:.3f}x ceiling "
+                       f"(target ≥ 0.600) {'PASS' if ok else 'FAIL'}")
     for variant, mem in data["memory"].items():
         if "ours" in mem and "sdk" in mem:
             ours, sdk = mem["ours"]["peak_rss_kib"], mem["sdk"]["peak_rss_kib"]

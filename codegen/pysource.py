@@ -3,18 +3,19 @@
 Everything a spec or server supplies is data. It reaches generated code only as
 
 - identifiers rebuilt by `naming` and checked here (`ident`, `dotted`),
-- `repr()` output of one recursive JSON-literal emitter (`literal`),
+- `repr()` output of one recursive JSON-literal emitter (`literal`, `literal_node`),
 - escaped docstrings (`docstring`) and sanitised single-line comments (`comment`),
-- expressions re-emitted from an AST of allow-listed node types (`expr`), used for the
-  annotations datamodel-code-generator wrote into models.py.
+- type expressions built from the IR's type algebra (`type_node`), whose leaves are checked
+  identifiers and literals.
 
 Each function returns a `PySource` marker (a `str` subclass that only this module can create);
 the template environment (`render.environment`) refuses to output any value that is not one.
+Larger pieces are layout nodes (`Seq`, `Brk`, `Param`) of such markers; `statement`, `def_header`
+and `class_header` lay them out the way black would (see "layout" below).
 """
 
 from __future__ import annotations
 
-import ast
 import keyword
 import math
 import re
@@ -33,7 +34,6 @@ __all__ = [
     "PyCode",
     "PyComment",
     "PyDocstring",
-    "PyExpr",
     "PyIdent",
     "PyLiteral",
     "PySource",
@@ -48,7 +48,6 @@ __all__ = [
     "def_header",
     "docstring",
     "dotted",
-    "expr",
     "flat",
     "ident",
     "import_from",
@@ -98,12 +97,6 @@ class PyIdent(PySource):
 
 class PyLiteral(PySource):
     """A Python literal for a JSON value."""
-
-    __slots__ = ()
-
-
-class PyExpr(PySource):
-    """An expression re-emitted from an allow-listed AST (type annotations)."""
 
     __slots__ = ()
 
@@ -184,10 +177,7 @@ _OPEN_LIST = PyCode("[", _TOKEN)
 _CLOSE_LIST = PyCode("]", _TOKEN)
 _OPEN_DICT = PyCode("{", _TOKEN)
 _CLOSE_DICT = PyCode("}", _TOKEN)
-_OPEN_CALL = PyCode("(", _TOKEN)
-_CLOSE_CALL = PyCode(")", _TOKEN)
 _BAR = PyOp(" | ", _TOKEN)
-_COMMA = PyCode(", ", _TOKEN)
 
 
 # ------------------------------------------------------------------------------------ identifiers
@@ -434,47 +424,24 @@ def comment(text: str) -> PyComment:
     return PyComment(line, _TOKEN)
 
 
-# ------------------------------------------------------------------------------------ expressions
-
-_EXPR_NODES: tuple[type[ast.AST], ...] = (
-    ast.Name, ast.Attribute, ast.Subscript, ast.Tuple, ast.List, ast.BinOp, ast.BitOr, ast.Constant, ast.Load,
-)
-
-
-def expr(node: ast.expr) -> PyExpr:
-    """Source for a type expression; only names, attributes, subscripts, tuples, `|` and constants."""
-    for child in ast.walk(node):
-        if not isinstance(child, _EXPR_NODES):
-            raise InternalGeneratorError(f"unexpected {type(child).__name__} node in a type expression")
-        if isinstance(child, ast.Name):
-            _check_ident(child.id)
-        elif isinstance(child, ast.Attribute):
-            _check_ident(child.attr)
-        elif isinstance(child, ast.BinOp) and not isinstance(child.op, ast.BitOr):
-            raise InternalGeneratorError("only `|` may combine types")
-        elif isinstance(child, ast.Constant) and not (
-            child.value is None or isinstance(child.value, (str, int, float, bool, bytes))
-        ):
-            raise InternalGeneratorError(f"unexpected constant {child.value!r} in a type expression")
-    text = ast.unparse(node)
-    try:
-        ast.parse(text, mode="eval")
-    except SyntaxError as exc:  # pragma: no cover - ast.unparse output always parses
-        raise InternalGeneratorError(f"type expression does not parse: {text!r}") from exc
-    return PyExpr(text, _TOKEN)
-
-
 # ----------------------------------------------------------------------------------------- layout
 #
 # Generated modules are written already formatted: each statement is laid out the way black lays it
-# out, so formatting costs nothing. The rule is black's right-hand split restricted to shapes whose
-# result is certain: a statement that fits stays on one line; otherwise its *last* bracket is split
-# one item per line with a trailing comma (black's "magic trailing comma" then keeps that layout),
-# provided the line before the bracket and the closing line fit. Items are laid out the same way;
-# an item black could not split (a long string, `name=<string>`) stays as it is, as black leaves it.
-# Anything else (a long annotation with `|`, a one-item subscript, a long class or def line) goes
-# to black itself (`fmt.black_statement`), so the output is always black's. tests/codegen prove
-# that black leaves every generated file unchanged.
+# out, so no formatter runs over whole files. Only layouts whose black result is certain are used:
+#
+# - a statement that fits stays on one line;
+# - otherwise its *last* bracket is split one item per line with a trailing comma (black's "magic
+#   trailing comma" then keeps that layout), when the line before the bracket and the closing line
+#   fit; items are laid out the same way, and an item black could not split (a long string,
+#   `name=<string>`) stays as it is, as black leaves it;
+# - a def puts one parameter per line (black's left-hand split); a long union annotation of a
+#   parameter or a field goes in parentheses, on one line or one `| member` per line, the way
+#   black's "parenthesize long type hints" does; a field whose `name: annotation =` fits keeps it and
+#   wraps the value instead, as black does.
+#
+# Anything else (a one-item subscript too long for its line, a long class line, ...) goes to black
+# itself (`fmt.black_statement`), so the output is black's in every case. tests/codegen
+# (test_generate_format.py and the black checks of every spec and corpus) prove it.
 
 
 def seq(*parts: Node) -> Seq:

@@ -40,7 +40,8 @@ SERVER_FILES = {"__init__.py", "models.py", "base.py", "__main__.py", "tools.jso
 
 def load_spec(path: Path) -> ValidatedSpec:
     """The real LOAD and VALIDATE stages when present, else the plain JSON wrapped by hand."""
-    display = os.path.relpath(path, ROOT) if path.is_relative_to(ROOT) else str(path)
+    # Display names as a user would type them: never an absolute path (that would leak into headers).
+    display = os.path.relpath(path, ROOT if path.is_relative_to(ROOT) else ROOT.parent)
     try:
         from codegen.load import load_file
         from codegen.validate import validate

@@ -200,3 +200,20 @@ def test_no_tools() -> None:
     for data in [*client.files.values(), *server.files.values(), *server.user_files.values()]:
         if not data.startswith(b"{"):
             ast.parse(data)
+
+
+def test_properties_declared_only_under_conditions() -> None:
+    """Only `then` and `else` of one `if` together cover every instance; a single branch or a
+    dependentSchemas entry may not apply, so there the honest type is Any."""
+    schema = {
+        "type": "object",
+        "properties": {"kind": {"type": "string"}},
+        "if": {"properties": {"kind": {"const": "a"}}},
+        "then": {"properties": {"both": {"type": "integer"}, "then_only": {"type": "string"}}},
+        "else": {"properties": {"both": {"type": "string"}}},
+        "dependentSchemas": {"kind": {"properties": {"dependent": {"type": "boolean"}}}},
+    }
+    _, models = modelgen.build_models([{"name": "c", "inputSchema": schema}])
+    fields = {f.name: f.type for model in models.models if model.name == "CInput" for f in model.fields}
+    assert fields["both"] == Union((Prim("int"), Prim("str"), Prim("None")))
+    assert fields["then_only"] == Prim("Any") and fields["dependent"] == Prim("Any")
