@@ -538,11 +538,17 @@ def _member_lines(member: list[PySource | Brk], indent: str, prefix: str, depth:
     if width(text) <= LINE_LENGTH:
         return [text]
     last = member[-1]
-    if not (isinstance(last, Brk) and last.items and last.magic):
+    if not (isinstance(last, Brk) and last.items):
         return None
     head = indent + prefix + "".join(flat(part) for part in member[:-1]) + last.open
     if width(head) > LINE_LENGTH:
         return None
+    if not last.magic:  # a one-item subscript (`list[...]`): its item alone inside, no comma
+        if len(last.items) != 1:
+            return None
+        item = last.items[0]
+        body = _union_body(_union_members(item) or [_parts(item)], indent + "    ", depth + 1)
+        return None if body is None else [head, *body, indent + last.close]
     out = [head]
     for item in last.items:
         sub = _lines(item, indent + "    ", ",", inside=True, depth=depth + 1)
@@ -573,10 +579,10 @@ def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list
     rest = ("" if node.default is None else " = " + flat(node.default)) + suffix
     if node.default is not None and width(indent + node.name + flat(node.annotation) + " =") <= LINE_LENGTH - 2:
         # black keeps the annotation and wraps the value instead: `name: annotation = (` value `)`
-        value = indent + "    " + flat(node.default)
-        if isinstance(node.default, (Brk, Seq, Param)) or width(value) > LINE_LENGTH:
+        value = _lines(node.default, indent + "    ", "", inside=True, depth=depth + 1)
+        if value is None:
             return None
-        return [indent + node.name + flat(node.annotation) + " = (", value, indent + ")" + suffix]
+        return [indent + node.name + flat(node.annotation) + " = (", *value, indent + ")" + suffix]
     members = _union_members(node.annotation)
     if members is not None:
         head = indent + node.name + "("
@@ -595,9 +601,20 @@ def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list
                 return None
             body += sub
         closing = indent + last.close + rest
-    if body is None or width(head) > LINE_LENGTH or width(closing) > LINE_LENGTH:
+    if body is None or width(head) > LINE_LENGTH:
         return None
-    return [head, *body, closing]
+    if width(closing) <= LINE_LENGTH:
+        return [head, *body, closing]
+    if node.default is None or members is None:
+        return None
+    # the value does not fit after the annotation either: `) = Field(` items `)`, as black splits it
+    value = _split_last_bracket(node.default, indent, suffix, inside=False, depth=depth + 1)
+    if value is None:
+        return None
+    joined = indent + ") = " + value[0][len(indent):]  # value[0] is `indent + "Field("`
+    if width(joined) > LINE_LENGTH:
+        return None
+    return [head, *body, joined, *value[1:]]
 
 
 def _lines(node: Node, indent: str, suffix: str, *, inside: bool, depth: int = 0) -> list[str] | None:
@@ -617,6 +634,11 @@ def _lines(node: Node, indent: str, suffix: str, *, inside: bool, depth: int = 0
             if body is None or width(head) > LINE_LENGTH or width(closing) > LINE_LENGTH:
                 return None
             return [head, *body, closing]
+        members = _union_members(node.annotation)
+        if node.default is None and members is not None:
+            # `name: A | B | C` alone: with two or more `|` black keeps its parentheses around the
+            # annotation (can_omit_invisible_parens); with one, black decides by more rules: black
+            return _split_annotation(node, indent, suffix, depth) if len(members) > 2 else None
         split = _split_last_bracket(node, indent, suffix, inside=False, depth=depth)
         return split if split is not None else _split_annotation(node, indent, suffix, depth)
     if inside:

@@ -140,8 +140,9 @@ def test_random_signatures_and_calls_survive_black() -> None:
     _black_stable(source)
 
 
-def test_random_model_fields_survive_black() -> None:
-    rng = random.Random(3)
+@pytest.mark.parametrize("seed", [3, 123])  # 123 once caught a union annotation black parenthesizes
+def test_random_model_fields_survive_black(seed: int) -> None:
+    rng = random.Random(seed)
     imports = render.Imports(future=True)
     names = render._model_names(imports, prefix=None)
     lines = []
