@@ -1,18 +1,14 @@
-"""One place that turns JSON text into Python values and back (orjson: the hot path)."""
+"""One place that turns JSON text into Python values and back (orjson: the hot path).
+
+The functions are orjson's own, not wrappers: a Python frame per call is measurable here.
+`dumps` gives compact UTF-8 JSON and raises TypeError for non-str keys or non-JSON values
+(orjson writes NaN and infinities as null).
+"""
 
 from __future__ import annotations
-
-from typing import Any
 
 import orjson
 
 JSONDecodeError = orjson.JSONDecodeError
-
-
-def dumps(value: Any) -> bytes:
-    """Compact UTF-8 JSON; non-str keys and NaN are errors, as JSON requires."""
-    return orjson.dumps(value)
-
-
-def loads(data: bytes | bytearray | memoryview | str) -> Any:
-    return orjson.loads(data)
+dumps = orjson.dumps
+loads = orjson.loads

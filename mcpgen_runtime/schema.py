@@ -175,7 +175,8 @@ def _never(_: Any) -> bool:
 
 
 def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+    cls = type(x)  # exact JSON types first: the common case costs two identity checks
+    return cls is int or cls is float or (isinstance(x, (int, float)) and not isinstance(x, bool))
 
 
 def _is_integer(x: Any) -> bool:
@@ -217,11 +218,35 @@ def _member_test(values: list[Any]) -> Predicate:
 
 
 def _all(tests: list[Predicate]) -> Predicate:
+    # Plain loops and `and`: a generator per call costs more than most of the tests themselves.
     if not tests:
         return _always
     if len(tests) == 1:
         return tests[0]
-    return lambda x: all(test(x) for test in tests)
+    if len(tests) == 2:
+        first, second = tests
+        return lambda x: first(x) and second(x)
+
+    def every(x: Any) -> bool:
+        for test in tests:
+            if not test(x):
+                return False
+        return True
+
+    return every
+
+
+def _any(tests: list[Predicate]) -> Predicate:
+    if len(tests) == 1:
+        return tests[0]
+
+    def some(x: Any) -> bool:
+        for test in tests:
+            if test(x):
+                return True
+        return False
+
+    return some
 
 
 def _fast(schema: Any, keywords: frozenset[str], depth: int = 0) -> Predicate:
@@ -240,26 +265,32 @@ def _fast(schema: Any, keywords: frozenset[str], depth: int = 0) -> Predicate:
         return _fast(value, keywords, depth + 1)
 
     tests: list[Predicate] = []
-    if "type" in schema:
+    # `"type": "object"` folds into the object test (one isinstance instead of two calls).
+    only_objects = schema.get("type") == "object" or schema.get("type") == ["object"]
+    object_test = _object_test(schema, sub, only_objects)
+    if "type" in schema and not (only_objects and object_test is not None):
         names = [schema["type"]] if isinstance(schema["type"], str) else list(schema["type"])
-        type_tests = [_TYPE_TESTS[name] for name in names]
-        tests.append(type_tests[0] if len(type_tests) == 1 else (lambda x: any(t(x) for t in type_tests)))
+        if not names:
+            raise _Unsupported  # `"type": []` is invalid; the metaschema check reports it
+        tests.append(_any([_TYPE_TESTS[name] for name in names]))
+    if object_test is not None:
+        tests.append(object_test)
     if "enum" in schema:
         tests.append(_member_test(list(schema["enum"])))
     if "const" in schema:
         tests.append(_member_test([schema["const"]]))
-    tests.extend(_object_tests(schema, sub))
     tests.extend(_other_tests(schema, sub))
     return _all(tests)
 
 
-def _object_tests(schema: Mapping[str, Any], sub: Callable[[Any], Predicate]) -> list[Predicate]:
+def _object_test(schema: Mapping[str, Any], sub: Callable[[Any], Predicate], only_objects: bool) -> Predicate | None:
     keys = ("properties", "required", "additionalProperties", "propertyNames", "dependentRequired",
             "minProperties", "maxProperties")
     if not any(key in schema for key in keys):
-        return []
-    properties = [(name, sub(value)) for name, value in schema.get("properties", {}).items()]
-    known = frozenset(name for name, _ in properties)
+        return None
+    properties = tuple((name, sub(value)) for name, value in schema.get("properties", {}).items()
+                       if value is not True)  # `true` accepts anything: nothing to check
+    known = frozenset(schema.get("properties", {}))
     required = tuple(schema.get("required", ()))
     extra = schema.get("additionalProperties", True)
     extra_test: Predicate | None = None if extra is True else sub(extra)
@@ -267,10 +298,11 @@ def _object_tests(schema: Mapping[str, Any], sub: Callable[[Any], Predicate]) ->
     dependent = tuple((name, tuple(needs)) for name, needs in schema.get("dependentRequired", {}).items())
     low = schema.get("minProperties", 0)
     high = schema.get("maxProperties")
+    bounded = low > 0 or high is not None
 
     def test(x: Any) -> bool:
         if not isinstance(x, dict):
-            return True
+            return not only_objects
         for name in required:
             if name not in x:
                 return False
@@ -281,14 +313,18 @@ def _object_tests(schema: Mapping[str, Any], sub: Callable[[Any], Predicate]) ->
             for name, value in x.items():
                 if name not in known and not extra_test(value):
                     return False
-        if names_test is not None and not all(names_test(name) for name in x):
-            return False
+        if names_test is not None:
+            for name in x:
+                if not names_test(name):
+                    return False
         for name, needs in dependent:
-            if name in x and any(need not in x for need in needs):
-                return False
-        return len(x) >= low and (high is None or len(x) <= high)
+            if name in x:
+                for need in needs:
+                    if need not in x:
+                        return False
+        return not bounded or (len(x) >= low and (high is None or len(x) <= high))
 
-    return [test]
+    return test
 
 
 def _other_tests(schema: Mapping[str, Any], sub: Callable[[Any], Predicate]) -> list[Predicate]:
@@ -305,7 +341,11 @@ def _other_tests(schema: Mapping[str, Any], sub: Callable[[Any], Predicate]) -> 
                 return True
             if len(x) < low or (high is not None and len(x) > high):
                 return False
-            return item_test is None or all(item_test(item) for item in x)
+            if item_test is not None:
+                for item in x:
+                    if not item_test(item):
+                        return False
+            return True
 
         tests.append(array_test)
     if any(key in schema for key in ("minLength", "maxLength", "pattern")):
@@ -344,8 +384,7 @@ def _other_tests(schema: Mapping[str, Any], sub: Callable[[Any], Predicate]) -> 
     if "allOf" in schema:
         tests.append(_all([sub(s) for s in schema["allOf"]]))
     if "anyOf" in schema:
-        any_of = [sub(s) for s in schema["anyOf"]]
-        tests.append(lambda x: any(t(x) for t in any_of))
+        tests.append(_any([sub(s) for s in schema["anyOf"]]))
     if "oneOf" in schema:
         one_of = [sub(s) for s in schema["oneOf"]]
         tests.append(lambda x: sum(1 for t in one_of if t(x)) == 1)

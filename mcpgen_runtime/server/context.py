@@ -29,7 +29,7 @@ import logging
 import math
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from ..content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResult
 from ..protocol import jsonrpc
@@ -73,6 +73,7 @@ Notify = Callable[[dict[str, Any]], Awaitable[None]]
 OpenStream = Callable[[], Awaitable[None]]
 
 _MISSING: Any = object()
+_NOTHING_CARRIED: dict[str, Any] = {}  # shared and never mutated: `_resume` replaces it
 _FORM_PROBE = Elicit("", {"type": "object", "properties": {}})
 
 
@@ -134,6 +135,26 @@ class RequestContext:
         open_stream: OpenStream | None = None,
         progress_interval: float = 0.0,
     ) -> None:
+        self._setup(request_id, method, meta, protocol_version, client_capabilities, transport, headers, principal,
+                    notify, input_responses, request_state, open_stream, progress_interval)
+
+    def _setup(
+        self,
+        request_id: jsonrpc.RequestId,
+        method: str,
+        meta: Mapping[str, Any],
+        protocol_version: str,
+        client_capabilities: Mapping[str, Any],
+        transport: str,
+        headers: Mapping[str, str] | None,
+        principal: Any,
+        notify: Notify | None,
+        input_responses: Mapping[str, Any] | None,
+        request_state: str | None,
+        open_stream: OpenStream | None,
+        progress_interval: float,
+    ) -> None:
+        # Positional on purpose: the server builds one context per call (see `_for_request`).
         self.request_id = request_id
         self.method = method
         self.meta = meta  # the request's whole `_meta`, as sent
@@ -141,14 +162,14 @@ class RequestContext:
         self.client_capabilities = client_capabilities
         info = meta.get(CLIENT_INFO_KEY)
         # Self-reported and unverified: for logs only, never for decisions (BASE-38).
-        self.client_info: Mapping[str, Any] | None = info if isinstance(info, dict) else None
+        self.client_info: Mapping[str, Any] | None = info if type(info) is dict else None
         self.transport = transport  # "http" | "stdio" | "direct"
         self.headers = headers  # lower-case names; None off HTTP
         self.principal = principal  # set by an authentication layer, if any
         token = meta.get(PROGRESS_TOKEN_KEY)
         # PROG-01: tokens are strings or integers; anything else means "no progress wanted".
         self.progress_token: str | int | None = (
-            token if isinstance(token, (str, int)) and not isinstance(token, bool) else None
+            token if token is None or type(token) is str or type(token) is int else None
         )
         self.input_responses = input_responses  # as received (already checked to be an object of objects)
         self.request_state = request_state  # as received (already verified by the server)
@@ -159,12 +180,33 @@ class RequestContext:
         self._last_progress_at = 0.0
         self._closed = False
         # MRTR bookkeeping, filled lazily: most requests never ask for input.
-        self._carried: dict[str, Any] = {}
+        self._carried: dict[str, Any] = _NOTHING_CARRIED
         self._asked: frozenset[str] | None = None
         self._state: dict[str, Any] | None = None
         self._answers: dict[str, Any] | None = None
         self._pending: list[Pending[Any]] | None = None
         self._auto_keys: itertools.count[int] | None = None
+
+    @classmethod
+    def _for_request(
+        cls,
+        request_id: jsonrpc.RequestId,
+        method: str,
+        meta: Mapping[str, Any],
+        protocol_version: str,
+        client_capabilities: Mapping[str, Any],
+        transport: str,
+        headers: Mapping[str, str] | None,
+        principal: Any,
+        notify: Notify | None,
+        open_stream: OpenStream | None,
+        progress_interval: float,
+    ) -> Self:
+        """The server's constructor: positional arguments, no keyword packing (hot path)."""
+        ctx = cls.__new__(cls)
+        ctx._setup(request_id, method, meta, protocol_version, client_capabilities, transport, headers, principal,
+                   notify, None, None, open_stream, progress_interval)
+        return ctx
 
     # ---- capabilities ----------------------------------------------------------------------
 

@@ -240,6 +240,7 @@ class _Tool:
     validate_output: Validate | None
     header_params: tuple[tuple[HeaderParam, str], ...]  # (param, lower-case header name)
     integer_paths: tuple[tuple[str, ...], ...] = field(default=())  # header params of type integer
+    parse_input: Callable[[Any], Any] | None = None  # input_model's validator, once pydantic has built it
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +256,8 @@ def _err(id_: Any, code: int, message: str, data: Any = None, status: int | None
 
 
 def _valid_id(value: Any) -> bool:
-    return isinstance(value, (str, int)) and not isinstance(value, bool)
+    cls = type(value)  # exact JSON types first (the common case), subclasses the long way
+    return cls is int or cls is str or (isinstance(value, (str, int)) and not isinstance(value, bool))
 
 
 def _cursor(offset: int, digest: str) -> str:
@@ -690,26 +692,24 @@ class ToolServer:
         args: Any = arguments
         if tool.input_model is not None:
             try:
-                args = tool.input_model.model_validate(arguments)
+                parse = tool.parse_input
+                if parse is None:
+                    # Generated models defer building their validator (fast imports): the first
+                    # call builds it; later calls skip model_validate's Python wrapper.
+                    args = tool.input_model.model_validate(arguments)
+                    tool.parse_input = tool.input_model.__pydantic_validator__.validate_python
+                else:
+                    args = parse(arguments)
             except ValidationError as exc:
                 first = exc.errors()[0]
                 pointer = "".join(f"/{part}" for part in first["loc"])
                 return self._error_result(f"Invalid arguments for tool {name!r} at {pointer or '/'}: {first['msg']}")
 
-        ctx = ToolContext(
-            tool_name=name,
-            request_id=id_,
-            method="tools/call",
-            meta=meta,
-            protocol_version=version,
-            client_capabilities=capabilities,
-            transport=request.transport,
-            headers=request.headers,
-            principal=request.principal,
-            notify=request.notify,
-            open_stream=request.open_stream,
-            progress_interval=self._progress_interval,
+        ctx = ToolContext._for_request(
+            id_, "tools/call", meta, version, capabilities, request.transport, request.headers, request.principal,
+            request.notify, request.open_stream, self._progress_interval,
         )
+        ctx.tool_name = name
         if "inputResponses" in params or "requestState" in params:  # an MRTR retry: the slow path
             self._resume_round(ctx, "tools/call", params, request)
         try:
@@ -745,18 +745,9 @@ class ToolServer:
         capabilities: dict[str, Any],
         request: IncomingRequest,
     ) -> dict[str, Any]:
-        ctx = RequestContext(
-            request_id=id_,
-            method=method,
-            meta=meta,
-            protocol_version=version,
-            client_capabilities=capabilities,
-            transport=request.transport,
-            headers=request.headers,
-            principal=request.principal,
-            notify=request.notify,
-            open_stream=request.open_stream,
-            progress_interval=self._progress_interval,
+        ctx = RequestContext._for_request(
+            id_, method, meta, version, capabilities, request.transport, request.headers, request.principal,
+            request.notify, request.open_stream, self._progress_interval,
         )
         if method in MRTR_METHODS and ("inputResponses" in params or "requestState" in params):
             self._resume_round(ctx, method, params, request)
@@ -1013,8 +1004,9 @@ class ToolServer:
 def _dump(value: Any, *, exclude_none: bool) -> Any:
     """JSON data for structuredContent; plain values pass through (orjson rejects non-JSON later)."""
     if isinstance(value, BaseModel):
-        return value.model_dump(
-            mode="json", by_alias=True, exclude_unset=True, exclude_none=exclude_none, warnings=False
+        # model_dump without its Python wrapper (an instance's serializer is always built).
+        return value.__pydantic_serializer__.to_python(
+            value, mode="json", by_alias=True, exclude_unset=True, exclude_none=exclude_none, warnings=False
         )
     return value
 

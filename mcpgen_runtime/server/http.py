@@ -24,6 +24,7 @@ import asyncio
 import ipaddress
 import logging
 import socket
+from types import MappingProxyType
 from collections.abc import Coroutine, Generator, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -170,6 +171,7 @@ class McpAsgiApp:
         self._hosts = _Allowlist(hosts, origins=False) if hosts is not None else None
         self._max_body = cfg.max_body_bytes
         self._accept_cache: dict[str, tuple[bool, bool]] = {}
+        self._headers = _HeaderTable()
         self._auth = cfg.auth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -207,12 +209,7 @@ class McpAsgiApp:
                 return b"".join(chunks)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        raw_headers = scope["headers"]
-        if not isinstance(raw_headers, (list, tuple)):
-            raw_headers = list(raw_headers)
-        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw_headers}
-        if len(headers) != len(raw_headers):
-            headers = _combined(raw_headers)
+        headers = self._headers.of(scope["headers"])
         try:
             body = await self._read_body(receive, headers)  # CONFORMANCE §4.1: always read it all
         except _TooLarge:
@@ -275,7 +272,7 @@ class McpAsgiApp:
         else:
             await self._watched(message, headers, principal, peer, receive, send, json_ok=json_ok, sse_ok=sse_ok)
 
-    async def _watched(self, message: Any, headers: dict[str, str], principal: Any, peer: str | None,
+    async def _watched(self, message: Any, headers: Mapping[str, str], principal: Any, peer: str | None,
                        receive: Receive, send: Send, *, json_ok: bool, sse_ok: bool, listen: bool = False) -> None:
         """Run a request whose handler may take time; a client disconnect cancels it (HTTP-21).
 
@@ -368,14 +365,44 @@ async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any], gone:
     task.cancel()
 
 
-def _combined(raw_headers: list[tuple[bytes, bytes]] | tuple[tuple[bytes, bytes], ...]) -> dict[str, str]:
-    """Repeated fields combine (RFC 9110 §5.3), so a doubled Mcp-Name can never match a body value."""
-    headers: dict[str, str] = {}
-    for raw_name, raw_value in raw_headers:
-        name = raw_name.decode("latin-1").lower()
-        value = raw_value.decode("latin-1")
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    return headers
+class _HeaderTable:
+    """Raw ASGI headers -> a read-only `{lower-case name: value}` view, memoized.
+
+    A client sends the same header block on every call to a tool, so decoding is done once
+    per distinct block; the table is bounded, so unique blocks (tracing ids, say) only
+    cost the decoding they would cost anyway.
+    """
+
+    __slots__ = ("_seen",)
+    _LIMIT: Final = 256
+
+    def __init__(self) -> None:
+        self._seen: dict[Any, Mapping[str, str]] = {}
+
+    def of(self, raw: Any) -> Mapping[str, str]:
+        key = tuple(raw) if type(raw) is not tuple else raw
+        try:
+            hit = self._seen.get(key)
+        except TypeError:  # a server handing out unhashable pairs (lists): no memo
+            return _decode_headers(key)
+        if hit is None:
+            hit = _decode_headers(key)
+            if len(self._seen) >= self._LIMIT:
+                self._seen.clear()
+            self._seen[key] = hit
+        return hit
+
+
+def _decode_headers(raw: tuple[Any, ...]) -> Mapping[str, str]:
+    headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in raw}
+    if len(headers) != len(raw):
+        # Repeated fields combine (RFC 9110 §5.3), so a doubled Mcp-Name can never match a body value.
+        headers = {}
+        for raw_name, raw_value in raw:
+            name = raw_name.decode("latin-1").lower()
+            value = raw_value.decode("latin-1")
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return MappingProxyType(headers)  # shared between requests: nobody may change it
 
 
 async def _reply(send: Send, outcome: Outcome, *, sse: bool) -> None:

@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any, ClassVar
 
 import pytest
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel, ConfigDict, RootModel
 
 from mcpgen_runtime.content import ImageContent, TextContent, ToolResult
 from mcpgen_runtime.server import (
@@ -362,3 +362,31 @@ def test_progress_rules_prog03_prog05_prog08() -> None:
         {"progressToken": "p", "progress": 1},
         {"progressToken": "p", "progress": 2, "total": 3, "message": "two of three"},
     ]
+
+
+class Deferred(BaseModel):
+    """Like a generated model: pydantic builds the validator on first use."""
+
+    model_config = ConfigDict(defer_build=True)
+    n: int
+
+
+def test_input_model_checks_every_call_sec01() -> None:
+    """The first call builds a deferred validator, later calls use it directly: both parse and refuse alike."""
+    seen: list[Any] = []
+
+    class Server(_server_class([_tool(properties={"n": {}})], (ToolBinding("t", "run", Deferred, None),))):
+        async def run(self, args: Deferred, ctx: ToolContext) -> str:  # type: ignore[override]
+            seen.append(args)
+            return "ok"
+
+    server = Server()
+    for n in (1, 2):  # the first call and a later one
+        assert result(handle(server, call(n, "t", {"n": n})))["isError"] is False
+    assert seen == [Deferred(n=1), Deferred(n=2)]
+    fresh = Server()
+    for id_ in (1, 2):  # the schema allows anything, the model wants an integer
+        refused = result(handle(fresh if id_ == 1 else server, call(id_, "t", {"n": "many"})))
+        assert refused["isError"] is True
+        assert "at /n" in refused["content"][0]["text"]
+    assert len(seen) == 2

@@ -317,6 +317,15 @@ def test_mcp_name_accepted_forms_xhdr17(http: httpx.Client, name_header: str) ->
     assert result_of(response, 12)["isError"] is False
 
 
+def test_header_blocks_are_checked_per_request_hdr08(http: httpx.Client) -> None:
+    """The server memoizes decoded header blocks; a block seen before is still checked against each body."""
+    good = call(13, "get_weather", {"location": "Paris"})
+    other = call(14, "get_weather_data", {"location": "Paris"})  # same headers, another tool in the body
+    for _ in range(2):
+        assert result_of(post(http, good, headers={"mcp-name": "get_weather"}), 13)["isError"] is False
+        error_of(post(http, other, headers={"mcp-name": "get_weather"}), 400, -32020, 14)
+
+
 @pytest.mark.parametrize("method", [
     "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
     "unknown/method", "prompts/list", "resources/list",
