@@ -24,17 +24,20 @@ import shlex
 from collections.abc import Callable, Generator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 from urllib.parse import urlsplit
-
-from mcpgen_runtime.client import ClientCore, Outgoing
-from mcpgen_runtime.errors import McpRuntimeError, ProtocolError, RemoteError, ServerExitedError
-from mcpgen_runtime.protocol.input_required import InputNeeded
-from mcpgen_runtime.transport.base import Reply, SyncTransport, sends_headers
 
 from .errors import SpecLoadError
 from .refs import describe
 from .spec import LoadedSpec
+
+if TYPE_CHECKING:
+    from mcpgen_runtime.client import ClientCore, Outgoing
+    from mcpgen_runtime.protocol.input_required import InputNeeded
+    from mcpgen_runtime.transport.base import Reply, SyncTransport
+
+# The runtime's client and transports are imported only for live servers: reading a spec file
+# must not pay for them (about a third of a second per `mcpgen` run).
 
 MAX_FILE_BYTES: Final = 64 * 1024 * 1024
 MAX_PAGES: Final = 1000
@@ -227,6 +230,9 @@ class _RawLister:
         self._transport = transport
 
     def _run(self, flow: Generator[Outgoing | InputNeeded, Any, _T]) -> _T:
+        from mcpgen_runtime.client import Outgoing
+        from mcpgen_runtime.errors import ProtocolError
+
         try:
             step = next(flow)
             while True:
@@ -242,6 +248,8 @@ class _RawLister:
         return self._run(self._core.discover_flow())
 
     def list_tools(self, cursor: str | None = None) -> _RawPage:
+        from mcpgen_runtime.errors import ProtocolError
+
         result = self._run(self._core.request_flow("tools/list", {} if cursor is None else {"cursor": cursor}))
         tools = result.get("tools")
         if not isinstance(tools, list):
@@ -266,6 +274,8 @@ def display_url(url: str) -> str:
 
 
 def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float) -> AbstractContextManager[_ListingClient]:
+    from mcpgen_runtime.client import ClientCore
+    from mcpgen_runtime.transport.base import sends_headers
     from mcpgen_runtime.transport.http import HttpTransport
 
     transport = HttpTransport(url, timeout=timeout)
@@ -274,6 +284,8 @@ def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float) -> A
 
 
 def _open_stdio(argv: list[str]) -> AbstractContextManager[_ListingClient]:
+    from mcpgen_runtime.client import ClientCore
+    from mcpgen_runtime.transport.base import sends_headers
     from mcpgen_runtime.transport.stdio import StdioTransport
 
     transport = StdioTransport(argv)
@@ -281,6 +293,8 @@ def _open_stdio(argv: list[str]) -> AbstractContextManager[_ListingClient]:
 
 
 def _runtime_message(exc: BaseException) -> str:
+    from mcpgen_runtime.errors import RemoteError, ServerExitedError
+
     if isinstance(exc, RemoteError):
         text = f"server answered with JSON-RPC error {exc.code}: {exc.message[:500]!r}"
         if exc.http_status is not None:
@@ -326,6 +340,8 @@ def _load_live(
     opener: Callable[[], AbstractContextManager[_ListingClient]], source: str, secrets: Mapping[str, str]
 ) -> LoadedSpec:
     """Run the listing; translate runtime errors (the one boundary) without leaking `secrets`."""
+    from mcpgen_runtime.errors import McpRuntimeError
+
     stage = ["connecting"]
     try:
         with opener() as client:

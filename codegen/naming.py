@@ -22,9 +22,10 @@ import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from typing import Literal
 
+from .reserved import RUNTIME_FALLBACK_NAMES, basemodel_member_names, runtime_member_names
+
 __all__ = [
     "BUILTIN_NAMES",
-    "FIELD_RESERVED",
     "GENERATED_MODULE_NAMES",
     "KEYWORDS",
     "MAX_IDENTIFIER",
@@ -35,6 +36,7 @@ __all__ = [
     "cap_length",
     "class_bases",
     "field_names",
+    "field_reserved_names",
     "identifier",
     "method_names",
     "method_reserved_names",
@@ -47,14 +49,6 @@ Style = Literal["snake", "pascal"]
 KEYWORDS: frozenset[str] = frozenset(keyword.kwlist)
 SOFT_KEYWORDS: frozenset[str] = frozenset(keyword.softkwlist) | {"_", "case", "match", "type"}  # `type`: 3.12+
 BUILTIN_NAMES: frozenset[str] = frozenset(dir(builtins))
-
-# Members of the runtime bases that generated methods must never shadow, used until (or in case)
-# the runtime classes cannot be imported; the live `dir()` of each class is added when they can.
-RUNTIME_FALLBACK_NAMES: frozenset[str] = frozenset({
-    "close", "aclose", "call_tool", "list_tools", "list_all_tools", "discover", "stdio", "self", "cls",
-    "handle_message", "asgi_app", "run_http", "run_stdio", "config", "tools", "transport", "headers",
-    "timeout", "meta", "cursor", "client_info", "url",
-})
 
 # Module-level names of the generated client.py / base.py / handlers.py (methods live in the class
 # scope, where a method named like a module-level name would shadow it in later annotations).
@@ -72,14 +66,11 @@ _ANNOTATION_BUILTINS: frozenset[str] = frozenset({"bool", "dict", "float", "int"
 _PYDANTIC_PROTECTED_PREFIXES = ("model_validate", "model_dump")
 
 
-def _basemodel_members() -> frozenset[str]:
-    from pydantic import BaseModel, RootModel
+@functools.cache
+def field_reserved_names() -> frozenset[str]:
+    """Field names a generated model may not use as they are (`model_config`, `json`, `copy`, `str`, ...)."""
+    return basemodel_member_names() | _ANNOTATION_BUILTINS | frozenset({"root"})
 
-    return frozenset(dir(BaseModel)) | frozenset(dir(RootModel))
-
-
-# Field names a generated model may not use as they are (`model_config`, `json`, `copy`, `str`, ...).
-FIELD_RESERVED: frozenset[str] = _basemodel_members() | _ANNOTATION_BUILTINS | frozenset({"root"})
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])[0-9]*|[A-Z]?[a-z]+[0-9]*|[A-Z]+[0-9]*|[0-9]+[a-z]*")
 _SEPARATOR = re.compile(r"[^A-Za-z0-9]+")
@@ -189,26 +180,6 @@ def assign_names(
     return result
 
 
-@functools.cache
-def runtime_member_names() -> frozenset[str]:
-    """Every public and private attribute of the runtime bases generated classes inherit from."""
-    names: set[str] = set(RUNTIME_FALLBACK_NAMES)
-    try:
-        from mcpgen_runtime.client import AsyncClient, Client
-
-        names.update(dir(Client))
-        names.update(dir(AsyncClient))
-    except ImportError:  # pragma: no cover - runtime client not installed / being written
-        pass
-    try:
-        from mcpgen_runtime.server import ToolServer
-
-        names.update(dir(ToolServer))
-    except ImportError:  # pragma: no cover
-        pass
-    return frozenset(names)
-
-
 def method_reserved_names(extra: Iterable[str] = ()) -> frozenset[str]:
     """Names a generated tool method may not take (the same set for clients and servers)."""
     return (
@@ -237,7 +208,8 @@ def _field_identifier(wire: str) -> str:
     name = identifier(wire, style="snake", prefix="field", soft_keywords=False)
     if name.startswith(_PYDANTIC_PROTECTED_PREFIXES):  # a suffix cannot leave a protected namespace
         name = "field_" + name
-    while name in FIELD_RESERVED:
+    reserved = field_reserved_names()
+    while name in reserved:
         name += "_"
     return name
 
@@ -250,4 +222,4 @@ def field_names(wire_names: Iterable[str]) -> Mapping[str, str]:
     `meta`, `über` `uber`, `2fa` `field_2fa`; `get-user` / `getUser` / `get_user` share `get_user`
     by the `assign_names` rules. The wire name is always kept as the field's alias.
     """
-    return assign_names(wire_names, _field_identifier, taken=FIELD_RESERVED)
+    return assign_names(wire_names, _field_identifier, taken=field_reserved_names())

@@ -237,9 +237,31 @@ def _string(value: str) -> str:
         return text  # repr picked double quotes: the text has a ' and no ", black keeps it
     if '"' not in text and "\\'" not in text:
         return '"' + text[1:-1] + '"'  # nothing to re-escape: black only swaps the quotes
-    from black.strings import normalize_string_quotes  # black is imported only when needed
+    return _prefer_double_quotes(text)
 
-    return normalize_string_quotes(text)
+
+# black.strings.normalize_string_quotes (black 26.10.1) for what reaches it here, a repr() in single
+# quotes without prefix, so black need not be imported; test_generate_format.py compares the two.
+_ESCAPED_DOUBLE = re.compile(r'([^\\]|^)\\((?:\\\\)*)"')
+_ESCAPED_SINGLE = re.compile(r"([^\\]|^)\\((?:\\\\)*)'")
+_UNESCAPED_DOUBLE = re.compile(r'(([^\\]|^)(\\\\)*)"')
+
+
+def _sub_twice(pattern: re.Pattern[str], replacement: str, text: str) -> str:
+    return pattern.sub(replacement, pattern.sub(replacement, text))  # matches may overlap
+
+
+def _prefer_double_quotes(text: str) -> str:
+    body = text[1:-1]
+    new_body = _sub_twice(_ESCAPED_DOUBLE, r'\1\2"', body)  # drop needless escapes of "
+    if new_body != body:
+        body = new_body
+        text = f"'{body}'"
+    new_body = _sub_twice(_ESCAPED_SINGLE, r"\1\2'", new_body)
+    new_body = _sub_twice(_UNESCAPED_DOUBLE, r'\1\\"', new_body)
+    if new_body.count("\\") > body.count("\\"):
+        return text  # double quotes would need more escapes
+    return f'"{new_body}"'
 
 
 def _number(value: int | float) -> str:
@@ -495,9 +517,15 @@ def flat(node: Node) -> str:
     raise InternalGeneratorError(f"refusing to lay out unchecked text {node!r:.80}")
 
 
+# Every character black's width table (black 26.10.1) counts as two columns, and more: the table
+# lists Hangul Jamo, then nothing before U+231A (test_generate_format.py checks it). Text without
+# these characters is one column per character, and black need not be imported to measure it.
+_MAYBE_WIDE = re.compile("[\u1100-\u115f\u231a-\U0010ffff]")
+
+
 def width(text: str) -> int:
     """Display width as black measures it (East Asian wide characters count twice)."""
-    if text.isascii():
+    if text.isascii() or not _MAYBE_WIDE.search(text):
         return len(text)
     from black.strings import str_width
 

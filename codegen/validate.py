@@ -33,21 +33,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
-from urllib.parse import urljoin
-
-import referencing
-import referencing.exceptions
-from jsonschema import Draft7Validator, Draft202012Validator  # type: ignore[import-untyped]
-from jsonschema.exceptions import ValidationError, best_match  # type: ignore[import-untyped]
-from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
 
 from mcpgen_runtime.protocol import xheader
 from mcpgen_runtime.protocol.headers import PARAM_PREFIX
 
+from . import metaschema
 from .errors import Diagnostic, Severity, SpecValidationError
 from .refs import (
     DIALECT_URIS,
-    DRAFT_07,
     DRAFT_2020_12,
     SUPPORTED_DIALECTS,
     Dialect,
@@ -59,7 +52,6 @@ from .refs import (
     escape_token,
     join_pointer,
     link_pointer,
-    resolve_pointer,
 )
 from .spec import LoadedSpec, ValidatedSpec
 
@@ -96,67 +88,6 @@ _SECRET_WORDS: Final = frozenset({
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _SCHEMA_MEMBERS: Final = ("inputSchema", "outputSchema")
 _MESSAGE_LIMIT: Final = 300
-
-
-def _refuse_retrieval(uri: str) -> referencing.Resource[Any]:
-    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]  # SCHEMA-08: never fetch
-
-
-_LOCAL_ONLY: referencing.Registry[Any] = _META_SCHEMAS.combine(
-    referencing.Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
-)
-
-# ---- shallow meta-schemas (SCHEMA-05/07 at bounded cost) ----
-#
-# The official meta-schemas validate a schema by recursing into every subschema through
-# `$dynamicRef` (2020-12) or `{"$ref": "#"}` (draft-07): about 0.7 ms per subschema, and Python
-# recursion as deep as the schema. Instead, each dialect's meta-schema is flattened once into a
-# reference-free schema whose subschema positions only require "object or boolean", and every
-# subschema the SchemaIndex found is checked against it on its own turn: the same rules, linear
-# time, no recursion over input.
-
-_SHALLOW: Final[Mapping[str, Any]] = {"type": ["object", "boolean"]}
-_DRAFT_2020_12_URI: Final = "https://json-schema.org/draft/2020-12/schema"
-_DRAFT_07_URI: Final = "http://json-schema.org/draft-07/schema"
-
-
-def _inline(node: Any, base: str) -> Any:
-    """`node` (part of a bundled meta-schema) with every `$ref` inlined and self-references shallow.
-
-    Recurses over the bundled meta-schemas only: trusted, static and a few levels deep.
-    """
-    if isinstance(node, list):
-        return [_inline(item, base) for item in node]
-    if not isinstance(node, dict):
-        return node
-    if node.get("$dynamicRef") == "#meta" or node.get("$ref") == "#":
-        return dict(_SHALLOW)
-    inlined = {key: _inline(value, base) for key, value in node.items() if key != "$ref"}
-    ref = node.get("$ref")
-    if isinstance(ref, str):
-        document_uri, _, fragment = urljoin(base, ref).partition("#")
-        target = resolve_pointer(_META_SCHEMAS.contents(document_uri), fragment)
-        inlined["allOf"] = [*inlined.get("allOf", []), _inline(target, document_uri)]
-    return inlined
-
-
-def _shallow_meta_schema(dialect: Dialect) -> dict[str, Any]:
-    if dialect == DRAFT_07:
-        document = _META_SCHEMAS.contents(_DRAFT_07_URI)
-        return {"type": ["object", "boolean"], "properties": _inline(document["properties"], _DRAFT_07_URI)}
-    root = _META_SCHEMAS.contents(_DRAFT_2020_12_URI)
-    properties: dict[str, Any] = {}
-    for part in root["allOf"]:  # the vocabularies: meta/core, meta/applicator, ...
-        vocabulary_uri = urljoin(_DRAFT_2020_12_URI, part["$ref"])
-        properties.update(_inline(_META_SCHEMAS.contents(vocabulary_uri)["properties"], vocabulary_uri))
-    properties.update(_inline(root["properties"], _DRAFT_2020_12_URI))  # legacy: definitions, dependencies
-    return {"type": ["object", "boolean"], "properties": properties}
-
-
-_META_VALIDATORS: Final[Mapping[Dialect, Any]] = {
-    DRAFT_2020_12: Draft202012Validator(_shallow_meta_schema(DRAFT_2020_12), registry=_LOCAL_ONLY),
-    DRAFT_07: Draft7Validator(_shallow_meta_schema(DRAFT_07), registry=_LOCAL_ONLY),
-}
 
 
 def _clip(text: str, limit: int = _MESSAGE_LIMIT) -> str:
@@ -471,26 +402,14 @@ def _dialect(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: str) ->
     return None
 
 
-def _error_message(error: ValidationError) -> str:
-    message = str(error.message)
-    if error.context:
-        alternatives = sorted({str(sub.message) for sub in error.context})
-        message += " (" + "; ".join(_clip(a, 120) for a in alternatives[:4]) + ")"
-    return _clip(message)
-
-
 def _check_meta_schema(run: _Run, tool: _Tool, index: SchemaIndex, pointer: str) -> None:
     """SCHEMA-05/07: every subschema against its dialect's (shallow) meta-schema; all errors reported."""
-    validator = _META_VALIDATORS[index.dialect]
     seen: set[tuple[str, str]] = set()
     for sub_pointer, node in index.subschemas.items():
         if isinstance(node, bool):
             continue
-        error: ValidationError
-        for error in validator.iter_errors(node):
-            best = best_match([error]) or error
-            where = sub_pointer + "".join("/" + escape_token(part) for part in best.absolute_path)
-            message = f"not a valid {index.dialect} schema: {_error_message(best)}"
+        for inner, message in metaschema.problems(index.dialect, node):
+            where = sub_pointer + inner
             if (where, message) in seen:
                 continue
             if len(seen) >= run.limits.max_schema_errors:

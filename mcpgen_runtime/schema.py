@@ -228,7 +228,7 @@ def _all(tests: list[Predicate]) -> Predicate:
         return lambda x: first(x) and second(x)
 
     def every(x: Any) -> bool:
-        for test in tests:
+        for test in tests:  # noqa: SIM110 - all() would build a generator per call
             if not test(x):
                 return False
         return True
@@ -241,7 +241,7 @@ def _any(tests: list[Predicate]) -> Predicate:
         return tests[0]
 
     def some(x: Any) -> bool:
-        for test in tests:
+        for test in tests:  # noqa: SIM110 - any() would build a generator per call
             if test(x):
                 return True
         return False

@@ -24,8 +24,8 @@ import asyncio
 import ipaddress
 import logging
 import socket
-from types import MappingProxyType
 from collections.abc import Coroutine, Generator, Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from .. import _json

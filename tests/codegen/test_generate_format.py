@@ -215,3 +215,25 @@ def test_ported_docstring_indentation_is_blacks() -> None:
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
         for prefix in ("", "    ", "        "):
             assert pysource.fix_multiline_docstring(text, prefix) == fix_multiline_docstring(text, prefix)
+
+
+def test_ported_quote_preference_is_blacks() -> None:
+    """pysource keeps a copy of black's quote normalisation for repr() in single quotes."""
+    rng = random.Random(13)
+    pieces = ["a", " ", "'", '"', "\\", "\\'", '\\"', "é", "\n"]
+    for _ in range(20_000):
+        text = repr("".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))))
+        if text[0] == "'":
+            assert pysource._prefer_double_quotes(text) == normalize_string_quotes(text)
+
+
+def test_width_needs_black_only_for_maybe_wide_text() -> None:
+    """pysource.width counts one column per character unless the text has a character black's
+    width table might list: every range of the table must be inside `_MAYBE_WIDE`."""
+    from black._width_table import WIDTH_TABLE
+    from black.strings import str_width
+
+    for start, end, _width in WIDTH_TABLE:
+        assert all(pysource._MAYBE_WIDE.match(chr(c)) for c in range(start, end + 1))
+    for text in ["abc", "é—€→\u10ff", "天", "a\u1100b", "😀x", "\u3000", "\u115f\u1160"]:
+        assert pysource.width(text) == str_width(text)
