@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Collection, Generator, Iterable
 from dataclasses import dataclass
 from os import PathLike
 from types import MappingProxyType, TracebackType
-from typing import Any, ClassVar, Final, Literal, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Self, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -82,6 +82,9 @@ from .tools import ToolSpec, tool_table
 from .transport.base import AsyncTransport, Message, OnNotification, SyncTransport, sends_headers
 from .transport.http import AsyncHttpTransport, HttpTransport
 from .transport.stdio import AsyncStdioTransport, StdioTransport
+
+if TYPE_CHECKING:
+    from .schema import Validate
 
 __all__ = ["AsyncClient", "Client", "ClientCore", "InvalidToolWarning", "Outgoing", "StaleCacheWarning", "ToolsPage"]
 
@@ -190,6 +193,8 @@ class ClientCore:
         self._extra_headers = dict(headers or {})
         self._ids = itertools.count(1)  # never reused (BASE-05)
         self._required: dict[type[BaseModel], frozenset[str]] = {}
+        self._output_checks: dict[str, tuple[ToolSpec, Validate | None]] = {}
+        self._parsers: dict[type[BaseModel], Callable[[Any], Any]] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
         self._progress_prefix = secrets.token_hex(4) + "-"
         self._progress_ids = itertools.count(1)
@@ -451,11 +456,14 @@ class ClientCore:
         # An omitted optional parameter arrives as None; it must not be sent as null.
         present = {key: value for key, value in arguments.items() if value is not None or key in required}
         try:
-            model = input_model.model_validate(present)
+            model = self.parse(input_model, present)
         except ValidationError as exc:
             pointer, message = _first_error(exc, present)
             raise ToolArgumentsError(name, message, pointer=pointer) from exc
-        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        # model_dump without its Python wrapper (a built instance always has its serializer).
+        dumped: dict[str, Any] = model.__pydantic_serializer__.to_python(
+            model, mode="json", by_alias=True, exclude_unset=True)
+        return dumped
 
     def typed_call_flow(self, name: str, arguments: Mapping[str, Any], input_model: type[BaseModel],
                         timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Flow[ToolResult]:
@@ -465,16 +473,49 @@ class ClientCore:
             raise ToolError(name, result)
         return result
 
-    @staticmethod
-    def structured(name: str, result: ToolResult, output_model: type[M]) -> M:
-        """Parse `structuredContent` with the generated output model (a RootModel stays wrapped)."""
+    def structured(self, name: str, result: ToolResult, output_model: type[M]) -> M:
+        """Check `structuredContent` against the tool's outputSchema (TOOLS-20), then parse it
+        with the generated output model (a RootModel stays wrapped)."""
         if "structured_content" not in result.model_fields_set:
             raise ToolOutputError(name, "the result has no structuredContent")
+        check = self._output_check(name)
+        if check is not None:
+            issue = check(result.structured_content)
+            if issue is not None:
+                raise ToolOutputError(name, issue.message, pointer=issue.pointer)
         try:
-            return output_model.model_validate(result.structured_content)
+            return self.parse(output_model, result.structured_content)
         except ValidationError as exc:
             pointer, message = _first_error(exc, result.structured_content)
             raise ToolOutputError(name, message, pointer=pointer) from exc
+
+    def parse(self, model: type[M], data: Any) -> M:
+        """`model.model_validate(data)`, minus its Python wrapper once pydantic has built the
+        validator (generated models defer that to import fast; the first parse builds it)."""
+        direct = self._parsers.get(model)
+        if direct is None:
+            value = model.model_validate(data)
+            self._parsers[model] = model.__pydantic_validator__.validate_python
+            return value
+        return cast("M", direct(data))
+
+    def _output_check(self, name: str) -> Validate | None:
+        """The compiled outputSchema of the tool as currently known (the generated table, or
+        the server's latest listing), built once per definition."""
+        spec = self.tools.get(name)
+        if spec is None or spec.output_schema is None:
+            return None
+        known = self._output_checks.get(name)
+        if known is not None and known[0] is spec:
+            return known[1]
+        from .schema import SchemaCompileError, compile_schema  # jsonschema: imported on first use
+
+        try:
+            check: Validate | None = compile_schema(spec.output_schema)
+        except SchemaCompileError:
+            check = None  # a schema this client cannot compile: the output model still checks the shape
+        self._output_checks[name] = (spec, check)
+        return check
 
     # -- notifications and subscriptions -------------------------------------------------
 
@@ -536,9 +577,12 @@ def _usable_tools(tools: list[Any]) -> list[tuple[dict[str, Any], ToolSpec]]:
     return usable
 
 
+_parse_tool_result: Callable[[Any], ToolResult] = ToolResult.__pydantic_validator__.validate_python
+
+
 def _tool_result(name: str, result: dict[str, Any]) -> ToolResult:
     try:
-        return ToolResult.model_validate(result)
+        return _parse_tool_result(result)
     except ValidationError as exc:
         raise ProtocolError(f"tools/call {name!r}: malformed result: {exc.errors()[0]['msg']}") from exc
 

@@ -12,6 +12,7 @@ from mcpgen_runtime.client import ClientCore, Flow, Outgoing
 from mcpgen_runtime.content import ToolResult
 from mcpgen_runtime.errors import HttpStatusError, ToolArgumentsError, ToolOutputError
 from mcpgen_runtime.protocol.headers import encode_value
+from mcpgen_runtime.tools import ToolSpec
 from mcpgen_runtime.transport.base import Reply
 from mcpgen_runtime.transport.http import SseDecoder, classify_body
 
@@ -178,13 +179,39 @@ class Points(RootModel[list[Point]]):
 
 
 def test_structured_output_root_model_and_errors() -> None:
+    core = ClientCore()
     good = ToolResult.model_validate({"content": [], "structuredContent": [{"x": 1}]})
-    assert ClientCore.structured("t", good, Points).root == [Point(x=1)]
+    assert core.structured("t", good, Points).root == [Point(x=1)]
     with pytest.raises(ToolOutputError, match="no structuredContent"):
-        ClientCore.structured("t", ToolResult.model_validate({"content": []}), Points)
+        core.structured("t", ToolResult.model_validate({"content": []}), Points)
     with pytest.raises(ToolOutputError) as info:
-        ClientCore.structured("t", ToolResult.model_validate({"structuredContent": [{"x": "no"}]}), Points)
+        core.structured("t", ToolResult.model_validate({"structuredContent": [{"x": "no"}]}), Points)
     assert info.value.pointer == "/0/x"
+
+
+POINTS_TOOL = {
+    "name": "t",
+    "inputSchema": {"type": "object"},
+    "outputSchema": {"type": "array", "items": {"type": "object", "properties": {"x": {"type": "integer"}},
+                                                  "additionalProperties": False}},
+}
+
+
+def test_structured_output_is_checked_against_output_schema_tools20() -> None:
+    """What the model would let through (an extra member) still breaks the tool's outputSchema."""
+    core = ClientCore(tools=[POINTS_TOOL])
+    sneaky = ToolResult.model_validate({"structuredContent": [{"x": 1}, {"x": 2, "y": 3}]})
+    assert Points.model_validate(sneaky.structured_content).root == [Point(x=1), Point(x=2)]
+    with pytest.raises(ToolOutputError) as info:
+        core.structured("t", sneaky, Points)
+    assert info.value.pointer == "/1"
+    assert "'y'" in str(info.value)
+    fine = ToolResult.model_validate({"structuredContent": [{"x": 1}]})
+    assert core.structured("t", fine, Points).root == [Point(x=1)]
+    # A listing that changes the schema is what counts from then on.
+    relaxed = {**POINTS_TOOL, "outputSchema": {"type": "array"}}
+    core.tools = {"t": ToolSpec.from_definition(relaxed)}
+    assert core.structured("t", sneaky, Points).root == [Point(x=1), Point(x=2)]
 
 
 def test_version_retry_uses_new_id_and_version_ver02() -> None:
