@@ -110,6 +110,8 @@ NONE = Prim("None")
 def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
     """The union of `members`: nested unions flattened, duplicates dropped (first wins), literals
     merged, `Any` absorbing everything, `None` moved last; one member is returned as itself."""
+    if len(members) == 1 and not isinstance(members[0], (Union, Lit)):
+        return members[0]  # the most common case: nothing to flatten or merge
     if len(members) == 2:  # the common case: `T | None`
         first, second = members
         simple = (Prim, ListOf, DictOf, ModelRef, AliasRef, TupleOf, Annotated)

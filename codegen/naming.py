@@ -95,21 +95,8 @@ def cap_length(name: str, *, style: Style = "snake") -> str:
     return name[: MAX_IDENTIFIER - 8] + digest.upper()
 
 
-def identifier(
-    text: str,
-    *,
-    style: Style = "snake",
-    reserved: Iterable[str] = (),
-    prefix: str | None = None,
-    soft_keywords: bool = True,
-) -> str:
-    """A valid, non-reserved ASCII identifier derived from `text` (deterministic, never empty).
-
-    `reserved` names get a trailing `_` (like `class_`); a result that would be empty or start
-    with a digit gets `prefix` (default `tool` / `Tool`) in front. Soft keywords (`match`, `type`,
-    ...) are reserved too unless `soft_keywords` is False (they are valid attribute names). Names
-    longer than MAX_IDENTIFIER are cut (`cap_length`).
-    """
+@functools.lru_cache(maxsize=65536)  # the same property and tool names recur across a spec's schemas
+def _unreserved_identifier(text: str, style: Style, prefix: str | None) -> str:
     parts = words(text)
     if style == "snake":
         name = "_".join(part.lower() for part in parts)
@@ -125,7 +112,25 @@ def identifier(
             name = lead
         elif name[0].isdigit():
             name = f"{lead}{name}"
-    name = cap_length(name, style=style)
+    return cap_length(name, style=style)
+
+
+def identifier(
+    text: str,
+    *,
+    style: Style = "snake",
+    reserved: Iterable[str] = (),
+    prefix: str | None = None,
+    soft_keywords: bool = True,
+) -> str:
+    """A valid, non-reserved ASCII identifier derived from `text` (deterministic, never empty).
+
+    `reserved` names get a trailing `_` (like `class_`); a result that would be empty or start
+    with a digit gets `prefix` (default `tool` / `Tool`) in front. Soft keywords (`match`, `type`,
+    ...) are reserved too unless `soft_keywords` is False (they are valid attribute names). Names
+    longer than MAX_IDENTIFIER are cut (`cap_length`).
+    """
+    name = _unreserved_identifier(text, style, prefix)
     reserved_set = reserved if isinstance(reserved, (set, frozenset)) else frozenset(reserved)
     soft = SOFT_KEYWORDS if soft_keywords else frozenset()
     while name in KEYWORDS or name in soft or name in reserved_set:

@@ -47,7 +47,12 @@ _SINGLE_KEYWORDS: Final = (
 _IN_PLACE_LIST: Final = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_SINGLE: Final = ("not", "if", "then", "else")
 _IN_PLACE_MAP: Final = ("dependentSchemas", "dependencies")
+_IN_PLACE: Final = frozenset({*_IN_PLACE_LIST, *_IN_PLACE_SINGLE, *_IN_PLACE_MAP})
 REF_KEYWORDS: Final = ("$ref", "$dynamicRef")
+# Every keyword `SchemaIndex._walk` looks at: a subschema without any of them is a leaf.
+_INDEXED_KEYWORDS: Final = frozenset(
+    {*_MAP_KEYWORDS, *_LIST_KEYWORDS, *_SINGLE_KEYWORDS, *REF_KEYWORDS, "$id", "$anchor", "$dynamicAnchor"}
+)
 
 
 # --------------------------------------------------------------------------- pointers
@@ -305,8 +310,8 @@ class SchemaIndex:
             if len(subschemas) >= max_subschemas:
                 raise SchemaLimitError(pointer, max_subschemas)
             subschemas[pointer] = node
-            if not isinstance(node, dict):
-                self.bases[pointer] = base
+            if not isinstance(node, dict) or not _INDEXED_KEYWORDS.intersection(node):
+                self.bases[pointer] = base  # a leaf: most subschemas, e.g. {"type": "string", ...}
                 continue
             base = self._enter_resource(node, pointer, base)
             self.bases[pointer] = base
@@ -391,7 +396,7 @@ class SchemaIndex:
         edges: dict[str, list[str]] = {}
         for pointer, node in self.subschemas.items():
             targets: list[str] = []
-            if isinstance(node, dict):
+            if isinstance(node, dict) and _IN_PLACE.intersection(node):
                 for keyword in _IN_PLACE_LIST:
                     items = node.get(keyword)
                     if isinstance(items, list):

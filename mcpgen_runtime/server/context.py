@@ -188,24 +188,10 @@ class RequestContext:
         self._auto_keys: itertools.count[int] | None = None
 
     @classmethod
-    def _for_request(
-        cls,
-        request_id: jsonrpc.RequestId,
-        method: str,
-        meta: Mapping[str, Any],
-        protocol_version: str,
-        client_capabilities: Mapping[str, Any],
-        transport: str,
-        headers: Mapping[str, str] | None,
-        principal: Any,
-        notify: Notify | None,
-        open_stream: OpenStream | None,
-        progress_interval: float,
-    ) -> Self:
-        """The server's constructor: positional arguments, no keyword packing (hot path)."""
+    def _for_request(cls, *setup: Any) -> Self:
+        """The server's constructor: `_setup`'s arguments, positionally (no keyword packing per call)."""
         ctx = cls.__new__(cls)
-        ctx._setup(request_id, method, meta, protocol_version, client_capabilities, transport, headers, principal,
-                   notify, None, None, open_stream, progress_interval)
+        ctx._setup(*setup)
         return ctx
 
     # ---- capabilities ----------------------------------------------------------------------

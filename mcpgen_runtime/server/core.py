@@ -707,7 +707,7 @@ class ToolServer:
 
         ctx = ToolContext._for_request(
             id_, "tools/call", meta, version, capabilities, request.transport, request.headers, request.principal,
-            request.notify, request.open_stream, self._progress_interval,
+            request.notify, None, None, request.open_stream, self._progress_interval,
         )
         ctx.tool_name = name
         if "inputResponses" in params or "requestState" in params:  # an MRTR retry: the slow path
@@ -747,7 +747,7 @@ class ToolServer:
     ) -> dict[str, Any]:
         ctx = RequestContext._for_request(
             id_, method, meta, version, capabilities, request.transport, request.headers, request.principal,
-            request.notify, request.open_stream, self._progress_interval,
+            request.notify, None, None, request.open_stream, self._progress_interval,
         )
         if method in MRTR_METHODS and ("inputResponses" in params or "requestState" in params):
             self._resume_round(ctx, method, params, request)
