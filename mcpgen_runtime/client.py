@@ -684,7 +684,55 @@ def _bearer(headers: Mapping[str, str], token: object) -> dict[str, str]:
     return {**headers, "Authorization": "Bearer " + token}
 
 
-class Client:
+class _ClientCommon:
+    """What `Client` and `AsyncClient` share besides the core: options views and read-only state."""
+
+    # Tool definitions used when `tools` is not passed; generated subclasses set their tools.json here.
+    _tool_definitions_: ClassVar[Sequence[Mapping[str, Any]] | None] = None
+    _core: ClientCore
+    _call_timeout: float | None = None
+    _call_progress: ProgressCallback | None = None
+    _is_view = False
+
+    def with_options(self, *, timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Self:
+        """A view of this client whose calls (generated methods included) use `timeout` and
+        `on_progress`; it shares the connection, tool table and cache, and closing it is a no-op."""
+        view = copy.copy(self)
+        view._is_view = True
+        if timeout is not None:
+            view._call_timeout = timeout
+        if on_progress is not None:
+            view._call_progress = on_progress
+        return view
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]:
+        return self._core.tools
+
+    @property
+    def protocol_version(self) -> str:
+        return self._core.protocol_version
+
+    @property
+    def capabilities(self) -> Mapping[str, Any]:
+        """The `clientCapabilities` sent with every request."""
+        return self._core.capabilities
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        return self._core.cache
+
+    @property
+    def on_notification(self) -> OnNotification | None:
+        """Called with every notification that arrives with a reply (progress, log, …)."""
+        return self._core.on_notification
+
+    @on_notification.setter
+    def on_notification(self, callback: OnNotification | None) -> None:
+        self._core.on_notification = callback
+
+
+class Client(_ClientCommon):
     """Blocking MCP tool client over Streamable HTTP (`url`) or stdio (`Client.stdio`).
 
     Callbacks answer what a server asks for in the middle of a call (MRTR): `on_elicit`,
@@ -692,9 +740,6 @@ class Client:
     message)` hears every call's progress. `token_provider()` returns a bearer token for each
     request. `cache` holds `server/discover` and `tools/list` results for their `ttlMs`
     (True: in memory; False: off; or a `CacheStore`)."""
-
-    # Tool definitions used when `tools` is not passed; generated subclasses set their tools.json here.
-    _tool_definitions_: ClassVar[Sequence[Mapping[str, Any]] | None] = None
 
     def __init__(
         self,
@@ -736,9 +781,6 @@ class Client:
         self._auth: Callable[[Mapping[str, str]], Mapping[str, str]] | None = (
             self._with_token if token_provider is not None and self._core.send_headers else None
         )
-        self._call_timeout: float | None = None
-        self._call_progress: ProgressCallback | None = None
-        self._is_view = False
 
     @classmethod
     def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
@@ -750,17 +792,6 @@ class Client:
         except BaseException:
             transport.close()
             raise
-
-    def with_options(self, *, timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Self:
-        """A view of this client whose calls (generated methods included) use `timeout` and
-        `on_progress`; it shares the connection, tool table and cache, and closing it is a no-op."""
-        view = copy.copy(self)
-        view._is_view = True
-        if timeout is not None:
-            view._call_timeout = timeout
-        if on_progress is not None:
-            view._call_progress = on_progress
-        return view
 
     def _with_token(self, headers: Mapping[str, str]) -> Mapping[str, str]:
         assert self._token_provider is not None
@@ -811,34 +842,8 @@ class Client:
         return answers
 
     @property
-    def tools(self) -> Mapping[str, ToolSpec]:
-        return self._core.tools
-
-    @property
-    def protocol_version(self) -> str:
-        return self._core.protocol_version
-
-    @property
-    def capabilities(self) -> Mapping[str, Any]:
-        """The `clientCapabilities` sent with every request."""
-        return self._core.capabilities
-
-    @property
     def transport(self) -> SyncTransport:
         return self._transport
-
-    @property
-    def cache(self) -> ResponseCache | None:
-        return self._core.cache
-
-    @property
-    def on_notification(self) -> OnNotification | None:
-        """Called with every notification that arrives with a reply (progress, log, …)."""
-        return self._core.on_notification
-
-    @on_notification.setter
-    def on_notification(self, callback: OnNotification | None) -> None:
-        self._core.on_notification = callback
 
     def discover(self, *, refresh: bool = False) -> dict[str, Any]:
         """`server/discover` (cached for its `ttlMs`; `refresh=True` fetches anyway)."""
@@ -907,14 +912,12 @@ class Client:
         self.close()
 
 
-class AsyncClient:
+class AsyncClient(_ClientCommon):
     """asyncio MCP tool client over Streamable HTTP (`url`) or stdio (`AsyncClient.stdio`).
 
     As `Client`, except that `on_elicit`, `on_sample`, `on_roots` and `token_provider` may also
     be coroutine functions, and cancelling the task running a call cancels the request (HTTP:
     the reply stream is closed, HTTP-21; stdio: `notifications/cancelled`, CANCEL-03)."""
-
-    _tool_definitions_: ClassVar[Sequence[Mapping[str, Any]] | None] = None
 
     def __init__(
         self,
@@ -953,26 +956,12 @@ class AsyncClient:
         self._auth: Callable[[Mapping[str, str]], Awaitable[Mapping[str, str]]] | None = (
             self._with_token if token_provider is not None and self._core.send_headers else None
         )
-        self._call_timeout: float | None = None
-        self._call_progress: ProgressCallback | None = None
-        self._is_view = False
 
     @classmethod
     def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
               cwd: str | PathLike[str] | None = None, **kwargs: Any) -> Self:
         """Prepare `command` as a stdio server; it starts on `async with` or the first request."""
         return cls(transport=AsyncStdioTransport(command, env=env, cwd=cwd), **kwargs)
-
-    def with_options(self, *, timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Self:
-        """A view of this client whose calls (generated methods included) use `timeout` and
-        `on_progress`; it shares the connection, tool table and cache, and closing it is a no-op."""
-        view = copy.copy(self)
-        view._is_view = True
-        if timeout is not None:
-            view._call_timeout = timeout
-        if on_progress is not None:
-            view._call_progress = on_progress
-        return view
 
     async def _token(self) -> str:
         assert self._token_provider is not None
@@ -1026,34 +1015,8 @@ class AsyncClient:
         return answers
 
     @property
-    def tools(self) -> Mapping[str, ToolSpec]:
-        return self._core.tools
-
-    @property
-    def protocol_version(self) -> str:
-        return self._core.protocol_version
-
-    @property
-    def capabilities(self) -> Mapping[str, Any]:
-        """The `clientCapabilities` sent with every request."""
-        return self._core.capabilities
-
-    @property
     def transport(self) -> AsyncTransport:
         return self._transport
-
-    @property
-    def cache(self) -> ResponseCache | None:
-        return self._core.cache
-
-    @property
-    def on_notification(self) -> OnNotification | None:
-        """Called with every notification that arrives with a reply (progress, log, …)."""
-        return self._core.on_notification
-
-    @on_notification.setter
-    def on_notification(self, callback: OnNotification | None) -> None:
-        self._core.on_notification = callback
 
     async def discover(self, *, refresh: bool = False) -> dict[str, Any]:
         """`server/discover` (cached for its `ttlMs`; `refresh=True` fetches anyway)."""
