@@ -381,26 +381,31 @@ def _model_block(model: ModelDef, names: TypeNames, defined: set[str], imports: 
         argument: Node = pysource.literal(pysource.flat(root)) if forward else root
         base = pysource.seq(pysource.ident(imports.add("pydantic", "RootModel")),
                             pysource.brk("[", [argument], "]", magic=False))
-        lines = [pysource.class_header(name, [base]), _config([], imports),
+        lines = [pysource.class_header(name, [base]), _config(imports),
                  pysource.statement(pysource.annotated_name("root", root), indent=_CLASS)]
         return pysource.join(lines, "\n")
     lines = [pysource.class_header(name, [pysource.ident(imports.add("pydantic", "BaseModel"))])]
-    config: list[Node] = []
-    if model.extra is not None:
-        config.append(pysource.keyword_arg("extra", pysource.literal(model.extra)))
-    if any(f.name != f.wire_name for f in model.fields):
-        config.append(pysource.keyword_arg("populate_by_name", pysource.literal(True)))
-    lines.append(_config(config, imports))
+    renamed = any(f.name != f.wire_name for f in model.fields)
+    lines.append(_config(imports, extra=model.extra, populate_by_name=renamed))
     lines += [_field_statement(f, names) for f in model.fields]
     return pysource.join(lines, "\n")
 
 
-def _config(options: list[Node], imports: Imports) -> PyCode:
+def _config(imports: Imports, *, extra: str | None = None, populate_by_name: bool = False) -> PyCode:
     """`model_config = ConfigDict(defer_build=True, ...)`: pydantic builds a model's validator when
     it is first used, not at import (a 1,000-tool client imports in about half the time), and
     forward references are resolved then, so no `model_rebuild()` calls are needed."""
-    config = [pysource.keyword_arg("defer_build", pysource.literal(True)), *options]
-    config_call = pysource.call(pysource.ident(imports.add("pydantic", "ConfigDict")), config)
+    return _config_statement(imports.add("pydantic", "ConfigDict"), extra, populate_by_name)
+
+
+@functools.lru_cache(maxsize=64)  # one of a few statements, repeated in every class of models.py
+def _config_statement(config_dict: str, extra: str | None, populate_by_name: bool) -> PyCode:
+    config = [pysource.keyword_arg("defer_build", pysource.literal(True))]
+    if extra is not None:
+        config.append(pysource.keyword_arg("extra", pysource.literal(extra)))
+    if populate_by_name:
+        config.append(pysource.keyword_arg("populate_by_name", pysource.literal(True)))
+    config_call = pysource.call(pysource.ident(config_dict), config)
     return pysource.statement(pysource.seq(pysource.code("model_config = "), config_call), indent=_CLASS)
 
 
