@@ -54,10 +54,6 @@ _UNSET: Any = object()
 _INSTANT = frozenset({"tools/list", "server/discover"})
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class _Disconnected(Exception):
     pass
 
@@ -175,47 +171,27 @@ class McpAsgiApp:
         self._auth = cfg.auth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind == "http":
-            await self._http(scope, receive, send)
-        elif kind == "lifespan":
-            await _lifespan(receive, send, self.server)
-        # Other scopes (websocket) are not served: returning closes them.
-
-    async def _read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await _lifespan(receive, send, self.server)
+            return  # other scopes (websocket) are not served: returning closes them
+        headers = self._headers.of(scope["headers"])
+        # CONFORMANCE §4.1: always read the whole body first; one chunk is the common case.
         length = headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > self._max_body:
-            raise _TooLarge
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _Disconnected
-        body: bytes = message.get("body", b"")
-        if not message.get("more_body", False):  # the common case: one chunk
-            if len(body) > self._max_body:
-                raise _TooLarge
-            return body
-        chunks = [body]
-        size = len(body)
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise _Disconnected
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self._max_body:
-                raise _TooLarge
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-
-    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = self._headers.of(scope["headers"])
-        try:
-            body = await self._read_body(receive, headers)  # CONFORMANCE §4.1: always read it all
-        except _TooLarge:
             await _send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
             return
-        except _Disconnected:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        body: bytes = message.get("body", b"")
+        if message.get("more_body", False):
+            try:
+                body = await self._read_rest(receive, body)
+            except _Disconnected:
+                return
+        if len(body) > self._max_body:
+            await _send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
             return
 
         origin = headers.get("origin")
@@ -271,6 +247,20 @@ class McpAsgiApp:
                                 listen=True)
         else:
             await self._watched(message, headers, principal, peer, receive, send, json_ok=json_ok, sse_ok=sse_ok)
+
+    async def _read_rest(self, receive: Receive, first: bytes) -> bytes:
+        """The remaining chunks of a body sent in several; stops reading past the size limit."""
+        chunks = [first]
+        size = len(first)
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            chunks.append(chunk)
+            if size > self._max_body or not message.get("more_body", False):
+                return b"".join(chunks)
 
     async def _watched(self, message: Any, headers: Mapping[str, str], principal: Any, peer: str | None,
                        receive: Receive, send: Send, *, json_ok: bool, sse_ok: bool, listen: bool = False) -> None:

@@ -426,6 +426,28 @@ def test_body_over_limit_is_413(http: httpx.Client) -> None:
     result_of(post(http, request(2, "tools/list")), 2)
 
 
+def _chunked(body: bytes, size: int = 1000) -> Iterator[bytes]:
+    for start in range(0, len(body), size):
+        yield body[start:start + size]
+
+
+def test_chunked_bodies_are_read_whole_and_limited(http: httpx.Client, base_url: str) -> None:
+    """No Content-Length: the body arrives in several ASGI messages; the size limit still holds."""
+    message = call(5, "get_weather", {"location": "Paris " * 500})
+    headers = {k: v for k, v in mcp_headers(message).items()}
+    response = http.post("", content=_chunked(json.dumps(message).encode()), headers=headers)
+    assert "content-length" not in response.request.headers
+    assert result_of(response, 5)["isError"] is False
+    big = json.dumps(call(6, "get_weather", {"location": "x" * (4 * 1024 * 1024)})).encode()
+    with httpx.Client(base_url=base_url, timeout=10) as fresh:  # the server closes this connection
+        try:
+            refused = fresh.post("", content=_chunked(big, 64 * 1024), headers=headers)
+        except httpx.WriteError:  # closed while we were still sending: refused all the same
+            refused = None
+        assert refused is None or refused.status_code == 413
+    result_of(post(http, request(7, "tools/list")), 7)  # the server is fine
+
+
 @pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://localhost.evil.example:80",
                                     "https://127.0.0.1.nip.io"])
 def test_foreign_origin_is_403_http02_http03(http: httpx.Client, origin: str) -> None:
