@@ -269,15 +269,14 @@ class McpAsgiApp:
         The handler runs in this task; a small watcher task waits for `http.disconnect` and
         cancels it. After a disconnect nothing more is sent for the request (HTTP-22).
         """
-        stream = _SseStream(send) if sse_ok else None
-        request = IncomingRequest(
-            "http", headers,
-            stream.notify if stream is not None else None,
-            principal,
-            open_stream=stream.open if stream is not None else None,
-            keepalive=stream.keepalive if listen and stream is not None else None,
-            peer=peer,
-        )
+        stream: _SseStream | None = None
+        # Positional (the field order of IncomingRequest): this runs for every tools/call.
+        if sse_ok:
+            stream = sse = _SseStream(send)
+            request = IncomingRequest("http", headers, sse.notify, principal, sse.open,
+                                      sse.keepalive if listen else None, peer)
+        else:
+            request = IncomingRequest("http", headers, None, principal, None, None, peer)
         work = self.server.handle_message(message, request)
         # Most handlers finish without ever suspending: run the first step inline and start the
         # watcher only if the handler has to wait (saves a task per call on the hot path).
