@@ -11,6 +11,9 @@ server target. Timed (median of --repeat runs, fresh processes, so imports count
     check (fresh)         `mcpgen generate --check` on the unchanged tree
     check (hand edit)     the same after editing one generated file (no shortcut: build and compare)
 
+Runs share the per-user cache of reserved names (~/.cache/mcpgen, codegen/reserved.py) as a user's
+runs do; after an edit of mcpgen_runtime the first run rebuilds it (about half a second, once).
+
 Budgets: GitHub client + server <= 3 s, synthetic <= 10 s, fresh check of the synthetic <= 2 s.
 --tree PATH measures another checkout's generator (e.g. a `git worktree` of an older commit) with
 this interpreter; --skip-stages omits the in-process breakdown.

@@ -95,6 +95,8 @@ _SHAPE_KEYWORDS: Final = frozenset({
     "type", "enum", "const", "properties", "additionalProperties", "patternProperties", "items", "prefixItems",
     "$ref", "$dynamicRef", "allOf", "anyOf", "oneOf",
 })
+_SHAPE_BESIDES_REF: Final = _SHAPE_KEYWORDS - {"$ref", "$dynamicRef"}
+_SHAPE_BESIDES_ALLOF: Final = _SHAPE_KEYWORDS - {"allOf"}
 _OBJECT_KEYWORDS: Final = ("properties", "additionalProperties", "patternProperties")
 _ARRAY_KEYWORDS: Final = ("items", "prefixItems")
 _CONSTRAINTS: Final = {  # JSON Schema keyword -> (pydantic Field keyword, the types it applies to)
@@ -111,6 +113,16 @@ _CONSTRAINTS: Final = {  # JSON Schema keyword -> (pydantic Field keyword, the t
 
 
 _CONSTRAINT_KEYS: Final = frozenset(_CONSTRAINTS)
+# Keywords `_Builder._structure_facts` reads.
+_STRUCTURE_KEYWORDS: Final = frozenset({
+    "properties", "required", "additionalProperties", "patternProperties", "then", "else", "dependentSchemas",
+    "items", "prefixItems",
+})
+_STR, _INT, _FLOAT = Prim("str"), Prim("int"), Prim("float")
+_PRIMITIVES: Final[Mapping[str, tuple[TypeExpr, ...]]] = {  # JSON type -> the Python types that hold it
+    "string": (_STR,), "integer": (_INT,), "number": (_INT, _FLOAT), "boolean": (Prim("bool"),), "null": (NONE,),
+}
+_NUMBER: Final = Union((_INT, _FLOAT))
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
@@ -383,7 +395,7 @@ class _Builder:
             return ANY
         # A bare `$ref` (annotations aside) is its target's type: recursive refs reuse one class.
         ref = doc.refs.get(pointer)
-        if ref is not None and not (_SHAPE_KEYWORDS - {"$ref", "$dynamicRef"}).intersection(node):
+        if ref is not None and not _SHAPE_BESIDES_REF.intersection(node):
             target = self.type_at(doc, ref, depth + 1)
             if pointer == "" and isinstance(target, ModelRef) and self._is_object_model(target.name):
                 # the tool's own class gets the target's fields (keyword parameters, not one dict)
@@ -397,7 +409,7 @@ class _Builder:
         allof = node.get("allOf")
         if (
             isinstance(allof, list) and len(allof) == 1 and ref is None
-            and not (_SHAPE_KEYWORDS - {"allOf"}).intersection(node)
+            and not _SHAPE_BESIDES_ALLOF.intersection(node)
         ):
             return self.type_at(doc, _child(pointer, "allOf", 0), depth + 1)
         facts = self.facts(doc, pointer, depth)
@@ -568,6 +580,15 @@ class _Builder:
         declared = _declared_types(node.get("type"))
         if declared is not None:
             facts.add_types(declared)
+        if not _STRUCTURE_KEYWORDS.isdisjoint(node):  # most subschemas are scalars: skip the rest
+            self._structure_facts(pointer, node, facts)
+        for keyword in _CONSTRAINT_KEYS.intersection(node):
+            value = node[keyword]
+            if keyword not in facts.constraints and _finite_number(value):
+                facts.constraints[keyword] = value
+
+    def _structure_facts(self, pointer: str, node: Mapping[str, Any], facts: _Facts) -> None:
+        """Object members, array items and conditionally declared properties of one subschema."""
         properties = node.get("properties")
         if isinstance(properties, dict):
             facts.object_like = True
@@ -628,10 +649,6 @@ class _Builder:
             facts.array_like = True
             if facts.items is None:
                 facts.items = _child(pointer, "items")
-        for keyword in _CONSTRAINT_KEYS.intersection(node):
-            value = node[keyword]
-            if keyword not in facts.constraints and _finite_number(value):
-                facts.constraints[keyword] = value
 
     def _from_facts(self, doc: _Doc, pointer: str, facts: _Facts, depth: int) -> TypeExpr:
         types = facts.types
@@ -652,16 +669,8 @@ class _Builder:
                 members.append(self._object(doc, pointer, facts, depth))
             elif kind == "array":
                 members.append(self._array(doc, facts, depth))
-            elif kind == "string":
-                members.append(Prim("str"))
-            elif kind == "integer":
-                members.append(Prim("int"))
-            elif kind == "number":
-                members.extend((Prim("int"), Prim("float")))
-            elif kind == "boolean":
-                members.append(Prim("bool"))
             else:
-                members.append(NONE)
+                members.extend(_PRIMITIVES[kind])
         return union(members)
 
     def _object(self, doc: _Doc, pointer: str, facts: _Facts, depth: int) -> TypeExpr:
@@ -872,11 +881,11 @@ def _field_constraints(type_: TypeExpr, found: Mapping[str, Any]) -> tuple[tuple
     ECMA-262 and pydantic's regex engine disagree)."""
     if not found:
         return ()
-    if type_ == Prim("str"):
+    if type_ == _STR:
         kind = "string"
-    elif type_ == Prim("int"):
+    elif type_ == _INT:
         kind = "integer"
-    elif type_ == Union((Prim("int"), Prim("float"))):
+    elif type_ == _NUMBER:
         kind = "number"
     elif isinstance(type_, ListOf):
         kind = "array"

@@ -16,13 +16,14 @@ and `class_header` lay them out the way black would (see "layout" below).
 
 from __future__ import annotations
 
+import functools
 import keyword
 import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from . import fmt, ir
 from .errors import InternalGeneratorError
@@ -189,6 +190,13 @@ def _check_ident(name: str) -> None:
 
 
 def ident(name: str) -> PyIdent:
+    if not isinstance(name, str):
+        _check_ident(name)  # raises
+    return _ident(name)
+
+
+@functools.lru_cache(maxsize=65536)  # the same names recur in statement after statement
+def _ident(name: str) -> PyIdent:
     _check_ident(name)
     return PyIdent(name, _TOKEN)
 
@@ -335,6 +343,8 @@ def literal(value: Any) -> PyLiteral:
     Non-finite floats, non-string keys, other types, nesting deeper than MAX_LITERAL_DEPTH and more
     than MAX_LITERAL_ITEMS values are refused.
     """
+    if isinstance(value, str):  # most literals (descriptions, names): nothing to walk
+        return PyLiteral(_string(value), _TOKEN)
     return PyLiteral(flat(literal_node(value)), _TOKEN)
 
 
@@ -473,13 +483,17 @@ def seq(*parts: Node) -> Seq:
     return Seq(tuple(parts))
 
 
+_BRACKETS: Final = {pair: (PyCode(pair[0], _TOKEN), PyCode(pair[1], _TOKEN)) for pair in ("()", "[]", "{}")}
+
+
 def brk(open_: str, items: Sequence[Node], close: str, *, magic: bool = True, one_tuple: bool = False) -> Brk:
-    if (open_, close) not in (("(", ")"), ("[", "]"), ("{", "}")):
+    brackets = _BRACKETS.get(open_ + close)
+    if brackets is None:
         raise InternalGeneratorError(f"unexpected brackets {open_!r} {close!r}")
     for item in items:
         if not isinstance(item, (PySource, Brk, Seq, Param)):
             raise InternalGeneratorError(f"refusing to lay out unchecked text {item!r:.80}")
-    return Brk(PyCode(open_, _TOKEN), tuple(items), PyCode(close, _TOKEN), magic, one_tuple)
+    return Brk(brackets[0], tuple(items), brackets[1], magic, one_tuple)
 
 
 def call(func: Node, args: Sequence[Node]) -> Seq:
@@ -489,7 +503,12 @@ def call(func: Node, args: Sequence[Node]) -> Seq:
 
 def keyword_arg(name: str, value: Node) -> Seq:
     """`name=value` inside a call."""
-    return seq(PyCode(f"{ident(name)}=", _TOKEN), value)
+    return seq(_keyword_prefix(name), value)
+
+
+@functools.lru_cache(maxsize=1024)  # a handful of keywords (alias, description, ge, ...) used everywhere
+def _keyword_prefix(name: str) -> PyCode:
+    return PyCode(f"{ident(name)}=", _TOKEN)
 
 
 def annotated_name(name: str, annotation: Node, default: Node | None = None) -> Param:
@@ -500,6 +519,7 @@ def annotated_name(name: str, annotation: Node, default: Node | None = None) -> 
     return Param(PyCode(f"{ident(name)}: ", _TOKEN), annotation, default)
 
 
+@functools.lru_cache(maxsize=65536)  # a fixed set of fragments, used in every method
 def code(text: str) -> PyCode:
     """A fixed fragment of generated code written in the generator itself (never spec text): it
     must be printable ASCII without quotes or newlines, so it cannot carry data."""

@@ -49,7 +49,8 @@ _IN_PLACE_SINGLE: Final = ("not", "if", "then", "else")
 _IN_PLACE_MAP: Final = ("dependentSchemas", "dependencies")
 _IN_PLACE: Final = frozenset({*_IN_PLACE_LIST, *_IN_PLACE_SINGLE, *_IN_PLACE_MAP})
 REF_KEYWORDS: Final = ("$ref", "$dynamicRef")
-# Every keyword `SchemaIndex._walk` looks at: a subschema without any of them is a leaf.
+# Every keyword `SchemaIndex._walk` looks at (with `_enter_resource`, `_collect`): a subschema
+# without any of them is a leaf.
 _INDEXED_KEYWORDS: Final = frozenset(
     {*_MAP_KEYWORDS, *_LIST_KEYWORDS, *_SINGLE_KEYWORDS, *REF_KEYWORDS, "$id", "$anchor", "$dynamicAnchor"}
 )
@@ -310,33 +311,40 @@ class SchemaIndex:
             if len(subschemas) >= max_subschemas:
                 raise SchemaLimitError(pointer, max_subschemas)
             subschemas[pointer] = node
-            if not isinstance(node, dict) or not _INDEXED_KEYWORDS.intersection(node):
-                self.bases[pointer] = base  # a leaf: most subschemas, e.g. {"type": "string", ...}
+            if not isinstance(node, dict):
+                self.bases[pointer] = base
                 continue
-            base = self._enter_resource(node, pointer, base)
-            self.bases[pointer] = base
-            for keyword in REF_KEYWORDS:
-                ref = node.get(keyword)
-                if isinstance(ref, str):
-                    self.refs.append(RefSite(pointer + "/" + keyword, keyword, ref, base))
             children: list[tuple[str, Any]] = []
-            for keyword in _MAP_KEYWORDS:
-                members = node.get(keyword)
-                if isinstance(members, dict):
-                    children.extend((f"/{keyword}/{escape_token(name)}", child) for name, child in members.items()
-                                    if isinstance(child, (dict, bool)))
-            for keyword in _LIST_KEYWORDS:
-                items = node.get(keyword)
-                if isinstance(items, list):
-                    children.extend((f"/{keyword}/{position}", child) for position, child in enumerate(items)
-                                    if isinstance(child, (dict, bool)))
-            for keyword in _SINGLE_KEYWORDS:
-                child = node.get(keyword)
-                if isinstance(child, (dict, bool)):
-                    children.append(("/" + keyword, child))
+            if _INDEXED_KEYWORDS.isdisjoint(node):  # a leaf, like most subschemas ({"type": "string", ...})
+                self.bases[pointer] = base
+            else:
+                base = self._enter_resource(node, pointer, base)
+                self.bases[pointer] = base
+                self._collect(node, pointer, base, children)
             if len(subschemas) + len(stack) + len(children) > max_subschemas:
                 raise SchemaLimitError(pointer + (children[0][0] if children else ""), max_subschemas)
             stack.extend((pointer + suffix, child, base) for suffix, child in reversed(children))
+
+    def _collect(self, node: dict[str, Any], pointer: str, base: str, children: list[tuple[str, Any]]) -> None:
+        """Record the reference sites of `node`; append its subschemas (pointer suffix, schema) to `children`."""
+        for keyword in REF_KEYWORDS:
+            ref = node.get(keyword)
+            if isinstance(ref, str):
+                self.refs.append(RefSite(pointer + "/" + keyword, keyword, ref, base))
+        for keyword in _MAP_KEYWORDS:
+            members = node.get(keyword)
+            if isinstance(members, dict):
+                children.extend((f"/{keyword}/{escape_token(name)}", child) for name, child in members.items()
+                                if isinstance(child, (dict, bool)))
+        for keyword in _LIST_KEYWORDS:
+            items = node.get(keyword)
+            if isinstance(items, list):
+                children.extend((f"/{keyword}/{position}", child) for position, child in enumerate(items)
+                                if isinstance(child, (dict, bool)))
+        for keyword in _SINGLE_KEYWORDS:
+            child = node.get(keyword)
+            if isinstance(child, (dict, bool)):
+                children.append(("/" + keyword, child))
 
     def _enter_resource(self, node: dict[str, Any], pointer: str, base: str) -> str:
         """Register `$id` / anchors of `node`; return the base URI for it and its children."""
@@ -396,7 +404,7 @@ class SchemaIndex:
         edges: dict[str, list[str]] = {}
         for pointer, node in self.subschemas.items():
             targets: list[str] = []
-            if isinstance(node, dict) and _IN_PLACE.intersection(node):
+            if isinstance(node, dict) and not _IN_PLACE.isdisjoint(node):
                 for keyword in _IN_PLACE_LIST:
                     items = node.get(keyword)
                     if isinstance(items, list):

@@ -1,7 +1,7 @@
 """MODEL -> RENDER -> FORMAT end to end: build client and server packages from real tool lists,
 write them to a temporary folder, import them and check what a user would see.
 
-Each spec is built once per module (datamodel-code-generator and black are slow).
+Each spec is built once per module: generating and importing the packages is the slow part.
 """
 
 from __future__ import annotations
