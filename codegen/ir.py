@@ -48,11 +48,23 @@ class Prim:
     name: PrimName
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Lit:
-    """`Literal[...]` of strings, integers and booleans (never floats or None)."""
+    """`Literal[...]` of strings, integers and booleans (never floats or None).
+
+    Compared by value *and* type: `True == 1` in Python, but `Literal[True]` is not `Literal[1]`
+    (type expressions are memoised and deduplicated by equality)."""
 
     values: tuple[str | int | bool, ...]
+
+    def _typed(self) -> tuple[tuple[type, str | int | bool], ...]:
+        return tuple((type(value), value) for value in self.values)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Lit) and self._typed() == other._typed()
+
+    def __hash__(self) -> int:
+        return hash(self._typed())
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ import inspect
 import sys
 from collections.abc import Iterator
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal, get_args
 
 import pytest
 
@@ -76,6 +76,9 @@ EDGE_TOOLS: list[dict[str, Any]] = [
     {"name": "a", "inputSchema": {"type": "object", "properties": {"b_input": {"type": "object", "properties": {
         "x": {"type": "string"}}}}}},
     {"name": "a_input_b", "inputSchema": {"type": "object", "properties": {"y": {"type": "string"}}}},
+    # True == 1 in Python; as JSON values (and Literal members) they differ
+    {"name": "consts", "inputSchema": {"type": "object", "properties": {
+        "flag": {"const": True}, "one": {"const": 1}, "mixed": {"enum": [1, True, 0, False]}}}},
 ]
 
 
@@ -142,6 +145,13 @@ def test_defaults(edge: ModuleType) -> None:
     assert params["n"].default == 10 and params["s"].default == 'x"y' and params["e"].default == "b"
     assert params["o"].default is None  # non-scalar default: left to the model / server
     assert params["nul"].default is None
+
+
+def test_true_and_one_stay_distinct_literals(edge: ModuleType) -> None:
+    fields = edge.models.ConstsInput.model_fields
+    assert get_args(fields["flag"].annotation) == (Literal[True], type(None))
+    assert get_args(fields["one"].annotation) == (Literal[1], type(None))
+    assert get_args(fields["mixed"].annotation) == (Literal[1, True, 0, False], type(None))
 
 
 def test_empty_output_schema(edge: ModuleType) -> None:
