@@ -569,7 +569,7 @@ class ToolServer:
         capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
         if type(capabilities) is not dict:
             return self._fail(id_, method, jsonrpc.INVALID_PARAMS, f"params._meta lacks {CLIENT_CAPABILITIES_KEY}")
-        if header_version is not None and header_version.strip(" \t") != version:
+        if header_version is not None and header_version != version and header_version.strip(" \t") != version:
             return self._fail(
                 id_, method, jsonrpc.HEADER_MISMATCH,
                 "MCP-Protocol-Version header does not match params._meta protocolVersion",
@@ -623,7 +623,7 @@ class ToolServer:
         header_method = headers.get(METHOD_LC)
         if header_method is None:
             return "Missing Mcp-Method header"
-        if header_method.strip(" \t") != method:
+        if header_method != method and header_method.strip(" \t") != method:
             return "Mcp-Method header does not match the request method"
         name_field = NAME_FIELD_BY_METHOD.get(method)
         if name_field is None:
@@ -631,11 +631,16 @@ class ToolServer:
         raw = headers.get(NAME_LC)
         if raw is None:
             return "Missing Mcp-Name header"
+        expected = params.get(name_field)
+        # The common case: a plain name exactly as in the body (HTTP servers strip surrounding
+        # whitespace, and a sentinel starts with "=?"): nothing to decode.
+        if raw == expected and not raw.startswith("=?"):
+            return None
         try:
             name = decode_value(raw)
         except HeaderValueError:
             return "Mcp-Name header has a malformed =?base64?...?= value"
-        if name != params.get(name_field):
+        if name != expected:
             return f"Mcp-Name header does not match params.{name_field}"
         return None
 
@@ -930,7 +935,8 @@ class ToolServer:
             return self._passthrough(tool, value)
         try:
             if tool.validate_output is not None:
-                value = self._as_output(tool, value)
+                if tool.output_is_root:
+                    value = self._as_output(tool, value)
                 structured = _dump(value, exclude_none=False)
                 issue = tool.validate_output(structured)
                 if issue is not None and isinstance(value, BaseModel):
@@ -962,7 +968,7 @@ class ToolServer:
     def _as_output(tool: _Tool, value: Any) -> Any:
         """A root value becomes its RootModel, so it serializes like any output model."""
         model = tool.output_model
-        if model is not None and tool.output_is_root and not isinstance(value, model):
+        if model is not None and not isinstance(value, model):
             return model.model_validate(value)
         return value
 

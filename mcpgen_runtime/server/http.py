@@ -24,9 +24,9 @@ import asyncio
 import ipaddress
 import logging
 import socket
-from collections.abc import Coroutine, Generator, Mapping
+from collections.abc import Callable, Coroutine, Generator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from .. import _json
 from ..protocol import jsonrpc
@@ -40,7 +40,8 @@ __all__ = ["McpAsgiApp", "run_http"]
 
 _LOG = logging.getLogger("mcpgen.server")
 
-_JSON_HEADERS: Final = [(b"content-type", b"application/json")]
+_CONTENT_TYPE_JSON: Final = (b"content-type", b"application/json")
+_JSON_HEADERS: Final = [_CONTENT_TYPE_JSON]
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache"),
@@ -167,7 +168,7 @@ class McpAsgiApp:
         self._hosts = _Allowlist(hosts, origins=False) if hosts is not None else None
         self._max_body = cfg.max_body_bytes
         self._accept_cache: dict[str, tuple[bool, bool]] = {}
-        self._headers = _HeaderTable()
+        self._blocks = _HeaderTable(self._classify)
         self._auth = cfg.auth
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -175,10 +176,10 @@ class McpAsgiApp:
             if scope["type"] == "lifespan":
                 await _lifespan(receive, send, self.server)
             return  # other scopes (websocket) are not served: returning closes them
-        headers = self._headers.of(scope["headers"])
+        block = self._blocks.of(scope["headers"])
+        headers = block.headers
         # CONFORMANCE §4.1: always read the whole body first; one chunk is the common case.
-        length = headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > self._max_body:
+        if block.declared_too_large:
             await _send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
             return
         message = await receive()
@@ -193,13 +194,8 @@ class McpAsgiApp:
         if len(body) > self._max_body:
             await _send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
             return
-
-        origin = headers.get("origin")
-        if origin is not None and self._origins is not None and not self._origins.allows(origin):
-            await _send_error(send, 403, "Origin not allowed")  # HTTP-03
-            return
-        if self._hosts is not None and not self._hosts.allows(headers.get("host", "")):
-            await _send_error(send, 421, "Host not allowed")
+        if block.refused is not None:  # Origin (HTTP-03) or Host
+            await _send_error(send, *block.refused)
             return
         if scope["method"] != "POST":
             await send({"type": "http.response.start", "status": 405,
@@ -215,16 +211,10 @@ class McpAsgiApp:
                     (b"www-authenticate", exc.challenge.encode("latin-1", "replace")), (b"content-length", b"0")]})
                 await send({"type": "http.response.body", "body": b""})
                 return
-        content_type = headers.get("content-type")
-        if content_type != "application/json" and (
-            content_type is None or content_type.partition(";")[0].strip().lower() != "application/json"
-        ):
-            await _send_error(send, 415, "Content-Type must be application/json")
+        if block.unacceptable is not None:  # Content-Type, Accept
+            await _send_error(send, *block.unacceptable)
             return
-        json_ok, sse_ok = _accepts(headers.get("accept"), self._accept_cache)
-        if not (json_ok or sse_ok):
-            await _send_error(send, 406, "Accept must allow application/json or text/event-stream")
-            return
+        json_ok, sse_ok = block.json_ok, block.sse_ok
         try:
             message = _json.loads(body)
         except _json.JSONDecodeError:
@@ -243,10 +233,34 @@ class McpAsgiApp:
             if not sse_ok:
                 await _send_error(send, 406, "subscriptions/listen needs Accept: text/event-stream")
                 return
-            await self._watched(message, headers, principal, peer, receive, send, json_ok=False, sse_ok=True,
-                                listen=True)
+            await self._watched(message, headers, principal, peer, receive, send, False, True, True)
         else:
-            await self._watched(message, headers, principal, peer, receive, send, json_ok=json_ok, sse_ok=sse_ok)
+            await self._watched(message, headers, principal, peer, receive, send, json_ok, sse_ok, False)
+
+    def _classify(self, headers: Mapping[str, str]) -> _Block:
+        """Everything the header checks conclude from one header block (CONFORMANCE §4 order is
+        kept by `__call__`, which acts on these conclusions one by one)."""
+        length = headers.get("content-length")
+        origin = headers.get("origin")
+        refused: tuple[int, str] | None = None
+        if origin is not None and self._origins is not None and not self._origins.allows(origin):
+            refused = (403, "Origin not allowed")
+        elif self._hosts is not None and not self._hosts.allows(headers.get("host", "")):
+            refused = (421, "Host not allowed")
+        content_type = headers.get("content-type")
+        json_ok, sse_ok = _accepts(headers.get("accept"), self._accept_cache)
+        unacceptable: tuple[int, str] | None = None
+        if content_type != "application/json" and (
+            content_type is None or content_type.partition(";")[0].strip().lower() != "application/json"
+        ):
+            unacceptable = (415, "Content-Type must be application/json")
+        elif not (json_ok or sse_ok):
+            unacceptable = (406, "Accept must allow application/json or text/event-stream")
+        return _Block(
+            headers,
+            length is not None and length.isdigit() and int(length) > self._max_body,
+            refused, unacceptable, json_ok, sse_ok,
+        )
 
     async def _read_rest(self, receive: Receive, first: bytes) -> bytes:
         """The remaining chunks of a body sent in several; stops reading past the size limit."""
@@ -263,7 +277,7 @@ class McpAsgiApp:
                 return b"".join(chunks)
 
     async def _watched(self, message: Any, headers: Mapping[str, str], principal: Any, peer: str | None,
-                       receive: Receive, send: Send, *, json_ok: bool, sse_ok: bool, listen: bool = False) -> None:
+                       receive: Receive, send: Send, json_ok: bool, sse_ok: bool, listen: bool) -> None:
         """Run a request whose handler may take time; a client disconnect cancels it (HTTP-21).
 
         The handler runs in this task; a small watcher task waits for `http.disconnect` and
@@ -354,28 +368,40 @@ async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any], gone:
     task.cancel()
 
 
-class _HeaderTable:
-    """Raw ASGI headers -> a read-only `{lower-case name: value}` view, memoized.
+class _Block(NamedTuple):
+    """One distinct request header block and what the checks make of it."""
 
-    A client sends the same header block on every call to a tool, so decoding is done once
-    per distinct block; the table is bounded, so unique blocks (tracing ids, say) only
-    cost the decoding they would cost anyway.
+    headers: Mapping[str, str]  # lower-case names, repeated fields combined; read-only
+    declared_too_large: bool  # Content-Length over the body limit
+    refused: tuple[int, str] | None  # Origin or Host not allowed: (status, message)
+    unacceptable: tuple[int, str] | None  # Content-Type or Accept not usable: (status, message)
+    json_ok: bool
+    sse_ok: bool
+
+
+class _HeaderTable:
+    """Raw ASGI headers -> `_Block`, memoized.
+
+    A client sends the same header block on every call to a tool, so decoding and checking are
+    done once per distinct block; the table is bounded, so unique blocks (tracing ids, say) only
+    cost the work they would cost anyway.
     """
 
-    __slots__ = ("_seen",)
+    __slots__ = ("_classify", "_seen")
     _LIMIT: Final = 256
 
-    def __init__(self) -> None:
-        self._seen: dict[Any, Mapping[str, str]] = {}
+    def __init__(self, classify: Callable[[Mapping[str, str]], _Block]) -> None:
+        self._classify = classify
+        self._seen: dict[Any, _Block] = {}
 
-    def of(self, raw: Any) -> Mapping[str, str]:
+    def of(self, raw: Any) -> _Block:
         key = tuple(raw) if type(raw) is not tuple else raw
         try:
             hit = self._seen.get(key)
         except TypeError:  # a server handing out unhashable pairs (lists): no memo
-            return _decode_headers(key)
+            return self._classify(_decode_headers(key))
         if hit is None:
-            hit = _decode_headers(key)
+            hit = self._classify(_decode_headers(key))
             if len(self._seen) >= self._LIMIT:
                 self._seen.clear()
             self._seen[key] = hit
@@ -402,8 +428,11 @@ async def _reply(send: Send, outcome: Outcome, *, sse: bool) -> None:
     elif sse and status == 200:  # a client that only takes SSE gets a one-event stream
         await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
         await send({"type": "http.response.body", "body": _EVENT_PREFIX + _json.dumps(response) + _EVENT_SUFFIX})
-    else:
-        await _send_body(send, status, _json.dumps(response), _JSON_HEADERS)
+    else:  # _send_body, inlined: this is every JSON reply
+        body = _json.dumps(response)
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [_CONTENT_TYPE_JSON, (b"content-length", b"%d" % len(body))]})
+        await send({"type": "http.response.body", "body": body})
 
 
 async def _lifespan(receive: Receive, send: Send, server: ToolServer) -> None:
