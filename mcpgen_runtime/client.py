@@ -193,7 +193,8 @@ class ClientCore:
         self._extra_headers = dict(headers or {})
         self._ids = itertools.count(1)  # never reused (BASE-05)
         self._required: dict[type[BaseModel], frozenset[str]] = {}
-        self._output_checks: dict[str, tuple[ToolSpec, Validate | None]] = {}
+        self._declared: Mapping[str, ToolSpec] = MappingProxyType(dict(self.tools))  # what structured() trusts
+        self._output_checks: dict[str, Validate | None] = {}
         self._parsers: dict[type[BaseModel], Callable[[Any], Any]] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
         self._progress_prefix = secrets.token_hex(4) + "-"
@@ -500,21 +501,22 @@ class ClientCore:
         return cast("M", direct(data))
 
     def _output_check(self, name: str) -> Validate | None:
-        """The compiled outputSchema of the tool as currently known (the generated table, or
-        the server's latest listing), built once per definition."""
-        spec = self.tools.get(name)
-        if spec is None or spec.output_schema is None:
-            return None
-        known = self._output_checks.get(name)
-        if known is not None and known[0] is spec:
-            return known[1]
-        from .schema import SchemaCompileError, compile_schema  # jsonschema: imported on first use
+        """The tool's outputSchema as given when the client was made (for a generated client: the
+        definition its output models were generated from), compiled on first use. A later listing
+        never replaces it: the model and the check keep agreeing, and a hostile server cannot
+        hand the client a new schema (a pathological `pattern`, say) to evaluate."""
+        if name in self._output_checks:
+            return self._output_checks[name]
+        spec = self._declared.get(name)
+        check: Validate | None = None
+        if spec is not None and spec.output_schema is not None:
+            from .schema import SchemaCompileError, compile_schema  # jsonschema: imported on first use
 
-        try:
-            check: Validate | None = compile_schema(spec.output_schema)
-        except SchemaCompileError:
-            check = None  # a schema this client cannot compile: the output model still checks the shape
-        self._output_checks[name] = (spec, check)
+            try:
+                check = compile_schema(spec.output_schema)
+            except SchemaCompileError:
+                check = None  # a schema this client cannot compile: the output model still checks the shape
+        self._output_checks[name] = check
         return check
 
     # -- notifications and subscriptions -------------------------------------------------

@@ -208,10 +208,13 @@ def test_structured_output_is_checked_against_output_schema_tools20() -> None:
     assert "'y'" in str(info.value)
     fine = ToolResult.model_validate({"structuredContent": [{"x": 1}]})
     assert core.structured("t", fine, Points).root == [Point(x=1)]
-    # A listing that changes the schema is what counts from then on.
+    # A later listing (here: a server relaxing the schema) does not replace the declared one.
     relaxed = {**POINTS_TOOL, "outputSchema": {"type": "array"}}
     core.tools = {"t": ToolSpec.from_definition(relaxed)}
-    assert core.structured("t", sneaky, Points).root == [Point(x=1), Point(x=2)]
+    with pytest.raises(ToolOutputError):
+        core.structured("t", sneaky, Points)
+    # A client made without definitions has only the model to go by.
+    assert ClientCore().structured("t", sneaky, Points).root == [Point(x=1), Point(x=2)]
 
 
 def test_version_retry_uses_new_id_and_version_ver02() -> None:
