@@ -99,11 +99,12 @@ def render(results: dict[str, Any], notes: str) -> str:
         "## Machine and versions",
         "",
         f"- CPU: {machine['cpu']}, {machine['cores']} cores; kernel {machine['kernel']}; Python {machine['python']}",
-        f"- load average (1/5/15 min) at start: {results['load_start']}; at end: {results['load_end']}",
+        f"- CPU in use by other processes just before the run: {results.get('cpu_in_use', 0) * 100:.0f}% of the "
+        f"machine; load average (1/5/15 min) at start: {results['load_start']}; at end: {results['load_end']}",
     ]
     if results["busy"]:
-        lines.append("- **The machine was busy during this run** (load average ≥ 0.5 at start): "
-                     "absolute numbers are noisy; ratios measured within one repeat are the robust part.")
+        lines.append("- **The machine was busy when this run started** (≥ 10% of its CPU in use by other "
+                     "processes): absolute numbers are noisy; ratios measured within one repeat are the robust part.")
     lines.append("- " + ", ".join(f"{name} {version}" for name, version in results["versions"].items()))
     lines.append("")
     server = results.get("server")
@@ -204,10 +205,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     data_dir: Path = args.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     load_start = procstat.machine()["loadavg"]
+    cpu_in_use = procstat.machine_busy(0.5 if quick else 2.0)  # by other processes, before we start
     results: dict[str, Any] = {
         "argv": argv_text, "stamp": stamp, "data_dir": str(data_dir), "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "machine": procstat.machine(), "versions": versions(), "load_start": load_start,
-        "busy": float(load_start.split()[0]) >= 0.5, "skipped_parts": sorted(skip),
+        "cpu_in_use": cpu_in_use, "busy": cpu_in_use >= 0.10, "skipped_parts": sorted(skip),
     }
 
     def save(name: str, data: Any) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import time
 from pathlib import Path
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -22,6 +23,22 @@ def status_kib(pid: int, key: str) -> int:
         if line.startswith(key + ":"):
             return int(line.split()[1])
     raise KeyError(key)
+
+
+def _cpu_totals() -> tuple[int, int]:
+    """(busy, total) jiffies of all CPUs since boot, from the first line of /proc/stat."""
+    fields = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def machine_busy(seconds: float = 2.0) -> float:
+    """Share of the machine's CPU capacity in use over `seconds` (0..1), measured, not guessed
+    from the load average (which still counts whatever ran in the previous minute)."""
+    busy0, total0 = _cpu_totals()
+    time.sleep(seconds)
+    busy1, total1 = _cpu_totals()
+    return (busy1 - busy0) / max(total1 - total0, 1)
 
 
 def machine() -> dict[str, str]:
