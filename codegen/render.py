@@ -29,6 +29,7 @@ from .ir import (
     DictOf,
     FieldDef,
     ModelDef,
+    ModelRef,
     ModelsIR,
     PackageIR,
     ParamIR,
@@ -248,9 +249,10 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
     keyword_only: list[Node] = []
     arguments: Node
     if tool.input_root is not None:
-        # a RootModel input (a map or a union at the root): the whole arguments object is one parameter
-        root = tool.input_root if isinstance(tool.input_root, DictOf) else DictOf(ANY)
-        params.append(pysource.annotated_name("arguments", pysource.type_node(root, names, plain=True)))
+        # A RootModel input: the whole arguments object is one parameter. A map at the root keeps
+        # its type; a union at the root takes any of its object options as a model, or a dict.
+        params.append(pysource.annotated_name("arguments", pysource.type_node(
+            _root_argument_type(tool.input_root), names, plain=True)))
         arguments = pysource.ident("arguments")
     else:
         items: list[Node] = []
@@ -290,6 +292,13 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
         return pysource.join([header, pysource.indent_first(doc, _METHOD), *body], "\n")
 
     return MethodView(sync=one(False), async_=one(True))
+
+
+def _root_argument_type(root: TypeExpr) -> TypeExpr:
+    if isinstance(root, DictOf):
+        return root
+    options = [member for member in root.members if isinstance(member, ModelRef)] if isinstance(root, Union) else []
+    return union([*options, DictOf(ANY)])
 
 
 def _without_none(type_: TypeExpr) -> TypeExpr:

@@ -444,8 +444,12 @@ class ClientCore:
         self._progress[token] = callback
         return meta, token
 
-    def prepare_arguments(self, name: str, arguments: Mapping[str, Any], input_model: type[BaseModel]) -> dict[str, Any]:
-        """Generated-method arguments → the wire `arguments` object, validated locally."""
+    def prepare_arguments(self, name: str, arguments: Mapping[str, Any] | BaseModel,
+                          input_model: type[BaseModel]) -> dict[str, Any]:
+        """Generated-method arguments → the wire `arguments` object, validated locally. A model
+        instance (one option of an input that is a union at the root) counts as its fields."""
+        if isinstance(arguments, BaseModel):
+            arguments = arguments.model_dump(mode="json", by_alias=True, exclude_unset=True)
         required = self._required.get(input_model)
         if required is None:
             required = self._required[input_model] = frozenset(
@@ -466,7 +470,7 @@ class ClientCore:
             model, mode="json", by_alias=True, exclude_unset=True)
         return dumped
 
-    def typed_call_flow(self, name: str, arguments: Mapping[str, Any], input_model: type[BaseModel],
+    def typed_call_flow(self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel],
                         timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Flow[ToolResult]:
         payload = self.prepare_arguments(name, arguments, input_model)
         result = yield from self.call_flow(name, payload, timeout=timeout, on_progress=on_progress)
@@ -878,11 +882,11 @@ class Client(_ClientCommon):
             on_progress=self._call_progress if on_progress is None else on_progress,
             input_responses=input_responses, request_state=request_state))
 
-    def _call(self, name: str, arguments: dict[str, Any], input_model: type[BaseModel]) -> ToolResult:
+    def _call(self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel]) -> ToolResult:
         return self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
                                                     self._call_progress))
 
-    def _call_structured(self, name: str, arguments: dict[str, Any], input_model: type[BaseModel],
+    def _call_structured(self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel],
                          output_model: type[M]) -> M:
         result = self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
                                                       self._call_progress))
@@ -1053,12 +1057,12 @@ class AsyncClient(_ClientCommon):
             on_progress=self._call_progress if on_progress is None else on_progress,
             input_responses=input_responses, request_state=request_state))
 
-    async def _call(self, name: str, arguments: dict[str, Any], input_model: type[BaseModel]) -> ToolResult:
+    async def _call(self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel]) -> ToolResult:
         return await self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
                                                           self._call_progress))
 
-    async def _call_structured(self, name: str, arguments: dict[str, Any], input_model: type[BaseModel],
-                               output_model: type[M]) -> M:
+    async def _call_structured(self, name: str, arguments: Mapping[str, Any] | BaseModel,
+                               input_model: type[BaseModel], output_model: type[M]) -> M:
         result = await self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
                                                             self._call_progress))
         return self._core.structured(name, result, output_model)

@@ -387,7 +387,10 @@ class Client(_ClientBase):
             _m.RefSiblingsInput,
         )
 
-    def root_union(self, arguments: dict[str, Any]) -> ToolResult:
+    def root_union(
+        self,
+        arguments: _m.RootUnionInputOption1 | _m.RootUnionInputOption2 | dict[str, Any],
+    ) -> ToolResult:
         """An input schema that is a union at the root: one `arguments` object."""
         return self._call("root_union", arguments, _m.RootUnionInput)
 
@@ -836,7 +839,10 @@ class AsyncClient(_AsyncClientBase):
             _m.RefSiblingsInput,
         )
 
-    async def root_union(self, arguments: dict[str, Any]) -> ToolResult:
+    async def root_union(
+        self,
+        arguments: _m.RootUnionInputOption1 | _m.RootUnionInputOption2 | dict[str, Any],
+    ) -> ToolResult:
         """An input schema that is a union at the root: one `arguments` object."""
         return await self._call("root_union", arguments, _m.RootUnionInput)
 

@@ -17,6 +17,8 @@ from codegen import modelgen
 from codegen.ir import ModelRef, Prim, Union
 from codegen.pipeline import build_client, build_server
 from codegen.spec import ValidatedSpec, canonical_digest
+from mcpgen_runtime.client import ClientCore
+from mcpgen_runtime.errors import ToolArgumentsError
 
 BASE = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
 EDGE_TOOLS: list[dict[str, Any]] = [
@@ -116,14 +118,22 @@ def test_allof_inheritance_keeps_base_fields(edge: ModuleType) -> None:
     assert params["a"].kind is inspect.Parameter.KEYWORD_ONLY and params["a"].default is None
 
 
-def test_root_union_input_takes_one_arguments_dict(edge: ModuleType) -> None:
+def test_root_union_input_takes_an_option_model_or_a_dict(edge: ModuleType) -> None:
     params = _params(edge.Client.oneof)
-    assert list(params) == ["arguments"] and params["arguments"].annotation == dict[str, Any]
+    assert list(params) == ["arguments"]
+    option_x, option_y = edge.models.OneofInputOption1, edge.models.OneofInputOption2
+    assert get_args(params["arguments"].annotation) == (option_x, option_y, dict[str, Any])
     sent = []
     client = object.__new__(edge.Client)
     client._call = lambda name, arguments, model: sent.append((name, arguments, model))
     client.oneof({"x": "1"})
     assert sent == [("oneof", {"x": "1"}, edge.models.OneofInput)]
+    # What the runtime sends for each form: the option's wire object, validated against the union.
+    core = ClientCore()
+    assert core.prepare_arguments("oneof", option_y(y=3), edge.models.OneofInput) == {"y": 3}
+    assert core.prepare_arguments("oneof", {"x": "1"}, edge.models.OneofInput) == {"x": "1"}
+    with pytest.raises(ToolArgumentsError):
+        core.prepare_arguments("oneof", {"x": 1}, edge.models.OneofInput)
 
 
 def test_refs_into_nested_defs_and_properties(edge: ModuleType) -> None:
