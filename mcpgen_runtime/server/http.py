@@ -383,12 +383,13 @@ class _HeaderTable:
     """Raw ASGI headers -> `_Block`, memoized.
 
     A client sends the same header block on every call to a tool, so decoding and checking are
-    done once per distinct block; the table is bounded, so unique blocks (tracing ids, say) only
-    cost the work they would cost anyway.
+    done once per distinct block. The table is bounded in entries and never keeps a large block,
+    so unique blocks (tracing ids, say) or huge ones only cost the work they would cost anyway.
     """
 
     __slots__ = ("_classify", "_seen")
     _LIMIT: Final = 256
+    _MAX_BLOCK_BYTES: Final = 8192
 
     def __init__(self, classify: Callable[[Mapping[str, str]], _Block]) -> None:
         self._classify = classify
@@ -402,9 +403,10 @@ class _HeaderTable:
             return self._classify(_decode_headers(key))
         if hit is None:
             hit = self._classify(_decode_headers(key))
-            if len(self._seen) >= self._LIMIT:
-                self._seen.clear()
-            self._seen[key] = hit
+            if sum(len(name) + len(value) for name, value in key) <= self._MAX_BLOCK_BYTES:
+                if len(self._seen) >= self._LIMIT:
+                    self._seen.clear()
+                self._seen[key] = hit
         return hit
 
 

@@ -100,6 +100,33 @@ def test_progress_interval_drops_bursts_but_never_the_final_update_prog07() -> N
 # ---- rate limits (SEC-03) -----------------------------------------------------------------------
 
 
+def test_header_memo_is_bounded_and_skips_large_blocks() -> None:
+    """Clients choose their headers: the server's memo of decoded header blocks must stay small."""
+    from mcpgen_runtime.server.http import _HeaderTable
+
+    classified: list[Any] = []
+
+    def classify(headers: Any) -> Any:
+        classified.append(headers)
+        return headers
+
+    table = _HeaderTable(classify)
+    block = [(b"Content-Type", b"application/json"), (b"X-Trace", b"1"), (b"x-trace", b"2")]
+    first = table.of(block)
+    assert table.of(list(block)) is first and len(classified) == 1  # decoded and checked once
+    assert dict(first) == {"content-type": "application/json", "x-trace": "1, 2"}  # RFC 9110 §5.3
+    with pytest.raises(TypeError):
+        first["content-type"] = "text/plain"  # type: ignore[index]  # shared, so read-only
+    for n in range(1000):
+        table.of([(b"x-trace", str(n).encode())])
+    assert len(table._seen) <= _HeaderTable._LIMIT
+    big = [(b"x-big", b"a" * 10_000)]
+    before = len(classified)
+    table.of(big)
+    table.of(big)
+    assert len(classified) == before + 2  # never kept: each request pays its own decoding
+
+
 def test_token_bucket_refills_per_key() -> None:
     now = [0.0]
     limiter = RateLimiter(RateLimit(rate=2, burst=2), clock=lambda: now[0])
