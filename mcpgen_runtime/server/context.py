@@ -120,7 +120,6 @@ class RequestContext:
 
     def __init__(
         self,
-        *,
         request_id: jsonrpc.RequestId,
         method: str,
         meta: Mapping[str, Any],
@@ -135,26 +134,6 @@ class RequestContext:
         open_stream: OpenStream | None = None,
         progress_interval: float = 0.0,
     ) -> None:
-        self._setup(request_id, method, meta, protocol_version, client_capabilities, transport, headers, principal,
-                    notify, input_responses, request_state, open_stream, progress_interval)
-
-    def _setup(
-        self,
-        request_id: jsonrpc.RequestId,
-        method: str,
-        meta: Mapping[str, Any],
-        protocol_version: str,
-        client_capabilities: Mapping[str, Any],
-        transport: str,
-        headers: Mapping[str, str] | None,
-        principal: Any,
-        notify: Notify | None,
-        input_responses: Mapping[str, Any] | None,
-        request_state: str | None,
-        open_stream: OpenStream | None,
-        progress_interval: float,
-    ) -> None:
-        # Positional on purpose: the server builds one context per call (see `_for_request`).
         self.request_id = request_id
         self.method = method
         self.meta = meta  # the request's whole `_meta`, as sent
@@ -188,10 +167,11 @@ class RequestContext:
         self._auto_keys: itertools.count[int] | None = None
 
     @classmethod
-    def _for_request(cls, *setup: Any) -> Self:
-        """The server's constructor: `_setup`'s arguments, positionally (no keyword packing per call)."""
+    def _for_request(cls, *args: Any) -> Self:
+        """The server's constructor: `RequestContext.__init__`'s arguments, positionally, for any
+        subclass (no keyword packing per call; subclasses set their own fields afterwards)."""
         ctx = cls.__new__(cls)
-        ctx._setup(*setup)
+        RequestContext.__init__(ctx, *args)
         return ctx
 
     # ---- capabilities ----------------------------------------------------------------------

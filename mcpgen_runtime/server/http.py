@@ -73,18 +73,10 @@ class _Allowlist:
     def __init__(self, entries: tuple[str, ...], *, origins: bool) -> None:
         self._origins = origins
         self._exact = frozenset(e.lower() for e in entries)
-        self._cache: dict[str, bool] = {}
 
     def allows(self, value: str) -> bool:
-        hit = self._cache.get(value)
-        if hit is None:
-            hit = self._check(value.strip().lower())
-            if len(self._cache) > 1024:  # attacker-chosen values must not grow memory
-                self._cache.clear()
-            self._cache[value] = hit
-        return hit
-
-    def _check(self, value: str) -> bool:
+        # Not memoized here: the header table keeps each block's conclusions.
+        value = value.strip().lower()
         if value in self._exact:
             return True
         if self._origins:
@@ -93,13 +85,10 @@ class _Allowlist:
         return _split_port(value) in self._exact
 
 
-def _accepts(header: str | None, cache: dict[str, tuple[bool, bool]]) -> tuple[bool, bool]:
+def _accepts(header: str | None) -> tuple[bool, bool]:
     """(JSON acceptable, SSE acceptable) for an Accept header; a missing header accepts anything."""
     if header is None:
         return True, True
-    hit = cache.get(header)
-    if hit is not None:
-        return hit
     json_ok = sse_ok = False
     for part in header.split(","):
         media, _, parameters = part.partition(";")
@@ -110,9 +99,6 @@ def _accepts(header: str | None, cache: dict[str, tuple[bool, bool]]) -> tuple[b
             json_ok = True
         if media in ("text/event-stream", "text/*", "*/*"):
             sse_ok = True
-    if len(cache) > 256:
-        cache.clear()
-    cache[header] = (json_ok, sse_ok)
     return json_ok, sse_ok
 
 
@@ -167,7 +153,6 @@ class McpAsgiApp:
         self._origins = _Allowlist(cfg.allowed_origins, origins=True) if cfg.allowed_origins is not None else None
         self._hosts = _Allowlist(hosts, origins=False) if hosts is not None else None
         self._max_body = cfg.max_body_bytes
-        self._accept_cache: dict[str, tuple[bool, bool]] = {}
         self._blocks = _HeaderTable(self._classify)
         self._auth = cfg.auth
 
@@ -248,7 +233,7 @@ class McpAsgiApp:
         elif self._hosts is not None and not self._hosts.allows(headers.get("host", "")):
             refused = (421, "Host not allowed")
         content_type = headers.get("content-type")
-        json_ok, sse_ok = _accepts(headers.get("accept"), self._accept_cache)
+        json_ok, sse_ok = _accepts(headers.get("accept"))
         unacceptable: tuple[int, str] | None = None
         if content_type != "application/json" and (
             content_type is None or content_type.partition(";")[0].strip().lower() != "application/json"
