@@ -113,6 +113,7 @@ class ToolsPage:
     ttl_ms: int  # missing or negative -> 0 (CACHE-08/09)
     cache_scope: str | None
     cached: bool = False  # served from the response cache, not fetched
+    listed: tuple[Any, ...] = ()  # the page's `tools` as the server sent them, invalid ones included
 
 
 @dataclass(slots=True)
@@ -319,6 +320,7 @@ class ClientCore:
             ttl_ms=ttl if type(ttl) is int and ttl > 0 else 0,
             cache_scope=scope if isinstance(scope, str) else None,
             cached=cached,
+            listed=tuple(tools),
         )
         return page, [spec for _, spec in usable]
 
