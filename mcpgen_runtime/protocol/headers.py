@@ -28,8 +28,10 @@ _SENTINEL_SUFFIX = "?="
 # Plain-safe: visible ASCII with interior spaces only; tabs are unsafe (XHDR-14).
 _PLAIN_SAFE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?\Z")
 _BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z")
-# RFC 9110 token (tchar), for header names built from x-mcp-header.
+# RFC 9110 token (tchar): header names, incl. those built from x-mcp-header.
 TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+# RFC 9110 field-value characters: visible ASCII, space and tab (no CR, LF, NUL or other controls).
+FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*\Z")
 
 
 class HeaderValueError(ValueError):

@@ -48,6 +48,7 @@ from ..content import (
 )
 from ..protocol import jsonrpc
 from ..protocol.headers import (
+    FIELD_VALUE,
     METHOD_LC,
     NAME_FIELD_BY_METHOD,
     NAME_LC,
@@ -225,8 +226,6 @@ _NO_ARGS: dict[str, Any] = {}
 _CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource, UnknownContent)
 _CONTENT_KINDS = frozenset({"text", "image", "audio", "resource_link", "resource"})
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
-# RFC 9110 field-value characters: visible ASCII, space, tab (XHDR-22 "invalid characters").
-_FIELD_VALUE = re.compile(r"[\t\x20-\x7e]*\Z")
 
 
 @dataclass(slots=True)
@@ -1057,7 +1056,7 @@ def _check_param_headers(tool: _Tool, arguments: Mapping[str, Any], headers: Map
             continue  # not a header-mirrorable value; input validation reports it
         if raw is None:
             return f"Missing {param.header} header for argument {'/'.join(param.path)!r}"
-        if not _FIELD_VALUE.match(raw):
+        if not FIELD_VALUE.match(raw):  # XHDR-22 "invalid characters"
             return f"{param.header} header contains invalid characters"  # XHDR-22
         try:
             text = decode_value(raw)

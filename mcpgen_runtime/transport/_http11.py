@@ -46,6 +46,7 @@ from typing import Final, NamedTuple
 from urllib.parse import urlsplit
 
 from ..errors import ConnectError, RequestTimeoutError, TransportError
+from ..protocol.headers import FIELD_VALUE, TOKEN
 
 __all__ = [
     "AsyncPool",
@@ -66,9 +67,6 @@ DEFAULT_MAX_IDLE: Final = 16
 _PAUSE_ABOVE: Final = 4 * 1024 * 1024  # async: stop reading while this much is buffered unread
 
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,16}\Z")
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
-# RFC 9110 field values: visible ASCII, space and tab (no CR, LF, NUL or other controls).
-_BAD_VALUE = re.compile(r"[^\t\x20-\x7e]")
 _RESERVED = frozenset({"content-length", "transfer-encoding"})
 _NO_BODY_STATUS = frozenset({204, 304})
 _RETRYABLE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
@@ -130,7 +128,7 @@ _VALID_NAMES: dict[str, str] = {}  # header name -> lower-case name, for names a
 def _lower_name(name: str) -> str:
     lower = _VALID_NAMES.get(name)
     if lower is None:
-        if type(name) is not str or not _TOKEN.match(name):
+        if type(name) is not str or not TOKEN.match(name):
             raise TransportError(f"invalid HTTP header name {name!r}")
         lower = name.lower()
         if len(_VALID_NAMES) < 4096:
@@ -141,7 +139,7 @@ def _lower_name(name: str) -> str:
 def _check_value(name: str, value: str) -> None:
     if type(value) is not str:
         raise TransportError(f"HTTP header {name!r} must be a str, not {type(value).__name__}")
-    if _BAD_VALUE.search(value):
+    if not FIELD_VALUE.match(value):
         raise TransportError(
             f"HTTP header {name!r} has a value with CR, LF, another control or a non-ASCII character; "
             "encode it first (the protocol layer uses =?base64?...?= for Mcp-* values)"
