@@ -150,6 +150,13 @@ def parse_sampling_content(value: Any) -> list[ContentBlock]:
 # -- answers (built by client callbacks; read by server handlers) -------------------------------
 
 
+def _one_of(value: Mapping[str, Any], name: str, allowed: frozenset[str], why: str) -> Any:
+    found = value.get(name)
+    if found not in allowed:
+        raise ValueError(why)
+    return found
+
+
 @dataclass(frozen=True, slots=True)
 class ElicitResult:
     """The user's answer to an elicitation: `accept` (with `content` for a form), `decline` or
@@ -182,17 +189,15 @@ class ElicitResult:
     def wire(self) -> dict[str, Any]:
         if self.action not in _ELICIT_ACTIONS:
             raise ValueError(f"ElicitResult.action must be accept, decline or cancel, not {self.action!r}")
-        result: dict[str, Any] = {"action": self.action}
-        if self.content is not None:
-            result["content"] = dict(self.content)
-        return result
+        if self.content is None:
+            return {"action": self.action}
+        return {"action": self.action, "content": dict(self.content)}
 
     @classmethod
     def from_wire(cls, value: Mapping[str, Any]) -> ElicitResult:
         """An answer as received; ValueError when it is not a well-formed ElicitResult."""
-        action = value.get("action")
-        if action not in _ELICIT_ACTIONS:
-            raise ValueError('an ElicitResult needs "action": "accept", "decline" or "cancel"')
+        action = _one_of(value, "action", _ELICIT_ACTIONS,
+                         'an ElicitResult needs "action": "accept", "decline" or "cancel"')
         content = value.get("content")
         if content is not None:
             if not isinstance(content, dict):
@@ -202,7 +207,8 @@ class ElicitResult:
                     isinstance(item, list) and all(isinstance(x, str) for x in item)
                 )
                 if not ok:
-                    raise ValueError(f"ElicitResult content.{name} must be a string, number, boolean or list of strings")
+                    raise ValueError(
+                        f"ElicitResult content.{name} must be a string, number, boolean or list of strings")
         return cls(action, content)
 
 
@@ -225,7 +231,8 @@ class _Text:
     @overload
     def __get__(self, instance: CreateMessageResult, owner: type[CreateMessageResult]) -> str: ...
 
-    def __get__(self, instance: CreateMessageResult | None, owner: type[CreateMessageResult]) -> _TextFactory | str:
+    def __get__(self, instance: CreateMessageResult | None,
+                owner: type[CreateMessageResult]) -> _TextFactory | str:
         if instance is None:
             return owner._of_text
         return "\n".join(_block_text(block) for block in instance.blocks if _is_text(block))
@@ -289,9 +296,7 @@ class CreateMessageResult:
     @classmethod
     def from_wire(cls, value: Mapping[str, Any]) -> CreateMessageResult:
         """An answer as received (content kept as wire blocks); ValueError when malformed."""
-        role = value.get("role")
-        if role not in _ROLES:
-            raise ValueError('a CreateMessageResult needs "role": "user" or "assistant"')
+        role = _one_of(value, "role", _ROLES, 'a CreateMessageResult needs "role": "user" or "assistant"')
         model = value.get("model")
         if not isinstance(model, str):
             raise ValueError('a CreateMessageResult needs a string "model"')

@@ -114,8 +114,11 @@ def _cursor(offset: int, digest: str) -> str:
     return base64.urlsafe_b64encode(f"{offset}.{digest}".encode()).decode().rstrip("=")
 
 
+Page = dict[str, Any]
+
+
 def build_pages(definitions: list[dict[str, Any]], config: ServerConfig,
-                complete: Callable[[dict[str, Any]], dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+                complete: Callable[[Page], Page]) -> tuple[dict[str, Page], Page]:
     """Every tools/list page, prebuilt, as (pages by cursor, first page); `complete` stamps each.
 
     Cursors are opaque and stable for one tool set (PAGE-02): urlsafe Base64 of
@@ -124,10 +127,10 @@ def build_pages(definitions: list[dict[str, Any]], config: ServerConfig,
     """
     digest = hashlib.sha256(_json.dumps(definitions)).hexdigest()[:12]
     size = config.page_size or max(len(definitions), 1)
-    pages: dict[str, dict[str, Any]] = {}
-    first: dict[str, Any] | None = None
+    pages: dict[str, Page] = {}
+    first: Page | None = None
     for offset in range(0, max(len(definitions), 1), size):
-        page: dict[str, Any] = {"tools": definitions[offset : offset + size]}
+        page: Page = {"tools": definitions[offset : offset + size]}
         if offset + size < len(definitions):
             page["nextCursor"] = _cursor(offset + size, digest)
         # CACHE-01/CACHE-18: every page carries the hints, with one scope for the whole list.

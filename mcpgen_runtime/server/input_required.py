@@ -78,7 +78,7 @@ def _invalid(key: str, why: str) -> RpcError:
     return RpcError(jsonrpc.INVALID_PARAMS, f"inputResponses.{key}: {why}")
 
 
-# ---- requests -----------------------------------------------------------------------------
+# ---- asks: what a handler sends, and how it reads the answer -------------------------------
 
 
 class InputRequest(Generic[T]):

@@ -1,9 +1,9 @@
 """`subscriptions/listen`: long-lived notification streams (SUB-01..08, TOOLS-05).
 
-`listen` serves one listen request. The hub keeps the open subscriptions of one server. `publish` queues a notification for
-every subscription whose acknowledged filter includes it; each subscription's listen
-coroutine (in the dispatcher) drains its queue onto its own stream, after the
-acknowledgment (SUB-02). List-changed notifications are idempotent, so a notification that
+The hub keeps the open subscriptions of one server. `publish` queues a notification for
+every subscription whose acknowledged filter includes it; `listen`, serving one listen
+request, drains its subscription's queue onto its own stream, after the acknowledgment
+(SUB-02). List-changed notifications are idempotent, so a notification that
 is already queued for a subscription is not queued twice: a slow client never makes the
 queue grow beyond one entry per notification kind (and per resource URI).
 
@@ -151,8 +151,9 @@ class SubscriptionHub:
             subscription.close()
 
 
-async def listen(hub: SubscriptionHub, supported: frozenset[str], id_: jsonrpc.RequestId, params: Mapping[str, Any],
-                 request: IncomingRequest, *, keepalive_s: float, meta: Mapping[str, Any] | None) -> Outcome:
+async def listen(hub: SubscriptionHub, supported: frozenset[str], id_: jsonrpc.RequestId,
+                 params: Mapping[str, Any], request: IncomingRequest, *, keepalive_s: float,
+                 meta: Mapping[str, Any] | None) -> Outcome:
     """One `subscriptions/listen` stream: acknowledgment first (SUB-02), then the notifications
     the client opted into and the server honours (`supported`, SUB-01/03), each tagged with the
     subscription id (SUB-05); a final response when the server ends it (SUB-07). Returns only

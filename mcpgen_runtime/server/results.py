@@ -56,8 +56,8 @@ def rate_limited_result(name: str, wait: float, meta: dict[str, Any] | None) -> 
     (TOOLS-22); no JSON-RPC code means "rate limited" and inventing one in the reserved
     range is forbidden (ERR-03, ERR-06); and it reads the same over HTTP and stdio."""
     retry_ms = max(1, math.ceil(wait * 1000))
-    result = error_result(f"Rate limit exceeded for tool {name!r}: too many calls; retry in {retry_ms / 1000:.3g} s",
-                          meta)
+    text = f"Rate limit exceeded for tool {name!r}: too many calls; retry in {retry_ms / 1000:.3g} s"
+    result = error_result(text, meta)
     result["_meta"] = {**result.get("_meta", {}), RETRY_AFTER_KEY: retry_ms}
     return result
 
