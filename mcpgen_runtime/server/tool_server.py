@@ -15,13 +15,10 @@ __all__ = ["ToolServer"]
 
 
 class ToolServer(Dispatcher):
-    """Base of generated servers: subclasses set the two class attributes and implement the
-    handlers as `async def method(self, args, ctx)`.
-
-    At run time a server can also change its tool set (`add_tool`, `remove_tool`: listeners
-    get `notifications/tools/list_changed`), serve further methods (`add_method`) and
-    capabilities (`declare_capability`), and announce changes (`notify_list_changed`,
-    `notify_resource_updated`). Call these from the event loop thread.
+    """Base of generated servers: subclasses set `_tool_definitions_` and `_tool_bindings_` and
+    implement the handlers as `async def method(self, args, ctx)`. Serving a message and
+    changing the served set at run time (`add_tool`, `add_method`, `notify_list_changed`, ...)
+    are the `Dispatcher`'s; this class adds the transports.
     """
 
     __slots__ = ()
