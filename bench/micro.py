@@ -94,7 +94,7 @@ def server_app(n: int) -> dict[str, float]:
 
     from bench.peers.bare_asgi import app as bare
     from mcpgen_runtime import _json
-    from mcpgen_runtime.server.core import IncomingRequest
+    from mcpgen_runtime.server import IncomingRequest
 
     server = Server()
     ours = server.asgi_app()

@@ -1,4 +1,6 @@
-"""Multi-round-trip requests (MRTR), client side, without I/O (basic-patterns-mrtr.mdx).
+"""Input-required results (multi round-trip requests, MRTR), the client's half, without I/O
+(basic-patterns-mrtr.mdx). The server's half is `server/input_required.py`; the wire types both
+use are in `protocol/inputs.py`.
 
 A flow in `ClientCore` that gets an `input_required` result calls `parse_input_required`,
 picks a callback per request (`plan_round`), yields the resulting `InputNeeded` step to its
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputRequiredError, ProtocolError
-from ..inputs import (
+from .inputs import (
     ELICIT,
     ROOTS,
     SAMPLE,

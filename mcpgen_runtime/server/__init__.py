@@ -9,8 +9,11 @@ Handlers may ask the client for input mid-call (multi round-trip requests):
 `await ctx.elicit(...)`, `ctx.sample(...)`, `ctx.list_roots()`, or `ctx.need(...)` + `ctx.ask()`.
 """
 
+from ..protocol.inputs import CreateMessageResult, ElicitResult, ListRootsResult, Root
 from .auth import BearerAuth
+from .catalog import MethodHandler, ToolHandler
 from .cli import serve_main
+from .config import LOCAL_HOSTS, LOCAL_ORIGINS, IncomingRequest, Outcome, ServerConfig, ToolBinding
 from .context import (
     ClientCapabilityRequired,
     RequestContext,
@@ -19,31 +22,19 @@ from .context import (
     ToolExecutionError,
     ToolReturn,
 )
-from .core import (
-    LOCAL_HOSTS,
-    LOCAL_ORIGINS,
-    ASGIApp,
-    IncomingRequest,
-    MethodHandler,
-    Outcome,
-    ServerConfig,
-    ToolBinding,
-    ToolHandler,
-    ToolServer,
-)
-from .mrtr import (
+from .http import ASGIApp
+from .input_required import (
     Elicit,
-    ElicitResult,
     ElicitUrl,
     InputRequest,
     ListRoots,
     Pending,
-    Root,
     RootsResult,
     Sample,
     SamplingResult,
 )
 from .ratelimit import RateLimit
+from .tool_server import ToolServer
 
 __all__ = [
     "LOCAL_HOSTS",
@@ -51,12 +42,14 @@ __all__ = [
     "ASGIApp",
     "BearerAuth",
     "ClientCapabilityRequired",
+    "CreateMessageResult",
     "Elicit",
     "ElicitResult",
     "ElicitUrl",
     "IncomingRequest",
     "InputRequest",
     "ListRoots",
+    "ListRootsResult",
     "MethodHandler",
     "Outcome",
     "Pending",

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BearerAuth", "Unauthorized", "authenticate"]
+__all__ = ["BearerAuth", "Unauthorized", "authenticate", "principal_id"]
 
 TokenVerifier = Callable[[str], Any]  # token -> principal | None, or an awaitable of it
 
@@ -72,3 +72,11 @@ async def authenticate(auth: BearerAuth, headers: Mapping[str, str]) -> Any:
     if principal is None:
         raise Unauthorized(auth.challenge("invalid_token", "the access token is invalid or expired"))
     return principal
+
+
+def principal_id(auth: BearerAuth | None, principal: Any) -> str | None:
+    """The stable identifier of a caller's principal (`BearerAuth.principal_id`, else `str`);
+    None when anonymous."""
+    if principal is None:
+        return None
+    return auth.principal_id(principal) if auth is not None else str(principal)

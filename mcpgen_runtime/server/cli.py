@@ -8,7 +8,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
-from .core import ToolServer
+from .tool_server import ToolServer
 
 __all__ = ["build_parser", "serve_main"]
 

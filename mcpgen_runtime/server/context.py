@@ -4,7 +4,8 @@ Each request is self-contained (BASE-19): everything here comes from that reques
 `_meta`, its transport and its verified `requestState`, never from earlier requests on the
 same connection.
 
-Multi round-trip requests (MRTR, see `mrtr.py`): a handler asks the client for input with
+Input-required results (multi round-trip requests, MRTR; see `input_required.py`): a handler
+asks the client for input with
 
     answer = await ctx.elicit("What is your name?", schema, key="user_name")   # ElicitResult
     sampled = await ctx.sample("What is the capital of France?", max_tokens=100)
@@ -28,25 +29,24 @@ import itertools
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Self, TypeVar
 
 from ..content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResult
 from ..protocol import jsonrpc
+from ..protocol.inputs import CreateMessageResult, ElicitResult, Root
 from ..protocol.meta import CLIENT_INFO_KEY, PROGRESS_TOKEN_KEY
 from ._errors import ClientCapabilityRequired, RpcError, ToolExecutionError, status_for_code
-from .mrtr import (
+from .config import IncomingRequest, Notify, OpenStream
+from .input_required import (
     MRTR_METHODS,
     Elicit,
-    ElicitResult,
     ElicitUrl,
     InputRequest,
     InputRequired,
     ListRoots,
     Pending,
-    Root,
     Sample,
-    SamplingResult,
 )
 
 __all__ = [
@@ -67,10 +67,6 @@ T = TypeVar("T")
 # What a handler of a tool without an outputSchema may return: text, content blocks, or a whole result.
 ContentValue = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 ToolReturn = str | ContentValue | list[ContentValue] | ToolResult
-
-# Sends one server notification on the stream of the request it belongs to.
-Notify = Callable[[dict[str, Any]], Awaitable[None]]
-OpenStream = Callable[[], Awaitable[None]]
 
 _MISSING: Any = object()
 _NOTHING_CARRIED: dict[str, Any] = {}  # shared and never mutated: `_resume` replaces it
@@ -167,11 +163,17 @@ class RequestContext:
         self._auto_keys: itertools.count[int] | None = None
 
     @classmethod
-    def _for_request(cls, *args: Any) -> Self:
-        """The server's constructor: `RequestContext.__init__`'s arguments, positionally, for any
-        subclass (no keyword packing per call; subclasses set their own fields afterwards)."""
+    def _for_request(cls, request: IncomingRequest, *, request_id: jsonrpc.RequestId, method: str,
+                     meta: Mapping[str, Any], protocol_version: str, client_capabilities: Mapping[str, Any],
+                     progress_interval: float) -> Self:
+        """The dispatcher's constructor, for any subclass (subclasses set their own fields
+        afterwards): what the transport knows comes from `request`, the rest from the checked
+        message. One positional call of `RequestContext.__init__`, no keyword packing per call."""
         ctx = cls.__new__(cls)
-        RequestContext.__init__(ctx, *args)
+        RequestContext.__init__(
+            ctx, request_id, method, meta, protocol_version, client_capabilities, request.transport,
+            request.headers, request.principal, request.notify, None, None, request.open_stream, progress_interval,
+        )
         return ctx
 
     # ---- capabilities ----------------------------------------------------------------------
@@ -346,7 +348,7 @@ class RequestContext:
 
     async def sample(self, messages: str | Sequence[Mapping[str, Any]], *, max_tokens: int,
                      system_prompt: str | None = None, key: str | None = None,
-                     options: Mapping[str, Any] | None = None) -> SamplingResult:
+                     options: Mapping[str, Any] | None = None) -> CreateMessageResult:
         """Ask the client's model for a completion (`sampling/createMessage`)."""
         pending = self.need(Sample(messages, max_tokens, system_prompt, key, options))
         await self.ask()
@@ -356,7 +358,7 @@ class RequestContext:
         """Ask the client for its roots (`roots/list`)."""
         pending = self.need(ListRoots(key))
         await self.ask()
-        return pending.value.roots
+        return tuple(pending.value.roots)  # already a tuple when read from the wire
 
 
 class ToolContext(RequestContext):

@@ -1,13 +1,13 @@
 """Streamable HTTP server side as a raw ASGI app (no framework: this is the hot path).
 
-Per POST (CONFORMANCE.md §4 order; the JSON-RPC checks themselves live in core.py):
+Per POST (CONFORMANCE.md §4 order; the JSON-RPC checks themselves live in dispatch.py):
 
   1. read the whole body (> max_body_bytes -> 413, connection closed)
   2. Origin present and not allowed -> 403 (HTTP-02/03); Host not allowed -> 421
   3. not POST -> 405 `Allow: POST` (HTTP-23); bearer token missing/invalid when `auth` is
      configured -> 401 `WWW-Authenticate: Bearer` (HTTP-05); Content-Type not JSON -> 415;
      Accept allowing neither JSON nor SSE -> 406
-  4. invalid JSON -> 400 -32700 (id null); then `ToolServer.handle_message`
+  4. invalid JSON -> 400 -32700 (id null); then `Dispatcher.handle_message`
 
 `tools/list` and `server/discover` are answered directly. Every other request runs a
 handler, so it is watched: a client disconnect cancels it (HTTP-21, CANCEL-02). Its reply is
@@ -24,19 +24,22 @@ import asyncio
 import ipaddress
 import logging
 import socket
-from collections.abc import Callable, Coroutine, Generator, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, MutableMapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from .. import _json
 from ..protocol import jsonrpc
 from .auth import Unauthorized, authenticate
-from .core import LOCAL_HOSTS, IncomingRequest, Outcome, Receive, Scope, Send
+from .config import LOCAL_HOSTS, IncomingRequest, Outcome
+from .dispatch import Dispatcher
 
-if TYPE_CHECKING:
-    from .core import ToolServer
+__all__ = ["ASGIApp", "McpAsgiApp", "Receive", "Scope", "Send", "run_http"]
 
-__all__ = ["McpAsgiApp", "run_http"]
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _LOG = logging.getLogger("mcpgen.server")
 
@@ -144,9 +147,10 @@ class _SseStream:
 
 
 class McpAsgiApp:
-    """ASGI callable for one `ToolServer`; answers on whatever path it is mounted at."""
+    """ASGI callable for one server (any `Dispatcher`; `ToolServer.asgi_app()` makes one);
+    answers on whatever path it is mounted at."""
 
-    def __init__(self, server: ToolServer, *, allowed_hosts: tuple[str, ...] | None = _UNSET) -> None:
+    def __init__(self, server: Dispatcher, *, allowed_hosts: tuple[str, ...] | None = _UNSET) -> None:
         self.server = server
         cfg = server.config
         hosts = cfg.allowed_hosts if allowed_hosts is _UNSET else allowed_hosts
@@ -422,7 +426,7 @@ async def _reply(send: Send, outcome: Outcome, *, sse: bool) -> None:
         await send({"type": "http.response.body", "body": body})
 
 
-async def _lifespan(receive: Receive, send: Send, server: ToolServer) -> None:
+async def _lifespan(receive: Receive, send: Send, server: Dispatcher) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
@@ -442,7 +446,7 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def run_http(server: ToolServer, host: str = "127.0.0.1", port: int = 8000) -> None:
+def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000) -> None:
     """Serve with uvicorn until interrupted."""
     import uvicorn
 

@@ -3,7 +3,7 @@
 Each caller (the principal an authentication layer established, else the peer address,
 else one shared anonymous bucket) holds up to `burst` tokens, refilled at `rate` tokens per
 second; a call takes one. A refused call becomes an `isError: true` result telling the model
-when to retry (see `core.ToolServer._rate_limited` for why it is not a JSON-RPC error).
+when to retry (see `results.rate_limited_result` for why it is not a JSON-RPC error).
 """
 
 from __future__ import annotations
@@ -13,7 +13,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
-__all__ = ["RateLimit", "RateLimiter"]
+__all__ = ["RETRY_AFTER_KEY", "RateLimit", "RateLimiter"]
+
+# Where a rate-limited result says how long to wait, in milliseconds.
+RETRY_AFTER_KEY = "dev.mcpgen/retryAfterMs"
 
 
 @dataclass(frozen=True)

@@ -22,14 +22,12 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 from .. import _json
 from ..protocol import jsonrpc
-from .core import IncomingRequest
-
-if TYPE_CHECKING:
-    from .core import ToolServer
+from .config import IncomingRequest
+from .dispatch import Dispatcher
 
 __all__ = ["run_stdio", "serve_stdio"]
 
@@ -92,7 +90,7 @@ async def _open_writer(stream: BinaryIO) -> Callable[[bytes], Awaitable[None]]:
     return write
 
 
-async def serve_stdio(server: ToolServer, stdin: BinaryIO, stdout: BinaryIO, *, shutdown_grace: float = 2.0) -> None:
+async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, shutdown_grace: float = 2.0) -> None:
     """Answer messages from `stdin` on `stdout` until end of input."""
     limit = server.config.max_body_bytes
     read_line = await _open_reader(stdin, limit)
@@ -184,7 +182,7 @@ def _cancel(in_flight: dict[Any, asyncio.Task[None]], params: Any) -> None:
         task.cancel()
 
 
-def run_stdio(server: ToolServer) -> None:
+def run_stdio(server: Dispatcher) -> None:
     """Serve on this process's stdin/stdout.
 
     STDIO-03: the real stdout is kept for protocol messages only; file descriptor 1 and

@@ -13,8 +13,7 @@ import httpx
 import pytest
 
 from mcpgen_runtime.server import BearerAuth, IncomingRequest, RateLimit, ServerConfig, ToolContext
-from mcpgen_runtime.server.core import RETRY_AFTER_KEY
-from mcpgen_runtime.server.ratelimit import RateLimiter
+from mcpgen_runtime.server.ratelimit import RETRY_AFTER_KEY, RateLimiter
 from mcpgen_runtime.server.state import StateCodec, StateError, principal_digest, request_digest
 from tests.runtime.dynamic_server_app import DynamicServer
 from tests.runtime.server_helpers import VERSION, call, mcp_headers, meta

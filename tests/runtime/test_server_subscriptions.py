@@ -15,8 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcpgen_runtime.server import IncomingRequest, RequestContext, ServerConfig
-from mcpgen_runtime.server.core import ToolServer
+from mcpgen_runtime.server import IncomingRequest, RequestContext, ServerConfig, ToolServer
 from tests.runtime.dynamic_server_app import DynamicServer
 from tests.runtime.server_helpers import call, mcp_headers, meta, request
 from tests.support import PYTHON, ROOT, free_port, subprocess_env, wait_for_port

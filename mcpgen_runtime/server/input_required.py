@@ -1,52 +1,62 @@
-"""Multi round-trip requests (MRTR) on the server side: what a handler may ask the client for,
-the typed answers it gets back, and the control flow that ends a round.
+"""Input-required results (multi round-trip requests, MRTR), the server's half: what a handler
+may ask the client for, how the answers are read, and how a round ends and resumes. The
+client's half is `protocol/input_required.py`; the wire types both use are in
+`protocol/inputs.py` (the answers a handler reads: `ElicitResult`, `CreateMessageResult`,
+`ListRootsResult`).
 
 A handler asks through its context (`RequestContext.elicit`, `.sample`, `.list_roots`, or
 `.need(...)` several times and then `.ask()`). Each call either returns the client's answer
 (found in the retry's `inputResponses`, or carried in the verified `requestState` from an
-earlier round) or ends this round: the context raises `InputRequired`, which the server core
-turns into `{"resultType": "input_required", "inputRequests": ..., "requestState": ...}`.
-The handler runs again from the top on the retry, so it must be deterministic up to its
-asks; values it wants to keep between rounds go in `ctx.state` (integrity-protected, not
+earlier round) or ends this round: the context raises `InputRequired`, which the dispatcher
+turns into `{"resultType": "input_required", "inputRequests": ..., "requestState": ...}`
+with `input_required_result`; on the retry `resume_round` checks the answers and opens the
+state. The handler runs again from the top on the retry, so it must be deterministic up to
+its asks; values it wants to keep between rounds go in `ctx.state` (integrity-protected, not
 encrypted: never put secrets there).
 
-Rules: MRTR-01..04, MRTR-12..14, MRTR-21..24, IN-02/03, IN-17/18 in REQUIREMENTS.md.
+Rules: MRTR-01..14, MRTR-21..24, IN-02/03, IN-14, IN-17/18 in REQUIREMENTS.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, Literal, TypeVar
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ..protocol import jsonrpc
+from ..protocol.inputs import ELICIT, ROOTS, SAMPLE, CreateMessageResult, ElicitResult, ListRootsResult
 from ..schema import Validate, compile_schema
 from ._errors import RpcError
-from .state import canonical
+from .state import StateCodec, StateError, canonical, principal_digest, request_digest
 
 __all__ = [
     "MRTR_METHODS",
     "Elicit",
-    "ElicitResult",
     "ElicitUrl",
     "InputRequest",
     "InputRequired",
     "ListRoots",
     "Pending",
-    "Root",
     "RootsResult",
     "Sample",
     "SamplingResult",
     "check_input_responses",
+    "input_required_result",
+    "resume_round",
 ]
+
+_LOG = logging.getLogger("mcpgen.server")
 
 T = TypeVar("T")
 
 # MRTR-02: the only requests that may end with an InputRequiredResult.
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
 
-_ELICIT_ACTIONS = frozenset({"accept", "decline", "cancel"})
-_ROLES = frozenset({"user", "assistant"})
+# The server-side names of two answer types before client and server shared them; kept for one release.
+SamplingResult = CreateMessageResult
+RootsResult = ListRootsResult
+
 # schema.ts `PrimitiveSchemaDefinition`: string, number/integer, boolean, (multi-select) enums.
 _FORM_TYPES = frozenset({"string", "number", "integer", "boolean", "array"})
 
@@ -68,57 +78,7 @@ def _invalid(key: str, why: str) -> RpcError:
     return RpcError(jsonrpc.INVALID_PARAMS, f"inputResponses.{key}: {why}")
 
 
-# ---- answers ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ElicitResult:
-    """The user's answer to an elicitation (schema.ts `ElicitResult`).
-
-    `content` is empty unless the user accepted a form. Handle `decline` and `cancel`
-    (IN-09): they are answers, not errors.
-    """
-
-    action: Literal["accept", "decline", "cancel"]
-    content: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def accepted(self) -> bool:
-        return self.action == "accept"
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return self.content.get(name, default)
-
-
-@dataclass(frozen=True, slots=True)
-class SamplingResult:
-    """A `sampling/createMessage` answer (schema.ts `CreateMessageResult`); `content` as sent."""
-
-    role: str
-    content: tuple[Mapping[str, Any], ...]
-    model: str
-    stop_reason: str | None = None
-
-    @property
-    def text(self) -> str:
-        """The text blocks joined by newlines."""
-        return "\n".join(str(b.get("text", "")) for b in self.content if b.get("type") == "text")
-
-
-@dataclass(frozen=True, slots=True)
-class Root:
-    uri: str
-    name: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RootsResult:
-    """A `roots/list` answer (schema.ts `ListRootsResult`)."""
-
-    roots: tuple[Root, ...]
-
-
-# ---- requests -----------------------------------------------------------------------------
+# ---- asks: what a handler sends, and how it reads the answer -------------------------------
 
 
 class InputRequest(Generic[T]):
@@ -153,22 +113,12 @@ def _elicitation_modes(capabilities: Mapping[str, Any]) -> tuple[bool, bool]:
     return isinstance(declared.get("form"), dict), isinstance(declared.get("url"), dict)
 
 
-def _parse_elicit(key: str, value: Any) -> ElicitResult:
-    action = value.get("action")
-    if action not in _ELICIT_ACTIONS:
-        raise _invalid(key, 'an ElicitResult needs "action": "accept", "decline" or "cancel"')
-    content = value.get("content")
-    if content is None:
-        content = {}
-    elif not isinstance(content, dict):
-        raise _invalid(key, "ElicitResult content must be an object")
-    for name, item in content.items():
-        ok = isinstance(item, (str, int, float, bool)) or (
-            isinstance(item, list) and all(isinstance(x, str) for x in item)
-        )
-        if not ok:
-            raise _invalid(key, f"ElicitResult content.{name} must be a string, number, boolean or list of strings")
-    return ElicitResult(action, content)
+def _parse(key: str, read: Callable[[Mapping[str, Any]], T], value: Any) -> T:
+    """An answer read with its type's `from_wire`; a malformed one is `-32602` (MRTR-21)."""
+    try:
+        return read(value)
+    except ValueError as exc:
+        raise _invalid(key, str(exc)) from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +129,7 @@ class Elicit(InputRequest[ElicitResult]):
     against `requested_schema` by the context (IN-14).
     """
 
-    method: ClassVar[str] = "elicitation/create"
+    method: ClassVar[str] = ELICIT
     message: str
     requested_schema: Mapping[str, Any]
     key: str | None = None
@@ -206,9 +156,9 @@ class Elicit(InputRequest[ElicitResult]):
         return {"elicitation": {"form": {}} if isinstance(capabilities.get("elicitation"), dict) else {}}
 
     def parse(self, key: str, value: Any) -> ElicitResult:
-        result = _parse_elicit(key, value)
+        result = _parse(key, ElicitResult.from_wire, value)
         if result.accepted:
-            issue = _validator(self.requested_schema)(dict(result.content))  # IN-14
+            issue = _validator(self.requested_schema)(dict(result.content or {}))  # IN-14
             if issue is not None:
                 raise _invalid(key, f"content does not match requestedSchema {issue.describe()}")
         return result
@@ -222,7 +172,7 @@ class ElicitUrl(InputRequest[ElicitResult]):
     side whether the flow finished (client-elicitation.mdx § URL Mode Elicitation Requests).
     """
 
-    method: ClassVar[str] = "elicitation/create"
+    method: ClassVar[str] = ELICIT
     message: str
     url: str
     key: str | None = None
@@ -235,11 +185,11 @@ class ElicitUrl(InputRequest[ElicitResult]):
         return None if url else {"elicitation": {"url": {}}}
 
     def parse(self, key: str, value: Any) -> ElicitResult:
-        return _parse_elicit(key, value)
+        return _parse(key, ElicitResult.from_wire, value)
 
 
 @dataclass(frozen=True, slots=True)
-class Sample(InputRequest[SamplingResult]):
+class Sample(InputRequest[CreateMessageResult]):
     """`sampling/createMessage` (deprecated in 2026-07-28 but still served: IN-15).
 
     `messages` is a list of SamplingMessages, or a string for one user text message.
@@ -247,7 +197,7 @@ class Sample(InputRequest[SamplingResult]):
     stopSequences, includeContext, tools, toolChoice…).
     """
 
-    method: ClassVar[str] = "sampling/createMessage"
+    method: ClassVar[str] = SAMPLE
     messages: str | Sequence[Mapping[str, Any]]
     max_tokens: int
     system_prompt: str | None = None
@@ -282,27 +232,16 @@ class Sample(InputRequest[SamplingResult]):
             return None
         return {"sampling": needed}
 
-    def parse(self, key: str, value: Any) -> SamplingResult:
-        role = value.get("role")
-        if role not in _ROLES:
-            raise _invalid(key, 'a CreateMessageResult needs "role": "user" or "assistant"')
-        model = value.get("model")
-        if not isinstance(model, str):
-            raise _invalid(key, 'a CreateMessageResult needs a string "model"')
-        content = value.get("content")
-        blocks = content if isinstance(content, list) else [content]
-        if not blocks or not all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in blocks):
-            raise _invalid(key, "CreateMessageResult content must be a content block or a list of them")
-        stop = value.get("stopReason")
-        return SamplingResult(role, tuple(blocks), model, stop if isinstance(stop, str) else None)
+    def parse(self, key: str, value: Any) -> CreateMessageResult:
+        return _parse(key, CreateMessageResult.from_wire, value)
 
 
 @dataclass(frozen=True, slots=True)
-class ListRoots(InputRequest[RootsResult]):
+class ListRoots(InputRequest[ListRootsResult]):
     """`roots/list` (deprecated in 2026-07-28 but still served: IN-15). Validate paths against
     the roots you get and expect them to change (IN-25)."""
 
-    method: ClassVar[str] = "roots/list"
+    method: ClassVar[str] = ROOTS
     key: str | None = None
 
     def params(self) -> dict[str, Any]:
@@ -311,17 +250,8 @@ class ListRoots(InputRequest[RootsResult]):
     def missing_capability(self, capabilities: Mapping[str, Any]) -> dict[str, Any] | None:
         return None if isinstance(capabilities.get("roots"), dict) else {"roots": {}}
 
-    def parse(self, key: str, value: Any) -> RootsResult:
-        roots = value.get("roots")
-        if not isinstance(roots, list):
-            raise _invalid(key, 'a ListRootsResult needs a "roots" array')
-        parsed: list[Root] = []
-        for item in roots:
-            if not isinstance(item, dict) or not isinstance(item.get("uri"), str):
-                raise _invalid(key, 'every root needs a string "uri"')
-            name = item.get("name")
-            parsed.append(Root(item["uri"], name if isinstance(name, str) else None))
-        return RootsResult(tuple(parsed))
+    def parse(self, key: str, value: Any) -> ListRootsResult:
+        return _parse(key, ListRootsResult.from_wire, value)
 
 
 # ---- control flow -------------------------------------------------------------------------
@@ -377,3 +307,66 @@ def check_input_responses(value: Any) -> Mapping[str, Any]:
             raise _invalid(key, "each input response must be an object (ElicitResult, CreateMessageResult or "
                                 "ListRootsResult)")
     return value
+
+
+# ---- rounds: end one, resume on the retry ------------------------------------------------------
+
+
+class Resumable(Protocol):
+    """What `resume_round` fills in: the request context of the retry."""
+
+    input_responses: Mapping[str, Any] | None
+    request_state: str | None
+
+    def _resume(self, carried: dict[str, Any], asked: Sequence[str], state: dict[str, Any]) -> None: ...
+
+
+def resume_round(ctx: Resumable, method: str, params: Mapping[str, Any], *,
+                 codec: Callable[[], StateCodec], principal_id: str | None) -> None:
+    """Check `inputResponses` (MRTR-21) and verify `requestState` (MRTR-05..10) of a retry.
+
+    `codec` is asked for only when the retry carries a state (making one may warn about its key)."""
+    if "inputResponses" in params:
+        ctx.input_responses = check_input_responses(params["inputResponses"])
+    token = params.get("requestState")
+    if token is None:
+        return
+    if type(token) is not str:
+        raise RpcError(jsonrpc.INVALID_PARAMS, "params.requestState must be a string")
+    try:
+        body = codec().open(
+            token,
+            principal=principal_digest(principal_id),
+            request=request_digest(method, params),
+        )
+    except StateError as exc:
+        _LOG.info("rejected requestState for %s: %s", method, exc)
+        raise RpcError(jsonrpc.INVALID_PARAMS, f"Invalid requestState: {exc}") from exc
+    carried, asked, state = body.get("c"), body.get("a"), body.get("s")
+    ctx.request_state = token
+    ctx._resume(
+        carried if isinstance(carried, dict) else {},
+        [k for k in asked if isinstance(k, str)] if isinstance(asked, list) else [],
+        state if isinstance(state, dict) else {},
+    )
+
+
+def input_required_result(ask: InputRequired, method: str, params: Mapping[str, Any], *, codec: StateCodec,
+                          principal_id: str | None, meta: dict[str, Any] | None) -> dict[str, Any]:
+    """An InputRequiredResult (MRTR-01/04/12): never cacheable, so no hints (CACHE-02).
+    TypeError or ValueError when `ctx.state` is not JSON or too large (a handler bug)."""
+    token = codec.seal(
+        principal=principal_digest(principal_id),
+        request=request_digest(method, params),
+        asked=list(ask.requests),
+        carried=ask.carried,
+        state=ask.state,
+    )
+    result: dict[str, Any] = {
+        "resultType": jsonrpc.RESULT_INPUT_REQUIRED,
+        "inputRequests": ask.requests,
+        "requestState": token,
+    }
+    if meta is not None:
+        result["_meta"] = meta
+    return result

@@ -1,9 +1,9 @@
 """`subscriptions/listen`: long-lived notification streams (SUB-01..08, TOOLS-05).
 
 The hub keeps the open subscriptions of one server. `publish` queues a notification for
-every subscription whose acknowledged filter includes it; each subscription's listen
-coroutine (in the server core) drains its queue onto its own stream, after the
-acknowledgment (SUB-02). List-changed notifications are idempotent, so a notification that
+every subscription whose acknowledged filter includes it; `listen`, serving one listen
+request, drains its subscription's queue onto its own stream, after the acknowledgment
+(SUB-02). List-changed notifications are idempotent, so a notification that
 is already queued for a subscription is not queued twice: a slow client never makes the
 queue grow beyond one entry per notification kind (and per resource URI).
 
@@ -18,8 +18,10 @@ from typing import Any
 
 from ..protocol import jsonrpc
 from ..protocol.meta import SUBSCRIPTION_ID_KEY
+from ._errors import RpcError
+from .config import IncomingRequest, Outcome
 
-__all__ = ["LIST_CHANGED", "Subscription", "SubscriptionHub", "honoured_filter"]
+__all__ = ["LIST_CHANGED", "Subscription", "SubscriptionHub", "honoured_filter", "listen"]
 
 # SubscriptionFilter flag -> the notification it opts into (schema.ts `SubscriptionFilter`).
 LIST_CHANGED: dict[str, str] = {
@@ -147,3 +149,41 @@ class SubscriptionHub:
         """End every subscription gracefully (server shutdown)."""
         for subscription in list(self._open):
             subscription.close()
+
+
+async def listen(hub: SubscriptionHub, supported: frozenset[str], id_: jsonrpc.RequestId,
+                 params: Mapping[str, Any], request: IncomingRequest, *, keepalive_s: float,
+                 meta: Mapping[str, Any] | None) -> Outcome:
+    """One `subscriptions/listen` stream: acknowledgment first (SUB-02), then the notifications
+    the client opted into and the server honours (`supported`, SUB-01/03), each tagged with the
+    subscription id (SUB-05); a final response when the server ends it (SUB-07). Returns only
+    when the subscription ends (client cancellation raises CancelledError here)."""
+    notify = request.notify
+    if notify is None:
+        raise RpcError(jsonrpc.INVALID_REQUEST, "subscriptions/listen needs a transport that can stream")
+    requested = params.get("notifications")
+    if type(requested) is not dict:
+        raise RpcError(jsonrpc.INVALID_PARAMS, "params.notifications must be an object (SubscriptionFilter)")
+    try:
+        honoured = honoured_filter(requested, supported)
+    except ValueError as exc:
+        raise RpcError(jsonrpc.INVALID_PARAMS, str(exc)) from exc
+    subscription = hub.open(id_, honoured)
+    keepalive = request.keepalive
+    interval = keepalive_s if keepalive is not None else None
+    try:
+        await notify(subscription.tagged("notifications/subscriptions/acknowledged", {"notifications": honoured}))
+        while True:
+            batch = await subscription.next_batch(interval)
+            if batch is None:
+                break
+            if not batch:
+                assert keepalive is not None
+                await keepalive()
+            for notification in batch:
+                await notify(notification)
+    finally:
+        hub.discard(subscription)
+    result: dict[str, Any] = {"resultType": jsonrpc.RESULT_COMPLETE,
+                              "_meta": {**(meta or {}), SUBSCRIPTION_ID_KEY: id_}}
+    return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": result})

@@ -1,0 +1,140 @@
+"""What a server is told and what passes between its transports and its dispatcher.
+
+- `ServerConfig`: identity and policy (paging, caching hints, HTTP Origin/Host allowlists and
+  body limit, auth, rate limits, requestState keys, progress and keep-alive pacing).
+- `ToolBinding`: a listed tool -> the Python method that implements it (generated bases).
+- `IncomingRequest`: how one message arrived (transport, headers, principal, stream hooks);
+  `Outcome`: the answer (HTTP status and JSON-RPC response).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+from pydantic import BaseModel
+
+from .auth import BearerAuth
+from .ratelimit import RateLimit
+from .state import StateCodec
+
+__all__ = [
+    "LOCAL_HOSTS",
+    "LOCAL_ORIGINS",
+    "CacheScope",
+    "IncomingRequest",
+    "Notify",
+    "OpenStream",
+    "Outcome",
+    "ServerConfig",
+    "ToolBinding",
+]
+
+LOCAL_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
+LOCAL_ORIGINS: tuple[str, ...] = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCAL_HOSTS)
+
+CacheScope = Literal["public", "private"]
+# Sends one server notification on the stream of the request it belongs to.
+Notify = Callable[[dict[str, Any]], Awaitable[None]]
+OpenStream = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ToolBinding:
+    """Connects a listed tool to the Python method that implements it."""
+
+    name: str  # wire name
+    method: str  # Python method on the server object
+    input_model: type[BaseModel]
+    output_model: type[BaseModel] | None  # None: the tool has no outputSchema
+    output_is_root: bool = False  # output_model is a RootModel; handlers return the root value
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Server identity and policy. Defaults suit a server on localhost.
+
+    Caching hints (CACHE-01, CACHE-05): `tools/list` and `server/discover` default to
+    60 s and `"public"` because both come from the definitions compiled into the package
+    and are the same for every caller. A server that filters tools per principal must
+    use `"private"` (CACHE-13, CACHE-19). Methods added with `add_method` that are
+    cacheable (prompts/list, resources/*) default to `list_ttl_ms` and `list_cache_scope`,
+    and to `"private"` when the request was authenticated.
+
+    Security (see auth.py, ratelimit.py, state.py): `auth` verifies bearer tokens on HTTP
+    (HTTP-05); `rate_limit` bounds tool calls per caller (SEC-03); `state_secrets` (else the
+    environment variable `MCPGEN_STATE_SECRET`) sign `requestState`, the first one signing
+    and any of them verifying (rotation), valid for `state_ttl_s` (MRTR-05..10).
+    """
+
+    name: str = "mcpgen-server"
+    version: str = "0.0.0"
+    title: str | None = None
+    instructions: str | None = None
+    page_size: int | None = 100  # tools per tools/list page; None: everything on one page
+    list_ttl_ms: int = 60_000
+    list_cache_scope: CacheScope = "public"
+    discover_ttl_ms: int = 60_000
+    discover_cache_scope: CacheScope = "public"
+    # subscriptions/listen announces tool-set changes made with add_tool/remove_tool (TOOLS-05).
+    list_changed: bool = True
+    include_server_info: bool = True  # BASE-37
+    # DNS-rebinding guard (HTTP-02/03): exact origins, port-agnostic unless the entry has a port;
+    # None accepts any Origin.
+    allowed_origins: tuple[str, ...] | None = LOCAL_ORIGINS
+    # Host header names (port-agnostic unless given); None accepts any Host. `run_http` on a
+    # non-loopback address turns the default off, since remote clients use other names.
+    allowed_hosts: tuple[str, ...] | None = LOCAL_HOSTS
+    max_body_bytes: int = 4 * 1024 * 1024
+    auth: BearerAuth | None = None
+    rate_limit: RateLimit | None = None
+    state_secrets: tuple[str | bytes, ...] | None = None
+    state_ttl_s: float = 600.0
+    max_state_bytes: int = 64 * 1024
+    # PROG-07: progress updates closer together than this are dropped (never the final one).
+    progress_interval_ms: int = 10
+    # HTTP-19: comment lines on idle subscriptions/listen streams, so intermediaries keep them open.
+    keepalive_s: float = 15.0
+
+    def __post_init__(self) -> None:
+        if self.page_size is not None and self.page_size < 1:
+            raise ValueError("page_size must be >= 1 or None")
+        for ttl in (self.list_ttl_ms, self.discover_ttl_ms):
+            if not isinstance(ttl, int) or ttl < 0:
+                raise ValueError("ttl values must be integers >= 0 (CACHE-05)")
+        for scope in (self.list_cache_scope, self.discover_cache_scope):
+            if scope not in ("public", "private"):
+                raise ValueError(f"cache scope must be 'public' or 'private', not {scope!r}")
+        if self.max_body_bytes < 1:
+            raise ValueError("max_body_bytes must be positive")
+        if self.state_ttl_s <= 0 or self.max_state_bytes < 256:
+            raise ValueError("state_ttl_s must be positive and max_state_bytes at least 256")
+        if self.progress_interval_ms < 0 or self.keepalive_s <= 0:
+            raise ValueError("progress_interval_ms must be >= 0 and keepalive_s positive")
+        if self.state_secrets is not None:
+            StateCodec(self.state_secrets)  # fails early on short secrets
+
+
+@dataclass(slots=True)
+class IncomingRequest:
+    """How a message arrived. `headers` (lower-case names) switch on the HTTP header checks.
+
+    Built once per message by its transport; the dispatcher hands it to the request context."""
+
+    transport: str = "direct"  # "http" | "stdio" | "direct"
+    headers: Mapping[str, str] | None = None
+    notify: Notify | None = None  # delivers notifications on this request's stream
+    principal: Any = None  # whatever an authentication layer established
+    open_stream: OpenStream | None = None  # HTTP: commit to an SSE reply now
+    keepalive: Callable[[], Awaitable[None]] | None = None  # long-lived streams: a transport-level no-op
+    peer: str | None = None  # remote address: the rate-limit key of anonymous callers
+
+
+class Outcome(NamedTuple):
+    """The answer to one message: HTTP status (also meaningful off HTTP as a hint) and the
+    JSON-RPC response, or None for notifications (BASE-16). Treat `response` as read-only:
+    it may share precomputed parts."""
+
+    status: int
+    response: dict[str, Any] | None

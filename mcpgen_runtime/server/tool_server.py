@@ -1,0 +1,36 @@
+"""`ToolServer`: the base class of generated servers — the sans-I/O `Dispatcher` plus its
+transports (`asgi_app` / `run_http` from http.py, `run_stdio` from stdio.py).
+
+It sits above the dispatcher and both transports, so they never import it: http.py and
+stdio.py drive any `Dispatcher`.
+"""
+
+from __future__ import annotations
+
+from .dispatch import Dispatcher
+from .http import ASGIApp, McpAsgiApp, run_http
+from .stdio import run_stdio
+
+__all__ = ["ToolServer"]
+
+
+class ToolServer(Dispatcher):
+    """Base of generated servers: subclasses set `_tool_definitions_` and `_tool_bindings_` and
+    implement the handlers as `async def method(self, args, ctx)`. Serving a message and
+    changing the served set at run time (`add_tool`, `add_method`, `notify_list_changed`, ...)
+    are the `Dispatcher`'s; this class adds the transports.
+    """
+
+    __slots__ = ()
+
+    def asgi_app(self) -> ASGIApp:
+        """A raw ASGI app serving the MCP endpoint on any path it is mounted at."""
+        return McpAsgiApp(self)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000) -> None:
+        """Serve Streamable HTTP with uvicorn until interrupted (HTTP-04: localhost by default)."""
+        run_http(self, host, port)
+
+    def run_stdio(self) -> None:
+        """Serve stdin/stdout until stdin closes (STDIO-11)."""
+        run_stdio(self)
