@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -36,6 +37,8 @@ REPLACEMENTS: dict[str, str] = {
     "AsyncClient": "Client",
     "AsyncSubscription": "Subscription",
     "AsyncExitStack": "ExitStack",
+    "AsyncTransport": "SyncTransport",
+    "AsyncIO": "SyncIO",
     "asyncio_backend": "sync_backend",
 }
 
@@ -60,14 +63,20 @@ def _target(source: Path, base: Path) -> Path:
 
 
 def render(source: Path) -> str:
-    """The blocking twin of `source`, as text."""
+    """The blocking twin of `source`, as text (imports re-sorted: renames change their order)."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "_async" / source.name
         copy.parent.mkdir()
         shutil.copyfile(source, copy)
         unasync.unasync_files([str(copy)], [_Rule("/_async/", "/_sync/", REPLACEMENTS)])
         text = (Path(tmp) / "_sync" / source.name).read_text(encoding="utf-8")
-    return HEADER + text
+    ruff = Path(sys.executable).with_name("ruff")
+    sorted_ = subprocess.run(
+        [str(ruff), "check", "--quiet", "--fix-only", "--select", "I", "--stdin-filename",
+         str(_target(source, PACKAGE)), "-"],
+        input=text, capture_output=True, text=True, check=True, cwd=ROOT,
+    )
+    return HEADER + sorted_.stdout
 
 
 def main(argv: list[str] | None = None) -> int:
