@@ -28,7 +28,7 @@ demo: $(STAMP)
 
 test: $(STAMP) $(CONFORMANCE_STAMP)
 	$(VENV)/bin/mcpgen generate --check
-	$(PY) scripts/sync_twins.py --check
+	$(PY) scripts/sync_twins.py
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check codegen mcpgen_runtime tests
 	$(VENV)/bin/mypy codegen mcpgen_runtime

@@ -1,12 +1,13 @@
 """Write the blocking twins of the runtime's asyncio modules: every `mcpgen_runtime/**/_async/X.py`
-becomes `mcpgen_runtime/**/_sync/X.py` (the way httpcore keeps its twins).
+becomes `mcpgen_runtime/**/_sync/X.py`.
 
-Only the `_async` side is edited by hand. The rewrite is token-level (the `unasync` library):
-`async`/`await` are dropped and the names below are swapped. `make test` runs `--check`, which
-fails when a `_sync` file differs from what this script writes.
+Only the `_async` side exists in git. The rewrite is token-level (the `unasync` library):
+`async`/`await` are dropped and the names below are swapped. It runs when the package is built
+or installed (hatch_build.py), in `make test`, and when a test session finds a twin stale
+(tests/conftest.py).
 
-    python scripts/sync_twins.py            # rewrite the _sync modules
-    python scripts/sync_twins.py --check    # exit 1 and name the stale files
+    python scripts/sync_twins.py            # (re)write the _sync modules
+    python scripts/sync_twins.py --check    # write nothing; exit 1 and show what is stale
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ REPLACEMENTS: dict[str, str] = {
     "AsyncClient": "Client",
     "AsyncSubscription": "Subscription",
     "AsyncExitStack": "ExitStack",
+    "AsyncTransport": "SyncTransport",
+    "AsyncIO": "SyncIO",
     "asyncio_backend": "sync_backend",
 }
 
@@ -70,35 +73,42 @@ def render(source: Path) -> str:
     return HEADER + text
 
 
+def stale() -> list[Path]:
+    """Sources whose twin is missing or differs from what `render` writes."""
+    return [source for source in sources() if _read(_target(source, PACKAGE)) != render(source)]
+
+
+def write_all() -> list[Path]:
+    """Write every twin that is stale; return the sources written."""
+    written = stale()
+    for source in written:
+        target = _target(source, PACKAGE)
+        target.parent.mkdir(exist_ok=True)
+        target.write_text(render(source), encoding="utf-8")
+    return written
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text(encoding="utf-8") if path.exists() else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a _sync file is stale")
     args = parser.parse_args(argv)
-    stale: list[str] = []
-    for source in sources():
-        target = _target(source, PACKAGE)
-        wanted = render(source)
-        current = target.read_text(encoding="utf-8") if target.exists() else None
-        if current == wanted:
-            continue
-        name = str(target.relative_to(ROOT))
-        if args.check:
-            stale.append(name)
-            sys.stdout.writelines(difflib.unified_diff((current or "").splitlines(True), wanted.splitlines(True),
-                                                       name, f"{name} (from _async)", n=1))
-        else:
-            target.parent.mkdir(exist_ok=True)
-            target.write_text(wanted, encoding="utf-8")
-            print(f"wrote {name}")
-    # A _sync module whose _async source is gone is stale too.
-    expected = {_target(source, PACKAGE) for source in sources()}
-    for orphan in sorted(PACKAGE.rglob("_sync/*.py")):
-        if orphan not in expected and orphan.name != "__init__.py":
-            stale.append(str(orphan.relative_to(ROOT)) + " (no _async source)")
-    if stale:
-        print("stale blocking twins (run `python scripts/sync_twins.py`):\n  " + "\n  ".join(stale), file=sys.stderr)
-        return 1
-    return 0
+    if not args.check:
+        for source in write_all():
+            print(f"wrote {_target(source, PACKAGE).relative_to(ROOT)}")
+        return 0
+    outdated = stale()
+    for source in outdated:
+        name = str(_target(source, PACKAGE).relative_to(ROOT))
+        current = _read(_target(source, PACKAGE)) or ""
+        sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), render(source).splitlines(True),
+                                                   name, f"{name} (from _async)", n=1))
+    if outdated:
+        print("stale blocking twins: run `python scripts/sync_twins.py`", file=sys.stderr)
+    return 1 if outdated else 0
 
 
 if __name__ == "__main__":

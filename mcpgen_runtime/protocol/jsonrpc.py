@@ -20,6 +20,8 @@ RESULT_INPUT_REQUIRED = "input_required"
 KNOWN_RESULT_TYPES = frozenset({RESULT_COMPLETE, RESULT_INPUT_REQUIRED})
 
 RequestId = int | str
+Message = dict[str, Any]
+"""One JSON-RPC message as decoded JSON."""
 
 
 def request(id: RequestId, method: str, params: dict[str, Any]) -> dict[str, Any]:

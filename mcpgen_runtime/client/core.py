@@ -1,13 +1,12 @@
-"""Tool clients: `ClientCore` (no I/O) and the `Client` / `AsyncClient` drivers generated clients inherit.
+"""`ClientCore`: everything a client does except moving bytes and running user callbacks.
 
-Every operation is a *flow*: a generator in `ClientCore` that yields steps and returns the
-operation's value. An `Outgoing` step is a request to send (the driver sends back the
-transport's reply `(message, http_status)`, or throws the transport's error into the flow);
-an `InputNeeded` step asks the driver to run the user's MRTR callbacks and send back their
-answers. `Client` pumps flows with blocking calls, `AsyncClient` with awaited ones, so ids,
-`_meta`, headers, retries (VER-02, XHDR-20, HTTP-26), multi-round-trip input (MRTR-15..20),
-caching (CACHE-03..17), progress (PROG-01/02), pagination and result parsing exist once and
-the twins differ only in I/O.
+Every operation is a *flow*: a generator that yields steps and returns the operation's value.
+An `Outgoing` step is a request to send (the driver sends back the transport's reply
+`(message, http_status)`, or throws the transport's error into the flow); an `InputNeeded`
+step asks the driver to run the user's MRTR callbacks and send back their answers. The
+drivers (`AsyncClient`, and `Client` generated from it) only pump flows, so ids, `_meta`,
+headers, retries (VER-02, XHDR-20, HTTP-26), multi-round-trip input (MRTR-15..20), caching
+(CACHE-03..17), progress (PROG-01/02), pagination and result parsing exist once.
 
 Per call, a client does no work for features the call does not use: no progress token
 without a progress callback, no cache on `tools/call`, no MRTR machinery until a result says
@@ -16,29 +15,23 @@ without a progress callback, no cache on `tools/call`, no MRTR machinery until a
 
 from __future__ import annotations
 
-import asyncio
-import copy
-import inspect
 import itertools
 import secrets
-import time
 import warnings
-from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Mapping
 from dataclasses import dataclass
-from os import PathLike
-from types import MappingProxyType, TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Self, TypeVar, cast
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
-from . import _json
-from ._version import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, __version__
-from .cache import CacheStore, MemoryCacheStore, ResponseCache, StaleCacheWarning, auth_partition
-from .content import ToolResult
-from .errors import (
+from .. import _json
+from .._version import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, __version__
+from ..cache import ResponseCache, StaleCacheWarning
+from ..content import ToolResult
+from ..errors import (
     HeaderMismatchError,
     InputRequiredRoundsExceededError,
-    McpRuntimeError,
     PaginationError,
     ProtocolError,
     RemoteError,
@@ -49,22 +42,10 @@ from .errors import (
     TransportError,
     UnsupportedProtocolVersionError,
 )
-from .inputs import (
-    ELICIT,
-    ROOTS,
-    SAMPLE,
-    AsyncElicitCallback,
-    AsyncRootsCallback,
-    AsyncSampleCallback,
-    ElicitCallback,
-    InputResult,
-    ProgressCallback,
-    RootsCallback,
-    SampleCallback,
-)
-from .protocol import headers as mcp_headers
-from .protocol import jsonrpc, xheader
-from .protocol.input_required import (
+from ..inputs import InputResult, ProgressCallback
+from ..protocol import headers as mcp_headers
+from ..protocol import jsonrpc, xheader
+from ..protocol.input_required import (
     DEFAULT_MAX_INPUT_ROUNDS,
     STATE_ONLY_DELAY,
     STATE_ONLY_DELAY_CAP,
@@ -76,18 +57,17 @@ from .protocol.input_required import (
     plan_round,
     retry_params,
 )
-from .protocol.meta import PROGRESS_TOKEN_KEY, request_meta
-from .subscriptions import AsyncSubscription, ListenState, Subscription, SubscriptionFilter
-from .tools import ToolSpec, tool_table
-from .transport.base import AsyncTransport, Message, OnNotification, SyncTransport, sends_headers
-from .transport.http import AsyncHttpTransport, HttpTransport
-from .transport.stdio import AsyncStdioTransport, StdioTransport
+from ..protocol.jsonrpc import Message
+from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
+from ..protocol.subscriptions import SubscriptionFilter
+from ..tools import ToolSpec, tool_table
 
 if TYPE_CHECKING:
-    from .schema import Validate
+    from ..schema import Validate
 
-__all__ = ["AsyncClient", "Client", "ClientCore", "InvalidToolWarning", "Outgoing", "StaleCacheWarning", "ToolsPage"]
+__all__ = ["ClientCore", "Flow", "InvalidToolWarning", "Outgoing", "Step", "ToolsPage", "declared_capabilities"]
 
+OnNotification = Callable[[Message], None]
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
@@ -97,7 +77,6 @@ _NO_HEADERS: Final[Mapping[str, str]] = MappingProxyType({})
 _HEADER_CACHE_LIMIT = 1024  # (method, name) pairs; tool names come from the caller
 _REISSUED_METHODS: Final = frozenset({"server/discover", "tools/list"})  # reads: safe to send again (HTTP-26)
 ElicitationMode = Literal["form", "url"]
-_FORM_ONLY: Final[tuple[ElicitationMode, ...]] = ("form",)
 
 
 class InvalidToolWarning(UserWarning):
@@ -516,7 +495,7 @@ class ClientCore:
         spec = self._declared.get(name)
         check: Validate | None = None
         if spec is not None and spec.output_schema is not None:
-            from .schema import SchemaCompileError, compile_schema  # jsonschema: imported on first use
+            from ..schema import SchemaCompileError, compile_schema  # jsonschema: imported on first use
 
             try:
                 check = compile_schema(spec.output_schema)
@@ -614,486 +593,3 @@ def _first_error(exc: ValidationError, value: Any) -> tuple[str, str]:
         parts.append(str(part))
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return "/" + "/".join(parts), first["msg"] + more
-
-
-# -- what both drivers set up the same way -------------------------------------------------
-
-
-def _server_id(url: str | None, transport: object) -> str:
-    """Which server cache keys belong to: the URL, the stdio command, or the transport object."""
-    if url is not None:
-        return url
-    for attr in ("url", "command"):
-        value = getattr(transport, attr, None)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and all(isinstance(part, str) for part in value):
-            return _json.dumps(value).decode()
-    return f"{type(transport).__qualname__}@{id(transport):x}"
-
-
-def _response_cache(cache: bool | CacheStore, server: str) -> ResponseCache | None:
-    if cache is False:
-        return None
-    if cache is True:
-        return ResponseCache(MemoryCacheStore(), server=server)
-    if not isinstance(cache, CacheStore):
-        raise TypeError(f"cache must be True, False or a CacheStore, not {type(cache).__name__}")
-    return ResponseCache(cache, server=server)
-
-
-def _check_sync(kind: str, callback: object) -> None:
-    if callback is not None and inspect.iscoroutinefunction(callback):
-        raise TypeError(f"{kind} is a coroutine function; Client needs a plain one (AsyncClient takes either)")
-
-
-def _core_for(
-    url: str | None,
-    transport: object,
-    *,
-    headers: Mapping[str, str] | None,
-    token_provider: object,
-    client_info: Mapping[str, str] | None,
-    timeout: float | None,
-    tools: Iterable[Mapping[str, Any]] | None,
-    on_notification: OnNotification | None,
-    on_progress: ProgressCallback | None,
-    handlers: dict[str, Callable[[Any], Any] | None],
-    elicitation_modes: Collection[ElicitationMode],
-    sampling_tools: bool,
-    capabilities: Mapping[str, Any] | None,
-    max_input_rounds: int,
-    cache: bool | CacheStore,
-) -> ClientCore:
-    if on_progress is not None and inspect.iscoroutinefunction(on_progress):
-        raise TypeError("on_progress runs as each notification arrives and must be a plain function")
-    present = {method: handler for method, handler in handlers.items() if handler is not None}
-    return ClientCore(
-        client_info=client_info,
-        tools=tools,
-        headers=headers,
-        timeout=timeout,
-        send_headers=True if url is not None else sends_headers(transport),
-        capabilities=declared_capabilities(capabilities, elicit=ELICIT in present, sample=SAMPLE in present,
-                                           roots=ROOTS in present, elicitation_modes=elicitation_modes,
-                                           sampling_tools=sampling_tools),
-        input_handlers=present,
-        max_input_rounds=max_input_rounds,
-        on_progress=on_progress,
-        on_notification=on_notification,
-        cache=_response_cache(cache, _server_id(url, transport)),
-        partition=auth_partition(headers or {}) if token_provider is None else None,
-    )
-
-
-def _bearer(headers: Mapping[str, str], token: object) -> dict[str, str]:
-    if not isinstance(token, str) or not token:
-        raise TypeError(f"token_provider must return a non-empty str, not {type(token).__name__}")
-    return {**headers, "Authorization": "Bearer " + token}
-
-
-class _ClientCommon:
-    """What `Client` and `AsyncClient` share besides the core: options views and read-only state."""
-
-    # Tool definitions used when `tools` is not passed; generated subclasses set their tools.json here.
-    _tool_definitions_: ClassVar[Sequence[Mapping[str, Any]] | None] = None
-    _core: ClientCore
-    _call_timeout: float | None = None
-    _call_progress: ProgressCallback | None = None
-    _is_view = False
-
-    def with_options(self, *, timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Self:
-        """A view of this client whose calls (generated methods included) use `timeout` and
-        `on_progress`; it shares the connection, tool table and cache, and closing it is a no-op."""
-        view = copy.copy(self)
-        view._is_view = True
-        if timeout is not None:
-            view._call_timeout = timeout
-        if on_progress is not None:
-            view._call_progress = on_progress
-        return view
-
-    @property
-    def tools(self) -> Mapping[str, ToolSpec]:
-        return self._core.tools
-
-    @property
-    def protocol_version(self) -> str:
-        return self._core.protocol_version
-
-    @property
-    def capabilities(self) -> Mapping[str, Any]:
-        """The `clientCapabilities` sent with every request."""
-        return self._core.capabilities
-
-    @property
-    def cache(self) -> ResponseCache | None:
-        return self._core.cache
-
-    @property
-    def on_notification(self) -> OnNotification | None:
-        """Called with every notification that arrives with a reply (progress, log, …)."""
-        return self._core.on_notification
-
-    @on_notification.setter
-    def on_notification(self, callback: OnNotification | None) -> None:
-        self._core.on_notification = callback
-
-
-class Client(_ClientCommon):
-    """Blocking MCP tool client over Streamable HTTP (`url`) or stdio (`Client.stdio`).
-
-    Callbacks answer what a server asks for in the middle of a call (MRTR): `on_elicit`,
-    `on_sample`, `on_roots` (each also declares its capability); `on_progress(progress, total,
-    message)` hears every call's progress. `token_provider()` returns a bearer token for each
-    request. `cache` holds `server/discover` and `tools/list` results for their `ttlMs`
-    (True: in memory; False: off; or a `CacheStore`)."""
-
-    def __init__(
-        self,
-        url: str | None = None,
-        *,
-        transport: SyncTransport | None = None,
-        headers: Mapping[str, str] | None = None,
-        token_provider: Callable[[], str] | None = None,
-        client_info: Mapping[str, str] | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        tools: Iterable[Mapping[str, Any]] | None = None,
-        on_notification: OnNotification | None = None,
-        on_progress: ProgressCallback | None = None,
-        on_elicit: ElicitCallback | None = None,
-        on_sample: SampleCallback | None = None,
-        on_roots: RootsCallback | None = None,
-        elicitation_modes: Collection[ElicitationMode] = _FORM_ONLY,
-        sampling_tools: bool = False,
-        capabilities: Mapping[str, Any] | None = None,
-        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
-        cache: bool | CacheStore = True,
-    ) -> None:
-        if (url is None) == (transport is None):
-            raise ValueError("pass exactly one of `url` or `transport`")
-        for kind, callback in (("on_elicit", on_elicit), ("on_sample", on_sample), ("on_roots", on_roots),
-                               ("token_provider", token_provider)):
-            _check_sync(kind, callback)
-        if tools is None:
-            tools = self._tool_definitions_  # generated clients embed the definitions they were built from
-        self._transport: SyncTransport = transport if transport is not None else HttpTransport(
-            cast(str, url), timeout=timeout)
-        self._core = _core_for(
-            url, self._transport, headers=headers, token_provider=token_provider, client_info=client_info,
-            timeout=timeout, tools=tools, on_notification=on_notification, on_progress=on_progress,
-            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots}, elicitation_modes=elicitation_modes,
-            sampling_tools=sampling_tools, capabilities=capabilities, max_input_rounds=max_input_rounds, cache=cache)
-        self._static_headers = dict(headers or {})
-        self._token_provider = token_provider
-        self._auth: Callable[[Mapping[str, str]], Mapping[str, str]] | None = (
-            self._with_token if token_provider is not None and self._core.send_headers else None
-        )
-
-    @classmethod
-    def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-              cwd: str | PathLike[str] | None = None, **kwargs: Any) -> Self:
-        """Start `command` as a stdio server; `env` adds to the current environment."""
-        transport = StdioTransport(command, env=env, cwd=cwd)
-        try:
-            return cls(transport=transport, **kwargs)
-        except BaseException:
-            transport.close()
-            raise
-
-    def _with_token(self, headers: Mapping[str, str]) -> Mapping[str, str]:
-        assert self._token_provider is not None
-        return _bearer(headers, self._token_provider())
-
-    def _partition(self) -> str | None:
-        provider = self._token_provider
-        if provider is None:
-            return self._core.default_partition
-        return auth_partition(self._static_headers, provider())
-
-    def _run(self, flow: Flow[T]) -> T:
-        transport = self._transport
-        notify = self._core.notify
-        auth = self._auth
-        try:
-            step = next(flow)
-            while True:
-                if type(step) is Outgoing:
-                    try:
-                        reply = transport.request(step.message, step.headers if auth is None else auth(step.headers),
-                                                  timeout=step.timeout, on_notification=notify)
-                    except McpRuntimeError as exc:
-                        step = flow.throw(exc)  # the flow may recover (stale cache, HTTP-26)
-                    else:
-                        step = flow.send(reply)
-                else:
-                    step = flow.send(self._answer(cast(InputNeeded, step)))
-        except StopIteration as done:
-            return cast(T, done.value)
-        except BaseException:
-            flow.close()
-            raise
-
-    @staticmethod
-    def _answer(step: InputNeeded) -> dict[str, Any]:
-        if step.delay:
-            time.sleep(step.delay)
-        answers: dict[str, Any] = {}
-        for key, handler, request in step.calls:
-            answer = handler(request)
-            if inspect.isawaitable(answer):
-                if inspect.iscoroutine(answer):
-                    answer.close()
-                raise TypeError(f"the callback for {request.method} returned an awaitable; Client needs plain "
-                                "callbacks (use AsyncClient for coroutine callbacks)")
-            answers[key] = answer
-        return answers
-
-    @property
-    def transport(self) -> SyncTransport:
-        return self._transport
-
-    def discover(self, *, refresh: bool = False) -> dict[str, Any]:
-        """`server/discover` (cached for its `ttlMs`; `refresh=True` fetches anyway)."""
-        return self._run(self._core.discover_flow(partition=self._partition(), refresh=refresh))
-
-    def list_tools(self, cursor: str | None = None, *, refresh: bool = False) -> ToolsPage:
-        """One page (invalid tools already dropped; cached per page); the tool table is left as is."""
-        return self._run(self._core.list_page_flow(cursor, partition=self._partition(), refresh=refresh))[0]
-
-    def list_all_tools(self, *, max_pages: int = 1000, refresh: bool = False) -> list[dict[str, Any]]:
-        """Every page, from the cache while fresh; `refresh=True` re-fetches all of them from the
-        first page (a consistent snapshot: CACHE-16)."""
-        return self._run(self._core.list_all_flow(max_pages, partition=self._partition(), refresh=refresh))
-
-    def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        meta: Mapping[str, Any] | None = None,
-        timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
-        request_state: str | None = None,
-    ) -> ToolResult:
-        """Raw call: returns the result even when `isError` is true. `input_responses` and
-        `request_state` resume a call that raised `InputRequiredError`."""
-        return self._run(self._core.call_flow(
-            name, arguments, meta=meta, timeout=self._call_timeout if timeout is None else timeout,
-            on_progress=self._call_progress if on_progress is None else on_progress,
-            input_responses=input_responses, request_state=request_state))
-
-    def _call(self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel]) -> ToolResult:
-        return self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
-                                                    self._call_progress))
-
-    def _call_structured(self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel],
-                         output_model: type[M]) -> M:
-        result = self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
-                                                      self._call_progress))
-        return self._core.structured(name, result, output_model)
-
-    def listen(self, *, tools_list_changed: bool = True, prompts_list_changed: bool = False,
-               resources_list_changed: bool = False, resource_subscriptions: Sequence[str] = ()) -> Subscription:
-        """A `subscriptions/listen` stream; opens on `with`, `open()` or the first `next()`."""
-        return Subscription(self, SubscriptionFilter(tools_list_changed, prompts_list_changed,
-                                                     resources_list_changed, tuple(resource_subscriptions)))
-
-    def _open_listen(self, requested: SubscriptionFilter) -> tuple[ListenState, Any]:
-        stream = getattr(self._transport, "stream", None)
-        if stream is None:
-            raise TypeError(f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()")
-        outgoing = self._core.listen_request(requested)
-        headers = outgoing.headers if self._auth is None else self._auth(outgoing.headers)
-        return ListenState(outgoing.message["id"], requested, self._core.observe), stream(outgoing.message, headers)
-
-    def close(self) -> None:
-        if not self._is_view:
-            self._transport.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
-        self.close()
-
-
-class AsyncClient(_ClientCommon):
-    """asyncio MCP tool client over Streamable HTTP (`url`) or stdio (`AsyncClient.stdio`).
-
-    As `Client`, except that `on_elicit`, `on_sample`, `on_roots` and `token_provider` may also
-    be coroutine functions, and cancelling the task running a call cancels the request (HTTP:
-    the reply stream is closed, HTTP-21; stdio: `notifications/cancelled`, CANCEL-03)."""
-
-    def __init__(
-        self,
-        url: str | None = None,
-        *,
-        transport: AsyncTransport | None = None,
-        headers: Mapping[str, str] | None = None,
-        token_provider: Callable[[], str | Awaitable[str]] | None = None,
-        client_info: Mapping[str, str] | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        tools: Iterable[Mapping[str, Any]] | None = None,
-        on_notification: OnNotification | None = None,
-        on_progress: ProgressCallback | None = None,
-        on_elicit: AsyncElicitCallback | None = None,
-        on_sample: AsyncSampleCallback | None = None,
-        on_roots: AsyncRootsCallback | None = None,
-        elicitation_modes: Collection[ElicitationMode] = _FORM_ONLY,
-        sampling_tools: bool = False,
-        capabilities: Mapping[str, Any] | None = None,
-        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
-        cache: bool | CacheStore = True,
-    ) -> None:
-        if (url is None) == (transport is None):
-            raise ValueError("pass exactly one of `url` or `transport`")
-        if tools is None:
-            tools = self._tool_definitions_  # generated clients embed the definitions they were built from
-        self._transport: AsyncTransport = transport if transport is not None else AsyncHttpTransport(
-            cast(str, url), timeout=timeout)
-        self._core = _core_for(
-            url, self._transport, headers=headers, token_provider=token_provider, client_info=client_info,
-            timeout=timeout, tools=tools, on_notification=on_notification, on_progress=on_progress,
-            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots}, elicitation_modes=elicitation_modes,
-            sampling_tools=sampling_tools, capabilities=capabilities, max_input_rounds=max_input_rounds, cache=cache)
-        self._static_headers = dict(headers or {})
-        self._token_provider = token_provider
-        self._auth: Callable[[Mapping[str, str]], Awaitable[Mapping[str, str]]] | None = (
-            self._with_token if token_provider is not None and self._core.send_headers else None
-        )
-
-    @classmethod
-    def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-              cwd: str | PathLike[str] | None = None, **kwargs: Any) -> Self:
-        """Prepare `command` as a stdio server; it starts on `async with` or the first request."""
-        return cls(transport=AsyncStdioTransport(command, env=env, cwd=cwd), **kwargs)
-
-    async def _token(self) -> str:
-        assert self._token_provider is not None
-        token = self._token_provider()
-        if inspect.isawaitable(token):
-            token = await token
-        return token
-
-    async def _with_token(self, headers: Mapping[str, str]) -> Mapping[str, str]:
-        return _bearer(headers, await self._token())
-
-    async def _partition(self) -> str | None:
-        if self._token_provider is None:
-            return self._core.default_partition
-        return auth_partition(self._static_headers, await self._token())
-
-    async def _run(self, flow: Flow[T]) -> T:
-        transport = self._transport
-        notify = self._core.notify
-        auth = self._auth
-        try:
-            step = next(flow)
-            while True:
-                if type(step) is Outgoing:
-                    try:
-                        reply = await transport.request(
-                            step.message, step.headers if auth is None else await auth(step.headers),
-                            timeout=step.timeout, on_notification=notify)
-                    except McpRuntimeError as exc:
-                        step = flow.throw(exc)  # the flow may recover (stale cache, HTTP-26)
-                    else:
-                        step = flow.send(reply)
-                else:
-                    step = flow.send(await self._answer(cast(InputNeeded, step)))
-        except StopIteration as done:
-            return cast(T, done.value)
-        except BaseException:
-            flow.close()
-            raise
-
-    @staticmethod
-    async def _answer(step: InputNeeded) -> dict[str, Any]:
-        if step.delay:
-            await asyncio.sleep(step.delay)
-        answers: dict[str, Any] = {}
-        for key, handler, request in step.calls:  # one at a time: a person may be answering
-            answer = handler(request)
-            if inspect.isawaitable(answer):
-                answer = await answer
-            answers[key] = answer
-        return answers
-
-    @property
-    def transport(self) -> AsyncTransport:
-        return self._transport
-
-    async def discover(self, *, refresh: bool = False) -> dict[str, Any]:
-        """`server/discover` (cached for its `ttlMs`; `refresh=True` fetches anyway)."""
-        return await self._run(self._core.discover_flow(partition=await self._partition(), refresh=refresh))
-
-    async def list_tools(self, cursor: str | None = None, *, refresh: bool = False) -> ToolsPage:
-        """One page (invalid tools already dropped; cached per page); the tool table is left as is."""
-        return (await self._run(self._core.list_page_flow(cursor, partition=await self._partition(),
-                                                          refresh=refresh)))[0]
-
-    async def list_all_tools(self, *, max_pages: int = 1000, refresh: bool = False) -> list[dict[str, Any]]:
-        """Every page, from the cache while fresh; `refresh=True` re-fetches all of them from the
-        first page (a consistent snapshot: CACHE-16)."""
-        return await self._run(self._core.list_all_flow(max_pages, partition=await self._partition(),
-                                                        refresh=refresh))
-
-    async def call_tool(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        meta: Mapping[str, Any] | None = None,
-        timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
-        request_state: str | None = None,
-    ) -> ToolResult:
-        """Raw call: returns the result even when `isError` is true. `input_responses` and
-        `request_state` resume a call that raised `InputRequiredError`."""
-        return await self._run(self._core.call_flow(
-            name, arguments, meta=meta, timeout=self._call_timeout if timeout is None else timeout,
-            on_progress=self._call_progress if on_progress is None else on_progress,
-            input_responses=input_responses, request_state=request_state))
-
-    async def _call(self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel]) -> ToolResult:
-        return await self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
-                                                          self._call_progress))
-
-    async def _call_structured(self, name: str, arguments: Mapping[str, Any] | BaseModel,
-                               input_model: type[BaseModel], output_model: type[M]) -> M:
-        result = await self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
-                                                            self._call_progress))
-        return self._core.structured(name, result, output_model)
-
-    def listen(self, *, tools_list_changed: bool = True, prompts_list_changed: bool = False,
-               resources_list_changed: bool = False, resource_subscriptions: Sequence[str] = ()) -> AsyncSubscription:
-        """A `subscriptions/listen` stream; opens on `async with`, `await open()` or the first `anext()`."""
-        return AsyncSubscription(self, SubscriptionFilter(tools_list_changed, prompts_list_changed,
-                                                          resources_list_changed, tuple(resource_subscriptions)))
-
-    async def _open_listen(self, requested: SubscriptionFilter) -> tuple[ListenState, Any]:
-        stream = getattr(self._transport, "stream", None)
-        if stream is None:
-            raise TypeError(f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()")
-        if isinstance(self._transport, AsyncStdioTransport):
-            await self._transport.start()
-        outgoing = self._core.listen_request(requested)
-        headers = outgoing.headers if self._auth is None else await self._auth(outgoing.headers)
-        return ListenState(outgoing.message["id"], requested, self._core.observe), stream(outgoing.message, headers)
-
-    async def aclose(self) -> None:
-        if not self._is_view:
-            await self._transport.aclose()
-
-    async def __aenter__(self) -> Self:
-        if isinstance(self._transport, AsyncStdioTransport):
-            await self._transport.start()  # surface a bad command here, not at the first call
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        await self.aclose()

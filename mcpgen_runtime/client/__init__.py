@@ -1,0 +1,29 @@
+"""MCP tool clients: `Client` (blocking) and `AsyncClient` (asyncio), which generated clients subclass.
+
+- `core.py`: `ClientCore`, every flow without I/O (requests, caching, pagination, MRTR, results)
+- `_async/client.py`: `AsyncClient`, the driver written once; `_sync/client.py`: `Client`, generated from it
+- `_async/listen.py`: `AsyncSubscription` (`listen()`); `_sync/listen.py`: `Subscription`
+- `common.py`: set-up both drivers share, and `SyncIO` / `AsyncIO`, the little that differs
+"""
+
+from ..cache import StaleCacheWarning
+from ._async.client import AsyncClient
+from ._async.listen import AsyncSubscription
+from ._sync.client import Client
+from ._sync.listen import Subscription
+from .core import ClientCore, Flow, InvalidToolWarning, Outgoing, Step, ToolsPage, declared_capabilities
+
+__all__ = [
+    "AsyncClient",
+    "AsyncSubscription",
+    "Client",
+    "ClientCore",
+    "Flow",
+    "InvalidToolWarning",
+    "Outgoing",
+    "StaleCacheWarning",
+    "Step",
+    "Subscription",
+    "ToolsPage",
+    "declared_capabilities",
+]

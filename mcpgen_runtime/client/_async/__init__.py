@@ -1,0 +1,1 @@
+"""Written once, asyncio: `scripts/sync_twins.py` generates the blocking twins in `../_sync/`."""

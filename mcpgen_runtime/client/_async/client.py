@@ -1,0 +1,202 @@
+"""The client drivers generated clients inherit: `AsyncClient`, and `Client` generated from it.
+
+A driver pumps `ClientCore` flows over a transport: it sends each `Outgoing` request and
+sends the reply back into the flow (or throws the transport's error in, so the flow can
+recover: a stale cache entry, a re-issued read, HTTP-26), and answers each `InputNeeded`
+step with the user's callbacks. Everything else is in `ClientCore` (core.py); what the
+blocking and asyncio drivers do differently is in `SyncIO` / `AsyncIO` (common.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel
+
+from ...cache import CacheStore, auth_partition
+from ...content import ToolResult
+from ...errors import McpRuntimeError
+from ...inputs import (
+    ELICIT,
+    ROOTS,
+    SAMPLE,
+    AsyncElicitCallback,
+    AsyncRootsCallback,
+    AsyncSampleCallback,
+    InputResult,
+    ProgressCallback,
+)
+from ...protocol.input_required import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
+from ...protocol.jsonrpc import Message
+from ...protocol.subscriptions import ListenState, SubscriptionFilter
+from ...transport.base import AsyncTransport
+from ...transport.http import AsyncHttpTransport
+from ..common import FORM_ONLY, AsyncAuth, AsyncIO, AsyncTokenProvider, bearer, core_for
+from ..core import DEFAULT_TIMEOUT, ElicitationMode, Flow, OnNotification, Outgoing, ToolsPage
+from .listen import AsyncSubscription
+
+__all__ = ["AsyncClient"]
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+
+class AsyncClient(AsyncIO):
+    """MCP tool client over Streamable HTTP (`url`) or stdio (`.stdio(command)`).
+
+    Callbacks answer what a server asks for in the middle of a call (MRTR): `on_elicit`,
+    `on_sample`, `on_roots` (each also declares its capability); `on_progress(progress, total,
+    message)` hears every call's progress. `token_provider()` returns a bearer token for each
+    request. `cache` holds `server/discover` and `tools/list` results for their `ttlMs`
+    (True: in memory; False: off; or a `CacheStore`).
+
+    `Client` blocks; `AsyncClient` is its asyncio twin: there the callbacks and
+    `token_provider` may also be coroutine functions, and cancelling the task running a call
+    cancels the request (HTTP: the reply stream is closed, HTTP-21; stdio:
+    `notifications/cancelled`, CANCEL-03)."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        transport: AsyncTransport | None = None,
+        headers: Mapping[str, str] | None = None,
+        token_provider: AsyncTokenProvider | None = None,
+        client_info: Mapping[str, str] | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        tools: Iterable[Mapping[str, Any]] | None = None,
+        on_notification: OnNotification | None = None,
+        on_progress: ProgressCallback | None = None,
+        on_elicit: AsyncElicitCallback | None = None,
+        on_sample: AsyncSampleCallback | None = None,
+        on_roots: AsyncRootsCallback | None = None,
+        elicitation_modes: Collection[ElicitationMode] = FORM_ONLY,
+        sampling_tools: bool = False,
+        capabilities: Mapping[str, Any] | None = None,
+        max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        cache: bool | CacheStore = True,
+    ) -> None:
+        if (url is None) == (transport is None):
+            raise ValueError("pass exactly one of `url` or `transport`")
+        self._check_callbacks({"on_elicit": on_elicit, "on_sample": on_sample, "on_roots": on_roots,
+                               "token_provider": token_provider})
+        if tools is None:
+            tools = self._tool_definitions_  # generated clients embed the definitions they were built from
+        self._transport: AsyncTransport = transport if transport is not None else AsyncHttpTransport(
+            cast(str, url), timeout=timeout)
+        self._core = core_for(
+            url, self._transport, headers=headers, token_provider=token_provider, client_info=client_info,
+            timeout=timeout, tools=tools, on_notification=on_notification, on_progress=on_progress,
+            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots}, elicitation_modes=elicitation_modes,
+            sampling_tools=sampling_tools, capabilities=capabilities, max_input_rounds=max_input_rounds, cache=cache)
+        self._static_headers = dict(headers or {})
+        self._token_provider = token_provider
+        self._auth: AsyncAuth | None = (
+            self._with_token if token_provider is not None and self._core.send_headers else None
+        )
+
+    async def _with_token(self, headers: Mapping[str, str]) -> Mapping[str, str]:
+        return bearer(headers, await self._token())
+
+    async def _partition(self) -> str | None:
+        if self._token_provider is None:
+            return self._core.default_partition
+        return auth_partition(self._static_headers, await self._token())
+
+    async def _run(self, flow: Flow[T]) -> T:
+        transport = self._transport
+        notify = self._core.notify
+        auth = self._auth
+        try:
+            step = next(flow)
+            while True:
+                if type(step) is Outgoing:
+                    try:
+                        reply = await transport.request(
+                            step.message, step.headers if auth is None else await auth(step.headers),
+                            timeout=step.timeout, on_notification=notify)
+                    except McpRuntimeError as exc:
+                        step = flow.throw(exc)  # the flow may recover (stale cache, HTTP-26)
+                    else:
+                        step = flow.send(reply)
+                else:
+                    step = flow.send(await self._answer(cast(InputNeeded, step)))
+        except StopIteration as done:
+            return cast(T, done.value)
+        except BaseException:
+            flow.close()
+            raise
+
+    @property
+    def transport(self) -> AsyncTransport:
+        return self._transport
+
+    async def discover(self, *, refresh: bool = False) -> dict[str, Any]:
+        """`server/discover` (cached for its `ttlMs`; `refresh=True` fetches anyway)."""
+        return await self._run(self._core.discover_flow(partition=await self._partition(), refresh=refresh))
+
+    async def list_tools(self, cursor: str | None = None, *, refresh: bool = False) -> ToolsPage:
+        """One page (invalid tools already dropped; cached per page); the tool table is left as is."""
+        page, _ = await self._run(self._core.list_page_flow(cursor, partition=await self._partition(),
+                                                           refresh=refresh))
+        return page
+
+    async def list_all_tools(self, *, max_pages: int = 1000, refresh: bool = False) -> list[dict[str, Any]]:
+        """Every page, from the cache while fresh; `refresh=True` re-fetches all of them from the
+        first page (a consistent snapshot: CACHE-16)."""
+        return await self._run(self._core.list_all_flow(max_pages, partition=await self._partition(),
+                                                        refresh=refresh))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
+        request_state: str | None = None,
+    ) -> ToolResult:
+        """Raw call: returns the result even when `isError` is true. `input_responses` and
+        `request_state` resume a call that raised `InputRequiredError`."""
+        return await self._run(self._core.call_flow(
+            name, arguments, meta=meta, timeout=self._call_timeout if timeout is None else timeout,
+            on_progress=self._call_progress if on_progress is None else on_progress,
+            input_responses=input_responses, request_state=request_state))
+
+    async def _call(self, name: str, arguments: Mapping[str, Any] | BaseModel,
+                    input_model: type[BaseModel]) -> ToolResult:
+        return await self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
+                                                          self._call_progress))
+
+    async def _call_structured(self, name: str, arguments: Mapping[str, Any] | BaseModel,
+                               input_model: type[BaseModel], output_model: type[M]) -> M:
+        result = await self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
+                                                            self._call_progress))
+        return self._core.structured(name, result, output_model)
+
+    def listen(self, *, tools_list_changed: bool = True, prompts_list_changed: bool = False,
+               resources_list_changed: bool = False, resource_subscriptions: Sequence[str] = ()) -> AsyncSubscription:
+        """A `subscriptions/listen` stream; it opens on `with`, `open()` or the first item."""
+        return AsyncSubscription(self._open_listen, SubscriptionFilter(
+            tools_list_changed, prompts_list_changed, resources_list_changed, tuple(resource_subscriptions)))
+
+    async def _open_listen(self, requested: SubscriptionFilter) -> tuple[ListenState, AsyncIterator[Message]]:
+        stream = getattr(self._transport, "stream", None)
+        if stream is None:
+            raise TypeError(f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()")
+        await self._start()
+        outgoing = self._core.listen_request(requested)
+        headers = outgoing.headers if self._auth is None else await self._auth(outgoing.headers)
+        return ListenState(outgoing.message["id"], requested, self._core.observe), stream(outgoing.message, headers)
+
+    async def aclose(self) -> None:
+        if not self._is_view:
+            await self._transport.aclose()
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.aclose()

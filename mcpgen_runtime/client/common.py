@@ -1,0 +1,264 @@
+"""What `Client` and `AsyncClient` share besides `ClientCore`, and the little that differs.
+
+`AsyncClient` (`_async/client.py`) is written once; `Client` is generated from it
+(`scripts/sync_twins.py`). What genuinely differs between a blocking and an asyncio client
+lives here, hand-written, behind the same names: `SyncIO` / `AsyncIO` (running the user's
+callbacks, the token provider, sleeping between input rounds, opening a stdio server) and
+the callback and opener type aliases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import time
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from os import PathLike
+from typing import Any, ClassVar, Self
+
+from .. import _json
+from ..cache import CacheStore, MemoryCacheStore, ResponseCache, auth_partition
+from ..inputs import ELICIT, ROOTS, SAMPLE, ProgressCallback
+from ..protocol.input_required import InputNeeded
+from ..protocol.jsonrpc import Message
+from ..protocol.subscriptions import ListenState, SubscriptionFilter
+from ..tools import ToolSpec
+from ..transport.base import AsyncTransport, SyncTransport, sends_headers
+from ..transport.stdio import AsyncStdioTransport, StdioTransport
+from .core import ClientCore, ElicitationMode, OnNotification, declared_capabilities
+
+__all__ = ["AsyncIO", "ClientCommon", "SyncIO", "bearer", "core_for"]
+
+FORM_ONLY: tuple[ElicitationMode, ...] = ("form",)
+
+TokenProvider = Callable[[], str]
+AsyncTokenProvider = Callable[[], str | Awaitable[str]]
+Auth = Callable[[Mapping[str, str]], Mapping[str, str]]
+AsyncAuth = Callable[[Mapping[str, str]], Awaitable[Mapping[str, str]]]
+"""Adds the bearer token to a request's headers."""
+ListenOpener = Callable[[SubscriptionFilter], tuple[ListenState, Iterator[Message]]]
+AsyncListenOpener = Callable[[SubscriptionFilter], Awaitable[tuple[ListenState, AsyncIterator[Message]]]]
+"""Sends the listen request: the stream's state and the transport's stream of its messages."""
+
+
+def _server_id(url: str | None, transport: object) -> str:
+    """Which server cache keys belong to: the URL, the stdio command, or the transport object."""
+    if url is not None:
+        return url
+    for attr in ("url", "command"):
+        value = getattr(transport, attr, None)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list) and all(isinstance(part, str) for part in value):
+            return _json.dumps(value).decode()
+    return f"{type(transport).__qualname__}@{id(transport):x}"
+
+
+def _response_cache(cache: bool | CacheStore, server: str) -> ResponseCache | None:
+    if cache is False:
+        return None
+    if cache is True:
+        return ResponseCache(MemoryCacheStore(), server=server)
+    if not isinstance(cache, CacheStore):
+        raise TypeError(f"cache must be True, False or a CacheStore, not {type(cache).__name__}")
+    return ResponseCache(cache, server=server)
+
+
+def core_for(
+    url: str | None,
+    transport: object,
+    *,
+    headers: Mapping[str, str] | None,
+    token_provider: object,
+    client_info: Mapping[str, str] | None,
+    timeout: float | None,
+    tools: Iterable[Mapping[str, Any]] | None,
+    on_notification: OnNotification | None,
+    on_progress: ProgressCallback | None,
+    handlers: dict[str, Callable[[Any], Any] | None],
+    elicitation_modes: Collection[ElicitationMode],
+    sampling_tools: bool,
+    capabilities: Mapping[str, Any] | None,
+    max_input_rounds: int,
+    cache: bool | CacheStore,
+) -> ClientCore:
+    if on_progress is not None and inspect.iscoroutinefunction(on_progress):
+        raise TypeError("on_progress runs as each notification arrives and must be a plain function")
+    present = {method: handler for method, handler in handlers.items() if handler is not None}
+    return ClientCore(
+        client_info=client_info,
+        tools=tools,
+        headers=headers,
+        timeout=timeout,
+        send_headers=True if url is not None else sends_headers(transport),
+        capabilities=declared_capabilities(capabilities, elicit=ELICIT in present, sample=SAMPLE in present,
+                                           roots=ROOTS in present, elicitation_modes=elicitation_modes,
+                                           sampling_tools=sampling_tools),
+        input_handlers=present,
+        max_input_rounds=max_input_rounds,
+        on_progress=on_progress,
+        on_notification=on_notification,
+        cache=_response_cache(cache, _server_id(url, transport)),
+        partition=auth_partition(headers or {}) if token_provider is None else None,
+    )
+
+
+def bearer(headers: Mapping[str, str], token: object) -> dict[str, str]:
+    if not isinstance(token, str) or not token:
+        raise TypeError(f"token_provider must return a non-empty str, not {type(token).__name__}")
+    return {**headers, "Authorization": "Bearer " + token}
+
+
+class ClientCommon:
+    """What `Client` and `AsyncClient` share besides the core: options views and read-only state."""
+
+    # Tool definitions used when `tools` is not passed; generated subclasses set their tools.json here.
+    _tool_definitions_: ClassVar[Sequence[Mapping[str, Any]] | None] = None
+    _core: ClientCore
+    _call_timeout: float | None = None
+    _call_progress: ProgressCallback | None = None
+    _is_view = False
+
+    def with_options(self, *, timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Self:
+        """A view of this client whose calls (generated methods included) use `timeout` and
+        `on_progress`; it shares the connection, tool table and cache, and closing it is a no-op."""
+        view = copy.copy(self)
+        view._is_view = True
+        if timeout is not None:
+            view._call_timeout = timeout
+        if on_progress is not None:
+            view._call_progress = on_progress
+        return view
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]:
+        return self._core.tools
+
+    @property
+    def protocol_version(self) -> str:
+        return self._core.protocol_version
+
+    @property
+    def capabilities(self) -> Mapping[str, Any]:
+        """The `clientCapabilities` sent with every request."""
+        return self._core.capabilities
+
+    @property
+    def cache(self) -> ResponseCache | None:
+        return self._core.cache
+
+    @property
+    def on_notification(self) -> OnNotification | None:
+        """Called with every notification that arrives with a reply (progress, log, …)."""
+        return self._core.on_notification
+
+    @on_notification.setter
+    def on_notification(self, callback: OnNotification | None) -> None:
+        self._core.on_notification = callback
+
+
+class SyncIO(ClientCommon):
+    """The blocking side of what differs: plain callbacks only, a stdio server started at once."""
+
+    _transport: SyncTransport
+    _token_provider: TokenProvider | None
+
+    @staticmethod
+    def _check_callbacks(callbacks: Mapping[str, object]) -> None:
+        for kind, callback in callbacks.items():
+            if callback is not None and inspect.iscoroutinefunction(callback):
+                raise TypeError(f"{kind} is a coroutine function; Client needs a plain one (AsyncClient takes either)")
+
+    @classmethod
+    def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
+              cwd: str | PathLike[str] | None = None, **kwargs: Any) -> Self:
+        """Start `command` as a stdio server; `env` adds to the current environment."""
+        transport = StdioTransport(command, env=env, cwd=cwd)
+        make: Callable[..., Self] = cls  # the driver subclass takes `transport`
+        try:
+            return make(transport=transport, **kwargs)
+        except BaseException:
+            transport.close()
+            raise
+
+    def _token(self) -> str:
+        assert self._token_provider is not None
+        token: str = self._token_provider()
+        return token
+
+    def _start(self) -> None:
+        """The blocking stdio transport starts its server when it is made."""
+
+    @staticmethod
+    def _answer(step: InputNeeded) -> dict[str, Any]:
+        if step.delay:
+            time.sleep(step.delay)
+        answers: dict[str, Any] = {}
+        for key, handler, request in step.calls:
+            answer = handler(request)
+            if inspect.isawaitable(answer):
+                if inspect.iscoroutine(answer):
+                    answer.close()
+                raise TypeError(f"the callback for {request.method} returned an awaitable; Client needs plain "
+                                "callbacks (use AsyncClient for coroutine callbacks)")
+            answers[key] = answer
+        return answers
+
+    def __enter__(self) -> Self:
+        return self
+
+
+class AsyncIO(ClientCommon):
+    """The asyncio side of what differs: callbacks and `token_provider` may be coroutine
+    functions; a stdio server starts on `async with` or the first request."""
+
+    _transport: AsyncTransport
+    _token_provider: AsyncTokenProvider | None
+
+    @staticmethod
+    def _check_callbacks(callbacks: Mapping[str, object]) -> None:
+        """Plain functions and coroutine functions are both fine here."""
+
+    @classmethod
+    def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
+              cwd: str | PathLike[str] | None = None, **kwargs: Any) -> Self:
+        """Prepare `command` as a stdio server; it starts on `async with` or the first request."""
+        make: Callable[..., Self] = cls  # the driver subclass takes `transport`
+        return make(transport=AsyncStdioTransport(command, env=env, cwd=cwd), **kwargs)
+
+    async def _token(self) -> str:
+        assert self._token_provider is not None
+        token = self._token_provider()
+        if inspect.isawaitable(token):
+            token = await token
+        return token
+
+    async def _start(self) -> None:
+        if isinstance(self._transport, AsyncStdioTransport):
+            await self._transport.start()  # surface a bad command here, not at the first call
+
+    @staticmethod
+    async def _answer(step: InputNeeded) -> dict[str, Any]:
+        if step.delay:
+            await asyncio.sleep(step.delay)
+        answers: dict[str, Any] = {}
+        for key, handler, request in step.calls:  # one at a time: a person may be answering
+            answer = handler(request)
+            if inspect.isawaitable(answer):
+                answer = await answer
+            answers[key] = answer
+        return answers
+
+    async def __aenter__(self) -> Self:
+        await self._start()
+        return self
