@@ -61,8 +61,7 @@ def _cache_check(url: str) -> dict[str, Any]:
 
 
 def _mrtr_check(url: str, tool: str, rounds: int) -> dict[str, Any]:
-    from mcpgen_runtime.client import Client
-    from mcpgen_runtime.inputs import ElicitResult
+    from mcpgen_runtime.client import Client, ElicitResult
 
     def on_elicit(request: Any) -> Any:
         schema = getattr(request, "requested_schema", None) or {}

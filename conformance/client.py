@@ -25,10 +25,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "generated")]
 from conformance_client import Client as GeneratedClient  # noqa: E402
 
 from mcpgen_runtime._version import __version__  # noqa: E402
-from mcpgen_runtime.client import Client  # noqa: E402
-from mcpgen_runtime.content import ToolResult  # noqa: E402
-from mcpgen_runtime.errors import InputRequiredError  # noqa: E402
-from mcpgen_runtime.inputs import (  # noqa: E402
+from mcpgen_runtime.client import (  # noqa: E402
+    Client,
     CreateMessageRequest,
     CreateMessageResult,
     ElicitRequest,
@@ -37,6 +35,8 @@ from mcpgen_runtime.inputs import (  # noqa: E402
     ListRootsResult,
     Root,
 )
+from mcpgen_runtime.content import ToolResult  # noqa: E402
+from mcpgen_runtime.errors import InputRequiredError  # noqa: E402
 
 CLIENT_INFO = {"name": "mcpgen-conformance-client", "version": __version__}
 

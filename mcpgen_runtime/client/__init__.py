@@ -4,9 +4,22 @@
 - `_async/client.py`: `AsyncClient`, the driver written once; `_sync/client.py`: `Client`, generated from it
 - `_async/listen.py`: `AsyncSubscription` (`listen()`); `_sync/listen.py`: `Subscription`
 - `common.py`: set-up both drivers share, and `SyncIO` / `AsyncIO`, the little that differs
+
+The input-required wire types a client's callbacks see and answer with (protocol/inputs.py)
+are exported here too.
 """
 
 from ..cache import StaleCacheWarning
+from ..protocol.inputs import (
+    CreateMessageRequest,
+    CreateMessageResult,
+    ElicitRequest,
+    ElicitResult,
+    ListRootsRequest,
+    ListRootsResult,
+    Root,
+    SamplingMessage,
+)
 from ._async.client import AsyncClient
 from ._async.listen import AsyncSubscription
 from ._sync.client import Client
@@ -18,9 +31,17 @@ __all__ = [
     "AsyncSubscription",
     "Client",
     "ClientCore",
+    "CreateMessageRequest",
+    "CreateMessageResult",
+    "ElicitRequest",
+    "ElicitResult",
     "Flow",
     "InvalidToolWarning",
+    "ListRootsRequest",
+    "ListRootsResult",
     "Outgoing",
+    "Root",
+    "SamplingMessage",
     "StaleCacheWarning",
     "Step",
     "Subscription",

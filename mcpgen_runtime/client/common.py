@@ -28,8 +28,8 @@ from typing import Any, ClassVar, Self
 
 from .. import _json
 from ..cache import CacheStore, MemoryCacheStore, ResponseCache, auth_partition
-from ..inputs import ELICIT, ROOTS, SAMPLE, ProgressCallback
 from ..protocol.input_required import InputNeeded
+from ..protocol.inputs import ELICIT, ROOTS, SAMPLE, ProgressCallback
 from ..protocol.jsonrpc import Message
 from ..protocol.subscriptions import ListenState, SubscriptionFilter
 from ..tools import ToolSpec

@@ -42,7 +42,7 @@ from ..errors import (
     TransportError,
     UnsupportedProtocolVersionError,
 )
-from ..inputs import InputResult, ProgressCallback
+from ..pointers import first_error
 from ..protocol import headers as mcp_headers
 from ..protocol import jsonrpc, xheader
 from ..protocol.input_required import (
@@ -57,6 +57,7 @@ from ..protocol.input_required import (
     plan_round,
     retry_params,
 )
+from ..protocol.inputs import InputResult, ProgressCallback
 from ..protocol.jsonrpc import Message
 from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
 from ..protocol.subscriptions import SubscriptionFilter
@@ -444,7 +445,7 @@ class ClientCore:
         try:
             model = self.parse(input_model, present)
         except ValidationError as exc:
-            pointer, message = _first_error(exc, present)
+            pointer, message = first_error(exc, present)
             raise ToolArgumentsError(name, message, pointer=pointer) from exc
         # model_dump without its Python wrapper (a built instance always has its serializer).
         dumped: dict[str, Any] = model.__pydantic_serializer__.to_python(
@@ -472,7 +473,7 @@ class ClientCore:
         try:
             return self.parse(output_model, result.structured_content)
         except ValidationError as exc:
-            pointer, message = _first_error(exc, result.structured_content)
+            pointer, message = first_error(exc, result.structured_content)
             raise ToolOutputError(name, message, pointer=pointer) from exc
 
     def parse(self, model: type[M], data: Any) -> M:
@@ -572,24 +573,3 @@ def _tool_result(name: str, result: dict[str, Any]) -> ToolResult:
         return _parse_tool_result(result)
     except ValidationError as exc:
         raise ProtocolError(f"tools/call {name!r}: malformed result: {exc.errors()[0]['msg']}") from exc
-
-
-def _first_error(exc: ValidationError, value: Any) -> tuple[str, str]:
-    """The first error as (JSON pointer into `value`, message). Parts of pydantic's `loc` that
-    do not index into the value (union members such as `int`, validator names) are left out."""
-    errors = exc.errors()
-    first = errors[0]
-    parts: list[str] = []
-    for part in first["loc"]:
-        present = part in value if isinstance(value, dict) else (
-            isinstance(value, list) and isinstance(part, int) and -len(value) <= part < len(value))
-        if present:
-            value = value[part]
-        elif isinstance(value, dict | list):
-            parts.append(str(part))  # a missing key or item: the pointer names where it belongs
-            break
-        else:
-            continue
-        parts.append(str(part))
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-    return "/" + "/".join(parts), first["msg"] + more

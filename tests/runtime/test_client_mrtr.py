@@ -17,15 +17,10 @@ import mcp_types
 import pytest
 from pydantic import BaseModel
 
-from mcpgen_runtime.client import AsyncClient, Client, ClientCore
-from mcpgen_runtime.content import ImageContent
-from mcpgen_runtime.errors import (
-    InputRequiredError,
-    InputRequiredRoundsExceededError,
-    InvalidParamsError,
-    ProtocolError,
-)
-from mcpgen_runtime.inputs import (
+from mcpgen_runtime.client import (
+    AsyncClient,
+    Client,
+    ClientCore,
     CreateMessageRequest,
     CreateMessageResult,
     ElicitRequest,
@@ -33,6 +28,13 @@ from mcpgen_runtime.inputs import (
     ListRootsRequest,
     ListRootsResult,
     Root,
+)
+from mcpgen_runtime.content import ImageContent
+from mcpgen_runtime.errors import (
+    InputRequiredError,
+    InputRequiredRoundsExceededError,
+    InvalidParamsError,
+    ProtocolError,
 )
 from mcpgen_runtime.protocol.input_required import InputNeeded
 from tests.runtime._client_drivers import driver

@@ -18,7 +18,8 @@ from pydantic import BaseModel
 from ...cache import CacheStore, auth_partition
 from ...content import ToolResult
 from ...errors import McpRuntimeError
-from ...inputs import (
+from ...protocol.input_required import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
+from ...protocol.inputs import (
     ELICIT,
     ROOTS,
     SAMPLE,
@@ -28,7 +29,6 @@ from ...inputs import (
     InputResult,
     ProgressCallback,
 )
-from ...protocol.input_required import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
 from ...protocol.jsonrpc import Message
 from ...protocol.subscriptions import ListenState, SubscriptionFilter
 from ...transport.base import AsyncTransport
