@@ -4,7 +4,7 @@ Everything per tool (validators, header tables, list pages, the discover result)
 once in `ToolServer.__init__`; the per-message path is dict lookups, the precompiled
 validators, the handler and orjson.
 
-Check order (CONFORMANCE.md §4, steps 3-14). Header checks run only when the transport
+Check order (docs/RULES.md conformance §4, steps 3-14). Header checks run only when the transport
 hands over headers (HTTP); stdio has no header layer.
 
      envelope (-32600) -> notification (202) -> MCP-Protocol-Version present (-32020)
@@ -98,7 +98,7 @@ __all__ = [
 
 _LOG = logging.getLogger("mcpgen.server")
 
-# Methods of earlier revisions that this one removed: answered like unknown methods (CONFORMANCE §4.11).
+# Methods of earlier revisions that this one removed: answered like unknown methods (RULES.md conformance §4.11).
 REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 # Served by ToolServer itself; `add_method` cannot take them over.
 BUILTIN_METHODS = frozenset({"tools/call", "tools/list", "server/discover", "subscriptions/listen"})

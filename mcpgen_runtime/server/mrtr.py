@@ -10,7 +10,7 @@ The handler runs again from the top on the retry, so it must be deterministic up
 asks; values it wants to keep between rounds go in `ctx.state` (integrity-protected, not
 encrypted: never put secrets there).
 
-Rules: MRTR-01..04, MRTR-12..14, MRTR-21..24, IN-02/03, IN-17/18 in REQUIREMENTS.md.
+Rules: MRTR-01..04, MRTR-12..14, MRTR-21..24, IN-02/03, IN-17/18 in docs/RULES.md.
 """
 
 from __future__ import annotations
