@@ -27,7 +27,7 @@ class Diagnostic:
     source: str
     tool: str | None  # wire name; None for file-level problems
     pointer: str  # RFC 6901 pointer into the loaded document ("" = whole document)
-    rule: str  # requirement ID (REQUIREMENTS.md) or mcpgen rule name
+    rule: str  # rule ID (docs/RULES.md) or mcpgen rule name
     message: str
     severity: Severity = "error"
 

@@ -1,7 +1,7 @@
 """VALIDATE: decide which loaded tools the generator may use, and say why the others fail.
 
 Every problem becomes a `Diagnostic` naming the source, the tool (wire name), the RFC 6901
-pointer from the document root and a rule ID from ../shared/spec/REQUIREMENTS.md (or an
+pointer from the document root and a rule ID from docs/RULES.md (or an
 `MCPGEN-*` rule for checks of our own). All diagnostics are collected before failing;
 `SpecValidationError` carries every one of them.
 

@@ -1,4 +1,4 @@
-"""mcpgen's client program for the official conformance harness (CONFORMANCE.md §6-7).
+"""mcpgen's client program for the official conformance harness (docs/RULES.md, conformance §6-7).
 
     conformance client --command "python conformance/client.py" --scenario NAME --spec-version 2026-07-28
 

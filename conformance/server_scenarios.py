@@ -37,7 +37,7 @@ SERVER_PACKAGE = "conformance_server"
 # Signs requestState in the test server (the runtime would otherwise pick a random key and warn).
 TEST_STATE_SECRET = "conformance-test-secret-not-for-production"
 
-# Every server scenario of CONFORMANCE.md §5 (tagged 2026-07-28), in its order.
+# Every server scenario of docs/RULES.md conformance §5 (tagged 2026-07-28), in its order.
 SCENARIOS: tuple[str, ...] = (
     "server-stateless",
     "tools-list",
@@ -70,7 +70,7 @@ SCENARIOS: tuple[str, ...] = (
     "input-required-result-validate-input",
 )
 
-# Server scenarios the harness lists for 2026-07-28 that CONFORMANCE.md §8 excludes, and why.
+# Server scenarios the harness lists for 2026-07-28 that docs/RULES.md conformance §8 excludes, and why.
 EXCLUDED: dict[str, str] = {
     "completion-complete": "completion is not part of a tools server",
     "resources-list": "resource fixtures (§8: resources scenarios excluded)",

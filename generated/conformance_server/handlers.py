@@ -1,6 +1,6 @@
 # Created by mcpgen 0.1.0 from specs/conformance.json (sha256 7c0af2a0a9c8623b10e69954c3b7841cbb944a375074a32afa31467c601bb72e).
 # This file is yours: mcpgen writes it once and never overwrites it. Regenerating updates base.py only.
-"""The fixture server of the official MCP conformance suite (CONFORMANCE.md §5), on mcpgen.
+"""The fixture server of the official MCP conformance suite (docs/RULES.md conformance §5), on mcpgen.
 
 `python -m conformance_server --http --port 8000` (then `conformance server --url
 http://localhost:8000/mcp --spec-version 2026-07-28 …`) or `--stdio`.

@@ -1,6 +1,6 @@
 """MCP request headers: names, value encoding (`=?base64?…?=`) and decoding.
 
-Rules: XHDR-13..17, HDR-01..12 in ../shared/spec/REQUIREMENTS.md.
+Rules: XHDR-13..17, HDR-01..12 in docs/RULES.md.
 """
 
 from __future__ import annotations

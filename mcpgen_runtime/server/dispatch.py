@@ -6,7 +6,7 @@ stdio entry points; http.py and stdio.py drive a `Dispatcher`). Everything per t
 is made (catalog.py); the per-message path is dict lookups, the precompiled validators,
 the handler and orjson.
 
-Check order (CONFORMANCE.md §4, steps 3-14). Header checks run only when the transport
+Check order (docs/RULES.md conformance §4, steps 3-14). Header checks run only when the transport
 hands over headers (HTTP); stdio has no header layer.
 
      envelope (-32600) -> notification (202) -> MCP-Protocol-Version present (-32020)
@@ -54,7 +54,7 @@ __all__ = ["BUILTIN_METHODS", "CACHEABLE_METHODS", "REMOVED_METHODS", "Dispatche
 
 _LOG = logging.getLogger("mcpgen.server")
 
-# Methods of earlier revisions that this one removed: answered like unknown methods (CONFORMANCE §4.11).
+# Methods of earlier revisions that this one removed: answered like unknown methods (RULES.md conformance §4.11).
 REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
 # Served by the dispatcher itself; `add_method` cannot take them over.
 BUILTIN_METHODS = frozenset({"tools/call", "tools/list", "server/discover", "subscriptions/listen"})

@@ -1,6 +1,6 @@
 """Streamable HTTP server side as a raw ASGI app (no framework: this is the hot path).
 
-Per POST (CONFORMANCE.md §4 order; the JSON-RPC checks themselves live in dispatch.py):
+Per POST (docs/RULES.md conformance §4 order; the JSON-RPC checks themselves live in dispatch.py):
 
   1. read the whole body (> max_body_bytes -> 413, connection closed)
   2. Origin present and not allowed -> 403 (HTTP-02/03); Host not allowed -> 421
@@ -167,7 +167,7 @@ class McpAsgiApp:
             return  # other scopes (websocket) are not served: returning closes them
         block = self._blocks.of(scope["headers"])
         headers = block.headers
-        # CONFORMANCE §4.1: always read the whole body first; one chunk is the common case.
+        # RULES.md conformance §4.1: always read the whole body first; one chunk is the common case.
         if block.declared_too_large:
             await _send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
             return
@@ -227,7 +227,7 @@ class McpAsgiApp:
             await self._watched(message, headers, principal, peer, receive, send, json_ok, sse_ok, False)
 
     def _classify(self, headers: Mapping[str, str]) -> _Block:
-        """Everything the header checks conclude from one header block (CONFORMANCE §4 order is
+        """Everything the header checks conclude from one header block (RULES.md conformance §4 order is
         kept by `__call__`, which acts on these conclusions one by one)."""
         length = headers.get("content-length")
         origin = headers.get("origin")

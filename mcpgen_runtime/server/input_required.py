@@ -14,7 +14,7 @@ state. The handler runs again from the top on the retry, so it must be determini
 its asks; values it wants to keep between rounds go in `ctx.state` (integrity-protected, not
 encrypted: never put secrets there).
 
-Rules: MRTR-01..14, MRTR-21..24, IN-02/03, IN-14, IN-17/18 in REQUIREMENTS.md.
+Rules: MRTR-01..14, MRTR-21..24, IN-02/03, IN-14, IN-17/18 in docs/RULES.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The official MCP conformance suite (pinned harness, CONFORMANCE.md §6-7) against mcpgen's client
+"""The official MCP conformance suite (pinned harness, docs/RULES.md conformance §6-7) against mcpgen's client
 program, conformance/client.py: one harness run per client scenario tagged 2026-07-28.
 
     conformance client --command "<python> conformance/client.py" --scenario NAME --spec-version 2026-07-28 -o DIR
@@ -33,7 +33,7 @@ SCENARIOS = [
     "json-schema-2020-12-preservation",
 ]
 # The other client scenarios the harness lists for 2026-07-28 are authorization flows
-# (CONFORMANCE.md §8: out of scope for a tools runtime).
+# (docs/RULES.md conformance §8: out of scope for a tools runtime).
 EXCLUDED_PREFIXES = ("auth/",)
 
 pytestmark = [
@@ -64,7 +64,7 @@ def describe(checks: list[dict[str, Any]], run: subprocess.CompletedProcess[str]
 
 
 def test_every_2026_07_28_client_scenario_is_run_or_excluded() -> None:
-    """The installed harness's client scenarios for 2026-07-28 = ours + the auth ones (§8)."""
+    """The installed harness's client scenarios for 2026-07-28 = ours + the auth ones (conformance §8)."""
     run = harness("list", "--client", "--spec-version", "2026-07-28", timeout=60)
     assert run.returncode == 0, run.stderr
     listed = {line.strip()[2:].split(" [")[0] for line in run.stdout.splitlines() if line.strip().startswith("- ")}

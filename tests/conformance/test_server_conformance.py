@@ -1,4 +1,4 @@
-"""The official MCP conformance suite (pinned harness, CONFORMANCE.md §5) against the generated
+"""The official MCP conformance suite (pinned harness, docs/RULES.md conformance §5) against the generated
 conformance server: one server for the module, one harness run per scenario.
 
 Every server scenario tagged 2026-07-28 must exit 0 with no FAILURE and no WARNING check;
@@ -41,12 +41,12 @@ pytestmark = pytest.mark.skipif(
 def server_url() -> Iterator[str]:
     port = runner.free_port()
     with runner.conformance_server(port):
-        # The harness's dns-rebinding scenario needs a localhost URL (CONFORMANCE.md §5).
+        # The harness's dns-rebinding scenario needs a localhost URL (RULES.md conformance §5).
         yield f"http://localhost:{port}/mcp"
 
 
 def test_every_applicable_scenario_is_run_or_excluded_with_a_reason() -> None:
-    """The installed harness's 2026-07-28 server scenarios = ours + the documented exclusions (§8)."""
+    """The installed harness's 2026-07-28 server scenarios = ours + the documented exclusions (conformance §8)."""
     listed = set(runner.list_server_scenarios())
     ours = set(runner.SCENARIOS)
     assert not ours - listed, f"scenarios the harness does not know: {sorted(ours - listed)}"

@@ -183,7 +183,7 @@ def test_param_headers_rejected_xhdr22_xhdr23(shapes: ShapesServer, arguments: d
 
 
 def test_header_values_are_trimmed() -> None:
-    """CONFORMANCE §4.9: optional whitespace around header values is not part of the value."""
+    """RULES.md conformance §4.9: optional whitespace around header values is not part of the value."""
     server = WeatherServer()
     message = call(3, "get_weather", {"location": "Paris"})
     req = http_request(message, **{"Mcp-Name": " get_weather\t", "Mcp-Method": "tools/call ",

@@ -1,6 +1,6 @@
 """Raw Streamable HTTP against the weather server in a real uvicorn subprocess.
 
-Statuses, JSON-RPC codes, ids and headers per CONFORMANCE.md §4 and REQUIREMENTS.md.
+Statuses, JSON-RPC codes, ids and headers per docs/RULES.md (the rule ids and conformance §4).
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def test_missing_protocol_version_header_hdr06(http: httpx.Client) -> None:
     {"_meta": "nope"},
 ])
 def test_missing_meta_fields_base31_base32(http: httpx.Client, params: dict[str, Any]) -> None:
-    """BASE-31/32: checked before the header/_meta version comparison (CONFORMANCE §4.6)."""
+    """BASE-31/32: checked before the header/_meta version comparison (RULES.md conformance §4.6)."""
     message = {"jsonrpc": "2.0", "id": 20, "method": "server/discover", "params": params}
     error_of(post(http, message), 400, -32602, 20)
 
@@ -406,7 +406,7 @@ def test_content_type_with_charset_is_fine(http: httpx.Client) -> None:
 
 def test_accept_must_allow_json_or_sse(http: httpx.Client) -> None:
     error_of(post(http, request(1, "tools/list"), headers={"Accept": "text/html"}), 406, -32600, None)
-    # Either one alone is acceptable; reversed order too (CONFORMANCE §3).
+    # Either one alone is acceptable; reversed order too (RULES.md conformance §3).
     result_of(post(http, request(2, "tools/list"), headers={"Accept": "application/json"}), 2)
     result_of(post(http, request(3, "tools/list"), headers={"Accept": "text/event-stream, application/json"}), 3)
 
