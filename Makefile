@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 NODE_DIR := conformance
 CONFORMANCE_STAMP := $(NODE_DIR)/node_modules/.installed
 
-.PHONY: install demo test lint typecheck generate check bench bench-deps conformance-deps clean
+.PHONY: install demo test lint typecheck generate check bench bench-deps conformance-deps peers-deps clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,10 +23,20 @@ $(CONFORMANCE_STAMP): $(NODE_DIR)/package.json $(NODE_DIR)/package-lock.json
 
 conformance-deps: $(CONFORMANCE_STAMP)
 
+# The legacy-only official SDK (1.x) as a test peer, in a venv of its own (the dev venv has 2.x).
+SDK1_VENV := tests/peers/.venv-sdk1
+SDK1_STAMP := $(SDK1_VENV)/.installed
+$(SDK1_STAMP): tests/peers/requirements-sdk1.txt
+	$(PYTHON) -m venv $(SDK1_VENV)
+	$(SDK1_VENV)/bin/python -m pip install --quiet -r tests/peers/requirements-sdk1.txt
+	touch $(SDK1_STAMP)
+
+peers-deps: $(SDK1_STAMP)
+
 demo: $(STAMP)
 	$(PY) scripts/demo.py
 
-test: $(STAMP) $(CONFORMANCE_STAMP)
+test: $(STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP)
 	$(VENV)/bin/mcpgen generate --check
 	$(PY) scripts/sync_twins.py
 	$(VENV)/bin/lint-imports
@@ -51,4 +61,4 @@ bench: $(BENCH_STAMP)
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(NODE_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SDK1_VENV) $(NODE_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache

@@ -13,6 +13,33 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
+# ../shared (spec pages, real tool lists) exists on developer machines and in CI, not in a user's clone.
+SHARED = ROOT.parent / "shared"
+# Real peers installed by `make test` (Makefile): the legacy-only official SDK 1.x, and Node 22 with
+# the npm reference server beside the conformance harness.
+SDK1_PYTHON = ROOT / "tests" / "peers" / ".venv-sdk1" / "bin" / "python"
+NODE = ROOT / "conformance" / "node_modules" / "node" / "bin" / "node"
+SERVER_EVERYTHING = ROOT / "conformance" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+
+def needs_shared(*parts: str) -> Path:
+    """The path under ../shared; skips the calling test (or module, at import) when it is absent."""
+    import pytest
+
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"needs ../shared/{'/'.join(parts)} beside the checkout (developer machines and CI have it)",
+                    allow_module_level=True)
+    return path
+
+
+def needs_peer(path: Path, what: str) -> Path:
+    """A peer installed by `make test`; skips the calling test when it is missing."""
+    import pytest
+
+    if not path.exists():
+        pytest.skip(f"needs {what} ({path.relative_to(ROOT)}); `make test` installs it")
+    return path
 
 
 def free_port() -> int:
