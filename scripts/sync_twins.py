@@ -36,6 +36,7 @@ REPLACEMENTS: dict[str, str] = {
     "AsyncClient": "Client",
     "AsyncSubscription": "Subscription",
     "AsyncExitStack": "ExitStack",
+    "AsyncTransport": "SyncTransport",
     "asyncio_backend": "sync_backend",
 }
 

@@ -1,5 +1,6 @@
-"""The lean HTTP/1.1 client (mcpgen_runtime/transport/_http11.py): parsing, head building and
-wire behaviour against a raw-socket server whose every byte a test scripts.
+"""The lean HTTP/1.1 engine (mcpgen_runtime/transport/http11.py, _async/pool.py and its blocking
+twin): parsing, head building and wire behaviour against a raw-socket server whose every byte a
+test scripts.
 
 Real servers (uvicorn with our server and the SDK's) are in test_http11_servers.py.
 """
@@ -23,15 +24,10 @@ import pytest
 
 from mcpgen_runtime import _json
 from mcpgen_runtime.errors import ConnectError, RequestTimeoutError, TransportError
-from mcpgen_runtime.transport._http11 import (
-    AsyncPool,
-    BodyDecoder,
-    HeadBuilder,
-    SyncPool,
-    lean_origin,
-    parse_head,
-)
+from mcpgen_runtime.transport._async.pool import AsyncPool
+from mcpgen_runtime.transport._sync.pool import Pool as SyncPool
 from mcpgen_runtime.transport.http import AsyncHttpTransport, HttpTransport
+from mcpgen_runtime.transport.http11 import BodyDecoder, HeadBuilder, lean_origin, parse_head
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -85,14 +81,15 @@ def test_engine_choice(no_proxy_env: pytest.MonkeyPatch) -> None:
     import httpx
 
     plain = HttpTransport("http://127.0.0.1:9/mcp")
-    custom = HttpTransport("http://127.0.0.1:9/mcp", client=httpx.Client())
+    client = httpx.Client()
+    custom = HttpTransport("http://127.0.0.1:9/mcp", client=client)
     aplain = AsyncHttpTransport("https://127.0.0.1:9/mcp")
     try:
         assert (plain.engine, custom.engine, aplain.engine) == ("http11", "httpx", "http11")
     finally:
         plain.close()
         custom.close()
-        custom._client.close()  # type: ignore[union-attr]
+        client.close()  # not the transport's to close
 
 
 # -- request heads ------------------------------------------------------------------------------
@@ -389,7 +386,7 @@ class Runner:
             self.loop.run_until_complete(call)
 
     def pool(self) -> Any:
-        return self.transport._pool
+        return self.transport._engine.pool
 
     def close(self) -> None:
         if self.loop is not None:
@@ -779,7 +776,7 @@ def test_async_pool_concurrent_requests() -> None:
         async def one(i: int) -> int:
             body = _json.dumps(_message(i))
             response = await pool.post(builder.head({}, len(body)) + body, 5)
-            return int(_json.loads(await response.read())["id"])
+            return int(_json.loads(await response.aread())["id"])
         try:
             return await asyncio.gather(*(one(i) for i in range(30)))
         finally:
