@@ -734,6 +734,50 @@ def test_async_cancellation_drops_the_connection() -> None:
     assert server.connections == 2
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_closing_a_reply_whose_end_has_arrived_keeps_the_connection(mode: str) -> None:
+    """Closed before its body was read to the end: the end already waiting is read and the
+    connection goes back to the pool (both sides; a reply whose end has not come is closed,
+    HTTP-21, see test_abandoned_sse_stream_closes_the_connection)."""
+    def in_two_parts(server: RawServer, sock: socket.socket, index: int) -> None:
+        buffer = bytearray()
+        while (request := read_request(sock, buffer)) is not None:
+            server.requests.append((index, request))
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         b"5\r\nhello\r\n")
+            time.sleep(0.05)
+            sock.sendall(b"0\r\n\r\n")
+
+    def sync_scenario(pool: SyncPool, payload: bytes) -> int:
+        for _ in range(2):
+            response = pool.post(payload, 5)
+            assert next(response.iter_body()) == b"hello"
+            time.sleep(0.3)  # the end arrives, unread
+            response.close()
+        return len(pool._idle)
+
+    async def async_scenario(pool: AsyncPool, payload: bytes) -> int:
+        for _ in range(2):
+            response = await pool.post(payload, 5)
+            assert await response.aiter_body().__anext__() == b"hello"
+            await asyncio.sleep(0.3)
+            await response.aclose()
+        return len(pool._idle)
+
+    with RawServer(in_two_parts) as server:
+        origin = lean_origin(server.url)
+        assert origin is not None
+        body = _json.dumps(_message(1))
+        payload = HeadBuilder(origin, DEFAULTS).head({}, len(body)) + body
+        if mode == "sync":
+            pool = SyncPool(origin, server.url, timeout=5)
+            idle = sync_scenario(pool, payload)
+        else:
+            apool = AsyncPool(origin, server.url, timeout=5)
+            idle = asyncio.run(async_scenario(apool, payload))
+    assert idle == 1 and server.connections == 1 and len(server.requests) == 2
+
+
 def test_async_pool_survives_a_new_event_loop() -> None:
     with RawServer(keep_alive_echo) as server:
         transport = AsyncHttpTransport(server.url)
