@@ -18,8 +18,10 @@ class AsyncTransport(Protocol):
         """Get ready to send (a stdio transport starts its process); a no-op once started."""
         ...
 
-    async def request(self, message: Message, headers: Mapping[str, str], *, timeout: float | None,
-                      on_notification: OnNotification | None = None) -> Reply:
+    async def request(
+        self, message: Message, headers: Mapping[str, str], *, timeout: float | None,
+        on_notification: OnNotification | None = None,
+    ) -> Reply:
         """Send one JSON-RPC request; return (response message, HTTP status or None).
         Notifications that arrive before the response go to `on_notification`."""
         ...

@@ -43,8 +43,10 @@ class AsyncHttpTransport:
     async def start(self) -> None:
         """Nothing to start: connections open when a request needs one."""
 
-    async def request(self, message: Message, headers: Mapping[str, str], *, timeout: float | None,
-                      on_notification: OnNotification | None = None) -> Reply:
+    async def request(
+        self, message: Message, headers: Mapping[str, str], *, timeout: float | None,
+        on_notification: OnNotification | None = None,
+    ) -> Reply:
         response = await self._engine.post(_json.dumps(message), headers, timeout)
         try:
             status = response.status
@@ -54,8 +56,10 @@ class AsyncHttpTransport:
         finally:
             await response.aclose()  # on an unfinished SSE stream this is the cancellation (HTTP-21)
 
-    async def _read_stream(self, response: AsyncEngineResponse, request_id: Any, headers: Mapping[str, str],
-                           on_notification: OnNotification | None) -> Message:
+    async def _read_stream(
+        self, response: AsyncEngineResponse, request_id: Any, headers: Mapping[str, str],
+        on_notification: OnNotification | None,
+    ) -> Message:
         """The response on an SSE reply, once its line arrives (the engine bounds the wait)."""
         requests: list[Message] | None = None if self.on_request is None else []
         stream = ResponseStream(request_id, on_notification, requests)

@@ -93,8 +93,9 @@ class AsyncPool:
         except ReusedConnectionLost as exc:  # a fresh connection is never retried
             raise exchange_failed(self.url, exc.__cause__ or exc) from exc.__cause__
 
-    async def _exchange(self, conn: AsyncConnection, payload: bytes, deadline: float | None,
-                        timeout: float | None) -> AsyncResponse:
+    async def _exchange(
+        self, conn: AsyncConnection, payload: bytes, deadline: float | None, timeout: float | None,
+    ) -> AsyncResponse:
         received = False
         try:
             send_error: OSError | None = None
