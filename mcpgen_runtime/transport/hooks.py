@@ -7,7 +7,11 @@ With an `on_request` hook the transport passes it the request and sends back the
 message the hook returns (stdio: one line; HTTP: a POST to the same URL with the headers of
 the request whose stream carried it). A hook that raises is answered for: the peer gets an
 internal error (-32603) and is never left waiting. Without a hook such requests are dropped,
-as the current protocol forbids them on a reply stream (HTTP-15).
+as the current protocol forbids them on a reply stream (HTTP-15) — except that an HTTP
+`stream()` passes them on like any other message of the reply.
+
+The blocking stdio transport reads (and so answers) only while a call is waiting for its
+reply; the asyncio one answers whenever a request arrives, each in a task of its own.
 """
 
 from __future__ import annotations
