@@ -67,21 +67,21 @@ async def _measure(port: int, calls: int, rounds: int) -> dict[str, tuple[float,
 
     opened: list[socket.socket] = []
     sync_transport = HttpTransport(url)
-    sync_payload = sync_transport._heads.head(HEADERS, len(body)) + body
+    sync_payload = sync_transport._engine.heads.head(HEADERS, len(body)) + body
     sync_client = Client(url)
     async_transport = AsyncHttpTransport(url)
-    async_payload = async_transport._heads.head(HEADERS, len(body)) + body
+    async_payload = async_transport._engine.heads.head(HEADERS, len(body)) + body
     async_client = AsyncClient(url)
     raw_async = RawAsync(port)
     await raw_async.open()
 
     async def apost() -> None:
-        await (await async_transport._pool.post(async_payload, 30.0)).read()
+        await (await async_transport._engine.pool.post(async_payload, 30.0)).aread()
 
     sync_layers: dict[str, Callable[[], Callable[[], Any]]] = {
         "sync: raw, socket with a Python timeout": raw_socket(30.0),
         "sync: raw, blocking socket": raw_socket(None),
-        "sync: lean engine post": lambda: lambda: sync_transport._pool.post(sync_payload, 30.0).read(),
+        "sync: lean engine post": lambda: lambda: sync_transport._engine.pool.post(sync_payload, 30.0).read(),
         "sync: transport.request": lambda: lambda: sync_transport.request(message, HEADERS, timeout=30.0),
         "sync: Client.add": lambda: lambda: sync_client.add(a=1, b=2),
     }

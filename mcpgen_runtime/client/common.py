@@ -196,9 +196,6 @@ class SyncIO(ClientCommon):
         token: str = self._token_provider()
         return token
 
-    def _start(self) -> None:
-        """The blocking stdio transport starts its server when it is made."""
-
     @staticmethod
     def _answer(step: InputNeeded) -> dict[str, Any]:
         if step.delay:
@@ -214,13 +211,11 @@ class SyncIO(ClientCommon):
             answers[key] = answer
         return answers
 
-    def __enter__(self) -> Self:
-        return self
 
 
 class AsyncIO(ClientCommon):
     """The asyncio side of what differs: callbacks and `token_provider` may be coroutine
-    functions; a stdio server starts on `async with` or the first request."""
+    functions; a stdio server starts on `async with` or at the first request."""
 
     _transport: AsyncTransport
     _token_provider: AsyncTokenProvider | None
@@ -243,10 +238,6 @@ class AsyncIO(ClientCommon):
             token = await token
         return token
 
-    async def _start(self) -> None:
-        if isinstance(self._transport, AsyncStdioTransport):
-            await self._transport.start()  # surface a bad command here, not at the first call
-
     @staticmethod
     async def _answer(step: InputNeeded) -> dict[str, Any]:
         if step.delay:
@@ -258,7 +249,3 @@ class AsyncIO(ClientCommon):
                 answer = await answer
             answers[key] = answer
         return answers
-
-    async def __aenter__(self) -> Self:
-        await self._start()
-        return self

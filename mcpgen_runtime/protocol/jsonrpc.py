@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import _json
 from ..errors import ProtocolError, RemoteError
 
 PARSE_ERROR = -32700
@@ -21,7 +22,7 @@ KNOWN_RESULT_TYPES = frozenset({RESULT_COMPLETE, RESULT_INPUT_REQUIRED})
 
 RequestId = int | str
 Message = dict[str, Any]
-"""One JSON-RPC message as decoded JSON."""
+"""One JSON-RPC message as decoded JSON: a request, notification or response."""
 
 
 def request(id: RequestId, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -45,6 +46,23 @@ def error(id: RequestId | None, code: int, message: str, data: Any = None) -> di
 
 def is_response(message: Any) -> bool:
     return isinstance(message, dict) and "id" in message and ("result" in message or "error" in message)
+
+
+def is_request(message: Message) -> bool:
+    """A request (it wants a response), as opposed to a notification or a response."""
+    return "method" in message and "id" in message
+
+
+def decode(data: bytes, not_json: str, not_object: str, *about: object) -> Message:
+    """The message `data` holds, or `ProtocolError` with `not_json` / `not_object` (formatted
+    with `about`) and the start of `data`."""
+    try:
+        message = _json.loads(data)
+    except _json.JSONDecodeError as exc:
+        raise ProtocolError(f"{not_json % about}: {data[:200]!r}") from exc
+    if not isinstance(message, dict):
+        raise ProtocolError(f"{not_object % about}: {data[:200]!r}")
+    return message
 
 
 def unwrap(message: Any, *, expected_id: RequestId, http_status: int | None = None) -> dict[str, Any]:

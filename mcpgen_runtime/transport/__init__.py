@@ -1,16 +1,30 @@
-"""Transports: move one JSON-RPC message and return the reply (HTTP or stdio, sync or asyncio)."""
+"""Transports: move JSON-RPC messages and hand back the replies (HTTP or stdio, sync or asyncio).
 
-from .base import AsyncTransport, Message, OnNotification, Reply, SyncTransport, sends_headers
+The contract is in `base.py`; the module map is in docs/ARCHITECTURE.md.
+"""
+
+from .base import (
+    AsyncOnRequest,
+    AsyncTransport,
+    Message,
+    OnNotification,
+    OnRequest,
+    Reply,
+    SyncTransport,
+    sends_headers,
+)
 from .http import AsyncHttpTransport, HttpTransport, SseDecoder
 from .stdio import AsyncStdioTransport, StdioTransport
 
 __all__ = [
     "AsyncHttpTransport",
+    "AsyncOnRequest",
     "AsyncStdioTransport",
     "AsyncTransport",
     "HttpTransport",
     "Message",
     "OnNotification",
+    "OnRequest",
     "Reply",
     "SseDecoder",
     "StdioTransport",

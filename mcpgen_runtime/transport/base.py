@@ -1,9 +1,12 @@
-"""The transport contract: move one JSON-RPC message and hand back the reply (docs/ARCHITECTURE.md).
+"""The transport contract: move JSON-RPC messages and hand back the replies (docs/ARCHITECTURE.md).
+
+`SyncTransport` and `AsyncTransport` (`close` / `aclose`) each have `start`, `request`,
+`notify`, `stream`, `close`, and an `on_request` hook for requests the peer initiates.
 
 Transports know nothing of MCP semantics: the client core builds messages and MCP headers
 and reads results; a transport only frames bytes (HTTP POST + JSON/SSE, or stdio lines),
-maps I/O failures to `TransportError`s, and passes notifications that precede a response
-to `on_notification`.
+maps I/O failures to `TransportError`s, passes notifications that precede a response to
+`on_notification`, and answers peer requests through `on_request` (`hooks.py`).
 
 A transport may set the class attribute `sends_headers = False` (stdio does) to tell the
 client core that HTTP headers are ignored, so it skips building them.
@@ -11,51 +14,20 @@ client core that HTTP headers are ignored, so it skips building them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from ._async.contract import AsyncTransport
+from ._sync.contract import SyncTransport
+from .hooks import AsyncOnRequest, Message, OnNotification, OnRequest, Reply
 
-Message = dict[str, Any]
-OnNotification = Callable[[Message], None]
-Reply = tuple[Message, int | None]
-"""(response message, HTTP status or None for non-HTTP transports)."""
-
-
-@runtime_checkable
-class SyncTransport(Protocol):
-    def request(
-        self,
-        message: Message,
-        headers: Mapping[str, str],
-        *,
-        timeout: float | None,
-        on_notification: OnNotification | None = None,
-    ) -> Reply:
-        """Send one JSON-RPC request; return (response message, HTTP status or None)."""
-        ...
-
-    def notify(self, message: Message, headers: Mapping[str, str]) -> None:
-        """Send one JSON-RPC notification (no reply is read)."""
-        ...
-
-    def close(self) -> None: ...
-
-
-@runtime_checkable
-class AsyncTransport(Protocol):
-    async def request(
-        self,
-        message: Message,
-        headers: Mapping[str, str],
-        *,
-        timeout: float | None,
-        on_notification: OnNotification | None = None,
-    ) -> Reply:
-        """Send one JSON-RPC request; return (response message, HTTP status or None)."""
-        ...
-
-    async def notify(self, message: Message, headers: Mapping[str, str]) -> None: ...
-
-    async def aclose(self) -> None: ...
+__all__ = [
+    "AsyncOnRequest",
+    "AsyncTransport",
+    "Message",
+    "OnNotification",
+    "OnRequest",
+    "Reply",
+    "SyncTransport",
+    "sends_headers",
+]
 
 
 def sends_headers(transport: object) -> bool:

@@ -1,5 +1,6 @@
-"""The lean HTTP/1.1 client (mcpgen_runtime/transport/_http11.py): parsing, head building and
-wire behaviour against a raw-socket server whose every byte a test scripts.
+"""The lean HTTP/1.1 engine (mcpgen_runtime/transport/http11.py, _async/pool.py and its blocking
+twin): parsing, head building and wire behaviour against a raw-socket server whose every byte a
+test scripts.
 
 Real servers (uvicorn with our server and the SDK's) are in test_http11_servers.py.
 """
@@ -23,15 +24,10 @@ import pytest
 
 from mcpgen_runtime import _json
 from mcpgen_runtime.errors import ConnectError, RequestTimeoutError, TransportError
-from mcpgen_runtime.transport._http11 import (
-    AsyncPool,
-    BodyDecoder,
-    HeadBuilder,
-    SyncPool,
-    lean_origin,
-    parse_head,
-)
+from mcpgen_runtime.transport._async.pool import AsyncPool
+from mcpgen_runtime.transport._sync.pool import Pool as SyncPool
 from mcpgen_runtime.transport.http import AsyncHttpTransport, HttpTransport
+from mcpgen_runtime.transport.http11 import BodyDecoder, HeadBuilder, lean_origin, parse_head
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -85,14 +81,15 @@ def test_engine_choice(no_proxy_env: pytest.MonkeyPatch) -> None:
     import httpx
 
     plain = HttpTransport("http://127.0.0.1:9/mcp")
-    custom = HttpTransport("http://127.0.0.1:9/mcp", client=httpx.Client())
+    client = httpx.Client()
+    custom = HttpTransport("http://127.0.0.1:9/mcp", client=client)
     aplain = AsyncHttpTransport("https://127.0.0.1:9/mcp")
     try:
         assert (plain.engine, custom.engine, aplain.engine) == ("http11", "httpx", "http11")
     finally:
         plain.close()
         custom.close()
-        custom._client.close()  # type: ignore[union-attr]
+        client.close()  # not the transport's to close
 
 
 # -- request heads ------------------------------------------------------------------------------
@@ -389,7 +386,7 @@ class Runner:
             self.loop.run_until_complete(call)
 
     def pool(self) -> Any:
-        return self.transport._pool
+        return self.transport._engine.pool
 
     def close(self) -> None:
         if self.loop is not None:
@@ -737,6 +734,50 @@ def test_async_cancellation_drops_the_connection() -> None:
     assert server.connections == 2
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_closing_a_reply_whose_end_has_arrived_keeps_the_connection(mode: str) -> None:
+    """Closed before its body was read to the end: the end already waiting is read and the
+    connection goes back to the pool (both sides; a reply whose end has not come is closed,
+    HTTP-21, see test_abandoned_sse_stream_closes_the_connection)."""
+    def in_two_parts(server: RawServer, sock: socket.socket, index: int) -> None:
+        buffer = bytearray()
+        while (request := read_request(sock, buffer)) is not None:
+            server.requests.append((index, request))
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         b"5\r\nhello\r\n")
+            time.sleep(0.05)
+            sock.sendall(b"0\r\n\r\n")
+
+    def sync_scenario(pool: SyncPool, payload: bytes) -> int:
+        for _ in range(2):
+            response = pool.post(payload, 5)
+            assert next(response.iter_body()) == b"hello"
+            time.sleep(0.3)  # the end arrives, unread
+            response.close()
+        return len(pool._idle)
+
+    async def async_scenario(pool: AsyncPool, payload: bytes) -> int:
+        for _ in range(2):
+            response = await pool.post(payload, 5)
+            assert await response.aiter_body().__anext__() == b"hello"
+            await asyncio.sleep(0.3)
+            await response.aclose()
+        return len(pool._idle)
+
+    with RawServer(in_two_parts) as server:
+        origin = lean_origin(server.url)
+        assert origin is not None
+        body = _json.dumps(_message(1))
+        payload = HeadBuilder(origin, DEFAULTS).head({}, len(body)) + body
+        if mode == "sync":
+            pool = SyncPool(origin, server.url, timeout=5)
+            idle = sync_scenario(pool, payload)
+        else:
+            apool = AsyncPool(origin, server.url, timeout=5)
+            idle = asyncio.run(async_scenario(apool, payload))
+    assert idle == 1 and server.connections == 1 and len(server.requests) == 2
+
+
 def test_async_pool_survives_a_new_event_loop() -> None:
     with RawServer(keep_alive_echo) as server:
         transport = AsyncHttpTransport(server.url)
@@ -779,7 +820,7 @@ def test_async_pool_concurrent_requests() -> None:
         async def one(i: int) -> int:
             body = _json.dumps(_message(i))
             response = await pool.post(builder.head({}, len(body)) + body, 5)
-            return int(_json.loads(await response.read())["id"])
+            return int(_json.loads(await response.aread())["id"])
         try:
             return await asyncio.gather(*(one(i) for i in range(30)))
         finally:

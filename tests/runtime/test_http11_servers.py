@@ -48,7 +48,7 @@ def client(mode: str, url: str, **kwargs: Any) -> Any:
 def pool_of(drv: Driver) -> Any:
     transport = drv.client.transport
     assert transport.engine == "http11"  # the default for a plain http:// URL
-    return transport._pool
+    return transport._engine.pool
 
 
 def idle_sockets(drv: Driver) -> list[Any]:

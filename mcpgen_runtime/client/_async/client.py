@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar, cast
+from typing import Any, Self, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -185,17 +185,19 @@ class AsyncClient(AsyncIO):
             tools_list_changed, prompts_list_changed, resources_list_changed, tuple(resource_subscriptions)))
 
     async def _open_listen(self, requested: SubscriptionFilter) -> tuple[ListenState, AsyncIterator[Message]]:
-        stream = getattr(self._transport, "stream", None)
-        if stream is None:
-            raise TypeError(f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()")
-        await self._start()
+        await self._transport.start()
         outgoing = self._core.listen_request(requested)
         headers = outgoing.headers if self._auth is None else await self._auth(outgoing.headers)
-        return ListenState(outgoing.message["id"], requested, self._core.observe), stream(outgoing.message, headers)
+        state = ListenState(outgoing.message["id"], requested, self._core.observe)
+        return state, self._transport.stream(outgoing.message, headers)
 
     async def aclose(self) -> None:
         if not self._is_view:
             await self._transport.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._transport.start()  # a stdio server's bad command surfaces here, not at the first call
+        return self
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:

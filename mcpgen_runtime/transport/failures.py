@@ -1,0 +1,59 @@
+"""What transport failures become: the `TransportError`s both HTTP engines raise, worded once.
+
+`ConnectError` (could not connect, including a connect timeout and TLS verification),
+`RequestTimeoutError` (no complete reply in time), `ResponseLostError` (a reply stream ended
+before the response, HTTP-26), `HttpStatusError` (a status without a JSON-RPC answer) and
+plain `TransportError` for anything else in the exchange.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ..errors import ConnectError, HttpStatusError, RequestTimeoutError, ResponseLostError, TransportError
+
+BODY_PREVIEW: Final = 2000  # bytes of a rejected reply's body kept on HttpStatusError
+
+# Connection failures that, on a reused connection before any response byte, mean the server
+# closed it while idle (see ReusedConnectionLost).
+RETRYABLE: Final = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+
+
+def timed_out(url: str, timeout: float | None) -> RequestTimeoutError:
+    return RequestTimeoutError(f"no response from {url} within {timeout}s")
+
+
+def connect_failed(url: str, exc: BaseException) -> ConnectError:
+    return ConnectError(f"cannot connect to {url}: {type(exc).__name__}: {exc}")
+
+
+def exchange_failed(url: str, exc: BaseException) -> TransportError:
+    return TransportError(f"HTTP exchange with {url} failed: {type(exc).__name__}: {exc}")
+
+
+def stream_ended(url: str) -> ResponseLostError:
+    # HTTP-26: the request is lost; a caller may re-issue it with a new id.
+    return ResponseLostError(f"SSE response stream from {url} ended before the response")
+
+
+def status_error(status: int, body: bytes) -> HttpStatusError:
+    """A non-2xx reply to a request without a JSON-RPC error in its body."""
+    return HttpStatusError(f"HTTP {status} without a JSON-RPC error body", status_code=status,
+                           body=body[:BODY_PREVIEW])
+
+
+def rejected(what: str, status: int, body: bytes) -> HttpStatusError:
+    """A non-2xx reply to a POST that carries no request (`what`: a notification, an answer)."""
+    return HttpStatusError(f"{what} rejected with HTTP {status}", status_code=status, body=body[:BODY_PREVIEW])
+
+
+def from_httpx(exc: Exception, url: str) -> TransportError:
+    """An httpx failure as the lean engine would have reported it."""
+    import httpx  # only the httpx engine gets here, and it has imported httpx already
+
+    if isinstance(exc, httpx.ConnectTimeout | httpx.ConnectError):
+        return ConnectError(f"cannot connect to {url}: {exc}")
+    if isinstance(exc, httpx.TimeoutException):
+        return RequestTimeoutError(f"no response from {url} in time: {exc}")
+    return exchange_failed(url, exc)
+

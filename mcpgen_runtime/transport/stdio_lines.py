@@ -1,0 +1,146 @@
+"""stdio without I/O: one JSON-RPC message per line, what each line read means and where it
+goes; shared by both stdio transports (`stdio.py`).
+
+Rules: STDIO-01 (newline-delimited, no embedded newlines — orjson never emits raw newlines),
+STDIO-02 (stderr is a log, not an error signal: a bounded tail only `ServerExitedError`
+reports), STDIO-08 / CANCEL-03 (an abandoned request is cancelled with
+`notifications/cancelled`), SUB-06 (listen streams are demultiplexed by the subscription id
+in `_meta`; no request's `on_notification` sees their messages).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from .. import _json
+from ..errors import ServerExitedError
+from ..protocol.jsonrpc import decode, is_response
+from ..protocol.meta import SUBSCRIPTION_ID_KEY
+from .hooks import Message
+
+SHUTDOWN_GRACE: Final = 2.0  # seconds to wait at each shutdown step (stdin EOF, SIGTERM)
+STDERR_TAIL_LINES: Final = 200
+STDERR_LINE_LIMIT: Final = 8192  # bytes kept per stderr line: the tail stays bounded
+
+
+def child_env(env: Mapping[str, str] | None) -> dict[str, str] | None:
+    # Extra variables on top of ours: a server without PATH or HOME is rarely what anyone wants.
+    return None if env is None else {**os.environ, **env}
+
+
+def encode(message: Message) -> bytes:
+    return _json.dumps(message) + b"\n"
+
+
+def cancel_line(request_id: Any, reason: str) -> bytes:
+    return encode({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": request_id, "reason": reason}})
+
+
+def parse_line(line: bytes) -> Message:
+    return decode(line, "server wrote a non-JSON line to stdout", "server wrote a non-object JSON line to stdout")
+
+
+def program(command: Sequence[str]) -> list[str]:
+    """The command line of a server process (a program and its arguments)."""
+    if not command:
+        raise ValueError("command must name a program")
+    return list(command)
+
+
+class LineSplitter:
+    """Cuts what the server writes into lines, however the reads split it; blank lines are skipped."""
+
+    __slots__ = ("_partial",)
+
+    def __init__(self) -> None:
+        self._partial = b""
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        data = self._partial + chunk if self._partial else chunk
+        *complete, self._partial = data.split(b"\n")
+        return [line for line in complete if line.strip()]
+
+
+def answers(message: Message, request_id: Any) -> bool:
+    """Whether `message` is the response to `request_id`; an error with id null answers the
+    request the server could not read."""
+    if not is_response(message):
+        return False
+    reply_id = message["id"]
+    return bool(reply_id == request_id or (reply_id is None and "error" in message))
+
+
+def stream_key(message: Message) -> Any:
+    """The request id a notification belongs to as part of a stream: the subscription id in
+    `_meta` (SUB-05), or the `requestId` of a server's `notifications/cancelled` (SUB-08)."""
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return None
+    meta = params.get("_meta")
+    if isinstance(meta, dict) and SUBSCRIPTION_ID_KEY in meta:
+        return meta[SUBSCRIPTION_ID_KEY]
+    if message.get("method") == "notifications/cancelled":
+        return params.get("requestId")
+    return None
+
+
+def ends_stream(message: Message) -> bool:
+    return is_response(message) or message.get("method") == "notifications/cancelled"
+
+
+Deliver = Callable[[Any], None]  # puts a message (or an error) in a stream's queue
+
+
+class StreamRoutes:
+    """The open `stream()` requests and where their messages go (SUB-06)."""
+
+    __slots__ = ("_routes",)
+
+    def __init__(self) -> None:
+        self._routes: dict[Any, Deliver] = {}
+
+    def open(self, request_id: Any, deliver: Deliver) -> None:
+        self._routes[request_id] = deliver
+
+    def close(self, request_id: Any) -> None:
+        self._routes.pop(request_id, None)
+
+    def queues(self) -> Iterable[Deliver]:
+        return list(self._routes.values())
+
+    def route(self, message: Message) -> bool:
+        """Deliver a stream's message (its response, or a notification tagged with its id).
+        True when `message` belongs to a stream; a notification tagged for a stream that is
+        closed by now is dropped."""
+        if is_response(message):
+            deliver = self._routes.get(message["id"])
+            if deliver is None:
+                return False
+        else:
+            key = stream_key(message)
+            if key is None:
+                return False
+            deliver = self._routes.get(key)
+            if deliver is None:
+                return True
+        deliver(message)
+        return True
+
+
+def exited(command: list[str], returncode: int | None, stderr_tail: str) -> ServerExitedError:
+    status = f"exited with code {returncode}" if returncode is not None else "closed its stdout"
+    last = next((line.strip() for line in reversed(stderr_tail.splitlines()) if line.strip()), "")
+    return ServerExitedError(f"server process {command[0]!r} {status}" + (f"; stderr: {last[:300]}" if last else ""),
+                             returncode=returncode, stderr_tail=stderr_tail)
+
+
+def copy_exit(exited: ServerExitedError) -> ServerExitedError:
+    """A fresh exception for each waiter (one raised object carries one traceback)."""
+    return ServerExitedError(str(exited), returncode=exited.returncode, stderr_tail=exited.stderr_tail)
+
+
+def tail_text(lines: Iterable[bytes]) -> str:
+    return b"".join(lines).decode("utf-8", "replace")

@@ -1,0 +1,189 @@
+"""Streamable HTTP without I/O: the headers every POST carries, and the reading of replies —
+a JSON body (`classify_body`) or an SSE stream (`SseDecoder`, `ResponseStream`, `EventMessages`).
+
+Rules: HTTP-06/07/09 (one POST per message, Accept lists both types), HTTP-13 (both reply
+types), HTTP-15 (no server requests on a reply stream: dropped unless the transport has an
+`on_request` hook), HTTP-19 (SSE comments ignored), HTTP-20 (no resumption: `id:`/`retry:`
+ignored).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from .. import _json
+from .._version import __version__
+from ..errors import ProtocolError
+from ..protocol.jsonrpc import decode, is_request
+from .failures import status_error
+from .hooks import Message, OnNotification
+
+BASE_HEADERS: Final[Mapping[str, str]] = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+}
+USER_AGENT: Final = f"mcpgen/{__version__}"
+
+# SSE line terminators: CRLF, LF or CR (WHATWG "event stream interpretation").
+_EOL = re.compile(rb"\r\n|\r|\n")
+
+
+def is_event_stream(content_type: str) -> bool:
+    return content_type[:17].lower() == "text/event-stream"
+
+
+def classify_body(status: int, body: bytes) -> Message:
+    """The JSON-RPC message of a non-streamed reply, or the error the HTTP status stands for."""
+    if 200 <= status < 300:
+        if not body:
+            raise ProtocolError(f"HTTP {status} reply to a request has no body")
+        return decode(body, "HTTP %d reply is not JSON", "HTTP %d reply is not a JSON-RPC message", status)
+    # A non-2xx reply carrying a JSON-RPC error is the server's answer; the caller raises it
+    # with `http_status` (e.g. 400 + -32022, 404 + -32601).
+    try:
+        message = _json.loads(body) if body else None
+    except _json.JSONDecodeError:
+        message = None
+    if isinstance(message, dict) and isinstance(message.get("error"), dict):
+        return message
+    raise status_error(status, body)
+
+
+class SseDecoder:
+    """Incremental `text/event-stream` parser that yields the `data` payload of each event.
+
+    Comment lines (`:` keep-alives) and the `event`, `id` and `retry` fields are ignored; a
+    multi-line `data` field is joined with `\\n`. Chunks may split lines anywhere, including
+    between the CR and LF of a CRLF.
+    """
+
+    __slots__ = ("_buffer", "_data")
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._data: list[bytes] | None = None
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        buffer = self._buffer + chunk if self._buffer else chunk
+        events: list[bytes] = []
+        start = 0
+        end = len(buffer)
+        for match in _EOL.finditer(buffer):
+            if match.end() == end and match.group() == b"\r":
+                break  # may be the first half of a CRLF split across chunks
+            self._line(buffer[start : match.start()], events)
+            start = match.end()
+        self._buffer = buffer[start:]
+        return events
+
+    def finish(self) -> list[bytes]:
+        """End of stream: flush a final unterminated line and event (lenient with servers
+        that close without the closing blank line)."""
+        events: list[bytes] = []
+        if self._buffer:
+            self._line(self._buffer.rstrip(b"\r"), events)
+            self._buffer = b""
+        self._line(b"", events)
+        return events
+
+    def _line(self, line: bytes, events: list[bytes]) -> None:
+        if not line:
+            if self._data is not None:
+                events.append(b"\n".join(self._data))
+                self._data = None
+            return
+        if line[:1] == b":":
+            return
+        field, _, value = line.partition(b":")
+        if field == b"data":
+            if value[:1] == b" ":
+                value = value[1:]
+            if self._data is None:
+                self._data = [value]
+            else:
+                self._data.append(value)
+
+
+def event_message(data: bytes) -> Message | None:
+    """The JSON-RPC message an SSE event carries (None for an empty event)."""
+    if not data.strip():
+        return None
+    return decode(data, "SSE event data is not JSON", "SSE event is not a JSON-RPC message")
+
+
+class ResponseStream:
+    """Reads one request's SSE reply: notifications go to `on_notification`, the response
+    carrying the request's id ends the read, and requests of the peer's are collected in
+    `requests` for the transport to answer (dropped when `requests` is None: HTTP-15)."""
+
+    __slots__ = ("_decoder", "_id", "_on_notification", "requests")
+
+    def __init__(self, request_id: Any, on_notification: OnNotification | None,
+                 requests: list[Message] | None = None) -> None:
+        self._decoder = SseDecoder()
+        self._id = request_id
+        self._on_notification = on_notification
+        self.requests = requests
+
+    def feed(self, chunk: bytes) -> Message | None:
+        for data in self._decoder.feed(chunk):
+            message = self._accept(data)
+            if message is not None:
+                return message
+        return None
+
+    def finish(self) -> Message | None:
+        for data in self._decoder.finish():
+            message = self._accept(data)
+            if message is not None:
+                return message
+        return None
+
+    def _accept(self, data: bytes) -> Message | None:
+        message = event_message(data)
+        if message is None:
+            return None
+        if "id" in message:
+            if "result" in message or "error" in message:
+                msg_id = message["id"]
+                # An error with id null answers a request the server could not read: ours.
+                if msg_id == self._id or (msg_id is None and "error" in message):
+                    return message
+            elif "method" in message and self.requests is not None:
+                self.requests.append(message)
+            # Responses to other ids, and peer requests nobody answers (HTTP-15), are dropped.
+            return None
+        if "method" in message and self._on_notification is not None:
+            self._on_notification(message)
+        return None
+
+
+class EventMessages:
+    """Every message of an SSE reply, for `stream()`: peer requests are set aside in
+    `requests` when the transport answers them (`requests` not None), else passed on."""
+
+    __slots__ = ("_decoder", "requests")
+
+    def __init__(self, requests: list[Message] | None = None) -> None:
+        self._decoder = SseDecoder()
+        self.requests = requests
+
+    def feed(self, chunk: bytes) -> list[Message]:
+        return self._messages(self._decoder.feed(chunk))
+
+    def finish(self) -> list[Message]:
+        return self._messages(self._decoder.finish())
+
+    def _messages(self, events: list[bytes]) -> list[Message]:
+        messages: list[Message] = []
+        for data in events:
+            message = event_message(data)
+            if message is None:
+                continue
+            if self.requests is not None and is_request(message):
+                self.requests.append(message)
+            else:
+                messages.append(message)
+        return messages
