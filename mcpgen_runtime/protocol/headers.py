@@ -13,12 +13,17 @@ PROTOCOL_VERSION = "MCP-Protocol-Version"
 METHOD = "Mcp-Method"
 NAME = "Mcp-Name"
 PARAM_PREFIX = "Mcp-Param-"
+# Initialize-based revisions only (protocol/lifecycle.py): the session, and SSE resumption.
+SESSION_ID = "Mcp-Session-Id"
+LAST_EVENT_ID = "Last-Event-ID"
 
 # Lower-case forms, as ASGI servers hand header names over.
 PROTOCOL_VERSION_LC = PROTOCOL_VERSION.lower()
 METHOD_LC = METHOD.lower()
 NAME_LC = NAME.lower()
 PARAM_PREFIX_LC = PARAM_PREFIX.lower()
+SESSION_ID_LC = SESSION_ID.lower()
+LAST_EVENT_ID_LC = LAST_EVENT_ID.lower()
 
 # Methods whose `Mcp-Name` mirrors a body field (HDR-08).
 NAME_FIELD_BY_METHOD = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}

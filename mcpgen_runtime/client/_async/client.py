@@ -185,7 +185,7 @@ class AsyncClient(AsyncIO):
             tools_list_changed, prompts_list_changed, resources_list_changed, tuple(resource_subscriptions)))
 
     async def _open_listen(self, requested: SubscriptionFilter) -> tuple[ListenState, AsyncIterator[Message]]:
-        await self._transport.start()
+        await self._start()
         outgoing = self._core.listen_request(requested)
         headers = outgoing.headers if self._auth is None else await self._auth(outgoing.headers)
         state = ListenState(outgoing.message["id"], requested, self._core.observe)
@@ -196,8 +196,13 @@ class AsyncClient(AsyncIO):
             await self._transport.aclose()
 
     async def __aenter__(self) -> Self:
-        await self._transport.start()  # a stdio server's bad command surfaces here, not at the first call
+        await self._start()  # a stdio server's bad command surfaces here, not at the first call
         return self
+
+    async def _start(self) -> None:
+        start = getattr(self._transport, "start", None)  # transports written before start() joined the contract
+        if start is not None:
+            await start()
 
     async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                         tb: TracebackType | None) -> None:
