@@ -185,11 +185,13 @@ class AsyncClient(AsyncIO):
             tools_list_changed, prompts_list_changed, resources_list_changed, tuple(resource_subscriptions)))
 
     async def _open_listen(self, requested: SubscriptionFilter) -> tuple[ListenState, AsyncIterator[Message]]:
+        stream = getattr(self._transport, "stream", None)  # transports written before stream() joined the contract
+        if stream is None:
+            raise TypeError(f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()")
         await self._start()
         outgoing = self._core.listen_request(requested)
         headers = outgoing.headers if self._auth is None else await self._auth(outgoing.headers)
-        state = ListenState(outgoing.message["id"], requested, self._core.observe)
-        return state, self._transport.stream(outgoing.message, headers)
+        return ListenState(outgoing.message["id"], requested, self._core.observe), stream(outgoing.message, headers)
 
     async def aclose(self) -> None:
         if not self._is_view:
