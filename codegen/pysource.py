@@ -84,7 +84,7 @@ class PySource(str):
     def __new__(cls, value: str, token: object = None) -> PySource:
         if token is not _TOKEN:
             raise TypeError(f"{cls.__name__} values are created by codegen.pysource only")
-        return super().__new__(cls, value)
+        return str.__new__(cls, value)
 
     def __html__(self) -> str:  # markupsafe: already "safe" -> never HTML-escaped by jinja
         return self
@@ -468,10 +468,8 @@ def comment(text: str) -> PyComment:
 
 
 def seq(*parts: Node) -> Seq:
-    for part in parts:
-        if not isinstance(part, (PySource, Brk, Seq, Param)):
-            raise InternalGeneratorError(f"refusing to lay out unchecked text {part!r:.80}")
-    return Seq(tuple(parts))
+    """`parts` written one after the other (each checked by `Seq` itself)."""
+    return Seq(parts)
 
 
 _BRACKETS: Final = {pair: (PyCode(pair[0], _TOKEN), PyCode(pair[1], _TOKEN)) for pair in ("()", "[]", "{}")}
@@ -481,10 +479,7 @@ def brk(open_: str, items: Sequence[Node], close: str, *, magic: bool = True, on
     brackets = _BRACKETS.get(open_ + close)
     if brackets is None:
         raise InternalGeneratorError(f"unexpected brackets {open_!r} {close!r}")
-    for item in items:
-        if not isinstance(item, (PySource, Brk, Seq, Param)):
-            raise InternalGeneratorError(f"refusing to lay out unchecked text {item!r:.80}")
-    return Brk(brackets[0], tuple(items), brackets[1], magic, one_tuple)
+    return Brk(brackets[0], tuple(items), brackets[1], magic, one_tuple)  # items checked by `Brk` itself
 
 
 def call(func: Node, args: Sequence[Node]) -> Seq:
@@ -532,15 +527,16 @@ def union_of(members: Sequence[Node]) -> Seq:
 def flat(node: Node) -> str:
     """The node on one line."""
     if isinstance(node, PySource):
-        return str(node)
+        return node  # already a str: no copy of a long literal
     if isinstance(node, (Seq, Brk, Param)):
         return node.text
     raise InternalGeneratorError(f"refusing to lay out unchecked text {node!r:.80}")
 
 
 def _layout_free(text: str) -> str:
-    """`text` without what a layout may change: line breaks, indentation, commas, parentheses."""
-    return "".join(text.split()).replace(",", "").replace("(", "").replace(")", "")
+    """`text` without what a layout may change: line breaks, indentation, commas, parentheses (the
+    only white space in statements: literals escape every other space character)."""
+    return text.replace(" ", "").replace("\n", "").replace(",", "").replace("(", "").replace(")", "")
 
 
 def laid_out(node: Node, text: str, *, indent: str) -> PyCode:
