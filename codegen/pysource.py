@@ -115,7 +115,7 @@ class PyComment(PySource):
 
 
 class PyCode(PySource):
-    """A statement built here from checked parts (import lines)."""
+    """Code built here from checked parts: fixed fragments, import lines, laid-out statements."""
 
     __slots__ = ()
 
@@ -502,7 +502,12 @@ def annotated_name(name: str, annotation: Node, default: Node | None = None) -> 
     for part in (annotation, default):
         if part is not None and not isinstance(part, (PySource, Brk, Seq)):
             raise InternalGeneratorError(f"refusing to lay out unchecked text {part!r:.80}")
-    return Param(PyCode(f"{ident(name)}: ", _TOKEN), annotation, default)
+    return Param(_name_prefix(ident(name)), annotation, default)
+
+
+@functools.lru_cache(maxsize=65536)  # field and parameter names recur (sync and async methods, handlers)
+def _name_prefix(name: PyIdent) -> PyCode:
+    return PyCode(name + ": ", _TOKEN)
 
 
 @functools.lru_cache(maxsize=65536)  # a fixed set of fragments, used in every method
@@ -533,9 +538,19 @@ def flat(node: Node) -> str:
     raise InternalGeneratorError(f"refusing to lay out unchecked text {node!r:.80}")
 
 
-def _layout_free(text: str) -> str:
-    """`text` without what a layout may change: line breaks, indentation, commas, parentheses (the
-    only white space in statements: literals escape every other space character)."""
+_LAYOUT_BYTES: Final = b" \n,()"
+
+
+def _same_but_layout(text: str, one_line: str) -> bool:
+    """Whether `text` is `one_line` apart from what a layout may change: line breaks, indentation,
+    commas and parentheses (spaces and newlines are the only white space in a statement: literals
+    escape every other space character)."""
+    if text.isascii() and one_line.isascii():  # the common case; bytes.translate drops them fastest
+        return text.encode().translate(None, _LAYOUT_BYTES) == one_line.encode().translate(None, _LAYOUT_BYTES)
+    return _without_layout(text) == _without_layout(one_line)
+
+
+def _without_layout(text: str) -> str:
     return text.replace(" ", "").replace("\n", "").replace(",", "").replace("(", "").replace(")", "")
 
 
@@ -546,7 +561,7 @@ def laid_out(node: Node, text: str, *, indent: str) -> PyCode:
     if indent.strip(" "):
         raise InternalGeneratorError(f"indent must be spaces, got {indent!r}")
     one_line = indent + flat(node)
-    if text != one_line and _layout_free(text) != _layout_free(one_line):
+    if text != one_line and not _same_but_layout(text, one_line):
         raise InternalGeneratorError(f"a layout changed more than line breaks of {one_line.strip()!r:.80}")
     return PyCode(text, _TOKEN)
 

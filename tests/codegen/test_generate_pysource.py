@@ -139,6 +139,11 @@ def test_laid_out_allows_only_line_breaks_commas_and_parentheses() -> None:
             pysource.laid_out(node, forged, indent="    ")
     with pytest.raises(InternalGeneratorError, match="indent"):
         pysource.laid_out(node, 'import os\nf("a b", x)', indent="import os\n")
+    wide = pysource.call(pysource.code("f"), [pysource.literal("é ü"), pysource.ident("x")])  # not ASCII
+    assert pysource.laid_out(wide, 'f(\n    "é ü",\n    x,\n)', indent="") == 'f(\n    "é ü",\n    x,\n)'
+    for forged in ['f("é ü", x) or 1', 'f("e ü", x)', 'f("é ü", x)\nimport os']:
+        with pytest.raises(InternalGeneratorError, match="layout changed"):
+            pysource.laid_out(wide, forged, indent="")
 
 
 def test_only_pysource_mints_markers() -> None:
