@@ -22,7 +22,7 @@ __all__ = ["MODULE_NAMES", "ClassNames", "ClassPlan", "def_class_stems", "path_n
 MODULE_NAMES: Final = frozenset({"Annotated", "Any", "BaseModel", "ConfigDict", "Field", "Literal", "RootModel"})
 
 # `$defs` keywords whose root entries get a class stem of their own.
-DEF_KEYWORDS: Final = ("$defs", "definitions")
+_DEF_KEYWORDS: Final = ("$defs", "definitions")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,7 @@ def plan_classes(tools: list[dict[str, Any]], names: ClassNames | None = None) -
 def def_class_stems(schema: Mapping[str, Any], stem: str) -> dict[tuple[str, str], str]:
     """("$defs", key) -> `<Stem><Key>Def` for every root `$defs` / `definitions` entry of `schema`."""
     stems: dict[tuple[str, str], str] = {}
-    for keyword in DEF_KEYWORDS:
+    for keyword in _DEF_KEYWORDS:
         members = schema.get(keyword)
         if isinstance(members, Mapping):
             for name in members:

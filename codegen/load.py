@@ -9,8 +9,9 @@ the document that was read):
     {"name": ..., "inputSchema": {...}}                      one tool object         -> "" (the document)
 
 Live servers: `load_url` (Streamable HTTP) and `load_stdio` (a command line) call
-`server/discover`, then every `tools/list` page, and keep each tool exactly as the server
-listed it — validation, not loading, decides what is usable. Runtime errors become
+`server/discover`, then every `tools/list` page, through the runtime's own `Client` (no
+response cache, no tool table), and keep each tool exactly as the server listed it
+(`ToolsPage.listed`) — validation, not loading, decides what is usable. Runtime errors become
 `SpecLoadError` here and nowhere else; display names never carry credentials.
 """
 
