@@ -334,13 +334,20 @@ def _generate_one(
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
 
 
-output_dir_option = click.option(
-    "-o",
-    "--output",
-    "out",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Directory to write the package into (the package is DIR/NAME/).",
+def _output_option(*, directory: bool, help_text: str) -> Callable[[_F], _F]:
+    """`-o/--output` (required): a directory to write a package into, or a file to write."""
+    return click.option(
+        "-o",
+        "--output",
+        "out",
+        required=True,
+        type=click.Path(file_okay=not directory, dir_okay=directory, path_type=Path),
+        help=help_text,
+    )
+
+
+output_dir_option = _output_option(
+    directory=True, help_text="Directory to write the package into (the package is DIR/NAME/)."
 )
 
 
@@ -407,14 +414,7 @@ def server(
 
 @main.command()
 @click.argument("url", required=False, metavar="[URL]")
-@click.option(
-    "-o",
-    "--output",
-    "out",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Spec file to write, e.g. specs/example.json.",
-)
+@_output_option(directory=False, help_text="Spec file to write, e.g. specs/example.json.")
 @stdio_option
 @header_option
 @_reports_errors

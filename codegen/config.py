@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import keyword
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -72,16 +73,18 @@ def _is_identifier(name: str) -> bool:
     return name.isascii() and name.isidentifier() and not keyword.iskeyword(name)
 
 
+def _reject_unknown_keys(table: dict[str, Any], known: Iterable[str], where: str, *, expected: str) -> None:
+    """Unknown keys are errors, not silently ignored (a typo must not drop a setting)."""
+    unknown = sorted(set(table) - set(known))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; expected {expected}")
+
+
 def _target(path: Path, base: Path, index: int, table: Any) -> TargetConfig:
     where = f"{path}: [[tool.mcpgen.targets]] #{index}"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: expected a table, found {type(table).__name__}")
-    unknown = sorted(set(table) - set(_TARGET_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; "
-            f"expected {', '.join(_TARGET_KEYS)}"
-        )
+    _reject_unknown_keys(table, _TARGET_KEYS, where, expected=", ".join(_TARGET_KEYS))
     missing = [key for key in _REQUIRED if key not in table]
     if missing:
         raise ConfigError(f"{where}: missing key(s) {', '.join(map(repr, missing))}")
@@ -133,11 +136,7 @@ def load_config(path: Path) -> GenerateConfig:
         )
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.mcpgen] must be a table")
-    unknown = sorted(set(section) - set(_TOP_KEYS))
-    if unknown:
-        raise ConfigError(
-            f"{path}: [tool.mcpgen]: unknown key(s) {', '.join(map(repr, unknown))}; expected 'targets'"
-        )
+    _reject_unknown_keys(section, _TOP_KEYS, f"{path}: [tool.mcpgen]", expected="'targets'")
     raw = section.get("targets")
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"{path}: [tool.mcpgen] needs at least one [[tool.mcpgen.targets]] table")

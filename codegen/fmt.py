@@ -1,6 +1,6 @@
 """FORMAT: generated Python is written already formatted, then parsed once to prove it is Python.
 
-`pysource` lays every statement out the way black (pinned in pyproject.toml, explicit `Mode`, so no
+`layout` lays every statement out the way black (pinned in pyproject.toml, explicit `Mode`, so no
 user configuration can change the bytes) would. The few statements whose layout it cannot be sure
 of are handed to black one at a time (`black_statement`, memoised): that is black's own output for
 that statement in its block, so the file stays what black would make of it. Running black over

@@ -9,8 +9,9 @@ the document that was read):
     {"name": ..., "inputSchema": {...}}                      one tool object         -> "" (the document)
 
 Live servers: `load_url` (Streamable HTTP) and `load_stdio` (a command line) call
-`server/discover`, then every `tools/list` page, and keep each tool exactly as the server
-listed it — validation, not loading, decides what is usable. Runtime errors become
+`server/discover`, then every `tools/list` page, through the runtime's own `Client` (no
+response cache, no tool table), and keep each tool exactly as the server listed it
+(`ToolsPage.listed`) — validation, not loading, decides what is usable. Runtime errors become
 `SpecLoadError` here and nowhere else; display names never carry credentials.
 """
 
@@ -21,30 +22,24 @@ import math
 import os
 import re
 import shlex
-from collections.abc import Callable, Generator, Mapping
+import warnings
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
+from typing import Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from .errors import SpecLoadError
 from .refs import describe
 from .spec import LoadedSpec
 
-if TYPE_CHECKING:
-    from mcpgen_runtime.client import ClientCore, Outgoing
-    from mcpgen_runtime.protocol.input_required import InputNeeded
-    from mcpgen_runtime.transport.base import Reply, SyncTransport
-
-# The runtime's client and transports are imported only for live servers: reading a spec file
-# must not pay for them (about a third of a second per `mcpgen` run).
+# The runtime's client (`mcpgen_runtime.client.Client`) is imported only for live servers: reading
+# a spec file must not pay for it (about a third of a second per `mcpgen` run).
 
 MAX_FILE_BYTES: Final = 64 * 1024 * 1024
 MAX_PAGES: Final = 1000
 MAX_LISTED_TOOLS: Final = 10_000
 _SHOWN_PROBLEMS: Final = 10
 
-_T = TypeVar("_T")
 _URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _STRING_OR_TOKEN = r'"(?:[^"\\]++|\\.)*+"|'
 
@@ -203,67 +198,23 @@ def load_file(path: str | os.PathLike[str]) -> LoadedSpec:
 # --------------------------------------------------------------------------- live servers
 
 
+class _ListedPage(Protocol):
+    @property
+    def listed(self) -> tuple[Any, ...]: ...  # the page's `tools` as the server sent them, invalid ones too
+
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
 class _ListingClient(Protocol):
-    """What the loader needs from a live connection: discovery and *unfiltered* pages."""
+    """What the loader needs from a live connection (`mcpgen_runtime.client.Client`): discovery and
+    one `tools/list` page at a time, with every listed tool kept. `Client.list_tools` drops tools
+    whose x-mcp-header annotations are invalid (XHDR-10, right for applications); the generator
+    reads `ToolsPage.listed` instead, so validation can report them."""
 
     def discover(self) -> dict[str, Any]: ...
 
-    def list_tools(self, cursor: str | None = None) -> Any: ...  # .tools (list) and .next_cursor
-
-
-@dataclass(frozen=True)
-class _RawPage:
-    tools: list[Any]
-    next_cursor: str | None
-
-
-class _RawLister:
-    """`ClientCore` flows pumped over a runtime transport, keeping every listed tool.
-
-    `Client.list_tools` / `list_all_tools` drop tools whose x-mcp-header annotations are invalid
-    (XHDR-10, right for applications); the generator must see them to report them, so it
-    sends `tools/list` through `ClientCore.request_flow` and reads the raw result itself.
-    """
-
-    def __init__(self, core: ClientCore, transport: SyncTransport) -> None:
-        self._core = core
-        self._transport = transport
-
-    def _run(self, flow: Generator[Outgoing | InputNeeded, Any, _T]) -> _T:
-        from mcpgen_runtime.client import Outgoing
-        from mcpgen_runtime.errors import ProtocolError
-
-        try:
-            step = next(flow)
-            while True:
-                if not isinstance(step, Outgoing):  # an MRTR input request: nothing to answer it with
-                    raise ProtocolError("the server asked for user input while mcpgen was listing its tools")
-                reply: Reply = self._transport.request(step.message, step.headers, timeout=step.timeout)
-                step = flow.send(reply)
-        except StopIteration as done:
-            result: _T = done.value
-            return result
-
-    def discover(self) -> dict[str, Any]:
-        return self._run(self._core.discover_flow())
-
-    def list_tools(self, cursor: str | None = None) -> _RawPage:
-        from mcpgen_runtime.errors import ProtocolError
-
-        result = self._run(self._core.request_flow("tools/list", {} if cursor is None else {"cursor": cursor}))
-        tools = result.get("tools")
-        if not isinstance(tools, list):
-            raise ProtocolError(f"tools/list result has no `tools` array (found {describe(tools)})")
-        next_cursor = result.get("nextCursor")
-        if next_cursor is not None and not isinstance(next_cursor, str):
-            raise ProtocolError(f"tools/list nextCursor is {describe(next_cursor)}, expected a string")
-        return _RawPage(tools, next_cursor)
-
-    def __enter__(self) -> _RawLister:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._transport.close()
+    def list_tools(self, cursor: str | None = None) -> _ListedPage: ...
 
 
 def display_url(url: str) -> str:
@@ -274,27 +225,22 @@ def display_url(url: str) -> str:
 
 
 def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float) -> AbstractContextManager[_ListingClient]:
-    from mcpgen_runtime.client import ClientCore
-    from mcpgen_runtime.transport.base import sends_headers
-    from mcpgen_runtime.transport.http import HttpTransport
+    from mcpgen_runtime.client import Client
 
-    transport = HttpTransport(url, timeout=timeout)
-    core = ClientCore(headers=headers, timeout=timeout, send_headers=sends_headers(transport))
-    return _RawLister(core, transport)
+    return Client(url, headers=headers, timeout=timeout, tools=(), cache=False)
 
 
 def _open_stdio(argv: list[str]) -> AbstractContextManager[_ListingClient]:
-    from mcpgen_runtime.client import ClientCore
-    from mcpgen_runtime.transport.base import sends_headers
-    from mcpgen_runtime.transport.stdio import StdioTransport
+    from mcpgen_runtime.client import Client
 
-    transport = StdioTransport(argv)
-    return _RawLister(ClientCore(send_headers=sends_headers(transport)), transport)
+    return Client.stdio(argv, tools=(), cache=False)
 
 
 def _runtime_message(exc: BaseException) -> str:
-    from mcpgen_runtime.errors import RemoteError, ServerExitedError
+    from mcpgen_runtime.errors import InputRequiredError, RemoteError, ServerExitedError
 
+    if isinstance(exc, InputRequiredError):  # no callback is set: the client cannot answer it
+        return "the server asked for user input while mcpgen was listing its tools"
     if isinstance(exc, RemoteError):
         text = f"server answered with JSON-RPC error {exc.code}: {exc.message[:500]!r}"
         if exc.http_status is not None:
@@ -310,6 +256,8 @@ def _runtime_message(exc: BaseException) -> str:
 
 def _list_every_tool(client: _ListingClient, source: str, stage: list[str]) -> list[dict[str, Any]]:
     """`server/discover`, then every `tools/list` page, unfiltered, in listing order."""
+    from mcpgen_runtime.client import InvalidToolWarning
+
     stage.append("server/discover")
     client.discover()
     tools: list[Any] = []
@@ -317,12 +265,10 @@ def _list_every_tool(client: _ListingClient, source: str, stage: list[str]) -> l
     cursor: str | None = None
     for number in range(1, MAX_PAGES + 1):
         stage.append(f"tools/list page {number}")
-        page = client.list_tools(cursor)
-        page_tools = page.tools
-        if not isinstance(page_tools, list):
-            raise SpecLoadError(f"{source}: tools/list page {number} has {describe(page_tools)} as tools; "
-                                "expected an array")
-        tools.extend(page_tools)
+        with warnings.catch_warnings():  # the client warns about the tools it drops; validation reports them
+            warnings.simplefilter("ignore", InvalidToolWarning)
+            page = client.list_tools(cursor)
+        tools.extend(page.listed)
         if len(tools) > MAX_LISTED_TOOLS:
             raise SpecLoadError(f"{source}: server listed more than {MAX_LISTED_TOOLS} tools; refusing to go on")
         cursor = page.next_cursor

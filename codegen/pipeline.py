@@ -36,8 +36,9 @@ from .errors import InternalGeneratorError
 from .fmt import compile_python
 from .ir import PackageIR
 from .modelgen import build_ir
-from .render import render_client, render_server, tools_json
+from .render import render_client, render_server
 from .spec import GeneratedPackage, ValidatedSpec
+from .toolsjson import tools_json
 
 __all__ = ["build_client", "build_server", "generator_fingerprint", "input_key"]
 

@@ -1,17 +1,19 @@
-"""The only code that turns data into Python source.
+"""The only code that turns data into Python source: the `PySource` markers and their escaping.
 
 Everything a spec or server supplies is data. It reaches generated code only as
 
 - identifiers rebuilt by `naming` and checked here (`ident`, `dotted`),
 - `repr()` output of one recursive JSON-literal emitter (`literal`, `literal_node`),
 - escaped docstrings (`docstring`) and sanitised single-line comments (`comment`),
-- type expressions built from the IR's type algebra (`type_node`), whose leaves are checked
-  identifiers and literals.
+- fixed fragments written in the generator itself (`code`: plain ASCII tokens, no quotes).
 
 Each function returns a `PySource` marker (a `str` subclass that only this module can create);
 the template environment (`render.environment`) refuses to output any value that is not one.
-Larger pieces are layout nodes (`Seq`, `Brk`, `Param`) of such markers; `statement`, `def_header`
-and `class_header` lay them out the way black would (see "layout" below).
+Larger pieces are nodes (`Seq`, `Brk`, `Param`) that hold only markers and other nodes
+(`seq`, `brk`, `call`, `keyword_arg`, `annotated_name`, `union_of`); `typenodes` builds type
+expressions from them. `layout` decides where a node's statement breaks into lines, the way black
+would; `laid_out` mints its result only when it is the node's own source apart from white space,
+commas and parentheses, so the layout engine never creates source text itself.
 """
 
 from __future__ import annotations
@@ -21,32 +23,32 @@ import keyword
 import math
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from . import fmt, ir
+from . import fmt
 from .errors import InternalGeneratorError
 
 __all__ = [
     "LINE_LENGTH",
     "Brk",
     "Node",
+    "Param",
     "PyCode",
     "PyComment",
     "PyDocstring",
     "PyIdent",
     "PyLiteral",
+    "PyOp",
     "PySource",
-    "TypeNames",
+    "Seq",
     "annotated_name",
     "brk",
     "call",
-    "class_header",
     "clean_text",
     "code",
     "comment",
-    "def_header",
     "docstring",
     "dotted",
     "flat",
@@ -58,12 +60,11 @@ __all__ = [
     "join",
     "join_blocks",
     "keyword_arg",
+    "laid_out",
     "literal",
     "literal_node",
     "seq",
-    "statement",
-    "type_node",
-    "width",
+    "union_of",
 ]
 
 _TOKEN = object()
@@ -75,7 +76,6 @@ MAX_DOCSTRING_CHARS = 16_000
 MAX_COMMENT_CHARS = 300
 
 
-
 class PySource(str):
     """Python source text produced by this module. Only `pysource` can create instances."""
 
@@ -84,7 +84,7 @@ class PySource(str):
     def __new__(cls, value: str, token: object = None) -> PySource:
         if token is not _TOKEN:
             raise TypeError(f"{cls.__name__} values are created by codegen.pysource only")
-        return super().__new__(cls, value)
+        return str.__new__(cls, value)
 
     def __html__(self) -> str:  # markupsafe: already "safe" -> never HTML-escaped by jinja
         return self
@@ -115,7 +115,7 @@ class PyComment(PySource):
 
 
 class PyCode(PySource):
-    """A statement built here from checked parts (import lines)."""
+    """Code built here from checked parts: fixed fragments, import lines, laid-out statements."""
 
     __slots__ = ()
 
@@ -124,6 +124,10 @@ class PyOp(PySource):
     """An operator between the parts of an expression (` | `): black may split lines at it."""
 
     __slots__ = ()
+
+
+# Nodes hold only markers and other nodes (checked as they are made), so `flat(node)` is always
+# checked source.
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +146,8 @@ class Brk:
     text: str = ""  # the node on one line (computed)
 
     def __post_init__(self) -> None:
+        if not (isinstance(self.open, PySource) and isinstance(self.close, PySource)):
+            raise InternalGeneratorError(f"refusing unchecked brackets {self.open!r:.20} {self.close!r:.20}")
         comma = "," if self.one_tuple and len(self.items) == 1 else ""
         object.__setattr__(self, "text", self.open + ", ".join(map(flat, self.items)) + comma + self.close)
 
@@ -167,6 +173,8 @@ class Param:
     text: str = ""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, PySource):
+            raise InternalGeneratorError(f"refusing to lay out unchecked text {self.name!r:.80}")
         text = self.name + flat(self.annotation)
         object.__setattr__(self, "text", text if self.default is None else text + " = " + flat(self.default))
 
@@ -456,31 +464,12 @@ def comment(text: str) -> PyComment:
     return PyComment(line, _TOKEN)
 
 
-# ----------------------------------------------------------------------------------------- layout
-#
-# Generated modules are written already formatted: each statement is laid out the way black lays it
-# out, so no formatter runs over whole files. Only layouts whose black result is certain are used:
-#
-# - a statement that fits stays on one line;
-# - otherwise its *last* bracket is split one item per line with a trailing comma (black's "magic
-#   trailing comma" then keeps that layout), when the line before the bracket and the closing line
-#   fit; items are laid out the same way, and an item black could not split (a long string,
-#   `name=<string>`) stays as it is, as black leaves it;
-# - a def puts one parameter per line (black's left-hand split); a long union annotation of a
-#   parameter or a field goes in parentheses, on one line or one `| member` per line, the way
-#   black's "parenthesize long type hints" does; a field whose `name: annotation =` fits keeps it and
-#   wraps the value instead, as black does.
-#
-# Anything else (a one-item subscript too long for its line, a long class line, ...) goes to black
-# itself (`fmt.black_statement`), so the output is black's in every case. tests/codegen
-# (test_generate_format.py and the black checks of every spec and corpus) prove it.
+# ------------------------------------------------------------------------------------------ nodes
 
 
 def seq(*parts: Node) -> Seq:
-    for part in parts:
-        if not isinstance(part, (PySource, Brk, Seq, Param)):
-            raise InternalGeneratorError(f"refusing to lay out unchecked text {part!r:.80}")
-    return Seq(tuple(parts))
+    """`parts` written one after the other (each checked by `Seq` itself)."""
+    return Seq(parts)
 
 
 _BRACKETS: Final = {pair: (PyCode(pair[0], _TOKEN), PyCode(pair[1], _TOKEN)) for pair in ("()", "[]", "{}")}
@@ -490,10 +479,7 @@ def brk(open_: str, items: Sequence[Node], close: str, *, magic: bool = True, on
     brackets = _BRACKETS.get(open_ + close)
     if brackets is None:
         raise InternalGeneratorError(f"unexpected brackets {open_!r} {close!r}")
-    for item in items:
-        if not isinstance(item, (PySource, Brk, Seq, Param)):
-            raise InternalGeneratorError(f"refusing to lay out unchecked text {item!r:.80}")
-    return Brk(brackets[0], tuple(items), brackets[1], magic, one_tuple)
+    return Brk(brackets[0], tuple(items), brackets[1], magic, one_tuple)  # items checked by `Brk` itself
 
 
 def call(func: Node, args: Sequence[Node]) -> Seq:
@@ -516,7 +502,12 @@ def annotated_name(name: str, annotation: Node, default: Node | None = None) -> 
     for part in (annotation, default):
         if part is not None and not isinstance(part, (PySource, Brk, Seq)):
             raise InternalGeneratorError(f"refusing to lay out unchecked text {part!r:.80}")
-    return Param(PyCode(f"{ident(name)}: ", _TOKEN), annotation, default)
+    return Param(_name_prefix(ident(name)), annotation, default)
+
+
+@functools.lru_cache(maxsize=65536)  # field and parameter names recur (sync and async methods, handlers)
+def _name_prefix(name: PyIdent) -> PyCode:
+    return PyCode(name + ": ", _TOKEN)
 
 
 @functools.lru_cache(maxsize=65536)  # a fixed set of fragments, used in every method
@@ -528,304 +519,51 @@ def code(text: str) -> PyCode:
     return PyCode(text, _TOKEN)
 
 
+def union_of(members: Sequence[Node]) -> Seq:
+    """`A | B | ...`: the operators are `PyOp` markers, where `layout` may break the line."""
+    parts: list[Node] = []
+    for member in members:
+        if parts:
+            parts.append(_BAR)
+        parts.append(member)
+    return seq(*parts)
+
+
 def flat(node: Node) -> str:
     """The node on one line."""
     if isinstance(node, PySource):
-        return str(node)
+        return node  # already a str: no copy of a long literal
     if isinstance(node, (Seq, Brk, Param)):
         return node.text
     raise InternalGeneratorError(f"refusing to lay out unchecked text {node!r:.80}")
 
 
-# Every character black's width table (black 26.10.1) counts as two columns, and more: the table
-# lists Hangul Jamo, then nothing before U+231A (test_generate_format.py checks it). Text without
-# these characters is one column per character, and black need not be imported to measure it.
-_MAYBE_WIDE = re.compile("[\u1100-\u115f\u231a-\U0010ffff]")
+_LAYOUT_BYTES: Final = b" \n,()"
 
 
-def width(text: str) -> int:
-    """Display width as black measures it (East Asian wide characters count twice)."""
-    if text.isascii() or not _MAYBE_WIDE.search(text):
-        return len(text)
-    from black.strings import str_width
-
-    return str_width(text)
-
-
-_EQUALS = PyCode(" = ", _TOKEN)
+def _same_but_layout(text: str, one_line: str) -> bool:
+    """Whether `text` is `one_line` apart from what a layout may change: line breaks, indentation,
+    commas and parentheses (spaces and newlines are the only white space in a statement: literals
+    escape every other space character)."""
+    if text.isascii() and one_line.isascii():  # the common case; bytes.translate drops them fastest
+        return text.encode().translate(None, _LAYOUT_BYTES) == one_line.encode().translate(None, _LAYOUT_BYTES)
+    return _without_layout(text) == _without_layout(one_line)
 
 
-def _parts(node: Node) -> list[PySource | Brk]:
-    out: list[PySource | Brk] = []
-    stack: list[Node] = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Seq):
-            stack.extend(reversed(item.parts))
-        elif isinstance(item, Param):
-            stack.extend(reversed([item.name, item.annotation, *([_EQUALS, item.default] if item.default else [])]))
-        else:
-            out.append(item)
-    return out
+def _without_layout(text: str) -> str:
+    return text.replace(" ", "").replace("\n", "").replace(",", "").replace("(", "").replace(")", "")
 
 
-def _union_members(node: Node) -> list[list[PySource | Brk]] | None:
-    """The operands of a top-level `A | B | ...` (None when `node` is no union)."""
-    members: list[list[PySource | Brk]] = [[]]
-    for part in _parts(node):
-        if isinstance(part, PyOp):
-            members.append([])
-        else:
-            members[-1].append(part)
-    return members if len(members) > 1 else None
-
-
-def _member_lines(member: list[PySource | Brk], indent: str, prefix: str, depth: int) -> list[str] | None:
-    """One union operand at `indent` (after `prefix`, "" or "| "): one line, or its last bracket split."""
-    text = indent + prefix + "".join(flat(part) for part in member)
-    if width(text) <= LINE_LENGTH:
-        return [text]
-    last = member[-1]
-    if not (isinstance(last, Brk) and last.items):
-        return None
-    head = indent + prefix + "".join(flat(part) for part in member[:-1]) + last.open
-    if width(head) > LINE_LENGTH:
-        return None
-    if not last.magic:  # a one-item subscript (`list[...]`): its item alone inside, no comma
-        if len(last.items) != 1:
-            return None
-        item = last.items[0]
-        body = _union_body(_union_members(item) or [_parts(item)], indent + "    ", depth + 1)
-        return None if body is None else [head, *body, indent + last.close]
-    out = [head]
-    for item in last.items:
-        sub = _lines(item, indent + "    ", ",", inside=True, depth=depth + 1)
-        if sub is None:
-            return None
-        out += sub
-    return [*out, indent + last.close]
-
-
-def _union_body(members: list[list[PySource | Brk]], indent: str, depth: int) -> list[str] | None:
-    """black's layout of a union inside parentheses (its own, around a long type hint, or a
-    subscript's): one line when it fits, else one operand per line, each after the first led by `| `."""
-    one = indent + " | ".join("".join(flat(part) for part in member) for member in members)
-    if width(one) <= LINE_LENGTH:
-        return [one]
-    out: list[str] = []
-    for position, member in enumerate(members):
-        sub = _member_lines(member, indent, "| " if position else "", depth)
-        if sub is None:
-            return None
-        out += sub
-    return out
-
-
-def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list[str] | None:
-    """`name: (` union `)[ = default]` or `name: Head[` items `][ = default]`: how black splits an
-    annotation that is too long, keeping the default (if any) on the closing line."""
-    rest = ("" if node.default is None else " = " + flat(node.default)) + suffix
-    if node.default is not None and width(indent + node.name + flat(node.annotation) + " =") <= LINE_LENGTH - 2:
-        # black keeps the annotation and wraps the value instead: `name: annotation = (` value `)`
-        value = _lines(node.default, indent + "    ", "", inside=True, depth=depth + 1)
-        if value is None:
-            return None
-        return [indent + node.name + flat(node.annotation) + " = (", *value, indent + ")" + suffix]
-    members = _union_members(node.annotation)
-    if members is not None:
-        head = indent + node.name + "("
-        body = _union_body(members, indent + "    ", depth)
-        closing = indent + ")" + rest
-    else:
-        parts = _parts(node.annotation)
-        last = parts[-1]
-        if not (isinstance(last, Brk) and last.items and last.magic):
-            return None
-        head = indent + node.name + "".join(flat(part) for part in parts[:-1]) + last.open
-        body = []
-        for item in last.items:
-            sub = _lines(item, indent + "    ", ",", inside=True, depth=depth + 1)
-            if sub is None:
-                return None
-            body += sub
-        closing = indent + last.close + rest
-    if body is None or width(head) > LINE_LENGTH:
-        return None
-    if width(closing) <= LINE_LENGTH:
-        return [head, *body, closing]
-    if node.default is None or members is None:
-        return None
-    # the value does not fit after the annotation either: `) = Field(` items `)`, as black splits it
-    value = _split_last_bracket(node.default, indent, suffix, inside=False, depth=depth + 1)
-    if value is None:
-        return None
-    joined = indent + ") = " + value[0][len(indent):]  # value[0] is `indent + "Field("`
-    if width(joined) > LINE_LENGTH:
-        return None
-    return [head, *body, joined, *value[1:]]
-
-
-def _lines(node: Node, indent: str, suffix: str, *, inside: bool, depth: int = 0) -> list[str] | None:
-    line = indent + flat(node) + suffix
-    if width(line) <= LINE_LENGTH:
-        return [line]
-    if depth > 64:
-        return None
-    if isinstance(node, Param):
-        if inside:  # a def parameter: black parenthesizes a long union annotation
-            members = _union_members(node.annotation)
-            if members is None:
-                return None
-            rest = ("" if node.default is None else " = " + flat(node.default)) + suffix
-            body = _union_body(members, indent + "    ", depth)
-            head, closing = indent + node.name + "(", indent + ")" + rest
-            if body is None or width(head) > LINE_LENGTH or width(closing) > LINE_LENGTH:
-                return None
-            return [head, *body, closing]
-        members = _union_members(node.annotation)
-        if node.default is None and members is not None:
-            # `name: A | B | C` alone: with two or more `|` black keeps its parentheses around the
-            # annotation (can_omit_invisible_parens); with one, black decides by more rules: black
-            return _split_annotation(node, indent, suffix, depth) if len(members) > 2 else None
-        split = _split_last_bracket(node, indent, suffix, inside=False, depth=depth)
-        return split if split is not None else _split_annotation(node, indent, suffix, depth)
-    if inside:
-        members = _union_members(node)
-        if members is not None:  # `A`, `| B`, `| C,`: black splits at the operator
-            out: list[str] = []
-            for position, member in enumerate(members):
-                sub = _member_lines(member, indent, "| " if position else "", depth)
-                if sub is None:
-                    return None
-                out += sub
-            out[-1] += suffix
-            return out if width(out[-1]) <= LINE_LENGTH else None
-    return _split_last_bracket(node, indent, suffix, inside=inside, depth=depth)
-
-
-def _split_last_bracket(node: Node, indent: str, suffix: str, *, inside: bool, depth: int) -> list[str] | None:
-    line = indent + flat(node) + suffix
-    parts = _parts(node)
-    last = parts[-1]
-    if isinstance(last, Brk) and last.items and last.magic:
-        head = indent + "".join(flat(part) for part in parts[:-1]) + last.open
-        if width(head) > LINE_LENGTH or (inside and any(isinstance(p, PyOp) for p in parts[:-1])):
-            return None
-        out = [head]
-        for item in last.items:
-            sub = _lines(item, indent + "    ", ",", inside=True, depth=depth + 1)
-            if sub is None:
-                return None
-            out += sub
-        closing = indent + last.close + suffix
-        if width(closing) > LINE_LENGTH:
-            return None
-        out.append(closing)
-        return out
-    if inside and not any(isinstance(part, (Brk, PyOp)) for part in parts):
-        return [line]  # nothing black could split: it stays one (long) line
-    return None
-
-
-def statement(node: Node, *, indent: str) -> PyCode:
-    """One simple statement at `indent` (4 spaces per block level), laid out as black would."""
-    lines = _lines(node, indent, "", inside=False)
-    if lines is None:
-        return PyCode(fmt.black_statement(flat(node), len(indent) // 4), _TOKEN)
-    return PyCode("\n".join(lines), _TOKEN)
-
-
-def def_header(name: PyIdent, params: Sequence[Node], returns: Node, *, indent: str, is_async: bool) -> PyCode:
-    """`[async ]def name(params) -> returns:`; too long: one parameter per line (black's left-hand split)."""
-    head = f"{indent}{'async ' if is_async else ''}def {name}("
-    tail = ") -> " + flat(returns) + ":"
-    one = head + ", ".join(flat(param) for param in params) + tail
-    if width(one) <= LINE_LENGTH:
-        return PyCode(one, _TOKEN)
-    tail_lines: list[str] | None = [indent + tail]
-    if width(indent + tail) > LINE_LENGTH:
-        members = _union_members(returns)
-        body = _union_body(members, indent + "    ", 0) if members is not None else None
-        tail_lines = None if body is None else [indent + ") -> (", *body, indent + "):"]
-    lines: list[str] | None = [head] if width(head) <= LINE_LENGTH and tail_lines is not None else None
-    for param in params:
-        if lines is None:
-            break
-        sub = _lines(param, indent + "    ", ",", inside=True)
-        lines = None if sub is None else lines + sub
-    if lines is None or tail_lines is None:
-        return PyCode(fmt.black_statement(one.removeprefix(indent), len(indent) // 4, header=True), _TOKEN)
-    return PyCode("\n".join([*lines, *tail_lines]), _TOKEN)
-
-
-def class_header(name: PyIdent, bases: Sequence[Node], *, indent: str = "") -> PyCode:
-    """`class Name(bases):` (black's layout when too long)."""
-    one = f"{indent}class {name}({', '.join(flat(base) for base in bases)}):"
-    if width(one) <= LINE_LENGTH:
-        return PyCode(one, _TOKEN)
-    return PyCode(fmt.black_statement(one.removeprefix(indent), len(indent) // 4, header=True), _TOKEN)
-
-
-# ------------------------------------------------------------------------------------------- types
-
-
-class TypeNames:
-    """How a module spells the names type expressions need.
-
-    `qualify(class_or_alias)` gives `X` in models.py and `_m.X` elsewhere; `use("Any")` gives the
-    local name of a typing/pydantic helper and records that the module imports it.
-    """
-
-    def __init__(self, qualify: Callable[[str], Node], use: Callable[[str], str]) -> None:
-        self.qualify = qualify
-        self.use = use
-        self.cache: dict[tuple[ir.TypeExpr, bool], Node] = {}
-
-
-_PRIMITIVES = {"str": "str", "int": "int", "float": "float", "bool": "bool", "None": "None"}
-
-
-def type_node(expr: ir.TypeExpr, names: TypeNames, *, plain: bool = False) -> Node:
-    """A type expression; `plain` drops `Annotated[..., Field(discriminator=...)]` metadata (method
-    signatures: the input model still validates with it). Memoised per module (`names`)."""
-    key = (expr, plain)
-    node = names.cache.get(key)
-    if node is None:
-        node = names.cache[key] = _type_node(expr, names, plain=plain)
-    return node
-
-
-def _type_node(expr: ir.TypeExpr, names: TypeNames, *, plain: bool) -> Node:
-    if isinstance(expr, ir.Prim):
-        if expr.name == "Any":
-            return ident(names.use("Any"))
-        return PyCode(_PRIMITIVES[expr.name], _TOKEN)
-    if isinstance(expr, ir.Lit):
-        values = [literal_node(value) for value in expr.values]
-        return seq(ident(names.use("Literal")), brk("[", values, "]", magic=len(values) > 1))
-    if isinstance(expr, ir.ListOf):
-        return seq(code("list"), brk("[", [type_node(expr.item, names, plain=plain)], "]", magic=False))
-    if isinstance(expr, ir.TupleOf):
-        items = [type_node(item, names, plain=plain) for item in expr.items] or [code("()")]
-        return seq(code("tuple"), brk("[", items, "]", magic=len(items) > 1))
-    if isinstance(expr, ir.DictOf):
-        return seq(code("dict"), brk("[", [code("str"), type_node(expr.value, names, plain=plain)], "]"))
-    if isinstance(expr, (ir.ModelRef, ir.AliasRef)):
-        return names.qualify(expr.name)
-    if isinstance(expr, ir.Union):
-        parts: list[Node] = []
-        for member in expr.members:
-            if parts:
-                parts.append(_BAR)
-            parts.append(type_node(member, names, plain=plain))
-        return seq(*parts)
-    if isinstance(expr, ir.Annotated):
-        union = type_node(expr.union, names, plain=plain)
-        if plain:
-            return union
-        tag = call(ident(names.use("Field")), [keyword_arg("discriminator", literal_node(expr.discriminator))])
-        return seq(ident(names.use("Annotated")), brk("[", [union, tag], "]"))
-    raise InternalGeneratorError(f"unknown type expression {expr!r:.80}")
+def laid_out(node: Node, text: str, *, indent: str) -> PyCode:
+    """The statement `node` at `indent`, as `text`: its one-line source, or the lines `layout` (or
+    black) broke it into. Minted only when `text` differs from the one-line source in nothing but
+    white space, commas and parentheses, so a layout cannot add what no checked part said."""
+    if indent.strip(" "):
+        raise InternalGeneratorError(f"indent must be spaces, got {indent!r}")
+    one_line = indent + flat(node)
+    if text != one_line and not _same_but_layout(text, one_line):
+        raise InternalGeneratorError(f"a layout changed more than line breaks of {one_line.strip()!r:.80}")
+    return PyCode(text, _TOKEN)
 
 
 def indent_first(source: PySource, indent: str) -> PyCode:

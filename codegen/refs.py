@@ -110,22 +110,24 @@ def resolve_pointer(document: Any, pointer: str) -> Any:
     return node
 
 
+# JSON type names by Python type, in the order they are tested (bool before int: True is an int).
+_JSON_TYPE_NAMES: Final = (
+    (type(None), "null"), (bool, "boolean"), (int, "integer"), (str, "string"), (list, "array"), (Mapping, "object"),
+)
+
+
 def json_type(value: Any) -> str:
-    """The JSON type name of a Python value produced by a JSON parser."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
+    """The JSON Schema type name of a Python value produced by a JSON parser.
+
+    A float with a zero fractional part is an "integer": JSON Schema 2020-12 types numbers by value
+    ("integer" matches any number with a zero fractional part, Validation §6.1.1), so `1.0` is an
+    integer and `1.5` a number. Anything that is not JSON gives its Python type name.
+    """
     if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
+        return "integer" if value.is_integer() else "number"
+    for python_type, name in _JSON_TYPE_NAMES:
+        if isinstance(value, python_type):
+            return name
     return type(value).__name__
 
 

@@ -2,18 +2,17 @@
 
 Every value a template prints is a `pysource.PySource` marker (identifiers, literals, docstrings,
 comments, laid-out statements, import blocks): the environment's `finalize` hook refuses anything
-else, and its filters are removed so no filter can turn a plain string into output. Statements are
-laid out by `pysource` (black's rules, black itself for the rare statement it cannot place), so
-no formatter runs over whole files; templates only place blocks and fixed text.
+else, and its filters are removed so no filter can turn a plain string into output. Type annotations
+come from `typenodes`; statements are laid out by `layout` (black's rules, black itself for the rare
+statement it cannot place), so no formatter runs over whole files; templates only place blocks and
+fixed text. tools.json is data, written by `toolsjson`.
 """
 
 from __future__ import annotations
 
 import functools
-import json
-import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from . import pysource
+from . import layout, pysource
 from .errors import InternalGeneratorError
 from .ir import (
     ANY,
@@ -39,7 +38,9 @@ from .ir import (
     class_refs,
     union,
 )
-from .pysource import Node, PyCode, PyComment, PySource, TypeNames
+from .pysource import Node, PyCode, PyComment, PySource
+from .toolsjson import tools_json  # tools.json is rendered too: one place for every generated file
+from .typenodes import TypeNames, type_node
 
 __all__ = [
     "LINE_LENGTH",
@@ -52,7 +53,7 @@ __all__ = [
     "tools_json",
 ]
 
-LINE_LENGTH = pysource.LINE_LENGTH
+LINE_LENGTH = layout.LINE_LENGTH
 _CLASS = " " * 4
 _METHOD = " " * 8
 
@@ -251,19 +252,19 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
     if tool.input_root is not None:
         # A RootModel input: the whole arguments object is one parameter. A map at the root keeps
         # its type; a union at the root takes any of its object options as a model, or a dict.
-        params.append(pysource.annotated_name("arguments", pysource.type_node(
+        params.append(pysource.annotated_name("arguments", type_node(
             _root_argument_type(tool.input_root), names, plain=True)))
         arguments = pysource.ident("arguments")
     else:
         items: list[Node] = []
         for param in tool.params:
-            annotation = pysource.type_node(param.type, names, plain=True)
+            annotation = type_node(param.type, names, plain=True)
             if param.required:
                 params.append(pysource.annotated_name(param.name, annotation))
             else:
                 default = pysource.literal(param.default if param.has_default else None)
                 if param.has_default and param.default is not None:
-                    annotation = pysource.type_node(_without_none(param.type), names, plain=True)
+                    annotation = type_node(_without_none(param.type), names, plain=True)
                 keyword_only.append(pysource.annotated_name(param.name, annotation, default))
             items.append(pysource.seq(pysource.literal(param.wire_name), pysource.code(": "), pysource.ident(param.name)))
         arguments = pysource.brk("{", items, "}") if items else pysource.code("{}")
@@ -275,20 +276,20 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
         call_name, extra = "_call", [input_model]
     else:
         output_model = names.qualify(tool.output_class)
-        returns = pysource.type_node(tool.output_root, names, plain=True) if tool.output_root is not None else output_model
+        returns = type_node(tool.output_root, names, plain=True) if tool.output_root is not None else output_model
         call_name, extra = "_call_structured", [input_model, output_model]
     doc = pysource.docstring(_tool_text(tool) + _args_section(tool.params), indent=_METHOD)
     name = pysource.ident(tool.method_name)
 
     def one(is_async: bool) -> PyCode:
-        header = pysource.def_header(name, params, returns, indent=_CLASS, is_async=is_async)
+        header = layout.def_header(name, params, returns, indent=_CLASS, is_async=is_async)
         target = "_result = " if tool.output_is_root else "return "
         awaited = "await " if is_async else ""
         invoke = pysource.call(pysource.code(f"{target}{awaited}self.{call_name}"),
                                [pysource.literal(tool.wire_name), arguments, *extra])
-        body = [pysource.statement(invoke, indent=_METHOD)]
+        body = [layout.statement(invoke, indent=_METHOD)]
         if tool.output_is_root:
-            body.append(pysource.statement(pysource.code("return _result.root"), indent=_METHOD))
+            body.append(layout.statement(pysource.code("return _result.root"), indent=_METHOD))
         return pysource.join([header, pysource.indent_first(doc, _METHOD), *body], "\n")
 
     return MethodView(sync=one(False), async_=one(True))
@@ -311,7 +312,7 @@ def _handler(tool: ToolIR, names: TypeNames, tool_return: str) -> HandlerView:
     if tool.output_class is None:
         returns: Node = pysource.ident(tool_return)
     elif tool.output_root is not None:
-        returns = pysource.type_node(tool.output_root, names, plain=True)
+        returns = type_node(tool.output_root, names, plain=True)
     else:
         returns = names.qualify(tool.output_class)
     params: list[Node] = [
@@ -319,9 +320,9 @@ def _handler(tool: ToolIR, names: TypeNames, tool_return: str) -> HandlerView:
         pysource.annotated_name("args", names.qualify(tool.input_class)),
         pysource.annotated_name("ctx", pysource.ident("ToolContext")),
     ]
-    header = pysource.def_header(pysource.ident(tool.method_name), params, returns, indent=_CLASS, is_async=True)
+    header = layout.def_header(pysource.ident(tool.method_name), params, returns, indent=_CLASS, is_async=True)
     doc = pysource.docstring(_tool_text(tool), indent=_METHOD)
-    body = pysource.statement(pysource.code("raise NotImplementedError"), indent=_METHOD)
+    body = layout.statement(pysource.code("raise NotImplementedError"), indent=_METHOD)
     return HandlerView(pysource.join([header, pysource.indent_first(doc, _METHOD), body], "\n"))
 
 
@@ -337,7 +338,7 @@ def _bindings(ir: PackageIR, names: TypeNames) -> PyCode:
             pysource.keyword_arg("output_is_root", pysource.literal(tool.output_is_root)),
         ]))
     value = pysource.brk("(", entries, ")", one_tuple=True) if entries else pysource.code("()")
-    return pysource.statement(pysource.seq(pysource.code("_tool_bindings_ = "), value), indent=_CLASS)
+    return layout.statement(pysource.seq(pysource.code("_tool_bindings_ = "), value), indent=_CLASS)
 
 
 def _check_method_names(ir: PackageIR, module_names: set[str]) -> None:
@@ -357,7 +358,7 @@ def _runtime_check_context(ir: PackageIR) -> dict[str, Any]:
 
 
 def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
-    annotation = pysource.type_node(f.type, names)
+    annotation = type_node(f.type, names)
     keywords: list[Node] = []
     if f.name != f.wire_name:
         keywords.append(pysource.keyword_arg("alias", pysource.literal(f.wire_name)))
@@ -372,28 +373,28 @@ def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
     field_call = pysource.call(pysource.ident(names.use("Field")), ([default] if default is not None else []) + keywords)
     if not keywords and not mutable:
         simple = pysource.annotated_name(f.name, annotation, default)
-        if f.required or pysource.width(_CLASS + pysource.flat(simple)) <= LINE_LENGTH:
-            return pysource.statement(simple, indent=_CLASS)
+        if f.required or layout.width(_CLASS + pysource.flat(simple)) <= LINE_LENGTH:
+            return layout.statement(simple, indent=_CLASS)
         # too long: `= Field(` with the default on its own line, when that line fits; else black's
         # split of the annotation, keeping `= None` on the closing line
         head = _CLASS + pysource.flat(pysource.annotated_name(f.name, annotation, pysource.code("Field(")))
-        if pysource.width(head) > LINE_LENGTH:
-            return pysource.statement(simple, indent=_CLASS)
-    return pysource.statement(pysource.annotated_name(f.name, annotation, field_call), indent=_CLASS)
+        if layout.width(head) > LINE_LENGTH:
+            return layout.statement(simple, indent=_CLASS)
+    return layout.statement(pysource.annotated_name(f.name, annotation, field_call), indent=_CLASS)
 
 
 def _model_block(model: ModelDef, names: TypeNames, defined: set[str], imports: Imports) -> PyCode:
     name = pysource.ident(model.name)
     if model.root is not None:
-        root = pysource.type_node(model.root, names)
+        root = type_node(model.root, names)
         forward = any(ref not in defined for ref in class_refs(model.root))
         argument: Node = pysource.literal(pysource.flat(root)) if forward else root
         base = pysource.seq(pysource.ident(imports.add("pydantic", "RootModel")),
                             pysource.brk("[", [argument], "]", magic=False))
-        lines = [pysource.class_header(name, [base]), _config(imports),
-                 pysource.statement(pysource.annotated_name("root", root), indent=_CLASS)]
+        lines = [layout.class_header(name, [base]), _config(imports),
+                 layout.statement(pysource.annotated_name("root", root), indent=_CLASS)]
         return pysource.join(lines, "\n")
-    lines = [pysource.class_header(name, [pysource.ident(imports.add("pydantic", "BaseModel"))])]
+    lines = [layout.class_header(name, [pysource.ident(imports.add("pydantic", "BaseModel"))])]
     renamed = any(f.name != f.wire_name for f in model.fields)
     lines.append(_config(imports, extra=model.extra, populate_by_name=renamed))
     lines += [_field_statement(f, names) for f in model.fields]
@@ -415,14 +416,14 @@ def _config_statement(config_dict: str, extra: str | None, populate_by_name: boo
     if populate_by_name:
         config.append(pysource.keyword_arg("populate_by_name", pysource.literal(True)))
     config_call = pysource.call(pysource.ident(config_dict), config)
-    return pysource.statement(pysource.seq(pysource.code("model_config = "), config_call), indent=_CLASS)
+    return layout.statement(pysource.seq(pysource.code("model_config = "), config_call), indent=_CLASS)
 
 
 def _models_body(models: ModelsIR, imports: Imports) -> tuple[PyCode, PyCode]:
     """(the Literal aliases, the classes)."""
     names = _model_names(imports, prefix=None)
     aliases = [
-        pysource.statement(pysource.seq(pysource.code(f"{pysource.ident(a.name)} = "), pysource.type_node(a.value, names)),
+        layout.statement(pysource.seq(pysource.code(f"{pysource.ident(a.name)} = "), type_node(a.value, names)),
                            indent="")
         for a in models.aliases
     ]
@@ -552,82 +553,3 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
         ),
     }
     return files, {"handlers.py": handlers_py}
-
-
-_encode_ascii = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _encode_string(text: str) -> str:
-    # JSON text may spell a lone surrogate ("\ud800"), but no UTF-8 encoder can send one and the
-    # runtime's JSON reader refuses it: tools.json carries U+FFFD in its place.
-    return _encode_ascii(_SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text)
-
-
-def _json_lines(value: Any, out: list[str]) -> None:
-    """`value` as `json.dumps(value, indent=2, ensure_ascii=True, allow_nan=False)` writes it, without
-    its pure-Python encoder (about 5x slower): an explicit stack, C-encoded strings."""
-    stack: list[tuple[Any, str]] = [(value, "")]
-    while stack:
-        item, indent = stack.pop()
-        if isinstance(item, str) and indent == "\x00":  # a pre-rendered fragment
-            out.append(item)
-            continue
-        if isinstance(item, str):
-            out.append(_encode_string(item))
-        elif item is None:
-            out.append("null")
-        elif item is True:
-            out.append("true")
-        elif item is False:
-            out.append("false")
-        elif isinstance(item, int):
-            out.append(int.__repr__(item))
-        elif isinstance(item, float):
-            if item != item or item in (float("inf"), float("-inf")):
-                raise InternalGeneratorError(f"non-finite number {item!r} in a tool definition")
-            out.append(float.__repr__(item))
-        elif isinstance(item, dict):
-            if not item:
-                out.append("{}")
-                continue
-            inner = indent + "  "
-            pending: list[tuple[Any, str]] = [("\n" + indent + "}", "\x00")]
-            for position, (key, child) in enumerate(reversed(item.items())):
-                if not isinstance(key, str):
-                    raise InternalGeneratorError(f"tool definition key {key!r} is not a string")
-                pending.append((child, inner))
-                lead = "{\n" if position == len(item) - 1 else ",\n"
-                pending.append((lead + inner + _encode_string(key) + ": ", "\x00"))
-            stack.extend(pending)
-        elif isinstance(item, list):
-            if not item:
-                out.append("[]")
-                continue
-            inner = indent + "  "
-            pending = [("\n" + indent + "]", "\x00")]
-            for position, child in enumerate(reversed(item)):
-                pending.append((child, inner))
-                pending.append((("[\n" if position == len(item) - 1 else ",\n") + inner, "\x00"))
-            stack.extend(pending)
-        else:
-            raise InternalGeneratorError(f"tool definitions hold a {type(item).__name__}, not JSON")
-
-
-_TOOLS_JSON: dict[int, tuple[Any, str]] = {}
-
-
-def tools_json(definitions: Iterable[Mapping[str, Any]]) -> str:
-    """tools.json: the validated definitions, exactly as `json.dumps(..., indent=2, ensure_ascii=True)`
-    writes them (ASCII only: every other character escaped; a lone surrogate becomes U+FFFD). The
-    last result is reused."""
-    hit = _TOOLS_JSON.get(id(definitions))
-    if hit is not None and hit[0] is definitions:
-        return hit[1]
-    out: list[str] = []
-    _json_lines({"tools": list(definitions)}, out)
-    text = "".join(out) + "\n"
-    _TOOLS_JSON.clear()
-    _TOOLS_JSON[id(definitions)] = (definitions, text)
-    return text
-

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from codegen import fmt, naming, pipeline, render
+from codegen import fmt, naming, pipeline, render, toolsjson
 from codegen.pipeline import build_client, build_server
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
 from mcpgen_runtime._version import __version__
@@ -56,7 +56,7 @@ def clear_generator_caches() -> None:
     """Forget everything the generator memoises between builds (IR, models text, black fallbacks)."""
     pipeline._IR_CACHE.clear()
     render._MODELS_TEXT.clear()
-    render._TOOLS_JSON.clear()
+    toolsjson._TOOLS_JSON.clear()
     fmt._COMPILED.clear()
     fmt.black_statement.cache_clear()
 

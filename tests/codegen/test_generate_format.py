@@ -23,7 +23,7 @@ import black
 import pytest
 from black.strings import normalize_string_quotes
 
-from codegen import fmt, ir, pysource, render
+from codegen import fmt, ir, layout, pysource, render, typenodes
 from codegen.ir import FieldDef
 from codegen.pipeline import build_client, build_server
 from codegen.spec import ValidatedSpec, canonical_digest
@@ -105,8 +105,8 @@ def _random_type(rng: random.Random, depth: int = 0) -> ir.TypeExpr:
     return ir.union([members, _random_type(rng, depth + 1)])
 
 
-def _names() -> pysource.TypeNames:
-    return pysource.TypeNames(lambda name: pysource.code(f"_m.{pysource.ident(name)}"), lambda name: name)
+def _names() -> typenodes.TypeNames:
+    return typenodes.TypeNames(lambda name: pysource.code(f"_m.{pysource.ident(name)}"), lambda name: name)
 
 
 def test_random_signatures_and_calls_survive_black() -> None:
@@ -116,21 +116,21 @@ def test_random_signatures_and_calls_survive_black() -> None:
     for index in range(300):
         params: list[pysource.Node] = [pysource.code("self")]
         for position in range(rng.randint(0, 5)):
-            annotation = pysource.type_node(_random_type(rng), names, plain=rng.random() < 0.5)
+            annotation = typenodes.type_node(_random_type(rng), names, plain=rng.random() < 0.5)
             default = rng.choice([None, pysource.literal(None), pysource.literal("d" * rng.randint(0, 60))])
             if default is not None and pysource.code("*") not in params:
                 params.append(pysource.code("*"))
             params.append(pysource.annotated_name(f"{rng.choice(_NAMES)}_{position}", annotation, default))
-        returns = pysource.type_node(_random_type(rng), names, plain=True)
+        returns = typenodes.type_node(_random_type(rng), names, plain=True)
         name = pysource.ident(f"method_{index}_" + "m" * rng.randint(0, 60))
-        header = pysource.def_header(name, params, returns, indent="    ", is_async=rng.random() < 0.5)
+        header = layout.def_header(name, params, returns, indent="    ", is_async=rng.random() < 0.5)
         items = [pysource.seq(pysource.literal(_text(rng, 20)), pysource.code(": "), pysource.ident("x"))
                  for _ in range(rng.randint(0, 8))]
         call = pysource.call(pysource.code("return self._call"), [
             pysource.literal("w" * rng.randint(1, 50)), pysource.brk("{", items, "}") if items else pysource.code("{}"),
             pysource.code("_m.Input" + "I" * rng.randint(0, 40)),
         ])
-        body = pysource.statement(call, indent="        ")
+        body = layout.statement(call, indent="        ")
         methods.append(f"{header}\n        {pysource.docstring('doc', indent='        ')}\n{body}\n")
     source = "class C:\n" + "\n".join(methods)
     lines = source.splitlines()
@@ -228,12 +228,12 @@ def test_ported_quote_preference_is_blacks() -> None:
 
 
 def test_width_needs_black_only_for_maybe_wide_text() -> None:
-    """pysource.width counts one column per character unless the text has a character black's
+    """layout.width counts one column per character unless the text has a character black's
     width table might list: every range of the table must be inside `_MAYBE_WIDE`."""
     from black._width_table import WIDTH_TABLE
     from black.strings import str_width
 
     for start, end, _width in WIDTH_TABLE:
-        assert all(pysource._MAYBE_WIDE.match(chr(c)) for c in range(start, end + 1))
+        assert all(layout._MAYBE_WIDE.match(chr(c)) for c in range(start, end + 1))
     for text in ["abc", "é—€→\u10ff", "天", "a\u1100b", "😀x", "\u3000", "\u115f\u1160"]:
-        assert pysource.width(text) == str_width(text)
+        assert layout.width(text) == str_width(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import math
+from pathlib import Path
 
 import jinja2
 import pytest
@@ -114,6 +115,47 @@ def test_markers_cannot_be_forged() -> None:
         pysource.PyIdent("os.system")
     with pytest.raises(TypeError):
         pysource.PySource("x")
+
+
+def test_nodes_hold_only_markers() -> None:
+    """Nodes may be made anywhere, but only from markers: their one-line text is always checked."""
+    with pytest.raises(InternalGeneratorError):
+        pysource.Brk("__import__('os').system(", (), ")", True)  # type: ignore[arg-type]
+    with pytest.raises(InternalGeneratorError):
+        pysource.Param("os.system('x') or x: ", pysource.code("int"), None)  # type: ignore[arg-type]
+    with pytest.raises(InternalGeneratorError):
+        pysource.Seq(("import os",))  # type: ignore[arg-type]
+    with pytest.raises(InternalGeneratorError):
+        pysource.union_of([pysource.code("int"), "str; import os"])  # type: ignore[list-item]
+
+
+def test_laid_out_allows_only_line_breaks_commas_and_parentheses() -> None:
+    node = pysource.call(pysource.code("f"), [pysource.literal("a b"), pysource.ident("x")])
+    assert pysource.laid_out(node, '    f("a b", x)', indent="    ") == '    f("a b", x)'
+    split = '    f(\n        "a b",\n        x,\n    )'
+    assert pysource.laid_out(node, split, indent="    ") == split
+    for forged in ['    f("a b", x); import os', '    f("a b", y)', '    f(\n        "a b",\n        x.y,\n    )']:
+        with pytest.raises(InternalGeneratorError, match="layout changed"):
+            pysource.laid_out(node, forged, indent="    ")
+    with pytest.raises(InternalGeneratorError, match="indent"):
+        pysource.laid_out(node, 'import os\nf("a b", x)', indent="import os\n")
+    wide = pysource.call(pysource.code("f"), [pysource.literal("é ü"), pysource.ident("x")])  # not ASCII
+    assert pysource.laid_out(wide, 'f(\n    "é ü",\n    x,\n)', indent="") == 'f(\n    "é ü",\n    x,\n)'
+    for forged in ['f("é ü", x) or 1', 'f("e ü", x)', 'f("é ü", x)\nimport os']:
+        with pytest.raises(InternalGeneratorError, match="layout changed"):
+            pysource.laid_out(wide, forged, indent="")
+
+
+def test_only_pysource_mints_markers() -> None:
+    """No other generator module can reach the token that creates a marker."""
+    for path in sorted(Path(pysource.__file__).parent.glob("*.py")):
+        if path.name == "pysource.py":
+            continue
+        tree = ast.parse(path.read_text("utf-8"))
+        names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        names |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+        names |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+        assert "_TOKEN" not in names, path.name
 
 
 def test_environment_rejects_plain_strings() -> None:

@@ -6,9 +6,11 @@ import importlib.util
 import json
 import shlex
 import socket
+import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,7 +23,7 @@ from codegen import load
 from codegen.errors import SpecLoadError
 from codegen.load import display_url, load_file, load_source, load_stdio, load_url
 from codegen.refs import resolve_pointer
-from mcpgen_runtime.errors import ConnectError, MethodNotFoundError, ServerExitedError
+from mcpgen_runtime.errors import ConnectError, InputRequiredError, MethodNotFoundError, ServerExitedError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -232,6 +234,10 @@ class FakePage:
     tools: list[Any]
     next_cursor: str | None = None
 
+    @property
+    def listed(self) -> tuple[Any, ...]:  # as ToolsPage.listed: every tool the server sent
+        return tuple(self.tools)
+
 
 class FakeClient:
     """Stands in for mcpgen_runtime.client.Client: discover + list_tools(cursor)."""
@@ -394,6 +400,49 @@ def test_listed_tools_must_be_objects(fake: dict[str, Any]) -> None:
         load_url("http://example.com/mcp")
 
 
+def test_input_required_while_listing_is_a_clear_error(fake: dict[str, Any]) -> None:
+    fake["client"].fail = InputRequiredError("tools/list None needs input", input_requests={}, request_state="s")
+    with pytest.raises(SpecLoadError, match=r"^http://example.com/mcp: tools/list page 1 failed: the server asked "
+                       r"for user input while mcpgen was listing its tools$"):
+        load_url("http://example.com/mcp")
+
+
+def test_live_sources_use_the_runtime_client(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain Client: no tool table, no response cache, the caller's headers and timeout."""
+    import mcpgen_runtime.client
+
+    made: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+
+    class Recorder:
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            made.append((args, kwargs))
+
+        @classmethod
+        def stdio(cls, *args: Any, **kwargs: Any) -> Recorder:
+            made.append((("stdio", *args), kwargs))
+            return cls.__new__(cls)
+
+    monkeypatch.setattr(mcpgen_runtime.client, "Client", Recorder)
+    load._open_http("https://example.com/mcp", {"Authorization": "x"}, 5.0)
+    load._open_stdio(["server", "--flag"])
+    assert made == [
+        (("https://example.com/mcp",), {"headers": {"Authorization": "x"}, "timeout": 5.0, "tools": (), "cache": False}),
+        (("stdio", ["server", "--flag"]), {"tools": (), "cache": False}),
+    ]
+
+
+def test_reading_a_file_does_not_import_the_client() -> None:
+    """The runtime's client (and httpx) are imported for live sources only: `mcpgen validate FILE` stays fast."""
+    script = (
+        "import sys; from codegen.load import load_source; "
+        f"load_source({str(FIXTURES / 'tools-list.json')!r}); "
+        "print(sorted(m for m in sys.modules if m in ('httpx', 'mcpgen_runtime.client') "
+        "or m.startswith('mcpgen_runtime.transport')))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_load_url_rejects_other_schemes() -> None:
     with pytest.raises(SpecLoadError, match="not an http"):
         load_url("ftp://example.com/tools")
@@ -473,6 +522,14 @@ def test_load_url_real_transport_keeps_invalid_tools(http_stub: tuple[str, list[
     assert spec.pointer_prefix == "/tools"
     assert [h.get("Mcp-Method") for h in seen] == ["server/discover", "tools/list", "tools/list"]
     assert all(h.get("Authorization") == "Bearer t0k" for h in seen)
+
+
+def test_load_url_real_transport_warns_about_nothing(http_stub: tuple[str, list[dict[str, str]]]) -> None:
+    """The client's warnings about the tools it would drop stay quiet: validation reports them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        spec = load_url(http_stub[0], timeout=5.0)
+    assert len(spec.tools) == 3
 
 
 def test_load_url_connection_refused_is_a_load_error() -> None:

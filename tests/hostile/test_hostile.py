@@ -36,7 +36,7 @@ from typing import Any
 import black
 import pytest
 
-from codegen import fmt, modelgen
+from codegen import fmt, modelgen, schemadoc
 from codegen.errors import UnsupportedSchemaError
 from codegen.pipeline import build_client, build_server
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
@@ -263,11 +263,11 @@ def test_depth_is_bounded_without_recursion_errors() -> None:
 def test_work_and_time_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     wide = {"type": "object", "properties": {f"p{i}": {"type": "object", "properties": {"q": {"type": "string"}}}
                                              for i in range(300)}}
-    monkeypatch.setattr(modelgen, "MAX_VISITS", 100)
+    monkeypatch.setattr(schemadoc, "MAX_VISITS", 100)
     with pytest.raises(UnsupportedSchemaError, match="subschema visits"):
         modelgen.build_models(_tool(wide))
-    monkeypatch.setattr(modelgen, "MAX_VISITS", 10**6)
-    monkeypatch.setattr(modelgen, "MAX_SECONDS", -1.0)
+    monkeypatch.setattr(schemadoc, "MAX_VISITS", 10**6)
+    monkeypatch.setattr(schemadoc, "MAX_SECONDS", -1.0)
     with pytest.raises(UnsupportedSchemaError, match="longer than"):
         modelgen.build_models(_tool(wide | {"properties": {f"p{i}": {"type": "string"} for i in range(3000)}}))
 
