@@ -22,7 +22,7 @@ describes the error, so the fast path can only ever make valid instances cheaper
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Any, NamedTuple, cast
 
@@ -67,6 +67,9 @@ _SPEC_BY_DIALECT = {DRAFT202012: referencing.jsonschema.DRAFT202012, DRAFT7: ref
 # SCHEMA-11: bound what one schema may cost to compile (hostile definitions).
 MAX_SUBSCHEMAS = 10_000
 _MESSAGE_LIMIT = 300
+MAX_INSTANCE_DEPTH = 100
+"""Values nested deeper are refused before jsonschema sees them: it recurses once per level (and
+so does the `repr` in its messages), so the limit is ours, not Python's recursion limit."""
 
 
 class SchemaCompileError(ValueError):
@@ -408,6 +411,26 @@ def fast_predicate(schema: Mapping[str, Any] | bool) -> Predicate | None:
         return None
 
 
+def deeper_than(value: Any, limit: int) -> str | None:
+    """The JSON pointer of the first container nested more than `limit` levels deep in `value`,
+    or None. Iterative: any depth is safe to measure."""
+    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
+    while stack:
+        item, depth, pointer = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[tuple[Any, Any]] = item.items()
+        elif isinstance(item, list):
+            children = enumerate(item)
+        else:
+            continue
+        if depth >= limit:
+            return pointer
+        for key, child in children:
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1, pointer + json_pointer((key,))))
+    return None
+
+
 def _issue(error: ValidationError) -> SchemaIssue:
     message = str(error.message)
     if len(message) > _MESSAGE_LIMIT:
@@ -442,6 +465,9 @@ def compile_schema(schema: Mapping[str, Any] | bool) -> Validate:
     def validate(instance: Any) -> SchemaIssue | None:
         if fast is not None and fast(instance):
             return None
+        too_deep = deeper_than(instance, MAX_INSTANCE_DEPTH)
+        if too_deep is not None:
+            return SchemaIssue(too_deep, f"nested more than {MAX_INSTANCE_DEPTH} levels deep")
         try:
             errors = iter_errors(instance)
             first = next(errors, None)

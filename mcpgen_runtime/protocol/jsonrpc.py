@@ -69,18 +69,25 @@ def unwrap(message: Any, *, expected_id: RequestId, http_status: int | None = No
     """Return the `result` of a response to `expected_id`, or raise its error.
 
     A result without `resultType` is a complete one (BASE-11); an unknown `resultType`
-    is invalid (BASE-10).
+    is invalid (BASE-10). An error answers the request when it carries its id, or id null
+    (the server could not read the request), or arrives as a non-2xx HTTP reply (which
+    answers that POST whatever id the server put in it); any other id is a protocol error,
+    never the answer.
     """
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         raise ProtocolError(f"not a JSON-RPC 2.0 message: {message!r:.200}")
+    reply_id = message.get("id")
+    ours = reply_id == expected_id and type(reply_id) is type(expected_id)  # 1 is neither 1.0 nor True
     if "error" in message:
-        raise RemoteError.from_error(message["error"], http_status=http_status)
-    if message.get("id") != expected_id:
-        raise ProtocolError(f"response id {message.get('id')!r} does not match request id {expected_id!r}")
-    value = message.get("result")
-    if not isinstance(value, dict):
-        raise ProtocolError(f"JSON-RPC result is not an object: {value!r:.200}")
-    result_type = value.get("resultType", RESULT_COMPLETE)
-    if result_type not in KNOWN_RESULT_TYPES:
-        raise ProtocolError(f"unknown resultType {result_type!r}")
-    return value
+        if ours or reply_id is None or (http_status is not None and http_status >= 300):
+            raise RemoteError.from_error(message["error"], http_status=http_status)
+    elif ours:
+        value = message.get("result")
+        if not isinstance(value, dict):
+            raise ProtocolError(f"JSON-RPC result is not an object: {value!r:.200}")
+        result_type = value.get("resultType", RESULT_COMPLETE)
+        if result_type not in KNOWN_RESULT_TYPES:
+            raise ProtocolError(f"unknown resultType {result_type!r}")
+        return value
+    raise ProtocolError(f"response id {reply_id!r:.60} does not match request id {expected_id!r}")
+

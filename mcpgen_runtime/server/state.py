@@ -32,6 +32,7 @@ import hashlib
 import hmac
 import logging
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -66,8 +67,19 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
+_B64URL = re.compile(r"[A-Za-z0-9_-]*\Z")
+
+
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """Strict base64url without padding: a token has exactly one spelling. Anything else —
+    padding, characters outside the alphabet, non-zero unused bits in the last character —
+    is refused, so nothing that keys on the token (single use, caches, logs) can be fooled."""
+    if not _B64URL.match(text) or len(text) % 4 == 1:
+        raise ValueError("not canonical base64url")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(data) != text:
+        raise ValueError("not canonical base64url")
+    return data
 
 
 def _digest(*parts: bytes) -> str:

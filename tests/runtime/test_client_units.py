@@ -241,3 +241,17 @@ def test_argument_pointer_skips_union_members_and_points_into_the_input() -> Non
     with pytest.raises(ToolArgumentsError) as info:
         ClientCore().prepare_arguments("t", {}, Numbers)
     assert info.value.pointer == "/a"  # missing: where it belongs
+
+
+def test_structured_output_nested_past_the_depth_limit_is_a_typed_error() -> None:
+    deep: list[Any] = []
+    inner = deep
+    for _ in range(1000):
+        inner.append([])
+        inner = inner[0]
+    core = ClientCore(tools=[{"name": "t", "inputSchema": {"type": "object"},
+                              "outputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}])
+    result = ToolResult.model_validate({"content": [], "structuredContent": {"x": deep}})
+    with pytest.raises(ToolOutputError, match="nested more than 100 levels") as caught:
+        core.structured("t", result, RootModel[dict[str, Any]])
+    assert caught.value.pointer.startswith("/x/0/0")

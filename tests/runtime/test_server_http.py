@@ -515,3 +515,21 @@ def test_disconnect_cancels_handler_http21(http: httpx.Client, base_url: str) ->
     while _cancelled_count(http) != before + 1:
         assert time.monotonic() < deadline, "handler was not cancelled"
         time.sleep(0.05)
+
+
+def test_a_deeply_nested_wrong_type_argument_is_refused_not_a_500(http: httpx.Client) -> None:
+    """~1,000 levels of `[` in a 2 KB body: the explanation must not recurse past Python's limit."""
+    message = call(1, "get_weather_data", {"city": "PLACEHOLDER"})
+    body = json.dumps(message).replace('"PLACEHOLDER"', "[" * 975 + "]" * 975).encode()
+    assert len(body) < 3000
+    response = post(http, body, headers=mcp_headers(message))
+    assert response.status_code == 200, response.text[:300]
+    reply = response.json()
+    assert reply["id"] == 1
+    if "error" in reply:
+        assert reply["error"]["code"] == -32602
+        text = reply["error"]["message"]
+    else:
+        assert reply["result"]["isError"] is True
+        text = reply["result"]["content"][0]["text"]
+    assert "nested more than 100 levels" in text
