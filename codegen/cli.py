@@ -17,7 +17,7 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar, cast
 from urllib.parse import urlsplit
 
 import click
@@ -36,6 +36,7 @@ __all__ = ["default_package_name", "main"]
 P = ParamSpec("P")
 _F = TypeVar("_F", bound=Callable[..., Any])
 Kind = Literal["client", "server"]
+Side = Literal["client", "server", "both"]
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # invalid input, refused write, --check drift
@@ -432,6 +433,97 @@ def snapshot(url: str | None, out: Path, stdio: str | None, headers: dict[str, s
         click.echo(f"{_rel(out)}: up to date ({len(loaded.tools)} tool(s))")
 
 
+EXIT_USAGE = 2  # click's own code for usage errors; `diff` also uses it for inputs that do not load
+
+
+@main.command()
+@click.argument("old", required=False, metavar="[OLD]")
+@click.argument("new", required=False, metavar="[NEW]")
+@click.option("--old-stdio", metavar="CMD", callback=_parse_stdio, help="Read OLD from CMD run as a stdio server.")
+@click.option("--new-stdio", metavar="CMD", callback=_parse_stdio, help="Read NEW from CMD run as a stdio server.")
+@click.option("--target", "target_names", metavar="PACKAGE", multiple=True,
+              help="Compare a [tool.mcpgen] target's checked-in tools.json (OLD) with its source now (NEW); "
+              "repeatable.")
+@click.option("--all-targets", is_flag=True, help="Every [tool.mcpgen] target, as --target does (the pre-commit hook).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="pyproject.toml for --target [default: the nearest one from the current directory up].")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option("--fail-on", type=click.Choice(["breaking", "possibly-breaking", "any"]), default="breaking",
+              show_default=True, help="Exit 1 when a change at least this severe is found.")
+@click.option("--for", "side", type=click.Choice(["client", "server", "both"]), default="both", show_default=True,
+              help="Whose breakage counts for --fail-on.")
+@header_option
+def diff(old: str | None, new: str | None, old_stdio: str | None, new_stdio: str | None,
+         target_names: tuple[str, ...], all_targets: bool, config_path: Path | None, fmt: str, fail_on: str,
+         side: str, headers: dict[str, str]) -> None:
+    """What changed between two tool lists, judged for clients and for servers of the tools.
+
+    OLD and NEW are spec files or URLs (or --old-stdio/--new-stdio commands). Each change is
+    breaking, possibly breaking, compatible or cosmetic, with the tool, JSON pointer and reason.
+    Exit codes: 0 nothing at the --fail-on level, 1 found, 2 usage or unreadable input, 3 a bug.
+    """
+    try:
+        from .diff import diff_tools
+        from .diffview import Format, render
+
+        if target_names or all_targets:
+            if old or new or old_stdio or new_stdio:
+                raise click.UsageError("--target compares a target with its own source; give no OLD or NEW")
+            pairs = _target_pairs(target_names, all_targets, config_path)
+        else:
+            if not (old or old_stdio) or not (new or new_stdio):
+                raise click.UsageError("give OLD and NEW (spec files or URLs), --old-stdio/--new-stdio, or --target")
+            pairs = [(_load(None if old_stdio else old, old_stdio, headers),
+                      _load(None if new_stdio else new, new_stdio, headers))]
+        reports = [diff_tools(a.tools, b.tools, old_source=a.source, new_source=b.source) for a, b in pairs]
+        colour = fmt == "table" and sys.stdout.isatty()
+        style = (lambda text, c: click.style(text, fg=c)) if colour else (lambda text, _c: text)
+        if fmt == "json" and len(reports) > 1:
+            click.echo(json.dumps([report.wire() for report in reports], indent=2, ensure_ascii=False))
+        else:
+            click.echo("\n".join(render(report, cast("Format", fmt), style) for report in reports), nl=False)
+    except (click.ClickException, click.exceptions.Exit, click.Abort):
+        raise
+    except McpgenError as exc:
+        _error(exc)
+        sys.exit(EXIT_USAGE)
+    except Exception:
+        traceback.print_exc(file=sys.stderr)
+        click.echo("mcpgen: internal error: this is a bug in mcpgen, not in your input. Please report it.", err=True)
+        sys.exit(EXIT_BUG)
+    counted = {"breaking": ("breaking",), "possibly-breaking": ("breaking", "possibly-breaking"),
+               "any": ("breaking", "possibly-breaking", "compatible", "cosmetic")}[fail_on]
+    if any(report.worst(cast("Side", side)) in counted for report in reports):
+        sys.exit(EXIT_FAILED)
+
+
+def _target_pairs(names: Sequence[str], every: bool,
+                  config_path: Path | None) -> list[tuple[LoadedSpec, LoadedSpec]]:
+    """(checked-in tools.json, source now) of each named target (or of every target), once per pair."""
+    from .load import load_file
+
+    if config_path is None:
+        config_path = find_pyproject(Path.cwd())
+        if config_path is None:
+            raise ConfigError("no pyproject.toml in this directory or its parents; pass --config")
+    targets = load_config(config_path).targets
+    unknown = sorted(set(names) - {t.package for t in targets})
+    if unknown:
+        raise ConfigError(f"{_rel(config_path)} has no [tool.mcpgen] target with package {', '.join(unknown)}")
+    pairs: dict[tuple[bytes, Path], tuple[LoadedSpec, LoadedSpec]] = {}
+    for target in targets:
+        if not every and target.package not in names:
+            continue
+        checked_in = target.output / target.package / "tools.json"
+        if not checked_in.exists():
+            raise ConfigError(f"{target.describe()} has no generated tools.json yet ({_rel(checked_in)}): "
+                              "run `mcpgen generate` first")
+        key = (checked_in.read_bytes(), target.source_path.resolve())  # a client and a server of one spec: once
+        if key not in pairs:
+            pairs[key] = (load_file(_rel(checked_in)), load_file(_rel(target.source_path)))
+    return list(pairs.values())
+
+
 @main.command()
 @click.option("--check", is_flag=True, help="Write nothing; show what is stale and exit 1 if anything is.")
 @click.option(
@@ -502,6 +594,7 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
                     stale += 1
                     click.echo(f"stale: {_rel(target.output / target.package)} (target #{target.index})")
                     _print_diffs(diffs)
+                    _print_tool_changes(target, validated)
                 else:
                     click.echo(f"fresh: {_rel(target.output / target.package)}")
             else:
@@ -512,6 +605,26 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
             failed += 1
             _error(exc, prefix=f"{target.describe()}: ")
     return failed, stale
+
+
+def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> None:
+    """When a stale target's tools changed, say whom the change breaks (`mcpgen diff` in short)."""
+    from .diff import diff_tools
+    from .diffview import summary_line
+    from .load import load_file
+
+    checked_in = target.output / target.package / "tools.json"
+    if not checked_in.exists():
+        return
+    report = diff_tools(load_file(_rel(checked_in)).tools, validated.tools, old_source=_rel(checked_in),
+                        new_source=target.source)
+    if report.changes:
+        click.echo(f"  tools: {summary_line(report)}")
+        for change in report.changes:
+            if "breaking" in (change.client, change.server):
+                click.echo(f"    {change.tool}{change.pointer}: {change.reason} (clients: {change.client}, "
+                           f"servers: {change.server})")
+        click.echo(f"  details: mcpgen diff --target {target.package}")
 
 
 def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError]) -> None:

@@ -5,10 +5,12 @@ Runs what a user would run: the mcpgen CLI, `python -m weather_server --http`, a
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -80,6 +82,21 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=10)
         print("\nserver stopped")
+    show_diff()
+
+
+def show_diff() -> None:
+    """What a new version of the spec would break: one tool gone, one argument newly required."""
+    spec = json.loads((ROOT / "specs" / "weather.json").read_text("utf-8"))
+    spec["tools"] = [tool for tool in spec["tools"] if tool["name"] != "get_current_time"]
+    data = next(tool for tool in spec["tools"] if tool["name"] == "get_weather_data")
+    data["inputSchema"]["properties"]["units"] = {"type": "string", "enum": ["metric", "imperial"]}
+    data["inputSchema"]["required"] = [*data["inputSchema"].get("required", []), "units"]
+    changed = Path(tempfile.mkdtemp(prefix="mcpgen-demo-")) / "weather-v2.json"
+    changed.write_text(json.dumps(spec, indent=2), "utf-8")
+    print(f"\n$ mcpgen diff specs/weather.json {changed}")
+    result = subprocess.run([str(BIN / "mcpgen"), "diff", "specs/weather.json", str(changed)], cwd=ROOT)
+    print(f"(exit code {result.returncode}: 1 means the change breaks clients or servers of these tools)")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ checkout's `mcpgen`, so no network is needed (`language: python` would pip-insta
 
     mcpgen           stale bindings fail the commit; `mcpgen generate` fixes it
     mcpgen-generate  stale bindings are regenerated; the commit fails once, then passes when staged
+    mcpgen-diff      a spec change that breaks clients or servers of its tools fails the commit
 """
 
 from __future__ import annotations
@@ -116,11 +117,12 @@ def _edit_spec(repo: Repo) -> None:
 
 def test_hooks_file() -> None:
     hooks = _hooks()
-    assert set(hooks) == {"mcpgen", "mcpgen-generate"}
+    assert set(hooks) == {"mcpgen", "mcpgen-generate", "mcpgen-diff"}
     for hook in hooks.values():
         assert hook["language"] == "python" and hook["pass_filenames"] is False and hook["always_run"] is True
     assert hooks["mcpgen"]["entry"] == "mcpgen generate --check"
     assert hooks["mcpgen-generate"]["entry"] == "mcpgen generate"
+    assert hooks["mcpgen-diff"]["entry"] == "mcpgen diff --all-targets"
 
 
 def test_check_hook_fails_stale_bindings(tmp_path: Path) -> None:
@@ -152,3 +154,19 @@ def test_generate_hook_regenerates(tmp_path: Path) -> None:
     result = repo.commit("with regenerated bindings")
     assert result.returncode == 0, result.stdout + result.stderr
     assert repo.run("git", "status", "--porcelain").stdout == ""
+
+
+def test_diff_hook_fails_breaking_spec_changes_only(tmp_path: Path) -> None:
+    repo = _make_repo(tmp_path, "mcpgen-diff")
+    _edit_spec(repo)  # a description: cosmetic
+    result = repo.commit("reword a tool")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "cosmetic" in result.stdout + result.stderr or "Passed" in result.stdout + result.stderr
+    spec = repo.path / "specs" / "weather.json"
+    data = json.loads(spec.read_text("utf-8"))
+    data["tools"] = [tool for tool in data["tools"] if tool["name"] != "list_users"]
+    spec.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    result = repo.commit("drop a tool")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "mcpgen diff (breaking tool changes)" in output and "tool `list_users` removed" in output
