@@ -447,7 +447,8 @@ EXIT_USAGE = 2  # click's own code for usage errors; `diff` also uses it for inp
 @click.option("--all-targets", is_flag=True, help="Every [tool.mcpgen] target, as --target does (the pre-commit hook).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="pyproject.toml for --target [default: the nearest one from the current directory up].")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True,
+              help="table for a terminal (coloured on a tty), json for machines, markdown for a pull request.")
 @click.option("--fail-on", type=click.Choice(["breaking", "possibly-breaking", "any"]), default="breaking",
               show_default=True, help="Exit 1 when a change at least this severe is found.")
 @click.option("--for", "side", type=click.Choice(["client", "server", "both"]), default="both", show_default=True,
