@@ -7,6 +7,9 @@
   `initialize_result` (negotiated version, capabilities, `serverInfo` shaped for that revision).
 - Result shapes: legacy results have no `resultType`, `ttlMs` or `cacheScope`, and the server
   introduced itself at `initialize`, so `legacy_result` drops those and the `serverInfo` `_meta`.
+  Their tool `outputSchema` and `structuredContent` are objects only (2026-07-28 allows any JSON):
+  a tool whose output is not an object is listed without `outputSchema`, and its results carry
+  the JSON as text only (`legacy_tools_page`, `legacy_call_result`).
 - Server-to-client requests: which revision has which method, and their params per revision.
 - Logging levels for `logging/setLevel` and `notifications/message` (RFC 5424 severities).
 
@@ -32,7 +35,9 @@ __all__ = [
     "TOOLS_LIST_CHANGED",
     "carries_modern_meta",
     "initialize_result",
+    "legacy_call_result",
     "legacy_result",
+    "legacy_tools_page",
     "log_level_allows",
     "parse_initialize",
     "server_request_params",
@@ -50,6 +55,7 @@ MODERN_ONLY_METHODS = frozenset({"server/discover", "subscriptions/listen"})
 LOG_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _LOG_RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
+_ABSENT: Any = object()
 # Result members of 2026-07-28 that no earlier revision has (BASE-08, CACHE-01).
 _MODERN_RESULT_FIELDS = frozenset({"resultType", "ttlMs", "cacheScope", "_meta"})
 
@@ -116,9 +122,41 @@ def legacy_result(result: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def legacy_call_result(result: dict[str, Any]) -> dict[str, Any]:
+    """Make a fresh `CallToolResult` (the caller's own: it is changed in place and returned) one for
+    a legacy client: what `legacy_result` removes, and `structuredContent` unless it is an object
+    (the text content already carries the same JSON, TOOLS-18)."""
+    result.pop("resultType", None)
+    meta = result.get("_meta")
+    if meta is not None and SERVER_INFO_KEY in meta:
+        if len(meta) == 1:
+            del result["_meta"]
+        else:
+            result["_meta"] = {key: value for key, value in meta.items() if key != SERVER_INFO_KEY}
+    structured = result.get("structuredContent", _ABSENT)
+    if structured is not _ABSENT and type(structured) is not dict:
+        del result["structuredContent"]
+    return result
+
+
+def legacy_tools_page(page: Mapping[str, Any]) -> dict[str, Any]:
+    """A `tools/list` page for a legacy client: `legacy_result`, and no `outputSchema` that is not
+    an object schema (those revisions type it `{type: "object", ...}`; clients reject others)."""
+    out = legacy_result(page)
+    out["tools"] = [_legacy_tool(tool) for tool in page.get("tools", ())]
+    return out
+
+
+def _legacy_tool(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    schema = tool.get("outputSchema")
+    if schema is None or (type(schema) is dict and schema.get("type") == "object"):
+        return tool
+    return {key: value for key, value in tool.items() if key != "outputSchema"}
+
+
 def log_level_allows(minimum: str | None, level: str) -> bool:
     """Whether a message at `level` passes a client's `logging/setLevel` minimum (None: all pass)."""
-    return minimum is None or _LOG_RANK.get(level, len(LOG_LEVELS)) >= _LOG_RANK.get(minimum, 0)
+    return minimum is None or _LOG_RANK.get(level, -1) >= _LOG_RANK.get(minimum, 0)
 
 
 def unavailable_in(method: str, version: str) -> bool:

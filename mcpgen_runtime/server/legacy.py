@@ -29,7 +29,9 @@ from ..protocol.legacy import (
     LOG_LEVELS,
     MODERN_ONLY_METHODS,
     initialize_result,
+    legacy_call_result,
     legacy_result,
+    legacy_tools_page,
     log_level_allows,
     parse_initialize,
     server_request_params,
@@ -40,7 +42,7 @@ from .config import IncomingRequest, Outcome
 from .dispatch import Dispatcher
 from .listen import LIST_CHANGED, Subscription
 from .results import error_result
-from .sessions import Session, SessionStore
+from .sessions import Session, SessionOptions, SessionStore
 
 __all__ = ["Deliver", "LegacyEra", "SessionChannel"]
 
@@ -64,7 +66,7 @@ def _error(id_: Any, code: int, message: str, data: Any = None) -> Outcome:
 class LegacyEra:
     """Legacy sessions of one server: the handshake and the messages of a session."""
 
-    __slots__ = ("_forwarder", "_listeners", "options", "server", "server_info", "store")
+    __slots__ = ("_forwarder", "_listeners", "_pages", "options", "server", "server_info", "store")
 
     def __init__(self, server: Dispatcher, store: SessionStore | None = None) -> None:
         self.server = server
@@ -77,6 +79,7 @@ class LegacyEra:
         self.server_info = info
         self._listeners: set[Deliver] = set()
         self._forwarder: asyncio.Task[None] | None = None
+        self._pages: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 
     # ---- the handshake --------------------------------------------------------------------------
 
@@ -132,8 +135,9 @@ class LegacyEra:
                                                      session.client_capabilities, request)
                 except ClientCapabilityRequired as exc:
                     result = error_result(f"Tool {params.get('name')!r} {self._missing(exc)}", None)
+                return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": legacy_call_result(result)})
             elif method == "tools/list":
-                result = server._list_tools(params)
+                return Outcome(200, jsonrpc.result(id_, self._tools_page(server._list_tools(params))))
             elif method == PING:
                 return Outcome(200, jsonrpc.result(id_, {}))
             elif method == SET_LEVEL:
@@ -152,6 +156,18 @@ class LegacyEra:
         except RpcError as exc:
             return _error(id_, exc.code, exc.message, exc.data)
         return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": legacy_result(result)})
+
+    def _tools_page(self, page: dict[str, Any]) -> dict[str, Any]:
+        """The legacy form of a prebuilt tools/list page, made once per page (pages are replaced,
+        never changed, when the tool set changes)."""
+        cached = self._pages.get(id(page))
+        if cached is not None and cached[0] is page:
+            return cached[1]
+        if len(self._pages) >= 256:
+            self._pages.clear()
+        legacy = legacy_tools_page(page)
+        self._pages[id(page)] = (page, legacy)
+        return legacy
 
     @staticmethod
     def _missing(exc: ClientCapabilityRequired) -> str:
@@ -220,20 +236,25 @@ class LegacyEra:
 
 class SessionChannel:
     """The way back to the client of a legacy session for one request (`ClientChannel`):
-    requests and log messages go out through `send` (the request's SSE stream, or stdout)."""
+    requests and log messages go out through `send` (stdout; on HTTP a subclass sends on the
+    request's SSE stream)."""
 
-    __slots__ = ("_options", "_send", "protocol_version", "session")
+    __slots__ = ("_send", "options", "protocol_version", "session")
 
-    def __init__(self, era: LegacyEra, session: Session, send: Deliver) -> None:
+    def __init__(self, options: SessionOptions, session: Session, send: Deliver | None = None) -> None:
         self.session = session
         self.protocol_version = session.protocol_version
-        self._options = era.options
+        self.options = options
         self._send = send
 
+    async def send(self, message: dict[str, Any]) -> None:
+        assert self._send is not None
+        await self._send(message)
+
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        options = self._options
+        options = self.options
         return await self.session.ask_client(
-            method, server_request_params(method, params, self.protocol_version), self._send,
+            method, server_request_params(method, params, self.protocol_version), self.send,
             timeout=options.client_request_timeout_s, limit=options.max_pending_client_requests,
         )
 
@@ -243,7 +264,7 @@ class SessionChannel:
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self._send(jsonrpc.notification(LOG_MESSAGE, params))
+        await self.send(jsonrpc.notification(LOG_MESSAGE, params))
 
     async def close_stream(self) -> None:
         """Nothing to close off HTTP."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from .. import _json
@@ -45,7 +45,7 @@ from .config import IncomingRequest, Outcome
 from .dispatch import Dispatcher
 from .event_streams import EventStream
 from .legacy import LegacyEra, SessionChannel
-from .sessions import MemorySessionStore, Session, SessionStore, new_session_id
+from .sessions import MemorySessionStore, Session, SessionOptions, SessionStore, new_session_id
 
 __all__ = ["LegacyHttp", "LegacyRequestHead"]
 
@@ -69,29 +69,27 @@ class LegacyRequestHead(Protocol):
     def sse_ok(self) -> bool: ...
 
 
-async def _run(work: Coroutine[Any, Any, Outcome], first: Any) -> Outcome:
-    return await Resumed(work, first)
+class _PostCall(SessionChannel):
+    """One legacy request on a POST, and its way back to the client: its SSE stream (made when
+    first needed), the task running it (for `notifications/cancelled`) and its end."""
 
+    __slots__ = ("cancelled", "done", "id", "outcome", "sse_ok", "stream", "task")
 
-class _PostCall:
-    """One legacy request on a POST: its SSE stream (made when first needed) and its end."""
-
-    __slots__ = ("done", "http", "id", "outcome", "session", "sse_ok", "stream")
-
-    def __init__(self, http: LegacyHttp, session: Session, request_id: Any, sse_ok: bool) -> None:
-        self.http = http
-        self.session = session
+    def __init__(self, options: SessionOptions, session: Session, request_id: Any, sse_ok: bool) -> None:
+        SessionChannel.__init__(self, options, session)
         self.id = request_id
         self.sse_ok = sse_ok
         self.stream: EventStream | None = None
         self.outcome: Outcome | None = None
         self.done = False
+        self.task: asyncio.Task[Any] | None = None
+        self.cancelled = False  # by the client (notifications/cancelled) or the session's end
 
     def ensure(self) -> EventStream:
         stream = self.stream
         if stream is None:
-            options = self.http.era.options
-            priming = self.session.protocol_version >= POLLING_SINCE
+            options = self.options
+            priming = self.protocol_version >= POLLING_SINCE
             stream = self.stream = self.session.new_stream(
                 replay=options.replay_events, priming=priming, retry_ms=options.retry_ms if priming else None)
             self.session.keep_stream(stream, options.max_kept_streams)
@@ -103,7 +101,7 @@ class _PostCall:
     async def open(self) -> None:
         self.ensure().open()
 
-    async def send_to_client(self, message: dict[str, Any]) -> None:
+    async def send(self, message: dict[str, Any]) -> None:
         """A server-to-client request or log message: on this request's stream, else the GET stream."""
         if self.sse_ok:
             self.ensure().emit(message)
@@ -114,17 +112,18 @@ class _PostCall:
                                      "stream open, so the server cannot send it anything mid-request")
         get_stream.emit(message)
 
-    def finished(self, task: asyncio.Task[Outcome]) -> None:
-        """The handler's task ended: keep the outcome, end the stream with the response."""
-        self.session.untrack(self.id, task)
-        outcome: Outcome | None
-        if task.cancelled():
-            outcome = None  # notifications/cancelled, DELETE or expiry: no response (CANCEL-09)
-        elif (failure := task.exception()) is not None:
-            _LOG.error("legacy request %r failed", self.id, exc_info=failure)
-            outcome = Outcome(200, jsonrpc.error(self.id, jsonrpc.INTERNAL_ERROR, "Internal error"))
-        else:
-            outcome = task.result()
+    async def close_stream(self) -> None:
+        # 2025-11-25 only: earlier revisions keep a POST stream open until its response.
+        if self.protocol_version >= POLLING_SINCE and self.sse_ok:
+            self.ensure().request_close()
+
+    def cancel(self) -> None:
+        if self.task is not None and not self.done:
+            self.cancelled = True
+            self.task.cancel()
+
+    def end(self, outcome: Outcome | None) -> None:
+        """The handler is done (None: cancelled, no response, CANCEL-09): its response ends the stream."""
         self.outcome = outcome
         self.done = True
         stream = self.stream
@@ -137,19 +136,6 @@ class _PostCall:
             stream.wake.set()
 
 
-class _HttpChannel(SessionChannel):
-    __slots__ = ("_call",)
-
-    def __init__(self, era: LegacyEra, call: _PostCall) -> None:
-        super().__init__(era, call.session, call.send_to_client)
-        self._call = call
-
-    async def close_stream(self) -> None:
-        # 2025-11-25 only: earlier revisions keep a POST stream open until its response.
-        if self.protocol_version >= POLLING_SINCE and self._call.sse_ok:
-            self._call.ensure().request_close()
-
-
 class LegacyHttp:
     """Legacy sessions of one ASGI app (see the module docstring)."""
 
@@ -159,6 +145,7 @@ class LegacyHttp:
         self.store: SessionStore = options.store if options.store is not None else MemorySessionStore(
             idle_timeout_s=options.idle_timeout_s, max_sessions=options.max_sessions)
         self.era = LegacyEra(server, self.store)
+        self.options = options
         self._auth = config.auth
         self._keepalive_s = config.keepalive_s
 
@@ -238,10 +225,14 @@ class LegacyHttp:
 
     async def _request(self, session: Session, message: dict[str, Any], head: LegacyRequestHead, principal: Any,
                        peer: str | None, receive: Receive, send: Send) -> None:
+        """Run one request. The handler runs in this task from start to end (task-bound state such
+        as `asyncio.timeout` stays valid); once it has to wait, a writer task streams what it emits.
+        A client that leaves does not stop it (not a cancellation in these revisions): what it still
+        sends is kept for a resume."""
         id_ = message.get("id")
-        call = _PostCall(self, session, id_, head.sse_ok)
+        call = _PostCall(self.options, session, id_, head.sse_ok)
         request = IncomingRequest("http", head.headers, call.notify if head.sse_ok else None, principal,
-                                  call.open if head.sse_ok else None, None, peer, _HttpChannel(self.era, call))
+                                  call.open if head.sse_ok else None, None, peer, call)
         work = self.era.handle(session, message, request)
         # Most handlers finish without suspending: answer at once, no task (as the modern path does).
         try:
@@ -249,13 +240,37 @@ class LegacyHttp:
         except StopIteration as done:
             await self._answer_now(call, done.value, head.json_ok, send)
             return
-        task = asyncio.get_running_loop().create_task(_run(work, first))
-        session.track(id_, task)
-        task.add_done_callback(call.finished)
-        if not head.sse_ok:
-            await self._await_json(call, task, receive, send)
-            return
-        stream = call.ensure()
+        call.task = asyncio.current_task()
+        session.track(id_, call)
+        writer = (asyncio.get_running_loop().create_task(self._write_post(call, call.ensure(), receive, send, head))
+                  if head.sse_ok else None)
+        outcome: Outcome | None
+        try:
+            outcome = await Resumed(work, first)
+        except asyncio.CancelledError:
+            if not call.cancelled:  # the server is shutting down
+                if writer is not None:
+                    writer.cancel()
+                raise
+            assert call.task is not None
+            call.task.uncancel()
+            outcome = None
+        except Exception:
+            _LOG.exception("legacy request %r failed", id_)
+            outcome = Outcome(200, jsonrpc.error(id_, jsonrpc.INTERNAL_ERROR, "Internal error"))
+        finally:
+            session.untrack(id_, call)
+        call.end(outcome)
+        if writer is not None:
+            await writer
+        elif outcome is None:
+            await send_empty(send, 202)
+        else:
+            await reply(send, outcome, sse=False)
+
+    async def _write_post(self, call: _PostCall, stream: EventStream, receive: Receive, send: Send,
+                          head: LegacyRequestHead) -> None:
+        """Until the stream opens: wait (the reply may still be JSON); then stream it."""
         wake = stream.wake
         watcher = asyncio.get_running_loop().create_task(_watch(receive, wake))
         try:
@@ -273,7 +288,7 @@ class LegacyHttp:
                     else:
                         await reply(send, outcome, sse=not head.json_ok)
                     return
-            await self._pump(session, stream, wake, [], watcher, send, keepalive_s=None)
+            await self._pump(call.session, stream, wake, [], watcher, send, keepalive_s=None)
         finally:
             watcher.cancel()
 
@@ -288,21 +303,6 @@ class LegacyHttp:
         call.session.drop_stream(stream)
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         await send({"type": "http.response.body", "body": b"".join(stream.take())})
-
-    async def _await_json(self, call: _PostCall, task: asyncio.Task[Outcome], receive: Receive, send: Send) -> None:
-        """A client that takes only JSON: wait for the outcome (or the client leaving)."""
-        watcher = asyncio.get_running_loop().create_task(wait_for_disconnect(receive))
-        try:
-            await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            watcher.cancel()
-        if not task.done():
-            return  # the client left; the call goes on (a disconnect is not a cancellation here)
-        outcome = call.outcome
-        if outcome is None:
-            await send_empty(send, 202)
-        else:
-            await reply(send, outcome, sse=False)
 
     async def _pump(self, session: Session, stream: EventStream, wake: asyncio.Event, backlog: list[bytes],
                     watcher: asyncio.Task[None], send: Send, *, keepalive_s: float | None) -> None:

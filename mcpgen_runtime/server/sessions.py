@@ -32,11 +32,17 @@ from ..protocol.sse import parse_event_id
 from ._errors import ClientRequestError
 from .event_streams import EventStream
 
-__all__ = ["MemorySessionStore", "Session", "SessionOptions", "SessionStore", "new_session_id"]
+__all__ = ["Cancellable", "MemorySessionStore", "Session", "SessionOptions", "SessionStore", "new_session_id"]
 
 _LOG = logging.getLogger("mcpgen.server")
 
 SendMessage = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class Cancellable(Protocol):
+    """A call in flight (an asyncio task, or what runs one): `cancel` stops it."""
+
+    def cancel(self) -> object: ...
 
 
 def new_session_id() -> str:
@@ -98,7 +104,7 @@ class Session:
         self.initialized = False  # notifications/initialized arrived
         self.last_seen = 0.0
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] | None = None
-        self._calls: dict[Any, asyncio.Task[Any]] | None = None
+        self._calls: dict[Any, Cancellable] | None = None
         self._streams: dict[str, EventStream] | None = None  # POST streams that may be resumed
         self.get_stream: EventStream | None = None  # the standalone GET stream
         self._next_request = 0
@@ -165,22 +171,22 @@ class Session:
 
     # ---- calls in flight -------------------------------------------------------------------------
 
-    def track(self, request_id: Any, task: asyncio.Task[Any]) -> None:
+    def track(self, request_id: Any, call: Cancellable) -> None:
         calls = self._calls
         if calls is None:
             calls = self._calls = {}
-        calls[request_id] = task
+        calls[request_id] = call
 
-    def untrack(self, request_id: Any, task: asyncio.Task[Any]) -> None:
-        if self._calls is not None and self._calls.get(request_id) is task:
+    def untrack(self, request_id: Any, call: Cancellable) -> None:
+        if self._calls is not None and self._calls.get(request_id) is call:
             del self._calls[request_id]
 
     def cancel(self, request_id: Any) -> bool:
         """`notifications/cancelled` from the client: stop that call (CANCEL-09, CANCEL-13)."""
-        task = self._calls.get(request_id) if self._calls else None
-        if task is None or task.done():
+        call = self._calls.pop(request_id, None) if self._calls else None
+        if call is None:
             return False
-        task.cancel()
+        call.cancel()
         return True
 
     # ---- streams (HTTP) ---------------------------------------------------------------------------
@@ -221,8 +227,9 @@ class Session:
     def end(self) -> None:
         """Ended by DELETE, expiry or shutdown: running calls are cancelled, waiting requests fail,
         streams finish (their connections close)."""
-        for task in list((self._calls or {}).values()):
-            task.cancel()
+        for call in list((self._calls or {}).values()):
+            call.cancel()
+        self._calls = None
         for answer in list((self._pending or {}).values()):
             if not answer.done():
                 answer.set_exception(ClientRequestError("The session ended before the client answered"))

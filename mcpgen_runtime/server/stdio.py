@@ -175,7 +175,7 @@ async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, 
                                                     "This connection is already initialized"))
                     continue
                 in_session = IncomingRequest("stdio", None, writer.send, None, None, None, None,
-                                             SessionChannel(legacy, session, writer.send))
+                                             SessionChannel(legacy.options, session, writer.send))
         task = asyncio.create_task(answer(message, in_session))
         msg_id = message.get("id") if type(message) is dict else None
         if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
