@@ -10,7 +10,8 @@ connection is attached; the HTTP side (`legacy_http.py`) attaches a connection, 
 `take` hands it, and detaches when the client leaves or the server closes the response.
 
 The stream is finished by its request's response (POST streams) or by the end of the session
-(the standalone GET stream). Memory is bounded by `replay` events per stream.
+(the standalone GET stream). Memory is bounded by `replay` events per stream: a connection that
+falls further behind is ended, and its client resumes from the buffer.
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ __all__ = ["EventStream"]
 class EventStream:
     """A numbered SSE stream with a bounded replay buffer and at most one attached connection."""
 
-    __slots__ = ("_attached", "_log", "_outbox", "_position", "_retry_ms", "closing", "finished", "id", "opened",
-                 "priming", "wake")
+    __slots__ = ("_attached", "_log", "_outbox", "_position", "_replay", "_retry_ms", "closing", "finished", "id",
+                 "opened", "priming", "wake")
 
     def __init__(self, stream_id: str, *, replay: int, priming: bool, retry_ms: int | None) -> None:
         self.id = stream_id
         self.priming = priming  # 2025-11-25: a priming event first
         self._retry_ms = retry_ms
         self._position = 0
+        self._replay = replay
         self._log: deque[tuple[int, bytes]] = deque(maxlen=replay)
         self._outbox: list[bytes] = []
         self._attached = True  # a POST stream starts with its own connection
@@ -85,6 +87,10 @@ class EventStream:
         self._log.append((position, data))
         if self._attached:
             self._outbox.append(data)
+            if len(self._outbox) > self._replay:
+                # The client does not keep up: end its connection rather than queue without bound;
+                # it resumes from the replay buffer.
+                self.closing = True
             self.wake.set()
 
     # ---- the connection side ----------------------------------------------------------------

@@ -37,6 +37,7 @@ WEATHER_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("get_weather", {"location": "Berlin"}),
     ("get_weather_data", {"location": "Berlin"}),  # an object outputSchema: structuredContent
     ("list_users", {}),  # an array outputSchema: text only for a legacy client
+    ("execute_sql", {"region": "Zürich", "query": "SELECT 1"}),  # x-mcp-header: no Mcp-Param-* in legacy
     ("calculate_sum", {"a": "two", "b": 1}),  # invalid arguments: a tool error
     ("no_such_tool", {}),  # unknown tool: a JSON-RPC error
 ]
@@ -85,11 +86,11 @@ def weather(request: pytest.FixtureRequest) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module", params=[(p, t) for p in PEERS for t in TRANSPORTS], ids=lambda p: "-".join(p))
-def asking(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
+def asking(request: pytest.FixtureRequest) -> dict[str, Any]:
     peer, transport = request.param
     target = [request.getfixturevalue("conformance_http_url")] if transport == "http" else ["--", *CONFORMANCE_STDIO]
     extra = ["--progress", "--log-level", "info", "--elicit-accept", json.dumps(USER), "--sample-text", "Paris"]
-    return transport, run_peer(peer, target, ASKING_CALLS, *extra)
+    return run_peer(peer, target, ASKING_CALLS, *extra)
 
 
 def test_handshake_and_every_page(weather: dict[str, Any]) -> None:
@@ -103,7 +104,8 @@ def test_handshake_and_every_page(weather: dict[str, Any]) -> None:
 
 
 def test_calls_read_as_legacy_results(weather: dict[str, Any]) -> None:
-    weather_call, data, users, invalid, unknown = weather["calls"]
+    weather_call, data, users, sql, invalid, unknown = weather["calls"]
+    assert sql["isError"] is False and "Zürich" in text(sql)
     assert text(weather_call).startswith("Current weather in Berlin")
     assert data["structuredContent"] == {"temperature": 20.4, "conditions": "snow", "humidity": 34.0}
     assert json.loads(text(users))[0]["name"] == "Alice" and users["structuredContent"] is None
@@ -111,10 +113,10 @@ def test_calls_read_as_legacy_results(weather: dict[str, Any]) -> None:
     assert unknown["error"]["code"] == -32602 and "no_such_tool" in unknown["error"]["message"]
 
 
-def test_asks_are_real_client_requests(asking: tuple[str, dict[str, Any]]) -> None:
+def test_asks_are_real_client_requests(asking: dict[str, Any]) -> None:
     """ctx.elicit and ctx.sample in the unchanged handlers reach the SDK's callbacks; the answers
     come back into the same call."""
-    _, report = asking
+    report = asking
     elicit, sample = report["calls"][:2]
     assert text(elicit) == f"User response: action=accept, content={json.dumps(USER, sort_keys=True)}"
     assert text(sample) == "LLM response: Paris"
@@ -123,8 +125,8 @@ def test_asks_are_real_client_requests(asking: tuple[str, dict[str, Any]]) -> No
         assert report["elicitations"][0]["message"] == "Who are you?"
 
 
-def test_progress_logging_errors_and_polling(asking: tuple[str, dict[str, Any]]) -> None:
-    transport, report = asking
+def test_progress_logging_errors_and_polling(asking: dict[str, Any]) -> None:
+    report = asking
     progress, logging_call, error, reconnection = report["calls"][2:]
     assert [p["progress"] for p in progress["progress"]] == [0, 50, 100]
     assert text(logging_call) == "Logging test completed."

@@ -129,7 +129,7 @@ def test_requests_to_the_client_are_bounded_and_answered() -> None:
         with pytest.raises(ClientRequestError, match="session ended"):
             await ended
 
-        with pytest.raises(ClientRequestError, match="within 0.05 s"):
+        with pytest.raises(ClientRequestError, match=r"within 0\.05 s"):
             await session.ask_client("roots/list", {}, send, timeout=0.05, limit=1)
         assert sent[-1]["method"] == "notifications/cancelled"
         assert not session.busy
@@ -147,13 +147,18 @@ def test_stream_numbers_events_and_keeps_a_bounded_replay_buffer() -> None:
         assert stream.take() == [priming_event("7-0", 300)]
         for index in range(20):
             stream.emit({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": index}})
-        assert len(stream.take()) == 20
+            if index % 4 == 3:
+                assert len(stream.take()) == 4  # a connection that keeps up
+        assert not stream.closing
+        for index in range(6):
+            stream.emit({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 20 + index}})
+        assert stream.closing  # one that falls more than `replay` events behind is ended
         stream.detach()
         stream.emit({"jsonrpc": "2.0", "id": 1, "result": {}})
         assert stream.take() == []  # detached: buffered only
         replay = stream.attach(after=0)  # older events than the buffer holds are gone
         assert [parse_event_id(chunk.split(b"\n")[0][4:].decode()) for chunk in replay] == [
-            ("7", n) for n in range(17, 22)]
+            ("7", n) for n in range(23, 28)]
         old_wake = stream.wake
         stream.attach(after=None)
         assert old_wake.is_set() and stream.wake is not old_wake  # the old connection learns it lost the stream
