@@ -129,3 +129,17 @@ def test_list_changed_reaches_a_legacy_client(peer: StdioPeer) -> None:
     peer.send(call(1, "mutate", {"op": "add"}))
     received = [peer.recv(), peer.recv()]
     assert {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"} in received
+
+
+def test_modern_only_names_its_versions() -> None:
+    """VER-08 on stdio: a modern-only server answers initialize with an error naming 2026-07-28."""
+    server = StdioPeer("--modern-only", module=APP)
+    try:
+        server.send(request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                              "clientInfo": {"name": "old", "version": "1"}}))
+        error = server.recv()["error"]
+        assert error["data"]["supported"] == ["2026-07-28"] and "2026-07-28" in error["message"]
+        server.send(request(1, "ping"))  # no session was opened: still the modern era
+        assert server.recv()["error"]["code"] == -32602
+    finally:
+        server.close()
