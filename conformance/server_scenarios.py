@@ -1,14 +1,17 @@
 """Run the official MCP conformance suite's server scenarios against the generated conformance server.
 
-    python conformance/server_scenarios.py                       # every scenario, a results table
+    python conformance/server_scenarios.py                       # every 2026-07-28 scenario, a results table
     python conformance/server_scenarios.py --scenario caching    # one (repeatable)
+    python conformance/server_scenarios.py --spec-version 2025-11-25   # the legacy (initialize) wire
+    python conformance/server_scenarios.py --all-versions        # every version and scenario below
     python conformance/server_scenarios.py --url http://localhost:8000/mcp   # a server already running
 
 Needs the pinned harness and Node 22 in conformance/node_modules (`make conformance-deps`).
 Without `--url` it starts `python -m conformance_server --http --port N` on 127.0.0.1 (the
 package generated from specs/conformance.json into generated/). Each scenario runs as
-`conformance server --url … --spec-version 2026-07-28 --scenario NAME -o DIR`; the result is
-the harness's exit code plus the checks it wrote to DIR/*/checks.json.
+`conformance server --url … --spec-version VERSION --scenario NAME -o DIR`; the result is
+the harness's exit code plus the checks it wrote to DIR/*/checks.json. The same server answers
+every version: 2026-07-28 statelessly, the initialize-based revisions in sessions.
 
 tests/conformance/test_server_conformance.py runs the same scenarios under pytest.
 """
@@ -70,6 +73,37 @@ SCENARIOS: tuple[str, ...] = (
     "input-required-result-validate-input",
 )
 
+# The initialize-based revisions: every tools-server scenario the harness tags with each version
+# (its windows: server-initialize, logging-set-level, ping, tools-call-with-logging, -sampling and
+# -elicitation are 2025-06-18 and 2025-11-25 only; json-schema-2020-12, server-sse-multiple-streams
+# and dns-rebinding-protection begin at 2025-11-25; the SEP-1034/1330 and SSE polling scenarios
+# are 2025-11-25 only; server-session-lifecycle alone runs at 2025-03-26).
+_LEGACY_TOOLS_CALLS: tuple[str, ...] = (
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-with-logging",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "tools-call-sampling",
+    "tools-call-elicitation",
+)
+LEGACY_SCENARIOS: dict[str, tuple[str, ...]] = {
+    "2025-11-25": (
+        "server-initialize", "server-session-lifecycle", "logging-set-level", "ping", "tools-list",
+        *_LEGACY_TOOLS_CALLS,
+        "json-schema-2020-12", "elicitation-sep1034-defaults", "elicitation-sep1330-enums",
+        "server-sse-polling", "server-sse-multiple-streams", "dns-rebinding-protection",
+    ),
+    "2025-06-18": (
+        "server-initialize", "server-session-lifecycle", "logging-set-level", "ping", "tools-list",
+        *_LEGACY_TOOLS_CALLS,
+    ),
+    "2025-03-26": ("server-session-lifecycle",),
+}
+
 # Server scenarios the harness lists for 2026-07-28 that docs/RULES.md conformance §8 excludes, and why.
 EXCLUDED: dict[str, str] = {
     "completion-complete": "completion is not part of a tools server",
@@ -83,6 +117,12 @@ EXCLUDED: dict[str, str] = {
     "prompts-get-with-args": "prompt fixtures (§8)",
     "prompts-get-embedded-resource": "prompt fixtures (§8)",
     "prompts-get-with-image": "prompt fixtures (§8)",
+}
+# ... and those it lists for the initialize-based revisions (the same reasons, plus resource subscriptions).
+LEGACY_EXCLUDED: dict[str, str] = {
+    **EXCLUDED,
+    "resources-subscribe": "resource subscriptions (§8)",
+    "resources-unsubscribe": "resource subscriptions (§8)",
 }
 
 
@@ -129,9 +169,13 @@ def harness_available() -> bool:
     return HARNESS.exists() and (BIN_DIR / "node").exists()
 
 
-def list_server_scenarios() -> list[str]:
-    """The server scenarios the installed harness applies to 2026-07-28."""
-    out = subprocess.run([str(HARNESS), "list", "--server", "--spec-version", SPEC_VERSION],
+def scenarios_for(spec_version: str) -> tuple[str, ...]:
+    return SCENARIOS if spec_version == SPEC_VERSION else LEGACY_SCENARIOS[spec_version]
+
+
+def list_server_scenarios(spec_version: str = SPEC_VERSION) -> list[str]:
+    """The server scenarios the installed harness applies to `spec_version`."""
+    out = subprocess.run([str(HARNESS), "list", "--server", "--spec-version", spec_version],
                          env=harness_env(), capture_output=True, text=True, timeout=60, check=True).stdout
     return [line.strip()[2:].split(" ")[0] for line in out.splitlines() if line.strip().startswith("- ")]
 
@@ -175,12 +219,13 @@ def conformance_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
             proc.stderr.close()
 
 
-def run_scenario(name: str, url: str, out_dir: Path, *, timeout: float = 120) -> ScenarioResult:
+def run_scenario(name: str, url: str, out_dir: Path, *, spec_version: str = SPEC_VERSION,
+                 timeout: float = 120) -> ScenarioResult:
     """One `conformance server` run; its checks come from the checks.json files it wrote."""
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     proc = subprocess.run(
-        [str(HARNESS), "server", "--url", url, "--spec-version", SPEC_VERSION, "--scenario", name,
+        [str(HARNESS), "server", "--url", url, "--spec-version", spec_version, "--scenario", name,
          "-o", str(out_dir)],
         env=harness_env(), capture_output=True, text=True, timeout=timeout,
     )
@@ -206,11 +251,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scenario", action="append", help="run only this scenario (repeatable)")
     parser.add_argument("--url", help="test a server that is already running instead of starting one")
     parser.add_argument("-o", "--output-dir", type=Path, help="keep the harness output here")
+    versions = parser.add_mutually_exclusive_group()
+    versions.add_argument("--spec-version", default=SPEC_VERSION, choices=[SPEC_VERSION, *LEGACY_SCENARIOS],
+                          help=f"the wire and scenario set (default {SPEC_VERSION})")
+    versions.add_argument("--all-versions", action="store_true", help="every version's scenarios")
     args = parser.parse_args(argv)
     if not harness_available():
         print(f"conformance harness not installed at {HARNESS}: run `make conformance-deps`", file=sys.stderr)
         return 2
-    names = args.scenario or list(SCENARIOS)
+    chosen = [SPEC_VERSION, *LEGACY_SCENARIOS] if args.all_versions else [args.spec_version]
+    runs = [(version, name) for version in chosen for name in (args.scenario or scenarios_for(version))]
     with contextlib.ExitStack() as stack:
         url = args.url
         if url is None:
@@ -218,7 +268,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             stack.enter_context(conformance_server(port))
             url = f"http://localhost:{port}/mcp"
         out = args.output_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-conformance-")))
-        results = [run_scenario(name, url, out / name) for name in names]
+        results = [run_scenario(name, url, out / version / name, spec_version=version) for version, name in runs]
+        if len(chosen) > 1:
+            for (version, _), result in zip(runs, results, strict=True):
+                result.name = f"{result.name} @ {version}"
     print(_table(results))
     for result in results:
         if result.failures or result.warnings or result.returncode != 0:

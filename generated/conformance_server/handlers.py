@@ -5,6 +5,11 @@
 `python -m conformance_server --http --port 8000` (then `conformance server --url
 http://localhost:8000/mcp --spec-version 2026-07-28 …`) or `--stdio`.
 
+The same handlers serve the initialize-based revisions (`--spec-version 2025-11-25`,
+`2025-06-18`, `2025-03-26`): there `ctx.elicit` and `ctx.sample` are real requests to the client,
+`ctx.log` sends `notifications/message`, and `ctx.close_sse_stream` lets the client resume the
+call's stream later (test_reconnection).
+
 Every tool does what its description in specs/conformance.json says. Beyond tools the suite
 needs prompts (a `prompts/list` listing the multi-round `prompts/get` prompt
 `test_input_required_result_prompt`) and resource listings with caching hints (one static resource,
@@ -68,6 +73,42 @@ CONFIRM_SCHEMA = {
     "required": ["ok"],
 }
 CONTEXT_SCHEMA = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
+USER_SCHEMA = {
+    "type": "object",
+    "properties": {"username": {"type": "string"}, "email": {"type": "string"}},
+    "required": ["username", "email"],
+}
+# SEP-1034: every primitive type with a default.
+DEFAULTS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "default": "John Doe"},
+        "age": {"type": "integer", "default": 30},
+        "score": {"type": "number", "default": 95.5},
+        "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+        "verified": {"type": "boolean", "default": True},
+    },
+}
+# SEP-1330: the enum forms, single and multiple choice, with and without titles.
+ENUMS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+        "titledSingle": {"type": "string", "oneOf": [
+            {"const": "value1", "title": "First option"},
+            {"const": "value2", "title": "Second option"},
+            {"const": "value3", "title": "Third option"},
+        ]},
+        "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                       "enumNames": ["Option One", "Option Two", "Option Three"]},
+        "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+        "titledMulti": {"type": "array", "items": {"anyOf": [
+            {"const": "value1", "title": "First choice"},
+            {"const": "value2", "title": "Second choice"},
+            {"const": "value3", "title": "Third choice"},
+        ]}},
+    },
+}
 
 README = {
     "uri": "test://conformance/readme",
@@ -272,3 +313,40 @@ class Server(ServerBase):
     async def test_custom_header_echo(self, args: _m.TestCustomHeaderEchoInput, ctx: ToolContext) -> ToolReturn:
         # The runtime already checked Mcp-Param-Region against arguments.region (XHDR-22..24).
         return f"Region: {args.region}"
+
+    # ---- initialize-based revisions: server-to-client requests, logging, SSE polling ----------------
+
+    async def test_tool_with_logging(self, args: _m.TestToolWithLoggingInput, ctx: ToolContext) -> ToolReturn:
+        for step, text in enumerate(("Tool execution started", "Tool processing data", "Tool execution completed")):
+            if step:
+                await asyncio.sleep(0.05)
+            await ctx.log("info", text, logger="conformance")
+        return "Logging test completed."
+
+    async def test_sampling(self, args: _m.TestSamplingInput, ctx: ToolContext) -> ToolReturn:
+        sampled = await ctx.sample(args.prompt, max_tokens=100, key="sampling")
+        return f"LLM response: {sampled.text}"
+
+    async def test_elicitation(self, args: _m.TestElicitationInput, ctx: ToolContext) -> ToolReturn:
+        answer = await ctx.elicit(args.message, USER_SCHEMA, key="user_info")
+        return f"User response: action={answer.action}, content={json.dumps(answer.content, sort_keys=True)}"
+
+    async def test_elicitation_sep1034_defaults(
+        self, args: _m.TestElicitationSep1034DefaultsInput, ctx: ToolContext
+    ) -> ToolReturn:
+        answer = await ctx.elicit("Please review and update the form fields with defaults", DEFAULTS_SCHEMA,
+                                  key="defaults")
+        return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content, sort_keys=True)}"
+
+    async def test_elicitation_sep1330_enums(
+        self, args: _m.TestElicitationSep1330EnumsInput, ctx: ToolContext
+    ) -> ToolReturn:
+        answer = await ctx.elicit("Please choose from the enum options", ENUMS_SCHEMA, key="enums")
+        return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content, sort_keys=True)}"
+
+    async def test_reconnection(self, args: _m.TestReconnectionInput, ctx: ToolContext) -> ToolReturn:
+        # 2025-11-25 over HTTP: priming event + retry, then the connection closes; the result waits
+        # for the client's GET with Last-Event-ID. Elsewhere close_sse_stream does nothing.
+        await ctx.close_sse_stream()
+        await asyncio.sleep(0.1)
+        return "Reconnection test completed: the result was delivered on the resumed stream."

@@ -7,6 +7,10 @@
 
 Handlers may ask the client for input mid-call (multi round-trip requests):
 `await ctx.elicit(...)`, `ctx.sample(...)`, `ctx.list_roots()`, or `ctx.need(...)` + `ctx.ask()`.
+
+The server is dual-era: clients of the initialize-based revisions (2025-11-25, 2025-06-18,
+2025-03-26) get sessions (`ServerConfig.sessions`, `SessionStore`) and the same handlers, whose
+asks are then real requests to the client (`ClientRequestError` when unanswered).
 """
 
 from ..protocol.inputs import CreateMessageResult, ElicitResult, ListRootsResult, Root
@@ -16,6 +20,7 @@ from .cli import serve_main
 from .config import LOCAL_HOSTS, LOCAL_ORIGINS, IncomingRequest, Outcome, ServerConfig, ToolBinding
 from .context import (
     ClientCapabilityRequired,
+    ClientRequestError,
     RequestContext,
     RpcError,
     ToolContext,
@@ -34,6 +39,7 @@ from .input_required import (
     SamplingResult,
 )
 from .ratelimit import RateLimit
+from .sessions import MemorySessionStore, Session, SessionOptions, SessionStore
 from .tool_server import ToolServer
 
 __all__ = [
@@ -42,6 +48,7 @@ __all__ = [
     "ASGIApp",
     "BearerAuth",
     "ClientCapabilityRequired",
+    "ClientRequestError",
     "CreateMessageResult",
     "Elicit",
     "ElicitResult",
@@ -50,6 +57,7 @@ __all__ = [
     "InputRequest",
     "ListRoots",
     "ListRootsResult",
+    "MemorySessionStore",
     "MethodHandler",
     "Outcome",
     "Pending",
@@ -61,6 +69,9 @@ __all__ = [
     "Sample",
     "SamplingResult",
     "ServerConfig",
+    "Session",
+    "SessionOptions",
+    "SessionStore",
     "ToolBinding",
     "ToolContext",
     "ToolExecutionError",

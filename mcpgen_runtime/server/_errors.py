@@ -7,12 +7,19 @@ from typing import Any
 
 from ..protocol import jsonrpc
 
-__all__ = ["ClientCapabilityRequired", "RpcError", "ToolExecutionError", "status_for_code"]
+__all__ = ["ClientCapabilityRequired", "ClientRequestError", "RpcError", "ToolExecutionError", "status_for_code"]
 
 
 class ToolExecutionError(Exception):
     """Raise from a handler to report a failure the model can act on: an `isError: true` result
     whose text is the exception message (TOOLS-22). Keep the message free of secrets."""
+
+
+class ClientRequestError(ToolExecutionError):
+    """A request the server sent to the client in a legacy session (`ctx.elicit`, `ctx.sample`,
+    `ctx.list_roots`) got no usable answer: the client answered with an error or a malformed
+    result, did not answer in time, too many requests were already waiting, or the session
+    ended. Uncaught in a tool, it becomes an `isError: true` result with this message."""
 
 
 class RpcError(Exception):

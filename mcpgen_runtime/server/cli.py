@@ -14,7 +14,9 @@ __all__ = ["build_parser", "serve_main"]
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog, description="Serve MCP tools (protocol 2026-07-28).")
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Serve MCP tools (protocol 2026-07-28; 2025-11-25, 2025-06-18 and 2025-03-26 "
+                               "clients through initialize).")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--http", dest="transport", action="store_const", const="http",
                       help="Streamable HTTP (the default)")
@@ -26,6 +28,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
     parser.add_argument("--page-size", type=int, default=None, metavar="N",
                         help="tools per tools/list page (0: no pagination)")
+    parser.add_argument("--modern-only", action="store_true",
+                        help="serve MCP 2026-07-28 only; answer initialize with an error naming it")
     parser.add_argument("--log-level", default="warning",
                         choices=["debug", "info", "warning", "error", "critical"],
                         help="log level; logs go to stderr (default warning)")
@@ -43,6 +47,8 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
         if args.page_size < 0:
             raise SystemExit("--page-size must be >= 0")
         config = dataclasses.replace(config, page_size=args.page_size or None)
+    if args.modern_only:
+        config = dataclasses.replace(config, modern_only=True)
     server = server_cls(config)
     if args.transport == "stdio":
         server.run_stdio()

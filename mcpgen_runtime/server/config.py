@@ -1,28 +1,32 @@
 """What a server is told and what passes between its transports and its dispatcher.
 
 - `ServerConfig`: identity and policy (paging, caching hints, HTTP Origin/Host allowlists and
-  body limit, auth, rate limits, requestState keys, progress and keep-alive pacing).
+  body limit, auth, rate limits, requestState keys, progress and keep-alive pacing, the legacy
+  era: `modern_only` and `sessions`).
 - `ToolBinding`: a listed tool -> the Python method that implements it (generated bases).
-- `IncomingRequest`: how one message arrived (transport, headers, principal, stream hooks);
+- `IncomingRequest`: how one message arrived (transport, headers, principal, stream hooks, and
+  in a legacy session the `ClientChannel` back to the client);
   `Outcome`: the answer (HTTP status and JSON-RPC response).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel
 
 from .auth import BearerAuth
 from .ratelimit import RateLimit
+from .sessions import SessionOptions
 from .state import StateCodec
 
 __all__ = [
     "LOCAL_HOSTS",
     "LOCAL_ORIGINS",
     "CacheScope",
+    "ClientChannel",
     "IncomingRequest",
     "Notify",
     "OpenStream",
@@ -38,6 +42,23 @@ CacheScope = Literal["public", "private"]
 # Sends one server notification on the stream of the request it belongs to.
 Notify = Callable[[dict[str, Any]], Awaitable[None]]
 OpenStream = Callable[[], Awaitable[None]]
+
+
+class ClientChannel(Protocol):
+    """How a handler reaches the client of a legacy (initialize-based) session during one request:
+    real server-to-client requests, log messages, and (HTTP, 2025-11-25) closing the request's
+    SSE response early. `legacy.py` implements it per transport; the context uses it."""
+
+    protocol_version: str
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send `method` to the client and return its result (`ClientRequestError` otherwise)."""
+
+    async def log(self, level: str, data: Any, logger: str | None) -> None:
+        """`notifications/message`, when the session's `logging/setLevel` admits `level`."""
+
+    async def close_stream(self) -> None:
+        """End the request's SSE response now; the client resumes it later (polling)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +87,11 @@ class ServerConfig:
     (HTTP-05); `rate_limit` bounds tool calls per caller (SEC-03); `state_secrets` (else the
     environment variable `MCPGEN_STATE_SECRET`) sign `requestState`, the first one signing
     and any of them verifying (rotation), valid for `state_ttl_s` (MRTR-05..10).
+
+    Eras (legacy.py): by default the server also answers `initialize`, opening a session of the
+    2025-11-25, 2025-06-18 or 2025-03-26 revision, with the limits in `sessions`;
+    `modern_only=True` serves 2026-07-28 alone and answers `initialize` with an error naming
+    the versions it speaks (VER-08).
     """
 
     name: str = "mcpgen-server"
@@ -96,6 +122,8 @@ class ServerConfig:
     progress_interval_ms: int = 10
     # HTTP-19: comment lines on idle subscriptions/listen streams, so intermediaries keep them open.
     keepalive_s: float = 15.0
+    modern_only: bool = False
+    sessions: SessionOptions = field(default_factory=SessionOptions)
 
     def __post_init__(self) -> None:
         if self.page_size is not None and self.page_size < 1:
@@ -129,6 +157,7 @@ class IncomingRequest:
     open_stream: OpenStream | None = None  # HTTP: commit to an SSE reply now
     keepalive: Callable[[], Awaitable[None]] | None = None  # long-lived streams: a transport-level no-op
     peer: str | None = None  # remote address: the rate-limit key of anonymous callers
+    channel: ClientChannel | None = None  # legacy sessions only: the way back to the client
 
 
 class Outcome(NamedTuple):

@@ -21,10 +21,16 @@ or collects several requests for one round:
 Each ask either returns at once (the answer arrived in `inputResponses` or was carried in the
 `requestState` of an earlier round) or ends the round with an `input_required` result; the
 handler then runs again from the top on the client's retry.
+
+The same handler serves clients of the initialize-based revisions unchanged: in a legacy
+session the facts above come from the session instead of `_meta`, and each ask is a real
+server-to-client request (on the request's SSE stream, or stdout) whose answer the handler
+awaits, bounded in time (`ClientRequestError` when the client does not answer usefully).
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import math
@@ -35,9 +41,16 @@ from typing import Any, Self, TypeVar
 from ..content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResult
 from ..protocol import jsonrpc
 from ..protocol.inputs import CreateMessageResult, ElicitResult, Root
+from ..protocol.legacy import LOG_LEVELS, unavailable_in
 from ..protocol.meta import CLIENT_INFO_KEY, PROGRESS_TOKEN_KEY
-from ._errors import ClientCapabilityRequired, RpcError, ToolExecutionError, status_for_code
-from .config import IncomingRequest, Notify, OpenStream
+from ._errors import (
+    ClientCapabilityRequired,
+    ClientRequestError,
+    RpcError,
+    ToolExecutionError,
+    status_for_code,
+)
+from .config import ClientChannel, IncomingRequest, Notify, OpenStream
 from .input_required import (
     MRTR_METHODS,
     Elicit,
@@ -51,6 +64,7 @@ from .input_required import (
 
 __all__ = [
     "ClientCapabilityRequired",
+    "ClientRequestError",
     "Notify",
     "RequestContext",
     "RpcError",
@@ -61,6 +75,11 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger("mcpgen.server")
+# Where `ctx.log` writes when the client did not ask for log messages (LOG-01: stderr / the server's log).
+_TOOL_LOG = logging.getLogger("mcpgen.tools")
+_PY_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
+              "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
+              "emergency": logging.CRITICAL}
 
 T = TypeVar("T")
 
@@ -92,6 +111,7 @@ class RequestContext:
         "_asked",
         "_auto_keys",
         "_carried",
+        "_channel",
         "_closed",
         "_last_progress",
         "_last_progress_at",
@@ -129,6 +149,7 @@ class RequestContext:
         request_state: str | None = None,
         open_stream: OpenStream | None = None,
         progress_interval: float = 0.0,
+        channel: ClientChannel | None = None,
     ) -> None:
         self.request_id = request_id
         self.method = method
@@ -150,6 +171,7 @@ class RequestContext:
         self.request_state = request_state  # as received (already verified by the server)
         self._notify = notify
         self._open_stream = open_stream
+        self._channel = channel  # legacy sessions: asks become real requests to the client
         self._progress_interval = progress_interval
         self._last_progress: float | None = None
         self._last_progress_at = 0.0
@@ -173,6 +195,7 @@ class RequestContext:
         RequestContext.__init__(
             ctx, request_id, method, meta, protocol_version, client_capabilities, request.transport,
             request.headers, request.principal, request.notify, None, None, request.open_stream, progress_interval,
+            request.channel,
         )
         return ctx
 
@@ -243,6 +266,34 @@ class RequestContext:
         if self._open_stream is not None and not self._closed:
             await self._open_stream()
 
+    async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
+        """A log message for the client (`notifications/message`; `data` is any JSON value).
+
+        In a legacy session it goes to the client on this request's stream when the session's
+        `logging/setLevel` minimum admits `level` (every level before the client sets one). A
+        2026-07-28 request gets none (protocol logging is deprecated, LOG-01/03): the message goes
+        to the server's own log (`mcpgen.tools`) instead. Keep secrets out of it (LOG-07).
+        """
+        if level not in LOG_LEVELS:
+            raise ValueError(f"log level must be one of {', '.join(LOG_LEVELS)}, not {level!r}")
+        if self._closed:
+            return
+        if self._channel is None:
+            _TOOL_LOG.log(_PY_LEVELS[level], "%s%s", f"{logger}: " if logger else "", data)
+            return
+        try:
+            await self._channel.log(level, data, logger)
+        except (OSError, RuntimeError) as exc:  # the peer went away; the caller's cancellation follows
+            _LOG.debug("log message for request %r not delivered: %s", self.request_id, exc)
+
+    async def close_sse_stream(self) -> None:
+        """End this request's SSE response now while the handler goes on (the 2025-11-25 polling
+        pattern): the client reconnects after the announced `retry` delay and resumes with
+        `Last-Event-ID`, receiving what was sent meanwhile and the result. Only in 2025-11-25
+        sessions over HTTP; a no-op everywhere else (in 2026-07-28 closing a stream cancels it)."""
+        if self._channel is not None and not self._closed:
+            await self._channel.close_stream()
+
     def close(self) -> None:
         """Called by the server when the handler is done: no more notifications (PROG-08)."""
         self._closed = True
@@ -311,6 +362,9 @@ class RequestContext:
         pending = self._pending
         if not pending:
             return
+        if self._channel is not None:
+            await self._ask_client(self._channel, pending)
+            return
         if self.method not in MRTR_METHODS:
             raise RuntimeError(f"{self.method} cannot ask for client input (MRTR-02)")
         required: dict[str, Any] = {}
@@ -333,6 +387,39 @@ class RequestContext:
             carried,
             dict(self._state or {}),
         )
+
+    async def _ask_client(self, channel: ClientChannel, pending: list[Pending[Any]]) -> None:
+        """A legacy session: send every pending request to the client and await the answers.
+
+        Only what the client declared at `initialize` (and its revision has) is sent; otherwise
+        `ClientCapabilityRequired` names what is missing, before anything is sent."""
+        self._pending = []
+        version = channel.protocol_version
+        required: dict[str, Any] = {}
+        for item in pending:
+            missing = item.request.missing_capability(self.client_capabilities)
+            if missing is None and unavailable_in(item.request.method, version):
+                missing = {item.request.method.partition("/")[0]: {}}
+            if missing is not None:
+                _merge_required(required, missing)
+        if required:
+            raise ClientCapabilityRequired(required)
+        if len(pending) == 1:
+            answers = [await channel.request(pending[0].request.method, pending[0].request.params())]
+        else:
+            try:
+                async with asyncio.TaskGroup() as group:  # one failure cancels the others
+                    asked = [group.create_task(channel.request(item.request.method, item.request.params()))
+                             for item in pending]
+            except BaseExceptionGroup as failed:
+                raise failed.exceptions[0] from None
+            answers = [task.result() for task in asked]
+        for item, raw in zip(pending, answers, strict=True):
+            try:
+                item._set(item.request.parse(item.key, raw))
+            except RpcError as exc:
+                raise ClientRequestError(f"The client's answer to {item.request.method} is not valid: "
+                                         f"{exc.message.partition(': ')[2] or exc.message}") from None
 
     async def elicit(self, message: str, requested_schema: Mapping[str, Any], *, key: str | None = None) -> ElicitResult:
         """Ask the user for form data (IN-03); never for secrets (IN-05: use `elicit_url`)."""

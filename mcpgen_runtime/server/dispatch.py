@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from .._version import SUPPORTED_PROTOCOL_VERSIONS
+from .._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ..pointers import first_error
 from ..protocol import jsonrpc
 from ..protocol.headers import PROTOCOL_VERSION_LC
@@ -91,6 +91,7 @@ class Dispatcher:
         "_discover",
         "_first_page",
         "_hub",
+        "_initialize_hint",
         "_limiter",
         "_methods",
         "_pages",
@@ -129,6 +130,12 @@ class Dispatcher:
         self._pages, self._first_page = catalog.build_pages(self._definitions, cfg, self._complete)
         self._supported = frozenset(SUPPORTED_PROTOCOL_VERSIONS)
         self._supported_list = list(SUPPORTED_PROTOCOL_VERSIONS)
+        modern = ", ".join(SUPPORTED_PROTOCOL_VERSIONS)
+        self._initialize_hint = (
+            f"this server speaks only MCP {modern}, which has no initialize" if cfg.modern_only else
+            f"MCP {modern} requests carry _meta and need no initialize; for "
+            f"{', '.join(LEGACY_PROTOCOL_VERSIONS)} send initialize without _meta"
+        )
         self._methods: dict[str, ServedMethod] = {}
         self._capabilities: dict[str, dict[str, Any]] = {"tools": {"listChanged": cfg.list_changed}}
         self._hub = SubscriptionHub()
@@ -159,6 +166,16 @@ class Dispatcher:
     def _complete(self, result: dict[str, Any]) -> dict[str, Any]:
         """Stamp `resultType` (BASE-08) and `serverInfo` (BASE-37) on a result."""
         return complete(result, self._result_meta)
+
+    @property
+    def capabilities(self) -> Mapping[str, Mapping[str, Any]]:
+        """The server capabilities `server/discover` announces (legacy sessions add `logging`)."""
+        return self._capabilities
+
+    @property
+    def hub(self) -> SubscriptionHub:
+        """The open `subscriptions/listen` streams; `notify_list_changed` publishes here."""
+        return self._hub
 
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
@@ -338,6 +355,7 @@ class Dispatcher:
         # VER-08: any error to a (legacy) initialize names the versions this server speaks.
         if method == "initialize" and data is None:
             data = {"supported": self._supported_list}
+            message = f"{message} ({self._initialize_hint})"
         return _err(id_, code, message, data, status)
 
     def _notification(self, method: str, params: Any) -> Outcome:
@@ -374,7 +392,7 @@ class Dispatcher:
             arguments = _NO_ARGS
         elif type(arguments) is not dict:
             raise RpcError(jsonrpc.INVALID_PARAMS, "params.arguments must be an object")
-        if request.headers is not None and tool.header_params:
+        if request.headers is not None and tool.header_params and request.channel is None:  # legacy: no Mcp-Param-*
             problem = check_param_headers(tool.header_params, arguments, request.headers)
             if problem is not None:
                 raise RpcError(jsonrpc.HEADER_MISMATCH, problem)

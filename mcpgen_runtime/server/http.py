@@ -14,8 +14,14 @@ handler, so it is watched: a client disconnect cancels it (HTTP-21, CANCEL-02). 
 JSON, or an SSE stream (`event: message`, HTTP-12/18) as soon as the handler sends a
 notification (progress) or asks for one (`ctx.open_stream()`), when the client accepts SSE.
 `subscriptions/listen` always streams: acknowledgment, notifications, comment keep-alives
-(HTTP-19) until the client closes it or the server ends it (SUB-07). Session ids are never
-minted or echoed (HTTP-24).
+(HTTP-19) until the client closes it or the server ends it (SUB-07).
+
+Clients of the initialize-based revisions (legacy_http.py) are told apart once, early, from the
+header block (memoized): an `Mcp-Session-Id` without a 2026-07-28 `MCP-Protocol-Version`, or a
+legacy version header, sends the request to its session; an `initialize` without modern `_meta`
+opens one; GET and DELETE with a session id serve its streams and its end. Everything else is the
+stateless path above, where a session id is ignored and never minted (HTTP-24) and GET/DELETE get
+405 (HTTP-23). With `ServerConfig.modern_only` there is no legacy path at all.
 """
 
 from __future__ import annotations
@@ -24,38 +30,45 @@ import asyncio
 import ipaddress
 import logging
 import socket
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping, MutableMapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
 from .. import _json
+from .._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ..protocol import jsonrpc
+from ..protocol.headers import PROTOCOL_VERSION_LC, SESSION_ID_LC
+from ..protocol.legacy import carries_modern_meta
+from .asgi_io import (
+    EVENT_PREFIX,
+    EVENT_SUFFIX,
+    SSE_HEADERS,
+    ASGIApp,
+    Gone,
+    Receive,
+    Resumed,
+    Scope,
+    Send,
+    cancel_on_disconnect,
+    reply,
+    send_error,
+)
 from .auth import Unauthorized, authenticate
-from .config import LOCAL_HOSTS, IncomingRequest, Outcome
+from .config import LOCAL_HOSTS, IncomingRequest
 from .dispatch import Dispatcher
+from .legacy_http import LegacyHttp
 
 __all__ = ["ASGIApp", "McpAsgiApp", "Receive", "Scope", "Send", "run_http"]
 
-Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
 _LOG = logging.getLogger("mcpgen.server")
 
-_CONTENT_TYPE_JSON: Final = (b"content-type", b"application/json")
-_JSON_HEADERS: Final = [_CONTENT_TYPE_JSON]
-_SSE_HEADERS: Final = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),  # HTTP-18
-]
-_EVENT_PREFIX: Final = b"event: message\ndata: "
-_EVENT_SUFFIX: Final = b"\n\n"
 _KEEPALIVE: Final = b": keep-alive\n\n"
 _UNSET: Any = object()
 # Answered from prebuilt data: nothing to cancel, so not worth watching for a disconnect.
 _INSTANT = frozenset({"tools/list", "server/discover"})
+_MODERN_VERSIONS = frozenset(SUPPORTED_PROTOCOL_VERSIONS)
+_LEGACY_VERSIONS = frozenset(LEGACY_PROTOCOL_VERSIONS)
+_LEGACY_VERBS = frozenset({"GET", "DELETE"})
 
 
 class _Disconnected(Exception):
@@ -105,18 +118,6 @@ def _accepts(header: str | None) -> tuple[bool, bool]:
     return json_ok, sse_ok
 
 
-async def _send_body(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*headers, (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _send_error(send: Send, status: int, message: str, *, code: int = jsonrpc.INVALID_REQUEST,
-                      close: bool = False) -> None:
-    headers = [*_JSON_HEADERS, (b"connection", b"close")] if close else _JSON_HEADERS
-    await _send_body(send, status, _json.dumps(jsonrpc.error(None, code, message)), headers)
-
-
 class _SseStream:
     """Lazily started SSE response: the first notification (or `open`) sends the headers (status 200)."""
 
@@ -129,12 +130,12 @@ class _SseStream:
     async def open(self) -> None:
         if not self.started:
             self.started = True
-            await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
 
     async def notify(self, message: dict[str, Any]) -> None:
         if not self.started:
             await self.open()
-        await self.send({"type": "http.response.body", "body": _EVENT_PREFIX + _json.dumps(message) + _EVENT_SUFFIX,
+        await self.send({"type": "http.response.body", "body": EVENT_PREFIX + _json.dumps(message) + EVENT_SUFFIX,
                          "more_body": True})
 
     async def keepalive(self) -> None:
@@ -142,7 +143,7 @@ class _SseStream:
             await self.send({"type": "http.response.body", "body": _KEEPALIVE, "more_body": True})
 
     async def finish(self, message: dict[str, Any] | None) -> None:
-        body = _EVENT_PREFIX + _json.dumps(message) + _EVENT_SUFFIX if message is not None else b""
+        body = EVENT_PREFIX + _json.dumps(message) + EVENT_SUFFIX if message is not None else b""
         await self.send({"type": "http.response.body", "body": body, "more_body": False})  # HTTP-16
 
 
@@ -159,17 +160,23 @@ class McpAsgiApp:
         self._max_body = cfg.max_body_bytes
         self._blocks = _HeaderTable(self._classify)
         self._auth = cfg.auth
+        self._legacy = None if cfg.modern_only else LegacyHttp(server)
+
+    def close_sessions(self) -> None:
+        """Server shutdown: end every legacy session (their open streams close)."""
+        if self._legacy is not None:
+            self._legacy.close()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             if scope["type"] == "lifespan":
-                await _lifespan(receive, send, self.server)
+                await _lifespan(receive, send, self)
             return  # other scopes (websocket) are not served: returning closes them
         block = self._blocks.of(scope["headers"])
         headers = block.headers
         # RULES.md conformance §4.1: always read the whole body first; one chunk is the common case.
         if block.declared_too_large:
-            await _send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
+            await send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
             return
         message = await receive()
         if message["type"] == "http.disconnect":
@@ -181,12 +188,13 @@ class McpAsgiApp:
             except _Disconnected:
                 return
         if len(body) > self._max_body:
-            await _send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
+            await send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
             return
         if block.refused is not None:  # Origin (HTTP-03) or Host
-            await _send_error(send, *block.refused)
+            await send_error(send, *block.refused)
             return
-        if scope["method"] != "POST":
+        verb = scope["method"]
+        if verb != "POST" and not (block.legacy and verb in _LEGACY_VERBS):
             await send({"type": "http.response.start", "status": 405,
                         "headers": [(b"allow", b"POST"), (b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
@@ -200,29 +208,40 @@ class McpAsgiApp:
                     (b"www-authenticate", exc.challenge.encode("latin-1", "replace")), (b"content-length", b"0")]})
                 await send({"type": "http.response.body", "body": b""})
                 return
+        legacy = self._legacy
+        if verb != "POST":  # a legacy session's stream (GET) or end (DELETE)
+            assert legacy is not None
+            await (legacy.get(block, principal, receive, send) if verb == "GET" else legacy.delete(block, principal, send))
+            return
         if block.unacceptable is not None:  # Content-Type, Accept
-            await _send_error(send, *block.unacceptable)
+            await send_error(send, *block.unacceptable)
             return
         json_ok, sse_ok = block.json_ok, block.sse_ok
         try:
             message = _json.loads(body)
         except _json.JSONDecodeError:
-            await _send_error(send, 400, "Parse error", code=jsonrpc.PARSE_ERROR)
+            await send_error(send, 400, "Parse error", code=jsonrpc.PARSE_ERROR)
             return
 
         client = scope.get("client")
         peer = client[0] if client else None
+        if block.legacy:  # decided once per header block: a legacy session's message
+            assert legacy is not None
+            await legacy.post(message, block, principal, peer, receive, send)
+            return
         method = message.get("method") if type(message) is dict and "id" in message else None
         if method is None or method in _INSTANT:
             outcome = await self.server.handle_message(
                 message, IncomingRequest("http", headers, None, principal, peer=peer)
             )
-            await _reply(send, outcome, sse=not json_ok)
+            await reply(send, outcome, sse=not json_ok)
         elif method == "subscriptions/listen":
             if not sse_ok:
-                await _send_error(send, 406, "subscriptions/listen needs Accept: text/event-stream")
+                await send_error(send, 406, "subscriptions/listen needs Accept: text/event-stream")
                 return
             await self._watched(message, headers, principal, peer, receive, send, False, True, True)
+        elif method == "initialize" and legacy is not None and not carries_modern_meta(message.get("params")):
+            await legacy.initialize(message, block, principal, send)  # opens a legacy session
         else:
             await self._watched(message, headers, principal, peer, receive, send, json_ok, sse_ok, False)
 
@@ -245,10 +264,17 @@ class McpAsgiApp:
             unacceptable = (415, "Content-Type must be application/json")
         elif not (json_ok or sse_ok):
             unacceptable = (406, "Accept must allow application/json or text/event-stream")
+        session_id = headers.get(SESSION_ID_LC)
+        version = headers.get(PROTOCOL_VERSION_LC)
+        if version is not None:
+            version = version.strip(" \t")
+        # A 2026-07-28 version header makes the request modern whatever else it carries (HTTP-24).
+        legacy = self._legacy is not None and version not in _MODERN_VERSIONS and (
+            session_id is not None or version in _LEGACY_VERSIONS)
         return _Block(
             headers,
             length is not None and length.isdigit() and int(length) > self._max_body,
-            refused, unacceptable, json_ok, sse_ok,
+            refused, unacceptable, json_ok, sse_ok, legacy, session_id, version,
         )
 
     async def _read_rest(self, receive: Receive, first: bytes) -> bytes:
@@ -290,71 +316,26 @@ class McpAsgiApp:
             if stream is not None and stream.started:
                 await stream.finish(outcome.response)
             else:
-                await _reply(send, outcome, sse=not json_ok)
+                await reply(send, outcome, sse=not json_ok)
             return
         current = asyncio.current_task()
         assert current is not None
-        gone = _Gone()
-        watcher = asyncio.get_running_loop().create_task(_cancel_on_disconnect(receive, current, gone))
+        gone = Gone()
+        watcher = asyncio.get_running_loop().create_task(cancel_on_disconnect(receive, current, gone))
         try:
             try:
-                outcome = await _Resumed(work, first)
+                outcome = await Resumed(work, first)
             finally:
                 watcher.cancel()
             if stream is not None and stream.started:
                 await stream.finish(outcome.response)
             else:
-                await _reply(send, outcome, sse=not json_ok)
+                await reply(send, outcome, sse=not json_ok)
         except asyncio.CancelledError:
             if not gone.disconnected:
                 raise
             current.uncancel()
             _LOG.debug("client closed the connection; request %r cancelled", message.get("id"))
-
-
-class _Resumed:
-    """Awaitable that continues a coroutine which already ran its first step and yielded `first`
-    (PEP 380 delegation, as `await` itself does: values go up to the task, sends and throws
-    come back down). What Python 3.12's eager tasks do, for one coroutine."""
-
-    __slots__ = ("coro", "first")
-
-    def __init__(self, coro: Coroutine[Any, Any, Outcome], first: Any) -> None:
-        self.coro = coro
-        self.first = first
-
-    def __await__(self) -> Generator[Any, Any, Outcome]:
-        coro, value = self.coro, self.first
-        while True:
-            try:
-                sent = yield value
-            except GeneratorExit:
-                coro.close()
-                raise
-            except BaseException as exc:  # cancellation and friends go to the coroutine
-                try:
-                    value = coro.throw(exc)
-                except StopIteration as done:
-                    return done.value  # type: ignore[no-any-return]
-            else:
-                try:
-                    value = coro.send(sent)
-                except StopIteration as done:
-                    return done.value  # type: ignore[no-any-return]
-
-
-class _Gone:
-    __slots__ = ("disconnected",)
-
-    def __init__(self) -> None:
-        self.disconnected = False
-
-
-async def _cancel_on_disconnect(receive: Receive, task: asyncio.Task[Any], gone: _Gone) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-    gone.disconnected = True
-    task.cancel()
 
 
 class _Block(NamedTuple):
@@ -366,6 +347,9 @@ class _Block(NamedTuple):
     unacceptable: tuple[int, str] | None  # Content-Type or Accept not usable: (status, message)
     json_ok: bool
     sse_ok: bool
+    legacy: bool  # a legacy session's request (legacy_http.py)
+    session_id: str | None  # Mcp-Session-Id
+    version: str | None  # MCP-Protocol-Version, trimmed
 
 
 class _HeaderTable:
@@ -411,28 +395,14 @@ def _decode_headers(raw: tuple[Any, ...]) -> Mapping[str, str]:
     return MappingProxyType(headers)  # shared between requests: nobody may change it
 
 
-async def _reply(send: Send, outcome: Outcome, *, sse: bool) -> None:
-    status, response = outcome
-    if response is None:  # accepted notification (HTTP-10)
-        await send({"type": "http.response.start", "status": status, "headers": [(b"content-length", b"0")]})
-        await send({"type": "http.response.body", "body": b""})
-    elif sse and status == 200:  # a client that only takes SSE gets a one-event stream
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        await send({"type": "http.response.body", "body": _EVENT_PREFIX + _json.dumps(response) + _EVENT_SUFFIX})
-    else:  # _send_body, inlined: this is every JSON reply
-        body = _json.dumps(response)
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [_CONTENT_TYPE_JSON, (b"content-length", b"%d" % len(body))]})
-        await send({"type": "http.response.body", "body": body})
-
-
-async def _lifespan(receive: Receive, send: Send, server: Dispatcher) -> None:
+async def _lifespan(receive: Receive, send: Send, app: McpAsgiApp) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
-            server.close_subscriptions()  # SUB-07: listen streams end with their final response
+            app.server.close_subscriptions()  # SUB-07: listen streams end with their final response
+            app.close_sessions()
             await send({"type": "lifespan.shutdown.complete"})
             return
 
@@ -464,6 +434,7 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000) -> N
     class _Uvicorn(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             server.close_subscriptions()  # SUB-07: open listen streams end instead of holding shutdown up
+            app.close_sessions()  # legacy GET streams too
             await super().shutdown(sockets)
 
     _Uvicorn(config).run()

@@ -11,6 +11,11 @@ request (SUB-07) and then sends `notifications/cancelled` for it (SUB-08).
 
 End of input ends the loop (STDIO-11): subscriptions are closed, and requests in flight get
 a short grace.
+
+A client of the initialize-based revisions opens with `initialize` (without modern `_meta`): the
+process then holds one legacy session (legacy.py). Its requests run the same handlers, its
+asks become requests written to stdout whose answers come back on stdin, and list-changed
+notifications go to stdout. Messages that carry modern `_meta` are still served statelessly.
 """
 
 from __future__ import annotations
@@ -26,8 +31,11 @@ from typing import Any, BinaryIO
 
 from .. import _json
 from ..protocol import jsonrpc
+from ..protocol.legacy import carries_modern_meta
 from .config import IncomingRequest
 from .dispatch import Dispatcher
+from .legacy import LegacyEra, SessionChannel
+from .sessions import Session
 
 __all__ = ["run_stdio", "serve_stdio"]
 
@@ -97,10 +105,16 @@ async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, 
     writer = _LineWriter(await _open_writer(stdout))
     request = IncomingRequest(transport="stdio", notify=writer.send)
     in_flight: dict[Any, asyncio.Task[None]] = {}
+    legacy = None if server.config.modern_only else LegacyEra(server)
+    session: Session | None = None  # set by initialize: this process then serves a legacy client
 
-    async def answer(message: Any) -> None:
+    async def answer(message: Any, in_session: IncomingRequest | None = None) -> None:
         try:
-            outcome = await server.handle_message(message, request)
+            if in_session is None:
+                outcome = await server.handle_message(message, request)
+            else:
+                assert legacy is not None and session is not None
+                outcome = await legacy.handle(session, message, in_session)
         except asyncio.CancelledError:
             return  # cancelled by the client: no response (CANCEL-09)
         except Exception:  # a bug in the server itself; the client still gets an answer
@@ -138,7 +152,31 @@ async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, 
         if type(message) is dict and "id" not in message and message.get("method") == "notifications/cancelled":
             _cancel(in_flight, message.get("params"))
             continue
-        task = asyncio.create_task(answer(message))
+        in_session: IncomingRequest | None = None
+        if legacy is not None and type(message) is dict and not carries_modern_meta(message.get("params")):
+            if session is None:
+                if message.get("method") == "initialize" and "id" in message:
+                    outcome, handshake = legacy.initialize(message)
+                    await writer.send(outcome.response or {})
+                    if handshake is not None:
+                        session = legacy.open_session(handshake, None, None)
+                        legacy.add_listener(writer.send)
+                    continue
+            else:
+                method = message.get("method")
+                if method is None and jsonrpc.is_response(message):  # the answer to a request we sent
+                    session.answer(message)
+                    continue
+                if type(method) is str and "id" not in message:
+                    await legacy.notification(session, method, message.get("params"))
+                    continue
+                if method == "initialize":
+                    await writer.send(jsonrpc.error(message.get("id"), jsonrpc.INVALID_REQUEST,
+                                                    "This connection is already initialized"))
+                    continue
+                in_session = IncomingRequest("stdio", None, writer.send, None, None, None, None,
+                                             SessionChannel(legacy.options, session, writer.send))
+        task = asyncio.create_task(answer(message, in_session))
         msg_id = message.get("id") if type(message) is dict else None
         if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
             in_flight[msg_id] = task
@@ -149,6 +187,8 @@ async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, 
             task.add_done_callback(lambda done: _forget_task(in_flight, done))
 
     server.close_subscriptions()  # STDIO-11: nobody is listening any more
+    if session is not None:
+        session.end()  # answers still awaited fail; their handlers finish or are cancelled below
     if in_flight:
         pending = set(in_flight.values())
         _, still = await asyncio.wait(pending, timeout=shutdown_grace)

@@ -1,9 +1,11 @@
 """The official MCP conformance suite (pinned harness, docs/RULES.md conformance §5) against the generated
-conformance server: one server for the module, one harness run per scenario.
+conformance server: one server for the module, one harness run per scenario and version.
 
-Every server scenario tagged 2026-07-28 must exit 0 with no FAILURE and no WARNING check;
-there is no expected-failures list. The scenario list and the runner live in
-conformance/server_scenarios.py (also usable from the command line).
+Every server scenario tagged 2026-07-28 must exit 0 with no FAILURE and no WARNING check, and so
+must every tools-server scenario tagged with an initialize-based revision (2025-11-25, 2025-06-18,
+2025-03-26), which the same server answers in legacy sessions; there is no expected-failures list.
+The scenario lists and the runner live in conformance/server_scenarios.py (also usable from the
+command line).
 """
 
 from __future__ import annotations
@@ -55,9 +57,31 @@ def test_every_applicable_scenario_is_run_or_excluded_with_a_reason() -> None:
     assert not ours & set(runner.EXCLUDED)
 
 
+@pytest.mark.parametrize("version", list(runner.LEGACY_SCENARIOS))
+def test_every_legacy_scenario_is_run_or_excluded_with_a_reason(version: str) -> None:
+    """The same for each initialize-based revision: its listed server scenarios = ours + exclusions."""
+    listed = set(runner.list_server_scenarios(version))
+    ours = set(runner.LEGACY_SCENARIOS[version])
+    assert not ours - listed, f"scenarios the harness does not run at {version}: {sorted(ours - listed)}"
+    unaccounted = listed - ours - set(runner.LEGACY_EXCLUDED)
+    assert not unaccounted, f"new {version} harness scenarios to run or exclude: {sorted(unaccounted)}"
+
+
 @pytest.mark.parametrize("scenario", runner.SCENARIOS)
 def test_server_scenario(scenario: str, server_url: str, tmp_path: Path) -> None:
     result = runner.run_scenario(scenario, server_url, tmp_path)
+    assert result.checks, result.describe_problems()
+    assert result.returncode == 0, result.describe_problems()
+    assert not result.failures, result.describe_problems()
+    assert not result.warnings, result.describe_problems()
+
+
+@pytest.mark.parametrize(("version", "scenario"), [
+    (version, scenario) for version, scenarios in runner.LEGACY_SCENARIOS.items() for scenario in scenarios
+])
+def test_legacy_server_scenario(version: str, scenario: str, server_url: str, tmp_path: Path) -> None:
+    """The initialize-based wire: handshake, sessions, server-to-client requests, SSE resumption."""
+    result = runner.run_scenario(scenario, server_url, tmp_path, spec_version=version)
     assert result.checks, result.describe_problems()
     assert result.returncode == 0, result.describe_problems()
     assert not result.failures, result.describe_problems()

@@ -1,7 +1,7 @@
 """Interop peer: drive a server with the official MCP Python SDK client (mcp==2.3.0).
 
     python tests/peers/sdk_client.py [--call NAME JSON]... [--progress] [--elicit-accept JSON] \\
-        (http://host:port/mcp | -- COMMAND ARG...)
+        [--mode legacy] [--sample-text TEXT] [--log-level LEVEL] (http://host:port/mcp | -- COMMAND ARG...)
 
 Connects over Streamable HTTP (a URL) or stdio (a command), lets the SDK negotiate
 (`server/discover`), lists tools across every page, makes the calls in order and prints
@@ -15,7 +15,10 @@ one JSON object:
 `--call` names tools the SDK has listed (it mirrors x-mcp-header arguments and validates
 structured output); `--progress` asks for progress notifications on every call;
 `--elicit-accept JSON` registers an elicitation callback that accepts with that content
-(so the SDK declares the elicitation capability and answers multi-round-trip requests).
+(so the SDK declares the elicitation capability and answers multi-round-trip requests);
+`--sample-text` a sampling callback answering with that text. `--mode legacy` forces the
+SDK's initialize handshake (the 2025 revisions: asks arrive as server-to-client requests);
+`--log-level` then sends `logging/setLevel`, and log notifications are reported as "logs".
 Only the SDK is used here; nothing from mcpgen.
 """
 
@@ -38,6 +41,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--call", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
     parser.add_argument("--progress", action="store_true", help="request progress on every call")
     parser.add_argument("--elicit-accept", metavar="JSON", help="answer every elicitation with accept + this content")
+    parser.add_argument("--mode", default="auto", help="the SDK's connect mode: auto (default) or legacy")
+    parser.add_argument("--sample-text", metavar="TEXT", help="answer every sampling request with this text")
+    parser.add_argument("--log-level", help="legacy mode: send logging/setLevel with this level first")
     parser.add_argument("--timeout", type=float, default=20.0)
     parser.add_argument("target", nargs="+", help="a URL, or a command after --")
     return parser.parse_args(argv)
@@ -63,8 +69,26 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
 
         callbacks["elicitation_callback"] = on_elicit
     out["elicitations"] = elicitations
-    async with Client(server, read_timeout_seconds=args.timeout, **callbacks) as client:
+    samplings: list[dict[str, Any]] = []
+    if args.sample_text is not None:
+        async def on_sample(context: Any, params: Any) -> types.CreateMessageResult:
+            samplings.append({"maxTokens": params.max_tokens})
+            return types.CreateMessageResult(role="assistant", model="sdk2-test-model", stop_reason="endTurn",
+                                             content=types.TextContent(type="text", text=args.sample_text))
+
+        callbacks["sampling_callback"] = on_sample
+    out["samplings"] = samplings
+    logs: list[dict[str, Any]] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append({"level": params.level, "logger": params.logger, "data": params.data})
+
+    out["logs"] = logs
+    async with Client(server, read_timeout_seconds=args.timeout, mode=args.mode, logging_callback=on_log,
+                      **callbacks) as client:
         out["protocolVersion"] = client.protocol_version
+        if args.log_level is not None:
+            await client.set_logging_level(args.log_level)
         info = client.server_info
         out["serverInfo"] = info.model_dump(mode="json", exclude_none=True) if info is not None else None
         out["instructions"] = client.instructions

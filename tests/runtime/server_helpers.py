@@ -68,9 +68,9 @@ def sse_events(text: str) -> list[dict[str, Any]]:
 class StdioPeer:
     """The server as a real subprocess, spoken to in raw JSON lines."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, module: str = SERVER_MODULE, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [PYTHON, "-m", SERVER_MODULE, "--stdio", *args], cwd=ROOT, env=subprocess_env(),
+            [PYTHON, "-m", module, "--stdio", *args], cwd=ROOT, env={**subprocess_env(), **(env or {})},
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()

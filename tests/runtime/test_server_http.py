@@ -336,11 +336,14 @@ def test_unknown_and_removed_methods_are_404_hdr05(http: httpx.Client, method: s
         assert error["data"]["supported"] == [VERSION]  # VER-08
 
 
-def test_initialize_errors_name_supported_versions_ver08(http: httpx.Client) -> None:
-    """VER-08: even a legacy-shaped initialize (no header, no _meta) learns the supported versions."""
+def test_legacy_initialize_opens_a_session(http: httpx.Client) -> None:
+    """A legacy-shaped initialize (no header, no _meta) opens a session of the dual-era server
+    (tests/runtime/test_legacy_http.py covers sessions; modern_only answers VER-08 instead)."""
     message = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
-    error = error_of(post(http, message, drop=("MCP-Protocol-Version",)), 400, -32020, 0)
-    assert error["data"] == {"supported": [VERSION]}
+    response = post(http, message, drop=("MCP-Protocol-Version",))
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["protocolVersion"] == "2025-11-25"
+    assert response.headers["mcp-session-id"]
 
 
 # ---- Mcp-Param-* ----------------------------------------------------------------------------
