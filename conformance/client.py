@@ -69,8 +69,8 @@ def answer_roots(request: ListRootsRequest) -> ListRootsResult:
 def tools_call(url: str) -> None:
     with GeneratedClient(url, client_info=CLIENT_INFO) as client:
         client.list_all_tools()
-        result = client.add_numbers(2, 3)
-        expect("5" in result.text, f"add_numbers(2, 3) answered {result.text!r}")
+        result = client.add_numbers(a=2, b=3)
+        expect("5" in result.text, f"add_numbers(a=2, b=3) answered {result.text!r}")
 
 
 def request_metadata(url: str) -> None:
