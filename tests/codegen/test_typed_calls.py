@@ -14,11 +14,14 @@ server over real HTTP (uvicorn on loopback, every request recorded as the server
 
 from __future__ import annotations
 
+import ast
 import importlib
 import inspect
+import json
 import math
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any, ClassVar, get_args
 
@@ -27,10 +30,12 @@ import pytest
 from codegen.modelgen import build_models
 from codegen.pipeline import build_client, build_server
 from codegen.spec import ValidatedSpec, canonical_digest
+from mcpgen_runtime.client import ClientCore
 from mcpgen_runtime.errors import ToolArgumentsError
 from mcpgen_runtime.types import UNSET, Unset
 from tests.codegen.test_generate import clear_generator_caches, write_package
 from tests.runtime._client_helpers import LiveServer
+from tests.support import needs_shared
 
 NULLABLE_SCHEME = {"anyOf": [{"type": "string", "enum": ["light", "dark", "no-preference"]}, {"type": "null"}],
                    "description": "Emulated color scheme; null clears the override."}
@@ -265,3 +270,70 @@ def test_generated_files_stay_byte_identical() -> None:
     first = build_client(_spec(TOOLS), package="tcalls_client").files
     clear_generator_caches()
     assert build_client(_spec(TOOLS), package="tcalls_client").files == first
+
+
+# --------------------------------------------------------------------------------- GitHub's 117 tools
+
+
+@pytest.fixture(scope="module")
+def github(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, list[dict[str, Any]]]]:
+    tools = json.loads(needs_shared("realworld", "github-tools.json").read_text("utf-8"))["tools"]
+    root = tmp_path_factory.mktemp("typed_github")
+    write_package(root, build_client(_spec(tools), package="tcalls_github"))
+    sys.path.insert(0, str(root))
+    try:
+        yield importlib.import_module("tcalls_github"), tools
+    finally:
+        sys.path.remove(str(root))
+        for name in list(sys.modules):
+            if name.startswith("tcalls_github"):
+                del sys.modules[name]
+
+
+def _methods(package: ModuleType) -> dict[str, tuple[str, str]]:
+    """Wire name -> (method name, input class) of every blocking client method, read from client.py."""
+    tree = ast.parse(Path(package.client.__file__).read_text("utf-8"))
+    client = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Client")
+    found: dict[str, tuple[str, str]] = {}
+    for method in client.body:
+        if isinstance(method, ast.FunctionDef):
+            call = next(n for n in ast.walk(method) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                        and n.func.attr.startswith("_call"))
+            wire, model = call.args[0], call.args[2]
+            assert isinstance(wire, ast.Constant) and isinstance(model, ast.Attribute)
+            found[wire.value] = (method.name, model.attr)
+    return found
+
+
+def test_every_github_method_takes_its_required_parameters_in_required_order(
+        github: tuple[ModuleType, list[dict[str, Any]]]) -> None:
+    package, tools = github
+    methods = _methods(package)
+    reordered = 0
+    for tool in tools:
+        required = tool["inputSchema"].get("required", [])
+        properties = list(tool["inputSchema"].get("properties", {}))
+        reordered += [p for p in properties if p in required] != required
+        method_name, input_class = methods[tool["name"]]
+        params = list(inspect.signature(getattr(package.Client, method_name)).parameters.values())[1:]
+        fields = getattr(package.models, input_class).model_fields
+        wire = [fields[p.name].serialization_alias or p.name for p in params[: len(required)]]
+        assert wire == required, tool["name"]
+        kinds = {p.kind for p in params[: len(required)]}
+        assert kinds == ({inspect.Parameter.POSITIONAL_OR_KEYWORD} if len(required) == 1 else
+                         {inspect.Parameter.KEYWORD_ONLY} if required else set()), tool["name"]
+    assert reordered >= 50  # the issue counted 58 tools whose sorted properties disagree with `required`
+
+
+def test_github_issue_write_type_null_and_empty(github: tuple[ModuleType, list[dict[str, Any]]]) -> None:
+    package, tools = github
+    core = ClientCore(tools=tools)
+    model = package.models.IssueWriteInput
+    base = {"method": "update", "owner": "o", "repo": "r", "issue_number": 5}
+    assert core.prepare_arguments("issue_write", {**base, "type": None}, model) == {**base, "type": None}
+    assert core.prepare_arguments("issue_write", {**base, "type": UNSET}, model) == base
+    with pytest.raises(ToolArgumentsError) as info:  # minLength inside anyOf: no type can say it
+        core.prepare_arguments("issue_write", {**base, "type": ""}, model)
+    assert info.value.pointer == "/type"
+    annotation = inspect.signature(package.Client.issue_write).parameters["type"].annotation
+    assert get_args(annotation) == (str, Unset, type(None))
