@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from . import naming
-from .refs import join_pointer, split_pointer
+from .refs import join_pointer
 from .schemadoc import SchemaDoc
 
 __all__ = ["SharedDefs", "plan_shared"]
@@ -89,11 +89,11 @@ def _entry_keys(doc: SchemaDoc) -> dict[Entry, tuple[Any, ...]]:
         return {}
     # entry -> the entries its own `$ref`s reach; None: one of them reaches outside every entry
     reaches: dict[str, set[str] | None] = {}
-    referenced: list[str] = []
+    referenced: dict[str, None] = {}  # in order of first reference
     for site, target in doc.refs.items():
         owner = entry_of(target)
-        if owner is not None and owner in entries and owner not in referenced:
-            referenced.append(owner)
+        if owner is not None and owner in entries:
+            referenced.setdefault(owner)
         source = entry_of(site)
         if source is None or source not in entries:
             continue
@@ -104,36 +104,127 @@ def _entry_keys(doc: SchemaDoc) -> dict[Entry, tuple[Any, ...]]:
             known.add(owner)
     dialect = doc.root.get("$schema")
     digests: dict[str, str] = {}
-    keys: dict[Entry, tuple[Any, ...]] = {}
-    for pointer in referenced:
-        closure = _closure(pointer, reaches)
-        if closure is None:
-            continue
-        others = tuple(sorted((split_pointer(p)[1], split_pointer(p)[0], _digest(doc, p, digests))
-                              for p in closure if p != pointer))
-        keys[entries[pointer]] = (dialect if isinstance(dialect, str) else None, _digest(doc, pointer, digests), others)
+
+    def label(pointer: str) -> tuple[Entry, str]:
+        return entries[pointer], _digest(doc, pointer, digests)
+
+    group_keys = _group_keys(list(referenced), reaches, label)
+    return {
+        entries[pointer]: (dialect if isinstance(dialect, str) else None, _digest(doc, pointer, digests), key)
+        for pointer in referenced
+        if (key := group_keys[pointer]) is not None
+    }
+
+
+def _group_keys(starts: list[str], reaches: Mapping[str, set[str] | None],
+                label: Callable[[str], tuple[Entry, str]]) -> dict[str, str | None]:
+    """Entry -> a key of everything it reaches (None: something outside the root entries).
+
+    Entries that reach each other (a strongly connected group) reach the same set, so each group
+    is keyed once: a hash of its members' labels (path and digest) and of the keys of the groups
+    it reaches, which come first in Tarjan's order. Linear in entries and `$ref`s."""
+    keys: dict[str, str | None] = {}
+    for group, reached in _groups(starts, reaches):
+        members = set(group)
+        successor_keys = {keys[target] for target in reached if target not in members}
+        key: str | None = None
+        if None not in successor_keys and all(reaches.get(member, set()) is not None for member in group):
+            digest = hashlib.sha256()
+            for (keyword, name), member_digest in sorted(label(member) for member in group):
+                digest.update(json.dumps([keyword, name, member_digest], ensure_ascii=False)
+                              .encode("utf-8", "surrogatepass"))
+            for successor_key in sorted(k for k in successor_keys if k is not None):
+                digest.update(successor_key.encode())
+            key = digest.hexdigest()
+        for member in group:
+            keys[member] = key
     return keys
 
 
-def _closure(start: str, reaches: Mapping[str, set[str] | None]) -> set[str] | None:
-    """Every entry `start` reaches through `$ref`s (itself included); None when any of them
-    reaches outside the root entries."""
-    seen = {start}
-    stack = [start]
-    while stack:
-        targets = reaches.get(stack.pop(), set())
-        if targets is None:
-            return None
-        for target in targets:
-            if target not in seen:
-                seen.add(target)
-                stack.append(target)
-    return seen
+def _groups(starts: list[str], reaches: Mapping[str, set[str] | None]) -> list[tuple[list[str], set[str]]]:
+    """The strongly connected groups of the `$ref` graph reachable from `starts`, each listed after
+    every group it reaches (Tarjan's algorithm with an explicit stack), with the entries its
+    members reach."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    groups: list[tuple[list[str], set[str]]] = []
+
+    def enter(node: str) -> tuple[str, Iterator[str]]:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        return node, iter(sorted(reaches.get(node) or ()))
+
+    for start in starts:
+        if start in index:
+            continue
+        work = [enter(start)]
+        while work:
+            node, pending = work[-1]
+            for target in pending:
+                if target not in index:
+                    work.append(enter(target))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    group: list[str] = []
+                    while not group or group[-1] != node:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                    groups.append((group, {t for member in group for t in reaches.get(member) or ()}))
+    return groups
 
 
 def _digest(doc: SchemaDoc, pointer: str, memo: dict[str, str]) -> str:
     digest = memo.get(pointer)
     if digest is None:
-        text = json.dumps(doc.node(pointer), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        digest = memo[pointer] = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        digest = memo[pointer] = canonical_digest(doc.node(pointer))
     return digest
+
+
+class _Close(str):
+    """A closing bracket queued on the walk's stack (never a JSON value: those are plain str)."""
+
+
+_CLOSE_OBJECT: Final = _Close("}")
+_CLOSE_ARRAY: Final = _Close("]")
+
+
+@dataclass(frozen=True, slots=True)
+class _Key:
+    name: str
+
+
+def canonical_digest(value: Any) -> str:
+    """sha256 of `value` as canonical JSON (keys sorted), walked with an explicit stack: a schema
+    nested as deep as the loader allows cannot exhaust the interpreter's stack here."""
+    digest = hashlib.sha256()
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Close):
+            digest.update(item.encode() + b",")
+        elif isinstance(item, dict):
+            digest.update(b"{")
+            stack.append(_CLOSE_OBJECT)
+            for key in sorted(item, reverse=True):
+                stack.append(item[key])
+                stack.append(_Key(key))
+        elif isinstance(item, list):
+            digest.update(b"[")
+            stack.append(_CLOSE_ARRAY)
+            stack.extend(reversed(item))
+        elif isinstance(item, _Key):
+            digest.update(json.dumps(item.name, ensure_ascii=False).encode("utf-8", "surrogatepass") + b":")
+        else:  # a scalar: self-delimiting JSON text, then a separator
+            digest.update(json.dumps(item, ensure_ascii=False).encode("utf-8", "surrogatepass") + b",")
+    return digest.hexdigest()

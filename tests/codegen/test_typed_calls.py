@@ -20,6 +20,7 @@ import inspect
 import json
 import math
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +28,7 @@ from typing import Any, ClassVar, get_args
 
 import pytest
 
+from codegen.errors import UnsupportedSchemaError
 from codegen.modelgen import build_models
 from codegen.pipeline import build_client, build_server
 from codegen.spec import ValidatedSpec, canonical_digest
@@ -264,6 +266,28 @@ def test_different_or_document_bound_defs_stay_apart() -> None:
     again["inputSchema"]["$defs"]["link"] = rooted["inputSchema"]["$defs"]["link"]
     # a `$ref` to the root means something else in each tool: never shared
     assert {"MovePageLinkDef", "CopyPageLinkDef"} <= _class_names([rooted, again])
+
+
+def test_sharing_is_bounded_on_hostile_shapes() -> None:
+    """Keys are computed without recursion (a def nested as deep as JSON allows is refused by the
+    builder's depth limit, not by a stack overflow) and once per entry (many tools sharing a web
+    of entries that reference each other stay fast)."""
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(900):
+        deep = {"type": "object", "properties": {"a": deep}}
+    nested = [{"name": name, "inputSchema": {"type": "object", "properties": {"x": {"$ref": "#/$defs/d"}},
+                                             "$defs": {"d": deep}}} for name in ("a", "b")]
+    with pytest.raises(UnsupportedSchemaError, match="SCHEMA-11"):
+        build_models(nested)
+    web = {f"d{i}": {"type": "object", "properties": {
+        "left": {"$ref": f"#/$defs/d{(i + 1) % 40}"}, "right": {"$ref": f"#/$defs/d{(i * 7) % 40}"}}}
+        for i in range(40)}
+    tools = [{"name": f"t{i}", "inputSchema": {"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}},
+                                                "$defs": web}} for i in range(200)]
+    started = time.monotonic()
+    names = _class_names(tools)
+    assert time.monotonic() - started < 20
+    assert len([name for name in names if name.endswith("Def")]) == 40  # one class per entry, not per tool
 
 
 def test_generated_files_stay_byte_identical() -> None:
