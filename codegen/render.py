@@ -250,8 +250,8 @@ def _args_section(params: Iterable[ParamIR]) -> str:
 
 
 def _default_text(value: JsonScalar) -> str:
-    """A schema default as JSON text for a docstring (long strings shortened)."""
-    text = json.dumps(value, ensure_ascii=False)
+    """A schema default as JSON text for a docstring: ASCII (`\\u` escapes), long strings shortened."""
+    text = json.dumps(value)
     return text if len(text) <= _DEFAULT_CHARS else text[: _DEFAULT_CHARS - 1] + "…"
 
 
