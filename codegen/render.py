@@ -250,8 +250,10 @@ def _args_section(params: Iterable[ParamIR]) -> str:
 
 
 def _default_text(value: JsonScalar) -> str:
-    """A schema default as JSON text for a docstring: ASCII (`\\u` escapes), long strings shortened."""
-    text = json.dumps(value)
+    """A schema default as JSON text for a docstring: characters that do not print escaped, long
+    strings shortened."""
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in json.dumps(value, ensure_ascii=False))
     return text if len(text) <= _DEFAULT_CHARS else text[: _DEFAULT_CHARS - 1] + "…"
 
 

@@ -361,3 +361,13 @@ def test_github_issue_write_type_null_and_empty(github: tuple[ModuleType, list[d
     assert info.value.pointer == "/type"
     annotation = inspect.signature(package.Client.issue_write).parameters["type"].annotation
     assert get_args(annotation) == (str, Unset, type(None))
+
+
+def test_schema_defaults_reach_docstrings_only_as_printable_text() -> None:
+    hostile = 'x"""; import os #\u00a0\u202e\u2028\ud800 end'
+    tool = {"name": "t", "inputSchema": {"type": "object", "properties": {"s": {"type": "string", "default": hostile}}}}
+    source = build_client(_spec([tool]), package="tcalls_defaults").files["client.py"].decode("utf-8", "surrogatepass")
+    assert all(ch.isprintable() or ch == "\n" for ch in source)
+    assert '"""; import os' not in source.replace('\\"\\"\\"', "")
+    # escaped for the docstring (its backslashes doubled in the source): the reader sees `\xa0...`
+    assert "s: Defaults to" in source and r"\\xa0\\u202e\\u2028\\ud800 end" in source
