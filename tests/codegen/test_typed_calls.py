@@ -15,6 +15,7 @@ server over real HTTP (uvicorn on loopback, every request recorded as the server
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib
 import inspect
 import json
@@ -31,7 +32,7 @@ import pytest
 from codegen.errors import UnsupportedSchemaError
 from codegen.modelgen import build_models
 from codegen.pipeline import build_client, build_server
-from codegen.spec import ValidatedSpec, canonical_digest
+from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
 from mcpgen_runtime.client import ClientCore
 from mcpgen_runtime.errors import ToolArgumentsError
 from mcpgen_runtime.types import UNSET, Unset
@@ -93,20 +94,26 @@ def _spec(tools: list[dict[str, Any]]) -> ValidatedSpec:
     return ValidatedSpec(source="typed-calls.json", tools=tools, digest=canonical_digest(tools))
 
 
-@pytest.fixture(scope="module")
-def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, ModuleType]]:
-    root = tmp_path_factory.mktemp("typed_calls")
-    for package in (build_client(_spec(TOOLS), package="tcalls_client"),
-                    build_server(_spec(TOOLS), package="tcalls_server")):
+@contextlib.contextmanager
+def _importable(root: Path, *packages: GeneratedPackage) -> Iterator[None]:
+    """`packages` written under `root` and importable until the block ends."""
+    for package in packages:
         write_package(root, package)
     sys.path.insert(0, str(root))
     try:
-        yield importlib.import_module("tcalls_client"), importlib.import_module("tcalls_server.handlers")
+        yield
     finally:
         sys.path.remove(str(root))
-        for name in list(sys.modules):
-            if name.startswith(("tcalls_client", "tcalls_server")):
-                del sys.modules[name]
+        names = tuple(package.package for package in packages)
+        for name in [name for name in sys.modules if name.startswith(names)]:
+            del sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, ModuleType]]:
+    with _importable(tmp_path_factory.mktemp("typed_calls"), build_client(_spec(TOOLS), package="tcalls_client"),
+                     build_server(_spec(TOOLS), package="tcalls_server")):
+        yield importlib.import_module("tcalls_client"), importlib.import_module("tcalls_server.handlers")
 
 
 class _Seen:
@@ -302,16 +309,8 @@ def test_generated_files_stay_byte_identical() -> None:
 @pytest.fixture(scope="module")
 def github(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, list[dict[str, Any]]]]:
     tools = json.loads(needs_shared("realworld", "github-tools.json").read_text("utf-8"))["tools"]
-    root = tmp_path_factory.mktemp("typed_github")
-    write_package(root, build_client(_spec(tools), package="tcalls_github"))
-    sys.path.insert(0, str(root))
-    try:
+    with _importable(tmp_path_factory.mktemp("typed_github"), build_client(_spec(tools), package="tcalls_github")):
         yield importlib.import_module("tcalls_github"), tools
-    finally:
-        sys.path.remove(str(root))
-        for name in list(sys.modules):
-            if name.startswith("tcalls_github"):
-                del sys.modules[name]
 
 
 def _methods(package: ModuleType) -> dict[str, tuple[str, str]]:
