@@ -16,7 +16,6 @@ without a progress callback, no cache on `tools/call`, no MRTR machinery until a
 from __future__ import annotations
 
 import itertools
-import math
 import secrets
 import warnings
 from collections.abc import Callable, Collection, Generator, Iterable, Mapping
@@ -63,7 +62,7 @@ from ..protocol.jsonrpc import Message
 from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
 from ..protocol.subscriptions import SubscriptionFilter
 from ..tools import ToolSpec, tool_table
-from ..types import UNSET
+from .arguments import model_arguments, wire_arguments
 
 if TYPE_CHECKING:
     from ..schema import Validate
@@ -430,42 +429,21 @@ class ClientCore:
 
     def prepare_arguments(self, name: str, arguments: Mapping[str, Any] | BaseModel,
                           input_model: type[BaseModel]) -> dict[str, Any]:
-        """Generated-method arguments → the wire `arguments` object, checked before anything is sent.
-
-        A parameter left at `UNSET` is left out; `None` is sent as null. Model instances (nested
-        objects, or one option of an input that is a union at the root) count as the fields they
-        were given. The tool's own `inputSchema` (compiled once per tool, as the server does for
-        SEC-01) decides: what the types cannot say (`minLength` inside an `anyOf`, `pattern`, ...)
-        and what a lax model would coerce (`"10"` for an integer) is refused here, with the JSON
-        pointer, and what passes is sent exactly as given. The (strict) input model decides only
-        when the schema cannot be compiled."""
-        if isinstance(arguments, BaseModel):
-            payload = arguments.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        else:
-            payload = {}
-            for key, value in arguments.items():
-                if value is UNSET:
-                    continue
-                try:
-                    payload[key] = value if type(value) in _PLAIN else _json_value(value)
-                except _NotJson as exc:
-                    exc.path.append(key)
-                    raise ToolArgumentsError(name, exc.message, pointer=exc.pointer()) from None
+        """Generated-method arguments → the wire `arguments` object (`arguments.py`: `UNSET` left
+        out, None as null, models as their fields), checked before anything is sent. The tool's own
+        `inputSchema` (compiled once per tool, as the server does for SEC-01) decides: what the
+        types cannot say (`minLength` inside an `anyOf`, `pattern`, ...) and what a lax model would
+        coerce (`"10"` for an integer) is refused here with the JSON pointer, and what passes is
+        sent exactly as given. The (strict) input model decides only when the schema cannot be
+        compiled."""
+        payload = wire_arguments(name, arguments)
         check = self._schema_check(name, "input")
-        if check is not None:
-            issue = check(payload)
-            if issue is not None:
-                raise ToolArgumentsError(name, issue.message, pointer=issue.pointer)
-            return payload
-        given = arguments if isinstance(arguments, BaseModel) else {
-            key: value for key, value in arguments.items() if value is not UNSET}
-        try:
-            model = input_model.model_validate(given)
-        except ValidationError as exc:
-            pointer, message = first_error(exc, payload)
-            raise ToolArgumentsError(name, message, pointer=pointer) from exc
-        dumped: dict[str, Any] = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return dumped
+        if check is None:
+            return model_arguments(name, arguments, input_model, payload)
+        issue = check(payload)
+        if issue is not None:
+            raise ToolArgumentsError(name, issue.message, pointer=issue.pointer)
+        return payload
 
     def typed_call_flow(self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel],
                         timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Flow[ToolResult]:
@@ -557,58 +535,6 @@ class ClientCore:
         message = jsonrpc.request(request_id, "subscriptions/listen",
                                   {"notifications": requested.wire(), "_meta": self._meta})
         return Outgoing(message, self._headers("subscriptions/listen", None), None)
-
-
-class _NotJson(Exception):
-    """A value JSON cannot carry; `path` is collected while the walk unwinds (innermost first)."""
-
-    def __init__(self, message: str) -> None:
-        self.message = message
-        self.path: list[str | int] = []
-
-    def pointer(self) -> str:
-        return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in reversed(self.path))
-
-
-_PLAIN: Final = frozenset({str, int, bool, type(None)})
-
-
-def _json_value(value: Any) -> Any:
-    """An argument value as the JSON data it stands for: models as the fields they were given,
-    tuples as arrays; what JSON cannot carry (NaN, a set, a non-string key) is refused rather
-    than sent as something else."""
-    kind = type(value)
-    if kind in _PLAIN:
-        return value
-    if kind is float:
-        if not math.isfinite(value):
-            raise _NotJson(f"{value!r} is not a JSON number")
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    if isinstance(value, list | tuple):
-        items = []
-        for index, item in enumerate(value):
-            try:
-                items.append(_json_value(item))
-            except _NotJson as exc:
-                exc.path.append(index)
-                raise
-        return items
-    if isinstance(value, dict):
-        members: dict[str, Any] = {}
-        for name, item in value.items():
-            if not isinstance(name, str):
-                raise _NotJson(f"object keys must be strings, not {type(name).__name__}")
-            try:
-                members[name] = _json_value(item)
-            except _NotJson as exc:
-                exc.path.append(name)
-                raise
-        return members
-    if isinstance(value, str | int):  # str and int subclasses (enum members, ...) are JSON as they are
-        return value
-    raise _NotJson(f"a {kind.__name__} is not a JSON value")
 
 
 def _copy(value: dict[str, Any]) -> dict[str, Any]:

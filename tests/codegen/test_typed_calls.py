@@ -370,3 +370,15 @@ def test_schema_defaults_reach_docstrings_only_as_printable_text() -> None:
     assert '"""; import os' not in source.replace('\\"\\"\\"', "")
     # escaped for the docstring (its backslashes doubled in the source): the reader sees `\xa0...`
     assert "s: Defaults to" in source and r"\\xa0\\u202e\\u2028\\ud800 end" in source
+
+
+def test_values_without_a_json_form_are_refused_where_they_are() -> None:
+    from mcpgen_runtime.client.arguments import wire_arguments
+
+    with pytest.raises(ToolArgumentsError) as info:
+        wire_arguments("t", {"ok": 1, "a/b": {"x~": [1, {2}]}})
+    assert info.value.pointer == "/a~1b/x~0/1" and "set is not a JSON value" in str(info.value)
+    with pytest.raises(ToolArgumentsError, match="keys must be strings") as info:
+        wire_arguments("t", {"m": {"k": {1: "v"}}})
+    assert info.value.pointer == "/m/k"
+    assert wire_arguments("t", {"u": UNSET, "n": None, "t": (1, (2, "x"))}) == {"n": None, "t": [1, [2, "x"]]}
