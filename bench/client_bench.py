@@ -7,7 +7,7 @@ Clients, all in this process, all against the same server (bench/serve.py, h11+a
   raw-sync      the baseline: a pre-built request (bytes) over one kept-alive blocking socket,
                 reply read by Content-Length; no JSON encoding or parsing, no validation
   raw-async     the same over asyncio streams (the floor of any asyncio client)
-  ours-sync     generated `bench_client.Client(url).add(a=1, b=2)`: argument model, request
+  ours-sync     generated `bench_client.Client(url).add(a=1, b=2)`: argument schema check, request
                 building, MCP headers, transport, result and output-model parsing
   ours-async    generated `bench_client.AsyncClient`
   ours-httpx    `bench_client.Client` on the httpx engine (what the lean transport replaced)

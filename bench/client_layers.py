@@ -10,7 +10,7 @@ Each layer adds one piece to the one below it:
   raw, blocking socket       the same, blocking: the floor
   lean engine: post          `SyncPool.post(payload).read()`: pooling, kernel timeouts, head parsing
   transport.request          + JSON encode/decode, request head from a header dict, reply checks
-  Client.add                 + the generated client and its core: argument model, ids, `_meta`,
+  Client.add                 + the generated client and its core: argument schema check, ids, `_meta`,
                              MCP headers, result and output models
 
 and the asyncio twins (raw asyncio streams, `AsyncPool.post`, `AsyncHttpTransport.request`,

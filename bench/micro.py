@@ -7,8 +7,8 @@ What the end-to-end numbers are made of:
   server app       one `tools/call add` through each ASGI app, driven directly (no uvicorn, no
                    socket): our generated server (all checks on) vs the bare ceiling app; and
                    `ToolServer.handle_message` alone
-  client core      one generated `Client.add(1, 2)` over a stub transport (no I/O): argument
-                   model, flow, `_meta`, headers, JSON both ways, result and output models
+  client core      one generated `Client.add(a=1, b=2)` over a stub transport (no I/O): argument
+                   schema check, flow, `_meta`, headers, JSON both ways, result and output models
   lean transport   request-head building and response-head parsing, first time vs cached
   asyncio timers   an `asyncio.timeout()` scope vs one `loop.call_at` timer per wait
 """

@@ -201,6 +201,7 @@ class FieldDef:
     default: Any  # a JSON value that conforms to `type` (only when has_default)
     description: str | None
     constraints: tuple[tuple[str, int | float], ...] = ()  # pydantic Field keywords: ge, le, min_length, ...
+    nullable: bool = False  # the schema itself allows null (not only: the field may be left out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +212,7 @@ class ModelDef:
     fields: tuple[FieldDef, ...] = ()
     extra: Literal["allow", "forbid"] | None = None  # None: pydantic's default (ignore)
     root: TypeExpr | None = None  # set for a RootModel
+    required: tuple[str, ...] = ()  # names of the required fields, in the schema's `required` order
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,14 +238,15 @@ class ModelsIR:
 
 @dataclass(frozen=True, slots=True)
 class ParamIR:
-    """One field of a tool's input model, as a method parameter."""
+    """One field of a tool's input model, as a method parameter. An optional parameter defaults to
+    `UNSET` (left out of the call); `None` is a value only where the schema allows null."""
 
     name: str  # Python parameter name
     field_name: str  # attribute on the input model
     wire_name: str  # JSON key sent to the server
-    type: TypeExpr  # the field's type (includes None when nullable or optional)
+    type: TypeExpr  # the value's type: includes None only when the schema allows null
     required: bool
-    has_default: bool  # True: `default` is a JSON scalar to put in the signature; False: `None`
+    has_default: bool  # True: the schema's `default` is the JSON scalar `default` (documented, not sent)
     default: JsonScalar
     description: str | None
 
@@ -255,7 +258,7 @@ class ToolIR:
     input_class: str
     output_class: str | None  # None: the tool has no outputSchema
     output_root: TypeExpr | None  # set when the output model is a RootModel[...]
-    params: tuple[ParamIR, ...]
+    params: tuple[ParamIR, ...]  # required ones first, in `required` order; then the rest in schema order
     description: str | None
     title: str | None
     input_root: TypeExpr | None = None  # the input model is a RootModel: one `arguments` param

@@ -3,7 +3,8 @@
 Its description (capped at MAX_DESCRIPTION characters), its `default` only when that JSON value is
 an instance of the field's type (a default mypy accepts), and the numeric and length bounds whose
 pydantic meaning is exactly the schema's (`CONSTRAINTS`; never `pattern`: ECMA-262 and pydantic's
-regex engine disagree). A field that is not required is `... | None` and defaults to None.
+regex engine disagree). A field that is not required is `... | None` and defaults to None;
+`nullable` keeps apart whether the schema itself allows null (client methods send None as null).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .ir import NONE, AliasDef, AliasRef, DictOf, FieldDef, ListOf, Lit, Prim, TypeExpr, Union, union
+from .ir import ANY, NONE, AliasDef, AliasRef, DictOf, FieldDef, ListOf, Lit, Prim, TypeExpr, Union, union
 from .refs import json_type
 
 __all__ = ["CONSTRAINTS", "CONSTRAINT_KEYWORDS", "MAX_DESCRIPTION", "field_def"]
@@ -58,6 +59,7 @@ def field_def(
             has_default, default = True, node["default"]
         constraints = _field_constraints(type_, bounds)
     field_type = type_ if required else union([type_, NONE])
+    nullable = type_ in (NONE, ANY) or (isinstance(type_, Union) and NONE in type_.members)
     return FieldDef(
         name=name,
         wire_name=wire,
@@ -67,6 +69,7 @@ def field_def(
         default=default,
         description=description,
         constraints=constraints,
+        nullable=nullable,
     )
 
 

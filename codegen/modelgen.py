@@ -27,6 +27,7 @@ The stage in steps, each its own module:
     classnames    plan `<Stem>Input` / `<Stem>Output` per tool (reserved first), `$defs` stems and
                   path names of nested classes; a clash gets a numeric suffix
     schemadoc     open each tool member schema: refs resolved to pointers, cost limits (SCHEMA-11)
+    shareddefs    identical `$defs` entries of several tools: one class, named without a tool
     schemafacts   what a subschema (through $ref and allOf) says about a value's shape
     typebuild     facts -> type expressions, BaseModel / RootModel classes and Literal aliases
     modelfields   one field's description, default and bounds
@@ -46,9 +47,10 @@ from mcpgen_runtime._version import RUNTIME_API_VERSION, __version__
 from . import naming
 from .classnames import ClassNames, ClassPlan, plan_classes
 from .errors import NameCollisionError, UnsupportedSchemaError
-from .ir import ModelDef, ModelRef, ModelsIR, PackageIR, ParamIR, ToolIR
+from .ir import NONE, ModelDef, ModelRef, ModelsIR, PackageIR, ParamIR, ToolIR, TypeExpr, Union, union
 from .modelfields import MAX_DESCRIPTION
 from .schemadoc import MAX_DEPTH, MAX_SECONDS, MAX_SUBSCHEMAS, MAX_VISITS, SchemaDoc
+from .shareddefs import plan_shared
 from .spec import ValidatedSpec
 from .typebuild import TypeBuilder
 
@@ -75,6 +77,9 @@ def build_models(tools: list[dict[str, Any]]) -> tuple[list[ClassPlan], ModelsIR
         docs.append((builder.document(2 * key, tool, "inputSchema", plan.input_class, plan.stem), plan))
         if plan.output_class is not None:
             docs.append((builder.document(2 * key + 1, tool, "outputSchema", plan.output_class, plan.stem), plan))
+    shared = plan_shared(doc for doc, _plan in docs)
+    shared.apply_stems()
+    builder.redirects = shared.redirects
     try:
         for doc, _plan in docs:
             root = builder.type_at(doc, "", 0)
@@ -97,16 +102,22 @@ def _param_name(field_name: str, used: set[str]) -> str:
 
 
 def _params(model: ModelDef) -> tuple[ParamIR, ...]:
+    """The input model's fields as method parameters: the required ones in the schema's `required`
+    order (which a caller reads in the tool's documentation), then the others in schema order."""
     used: set[str] = set()
+    names = {f.name: _param_name(f.name, used) for f in model.fields}  # in schema order: stable
+    by_name = {f.name: f for f in model.fields}
+    ordered = [by_name[name] for name in model.required]
+    ordered += [f for f in model.fields if f.name not in model.required]
     params = []
-    for f in model.fields:
+    for f in ordered:
         scalar_default = f.has_default and (f.default is None or isinstance(f.default, (str, int, float, bool)))
         params.append(
             ParamIR(
-                name=_param_name(f.name, used),
+                name=names[f.name],
                 field_name=f.name,
                 wire_name=f.wire_name,
-                type=f.type,
+                type=f.type if f.required or f.nullable else _without_none(f.type),
                 required=f.required,
                 has_default=scalar_default,
                 default=f.default if scalar_default else None,
@@ -114,6 +125,12 @@ def _params(model: ModelDef) -> tuple[ParamIR, ...]:
             )
         )
     return tuple(params)
+
+
+def _without_none(type_: TypeExpr) -> TypeExpr:
+    if isinstance(type_, Union):
+        return union([m for m in type_.members if m != NONE])
+    return type_
 
 
 def _text(tool: Mapping[str, Any], key: str) -> str | None:

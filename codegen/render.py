@@ -11,6 +11,7 @@ fixed text. tools.json is data, written by `toolsjson`.
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from .ir import (
     NONE,
     DictOf,
     FieldDef,
+    JsonScalar,
     ModelDef,
     ModelRef,
     ModelsIR,
@@ -55,6 +57,7 @@ __all__ = [
 
 LINE_LENGTH = layout.LINE_LENGTH
 _CLASS = " " * 4
+_DEFAULT_CHARS = 120  # of a schema default shown in a method's docstring
 _METHOD = " " * 8
 
 
@@ -235,14 +238,23 @@ def _tool_text(tool: ToolIR) -> str:
 def _args_section(params: Iterable[ParamIR]) -> str:
     entries = []
     for param in params:
-        if not param.description:
-            continue
-        text = pysource.clean_text(param.description)
+        text = pysource.clean_text(param.description or "")
+        if param.has_default:  # documented, never sent for the caller: omitted stays omitted
+            default = f"Defaults to {_default_text(param.default)} when omitted."
+            text = f"{text}{chr(10) if chr(10) in text else ' '}{default}" if text else default
         if not text:
             continue
         first, *rest = text.split("\n")
         entries.append(f"    {param.name}: {first}" + "".join(f"\n        {line}" if line else "\n" for line in rest))
     return "\n\nArgs:\n" + "\n".join(entries) if entries else ""
+
+
+def _default_text(value: JsonScalar) -> str:
+    """A schema default as JSON text for a docstring: characters that do not print escaped, long
+    strings shortened."""
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in json.dumps(value, ensure_ascii=False))
+    return text if len(text) <= _DEFAULT_CHARS else text[: _DEFAULT_CHARS - 1] + "…"
 
 
 def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodView:
@@ -256,16 +268,19 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
             _root_argument_type(tool.input_root), names, plain=True)))
         arguments = pysource.ident("arguments")
     else:
+        # One required parameter stays positional; with two or more, every parameter is
+        # keyword-only, so arguments of one type cannot land in each other's places unnoticed.
+        positional = sum(param.required for param in tool.params) == 1
         items: list[Node] = []
         for param in tool.params:
             annotation = type_node(param.type, names, plain=True)
             if param.required:
-                params.append(pysource.annotated_name(param.name, annotation))
-            else:
-                default = pysource.literal(param.default if param.has_default else None)
-                if param.has_default and param.default is not None:
-                    annotation = type_node(_without_none(param.type), names, plain=True)
-                keyword_only.append(pysource.annotated_name(param.name, annotation, default))
+                node = pysource.annotated_name(param.name, annotation)
+                (params if positional else keyword_only).append(node)
+            else:  # UNSET: left out of the call (None is JSON null, where the type allows it)
+                annotation = _optional_annotation(param.type, names, imports.add("mcpgen_runtime.types", "Unset"))
+                unset = pysource.ident(imports.add("mcpgen_runtime.types", "UNSET"))
+                keyword_only.append(pysource.annotated_name(param.name, annotation, unset))
             items.append(pysource.seq(pysource.literal(param.wire_name), pysource.code(": "), pysource.ident(param.name)))
         arguments = pysource.brk("{", items, "}") if items else pysource.code("{}")
     if keyword_only:
@@ -295,17 +310,23 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
     return MethodView(sync=one(False), async_=one(True))
 
 
+def _optional_annotation(type_: TypeExpr, names: TypeNames, unset: str) -> Node:
+    """`T | Unset`, or `T | Unset | None` when the value may be null (None stays last, as ruff wants)."""
+    members = list(type_.members) if isinstance(type_, Union) else [type_]
+    nullable = NONE in members
+    rest = [member for member in members if member != NONE]
+    parts: list[Node] = [type_node(union(rest), names, plain=True)] if rest else []
+    parts.append(pysource.ident(unset))
+    if nullable:
+        parts.append(pysource.code("None"))
+    return pysource.union_of(parts)
+
+
 def _root_argument_type(root: TypeExpr) -> TypeExpr:
     if isinstance(root, DictOf):
         return root
     options = [member for member in root.members if isinstance(member, ModelRef)] if isinstance(root, Union) else []
     return union([*options, DictOf(ANY)])
-
-
-def _without_none(type_: TypeExpr) -> TypeExpr:
-    if isinstance(type_, Union):
-        return union([m for m in type_.members if m != NONE])
-    return type_
 
 
 def _handler(tool: ToolIR, names: TypeNames, tool_return: str) -> HandlerView:
@@ -358,19 +379,24 @@ def _runtime_check_context(ir: PackageIR) -> dict[str, Any]:
 
 
 def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
+    """`name: T`, `name: T = default` or `name: T = Field(default=..., ...)`. Written so pyright and
+    mypy (with the pydantic plugin or without) read the constructor as pydantic does: a default
+    only as `default=` (a positional one reads as required), and a wire name as
+    `validation_alias`/`serialization_alias` (`alias` would make it the only keyword a checker
+    accepts; `populate_by_name` lets the Python name in at run time too)."""
     annotation = type_node(f.type, names)
+    default: Node | None = None
+    if not f.required:
+        default = pysource.literal_node(f.default if f.has_default else None)
     keywords: list[Node] = []
     if f.name != f.wire_name:
-        keywords.append(pysource.keyword_arg("alias", pysource.literal(f.wire_name)))
+        wire = pysource.literal(f.wire_name)
+        keywords += [pysource.keyword_arg("validation_alias", wire), pysource.keyword_arg("serialization_alias", wire)]
     if f.description is not None:
         keywords.append(pysource.keyword_arg("description", pysource.literal(f.description)))
     for keyword, value in f.constraints:
         keywords.append(pysource.keyword_arg(keyword, pysource.literal(value)))
-    default: Node | None = None
-    if not f.required:
-        default = pysource.literal_node(f.default if f.has_default else None)
     mutable = f.has_default and isinstance(f.default, (list, dict))
-    field_call = pysource.call(pysource.ident(names.use("Field")), ([default] if default is not None else []) + keywords)
     if not keywords and not mutable:
         simple = pysource.annotated_name(f.name, annotation, default)
         if f.required or layout.width(_CLASS + pysource.flat(simple)) <= LINE_LENGTH:
@@ -380,6 +406,9 @@ def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
         head = _CLASS + pysource.flat(pysource.annotated_name(f.name, annotation, pysource.code("Field(")))
         if layout.width(head) > LINE_LENGTH:
             return layout.statement(simple, indent=_CLASS)
+    if default is not None:
+        keywords.insert(0, pysource.keyword_arg("default", default))
+    field_call = pysource.call(pysource.ident(names.use("Field")), keywords)
     return layout.statement(pysource.annotated_name(f.name, annotation, field_call), indent=_CLASS)
 
 
@@ -402,15 +431,19 @@ def _model_block(model: ModelDef, names: TypeNames, defined: set[str], imports: 
 
 
 def _config(imports: Imports, *, extra: str | None = None, populate_by_name: bool = False) -> PyCode:
-    """`model_config = ConfigDict(defer_build=True, ...)`: pydantic builds a model's validator when
-    it is first used, not at import (a 1,000-tool client imports in about half the time), and
-    forward references are resolved then, so no `model_rebuild()` calls are needed."""
+    """`model_config = ConfigDict(defer_build=True, strict=True, ...)`: pydantic builds a model's
+    validator when it is first used, not at import (a 1,000-tool client imports in about half the
+    time), and forward references are resolved then, so no `model_rebuild()` calls are needed.
+    Strict: a constructor refuses what its annotations refuse (`"10"` for an `int`), which is also
+    what makes the pydantic mypy plugin check constructor argument types; the runtime parses JSON
+    it receives with `strict=False` after the schema check (arrays become tuples)."""
     return _config_statement(imports.add("pydantic", "ConfigDict"), extra, populate_by_name)
 
 
 @functools.lru_cache(maxsize=64)  # one of a few statements, repeated in every class of models.py
 def _config_statement(config_dict: str, extra: str | None, populate_by_name: bool) -> PyCode:
-    config = [pysource.keyword_arg("defer_build", pysource.literal(True))]
+    config = [pysource.keyword_arg("defer_build", pysource.literal(True)),
+              pysource.keyword_arg("strict", pysource.literal(True))]
     if extra is not None:
         config.append(pysource.keyword_arg("extra", pysource.literal(extra)))
     if populate_by_name:

@@ -6,7 +6,8 @@ Scalars, literals, lists, tuples and dicts become type expressions (`ir.TypeExpr
 members become `ModelDef`s (fields in schema order, `modelfields`), enums of two or more values
 become `Literal` aliases, a union of models tagged by distinct consts becomes a discriminated
 union. Results are memoised per (document, pointer); a `$ref` cycle makes the subschema it reaches a
-class (a RootModel when it is no object), so recursive schemas end in class references.
+class (a RootModel when it is no object), so recursive schemas end in class references. A `$defs`
+entry identical to one of another tool (`shareddefs`) is the type of that one.
 `finish` orders the classes so each comes after the classes it mentions where the graph allows.
 """
 
@@ -51,6 +52,7 @@ from .schemafacts import (
     declared_types,
     merge_facts,
 )
+from .shareddefs import entry_of
 
 __all__ = ["TypeBuilder"]
 
@@ -78,6 +80,8 @@ class TypeBuilder:
         self.active: set[tuple[int, str]] = set()
         self.root_wanted: set[tuple[int, str]] = set()  # a cycle reached this pointer: make it a class
         self.facts_memo: dict[tuple[int, str], Facts] = {}
+        # (document, root `$defs` entry) -> the identical entry modelled in its place (`shareddefs`)
+        self.redirects: dict[tuple[int, str], tuple[SchemaDoc, str]] = {}
 
     def document(self, key: int, tool: Mapping[str, Any], member: str, root_class: str, stem: str) -> SchemaDoc:
         """`tool[member]` opened as document `key`; its root is the planned class `root_class`."""
@@ -95,6 +99,11 @@ class TypeBuilder:
         known = self.memo.get(key)
         if known is not None:
             return known
+        if self.redirects:
+            shared = self._shared(doc, pointer)
+            if shared is not None:  # an identical `$defs` entry of another document: one class for both
+                result = self.memo[key] = self.type_at(shared[0], shared[1], depth)
+                return result
         if key in self.active:  # a cycle: this subschema becomes (or already is) a class
             name = self.class_for.get(key)
             if name is None:
@@ -116,6 +125,13 @@ class TypeBuilder:
             result = ModelRef(name)
         self.memo[key] = result
         return result
+
+    def _shared(self, doc: SchemaDoc, pointer: str) -> tuple[SchemaDoc, str] | None:
+        entry = entry_of(pointer)
+        target = self.redirects.get((doc.key, entry)) if entry is not None else None
+        if target is None or entry is None:
+            return None
+        return target[0], target[1] + pointer[len(entry):]
 
     def _compute(self, doc: SchemaDoc, pointer: str, depth: int) -> TypeExpr:
         node = doc.node(pointer)
@@ -375,7 +391,9 @@ class TypeBuilder:
                 required = wire in facts.required
             fields.append(self._field(doc, names[wire], wire, chosen, required, source))
         extra: Any = "forbid" if facts.closed and not facts.extra_schemas and not unusable else "allow"
-        self.models[name] = ModelDef(name=name, fields=tuple(fields), extra=extra)
+        required_fields = {f.wire_name: f.name for f in fields if f.required}
+        in_order = tuple(dict.fromkeys(required_fields[w] for w in facts.required if w in required_fields))
+        self.models[name] = ModelDef(name=name, fields=tuple(fields), extra=extra, required=in_order)
         return ModelRef(name)
 
     def _field(

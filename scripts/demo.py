@@ -70,14 +70,15 @@ def main() -> None:
             print("get_weather('Berlin')            ->", repr(client.get_weather("Berlin").text))
             print("get_weather_data('Berlin')       ->", repr(client.get_weather_data("Berlin")))
             print("list_users()                     ->", client.list_users())
-            print("execute_sql('us-west1', 'SELECT 1') ->", repr(client.execute_sql("us-west1", "SELECT 1").text),
+            sql = client.execute_sql(region="us-west1", query="SELECT 1")  # two required: keyword-only
+            print("execute_sql(region='us-west1', query='SELECT 1') ->", repr(sql.text),
                   " (sent Mcp-Param-Region: us-west1)")
-            print("calculate_sum(2, 40.5)           ->", repr(client.calculate_sum(2, 40.5).text))
+            print("calculate_sum(a=2, b=40.5)       ->", repr(client.calculate_sum(a=2, b=40.5).text))
             print("get_current_time()               ->", repr(client.get_current_time().text))
             try:
-                client.execute_sql("us-west1", "DROP TABLE users")
+                client.execute_sql(region="us-west1", query="DROP TABLE users")
             except ToolError as exc:
-                print("execute_sql('us-west1', 'DROP TABLE users') -> ToolError:", repr(exc.result.text))
+                print("execute_sql(region='us-west1', query='DROP TABLE users') -> ToolError:", repr(exc.result.text))
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -28,7 +28,7 @@ class Client(_ClientBase):
 
     _tool_definitions_ = _TOOL_DEFINITIONS
 
-    def add(self, a: int | float, b: int | float) -> _m.AddOutput:
+    def add(self, *, a: int | float, b: int | float) -> _m.AddOutput:
         """Add two numbers (the benchmark tool: bench/)
 
         Args:
@@ -43,7 +43,7 @@ class AsyncClient(_AsyncClientBase):
 
     _tool_definitions_ = _TOOL_DEFINITIONS
 
-    async def add(self, a: int | float, b: int | float) -> _m.AddOutput:
+    async def add(self, *, a: int | float, b: int | float) -> _m.AddOutput:
         """Add two numbers (the benchmark tool: bench/)
 
         Args:

@@ -7,11 +7,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class AddInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     a: int | float = Field(description="First addend")
     b: int | float = Field(description="Second addend")
 
 
 class AddOutput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     sum: int | float = Field(description="a + b")

@@ -8,6 +8,7 @@ from mcpgen_runtime.client import AsyncClient as _AsyncClientBase
 from mcpgen_runtime.client import Client as _ClientBase
 from mcpgen_runtime.content import ToolResult
 from mcpgen_runtime.tools import load_package_tools
+from mcpgen_runtime.types import UNSET, Unset
 
 from . import models as _m
 
@@ -31,7 +32,7 @@ class Client(_ClientBase):
 
     _tool_definitions_ = _TOOL_DEFINITIONS
 
-    def add_numbers(self, a: int | float, b: int | float) -> ToolResult:
+    def add_numbers(self, *, a: int | float, b: int | float) -> ToolResult:
         """Add two numbers together
 
         Args:
@@ -50,29 +51,30 @@ class Client(_ClientBase):
 
     def test_custom_headers(
         self,
+        *,
         region: str,
         priority: int,
         query: str,
-        *,
-        verbose: bool | None = None,
-        debug: bool | None = None,
-        empty_val: str | None = None,
-        method_val: str | None = None,
-        float_val: int | float | None = None,
-        non_ascii_val: str | None = None,
-        whitespace_val: str | None = None,
-        leading_space_val: str | None = None,
-        trailing_space_val: str | None = None,
-        internal_space_val: str | None = None,
-        control_char_val: str | None = None,
-        crlf_val: str | None = None,
-        tab_val: str | None = None,
+        verbose: bool | Unset = UNSET,
+        debug: bool | Unset = UNSET,
+        empty_val: str | Unset = UNSET,
+        method_val: str | Unset = UNSET,
+        float_val: int | float | Unset = UNSET,
+        non_ascii_val: str | Unset = UNSET,
+        whitespace_val: str | Unset = UNSET,
+        leading_space_val: str | Unset = UNSET,
+        trailing_space_val: str | Unset = UNSET,
+        internal_space_val: str | Unset = UNSET,
+        control_char_val: str | Unset = UNSET,
+        crlf_val: str | Unset = UNSET,
+        tab_val: str | Unset = UNSET,
     ) -> ToolResult:
         """A tool with x-mcp-header annotations to test custom header mirroring and encoding
 
         Args:
             region: Plain ASCII string value
             priority: Integer numeric value
+            query: No x-mcp-header annotation - should not be mirrored
             verbose: Boolean value
             debug: Boolean true value
             empty_val: Empty string value
@@ -86,13 +88,13 @@ class Client(_ClientBase):
             control_char_val: String with control characters — requires Base64 encoding
             crlf_val: String with carriage return and line feed — requires Base64 encoding
             tab_val: String with leading tab — requires Base64 encoding
-            query: No x-mcp-header annotation - should not be mirrored
         """
         return self._call(
             "test_custom_headers",
             {
                 "region": region,
                 "priority": priority,
+                "query": query,
                 "verbose": verbose,
                 "debug": debug,
                 "empty_val": empty_val,
@@ -106,30 +108,29 @@ class Client(_ClientBase):
                 "control_char_val": control_char_val,
                 "crlf_val": crlf_val,
                 "tab_val": tab_val,
-                "query": query,
             },
             _m.TestCustomHeadersInput,
         )
 
     def test_custom_headers_null(
         self,
+        *,
         region: str,
         priority: int,
         query: str,
-        *,
-        verbose: bool | None = None,
+        verbose: bool | Unset = UNSET,
     ) -> ToolResult:
         """A tool for testing null/omitted x-mcp-header parameter handling
 
         Args:
             region: Plain ASCII string value
             priority: Integer numeric value
-            verbose: Boolean value — will be null to test omission
             query: No x-mcp-header annotation
+            verbose: Boolean value — will be null to test omission
         """
         return self._call(
             "test_custom_headers_null",
-            {"region": region, "priority": priority, "verbose": verbose, "query": query},
+            {"region": region, "priority": priority, "query": query, "verbose": verbose},
             _m.TestCustomHeadersNullInput,
         )
 
@@ -167,7 +168,7 @@ class AsyncClient(_AsyncClientBase):
 
     _tool_definitions_ = _TOOL_DEFINITIONS
 
-    async def add_numbers(self, a: int | float, b: int | float) -> ToolResult:
+    async def add_numbers(self, *, a: int | float, b: int | float) -> ToolResult:
         """Add two numbers together
 
         Args:
@@ -186,29 +187,30 @@ class AsyncClient(_AsyncClientBase):
 
     async def test_custom_headers(
         self,
+        *,
         region: str,
         priority: int,
         query: str,
-        *,
-        verbose: bool | None = None,
-        debug: bool | None = None,
-        empty_val: str | None = None,
-        method_val: str | None = None,
-        float_val: int | float | None = None,
-        non_ascii_val: str | None = None,
-        whitespace_val: str | None = None,
-        leading_space_val: str | None = None,
-        trailing_space_val: str | None = None,
-        internal_space_val: str | None = None,
-        control_char_val: str | None = None,
-        crlf_val: str | None = None,
-        tab_val: str | None = None,
+        verbose: bool | Unset = UNSET,
+        debug: bool | Unset = UNSET,
+        empty_val: str | Unset = UNSET,
+        method_val: str | Unset = UNSET,
+        float_val: int | float | Unset = UNSET,
+        non_ascii_val: str | Unset = UNSET,
+        whitespace_val: str | Unset = UNSET,
+        leading_space_val: str | Unset = UNSET,
+        trailing_space_val: str | Unset = UNSET,
+        internal_space_val: str | Unset = UNSET,
+        control_char_val: str | Unset = UNSET,
+        crlf_val: str | Unset = UNSET,
+        tab_val: str | Unset = UNSET,
     ) -> ToolResult:
         """A tool with x-mcp-header annotations to test custom header mirroring and encoding
 
         Args:
             region: Plain ASCII string value
             priority: Integer numeric value
+            query: No x-mcp-header annotation - should not be mirrored
             verbose: Boolean value
             debug: Boolean true value
             empty_val: Empty string value
@@ -222,13 +224,13 @@ class AsyncClient(_AsyncClientBase):
             control_char_val: String with control characters — requires Base64 encoding
             crlf_val: String with carriage return and line feed — requires Base64 encoding
             tab_val: String with leading tab — requires Base64 encoding
-            query: No x-mcp-header annotation - should not be mirrored
         """
         return await self._call(
             "test_custom_headers",
             {
                 "region": region,
                 "priority": priority,
+                "query": query,
                 "verbose": verbose,
                 "debug": debug,
                 "empty_val": empty_val,
@@ -242,30 +244,29 @@ class AsyncClient(_AsyncClientBase):
                 "control_char_val": control_char_val,
                 "crlf_val": crlf_val,
                 "tab_val": tab_val,
-                "query": query,
             },
             _m.TestCustomHeadersInput,
         )
 
     async def test_custom_headers_null(
         self,
+        *,
         region: str,
         priority: int,
         query: str,
-        *,
-        verbose: bool | None = None,
+        verbose: bool | Unset = UNSET,
     ) -> ToolResult:
         """A tool for testing null/omitted x-mcp-header parameter handling
 
         Args:
             region: Plain ASCII string value
             priority: Integer numeric value
-            verbose: Boolean value — will be null to test omission
             query: No x-mcp-header annotation
+            verbose: Boolean value — will be null to test omission
         """
         return await self._call(
             "test_custom_headers_null",
-            {"region": region, "priority": priority, "verbose": verbose, "query": query},
+            {"region": region, "priority": priority, "query": query, "verbose": verbose},
             _m.TestCustomHeadersNullInput,
         )
 

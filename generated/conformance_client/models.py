@@ -9,95 +9,102 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class AddNumbersInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     a: int | float = Field(description="First number")
     b: int | float = Field(description="Second number")
 
 
 class TestHeadersInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class MyHyphenatedToolInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class TestCustomHeadersInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     region: str = Field(description="Plain ASCII string value")
     priority: int = Field(description="Integer numeric value")
-    verbose: bool | None = Field(None, description="Boolean value")
-    debug: bool | None = Field(None, description="Boolean true value")
-    empty_val: str | None = Field(None, description="Empty string value")
+    verbose: bool | None = Field(default=None, description="Boolean value")
+    debug: bool | None = Field(default=None, description="Boolean true value")
+    empty_val: str | None = Field(default=None, description="Empty string value")
     method_val: str | None = Field(
-        None,
+        default=None,
         description='Value for header named "Method" — tests that x-mcp-header "Method" produces Mcp-Param-Method (not Mcp-Method)',
     )
     float_val: int | float | None = Field(
-        None,
+        default=None,
         description="Floating point value — no x-mcp-header annotation, should not be mirrored",
     )
-    non_ascii_val: str | None = Field(None, description="Non-ASCII string value — requires Base64 encoding")
+    non_ascii_val: str | None = Field(
+        default=None,
+        description="Non-ASCII string value — requires Base64 encoding",
+    )
     whitespace_val: str | None = Field(
-        None,
+        default=None,
         description="String with leading/trailing whitespace — requires Base64 encoding",
     )
     leading_space_val: str | None = Field(
-        None,
+        default=None,
         description="String with leading space only — requires Base64 encoding",
     )
     trailing_space_val: str | None = Field(
-        None,
+        default=None,
         description="String with trailing space only — requires Base64 encoding",
     )
     internal_space_val: str | None = Field(
-        None,
+        default=None,
         description="String with internal spaces only — plain ASCII, no Base64",
     )
     control_char_val: str | None = Field(
-        None,
+        default=None,
         description="String with control characters — requires Base64 encoding",
     )
     crlf_val: str | None = Field(
-        None,
+        default=None,
         description="String with carriage return and line feed — requires Base64 encoding",
     )
-    tab_val: str | None = Field(None, description="String with leading tab — requires Base64 encoding")
+    tab_val: str | None = Field(
+        default=None,
+        description="String with leading tab — requires Base64 encoding",
+    )
     query: str = Field(description="No x-mcp-header annotation - should not be mirrored")
 
 
 class TestCustomHeadersNullInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     region: str = Field(description="Plain ASCII string value")
     priority: int = Field(description="Integer numeric value")
-    verbose: bool | None = Field(None, description="Boolean value — will be null to test omission")
+    verbose: bool | None = Field(default=None, description="Boolean value — will be null to test omission")
     query: str = Field(description="No x-mcp-header annotation")
 
 
 class ValidToolInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     region: str
 
 
 class TestMrtrEchoStateInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class TestMrtrNoStateInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class TestMrtrUnrelatedInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class TestMrtrNoResultTypeInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class JsonSchemaEchoInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow", populate_by_name=True)
     schema_: dict[str, Any] = Field(
-        alias="schema",
+        validation_alias="schema",
+        serialization_alias="schema",
         description="The inputSchema the client observed for json_schema_2020_12_tool, passed back verbatim.",
     )

@@ -11,126 +11,130 @@ JsonSchema202012ToolInputContactMethod = Literal["phone", "email"]
 
 
 class TestSimpleTextInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestImageContentInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestAudioContentInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestEmbeddedResourceInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestMultipleContentTypesInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestToolWithProgressInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestErrorHandlingInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class JsonSchema202012ToolAddressDef(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     street: str | None = None
     city: str | None = None
 
 
 class JsonSchema202012ToolInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid", populate_by_name=True)
     name: str | None = None
     address: JsonSchema202012ToolAddressDef | None = None
-    contact_method: JsonSchema202012ToolInputContactMethod | None = Field(None, alias="contactMethod")
+    contact_method: JsonSchema202012ToolInputContactMethod | None = Field(
+        default=None,
+        validation_alias="contactMethod",
+        serialization_alias="contactMethod",
+    )
     phone: str | None = None
     email: str | None = None
 
 
 class TestMissingCapabilityInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestStreamingElicitationInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestLoggingToolInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestTriggerToolChangeInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestTriggerPromptChangeInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestInputRequiredResultElicitationInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestInputRequiredResultSamplingInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestInputRequiredResultListRootsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestInputRequiredResultRequestStateInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestInputRequiredResultMultipleInputsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestInputRequiredResultMultiRoundInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestInputRequiredResultTamperedStateInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestInputRequiredResultCapabilitiesInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestCustomHeaderEchoInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
     region: str = Field(description="Any string; mirrored into the Mcp-Param-Region header")
 
 
 class TestToolWithLoggingInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestSamplingInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
     prompt: str = Field(description="The prompt to send to the client's model")
 
 
 class TestElicitationInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
     message: str = Field(description="The message to show the user")
 
 
 class TestElicitationSep1034DefaultsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestElicitationSep1330EnumsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class TestReconnectionInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")

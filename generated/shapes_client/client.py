@@ -8,6 +8,7 @@ from mcpgen_runtime.client import AsyncClient as _AsyncClientBase
 from mcpgen_runtime.client import Client as _ClientBase
 from mcpgen_runtime.content import ToolResult
 from mcpgen_runtime.tools import load_package_tools
+from mcpgen_runtime.types import UNSET, Unset
 
 from . import models as _m
 
@@ -52,7 +53,7 @@ class Client(_ClientBase):
         self,
         items: list[_m.ArrayOfObjectsInputItemsItem],
         *,
-        matrix: list[list[_m.ArrayOfObjectsInputMatrixItemItem]] | None = None,
+        matrix: list[list[_m.ArrayOfObjectsInputMatrixItemItem]] | Unset = UNSET,
     ) -> list[_m.ArrayOfObjectsOutputItem]:
         """Arrays whose items are objects; the output is an array."""
         _result = self._call_structured(
@@ -67,10 +68,10 @@ class Client(_ClientBase):
         self,
         color: _m.EnumsInputColor,
         *,
-        level: _m.EnumsInputLevel | None = None,
-        mixed: _m.EnumsInputMixed | float | dict[str, Any] | list[Any] | None = None,
-        nullable_enum: _m.EnumsInputNullableEnum | None = None,
-        single: Literal["only"] | None = None,
+        level: _m.EnumsInputLevel | Unset = UNSET,
+        mixed: _m.EnumsInputMixed | float | dict[str, Any] | list[Any] | Unset | None = UNSET,
+        nullable_enum: _m.EnumsInputNullableEnum | Unset | None = UNSET,
+        single: Literal["only"] | Unset = UNSET,
     ) -> ToolResult:
         """String, integer, mixed and nullable enums.
 
@@ -93,11 +94,11 @@ class Client(_ClientBase):
         self,
         kind: Literal["fixed"],
         *,
-        version: Literal[2] | None = None,
-        flag: Literal[True] | None = None,
-        nothing: None = None,
-        ratio: float | None = None,
-        shape: dict[str, Any] | None = None,
+        version: Literal[2] | Unset = UNSET,
+        flag: Literal[True] | Unset = UNSET,
+        nothing: Unset | None = UNSET,
+        ratio: float | Unset = UNSET,
+        shape: dict[str, Any] | Unset = UNSET,
     ) -> ToolResult:
         """const values of every JSON type."""
         return self._call(
@@ -117,21 +118,21 @@ class Client(_ClientBase):
         self,
         required_nullable: str | None,
         *,
-        by_type_array: int | None = None,
-        by_any_of: str | None = None,
-        by_one_of: int | float | None = None,
-        object_or_null: _m.NullablesInputObjectOrNullOption1 | None = None,
-        multi_type: str | int | bool | None = None,
+        by_type_array: int | Unset | None = UNSET,
+        by_any_of: str | Unset | None = UNSET,
+        by_one_of: int | float | Unset | None = UNSET,
+        object_or_null: _m.NullablesInputObjectOrNullOption1 | Unset | None = UNSET,
+        multi_type: str | int | bool | Unset = UNSET,
     ) -> ToolResult:
         """null through type arrays, anyOf and oneOf; required but nullable."""
         return self._call(
             "nullables",
             {
+                "required_nullable": required_nullable,
                 "by_type_array": by_type_array,
                 "by_any_of": by_any_of,
                 "by_one_of": by_one_of,
                 "object_or_null": object_or_null,
-                "required_nullable": required_nullable,
                 "multi_type": multi_type,
             },
             _m.NullablesInput,
@@ -140,10 +141,10 @@ class Client(_ClientBase):
     def unions(
         self,
         *,
-        any_of: str | int | _m.UnionsInputAnyOfOption3 | None = None,
-        one_of: _m.UnionsInputOneOfOption1 | _m.UnionsInputOneOfOption2 | None = None,
-        with_base: _m.UnionsInputWithBaseOption1 | _m.UnionsInputWithBaseOption2 | None = None,
-        required_only: _m.UnionsInputRequiredOnly | None = None,
+        any_of: str | int | _m.UnionsInputAnyOfOption3 | Unset = UNSET,
+        one_of: _m.UnionsInputOneOfOption1 | _m.UnionsInputOneOfOption2 | Unset = UNSET,
+        with_base: _m.UnionsInputWithBaseOption1 | _m.UnionsInputWithBaseOption2 | Unset = UNSET,
+        required_only: _m.UnionsInputRequiredOnly | Unset = UNSET,
     ) -> ToolResult:
         """anyOf and oneOf unions; a base object merged into each branch."""
         return self._call(
@@ -156,8 +157,8 @@ class Client(_ClientBase):
         self,
         shape: _m.DiscriminatedCircleDef | _m.DiscriminatedSquareDef,
         *,
-        pet: _m.DiscriminatedInputPetOption1 | _m.DiscriminatedInputPetOption2 | None = None,
-        event: _m.DiscriminatedInputEventOption1 | _m.DiscriminatedInputEventOption2 | None = None,
+        pet: _m.DiscriminatedInputPetOption1 | _m.DiscriminatedInputPetOption2 | Unset = UNSET,
+        event: _m.DiscriminatedInputEventOption1 | _m.DiscriminatedInputEventOption2 | Unset | None = UNSET,
     ) -> _m.DiscriminatedOutputOption1 | _m.DiscriminatedOutputOption2:
         """Tagged unions: an explicit discriminator and const tags."""
         _result = self._call_structured(
@@ -171,9 +172,9 @@ class Client(_ClientBase):
     def all_of(
         self,
         *,
-        merged: _m.AllOfInputMerged | None = None,
-        extended: _m.AllOfInputExtended | None = None,
-        narrowed: str | None = None,
+        merged: _m.AllOfInputMerged | Unset = UNSET,
+        extended: _m.AllOfInputExtended | Unset = UNSET,
+        narrowed: str | Unset = UNSET,
     ) -> _m.AllOfOutput:
         """allOf merges objects (also through $ref); the output is an allOf."""
         return self._call_structured(
@@ -186,12 +187,12 @@ class Client(_ClientBase):
     def maps(
         self,
         *,
-        counts: dict[str, int] | None = None,
-        objects: dict[str, _m.MapsInputObjectsValue] | None = None,
-        prefixed: dict[str, Any] | None = None,
-        only_patterns: dict[str, int | float | str] | None = None,
-        free: dict[str, Any] | None = None,
-        fixed_and_extra: _m.MapsInputFixedAndExtra | None = None,
+        counts: dict[str, int] | Unset = UNSET,
+        objects: dict[str, _m.MapsInputObjectsValue] | Unset = UNSET,
+        prefixed: dict[str, Any] | Unset = UNSET,
+        only_patterns: dict[str, int | float | str] | Unset = UNSET,
+        free: dict[str, Any] | Unset = UNSET,
+        fixed_and_extra: _m.MapsInputFixedAndExtra | Unset = UNSET,
     ) -> ToolResult:
         """Maps through additionalProperties and patternProperties."""
         return self._call(
@@ -210,10 +211,10 @@ class Client(_ClientBase):
     def tuples(
         self,
         *,
-        point: tuple[int | float, int | float] | None = None,
-        pair: tuple[str, int] | None = None,
-        up_to_two: list[str | int] | None = None,
-        open_tuple: list[str | int | float] | None = None,
+        point: tuple[int | float, int | float] | Unset = UNSET,
+        pair: tuple[str, int] | Unset = UNSET,
+        up_to_two: list[str | int] | Unset = UNSET,
+        open_tuple: list[str | int | float] | Unset = UNSET,
     ) -> ToolResult:
         """prefixItems tuples, open and closed; draft-07 items arrays."""
         return self._call(
@@ -226,7 +227,7 @@ class Client(_ClientBase):
         self,
         tree: _m.RecursiveDefsNodeDef,
         *,
-        nested: _m.RecursiveDefsNestedDef | None = None,
+        nested: _m.RecursiveDefsNestedDef | Unset = UNSET,
     ) -> _m.RecursiveDefsOutput:
         """Recursive $ref through $defs; the output is a $ref to a recursive def."""
         return self._call_structured(
@@ -236,15 +237,15 @@ class Client(_ClientBase):
             _m.RecursiveDefsOutput,
         )
 
-    def recursive_root(self, name: str, *, parent: _m.RecursiveRootInput | None = None) -> ToolResult:
+    def recursive_root(self, name: str, *, parent: _m.RecursiveRootInput | Unset = UNSET) -> ToolResult:
         """A $ref to the root schema."""
         return self._call("recursive_root", {"name": name, "parent": parent}, _m.RecursiveRootInput)
 
     def draft07(
         self,
         *,
-        item: _m.Draft07ItemDef | None = None,
-        pair: tuple[str, int] | None = None,
+        item: _m.Draft07ItemDef | Unset = UNSET,
+        pair: tuple[str, int] | Unset = UNSET,
     ) -> ToolResult:
         """A draft-07 schema with definitions and a tuple `items`."""
         return self._call("draft07", {"item": item, "pair": pair}, _m.Draft07Input)
@@ -252,21 +253,33 @@ class Client(_ClientBase):
     def defaults(
         self,
         *,
-        s: str = "hello",
-        i: int = 42,
-        f: int | float = 0.5,
-        neg: int = -7,
-        big: int | float = 1e100,
-        b: bool = False,
-        n: str | None = None,
-        a: list[int] | None = None,
-        o: _m.DefaultsInputO | None = None,
-        m: dict[str, int] | None = None,
-        e: _m.DefaultsInputE = "y",
-        unicode: str = "héllo ☃",
-        wrong: int | None = None,
+        s: str | Unset = UNSET,
+        i: int | Unset = UNSET,
+        f: int | float | Unset = UNSET,
+        neg: int | Unset = UNSET,
+        big: int | float | Unset = UNSET,
+        b: bool | Unset = UNSET,
+        n: str | Unset | None = UNSET,
+        a: list[int] | Unset = UNSET,
+        o: _m.DefaultsInputO | Unset = UNSET,
+        m: dict[str, int] | Unset = UNSET,
+        e: _m.DefaultsInputE | Unset = UNSET,
+        unicode: str | Unset = UNSET,
+        wrong: int | Unset = UNSET,
     ) -> ToolResult:
-        """Defaults of every JSON type."""
+        """Defaults of every JSON type.
+
+        Args:
+            s: Defaults to "hello" when omitted.
+            i: Defaults to 42 when omitted.
+            f: Defaults to 0.5 when omitted.
+            neg: Defaults to -7 when omitted.
+            big: Defaults to 1e+100 when omitted.
+            b: Defaults to false when omitted.
+            n: Defaults to null when omitted.
+            e: Defaults to "y" when omitted.
+            unicode: Defaults to "héllo ☃" when omitted.
+        """
         return self._call(
             "defaults",
             {
@@ -291,15 +304,15 @@ class Client(_ClientBase):
         self,
         country: str,
         *,
-        postcode: str | None = None,
-        not_zero: int | None = None,
-        email: str | None = None,
-        when: str | None = None,
-        site: str | None = None,
-        code: str | None = None,
-        card: str | None = None,
-        billing: str | None = None,
-        state: str | None = None,
+        postcode: str | Unset = UNSET,
+        not_zero: int | Unset = UNSET,
+        email: str | Unset = UNSET,
+        when: str | Unset = UNSET,
+        site: str | Unset = UNSET,
+        code: str | Unset = UNSET,
+        card: str | Unset = UNSET,
+        billing: str | Unset = UNSET,
+        state: str | Unset | None = UNSET,
     ) -> _m.ConditionalsOutput:
         """Constraints Python types cannot express: the runtime checks the schema."""
         return self._call_structured(
@@ -323,10 +336,10 @@ class Client(_ClientBase):
     def constraints(
         self,
         *,
-        name: str | None = None,
-        count: int | None = None,
-        ratio: int | float | None = None,
-        tags: list[str] | None = None,
+        name: str | Unset = UNSET,
+        count: int | Unset = UNSET,
+        ratio: int | float | Unset = UNSET,
+        tags: list[str] | Unset = UNSET,
     ) -> ToolResult:
         """Bounds that pydantic checks as the schema does."""
         return self._call(
@@ -355,16 +368,16 @@ class Client(_ClientBase):
         _result = self._call_structured("output_union", {}, _m.OutputUnionInput, _m.OutputUnionOutput)
         return _result.root
 
-    def closed_object(self, *, a: str | None = None) -> _m.ClosedObjectOutput:
+    def closed_object(self, *, a: str | Unset = UNSET) -> _m.ClosedObjectOutput:
         """additionalProperties: false in and out."""
         return self._call_structured("closed_object", {"a": a}, _m.ClosedObjectInput, _m.ClosedObjectOutput)
 
     def anything(
         self,
         *,
-        any: Any = None,
-        true: Any = None,
-        typed_any: dict[str, Any] | list[Any] | str | int | float | bool | None = None,
+        any: Any | Unset = UNSET,
+        true: Any | Unset = UNSET,
+        typed_any: dict[str, Any] | list[Any] | str | int | float | bool | Unset | None = UNSET,
     ) -> ToolResult:
         """Schemas that allow any value."""
         return self._call("anything", {"any": any, "true": true, "typed_any": typed_any}, _m.AnythingInput)
@@ -372,9 +385,9 @@ class Client(_ClientBase):
     def ref_siblings(
         self,
         *,
-        described: _m.RefSiblingsItemDef | None = None,
-        nullable_ref: _m.RefSiblingsItemDef | None = None,
-        items_ref: list[_m.RefSiblingsItemDef] | None = None,
+        described: _m.RefSiblingsItemDef | Unset = UNSET,
+        nullable_ref: _m.RefSiblingsItemDef | Unset | None = UNSET,
+        items_ref: list[_m.RefSiblingsItemDef] | Unset = UNSET,
     ) -> ToolResult:
         """$ref beside other keywords (2020-12).
 
@@ -396,35 +409,36 @@ class Client(_ClientBase):
 
     def names(
         self,
+        *,
         class_: str,
         first_name_3: str,
-        *,
-        from_: int | None = None,
-        match: str | None = None,
-        type: str | None = None,
-        self_: str | None = None,
-        list_: str | None = None,
-        str_: str | None = None,
-        id: str | None = None,
-        field_2fa: bool | None = None,
-        first_name_4: str | None = None,
-        first_name_2: str | None = None,
-        first_name_5: str | None = None,
-        first_name: str | None = None,
-        name_2: str | None = None,
-        name: str | None = None,
-        uber: str | None = None,
-        field: str | None = None,
-        meta: str | None = None,
-        model_config_: str | None = None,
-        json_: str | None = None,
-        field_model_dump_json: str | None = None,
+        from_: int | Unset = UNSET,
+        match: str | Unset = UNSET,
+        type: str | Unset = UNSET,
+        self_: str | Unset = UNSET,
+        list_: str | Unset = UNSET,
+        str_: str | Unset = UNSET,
+        id: str | Unset = UNSET,
+        field_2fa: bool | Unset = UNSET,
+        first_name_4: str | Unset = UNSET,
+        first_name_2: str | Unset = UNSET,
+        first_name_5: str | Unset = UNSET,
+        first_name: str | Unset = UNSET,
+        name_2: str | Unset = UNSET,
+        name: str | Unset = UNSET,
+        uber: str | Unset = UNSET,
+        field: str | Unset = UNSET,
+        meta: str | Unset = UNSET,
+        model_config_: str | Unset = UNSET,
+        json_: str | Unset = UNSET,
+        field_model_dump_json: str | Unset = UNSET,
     ) -> ToolResult:
         """Property names that are not Python identifiers; the wire names are sent unchanged."""
         return self._call(
             "names",
             {
                 "class": class_,
+                "first-name": first_name_3,
                 "from": from_,
                 "match": match,
                 "type": type,
@@ -433,7 +447,6 @@ class Client(_ClientBase):
                 "str": str_,
                 "id": id,
                 "2fa": field_2fa,
-                "first-name": first_name_3,
                 "first.name": first_name_4,
                 "first name": first_name_2,
                 "firstName": first_name_5,
@@ -450,11 +463,11 @@ class Client(_ClientBase):
             _m.NamesInput,
         )
 
-    def names_tool_v2_2(self, *, x: str | None = None) -> ToolResult:
+    def names_tool_v2_2(self, *, x: str | Unset = UNSET) -> ToolResult:
         """A tool name with a dot and a dash."""
         return self._call("names.tool-v2", {"x": x}, _m.NamesToolV22Input)
 
-    def names_tool_v2(self, *, x: str | None = None) -> ToolResult:
+    def names_tool_v2(self, *, x: str | Unset = UNSET) -> ToolResult:
         """The same name in other case: another method."""
         return self._call("Names.Tool-V2", {"x": x}, _m.NamesToolV2Input)
 
@@ -485,7 +498,7 @@ class AsyncClient(_AsyncClientBase):
         self,
         items: list[_m.ArrayOfObjectsInputItemsItem],
         *,
-        matrix: list[list[_m.ArrayOfObjectsInputMatrixItemItem]] | None = None,
+        matrix: list[list[_m.ArrayOfObjectsInputMatrixItemItem]] | Unset = UNSET,
     ) -> list[_m.ArrayOfObjectsOutputItem]:
         """Arrays whose items are objects; the output is an array."""
         _result = await self._call_structured(
@@ -500,10 +513,10 @@ class AsyncClient(_AsyncClientBase):
         self,
         color: _m.EnumsInputColor,
         *,
-        level: _m.EnumsInputLevel | None = None,
-        mixed: _m.EnumsInputMixed | float | dict[str, Any] | list[Any] | None = None,
-        nullable_enum: _m.EnumsInputNullableEnum | None = None,
-        single: Literal["only"] | None = None,
+        level: _m.EnumsInputLevel | Unset = UNSET,
+        mixed: _m.EnumsInputMixed | float | dict[str, Any] | list[Any] | Unset | None = UNSET,
+        nullable_enum: _m.EnumsInputNullableEnum | Unset | None = UNSET,
+        single: Literal["only"] | Unset = UNSET,
     ) -> ToolResult:
         """String, integer, mixed and nullable enums.
 
@@ -526,11 +539,11 @@ class AsyncClient(_AsyncClientBase):
         self,
         kind: Literal["fixed"],
         *,
-        version: Literal[2] | None = None,
-        flag: Literal[True] | None = None,
-        nothing: None = None,
-        ratio: float | None = None,
-        shape: dict[str, Any] | None = None,
+        version: Literal[2] | Unset = UNSET,
+        flag: Literal[True] | Unset = UNSET,
+        nothing: Unset | None = UNSET,
+        ratio: float | Unset = UNSET,
+        shape: dict[str, Any] | Unset = UNSET,
     ) -> ToolResult:
         """const values of every JSON type."""
         return await self._call(
@@ -550,21 +563,21 @@ class AsyncClient(_AsyncClientBase):
         self,
         required_nullable: str | None,
         *,
-        by_type_array: int | None = None,
-        by_any_of: str | None = None,
-        by_one_of: int | float | None = None,
-        object_or_null: _m.NullablesInputObjectOrNullOption1 | None = None,
-        multi_type: str | int | bool | None = None,
+        by_type_array: int | Unset | None = UNSET,
+        by_any_of: str | Unset | None = UNSET,
+        by_one_of: int | float | Unset | None = UNSET,
+        object_or_null: _m.NullablesInputObjectOrNullOption1 | Unset | None = UNSET,
+        multi_type: str | int | bool | Unset = UNSET,
     ) -> ToolResult:
         """null through type arrays, anyOf and oneOf; required but nullable."""
         return await self._call(
             "nullables",
             {
+                "required_nullable": required_nullable,
                 "by_type_array": by_type_array,
                 "by_any_of": by_any_of,
                 "by_one_of": by_one_of,
                 "object_or_null": object_or_null,
-                "required_nullable": required_nullable,
                 "multi_type": multi_type,
             },
             _m.NullablesInput,
@@ -573,10 +586,10 @@ class AsyncClient(_AsyncClientBase):
     async def unions(
         self,
         *,
-        any_of: str | int | _m.UnionsInputAnyOfOption3 | None = None,
-        one_of: _m.UnionsInputOneOfOption1 | _m.UnionsInputOneOfOption2 | None = None,
-        with_base: _m.UnionsInputWithBaseOption1 | _m.UnionsInputWithBaseOption2 | None = None,
-        required_only: _m.UnionsInputRequiredOnly | None = None,
+        any_of: str | int | _m.UnionsInputAnyOfOption3 | Unset = UNSET,
+        one_of: _m.UnionsInputOneOfOption1 | _m.UnionsInputOneOfOption2 | Unset = UNSET,
+        with_base: _m.UnionsInputWithBaseOption1 | _m.UnionsInputWithBaseOption2 | Unset = UNSET,
+        required_only: _m.UnionsInputRequiredOnly | Unset = UNSET,
     ) -> ToolResult:
         """anyOf and oneOf unions; a base object merged into each branch."""
         return await self._call(
@@ -589,8 +602,8 @@ class AsyncClient(_AsyncClientBase):
         self,
         shape: _m.DiscriminatedCircleDef | _m.DiscriminatedSquareDef,
         *,
-        pet: _m.DiscriminatedInputPetOption1 | _m.DiscriminatedInputPetOption2 | None = None,
-        event: _m.DiscriminatedInputEventOption1 | _m.DiscriminatedInputEventOption2 | None = None,
+        pet: _m.DiscriminatedInputPetOption1 | _m.DiscriminatedInputPetOption2 | Unset = UNSET,
+        event: _m.DiscriminatedInputEventOption1 | _m.DiscriminatedInputEventOption2 | Unset | None = UNSET,
     ) -> _m.DiscriminatedOutputOption1 | _m.DiscriminatedOutputOption2:
         """Tagged unions: an explicit discriminator and const tags."""
         _result = await self._call_structured(
@@ -604,9 +617,9 @@ class AsyncClient(_AsyncClientBase):
     async def all_of(
         self,
         *,
-        merged: _m.AllOfInputMerged | None = None,
-        extended: _m.AllOfInputExtended | None = None,
-        narrowed: str | None = None,
+        merged: _m.AllOfInputMerged | Unset = UNSET,
+        extended: _m.AllOfInputExtended | Unset = UNSET,
+        narrowed: str | Unset = UNSET,
     ) -> _m.AllOfOutput:
         """allOf merges objects (also through $ref); the output is an allOf."""
         return await self._call_structured(
@@ -619,12 +632,12 @@ class AsyncClient(_AsyncClientBase):
     async def maps(
         self,
         *,
-        counts: dict[str, int] | None = None,
-        objects: dict[str, _m.MapsInputObjectsValue] | None = None,
-        prefixed: dict[str, Any] | None = None,
-        only_patterns: dict[str, int | float | str] | None = None,
-        free: dict[str, Any] | None = None,
-        fixed_and_extra: _m.MapsInputFixedAndExtra | None = None,
+        counts: dict[str, int] | Unset = UNSET,
+        objects: dict[str, _m.MapsInputObjectsValue] | Unset = UNSET,
+        prefixed: dict[str, Any] | Unset = UNSET,
+        only_patterns: dict[str, int | float | str] | Unset = UNSET,
+        free: dict[str, Any] | Unset = UNSET,
+        fixed_and_extra: _m.MapsInputFixedAndExtra | Unset = UNSET,
     ) -> ToolResult:
         """Maps through additionalProperties and patternProperties."""
         return await self._call(
@@ -643,10 +656,10 @@ class AsyncClient(_AsyncClientBase):
     async def tuples(
         self,
         *,
-        point: tuple[int | float, int | float] | None = None,
-        pair: tuple[str, int] | None = None,
-        up_to_two: list[str | int] | None = None,
-        open_tuple: list[str | int | float] | None = None,
+        point: tuple[int | float, int | float] | Unset = UNSET,
+        pair: tuple[str, int] | Unset = UNSET,
+        up_to_two: list[str | int] | Unset = UNSET,
+        open_tuple: list[str | int | float] | Unset = UNSET,
     ) -> ToolResult:
         """prefixItems tuples, open and closed; draft-07 items arrays."""
         return await self._call(
@@ -659,7 +672,7 @@ class AsyncClient(_AsyncClientBase):
         self,
         tree: _m.RecursiveDefsNodeDef,
         *,
-        nested: _m.RecursiveDefsNestedDef | None = None,
+        nested: _m.RecursiveDefsNestedDef | Unset = UNSET,
     ) -> _m.RecursiveDefsOutput:
         """Recursive $ref through $defs; the output is a $ref to a recursive def."""
         return await self._call_structured(
@@ -669,15 +682,15 @@ class AsyncClient(_AsyncClientBase):
             _m.RecursiveDefsOutput,
         )
 
-    async def recursive_root(self, name: str, *, parent: _m.RecursiveRootInput | None = None) -> ToolResult:
+    async def recursive_root(self, name: str, *, parent: _m.RecursiveRootInput | Unset = UNSET) -> ToolResult:
         """A $ref to the root schema."""
         return await self._call("recursive_root", {"name": name, "parent": parent}, _m.RecursiveRootInput)
 
     async def draft07(
         self,
         *,
-        item: _m.Draft07ItemDef | None = None,
-        pair: tuple[str, int] | None = None,
+        item: _m.Draft07ItemDef | Unset = UNSET,
+        pair: tuple[str, int] | Unset = UNSET,
     ) -> ToolResult:
         """A draft-07 schema with definitions and a tuple `items`."""
         return await self._call("draft07", {"item": item, "pair": pair}, _m.Draft07Input)
@@ -685,21 +698,33 @@ class AsyncClient(_AsyncClientBase):
     async def defaults(
         self,
         *,
-        s: str = "hello",
-        i: int = 42,
-        f: int | float = 0.5,
-        neg: int = -7,
-        big: int | float = 1e100,
-        b: bool = False,
-        n: str | None = None,
-        a: list[int] | None = None,
-        o: _m.DefaultsInputO | None = None,
-        m: dict[str, int] | None = None,
-        e: _m.DefaultsInputE = "y",
-        unicode: str = "héllo ☃",
-        wrong: int | None = None,
+        s: str | Unset = UNSET,
+        i: int | Unset = UNSET,
+        f: int | float | Unset = UNSET,
+        neg: int | Unset = UNSET,
+        big: int | float | Unset = UNSET,
+        b: bool | Unset = UNSET,
+        n: str | Unset | None = UNSET,
+        a: list[int] | Unset = UNSET,
+        o: _m.DefaultsInputO | Unset = UNSET,
+        m: dict[str, int] | Unset = UNSET,
+        e: _m.DefaultsInputE | Unset = UNSET,
+        unicode: str | Unset = UNSET,
+        wrong: int | Unset = UNSET,
     ) -> ToolResult:
-        """Defaults of every JSON type."""
+        """Defaults of every JSON type.
+
+        Args:
+            s: Defaults to "hello" when omitted.
+            i: Defaults to 42 when omitted.
+            f: Defaults to 0.5 when omitted.
+            neg: Defaults to -7 when omitted.
+            big: Defaults to 1e+100 when omitted.
+            b: Defaults to false when omitted.
+            n: Defaults to null when omitted.
+            e: Defaults to "y" when omitted.
+            unicode: Defaults to "héllo ☃" when omitted.
+        """
         return await self._call(
             "defaults",
             {
@@ -724,15 +749,15 @@ class AsyncClient(_AsyncClientBase):
         self,
         country: str,
         *,
-        postcode: str | None = None,
-        not_zero: int | None = None,
-        email: str | None = None,
-        when: str | None = None,
-        site: str | None = None,
-        code: str | None = None,
-        card: str | None = None,
-        billing: str | None = None,
-        state: str | None = None,
+        postcode: str | Unset = UNSET,
+        not_zero: int | Unset = UNSET,
+        email: str | Unset = UNSET,
+        when: str | Unset = UNSET,
+        site: str | Unset = UNSET,
+        code: str | Unset = UNSET,
+        card: str | Unset = UNSET,
+        billing: str | Unset = UNSET,
+        state: str | Unset | None = UNSET,
     ) -> _m.ConditionalsOutput:
         """Constraints Python types cannot express: the runtime checks the schema."""
         return await self._call_structured(
@@ -756,10 +781,10 @@ class AsyncClient(_AsyncClientBase):
     async def constraints(
         self,
         *,
-        name: str | None = None,
-        count: int | None = None,
-        ratio: int | float | None = None,
-        tags: list[str] | None = None,
+        name: str | Unset = UNSET,
+        count: int | Unset = UNSET,
+        ratio: int | float | Unset = UNSET,
+        tags: list[str] | Unset = UNSET,
     ) -> ToolResult:
         """Bounds that pydantic checks as the schema does."""
         return await self._call(
@@ -798,7 +823,7 @@ class AsyncClient(_AsyncClientBase):
         _result = await self._call_structured("output_union", {}, _m.OutputUnionInput, _m.OutputUnionOutput)
         return _result.root
 
-    async def closed_object(self, *, a: str | None = None) -> _m.ClosedObjectOutput:
+    async def closed_object(self, *, a: str | Unset = UNSET) -> _m.ClosedObjectOutput:
         """additionalProperties: false in and out."""
         return await self._call_structured(
             "closed_object",
@@ -810,9 +835,9 @@ class AsyncClient(_AsyncClientBase):
     async def anything(
         self,
         *,
-        any: Any = None,
-        true: Any = None,
-        typed_any: dict[str, Any] | list[Any] | str | int | float | bool | None = None,
+        any: Any | Unset = UNSET,
+        true: Any | Unset = UNSET,
+        typed_any: dict[str, Any] | list[Any] | str | int | float | bool | Unset | None = UNSET,
     ) -> ToolResult:
         """Schemas that allow any value."""
         return await self._call(
@@ -824,9 +849,9 @@ class AsyncClient(_AsyncClientBase):
     async def ref_siblings(
         self,
         *,
-        described: _m.RefSiblingsItemDef | None = None,
-        nullable_ref: _m.RefSiblingsItemDef | None = None,
-        items_ref: list[_m.RefSiblingsItemDef] | None = None,
+        described: _m.RefSiblingsItemDef | Unset = UNSET,
+        nullable_ref: _m.RefSiblingsItemDef | Unset | None = UNSET,
+        items_ref: list[_m.RefSiblingsItemDef] | Unset = UNSET,
     ) -> ToolResult:
         """$ref beside other keywords (2020-12).
 
@@ -848,35 +873,36 @@ class AsyncClient(_AsyncClientBase):
 
     async def names(
         self,
+        *,
         class_: str,
         first_name_3: str,
-        *,
-        from_: int | None = None,
-        match: str | None = None,
-        type: str | None = None,
-        self_: str | None = None,
-        list_: str | None = None,
-        str_: str | None = None,
-        id: str | None = None,
-        field_2fa: bool | None = None,
-        first_name_4: str | None = None,
-        first_name_2: str | None = None,
-        first_name_5: str | None = None,
-        first_name: str | None = None,
-        name_2: str | None = None,
-        name: str | None = None,
-        uber: str | None = None,
-        field: str | None = None,
-        meta: str | None = None,
-        model_config_: str | None = None,
-        json_: str | None = None,
-        field_model_dump_json: str | None = None,
+        from_: int | Unset = UNSET,
+        match: str | Unset = UNSET,
+        type: str | Unset = UNSET,
+        self_: str | Unset = UNSET,
+        list_: str | Unset = UNSET,
+        str_: str | Unset = UNSET,
+        id: str | Unset = UNSET,
+        field_2fa: bool | Unset = UNSET,
+        first_name_4: str | Unset = UNSET,
+        first_name_2: str | Unset = UNSET,
+        first_name_5: str | Unset = UNSET,
+        first_name: str | Unset = UNSET,
+        name_2: str | Unset = UNSET,
+        name: str | Unset = UNSET,
+        uber: str | Unset = UNSET,
+        field: str | Unset = UNSET,
+        meta: str | Unset = UNSET,
+        model_config_: str | Unset = UNSET,
+        json_: str | Unset = UNSET,
+        field_model_dump_json: str | Unset = UNSET,
     ) -> ToolResult:
         """Property names that are not Python identifiers; the wire names are sent unchanged."""
         return await self._call(
             "names",
             {
                 "class": class_,
+                "first-name": first_name_3,
                 "from": from_,
                 "match": match,
                 "type": type,
@@ -885,7 +911,6 @@ class AsyncClient(_AsyncClientBase):
                 "str": str_,
                 "id": id,
                 "2fa": field_2fa,
-                "first-name": first_name_3,
                 "first.name": first_name_4,
                 "first name": first_name_2,
                 "firstName": first_name_5,
@@ -902,10 +927,10 @@ class AsyncClient(_AsyncClientBase):
             _m.NamesInput,
         )
 
-    async def names_tool_v2_2(self, *, x: str | None = None) -> ToolResult:
+    async def names_tool_v2_2(self, *, x: str | Unset = UNSET) -> ToolResult:
         """A tool name with a dot and a dash."""
         return await self._call("names.tool-v2", {"x": x}, _m.NamesToolV22Input)
 
-    async def names_tool_v2(self, *, x: str | None = None) -> ToolResult:
+    async def names_tool_v2(self, *, x: str | Unset = UNSET) -> ToolResult:
         """The same name in other case: another method."""
         return await self._call("Names.Tool-V2", {"x": x}, _m.NamesToolV2Input)

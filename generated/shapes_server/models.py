@@ -15,73 +15,73 @@ DefaultsInputE = Literal["x", "y"]
 
 
 class NoArgsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
 
 
 class NoArgsOpenInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class NestedObjectsInputOuterInner(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     leaf: str = Field(description="The innermost value.")
 
 
 class NestedObjectsInputOuter(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     inner: NestedObjectsInputOuterInner
 
 
 class NestedObjectsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     outer: NestedObjectsInputOuter
 
 
 class NestedObjectsOutputEchoInner(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     leaf: str | None = None
 
 
 class NestedObjectsOutputEcho(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     inner: NestedObjectsOutputEchoInner | None = None
 
 
 class NestedObjectsOutput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     echo: NestedObjectsOutputEcho | None = None
 
 
 class ArrayOfObjectsInputItemsItem(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     id: int
     tags: list[str] | None = None
 
 
 class ArrayOfObjectsInputMatrixItemItem(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     x: int | float | None = None
 
 
 class ArrayOfObjectsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     items: list[ArrayOfObjectsInputItemsItem]
     matrix: list[list[ArrayOfObjectsInputMatrixItemItem]] | None = None
 
 
 class ArrayOfObjectsOutputItem(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     id: int
     ok: bool | None = None
 
 
 class ArrayOfObjectsOutput(RootModel[list[ArrayOfObjectsOutputItem]]):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, strict=True)
     root: list[ArrayOfObjectsOutputItem]
 
 
 class EnumsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     color: EnumsInputColor = Field(description="A string enum.")
     level: EnumsInputLevel | None = None
     mixed: EnumsInputMixed | float | dict[str, Any] | list[Any] | None = None
@@ -90,7 +90,7 @@ class EnumsInput(BaseModel):
 
 
 class ConstsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     kind: Literal["fixed"]
     version: Literal[2] | None = None
     flag: Literal[True] | None = None
@@ -100,12 +100,12 @@ class ConstsInput(BaseModel):
 
 
 class NullablesInputObjectOrNullOption1(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     a: str | None = None
 
 
 class NullablesInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     by_type_array: int | None = None
     by_any_of: str | None = None
     by_one_of: int | float | None = None
@@ -115,40 +115,40 @@ class NullablesInput(BaseModel):
 
 
 class UnionsInputAnyOfOption3(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     x: int | float | None = None
 
 
 class UnionsInputOneOfOption1(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     a: str
 
 
 class UnionsInputOneOfOption2(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     b: int
 
 
 class UnionsInputWithBaseOption1(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     id: str
     email: str
 
 
 class UnionsInputWithBaseOption2(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     id: str
     phone: str
 
 
 class UnionsInputRequiredOnly(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     email: str | None = None
     phone: str | None = None
 
 
 class UnionsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     any_of: str | int | UnionsInputAnyOfOption3 | None = None
     one_of: UnionsInputOneOfOption1 | UnionsInputOneOfOption2 | None = None
     with_base: UnionsInputWithBaseOption1 | UnionsInputWithBaseOption2 | None = None
@@ -156,43 +156,43 @@ class UnionsInput(BaseModel):
 
 
 class DiscriminatedCircleDef(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     kind: Literal["circle"]
     radius: int | float
 
 
 class DiscriminatedSquareDef(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     kind: Literal["square"]
     side: int | float
 
 
 class DiscriminatedInputPetOption1(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     type: Literal["cat"]
     meows: bool | None = None
 
 
 class DiscriminatedInputPetOption2(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     type: Literal["dog"]
     barks: bool | None = None
 
 
 class DiscriminatedInputEventOption1(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
-    type: Literal["click"] = Field(alias="@type")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow", populate_by_name=True)
+    type: Literal["click"] = Field(validation_alias="@type", serialization_alias="@type")
     x: int | None = None
 
 
 class DiscriminatedInputEventOption2(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
-    type: Literal["key"] = Field(alias="@type")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow", populate_by_name=True)
+    type: Literal["key"] = Field(validation_alias="@type", serialization_alias="@type")
     code: str | None = None
 
 
 class DiscriminatedInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     shape: Annotated[DiscriminatedCircleDef | DiscriminatedSquareDef, Field(discriminator="kind")]
     pet: (
         Annotated[DiscriminatedInputPetOption1 | DiscriminatedInputPetOption2, Field(discriminator="type")]
@@ -208,13 +208,13 @@ class DiscriminatedInput(BaseModel):
 
 
 class DiscriminatedOutputOption1(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     status: Literal["ok"]
     area: int | float
 
 
 class DiscriminatedOutputOption2(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     status: Literal["error"]
     message: str
 
@@ -224,48 +224,48 @@ class DiscriminatedOutput(
         Annotated[DiscriminatedOutputOption1 | DiscriminatedOutputOption2, Field(discriminator="status")]
     ]
 ):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, strict=True)
     root: Annotated[DiscriminatedOutputOption1 | DiscriminatedOutputOption2, Field(discriminator="status")]
 
 
 class AllOfInputMerged(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     a: str
     b: int | None = None
 
 
 class AllOfInputExtended(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     id: str
     name: str | None = None
     extra: bool | None = None
 
 
 class AllOfInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     merged: AllOfInputMerged | None = None
     extended: AllOfInputExtended | None = None
-    narrowed: str | None = Field(None, min_length=2)
+    narrowed: str | None = Field(default=None, min_length=2)
 
 
 class AllOfOutput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     x: str
     y: int | None = None
 
 
 class MapsInputObjectsValue(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     v: str | None = None
 
 
 class MapsInputFixedAndExtra(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     fixed: str | None = None
 
 
 class MapsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     counts: dict[str, int] | None = None
     objects: dict[str, MapsInputObjectsValue] | None = None
     prefixed: dict[str, Any] | None = None
@@ -275,7 +275,7 @@ class MapsInput(BaseModel):
 
 
 class TuplesInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     point: tuple[int | float, int | float] | None = None
     pair: tuple[str, int] | None = None
     up_to_two: list[str | int] | None = None
@@ -283,58 +283,58 @@ class TuplesInput(BaseModel):
 
 
 class RecursiveDefsNodeDef(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     value: int
     children: list[RecursiveDefsNodeDef] | None = None
 
 
 class RecursiveDefsNestedDef(RootModel["list[int | RecursiveDefsNestedDef]"]):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, strict=True)
     root: list[int | RecursiveDefsNestedDef]
 
 
 class RecursiveDefsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     tree: RecursiveDefsNodeDef
     nested: RecursiveDefsNestedDef | None = None
 
 
 class RecursiveDefsLinkDef(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     value: int | None = None
     next: RecursiveDefsLinkDef | None = None
 
 
 class RecursiveDefsOutput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     value: int | None = None
     next: RecursiveDefsLinkDef | None = None
 
 
 class RecursiveRootInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     name: str
     parent: RecursiveRootInput | None = None
 
 
 class Draft07ItemDef(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     id: str
 
 
 class Draft07Input(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     item: Draft07ItemDef | None = None
     pair: tuple[str, int] | None = None
 
 
 class DefaultsInputO(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     k: str | None = None
 
 
 class DefaultsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     s: str | None = "hello"
     i: int | None = 42
     f: int | float | None = 0.5
@@ -342,16 +342,16 @@ class DefaultsInput(BaseModel):
     big: int | float | None = 1e100
     b: bool | None = False
     n: str | None = None
-    a: list[int] | None = Field([1, 2])
+    a: list[int] | None = Field(default=[1, 2])
     o: DefaultsInputO | None = None
-    m: dict[str, int] | None = Field({"x": 1})
+    m: dict[str, int] | None = Field(default={"x": 1})
     e: DefaultsInputE | None = "y"
     unicode: str | None = "héllo ☃"
     wrong: int | None = None
 
 
 class ConditionalsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     country: str
     postcode: str | None = None
     not_zero: int | None = None
@@ -365,139 +365,162 @@ class ConditionalsInput(BaseModel):
 
 
 class ConditionalsOutput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     accepted: bool
 
 
 class ConstraintsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
-    name: str | None = Field(None, min_length=1, max_length=10)
-    count: int | None = Field(None, ge=0, le=100, multiple_of=2)
-    ratio: int | float | None = Field(None, gt=0, lt=1)
-    tags: list[str] | None = Field(None, min_length=1, max_length=3)
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
+    name: str | None = Field(default=None, min_length=1, max_length=10)
+    count: int | None = Field(default=None, ge=0, le=100, multiple_of=2)
+    ratio: int | float | None = Field(default=None, gt=0, lt=1)
+    tags: list[str] | None = Field(default=None, min_length=1, max_length=3)
 
 
 class OutputStringInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class OutputStringOutput(RootModel[str]):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, strict=True)
     root: str
 
 
 class OutputIntegerInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class OutputIntegerOutput(RootModel[int]):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, strict=True)
     root: int
 
 
 class OutputArrayInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class OutputArrayOutput(RootModel[list[str]]):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, strict=True)
     root: list[str]
 
 
 class OutputUnionInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class OutputUnionOutputOption1(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     ok: bool
 
 
 class OutputUnionOutputOption2(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     error: str
 
 
 class OutputUnionOutput(RootModel[OutputUnionOutputOption1 | OutputUnionOutputOption2]):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, strict=True)
     root: OutputUnionOutputOption1 | OutputUnionOutputOption2
 
 
 class ClosedObjectInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
     a: str | None = None
 
 
 class ClosedObjectOutput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")
     b: str | None = None
 
 
 class AnythingInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     any: Any = None
     true: Any = None
     typed_any: dict[str, Any] | list[Any] | str | int | float | bool | None = None
 
 
 class RefSiblingsItemDef(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     id: str
 
 
 class RefSiblingsInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
-    described: RefSiblingsItemDef | None = Field(None, description="An item, described at the use site.")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
+    described: RefSiblingsItemDef | None = Field(
+        default=None,
+        description="An item, described at the use site.",
+    )
     nullable_ref: RefSiblingsItemDef | None = None
     items_ref: list[RefSiblingsItemDef] | None = None
 
 
 class RootUnionInputOption1(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     query: str
 
 
 class RootUnionInputOption2(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     id: int
 
 
 class RootUnionInput(RootModel[RootUnionInputOption1 | RootUnionInputOption2]):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, strict=True)
     root: RootUnionInputOption1 | RootUnionInputOption2
 
 
 class NamesInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow", populate_by_name=True)
-    class_: str = Field(alias="class")
-    from_: int | None = Field(None, alias="from")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow", populate_by_name=True)
+    class_: str = Field(validation_alias="class", serialization_alias="class")
+    from_: int | None = Field(default=None, validation_alias="from", serialization_alias="from")
     match: str | None = None
     type: str | None = None
     self: str | None = None
-    list_: str | None = Field(None, alias="list")
-    str_: str | None = Field(None, alias="str")
+    list_: str | None = Field(default=None, validation_alias="list", serialization_alias="list")
+    str_: str | None = Field(default=None, validation_alias="str", serialization_alias="str")
     id: str | None = None
-    field_2fa: bool | None = Field(None, alias="2fa")
-    first_name_3: str = Field(alias="first-name")
-    first_name_4: str | None = Field(None, alias="first.name")
-    first_name_2: str | None = Field(None, alias="first name")
-    first_name_5: str | None = Field(None, alias="firstName")
+    field_2fa: bool | None = Field(default=None, validation_alias="2fa", serialization_alias="2fa")
+    first_name_3: str = Field(validation_alias="first-name", serialization_alias="first-name")
+    first_name_4: str | None = Field(
+        default=None,
+        validation_alias="first.name",
+        serialization_alias="first.name",
+    )
+    first_name_2: str | None = Field(
+        default=None,
+        validation_alias="first name",
+        serialization_alias="first name",
+    )
+    first_name_5: str | None = Field(
+        default=None,
+        validation_alias="firstName",
+        serialization_alias="firstName",
+    )
     first_name: str | None = None
-    name_2: str | None = Field(None, alias="Name")
+    name_2: str | None = Field(default=None, validation_alias="Name", serialization_alias="Name")
     name: str | None = None
-    uber: str | None = Field(None, alias="über")
-    field: str | None = Field(None, alias="天气")
-    meta: str | None = Field(None, alias="_meta")
-    model_config_: str | None = Field(None, alias="model_config")
-    json_: str | None = Field(None, alias="json")
-    field_model_dump_json: str | None = Field(None, alias="model_dump_json")
+    uber: str | None = Field(default=None, validation_alias="über", serialization_alias="über")
+    field: str | None = Field(default=None, validation_alias="天气", serialization_alias="天气")
+    meta: str | None = Field(default=None, validation_alias="_meta", serialization_alias="_meta")
+    model_config_: str | None = Field(
+        default=None,
+        validation_alias="model_config",
+        serialization_alias="model_config",
+    )
+    json_: str | None = Field(default=None, validation_alias="json", serialization_alias="json")
+    field_model_dump_json: str | None = Field(
+        default=None,
+        validation_alias="model_dump_json",
+        serialization_alias="model_dump_json",
+    )
 
 
 class NamesToolV22Input(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     x: str | None = None
 
 
 class NamesToolV2Input(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     x: str | None = None

@@ -55,7 +55,7 @@ class Client(_ClientBase):
         _result = self._call_structured("list_users", {}, _m.ListUsersInput, _m.ListUsersOutput)
         return _result.root
 
-    def execute_sql(self, region: str, query: str) -> ToolResult:
+    def execute_sql(self, *, region: str, query: str) -> ToolResult:
         """Execute SQL on Google Cloud Spanner
 
         Args:
@@ -64,7 +64,7 @@ class Client(_ClientBase):
         """
         return self._call("execute_sql", {"region": region, "query": query}, _m.ExecuteSqlInput)
 
-    def calculate_sum(self, a: int | float, b: int | float) -> ToolResult:
+    def calculate_sum(self, *, a: int | float, b: int | float) -> ToolResult:
         """Add two numbers"""
         return self._call("calculate_sum", {"a": a, "b": b}, _m.CalculateSumInput)
 
@@ -104,7 +104,7 @@ class AsyncClient(_AsyncClientBase):
         _result = await self._call_structured("list_users", {}, _m.ListUsersInput, _m.ListUsersOutput)
         return _result.root
 
-    async def execute_sql(self, region: str, query: str) -> ToolResult:
+    async def execute_sql(self, *, region: str, query: str) -> ToolResult:
         """Execute SQL on Google Cloud Spanner
 
         Args:
@@ -113,7 +113,7 @@ class AsyncClient(_AsyncClientBase):
         """
         return await self._call("execute_sql", {"region": region, "query": query}, _m.ExecuteSqlInput)
 
-    async def calculate_sum(self, a: int | float, b: int | float) -> ToolResult:
+    async def calculate_sum(self, *, a: int | float, b: int | float) -> ToolResult:
         """Add two numbers"""
         return await self._call("calculate_sum", {"a": a, "b": b}, _m.CalculateSumInput)
 

@@ -7,49 +7,49 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
 class GetWeatherInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     location: str = Field(description="City name or zip code")
 
 
 class GetWeatherDataInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     location: str = Field(description="City name or zip code")
 
 
 class GetWeatherDataOutput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     temperature: int | float = Field(description="Temperature in celsius")
     conditions: str = Field(description="Weather conditions description")
     humidity: int | float = Field(description="Humidity percentage")
 
 
 class ListUsersInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
 
 
 class ListUsersOutputItem(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     id: str
     name: str
     email: str
 
 
 class ListUsersOutput(RootModel[list[ListUsersOutputItem]]):
-    model_config = ConfigDict(defer_build=True)
+    model_config = ConfigDict(defer_build=True, strict=True)
     root: list[ListUsersOutputItem]
 
 
 class ExecuteSqlInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     region: str = Field(description="The region to execute the query in")
     query: str = Field(description="The SQL query to execute")
 
 
 class CalculateSumInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="allow")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="allow")
     a: int | float
     b: int | float
 
 
 class GetCurrentTimeInput(BaseModel):
-    model_config = ConfigDict(defer_build=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, strict=True, extra="forbid")

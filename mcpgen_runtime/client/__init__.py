@@ -1,6 +1,7 @@
 """MCP tool clients: `Client` (blocking) and `AsyncClient` (asyncio), which generated clients subclass.
 
 - `core.py`: `ClientCore`, every flow without I/O (requests, caching, pagination, MRTR, results)
+- `arguments.py`: generated-method arguments → the wire `arguments` object (`UNSET` left out)
 - `_async/client.py`: `AsyncClient`, the driver written once; `_sync/client.py`: `Client`, generated from it
 - `_async/listen.py`: `AsyncSubscription` (`listen()`); `_sync/listen.py`: `Subscription`
 - `common.py`: set-up both drivers share, and `SyncIO` / `AsyncIO`, the little that differs

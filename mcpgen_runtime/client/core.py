@@ -62,6 +62,7 @@ from ..protocol.jsonrpc import Message
 from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
 from ..protocol.subscriptions import SubscriptionFilter
 from ..tools import ToolSpec, tool_table
+from .arguments import model_arguments, wire_arguments
 
 if TYPE_CHECKING:
     from ..schema import Validate
@@ -173,10 +174,10 @@ class ClientCore:
         self.tools: dict[str, ToolSpec] = tool_table(tools) if tools is not None else {}
         self._extra_headers = dict(headers or {})
         self._ids = itertools.count(1)  # never reused (BASE-05)
-        self._required: dict[type[BaseModel], frozenset[str]] = {}
         self._declared: Mapping[str, ToolSpec] = MappingProxyType(dict(self.tools))  # what structured() trusts
+        self._input_checks: dict[str, Validate | None] = {}
         self._output_checks: dict[str, Validate | None] = {}
-        self._parsers: dict[type[BaseModel], Callable[[Any], Any]] = {}
+        self._parsers: dict[type[BaseModel], Callable[..., Any]] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
         self._progress_prefix = secrets.token_hex(4) + "-"
         self._progress_ids = itertools.count(1)
@@ -428,29 +429,21 @@ class ClientCore:
 
     def prepare_arguments(self, name: str, arguments: Mapping[str, Any] | BaseModel,
                           input_model: type[BaseModel]) -> dict[str, Any]:
-        """Generated-method arguments → the wire `arguments` object, validated locally. A model
-        instance (one option of an input that is a union at the root) counts as its fields."""
-        if isinstance(arguments, BaseModel):
-            arguments = arguments.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        required = self._required.get(input_model)
-        if required is None:
-            required = self._required[input_model] = frozenset(
-                key
-                for field_name, field in input_model.model_fields.items()
-                if field.is_required()
-                for key in (field_name, field.alias or field_name)
-            )
-        # An omitted optional parameter arrives as None; it must not be sent as null.
-        present = {key: value for key, value in arguments.items() if value is not None or key in required}
-        try:
-            model = self.parse(input_model, present)
-        except ValidationError as exc:
-            pointer, message = first_error(exc, present)
-            raise ToolArgumentsError(name, message, pointer=pointer) from exc
-        # model_dump without its Python wrapper (a built instance always has its serializer).
-        dumped: dict[str, Any] = model.__pydantic_serializer__.to_python(
-            model, mode="json", by_alias=True, exclude_unset=True)
-        return dumped
+        """Generated-method arguments → the wire `arguments` object (`arguments.py`: `UNSET` left
+        out, None as null, models as their fields), checked before anything is sent. The tool's own
+        `inputSchema` (compiled once per tool, as the server does for SEC-01) decides: what the
+        types cannot say (`minLength` inside an `anyOf`, `pattern`, ...) and what a lax model would
+        coerce (`"10"` for an integer) is refused here with the JSON pointer, and what passes is
+        sent exactly as given. The (strict) input model decides only when the schema cannot be
+        compiled."""
+        payload = wire_arguments(name, arguments)
+        check = self._schema_check(name, "input")
+        if check is None:
+            return model_arguments(name, arguments, input_model, payload)
+        issue = check(payload)
+        if issue is not None:
+            raise ToolArgumentsError(name, issue.message, pointer=issue.pointer)
+        return payload
 
     def typed_call_flow(self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel],
                         timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Flow[ToolResult]:
@@ -465,7 +458,7 @@ class ClientCore:
         with the generated output model (a RootModel stays wrapped)."""
         if "structured_content" not in result.model_fields_set:
             raise ToolOutputError(name, "the result has no structuredContent")
-        check = self._output_check(name)
+        check = self._schema_check(name, "output")
         if check is not None:
             issue = check(result.structured_content)
             if issue is not None:
@@ -477,32 +470,36 @@ class ClientCore:
             raise ToolOutputError(name, message, pointer=pointer) from exc
 
     def parse(self, model: type[M], data: Any) -> M:
-        """`model.model_validate(data)`, minus its Python wrapper once pydantic has built the
-        validator (generated models defer that to import fast; the first parse builds it)."""
+        """`model.model_validate(data, strict=False)` for JSON data a schema check has passed
+        (generated models are strict for the values people construct them with; JSON arrays
+        still become tuples), minus its Python wrapper once pydantic has built the validator
+        (generated models defer that to import fast; the first parse builds it)."""
         direct = self._parsers.get(model)
         if direct is None:
-            value = model.model_validate(data)
+            value = model.model_validate(data, strict=False)
             self._parsers[model] = model.__pydantic_validator__.validate_python
             return value
-        return cast("M", direct(data))
+        return cast("M", direct(data, strict=False))
 
-    def _output_check(self, name: str) -> Validate | None:
-        """The tool's outputSchema as given when the client was made (for a generated client: the
-        definition its output models were generated from), compiled on first use. A later listing
-        never replaces it: the model and the check keep agreeing, and a hostile server cannot
-        hand the client a new schema (a pathological `pattern`, say) to evaluate."""
-        if name in self._output_checks:
-            return self._output_checks[name]
+    def _schema_check(self, name: str, member: Literal["input", "output"]) -> Validate | None:
+        """The tool's input or output schema as given when the client was made (for a generated
+        client: the definition its models were generated from), compiled on first use. A later
+        listing never replaces it: the models and the checks keep agreeing, and a hostile server
+        cannot hand the client a new schema (a pathological `pattern`, say) to evaluate."""
+        checks = self._input_checks if member == "input" else self._output_checks
+        if name in checks:
+            return checks[name]
         spec = self._declared.get(name)
+        schema = None if spec is None else spec.input_schema if member == "input" else spec.output_schema
         check: Validate | None = None
-        if spec is not None and spec.output_schema is not None:
+        if schema is not None:
             from ..schema import SchemaCompileError, compile_schema  # jsonschema: imported on first use
 
             try:
-                check = compile_schema(spec.output_schema)
+                check = compile_schema(schema)
             except SchemaCompileError:
-                check = None  # a schema this client cannot compile: the output model still checks the shape
-        self._output_checks[name] = check
+                check = None  # a schema this client cannot compile: the model still checks the shape
+        checks[name] = check
         return check
 
     # -- notifications and subscriptions -------------------------------------------------

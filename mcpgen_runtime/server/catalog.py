@@ -52,7 +52,7 @@ class ServedTool:
     validate_output: Validate | None
     header_params: tuple[tuple[HeaderParam, str], ...]  # (param, lower-case header name)
     integer_paths: tuple[tuple[str, ...], ...] = field(default=())  # header params of type integer
-    parse_input: Callable[[Any], Any] | None = None  # input_model's validator, once pydantic has built it
+    parse_input: Callable[..., Any] | None = None  # input_model's validate_python, once pydantic has built it
 
 
 @dataclass(frozen=True, slots=True)

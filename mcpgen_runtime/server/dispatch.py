@@ -413,11 +413,13 @@ class Dispatcher:
                 parse = tool.parse_input
                 if parse is None:
                     # Generated models defer building their validator (fast imports): the first
-                    # call builds it; later calls skip model_validate's Python wrapper.
-                    args = tool.input_model.model_validate(arguments)
+                    # call builds it; later calls skip model_validate's Python wrapper. Lax: the
+                    # models are strict for Python callers, but these are JSON values the schema
+                    # has already passed (arrays become tuples).
+                    args = tool.input_model.model_validate(arguments, strict=False)
                     tool.parse_input = tool.input_model.__pydantic_validator__.validate_python
                 else:
-                    args = parse(arguments)
+                    args = parse(arguments, strict=False)
             except ValidationError as exc:
                 pointer, why = first_error(exc, arguments)
                 return error_result(f"Invalid arguments for tool {name!r} at {pointer}: {why}", self._result_meta)

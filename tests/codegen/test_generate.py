@@ -25,6 +25,7 @@ from codegen import fmt, naming, pipeline, render, toolsjson
 from codegen.pipeline import build_client, build_server
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
 from mcpgen_runtime._version import __version__
+from mcpgen_runtime.types import UNSET, Unset
 from tests.support import PYTHON, ROOT
 
 SHARED = ROOT.parent / "shared"
@@ -215,16 +216,18 @@ def test_weather_client_signatures(imported: dict[str, ModuleType]) -> None:
         return [(p.name, p.kind, p.annotation, p.default) for p in signature.parameters.values()]
 
     positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    keyword = inspect.Parameter.KEYWORD_ONLY
     empty = inspect.Parameter.empty
     for cls in (package.Client, package.AsyncClient):
         assert params(cls.get_weather) == [("self", positional, empty, empty), ("location", positional, str, empty)]
         assert inspect.signature(cls.get_weather).return_annotation is ToolResult
         assert inspect.signature(cls.get_weather_data).return_annotation is models.GetWeatherDataOutput
         assert inspect.signature(cls.list_users).return_annotation == list[models.ListUsersOutputItem]
-        # JSON "number": int | float, so an int argument is sent as an int (2, not 2.0)
-        assert params(cls.calculate_sum)[1:] == [
-            ("a", positional, int | float, empty), ("b", positional, int | float, empty)
-        ]
+        # JSON "number": int | float, so an int argument is sent as an int (2, not 2.0); two required
+        # parameters: keyword-only, in `required` order
+        assert params(cls.calculate_sum)[1:] == [("a", keyword, int | float, empty), ("b", keyword, int | float, empty)]
+        assert [name for name, *_ in params(cls.execute_sql)[1:]] == ["region", "query"]
+        assert all(kind is keyword for _, kind, *_ in params(cls.execute_sql)[1:])
         assert params(cls.get_current_time) == [("self", positional, empty, empty)]
         assert cls.get_weather.__doc__.startswith("Get current weather information for a location")
         assert "location: City name or zip code" in cls.get_weather.__doc__
@@ -244,12 +247,14 @@ def test_every_tool_has_a_method(imported: dict[str, ModuleType], specs: dict[st
             for cls in (package.Client, package.AsyncClient):
                 method = getattr(cls, expected[wire])
                 signature = inspect.signature(method)
-                kinds = [p.kind for p in signature.parameters.values()][1:]
-                # required parameters first (positional), optional ones keyword-only with a default
-                assert kinds == sorted(kinds, key=lambda kind: kind.value), (key, wire)
-                for param in signature.parameters.values():
-                    if param.kind is inspect.Parameter.KEYWORD_ONLY:
-                        assert param.default is not inspect.Parameter.empty
+                params = list(signature.parameters.values())[1:]
+                required = [p for p in params if p.default is inspect.Parameter.empty]
+                # required parameters first; positional only when there is exactly one of them
+                assert params[: len(required)] == required, (key, wire)
+                positional = [p for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+                assert positional == (required if len(required) == 1 else []), (key, wire)
+                # every optional parameter defaults to UNSET: left out unless given
+                assert all(p.default is UNSET for p in params[len(required):]), (key, wire)
 
 
 def _model_import_names(models: ModuleType) -> set[str]:
@@ -313,11 +318,12 @@ def test_methods_send_wire_names_unchanged(imported: dict[str, ModuleType], is_a
 
     cls = github.AsyncClient if is_async else github.Client
     client = _bind(cls, recorder, is_async)
-    run(client.add_comment_to_pending_review("body", "owner", "path", 7, "repo", "LINE", start_line=3))
+    run(client.add_comment_to_pending_review(owner="owner", repo="repo", pull_number=7, path="path", body="body",
+                                             subject_type="LINE", start_line=3))
     name, arguments, model, _ = recorder.calls[-1]
     assert name == "add_comment_to_pending_review" and model is github.models.AddCommentToPendingReviewInput
     assert arguments["pullNumber"] == 7 and arguments["subjectType"] == "LINE" and arguments["startLine"] == 3
-    assert arguments["line"] is None  # unset optionals go as None; the runtime drops them
+    assert arguments["line"] is UNSET  # optionals left out arrive as UNSET; the runtime drops them
 
 
 def test_github_signature_shape(imported: dict[str, ModuleType]) -> None:
@@ -326,10 +332,14 @@ def test_github_signature_shape(imported: dict[str, ModuleType]) -> None:
     names = list(signature.parameters)
     assert names[:4] == ["self", "method", "owner", "repo"]
     assert signature.parameters["page"].kind is inspect.Parameter.KEYWORD_ONLY
-    assert signature.parameters["page"].default is None
+    assert signature.parameters["page"].default is UNSET
     assert signature.parameters["workflow_runs_filter"].annotation == (
-        github.models.ActionsListInputWorkflowRunsFilter | None
+        github.models.ActionsListInputWorkflowRunsFilter | Unset
     )
+    # the required parameters in the schema's `required` order, not its (sorted) property order
+    create = inspect.signature(github.Client.create_pull_request).parameters
+    assert list(create)[1:6] == ["owner", "repo", "title", "head", "base"]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for name, p in create.items() if name != "self")
 
 
 # ------------------------------------------------------------------------------ server surface

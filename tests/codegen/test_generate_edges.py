@@ -19,6 +19,7 @@ from codegen.pipeline import build_client, build_server
 from codegen.spec import ValidatedSpec, canonical_digest
 from mcpgen_runtime.client import ClientCore
 from mcpgen_runtime.errors import ToolArgumentsError
+from mcpgen_runtime.types import UNSET, Unset
 
 BASE = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
 EDGE_TOOLS: list[dict[str, Any]] = [
@@ -115,7 +116,7 @@ def test_allof_inheritance_keeps_base_fields(edge: ModuleType) -> None:
     params = _params(edge.Client.allof)
     assert list(params) == ["b", "a"]
     assert params["b"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-    assert params["a"].kind is inspect.Parameter.KEYWORD_ONLY and params["a"].default is None
+    assert params["a"].kind is inspect.Parameter.KEYWORD_ONLY and params["a"].default is UNSET
 
 
 def test_root_union_input_takes_an_option_model_or_a_dict(edge: ModuleType) -> None:
@@ -145,16 +146,19 @@ def test_refs_into_nested_defs_and_properties(edge: ModuleType) -> None:
 
 def test_recursive_root_ref(edge: ModuleType) -> None:
     params = _params(edge.Client.tree)
-    assert params["children"].annotation == list[edge.models.TreeInput] | None
+    assert params["children"].annotation == list[edge.models.TreeInput] | Unset
     edge.models.TreeInput.model_validate({"label": "a", "children": [{"label": "b"}]})
 
 
 def test_defaults(edge: ModuleType) -> None:
     params = _params(edge.Client.defaults)
     assert next(iter(params)) == "req" and params["req"].default is inspect.Parameter.empty
-    assert params["n"].default == 10 and params["s"].default == 'x"y' and params["e"].default == "b"
-    assert params["o"].default is None  # non-scalar default: left to the model / server
-    assert params["nul"].default is None
+    # omitted stays omitted: a schema default is the server's to apply, so it is documented, not sent
+    assert all(params[name].default is UNSET for name in ("n", "s", "e", "o", "nul"))
+    doc = inspect.getdoc(edge.Client.defaults) or ""
+    for name, shown in (("n", "10"), ("s", '"x\\"y"'), ("e", '"b"'), ("nul", "null")):
+        assert f"{name}: Defaults to {shown} when omitted." in doc, (name, doc)
+    assert "o: Defaults" not in doc  # non-scalar default: left to the model / server
 
 
 def test_true_and_one_stay_distinct_literals(edge: ModuleType) -> None:

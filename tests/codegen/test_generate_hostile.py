@@ -21,6 +21,7 @@ import pytest
 from codegen import pysource
 from codegen.pipeline import build_client, build_server
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
+from mcpgen_runtime.types import UNSET
 
 EVIL = (
     'x"""; import os; os.system("echo pwned") #\\ \n\r\x00 \u202e\u2028 {{ 1 }} {% if x %} '
@@ -209,13 +210,15 @@ def test_hostile_values_stay_data(client_module: ModuleType) -> None:
 
     signature = inspect.signature(client_module.Client.get_user_2)
     params = signature.parameters
-    assert list(params)[:3] == ["self", "title", "self_"]
-    assert params["uber"].default == "a'b"
-    literal = params["uber"].annotation  # an alias in models: GetUser2InputUber = Literal[...]
+    assert list(params)[:3] == ["self", "self_", "title"]  # required first, in `required` order
+    assert params["uber"].default is UNSET  # schema defaults are documented, not sent
+    doc = inspect.getdoc(client_module.Client.get_user_2) or ""
+    assert "uber: Defaults to \"a'b\" when omitted." in doc
+    literal = get_args(params["uber"].annotation)[0]  # an alias in models: GetUser2InputUber = Literal[...]
     assert literal.__origin__ is Literal and EVIL in get_args(literal)
     # `get_user` is already an identifier and keeps it; `getUser` comes second
-    assert params["get_user"].default == 1.5 and params["get_user_2"].default is True
-    assert params["tags"].default is None  # non-scalar defaults are left to the server
+    assert "get_user: Defaults to 1.5 when omitted." in doc and "get_user_2: Defaults to true when omitted." in doc
+    assert params["tags"].default is UNSET and "tags: Defaults" not in doc  # non-scalar defaults: left to the server
     assert "ref" in params and "m" in params  # `$ref`, `_m`: rebuilt from their words
     assert client_module.models.GetUser2NodeDef.model_fields["v"].description == EVIL
     assert not hasattr(client_module.models, "Evil") and not hasattr(client_module.models, "Evil2")
@@ -252,7 +255,7 @@ def test_wire_names_sent_unchanged(client_module: ModuleType, is_async: bool) ->
     run(client.self_())
     assert sent[-1] == ("self", {})
     reply[0] = {"ok": True}
-    assert run(client.get_user_2("t", 1, ref="r", m="m", uber=EVIL)).ok is True
+    assert run(client.get_user_2(title="t", self_=1, ref="r", m="m", uber=EVIL)).ok is True
     assert sent[-1][0] == "get-user"
     assert {"$ref": "r", "_m": "m", "über": EVIL, "self": 1, "title": "t"}.items() <= sent[-1][1].items()
 

@@ -29,6 +29,7 @@ import pytest
 
 from codegen.pipeline import build_client, build_server
 from codegen.spec import GeneratedPackage
+from mcpgen_runtime.types import UNSET
 from tests.codegen.test_generate import Loopback, build_every_model, load_spec, write_package
 from tests.support import ROOT
 
@@ -173,7 +174,7 @@ def test_annotations(packages: tuple[GeneratedPackage, GeneratedPackage]) -> Non
 
 def test_field_names_and_wire_names(packages: tuple[GeneratedPackage, GeneratedPackage], imported: Any) -> None:
     models = imported[0].models
-    aliases = {name: (info.alias or name) for name, info in models.NamesInput.model_fields.items()}
+    aliases = {name: (info.serialization_alias or name) for name, info in models.NamesInput.model_fields.items()}
     assert aliases == {
         "class_": "class", "from_": "from", "match": "match", "type": "type", "self": "self", "list_": "list",
         "str_": "str", "id": "id", "field_2fa": "2fa", "first_name_3": "first-name", "first_name_4": "first.name",
@@ -183,7 +184,8 @@ def test_field_names_and_wire_names(packages: tuple[GeneratedPackage, GeneratedP
     }
     signature = inspect.signature(imported[0].Client.names)
     positional = [p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
-    assert positional == ["self", "class_", "first_name_3"]  # required properties, in schema order
+    assert positional == ["self"]  # two required properties: every parameter is keyword-only
+    assert list(signature.parameters)[1:3] == ["class_", "first_name_3"]  # required first, in `required` order
     assert "self_" in signature.parameters  # the property `self` cannot be a parameter named self
     methods = {"names.tool-v2": "names_tool_v2_2", "Names.Tool-V2": "names_tool_v2"}
     for wire, method in methods.items():
@@ -277,7 +279,7 @@ def test_valid_inputs_are_accepted_unchanged(tool: str, imported: Any,
     model = getattr(imported[0].models, _class_names(packages)[tool][0])
     for instance in VALID_INPUTS[tool]:
         _check_valid(TOOLS[tool]["inputSchema"], instance)
-        parsed = model.model_validate(instance)
+        parsed = model.model_validate(instance, strict=False)  # JSON data, as the runtime parses it
         assert parsed.model_dump(mode="json", by_alias=True, exclude_unset=True) == instance, (tool, instance)
 
 
@@ -289,7 +291,7 @@ def test_valid_outputs_are_accepted_unchanged(tool: str, imported: Any,
     model = getattr(imported[0].models, output)
     for instance in VALID_OUTPUTS[tool]:
         _check_valid(TOOLS[tool]["outputSchema"], instance)
-        parsed = model.model_validate(instance)
+        parsed = model.model_validate(instance, strict=False)  # JSON data, as the runtime parses it
         assert parsed.model_dump(mode="json", by_alias=True, exclude_unset=True) == instance, (tool, instance)
 
 
@@ -345,10 +347,11 @@ def test_methods_send_wire_names(imported: Any) -> None:
     recorder = _Recorder()
     client = object.__new__(client_module.Client)
     client._call, client._call_structured = recorder._call, recorder._call_structured
-    client.names("c", "f", self_="s", uber="u", field="w", meta="m", field_model_dump_json="d", first_name_5="fn")
+    client.names(class_="c", first_name_3="f", self_="s", uber="u", field="w", meta="m", field_model_dump_json="d",
+                 first_name_5="fn")
     name, arguments = recorder.sent[-1]
     assert name == "names"
-    assert {k: v for k, v in arguments.items() if v is not None} == {
+    assert {k: v for k, v in arguments.items() if v is not UNSET} == {
         "class": "c", "first-name": "f", "self": "s", "über": "u", "天气": "w", "_meta": "m", "model_dump_json": "d",
         "firstName": "fn",
     }
@@ -363,13 +366,16 @@ def test_methods_send_wire_names(imported: Any) -> None:
     assert client.output_integer() == 7
     client.root_union({"id": 3})
     assert recorder.sent[-1] == ("root_union", {"id": 3})
-    assert inspect.signature(client_module.Client.defaults).parameters["s"].default == "hello"
+    # a schema default is documented, not sent: omitted stays omitted
+    assert inspect.signature(client_module.Client.defaults).parameters["s"].default is UNSET
+    assert 'Defaults to "hello" when omitted.' in (client_module.Client.defaults.__doc__ or "")
 
 
-def test_server_enforces_the_original_schema(imported: Any) -> None:
+def test_client_and_server_enforce_the_original_schema(imported: Any) -> None:
     """Python types cannot say `if`/`then`, `not`, `dependentSchemas` or `pattern`: the runtime
-    validates the original schema, so the client's honest (wider) models are still safe."""
-    from mcpgen_runtime.errors import ToolError
+    validates the original schema on both sides, so the client's honest (wider) models are still
+    safe. The client refuses before sending (with the pointer); a raw call meets the server's check."""
+    from mcpgen_runtime.errors import ToolArgumentsError
 
     client_module, server_module = imported
     sm = server_module.models
@@ -381,11 +387,15 @@ def test_server_enforces_the_original_schema(imported: Any) -> None:
     with client_module.Client(transport=Loopback(Impl())) as client:
         assert client.conditionals("US", postcode="12345").accepted is True
         assert client.conditionals("DE", email="not an email").accepted is True  # formats are annotations
-        for kwargs in ({"country": "US"}, {"country": "DE", "not_zero": 0}, {"country": "DE", "card": "4111"},
-                       {"country": "DE", "code": "abc"}, {"country": "US", "postcode": "ABCDE"}):
+        for kwargs, wire in (({"country": "US"}, {"country": "US"}),
+                             ({"country": "DE", "not_zero": 0}, {"country": "DE", "not_zero": 0}),
+                             ({"country": "DE", "card": "4111"}, {"country": "DE", "card": "4111"}),
+                             ({"country": "DE", "code": "abc"}, {"country": "DE", "code": "abc"}),
+                             ({"country": "US", "postcode": "ABCDE"}, {"country": "US", "postcode": "ABCDE"})):
             country = kwargs.pop("country")
-            with pytest.raises(ToolError):
+            with pytest.raises(ToolArgumentsError):
                 client.conditionals(country, **kwargs)
+            assert client.call_tool("conditionals", wire).is_error  # the server's own check
 
 
 def test_async_twin_matches(imported: Any) -> None:

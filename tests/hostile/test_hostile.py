@@ -198,8 +198,12 @@ def test_wire_names_sent_unchanged(imported: dict[str, ModuleType]) -> None:
         method = getattr(client, wire_to_method[tool["name"]])
         import inspect
 
-        params = list(inspect.signature(method).parameters.values())
-        method(*["v"] * sum(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in params))
+        params = list(inspect.signature(method).parameters.values())  # bound: no self
+        required = [p for p in params if p.default is inspect.Parameter.empty]
+        if len(required) == 1:  # one required parameter is positional; more are keyword-only
+            method("v")
+        else:
+            method(**{p.name: "v" for p in required})
         name, arguments = sent[-1]
         assert name == tool["name"]
         # every wire name, unchanged (a name with a lone surrogate cannot be a pydantic alias: it

@@ -188,15 +188,15 @@ def test_list_users_is_typed(target: Target) -> None:
 def test_execute_sql(target: Target) -> None:
     """XHDR-01/13/14/18: on HTTP both servers refuse a tools/call whose Mcp-Param-Region is missing
     or wrong (-32020), so these answers need the mirrored header — plain and Base64-encoded."""
-    assert target.drv(lambda c: c.execute_sql("us-west1", "SELECT 1")).text == target.expect.sql_us_west1
-    assert target.drv(lambda c: c.execute_sql("Zürich", "SELECT 2")).text == target.expect.sql_zurich
+    assert target.drv(lambda c: c.execute_sql(region="us-west1", query="SELECT 1")).text == target.expect.sql_us_west1
+    assert target.drv(lambda c: c.execute_sql(region="Zürich", query="SELECT 2")).text == target.expect.sql_zurich
 
 
 def test_execute_sql_rejection_is_tool_error(target: Target) -> None:
     """TOOLS-22/23: isError: true raises ToolError carrying the tool name and the content;
     the raw `call_tool` returns the same result without raising."""
     with pytest.raises(ToolError) as info:
-        target.drv(lambda c: c.execute_sql("us-west1", "DROP TABLE users"))
+        target.drv(lambda c: c.execute_sql(region="us-west1", query="DROP TABLE users"))
     assert info.value.tool == "execute_sql"
     assert info.value.result.is_error is True
     assert info.value.result.text == target.expect.sql_rejected
@@ -208,7 +208,7 @@ def test_execute_sql_rejection_is_tool_error(target: Target) -> None:
 
 def test_calculate_sum(target: Target) -> None:
     """SCHEMA-01/05: the draft-07 inputSchema tool works end to end."""
-    assert target.drv(lambda c: c.calculate_sum(2, 40.5)).text == "42.5"
+    assert target.drv(lambda c: c.calculate_sum(a=2, b=40.5)).text == "42.5"
 
 
 def test_get_current_time(target: Target) -> None:
@@ -218,9 +218,9 @@ def test_get_current_time(target: Target) -> None:
 
 
 def test_invalid_arguments_are_rejected_locally(target: Target) -> None:
-    """SEC-01 (client side): the generated input model rejects a bad argument before sending."""
+    """SEC-01 (client side): the tool's inputSchema rejects a bad argument before sending."""
     with pytest.raises(ToolArgumentsError) as info:
-        target.drv(lambda c: c.calculate_sum("two", 1))
+        target.drv(lambda c: c.calculate_sum(a="two", b=1))
     assert info.value.tool == "calculate_sum"
     assert info.value.pointer == "/a"
 
@@ -275,8 +275,8 @@ def test_param_header_on_the_wire(proxy: tuple[str, RecordingProxy], mode: str) 
     from its embedded definitions on the first try — one POST per call, no -32020 round trip."""
     server, recorder = proxy
     with recorder.recording() as seen, open_driver(mode, url=recorder.url) as drv:
-        assert drv(lambda c: c.execute_sql("us-west1", "SELECT 1")).text == EXPECT[server].sql_us_west1
-        assert drv(lambda c: c.execute_sql("Zürich", "SELECT 2")).text == EXPECT[server].sql_zurich
+        assert drv(lambda c: c.execute_sql(region="us-west1", query="SELECT 1")).text == EXPECT[server].sql_us_west1
+        assert drv(lambda c: c.execute_sql(region="Zürich", query="SELECT 2")).text == EXPECT[server].sql_zurich
     assert [x.method for x in seen] == ["tools/call", "tools/call"]
     plain, encoded = seen
     for exchange in seen:
@@ -299,7 +299,7 @@ def test_missing_param_header_is_header_mismatch(proxy: tuple[str, RecordingProx
     server, recorder = proxy
     with recorder.recording(drop=frozenset({"mcp-param-region"})) as seen, \
             open_driver(mode, url=recorder.url) as drv, pytest.raises(HeaderMismatchError) as info:
-        drv(lambda c: c.execute_sql("us-west1", "SELECT 1"))
+        drv(lambda c: c.execute_sql(region="us-west1", query="SELECT 1"))
     assert info.value.code == -32020
     assert info.value.http_status == 400
     assert "Mcp-Param-Region" in info.value.message

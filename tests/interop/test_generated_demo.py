@@ -43,11 +43,17 @@ def test_demo_runs_and_prints_typed_results() -> None:
     assert line("list_users()").endswith(
         "-> [ListUsersOutputItem(id='1', name='Alice', email='alice@example.com'), "
         "ListUsersOutputItem(id='2', name='Bob', email='bob@example.com')]")
-    assert line("execute_sql('us-west1', 'SELECT 1')").startswith(
-        "execute_sql('us-west1', 'SELECT 1') -> 'Executed in us-west1: SELECT 1 (0 rows)'")
-    assert line("calculate_sum(2, 40.5)").endswith("-> '42.5'")
+    assert line("execute_sql(region='us-west1', query='SELECT 1')").startswith(
+        "execute_sql(region='us-west1', query='SELECT 1') -> 'Executed in us-west1: SELECT 1 (0 rows)'")
+    assert line("calculate_sum(a=2, b=40.5)").endswith("-> '42.5'")
     assert re.search(r"-> '\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00'$", line("get_current_time()"))
-    assert line("execute_sql('us-west1', 'DROP TABLE users')") == (
-        "execute_sql('us-west1', 'DROP TABLE users') -> ToolError: 'only SELECT statements are allowed in this demo'"
+    assert line("execute_sql(region='us-west1', query='DROP TABLE users')") == (
+        "execute_sql(region='us-west1', query='DROP TABLE users') -> ToolError: "
+        "'only SELECT statements are allowed in this demo'"
     )
-    assert lines[-1] == "server stopped"
+    assert "server stopped" in lines
+    # and what a changed spec would break (mcpgen diff)
+    assert re.search(r"breaking +compatible +get_current_time +/ +tool `get_current_time` removed", done.stdout)
+    assert re.search(r"breaking +compatible +get_weather_data +/inputSchema/properties/units +required property",
+                     done.stdout)
+    assert lines[-1].startswith("(exit code 1:")

@@ -37,7 +37,7 @@ PROBE = textwrap.dedent("""
         out["data_is_model"] = isinstance(data, models.GetWeatherDataOutput)
         out["data"] = data.model_dump()
         out["users"] = [type(u).__qualname__ for u in client.list_users()]
-        out["sql"] = client.execute_sql("us-west1", "SELECT 1").text
+        out["sql"] = client.execute_sql(region="us-west1", query="SELECT 1").text
         try:
             client.report_error("disk on fire")
         except ToolError as exc:

@@ -132,7 +132,7 @@ def test_header_mismatch_refreshes_past_a_fresh_cache_and_retries_xhdr20(open_se
         del sql["region"]["x-mcp-header"]  # an old definition: no Mcp-Param-Region
         drv.client._core.tools = tool_table(stale)
         with open_server.recording() as received:
-            result_ = drv.run(lambda c: c.execute_sql("us-west1", "SELECT 1"))
+            result_ = drv.run(lambda c: c.execute_sql(region="us-west1", query="SELECT 1"))
         assert "us-west1" in result_.text
         assert [r.method for r in received] == ["tools/call", "tools/list", "tools/call"]
         assert "mcp-param-region" not in received[0].headers and received[2].headers["mcp-param-region"] == "us-west1"

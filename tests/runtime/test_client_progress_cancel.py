@@ -105,7 +105,7 @@ def test_generated_methods_take_options_through_a_view_cancel05(live: LiveServer
         assert seen == [0, 50, 100]
         started = time.monotonic()
         with pytest.raises(RequestTimeoutError):
-            drv.run(lambda _: view.execute_sql("eu", "SLEEP 5"))
+            drv.run(lambda _: view.execute_sql(region="eu", query="SLEEP 5"))
         assert time.monotonic() - started < 2
         drv.run(lambda _: view.close() if mode == "sync" else view.aclose())  # a view does not own the connection
         assert drv.run(lambda c: c.get_weather("Paris")).text.startswith("Weather in Paris")

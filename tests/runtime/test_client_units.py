@@ -15,6 +15,7 @@ from mcpgen_runtime.protocol.headers import encode_value
 from mcpgen_runtime.tools import ToolSpec
 from mcpgen_runtime.transport.base import Reply
 from mcpgen_runtime.transport.http import SseDecoder, classify_body
+from mcpgen_runtime.types import UNSET
 
 # -- SSE ----------------------------------------------------------------------------------------
 
@@ -158,10 +159,12 @@ class SqlInput(BaseModel):
     dry_run: bool | None = Field(default=None, alias="dry-run")
 
 
-def test_prepare_arguments_drops_omitted_optionals_and_uses_aliases() -> None:
+def test_prepare_arguments_drops_unset_optionals_and_sends_none_as_null() -> None:
     core = ClientCore()
-    assert core.prepare_arguments("execute_sql", {"region": "eu", "query": "q", "limit": None, "dry-run": True},
+    assert core.prepare_arguments("execute_sql", {"region": "eu", "query": "q", "limit": UNSET, "dry-run": True},
                                   SqlInput) == {"region": "eu", "query": "q", "dry-run": True}
+    assert core.prepare_arguments("execute_sql", {"region": "eu", "query": "q", "limit": None},
+                                  SqlInput) == {"region": "eu", "query": "q", "limit": None}
 
 
 def test_prepare_arguments_keeps_required_none_and_rejects_it() -> None:
