@@ -181,6 +181,16 @@ class AsyncResponse:
         if conn is not None:
             conn.close()
 
+    def forever(self) -> None:
+        """No deadline for the rest of the body (a long-lived event stream)."""
+        self._deadline = None
+
+    def abort(self) -> None:
+        """Close the connection now, from any thread: a read blocked on it ends."""
+        conn = self._conn
+        if conn is not None:
+            conn.close()
+
     async def aiter_body(self) -> AsyncIterator[bytes]:
         """Decoded body pieces as they arrive."""
         while True:
