@@ -102,6 +102,8 @@ class EraFlows:
         if self.era == MODERN:
             return (yield from self.request_flow(method, params, name=name, param_headers=param_headers,
                                                  meta=meta, timeout=timeout))
+        if method == DISCOVER and self.handshake is not None:  # no such method before 2026-07-28
+            return lifecycle.discover_view(self.handshake)
         return (yield from self._legacy_request_flow(method, params, meta=meta, timeout=timeout))
 
     def _fall_back_flow(self, modern_failure: McpRuntimeError) -> Flow[None]:
