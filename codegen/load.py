@@ -10,8 +10,10 @@ the document that was read):
 
 Live servers: `load_url` (Streamable HTTP) and `load_stdio` (a command line) call
 `server/discover`, then every `tools/list` page, and keep each tool exactly as the server
-listed it — validation, not loading, decides what is usable. Runtime errors become
-`SpecLoadError` here and nowhere else; display names never carry credentials.
+listed it — validation, not loading, decides what is usable. A server of either era is read:
+`era="auto"` (the default) detects an initialize-based (2025-xx) server as the runtime client
+does, "modern" / "legacy" skip the detection. Runtime errors become `SpecLoadError` here and
+nowhere else; display names never carry credentials.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from .refs import describe
 from .spec import LoadedSpec
 
 if TYPE_CHECKING:
-    from mcpgen_runtime.client import ClientCore, Outgoing
+    from mcpgen_runtime.client import ClientCore, Notify, Outgoing
+    from mcpgen_runtime.protocol.era import EraChoice
     from mcpgen_runtime.protocol.input_required import InputNeeded
     from mcpgen_runtime.transport.base import Reply, SyncTransport
 
@@ -229,13 +232,21 @@ class _RawLister:
         self._core = core
         self._transport = transport
 
-    def _run(self, flow: Generator[Outgoing | InputNeeded, Any, _T]) -> _T:
-        from mcpgen_runtime.client import Outgoing
-        from mcpgen_runtime.errors import ProtocolError
+    def _run(self, flow: Generator[Outgoing | InputNeeded | Notify, Any, _T]) -> _T:
+        from mcpgen_runtime.client import Notify, Outgoing
+        from mcpgen_runtime.errors import McpRuntimeError, ProtocolError
 
         try:
             step = next(flow)
             while True:
+                if isinstance(step, Notify):  # legacy era: notifications/initialized, a cancellation
+                    try:
+                        self._transport.notify(step.message, step.headers)
+                    except McpRuntimeError:
+                        if not step.best_effort:
+                            raise
+                    step = flow.send(None)
+                    continue
                 if not isinstance(step, Outgoing):  # an MRTR input request: nothing to answer it with
                     raise ProtocolError("the server asked for user input while mcpgen was listing its tools")
                 reply: Reply = self._transport.request(step.message, step.headers, timeout=step.timeout)
@@ -273,23 +284,32 @@ def display_url(url: str) -> str:
     return f"{parts.scheme.lower()}://{host}{parts.path}"
 
 
-def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float) -> AbstractContextManager[_ListingClient]:
+# What the loader declares: everything a generated client can answer with its callbacks, so a
+# server that lists some tools only to clients able to answer them (the npm reference server's
+# elicitation and sampling tools) lists them to the generator too.
+LISTING_CAPABILITIES: Final = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+
+
+def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float,
+               era: EraChoice) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import ClientCore
     from mcpgen_runtime.transport.base import sends_headers
     from mcpgen_runtime.transport.http import HttpTransport
 
     transport = HttpTransport(url, timeout=timeout)
-    core = ClientCore(headers=headers, timeout=timeout, send_headers=sends_headers(transport))
+    core = ClientCore(headers=headers, timeout=timeout, send_headers=sends_headers(transport), era=era,
+                      capabilities=LISTING_CAPABILITIES)
     return _RawLister(core, transport)
 
 
-def _open_stdio(argv: list[str]) -> AbstractContextManager[_ListingClient]:
+def _open_stdio(argv: list[str], era: EraChoice) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import ClientCore
     from mcpgen_runtime.transport.base import sends_headers
     from mcpgen_runtime.transport.stdio import StdioTransport
 
     transport = StdioTransport(argv)
-    return _RawLister(ClientCore(send_headers=sends_headers(transport)), transport)
+    return _RawLister(ClientCore(send_headers=sends_headers(transport), era=era,
+                                 capabilities=LISTING_CAPABILITIES), transport)
 
 
 def _runtime_message(exc: BaseException) -> str:
@@ -355,7 +375,8 @@ def _load_live(
     return LoadedSpec(source, tools, pointer_prefix="/tools")
 
 
-def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0) -> LoadedSpec:
+def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0,
+             era: EraChoice = "auto") -> LoadedSpec:
     """All tools of a Streamable HTTP server, as it lists them."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
@@ -367,10 +388,10 @@ def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: flo
     for secret in (userinfo, parts.password, parts.query, parts.fragment):
         if secret and len(secret) >= 3:
             secrets.setdefault(secret, "***")
-    return _load_live(lambda: _open_http(url, headers, timeout), source, secrets)
+    return _load_live(lambda: _open_http(url, headers, timeout, era), source, secrets)
 
 
-def load_stdio(command: str) -> LoadedSpec:
+def load_stdio(command: str, *, era: EraChoice = "auto") -> LoadedSpec:
     """All tools of a stdio server started from `command` (split like a POSIX shell, not run by one)."""
     try:
         argv = shlex.split(command)
@@ -379,11 +400,12 @@ def load_stdio(command: str) -> LoadedSpec:
     if not argv:
         raise SpecLoadError("stdio: the command is empty; pass the server's command line")
     source = f"stdio:{os.path.basename(argv[0])}"
-    return _load_live(lambda: _open_stdio(argv), source, {})
+    return _load_live(lambda: _open_stdio(argv, era), source, {})
 
 
 def load_source(
-    source: str | None, *, stdio: str | None = None, headers: Mapping[str, str] | None = None
+    source: str | None, *, stdio: str | None = None, headers: Mapping[str, str] | None = None,
+    era: EraChoice = "auto",
 ) -> LoadedSpec:
     """Dispatch: `--stdio COMMAND`, an http(s):// URL, or a file path."""
     if stdio is not None:
@@ -391,12 +413,12 @@ def load_source(
             raise SpecLoadError(f"give either a source ({source!r}) or a stdio command, not both")
         if headers:
             raise SpecLoadError("HTTP headers apply to URL sources only, not to a stdio command")
-        return load_stdio(stdio)
+        return load_stdio(stdio, era=era)
     if source is None:
         raise SpecLoadError("no source given: pass a JSON file, an http(s):// URL or a stdio command")
     if _URL_SCHEME.match(source):
         if source.lower().startswith(("http://", "https://")):
-            return load_url(source, headers=headers)
+            return load_url(source, headers=headers, era=era)
         raise SpecLoadError(
             f"{display_url(source)!r}: unsupported URL scheme {urlsplit(source).scheme!r}; use http(s):// or a file path"
         )

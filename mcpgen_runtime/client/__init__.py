@@ -1,6 +1,8 @@
 """MCP tool clients: `Client` (blocking) and `AsyncClient` (asyncio), which generated clients subclass.
 
-- `core.py`: `ClientCore`, every flow without I/O (requests, caching, pagination, MRTR, results)
+- `core.py`: `ClientCore`, every flow without I/O (requests, caching, pagination, MRTR, results);
+  its era half (detection, the legacy handshake and session) is `eras.py`, its steps `steps.py`
+- `legacy_listen.py`: what `listen()` delivers from a legacy server
 - `_async/client.py`: `AsyncClient`, the driver written once; `_sync/client.py`: `Client`, generated from it
 - `_async/listen.py`: `AsyncSubscription` (`listen()`); `_sync/listen.py`: `Subscription`
 - `common.py`: set-up both drivers share, and `SyncIO` / `AsyncIO`, the little that differs
@@ -24,7 +26,16 @@ from ._async.client import AsyncClient
 from ._async.listen import AsyncSubscription
 from ._sync.client import Client
 from ._sync.listen import Subscription
-from .core import ClientCore, Flow, InvalidToolWarning, Outgoing, Step, ToolsPage, declared_capabilities
+from .core import (
+    ClientCore,
+    Flow,
+    InvalidToolWarning,
+    Notify,
+    Outgoing,
+    Step,
+    ToolsPage,
+    declared_capabilities,
+)
 
 __all__ = [
     "AsyncClient",
@@ -39,6 +50,7 @@ __all__ = [
     "InvalidToolWarning",
     "ListRootsRequest",
     "ListRootsResult",
+    "Notify",
     "Outgoing",
     "Root",
     "SamplingMessage",

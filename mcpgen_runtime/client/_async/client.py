@@ -47,7 +47,7 @@ from ..core import (
     Step,
     ToolsPage,
 )
-from ..eras import LEGACY, MODERN
+from ..eras import LEGACY
 from ..legacy_listen import LegacyListenState
 from .listen import AsyncSubscription
 
