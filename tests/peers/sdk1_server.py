@@ -4,6 +4,9 @@ run with tests/support.py `SDK1_PYTHON`), the way most Python servers in use tod
     python tests/peers/sdk1_server.py --http --port 8765   # Streamable HTTP at /mcp (sessions)
     python tests/peers/sdk1_server.py --stdio
 
+Run with the dev venv's Python instead, the same tools are served by SDK 2.3.0's `MCPServer`
+(dual-era: a client forced to the legacy era talks to its initialize-based side).
+
 Weather-like tools (`get_weather` with structured output, `add`), one that asks the user
 (`confirm_delete`: an `elicitation/create` mid-call), one that reports progress and logs
 (`count_progress`), one that samples and lists roots (`ask_model`), and `slow_echo` (for
@@ -16,9 +19,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from mcp.server.fastmcp import Context, FastMCP
-from mcp.types import SamplingMessage, TextContent
 from pydantic import BaseModel
+
+try:  # SDK 1.x
+    from mcp.server.fastmcp import Context, FastMCP
+    from mcp.types import SamplingMessage, TextContent
+
+    SDK = 1
+except ImportError:  # SDK 2.x
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver import MCPServer as FastMCP  # type: ignore[assignment]
+    from mcp_types import SamplingMessage, TextContent  # type: ignore[no-redef]
+
+    SDK = 2
 
 
 class Weather(BaseModel):
@@ -33,7 +46,7 @@ class Confirmation(BaseModel):
 
 
 def build(port: int) -> FastMCP:
-    server = FastMCP("sdk1-weather", port=port)
+    server = FastMCP("sdk1-weather", port=port) if SDK == 1 else FastMCP("sdk2-weather")
 
     @server.tool(description="Current weather for a city")
     def get_weather(city: str) -> Weather:
@@ -81,7 +94,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
     server = build(args.port)
-    server.run("streamable-http" if args.http else "stdio")
+    if not args.http:
+        server.run("stdio")
+    elif SDK == 1:
+        server.run("streamable-http")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=args.port)
 
 
 if __name__ == "__main__":

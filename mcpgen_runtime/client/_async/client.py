@@ -178,14 +178,14 @@ class AsyncClient(AsyncIO):
 
     async def _session_opened(self, headers: Mapping[str, str]) -> None:
         """A legacy session began: the server's requests are answered by the callbacks from
-        now on, and over HTTP the session's GET stream is read when anything would hear it."""
+        now on, and over HTTP the session's GET stream is read, as the official SDK clients do
+        (servers send requests that belong to no call there, and some even those that do)."""
         transport = self._transport
         if getattr(transport, "on_request", None) is None:
             transport.on_request = self._on_peer_request  # before: requests dropped (modern: HTTP-15)
         open_events = getattr(transport, "open_events", None)
-        core = self._core
-        if open_events is not None and (core.input_handlers or core.on_notification is not None):
-            await open_events(headers, core.notify)
+        if open_events is not None:
+            await open_events(headers, self._core.notify)
 
     async def _on_peer_request(self, message: Message) -> Message:
         """The transport's `on_request` hook in the legacy era (protocol/peer_requests.py)."""
