@@ -287,7 +287,7 @@ def display_url(url: str) -> str:
 # What the loader declares: everything a generated client can answer with its callbacks, so a
 # server that lists some tools only to clients able to answer them (the npm reference server's
 # elicitation and sampling tools) lists them to the generator too.
-LISTING_CAPABILITIES: Final = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+LISTING_CAPABILITIES: Final[dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
 
 
 def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float,

@@ -34,7 +34,16 @@ from mcpgen_runtime.client import (
     ListRootsResult,
     Root,
 )
-from tests.support import NODE, PYTHON, ROOT, SDK1_PYTHON, SERVER_EVERYTHING, free_port, needs_peer, running_server
+from tests.support import (
+    NODE,
+    PYTHON,
+    ROOT,
+    SDK1_PYTHON,
+    SERVER_EVERYTHING,
+    free_port,
+    needs_peer,
+    running_server,
+)
 
 PEER = str(ROOT / "tests" / "peers" / "sdk1_server.py")
 pytestmark = pytest.mark.timeout(120)
