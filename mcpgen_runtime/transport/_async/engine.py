@@ -44,6 +44,9 @@ class AsyncEngineResponse(Protocol):
     def forever(self) -> None:
         """Lift the deadline for the rest of the body (a long-lived event stream)."""
 
+    async def linger(self, seconds: float) -> None:
+        """Wait briefly for the rest of the body (its connection is then kept)."""
+
     def abort(self) -> None:
         """Close it now, from any thread (best effort)."""
 
@@ -159,6 +162,9 @@ class AsyncHttpxResponse:
 
     async def aclose(self) -> None:
         await self._response.aclose()
+
+    async def linger(self, seconds: float) -> None:
+        pass  # httpx keeps or drops the connection itself
 
     def forever(self) -> None:
         self._timeout = None  # httpx still bounds each read: a quiet stream ends, and is resumed

@@ -40,6 +40,9 @@ MAX_RESUMES: Final = 16  # times one reply may be resumed after the server close
 DEFAULT_RETRY_MS: Final = 1000  # wait before resuming when the server sent no `retry`
 MAX_RETRY_MS: Final = 30_000  # a server's `retry` is honoured up to this
 CLOSE_TIMEOUT: Final = 2.0  # seconds `aclose` gives the session's DELETE
+# Seconds to wait for a legacy SSE reply's end after its response (servers end the stream then:
+# 2025-11-25/basic-transports.mdx), so its connection is kept instead of closed and reopened.
+LINGER: Final = 0.005
 _SESSION_ID_MAX = 1024
 
 
@@ -116,6 +119,7 @@ class AsyncHttpTransport:
                 self._session_headers = headers
             if is_event_stream(response.headers.get("content-type", "")):
                 reply = await self._read_resumable(response, message.get("id"), headers, on_notification, deadline)
+                await response.linger(LINGER)  # the server ends the stream right after the response
                 return reply, status
             return classify_body(status, await response.aread()), status
         finally:
