@@ -171,6 +171,35 @@ def test_auto_stays_modern_with_a_dual_era_server(sdk2_url: str) -> None:
         assert client.transport.session_id is None  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_listen_reads_the_sessions_get_stream(sdk1_url: str, driver: str) -> None:
+    if driver == "sync":
+        with Client(sdk1_url) as client:
+            client.discover()
+            with client.listen() as subscription:
+                assert client.call_tool("change_tools").text == "changed"
+                note = next(iter(subscription))
+    else:
+        async def main() -> dict[str, Any]:
+            async with AsyncClient(sdk1_url) as client:
+                await client.discover()
+                async with client.listen() as subscription:
+                    assert (await client.call_tool("change_tools")).text == "changed"
+                    return await asyncio.wait_for(anext(aiter(subscription)), 10)
+
+        note = asyncio.run(main())
+    assert note["method"] == "notifications/tools/list_changed"
+
+
+def test_a_timed_out_call_is_cancelled_and_the_session_goes_on(sdk1_url: str) -> None:
+    from mcpgen_runtime.errors import RequestTimeoutError
+
+    with Client(sdk1_url, era="legacy") as client:
+        with pytest.raises(RequestTimeoutError):
+            client.call_tool("slow_echo", {"text": "late", "seconds": 5}, timeout=0.5)
+        assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"
+
+
 def test_offered_revision_is_followed(sdk1_url: str) -> None:
     with Client(sdk1_url, era="legacy", legacy_version="2025-03-26") as client:
         assert client.call_tool("add", {"a": 1, "b": 2}).text == "3"
@@ -192,7 +221,7 @@ def test_cli_snapshot_and_generated_client_on_a_legacy_http_server(sdk1_url: str
     done = subprocess.run([*mcpgen, "snapshot", sdk1_url, "-o", str(spec)], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    assert "saved 6 tool(s)" in done.stdout
+    assert "saved 7 tool(s)" in done.stdout
     done = subprocess.run([*mcpgen, "client", sdk1_url, "-o", str(tmp_path), "--package", "legacy_weather"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr

@@ -9,8 +9,8 @@ Run with the dev venv's Python instead, the same tools are served by SDK 2.3.0's
 
 Weather-like tools (`get_weather` with structured output, `add`), one that asks the user
 (`confirm_delete`: an `elicitation/create` mid-call), one that reports progress and logs
-(`count_progress`), one that samples and lists roots (`ask_model`), and `slow_echo` (for
-timeouts and cancellation). It speaks only the initialize-based revisions: `server/discover`
+(`count_progress`), one that samples and lists roots (`ask_model`), one that announces a tool
+list change (`change_tools`), and `slow_echo` (for timeouts and cancellation). It speaks only the initialize-based revisions: `server/discover`
 before `initialize` is an error, as with any such server.
 """
 
@@ -77,6 +77,11 @@ def build(port: int) -> FastMCP:
         roots = await ctx.session.list_roots()
         text = sampled.content.text if isinstance(sampled.content, TextContent) else "?"
         return f"{text} | roots: {', '.join(str(root.uri) for root in roots.roots)}"
+
+    @server.tool(description="Tell the client the tool list changed (on the session's GET stream)")
+    async def change_tools(ctx: Context) -> str:  # type: ignore[type-arg]
+        await ctx.session.send_tool_list_changed()
+        return "changed"
 
     @server.tool(description="Echo text after sleeping the given number of seconds")
     async def slow_echo(text: str, seconds: float) -> str:

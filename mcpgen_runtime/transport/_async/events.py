@@ -115,13 +115,18 @@ class AsyncServerEvents:
             if not mailbox.put(message):
                 self.dropped += 1
 
-    async def messages(self) -> AsyncIterator[Message]:
-        """Every notification from now on, until the stream stops for good or the iterator is
-        closed (a `listen()` of the legacy era)."""
+    def messages(self) -> AsyncIterator[Message]:
+        """Every notification from now on (the mailbox is open from this call, not from the
+        first item), until the stream stops for good or the iterator is closed: a `listen()`
+        of the legacy era."""
         mailbox = AsyncMailbox(MAILBOX_LIMIT)
         if self._stopped or self._worker is None:
-            return
-        self._mailboxes.append(mailbox)
+            mailbox.close()
+        else:
+            self._mailboxes.append(mailbox)
+        return self._drain(mailbox)
+
+    async def _drain(self, mailbox: AsyncMailbox) -> AsyncIterator[Message]:
         try:
             while True:
                 item = await mailbox.get()
