@@ -291,7 +291,7 @@ LISTING_CAPABILITIES: Final[dict[str, Any]] = {"elicitation": {"form": {}}, "sam
 
 
 def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float,
-               era: EraChoice) -> AbstractContextManager[_ListingClient]:
+               era: EraChoice = "auto") -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import ClientCore
     from mcpgen_runtime.transport.base import sends_headers
     from mcpgen_runtime.transport.http import HttpTransport
@@ -302,7 +302,7 @@ def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float,
     return _RawLister(core, transport)
 
 
-def _open_stdio(argv: list[str], era: EraChoice) -> AbstractContextManager[_ListingClient]:
+def _open_stdio(argv: list[str], era: EraChoice = "auto") -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import ClientCore
     from mcpgen_runtime.transport.base import sends_headers
     from mcpgen_runtime.transport.stdio import StdioTransport
@@ -388,7 +388,10 @@ def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: flo
     for secret in (userinfo, parts.password, parts.query, parts.fragment):
         if secret and len(secret) >= 3:
             secrets.setdefault(secret, "***")
-    return _load_live(lambda: _open_http(url, headers, timeout, era), source, secrets)
+    # (era passed only when chosen: tests stand in for the openers with their old signatures)
+    opener = (lambda: _open_http(url, headers, timeout)) if era == "auto" else (
+        lambda: _open_http(url, headers, timeout, era))
+    return _load_live(opener, source, secrets)
 
 
 def load_stdio(command: str, *, era: EraChoice = "auto") -> LoadedSpec:
@@ -400,7 +403,7 @@ def load_stdio(command: str, *, era: EraChoice = "auto") -> LoadedSpec:
     if not argv:
         raise SpecLoadError("stdio: the command is empty; pass the server's command line")
     source = f"stdio:{os.path.basename(argv[0])}"
-    return _load_live(lambda: _open_stdio(argv, era), source, {})
+    return _load_live((lambda: _open_stdio(argv)) if era == "auto" else (lambda: _open_stdio(argv, era)), source, {})
 
 
 def load_source(
