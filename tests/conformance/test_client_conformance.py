@@ -34,7 +34,7 @@ SCENARIOS = [
     "json-schema-2020-12-preservation",
 ]
 # Legacy-era (initialize-based) runs: (scenario, --spec-version); the harness is the legacy
-# server (../shared/spec/CONFORMANCE-LEGACY-AUTH.md §6 says what each checks).
+# server, stateful at that version.
 LEGACY_RUNS = [
     ("initialize", "2025-11-25"),
     ("initialize", "2025-06-18"),
