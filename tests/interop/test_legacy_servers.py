@@ -191,6 +191,24 @@ def test_listen_reads_the_sessions_get_stream(sdk1_url: str, driver: str) -> Non
     assert note["method"] == "notifications/tools/list_changed"
 
 
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_listen_reads_unsolicited_stdio_notifications(driver: str) -> None:
+    needs_peer(SDK1_PYTHON, "the official SDK 1.30.0 venv")
+    command = [str(SDK1_PYTHON), PEER, "--stdio"]
+    if driver == "sync":
+        with Client.stdio(command) as client, client.listen() as subscription:
+            assert client.call_tool("change_tools").text == "changed"
+            note = next(iter(subscription))
+    else:
+        async def main() -> dict[str, Any]:
+            async with AsyncClient.stdio(command) as client, client.listen() as subscription:
+                assert (await client.call_tool("change_tools")).text == "changed"
+                return await asyncio.wait_for(anext(aiter(subscription)), 10)
+
+        note = asyncio.run(main())
+    assert note["method"] == "notifications/tools/list_changed"
+
+
 def test_a_timed_out_call_is_cancelled_and_the_session_goes_on(sdk1_url: str) -> None:
     from mcpgen_runtime.errors import RequestTimeoutError
 
