@@ -285,3 +285,23 @@ class AsyncMailbox:
 
 _END: Final = object()
 MAILBOX_END: Final = _END
+
+
+class AsyncWaiter:
+    """One reply awaited by one task and delivered by another (the HTTP+SSE reader)."""
+
+    __slots__ = ("_future",)
+
+    def __init__(self) -> None:
+        self._future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    def set(self, value: Any) -> None:
+        if not self._future.done():
+            self._future.set_result(value)
+
+    async def wait(self, timeout: float | None) -> Any:
+        """The value; TimeoutError after `timeout` seconds."""
+        if timeout is None:
+            return await self._future
+        async with asyncio.timeout(timeout):
+            return await asyncio.shield(self._future)

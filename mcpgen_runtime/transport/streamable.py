@@ -61,13 +61,17 @@ class SseDecoder:
     the CR and LF of a CRLF.
     """
 
-    __slots__ = ("_buffer", "_data", "last_id", "retry_ms")
+    __slots__ = ("_buffer", "_data", "_event", "event_names", "last_id", "retry_ms")
 
-    def __init__(self) -> None:
+    def __init__(self, *, named: bool = False) -> None:
         self._buffer = b""
         self._data: list[bytes] | None = None
         self.last_id: str | None = None
         self.retry_ms: int | None = None
+        # With `named`, the `event` name of each event returned is appended here (the caller
+        # empties it): the 2024-11-05 HTTP+SSE transport tells `endpoint` from `message`.
+        self.event_names: list[str] | None = [] if named else None
+        self._event = "message"
 
     def feed(self, chunk: bytes) -> list[bytes]:
         buffer = self._buffer + chunk if self._buffer else chunk
@@ -97,6 +101,9 @@ class SseDecoder:
             if self._data is not None:
                 events.append(b"\n".join(self._data))
                 self._data = None
+                if self.event_names is not None:
+                    self.event_names.append(self._event)
+            self._event = "message"
             return
         if line[:1] == b":":
             return
@@ -110,6 +117,8 @@ class SseDecoder:
                 self._data.append(value)
         elif field == b"id" or field == b"retry":
             self._control(field, value[1:] if value[:1] == b" " else value)
+        elif field == b"event" and self.event_names is not None:
+            self._event = (value[1:] if value[:1] == b" " else value).decode("utf-8", "replace")[:100]
 
     def _control(self, field: bytes, value: bytes) -> None:
         if field == b"id":

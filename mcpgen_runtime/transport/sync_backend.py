@@ -229,3 +229,24 @@ class Mailbox:
 
 _END: Final = object()
 MAILBOX_END: Final = _END
+
+
+class Waiter:
+    """One reply awaited by one thread and delivered by another (the HTTP+SSE reader)."""
+
+    __slots__ = ("_event", "_value")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._value: Any = None
+
+    def set(self, value: Any) -> None:
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
+
+    def wait(self, timeout: float | None) -> Any:
+        """The value; TimeoutError after `timeout` seconds."""
+        if not self._event.wait(timeout):
+            raise TimeoutError
+        return self._value

@@ -156,6 +156,37 @@ def test_sdk1_over_stdio_falls_back_after_the_probe(driver: str) -> None:
         asyncio.run(main())
 
 
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_a_server_with_only_the_deprecated_http_sse_transport(driver: str) -> None:
+    """POST to its URL is refused (405): the client GETs the stream, POSTs to the endpoint."""
+    needs_peer(SDK1_PYTHON, "the official SDK 1.30.0 venv")
+    port = free_port()
+    recorder = Recorder()
+    with running_server([str(SDK1_PYTHON), PEER, "--sse", "--port", str(port)], port):
+        url = f"http://127.0.0.1:{port}/sse"
+        if driver == "sync":
+            with Client(url, **recorder.options()) as client:
+                exercise(client, recorder)
+        else:
+            async def main() -> None:
+                async with AsyncClient(url, **recorder.options()) as client:
+                    await exercise_async(client, recorder)
+
+            asyncio.run(main())
+
+
+def test_an_http_sse_endpoint_must_stay_on_the_origin() -> None:
+    from mcpgen_runtime.errors import ProtocolError
+    from mcpgen_runtime.transport._async.sse_session import same_origin_endpoint
+
+    base = "http://127.0.0.1:8000/sse"
+    assert same_origin_endpoint(base, "/messages/?session_id=1") == "http://127.0.0.1:8000/messages/?session_id=1"
+    for elsewhere in ("http://evil.example/messages", "https://127.0.0.1:8000/m", "http://127.0.0.1:8001/m",
+                      "//evil.example/m"):
+        with pytest.raises(ProtocolError, match="another origin"):
+            same_origin_endpoint(base, elsewhere)
+
+
 def test_sdk2_forced_legacy_over_http_and_stdio(sdk2_url: str) -> None:
     recorder = Recorder()
     with Client(sdk2_url, era="legacy", **recorder.options()) as client:

@@ -3,6 +3,7 @@ run with tests/support.py `SDK1_PYTHON`), the way most Python servers in use tod
 
     python tests/peers/sdk1_server.py --http --port 8765   # Streamable HTTP at /mcp (sessions)
     python tests/peers/sdk1_server.py --stdio
+    python tests/peers/sdk1_server.py --sse --port 8765    # the deprecated HTTP+SSE transport at /sse
 
 Run with the dev venv's Python instead, the same tools are served by SDK 2.3.0's `MCPServer`
 (dual-era: a client forced to the legacy era talks to its initialize-based side).
@@ -96,10 +97,13 @@ def main() -> None:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--http", action="store_true")
     mode.add_argument("--stdio", action="store_true")
+    mode.add_argument("--sse", action="store_true", help="HTTP+SSE (2024-11-05 transport), SDK 1.x only")
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
     server = build(args.port)
-    if not args.http:
+    if args.sse:
+        server.run("sse")
+    elif not args.http:
         server.run("stdio")
     elif SDK == 1:
         server.run("streamable-http")

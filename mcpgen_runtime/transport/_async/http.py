@@ -11,7 +11,9 @@ The legacy era (2025-03-26 .. 2025-11-25) starts with the first `initialize` sen
 on the transport keeps the session the server opens (`Mcp-Session-Id` on every later request,
 forgotten on a 404 so the client core can open a new one, ended with `DELETE` on close),
 resumes an SSE reply that ends early after an event id (wait `retry`, then `GET` with
-`Last-Event-ID`), and can read the session's standalone GET stream (`events.py`).
+`Last-Event-ID`), and can read the session's standalone GET stream (`events.py`). A legacy
+server without a Streamable HTTP endpoint (`initialize` answered 404 or 405) is spoken to over
+the deprecated HTTP+SSE transport instead (`sse_session.py`).
 (2025-11-25/basic-transports.mdx § Session Management, § Resumability and Redelivery.)
 """
 
@@ -32,6 +34,7 @@ from ..hooks import AsyncOnRequest, Message, OnNotification, Reply, hook_failed
 from ..streamable import EventMessages, ResponseStream, SseDecoder, classify_body, is_event_stream
 from .engine import AsyncEngineResponse, open_engine
 from .events import AsyncServerEvents
+from .sse_session import AsyncSseSession
 
 if TYPE_CHECKING:
     import httpx
@@ -67,6 +70,8 @@ class AsyncHttpTransport:
         self.url = url
         self.on_request = on_request
         self._engine = open_engine(url, timeout, client)
+        self._client = client
+        self._sse: AsyncSseSession | None = None  # the HTTP+SSE fallback, once taken
         self._legacy = False  # an `initialize` was sent: the legacy era's session rules apply
         self.session_id: str | None = None
         self._session_headers: Mapping[str, str] = {}  # the last legacy request's (for DELETE, GET)
@@ -102,6 +107,8 @@ class AsyncHttpTransport:
     async def _session_request(self, message: Message, headers: Mapping[str, str], timeout: float | None,
                                on_notification: OnNotification | None) -> Reply:
         """A request of the legacy era, in its session; an SSE reply is resumable."""
+        if self._sse is not None:
+            return await self._sse.request(message, headers, timeout, on_notification)
         initializing = message.get("method") == INITIALIZE
         if initializing:
             self._legacy = True
@@ -109,6 +116,12 @@ class AsyncHttpTransport:
         headers = self._in_session(headers)
         deadline = None if timeout is None else time.monotonic() + timeout
         response = await self._engine.post(_json.dumps(message), headers, timeout)
+        if initializing and response.status in (404, 405):  # no Streamable HTTP endpoint here
+            await response.aclose()
+            sse = AsyncSseSession(self, self._engine.timeout, self._client)
+            await sse.open(headers)
+            self._sse = sse
+            return await sse.request(message, headers, timeout, on_notification)
         try:
             status = response.status
             if initializing and 200 <= status < 300:
@@ -184,10 +197,16 @@ class AsyncHttpTransport:
             await response.aclose()
         raise rejected("GET for the session's event stream", response.status, content)
 
+    async def engine_bare(self, method: str, headers: Mapping[str, str], timeout: float | None,
+                          ) -> AsyncEngineResponse:
+        return await self._engine.bare(method, headers, timeout)
+
     async def open_events(self, headers: Mapping[str, str], on_notification: OnNotification | None) -> bool:
         """Read the legacy session's standalone GET stream in the background (peer requests
         answered through `on_request`, notifications to `on_notification`); False when the
         server offers none (405). Opened once; later calls only say whether it is open."""
+        if self._sse is not None:
+            return False  # HTTP+SSE: its one stream is read already
         if self._events is None:
             events = AsyncServerEvents(self, headers, on_notification)
             if not await events.open():
@@ -220,6 +239,9 @@ class AsyncHttpTransport:
         return message
 
     async def notify(self, message: Message, headers: Mapping[str, str]) -> None:
+        if self._sse is not None:
+            await self._sse.post(message, headers, "notification")
+            return
         await self._post_only(message, headers, "notification")
 
     async def stream(self, message: Message, headers: Mapping[str, str]) -> AsyncIterator[Message]:
@@ -276,6 +298,9 @@ class AsyncHttpTransport:
         events, self._events = self._events, None
         if events is not None:
             events.stop()
+        sse, self._sse = self._sse, None
+        if sse is not None:
+            await sse.aclose()
         session, self.session_id = self.session_id, None
         if session is not None:
             headers = {**self._session_headers, SESSION_ID: session}
