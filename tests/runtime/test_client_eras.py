@@ -9,6 +9,7 @@ it received is read back to check the wire.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -35,6 +36,10 @@ for line in sys.stdin:
         continue
     if answer == "garbage":
         sys.stdout.write("this is not JSON\n"); sys.stdout.flush(); continue
+    if isinstance(answer, dict) and "flood" in answer:
+        note = json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                           "params": {"level": "info", "data": "x" * 100}}) + "\n"
+        sys.stdout.write(note * answer["flood"]); answer = answer["reply"]
     if isinstance(answer, list) and answer and isinstance(answer[0], dict) and "step" in answer[0]:
         answer = answer.pop(0)["reply"] if len(answer) > 1 else answer[0]["reply"]
     reply = {"jsonrpc": "2.0", "id": message["id"], **answer}
@@ -122,6 +127,20 @@ def test_a_refused_revision_is_retried_with_one_from_the_servers_list(tmp_path: 
     assert offered == ["2025-11-25", "2025-03-26"]
 
 
+def test_a_notification_flood_is_bounded(tmp_path: Path) -> None:
+    from mcpgen_runtime.transport.stdio import UNSOLICITED_LIMIT
+
+    plan = {"initialize": INIT_OK, "tools/call": {"flood": 20_000, "reply": TOOL_OK}}
+    command, _ = peer(tmp_path, plan)
+    with Client.stdio(command, era="legacy") as client:
+        listener = client.transport.unsolicited()  # type: ignore[attr-defined]
+        assert client.call_tool("t").text == "ok"  # read past 20,000 notifications
+        kept = client.transport._unsolicited[0]  # type: ignore[attr-defined]
+        assert len(kept) == UNSOLICITED_LIMIT  # the oldest were dropped
+        assert next(listener)["method"] == "notifications/message"
+        listener.close()
+
+
 def test_forced_modern_never_probes_or_initializes(tmp_path: Path) -> None:
     command, log = peer(tmp_path, {"tools/call": TOOL_OK})
     with Client.stdio(command, era="modern") as client:
@@ -140,7 +159,7 @@ def test_era_is_checked() -> None:
 class LegacyHttpPeer:
     """A minimal 2025-11-25 Streamable HTTP server: sessions, 404 for an expired one, GET 405."""
 
-    def __init__(self, *, expire_first_call: bool = False, early_close: bool = False) -> None:
+    def __init__(self, *, expire_first_call: bool = False, early_close: bool = False, slow: float = 0) -> None:
         import http.server
         import threading
 
@@ -148,6 +167,7 @@ class LegacyHttpPeer:
         self.sessions = 0
         self.expire_first_call = expire_first_call
         self.early_close = early_close
+        self.slow = slow
         peer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -164,7 +184,8 @@ class LegacyHttpPeer:
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                with contextlib.suppress(OSError):  # the client gave up on a slow reply
+                    self.wfile.write(body)
 
             def do_GET(self) -> None:
                 peer.requests.append(("GET", dict(self.headers), None))
@@ -191,6 +212,9 @@ class LegacyHttpPeer:
                 elif peer.expire_first_call:
                     peer.expire_first_call = False
                     self._reply(404, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}')
+                elif peer.slow and message.get("method") == "tools/call":
+                    time.sleep(peer.slow)
+                    self._reply(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}).encode())
                 elif peer.early_close:
                     self._reply(200, b": keep-alive\n\n", content_type="text/event-stream")
                 else:
@@ -242,5 +266,41 @@ def test_a_stream_closed_early_without_an_event_id_loses_the_call() -> None:
     try:
         with Client(peer.url, era="legacy", timeout=5) as client, pytest.raises(ResponseLostError):
             client.call_tool("t")
+    finally:
+        peer.close()
+
+
+def cancelled_ids(peer: LegacyHttpPeer) -> list[Any]:
+    return [r[2]["params"]["requestId"] for r in peer.requests
+            if r[2] is not None and r[2].get("method") == "notifications/cancelled"]
+
+
+def test_a_timed_out_legacy_http_call_is_cancelled_by_notification() -> None:
+    peer = LegacyHttpPeer(slow=2.0)
+    try:
+        with Client(peer.url, era="legacy") as client, pytest.raises(RequestTimeoutError):
+            client.call_tool("t", timeout=0.3)
+        call = next(r[2] for r in peer.requests if r[2] is not None and r[2].get("method") == "tools/call")
+        assert cancelled_ids(peer) == [call["id"]]
+    finally:
+        peer.close()
+
+
+def test_a_cancelled_legacy_http_task_is_cancelled_by_notification() -> None:
+    import asyncio
+
+    from mcpgen_runtime.client import AsyncClient
+
+    peer = LegacyHttpPeer(slow=2.0)
+
+    async def main() -> None:
+        async with AsyncClient(peer.url, era="legacy") as client:
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(client.call_tool("t"), 0.3)
+
+    try:
+        asyncio.run(main())
+        call = next(r[2] for r in peer.requests if r[2] is not None and r[2].get("method") == "tools/call")
+        assert cancelled_ids(peer) == [call["id"]]
     finally:
         peer.close()
