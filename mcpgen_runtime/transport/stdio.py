@@ -155,15 +155,21 @@ class StdioTransport:
         try:
             while True:
                 if not buffer:
-                    with self._lock:
-                        if not buffer:
-                            reply = self._next_message(time.monotonic() + _STREAM_SLICE)
-                            if reply is not None:
-                                self._other(reply, None)
+                    self._read_slice(buffer)
                     continue
                 yield buffer.popleft()
         finally:
             self._unsolicited.remove(buffer)
+
+    def _read_slice(self, pending: deque[Message]) -> None:
+        """For a reader whose `pending` is empty: read from the pipe for a slice of time
+        unless another thread filled it meanwhile (no request waits: its notifications are
+        routed to streams and `unsolicited()` readers only)."""
+        with self._lock:
+            if not pending:
+                reply = self._next_message(time.monotonic() + _STREAM_SLICE)
+                if reply is not None:
+                    self._other(reply, None)
 
     def _answer(self, request: Message, on_request: OnRequest) -> None:
         try:
@@ -190,11 +196,7 @@ class StdioTransport:
         try:
             while True:
                 if not queue:
-                    with self._lock:
-                        if not queue:
-                            reply = self._next_message(time.monotonic() + _STREAM_SLICE)
-                            if reply is not None:
-                                self._other(reply, None)  # with no request waiting, notifications are dropped
+                    self._read_slice(queue)
                     continue
                 item = queue.popleft()
                 ended = ends_stream(item)

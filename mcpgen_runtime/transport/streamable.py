@@ -26,9 +26,16 @@ BASE_HEADERS: Final[Mapping[str, str]] = {
 }
 USER_AGENT: Final = f"mcpgen/{__version__}"
 
+DEFAULT_RETRY_MS: Final = 1000  # legacy era: wait before reconnecting when the server sent no `retry`
+MAX_RETRY_MS: Final = 30_000  # a server's `retry` is honoured up to this
 _MAX_EVENT_ID = 1024  # bytes of an SSE event id kept (it goes back in Last-Event-ID)
 # SSE line terminators: CRLF, LF or CR (WHATWG "event stream interpretation").
 _EOL = re.compile(rb"\r\n|\r|\n")
+
+
+def retry_wait(retry_ms: int | None) -> float:
+    """Seconds to wait before reconnecting to a legacy event stream (its `retry`, bounded)."""
+    return min(DEFAULT_RETRY_MS if retry_ms is None else retry_ms, MAX_RETRY_MS) / 1000
 
 
 def is_event_stream(content_type: str) -> bool:

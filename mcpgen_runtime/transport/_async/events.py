@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final
 from ...errors import McpRuntimeError
 from ..asyncio_backend import MAILBOX_END, AsyncMailbox, AsyncWorker, pause
 from ..hooks import Message, OnNotification
-from ..streamable import EventMessages
+from ..streamable import EventMessages, retry_wait
 
 if TYPE_CHECKING:
     from .engine import AsyncEngineResponse
@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
 MAX_FAILURES: Final = 5
 MAILBOX_LIMIT: Final = 1024  # notifications a slow `listen()` may fall behind by
-DEFAULT_RETRY_MS: Final = 1000
-MAX_RETRY_MS: Final = 30_000
 
 
 class AsyncServerEvents:
@@ -44,7 +42,7 @@ class AsyncServerEvents:
         self._response: AsyncEngineResponse | None = None
         self._worker: AsyncWorker | None = None
         self._last_id: str | None = None
-        self._retry_ms = DEFAULT_RETRY_MS
+        self._retry_ms: int | None = None
         self._stopped = False
         self.dropped = 0  # notifications a full mailbox could not take
 
@@ -64,7 +62,7 @@ class AsyncServerEvents:
             while not self._stopped and failures <= MAX_FAILURES:
                 response = self._response
                 if response is None:
-                    await pause(min(self._retry_ms, MAX_RETRY_MS) / 1000)
+                    await pause(retry_wait(self._retry_ms))
                     try:
                         response = await self._transport.resume(self._headers, self._last_id, None)
                     except McpRuntimeError:

@@ -31,7 +31,7 @@ from ...protocol.lifecycle import INITIALIZE
 from ..asyncio_backend import pause
 from ..failures import rejected, stream_ended, timed_out
 from ..hooks import AsyncOnRequest, Message, OnNotification, Reply, hook_failed
-from ..streamable import EventMessages, ResponseStream, SseDecoder, classify_body, is_event_stream
+from ..streamable import EventMessages, ResponseStream, SseDecoder, classify_body, is_event_stream, retry_wait
 from .engine import AsyncEngineResponse, open_engine
 from .events import AsyncServerEvents
 from .sse_session import AsyncSseSession
@@ -40,8 +40,6 @@ if TYPE_CHECKING:
     import httpx
 
 MAX_RESUMES: Final = 16  # times one reply may be resumed after the server closed it early
-DEFAULT_RETRY_MS: Final = 1000  # wait before resuming when the server sent no `retry`
-MAX_RETRY_MS: Final = 30_000  # a server's `retry` is honoured up to this
 CLOSE_TIMEOUT: Final = 2.0  # seconds `aclose` gives the session's DELETE
 # Seconds to wait for a legacy SSE reply's end after its response (servers end the stream then:
 # 2025-11-25/basic-transports.mdx), so its connection is kept instead of closed and reopened.
@@ -151,21 +149,13 @@ class AsyncHttpTransport:
         current = response
         try:
             for _ in range(MAX_RESUMES + 1):
-                async for chunk in current.aiter_body():
-                    message = stream.feed(chunk)
-                    if requests:
-                        await self._answer(requests, headers)
-                    if message is not None:
-                        return message
-                message = stream.finish()
-                if requests:
-                    await self._answer(requests, headers)
+                message = await self._read_until_response(current, stream, requests, headers)
                 if message is not None:
                     return message
                 decoder = stream.decoder
                 if decoder.last_id is None:
                     break
-                wait = min(DEFAULT_RETRY_MS if decoder.retry_ms is None else decoder.retry_ms, MAX_RETRY_MS) / 1000
+                wait = retry_wait(decoder.retry_ms)
                 if deadline is not None and time.monotonic() + wait >= deadline:
                     raise timed_out(self.url, self._engine.timeout)
                 await pause(wait)
@@ -225,6 +215,17 @@ class AsyncHttpTransport:
         """The response on an SSE reply, once its line arrives (the engine bounds the wait)."""
         requests: list[Message] | None = None if self.on_request is None else []
         stream = ResponseStream(request_id, on_notification, requests)
+        message = await self._read_until_response(response, stream, requests, headers)
+        if message is None:
+            raise stream_ended(self.url)
+        return message
+
+    async def _read_until_response(
+        self, response: AsyncEngineResponse, stream: ResponseStream, requests: list[Message] | None,
+        headers: Mapping[str, str],
+    ) -> Message | None:
+        """Read `response` until the response message (None: the body ended without it),
+        answering the peer's requests as they come."""
         async for chunk in response.aiter_body():
             message = stream.feed(chunk)
             if requests:
@@ -234,8 +235,6 @@ class AsyncHttpTransport:
         message = stream.finish()
         if requests:
             await self._answer(requests, headers)
-        if message is None:
-            raise stream_ended(self.url)
         return message
 
     async def notify(self, message: Message, headers: Mapping[str, str]) -> None:
