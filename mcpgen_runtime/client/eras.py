@@ -127,7 +127,9 @@ class EraFlows:
         `initialize` with one of them; no revision in common is a `ProtocolError` naming both
         sides' versions. The transport keeps the session the reply opens (`Mcp-Session-Id`)."""
         offered = self.legacy_version
+        tried: set[str] = set()
         while True:
+            tried.add(offered)
             request_id = next(self._ids)
             params = lifecycle.initialize_params(capabilities=self.capabilities, client_info=self.client_info,
                                                  protocol_version=offered)
@@ -137,7 +139,7 @@ class EraFlows:
                 result = jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
             except RemoteError as exc:
                 other = lifecycle.counter_offer(exc.data, offered)
-                if other is None:
+                if other is None or other in tried:  # each revision is offered once
                     raise
                 offered = other
                 continue
