@@ -49,10 +49,15 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # Imported lazily so `mcpgen --help` stays fast; tests may monkeypatch these three functions.
 
 
-def _load(source: str | None, stdio: str | None, headers: Mapping[str, str]) -> LoadedSpec:
+def _load(source: str | None, stdio: str | None, headers: Mapping[str, str], era: str = "auto") -> LoadedSpec:
     from .load import load_source
 
-    return load_source(source, stdio=stdio, headers=dict(headers) or None)
+    return load_source(source, stdio=stdio, headers=dict(headers) or None, era=era)  # type: ignore[arg-type]
+
+
+def _load_live(source: str | None, stdio: str | None, headers: Mapping[str, str], era: str) -> LoadedSpec:
+    """`_load`, passing `--era` only when one was chosen (tests replace `_load` with 3-argument fakes)."""
+    return _load(source, stdio, headers) if era == "auto" else _load(source, stdio, headers, era)
 
 
 def _validate(spec: LoadedSpec, strict: bool) -> ValidatedSpec:
@@ -277,6 +282,14 @@ header_option = click.option(
     callback=_parse_headers,
     help="Extra HTTP header for a live server (e.g. authorization); repeatable.",
 )
+era_option = click.option(
+    "--era",
+    type=click.Choice(["auto", "modern", "legacy"]),
+    default="auto",
+    show_default=True,
+    help="Protocol era of a live server: auto detects a 2026-07-28 server or an initialize-based "
+    "(2025-11-25/2025-06-18/2025-03-26) one; modern or legacy skips the detection.",
+)
 strict_option = click.option(
     "--strict",
     is_flag=True,
@@ -327,9 +340,10 @@ def _generate_one(
     package: str | None,
     strict: bool,
     overwrite: bool,
+    era: str = "auto",
 ) -> None:
     _require_source(source, stdio, headers)
-    validated = _usable(_check(_load(source, stdio, headers), strict))
+    validated = _usable(_check(_load_live(source, stdio, headers, era), strict))
     name = package or default_package_name(source, stdio, kind)
     report = write_package(out, _build(kind, validated, name), overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
@@ -368,6 +382,7 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @strict_option
 @stdio_option
 @header_option
+@era_option
 @_reports_errors
 def client(
     source: str | None,
@@ -376,12 +391,14 @@ def client(
     strict: bool,
     stdio: str | None,
     headers: dict[str, str],
+    era: str,
 ) -> None:
     """Generate a typed client package (sync Client and AsyncClient) from SOURCE.
 
-    Every generated file is rewritten; files you add to the package are kept.
+    Every generated file is rewritten; files you add to the package are kept. The generated
+    client talks to servers of either era (2026-07-28, or initialize-based) with the same methods.
     """
-    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False)
+    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False, era=era)
 
 
 @main.command()
@@ -418,14 +435,15 @@ def server(
 @_output_option(directory=False, help_text="Spec file to write, e.g. specs/example.json.")
 @stdio_option
 @header_option
+@era_option
 @_reports_errors
-def snapshot(url: str | None, out: Path, stdio: str | None, headers: dict[str, str]) -> None:
+def snapshot(url: str | None, out: Path, stdio: str | None, headers: dict[str, str], era: str) -> None:
     """Save a live server's complete tool list (every page) as a spec file for offline builds.
 
     The file is {"tools": [...]} in the server's order, pretty-printed, replaced atomically.
     """
     _require_source(url, stdio, headers, "URL")
-    loaded = _load(url, stdio, headers)
+    loaded = _load_live(url, stdio, headers, era)
     text = json.dumps({"tools": loaded.tools}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if write_file_atomic(out, text.encode("utf-8")):
         click.echo(f"saved {len(loaded.tools)} tool(s) from {loaded.source} to {_rel(out)}")

@@ -11,8 +11,10 @@ the document that was read):
 Live servers: `load_url` (Streamable HTTP) and `load_stdio` (a command line) call
 `server/discover`, then every `tools/list` page, through the runtime's own `Client` (no
 response cache, no tool table), and keep each tool exactly as the server listed it
-(`ToolsPage.listed`) — validation, not loading, decides what is usable. Runtime errors become
-`SpecLoadError` here and nowhere else; display names never carry credentials.
+(`ToolsPage.listed`) — validation, not loading, decides what is usable. A server of either era
+is read: `era="auto"` (the default) detects an initialize-based (2025-xx) server as the runtime
+client does, "modern" / "legacy" skip the detection. Runtime errors become `SpecLoadError` here
+and nowhere else; display names never carry credentials.
 """
 
 from __future__ import annotations
@@ -25,12 +27,15 @@ import shlex
 import warnings
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from .errors import SpecLoadError
 from .refs import describe
 from .spec import LoadedSpec
+
+if TYPE_CHECKING:
+    from mcpgen_runtime.protocol.era import EraChoice
 
 # The runtime's client (`mcpgen_runtime.client.Client`) is imported only for live servers: reading
 # a spec file must not pay for it (about a third of a second per `mcpgen` run).
@@ -224,16 +229,24 @@ def display_url(url: str) -> str:
     return f"{parts.scheme.lower()}://{host}{parts.path}"
 
 
-def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float) -> AbstractContextManager[_ListingClient]:
+# What the loader declares: everything a generated client can answer with its callbacks, so a
+# server that lists some tools only to clients able to answer them (the npm reference server's
+# elicitation and sampling tools) lists them to the generator too.
+LISTING_CAPABILITIES: Final[dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+
+
+def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float,
+               era: EraChoice = "auto") -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
-    return Client(url, headers=headers, timeout=timeout, tools=(), cache=False)
+    return Client(url, headers=headers, timeout=timeout, tools=(), cache=False, era=era,
+                  capabilities=LISTING_CAPABILITIES)
 
 
-def _open_stdio(argv: list[str]) -> AbstractContextManager[_ListingClient]:
+def _open_stdio(argv: list[str], era: EraChoice = "auto") -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
-    return Client.stdio(argv, tools=(), cache=False)
+    return Client.stdio(argv, tools=(), cache=False, era=era, capabilities=LISTING_CAPABILITIES)
 
 
 def _runtime_message(exc: BaseException) -> str:
@@ -301,7 +314,8 @@ def _load_live(
     return LoadedSpec(source, tools, pointer_prefix="/tools")
 
 
-def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0) -> LoadedSpec:
+def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0,
+             era: EraChoice = "auto") -> LoadedSpec:
     """All tools of a Streamable HTTP server, as it lists them."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
@@ -313,10 +327,13 @@ def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: flo
     for secret in (userinfo, parts.password, parts.query, parts.fragment):
         if secret and len(secret) >= 3:
             secrets.setdefault(secret, "***")
-    return _load_live(lambda: _open_http(url, headers, timeout), source, secrets)
+    # (era passed only when chosen: tests stand in for the openers with their old signatures)
+    opener = (lambda: _open_http(url, headers, timeout)) if era == "auto" else (
+        lambda: _open_http(url, headers, timeout, era))
+    return _load_live(opener, source, secrets)
 
 
-def load_stdio(command: str) -> LoadedSpec:
+def load_stdio(command: str, *, era: EraChoice = "auto") -> LoadedSpec:
     """All tools of a stdio server started from `command` (split like a POSIX shell, not run by one)."""
     try:
         argv = shlex.split(command)
@@ -325,11 +342,12 @@ def load_stdio(command: str) -> LoadedSpec:
     if not argv:
         raise SpecLoadError("stdio: the command is empty; pass the server's command line")
     source = f"stdio:{os.path.basename(argv[0])}"
-    return _load_live(lambda: _open_stdio(argv), source, {})
+    return _load_live((lambda: _open_stdio(argv)) if era == "auto" else (lambda: _open_stdio(argv, era)), source, {})
 
 
 def load_source(
-    source: str | None, *, stdio: str | None = None, headers: Mapping[str, str] | None = None
+    source: str | None, *, stdio: str | None = None, headers: Mapping[str, str] | None = None,
+    era: EraChoice = "auto",
 ) -> LoadedSpec:
     """Dispatch: `--stdio COMMAND`, an http(s):// URL, or a file path."""
     if stdio is not None:
@@ -337,12 +355,12 @@ def load_source(
             raise SpecLoadError(f"give either a source ({source!r}) or a stdio command, not both")
         if headers:
             raise SpecLoadError("HTTP headers apply to URL sources only, not to a stdio command")
-        return load_stdio(stdio)
+        return load_stdio(stdio, era=era)
     if source is None:
         raise SpecLoadError("no source given: pass a JSON file, an http(s):// URL or a stdio command")
     if _URL_SCHEME.match(source):
         if source.lower().startswith(("http://", "https://")):
-            return load_url(source, headers=headers)
+            return load_url(source, headers=headers, era=era)
         raise SpecLoadError(
             f"{display_url(source)!r}: unsupported URL scheme {urlsplit(source).scheme!r}; use http(s):// or a file path"
         )

@@ -3,7 +3,10 @@
     conformance client --command "python conformance/client.py" --scenario NAME --spec-version 2026-07-28
 
 The harness starts a mock server per scenario and runs `<command> <serverUrl>` with the
-scenario name in MCP_CONFORMANCE_SCENARIO (and data in MCP_CONFORMANCE_CONTEXT). Where a
+scenario name in MCP_CONFORMANCE_SCENARIO (and data in MCP_CONFORMANCE_CONTEXT) and the spec
+version of the run in MCP_CONFORMANCE_PROTOCOL_VERSION: at an initialize-based version
+(2025-11-25, 2025-06-18, ...) the client is told to speak that legacy revision (`era="legacy"`;
+the mocks of `initialize` answer any request, so detection would find nothing to fall back on). Where a
 scenario's tools are fixed, this program drives them through the generated bindings in
 generated/conformance_client (from specs/conformance-client-tools.json); elsewhere through the
 runtime client's generic `call_tool`. It exits 0 when the scenario ran to its end, 1 (with a
@@ -39,6 +42,15 @@ from mcpgen_runtime.content import ToolResult  # noqa: E402
 from mcpgen_runtime.errors import InputRequiredError  # noqa: E402
 
 CLIENT_INFO = {"name": "mcpgen-conformance-client", "version": __version__}
+MODERN_VERSION = "2026-07-28"
+
+
+def era_options() -> dict[str, Any]:
+    """Client options for the run's spec version (MCP_CONFORMANCE_PROTOCOL_VERSION)."""
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", MODERN_VERSION)
+    if version == MODERN_VERSION:
+        return {"era": "modern"}
+    return {"era": "legacy", "legacy_version": version}
 
 
 def expect(condition: bool, message: str) -> None:
@@ -47,13 +59,20 @@ def expect(condition: bool, message: str) -> None:
 
 
 def answer_elicitation(request: ElicitRequest) -> ElicitResult:
-    """Accept with a value for every requested property (`true` for booleans)."""
+    """Accept with a value for every requested property: its `default` when the schema gives
+    one (SEP-1034), else the first enum member, else `true` / 1 / a string by type."""
     schema = request.requested_schema or {}
     properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
     content: dict[str, Any] = {}
     for name, prop in properties.items():
-        kind = prop.get("type") if isinstance(prop, dict) else None
-        content[name] = True if kind == "boolean" else 1 if kind in ("integer", "number") else "conformance"
+        prop = prop if isinstance(prop, dict) else {}
+        kind = prop.get("type")
+        if "default" in prop:
+            content[name] = prop["default"]
+        elif isinstance(prop.get("enum"), list) and prop["enum"]:
+            content[name] = prop["enum"][0]
+        else:
+            content[name] = True if kind == "boolean" else 1 if kind in ("integer", "number") else "conformance"
     return ElicitResult.accept(content)
 
 
@@ -66,8 +85,31 @@ def answer_roots(request: ListRootsRequest) -> ListRootsResult:
     return ListRootsResult([Root("file:///tmp/mcpgen-conformance", "conformance")])
 
 
+def initialize(url: str) -> None:
+    # The handshake (initialize, notifications/initialized) is the scenario; a listing follows.
+    with Client(url, client_info=CLIENT_INFO, **era_options()) as client:
+        client.discover()
+        client.list_all_tools()
+
+
+def elicitation_sep1034_client_defaults(url: str) -> None:
+    # The mock asks on the session's GET stream, which the client opens after the handshake
+    # because it has a callback; the answer fills every field from its schema default.
+    with Client(url, client_info=CLIENT_INFO, on_elicit=answer_elicitation, **era_options()) as client:
+        client.list_all_tools()
+        client.call_tool("test_client_elicitation_defaults", {})
+
+
+def sse_retry(url: str) -> None:
+    # The mock closes the call's stream after a priming event: the client waits `retry`, then
+    # resumes with GET + Last-Event-ID and reads the result there.
+    with Client(url, client_info=CLIENT_INFO, **era_options()) as client:
+        client.list_all_tools()
+        client.call_tool("test_reconnection", {})
+
+
 def tools_call(url: str) -> None:
-    with GeneratedClient(url, client_info=CLIENT_INFO) as client:
+    with GeneratedClient(url, client_info=CLIENT_INFO, **era_options()) as client:
         client.list_all_tools()
         result = client.add_numbers(a=2, b=3)
         expect("5" in result.text, f"add_numbers(a=2, b=3) answered {result.text!r}")
@@ -151,13 +193,16 @@ def json_schema_ref_no_deref(url: str) -> None:
 
 
 def json_schema_2020_12_preservation(url: str) -> None:
-    with GeneratedClient(url, client_info=CLIENT_INFO) as client:
+    with GeneratedClient(url, client_info=CLIENT_INFO, **era_options()) as client:
         client.list_all_tools()
         schema = client.tools["json_schema_2020_12_tool"].definition["inputSchema"]
         client.json_schema_echo(dict(schema))  # the inputSchema exactly as the client holds it
 
 
 SCENARIOS: dict[str, Callable[[str], None]] = {
+    "initialize": initialize,
+    "elicitation-sep1034-client-defaults": elicitation_sep1034_client_defaults,
+    "sse-retry": sse_retry,
     "tools_call": tools_call,
     "request-metadata": request_metadata,
     "http-standard-headers": http_standard_headers,

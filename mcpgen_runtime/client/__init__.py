@@ -1,7 +1,9 @@
 """MCP tool clients: `Client` (blocking) and `AsyncClient` (asyncio), which generated clients subclass.
 
-- `core.py`: `ClientCore`, every flow without I/O (requests, caching, pagination, MRTR, results)
+- `core.py`: `ClientCore`, every flow without I/O (requests, caching, pagination, MRTR, results);
+  its era half (detection, the legacy handshake and session) is `eras.py`, its steps `steps.py`
 - `arguments.py`: generated-method arguments → the wire `arguments` object (`UNSET` left out)
+- `legacy_listen.py`: what `listen()` delivers from a legacy server
 - `_async/client.py`: `AsyncClient`, the driver written once; `_sync/client.py`: `Client`, generated from it
 - `_async/listen.py`: `AsyncSubscription` (`listen()`); `_sync/listen.py`: `Subscription`
 - `common.py`: set-up both drivers share, and `SyncIO` / `AsyncIO`, the little that differs
@@ -25,7 +27,16 @@ from ._async.client import AsyncClient
 from ._async.listen import AsyncSubscription
 from ._sync.client import Client
 from ._sync.listen import Subscription
-from .core import ClientCore, Flow, InvalidToolWarning, Outgoing, Step, ToolsPage, declared_capabilities
+from .core import (
+    ClientCore,
+    Flow,
+    InvalidToolWarning,
+    Notify,
+    Outgoing,
+    Step,
+    ToolsPage,
+    declared_capabilities,
+)
 
 __all__ = [
     "AsyncClient",
@@ -40,6 +51,7 @@ __all__ = [
     "InvalidToolWarning",
     "ListRootsRequest",
     "ListRootsResult",
+    "Notify",
     "Outgoing",
     "Root",
     "SamplingMessage",

@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Self
 
 from .. import _json
 from ..cache import CacheStore, MemoryCacheStore, ResponseCache, auth_partition
+from ..protocol.era import EraChoice
 from ..protocol.input_required import InputNeeded
 from ..protocol.inputs import ELICIT, ROOTS, SAMPLE, ProgressCallback
 from ..protocol.jsonrpc import Message
@@ -91,6 +92,8 @@ def core_for(
     capabilities: Mapping[str, Any] | None,
     max_input_rounds: int,
     cache: bool | CacheStore,
+    era: EraChoice = "auto",
+    legacy_version: str | None = None,
 ) -> ClientCore:
     if on_progress is not None and inspect.iscoroutinefunction(on_progress):
         raise TypeError("on_progress runs as each notification arrives and must be a plain function")
@@ -110,6 +113,8 @@ def core_for(
         on_notification=on_notification,
         cache=_response_cache(cache, _server_id(url, transport)),
         partition=auth_partition(headers or {}) if token_provider is None else None,
+        era=era,
+        legacy_version=legacy_version,
     )
 
 
@@ -147,6 +152,11 @@ class ClientCommon:
     @property
     def protocol_version(self) -> str:
         return self._core.protocol_version
+
+    @property
+    def era(self) -> str | None:
+        """"modern" or "legacy" once known (None until the first exchange with era="auto")."""
+        return self._core.era
 
     @property
     def capabilities(self) -> Mapping[str, Any]:

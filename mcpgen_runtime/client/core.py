@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import warnings
-from collections.abc import Callable, Collection, Generator, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
 from pydantic import BaseModel, ValidationError
 
 from .. import _json
-from .._version import PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, __version__
+from .._version import LEGACY_PROTOCOL_VERSIONS, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, __version__
 from ..cache import ResponseCache, StaleCacheWarning
 from ..content import ToolResult
 from ..errors import (
@@ -44,12 +44,17 @@ from ..errors import (
 )
 from ..pointers import first_error
 from ..protocol import headers as mcp_headers
-from ..protocol import jsonrpc, xheader
+from ..protocol import jsonrpc, lifecycle, xheader
+from ..protocol.era import (
+    DISCOVER,
+    Era,
+    EraChoice,
+    check_era,
+)
 from ..protocol.input_required import (
     DEFAULT_MAX_INPUT_ROUNDS,
     STATE_ONLY_DELAY,
     STATE_ONLY_DELAY_CAP,
-    InputNeeded,
     InputRound,
     answer_wire,
     answers_wire,
@@ -59,15 +64,18 @@ from ..protocol.input_required import (
 )
 from ..protocol.inputs import InputResult, ProgressCallback
 from ..protocol.jsonrpc import Message
+from ..protocol.lifecycle import Handshake
 from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
 from ..protocol.subscriptions import SubscriptionFilter
 from ..tools import ToolSpec, tool_table
 from .arguments import model_arguments, wire_arguments
+from .eras import LEGACY, MODERN, REISSUED_METHODS, EraFlows
+from .steps import Flow, Notify, Outgoing, Step
 
 if TYPE_CHECKING:
     from ..schema import Validate
 
-__all__ = ["ClientCore", "Flow", "InvalidToolWarning", "Outgoing", "Step", "ToolsPage", "declared_capabilities"]
+__all__ = ["ClientCore", "Flow", "InvalidToolWarning", "Notify", "Outgoing", "Step", "ToolsPage", "declared_capabilities"]
 
 OnNotification = Callable[[Message], None]
 M = TypeVar("M", bound=BaseModel)
@@ -77,7 +85,6 @@ DEFAULT_TIMEOUT = 30.0
 TOOLS_LIST_CHANGED: Final = "notifications/tools/list_changed"
 _NO_HEADERS: Final[Mapping[str, str]] = MappingProxyType({})
 _HEADER_CACHE_LIMIT = 1024  # (method, name) pairs; tool names come from the caller
-_REISSUED_METHODS: Final = frozenset({"server/discover", "tools/list"})  # reads: safe to send again (HTTP-26)
 ElicitationMode = Literal["form", "url"]
 
 
@@ -95,20 +102,6 @@ class ToolsPage:
     cache_scope: str | None
     cached: bool = False  # served from the response cache, not fetched
     listed: tuple[Any, ...] = ()  # the page's `tools` as the server sent them, invalid ones included
-
-
-@dataclass(slots=True)
-class Outgoing:
-    """A request a flow wants sent."""
-
-    message: dict[str, Any]
-    headers: Mapping[str, str]
-    timeout: float | None
-
-
-Step = Outgoing | InputNeeded
-Flow = Generator[Step, Any, T]
-"""Yields steps; is sent a `Reply` for an `Outgoing`, `{key: answer}` for an `InputNeeded`."""
 
 
 def declared_capabilities(
@@ -136,7 +129,7 @@ def declared_capabilities(
     return capabilities
 
 
-class ClientCore:
+class ClientCore(EraFlows):
     """Everything a client does except moving bytes and running user callbacks."""
 
     def __init__(
@@ -154,6 +147,8 @@ class ClientCore:
         on_notification: OnNotification | None = None,
         cache: ResponseCache | None = None,
         partition: str | None = None,
+        era: EraChoice = "modern",  # the drivers pass "auto" unless told otherwise
+        legacy_version: str | None = None,
     ) -> None:
         if max_input_rounds < 0:
             raise ValueError("max_input_rounds must be >= 0")
@@ -182,15 +177,32 @@ class ClientCore:
         self._progress_prefix = secrets.token_hex(4) + "-"
         self._progress_ids = itertools.count(1)
         self.notify: OnNotification = self._dispatch  # one object: transports dedupe handlers by identity
+        # The era (protocol/era.py): "modern" from the start when forced, else decided by the
+        # first exchange: stdio probes with server/discover, HTTP reads the first reply (VER-07..10).
+        self.era_choice = check_era(era)
+        self.era: Era | None = MODERN if era == MODERN else LEGACY if era == LEGACY else None
+        if legacy_version is not None and legacy_version not in LEGACY_PROTOCOL_VERSIONS:
+            raise ValueError(f"legacy_version must be one of {', '.join(LEGACY_PROTOCOL_VERSIONS)}, "
+                             f"not {legacy_version!r}")
+        self.legacy_version = legacy_version or LEGACY_PROTOCOL_VERSIONS[0]
+        self.handshake: Handshake | None = None  # what `initialize` settled (legacy era)
+        self._probed: dict[str, Any] | None = None  # a stdio probe's DiscoverResult, for discover()
         self.use_protocol_version(PROTOCOL_VERSION)
 
     def use_protocol_version(self, version: str) -> None:
-        """Speak `version` from now on: `_meta` and `MCP-Protocol-Version` always agree (HDR-02)."""
+        """Speak `version` from now on: `_meta` and `MCP-Protocol-Version` always agree (HDR-02).
+        A legacy revision has no protocol `_meta`, and the header only from 2025-06-18 on."""
         self.protocol_version = version
+        self._header_cache: dict[tuple[str, str | None], dict[str, str]] = {}
+        if version in LEGACY_PROTOCOL_VERSIONS:
+            self._meta = {}
+            self._base_headers = dict(self._extra_headers)
+            if version >= lifecycle.VERSION_HEADER_SINCE:
+                self._base_headers[mcp_headers.PROTOCOL_VERSION] = version
+            return
         self._meta = request_meta(capabilities=self.capabilities, client_info=self.client_info,
                                   protocol_version=version)
         self._base_headers = {**self._extra_headers, mcp_headers.PROTOCOL_VERSION: version}
-        self._header_cache: dict[tuple[str, str | None], dict[str, str]] = {}
 
     # -- building requests -------------------------------------------------------------
 
@@ -219,7 +231,11 @@ class ClientCore:
         timeout: float | None = None,
     ) -> Flow[dict[str, Any]]:
         """One request → its result. Retried with a new id once at another version on -32022
-        (VER-02), and once when a read's reply stream broke before its response (HTTP-26)."""
+        (VER-02), and once when a read's reply stream broke before its response (HTTP-26).
+        Until the era is known, and in the legacy era, `_era_request_flow` sends it instead."""
+        if self.era != MODERN:
+            return (yield from self._era_request_flow(method, params, name=name, param_headers=param_headers,
+                                                      meta=meta, timeout=timeout))
         wait = self.timeout if timeout is None else timeout
         renegotiated = reissued = False
         while True:
@@ -233,7 +249,7 @@ class ClientCore:
             try:
                 reply, status = yield Outgoing(message, headers, wait)
             except ResponseLostError:
-                if reissued or method not in _REISSUED_METHODS:
+                if reissued or method not in REISSUED_METHODS:
                     raise
                 reissued = True
                 continue
@@ -279,7 +295,15 @@ class ClientCore:
         return result, False
 
     def discover_flow(self, *, partition: str | None = None, refresh: bool = False) -> Flow[dict[str, Any]]:
-        result, _ = yield from self.cached_flow("server/discover", {}, partition=partition, refresh=refresh)
+        """`server/discover`; in the legacy era, what `initialize` settled in the same shape."""
+        if self.era != MODERN:
+            yield from self.era_flow()
+            if self.handshake is not None:
+                return lifecycle.discover_view(self.handshake)
+            probed, self._probed = self._probed, None
+            if probed is not None and not refresh:
+                return probed
+        result, _ = yield from self.cached_flow(DISCOVER, {}, partition=partition, refresh=refresh)
         return result
 
     def list_page_flow(self, cursor: str | None = None, *, partition: str | None = None,
@@ -377,7 +401,7 @@ class ClientCore:
             while True:
                 spec = self.tools.get(name)
                 param_headers = None
-                if self.send_headers and spec is not None and spec.header_params:
+                if self.send_headers and spec is not None and spec.header_params and self.era != LEGACY:
                     param_headers = {
                         header: mcp_headers.encode_value(text)  # XHDR-13..16
                         for header, text in xheader.request_headers(spec.header_params, args)

@@ -178,7 +178,7 @@ def plan_round(
     calls: list[tuple[str, Callable[[Any], Any], InputRequest]] = []
     missing: list[str] = []
     for key, request in round_.requests.items():
-        _check_declared(request, capabilities)
+        check_declared(request, capabilities)
         handler = handlers.get(request.method)
         if handler is None:
             missing.append(f"{key!r} ({request.method}: no {_CALLBACK_NAMES[request.method]} callback)")
@@ -198,7 +198,7 @@ def plan_round(
     return InputNeeded(calls, 0.0 if round_.requests else state_only_delay)
 
 
-def _check_declared(request: InputRequest, capabilities: Mapping[str, Any]) -> None:
+def check_declared(request: InputRequest, capabilities: Mapping[str, Any]) -> None:
     if isinstance(request, ElicitRequest) and request.mode == "url":
         elicitation = capabilities.get("elicitation")
         if not (isinstance(elicitation, Mapping) and "url" in elicitation):

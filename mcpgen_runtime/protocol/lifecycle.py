@@ -25,8 +25,12 @@ __all__ = [
     "SET_LEVEL",
     "VERSION_HEADER_SINCE",
     "Handshake",
+    "cancelled_notification",
+    "counter_offer",
+    "discover_view",
     "initialize_params",
     "initialize_request",
+    "initialized_notification",
     "negotiate_version",
     "parse_initialize_result",
 ]
@@ -93,3 +97,41 @@ def parse_initialize_result(result: Mapping[str, Any], supported: Sequence[str] 
 
 def initialize_request(request_id: jsonrpc.RequestId, params: dict[str, Any]) -> jsonrpc.Message:
     return jsonrpc.request(request_id, INITIALIZE, params)
+
+
+def initialized_notification() -> jsonrpc.Message:
+    return jsonrpc.notification(INITIALIZED, {})
+
+
+def cancelled_notification(request_id: jsonrpc.RequestId, reason: str) -> jsonrpc.Message:
+    """Cancels a request in the legacy era, where a dropped stream is not a cancellation
+    (2025-11-25/basic-transports.mdx § Sending Messages to the Server)."""
+    return jsonrpc.notification("notifications/cancelled", {"requestId": request_id, "reason": reason})
+
+
+def discover_view(handshake: Handshake) -> dict[str, Any]:
+    """What `initialize` settled, shaped like a `DiscoverResult`, so `discover()` answers alike
+    in both eras (the legacy server's revision is its only supported version here)."""
+    view: dict[str, Any] = {"supportedVersions": [handshake.protocol_version],
+                            "capabilities": dict(handshake.capabilities), "serverInfo": dict(handshake.peer_info)}
+    if handshake.instructions is not None:
+        view["instructions"] = handshake.instructions
+    return view
+
+
+def counter_offer(data: object, offered: str, supported: Sequence[str] = LEGACY_PROTOCOL_VERSIONS) -> str | None:
+    """After `initialize` was refused: the revision to offer next, from the `supported` list an
+    unsupported-version error carries (`-32602`, data `{supported, requested}`); None when the
+    error lists none. A list without any revision this client speaks is a `ProtocolError`
+    naming both sides' versions."""
+    listed = data.get("supported") if isinstance(data, Mapping) else None
+    if not isinstance(listed, list):
+        return None
+    theirs = [version for version in listed if isinstance(version, str)]
+    for version in supported:
+        if version in theirs and version != offered:
+            return version
+    if offered in theirs:
+        return None  # refused for another reason: raise the server's error as it is
+    raise ProtocolError(f"no protocol version in common: the server supports {', '.join(theirs)[:300] or 'none'}; "
+                        f"this client speaks {', '.join((PROTOCOL_VERSION, *supported))}")

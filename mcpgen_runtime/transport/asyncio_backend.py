@@ -15,7 +15,8 @@ import asyncio
 import contextlib
 import socket
 import ssl
-from typing import Final
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
 
 from .http11 import Origin
 
@@ -231,3 +232,76 @@ class AsyncConnector:
     def close(self) -> None:
         if self._watchdog is not None and not self._watchdog.loop.is_closed():
             self._watchdog.close()
+
+
+# -- background work (the legacy session's GET stream: `_async/events.py`) ---------------------
+
+
+class AsyncWorker:
+    """Runs `target()` in a task of its own; `stop()` cancels it."""
+
+    __slots__ = ("_task",)
+
+    def __init__(self, target: Callable[[], Awaitable[None]], name: str) -> None:
+        self._task = asyncio.ensure_future(target())
+        self._task.set_name(name)
+
+    def stop(self) -> None:
+        self._task.cancel()
+
+
+async def pause(seconds: float) -> None:
+    await asyncio.sleep(seconds)
+
+
+class AsyncMailbox:
+    """A bounded queue of messages from one producer task to one reader; `close()` ends it.
+    A full mailbox drops what arrives (`put` says False): a flood never grows memory."""
+
+    __slots__ = ("_closed", "_queue")
+
+    def __init__(self, limit: int) -> None:
+        self._queue: asyncio.Queue[Any] = asyncio.Queue(limit + 1)  # +1: room for the end mark
+        self._closed = False
+
+    def put(self, item: Any) -> bool:
+        if self._closed or self._queue.qsize() >= self._queue.maxsize - 1:
+            return False
+        self._queue.put_nowait(item)
+        return True
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._queue.put_nowait(_END)
+
+    async def get(self) -> Any:
+        """The next item, or `MAILBOX_END` once closed and emptied."""
+        item = await self._queue.get()
+        if item is _END:
+            self._queue.put_nowait(_END)  # every later get() sees the end too
+        return item
+
+
+_END: Final = object()
+MAILBOX_END: Final = _END
+
+
+class AsyncWaiter:
+    """One reply awaited by one task and delivered by another (the HTTP+SSE reader)."""
+
+    __slots__ = ("_future",)
+
+    def __init__(self) -> None:
+        self._future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    def set(self, value: Any) -> None:
+        if not self._future.done():
+            self._future.set_result(value)
+
+    async def wait(self, timeout: float | None) -> Any:
+        """The value; TimeoutError after `timeout` seconds."""
+        if timeout is None:
+            return await self._future
+        async with asyncio.timeout(timeout):
+            return await asyncio.shield(self._future)

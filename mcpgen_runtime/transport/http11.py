@@ -158,6 +158,11 @@ class HeadBuilder:
             self._cache[key] = block
         return block + b"Content-Length: %d\r\n\r\n" % content_length
 
+    def bare(self, method: str, headers: Mapping[str, str]) -> bytes:
+        """A complete head for a request without a body (the legacy session's GET and
+        DELETE); not cached: they are rare."""
+        return method.encode("ascii") + self._block(headers)[4:] + b"\r\n"  # the block starts "POST"
+
     def _block(self, headers: Mapping[str, str]) -> bytes:
         lines: list[str] = []
         overrides: dict[str, tuple[str, str]] = {}

@@ -13,7 +13,8 @@ The asyncio transport demultiplexes replies by id in a reader task, so many requ
 in flight at once. What a line means and where it goes is shared (`stdio_lines.py`). A peer
 request is answered through `on_request` with one line (`hooks.py`): by the blocking transport
 while it reads (so in the thread of the call that read it), by the asyncio transport in a task
-of its own.
+of its own. `unsolicited()` yields the notifications that belong to no request or stream (a
+legacy server's list changes), from a bounded buffer.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ __all__ = ["SHUTDOWN_GRACE", "STDERR_TAIL_LINES", "AsyncStdioTransport", "StdioT
 _READ_SIZE = 1 << 16
 _LINE_LIMIT = 1 << 26  # asyncio line limit: a tools/list page can be large
 _STREAM_SLICE = 0.05  # seconds a blocking stream() reader holds the pipe before letting requests in
+UNSOLICITED_LIMIT = 1024  # notifications an `unsolicited()` reader may fall behind by (then: dropped)
 
 
 class _StderrTail:
@@ -104,6 +106,7 @@ class StdioTransport:
         self._splitter = LineSplitter()
         self._lock = threading.Lock()
         self._streams = StreamRoutes()
+        self._unsolicited: list[deque[Message]] = []
         self._exited: ServerExitedError | None = None
         self._closed = False
 
@@ -135,8 +138,38 @@ class StdioTransport:
         if is_request(message):
             if self.on_request is not None:
                 self._answer(message, self.on_request)
-        elif not self._streams.route(message) and on_notification is not None and "method" in message:
-            on_notification(message)
+        elif not self._streams.route(message) and "method" in message:
+            if on_notification is not None:
+                on_notification(message)
+            for buffer in self._unsolicited:
+                buffer.append(message)  # bounded: the oldest goes first
+
+    def unsolicited(self) -> Iterator[Message]:
+        """Notifications that belong to no request or stream, from this call on (read while
+        nothing else reads, in slices like `stream()`); closing the iterator stops it."""
+        buffer: deque[Message] = deque(maxlen=UNSOLICITED_LIMIT)
+        self._unsolicited.append(buffer)
+        return self._drain(buffer)
+
+    def _drain(self, buffer: deque[Message]) -> Iterator[Message]:
+        try:
+            while True:
+                if not buffer:
+                    self._read_slice(buffer)
+                    continue
+                yield buffer.popleft()
+        finally:
+            self._unsolicited.remove(buffer)
+
+    def _read_slice(self, pending: deque[Message]) -> None:
+        """For a reader whose `pending` is empty: read from the pipe for a slice of time
+        unless another thread filled it meanwhile (no request waits: its notifications are
+        routed to streams and `unsolicited()` readers only)."""
+        with self._lock:
+            if not pending:
+                reply = self._next_message(time.monotonic() + _STREAM_SLICE)
+                if reply is not None:
+                    self._other(reply, None)
 
     def _answer(self, request: Message, on_request: OnRequest) -> None:
         try:
@@ -163,11 +196,7 @@ class StdioTransport:
         try:
             while True:
                 if not queue:
-                    with self._lock:
-                        if not queue:
-                            reply = self._next_message(time.monotonic() + _STREAM_SLICE)
-                            if reply is not None:
-                                self._other(reply, None)  # with no request waiting, notifications are dropped
+                    self._read_slice(queue)
                     continue
                 item = queue.popleft()
                 ended = ends_stream(item)
@@ -267,6 +296,7 @@ class AsyncStdioTransport:
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[Any, _Pending] = {}
         self._streams = StreamRoutes()
+        self._unsolicited: list[asyncio.Queue[Message | BaseException]] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._answering: set[asyncio.Task[None]] = set()
         self._stderr: deque[bytes] = deque(maxlen=STDERR_TAIL_LINES)
@@ -408,6 +438,27 @@ class AsyncStdioTransport:
                 if handler is not None and id(handler) not in seen:
                     seen.add(id(handler))
                     handler(message)
+            for queue in self._unsolicited:
+                if not queue.full():  # a flood is dropped, never buffered without bound
+                    queue.put_nowait(message)
+
+    def unsolicited(self) -> AsyncIterator[Message]:
+        """The asyncio twin of `StdioTransport.unsolicited` (the reader task fills it)."""
+        queue: asyncio.Queue[Message | BaseException] = asyncio.Queue(UNSOLICITED_LIMIT)
+        self._unsolicited.append(queue)
+        return self._drain(queue)
+
+    async def _drain(self, queue: asyncio.Queue[Message | BaseException]) -> AsyncIterator[Message]:
+        try:
+            while True:
+                if self._exited is not None and queue.empty():
+                    raise copy_exit(self._exited)
+                item = await queue.get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            self._unsolicited.remove(queue)
 
     async def _answer(self, request: Message, on_request: AsyncOnRequest) -> None:
         try:
@@ -450,6 +501,9 @@ class AsyncStdioTransport:
                 pending.future.set_exception(copy_exit(exit_error))
         for deliver in self._streams.queues():
             deliver(copy_exit(exit_error))
+        for queue in self._unsolicited:
+            if not queue.full():
+                queue.put_nowait(copy_exit(exit_error))
 
     async def aclose(self) -> None:
         proc = self._proc

@@ -3,8 +3,8 @@ a JSON body (`classify_body`) or an SSE stream (`SseDecoder`, `ResponseStream`, 
 
 Rules: HTTP-06/07/09 (one POST per message, Accept lists both types), HTTP-13 (both reply
 types), HTTP-15 (no server requests on a reply stream: dropped unless the transport has an
-`on_request` hook), HTTP-19 (SSE comments ignored), HTTP-20 (no resumption: `id:`/`retry:`
-ignored).
+`on_request` hook), HTTP-19 (SSE comments ignored), HTTP-20 (no resumption in this revision: `id:` and `retry:`
+are only recorded, for the legacy era's resumable streams: `_async/http.py`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,16 @@ BASE_HEADERS: Final[Mapping[str, str]] = {
 }
 USER_AGENT: Final = f"mcpgen/{__version__}"
 
+DEFAULT_RETRY_MS: Final = 1000  # legacy era: wait before reconnecting when the server sent no `retry`
+MAX_RETRY_MS: Final = 30_000  # a server's `retry` is honoured up to this
+_MAX_EVENT_ID = 1024  # bytes of an SSE event id kept (it goes back in Last-Event-ID)
 # SSE line terminators: CRLF, LF or CR (WHATWG "event stream interpretation").
 _EOL = re.compile(rb"\r\n|\r|\n")
+
+
+def retry_wait(retry_ms: int | None) -> float:
+    """Seconds to wait before reconnecting to a legacy event stream (its `retry`, bounded)."""
+    return min(DEFAULT_RETRY_MS if retry_ms is None else retry_ms, MAX_RETRY_MS) / 1000
 
 
 def is_event_stream(content_type: str) -> bool:
@@ -54,16 +62,23 @@ def classify_body(status: int, body: bytes) -> Message:
 class SseDecoder:
     """Incremental `text/event-stream` parser that yields the `data` payload of each event.
 
-    Comment lines (`:` keep-alives) and the `event`, `id` and `retry` fields are ignored; a
-    multi-line `data` field is joined with `\\n`. Chunks may split lines anywhere, including
-    between the CR and LF of a CRLF.
+    Comment lines (`:` keep-alives) and the `event` field are ignored; a multi-line `data`
+    field is joined with `\\n`; the last `id` and `retry` seen are kept in `last_id` and
+    `retry_ms` (legacy-era resumption). Chunks may split lines anywhere, including between
+    the CR and LF of a CRLF.
     """
 
-    __slots__ = ("_buffer", "_data")
+    __slots__ = ("_buffer", "_data", "_event", "event_names", "last_id", "retry_ms")
 
-    def __init__(self) -> None:
+    def __init__(self, *, named: bool = False) -> None:
         self._buffer = b""
         self._data: list[bytes] | None = None
+        self.last_id: str | None = None
+        self.retry_ms: int | None = None
+        # With `named`, the `event` name of each event returned is appended here (the caller
+        # empties it): the 2024-11-05 HTTP+SSE transport tells `endpoint` from `message`.
+        self.event_names: list[str] | None = [] if named else None
+        self._event = "message"
 
     def feed(self, chunk: bytes) -> list[bytes]:
         buffer = self._buffer + chunk if self._buffer else chunk
@@ -93,6 +108,9 @@ class SseDecoder:
             if self._data is not None:
                 events.append(b"\n".join(self._data))
                 self._data = None
+                if self.event_names is not None:
+                    self.event_names.append(self._event)
+            self._event = "message"
             return
         if line[:1] == b":":
             return
@@ -104,6 +122,17 @@ class SseDecoder:
                 self._data = [value]
             else:
                 self._data.append(value)
+        elif field == b"id" or field == b"retry":
+            self._control(field, value[1:] if value[:1] == b" " else value)
+        elif field == b"event" and self.event_names is not None:
+            self._event = (value[1:] if value[:1] == b" " else value).decode("utf-8", "replace")[:100]
+
+    def _control(self, field: bytes, value: bytes) -> None:
+        if field == b"id":
+            if b"\0" not in value and len(value) <= _MAX_EVENT_ID:
+                self.last_id = value.decode("utf-8", "replace")
+        elif value.isdigit() and len(value) <= 9:
+            self.retry_ms = int(value)
 
 
 def event_message(data: bytes) -> Message | None:
@@ -116,26 +145,27 @@ def event_message(data: bytes) -> Message | None:
 class ResponseStream:
     """Reads one request's SSE reply: notifications go to `on_notification`, the response
     carrying the request's id ends the read, and requests of the peer's are collected in
-    `requests` for the transport to answer (dropped when `requests` is None: HTTP-15)."""
+    `requests` for the transport to answer (dropped when `requests` is None: HTTP-15).
+    `decoder` is replaced when a legacy stream is resumed on a new response."""
 
-    __slots__ = ("_decoder", "_id", "_on_notification", "requests")
+    __slots__ = ("_id", "_on_notification", "decoder", "requests")
 
     def __init__(self, request_id: Any, on_notification: OnNotification | None,
                  requests: list[Message] | None = None) -> None:
-        self._decoder = SseDecoder()
+        self.decoder = SseDecoder()
         self._id = request_id
         self._on_notification = on_notification
         self.requests = requests
 
     def feed(self, chunk: bytes) -> Message | None:
-        for data in self._decoder.feed(chunk):
+        for data in self.decoder.feed(chunk):
             message = self._accept(data)
             if message is not None:
                 return message
         return None
 
     def finish(self) -> Message | None:
-        for data in self._decoder.finish():
+        for data in self.decoder.finish():
             message = self._accept(data)
             if message is not None:
                 return message
@@ -164,17 +194,17 @@ class EventMessages:
     """Every message of an SSE reply, for `stream()`: peer requests are set aside in
     `requests` when the transport answers them (`requests` not None), else passed on."""
 
-    __slots__ = ("_decoder", "requests")
+    __slots__ = ("decoder", "requests")
 
     def __init__(self, requests: list[Message] | None = None) -> None:
-        self._decoder = SseDecoder()
+        self.decoder = SseDecoder()
         self.requests = requests
 
     def feed(self, chunk: bytes) -> list[Message]:
-        return self._messages(self._decoder.feed(chunk))
+        return self._messages(self.decoder.feed(chunk))
 
     def finish(self) -> list[Message]:
-        return self._messages(self._decoder.finish())
+        return self._messages(self.decoder.finish())
 
     def _messages(self, events: list[bytes]) -> list[Message]:
         messages: list[Message] = []

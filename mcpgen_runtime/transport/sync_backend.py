@@ -18,8 +18,11 @@ import socket
 import ssl
 import struct
 import sys
+import threading
 import time
-from typing import Final
+from collections.abc import Callable
+from queue import Full, Queue
+from typing import Any, Final
 
 from .http11 import Origin
 
@@ -141,6 +144,9 @@ class Connection:
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
+            # shutdown first: a read blocked in another thread (the legacy GET stream's) wakes up
+            self.sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
             self.sock.close()
 
 
@@ -164,3 +170,83 @@ class Connector:
 
     def close(self) -> None:
         pass
+
+
+# -- background work (the legacy session's GET stream: `_sync/events.py`) ----------------------
+
+
+class Worker:
+    """Runs `target()` on a daemon thread; `stop()` only marks it: the target notices when its
+    blocked read is ended by closing the response it reads."""
+
+    __slots__ = ("_thread",)
+
+    def __init__(self, target: Callable[[], None], name: str) -> None:
+        self._thread = threading.Thread(target=target, name=name, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        pass
+
+
+def pause(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+class Mailbox:
+    """A bounded queue of messages from one producer thread to one reader; `close()` ends it.
+    A full mailbox drops what arrives (`put` says False): a flood never grows memory."""
+
+    __slots__ = ("_closed", "_queue")
+
+    def __init__(self, limit: int) -> None:
+        self._queue: Queue[Any] = Queue(limit + 1)  # +1: room for the end mark
+        self._closed = False
+
+    def put(self, item: Any) -> bool:
+        if self._closed or self._queue.qsize() >= self._queue.maxsize - 1:
+            return False
+        try:
+            self._queue.put_nowait(item)
+        except Full:
+            return False
+        return True
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            with contextlib.suppress(Full):
+                self._queue.put_nowait(_END)
+
+    def get(self) -> Any:
+        """The next item, or `MAILBOX_END` once closed and emptied."""
+        item = self._queue.get()
+        if item is _END:
+            with contextlib.suppress(Full):
+                self._queue.put_nowait(_END)
+        return item
+
+
+_END: Final = object()
+MAILBOX_END: Final = _END
+
+
+class Waiter:
+    """One reply awaited by one thread and delivered by another (the HTTP+SSE reader)."""
+
+    __slots__ = ("_event", "_value")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._value: Any = None
+
+    def set(self, value: Any) -> None:
+        if not self._event.is_set():
+            self._value = value
+            self._event.set()
+
+    def wait(self, timeout: float | None) -> Any:
+        """The value; TimeoutError after `timeout` seconds."""
+        if not self._event.wait(timeout):
+            raise TimeoutError
+        return self._value

@@ -1,5 +1,6 @@
 """The official MCP conformance suite (pinned harness, docs/RULES.md conformance §6-7) against mcpgen's client
-program, conformance/client.py: one harness run per client scenario tagged 2026-07-28.
+program, conformance/client.py: one harness run per client scenario tagged 2026-07-28, and per
+legacy-era scenario at the initialize-based versions it is tagged for (`LEGACY_RUNS`).
 
     conformance client --command "<python> conformance/client.py" --scenario NAME --spec-version 2026-07-28 -o DIR
 
@@ -31,6 +32,17 @@ SCENARIOS = [
     "sep-2322-client-request-state",
     "json-schema-ref-no-deref",
     "json-schema-2020-12-preservation",
+]
+# Legacy-era (initialize-based) runs: (scenario, --spec-version); the harness is the legacy
+# server, stateful at that version.
+LEGACY_RUNS = [
+    ("initialize", "2025-11-25"),
+    ("initialize", "2025-06-18"),
+    ("tools_call", "2025-11-25"),
+    ("tools_call", "2025-06-18"),
+    ("elicitation-sep1034-client-defaults", "2025-11-25"),
+    ("sse-retry", "2025-11-25"),
+    ("json-schema-2020-12-preservation", "2025-11-25"),
 ]
 # The other client scenarios the harness lists for 2026-07-28 are authorization flows
 # (docs/RULES.md conformance §8: out of scope for a tools runtime).
@@ -75,9 +87,18 @@ def test_every_2026_07_28_client_scenario_is_run_or_excluded() -> None:
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_client_scenario(scenario: str, tmp_path: Path) -> None:
+    run_scenario(scenario, "2026-07-28", tmp_path)
+
+
+@pytest.mark.parametrize(("scenario", "version"), LEGACY_RUNS, ids=[f"{s}@{v}" for s, v in LEGACY_RUNS])
+def test_legacy_client_scenario(scenario: str, version: str, tmp_path: Path) -> None:
+    run_scenario(scenario, version, tmp_path)
+
+
+def run_scenario(scenario: str, version: str, tmp_path: Path) -> None:
     command = f"{PYTHON} {CLIENT}"
     assert " " not in PYTHON and " " not in str(CLIENT), "the harness splits --command on spaces"
-    run = harness("client", "--command", command, "--scenario", scenario, "--spec-version", "2026-07-28",
+    run = harness("client", "--command", command, "--scenario", scenario, "--spec-version", version,
                   "-o", str(tmp_path), "--timeout", "60000")
     results = list(tmp_path.glob("*/checks.json"))
     assert len(results) == 1, f"no checks.json from the harness:\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"

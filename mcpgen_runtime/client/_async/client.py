@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from ...cache import CacheStore, auth_partition
 from ...content import ToolResult
 from ...errors import McpRuntimeError
+from ...protocol.era import EraChoice
 from ...protocol.input_required import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
 from ...protocol.inputs import (
     ELICIT,
@@ -30,11 +31,24 @@ from ...protocol.inputs import (
     ProgressCallback,
 )
 from ...protocol.jsonrpc import Message
+from ...protocol.lifecycle import INITIALIZED
+from ...protocol.peer_requests import peer_response
 from ...protocol.subscriptions import ListenState, SubscriptionFilter
 from ...transport.base import AsyncTransport
 from ...transport.http import AsyncHttpTransport
 from ..common import FORM_ONLY, AsyncAuth, AsyncIO, AsyncTokenProvider, bearer, core_for
-from ..core import DEFAULT_TIMEOUT, ElicitationMode, Flow, OnNotification, Outgoing, ToolsPage
+from ..core import (
+    DEFAULT_TIMEOUT,
+    ElicitationMode,
+    Flow,
+    Notify,
+    OnNotification,
+    Outgoing,
+    Step,
+    ToolsPage,
+)
+from ..eras import LEGACY
+from ..legacy_listen import LegacyListenState
 from .listen import AsyncSubscription
 
 __all__ = ["AsyncClient"]
@@ -55,7 +69,14 @@ class AsyncClient(AsyncIO):
     `Client` blocks; `AsyncClient` is its asyncio twin: there the callbacks and
     `token_provider` may also be coroutine functions, and cancelling the task running a call
     cancels the request (HTTP: the reply stream is closed, HTTP-21; stdio:
-    `notifications/cancelled`, CANCEL-03)."""
+    `notifications/cancelled`, CANCEL-03).
+
+    `era`: "auto" finds out whether the server is modern (2026-07-28) or speaks an
+    initialize-based revision (2025-11-25, 2025-06-18, 2025-03-26) and talks to it in kind;
+    "modern" or "legacy" skips the detection. `legacy_version` is the revision offered in
+    `initialize` (default: the newest). In the legacy era the server's own requests are
+    answered by the same `on_elicit` / `on_sample` / `on_roots` callbacks (Client: on the
+    thread that reads them)."""
 
     def __init__(
         self,
@@ -77,6 +98,8 @@ class AsyncClient(AsyncIO):
         capabilities: Mapping[str, Any] | None = None,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         cache: bool | CacheStore = True,
+        era: EraChoice = "auto",
+        legacy_version: str | None = None,
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
@@ -90,7 +113,8 @@ class AsyncClient(AsyncIO):
             url, self._transport, headers=headers, token_provider=token_provider, client_info=client_info,
             timeout=timeout, tools=tools, on_notification=on_notification, on_progress=on_progress,
             handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots}, elicitation_modes=elicitation_modes,
-            sampling_tools=sampling_tools, capabilities=capabilities, max_input_rounds=max_input_rounds, cache=cache)
+            sampling_tools=sampling_tools, capabilities=capabilities, max_input_rounds=max_input_rounds, cache=cache,
+            era=era, legacy_version=legacy_version)
         self._static_headers = dict(headers or {})
         self._token_provider = token_provider
         self._auth: AsyncAuth | None = (
@@ -109,6 +133,7 @@ class AsyncClient(AsyncIO):
         transport = self._transport
         notify = self._core.notify
         auth = self._auth
+        step: Step | None = None
         try:
             step = next(flow)
             while True:
@@ -121,13 +146,53 @@ class AsyncClient(AsyncIO):
                         step = flow.throw(exc)  # the flow may recover (stale cache, HTTP-26)
                     else:
                         step = flow.send(reply)
+                elif type(step) is Notify:
+                    try:
+                        await self._notify(step)
+                    except McpRuntimeError as exc:
+                        step = flow.throw(exc)
+                    else:
+                        step = flow.send(None)
                 else:
                     step = flow.send(await self._answer(cast(InputNeeded, step)))
         except StopIteration as done:
             return cast(T, done.value)
-        except BaseException:
+        except BaseException as exc:
             flow.close()
+            if type(step) is Outgoing and not isinstance(exc, McpRuntimeError):
+                notice = self._core.cancel_notice(step.message)  # legacy HTTP: say it (a dropped stream is not)
+                if notice is not None:
+                    await self._notify(notice)
             raise
+
+    async def _notify(self, notice: Notify) -> None:
+        headers = notice.headers if self._auth is None else await self._auth(notice.headers)
+        try:
+            await self._transport.notify(notice.message, headers)
+        except McpRuntimeError:
+            if not notice.best_effort:
+                raise
+            return
+        if notice.message.get("method") == INITIALIZED:
+            await self._session_opened(headers)
+
+    async def _session_opened(self, headers: Mapping[str, str]) -> None:
+        """A legacy session began: the server's requests are answered by the callbacks from
+        now on, and over HTTP the session's GET stream is read, as the official SDK clients do
+        (servers send requests that belong to no call there, and some even those that do)."""
+        transport = self._transport
+        if getattr(transport, "on_request", None) is None:
+            transport.on_request = self._on_peer_request  # before: requests dropped (modern: HTTP-15)
+        open_events = getattr(transport, "open_events", None)
+        if open_events is not None:
+            await open_events(headers, self._core.notify)
+
+    async def _on_peer_request(self, message: Message) -> Message:
+        """The transport's `on_request` hook in the legacy era (protocol/peer_requests.py)."""
+        planned = self._core.peer_request(message)
+        if not isinstance(planned, InputNeeded):
+            return planned
+        return peer_response(message, planned, await self._answer(planned))
 
     @property
     def transport(self) -> AsyncTransport:
@@ -189,9 +254,37 @@ class AsyncClient(AsyncIO):
         if stream is None:
             raise TypeError(f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()")
         await self._start()
+        if self._core.era is None and not self._core.send_headers:
+            await self._run(self._core.era_flow())  # stdio: the probe (HTTP: the listen request tells)
+        elif self._core.era == LEGACY and self._core.handshake is None:
+            await self._run(self._core.era_flow())  # the session to listen in
+        if self._core.era == LEGACY:
+            return await self._open_legacy_listen(requested)
         outgoing = self._core.listen_request(requested)
         headers = outgoing.headers if self._auth is None else await self._auth(outgoing.headers)
         return ListenState(outgoing.message["id"], requested, self._core.observe), stream(outgoing.message, headers)
+
+    async def _open_legacy_listen(self, requested: SubscriptionFilter,
+                                  ) -> tuple[LegacyListenState, AsyncIterator[Message]]:
+        """A legacy server's notifications come unasked: on HTTP the session's GET stream, on
+        stdio the lines that answer no request."""
+        core = self._core
+        transport = self._transport
+        headers: Mapping[str, str] = core.session_headers()
+        if self._auth is not None:
+            headers = await self._auth(headers)
+        state = LegacyListenState(requested, core.observe)
+        open_events = getattr(transport, "open_events", None)
+        if open_events is not None:
+            events = cast(Any, transport).events() if await open_events(headers, core.notify) else None
+            if events is None:
+                raise McpRuntimeError("the server offers no event stream for this session (GET answered 405); "
+                                      "it cannot send notifications")
+            return state, events.messages()
+        unsolicited = getattr(transport, "unsolicited", None)
+        if unsolicited is None:
+            raise McpRuntimeError(f"{type(transport).__name__} cannot deliver a legacy server's notifications")
+        return state, unsolicited()
 
     async def aclose(self) -> None:
         if not self._is_view:

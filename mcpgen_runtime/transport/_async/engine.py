@@ -41,6 +41,15 @@ class AsyncEngineResponse(Protocol):
     async def aclose(self) -> None:
         """Done with it: closing an unfinished body is the cancellation (HTTP-21)."""
 
+    def forever(self) -> None:
+        """Lift the deadline for the rest of the body (a long-lived event stream)."""
+
+    async def linger(self, seconds: float) -> None:
+        """Wait briefly for the rest of the body (its connection is then kept)."""
+
+    def abort(self) -> None:
+        """Close it now, from any thread (best effort)."""
+
 
 class AsyncEngine(Protocol):
     name: str
@@ -48,6 +57,10 @@ class AsyncEngine(Protocol):
 
     async def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> AsyncEngineResponse:
         """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline."""
+        ...
+
+    async def bare(self, method: str, headers: Mapping[str, str], timeout: float | None) -> AsyncEngineResponse:
+        """A request without a body (`GET`, `DELETE`: the legacy session's)."""
         ...
 
     async def aclose(self) -> None: ...
@@ -72,6 +85,9 @@ class AsyncLeanEngine:
     async def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> AsyncResponse:
         return await self.pool.post(self.heads.head(headers, len(body)) + body, timeout)
 
+    async def bare(self, method: str, headers: Mapping[str, str], timeout: float | None) -> AsyncResponse:
+        return await self.pool.post(self.heads.bare(method, headers), timeout)
+
     async def aclose(self) -> None:
         self.pool.close()
 
@@ -88,12 +104,19 @@ class AsyncHttpxEngine:
         self._client = httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=timeout) if client is None else client
 
     async def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> AsyncHttpxResponse:
+        return await self._send("POST", body, headers, timeout)
+
+    async def bare(self, method: str, headers: Mapping[str, str], timeout: float | None) -> AsyncHttpxResponse:
+        return await self._send(method, None, headers, timeout)
+
+    async def _send(self, method: str, body: bytes | None, headers: Mapping[str, str],
+                    timeout: float | None) -> AsyncHttpxResponse:
         import httpx
 
         client = self._client
         merged = httpx.Headers(BASE_HEADERS)  # a client passed in may lack them (HTTP-07)
         merged.update(headers)
-        request = client.build_request("POST", self.url, content=body, headers=merged, timeout=timeout)
+        request = client.build_request(method, self.url, content=body, headers=merged, timeout=timeout)
         try:
             response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
@@ -139,3 +162,12 @@ class AsyncHttpxResponse:
 
     async def aclose(self) -> None:
         await self._response.aclose()
+
+    async def linger(self, seconds: float) -> None:
+        pass  # httpx keeps or drops the connection itself
+
+    def forever(self) -> None:
+        self._timeout = None  # httpx still bounds each read: a quiet stream ends, and is resumed
+
+    def abort(self) -> None:
+        pass  # httpx offers no cross-thread close; the stream ends at its next read timeout

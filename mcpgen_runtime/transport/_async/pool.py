@@ -181,6 +181,29 @@ class AsyncResponse:
         if conn is not None:
             conn.close()
 
+    async def linger(self, seconds: float) -> None:
+        """Wait up to `seconds` for the rest of the body, so that a reply whose end follows
+        closely (a legacy SSE reply, ended right after its response) keeps its connection."""
+        deadline = now() + seconds
+        try:
+            while self._conn is not None and not self._decoder.done:
+                data = await self._conn.recv(deadline)
+                if not data:
+                    return
+                self._feed(data)
+        except (OSError, TransportError):  # TimeoutError included: aclose() closes it then
+            return
+
+    def forever(self) -> None:
+        """No deadline for the rest of the body (a long-lived event stream)."""
+        self._deadline = None
+
+    def abort(self) -> None:
+        """Close the connection now, from any thread: a read blocked on it ends."""
+        conn = self._conn
+        if conn is not None:
+            conn.close()
+
     async def aiter_body(self) -> AsyncIterator[bytes]:
         """Decoded body pieces as they arrive."""
         while True:

@@ -1,0 +1,207 @@
+"""The era half of `ClientCore` (`EraFlows`, its base class): deciding whether the server is
+modern or legacy, and the legacy lifecycle as flows — the `initialize` handshake, requests
+inside a session, cancellation, and the server's own requests.
+
+Kept apart from core.py only for size: `ClientCore` is still the one place for protocol
+logic, and its `request_flow` hands a request here only while the era is open or legacy, so
+modern requests pay a single attribute check (protocol/era.py says how the era is decided;
+VER-07..10, STDIO-13..15, BASE-11 in docs/RULES.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from .._version import PROTOCOL_VERSION
+from ..errors import (
+    HttpStatusError,
+    McpRuntimeError,
+    ProtocolError,
+    RemoteError,
+    RequestTimeoutError,
+    ResponseLostError,
+)
+from ..protocol import jsonrpc, lifecycle
+from ..protocol.era import DISCOVER, PROBE_TIMEOUT, Era, EraChoice, http_says_legacy, probe_says_legacy
+from ..protocol.input_required import InputNeeded
+from ..protocol.jsonrpc import Message
+from ..protocol.lifecycle import Handshake
+from ..protocol.peer_requests import plan_peer_request
+from .steps import Flow, Notify, Outgoing
+
+__all__ = ["LEGACY", "MODERN", "REISSUED_METHODS", "EraFlows"]
+
+MODERN: Final = "modern"
+LEGACY: Final = "legacy"
+REISSUED_METHODS: Final = frozenset({DISCOVER, "tools/list"})  # reads: safe to send again (HTTP-26)
+
+
+class EraFlows:
+    """The era state and the legacy-era flows of `ClientCore` (which sets these attributes)."""
+
+    era_choice: EraChoice
+    era: Era | None  # None: not known yet (era="auto" before the first exchange)
+    legacy_version: str
+    handshake: Handshake | None
+    send_headers: bool  # False on stdio, which decides the era by probing
+    timeout: float | None
+    capabilities: dict[str, Any]
+    client_info: dict[str, str]
+    input_handlers: dict[str, Callable[[Any], Any]]
+    _probed: dict[str, Any] | None
+    _ids: itertools.count[int]
+    _extra_headers: dict[str, str]
+    _base_headers: dict[str, str]
+
+    def request_flow(self, method: str, params: Mapping[str, Any], *, name: str | None = None,
+                     param_headers: Mapping[str, str] | None = None, meta: Mapping[str, Any] | None = None,
+                     timeout: float | None = None) -> Flow[dict[str, Any]]:
+        raise NotImplementedError  # ClientCore's
+
+    def use_protocol_version(self, version: str) -> None:
+        raise NotImplementedError  # ClientCore's
+
+    def era_flow(self) -> Flow[None]:
+        """Settle the era before a request that needs it: on stdio, the `server/discover`
+        probe (STDIO-13/14); in the legacy era, the handshake if there is no session yet."""
+        if self.era is None and not self.send_headers:
+            yield from self._probe_flow()
+        if self.era == LEGACY and self.handshake is None:
+            yield from self.handshake_flow()
+
+    def _probe_flow(self) -> Flow[None]:
+        wait = PROBE_TIMEOUT if self.timeout is None else min(self.timeout, PROBE_TIMEOUT)
+        self.era = MODERN  # the probe is a modern request (and -32022 renegotiates: VER-02)
+        try:
+            self._probed = yield from self.request_flow(DISCOVER, {}, timeout=wait)
+        except McpRuntimeError as exc:
+            if not probe_says_legacy(exc):
+                if not isinstance(exc, RemoteError):
+                    self.era = None  # no verdict (the process died, garbage on stdout): ask again next time
+                raise
+            self.era = LEGACY
+
+    def _era_request_flow(self, method: str, params: Mapping[str, Any], *, name: str | None,
+                          param_headers: Mapping[str, str] | None, meta: Mapping[str, Any] | None,
+                          timeout: float | None) -> Flow[dict[str, Any]]:
+        if self.era is None and self.send_headers:
+            # HTTP: the modern request goes out as it is; its failure may say "legacy" (VER-10).
+            self.era = MODERN
+            try:
+                return (yield from self.request_flow(method, params, name=name, param_headers=param_headers,
+                                                     meta=meta, timeout=timeout))
+            except McpRuntimeError as exc:
+                if not http_says_legacy(exc, method):
+                    if not isinstance(exc, RemoteError):
+                        self.era = None  # no verdict (could not connect, timed out)
+                    raise
+                yield from self._fall_back_flow(exc)
+        yield from self.era_flow()
+        if self.era == MODERN:
+            return (yield from self.request_flow(method, params, name=name, param_headers=param_headers,
+                                                 meta=meta, timeout=timeout))
+        if method == DISCOVER and self.handshake is not None:  # no such method before 2026-07-28
+            return lifecycle.discover_view(self.handshake)
+        return (yield from self._legacy_request_flow(method, params, meta=meta, timeout=timeout))
+
+    def _fall_back_flow(self, modern_failure: McpRuntimeError) -> Flow[None]:
+        """The server looked legacy: `initialize`. If that fails too, the server is no legacy
+        server after all: the era is open again (VER-07) and the more telling error is raised."""
+        self.era = LEGACY
+        try:
+            yield from self.handshake_flow()
+        except McpRuntimeError as exc:
+            self.era = None
+            self.handshake = None
+            self.use_protocol_version(PROTOCOL_VERSION)
+            if isinstance(exc, ProtocolError):
+                raise exc from modern_failure  # e.g. no revision in common: the handshake says it best
+            raise modern_failure from exc
+
+    def handshake_flow(self) -> Flow[Handshake]:
+        """`initialize` offering `legacy_version` (the newest by default), then
+        `notifications/initialized`. A server that answers with another revision this client
+        speaks is followed; a server whose error lists supported revisions gets one more
+        `initialize` with one of them; no revision in common is a `ProtocolError` naming both
+        sides' versions. The transport keeps the session the reply opens (`Mcp-Session-Id`)."""
+        offered = self.legacy_version
+        tried: set[str] = set()
+        while True:
+            tried.add(offered)
+            request_id = next(self._ids)
+            params = lifecycle.initialize_params(capabilities=self.capabilities, client_info=self.client_info,
+                                                 protocol_version=offered)
+            reply, status = yield Outgoing(lifecycle.initialize_request(request_id, params), self._extra_headers,
+                                           self.timeout)
+            try:
+                result = jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
+            except RemoteError as exc:
+                other = lifecycle.counter_offer(exc.data, offered)
+                if other is None or other in tried:  # each revision is offered once
+                    raise
+                offered = other
+                continue
+            handshake = lifecycle.parse_initialize_result(result)
+            break
+        self.era = LEGACY
+        self.handshake = handshake
+        self.use_protocol_version(handshake.protocol_version)
+        yield Notify(lifecycle.initialized_notification(), self._base_headers)
+        return handshake
+
+    def _legacy_request_flow(self, method: str, params: Mapping[str, Any], *, meta: Mapping[str, Any] | None,
+                             timeout: float | None) -> Flow[dict[str, Any]]:
+        """One request in the legacy era: no protocol `_meta`, the session's headers; a read
+        re-issued once after a lost stream; one new session after a 404 (the session expired)."""
+        wait = self.timeout if timeout is None else timeout
+        reissued = reinitialized = False
+        while True:
+            if self.handshake is None:
+                yield from self.handshake_flow()
+            request_id = next(self._ids)
+            message = jsonrpc.request(request_id, method, {**params, "_meta": dict(meta)} if meta else dict(params))
+            headers = self._base_headers
+            try:
+                reply, status = yield Outgoing(message, headers, wait)
+            except ResponseLostError:
+                if reissued or method not in REISSUED_METHODS:
+                    raise
+                reissued = True
+                continue
+            except RequestTimeoutError:
+                cancel = self.cancel_notice(message)
+                if cancel is not None:
+                    yield cancel
+                raise
+            except HttpStatusError as exc:
+                if exc.status_code != 404 or reinitialized or not self.send_headers:
+                    raise
+                reinitialized = True
+                self.handshake = None
+                continue
+            try:
+                return jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
+            except RemoteError:
+                if status != 404 or reinitialized or not self.send_headers:
+                    raise
+                reinitialized = True
+                self.handshake = None
+
+    def cancel_notice(self, message: Mapping[str, Any]) -> Notify | None:
+        """`notifications/cancelled` for a legacy request given up on over HTTP, where closing
+        the stream is no cancellation (stdio transports send their own)."""
+        if self.era != LEGACY or not self.send_headers or message.get("method") == lifecycle.INITIALIZE:
+            return None
+        return Notify(lifecycle.cancelled_notification(message["id"], "cancelled by the client"),
+                      self._base_headers, best_effort=True)
+
+    def session_headers(self) -> dict[str, str]:
+        """The headers every request of the legacy session carries (the transport adds its id)."""
+        return dict(self._base_headers)
+
+    def peer_request(self, message: Message) -> InputNeeded | Message:
+        """A legacy server's request: its response now, or the callback to run first."""
+        return plan_peer_request(message, self.input_handlers, self.capabilities)
+

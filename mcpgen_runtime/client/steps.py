@@ -1,0 +1,38 @@
+"""The steps a `ClientCore` flow yields to its driver, and the flow type itself."""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from ..protocol.input_required import InputNeeded
+
+__all__ = ["Flow", "InputNeeded", "Notify", "Outgoing", "Step"]
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class Outgoing:
+    """A request a flow wants sent."""
+
+    message: dict[str, Any]
+    headers: Mapping[str, str]
+    timeout: float | None
+
+
+@dataclass(slots=True)
+class Notify:
+    """A notification a flow wants sent (legacy era: `notifications/initialized`, and
+    `notifications/cancelled` over HTTP). With `best_effort` a failure to send is ignored."""
+
+    message: dict[str, Any]
+    headers: Mapping[str, str]
+    best_effort: bool = False
+
+
+Step = Outgoing | InputNeeded | Notify
+Flow = Generator[Step, Any, T]
+"""Yields steps; is sent a `Reply` for an `Outgoing`, `{key: answer}` for an `InputNeeded`,
+None for a `Notify`."""
