@@ -408,7 +408,8 @@ def test_input_required_while_listing_is_a_clear_error(fake: dict[str, Any]) -> 
 
 
 def test_live_sources_use_the_runtime_client(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A plain Client: no tool table, no response cache, the caller's headers and timeout."""
+    """A plain Client: no tool table, no response cache, the caller's headers and timeout; either era;
+    every capability a generated client can answer declared, so servers list every tool."""
     import mcpgen_runtime.client
 
     made: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
@@ -425,9 +426,11 @@ def test_live_sources_use_the_runtime_client(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(mcpgen_runtime.client, "Client", Recorder)
     load._open_http("https://example.com/mcp", {"Authorization": "x"}, 5.0)
     load._open_stdio(["server", "--flag"])
+    listing = {"era": "auto", "capabilities": load.LISTING_CAPABILITIES}
     assert made == [
-        (("https://example.com/mcp",), {"headers": {"Authorization": "x"}, "timeout": 5.0, "tools": (), "cache": False}),
-        (("stdio", ["server", "--flag"]), {"tools": (), "cache": False}),
+        (("https://example.com/mcp",), {"headers": {"Authorization": "x"}, "timeout": 5.0, "tools": (), "cache": False,
+                                        **listing}),
+        (("stdio", ["server", "--flag"]), {"tools": (), "cache": False, **listing}),
     ]
 
 
