@@ -42,6 +42,13 @@ def status_error(status: int, body: bytes) -> HttpStatusError:
                            body=body[:BODY_PREVIEW])
 
 
+def challenged(status: int, body: bytes, www_authenticate: str) -> HttpStatusError:
+    """A 401/403 with an authorization challenge: whatever the body says, the answer is the
+    challenge (AUTH-01), which the client's authorization reads."""
+    return HttpStatusError(f"HTTP {status}: the server asks for authorization", status_code=status,
+                           body=body[:BODY_PREVIEW], www_authenticate=www_authenticate)
+
+
 def rejected(what: str, status: int, body: bytes) -> HttpStatusError:
     """A non-2xx reply to a POST that carries no request (`what`: a notification, an answer)."""
     return HttpStatusError(f"{what} rejected with HTTP {status}", status_code=status, body=body[:BODY_PREVIEW])

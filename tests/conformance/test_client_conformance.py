@@ -1,5 +1,6 @@
 """The official MCP conformance suite (pinned harness, docs/RULES.md conformance §6-7) against mcpgen's client
-program, conformance/client.py: one harness run per client scenario tagged 2026-07-28.
+program, conformance/client.py: one harness run per client scenario tagged 2026-07-28, the authorization
+ones (`auth/*`, conformance/auth_client.py) included.
 
     conformance client --command "<python> conformance/client.py" --scenario NAME --spec-version 2026-07-28 -o DIR
 
@@ -32,9 +33,44 @@ SCENARIOS = [
     "json-schema-ref-no-deref",
     "json-schema-2020-12-preservation",
 ]
-# The other client scenarios the harness lists for 2026-07-28 are authorization flows
-# (docs/RULES.md conformance §8: out of scope for a tools runtime).
-EXCLUDED_PREFIXES = ("auth/",)
+# Authorization (AUTH-01..18): every client scenario the harness has for 2026-07-28.
+AUTH_SCENARIOS = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+]
+# Outside the 2026-07-28 window, run on its wire with --force: the 2025-03-26 fallbacks (no
+# protected resource metadata; the server's origin is the authorization server) and the
+# client-credentials extension (client_secret_basic, private_key_jwt with ES256).
+FORCED_AUTH_SCENARIOS = [
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+]
+EXCLUDED_PREFIXES: tuple[str, ...] = ()
 
 pytestmark = [
     pytest.mark.skipif(not (BIN_DIR / "conformance").exists(),
@@ -68,18 +104,20 @@ def test_every_2026_07_28_client_scenario_is_run_or_excluded() -> None:
     run = harness("list", "--client", "--spec-version", "2026-07-28", timeout=60)
     assert run.returncode == 0, run.stderr
     listed = {line.strip()[2:].split(" [")[0] for line in run.stdout.splitlines() if line.strip().startswith("- ")}
-    assert set(SCENARIOS) <= listed, sorted(set(SCENARIOS) - listed)
-    unaccounted = {name for name in listed - set(SCENARIOS) if not name.startswith(EXCLUDED_PREFIXES)}
+    ours = set(SCENARIOS) | set(AUTH_SCENARIOS)
+    assert ours <= listed, sorted(ours - listed)
+    unaccounted = {name for name in listed - ours if not name.startswith(EXCLUDED_PREFIXES)}
     assert not unaccounted, f"new client scenarios to run or exclude: {sorted(unaccounted)}"
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("scenario", SCENARIOS + AUTH_SCENARIOS + FORCED_AUTH_SCENARIOS)
 def test_client_scenario(scenario: str, tmp_path: Path) -> None:
     command = f"{PYTHON} {CLIENT}"
     assert " " not in PYTHON and " " not in str(CLIENT), "the harness splits --command on spaces"
+    forced = ["--force"] if scenario in FORCED_AUTH_SCENARIOS else []
     run = harness("client", "--command", command, "--scenario", scenario, "--spec-version", "2026-07-28",
-                  "-o", str(tmp_path), "--timeout", "60000")
-    results = list(tmp_path.glob("*/checks.json"))
+                  *forced, "-o", str(tmp_path), "--timeout", "60000")
+    results = list(tmp_path.glob("*/checks.json")) + list(tmp_path.glob("auth/*/checks.json"))
     assert len(results) == 1, f"no checks.json from the harness:\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
     checks: list[dict[str, Any]] = json.loads(results[0].read_text())
     problems = describe(checks, run, tmp_path)

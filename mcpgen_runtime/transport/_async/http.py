@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ... import _json
-from ..failures import rejected, stream_ended
+from ..failures import challenged, rejected, stream_ended
 from ..hooks import AsyncOnRequest, Message, OnNotification, Reply, hook_failed
 from ..streamable import EventMessages, ResponseStream, classify_body, is_event_stream
 from .engine import AsyncEngineResponse, open_engine
@@ -50,6 +50,8 @@ class AsyncHttpTransport:
         response = await self._engine.post(_json.dumps(message), headers, timeout)
         try:
             status = response.status
+            if status in (401, 403) and (challenge := response.headers.get("www-authenticate")) is not None:
+                raise challenged(status, await response.aread(), challenge)  # AUTH-01: for the client's auth
             if is_event_stream(response.headers.get("content-type", "")):
                 return await self._read_stream(response, message.get("id"), headers, on_notification), status
             return classify_body(status, await response.aread()), status
