@@ -455,7 +455,9 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000) -> N
         # Remote clients address the server by names we cannot guess; the Origin check stays on.
         _LOG.warning("bound to %s: Host header check disabled (set ServerConfig.allowed_hosts to enable it)", host)
         allowed_hosts = None
-    app = McpAsgiApp(server, allowed_hosts=allowed_hosts)
+    app: ASGIApp = McpAsgiApp(server, allowed_hosts=allowed_hosts)
+    if (wrap := getattr(server.config.auth, "wrap_app", None)) is not None:
+        app = wrap(app)  # a ProtectedResource (oauth.py): its metadata and 403 insufficient_scope
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="off",
         server_header=False, date_header=False, timeout_graceful_shutdown=5,

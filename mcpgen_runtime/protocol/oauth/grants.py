@@ -99,9 +99,11 @@ class ClientIdentity:
         return "none" if "none" in supported or self.client_secret is None else "client_secret_basic"
 
 
-def registration_request(client_name: str, redirect_uri: str | None, *, scopes: Sequence[str] = (),
-                         client_credentials: bool = False, auth_method: str = "none") -> dict[str, Any]:
-    """The RFC 7591 registration body: a native public client that may refresh (AUTH-06/14)."""
+def registration_request(client_name: str, redirect_uri: str | None, *, client_credentials: bool = False,
+                         auth_method: str = "none") -> dict[str, Any]:
+    """The RFC 7591 registration body: a native public client that may refresh (AUTH-06/14).
+    No `scope`: servers refuse scopes they do not know there, and resource scopes are asked
+    for in the authorization request."""
     body: dict[str, Any] = {
         "client_name": client_name,
         "grant_types": ["client_credentials"] if client_credentials else ["authorization_code", "refresh_token"],
@@ -111,8 +113,6 @@ def registration_request(client_name: str, redirect_uri: str | None, *, scopes: 
     }
     if redirect_uri is not None:
         body["redirect_uris"] = [redirect_uri]
-    if scopes:
-        body["scope"] = " ".join(scopes)
     return body
 
 

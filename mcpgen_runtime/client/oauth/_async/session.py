@@ -19,7 +19,7 @@ for the resource its metadata names (AUTH-13).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ...._version import __version__
@@ -162,7 +162,7 @@ class AsyncOAuthSession:
         resource = resource_metadata.resource if resource_metadata is not None else resource_url(self.url)
         scopes = self._scopes(challenge, resource_metadata, metadata)
         if self._uses_client_credentials(metadata):
-            client = self._configured_client(metadata) or await self._register(metadata, None, scopes, True)
+            client = self._configured_client(metadata) or await self._register(metadata, None, True)
             self._metadata, self._client = metadata, client
             endpoint, headers, body = token_request(metadata, client, "client_credentials",
                                                     scope=" ".join(scopes) or None, resource=resource)
@@ -174,7 +174,7 @@ class AsyncOAuthSession:
             elif self.config.client_metadata_url is not None and metadata.cimd_supported:
                 client = ClientIdentity(self.config.client_metadata_url, "cimd")
             else:
-                client = await self._register(metadata, redirect.redirect_uri, scopes, False)
+                client = await self._register(metadata, redirect.redirect_uri, False)
             self._metadata, self._client = metadata, client
             request = AuthorizationRequest.create(metadata, client, redirect_uri=redirect.redirect_uri,
                                                   resource=resource, scopes=scopes)
@@ -283,7 +283,7 @@ class AsyncOAuthSession:
             reuse(client.redirect_uri)
         return client if client.redirect_uri == redirect.redirect_uri else None
 
-    async def _register(self, metadata: ServerMetadata, redirect_uri: str | None, scopes: Sequence[str],
+    async def _register(self, metadata: ServerMetadata, redirect_uri: str | None,
                         client_credentials: bool) -> ClientIdentity:
         endpoint = metadata.endpoint("registration_endpoint")
         if endpoint is None:
@@ -292,7 +292,7 @@ class AsyncOAuthSession:
                 "client id for it: register a client there and pass client_id (mcpgen: --client-id)")
         supported = metadata.listed("token_endpoint_auth_methods_supported") or ("client_secret_basic",)
         method = "none" if "none" in supported and not client_credentials else supported[0]
-        body = registration_request(self.config.client_name, redirect_uri, scopes=scopes,
+        body = registration_request(self.config.client_name, redirect_uri,
                                     client_credentials=client_credentials, auth_method=method)
         status, document = await self._fetch().post_json(endpoint, body, "the client registration endpoint")
         if not 200 <= status < 300:
