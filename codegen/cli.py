@@ -24,6 +24,7 @@ import click
 
 from mcpgen_runtime._version import PROTOCOL_VERSION, __version__
 
+from .auth_cli import Login, auth_group, login_options
 from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
 from .errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidationError
 from .write import FileDiff, WriteReport, check_package, is_fresh, write_file_atomic, write_package
@@ -48,10 +49,13 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # Imported lazily so `mcpgen --help` stays fast; tests may monkeypatch these three functions.
 
 
-def _load(source: str | None, stdio: str | None, headers: Mapping[str, str]) -> LoadedSpec:
+def _load(source: str | None, stdio: str | None, headers: Mapping[str, str],
+          login: Login | None = None) -> LoadedSpec:
     from .load import load_source
 
-    return load_source(source, stdio=stdio, headers=dict(headers) or None)
+    if login is None or stdio is not None or source is None or "://" not in source:
+        return load_source(source, stdio=stdio, headers=dict(headers) or None)
+    return load_source(source, headers=login.headers(headers) or None, auth=login.oauth())
 
 
 def _validate(spec: LoadedSpec, strict: bool) -> ValidatedSpec:
@@ -302,14 +306,15 @@ def main() -> None:
 @stdio_option
 @strict_option
 @header_option
+@login_options
 @_reports_errors
-def validate(source: str | None, stdio: str | None, strict: bool, headers: dict[str, str]) -> None:
+def validate(source: str | None, stdio: str | None, strict: bool, headers: dict[str, str], login: Login) -> None:
     """Check SOURCE's tool definitions and print every diagnostic.
 
     Exits 0 when the spec is usable (warnings allowed), 1 when it is not.
     """
     _require_source(source, stdio, headers)
-    checked = _check(_load(source, stdio, headers), strict)
+    checked = _check(_load(source, stdio, headers, login), strict)
     for diagnostic in checked.diagnostics:
         click.echo(str(diagnostic))
     click.echo(checked.summary())
@@ -326,9 +331,10 @@ def _generate_one(
     package: str | None,
     strict: bool,
     overwrite: bool,
+    login: Login,
 ) -> None:
     _require_source(source, stdio, headers)
-    validated = _usable(_check(_load(source, stdio, headers), strict))
+    validated = _usable(_check(_load(source, stdio, headers, login), strict))
     name = package or default_package_name(source, stdio, kind)
     report = write_package(out, _build(kind, validated, name), overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
@@ -367,6 +373,7 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @strict_option
 @stdio_option
 @header_option
+@login_options
 @_reports_errors
 def client(
     source: str | None,
@@ -375,12 +382,13 @@ def client(
     strict: bool,
     stdio: str | None,
     headers: dict[str, str],
+    login: Login,
 ) -> None:
     """Generate a typed client package (sync Client and AsyncClient) from SOURCE.
 
     Every generated file is rewritten; files you add to the package are kept.
     """
-    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False)
+    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False, login=login)
 
 
 @main.command()
@@ -395,6 +403,7 @@ def client(
 @strict_option
 @stdio_option
 @header_option
+@login_options
 @_reports_errors
 def server(
     source: str | None,
@@ -404,12 +413,14 @@ def server(
     strict: bool,
     stdio: str | None,
     headers: dict[str, str],
+    login: Login,
 ) -> None:
     """Generate a server package from SOURCE: a regenerated typed base and your handlers.py.
 
     handlers.py is created only when absent; base.py, models.py and the rest are rewritten every run.
     """
-    _generate_one("server", source, stdio, headers, out, package, strict, overwrite=overwrite_handlers)
+    _generate_one("server", source, stdio, headers, out, package, strict, overwrite=overwrite_handlers,
+                  login=login)
 
 
 @main.command()
@@ -417,14 +428,15 @@ def server(
 @_output_option(directory=False, help_text="Spec file to write, e.g. specs/example.json.")
 @stdio_option
 @header_option
+@login_options
 @_reports_errors
-def snapshot(url: str | None, out: Path, stdio: str | None, headers: dict[str, str]) -> None:
+def snapshot(url: str | None, out: Path, stdio: str | None, headers: dict[str, str], login: Login) -> None:
     """Save a live server's complete tool list (every page) as a spec file for offline builds.
 
     The file is {"tools": [...]} in the server's order, pretty-printed, replaced atomically.
     """
     _require_source(url, stdio, headers, "URL")
-    loaded = _load(url, stdio, headers)
+    loaded = _load(url, stdio, headers, login)
     text = json.dumps({"tools": loaded.tools}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if write_file_atomic(out, text.encode("utf-8")):
         click.echo(f"saved {len(loaded.tools)} tool(s) from {loaded.source} to {_rel(out)}")
@@ -551,6 +563,9 @@ def _validated_for(
         click.echo(f"error: {target.describe()}: {entry.summary()}", err=True)
         raise _Failed
     return entry.validated
+
+
+main.add_command(auth_group)
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m codegen.cli`

@@ -224,10 +224,11 @@ def display_url(url: str) -> str:
     return f"{parts.scheme.lower()}://{host}{parts.path}"
 
 
-def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float) -> AbstractContextManager[_ListingClient]:
+def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float,
+               auth: Any = None) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
-    return Client(url, headers=headers, timeout=timeout, tools=(), cache=False)
+    return Client(url, headers=headers, timeout=timeout, tools=(), cache=False, auth=auth)
 
 
 def _open_stdio(argv: list[str]) -> AbstractContextManager[_ListingClient]:
@@ -301,8 +302,10 @@ def _load_live(
     return LoadedSpec(source, tools, pointer_prefix="/tools")
 
 
-def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0) -> LoadedSpec:
-    """All tools of a Streamable HTTP server, as it lists them."""
+def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0,
+             auth: Any = None) -> LoadedSpec:
+    """All tools of a Streamable HTTP server, as it lists them; `auth` (an `OAuth`) logs in
+    when the server asks for it."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         raise SpecLoadError(f"{display_url(url)!r}: not an http(s) URL")
@@ -313,7 +316,7 @@ def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: flo
     for secret in (userinfo, parts.password, parts.query, parts.fragment):
         if secret and len(secret) >= 3:
             secrets.setdefault(secret, "***")
-    return _load_live(lambda: _open_http(url, headers, timeout), source, secrets)
+    return _load_live(lambda: _open_http(url, headers, timeout, auth), source, secrets)
 
 
 def load_stdio(command: str) -> LoadedSpec:
@@ -329,7 +332,8 @@ def load_stdio(command: str) -> LoadedSpec:
 
 
 def load_source(
-    source: str | None, *, stdio: str | None = None, headers: Mapping[str, str] | None = None
+    source: str | None, *, stdio: str | None = None, headers: Mapping[str, str] | None = None,
+    auth: Any = None,
 ) -> LoadedSpec:
     """Dispatch: `--stdio COMMAND`, an http(s):// URL, or a file path."""
     if stdio is not None:
@@ -342,7 +346,7 @@ def load_source(
         raise SpecLoadError("no source given: pass a JSON file, an http(s):// URL or a stdio command")
     if _URL_SCHEME.match(source):
         if source.lower().startswith(("http://", "https://")):
-            return load_url(source, headers=headers)
+            return load_url(source, headers=headers, auth=auth)
         raise SpecLoadError(
             f"{display_url(source)!r}: unsupported URL scheme {urlsplit(source).scheme!r}; use http(s):// or a file path"
         )

@@ -12,7 +12,7 @@ import httpx
 
 from tests.support import NODE, OIDC_PROVIDER, PYTHON, free_port, needs_peer, running_server
 
-__all__ = ["BrowserlessLogin", "machine_token", "oidc_provider", "protected_server"]
+__all__ = ["BrowserlessLogin", "follow_login", "machine_token", "oidc_provider", "protected_server"]
 
 
 @contextlib.contextmanager
@@ -39,10 +39,32 @@ def protected_server(issuer: str, *extra: str, jwks_uri: str | None = None) -> I
         yield url
 
 
+def follow_login(url: str, redirect_prefix: str, user: str = "alice") -> str:
+    """Play the person at oidc-provider's development login and consent pages (any user name and
+    password) from the authorization URL on; returns the redirect to `redirect_prefix`."""
+    with httpx.Client(follow_redirects=False, timeout=10) as http:
+        response = http.get(url)
+        for _ in range(12):
+            if response.is_redirect:
+                location = urljoin(str(response.url), response.headers["location"])
+                if location.startswith(redirect_prefix):
+                    return location
+                response = http.get(location)
+                continue
+            prompt = re.search(r'name="prompt" value="(\w+)"', response.text)
+            action = re.search(r'action="([^"]+)"', response.text)
+            if response.status_code != 200 or prompt is None or action is None:
+                raise AssertionError(f"unexpected page: HTTP {response.status_code} {response.text[:300]}")
+            form = {"prompt": prompt[1]}
+            if prompt[1] == "login":
+                form |= {"login": user, "password": "any"}
+            response = http.post(urljoin(str(response.url), action[1]), data=form)
+    raise AssertionError("the login did not come back to the redirect URI")
+
+
 class BrowserlessLogin:
-    """A `RedirectHandler` that fills in oidc-provider's development login and consent pages
-    (any user name and password) and returns the redirect to `redirect_uri`, which nothing
-    has to listen on."""
+    """A `RedirectHandler` that logs in with `follow_login` and returns the redirect to
+    `redirect_uri`, which nothing has to listen on."""
 
     def __init__(self, user: str = "alice") -> None:
         self.user = user
@@ -51,24 +73,7 @@ class BrowserlessLogin:
 
     def authorize(self, url: str) -> str:
         self.logins += 1
-        with httpx.Client(follow_redirects=False, timeout=10) as http:
-            response = http.get(url)
-            for _ in range(12):
-                if response.is_redirect:
-                    location = urljoin(str(response.url), response.headers["location"])
-                    if location.startswith(self.redirect_uri):
-                        return location
-                    response = http.get(location)
-                    continue
-                prompt = re.search(r'name="prompt" value="(\w+)"', response.text)
-                action = re.search(r'action="([^"]+)"', response.text)
-                if response.status_code != 200 or prompt is None or action is None:
-                    raise AssertionError(f"unexpected page: HTTP {response.status_code} {response.text[:300]}")
-                form = {"prompt": prompt[1]}
-                if prompt[1] == "login":
-                    form |= {"login": self.user, "password": "any"}
-                response = http.post(urljoin(str(response.url), action[1]), data=form)
-        raise AssertionError("the login did not come back to the redirect URI")
+        return follow_login(url, self.redirect_uri, self.user)
 
 
 def machine_token(issuer: str, resource: str, scope: str = "mcp:tools") -> str:

@@ -25,18 +25,6 @@ pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture(scope="module")
-def issuer() -> Iterator[str]:
-    with oidc_provider(ttl=300, scopes="mcp:tools") as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def server(issuer: str) -> Iterator[str]:
-    with protected_server(issuer) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
 def short_issuer() -> Iterator[str]:
     """Access tokens that live 2 seconds."""
     with oidc_provider(ttl=2, scopes="mcp:tools") as url:

@@ -34,7 +34,7 @@ class TokenStore(Protocol):
 
     def delete(self, key: str) -> None: ...
 
-    def keys(self) -> list[str]: ...
+    def names(self) -> list[str]: ...
 
 
 class MemoryTokenStore:
@@ -51,7 +51,7 @@ class MemoryTokenStore:
     def delete(self, key: str) -> None:
         self._records.pop(key, None)
 
-    def keys(self) -> list[str]:
+    def names(self) -> list[str]:
         return sorted(self._records)
 
     def __repr__(self) -> str:
@@ -110,7 +110,7 @@ class FileTokenStore:
             if data.pop(key, None) is not None:
                 self._write(data)
 
-    def keys(self) -> list[str]:
+    def names(self) -> list[str]:
         return sorted(self._read())
 
     def __repr__(self) -> str:
@@ -136,19 +136,19 @@ class KeyringTokenStore:
 
     def save(self, key: str, record: dict[str, Any]) -> None:
         self._keyring.set_password(self.service, key, json.dumps(record))
-        keys = self.keys()
+        keys = self.names()
         if key not in keys:
             self._keyring.set_password(self.service, _INDEX, json.dumps([*keys, key]))
 
     def delete(self, key: str) -> None:
         with contextlib.suppress(Exception):
             self._keyring.delete_password(self.service, key)
-        keys = self.keys()
+        keys = self.names()
         if key in keys:
             keys.remove(key)
             self._keyring.set_password(self.service, _INDEX, json.dumps(keys))
 
-    def keys(self) -> list[str]:
+    def names(self) -> list[str]:
         text = self._keyring.get_password(self.service, _INDEX)
         try:
             keys = json.loads(text) if text else []

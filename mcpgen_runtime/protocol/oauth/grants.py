@@ -244,8 +244,8 @@ class TokenSet:
     expires_at: float | None = None
     refresh_token: str | None = field(default=None, repr=False)
 
-    def expired(self, now: float | None = None, *, margin: float = 30.0) -> bool:
-        return self.expires_at is not None and (now if now is not None else time.time()) >= self.expires_at - margin
+    def expired(self, now: float | None = None) -> bool:
+        return self.expires_at is not None and (now if now is not None else time.time()) >= self.expires_at
 
     @classmethod
     def from_response(cls, document: Any, *, resource: str, issuer: str, client_id: str,
@@ -259,7 +259,10 @@ class TokenSet:
         if not isinstance(token_type, str) or token_type.lower() != "bearer":
             raise AuthorizationError(f"the token endpoint of {issuer} issued a {_text(token_type)} token, not Bearer")
         expires_in = document.get("expires_in")
-        expires_at = time.time() + expires_in if isinstance(expires_in, int | float) and expires_in > 0 else None
+        expires_at = None
+        if isinstance(expires_in, int | float) and expires_in > 0:
+            # renewed a little early (a tenth of its life, at most 30 s): in flight it must still be valid
+            expires_at = time.time() + expires_in - min(30.0, expires_in / 10)
         scope = document.get("scope")
         refresh = document.get("refresh_token")
         if not isinstance(refresh, str) or not refresh or len(refresh) > MAX_TOKEN_CHARS:
