@@ -59,6 +59,7 @@ def parse_challenges(value: str) -> list[Challenge]:
             break
         pos = scheme.end()
         params: dict[str, str] = {}
+        separated = False  # the comma before the next challenge is already consumed
         token68 = _TOKEN68.match(text, pos)
         if token68 is not None and "=" not in text[pos:token68.end()].rstrip("= \t"):
             pos = token68.end()  # a token68 credential hint: nothing MCP reads
@@ -75,10 +76,13 @@ def parse_challenges(value: str) -> list[Challenge]:
                 # a comma ends this parameter; the next item may be a parameter or a new scheme
                 after = pos + 1
                 if _PARAM.match(text, after) is None:
-                    pos = after
+                    pos, separated = after, True
                     break
                 pos = after
         found.append(Challenge(scheme[1].lower(), params))
+        rest = text[pos:].lstrip()
+        if rest and not separated and not rest.startswith(","):
+            break  # not a parameter, not the next challenge: unreadable from here on
     return found
 
 
