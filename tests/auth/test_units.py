@@ -142,7 +142,7 @@ def test_the_server_challenge_and_metadata() -> None:  # AUTH-19, AUTH-21, AUTH-
 
 def test_jwt_verification_checks_issuer_audience_expiry_and_algorithms() -> None:
     key = RSAKey.generate_key(2048, parameters={"kid": "k1"})
-        now = int(time.time())
+    now = int(time.time())
 
     def token(**claims: object) -> str:
         base = {"iss": "https://as", "aud": "https://mcp", "sub": "alice", "exp": now + 60, "scope": "a b"}
