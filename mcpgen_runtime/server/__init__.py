@@ -33,6 +33,7 @@ from .input_required import (
     Sample,
     SamplingResult,
 )
+from .oauth import IntrospectionVerifier, ProtectedResource, TokenPrincipal
 from .ratelimit import RateLimit
 from .tool_server import ToolServer
 
@@ -48,11 +49,13 @@ __all__ = [
     "ElicitUrl",
     "IncomingRequest",
     "InputRequest",
+    "IntrospectionVerifier",
     "ListRoots",
     "ListRootsResult",
     "MethodHandler",
     "Outcome",
     "Pending",
+    "ProtectedResource",
     "RateLimit",
     "RequestContext",
     "Root",
@@ -61,6 +64,7 @@ __all__ = [
     "Sample",
     "SamplingResult",
     "ServerConfig",
+    "TokenPrincipal",
     "ToolBinding",
     "ToolContext",
     "ToolExecutionError",

@@ -69,10 +69,11 @@ def _protected_resource(args: argparse.Namespace, server_cls: type[ToolServer]) 
     if not (args.oauth_issuer and args.resource):
         raise SystemExit("--oauth-issuer and --resource go together")
     from .jwt import JwtVerifier  # the auth extra
-    from .oauth import ProtectedResource
+    from .oauth import ProtectedResource, declared_tool_scopes
 
-    tool_scopes: dict[str, tuple[str, ...]] = {name: tuple(scopes) for name, scopes in
-                                               getattr(server_cls, "_tool_scopes_", {}).items()}
+    # What tools need: their definitions' _meta (the spec file), then handlers.py's _tool_scopes_, then flags.
+    tool_scopes = declared_tool_scopes(server_cls._tool_definitions_)
+    tool_scopes.update({name: tuple(scopes) for name, scopes in getattr(server_cls, "_tool_scopes_", {}).items()})
     for item in args.tool_scope:
         tool, sep, scope = item.partition("=")
         if not sep or not tool or not scope:

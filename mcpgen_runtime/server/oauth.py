@@ -40,12 +40,34 @@ from .. import _json
 from ..protocol.oauth.challenge import bearer_challenge
 from .auth import BearerAuth
 
-__all__ = ["CachedVerifier", "IntrospectionVerifier", "ProtectedResource", "TokenPrincipal"]
+__all__ = [
+    "SCOPES_META",
+    "CachedVerifier",
+    "IntrospectionVerifier",
+    "ProtectedResource",
+    "TokenPrincipal",
+    "declared_tool_scopes",
+]
 
 _LOG = logging.getLogger("mcpgen.server.oauth")
 CACHE_SIZE = 4096
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
+# A tool definition declares the scopes its calls need here (the spec file, hence tools.json):
+#   {"name": "delete_file", ..., "_meta": {"dev.mcpgen/scopes": ["files:write"]}}
+SCOPES_META = "dev.mcpgen/scopes"
+
+
+def declared_tool_scopes(definitions: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, ...]]:
+    """The scopes each tool's definition declares under `_meta["dev.mcpgen/scopes"]`."""
+    found: dict[str, tuple[str, ...]] = {}
+    for definition in definitions:
+        meta = definition.get("_meta")
+        scopes = meta.get(SCOPES_META) if isinstance(meta, Mapping) else None
+        name = definition.get("name")
+        if isinstance(name, str) and isinstance(scopes, list) and all(isinstance(s, str) for s in scopes) and scopes:
+            found[name] = tuple(scopes)
+    return found
 
 
 @dataclass(frozen=True)

@@ -164,3 +164,15 @@ def test_jwt_verification_checks_issuer_audience_expiry_and_algorithms() -> None
     assert check(unsigned) is None
     with pytest.raises(ValueError, match="not allowed"):
         JwtVerifier("https://as", audience="https://mcp", algorithms=("HS256",))
+
+
+def test_tools_declare_their_scopes_in_the_spec_file() -> None:
+    from codegen.spec import LoadedSpec
+    from codegen.validate import validate
+    from mcpgen_runtime.server.oauth import declared_tool_scopes
+
+    tools = [{"name": "rm", "inputSchema": {"type": "object"}, "_meta": {"dev.mcpgen/scopes": ["files:write"]}},
+             {"name": "ls", "inputSchema": {"type": "object"}}]
+    assert declared_tool_scopes(tools) == {"rm": ("files:write",)}
+    checked = validate(LoadedSpec("inline", tools, pointer_prefix="/tools"), strict=True)
+    assert [tool["name"] for tool in checked.tools] == ["rm", "ls"]
