@@ -141,3 +141,20 @@ def test_the_protected_resource_metadata_names_the_provider(server: str, issuer:
     assert set(document["scopes_supported"]) == {"mcp:tools", "mcp:admin"}
     challenge = httpx.post(server, json={}).headers["www-authenticate"]
     assert "resource_metadata=" in challenge and 'scope="mcp:tools"' in challenge
+
+
+def test_opaque_tokens_are_checked_by_introspection(issuer: str) -> None:
+    from mcpgen_runtime.server import IntrospectionVerifier
+
+    resource = "http://127.0.0.1:9/opaque"
+    token = machine_token(issuer, resource)
+    assert token.count(".") != 2  # not a JWT
+
+    def verifier(audience: str) -> IntrospectionVerifier:
+        return IntrospectionVerifier(f"{issuer}/token/introspection", audience=audience, issuer=issuer,
+                                     client_id="machine", client_secret="machine-secret-0123456789")
+
+    principal = asyncio.run(verifier(resource)(token))
+    assert principal is not None and "mcp:tools" in principal.scopes and principal.client_id == "machine"
+    assert asyncio.run(verifier("http://127.0.0.1:9/other")(token)) is None  # another audience (AUTH-23)
+    assert asyncio.run(verifier(resource)("not-a-token")) is None

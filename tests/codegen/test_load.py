@@ -281,7 +281,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         }),
     }
 
-    def open_http(url: str, headers: Any, timeout: float) -> FakeClient:
+    def open_http(url: str, headers: Any, timeout: float, auth: Any = None) -> FakeClient:
         state["http"] = (url, headers, timeout)
         client: FakeClient = state["client"]
         return client
@@ -426,7 +426,8 @@ def test_live_sources_use_the_runtime_client(monkeypatch: pytest.MonkeyPatch) ->
     load._open_http("https://example.com/mcp", {"Authorization": "x"}, 5.0)
     load._open_stdio(["server", "--flag"])
     assert made == [
-        (("https://example.com/mcp",), {"headers": {"Authorization": "x"}, "timeout": 5.0, "tools": (), "cache": False}),
+        (("https://example.com/mcp",), {"headers": {"Authorization": "x"}, "timeout": 5.0, "tools": (), "cache": False,
+                                        "auth": None}),
         (("stdio", ["server", "--flag"]), {"tools": (), "cache": False}),
     ]
 

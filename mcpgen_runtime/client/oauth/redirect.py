@@ -8,7 +8,9 @@ that URL (state, issuer) before anything else reads it.
 `LoopbackRedirect` is the default for a person at a terminal (RFC 8252 §7.3): it listens on
 127.0.0.1 (an ephemeral port, or the one registered before when it is free), opens the browser
 (or only prints the URL: `open_browser=False`, `mcpgen --no-browser`), and answers the first
-request to its callback path. Redirect URIs are loopback or HTTPS (AUTH-15).
+request to its callback path. Redirect URIs are loopback or HTTPS (AUTH-15). It waits in the
+calling thread, also under `AsyncClient` (a login is interactive and the call waits for it
+anyway); pass a handler whose `authorize` is a coroutine function to wait without blocking.
 """
 
 from __future__ import annotations

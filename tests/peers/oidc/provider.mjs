@@ -32,7 +32,8 @@ const provider = new Provider(issuer, {
         scope: resourceScopes,
         audience: resourceIndicator,
         accessTokenTTL: ttl,
-        accessTokenFormat: 'jwt',
+        // resources whose URL ends in /opaque get opaque tokens (checked by introspection)
+        accessTokenFormat: resourceIndicator.endsWith('/opaque') ? 'opaque' : 'jwt',
         jwt: { sign: { alg: 'RS256' } },
       }),
     },
