@@ -31,12 +31,20 @@ $(SDK1_STAMP): tests/peers/requirements-sdk1.txt
 	$(SDK1_VENV)/bin/python -m pip install --quiet -r tests/peers/requirements-sdk1.txt
 	touch $(SDK1_STAMP)
 
-peers-deps: $(SDK1_STAMP)
+# A real authorization server (the certified oidc-provider from npm) for the OAuth tests, run on
+# the harness's Node 22.
+OIDC_DIR := tests/peers/oidc
+OIDC_STAMP := $(OIDC_DIR)/node_modules/.installed
+$(OIDC_STAMP): $(OIDC_DIR)/package.json $(OIDC_DIR)/package-lock.json
+	cd $(OIDC_DIR) && npm ci --no-audit --no-fund
+	touch $(OIDC_STAMP)
+
+peers-deps: $(SDK1_STAMP) $(OIDC_STAMP)
 
 demo: $(STAMP)
 	$(PY) scripts/demo.py
 
-test: $(STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP)
+test: $(STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP)
 	$(VENV)/bin/mcpgen generate --check
 	$(PY) scripts/sync_twins.py
 	$(VENV)/bin/lint-imports
@@ -61,4 +69,4 @@ bench: $(BENCH_STAMP)
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(SDK1_VENV) $(NODE_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SDK1_VENV) $(NODE_DIR)/node_modules $(OIDC_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache

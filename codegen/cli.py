@@ -24,11 +24,14 @@ import click
 
 from mcpgen_runtime._version import PROTOCOL_VERSION, __version__
 
+from .auth_cli import Login, auth_group, login_options
 from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
 from .errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidationError
 from .write import FileDiff, WriteReport, check_package, is_fresh, write_file_atomic, write_package
 
 if TYPE_CHECKING:
+    from mcpgen_runtime.protocol.era import EraChoice
+
     from .spec import GeneratedPackage, LoadedSpec, ValidatedSpec
 
 __all__ = ["default_package_name", "main"]
@@ -49,15 +52,14 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 # Imported lazily so `mcpgen --help` stays fast; tests may monkeypatch these three functions.
 
 
-def _load(source: str | None, stdio: str | None, headers: Mapping[str, str], era: str = "auto") -> LoadedSpec:
+def _load(source: str | None, stdio: str | None, headers: Mapping[str, str],
+          login: Login | None = None, era: str = "auto") -> LoadedSpec:
     from .load import load_source
 
-    return load_source(source, stdio=stdio, headers=dict(headers) or None, era=era)  # type: ignore[arg-type]
-
-
-def _load_live(source: str | None, stdio: str | None, headers: Mapping[str, str], era: str) -> LoadedSpec:
-    """`_load`, passing `--era` only when one was chosen (tests replace `_load` with 3-argument fakes)."""
-    return _load(source, stdio, headers) if era == "auto" else _load(source, stdio, headers, era)
+    eras = cast("EraChoice", era)
+    if login is None or stdio is not None or source is None or "://" not in source:
+        return load_source(source, stdio=stdio, headers=dict(headers) or None, era=eras)
+    return load_source(source, headers=login.headers(headers) or None, auth=login.oauth(), era=eras)
 
 
 def _validate(spec: LoadedSpec, strict: bool) -> ValidatedSpec:
@@ -316,14 +318,15 @@ def main() -> None:
 @stdio_option
 @strict_option
 @header_option
+@login_options
 @_reports_errors
-def validate(source: str | None, stdio: str | None, strict: bool, headers: dict[str, str]) -> None:
+def validate(source: str | None, stdio: str | None, strict: bool, headers: dict[str, str], login: Login) -> None:
     """Check SOURCE's tool definitions and print every diagnostic.
 
     Exits 0 when the spec is usable (warnings allowed), 1 when it is not.
     """
     _require_source(source, stdio, headers)
-    checked = _check(_load(source, stdio, headers), strict)
+    checked = _check(_load(source, stdio, headers, login), strict)
     for diagnostic in checked.diagnostics:
         click.echo(str(diagnostic))
     click.echo(checked.summary())
@@ -340,10 +343,11 @@ def _generate_one(
     package: str | None,
     strict: bool,
     overwrite: bool,
+    login: Login,
     era: str = "auto",
 ) -> None:
     _require_source(source, stdio, headers)
-    validated = _usable(_check(_load_live(source, stdio, headers, era), strict))
+    validated = _usable(_check(_load(source, stdio, headers, login, era), strict))
     name = package or default_package_name(source, stdio, kind)
     report = write_package(out, _build(kind, validated, name), overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
@@ -383,6 +387,7 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @stdio_option
 @header_option
 @era_option
+@login_options
 @_reports_errors
 def client(
     source: str | None,
@@ -392,13 +397,14 @@ def client(
     stdio: str | None,
     headers: dict[str, str],
     era: str,
+    login: Login,
 ) -> None:
     """Generate a typed client package (sync Client and AsyncClient) from SOURCE.
 
     Every generated file is rewritten; files you add to the package are kept. The generated
     client talks to servers of either era (2026-07-28, or initialize-based) with the same methods.
     """
-    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False, era=era)
+    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False, login=login, era=era)
 
 
 @main.command()
@@ -413,6 +419,7 @@ def client(
 @strict_option
 @stdio_option
 @header_option
+@login_options
 @_reports_errors
 def server(
     source: str | None,
@@ -422,12 +429,14 @@ def server(
     strict: bool,
     stdio: str | None,
     headers: dict[str, str],
+    login: Login,
 ) -> None:
     """Generate a server package from SOURCE: a regenerated typed base and your handlers.py.
 
     handlers.py is created only when absent; base.py, models.py and the rest are rewritten every run.
     """
-    _generate_one("server", source, stdio, headers, out, package, strict, overwrite=overwrite_handlers)
+    _generate_one("server", source, stdio, headers, out, package, strict, overwrite=overwrite_handlers,
+                  login=login)
 
 
 @main.command()
@@ -436,14 +445,16 @@ def server(
 @stdio_option
 @header_option
 @era_option
+@login_options
 @_reports_errors
-def snapshot(url: str | None, out: Path, stdio: str | None, headers: dict[str, str], era: str) -> None:
+def snapshot(url: str | None, out: Path, stdio: str | None, headers: dict[str, str], era: str,
+             login: Login) -> None:
     """Save a live server's complete tool list (every page) as a spec file for offline builds.
 
     The file is {"tools": [...]} in the server's order, pretty-printed, replaced atomically.
     """
     _require_source(url, stdio, headers, "URL")
-    loaded = _load_live(url, stdio, headers, era)
+    loaded = _load(url, stdio, headers, login, era)
     text = json.dumps({"tools": loaded.tools}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if write_file_atomic(out, text.encode("utf-8")):
         click.echo(f"saved {len(loaded.tools)} tool(s) from {loaded.source} to {_rel(out)}")
@@ -683,6 +694,9 @@ def _validated_for(
         click.echo(f"error: {target.describe()}: {entry.summary()}", err=True)
         raise _Failed
     return entry.validated
+
+
+main.add_command(auth_group)
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m codegen.cli`

@@ -235,12 +235,12 @@ def display_url(url: str) -> str:
 LISTING_CAPABILITIES: Final[dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
 
 
-def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float,
-               era: EraChoice = "auto") -> AbstractContextManager[_ListingClient]:
+def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float, era: EraChoice = "auto",
+               auth: Any = None) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
     return Client(url, headers=headers, timeout=timeout, tools=(), cache=False, era=era,
-                  capabilities=LISTING_CAPABILITIES)
+                  capabilities=LISTING_CAPABILITIES, auth=auth)
 
 
 def _open_stdio(argv: list[str], era: EraChoice = "auto") -> AbstractContextManager[_ListingClient]:
@@ -315,8 +315,9 @@ def _load_live(
 
 
 def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0,
-             era: EraChoice = "auto") -> LoadedSpec:
-    """All tools of a Streamable HTTP server, as it lists them."""
+             era: EraChoice = "auto", auth: Any = None) -> LoadedSpec:
+    """All tools of a Streamable HTTP server, as it lists them; `auth` (an `OAuth`) logs in
+    when the server asks for it."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         raise SpecLoadError(f"{display_url(url)!r}: not an http(s) URL")
@@ -327,10 +328,7 @@ def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: flo
     for secret in (userinfo, parts.password, parts.query, parts.fragment):
         if secret and len(secret) >= 3:
             secrets.setdefault(secret, "***")
-    # (era passed only when chosen: tests stand in for the openers with their old signatures)
-    opener = (lambda: _open_http(url, headers, timeout)) if era == "auto" else (
-        lambda: _open_http(url, headers, timeout, era))
-    return _load_live(opener, source, secrets)
+    return _load_live(lambda: _open_http(url, headers, timeout, era, auth), source, secrets)
 
 
 def load_stdio(command: str, *, era: EraChoice = "auto") -> LoadedSpec:
@@ -342,12 +340,13 @@ def load_stdio(command: str, *, era: EraChoice = "auto") -> LoadedSpec:
     if not argv:
         raise SpecLoadError("stdio: the command is empty; pass the server's command line")
     source = f"stdio:{os.path.basename(argv[0])}"
-    return _load_live((lambda: _open_stdio(argv)) if era == "auto" else (lambda: _open_stdio(argv, era)), source, {})
+    return _load_live(lambda: _open_stdio(argv, era), source, {})
 
 
 def load_source(
     source: str | None, *, stdio: str | None = None, headers: Mapping[str, str] | None = None,
     era: EraChoice = "auto",
+    auth: Any = None,
 ) -> LoadedSpec:
     """Dispatch: `--stdio COMMAND`, an http(s):// URL, or a file path."""
     if stdio is not None:
@@ -360,7 +359,7 @@ def load_source(
         raise SpecLoadError("no source given: pass a JSON file, an http(s):// URL or a stdio command")
     if _URL_SCHEME.match(source):
         if source.lower().startswith(("http://", "https://")):
-            return load_url(source, headers=headers, era=era)
+            return load_url(source, headers=headers, era=era, auth=auth)
         raise SpecLoadError(
             f"{display_url(source)!r}: unsupported URL scheme {urlsplit(source).scheme!r}; use http(s):// or a file path"
         )

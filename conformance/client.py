@@ -25,6 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "generated")]
 
+from auth_client import run as run_auth  # noqa: E402
 from conformance_client import Client as GeneratedClient  # noqa: E402
 
 from mcpgen_runtime._version import __version__  # noqa: E402
@@ -219,6 +220,9 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print("usage: client.py SERVER_URL (with MCP_CONFORMANCE_SCENARIO set)", file=sys.stderr)
         return 2
+    if scenario.startswith("auth/"):  # authorization flows: auth_client.py
+        run_auth(scenario, argv[-1], CLIENT_INFO)
+        return 0
     run = SCENARIOS.get(scenario)
     if run is None:
         print(f"unsupported scenario {scenario!r}; supported: {', '.join(SCENARIOS)}", file=sys.stderr)

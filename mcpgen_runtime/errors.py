@@ -7,6 +7,7 @@
         ServerExitedError             a stdio server process ended (exit code, stderr tail)
         HttpStatusError               an HTTP status without a JSON-RPC body
         ResponseLostError             a response stream ended before the response (HTTP-26)
+      AuthorizationError              OAuth login failed, or a protected server refused the token (401/403)
       ProtocolError                   the peer broke JSON-RPC/MCP framing (bad JSON, id mismatch, unknown resultType)
       RemoteError                     a JSON-RPC error response: code, message, data
         HeaderMismatchError           -32020
@@ -52,15 +53,27 @@ class ServerExitedError(TransportError):
 
 
 class HttpStatusError(TransportError):
-    def __init__(self, message: str, *, status_code: int, body: bytes = b"") -> None:
+    def __init__(self, message: str, *, status_code: int, body: bytes = b"",
+                 www_authenticate: str | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.body = body
+        self.www_authenticate = www_authenticate  # the challenge of a 401/403 (AUTH-01)
 
 
 class ResponseLostError(TransportError):
     """The reply stream ended before the response: the request is lost (HTTP-26). Calling
     again sends a new request with a new id; the client does that by itself only for reads."""
+
+
+class AuthorizationError(McpRuntimeError):
+    """Logging in to a protected server failed (metadata, registration, the authorization or
+    token request), or the server kept refusing the credentials. The message says what failed
+    and what to do about it; it never contains a token or a client secret (AUTH-16)."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code  # the MCP server's 401/403, when that is what ended it
 
 
 class ProtocolError(McpRuntimeError):

@@ -19,6 +19,7 @@ SHARED = ROOT.parent / "shared"
 # the npm reference server beside the conformance harness.
 SDK1_PYTHON = ROOT / "tests" / "peers" / ".venv-sdk1" / "bin" / "python"
 NODE = ROOT / "conformance" / "node_modules" / "node" / "bin" / "node"
+OIDC_PROVIDER = ROOT / "tests" / "peers" / "oidc" / "provider.mjs"  # needs tests/peers/oidc/node_modules
 SERVER_EVERYTHING = ROOT / "conformance" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 
 

@@ -38,6 +38,7 @@ from .input_required import (
     Sample,
     SamplingResult,
 )
+from .oauth import IntrospectionVerifier, ProtectedResource, TokenPrincipal
 from .ratelimit import RateLimit
 from .sessions import MemorySessionStore, Session, SessionOptions, SessionStore
 from .tool_server import ToolServer
@@ -55,12 +56,14 @@ __all__ = [
     "ElicitUrl",
     "IncomingRequest",
     "InputRequest",
+    "IntrospectionVerifier",
     "ListRoots",
     "ListRootsResult",
     "MemorySessionStore",
     "MethodHandler",
     "Outcome",
     "Pending",
+    "ProtectedResource",
     "RateLimit",
     "RequestContext",
     "Root",
@@ -72,6 +75,7 @@ __all__ = [
     "Session",
     "SessionOptions",
     "SessionStore",
+    "TokenPrincipal",
     "ToolBinding",
     "ToolContext",
     "ToolExecutionError",

@@ -7,6 +7,7 @@ import dataclasses
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from .tool_server import ToolServer
 
@@ -30,6 +31,18 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         help="tools per tools/list page (0: no pagination)")
     parser.add_argument("--modern-only", action="store_true",
                         help="serve MCP 2026-07-28 only; answer initialize with an error naming it")
+    oauth = parser.add_argument_group(
+        "OAuth (HTTP)", "protect the server: bearer JWTs from the authorization server, checked against its keys")
+    oauth.add_argument("--oauth-issuer", metavar="URL", help="the authorization server's issuer")
+    oauth.add_argument("--resource", metavar="URL",
+                       help="this server's public URL, e.g. https://mcp.example.com/mcp (the tokens' audience)")
+    oauth.add_argument("--jwks-uri", metavar="URL", help="the issuer's JWKS (default: from its metadata)")
+    oauth.add_argument("--token-leeway", type=int, default=30, metavar="SECONDS",
+                       help="clock skew allowed on exp/nbf (default 30)")
+    oauth.add_argument("--scope", action="append", default=[], metavar="SCOPE",
+                       help="a scope every request needs (repeatable)")
+    oauth.add_argument("--tool-scope", action="append", default=[], metavar="TOOL=SCOPE",
+                       help="a scope calls of TOOL need as well (repeatable; adds to the generated defaults)")
     parser.add_argument("--log-level", default="warning",
                         choices=["debug", "info", "warning", "error", "critical"],
                         help="log level; logs go to stderr (default warning)")
@@ -49,8 +62,31 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
         config = dataclasses.replace(config, page_size=args.page_size or None)
     if args.modern_only:
         config = dataclasses.replace(config, modern_only=True)
+    if args.oauth_issuer or args.resource:
+        config = dataclasses.replace(config, auth=_protected_resource(args, server_cls))
     server = server_cls(config)
     if args.transport == "stdio":
         server.run_stdio()
     else:
         server.run_http(args.host, args.port)
+
+
+def _protected_resource(args: argparse.Namespace, server_cls: type[ToolServer]) -> Any:
+    if not (args.oauth_issuer and args.resource):
+        raise SystemExit("--oauth-issuer and --resource go together")
+    from .jwt import JwtVerifier  # the auth extra
+    from .oauth import ProtectedResource, declared_tool_scopes
+
+    # What tools need: their definitions' _meta (the spec file), then handlers.py's _tool_scopes_, then flags.
+    tool_scopes = declared_tool_scopes(server_cls._tool_definitions_)
+    tool_scopes.update({name: tuple(scopes) for name, scopes in getattr(server_cls, "_tool_scopes_", {}).items()})
+    for item in args.tool_scope:
+        tool, sep, scope = item.partition("=")
+        if not sep or not tool or not scope:
+            raise SystemExit(f"--tool-scope takes TOOL=SCOPE, not {item!r}")
+        tool_scopes[tool] = (*tool_scopes.get(tool, ()), scope)
+    base = (*getattr(server_cls, "_scopes_", ()), *args.scope)
+    verifier = JwtVerifier(args.oauth_issuer, audience=args.resource, jwks_uri=args.jwks_uri,
+                           leeway=args.token_leeway)
+    return ProtectedResource(verify=verifier, resource=args.resource, authorization_servers=(args.oauth_issuer,),
+                             scopes=tuple(dict.fromkeys(base)), tool_scopes=tool_scopes)

@@ -425,7 +425,10 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000) -> N
         # Remote clients address the server by names we cannot guess; the Origin check stays on.
         _LOG.warning("bound to %s: Host header check disabled (set ServerConfig.allowed_hosts to enable it)", host)
         allowed_hosts = None
-    app = McpAsgiApp(server, allowed_hosts=allowed_hosts)
+    mcp_app = McpAsgiApp(server, allowed_hosts=allowed_hosts)
+    app: ASGIApp = mcp_app
+    if (wrap := getattr(server.config.auth, "wrap_app", None)) is not None:
+        app = wrap(app)  # a ProtectedResource (oauth.py): its metadata and 403 insufficient_scope
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="off",
         server_header=False, date_header=False, timeout_graceful_shutdown=5,
@@ -434,7 +437,7 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000) -> N
     class _Uvicorn(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             server.close_subscriptions()  # SUB-07: open listen streams end instead of holding shutdown up
-            app.close_sessions()  # legacy GET streams too
+            mcp_app.close_sessions()  # legacy GET streams too
             await super().shutdown(sockets)
 
     _Uvicorn(config).run()

@@ -24,8 +24,11 @@ class ToolServer(Dispatcher):
     __slots__ = ()
 
     def asgi_app(self) -> ASGIApp:
-        """A raw ASGI app serving the MCP endpoint on any path it is mounted at."""
-        return McpAsgiApp(self)
+        """A raw ASGI app serving the MCP endpoint on any path it is mounted at (and, for a
+        `ProtectedResource` in `config.auth`, its OAuth metadata: oauth.py)."""
+        app: ASGIApp = McpAsgiApp(self)
+        wrap = getattr(self.config.auth, "wrap_app", None)
+        return wrap(app) if wrap is not None else app
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000) -> None:
         """Serve Streamable HTTP with uvicorn until interrupted (HTTP-04: localhost by default)."""

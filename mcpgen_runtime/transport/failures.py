@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from ..errors import ConnectError, HttpStatusError, RequestTimeoutError, ResponseLostError, TransportError
+from ..protocol.oauth.challenge import bearer_of
 
 BODY_PREVIEW: Final = 2000  # bytes of a rejected reply's body kept on HttpStatusError
 
@@ -40,6 +41,23 @@ def status_error(status: int, body: bytes) -> HttpStatusError:
     """A non-2xx reply to a request without a JSON-RPC error in its body."""
     return HttpStatusError(f"HTTP {status} without a JSON-RPC error body", status_code=status,
                            body=body[:BODY_PREVIEW])
+
+
+def challenged(status: int, body: bytes, www_authenticate: str) -> HttpStatusError:
+    """A 401/403 with an authorization challenge: whatever the body says, the answer is the
+    challenge (AUTH-01), which the client's authorization reads. The message repeats the
+    challenge's error and description (bounded), never the request's credentials."""
+    challenge = bearer_of(www_authenticate)
+    why = ""
+    if challenge is not None and challenge.error:
+        description = challenge.params.get("error_description")
+        why = f" ({challenge.error[:60]}{': ' + description[:200] if description else ''})"
+        if challenge.scopes:
+            why += f", needs scope {' '.join(challenge.scopes)[:200]}"
+    what = "refused the request's authorization" if status == 403 or (challenge and challenge.error) else \
+        "asks for authorization"
+    return HttpStatusError(f"HTTP {status}: the server {what}{why}", status_code=status,
+                           body=body[:BODY_PREVIEW], www_authenticate=www_authenticate)
 
 
 def rejected(what: str, status: int, body: bytes) -> HttpStatusError:

@@ -81,8 +81,10 @@ def test_version(runner: CliRunner) -> None:
 
 def test_every_command_and_option_has_help() -> None:
     assert isinstance(main, click.Group)
-    assert set(main.commands) == {"validate", "client", "server", "snapshot", "generate", "diff"}
-    for name, command in main.commands.items():
+    assert set(main.commands) == {"validate", "client", "server", "snapshot", "generate", "diff", "auth"}
+    auth = main.commands["auth"]
+    assert isinstance(auth, click.Group) and set(auth.commands) == {"login", "logout", "status"}
+    for name, command in [*main.commands.items(), *((f"auth {n}", c) for n, c in auth.commands.items())]:
         assert command.help, name
         for param in command.params:
             if isinstance(param, click.Option):
@@ -185,7 +187,7 @@ def test_validate_usage_errors(runner: CliRunner, args: list[str], message: str)
 def test_header_values_reach_the_loader(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
 
-    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str]) -> LoadedSpec:
+    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None) -> LoadedSpec:
         seen.update(source=source, stdio=stdio, headers=headers)
         return LoadedSpec("https://example.com/mcp", [TOOL_OK])
 
@@ -282,7 +284,7 @@ def test_source_may_be_omitted_with_stdio(runner: CliRunner, tmp_path: Path, mon
                                           fake_pipeline: None) -> None:
     calls: list[tuple[str | None, str | None]] = []
 
-    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str]) -> LoadedSpec:
+    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None) -> LoadedSpec:
         calls.append((source, stdio))
         return LoadedSpec("stdio:python", [TOOL_OK])
 
@@ -312,7 +314,7 @@ def test_snapshot_from_file_is_deterministic(runner: CliRunner, tmp_path: Path) 
 def test_snapshot_live_listing(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tools = [{"name": "b", "description": "ü", "inputSchema": {"type": "object"}}, TOOL_OK]
 
-    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str]) -> LoadedSpec:
+    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None) -> LoadedSpec:
         assert headers == {"Authorization": "Bearer x"}
         return LoadedSpec("https://example.com/mcp", tools)
 

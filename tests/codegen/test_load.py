@@ -281,7 +281,7 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         }),
     }
 
-    def open_http(url: str, headers: Any, timeout: float) -> FakeClient:
+    def open_http(url: str, headers: Any, timeout: float, auth: Any = None) -> FakeClient:
         state["http"] = (url, headers, timeout)
         client: FakeClient = state["client"]
         return client
@@ -429,7 +429,7 @@ def test_live_sources_use_the_runtime_client(monkeypatch: pytest.MonkeyPatch) ->
     listing = {"era": "auto", "capabilities": load.LISTING_CAPABILITIES}
     assert made == [
         (("https://example.com/mcp",), {"headers": {"Authorization": "x"}, "timeout": 5.0, "tools": (), "cache": False,
-                                        **listing}),
+                                        **listing, "auth": None}),
         (("stdio", ["server", "--flag"]), {"tools": (), "cache": False, **listing}),
     ]
 

@@ -1,6 +1,7 @@
 """The official MCP conformance suite (pinned harness, docs/RULES.md conformance §6-7) against mcpgen's client
-program, conformance/client.py: one harness run per client scenario tagged 2026-07-28, and per
-legacy-era scenario at the initialize-based versions it is tagged for (`LEGACY_RUNS`).
+program, conformance/client.py: one harness run per client scenario tagged 2026-07-28 (the authorization
+ones, `auth/*`, through conformance/auth_client.py), and per legacy-era scenario at the
+initialize-based versions it is tagged for (`LEGACY_RUNS`).
 
     conformance client --command "<python> conformance/client.py" --scenario NAME --spec-version 2026-07-28 -o DIR
 
@@ -44,9 +45,44 @@ LEGACY_RUNS = [
     ("sse-retry", "2025-11-25"),
     ("json-schema-2020-12-preservation", "2025-11-25"),
 ]
-# The other client scenarios the harness lists for 2026-07-28 are authorization flows
-# (docs/RULES.md conformance §8: out of scope for a tools runtime).
-EXCLUDED_PREFIXES = ("auth/",)
+# Authorization (AUTH-01..18): every client scenario the harness has for 2026-07-28.
+AUTH_SCENARIOS = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+]
+# Outside the 2026-07-28 window, run on its wire with --force: the 2025-03-26 fallbacks (no
+# protected resource metadata; the server's origin is the authorization server) and the
+# client-credentials extension (client_secret_basic, private_key_jwt with ES256).
+FORCED_AUTH_SCENARIOS = [
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+]
+EXCLUDED_PREFIXES: tuple[str, ...] = ()
 
 pytestmark = [
     pytest.mark.skipif(not (BIN_DIR / "conformance").exists(),
@@ -76,16 +112,17 @@ def describe(checks: list[dict[str, Any]], run: subprocess.CompletedProcess[str]
 
 
 def test_every_2026_07_28_client_scenario_is_run_or_excluded() -> None:
-    """The installed harness's client scenarios for 2026-07-28 = ours + the auth ones (conformance §8)."""
+    """The installed harness's client scenarios for 2026-07-28 are all run (the auth ones: AUTH-01..18)."""
     run = harness("list", "--client", "--spec-version", "2026-07-28", timeout=60)
     assert run.returncode == 0, run.stderr
     listed = {line.strip()[2:].split(" [")[0] for line in run.stdout.splitlines() if line.strip().startswith("- ")}
-    assert set(SCENARIOS) <= listed, sorted(set(SCENARIOS) - listed)
-    unaccounted = {name for name in listed - set(SCENARIOS) if not name.startswith(EXCLUDED_PREFIXES)}
+    ours = set(SCENARIOS) | set(AUTH_SCENARIOS)
+    assert ours <= listed, sorted(ours - listed)
+    unaccounted = {name for name in listed - ours if not name.startswith(EXCLUDED_PREFIXES)}
     assert not unaccounted, f"new client scenarios to run or exclude: {sorted(unaccounted)}"
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
+@pytest.mark.parametrize("scenario", SCENARIOS + AUTH_SCENARIOS + FORCED_AUTH_SCENARIOS)
 def test_client_scenario(scenario: str, tmp_path: Path) -> None:
     run_scenario(scenario, "2026-07-28", tmp_path)
 
@@ -98,9 +135,10 @@ def test_legacy_client_scenario(scenario: str, version: str, tmp_path: Path) -> 
 def run_scenario(scenario: str, version: str, tmp_path: Path) -> None:
     command = f"{PYTHON} {CLIENT}"
     assert " " not in PYTHON and " " not in str(CLIENT), "the harness splits --command on spaces"
+    forced = ["--force"] if scenario in FORCED_AUTH_SCENARIOS else []
     run = harness("client", "--command", command, "--scenario", scenario, "--spec-version", version,
-                  "-o", str(tmp_path), "--timeout", "60000")
-    results = list(tmp_path.glob("*/checks.json"))
+                  *forced, "-o", str(tmp_path), "--timeout", "60000")
+    results = list(tmp_path.glob("*/checks.json")) + list(tmp_path.glob("auth/*/checks.json"))
     assert len(results) == 1, f"no checks.json from the harness:\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
     checks: list[dict[str, Any]] = json.loads(results[0].read_text())
     problems = describe(checks, run, tmp_path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -51,6 +51,10 @@ from ..eras import LEGACY
 from ..legacy_listen import LegacyListenState
 from .listen import AsyncSubscription
 
+if TYPE_CHECKING:
+    from ..oauth import OAuth
+    from ..oauth._async.session import AsyncOAuthSession
+
 __all__ = ["AsyncClient"]
 
 M = TypeVar("M", bound=BaseModel)
@@ -63,7 +67,8 @@ class AsyncClient(AsyncIO):
     Callbacks answer what a server asks for in the middle of a call (MRTR): `on_elicit`,
     `on_sample`, `on_roots` (each also declares its capability); `on_progress(progress, total,
     message)` hears every call's progress. `token_provider()` returns a bearer token for each
-    request. `cache` holds `server/discover` and `tools/list` results for their `ttlMs`
+    request; `auth=OAuth(...)` logs in where the server asks for it (MCP authorization, needs
+    `mcpgen[auth]`). `cache` holds `server/discover` and `tools/list` results for their `ttlMs`
     (True: in memory; False: off; or a `CacheStore`).
 
     `Client` blocks; `AsyncClient` is its asyncio twin: there the callbacks and
@@ -100,9 +105,20 @@ class AsyncClient(AsyncIO):
         cache: bool | CacheStore = True,
         era: EraChoice = "auto",
         legacy_version: str | None = None,
+        auth: OAuth | None = None,
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
+        self._oauth: AsyncOAuthSession | None = None
+        if auth is not None:
+            if url is None or token_provider is not None:
+                raise ValueError("auth= needs a url (stdio servers take credentials from the environment: BASE-25) "
+                                 "and replaces token_provider")
+            from ..oauth._async.session import AsyncOAuthSession  # the auth extra: only when asked for
+
+            self._oauth = AsyncOAuthSession(auth, url)
+            # only for the cache partition (None before the login); requests use authorize()
+            token_provider = cast(AsyncTokenProvider, self._oauth.token)
         self._check_callbacks({"on_elicit": on_elicit, "on_sample": on_sample, "on_roots": on_roots,
                                "token_provider": token_provider})
         if tools is None:
@@ -120,6 +136,8 @@ class AsyncClient(AsyncIO):
         self._auth: AsyncAuth | None = (
             self._with_token if token_provider is not None and self._core.send_headers else None
         )
+        if self._oauth is not None:
+            self._auth = self._oauth.authorize  # no token yet: no header, and the 401 starts the login
 
     async def _with_token(self, headers: Mapping[str, str]) -> Mapping[str, str]:
         return bearer(headers, await self._token())
@@ -133,6 +151,8 @@ class AsyncClient(AsyncIO):
         transport = self._transport
         notify = self._core.notify
         auth = self._auth
+        oauth = self._oauth
+        authorizations = 0
         step: Step | None = None
         try:
             step = next(flow)
@@ -143,8 +163,12 @@ class AsyncClient(AsyncIO):
                             step.message, step.headers if auth is None else await auth(step.headers),
                             timeout=step.timeout, on_notification=notify)
                     except McpRuntimeError as exc:
+                        if oauth is not None and await oauth.recover(exc, authorizations):
+                            authorizations += 1  # logged in (again, AUTH-08): the same request once more
+                            continue
                         step = flow.throw(exc)  # the flow may recover (stale cache, HTTP-26)
                     else:
+                        authorizations = 0
                         step = flow.send(reply)
                 elif type(step) is Notify:
                     try:
@@ -288,6 +312,8 @@ class AsyncClient(AsyncIO):
 
     async def aclose(self) -> None:
         if not self._is_view:
+            if self._oauth is not None:
+                await self._oauth.aclose()
             await self._transport.aclose()
 
     async def __aenter__(self) -> Self:

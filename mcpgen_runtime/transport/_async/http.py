@@ -29,7 +29,7 @@ from ...errors import McpRuntimeError, ProtocolError
 from ...protocol.headers import LAST_EVENT_ID, SESSION_ID, SESSION_ID_LC
 from ...protocol.lifecycle import INITIALIZE
 from ..asyncio_backend import pause
-from ..failures import rejected, stream_ended, timed_out
+from ..failures import challenged, rejected, stream_ended, timed_out
 from ..hooks import AsyncOnRequest, Message, OnNotification, Reply, hook_failed
 from ..streamable import EventMessages, ResponseStream, SseDecoder, classify_body, is_event_stream, retry_wait
 from .engine import AsyncEngineResponse, open_engine
@@ -92,6 +92,8 @@ class AsyncHttpTransport:
         response = await self._engine.post(_json.dumps(message), headers, timeout)
         try:
             status = response.status
+            if status in (401, 403) and (challenge := response.headers.get("www-authenticate")) is not None:
+                raise challenged(status, await response.aread(), challenge)  # AUTH-01: for the client's auth
             if is_event_stream(response.headers.get("content-type", "")):
                 return await self._read_stream(response, message.get("id"), headers, on_notification), status
             return classify_body(status, await response.aread()), status

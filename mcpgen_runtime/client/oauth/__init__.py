@@ -1,0 +1,29 @@
+"""Logging in to protected MCP servers (OAuth 2.1, the MCP authorization spec) — `mcpgen[auth]`.
+
+    from mcpgen_runtime.client.oauth import OAuth
+    with Client("https://mcp.example.com/mcp", auth=OAuth()) as client:
+        client.list_all_tools()          # a 401 starts the login; tokens are kept for next time
+
+- `config.py`: `OAuth`, the settings a client takes as `auth=`
+- `_async/session.py`: `AsyncOAuthSession` / `OAuthSession`, the login bound to one server URL
+- `_async/fetch.py`: the bounded HTTP exchanges of a login
+- `redirect.py`: `RedirectHandler`, `LoopbackRedirect` (127.0.0.1 listener + browser)
+- `store.py`: `TokenStore` and the file, keyring and memory stores
+
+The wire pieces without I/O are in `mcpgen_runtime.protocol.oauth`.
+"""
+
+from .config import OAuth
+from .redirect import LoopbackRedirect, RedirectHandler
+from .store import FileTokenStore, KeyringTokenStore, MemoryTokenStore, TokenStore, default_token_store
+
+__all__ = [
+    "FileTokenStore",
+    "KeyringTokenStore",
+    "LoopbackRedirect",
+    "MemoryTokenStore",
+    "OAuth",
+    "RedirectHandler",
+    "TokenStore",
+    "default_token_store",
+]

@@ -1,0 +1,49 @@
+// A real authorization server for mcpgen's authorization tests: the certified `oidc-provider`
+// (npm), configured as an MCP authorization server. Usage: node provider.mjs PORT
+//
+// Dynamic client registration (open), authorization code with PKCE (required), resource
+// indicators (RFC 8707: JWT access tokens whose `aud` is the requested MCP server), refresh
+// tokens for clients that register the grant, client credentials, the `iss` response parameter,
+// and the development login/consent pages (any user name, any password), which the tests fill in
+// without a browser. Environment: ACCESS_TOKEN_TTL (seconds, default 300), RESOURCE_SCOPES
+// (space-separated scopes the MCP servers may be granted; default "mcp:tools").
+import Provider from 'oidc-provider';
+
+const port = Number(process.argv[2]);
+const issuer = `http://127.0.0.1:${port}`;
+const ttl = Number(process.env.ACCESS_TOKEN_TTL || 300);
+const resourceScopes = process.env.RESOURCE_SCOPES || 'mcp:tools';
+
+const provider = new Provider(issuer, {
+  clients: [{
+    client_id: 'machine', client_secret: 'machine-secret-0123456789',
+    grant_types: ['client_credentials'], redirect_uris: [], response_types: [],
+  }],
+  features: {
+    devInteractions: { enabled: true },
+    registration: { enabled: true },
+    clientCredentials: { enabled: true },
+    introspection: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: (ctx, client, oneOf) => oneOf,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (ctx, resourceIndicator) => ({
+        scope: resourceScopes,
+        audience: resourceIndicator,
+        accessTokenTTL: ttl,
+        // resources whose URL ends in /opaque get opaque tokens (checked by introspection)
+        accessTokenFormat: resourceIndicator.endsWith('/opaque') ? 'opaque' : 'jwt',
+        jwt: { sign: { alg: 'RS256' } },
+      }),
+    },
+  },
+  scopes: ['openid', 'offline_access'],
+  pkce: { required: () => true },
+  issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
+  ttl: { AccessToken: ttl, ClientCredentials: ttl },
+  cookies: { keys: ['mcpgen-test-cookie-key'] },
+});
+provider.listen(port, '127.0.0.1', () => {
+  process.stdout.write(`listening ${issuer}\n`);
+});
