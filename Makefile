@@ -45,8 +45,8 @@ demo: $(STAMP)
 	$(PY) scripts/demo.py
 
 test: $(STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP)
-	$(VENV)/bin/mcpgen generate --check
 	$(PY) scripts/sync_twins.py
+	$(VENV)/bin/mcpgen generate --check
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check codegen mcpgen_runtime tests
 	$(VENV)/bin/mypy codegen mcpgen_runtime
