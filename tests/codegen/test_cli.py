@@ -187,7 +187,8 @@ def test_validate_usage_errors(runner: CliRunner, args: list[str], message: str)
 def test_header_values_reach_the_loader(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: dict[str, Any] = {}
 
-    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None) -> LoadedSpec:
+    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None,
+                  era: str = "auto") -> LoadedSpec:
         seen.update(source=source, stdio=stdio, headers=headers)
         return LoadedSpec("https://example.com/mcp", [TOOL_OK])
 
@@ -284,7 +285,8 @@ def test_source_may_be_omitted_with_stdio(runner: CliRunner, tmp_path: Path, mon
                                           fake_pipeline: None) -> None:
     calls: list[tuple[str | None, str | None]] = []
 
-    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None) -> LoadedSpec:
+    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None,
+                  era: str = "auto") -> LoadedSpec:
         calls.append((source, stdio))
         return LoadedSpec("stdio:python", [TOOL_OK])
 
@@ -314,7 +316,8 @@ def test_snapshot_from_file_is_deterministic(runner: CliRunner, tmp_path: Path) 
 def test_snapshot_live_listing(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tools = [{"name": "b", "description": "ü", "inputSchema": {"type": "object"}}, TOOL_OK]
 
-    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None) -> LoadedSpec:
+    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None,
+                  era: str = "auto") -> LoadedSpec:
         assert headers == {"Authorization": "Bearer x"}
         return LoadedSpec("https://example.com/mcp", tools)
 

@@ -281,12 +281,12 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         }),
     }
 
-    def open_http(url: str, headers: Any, timeout: float, auth: Any = None) -> FakeClient:
+    def open_http(url: str, headers: Any, timeout: float, era: str = "auto", auth: Any = None) -> FakeClient:
         state["http"] = (url, headers, timeout)
         client: FakeClient = state["client"]
         return client
 
-    def open_stdio(argv: list[str]) -> FakeClient:
+    def open_stdio(argv: list[str], era: str = "auto") -> FakeClient:
         state["argv"] = argv
         client: FakeClient = state["client"]
         return client
