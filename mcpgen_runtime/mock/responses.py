@@ -208,7 +208,8 @@ def _rule(entry: Any, where: str, tool: ToolSpec, fail: Fail) -> Rule:
     if match is not None:
         if not isinstance(match, Mapping):
             raise fail(f"{where}.match", "expected a mapping of argument names to values")
-        properties = tool.input_schema.get("properties")
+        _check_json(match, f"{where}.match", fail)
+        properties = tool.input_schema.get("properties", {})
         if isinstance(properties, Mapping) and tool.input_schema.get("additionalProperties") is False:
             strays = sorted(str(k) for k in match if k not in properties)
             if strays:

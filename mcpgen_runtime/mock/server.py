@@ -137,7 +137,7 @@ class MockServer(ToolServer):
             pending = ctx.need(rule.elicit)
             await ctx.ask()  # ends this round with input_required until the client has answered
             elicited = pending.value
-            self._note_elicitation(index, {"action": elicited.action, "content": elicited.content})
+            self._note_elicitation(index, elicited.wire())
             if not elicited.accepted:
                 raise ToolExecutionError(f"Tool {name!r}: the user did not accept ({elicited.action})")
         answer = rule.answer if rule is not None else Answer()
