@@ -21,6 +21,7 @@ and, with `record=PATH`, appended to PATH as JSON lines for a test in another pr
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import secrets
 import threading
@@ -47,6 +48,8 @@ __all__ = ["MOCK_NAME", "MockCall", "MockServer", "read_record"]
 MOCK_NAME: Final = "mcpgen-mock"
 _CALL_KEY: Final = "mockCall"  # ctx.state: which recorded call a later input round belongs to
 _NUMBER_KEY: Final = "mockNumber"  # ctx.state: how many times these arguments had been sent
+MAX_OPEN_ROUNDS: Final = 1000
+TEXT_LIMIT: Final = 1000  # characters of the arguments quoted in a text answer
 
 
 @dataclass
@@ -70,7 +73,7 @@ class MockServer(ToolServer):
     file and `MockDependencyError` when a tool needs generated values and hypothesis is missing.
     """
 
-    __slots__ = ("_counts", "_lock", "_makers", "_record", "calls", "responses", "seed")
+    __slots__ = ("_asking", "_counts", "_ids", "_lock", "_makers", "_record", "calls", "responses", "seed")
 
     def __init__(self, definitions: Iterable[Mapping[str, Any]], *, seed: int = 0,
                  responses: ToolResponses | str | Path | None = None, record: str | Path | None = None,
@@ -90,7 +93,9 @@ class MockServer(ToolServer):
             raise ResponsesError(f"responses for tools the spec does not have: {', '.join(unknown)}")
         self.seed = seed
         self.calls: list[MockCall] = []
-        self._counts: dict[tuple[str, bytes], int] = {}
+        self._counts: dict[tuple[str, bytes], int] = {}  # how often each (tool, arguments) was sent
+        self._ids = itertools.count()
+        self._asking: dict[int, MockCall] = {}  # calls waiting for an elicitation answer, by id
         self._lock = threading.Lock()
         self._makers: dict[str, ValueMaker] = {}
         if any(spec.output_schema is not None for spec in specs.values()):
@@ -105,9 +110,9 @@ class MockServer(ToolServer):
     # ---- what tests read ----------------------------------------------------------------
 
     def reset_calls(self) -> None:
+        """Forget the calls so far (injected faults keep counting, as they do out of process)."""
         with self._lock:
             self.calls.clear()
-            self._counts.clear()
 
     # ---- answering ----------------------------------------------------------------------
 
@@ -122,10 +127,10 @@ class MockServer(ToolServer):
         rule = self.responses.rule_for(name, arguments)
         state = ctx.state
         if _CALL_KEY in state:  # a later input round of a recorded call
-            index, number = state[_CALL_KEY], state[_NUMBER_KEY]
+            call_id, number = state[_CALL_KEY], state[_NUMBER_KEY]
         else:
-            index, number = self._note_call(name, arguments)
-            state[_CALL_KEY], state[_NUMBER_KEY] = index, number
+            call_id, number = self._note_call(name, arguments, asking=rule is not None and rule.elicit is not None)
+            state[_CALL_KEY], state[_NUMBER_KEY] = call_id, number
         faults = self.responses.faults_for(rule)
         if faults.latency_ms is not None:
             low, high = faults.latency_ms
@@ -137,14 +142,15 @@ class MockServer(ToolServer):
             pending = ctx.need(rule.elicit)
             await ctx.ask()  # ends this round with input_required until the client has answered
             elicited = pending.value
-            self._note_elicitation(index, elicited.wire())
+            self._note_elicitation(call_id, elicited.wire())
             if not elicited.accepted:
                 raise ToolExecutionError(f"Tool {name!r}: the user did not accept ({elicited.action})")
         answer = rule.answer if rule is not None else Answer()
         if not answer.generated:
             return _canned(answer)
         if spec.output_schema is None:
-            return f"mcpgen mock: {name} called with {canonical_json(arguments).decode()}"
+            quoted = canonical_json(arguments).decode()
+            return f"mcpgen mock: {name} called with {quoted[:TEXT_LIMIT]}{'…' if len(quoted) > TEXT_LIMIT else ''}"
         maker = self._makers.get(name)
         if maker is None:
             maker = self._makers[name] = ValueMaker(spec.output_schema)
@@ -157,21 +163,28 @@ class MockServer(ToolServer):
                 "give this tool a canned answer in --responses"
             ) from exc
 
-    def _note_call(self, name: str, arguments: dict[str, Any]) -> tuple[int, int]:
+    def _note_call(self, name: str, arguments: dict[str, Any], *, asking: bool) -> tuple[int, int]:
+        """Record a new call; returns its id and how many times these arguments came before."""
         key = (name, canonical_json(arguments))
+        call = MockCall(name, arguments)
         with self._lock:
             number = self._counts.get(key, 0)
             self._counts[key] = number + 1
-            self.calls.append(MockCall(name, arguments))
-            index = len(self.calls) - 1
-        self._append_record({"call": index, "tool": name, "arguments": arguments})
-        return index, number
+            call_id = next(self._ids)
+            self.calls.append(call)
+            if asking:
+                while len(self._asking) >= MAX_OPEN_ROUNDS:  # rounds clients never finished
+                    del self._asking[next(iter(self._asking))]
+                self._asking[call_id] = call
+        self._append_record({"call": call_id, "tool": name, "arguments": arguments})
+        return call_id, number
 
-    def _note_elicitation(self, index: int, elicited: dict[str, Any]) -> None:
+    def _note_elicitation(self, call_id: int, elicited: dict[str, Any]) -> None:
         with self._lock:
-            if 0 <= index < len(self.calls):
-                self.calls[index].elicited = elicited
-        self._append_record({"call": index, "elicited": elicited})
+            call = self._asking.pop(call_id, None)
+            if call is not None:
+                call.elicited = elicited
+        self._append_record({"call": call_id, "elicited": elicited})
 
     def _append_record(self, line: dict[str, Any]) -> None:
         if self._record is not None:
@@ -197,11 +210,11 @@ def _canned(answer: Answer) -> Any:
 
 def read_record(path: str | Path) -> list[MockCall]:
     """The calls a mock in another process wrote with `record=PATH`."""
-    calls: list[MockCall] = []
+    calls: dict[int, MockCall] = {}
     try:
         lines = Path(path).read_bytes().splitlines()
     except FileNotFoundError:
-        return calls
+        return []
     for line in lines:
         if not line.strip():
             continue
@@ -210,8 +223,8 @@ def read_record(path: str | Path) -> list[MockCall]:
         except _json.JSONDecodeError:
             break  # a line still being written
         if "tool" in entry:
-            calls.append(MockCall(entry["tool"], entry["arguments"]))
-        elif 0 <= entry.get("call", -1) < len(calls):
+            calls[entry["call"]] = MockCall(entry["tool"], entry["arguments"])
+        elif entry.get("call") in calls:
             calls[entry["call"]].elicited = entry.get("elicited")
-    return calls
+    return list(calls.values())
 

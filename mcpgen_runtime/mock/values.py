@@ -43,8 +43,8 @@ class ValueGenerationError(ValueError):
 
 # Attempts, most realistic first: (prefer examples/default, close objects).
 _ATTEMPTS: Final = ((True, True), (False, True), (False, False))
-# hypothesis keeps global state while a search runs; one search at a time.
-_LOCK = threading.Lock()
+# hypothesis keeps global state while a search runs: one maker at a time builds or searches.
+_LOCK = threading.RLock()
 
 
 def require_generator() -> None:
@@ -70,47 +70,49 @@ def require_generator() -> None:
 class ValueMaker:
     """Deterministic values for one schema; strategies are built on first use and kept."""
 
-    __slots__ = ("_strategies", "_validate", "schema")
+    __slots__ = ("_strategies", "_unsupported", "_validate", "schema")
 
     def __init__(self, schema: Mapping[str, Any] | bool, validate: Validate | None = None) -> None:
         self.schema = schema
         self._validate = validate if validate is not None else compile_schema(schema)
-        self._strategies: list[tuple[Any, str]] | None = None  # (strategy, what it is) per attempt
+        self._strategies: list[Any] | None = None  # one per attempt, most rewritten first
+        self._unsupported: str | None = None  # why prepare() refused the schema
 
     def make(self, seed: int) -> Any:
         """A value valid against the schema, the same for the same `seed`; `ValueGenerationError` if none."""
-        problems: list[str] = []
-        for strategy, label in self._attempts(problems):
-            try:
-                found = _draw(strategy, seed, self._validate)
-            except Exception as exc:  # hypothesis' own errors: unsatisfiable, invalid schema, ...
-                problems.append(f"{label}: {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}")
-                continue
-            if found:
-                return found[seed % len(found)]
-            problems.append(f"{label}: no generated value was valid")
-        raise ValueGenerationError("; ".join(problems) or "no strategy")
+        with _LOCK:
+            why = self._unsupported or "no attempt"
+            for strategy in self._attempts():
+                try:
+                    found = _draw(strategy, seed, self._validate)
+                except Exception as exc:  # hypothesis' own errors: unsatisfiable, invalid schema, ...
+                    first_line = str(exc).splitlines()[0][:200] if str(exc) else ""
+                    why = f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__
+                    continue
+                if found:
+                    return found[seed % len(found)]
+                why = f"none of {EXAMPLES_PER_DRAW} generated values was valid"
+            raise ValueGenerationError(why)
 
-    def _attempts(self, problems: list[str]) -> list[tuple[Any, str]]:
+    def _attempts(self) -> list[Any]:
         if self._strategies is None:
             require_generator()
             from hypothesis_jsonschema import from_schema
 
-            strategies: list[tuple[Any, str]] = []
+            strategies: list[Any] = []
             seen: list[Any] = []
             for prefer, close in _ATTEMPTS:
-                label = f"generation schema (examples first: {prefer}, closed objects: {close})"
                 try:
                     prepared = prepare(self.schema, prefer_examples=prefer, close_objects=close)
                 except UnsupportedSchema as exc:
-                    problems.append(f"{label}: {exc}")
-                    continue
+                    self._unsupported = str(exc)
+                    break  # the rewrites do not change what prepare() refuses
                 if prepared in seen:
                     continue
                 seen.append(prepared)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    strategies.append((from_schema(prepared, allow_x00=False, codec="utf-8"), label))
+                    strategies.append(from_schema(prepared, allow_x00=False, codec="utf-8"))
             self._strategies = strategies
         return self._strategies
 
@@ -133,7 +135,7 @@ def _draw(strategy: Any, seed: int, validate: Validate) -> list[Any]:
     )
     test: Any = given(strategy)(collect)  # type: ignore[no-untyped-call]  # given() returns an untyped wrapper
     search: Callable[[], None] = seeded(seed)(pinned(test))
-    with _LOCK, warnings.catch_warnings():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         search()
     return found

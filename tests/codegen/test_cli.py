@@ -81,7 +81,7 @@ def test_version(runner: CliRunner) -> None:
 
 def test_every_command_and_option_has_help() -> None:
     assert isinstance(main, click.Group)
-    assert set(main.commands) == {"validate", "client", "server", "snapshot", "generate", "diff"}
+    assert set(main.commands) == {"validate", "client", "server", "snapshot", "generate", "diff", "mock"}
     for name, command in main.commands.items():
         assert command.help, name
         for param in command.params:

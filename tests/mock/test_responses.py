@@ -107,3 +107,14 @@ def test_yaml_dates_and_broken_files_are_refused(tmp_path: Path) -> None:
         load_responses(broken, WEATHER)
     with pytest.raises(ResponsesError, match="cannot read"):
         load_responses(tmp_path / "missing.json", WEATHER)
+
+
+def test_the_readme_example_loads() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Testing without the server"):]
+    example = section[section.index("```yaml\n") + 8:section.index("\n```", section.index("```yaml\n"))]
+    import yaml
+
+    responses = parse_responses(yaml.safe_load(example), WEATHER, source="README.md")
+    assert [r.where for r in responses.rules["get_weather_data"]] == [f"tools.get_weather_data[{i}]" for i in range(4)]
+    assert responses.defaults.failure_rate == 0.05
