@@ -546,8 +546,10 @@ def mock(spec: str, transport: str, host: str, port: int, seed: int, responses: 
     import logging
 
     from mcpgen_runtime.mock import MockDependencyError, MockServer, ResponsesError, serve_mock
+    from mcpgen_runtime.mock.command import keep_hypothesis_files_in_the_cache
 
     _require_source(spec, None, headers)
+    keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
     validated = _usable(_check(_load(spec, None, headers), strict=False))
     try:
         server = MockServer(validated.tools, seed=seed, responses=responses)

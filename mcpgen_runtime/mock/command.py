@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ from .responses import ResponsesError
 from .server import MockServer
 from .values import MockDependencyError
 
-__all__ = ["build_parser", "load_spec_file", "main", "serve_mock"]
+__all__ = ["build_parser", "keep_hypothesis_files_in_the_cache", "load_spec_file", "main", "serve_mock"]
 
 MAX_SPEC_BYTES: Final = 64 * 1024 * 1024
 Transport = Literal["http", "stdio"]
@@ -42,6 +43,22 @@ def load_spec_file(path: str | Path) -> list[dict[str, Any]]:
     if not isinstance(tools, list) or not all(isinstance(tool, Mapping) for tool in tools):
         raise ValueError(f'{path}: expected {{"tools": [...]}} or a list of tool objects')
     return [dict(tool) for tool in tools]
+
+
+def keep_hypothesis_files_in_the_cache() -> None:
+    """For a mock process of its own: hypothesis's files (its unicode tables) go to
+    `$XDG_CACHE_HOME/mcpgen/hypothesis` (else `~/.cache/...`), not `.hypothesis/` wherever the
+    mock was started, unless `HYPOTHESIS_STORAGE_DIRECTORY` says otherwise. It moves them for
+    the whole process: only the mock's own command lines call it, before anything imports
+    hypothesis-jsonschema (which builds those tables when imported)."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    try:
+        from hypothesis.configuration import set_hypothesis_home_dir
+    except ImportError:  # nothing to move: the mock then needs no generated values
+        return
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    set_hypothesis_home_dir(os.path.join(cache, "mcpgen", "hypothesis"))
 
 
 def serve_mock(server: MockServer, transport: Transport = "http", host: str = "127.0.0.1", port: int = 8000) -> None:
@@ -73,6 +90,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser("python -m mcpgen_runtime.mock").parse_args(argv)
+    keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
     # Logs never go to stdout: on stdio it carries protocol messages only (STDIO-03).
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

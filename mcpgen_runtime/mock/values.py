@@ -19,9 +19,10 @@ hypothesis and hypothesis-jsonschema are optional (`pip install 'mcpgen[mock]'`)
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from ..schema import Validate, compile_schema
@@ -135,7 +136,34 @@ def _draw(strategy: Any, seed: int, validate: Validate) -> list[Any]:
     )
     test: Any = given(strategy)(collect)  # type: ignore[no-untyped-call]  # given() returns an untyped wrapper
     search: Callable[[], None] = seeded(seed)(pinned(test))
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _without_local_constants():
         warnings.simplefilter("ignore")
         search()
     return found
+
+
+@contextlib.contextmanager
+def _without_local_constants() -> Iterator[None]:
+    """Hide the literals hypothesis collects from the caller's own modules.
+
+    Since 6.131 hypothesis sometimes draws a string or number written in a "local" (not
+    installed) module that happens to be imported — which would make an answer depend on
+    the importing process and the user's code, and writes a cache to `.hypothesis/`. There is
+    no setting for it, so its two private hooks are swapped for empty ones while a search
+    runs (under `_LOCK`); tests/mock/test_values.py proves answers stay the same.
+    """
+    from hypothesis.internal.conjecture import providers
+
+    if not hasattr(providers, "_get_local_constants"):  # a release without local constants
+        yield
+        return
+    from hypothesis.internal.constants_ast import Constants
+
+    empty = Constants()
+    saved = providers._get_local_constants, providers.CONSTANTS_CACHE
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE = type(saved[1])(1024)  # cached (global, local) pools per constraint
+    try:
+        yield
+    finally:
+        providers._get_local_constants, providers.CONSTANTS_CACHE = saved

@@ -56,3 +56,17 @@ def test_without_the_mock_extra_it_says_what_to_install(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "hypothesis is not installed" in done.stderr
     assert "pip install 'mcpgen[mock]'" in done.stderr
+
+
+def test_a_mock_process_keeps_hypothesis_files_out_of_the_folder_it_runs_in(tmp_path: Path) -> None:
+    from mcpgen_runtime.client import Client
+    from mcpgen_runtime.mock import running_mock
+
+    env = {**subprocess_env(), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    with running_mock(spec=WEATHER, transport="stdio") as mock:
+        assert mock.command is not None
+        with Client.stdio(mock.command, env=env, cwd=tmp_path) as client:
+            assert client.call_tool("get_weather_data", {"location": "Berlin"}).is_error is False
+    assert not (tmp_path / ".hypothesis").exists()
+    assert (tmp_path / "cache" / "mcpgen" / "hypothesis").is_dir()

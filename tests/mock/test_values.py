@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -65,6 +66,32 @@ def test_values_do_not_depend_on_the_process_or_its_hash_seed() -> None:
         for hash_seed in ("0", "1", "4242")
     }
     assert len(outputs) == 1
+
+
+def test_values_do_not_depend_on_the_literals_in_the_users_code(tmp_path: Path) -> None:
+    """hypothesis sometimes draws literals from "local" modules that are imported; a mock's answers
+    must not change because the process importing it has different code loaded."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "userconstants.py").write_text(
+        "NAMES = [" + ", ".join(repr(f"user-literal-{i}") for i in range(300)) + "]\n"
+        "NUMBERS = [" + ", ".join(str(100_003 + 7 * i) for i in range(300)) + "]\n")
+    script = (
+        "import json, sys\n"
+        "if sys.argv[1:]: import userconstants\n"
+        "from mcpgen_runtime.mock.values import ValueMaker\n"
+        "from mcpgen_runtime.mock.canonical import derive_seed\n"
+        "schemas = [{'type': 'array', 'items': {'type': t}, 'minItems': 30, 'maxItems': 30} for t in ('string', 'integer')]\n"
+        "print(json.dumps([ValueMaker(s).make(derive_seed(i)) for i in range(8) for s in schemas]))\n"
+    )
+    env = {**subprocess_env(), "PYTHONPATH": f"{project}:{subprocess_env()['PYTHONPATH']}"}
+    plain, with_literals = (
+        subprocess.run([PYTHON, "-c", script, *extra], cwd=project, env=env, capture_output=True, text=True,
+                       check=True, timeout=120).stdout
+        for extra in ((), ("import",))
+    )
+    assert "user-literal" not in with_literals
+    assert plain == with_literals
 
 
 def test_a_users_hypothesis_profile_does_not_change_the_answer() -> None:
