@@ -24,7 +24,7 @@ with properties of its own).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import referencing
 import referencing.exceptions
@@ -151,8 +151,7 @@ class _Walker:
             out.setdefault("additionalItems", True)
 
         if out.get("type") == "integer":
-            out.setdefault("minimum", -MAX_SAFE_INTEGER)
-            out.setdefault("maximum", MAX_SAFE_INTEGER)
+            _within_safe_range(out)
         if self.close and closable:
             _close(node, out)
         if self.prefer and preferable:
@@ -177,6 +176,19 @@ class _Walker:
             return inner  # draft-07 ignores a $ref's siblings; annotations alone change nothing
         outer = self.walk(siblings, resolver, path, preferable=preferable, closable=False, depth=depth + 1)
         return {"allOf": [outer, inner]}
+
+
+def _within_safe_range(schema: dict[str, Any]) -> None:
+    """Bound an unbounded side of an integer schema by ±(2^53-1), unless that contradicts the other side."""
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if low is None and "exclusiveMinimum" not in schema and not (_is_number(high) and high < -MAX_SAFE_INTEGER):
+        schema["minimum"] = -MAX_SAFE_INTEGER
+    if high is None and "exclusiveMaximum" not in schema and not (_is_number(low) and low > MAX_SAFE_INTEGER):
+        schema["maximum"] = MAX_SAFE_INTEGER
+
+
+def _is_number(value: Any) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _close(original: Mapping[str, Any], prepared: dict[str, Any]) -> None:

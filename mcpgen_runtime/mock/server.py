@@ -14,8 +14,9 @@ protocol versions and input-required rounds are checked exactly as in a generate
 Everything is a function of `seed`, the tool and the canonical arguments (and, for injected
 faults, of how many times those arguments were sent), never of time or process.
 
-Every call that reaches a handler is recorded in `calls` (once per call, not per input round),
-and, with `record=PATH`, appended to PATH as JSON lines for a test in another process.
+Every call that reaches a handler is recorded in `calls` (once per call, not per input round;
+the latest `MAX_TRACKED`), and, with `record=PATH`, appended to PATH as JSON lines for a test in
+another process.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ MOCK_NAME: Final = "mcpgen-mock"
 _CALL_KEY: Final = "mockCall"  # ctx.state: which recorded call a later input round belongs to
 _NUMBER_KEY: Final = "mockNumber"  # ctx.state: how many times these arguments had been sent
 MAX_OPEN_ROUNDS: Final = 1000
+# A long-running mock keeps the latest calls and argument counts only (a peer must not grow it without bound).
+MAX_TRACKED: Final = 100_000
 TEXT_LIMIT: Final = 1000  # characters of the arguments quoted in a text answer
 
 
@@ -168,10 +171,14 @@ class MockServer(ToolServer):
         key = (name, canonical_json(arguments))
         call = MockCall(name, arguments)
         with self._lock:
-            number = self._counts.get(key, 0)
+            number = self._counts.pop(key, 0)  # re-inserted last: the oldest entries go first
             self._counts[key] = number + 1
+            if len(self._counts) > MAX_TRACKED:
+                del self._counts[next(iter(self._counts))]
             call_id = next(self._ids)
             self.calls.append(call)
+            if len(self.calls) > MAX_TRACKED + MAX_TRACKED // 10:  # trimmed now and then, not per call
+                del self.calls[:-MAX_TRACKED]
             if asking:
                 while len(self._asking) >= MAX_OPEN_ROUNDS:  # rounds clients never finished
                     del self._asking[next(iter(self._asking))]
