@@ -95,8 +95,9 @@ def test_the_async_client(mcp_mock_factory: Callable[..., McpMock]) -> None:
     assert asyncio.run(use()).temperature == 21.5
 
 
-def test_the_conformance_client_and_its_header_mirrors(mcp_mock_factory: Callable[..., McpMock]) -> None:
-    mock = mcp_mock_factory(package="conformance_client", seed=1)
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_the_conformance_client_and_its_header_mirrors(transport: str, mcp_mock_factory: Callable[..., McpMock]) -> None:
+    mock = mcp_mock_factory(package="conformance_client", seed=1, transport=transport)
     client = mock.client
     assert type(client).__module__ == "conformance_client.client"
     result = client.test_custom_headers(region="us-west1", priority=5, verbose=True, debug=False, query="q",
