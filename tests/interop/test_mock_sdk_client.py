@@ -147,3 +147,12 @@ def test_all_github_tools_with_their_input_schemas_as_output_schemas(tmp_path: P
     assert_valid_against_output_schemas(tools, report)
     plain = sdk(mock_http(needs_shared("realworld", "github-tools.json")), calls[:5])
     assert_valid_against_output_schemas(github, plain)  # without outputSchema: text answers
+
+
+def test_a_live_servers_tools_mocked_over_stdio(our_http_url: str) -> None:
+    """SPEC may be a URL: the mock serves what the running generated weather server lists."""
+    tools = json.loads(WEATHER_SPEC.read_text())["tools"]
+    report = sdk(["--", MCPGEN, "mock", our_http_url, "--stdio", "--seed", "5"], CALLS)
+    assert report["tools"] == [tool["name"] for tool in tools]
+    assert report["serverInfo"]["name"] == "mcpgen-mock"
+    assert_valid_against_output_schemas(tools, report)
