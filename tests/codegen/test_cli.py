@@ -81,7 +81,7 @@ def test_version(runner: CliRunner) -> None:
 
 def test_every_command_and_option_has_help() -> None:
     assert isinstance(main, click.Group)
-    assert set(main.commands) == {"validate", "client", "server", "snapshot", "generate", "diff", "auth"}
+    assert set(main.commands) == {"validate", "client", "server", "snapshot", "generate", "diff", "mock", "auth"}
     auth = main.commands["auth"]
     assert isinstance(auth, click.Group) and set(auth.commands) == {"login", "logout", "status"}
     for name, command in [*main.commands.items(), *((f"auth {n}", c) for n, c in auth.commands.items())]:

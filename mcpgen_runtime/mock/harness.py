@@ -1,0 +1,212 @@
+"""A mock for one test: `running_mock(...)` starts it and yields a `RunningMock`.
+
+Three ways to run it, all on 127.0.0.1 and all stopped when the `with` block ends:
+
+- `transport="http"` (default): in this process, uvicorn in a thread on a free port — the
+  test reads `server.calls` directly;
+- `transport="http", in_process=False`: `python -m mcpgen_runtime.mock --http` as a subprocess;
+- `transport="stdio"`: nothing is started here; `command` is the argv a stdio client launches.
+
+Out of process, calls are read from the JSON-lines record the mock writes (`--record`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from .. import _json
+from ..server.http import McpAsgiApp
+from ..tools import load_package_tools, tool_table
+from .command import load_spec_file
+from .responses import ToolResponses, parse_responses
+from .server import MockCall, MockServer, read_record
+
+__all__ = ["RunningMock", "running_mock"]
+
+STARTUP_TIMEOUT_S: Final = 30.0
+Transport = Literal["http", "stdio"]
+
+
+class RunningMock:
+    """A started mock: where to reach it (`url` or `command`), what was called, and assertions."""
+
+    def __init__(self, tools: list[dict[str, Any]], *, url: str | None = None, command: list[str] | None = None,
+                 server: MockServer | None = None, record: Path | None = None) -> None:
+        self.tools = tools  # the served definitions, as listed
+        self.url = url  # Streamable HTTP endpoint; None on stdio
+        self.command = command  # stdio: the argv that starts the mock; None on HTTP
+        self.server = server  # the MockServer when it runs in this process
+        self.record = record  # out of process: the JSON-lines file the mock appends calls to
+        self._skip = 0  # calls before the last reset() of an out-of-process mock
+
+    @property
+    def calls(self) -> list[MockCall]:
+        """Every call the mock answered, in order (one per call, whatever its input rounds)."""
+        if self.server is not None:
+            return list(self.server.calls)
+        assert self.record is not None
+        return read_record(self.record)[self._skip:]
+
+    def reset(self) -> None:
+        """Forget the calls so far."""
+        if self.server is not None:
+            self.server.reset_calls()
+        else:
+            assert self.record is not None
+            self._skip += len(self.calls)
+
+    def calls_to(self, tool: str) -> list[dict[str, Any]]:
+        """The arguments of every call of `tool`, in order."""
+        return [call.arguments for call in self.calls if call.tool == tool]
+
+    def assert_called(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **subset: Any) -> MockCall:
+        """Some call of `tool` had these arguments among its own (a dict, or keywords); returns the first."""
+        wanted = {**(arguments or {}), **subset}
+        for call in self.calls:
+            if call.tool == tool and all(k in call.arguments and call.arguments[k] == v for k, v in wanted.items()):
+                return call
+        raise AssertionError(f"no call of {tool!r} with {wanted!r}; calls were:\n{self._listing()}")
+
+    def assert_not_called(self, tool: str) -> None:
+        if any(call.tool == tool for call in self.calls):
+            raise AssertionError(f"{tool!r} was called; calls were:\n{self._listing()}")
+
+    def assert_calls(self, expected: Sequence[tuple[str, Mapping[str, Any]] | str]) -> None:
+        """The calls were exactly these, in order: `(tool, arguments)` pairs, or tool names alone."""
+        actual = self.calls
+        def same(call: MockCall, want: tuple[str, Mapping[str, Any]] | str) -> bool:
+            return call.tool == want if isinstance(want, str) else (call.tool, call.arguments) == (want[0], dict(want[1]))
+        if len(actual) != len(expected) or not all(same(c, w) for c, w in zip(actual, expected, strict=False)):
+            wanted = "\n".join(f"  {w!r}" for w in expected) or "  (none)"
+            raise AssertionError(f"expected calls:\n{wanted}\nactual calls:\n{self._listing()}")
+
+    def _listing(self) -> str:
+        return "\n".join(f"  {call.tool} {_json.dumps(call.arguments).decode()}" for call in self.calls) or "  (none)"
+
+
+def _definitions(tools: Sequence[Mapping[str, Any]] | None, spec: str | Path | None,
+                 package: str | None) -> list[dict[str, Any]]:
+    given = [x is not None for x in (tools, spec, package)]
+    if sum(given) != 1:
+        raise ValueError("give exactly one of tools=, spec= (a spec file) or package= (a generated package)")
+    if tools is not None:
+        return [dict(tool) for tool in tools]
+    if spec is not None:
+        return load_spec_file(spec)
+    assert package is not None
+    return load_package_tools(package)
+
+
+@contextlib.contextmanager
+def running_mock(tools: Sequence[Mapping[str, Any]] | None = None, *, spec: str | Path | None = None,
+                 package: str | None = None, seed: int = 0,
+                 responses: str | Path | Mapping[str, Any] | ToolResponses | None = None,
+                 transport: Transport = "http", in_process: bool = True,
+                 env: Mapping[str, str] | None = None) -> Iterator[RunningMock]:
+    """Serve the tools (`tools`, a `spec` file, or a generated `package`'s tools.json) until the block ends.
+
+    `responses`: a responses file, or its content as a mapping. `env`: added to the environment
+    of an out-of-process mock.
+    """
+    definitions = _definitions(tools, spec, package)
+    if transport not in ("http", "stdio"):
+        raise ValueError(f"transport must be 'http' or 'stdio', not {transport!r}")
+    if transport == "http" and in_process:
+        loaded = responses
+        if isinstance(responses, Mapping):
+            loaded = parse_responses(responses, tool_table(definitions))
+        server = MockServer(definitions, seed=seed, responses=loaded)  # type: ignore[arg-type]
+        with _serving(server) as url:
+            yield RunningMock(definitions, url=url, server=server)
+        return
+    with tempfile.TemporaryDirectory(prefix="mcpgen-mock-") as folder:
+        spec_file = Path(folder) / "tools.json"
+        spec_file.write_bytes(_json.dumps({"tools": definitions}))
+        record = Path(folder) / "calls.jsonl"
+        args = [sys.executable, "-m", "mcpgen_runtime.mock", str(spec_file), "--seed", str(seed),
+                "--record", str(record)]
+        if isinstance(responses, ToolResponses):
+            raise ValueError("an out-of-process mock takes responses as a file or a mapping")
+        if isinstance(responses, Mapping):
+            responses_file = Path(folder) / "responses.json"
+            responses_file.write_bytes(_json.dumps(responses))
+            responses = responses_file
+        if responses is not None:
+            args += ["--responses", str(Path(responses).resolve())]
+        # Checked here, in this process, so a bad spec or responses file fails the test with its message.
+        MockServer(definitions, seed=seed, responses=responses)
+        if transport == "stdio":
+            yield RunningMock(definitions, command=[*args, "--stdio"], record=record)
+            return
+        port = _free_port()
+        child_env = {**os.environ, **(env or {})}
+        with _child([*args, "--http", "--port", str(port)], port, child_env, Path(folder) / "stderr.log"):
+            yield RunningMock(definitions, url=f"http://127.0.0.1:{port}/mcp", record=record)
+
+
+@contextlib.contextmanager
+def _serving(server: MockServer) -> Iterator[str]:
+    """uvicorn in a daemon thread on a free loopback port; yields the MCP endpoint URL."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(McpAsgiApp(server), log_level="warning", lifespan="off",
+                            server_header=False, date_header=False, timeout_graceful_shutdown=2)
+    web = uvicorn.Server(config)
+    thread = threading.Thread(target=web.run, kwargs={"sockets": [sock]}, name=f"mcpgen-mock:{port}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while not web.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            sock.close()
+            raise RuntimeError("the mock's HTTP server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        web.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _child(args: list[str], port: int, env: Mapping[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("wb") as stderr:  # a file, not a pipe: nobody has to drain it while the test runs
+        proc = subprocess.Popen(args, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                err = log.read_text(errors="replace")
+                raise RuntimeError(f"the mock exited with {proc.returncode} before listening:\n{err[-4000:]}")
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the mock did not listen on 127.0.0.1:{port} within {STARTUP_TIMEOUT_S:g} s")
+            time.sleep(0.05)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
