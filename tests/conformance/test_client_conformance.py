@@ -73,14 +73,15 @@ AUTH_SCENARIOS = [
     "auth/iss-normalized",
     "auth/metadata-issuer-mismatch",
 ]
-# Outside the 2026-07-28 window, run on its wire with --force: the 2025-03-26 fallbacks (no
-# protected resource metadata; the server's origin is the authorization server) and the
-# client-credentials extension (client_secret_basic, private_key_jwt with ES256).
-FORCED_AUTH_SCENARIOS = [
-    "auth/2025-03-26-oauth-metadata-backcompat",
-    "auth/2025-03-26-oauth-endpoint-fallback",
-    "auth/client-credentials-basic",
-    "auth/client-credentials-jwt",
+# Outside the 2026-07-28 window, each on its own wire: the 2025-03-26 fallbacks (no protected
+# resource metadata; the server's origin is the authorization server; the stateful 2025-03-26
+# server) and the client-credentials extension (client_secret_basic, private_key_jwt with ES256),
+# which the harness runs when no --spec-version is given.
+OWN_WIRE_AUTH_RUNS: list[tuple[str, str | None]] = [
+    ("auth/2025-03-26-oauth-metadata-backcompat", "2025-03-26"),
+    ("auth/2025-03-26-oauth-endpoint-fallback", "2025-03-26"),
+    ("auth/client-credentials-basic", None),
+    ("auth/client-credentials-jwt", None),
 ]
 EXCLUDED_PREFIXES: tuple[str, ...] = ()
 
@@ -122,9 +123,14 @@ def test_every_2026_07_28_client_scenario_is_run_or_excluded() -> None:
     assert not unaccounted, f"new client scenarios to run or exclude: {sorted(unaccounted)}"
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS + AUTH_SCENARIOS + FORCED_AUTH_SCENARIOS)
+@pytest.mark.parametrize("scenario", SCENARIOS + AUTH_SCENARIOS)
 def test_client_scenario(scenario: str, tmp_path: Path) -> None:
     run_scenario(scenario, "2026-07-28", tmp_path)
+
+
+@pytest.mark.parametrize(("scenario", "version"), OWN_WIRE_AUTH_RUNS, ids=[s for s, _ in OWN_WIRE_AUTH_RUNS])
+def test_auth_scenario_on_its_own_wire(scenario: str, version: str | None, tmp_path: Path) -> None:
+    run_scenario(scenario, version, tmp_path)
 
 
 @pytest.mark.parametrize(("scenario", "version"), LEGACY_RUNS, ids=[f"{s}@{v}" for s, v in LEGACY_RUNS])
@@ -132,12 +138,12 @@ def test_legacy_client_scenario(scenario: str, version: str, tmp_path: Path) -> 
     run_scenario(scenario, version, tmp_path)
 
 
-def run_scenario(scenario: str, version: str, tmp_path: Path) -> None:
+def run_scenario(scenario: str, version: str | None, tmp_path: Path) -> None:
     command = f"{PYTHON} {CLIENT}"
     assert " " not in PYTHON and " " not in str(CLIENT), "the harness splits --command on spaces"
-    forced = ["--force"] if scenario in FORCED_AUTH_SCENARIOS else []
-    run = harness("client", "--command", command, "--scenario", scenario, "--spec-version", version,
-                  *forced, "-o", str(tmp_path), "--timeout", "60000")
+    wire = ["--spec-version", version] if version is not None else []
+    run = harness("client", "--command", command, "--scenario", scenario, *wire,
+                  "-o", str(tmp_path), "--timeout", "60000")
     results = list(tmp_path.glob("*/checks.json")) + list(tmp_path.glob("auth/*/checks.json"))
     assert len(results) == 1, f"no checks.json from the harness:\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
     checks: list[dict[str, Any]] = json.loads(results[0].read_text())
