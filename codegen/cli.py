@@ -24,11 +24,22 @@ import click
 
 from mcpgen_runtime._version import PROTOCOL_VERSION, __version__
 
-from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
+from .config import (
+    ConfigError,
+    GenerateConfig,
+    TargetConfig,
+    check_line_length,
+    find_pyproject,
+    load_config,
+    project_root,
+    project_style,
+    relative_source,
+)
 from .errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidationError
 from .write import FileDiff, WriteReport, check_package, is_fresh, write_file_atomic, write_package
 
 if TYPE_CHECKING:
+    from .fmt import Style
     from .spec import GeneratedPackage, LoadedSpec, ValidatedSpec
 
 __all__ = ["default_package_name", "main"]
@@ -60,12 +71,12 @@ def _validate(spec: LoadedSpec, strict: bool) -> ValidatedSpec:
     return validate(spec, strict=strict)
 
 
-def _build(kind: Kind, spec: ValidatedSpec, package: str) -> GeneratedPackage:
+def _build(kind: Kind, spec: ValidatedSpec, package: str, style: Style) -> GeneratedPackage:
     from .pipeline import build_client, build_server
 
     if kind == "client":
-        return build_client(spec, package=package)
-    return build_server(spec, package=package)
+        return build_client(spec, package=package, style=style)
+    return build_server(spec, package=package, style=style)
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -276,6 +287,23 @@ header_option = click.option(
     callback=_parse_headers,
     help="Extra HTTP header for a live server (e.g. authorization); repeatable.",
 )
+def _parse_line_length(_ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return check_line_length(value, "--line-length")
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+line_length_option = click.option(
+    "--line-length",
+    type=int,
+    metavar="N",
+    callback=_parse_line_length,
+    help="Lay generated code out for this line length [default: line-length from the [tool.black] "
+    "table black reads for the output directory, else black's 88].",
+)
 strict_option = click.option(
     "--strict",
     is_flag=True,
@@ -317,6 +345,15 @@ def validate(source: str | None, stdio: str | None, strict: bool, headers: dict[
         raise _Failed
 
 
+def _header_source(spec: ValidatedSpec, source: str | None, out: Path) -> ValidatedSpec:
+    """A file source as generated headers record it: relative to the project root (the nearest
+    pyproject.toml's directory above `out`, else `out`), so every checkout writes the same bytes.
+    URLs and stdio commands already carry their display names (no credentials, no query)."""
+    if source is None or "://" in source:
+        return spec
+    return dataclasses.replace(spec, source=relative_source(Path(source), project_root(out)))
+
+
 def _generate_one(
     kind: Kind,
     source: str | None,
@@ -326,11 +363,13 @@ def _generate_one(
     package: str | None,
     strict: bool,
     overwrite: bool,
+    line_length: int | None,
 ) -> None:
     _require_source(source, stdio, headers)
-    validated = _usable(_check(_load(source, stdio, headers), strict))
+    style = project_style(out, line_length=line_length)
+    validated = _header_source(_usable(_check(_load(source, stdio, headers), strict)), source, out)
     name = package or default_package_name(source, stdio, kind)
-    report = write_package(out, _build(kind, validated, name), overwrite_user_files=overwrite)
+    report = write_package(out, _build(kind, validated, name, style), overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
 
 
@@ -364,6 +403,7 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @source_argument
 @output_dir_option
 @_package_option("client")
+@line_length_option
 @strict_option
 @stdio_option
 @header_option
@@ -372,6 +412,7 @@ def client(
     source: str | None,
     out: Path,
     package: str | None,
+    line_length: int | None,
     strict: bool,
     stdio: str | None,
     headers: dict[str, str],
@@ -380,7 +421,7 @@ def client(
 
     Every generated file is rewritten; files you add to the package are kept.
     """
-    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False)
+    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False, line_length=line_length)
 
 
 @main.command()
@@ -392,6 +433,7 @@ def client(
     is_flag=True,
     help="Replace handlers.py with a fresh scaffold (by default it is created once and then yours).",
 )
+@line_length_option
 @strict_option
 @stdio_option
 @header_option
@@ -401,6 +443,7 @@ def server(
     out: Path,
     package: str | None,
     overwrite_handlers: bool,
+    line_length: int | None,
     strict: bool,
     stdio: str | None,
     headers: dict[str, str],
@@ -409,7 +452,9 @@ def server(
 
     handlers.py is created only when absent; base.py, models.py and the rest are rewritten every run.
     """
-    _generate_one("server", source, stdio, headers, out, package, strict, overwrite=overwrite_handlers)
+    _generate_one(
+        "server", source, stdio, headers, out, package, strict, overwrite=overwrite_handlers, line_length=line_length
+    )
 
 
 @main.command()
@@ -445,7 +490,7 @@ def generate(check: bool, config_path: Path | None) -> None:
     """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
 
     Each target has source (a spec file relative to pyproject.toml), kind (client or server),
-    output (a directory) and package; strict is optional. With --check nothing is written: stale
+    output (a directory) and package; strict and line-length are optional. With --check nothing is written: stale
     targets are listed with a short diff and the exit code is 1.
     """
     if config_path is None:
@@ -475,7 +520,7 @@ def _input_key(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError
     if target.source_path not in digests:
         digests[target.source_path] = spec.digest
     return input_key(digest=digests[target.source_path], source=target.source, kind=target.kind,
-                     package=target.package, strict=target.strict)
+                     package=target.package, strict=target.strict, style=target.style)
 
 
 def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
@@ -495,7 +540,7 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
                            else f"{_rel(target.output / target.package)}: up to date")
                 continue
             validated = _validated_for(target, loaded, checked)
-            pkg = dataclasses.replace(_build(target.kind, validated, target.package), input_key=key)
+            pkg = dataclasses.replace(_build(target.kind, validated, target.package, target.style), input_key=key)
             if check:
                 diffs = check_package(target.output, pkg)
                 if diffs:
@@ -518,8 +563,9 @@ def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenErro
     if target.source_path not in loaded:
         try:
             spec = _load(_rel(target.source_path), None, {})
-            # The display name goes into generated headers: keep it relative to pyproject.toml so
-            # the output does not depend on where mcpgen runs.
+            # The display name goes into generated headers: relative to pyproject.toml's directory
+            # (config.relative_source), so the output depends neither on the checkout's path nor
+            # on where mcpgen runs.
             loaded[target.source_path] = dataclasses.replace(spec, source=target.source)
         except McpgenError as exc:
             loaded[target.source_path] = exc

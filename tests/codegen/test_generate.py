@@ -58,7 +58,7 @@ def clear_generator_caches() -> None:
     render._MODELS_TEXT.clear()
     toolsjson._TOOLS_JSON.clear()
     fmt._COMPILED.clear()
-    fmt.black_statement.cache_clear()
+    fmt._black_statement.cache_clear()
 
 
 def build_every_model(models: ModuleType) -> int:
