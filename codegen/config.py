@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import McpgenError
-from .fmt import LINE_LENGTH_RANGE, Style
+from .fmt import BLACK_DEFAULTS, LINE_LENGTH_RANGE, Style
 
 __all__ = ["KINDS", "ConfigError", "GenerateConfig", "TargetConfig", "check_line_length", "find_pyproject",
            "load_config", "project_root", "project_style", "relative_source"]
@@ -62,7 +62,7 @@ class TargetConfig:
     output: Path  # absolute
     package: str
     strict: bool = False
-    style: Style = Style()  # the formatter style of the output directory's project (and overrides)
+    style: Style = BLACK_DEFAULTS  # the formatter style of the output directory's project (and overrides)
 
     def describe(self) -> str:
         return f"target #{self.index} ({self.kind} {self.package!r} from {self.source})"
