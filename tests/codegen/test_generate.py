@@ -303,6 +303,7 @@ def _bind(cls: type, recorder: _Recorder, is_async: bool) -> Any:
 
 @pytest.mark.parametrize("is_async", [False, True])
 def test_methods_send_wire_names_unchanged(imported: dict[str, ModuleType], is_async: bool) -> None:
+    needs_shared("realworld", "github-tools.json")
     weather = imported["weather_client"]
     github = imported["github_client"]
 
@@ -331,6 +332,7 @@ def test_methods_send_wire_names_unchanged(imported: dict[str, ModuleType], is_a
 
 
 def test_github_signature_shape(imported: dict[str, ModuleType]) -> None:
+    needs_shared("realworld", "github-tools.json")
     github = imported["github_client"]
     signature = inspect.signature(github.Client.actions_list)
     names = list(signature.parameters)
