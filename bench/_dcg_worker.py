@@ -55,6 +55,7 @@ def judge(out_dir: Path, cases_path: Path) -> None:
 
     cases = json.loads(cases_path.read_text("utf-8"))
     verdicts: dict[str, list[bool | None]] = {}
+    echoes: dict[str, list[object]] = {}
     for stem, instances in cases.items():
         spec = importlib.util.spec_from_file_location(f"dcg_{stem}", out_dir / f"{stem}.py")
         try:
@@ -65,18 +66,29 @@ def judge(out_dir: Path, cases_path: Path) -> None:
             model.model_rebuild() if hasattr(model, "model_rebuild") else None
         except Exception:
             verdicts[stem] = [None] * len(instances)  # the module does not import: no verdict
+            echoes[stem] = [None] * len(instances)
             continue
         row: list[bool | None] = []
+        same: list[object] = []  # True, or what came back when it differs
         for instance in instances:
             try:
-                (model.model_validate if hasattr(model, "model_validate") else model.parse_obj)(instance)
+                parsed = (model.model_validate if hasattr(model, "model_validate") else model.parse_obj)(instance)
                 row.append(True)
+                try:  # what a client would send back for it
+                    dumped = parsed.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                    same.append(True if json.dumps(dumped, sort_keys=True) == json.dumps(instance, sort_keys=True)
+                                    else {"sent": dumped})  # as JSON text: 2 and 2.0 differ on the wire
+                except Exception:
+                    same.append(None)
             except ValidationError:
                 row.append(False)
+                same.append(None)
             except Exception:
                 row.append(None)
+                same.append(None)
         verdicts[stem] = row
-    json.dump(verdicts, sys.stdout)
+        echoes[stem] = same
+    json.dump({"verdicts": verdicts, "echoes": echoes}, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ Measured, and nothing else:
    how many fail, and the time taken.
 2. Type checking: mypy (default settings) and pyright (basic) on what each generator wrote for the
    ten richest real input schemas in ../shared/realworld (most subschemas first): error counts.
+   (Tool lists that break the MCP spec on purpose, the conformance fixtures `*invalid*` and
+   `*number-alpha*`, are left out.)
 3. Accuracy: for each of those ten schemas, instances built from the schema (a full and a
    minimal one) and mutated (a wrong type, `null`, a string for a number, a missing required
    member, an unknown member, a value outside an enum), each labelled valid or invalid by
@@ -63,10 +65,15 @@ def _subschemas(schema: Any) -> int:
 def _richest_real(count: int) -> list[dict[str, Any]]:
     tools = []
     for path in sorted(REALWORLD.glob("*.json")):
+        if "invalid" in path.name or "number-alpha" in path.name:  # tools that break the spec on purpose
+            continue
         tools += [tool for tool in json.loads(path.read_text("utf-8"))["tools"]
                   if isinstance(tool.get("inputSchema"), dict) and isinstance(tool.get("name"), str)]
     tools.sort(key=lambda tool: (-_subschemas(tool["inputSchema"]), tool["name"]))
-    return tools[:count]
+    unique: dict[str, dict[str, Any]] = {}
+    for tool in tools:  # one tool per name (two conformance fixtures share a tool)
+        unique.setdefault(tool["name"], tool)
+    return list(unique.values())[:count]
 
 
 # ---------------------------------------------------------------------------------------- instances
@@ -91,10 +98,18 @@ def _sample(schema: Any, root: Any, *, full: bool, depth: int = 0) -> Any:
         return schema["enum"][0]
     if "default" in schema:
         return schema["default"]
-    for key in ("anyOf", "oneOf", "allOf"):
-        if schema.get(key):
-            return _sample(schema[key][0], root, full=full, depth=depth + 1)
     kind = schema.get("type")
+    if schema.get("allOf") and kind in (None, "object"):
+        merged = {key: value for key, value in schema.items() if key != "allOf"}
+        for branch in schema["allOf"]:
+            branch = _resolve(root, branch["$ref"]) if isinstance(branch, dict) and "$ref" in branch else branch
+            if isinstance(branch, dict):
+                merged["properties"] = {**merged.get("properties", {}), **branch.get("properties", {})}
+                merged["required"] = [*merged.get("required", []), *branch.get("required", [])]
+        return _sample(merged, root, full=full, depth=depth + 1)
+    for key in ("anyOf", "oneOf"):
+        if schema.get(key) and not (kind == "object" or "properties" in schema):
+            return _sample(schema[key][0], root, full=full, depth=depth + 1)
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object" or "properties" in schema:
@@ -107,7 +122,7 @@ def _sample(schema: Any, root: Any, *, full: bool, depth: int = 0) -> Any:
     if kind == "integer":
         return max(1, schema.get("minimum", 1))
     if kind == "number":
-        return max(1.5, schema.get("minimum", 1.5))
+        return max(2, schema.get("minimum", 2))  # a JSON integer, which `number` allows
     if kind == "boolean":
         return True
     if kind == "null":
@@ -121,6 +136,8 @@ _WRONG = {"string": 12345, "integer": "10", "number": "1.5", "boolean": "yes", "
 
 def _instances(schema: dict[str, Any]) -> list[Any]:
     full, minimal = _sample(schema, schema, full=True), _sample(schema, schema, full=False)
+    if not (isinstance(full, dict) and isinstance(minimal, dict)):
+        return [full, minimal]
     out: list[Any] = [full, minimal, {**full, "unexpectedMember": 1}]
     props = schema.get("properties", {})
     for name in list(props)[:6]:
@@ -149,8 +166,10 @@ def _validator(schema: dict[str, Any]) -> Any:
 
 # ------------------------------------------------------------------------------------------ running
 
-def _typecheck(directory: Path) -> dict[str, Any]:
-    files = sorted(str(path) for path in directory.rglob("*.py"))
+def _typecheck(paths: list[Path]) -> dict[str, Any]:
+    files = sorted(str(path) for path in paths)
+    if not files:
+        return {"mypy_errors": "-", "mypy_codes": {}, "pyright_errors": "-", "pyright_rules": {}}
     mypy = subprocess.run([str(BIN / "mypy"), "--no-incremental", "--ignore-missing-imports", "--follow-imports=silent",
                            "--no-error-summary", *files], capture_output=True, text=True, timeout=1200, check=False)
     mypy_codes = Counter(re.findall(r"\[([a-z-]+)\]$", mypy.stdout, re.M))
@@ -202,34 +221,39 @@ def _pattern_counts(directory: Path) -> dict[str, int]:
             "Enum classes": len(re.findall(r"^class \w+\((?:str, )?Enum\)", text, re.M))}
 
 
+def _synthetic(work: Path, tools_count: int) -> list[str]:
+    path = work / "synthetic.json"
+    subprocess.run([sys.executable, str(ROOT / "specs" / "tools" / "make_synthetic.py"), "--tools",
+                    str(tools_count), "-o", str(path)], check=True)
+    synthetic = json.loads(path.read_text("utf-8"))["tools"]
+    schemas = {f"t{i:04d}_{member}": tool[member] for i, tool in enumerate(synthetic)
+               for member in ("inputSchema", "outputSchema") if isinstance(tool.get(member), dict)}
+    (work / "synth").mkdir()
+    report, _, dcg_seconds = _dcg_generate(schemas, work / "synth")
+    failed = {stem: entry["error"] for stem, entry in report.items() if not entry["ok"]}
+    _, _, mcpgen_seconds, mcpgen_error = _mcpgen_build(synthetic, work / "synth", "synthetic_client")
+    lines = ["### Robustness: the synthetic spec",
+             "",
+             f"{len(synthetic)} tools, {len(schemas)} schemas (inputSchema and outputSchema).",
+             "",
+             "| generator | failures | time |",
+             "|---|---|---|",
+             f"| datamodel-code-generator, one schema at a time | {len(failed)} of {len(schemas)} | "
+             f"{dcg_seconds:.0f} s |",
+             f"| mcpgen, one client package | {'1 (' + mcpgen_error + ')' if mcpgen_error else 0} | "
+             f"{mcpgen_seconds:.1f} s |", ""]
+    return lines + [f"- {stem}: {error}" for stem, error in sorted(failed.items())[:5]]
+
+
 def run(tools_count: int) -> str:
     lines = [f"datamodel-code-generator {_dcg_version()} (defaults, bench/.venv-dcg) against mcpgen "
              f"{importlib.import_module('mcpgen_runtime._version').__version__}.", ""]
     with tempfile.TemporaryDirectory(prefix="mcpgen-dcg-") as tmp:
         work = Path(tmp)
-        path = work / "synthetic.json"
-        subprocess.run([sys.executable, str(ROOT / "specs" / "tools" / "make_synthetic.py"), "--tools",
-                        str(tools_count), "-o", str(path)], check=True)
-        synthetic = json.loads(path.read_text("utf-8"))["tools"]
-        schemas = {f"t{i:04d}_{member}": tool[member] for i, tool in enumerate(synthetic)
-                   for member in ("inputSchema", "outputSchema") if isinstance(tool.get(member), dict)}
-        (work / "synth").mkdir()
-        report, _, dcg_seconds = _dcg_generate(schemas, work / "synth")
-        failed = {stem: entry["error"] for stem, entry in report.items() if not entry["ok"]}
-        _, _, mcpgen_seconds, mcpgen_error = _mcpgen_build(synthetic, work / "synth", "synthetic_client")
-        lines += ["### Robustness: the synthetic spec",
-                  "",
-                  f"{len(synthetic)} tools, {len(schemas)} schemas (inputSchema and outputSchema).",
-                  "",
-                  "| generator | failures | time |",
-                  "|---|---|---|",
-                  f"| datamodel-code-generator, one schema at a time | {len(failed)} of {len(schemas)} | "
-                  f"{dcg_seconds:.0f} s |",
-                  f"| mcpgen, one client package | {'1 (' + mcpgen_error + ')' if mcpgen_error else 0} | "
-                  f"{mcpgen_seconds:.1f} s |", ""]
-        lines += [f"- {stem}: {error}" for stem, error in sorted(failed.items())[:5]]
+        if tools_count:
+            lines += _synthetic(work, tools_count)
         if not REALWORLD.is_dir():
-            lines += ["", f"../shared/realworld is absent: the type-check and accuracy comparison did not run."]
+            lines += ["", "../shared/realworld is absent: the type-check and accuracy comparison did not run."]
             return "\n".join(lines)
         real = _richest_real(10)
         real_schemas = {f"r{i:02d}_{tool['name']}": tool["inputSchema"] for i, tool in enumerate(real)}
@@ -245,37 +269,56 @@ def run(tools_count: int) -> str:
         cases_file.write_text(json.dumps(cases), "utf-8")
         judged = subprocess.run([str(DCG_PYTHON), str(WORKER), "judge", str(dcg_out), str(cases_file)],
                                 capture_output=True, text=True, timeout=600, check=False)
-        dcg_verdicts = json.loads(judged.stdout) if judged.returncode == 0 else {}
+        dcg_judged = json.loads(judged.stdout) if judged.returncode == 0 else {"verdicts": {}, "echoes": {}}
+        dcg_verdicts, dcg_echoes = dcg_judged["verdicts"], dcg_judged["echoes"]
         mcpgen_verdicts: dict[str, list[bool | None]] = {}
+        mcpgen_echoes: dict[str, list[Any]] = {}
         if ir is not None:
             sys.path.insert(0, str(work / "real"))
             models = importlib.import_module("real_client.models")
             from pydantic import ValidationError
 
-            for (stem, instances), tool_ir in zip(cases.items(), ir.tools, strict=True):
-                model = getattr(models, tool_ir.input_class)
+            planned = {tool_ir.wire_name: tool_ir for tool_ir in ir.tools}
+            for (stem, instances), tool in zip(cases.items(), real, strict=True):
+                if tool["name"] not in planned:  # excluded by validation: no verdict
+                    continue
+                model = getattr(models, planned[tool["name"]].input_class)
                 row: list[bool | None] = []
+                same: list[Any] = []
                 for instance in instances:
                     try:
-                        model.model_validate(instance)
+                        parsed = model.model_validate(instance)
                         row.append(True)
+                        dumped = parsed.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                        same.append(True if json.dumps(dumped, sort_keys=True) == json.dumps(instance, sort_keys=True)
+                                    else {"sent": dumped})  # as JSON text: 2 and 2.0 differ on the wire
                     except ValidationError:
                         row.append(False)
+                        same.append(None)
                 mcpgen_verdicts[stem] = row
+                mcpgen_echoes[stem] = same
         total = sum(map(len, labels.values()))
         valid = sum(sum(row) for row in labels.values())
 
-        def right(verdicts: dict[str, list[bool | None]]) -> tuple[int, int, int]:
-            ok = wrong_accept = wrong_reject = 0
+        def right(verdicts: dict[str, list[bool | None]]) -> tuple[int, int, int, int]:
+            ok = wrong_accept = wrong_reject = none = 0
             for stem, row in labels.items():
                 for label, verdict in zip(row, verdicts.get(stem, [None] * len(row)), strict=True):
                     ok += verdict == label
                     wrong_accept += verdict is True and not label
                     wrong_reject += verdict is False and label
-            return ok, wrong_accept, wrong_reject
+                    none += verdict is None
+            return ok, wrong_accept, wrong_reject, none
 
-        dcg_checks, mcpgen_checks = _typecheck(dcg_out), _typecheck(mcpgen_dir / "models.py")
+        dcg_checks = _typecheck(sorted(dcg_out.glob("*.py")))
+        mcpgen_checks = _typecheck([mcpgen_dir / "models.py"] if ir is not None else [])
         dcg_right, mcpgen_right = right(dcg_verdicts), right(mcpgen_verdicts)
+
+        def changed(echoes: dict[str, list[Any]]) -> list[tuple[str, Any, Any]]:
+            """Valid instances accepted whose dump (by alias, set fields only) differs from the input."""
+            return [(stem, instance, echo["sent"]) for stem, row in labels.items()
+                    for instance, label, echo in zip(cases[stem], row, echoes.get(stem, []), strict=False)
+                    if label and isinstance(echo, dict)]
         dcg_failed = [stem for stem, entry in real_report.items() if not entry["ok"]]
         lines += [f"{total} instances, {valid} of them valid according to jsonschema.", "",
                   "| | datamodel-code-generator | mcpgen |",
@@ -284,7 +327,10 @@ def run(tools_count: int) -> str:
                   f"| instances judged right | {dcg_right[0]}/{total} | {mcpgen_right[0]}/{total} |",
                   f"| invalid instances accepted | {dcg_right[1]} | {mcpgen_right[1]} |",
                   f"| valid instances rejected | {dcg_right[2]} | {mcpgen_right[2]} |",
-                  f"| mypy errors (default settings) | {dcg_checks['mypy_errors']} {dcg_checks['mypy_codes'] or ''} | "
+                  f"| no verdict (no model, or it raised) | {dcg_right[3]} | {mcpgen_right[3]} |",
+                  f"| valid instances changed by a round trip (`model_dump(mode='json', by_alias=True, "
+                  f"exclude_unset=True)`) | {len(changed(dcg_echoes))} | {len(changed(mcpgen_echoes))} |",
+                  f"| mypy errors (default settings; mcpgen: models.py) | {dcg_checks['mypy_errors']} {dcg_checks['mypy_codes'] or ''} | "
                   f"{mcpgen_checks['mypy_errors']} {mcpgen_checks['mypy_codes'] or ''} |",
                   f"| pyright errors (basic) | {dcg_checks['pyright_errors']} {dcg_checks['pyright_rules'] or ''} | "
                   f"{mcpgen_checks['pyright_errors']} {mcpgen_checks['pyright_rules'] or ''} |"]
@@ -292,14 +338,28 @@ def run(tools_count: int) -> str:
         lines += [f"| {name} in the output | {dcg_counts[name]} | {mcpgen_counts[name]} |" for name in dcg_counts]
         mistakes = []
         for stem, row in labels.items():
-            for instance, label, theirs, ours in zip(cases[stem], row, dcg_verdicts.get(stem, []),
-                                                     mcpgen_verdicts.get(stem, []), strict=False):
+            none = [None] * len(row)
+            for instance, label, theirs, ours in zip(cases[stem], row, dcg_verdicts.get(stem, none),
+                                                     mcpgen_verdicts.get(stem, none), strict=True):
                 if theirs != label or ours != label:
                     mistakes.append(f"- `{stem}` {json.dumps(instance)[:120]}: jsonschema "
                                     f"{'valid' if label else 'invalid'}; datamodel-code-generator "
                                     f"{_word(theirs)}; mcpgen {_word(ours)}")
+        lines += ["", "Valid instances a round trip changed (first five per generator):", ""]
+        for name, echoes in (("datamodel-code-generator", dcg_echoes), ("mcpgen", mcpgen_echoes)):
+            lines += [f"- {name}, `{stem}`: {_difference(sent_in, back)}" for stem, sent_in, back in changed(echoes)[:5]]
         lines += ["", "Instances judged wrong by either generator:", "", *(mistakes or ["- none"])]
     return "\n".join(lines)
+
+
+def _difference(sent: Any, back: Any) -> str:
+    """The members that differ, as `name: sent -> back` (the whole values when not objects)."""
+    if not (isinstance(sent, dict) and isinstance(back, dict)):
+        return f"{json.dumps(sent)[:80]} -> {json.dumps(back)[:80]}"
+    keys = [key for key in {**sent, **back}
+            if json.dumps(sent.get(key, "<absent>")) != json.dumps(back.get(key, "<absent>"))]
+    return "; ".join(f"{key}: {json.dumps(sent.get(key, '<absent>'))[:60]} -> {json.dumps(back.get(key, '<absent>'))[:60]}"
+                     for key in keys[:3])
 
 
 def _word(verdict: bool | None) -> str:
