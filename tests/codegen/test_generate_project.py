@@ -142,8 +142,12 @@ def test_line_length_overrides(tmp_path: Path) -> None:
     assert _run([str(MCPGEN), "generate"], project).returncode == 0
     widths = {pkg: _longest_line(project, pkg) for pkg in ("shapes_client", "conformance_client")}
     assert 88 < widths["shapes_client"] <= 95 and widths["conformance_client"] <= 90
+    fresh = _run([str(MCPGEN), "generate", "--check"], project)
+    assert fresh.returncode == 0, fresh.stdout
+    # the style is part of each target's input key: a new line length makes the targets stale
+    (project / "pyproject.toml").write_text(pyproject.replace("line-length = 95", "line-length = 99"), "utf-8")
     stale = _run([str(MCPGEN), "generate", "--check"], project)
-    assert stale.returncode == 0, stale.stdout
+    assert stale.returncode == 1 and "2 stale, 1 up to date" in stale.stdout, stale.stdout
     flag = _run([str(MCPGEN), "client", "specs/shapes.json", "-o", "src/cli", "--line-length", "120"], project)
     assert flag.returncode == 0, flag.stderr
     assert 100 < _longest_line(project, "cli") <= 120
