@@ -160,7 +160,8 @@ def project_style(directory: Path, *, line_length: int | None = None) -> Style:
         style,
         target_versions=tuple(sorted({v.lower() for v in versions}, key=lambda v: int(v[3:]))),
         skip_magic_trailing_comma=flags["skip-magic-trailing-comma"],
-        preview=flags["preview"] or flags["unstable"],
+        preview=flags["preview"],
+        unstable=flags["unstable"],
     )
     if line_length is not None:
         style = dataclasses.replace(style, line_length=check_line_length(line_length, "--line-length"))

@@ -52,18 +52,20 @@ class Style:
     target_versions: tuple[str, ...] = ()  # e.g. ("py311",); () lets black infer them, as it does
     skip_magic_trailing_comma: bool = False
     preview: bool = False
+    unstable: bool = False  # black's preview plus its unstable features
 
     @property
     def layout_exact(self) -> bool:
         """True when `layout` writes black's output itself; otherwise each file goes through black."""
         old_targets = any(int(name[3:]) < _FIRST_TRAILING_COMMA_VERSION for name in self.target_versions)
         return self.line_length >= LAYOUT_MIN_LINE_LENGTH and not (
-            self.skip_magic_trailing_comma or self.preview or old_targets
+            self.skip_magic_trailing_comma or self.preview or self.unstable or old_targets
         )
 
     def describe(self) -> str:
         extras = [f"target-version {','.join(self.target_versions)}"] if self.target_versions else []
         extras += ["skip-magic-trailing-comma"] * self.skip_magic_trailing_comma + ["preview"] * self.preview
+        extras += ["unstable"] * self.unstable
         return ", ".join([f"line-length {self.line_length}", *extras])
 
 
@@ -113,6 +115,7 @@ def _black_mode(chosen: Style, *, statement: bool = False) -> black.Mode:
         is_pyi=False,
         magic_trailing_comma=not chosen.skip_magic_trailing_comma,
         preview=chosen.preview,
+        unstable=chosen.unstable,
     )
 
 

@@ -73,7 +73,7 @@ def input_key(*, digest: str, source: str, kind: str, package: str, strict: bool
     """The key of one target's output: same key, same bytes (see the module docstring)."""
     fields = {"digest": digest, "source": source, "kind": kind, "package": package, "strict": strict,
               "style": [style.line_length, list(style.target_versions), style.skip_magic_trailing_comma,
-                        style.preview],
+                        style.preview, style.unstable],
               "generator": generator_fingerprint()}
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 

@@ -118,7 +118,7 @@ package = "conformance_client"
 
 
 @pytest.mark.parametrize(("length", "extra"), [(100, ""), (79, 'target-version = ["py311", "py312"]'),
-                                               (120, "skip-magic-trailing-comma = true")])
+                                               (120, "skip-magic-trailing-comma = true"), (88, "preview = true")])
 def test_black_table_is_followed_and_check_stays_green_after_black(tmp_path: Path, length: int, extra: str) -> None:
     project = _project(tmp_path / "custom", CUSTOM.format(length=length, extra=extra))
     generated = _run([str(MCPGEN), "generate"], project)
