@@ -55,12 +55,15 @@ test: $(STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP)
 generate: $(STAMP)
 	$(VENV)/bin/mcpgen generate
 
-# Benchmark peers (FastMCP into the venv; uvloop, httptools, py-spy, pyinstrument into bench/.venv-peers),
+# Benchmark peers (FastMCP into the venv; uvloop, httptools, py-spy, pyinstrument into bench/.venv-peers;
+# datamodel-code-generator, compared with mcpgen's models, into a venv of its own: bench/.venv-dcg),
 # then every benchmark; writes bench/RESULTS.md. Not part of `make test` (its smoke test is).
 BENCH_STAMP := $(VENV)/.bench-installed
-$(BENCH_STAMP): $(STAMP) bench/requirements.txt bench/requirements-extras.txt
+$(BENCH_STAMP): $(STAMP) bench/requirements.txt bench/requirements-extras.txt bench/requirements-dcg.txt
 	$(PY) -m pip install --quiet -r bench/requirements.txt
 	$(PY) -m pip install --quiet --upgrade --target bench/.venv-peers/site -r bench/requirements-extras.txt
+	$(PYTHON) -m venv bench/.venv-dcg
+	bench/.venv-dcg/bin/python -m pip install --quiet -r bench/requirements-dcg.txt
 	touch $(BENCH_STAMP)
 
 bench-deps: $(BENCH_STAMP)

@@ -1,12 +1,13 @@
 """`make bench`: every benchmark, then bench/RESULTS.md.
 
-    python -m bench [--quick] [--out bench/RESULTS.md] [--skip server,client,layers,micro,roundtrips,gen]
+    python -m bench [--quick] [--out bench/RESULTS.md] [--skip server,client,layers,micro,roundtrips,gen,dcg]
                     [--variants h11,uvloop] [--duration S] [--repeats N] [--calls N]
 
 Runs bench/server_bench.py (throughput side by side), bench/client_bench.py (per-call latency),
 bench/client_layers.py (the client call taken apart),
 bench/roundtrips.py (cache and multi-round-trip request counts), bench/micro.py (CPU of the
-parts) and bench/gen_bench.py when it exists (generator speed), writes the raw data to
+parts), bench/gen_bench.py when it exists (generator speed) and bench/dcg_compare.py (mcpgen's
+models against datamodel-code-generator's; not with --quick), writes the raw data to
 bench/out/ and the tables to RESULTS.md. Text below the notes marker in an existing
 RESULTS.md is kept, so hand-written analysis survives a rerun.
 """
@@ -65,6 +66,18 @@ def _gen_bench(quick: bool) -> dict[str, Any] | None:
     return {"command": " ".join(["python", *command[1:]]), "returncode": proc.returncode,
             "seconds": time.monotonic() - started,
             "output": (proc.stdout or "")[-8000:] + ((proc.stderr or "")[-2000:] if proc.returncode else "")}
+
+
+def _dcg_compare() -> dict[str, Any]:
+    command = [sys.executable, "-m", "bench.dcg_compare"]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    except subprocess.TimeoutExpired:
+        return {"command": "python -m bench.dcg_compare", "returncode": None, "output": "timed out after 3600 s"}
+    return {"command": "python -m bench.dcg_compare", "returncode": proc.returncode,
+            "seconds": time.monotonic() - started,
+            "output": (proc.stdout or "") + ((proc.stderr or "")[-2000:] if proc.returncode else "")}
 
 
 def _kept_notes(path: Path) -> str:
@@ -180,6 +193,10 @@ def render(results: dict[str, Any], notes: str) -> str:
     elif "gen" not in results["skipped_parts"]:
         lines += ["## Generator", "", "bench/gen_bench.py does not exist yet; `make bench` runs it once it does.",
                   ""]
+    dcg = results.get("dcg")
+    if dcg is not None:
+        lines += ["## Model generators compared (bench/dcg_compare.py)", "", *_carried(results, "dcg"),
+                  f"`{dcg['command']}` (exit {dcg['returncode']}):", "", dcg["output"].strip(), ""]
     lines += [NOTES_MARKER, "", notes.strip(), ""] if notes.strip() else [NOTES_MARKER, ""]
     return "\n".join(lines)
 
@@ -190,7 +207,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
     parser.add_argument("--no-write", action="store_true", help="print, do not write RESULTS.md")
     parser.add_argument("--data-dir", type=Path, default=OUT, help="where the raw JSON goes (default bench/out)")
-    parser.add_argument("--skip", default="", help="comma list of: server,client,layers,micro,roundtrips,gen")
+    parser.add_argument("--skip", default="", help="comma list of: server,client,layers,micro,roundtrips,gen,dcg")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--servers", default=",".join(LABELS))
     parser.add_argument("--duration", type=float)
@@ -262,9 +279,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if results["gen"] is not None:
             save("gen", results["gen"])
             print(results["gen"]["output"], flush=True)
+    if "dcg" not in skip and not quick:
+        print("== model generators", file=sys.stderr, flush=True)
+        results["dcg"] = _dcg_compare()
+        save("dcg", results["dcg"])
+        print(results["dcg"]["output"], flush=True)
     results["carried"] = {}
     if not args.quick:  # a partial run keeps the other sections from the latest full data
-        for part in ("server", "client", "layers", "roundtrips", "micro", "gen"):
+        for part in ("server", "client", "layers", "roundtrips", "micro", "gen", "dcg"):
             if part in skip and part not in results:
                 previous = sorted(p for p in data_dir.glob(f"*-{part}.json")
                                   if re.fullmatch(rf"\d{{8}}-\d{{6}}-{part}\.json", p.name))

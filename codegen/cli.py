@@ -25,13 +25,24 @@ import click
 from mcpgen_runtime._version import PROTOCOL_VERSION, __version__
 
 from .auth_cli import Login, auth_group, login_options
-from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
+from .config import (
+    ConfigError,
+    GenerateConfig,
+    TargetConfig,
+    check_line_length,
+    find_pyproject,
+    load_config,
+    project_root,
+    project_style,
+    relative_source,
+)
 from .errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidationError
 from .write import FileDiff, WriteReport, check_package, is_fresh, write_file_atomic, write_package
 
 if TYPE_CHECKING:
     from mcpgen_runtime.protocol.era import EraChoice
 
+    from .fmt import Style
     from .spec import GeneratedPackage, LoadedSpec, ValidatedSpec
 
 __all__ = ["default_package_name", "main"]
@@ -68,12 +79,12 @@ def _validate(spec: LoadedSpec, strict: bool) -> ValidatedSpec:
     return validate(spec, strict=strict)
 
 
-def _build(kind: Kind, spec: ValidatedSpec, package: str) -> GeneratedPackage:
+def _build(kind: Kind, spec: ValidatedSpec, package: str, style: Style) -> GeneratedPackage:
     from .pipeline import build_client, build_server
 
     if kind == "client":
-        return build_client(spec, package=package)
-    return build_server(spec, package=package)
+        return build_client(spec, package=package, style=style)
+    return build_server(spec, package=package, style=style)
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -292,6 +303,25 @@ era_option = click.option(
     help="Protocol era of a live server: auto detects a 2026-07-28 server or an initialize-based "
     "(2025-11-25/2025-06-18/2025-03-26) one; modern or legacy skips the detection.",
 )
+
+
+def _parse_line_length(_ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return check_line_length(value, "--line-length")
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+line_length_option = click.option(
+    "--line-length",
+    type=int,
+    metavar="N",
+    callback=_parse_line_length,
+    help="Lay generated code out for this line length [default: line-length from the [tool.black] "
+    "table black reads for the output directory, else black's 88].",
+)
 strict_option = click.option(
     "--strict",
     is_flag=True,
@@ -334,6 +364,15 @@ def validate(source: str | None, stdio: str | None, strict: bool, headers: dict[
         raise _Failed
 
 
+def _header_source(spec: ValidatedSpec, source: str | None, out: Path) -> ValidatedSpec:
+    """A file source as generated headers record it: relative to the project root (the nearest
+    pyproject.toml's directory above `out`, else `out`), so every checkout writes the same bytes.
+    URLs and stdio commands already carry their display names (no credentials, no query)."""
+    if source is None or "://" in source:
+        return spec
+    return dataclasses.replace(spec, source=relative_source(Path(source), project_root(out)))
+
+
 def _generate_one(
     kind: Kind,
     source: str | None,
@@ -344,12 +383,14 @@ def _generate_one(
     strict: bool,
     overwrite: bool,
     login: Login,
+    line_length: int | None,
     era: str = "auto",
 ) -> None:
     _require_source(source, stdio, headers)
-    validated = _usable(_check(_load(source, stdio, headers, login, era), strict))
+    style = project_style(out, line_length=line_length)
+    validated = _header_source(_usable(_check(_load(source, stdio, headers, login, era), strict)), source, out)
     name = package or default_package_name(source, stdio, kind)
-    report = write_package(out, _build(kind, validated, name), overwrite_user_files=overwrite)
+    report = write_package(out, _build(kind, validated, name, style), overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
 
 
@@ -383,6 +424,7 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @source_argument
 @output_dir_option
 @_package_option("client")
+@line_length_option
 @strict_option
 @stdio_option
 @header_option
@@ -393,6 +435,7 @@ def client(
     source: str | None,
     out: Path,
     package: str | None,
+    line_length: int | None,
     strict: bool,
     stdio: str | None,
     headers: dict[str, str],
@@ -404,7 +447,8 @@ def client(
     Every generated file is rewritten; files you add to the package are kept. The generated
     client talks to servers of either era (2026-07-28, or initialize-based) with the same methods.
     """
-    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False, login=login, era=era)
+    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False, login=login,
+                  line_length=line_length, era=era)
 
 
 @main.command()
@@ -416,6 +460,7 @@ def client(
     is_flag=True,
     help="Replace handlers.py with a fresh scaffold (by default it is created once and then yours).",
 )
+@line_length_option
 @strict_option
 @stdio_option
 @header_option
@@ -426,6 +471,7 @@ def server(
     out: Path,
     package: str | None,
     overwrite_handlers: bool,
+    line_length: int | None,
     strict: bool,
     stdio: str | None,
     headers: dict[str, str],
@@ -436,7 +482,7 @@ def server(
     handlers.py is created only when absent; base.py, models.py and the rest are rewritten every run.
     """
     _generate_one("server", source, stdio, headers, out, package, strict, overwrite=overwrite_handlers,
-                  login=login)
+                  login=login, line_length=line_length)
 
 
 @main.command()
@@ -605,7 +651,7 @@ def generate(check: bool, config_path: Path | None) -> None:
     """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
 
     Each target has source (a spec file relative to pyproject.toml), kind (client or server),
-    output (a directory) and package; strict is optional. With --check nothing is written: stale
+    output (a directory) and package; strict and line-length are optional. With --check nothing is written: stale
     targets are listed with a short diff and the exit code is 1.
     """
     if config_path is None:
@@ -635,7 +681,7 @@ def _input_key(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError
     if target.source_path not in digests:
         digests[target.source_path] = spec.digest
     return input_key(digest=digests[target.source_path], source=target.source, kind=target.kind,
-                     package=target.package, strict=target.strict)
+                     package=target.package, strict=target.strict, style=target.style)
 
 
 def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
@@ -655,7 +701,7 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
                            else f"{_rel(target.output / target.package)}: up to date")
                 continue
             validated = _validated_for(target, loaded, checked)
-            pkg = dataclasses.replace(_build(target.kind, validated, target.package), input_key=key)
+            pkg = dataclasses.replace(_build(target.kind, validated, target.package, target.style), input_key=key)
             if check:
                 diffs = check_package(target.output, pkg)
                 if diffs:
@@ -699,8 +745,9 @@ def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenErro
     if target.source_path not in loaded:
         try:
             spec = _load(_rel(target.source_path), None, {})
-            # The display name goes into generated headers: keep it relative to pyproject.toml so
-            # the output does not depend on where mcpgen runs.
+            # The display name goes into generated headers: relative to pyproject.toml's directory
+            # (config.relative_source), so the output depends neither on the checkout's path nor
+            # on where mcpgen runs.
             loaded[target.source_path] = dataclasses.replace(spec, source=target.source)
         except McpgenError as exc:
             loaded[target.source_path] = exc

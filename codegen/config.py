@@ -7,15 +7,25 @@ kind = "client"                 # "client" or "server"
 output = "generated"            # output directory, relative to the pyproject.toml
 package = "weather_client"      # package (directory) name written under `output`
 strict = false                  # optional: warnings become errors
+line-length = 100               # optional: overrides the formatter's line length for this target
 ```
 
+`line-length` may also sit in `[tool.mcpgen]` itself (every target's default). Without it the
+generated code follows the formatter configuration of the project it lands in (`project_style`):
+the `[tool.black]` table black itself would read for the output directory, else black's defaults,
+so `black .` leaves generated files as they are.
+
 Sources are files, never URLs: a build must be replayable offline (`mcpgen snapshot` saves a live
-server's tools to a file first). Unknown keys and kinds are errors, not silently ignored.
+server's tools to a file first). Unknown keys and kinds are errors, not silently ignored. A
+target's `source` is recorded in generated headers relative to the pyproject.toml's directory (the
+project root), so every checkout writes the same bytes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
+import os
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,14 +33,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import McpgenError
+from .fmt import BLACK_DEFAULTS, LINE_LENGTH_RANGE, Style
 
-__all__ = ["KINDS", "ConfigError", "GenerateConfig", "TargetConfig", "find_pyproject", "load_config"]
+__all__ = ["KINDS", "ConfigError", "GenerateConfig", "TargetConfig", "check_line_length", "find_pyproject",
+           "load_config", "project_root", "project_style", "relative_source"]
 
 Kind = Literal["client", "server"]
 KINDS: tuple[Kind, ...] = ("client", "server")
-_TARGET_KEYS = {"source": str, "kind": str, "output": str, "package": str, "strict": bool}
+_TARGET_KEYS = {"source": str, "kind": str, "output": str, "package": str, "strict": bool, "line-length": int}
 _REQUIRED = ("source", "kind", "output", "package")
-_TOP_KEYS = ("targets",)
+_TOP_KEYS = ("targets", "line-length")
+# black's TargetVersion names (black 26.10.1); checked so a typo is an error here, not in black
+_TARGET_VERSIONS = frozenset(f"py3{minor}" for minor in range(3, 15))
 
 
 class ConfigError(McpgenError):
@@ -42,12 +56,13 @@ class TargetConfig:
     """One `[[tool.mcpgen.targets]]` table, with paths resolved against the pyproject's directory."""
 
     index: int  # 1-based position in the file, for messages
-    source: str  # as written in the config (POSIX): the display name that goes into generated headers
+    source: str  # relative to the pyproject.toml's directory (POSIX): the name generated headers record
     source_path: Path  # absolute
     kind: Kind
     output: Path  # absolute
     package: str
     strict: bool = False
+    style: Style = BLACK_DEFAULTS  # the formatter style of the output directory's project (and overrides)
 
     def describe(self) -> str:
         return f"target #{self.index} ({self.kind} {self.package!r} from {self.source})"
@@ -69,6 +84,90 @@ def find_pyproject(start: Path) -> Path | None:
     return None
 
 
+def project_root(directory: Path) -> Path:
+    """The directory of the nearest pyproject.toml in or above `directory` (which need not exist
+    yet), else `directory` itself: generated headers name file sources relative to it."""
+    found = find_pyproject(_existing(directory))
+    return found.parent if found is not None else directory.resolve()
+
+
+def relative_source(source: Path, root: Path) -> str:
+    """`source` as generated headers record it: relative to the project root, POSIX separators."""
+    try:
+        return Path(os.path.relpath(source.resolve(), root.resolve())).as_posix()
+    except ValueError:  # another drive (Windows): the file name is all that is machine-independent
+        return source.name
+
+
+def _existing(directory: Path) -> Path:
+    directory = directory.resolve()
+    while not directory.is_dir() and directory != directory.parent:
+        directory = directory.parent
+    return directory
+
+
+def check_line_length(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value not in LINE_LENGTH_RANGE:
+        raise ConfigError(
+            f"{where}: line-length must be a whole number from {LINE_LENGTH_RANGE.start} to "
+            f"{LINE_LENGTH_RANGE.stop - 1}, found {value!r}"
+        )
+    return value
+
+
+def _black_table(directory: Path) -> tuple[dict[str, Any], Path | None]:
+    """The `[tool.black]` table black itself would use for files in `directory`: the nearest
+    directory holding .git, .hg or a pyproject.toml with a [tool.black] table is the project root
+    (black's `find_project_root`), and its pyproject.toml's table counts. The user-level black
+    configuration is not read: generated bytes must not depend on the machine."""
+    for candidate in (directory, *directory.parents):
+        pyproject = candidate / "pyproject.toml"
+        is_root = (candidate / ".git").exists() or (candidate / ".hg").is_dir()
+        if pyproject.is_file():
+            try:
+                with pyproject.open("rb") as fh:
+                    doc = tomllib.load(fh)
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"cannot read the formatter settings in {pyproject}: {exc}") from exc
+            tool = doc.get("tool")
+            table = tool.get("black") if isinstance(tool, dict) else None
+            if isinstance(table, dict):
+                return table, pyproject
+        if is_root:
+            return {}, None
+    return {}, None
+
+
+def project_style(directory: Path, *, line_length: int | None = None) -> Style:
+    """The formatter style for generated code written into `directory` (which need not exist yet):
+    `line-length`, `target-version`, `skip-magic-trailing-comma`, `preview` and `unstable` from the
+    `[tool.black]` black would read there, black's defaults for the rest; `line_length` overrides."""
+    table, pyproject = _black_table(_existing(directory))
+    where = f"{pyproject}: [tool.black]"
+    style = Style()
+    if "line-length" in table:
+        style = dataclasses.replace(style, line_length=check_line_length(table["line-length"], where))
+    versions = table.get("target-version", [])
+    if not (isinstance(versions, list) and all(isinstance(v, str) and v.lower() in _TARGET_VERSIONS for v in versions)):
+        raise ConfigError(f"{where}: target-version must be a list of names such as 'py311', found {versions!r}")
+    flags = {}
+    for key in ("skip-magic-trailing-comma", "preview", "unstable"):
+        value = table.get(key, False)
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: {key} must be true or false, found {value!r}")
+        flags[key] = value
+    style = dataclasses.replace(
+        style,
+        target_versions=tuple(sorted({v.lower() for v in versions}, key=lambda v: int(v[3:]))),
+        skip_magic_trailing_comma=flags["skip-magic-trailing-comma"],
+        preview=flags["preview"],
+        unstable=flags["unstable"],
+    )
+    if line_length is not None:
+        style = dataclasses.replace(style, line_length=check_line_length(line_length, "--line-length"))
+    return style
+
+
 def _is_identifier(name: str) -> bool:
     return name.isascii() and name.isidentifier() and not keyword.iskeyword(name)
 
@@ -80,7 +179,7 @@ def _reject_unknown_keys(table: dict[str, Any], known: Iterable[str], where: str
         raise ConfigError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; expected {expected}")
 
 
-def _target(path: Path, base: Path, index: int, table: Any) -> TargetConfig:
+def _target(path: Path, base: Path, index: int, table: Any, line_length: int | None) -> TargetConfig:
     where = f"{path}: [[tool.mcpgen.targets]] #{index}"
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: expected a table, found {type(table).__name__}")
@@ -106,14 +205,19 @@ def _target(path: Path, base: Path, index: int, table: Any) -> TargetConfig:
         raise ConfigError(f"{where}: 'source' and 'output' must not be empty")
     if not _is_identifier(package):
         raise ConfigError(f"{where}: package {package!r} is not a valid Python identifier")
+    if "line-length" in table:
+        line_length = check_line_length(table["line-length"], where)
+    source_path = (base / source).resolve()
+    output_path = (base / output).resolve()
     return TargetConfig(
         index=index,
-        source=Path(source).as_posix(),
-        source_path=(base / source).resolve(),
+        source=relative_source(source_path, base),
+        source_path=source_path,
         kind=kind,  # narrowed by the KINDS check above
-        output=(base / output).resolve(),
+        output=output_path,
         package=package,
         strict=bool(table.get("strict", False)),
+        style=project_style(output_path, line_length=line_length),
     )
 
 
@@ -136,12 +240,15 @@ def load_config(path: Path) -> GenerateConfig:
         )
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.mcpgen] must be a table")
-    _reject_unknown_keys(section, _TOP_KEYS, f"{path}: [tool.mcpgen]", expected="'targets'")
+    _reject_unknown_keys(section, _TOP_KEYS, f"{path}: [tool.mcpgen]", expected="'targets', 'line-length'")
+    line_length = section.get("line-length")
+    if line_length is not None:
+        check_line_length(line_length, f"{path}: [tool.mcpgen]")
     raw = section.get("targets")
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"{path}: [tool.mcpgen] needs at least one [[tool.mcpgen.targets]] table")
     base = path.resolve().parent
-    targets = tuple(_target(path, base, index, table) for index, table in enumerate(raw, start=1))
+    targets = tuple(_target(path, base, index, table, line_length) for index, table in enumerate(raw, start=1))
     seen: dict[Path, TargetConfig] = {}
     for target in targets:
         destination = target.output / target.package

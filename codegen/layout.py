@@ -12,6 +12,8 @@ Only layouts whose black result is certain are used:
   black's "parenthesize long type hints" does; a field whose `name: annotation =` fits keeps it and
   wraps the value instead, as black does.
 
+Every width is measured against the line length of the style in force (`fmt.line_length()`).
+
 Anything else (a one-item subscript too long for its line, a long class line, ...) goes to black
 itself (`fmt.black_statement`), so the output is black's in every case. tests/codegen
 (test_generate_format.py and the black checks of every spec and corpus) prove it.
@@ -29,9 +31,9 @@ from collections.abc import Sequence
 from . import fmt, pysource
 from .pysource import Brk, Node, Param, PyCode, PyIdent, PyOp, PySource, Seq, flat
 
-__all__ = ["LINE_LENGTH", "class_header", "def_header", "statement", "width"]
+__all__ = ["class_header", "def_header", "line_length", "statement", "width"]
 
-LINE_LENGTH = fmt.LINE_LENGTH
+line_length = fmt.line_length  # the line length of the style in force (`fmt.formatting`)
 
 # Every character black's width table (black 26.10.1) counts as two columns, and more: the table
 # lists Hangul Jamo, then nothing before U+231A (test_generate_format.py checks it). Text without
@@ -68,16 +70,16 @@ def def_header(name: PyIdent, params: Sequence[Node], returns: Node, *, indent: 
     keyword = pysource.code("async def " if is_async else "def ")
     node = pysource.seq(keyword, name, pysource.brk("(", params, ")"), _ARROW, returns, _COLON)
     one = indent + flat(node)
-    if width(one) <= LINE_LENGTH:
+    if width(one) <= line_length():
         return pysource.laid_out(node, one, indent=indent)
     head = indent + keyword + name + "("
     tail = ") -> " + flat(returns) + ":"
     tail_lines: list[str] | None = [indent + tail]
-    if width(indent + tail) > LINE_LENGTH:
+    if width(indent + tail) > line_length():
         members = _union_members(returns)
         body = _union_body(members, indent + "    ", 0) if members is not None else None
         tail_lines = None if body is None else [indent + ") -> (", *body, indent + "):"]
-    lines: list[str] | None = [head] if width(head) <= LINE_LENGTH and tail_lines is not None else None
+    lines: list[str] | None = [head] if width(head) <= line_length() and tail_lines is not None else None
     for param in params:
         if lines is None:
             break
@@ -94,7 +96,7 @@ def class_header(name: PyIdent, bases: Sequence[Node], *, indent: str = "") -> P
     """`class Name(bases):` (black's layout when too long)."""
     node = pysource.seq(_CLASS, name, pysource.brk("(", bases, ")"), _COLON)
     one = indent + flat(node)
-    if width(one) > LINE_LENGTH:
+    if width(one) > line_length():
         one = fmt.black_statement(one.removeprefix(indent), len(indent) // 4, header=True)
     return pysource.laid_out(node, one, indent=indent)
 
@@ -155,13 +157,13 @@ def _operand_lines(members: list[list[PySource | Brk]], indent: str, depth: int)
 def _member_lines(member: list[PySource | Brk], indent: str, prefix: str, depth: int) -> list[str] | None:
     """One union operand at `indent` (after `prefix`, "" or "| "): one line, or its last bracket split."""
     text = indent + prefix + "".join(flat(part) for part in member)
-    if width(text) <= LINE_LENGTH:
+    if width(text) <= line_length():
         return [text]
     last = member[-1]
     if not (isinstance(last, Brk) and last.items):
         return None
     head = indent + prefix + "".join(flat(part) for part in member[:-1]) + last.open
-    if width(head) > LINE_LENGTH:
+    if width(head) > line_length():
         return None
     if not last.magic:  # a one-item subscript (`list[...]`): its item alone inside, no comma
         if len(last.items) != 1:
@@ -177,7 +179,7 @@ def _union_body(members: list[list[PySource | Brk]], indent: str, depth: int) ->
     """black's layout of a union inside parentheses (its own, around a long type hint, or a
     subscript's): one line when it fits, else one operand per line, each after the first led by `| `."""
     one = indent + " | ".join("".join(flat(part) for part in member) for member in members)
-    if width(one) <= LINE_LENGTH:
+    if width(one) <= line_length():
         return [one]
     return _operand_lines(members, indent, depth)
 
@@ -186,7 +188,7 @@ def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list
     """`name: (` union `)[ = default]` or `name: Head[` items `][ = default]`: how black splits an
     annotation that is too long, keeping the default (if any) on the closing line."""
     rest = ("" if node.default is None else " = " + flat(node.default)) + suffix
-    if node.default is not None and width(indent + node.name + flat(node.annotation) + " =") <= LINE_LENGTH - 2:
+    if node.default is not None and width(indent + node.name + flat(node.annotation) + " =") <= line_length() - 2:
         # black keeps the annotation and wraps the value instead: `name: annotation = (` value `)`
         value = _lines(node.default, indent + "    ", "", inside=True, depth=depth + 1)
         if value is None:
@@ -206,9 +208,9 @@ def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list
         head = indent + node.name + "".join(flat(part) for part in parts[:-1]) + last.open
         body = _item_lines(last.items, indent + "    ", depth + 1)
         closing = indent + last.close + rest
-    if body is None or width(head) > LINE_LENGTH:
+    if body is None or width(head) > line_length():
         return None
-    if width(closing) <= LINE_LENGTH:
+    if width(closing) <= line_length():
         return [head, *body, closing]
     if node.default is None or members is None:
         return None
@@ -217,14 +219,14 @@ def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list
     if value is None:
         return None
     joined = indent + ") = " + value[0][len(indent):]  # value[0] is `indent + "Field("`
-    if width(joined) > LINE_LENGTH:
+    if width(joined) > line_length():
         return None
     return [head, *body, joined, *value[1:]]
 
 
 def _lines(node: Node, indent: str, suffix: str, *, inside: bool, depth: int = 0) -> list[str] | None:
     line = indent + flat(node) + suffix
-    if width(line) <= LINE_LENGTH:
+    if width(line) <= line_length():
         return [line]
     if depth > 64:
         return None
@@ -236,7 +238,7 @@ def _lines(node: Node, indent: str, suffix: str, *, inside: bool, depth: int = 0
             rest = ("" if node.default is None else " = " + flat(node.default)) + suffix
             body = _union_body(members, indent + "    ", depth)
             head, closing = indent + node.name + "(", indent + ")" + rest
-            if body is None or width(head) > LINE_LENGTH or width(closing) > LINE_LENGTH:
+            if body is None or width(head) > line_length() or width(closing) > line_length():
                 return None
             return [head, *body, closing]
         members = _union_members(node.annotation)
@@ -253,7 +255,7 @@ def _lines(node: Node, indent: str, suffix: str, *, inside: bool, depth: int = 0
             if out is None:
                 return None
             out[-1] += suffix
-            return out if width(out[-1]) <= LINE_LENGTH else None
+            return out if width(out[-1]) <= line_length() else None
     return _split_last_bracket(node, indent, suffix, inside=inside, depth=depth)
 
 
@@ -263,13 +265,13 @@ def _split_last_bracket(node: Node, indent: str, suffix: str, *, inside: bool, d
     last = parts[-1]
     if isinstance(last, Brk) and last.items and last.magic:
         head = indent + "".join(flat(part) for part in parts[:-1]) + last.open
-        if width(head) > LINE_LENGTH or (inside and any(isinstance(p, PyOp) for p in parts[:-1])):
+        if width(head) > line_length() or (inside and any(isinstance(p, PyOp) for p in parts[:-1])):
             return None
         items = _item_lines(last.items, indent + "    ", depth + 1)
         if items is None:
             return None
         closing = indent + last.close + suffix
-        if width(closing) > LINE_LENGTH:
+        if width(closing) > line_length():
             return None
         return [head, *items, closing]
     if inside and not any(isinstance(part, (Brk, PyOp)) for part in parts):

@@ -8,6 +8,13 @@ the document that was read):
     [ {...}, {...} ]                                         bare array of tools     -> /N
     {"name": ..., "inputSchema": {...}}                      one tool object         -> "" (the document)
 
+A file is read strictly, and what two JSON parsers could read differently is caught: a duplicate
+member name refuses the file, naming the tool and pointer; a number beyond double range is dropped
+where it only annotates (`default`, `examples`) or bounds nothing (`maximum: 1e400`), with a
+warning naming the tool and pointer, and otherwise makes its tool unusable (the other tools stay).
+A JSON-RPC envelope is accepted with a note saying where the tools were found; a result whose
+`resultType` is not "complete" (an `input_required` result, or an unknown type) is refused.
+
 Live servers: `load_url` (Streamable HTTP) and `load_stdio` (a command line) call
 `server/discover`, then every `tools/list` page, through the runtime's own `Client` (no
 response cache, no tool table), and keep each tool exactly as the server listed it
@@ -19,6 +26,7 @@ and nowhere else; display names never carry credentials.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -27,11 +35,12 @@ import shlex
 import warnings
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
 
-from .errors import SpecLoadError
-from .refs import describe
+from .errors import Diagnostic, SpecLoadError
+from .refs import describe, escape_token
 from .spec import LoadedSpec
 
 if TYPE_CHECKING:
@@ -58,6 +67,24 @@ class _NonFiniteNumber(ValueError):
         self.literal = literal
 
 
+class _OutOfRange:
+    """A number literal beyond double range, kept in place until `_settle_numbers` decides."""
+
+    __slots__ = ("literal",)
+
+    def __init__(self, literal: str) -> None:
+        self.literal = literal
+
+
+@dataclass
+class _Oddities:
+    """What a lenient parse met that a strict reader must settle: objects with duplicate member
+    names (with those names) and out-of-range numbers."""
+
+    duplicates: list[tuple[dict[str, Any], list[str]]] = field(default_factory=list)
+    out_of_range: int = 0
+
+
 def _reject_constant(literal: str) -> Any:
     raise _NonFiniteNumber(literal)
 
@@ -78,8 +105,10 @@ def _locate(text: str, literal: str) -> tuple[int, int] | None:
     return None
 
 
-def parse_json(data: bytes, source: str) -> Any:
-    """Strict JSON (UTF-8, no NaN/Infinity, no overflowing numbers) or SpecLoadError with line:col."""
+def parse_json(data: bytes, source: str, oddities: _Oddities | None = None) -> Any:
+    """Strict JSON (UTF-8, no NaN/Infinity) or SpecLoadError with line:col. Without `oddities` an
+    overflowing number is an error too; with it, duplicate member names and overflowing numbers
+    are recorded there for the caller to settle (`load_file`)."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
@@ -90,8 +119,30 @@ def parse_json(data: bytes, source: str) -> Any:
             f"{source}: not UTF-8 text: invalid byte {data[exc.start:exc.start + 1]!r} at line {line} "
             f"(byte offset {exc.start}); JSON documents must be encoded as UTF-8"
         ) from exc
+    hooks: dict[str, Any] = {"parse_constant": _reject_constant, "parse_float": _finite_float}
+    if oddities is not None:
+        found = oddities
+
+        def pairs(members: list[tuple[str, Any]]) -> dict[str, Any]:
+            obj = dict(members)
+            if len(obj) != len(members):
+                seen: set[str] = set()
+                repeated: set[str] = set()
+                for key, _ in members:
+                    (repeated if key in seen else seen).add(key)
+                found.duplicates.append((obj, sorted(repeated)))
+            return obj
+
+        def number(literal: str) -> float | _OutOfRange:
+            value = float(literal)
+            if math.isfinite(value):
+                return value
+            found.out_of_range += 1
+            return _OutOfRange(literal)
+
+        hooks = {"parse_constant": _reject_constant, "parse_float": number, "object_pairs_hook": pairs}
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        return json.loads(text, **hooks)
     except _NonFiniteNumber as exc:
         where = _locate(text, exc.literal)
         at = f" at line {where[0]}, column {where[1]}" if where else ""
@@ -108,6 +159,32 @@ def parse_json(data: bytes, source: str) -> Any:
         raise SpecLoadError(f"{source}: invalid JSON: arrays/objects are nested too deeply to read") from exc
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
         raise SpecLoadError(f"{source}: invalid JSON: {exc}") from exc
+
+
+def _odd_places(document: Any, oddities: _Oddities) -> tuple[list[tuple[str, list[str]]], list[tuple[str, Any, Any]]]:
+    """Pointers of the objects with duplicate names, and (pointer, container, key) of every
+    out-of-range number, found by one iterative walk."""
+    wanted = {id(obj): names for obj, names in oddities.duplicates}
+    duplicates: list[tuple[str, list[str]]] = []
+    numbers: list[tuple[str, Any, Any]] = []
+    stack: list[tuple[str, Any]] = [("", document)]
+    while stack:
+        pointer, value = stack.pop()
+        if isinstance(value, dict):
+            if id(value) in wanted:
+                duplicates.append((pointer, wanted[id(value)]))
+            items: Any = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        for key, child in items:
+            child_pointer = f"{pointer}/{escape_token(key)}"
+            if isinstance(child, _OutOfRange):
+                numbers.append((child_pointer, value, key))
+            elif isinstance(child, (dict, list)):
+                stack.append((child_pointer, child))
+    return sorted(duplicates), sorted(numbers, key=lambda place: place[0])
 
 
 def _read_capped(path: str | os.PathLike[str], source: str) -> bytes:
@@ -155,6 +232,23 @@ def _checked_tools(tools: list[Any], source: str, prefix: str) -> list[dict[str,
     return tools
 
 
+def _check_result_type(result: Mapping[str, Any], source: str, where: str) -> None:
+    """A tools/list result is complete; an input_required result or an unknown type is refused."""
+    if "resultType" not in result or result["resultType"] == "complete":
+        return
+    kind = result["resultType"]
+    if kind == "input_required":
+        raise SpecLoadError(
+            f"{source}: at {where}/resultType: this is an input_required result (the server asked the client "
+            "for input before answering), not a tools/list result; save the final, complete result instead"
+        )
+    raise SpecLoadError(
+        f"{source}: at {where}/resultType: unknown resultType "
+        f"{repr(kind[:80]) if isinstance(kind, str) else describe(kind)}; a tools/list result is "
+        '"complete" (or has no resultType)'
+    )
+
+
 def spec_from_document(document: Any, source: str) -> LoadedSpec:
     """Recognise the shape of a parsed document and return its tools with their real pointers."""
     if isinstance(document, list):
@@ -162,6 +256,7 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
     if not isinstance(document, dict):
         raise SpecLoadError(f"{source}: {_EXPECTED}; found {_found(document)}")
     if "tools" in document:
+        _check_result_type(document, source, "")
         tools = document["tools"]
         if not isinstance(tools, list):
             raise SpecLoadError(f"{source}: /tools must be an array of tool objects; found {describe(tools)}")
@@ -180,6 +275,8 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
                 detail = describe(error)
             raise SpecLoadError(f"{source}: the document is a JSON-RPC error response ({detail}), not a tool list")
         result = document.get("result")
+        if isinstance(result, dict):
+            _check_result_type(result, source, "/result")
         if not isinstance(result, dict) or "tools" not in result:
             raise SpecLoadError(
                 f"{source}: JSON-RPC response whose /result is not a tools/list result; "
@@ -188,16 +285,103 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
         tools = result["tools"]
         if not isinstance(tools, list):
             raise SpecLoadError(f"{source}: /result/tools must be an array of tool objects; found {describe(tools)}")
-        return LoadedSpec(source, _checked_tools(tools, source, "/result/tools"), pointer_prefix="/result/tools")
+        note = Diagnostic(source, None, "/result", "MCPGEN-JSON", "the document is a JSON-RPC response (id "
+                          f"{describe(document.get('id'))}), not a tools/list result; its tools were read from "
+                          "/result/tools", "warning")
+        return LoadedSpec(source, _checked_tools(tools, source, "/result/tools"), pointer_prefix="/result/tools",
+                          notes=(note,))
+    if "resultType" in document:
+        _check_result_type(document, source, "")
     if "inputSchema" in document:
         return LoadedSpec(source, [document], pointer_prefix="", single_tool=True)
     raise SpecLoadError(f"{source}: {_EXPECTED}; found {_found(document)}")
 
 
+def _tool_at(spec: LoadedSpec, pointer: str) -> tuple[int, str | None] | None:
+    """(position, shown name) of the tool holding `pointer`, or None outside every tool."""
+    if spec.single_tool:
+        index = 0
+    else:
+        head = spec.pointer_prefix + "/"
+        if not pointer.startswith(head):
+            return None
+        token = pointer[len(head):].split("/", 1)[0]
+        if not token.isdigit() or int(token) >= len(spec.tools):
+            return None
+        index = int(token)
+    name = spec.tools[index].get("name")
+    return index, (name[:200] if isinstance(name, str) else None)
+
+
+_NOT_KEYWORD_PARENTS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_VACUOUS_BOUNDS = {"maximum": "", "exclusiveMaximum": "", "minimum": "-", "exclusiveMinimum": "-"}
+
+
+def _settle_numbers(spec: LoadedSpec, document: Any, numbers: list[tuple[str, Any, Any]]) -> LoadedSpec:
+    """Each number beyond double range: an annotation holding it (`default`, `examples`) is dropped,
+    a bound it makes vacuous (`maximum: 1e400`) is dropped, anything else makes its tool unusable;
+    one warning each, naming the tool and pointer."""
+    notes = list(spec.notes)
+    unusable = set(spec.unusable)
+    for pointer, container, key in numbers:
+        literal = container[key].literal
+        tokens = pointer.split("/")[1:]
+        owner = _tool_at(spec, pointer)
+        tool = owner[1] if owner else None
+        annotation = next((i for i, token in enumerate(tokens) if token in ("default", "examples")
+                           and (i == 0 or tokens[i - 1] not in _NOT_KEYWORD_PARENTS)), None)
+        shown = f"{literal[:40]!r}"
+        if annotation is not None:
+            parent_pointer = "/" + "/".join(tokens[:annotation]) if annotation else ""
+            parent = document
+            for token in tokens[:annotation]:
+                parent = parent[int(token)] if isinstance(parent, list) else parent[token.replace("~1", "/").replace("~0", "~")]
+            keyword = tokens[annotation]
+            if isinstance(parent, dict) and keyword in parent:
+                del parent[keyword]
+                notes.append(Diagnostic(spec.source, tool, f"{parent_pointer}/{keyword}", "MCPGEN-JSON",
+                                        f"the number {shown} at {pointer} is beyond the range of a double, which "
+                                        f"no JSON parser here can hold; `{keyword}` is dropped", "warning"))
+            continue
+        if isinstance(container, dict) and _VACUOUS_BOUNDS.get(key) == ("-" if literal.startswith("-") else ""):
+            del container[key]
+            notes.append(Diagnostic(spec.source, tool, pointer, "MCPGEN-JSON",
+                                    f"the number {shown} is beyond the range of a double, so `{key}` bounds "
+                                    "nothing; it is dropped", "warning"))
+            continue
+        container[key] = None  # JSON again (digest); the tool it sits in is not used
+        if owner is not None:
+            unusable.add(owner[0])
+        what = "the tool is excluded" if owner is not None else "the value is ignored"
+        notes.append(Diagnostic(spec.source, tool, pointer, "MCPGEN-JSON",
+                                f"the number {shown} is beyond the range of a double, which no JSON parser here "
+                                f"can hold; {what}", "warning"))
+    return dataclasses.replace(spec, notes=tuple(notes), unusable=frozenset(unusable))
+
+
 def load_file(path: str | os.PathLike[str]) -> LoadedSpec:
     """Read a JSON file holding tools in any accepted shape (see the module docstring)."""
     source = os.fspath(path)
-    return spec_from_document(parse_json(_read_capped(path, source), source), source)
+    oddities = _Oddities()
+    document = parse_json(_read_capped(path, source), source, oddities)
+    spec = spec_from_document(document, source)
+    if not (oddities.duplicates or oddities.out_of_range):
+        return spec
+    duplicates, numbers = _odd_places(document, oddities)
+    if duplicates:
+        lines = []
+        for pointer, names in duplicates[:_SHOWN_PROBLEMS]:
+            owner = _tool_at(spec, pointer)
+            who = f"tool {owner[1]!r} " if owner and owner[1] is not None else ""
+            shown = ", ".join(repr(name[:80]) for name in names[:5])
+            lines.append(f"  {who}at {pointer or '/'}: the object has member {shown} more than once")
+        if len(duplicates) > _SHOWN_PROBLEMS:
+            lines.append(f"  ... and {len(duplicates) - _SHOWN_PROBLEMS} more")
+        raise SpecLoadError(
+            f"{source}: duplicate member names in JSON objects; parsers disagree on which value counts (the "
+            "first or the last), so the file is refused:\n" + "\n".join(lines)
+        )
+    return _settle_numbers(spec, document, numbers)
 
 
 # --------------------------------------------------------------------------- live servers

@@ -31,7 +31,6 @@ from . import fmt
 from .errors import InternalGeneratorError
 
 __all__ = [
-    "LINE_LENGTH",
     "Brk",
     "Node",
     "Param",
@@ -68,7 +67,6 @@ __all__ = [
 ]
 
 _TOKEN = object()
-LINE_LENGTH = fmt.LINE_LENGTH
 
 MAX_LITERAL_DEPTH = 32
 MAX_LITERAL_ITEMS = 10_000
@@ -453,7 +451,7 @@ def docstring(text: str, *, indent: str) -> PyDocstring:
         value = " "
     result_lines = value.splitlines()
     last = len(result_lines[-1]) if value and not value.endswith("\n") else 0
-    if len(result_lines) > 1 and last + 3 > LINE_LENGTH and len(indent) + 3 <= LINE_LENGTH:  # pragma: no cover
+    if len(result_lines) > 1 and last + 3 > fmt.line_length() and len(indent) + 3 <= fmt.line_length():  # pragma: no cover
         value += "\n" + indent  # black's rule; unreachable while multi-line docstrings end with the indent
     return PyDocstring('"""' + value + '"""', _TOKEN)
 

@@ -11,6 +11,7 @@ prefix them with the schema's own pointer in the loaded document.
     for site in index.refs:
         resolution = index.resolve(site)      # .target (pointer) or .problem
     cycle = index.in_place_cycle()            # $ref/allOf/... loop that never consumes input
+    blowup = index.expansion_over(limit)      # a $ref whose target expands past `limit` subschemas
 """
 
 from __future__ import annotations
@@ -210,6 +211,11 @@ def dialect_of(schema: Any) -> Dialect | None:
 # --------------------------------------------------------------------------- schema index
 
 
+# Expanded sizes are counted exactly up to here (a few machine words; 10**7 definitions deep
+# would be needed to pass it), so the smallest expansion past a limit is found.
+_EXPANSION_CAP: Final = 2**256
+
+
 class SchemaLimitError(Exception):
     """The schema has more subschemas than the caller allowed (SCHEMA-11)."""
 
@@ -268,6 +274,7 @@ class SchemaIndex:
     resources: dict[str, str] = field(default_factory=dict)  # absolute URI (no fragment) -> pointer
     anchors: dict[tuple[str, str], str] = field(default_factory=dict)  # (resource URI, anchor) -> pointer
     refs: list[RefSite] = field(default_factory=list)
+    children: dict[str, list[str]] = field(default_factory=dict)  # pointer -> pointers of its subschemas
 
     @classmethod
     def build(cls, root: Any, dialect: Dialect = DRAFT_2020_12, *, max_subschemas: int = 10_000) -> SchemaIndex:
@@ -325,6 +332,8 @@ class SchemaIndex:
                 self._collect(node, pointer, base, children)
             if len(subschemas) + len(stack) + len(children) > max_subschemas:
                 raise SchemaLimitError(pointer + (children[0][0] if children else ""), max_subschemas)
+            if children:
+                self.children[pointer] = [pointer + suffix for suffix, _ in children]
             stack.extend((pointer + suffix, child, base) for suffix, child in reversed(children))
 
     def _collect(self, node: dict[str, Any], pointer: str, base: str, children: list[tuple[str, Any]]) -> None:
@@ -396,6 +405,69 @@ class SchemaIndex:
         if anchored is None:
             return Resolution(site, None, "local", f"no $anchor named {fragment!r} in this schema", shown)
         return Resolution(site, anchored, "local", None, shown)
+
+    def expansion_over(self, limit: int) -> tuple[RefSite, int] | None:
+        """The `$ref` site where following references blows up, or None.
+
+        Each subschema's expanded size is the number of subschemas it stands for when every
+        resolved `$ref` is replaced by its target (a reference back into the current path, a
+        recursive type, counts once). Definitions that reference each other several times each
+        expand exponentially: a handful of them stand for billions of subschemas, and anything that
+        follows references (model building, a reader of the generated code) runs away. When the
+        root expands past `limit`, returns the reference whose target is the smallest expansion
+        past `limit` (where the fan-out becomes too large) and that expansion, or the first
+        reference with the root's expansion when no single target is past the limit. Iterative;
+        each subschema is sized once (SCHEMA-11).
+        """
+        size = self.expanded_sizes(_EXPANSION_CAP)
+        if size.get("", 0) <= limit:
+            return None
+        worst: tuple[RefSite, int] | None = None
+        for site in self.refs:
+            target = self.resolve(site).target
+            expanded = size.get(target, 0) if target is not None else 0
+            if expanded > limit and (worst is None or expanded < worst[1]):
+                worst = (site, expanded)
+        if worst is None:
+            first = next((site for site in self.refs if self.resolve(site).target is not None), None)
+            return None if first is None else (first, size[""])
+        return worst
+
+    def expanded_sizes(self, cap: int) -> dict[str, int]:
+        """pointer -> how many subschemas it stands for with references followed (at most `cap`)."""
+        targets: dict[str, list[str]] = {}
+        for site in self.refs:
+            target = self.resolve(site).target
+            if target is not None:
+                targets.setdefault(site.schema_pointer, []).append(target)
+        size: dict[str, int] = {}
+        on_path: set[str] = set()
+        for start in self.subschemas:
+            if start in size:
+                continue
+            stack: list[tuple[str, Iterator[str]]] = [(start, iter([*self.children.get(start, ()), *targets.get(start, ())]))]
+            on_path.add(start)
+            totals = [1]
+            while stack:
+                pointer, successors = stack[-1]
+                nxt = next(successors, None)
+                if nxt is None:
+                    stack.pop()
+                    on_path.discard(pointer)
+                    done = min(totals.pop(), cap)
+                    size[pointer] = done
+                    if totals:
+                        totals[-1] += done
+                    continue
+                if nxt in size:
+                    totals[-1] += size[nxt]
+                elif nxt in on_path:
+                    totals[-1] += 1  # a recursive reference: one type, referenced again
+                else:
+                    on_path.add(nxt)
+                    stack.append((nxt, iter([*self.children.get(nxt, ()), *targets.get(nxt, ())])))
+                    totals.append(1)
+        return size
 
     def in_place_cycle(self) -> list[str] | None:
         """A loop of subschemas applied to the same instance (`{"$ref": "#"}` at the root, …).

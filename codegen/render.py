@@ -21,7 +21,7 @@ from typing import Any
 import jinja2
 import markupsafe
 
-from . import layout, pysource
+from . import fmt, layout, pysource
 from .errors import InternalGeneratorError
 from .ir import (
     ANY,
@@ -45,7 +45,6 @@ from .toolsjson import tools_json  # tools.json is rendered too: one place for e
 from .typenodes import TypeNames, type_node
 
 __all__ = [
-    "LINE_LENGTH",
     "Imports",
     "environment",
     "render_client",
@@ -55,7 +54,6 @@ __all__ = [
     "tools_json",
 ]
 
-LINE_LENGTH = layout.LINE_LENGTH
 _CLASS = " " * 4
 _DEFAULT_CHARS = 120  # of a schema default shown in a method's docstring
 _METHOD = " " * 8
@@ -172,7 +170,7 @@ class Imports:
     @staticmethod
     def _from_line(module: str, members: list[tuple[str, str | None]]) -> PyCode:
         one_line = pysource.import_from(module, members)
-        if len(one_line) <= LINE_LENGTH or len(members) == 1:
+        if len(one_line) <= layout.line_length() or len(members) == 1:
             return one_line
         # isort and black agree on one name per line with a trailing comma once the line is too long
         return pysource.import_from_wrapped(module, members)
@@ -399,12 +397,12 @@ def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
     mutable = f.has_default and isinstance(f.default, (list, dict))
     if not keywords and not mutable:
         simple = pysource.annotated_name(f.name, annotation, default)
-        if f.required or layout.width(_CLASS + pysource.flat(simple)) <= LINE_LENGTH:
+        if f.required or layout.width(_CLASS + pysource.flat(simple)) <= layout.line_length():
             return layout.statement(simple, indent=_CLASS)
         # too long: `= Field(` with the default on its own line, when that line fits; else black's
         # split of the annotation, keeping `= None` on the closing line
         head = _CLASS + pysource.flat(pysource.annotated_name(f.name, annotation, pysource.code("Field(")))
-        if layout.width(head) > LINE_LENGTH:
+        if layout.width(head) > layout.line_length():
             return layout.statement(simple, indent=_CLASS)
     if default is not None:
         keywords.insert(0, pysource.keyword_arg("default", default))
@@ -437,11 +435,11 @@ def _config(imports: Imports, *, extra: str | None = None, populate_by_name: boo
     Strict: a constructor refuses what its annotations refuse (`"10"` for an `int`), which is also
     what makes the pydantic mypy plugin check constructor argument types; the runtime parses JSON
     it receives with `strict=False` after the schema check (arrays become tuples)."""
-    return _config_statement(imports.add("pydantic", "ConfigDict"), extra, populate_by_name)
+    return _config_statement(imports.add("pydantic", "ConfigDict"), extra, populate_by_name, fmt.style())
 
 
 @functools.lru_cache(maxsize=64)  # one of a few statements, repeated in every class of models.py
-def _config_statement(config_dict: str, extra: str | None, populate_by_name: bool) -> PyCode:
+def _config_statement(config_dict: str, extra: str | None, populate_by_name: bool, _style: fmt.Style) -> PyCode:
     config = [pysource.keyword_arg("defer_build", pysource.literal(True)),
               pysource.keyword_arg("strict", pysource.literal(True))]
     if extra is not None:
@@ -468,12 +466,12 @@ def _models_body(models: ModelsIR, imports: Imports) -> tuple[PyCode, PyCode]:
     return pysource.join(aliases, "\n"), pysource.join(blocks, "\n\n\n")
 
 
-_MODELS_TEXT: dict[int, tuple[ModelsIR, tuple[str, str, str], str]] = {}
+_MODELS_TEXT: dict[int, tuple[ModelsIR, tuple[str, str, str, fmt.Style], str]] = {}
 
 
 def render_models(ir: PackageIR) -> str:
     """models.py (the same text for a client and a server built from one IR: computed once)."""
-    key = (ir.source, ir.digest, ir.generator_version)
+    key = (ir.source, ir.digest, ir.generator_version, fmt.style())
     hit = _MODELS_TEXT.get(id(ir.models))
     if hit is not None and hit[0] is ir.models and hit[1] == key:
         return hit[2]

@@ -25,6 +25,10 @@ class LoadedSpec:
     tools: list[dict[str, Any]]
     pointer_prefix: str = "/tools"  # RFC 6901 pointer of the tools array inside the loaded document
     single_tool: bool = False  # the document *is* one tool object: its pointer is "" (pointer_prefix unused)
+    # What reading the document noticed (warnings; validate reports them with its own) and the
+    # positions of tools it found unusable (validate excludes them)
+    notes: tuple[Diagnostic, ...] = ()
+    unusable: frozenset[int] = frozenset()
 
     @property
     def digest(self) -> str:

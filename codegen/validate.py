@@ -20,6 +20,11 @@ Rules, in the order they are checked per tool:
     SCHEMA-11                  no `$ref`/`allOf`/... loop that would never terminate
     XHDR-02..08 (-> XHDR-10)   invalid `x-mcp-header` annotations exclude the tool, with a warning each
     XHDR-12                    annotated parameters that look secret: warnings, errors under `strict`
+    SCHEMA-11                  no `$ref` whose target expands past `Limits.max_expanded` subschemas
+    MCPGEN-REGEX               `pattern`/`patternProperties` that Python's `re` cannot compile: the
+                               tool is excluded with a warning
+    MCPGEN-JSON                what LOAD noticed (a JSON-RPC envelope, numbers beyond double
+                               range): its warnings are reported here, its unusable tools excluded
     MCPGEN-NO-TOOLS            a warning when every tool was excluded
 
 Nothing from the spec is executed or imported; server-supplied text appears in messages
@@ -42,6 +47,7 @@ from .errors import Diagnostic, Severity, SpecValidationError
 from .refs import (
     DIALECT_URIS,
     DRAFT_2020_12,
+    REF_KEYWORDS,
     SUPPORTED_DIALECTS,
     Dialect,
     Link,
@@ -69,9 +75,13 @@ class Limits:
     max_values: int = 250_000  # JSON values per tool
     max_total_values: int = 2_000_000  # JSON values across all tools
     max_identifier: int = 1024  # tool names and object keys (property names, ...), in characters
-    max_description: int = 64 * 1024  # `description` / `title` strings
+    max_description: int = 1024 * 1024  # `description` / `title` strings (long prose is legitimate)
     max_string: int = 1024 * 1024  # any other string
     max_schema_errors: int = 100  # meta-schema errors reported per schema before summarising
+    # subschemas one schema stands for with every `$ref` followed (recursion counted once): the
+    # richest real tool lists stay under 100; definitions referencing each other twice each reach
+    # this after 17 levels, and ten more would keep anything that follows references busy for hours
+    max_expanded: int = 100_000
 
 
 DEFAULT_LIMITS: Final = Limits()
@@ -137,10 +147,13 @@ def validate(spec: LoadedSpec, *, strict: bool = False, limits: Limits = DEFAULT
             f"{len(spec.tools)} tools listed; at most {limits.max_tools} are supported",
         )
         raise SpecValidationError(run.diagnostics)
+    run.diagnostics.extend(spec.notes)  # what LOAD noticed (warnings, each naming its pointer)
     first_by_name: dict[str, str] = {}
     total_values = 0
     for index, data in enumerate(spec.tools):
         pointer = spec.tool_pointer(index)
+        if index in spec.unusable:  # LOAD said why (a number no parser here can hold)
+            continue
         if not isinstance(data, dict):
             run.add(None, pointer, "MCPGEN-TOOL-SHAPE", f"expected a tool object, found {describe(data)}")
             continue
@@ -250,7 +263,7 @@ def _check_fields(run: _Run, tool: _Tool, first_by_name: dict[str, str]) -> None
         run.add(tool.name, name_ptr, "MCPGEN-LIMITS",
                 f"name has {len(name)} characters; at most {run.limits.max_identifier} are accepted")
     else:
-        _check_name(run, tool.name, name, name_ptr)
+        _check_name(run, tool, name, name_ptr)
         if name in first_by_name:
             run.add(tool.name, name_ptr, "TOOLS-15",
                     f"duplicate tool name {name!r}, first listed at {first_by_name[name]}; tool names must be unique")
@@ -275,7 +288,13 @@ def _check_fields(run: _Run, tool: _Tool, first_by_name: dict[str, str]) -> None
                 _check_meta_key(run, tool.name, key, join_pointer(ptr + "/_meta", key))
 
 
-def _check_name(run: _Run, shown: str | None, name: str, pointer: str) -> None:
+def _check_name(run: _Run, tool: _Tool, name: str, pointer: str) -> None:
+    shown = tool.name
+    if not name:
+        tool.excluded = True
+        run.should(shown, pointer, "TOOLS-11", "the tool name is empty: no call could name this tool; "
+                   "the tool is excluded from the generated bindings")
+        return
     if not 1 <= len(name) <= TOOL_NAME_MAX:
         run.should(shown, pointer, "TOOLS-11",
                    f"tool names should be 1-{TOOL_NAME_MAX} characters long; this one has {len(name)}")
@@ -367,6 +386,7 @@ def _check_schema(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: st
                         f"dialect {_clip(repr(nested), 120)} differs from the schema's own ({dialect}); "
                         "one dialect per schema is supported")
     _check_meta_schema(run, tool, index, pointer)
+    _check_patterns(run, tool, index, pointer)
     for site in index.refs:
         resolution = index.resolve(site)
         if resolution.problem is None:
@@ -378,11 +398,55 @@ def _check_schema(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: st
                 f"{site.keyword} {_clip(repr(site.ref), 200)}{target}: {resolution.problem}{hint}")
     cycle = index.in_place_cycle()
     if cycle is not None:
-        path = " -> ".join((pointer + p) or "/" for p in cycle[:8])
-        run.add(tool.name, pointer + cycle[0], "SCHEMA-11",
+        steps = _loop_steps(index, cycle)
+        path = " -> ".join((pointer + p) or "/" for p in [*steps[:8], cycle[-1]])
+        offending = next((step for step in steps if step.rsplit("/", 1)[-1] in REF_KEYWORDS), cycle[0])
+        run.add(tool.name, pointer + offending, "SCHEMA-11",
                 f"subschemas apply each other to the same value in a loop ({_clip(path, 600)}); "
                 "validation would never terminate")
+    else:
+        blowup = index.expansion_over(run.limits.max_expanded)
+        if blowup is not None:
+            site, expanded = blowup
+            amount = f"{expanded:,}" if expanded < 10**15 else f"about 10^{len(str(expanded)) - 1}"
+            run.add(tool.name, pointer + site.pointer, "SCHEMA-11",
+                    f"{site.keyword} {_clip(repr(site.ref), 200)} expands to {amount} subschemas when references "
+                    f"are followed (at most {run.limits.max_expanded:,}): definitions that reference each other "
+                    "several times each multiply; refusing a schema whose expansion is this large")
     return len(index.subschemas)
+
+
+def _check_patterns(run: _Run, tool: _Tool, index: SchemaIndex, pointer: str) -> None:
+    """MCPGEN-REGEX: every `pattern` and `patternProperties` name compiles as the runtime compiles
+    it (Python's `re`, as jsonschema does); one that does not would fail every call at run time,
+    so the tool is excluded with a warning naming the pointer."""
+    for sub_pointer, node in index.subschemas.items():
+        if not isinstance(node, Mapping):
+            continue
+        found: list[tuple[str, str]] = []
+        if isinstance(node.get("pattern"), str):
+            found.append((sub_pointer + "/pattern", node["pattern"]))
+        if isinstance(node.get("patternProperties"), Mapping):
+            found += [(join_pointer(sub_pointer + "/patternProperties", key), key) for key in node["patternProperties"]]
+        for where, regex in found:
+            try:
+                re.compile(regex)
+            except (re.error, RecursionError, OverflowError) as exc:
+                tool.excluded = True
+                run.add(tool.name, pointer + where, "MCPGEN-REGEX",
+                        f"{_clip(repr(regex), 120)} is not a regular expression this runtime can use ({exc}); "
+                        "the tool is excluded from the generated bindings", "warning")
+
+
+def _loop_steps(index: SchemaIndex, cycle: list[str]) -> list[str]:
+    """The keyword leading from each subschema of a loop to the next: the pointer of the `$ref`
+    (or `$dynamicRef`) when a reference does it, else of the applicator's subschema (`/allOf/0`)."""
+    sites: dict[tuple[str, str], str] = {}
+    for site in index.refs:
+        target = index.resolve(site).target
+        if target is not None:
+            sites.setdefault((site.schema_pointer, target), site.pointer)
+    return [sites.get((here, there), there) for here, there in itertools.pairwise(cycle)]
 
 
 def _dialect(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: str) -> Dialect | None:

@@ -78,6 +78,9 @@ def analyze(input_schema: Mapping[str, Any]) -> tuple[list[HeaderParam], list[Vi
     params: list[HeaderParam] = []
     violations: list[Violation] = []
     seen: dict[str, str] = {}  # lower-case header name -> pointer of first use
+    if KEYWORD in input_schema:  # the root is the arguments object, not a parameter (XHDR-08)
+        violations.append(Violation("/" + KEYWORD, "XHDR-08", "x-mcp-header on the root inputSchema names no "
+                                    "parameter; it is only allowed on properties reachable through `properties`"))
     # Walk the statically reachable chain: root -> properties -> properties ...
     stack: list[tuple[Mapping[str, Any], str, tuple[str, ...]]] = [(input_schema, "", ())]
     while stack:

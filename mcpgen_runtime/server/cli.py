@@ -50,21 +50,29 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
 
 def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) -> None:
-    """Parse `argv`, build `server_cls` and serve until interrupted (or stdin closes)."""
+    """Parse `argv`, build `server_cls` and serve until interrupted (or stdin closes).
+
+    Configuration that cannot work (a `ServerConfig` value, a `MCPGEN_STATE_SECRET` that is too
+    short) stops here with exit code 2 and one line on stderr saying what to fix, before anything
+    listens."""
     args = build_parser().parse_args(argv)
     # Logs never go to stdout: on stdio it carries protocol messages only (STDIO-03).
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config = server_cls.default_config()
-    if args.page_size is not None:
-        if args.page_size < 0:
-            raise SystemExit("--page-size must be >= 0")
-        config = dataclasses.replace(config, page_size=args.page_size or None)
-    if args.modern_only:
-        config = dataclasses.replace(config, modern_only=True)
-    if args.oauth_issuer or args.resource:
-        config = dataclasses.replace(config, auth=_protected_resource(args, server_cls))
-    server = server_cls(config)
+    try:
+        config = server_cls.default_config()
+        if args.page_size is not None:
+            if args.page_size < 0:
+                raise ValueError("--page-size must be >= 0")
+            config = dataclasses.replace(config, page_size=args.page_size or None)
+        if args.modern_only:
+            config = dataclasses.replace(config, modern_only=True)
+        if args.oauth_issuer or args.resource:
+            config = dataclasses.replace(config, auth=_protected_resource(args, server_cls))
+        server = server_cls(config)
+    except ValueError as exc:  # ServerConfig and the state secrets raise ValueError for bad settings
+        print(f"{server_cls.__module__.partition('.')[0]}: cannot start: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     if args.transport == "stdio":
         server.run_stdio()
     else:

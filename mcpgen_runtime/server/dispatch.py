@@ -48,7 +48,7 @@ from .input_required import MRTR_METHODS, InputRequired, input_required_result, 
 from .listen import LIST_CHANGED, SubscriptionHub, listen
 from .ratelimit import RateLimiter
 from .results import complete, error_result, rate_limited_result, shape_result
-from .state import StateCodec
+from .state import StateCodec, configured_keys
 
 __all__ = ["BUILTIN_METHODS", "CACHEABLE_METHODS", "REMOVED_METHODS", "Dispatcher"]
 
@@ -140,6 +140,7 @@ class Dispatcher:
         self._capabilities: dict[str, dict[str, Any]] = {"tools": {"listChanged": cfg.list_changed}}
         self._hub = SubscriptionHub()
         self._limiter = RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None else None
+        configured_keys(cfg.state_secrets)  # a secret that cannot work stops the server now, not at first use
         self._state_codec: StateCodec | None = None  # made on first use (it may warn about its key)
         self._progress_interval = cfg.progress_interval_ms / 1000
         self._rebuild_discover()

@@ -22,6 +22,9 @@ it gave). Never put secrets in `ctx.state`. Integrity and TTL do not make a stat
 Secrets come from `ServerConfig.state_secrets`, else the environment variable
 `MCPGEN_STATE_SECRET` (comma-separated for rotation, first one signs), else a random key per
 process, with a warning: then a retry served by another worker, or after a restart, fails.
+`configured_keys` checks them when the server is built (the `Dispatcher` calls it), so a secret
+that cannot work stops the server at start with a message naming what to fix, instead of failing
+every multi-round call later; the message never contains the secret.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ import orjson
 
 from .. import _json
 
-__all__ = ["STATE_SECRET_ENV", "StateCodec", "StateError", "canonical", "principal_digest", "request_digest"]
+__all__ = ["STATE_SECRET_ENV", "StateCodec", "StateError", "StateSecretError", "canonical", "configured_keys",
+           "principal_digest", "request_digest"]
 
 _LOG = logging.getLogger("mcpgen.server")
 
@@ -56,6 +60,43 @@ _NOT_SALIENT = frozenset({"_meta", "inputResponses", "requestState"})
 
 class StateError(ValueError):
     """A `requestState` that must be rejected; the message says why (safe to show the client)."""
+
+
+class StateSecretError(ValueError):
+    """The configured requestState secrets cannot be used; the message says how to fix it."""
+
+
+_SECRET_HINT = (
+    "set a random value of {n} bytes or more, e.g. the output of "
+    "`python -c \"import secrets; print(secrets.token_urlsafe(32))\"`"
+)
+
+
+def configured_keys(configured: Sequence[str | bytes] | None) -> list[bytes] | None:
+    """The signing keys from `ServerConfig.state_secrets`, else `MCPGEN_STATE_SECRET` (comma
+    separated); None when neither is set. Raises StateSecretError when a secret is too short, or
+    the variable is set but holds no secret."""
+    hint = _SECRET_HINT.format(n=MIN_SECRET_BYTES)
+    if configured:
+        where, keys = "ServerConfig.state_secrets", list(configured)
+    else:
+        env = os.environ.get(STATE_SECRET_ENV, "")
+        if not env:
+            return None
+        where, keys = STATE_SECRET_ENV, [part.strip() for part in env.split(",") if part.strip()]
+        if not keys:
+            raise StateSecretError(f"{STATE_SECRET_ENV} is set but holds no secret; {hint}, or unset it")
+    out = []
+    for position, key in enumerate(keys, start=1):
+        raw = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+        if len(raw) < MIN_SECRET_BYTES:
+            which = f"secret {position} of {len(keys)}" if len(keys) > 1 else "the secret"
+            raise StateSecretError(
+                f"{where}: {which} is {len(raw)} bytes long, shorter than the {MIN_SECRET_BYTES} bytes "
+                f"a requestState secret needs; {hint}"
+            )
+        out.append(raw)
+    return out
 
 
 def canonical(value: Any) -> bytes:
@@ -133,10 +174,7 @@ class StateCodec:
     def from_config(cls, configured: Sequence[str | bytes] | None, *, ttl_s: float = 600.0,
                     max_bytes: int = 64 * 1024) -> StateCodec:
         """Keys from the config, else `MCPGEN_STATE_SECRET`, else a random per-process key (warned)."""
-        keys: Sequence[str | bytes] | None = configured
-        if not keys:
-            env = os.environ.get(STATE_SECRET_ENV, "")
-            keys = [part.strip() for part in env.split(",") if part.strip()]
+        keys: Sequence[str | bytes] | None = configured_keys(configured)
         if not keys:
             _LOG.warning(
                 "%s is not set: requestState is signed with a random per-process key, so a multi-round "

@@ -24,9 +24,9 @@ from codegen.errors import SpecLoadError
 from codegen.load import display_url, load_file, load_source, load_stdio, load_url
 from codegen.refs import resolve_pointer
 from mcpgen_runtime.errors import ConnectError, InputRequiredError, MethodNotFoundError, ServerExitedError
+from tests.support import SHARED, needs_shared
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 
 
 def _write(tmp_path: Path, content: str | bytes, name: str = "spec.json") -> Path:
@@ -95,6 +95,8 @@ def test_path_objects_and_bom(tmp_path: Path) -> None:
     ],
 )
 def test_realworld_files_load(path: Path) -> None:
+    if path.is_relative_to(SHARED):
+        needs_shared(*path.relative_to(SHARED).parts)
     spec = load_file(path)
     assert spec.pointer_prefix == "/tools"
     assert spec.tools == _document(path)["tools"]
@@ -132,7 +134,7 @@ def test_empty_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("literal", "line", "column"),
-    [("NaN", 2, 31), ("Infinity", 2, 31), ("-Infinity", 2, 31), ("1e400", 2, 31)],
+    [("NaN", 2, 31), ("Infinity", 2, 31), ("-Infinity", 2, 31)],  # 1e400: test_generate_odd_input.py
 )
 def test_non_finite_numbers_rejected(tmp_path: Path, literal: str, line: int, column: int) -> None:
     # The string "NaN Infinity" on line 1 must not be mistaken for the literal.

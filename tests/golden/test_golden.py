@@ -60,9 +60,9 @@ def test_generated_matches_a_fresh_generation(package: str, tmp_path: Path) -> N
     target: TargetConfig = TARGETS[package]
     loaded = dataclasses.replace(load_file(target.source_path), source=target.source)
     key = input_key(digest=loaded.digest, source=target.source, kind=target.kind, package=target.package,
-                    strict=target.strict)
-    pkg = dataclasses.replace(_build(target.kind, validate(loaded, strict=target.strict), target.package),
-                              input_key=key)
+                    strict=target.strict, style=target.style)
+    validated = validate(loaded, strict=target.strict)
+    pkg = dataclasses.replace(_build(target.kind, validated, target.package, target.style), input_key=key)
     write_package(tmp_path, pkg)
     fresh, golden = tmp_path / package, target.output / package
     assert golden.is_dir(), f"generated/{package} is missing: run `mcpgen generate`"

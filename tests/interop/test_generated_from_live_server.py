@@ -109,3 +109,15 @@ def test_snapshot_of_the_generated_server_round_trips_the_spec(our_http_url: str
     done = mcpgen("snapshot", our_http_url, "-o", "ours.json", cwd=workdir)
     assert done.stdout.strip() == f"saved 6 tool(s) from {our_http_url} to ours.json"
     assert json.loads((workdir / "ours.json").read_text())["tools"] == WEATHER_TOOLS
+
+
+def test_header_names_a_live_server_by_its_display_url(sdk_http_url: str, workdir: Path) -> None:
+    """The header records a live source as its URL without credentials, query or fragment."""
+    scheme, rest = sdk_http_url.split("://", 1)
+    secret_url = f"{scheme}://reader:s3cret-pass@{rest}?token=t0ken-value#frag"
+    mcpgen("client", secret_url, "-o", "secret", "--package", "secret_client", cwd=workdir)
+    package = workdir / "secret" / "secret_client"
+    header = (package / "client.py").read_text().splitlines()[0]
+    assert f" from {sdk_http_url} (sha256 " in header, header
+    every_file = "".join(path.read_text() for path in package.iterdir() if path.is_file())
+    assert "s3cret" not in every_file and "t0ken" not in every_file and "reader" not in every_file

@@ -20,9 +20,10 @@ from mcpgen_runtime.schema import (
     dialect_of,
     fast_predicate,
 )
+from tests.support import SHARED, needs_shared
 
 ROOT = Path(__file__).resolve().parents[2]
-SPEC_DIR = ROOT.parent / "shared" / "spec"
+SPEC_DIR = SHARED / "spec"
 
 
 @pytest.mark.parametrize(("declared", "dialect"), [
@@ -87,7 +88,7 @@ def test_local_refs_anchors_and_embedded_ids_resolve() -> None:
 
 def test_conformance_fixture_schema_validates() -> None:
     """The json_schema_2020_12_tool fixture ($defs, $anchor, allOf/anyOf, if/then/else) compiles and works."""
-    tools = json.loads((SPEC_DIR / "conformance-tools.json").read_text())["tools"]
+    tools = json.loads(needs_shared("spec", "conformance-tools.json").read_text())["tools"]
     schema = next(t for t in tools if t["name"] == "json_schema_2020_12_tool")["inputSchema"]
     validate = compile_schema(schema)
     assert validate({"name": "x", "email": "x@example.com", "address": {"city": "Oslo"}}) is None
@@ -160,10 +161,19 @@ HAND_SCHEMAS: list[dict[str, Any]] = [
 ]
 
 
-COMMON_SPECS = (ROOT / "specs" / "weather.json", SPEC_DIR / "conformance-tools.json",
-                SPEC_DIR.parent / "realworld" / "github-tools.json")
+# Real tool lists from ../shared, when it is beside the checkout (developer machines and CI): a clone
+# without it runs the repository's own specs and reports the rest as skipped (test_shared_specs_present).
+SHARED_SPECS = (SPEC_DIR / "conformance-tools.json", SHARED / "realworld" / "github-tools.json")
+COMMON_SPECS = (ROOT / "specs" / "weather.json", *(path for path in SHARED_SPECS if path.is_file()))
 # Every shape the generator supports, including keywords the fast path leaves to jsonschema.
 ALL_SPECS = (*COMMON_SPECS, ROOT / "specs" / "shapes.json")
+
+
+def test_shared_specs_present() -> None:
+    """The parametrized tests below cover the ../shared tool lists too (skipped, with the reason, without them)."""
+    for path in SHARED_SPECS:
+        needs_shared(*path.relative_to(SHARED).parts)
+    assert all(path in COMMON_SPECS for path in SHARED_SPECS)
 
 
 def _spec_schemas(paths: tuple[Path, ...] = ALL_SPECS) -> list[Any]:
