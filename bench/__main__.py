@@ -1,10 +1,13 @@
 """`make bench`: every benchmark, then bench/RESULTS.md.
 
-    python -m bench [--quick] [--out bench/RESULTS.md] [--skip server,client,layers,micro,roundtrips,gen,dcg]
+    python -m bench [--quick] [--out bench/RESULTS.md]
+                    [--skip server,client,layers,legacy-server,legacy-client,legacy-sessions,micro,roundtrips,gen,dcg]
                     [--variants h11,uvloop] [--duration S] [--repeats N] [--calls N]
 
 Runs bench/server_bench.py (throughput side by side), bench/client_bench.py (per-call latency),
-bench/client_layers.py (the client call taken apart),
+bench/client_layers.py (the client call taken apart), the legacy era (initialize-based
+revisions: server throughput and client overhead in a 2025-11-25 session, by the same two
+modules, and bench/legacy_sessions.py, the memory of idle sessions),
 bench/roundtrips.py (cache and multi-round-trip request counts), bench/micro.py (CPU of the
 parts), bench/gen_bench.py when it exists (generator speed) and bench/dcg_compare.py (mcpgen's
 models against datamodel-code-generator's; not with --quick), writes the raw data to
@@ -24,10 +27,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import client_bench, client_layers, micro, procstat, roundtrips, server_bench
+from . import client_bench, client_layers, legacy_sessions, loadgen, micro, procstat, roundtrips, server_bench
 from .servers import EXTRAS, LABELS, ROOT, VARIANTS
 
 OUT = ROOT / "bench" / "out"
+PARTS = ("server", "client", "layers", "legacy-server", "legacy-client", "legacy-sessions", "micro", "roundtrips", "gen",
+         "dcg")
 NOTES_MARKER = "<!-- notes: everything below this line is hand-written and kept by `make bench` -->"
 PACKAGES = ["uvicorn", "h11", "httptools", "uvloop", "mcp", "fastmcp", "starlette", "pydantic", "pydantic-core",
             "orjson", "httpx", "anyio"]
@@ -175,6 +180,7 @@ def render(results: dict[str, Any], notes: str) -> str:
                   "bench/client_layers.py: each row adds one layer to the row above, against the bare ASGI app; "
                   "minimum over interleaved rounds of the mean per call (noise only adds).", "",
                   client_layers.table(layers), ""]
+    lines += _legacy_section(results)
     trips = results.get("roundtrips")
     if trips:
         lines += ["## Round trips", "", *_carried(results, "roundtrips"),
@@ -201,13 +207,74 @@ def render(results: dict[str, Any], notes: str) -> str:
     return "\n".join(lines)
 
 
+def _legacy_section(results: dict[str, Any]) -> list[str]:
+    """The initialize-based era: server throughput, client overhead, idle sessions."""
+    server, client, sessions = (results.get(part) for part in ("legacy-server", "legacy-client", "legacy-sessions"))
+    if not (server or client or sessions):
+        return []
+    lines = ["## Legacy era (initialize-based revisions)", "",
+             f"The same servers and clients speaking {loadgen.LEGACY_VERSION} in a session "
+             "(`initialize`, `notifications/initialized`, then `Mcp-Session-Id` and `MCP-Protocol-Version` "
+             "on every request, no `_meta`), as the SDK 1.x and TypeScript SDK clients do.", ""]
+    if server:
+        settings = server["settings"]
+        lines += [
+            "### Servers: legacy `tools/call` throughput", "", *_carried(results, "legacy-server"),
+            "Same uvicorn settings, load generator and request (`add(1, 2)`, responses checked) as the table "
+            "above, except that the load generator is a legacy client: before the load every connection opens "
+            "its own session on that connection (`initialize`, `notifications/initialized`; untimed) and ends it "
+            "with DELETE afterwards. Our server takes both kinds of load in the same process, rounds interleaved "
+            "with the SDK's (order rotating): "
+            f"{settings['warmup']} s warm-up + {settings['duration']} s measured at each concurrency "
+            f"{settings['concurrency']}, {settings['repeats']} repeats, medians shown. `÷ mcpgen modern` is the "
+            "median over repeats of (req/s ÷ our server's modern req/s in the same repeat).",
+            "",
+            server_bench.legacy_table(server["summary"]),
+            "",
+        ]
+        lines += [f"- {line}" for line in server_bench.legacy_verdicts(server["summary"])]
+        lines += [f"- skipped: {line}" for line in server["skipped"]]
+        lines.append("")
+    if client:
+        settings = client["settings"]
+        lines += [
+            "### Clients: one sequential call in a legacy session", "", *_carried(results, "legacy-client"),
+            "Against our generated server (the same process serves both eras), as in the client table above: "
+            f"{settings['calls']} sequential `add(1, 2)` calls per round, {settings['repeats']} interleaved "
+            "repeats, medians of the per-round medians. Every client opens its session before its first "
+            "measured call. Baseline: a pre-built legacy `tools/call` (bytes, with the session's headers) on one "
+            "kept-alive blocking socket. Overhead = latency - the baseline's latency, compared with the "
+            "SDK client's forced to its initialize handshake (`mode=\"legacy\"`).",
+            "",
+            client_bench.table(client["summary"]),
+            "",
+        ]
+        lines += [f"- {line}" for line in client_bench.verdicts(client["summary"])]
+        if client["engines"]:
+            lines.append(f"- transport engines: {', '.join(f'{k}={v}' for k, v in client['engines'].items())}")
+        lines.append("")
+    if sessions:
+        lines += [
+            "### Idle legacy sessions: server memory", "", *_carried(results, "legacy-sessions"),
+            f"bench/legacy_sessions.py: {sessions['rows'][0]['sessions']} sessions opened in-process (no sockets), "
+            "each from an `initialize` declaring sampling, elicitation and roots; Python allocations "
+            "(tracemalloc) still held once all are open and idle, after a garbage collection, per session.",
+            "",
+            legacy_sessions.table(sessions),
+            "",
+        ]
+        lines += [f"- {line}" for line in legacy_sessions.verdicts(sessions)]
+        lines.append("")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="a ~1 s taste of everything (the smoke test)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
     parser.add_argument("--no-write", action="store_true", help="print, do not write RESULTS.md")
     parser.add_argument("--data-dir", type=Path, default=OUT, help="where the raw JSON goes (default bench/out)")
-    parser.add_argument("--skip", default="", help="comma list of: server,client,layers,micro,roundtrips,gen,dcg")
+    parser.add_argument("--skip", default="", help=f"comma list of: {','.join(PARTS)}")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--servers", default=",".join(LABELS))
     parser.add_argument("--duration", type=float)
@@ -215,6 +282,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--calls", type=int)
     args = parser.parse_args(argv)
     skip = {part for part in args.skip.split(",") if part}
+    if skip - set(PARTS):
+        parser.error(f"unknown parts: {', '.join(sorted(skip - set(PARTS)))} (known: {', '.join(PARTS)})")
     argv_text = "" if argv is None and len(sys.argv) == 1 else " " + " ".join(sys.argv[1:] if argv is None else argv)
     quick = args.quick
     started = time.monotonic()
@@ -263,6 +332,39 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results["layers"] = client_layers.run(100 if quick else 800, 1 if quick else 12)
         save("layers", results["layers"])
         print(client_layers.table(results["layers"]), flush=True)
+    wanted = [s for s in args.servers.split(",") if s]
+    eras = {kind: list(kind_eras) for kind, kind_eras in server_bench.LEGACY_SERVERS.items() if kind in wanted}
+    if "legacy-server" not in skip and not eras:
+        print("== servers, legacy era: skipped (--servers names none of "
+              f"{', '.join(server_bench.LEGACY_SERVERS)})", file=sys.stderr, flush=True)
+    elif "legacy-server" not in skip:
+        print("== servers, legacy era", file=sys.stderr, flush=True)
+        ldata = server_bench.run(
+            list(eras), [8] if quick else [8, 32], [v for v in args.variants.split(",") if v],
+            duration=args.duration or (0.5 if quick else 3.0), warmup=0.2 if quick else 1.0,
+            repeats=args.repeats or (1 if quick else 5), eras=eras)
+        ldata["summary"] = server_bench.legacy_summary(ldata)
+        ldata["verdicts"] = server_bench.legacy_verdicts(ldata["summary"])
+        save("legacy-server", ldata)
+        results["legacy-server"] = ldata
+        print(server_bench.legacy_table(ldata["summary"]), flush=True)
+    if "legacy-client" not in skip:
+        print("== clients, legacy era", file=sys.stderr, flush=True)
+        lcdata = client_bench.run(client_bench.LEGACY_CLIENTS, calls=args.calls or (100 if quick else 250),
+                                  repeats=args.repeats or (1 if quick else 20), baseline=client_bench.LEGACY_BASELINE,
+                                  sdk=client_bench.LEGACY_SDK)
+        lcdata["summary"] = client_bench.summarize(lcdata)
+        lcdata["verdicts"] = client_bench.verdicts(lcdata["summary"])
+        save("legacy-client", lcdata)
+        results["legacy-client"] = lcdata
+        print(client_bench.table(lcdata["summary"]), flush=True)
+    if "legacy-sessions" not in skip:
+        print("== idle legacy sessions", file=sys.stderr, flush=True)
+        sdata = legacy_sessions.run(legacy_sessions.SESSIONS)
+        sdata["verdicts"] = legacy_sessions.verdicts(sdata)
+        save("legacy-sessions", sdata)
+        results["legacy-sessions"] = sdata
+        print(legacy_sessions.table(sdata), flush=True)
     if "roundtrips" not in skip:
         print("== round trips", file=sys.stderr, flush=True)
         results["roundtrips"] = roundtrips.run()
@@ -286,7 +388,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(results["dcg"]["output"], flush=True)
     results["carried"] = {}
     if not args.quick:  # a partial run keeps the other sections from the latest full data
-        for part in ("server", "client", "layers", "roundtrips", "micro", "gen", "dcg"):
+        for part in PARTS:
             if part in skip and part not in results:
                 previous = sorted(p for p in data_dir.glob(f"*-{part}.json")
                                   if re.fullmatch(rf"\d{{8}}-\d{{6}}-{part}\.json", p.name))

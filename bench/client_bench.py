@@ -1,6 +1,6 @@
 """Client benchmark: latency and CPU of one sequential `add(1, 2)` call, per client, against one server.
 
-    python -m bench.client_bench [--calls 250] [--repeats 20] [--server ours] [--json FILE]
+    python -m bench.client_bench [--calls 250] [--repeats 20] [--server ours] [--legacy] [--json FILE]
 
 Clients, all in this process, all against the same server (bench/serve.py, h11+asyncio):
 
@@ -14,9 +14,20 @@ Clients, all in this process, all against the same server (bench/serve.py, h11+a
   ours-async-httpx  `bench_client.AsyncClient` on the httpx engine
   sdk           the official SDK: `mcp.Client(url).call_tool("add", {...})` (asyncio)
 
+The same in the initialize-based era (`LEGACY_CLIENTS`, part `legacy-client` of `python -m bench`;
+the server is the same process, which serves both eras), each in a 2025-11-25 session opened
+before the first measured call:
+
+  raw-legacy          the baseline: a pre-built legacy `tools/call` (Mcp-Session-Id,
+                      MCP-Protocol-Version, no `_meta`) over one kept-alive blocking socket
+  ours-sync-legacy    generated `bench_client.Client(url, era="legacy")`
+  ours-async-legacy   generated `bench_client.AsyncClient(url, era="legacy")`
+  sdk-legacy          the official SDK forced to its initialize handshake: `mcp.Client(url, mode="legacy")`
+
 Rounds are interleaved (each repeat measures every client once, in rotating order); reported are
 medians over repeats of each round's median latency and of its mean CPU per call
-(`time.process_time`, this process only). Overhead = latency - raw-sync latency.
+(`time.process_time`, this process only). Overhead = latency - the baseline's latency
+(raw-sync; raw-legacy for the legacy clients), compared with the SDK's overhead in the same era.
 """
 
 from __future__ import annotations
@@ -43,6 +54,11 @@ for _path in (ROOT, ROOT / "generated"):
 
 CLIENTS = ["raw-sync", "raw-async", "ours-sync", "ours-async", "ours-httpx", "ours-async-httpx", "sdk"]
 BASELINE = "raw-sync"
+SDK = "sdk"
+LEGACY_CLIENTS = ["raw-legacy", "ours-sync-legacy", "ours-async-legacy", "sdk-legacy"]
+LEGACY_BASELINE = "raw-legacy"
+LEGACY_SDK = "sdk-legacy"
+TARGET = 0.1  # our overhead ≤ this fraction of the SDK's, in each era
 
 
 def _read_reply(recv: Callable[[], bytes], first: bytes = b"") -> bytes:
@@ -88,6 +104,24 @@ class RawSync:
 
     def close(self) -> None:
         self.sock.close()
+
+
+class RawLegacy(RawSync):
+    """RawSync in a legacy session: the session is opened once (untimed, loadgen.open_session)
+    and every round's fresh connection sends the session's pre-built `tools/call`."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.sock, self.session_id = loadgen.open_session("127.0.0.1", port)
+        self.request = loadgen.build_legacy_request("127.0.0.1", port, "/mcp", self.session_id, 1)
+        _, status, content_type, body = loadgen.exchange(self.sock, self.request)  # the session works
+        if status != 200:
+            raise loadgen.BadResponse(f"legacy tools/call answered HTTP {status}: {body[:300]!r}")
+        loadgen.check_result(content_type, body)
+
+    def close(self) -> None:
+        self.sock.close()
+        loadgen.end_sessions("127.0.0.1", self.port, "/mcp", [self.session_id])
 
 
 class RawAsync:
@@ -202,6 +236,32 @@ class Bench:
         client = await self.stack.enter_async_context(SdkClient(self.url))
         self.async_calls["sdk"] = lambda: client.call_tool("add", {"a": 1, "b": 2})
 
+    async def _open_raw_legacy(self) -> None:
+        raw = RawLegacy(self.port)
+        self.sync_calls["raw-legacy"] = raw.call
+        self.prepares["raw-legacy"] = raw.prepare
+        self.stack.callback(raw.close)
+
+    async def _open_ours_sync_legacy(self) -> None:
+        from bench_client import Client
+
+        client = self.stack.enter_context(Client(self.url, era="legacy"))
+        self.engines["ours-sync-legacy"] = getattr(client.transport, "engine", "httpx")
+        self.sync_calls["ours-sync-legacy"] = lambda: client.add(a=1, b=2)
+
+    async def _open_ours_async_legacy(self) -> None:
+        from bench_client import AsyncClient
+
+        client = await self.stack.enter_async_context(AsyncClient(self.url, era="legacy"))
+        self.engines["ours-async-legacy"] = getattr(client.transport, "engine", "httpx")
+        self.async_calls["ours-async-legacy"] = lambda: client.add(a=1, b=2)
+
+    async def _open_sdk_legacy(self) -> None:
+        from mcp import Client as SdkClient
+
+        client = await self.stack.enter_async_context(SdkClient(self.url, mode="legacy"))
+        self.async_calls["sdk-legacy"] = lambda: client.call_tool("add", {"a": 1, "b": 2})
+
     async def warm(self, calls: int) -> None:
         for name in self.clients:
             if name in self.sync_calls:
@@ -259,8 +319,9 @@ async def _run_clients(server: Server, clients: list[str], calls: int, repeats: 
         return rounds, bench.engines
 
 
-def run(clients: list[str], *, calls: int, repeats: int, server_kind: str = "ours",
-        log: Any = sys.stderr) -> dict[str, Any]:
+def run(clients: list[str], *, calls: int, repeats: int, server_kind: str = "ours", baseline: str = BASELINE,
+        sdk: str = SDK, log: Any = sys.stderr) -> dict[str, Any]:
+    """`baseline` and `sdk` name the clients the overheads are measured from and compared with."""
     server = start(server_kind, "h11")
     try:
         rounds, engines = asyncio.run(_run_clients(server, clients, calls, repeats, log))
@@ -268,15 +329,17 @@ def run(clients: list[str], *, calls: int, repeats: int, server_kind: str = "our
     finally:
         server.stop()
     return {"rounds": rounds, "engines": engines, "server": server_kind, "server_command": server_cmd,
-            "settings": {"clients": clients, "calls": calls, "repeats": repeats},
+            "settings": {"clients": clients, "calls": calls, "repeats": repeats, "baseline": baseline, "sdk": sdk},
             "machine": procstat.machine(), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
 def summarize(data: dict[str, Any]) -> list[dict[str, Any]]:
-    clients = data["settings"]["clients"]
+    settings = data["settings"]
+    clients = settings["clients"]
+    baseline, sdk_name = settings.get("baseline", BASELINE), settings.get("sdk", SDK)
     rows = []
     by = {name: [r for r in data["rounds"] if r["client"] == name] for name in clients}
-    base = statistics.median(r["median_us"] for r in by[BASELINE]) if by.get(BASELINE) else None
+    base = statistics.median(r["median_us"] for r in by[baseline]) if by.get(baseline) else None
     for name in clients:
         mine = by[name]
         if not mine:
@@ -290,7 +353,7 @@ def summarize(data: dict[str, Any]) -> list[dict[str, Any]]:
             "cpu_us": statistics.median(r["cpu_us"] for r in mine),
             "overhead_us": None if base is None else median - base,
         })
-    sdk = next((r for r in rows if r["client"] == "sdk"), None)
+    sdk = next((r for r in rows if r["client"] == sdk_name), None)
     for row in rows:
         row["overhead_vs_sdk"] = (row["overhead_us"] / sdk["overhead_us"]
                                   if sdk and sdk["overhead_us"] and row["overhead_us"] is not None else None)
@@ -305,7 +368,12 @@ LABELS = {
     "ours-httpx": "mcpgen Client on httpx (old engine)",
     "ours-async-httpx": "mcpgen AsyncClient on httpx (old engine)",
     "sdk": "SDK mcp.Client (async)",
+    "raw-legacy": "raw legacy POST in a session, blocking socket (baseline)",
+    "ours-sync-legacy": 'mcpgen Client (generated, sync, era="legacy")',
+    "ours-async-legacy": 'mcpgen AsyncClient (generated, era="legacy")',
+    "sdk-legacy": 'SDK mcp.Client (async, mode="legacy")',
 }
+OURS = ("ours-sync", "ours-async", "ours-sync-legacy", "ours-async-legacy")
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -322,28 +390,30 @@ def table(rows: list[dict[str, Any]]) -> str:
 def verdicts(rows: list[dict[str, Any]]) -> list[str]:
     out = []
     for row in rows:
-        if row["client"] in ("ours-sync", "ours-async") and row["overhead_vs_sdk"] is not None:
-            ok = row["overhead_vs_sdk"] <= 0.1
+        if row["client"] in OURS and row["overhead_vs_sdk"] is not None:
+            ok = row["overhead_vs_sdk"] <= TARGET
             out.append(f"client overhead {row['client']}: {row['overhead_us']:.0f} µs = "
-                       f"{row['overhead_vs_sdk']:.3f} x SDK's (target ≤ 0.100) {'PASS' if ok else 'FAIL'}")
+                       f"{row['overhead_vs_sdk']:.3f} x SDK's (target ≤ {TARGET:.3f}) {'PASS' if ok else 'FAIL'}")
     return out
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--clients", default=",".join(CLIENTS))
+    parser.add_argument("--clients", help="comma list (default: every client of the era)")
+    parser.add_argument("--legacy", action="store_true", help="the legacy-era clients (LEGACY_CLIENTS)")
     parser.add_argument("--calls", type=int, default=250, help="sequential calls per round")
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--server", default="ours")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    clients = [c for c in args.clients.split(",") if c]
-    unknown = [c for c in clients if c not in CLIENTS]
+    known, baseline, sdk = (LEGACY_CLIENTS, LEGACY_BASELINE, LEGACY_SDK) if args.legacy else (CLIENTS, BASELINE, SDK)
+    clients = [c for c in (args.clients or ",".join(known)).split(",") if c]
+    unknown = [c for c in clients if c not in known]
     if unknown:
         parser.error(f"unknown clients: {', '.join(unknown)}")
-    if BASELINE not in clients:
-        clients.insert(0, BASELINE)
-    data = run(clients, calls=args.calls, repeats=args.repeats, server_kind=args.server)
+    if baseline not in clients:
+        clients.insert(0, baseline)
+    data = run(clients, calls=args.calls, repeats=args.repeats, server_kind=args.server, baseline=baseline, sdk=sdk)
     rows = summarize(data)
     data["summary"] = rows
     data["verdicts"] = verdicts(rows)

@@ -5,17 +5,24 @@ changes), written with `asyncio.Protocol` transports; responses are framed by ha
 (Content-Length or chunked) and checked (status 200; the first responses on every connection
 are parsed in full and must carry `structuredContent.sum == 3`). One event loop, one process.
 
+`era="legacy"` drives a client of the initialize-based revisions instead: before the load, every
+connection opens its own session (`initialize` for 2025-11-25, then `notifications/initialized`,
+on that same connection, untimed), then sends `tools/call` with its `Mcp-Session-Id` and
+`MCP-Protocol-Version: 2025-11-25` and no `_meta`; after the load the sessions are ended (DELETE).
+
     result = run_load("127.0.0.1", port, connections=8, duration=3.0, warmup=0.5)
+    result = run_load("127.0.0.1", port, connections=8, duration=3.0, warmup=0.5, era="legacy")
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -35,13 +42,43 @@ HEAD_TEMPLATE = (
     "Mcp-Name: add\r\n"
     "Content-Length: "
 )
+Era = Literal["modern", "legacy"]
 VERIFY_FIRST = 3  # responses per connection parsed and checked in full
+
+# The legacy-era request: 2025-11-25 `tools/call` of add(1, 2) in a session, as the SDK 1.x
+# clients send it (no `_meta`, no Mcp-Method/Mcp-Name; the session and version headers).
+LEGACY_VERSION = "2025-11-25"
+LEGACY_BODY_TEMPLATE = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}'
+LEGACY_HEAD_TEMPLATE = (
+    "POST {path} HTTP/1.1\r\n"
+    "Host: {host}:{port}\r\n"
+    "Accept: application/json, text/event-stream\r\n"
+    "Content-Type: application/json\r\n"
+    "Mcp-Session-Id: {session}\r\n"
+    "MCP-Protocol-Version: " + LEGACY_VERSION + "\r\n"
+    "Content-Length: "
+)
+INITIALIZE_BODY = (
+    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"' + LEGACY_VERSION.encode()
+    + b'","capabilities":{},"clientInfo":{"name":"bench-loadgen","version":"1.0.0"}}}'
+)
+INITIALIZED_BODY = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 
 def build_request(host: str, port: int, path: str, request_id: int) -> bytes:
     body = BODY_TEMPLATE % request_id
     head = HEAD_TEMPLATE.format(path=path, host=host, port=port).encode()
     return head + b"%d\r\n\r\n" % len(body) + body
+
+
+def legacy_head(host: str, port: int, path: str, session_id: str) -> bytes:
+    """The head of a legacy `tools/call` in session `session_id`, up to the Content-Length value."""
+    return LEGACY_HEAD_TEMPLATE.format(path=path, host=host, port=port, session=session_id).encode()
+
+
+def build_legacy_request(host: str, port: int, path: str, session_id: str, request_id: int) -> bytes:
+    body = LEGACY_BODY_TEMPLATE % request_id
+    return legacy_head(host, port, path, session_id) + b"%d\r\n\r\n" % len(body) + body
 
 
 class BadResponse(Exception):
@@ -89,8 +126,9 @@ class LoadResult:
 class _Run:
     """Shared state of one load run: the measurement window and the tallies."""
 
-    def __init__(self, host: str, port: int, path: str) -> None:
+    def __init__(self, host: str, port: int, path: str, body_template: bytes = BODY_TEMPLATE) -> None:
         self.head = HEAD_TEMPLATE.format(path=path, host=host, port=port).encode()
+        self.body_template = body_template
         self.next_id = 0
         self.measuring = False
         self.stopping = False
@@ -101,10 +139,10 @@ class _Run:
         self.in_flight = 0
         self.drained = asyncio.Event()
 
-    def request(self) -> bytes:
+    def request(self, head: bytes) -> bytes:
         self.next_id += 1
-        body = BODY_TEMPLATE % self.next_id
-        return self.head + b"%d\r\n\r\n" % len(body) + body
+        body = self.body_template % self.next_id
+        return head + b"%d\r\n\r\n" % len(body) + body
 
     def error(self, why: str) -> None:
         self.errors += 1
@@ -113,8 +151,9 @@ class _Run:
 
 
 class _Connection(asyncio.Protocol):
-    def __init__(self, run: _Run) -> None:
+    def __init__(self, run: _Run, head: bytes | None = None) -> None:
         self.run = run
+        self.head = run.head if head is None else head  # legacy: this connection's session header
         self.transport: asyncio.Transport | None = None
         self.buffer = b""
         self.started = 0.0
@@ -138,7 +177,7 @@ class _Connection(asyncio.Protocol):
                 run.drained.set()
             return
         self.started = time.perf_counter()
-        self.transport.write(run.request())
+        self.transport.write(run.request(self.head))
 
     def data_received(self, data: bytes) -> None:
         self.buffer += data
@@ -229,13 +268,24 @@ class _Connection(asyncio.Protocol):
 
 
 async def _load(host: str, port: int, path: str, connections: int, duration: float, warmup: float,
-                sample: Callable[[], int] | None) -> LoadResult:
+                sample: Callable[[], int] | None, era: Era) -> LoadResult:
     loop = asyncio.get_running_loop()
-    run = _Run(host, port, path)
+    legacy = era == "legacy"
+    run = _Run(host, port, path, LEGACY_BODY_TEMPLATE if legacy else BODY_TEMPLATE)
     protocols: list[_Connection] = []
+    sessions: list[str] = []
+    if legacy:  # every session opened before any load starts (blocking, untimed)
+        opened = [open_session(host, port, path) for _ in range(connections)]
+        sessions = [session_id for _, session_id in opened]
     run.in_flight = connections
-    for _ in range(connections):
-        _, protocol = await loop.create_connection(lambda: _Connection(run), host, port)
+    for index in range(connections):
+        if legacy:
+            sock, session_id = opened[index]
+            sock.setblocking(False)
+            head = legacy_head(host, port, path, session_id)
+            _, protocol = await loop.create_connection(functools.partial(_Connection, run, head), sock=sock)
+        else:
+            _, protocol = await loop.create_connection(lambda: _Connection(run), host, port)
         protocols.append(protocol)
     await asyncio.sleep(warmup)
     ticks0 = sample() if sample is not None else None
@@ -255,34 +305,96 @@ async def _load(host: str, port: int, path: str, connections: int, duration: flo
             if protocol.transport is not None:
                 protocol.transport.close()
         await asyncio.gather(*(p.closed for p in protocols))
+    if sessions:
+        end_sessions(host, port, path, sessions)
     return LoadResult(connections=connections, duration=elapsed, requests=run.requests, errors=run.errors,
                       latencies_us=run.latencies, loadgen_cpu=cpu, server_cpu_ticks=ticks,
                       first_error=run.first_error)
 
 
 def run_load(host: str, port: int, *, path: str = "/mcp", connections: int = 8, duration: float = 3.0,
-             warmup: float = 0.5, sample: Callable[[], int] | None = None) -> LoadResult:
+             warmup: float = 0.5, sample: Callable[[], int] | None = None, era: Era = "modern") -> LoadResult:
     """Drive `connections` closed loops for `warmup` + `duration` seconds; `sample()` (server CPU
-    ticks) is read at both ends of the measured window."""
-    return asyncio.run(_load(host, port, path, connections, duration, warmup, sample))
+    ticks) is read at both ends of the measured window. `era="legacy"`: one session per
+    connection (see the module docstring)."""
+    return asyncio.run(_load(host, port, path, connections, duration, warmup, sample, era))
+
+
+def exchange(sock: socket.socket, request: bytes) -> tuple[bytes, int, bytes, bytes]:
+    """Send one request on a blocking socket and read its reply: (head, status, content type, body)."""
+    sock.sendall(request)
+    data = b""
+    conn = _Connection.__new__(_Connection)
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise BadResponse(f"connection closed after {data[:300]!r}")
+        data += chunk
+        conn.buffer = data
+        parsed = conn._parse()
+        if parsed is not None:
+            status, content_type, body = parsed
+            return data[: data.find(b"\r\n\r\n")], status, content_type, body
+
+
+def header(head: bytes, name: bytes) -> str | None:
+    """A header's value in a response head (`name` in lower case)."""
+    for line in head.split(b"\r\n")[1:]:
+        key, _, value = line.partition(b":")
+        if key.strip().lower() == name:
+            return value.strip().decode("latin-1")
+    return None
+
+
+def _plain_request(method: str, host: str, port: int, path: str, body: bytes, extra: str = "") -> bytes:
+    return (f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: application/json, text/event-stream\r\n"
+            f"Content-Type: application/json\r\n{extra}Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+def open_session(host: str, port: int, path: str = "/mcp", timeout: float = 10.0) -> tuple[socket.socket, str]:
+    """A new connection with a legacy session opened on it (`initialize` for 2025-11-25, then
+    `notifications/initialized`): the blocking socket, kept alive, and the session id."""
+    sock = socket.create_connection((host, port), timeout=timeout)
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        head, status, content_type, body = exchange(sock, _plain_request("POST", host, port, path, INITIALIZE_BODY))
+        if content_type.startswith(b"text/event-stream"):
+            data = [line[5:].strip() for line in body.replace(b"\r\n", b"\n").split(b"\n")
+                    if line.startswith(b"data:")]
+            body = data[-1] if data else body
+        session_id = header(head, b"mcp-session-id")
+        try:
+            version = orjson.loads(body)["result"]["protocolVersion"]
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            version = None
+        if status != 200 or session_id is None or version != LEGACY_VERSION:
+            raise BadResponse(f"initialize answered HTTP {status}, session {session_id!r}: {body[:300]!r}")
+        extra = f"Mcp-Session-Id: {session_id}\r\nMCP-Protocol-Version: {LEGACY_VERSION}\r\n"
+        _, status, _, body = exchange(sock, _plain_request("POST", host, port, path, INITIALIZED_BODY, extra))
+        if not 200 <= status < 300:
+            raise BadResponse(f"notifications/initialized answered HTTP {status}: {body[:300]!r}")
+        sock.settimeout(None)
+        return sock, session_id
+    except BaseException:
+        sock.close()
+        raise
+
+
+def end_sessions(host: str, port: int, path: str, session_ids: list[str], timeout: float = 10.0) -> None:
+    """DELETE each session (one connection); a server that keeps sessions may answer 405 or 404."""
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        for session_id in session_ids:
+            extra = f"Mcp-Session-Id: {session_id}\r\nMCP-Protocol-Version: {LEGACY_VERSION}\r\n"
+            _, status, _, body = exchange(sock, _plain_request("DELETE", host, port, path, b"", extra))
+            if status not in (200, 202, 204, 404, 405):
+                raise BadResponse(f"DELETE of a session answered HTTP {status}: {body[:300]!r}")
 
 
 def probe(host: str, port: int, path: str = "/mcp", timeout: float = 10.0) -> dict[str, Any]:
     """One request on a fresh socket; raises BadResponse unless it is a correct add(1, 2) reply."""
     with socket.create_connection((host, port), timeout=timeout) as sock:
-        sock.sendall(build_request(host, port, path, 1))
-        data = b""
-        conn = _Connection.__new__(_Connection)
-        while True:
-            chunk = sock.recv(65536)
-            if not chunk:
-                raise BadResponse(f"connection closed after {data[:300]!r}")
-            data += chunk
-            conn.buffer = data
-            parsed = conn._parse()
-            if parsed is not None:
-                status, content_type, body = parsed
-                if status != 200:
-                    raise BadResponse(f"HTTP {status}: {body[:300]!r}")
-                check_result(content_type, body)
-                return {"status": status, "content_type": content_type.decode(), "bytes": len(body)}
+        _, status, content_type, body = exchange(sock, build_request(host, port, path, 1))
+        if status != 200:
+            raise BadResponse(f"HTTP {status}: {body[:300]!r}")
+        check_result(content_type, body)
+        return {"status": status, "content_type": content_type.decode(), "bytes": len(body)}

@@ -2,7 +2,7 @@
 
     python -m bench.server_bench [--servers ours,sdk,sdk-json,fastmcp,bare] [--concurrency 8,32]
                                  [--duration 3] [--warmup 1] [--repeats 5] [--variants h11,uvloop]
-                                 [--json FILE]
+                                 [--legacy] [--json FILE]
 
 Per variant (uvicorn `--http/--loop`: h11+asyncio, and httptools+uvloop when installed) all
 servers are started once, one uvicorn worker each, on 127.0.0.1; then for every repeat, for
@@ -12,6 +12,12 @@ Recorded per round: req/s, p50/p99 latency, server CPU per request (utime+stime 
 process in the window / requests) and the load generator's own CPU; per server: peak RSS
 (VmHWM) after all rounds. Reported: medians over repeats, and each server's throughput as a
 ratio of the bare-ASGI ceiling measured in the same repeat (median of the per-repeat ratios).
+
+`eras` adds rounds in the initialize-based era (bench/loadgen.py `era="legacy"`: one 2025-11-25
+session per connection) for the servers that speak it, interleaved with the modern rounds on
+the same server processes; `legacy_summary`, `legacy_table` and `legacy_verdicts` report them
+against our server's modern throughput of the same repeat (`python -m bench`, part
+`legacy-server`).
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +38,10 @@ from .servers import LABELS, VARIANTS, Server, running, server_available, varian
 
 ALL_SERVERS = list(LABELS)
 CEILING = "bare"
+ERAS = ["modern", "legacy"]
+# The legacy-era comparison: our server in both eras, the official SDK (2.3.0) in the legacy era.
+LEGACY_SERVERS: dict[str, list[loadgen.Era]] = {"ours": ["modern", "legacy"], "sdk": ["legacy"], "sdk-json": ["legacy"]}
+LEGACY_WITHIN = 0.85  # legacy throughput at least this fraction of modern (issue 10)
 
 
 @dataclass
@@ -46,20 +58,24 @@ class Round:
     requests: int
     errors: int
     first_error: str | None
+    era: str = "modern"  # the client's era (loadgen), not the server's
 
 
-def _round(server: Server, concurrency: int, repeat: int, duration: float, warmup: float) -> Round:
+def _round(server: Server, concurrency: int, repeat: int, duration: float, warmup: float,
+           era: loadgen.Era = "modern") -> Round:
     result = loadgen.run_load("127.0.0.1", server.port, connections=concurrency, duration=duration,
-                              warmup=warmup, sample=server.cpu_ticks)
+                              warmup=warmup, sample=server.cpu_ticks, era=era)
     cpu = (result.server_cpu_ticks / procstat.CLK_TCK * 1e6 / result.requests
            if result.server_cpu_ticks is not None and result.requests else None)
     return Round(server.variant, server.kind, concurrency, repeat, result.rps, result.percentile(0.5),
                  result.percentile(0.99), cpu, result.loadgen_cpu / result.duration, result.requests,
-                 result.errors, result.first_error)
+                 result.errors, result.first_error, era)
 
 
 def run(servers: list[str], concurrencies: list[int], variants: list[str], *, duration: float, warmup: float,
-        repeats: int, log: Any = sys.stderr) -> dict[str, Any]:
+        repeats: int, eras: Mapping[str, Sequence[loadgen.Era]] | None = None,
+        log: Any = sys.stderr) -> dict[str, Any]:
+    """`eras`: which client eras drive each server (default: modern only)."""
     rounds: list[Round] = []
     memory: dict[str, dict[str, dict[str, int]]] = {}
     commands: dict[str, list[str]] = {}
@@ -72,31 +88,37 @@ def run(servers: list[str], concurrencies: list[int], variants: list[str], *, du
         skipped += [f"{k}: not installed" for k in servers if k not in kinds and f"{k}: not installed" not in skipped]
         with running(kinds, variant) as started:
             assert isinstance(started, list)
-            for server in started:
-                commands[f"{variant}/{server.kind}"] = server.command()
+            # (server, era) pairs: the rounds of one repeat, order rotating between repeats.
+            entries = [(server, era) for server in started
+                       for era in (eras.get(server.kind, ("modern",)) if eras is not None else ("modern",))]
+            for server, era in entries:
+                commands.setdefault(f"{variant}/{server.kind}", server.command())
                 # Warm every server (imports, caches, pydantic schemas) before any measured round.
                 loadgen.run_load("127.0.0.1", server.port, connections=max(concurrencies), duration=0.2,
-                                 warmup=min(warmup, 1.0))
+                                 warmup=min(warmup, 1.0), era=era)
             for repeat in range(repeats):
                 for concurrency in concurrencies:
-                    shift = repeat % len(started)
-                    for server in started[shift:] + started[:shift]:
-                        r = _round(server, concurrency, repeat, duration, warmup)
+                    shift = repeat % len(entries)
+                    for server, era in entries[shift:] + entries[:shift]:
+                        r = _round(server, concurrency, repeat, duration, warmup, era)
                         rounds.append(r)
-                        print(f"  [{variant} rep {repeat + 1}/{repeats} c={concurrency:>3}] {server.kind:<9} "
+                        name = server.kind if era == "modern" else f"{server.kind}/{era}"
+                        print(f"  [{variant} rep {repeat + 1}/{repeats} c={concurrency:>3}] {name:<9} "
                               f"{r.rps:8.0f} req/s  p50 {r.p50_us / 1000:6.2f} ms  p99 {r.p99_us / 1000:6.2f} ms  "
                               f"cpu {r.cpu_us_per_request or 0:6.0f} us/req  errors {r.errors}", file=log, flush=True)
             memory[variant] = {s.kind: {"start_rss_kib": s.started_rss_kib, "peak_rss_kib": s.peak_rss_kib()}
                                for s in started}
     return {"rounds": [asdict(r) for r in rounds], "memory": memory, "commands": commands, "skipped": skipped,
             "settings": {"servers": servers, "concurrency": concurrencies, "variants": variants,
-                         "duration": duration, "warmup": warmup, "repeats": repeats},
+                         "duration": duration, "warmup": warmup, "repeats": repeats,
+                         "eras": {k: list(v) for k, v in eras.items()} if eras is not None else None},
             "machine": procstat.machine(), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
 
 
 def summarize(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Medians per (variant, server, concurrency) and the median per-repeat ratio to the ceiling."""
-    rounds = [Round(**r) for r in data["rounds"]]
+    """Medians per (variant, server, concurrency) and the median per-repeat ratio to the ceiling
+    (modern-era rounds; `legacy_summary` reports the others)."""
+    rounds = [r for r in (Round(**r) for r in data["rounds"]) if r.era == "modern"]
     ceiling = {(r.variant, r.concurrency, r.repeat): r.rps for r in rounds if r.server == CEILING}
     rows: list[dict[str, Any]] = []
     keys = sorted({(r.variant, r.concurrency, r.server) for r in rounds},
@@ -155,6 +177,84 @@ def verdicts(rows: list[dict[str, Any]], data: dict[str, Any]) -> list[str]:
     return out
 
 
+def legacy_summary(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Medians per (variant, concurrency, server, era), and each row's throughput as a ratio of
+    our server's modern throughput in the same repeat (median of the per-repeat ratios)."""
+    rounds = [Round(**r) for r in data["rounds"]]
+    modern = {(r.variant, r.concurrency, r.repeat): r.rps for r in rounds if (r.server, r.era) == ("ours", "modern")}
+    sdk_best: dict[tuple[str, int, int], float] = {}
+    for r in rounds:
+        if r.server in ("sdk", "sdk-json") and r.era == "legacy":
+            key = (r.variant, r.concurrency, r.repeat)
+            sdk_best[key] = max(sdk_best.get(key, 0.0), r.rps)
+    rows: list[dict[str, Any]] = []
+    keys = sorted({(r.variant, r.concurrency, r.server, r.era) for r in rounds},
+                  key=lambda k: (list(VARIANTS).index(k[0]), k[1], ALL_SERVERS.index(k[2]), ERAS.index(k[3])))
+    for variant, concurrency, server, era in keys:
+        mine = [r for r in rounds if (r.variant, r.concurrency, r.server, r.era) == (variant, concurrency, server, era)]
+        vs_modern = [r.rps / modern[(variant, concurrency, r.repeat)] for r in mine
+                     if modern.get((variant, concurrency, r.repeat))]
+        vs_sdk = [r.rps / sdk_best[(variant, concurrency, r.repeat)] for r in mine
+                  if sdk_best.get((variant, concurrency, r.repeat))]
+        cpus = [r.cpu_us_per_request for r in mine if r.cpu_us_per_request is not None]
+        rows.append({
+            "variant": variant, "server": server, "era": era, "concurrency": concurrency, "repeats": len(mine),
+            "rps": statistics.median(r.rps for r in mine),
+            "vs_modern": statistics.median(vs_modern) if vs_modern else None,
+            "vs_sdk_legacy": statistics.median(vs_sdk) if vs_sdk else None,
+            "p50_ms": statistics.median(r.p50_us for r in mine) / 1000,
+            "p99_ms": statistics.median(r.p99_us for r in mine) / 1000,
+            "cpu_us": statistics.median(cpus) if cpus else None,
+            "loadgen_cpu": statistics.median(r.loadgen_cpu for r in mine),
+            "errors": sum(r.errors for r in mine),
+        })
+    return rows
+
+
+ERA_LABELS = {"modern": "2026-07-28 (stateless)", "legacy": f"{loadgen.LEGACY_VERSION} (session)"}
+
+
+def legacy_table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| uvicorn | conc | server | client era | req/s | ÷ mcpgen modern | p50 ms | p99 ms | server CPU µs/req "
+        "| loadgen CPU | errors |",
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        http, loop = VARIANTS[row["variant"]]
+        ratio = f"{row['vs_modern']:.2f}" if row["vs_modern"] is not None else "-"
+        cpu = f"{row['cpu_us']:.0f}" if row["cpu_us"] is not None else "-"
+        lines.append(
+            f"| {http}+{loop} | {row['concurrency']} | {LABELS[row['server']]} | {ERA_LABELS[row['era']]} | "
+            f"{row['rps']:.0f} | {ratio} | {row['p50_ms']:.2f} | {row['p99_ms']:.2f} | {cpu} | "
+            f"{row['loadgen_cpu'] * 100:.0f}% | {row['errors']} |"
+        )
+    return "\n".join(lines)
+
+
+def legacy_verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """Issue 10: our legacy throughput within 15% of our modern throughput, and ahead of the
+    official SDK serving the same legacy client (its faster mode)."""
+    try:
+        sdk = f"SDK {metadata.version('mcp')}"
+    except metadata.PackageNotFoundError:
+        sdk = "SDK"
+    out: list[str] = []
+    for row in rows:
+        if (row["server"], row["era"]) != ("ours", "legacy"):
+            continue
+        where = f"{row['variant']} c={row['concurrency']}"
+        if row["vs_modern"] is not None:
+            ok = row["vs_modern"] >= LEGACY_WITHIN
+            out.append(f"legacy throughput {where}: {row['vs_modern']:.3f}x our modern "
+                       f"(target ≥ {LEGACY_WITHIN:.3f}) {'PASS' if ok else 'FAIL'}")
+        if row["vs_sdk_legacy"] is not None:
+            ok = row["vs_sdk_legacy"] > 1.0
+            out.append(f"legacy vs {sdk} {where}: {row['vs_sdk_legacy']:.2f}x the SDK's faster legacy mode "
+                       f"(target > 1.00) {'PASS' if ok else 'FAIL'}")
+    return out
+
+
 def _ints(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part]
 
@@ -167,9 +267,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--legacy", action="store_true",
+                        help="the legacy-era comparison instead (LEGACY_SERVERS; --servers narrows it)")
     parser.add_argument("--json", type=Path, help="write the raw rounds and the summary here")
     args = parser.parse_args(argv)
     servers = [s for s in args.servers.split(",") if s]
+    if args.legacy:
+        return _legacy_main(args, servers)
     unknown = [s for s in servers if s not in ALL_SERVERS]
     if unknown:
         parser.error(f"unknown servers: {', '.join(unknown)} (known: {', '.join(ALL_SERVERS)})")
@@ -186,6 +290,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(line)
     for line in data["skipped"]:
         print(f"skipped: {line}")
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(data, indent=1))
+    return data
+
+
+def _legacy_main(args: argparse.Namespace, servers: list[str]) -> dict[str, Any]:
+    eras = {kind: list(kind_eras) for kind, kind_eras in LEGACY_SERVERS.items() if kind in servers}
+    if not eras:
+        raise SystemExit(f"--legacy needs one of: {', '.join(LEGACY_SERVERS)}")
+    data = run(list(eras), _ints(args.concurrency), [v for v in args.variants.split(",") if v],
+               duration=args.duration, warmup=args.warmup, repeats=args.repeats, eras=eras)
+    rows = legacy_summary(data)
+    data["summary"] = rows
+    data["verdicts"] = legacy_verdicts(rows)
+    print(legacy_table(rows))
+    for line in [*data["verdicts"], *(f"skipped: {line}" for line in data["skipped"])]:
+        print(line)
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(data, indent=1))

@@ -1,7 +1,7 @@
 """The benchmarks still run: `python -m bench --quick` (about a second of each), against real servers.
 
 Not a measurement: it checks that every benchmark starts its servers, gets correct replies (the
-load generator verifies them), fills its table and writes RESULTS.md. FastMCP and the uvloop
+load generator verifies them, in both eras), fills its table and writes RESULTS.md. FastMCP and the uvloop
 variant are optional here (`make bench-deps` installs them); the rest must run.
 """
 
@@ -29,14 +29,22 @@ def test_make_bench_quick(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-4000:]
     text = out.read_text()
     for heading in ("## Servers: throughput side by side", "## Clients: one sequential call", "## Round trips",
-                    "## Parts (CPU per operation"):
+                    "## Parts (CPU per operation", "## Legacy era (initialize-based revisions)",
+                    "### Servers: legacy `tools/call` throughput", "### Clients: one sequential call in a legacy session",
+                    "### Idle legacy sessions: server memory"):
         assert heading in text, heading
     for row in ("mcpgen (generated bench_server)", "SDK MCPServer (defaults)", "SDK MCPServer (json_response=True)",
                 "bare ASGI (ceiling)", "raw POST, blocking socket (baseline)", "mcpgen Client (generated, sync)",
-                "mcpgen AsyncClient (generated)", "SDK mcp.Client (async)"):
+                "mcpgen AsyncClient (generated)", "SDK mcp.Client (async)", "2025-11-25 (session)",
+                "raw legacy POST in a session, blocking socket (baseline)",
+                'mcpgen Client (generated, sync, era="legacy")', 'mcpgen AsyncClient (generated, era="legacy")',
+                'SDK mcp.Client (async, mode="legacy")'):
         assert row in text, row
     assert "throughput h11 c=8:" in text
     assert "client overhead ours-sync:" in text and "client overhead ours-async:" in text
+    assert "legacy throughput h11 c=8:" in text and "legacy vs SDK 2.3.0 h11 c=8:" in text
+    assert "client overhead ours-sync-legacy:" in text and "client overhead ours-async-legacy:" in text
+    assert "idle legacy session (asgi):" in text and "10000 sessions" in text
 
     [stamp] = tmp_path.glob("*-quick-all.json")
     results = json.loads(stamp.read_text())
@@ -48,3 +56,15 @@ def test_make_bench_quick(tmp_path: Path) -> None:
     assert engines["ours-sync"] == engines["ours-async"] == "http11"
     assert engines["ours-httpx"] == "httpx"
     assert all(r.get("ok", False) or "error" in r for r in results["roundtrips"]), results["roundtrips"]
+
+    legacy = results["legacy-server"]["summary"]
+    for row in legacy:  # the load generator checked the replies of every session
+        assert row["errors"] == 0, row
+        assert row["rps"] > 0, row
+    assert {(r["server"], r["era"]) for r in legacy} == {
+        ("ours", "modern"), ("ours", "legacy"), ("sdk", "legacy"), ("sdk-json", "legacy")}
+    legacy_engines = results["legacy-client"]["engines"]
+    assert legacy_engines["ours-sync-legacy"] == legacy_engines["ours-async-legacy"] == "http11"
+    assert {r["client"] for r in results["legacy-client"]["summary"]} == {
+        "raw-legacy", "ours-sync-legacy", "ours-async-legacy", "sdk-legacy"}
+    assert [r["sessions"] for r in results["legacy-sessions"]["rows"]] == [10_000, 10_000]
