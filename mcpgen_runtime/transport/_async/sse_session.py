@@ -24,6 +24,7 @@ from ...protocol.jsonrpc import decode, is_request, is_response
 from ..asyncio_backend import AsyncWaiter, AsyncWorker
 from ..failures import rejected, stream_ended, timed_out
 from ..hooks import Message, OnNotification, Reply, hook_failed
+from ..limits import MAX_EVENTS_BEFORE_ENDPOINT
 from ..streamable import SseDecoder, is_event_stream
 from .engine import AsyncEngine, AsyncEngineResponse, open_engine
 
@@ -56,7 +57,7 @@ class AsyncSseSession:
         self._stream: AsyncEngineResponse | None = None
         self._poster: AsyncEngine | None = None
         self._waiting: dict[Any, tuple[AsyncWaiter, OnNotification | None]] = {}
-        self._decoder = SseDecoder(named=True)
+        self._decoder = SseDecoder(named=True, limit=transport.max_response_bytes, source=transport.url)
         self._worker: AsyncWorker | None = None
         self._ended = False
         self._headers: Mapping[str, str] = {}
@@ -81,6 +82,9 @@ class AsyncSseSession:
                     if endpoint is None and name == ENDPOINT_EVENT:
                         endpoint = same_origin_endpoint(transport.url, data.decode("utf-8", "replace"))
                     elif name == "message" and data.strip():
+                        if len(pending) >= MAX_EVENTS_BEFORE_ENDPOINT:
+                            raise ProtocolError(f"{transport.url} sent more than {MAX_EVENTS_BEFORE_ENDPOINT} "
+                                                "messages before its HTTP+SSE endpoint event")
                         pending.append(decode(data, "SSE event data is not JSON", "SSE event is not a JSON-RPC message"))
                 if endpoint is not None:
                     break
@@ -92,7 +96,7 @@ class AsyncSseSession:
             raise stream_ended(transport.url)
         stream.forever()
         self._stream = stream
-        self._poster = open_engine(endpoint, self._timeout, self._client)
+        self._poster = open_engine(endpoint, self._timeout, self._client, transport.max_response_bytes)
         for message in pending:
             await self._dispatch(message)
         self._worker = AsyncWorker(self._pump, "mcpgen-http-sse")
