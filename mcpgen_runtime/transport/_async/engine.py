@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ...errors import McpRuntimeError
 from ..asyncio_backend import within
-from ..failures import from_httpx, timed_out
+from ..failures import from_httpx, shown_url, timed_out
 from ..http11 import HeadBuilder, Origin, lean_origin
 from ..limits import DEFAULT_MAX_RESPONSE_BYTES, declared_length, refuse_encoding, too_large
 from ..streamable import BASE_HEADERS, USER_AGENT
@@ -88,7 +88,7 @@ class AsyncLeanEngine:
                  max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self.timeout = timeout
         self.max_body = max_body
-        self.pool = AsyncPool(origin, url, timeout=timeout, max_body=max_body)
+        self.pool = AsyncPool(origin, shown_url(url), timeout=timeout, max_body=max_body)
         self.heads = HeadBuilder(origin, {**BASE_HEADERS, "User-Agent": USER_AGENT})
 
     async def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> AsyncResponse:
@@ -109,6 +109,7 @@ class AsyncHttpxEngine:
         import httpx
 
         self.url = url
+        self.shown_url = shown_url(url)  # for messages
         self.timeout = timeout
         self.max_body = max_body
         self._owns_client = client is None
@@ -132,18 +133,18 @@ class AsyncHttpxEngine:
         try:
             response = await within(client.send(request, stream=True), deadline)
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, self.url) from exc
+            raise from_httpx(exc, self.shown_url) from exc
         except TimeoutError as exc:
-            raise timed_out(self.url, timeout) from exc
+            raise timed_out(self.shown_url, timeout) from exc
         try:
             length = declared_length(response.headers)
             if length is not None and length > self.max_body:  # refused before a body byte is read
-                raise too_large(self.url, self.max_body)
-            refuse_encoding(response.headers, self.url)
+                raise too_large(self.shown_url, self.max_body)
+            refuse_encoding(response.headers, self.shown_url)
         except McpRuntimeError:
             await response.aclose()
             raise
-        return AsyncHttpxResponse(response, self.url, timeout, deadline, self.max_body)
+        return AsyncHttpxResponse(response, self.shown_url, timeout, deadline, self.max_body)
 
     async def aclose(self) -> None:
         if self._owns_client:

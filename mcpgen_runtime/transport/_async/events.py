@@ -81,7 +81,7 @@ class AsyncServerEvents:
         requests: list[Message] = []
         transport = self._transport
         events = EventMessages(requests if transport.on_request is not None else None,
-                               limit=transport.max_response_bytes, source=transport.url)
+                               limit=transport.max_response_bytes, source=transport.shown_url)
         got_any = False
         try:
             async for chunk in response.aiter_body():

@@ -29,7 +29,7 @@ from ...errors import McpRuntimeError, ProtocolError
 from ...protocol.headers import LAST_EVENT_ID, SESSION_ID, SESSION_ID_LC
 from ...protocol.lifecycle import INITIALIZE
 from ..asyncio_backend import pause
-from ..failures import challenged, rejected, stream_ended, timed_out
+from ..failures import challenged, rejected, shown_url, stream_ended, timed_out
 from ..hooks import AsyncOnRequest, Message, OnNotification, Reply, hook_failed
 from ..limits import DEFAULT_MAX_RESPONSE_BYTES, check_limit
 from ..streamable import EventMessages, ResponseStream, SseDecoder, classify_body, is_event_stream, retry_wait
@@ -71,6 +71,7 @@ class AsyncHttpTransport:
                  on_request: AsyncOnRequest | None = None,
                  max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self.url = url
+        self.shown_url = shown_url(url)  # for messages
         self.on_request = on_request
         self.max_response_bytes = check_limit(max_response_bytes)
         self._engine = open_engine(url, timeout, client, max_response_bytes)
@@ -153,7 +154,7 @@ class AsyncHttpTransport:
         A legacy server never takes a closed stream as cancellation; the response may also
         come on the resumed stream of a 2025-03-26 / 2025-06-18 server."""
         requests: list[Message] | None = None if self.on_request is None else []
-        stream = ResponseStream(request_id, on_notification, requests, limit=self.max_response_bytes, source=self.url)
+        stream = ResponseStream(request_id, on_notification, requests, limit=self.max_response_bytes, source=self.shown_url)
         current = response
         try:
             for _ in range(MAX_RESUMES + 1):
@@ -165,14 +166,14 @@ class AsyncHttpTransport:
                     break
                 wait = retry_wait(decoder.retry_ms)
                 if deadline is not None and time.monotonic() + wait >= deadline:
-                    raise timed_out(self.url, self._engine.timeout)
+                    raise timed_out(self.shown_url, self._engine.timeout)
                 await pause(wait)
                 if current is not response:
                     await current.aclose()
                 current = await self.resume(headers, decoder.last_id, deadline)
-                stream.decoder = resumed = SseDecoder(limit=self.max_response_bytes, source=self.url)
+                stream.decoder = resumed = SseDecoder(limit=self.max_response_bytes, source=self.shown_url)
                 resumed.last_id, resumed.retry_ms = decoder.last_id, decoder.retry_ms
-            raise stream_ended(self.url)
+            raise stream_ended(self.shown_url)
         finally:
             if current is not response:
                 await current.aclose()
@@ -222,10 +223,10 @@ class AsyncHttpTransport:
     ) -> Message:
         """The response on an SSE reply, once its line arrives (the engine bounds the wait)."""
         requests: list[Message] | None = None if self.on_request is None else []
-        stream = ResponseStream(request_id, on_notification, requests, limit=self.max_response_bytes, source=self.url)
+        stream = ResponseStream(request_id, on_notification, requests, limit=self.max_response_bytes, source=self.shown_url)
         message = await self._read_until_response(response, stream, requests, headers)
         if message is None:
-            raise stream_ended(self.url)
+            raise stream_ended(self.shown_url)
         return message
 
     async def _read_until_response(
@@ -263,7 +264,7 @@ class AsyncHttpTransport:
                 return
             response.forever()  # no deadline already; and no total: each event is bounded instead
             requests: list[Message] | None = None if self.on_request is None else []
-            events = EventMessages(requests, limit=self.max_response_bytes, source=self.url)
+            events = EventMessages(requests, limit=self.max_response_bytes, source=self.shown_url)
             async for chunk in response.aiter_body():
                 for item in events.feed(chunk):
                     yield item
