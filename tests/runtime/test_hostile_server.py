@@ -22,10 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx  # noqa: F401  imported here, not within the measured calls (its import allocates megabytes)
+import orjson
 import pytest
 from pydantic import BaseModel
 
 from mcpgen_runtime.client import AsyncClient, Client
+from mcpgen_runtime.client.core import ClientCore
+from mcpgen_runtime.content import ToolResult
 from mcpgen_runtime.errors import (
     McpRuntimeError,
     ProtocolError,
@@ -268,6 +271,22 @@ def test_trickled_body_ends_at_the_deadline(mode: str, engine: str) -> None:
     assert outcome.seconds > TIMEOUT - 0.1  # it was the deadline, not something else
 
 
+async def trickled_head(message: Any, writer: Any) -> None:
+    await trickle(writer, head(Content_Type="application/json", X_Padding="p" * 200), 0.5)
+
+
+@pytest.mark.parametrize(("mode", "engine"), [
+    ("sync", "http11"), ("async", "http11"), ("async", "httpx"),
+    pytest.param("sync", "httpx", marks=pytest.mark.skip(
+        reason="blocking httpx bounds each read of the head, not the whole head (README: Client limits)")),
+])
+def test_trickled_head_ends_at_the_deadline(mode: str, engine: str) -> None:
+    with serving(trickled_head) as server:
+        outcome = run(mode, engine, server.url)
+    check(outcome, RequestTimeoutError)
+    assert outcome.seconds > TIMEOUT - 0.1
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("mode", MODES)
 def test_gzip_bomb_is_refused(mode: str, engine: str) -> None:
@@ -309,6 +328,16 @@ def test_deep_structured_content_is_a_tool_output_error(mode: str, engine: str) 
         error = check(run(mode, engine, server.url, call=_structured), ToolOutputError, within=MARGIN, memory=8 * CAP)
     assert isinstance(error, ToolOutputError)
     assert error.pointer.startswith("/child/child/") and "nested more than" in str(error)
+
+
+def test_deep_structured_content_without_an_output_schema() -> None:
+    """A client without the tool's definition has only the model: pydantic's own depth limit,
+    still a ToolOutputError (never a RecursionError)."""
+    deep = orjson.loads('{"child": ' * DEPTH + '"not an integer"' + "}" * DEPTH)
+    result = ToolResult.model_validate({"content": [], "structuredContent": deep})
+    with pytest.raises(ToolOutputError) as info:
+        ClientCore().structured("deep", result, Node)
+    assert info.value.pointer.startswith("/child")
 
 
 # -- stdio ------------------------------------------------------------------------------------------
