@@ -366,6 +366,16 @@ sys.stdin.buffer.readline()
 """
 
 
+WRONG_ID_ERROR = """
+import json, sys
+request = json.loads(sys.stdin.buffer.readline())
+error = {"jsonrpc": "2.0", "id": request["id"] + 1000, "error": {"code": -32603, "message": "not yours"}}
+sys.stdout.buffer.write(json.dumps(error).encode() + b"\\n")
+sys.stdout.buffer.flush()
+sys.stdin.buffer.read()
+"""
+
+
 def run_stdio(mode: str, script: str) -> Outcome:
     command = [sys.executable, "-c", script]
     options: dict[str, Any] = {"era": "modern", "cache": False, "tools": [TOOL], "timeout": TIMEOUT,
@@ -395,3 +405,10 @@ def test_stdio_huge_line_is_a_typed_error_and_skipped(mode: str) -> None:
     attributed), memory stays under the limit, and nothing hangs."""
     error = check(run_stdio(mode, HUGE_LINE_THEN_ANSWER), ResponseTooLargeError, within=TIMEOUT + MARGIN + 2)
     assert "stdout line" in str(error)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_stdio_error_with_a_wrong_id_is_no_answer(mode: str) -> None:
+    outcome = run_stdio(mode, WRONG_ID_ERROR)
+    check(outcome, RequestTimeoutError, within=TIMEOUT + MARGIN + 2)  # + the process's exit
+    assert outcome.seconds > TIMEOUT - 0.1  # the call waited for its own answer; the other was dropped
