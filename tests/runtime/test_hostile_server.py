@@ -37,6 +37,9 @@ from mcpgen_runtime.errors import (
     ResponseTooLargeError,
     ToolOutputError,
 )
+from mcpgen_runtime.transport.http11 import BodyDecoder, parse_head
+from mcpgen_runtime.transport.stdio_lines import LineSplitter
+from mcpgen_runtime.transport.streamable import SseDecoder
 from tests.runtime.hostile_peer import Behaviour, endless, head, json_reply, serving, trickle
 
 CAP = 1 << 20  # max_response_bytes in these tests: 1 MiB
@@ -412,3 +415,59 @@ def test_stdio_error_with_a_wrong_id_is_no_answer(mode: str) -> None:
     outcome = run_stdio(mode, WRONG_ID_ERROR)
     check(outcome, RequestTimeoutError, within=TIMEOUT + MARGIN + 2)  # + the process's exit
     assert outcome.seconds > TIMEOUT - 0.1  # the call waited for its own answer; the other was dropped
+
+
+# -- the limits without I/O ------------------------------------------------------------------------
+
+
+def test_body_decoder_budget() -> None:
+    chunked = parse_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked")
+    decoder = BodyDecoder(chunked, 10, "http://h/mcp")
+    assert decoder.feed(b"5\r\nhello\r\n") == [b"hello"]
+    with pytest.raises(ResponseTooLargeError, match="10 bytes"):
+        decoder.feed(b"6\r\n")  # refused at the size line: 5 + 6 > 10, before any of its data
+    with pytest.raises(ResponseTooLargeError):
+        BodyDecoder(chunked, CAP).feed(b"ffffffffffffffff\r\n")
+    with pytest.raises(ProtocolError, match="bad chunk size"):
+        BodyDecoder(chunked, CAP).feed(b"1ffffffffffffffff\r\n")  # 17 hex digits
+    closing = BodyDecoder(parse_head(b"HTTP/1.1 200 OK"), 10)
+    assert closing.feed(b"x" * 10) == [b"x" * 10]
+    with pytest.raises(ResponseTooLargeError):
+        closing.feed(b"y")
+    unbounded = BodyDecoder(chunked, 10)
+    unbounded.budget = None  # what forever() does: a long-lived stream is bounded per event
+    assert unbounded.feed(b"b\r\nhello world\r\n") == [b"hello world"]
+
+
+@pytest.mark.parametrize("step", [1, 2, 3, 7, 64])
+def test_sse_decoder_long_line_in_pieces(step: int) -> None:
+    """A line held across many chunks (CRLF split included) comes out whole, once."""
+    wire = b"data: " + b"a" * 100 + b"\r\n" + b"data: b\r\r\ndata: c\n\n"
+    decoder = SseDecoder(limit=1000)
+    events = [event for i in range(0, len(wire), step) for event in decoder.feed(wire[i : i + step])]
+    assert events == [b"a" * 100 + b"\nb", b"c"]
+
+
+@pytest.mark.parametrize("step", [1, 5, 4096])
+def test_sse_decoder_cuts_an_event_at_the_limit(step: int) -> None:
+    decoder = SseDecoder(limit=100, source="http://h/mcp")
+    assert decoder.feed(b"data: " + b"x" * 90 + b"\n\n") == [b"x" * 90]  # one event at the limit is fine
+    wire = (b"data: " + b"y" * 60 + b"\n") * 2  # two lines of one event: over it together
+    with pytest.raises(ResponseTooLargeError, match="SSE event from http://h/mcp"):
+        for i in range(0, len(wire), step):
+            decoder.feed(wire[i : i + step])
+    with pytest.raises(ResponseTooLargeError):
+        endless = SseDecoder(limit=100)
+        for _ in range(100):
+            endless.feed(b"data: zzzzzzzzzz")
+
+
+def test_stdio_line_splitter_skips_a_line_over_the_limit() -> None:
+    splitter = LineSplitter(10, "'server'")
+    assert splitter.feed(b'{"a": 1}\n{"b"') == [b'{"a": 1}']
+    out = splitter.feed(b": 2}\n" + b"x" * 20)
+    assert out[0] == b'{"b": 2}' and isinstance(out[1], ResponseTooLargeError) and len(out) == 2
+    assert splitter.feed(b"x" * 1000) == []  # the rest of the long line: skipped, not kept
+    assert splitter.feed(b"xx\n{}\n") == [b"{}"]
+    (error,) = splitter.feed(b"y" * 11 + b"\n")  # a complete line over the limit
+    assert isinstance(error, ResponseTooLargeError) and "'server'" in str(error)
