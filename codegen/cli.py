@@ -64,13 +64,15 @@ _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
 
 def _load(source: str | None, stdio: str | None, headers: Mapping[str, str],
-          login: Login | None = None, era: str = "auto") -> LoadedSpec:
+          login: Login | None = None, era: str = "auto", max_response_bytes: int | None = None) -> LoadedSpec:
     from .load import load_source
 
     eras = cast("EraChoice", era)
     if login is None or stdio is not None or source is None or "://" not in source:
-        return load_source(source, stdio=stdio, headers=dict(headers) or None, era=eras)
-    return load_source(source, headers=login.headers(headers) or None, auth=login.oauth(), era=eras)
+        return load_source(source, stdio=stdio, headers=dict(headers) or None, era=eras,
+                           max_response_bytes=max_response_bytes)
+    return load_source(source, headers=login.headers(headers) or None, auth=login.oauth(), era=eras,
+                       max_response_bytes=max_response_bytes)
 
 
 def _validate(spec: LoadedSpec, strict: bool) -> ValidatedSpec:
@@ -304,6 +306,15 @@ era_option = click.option(
     "(2025-11-25/2025-06-18/2025-03-26) one; modern or legacy skips the detection.",
 )
 
+max_response_option = click.option(
+    "--max-response-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="BYTES",
+    help="Largest reply (HTTP body, SSE event or stdio line) read from a live server; more is an error. "
+    "Default: 64 MiB.",
+)
+
 
 def _parse_line_length(_ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
     if value is None:
@@ -385,10 +396,12 @@ def _generate_one(
     login: Login,
     line_length: int | None,
     era: str = "auto",
+    max_response_bytes: int | None = None,
 ) -> None:
     _require_source(source, stdio, headers)
     style = project_style(out, line_length=line_length)
-    validated = _header_source(_usable(_check(_load(source, stdio, headers, login, era), strict)), source, out)
+    loaded = _load(source, stdio, headers, login, era, max_response_bytes)
+    validated = _header_source(_usable(_check(loaded, strict)), source, out)
     name = package or default_package_name(source, stdio, kind)
     report = write_package(out, _build(kind, validated, name, style), overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
@@ -429,6 +442,7 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @stdio_option
 @header_option
 @era_option
+@max_response_option
 @login_options
 @_reports_errors
 def client(
@@ -440,6 +454,7 @@ def client(
     stdio: str | None,
     headers: dict[str, str],
     era: str,
+    max_response_bytes: int | None,
     login: Login,
 ) -> None:
     """Generate a typed client package (sync Client and AsyncClient) from SOURCE.
@@ -448,7 +463,7 @@ def client(
     client talks to servers of either era (2026-07-28, or initialize-based) with the same methods.
     """
     _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False, login=login,
-                  line_length=line_length, era=era)
+                  line_length=line_length, era=era, max_response_bytes=max_response_bytes)
 
 
 @main.command()
@@ -491,16 +506,17 @@ def server(
 @stdio_option
 @header_option
 @era_option
+@max_response_option
 @login_options
 @_reports_errors
 def snapshot(url: str | None, out: Path, stdio: str | None, headers: dict[str, str], era: str,
-             login: Login) -> None:
+             max_response_bytes: int | None, login: Login) -> None:
     """Save a live server's complete tool list (every page) as a spec file for offline builds.
 
     The file is {"tools": [...]} in the server's order, pretty-printed, replaced atomically.
     """
     _require_source(url, stdio, headers, "URL")
-    loaded = _load(url, stdio, headers, login, era)
+    loaded = _load(url, stdio, headers, login, era, max_response_bytes)
     text = json.dumps({"tools": loaded.tools}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if write_file_atomic(out, text.encode("utf-8")):
         click.echo(f"saved {len(loaded.tools)} tool(s) from {loaded.source} to {_rel(out)}")
@@ -529,9 +545,10 @@ EXIT_USAGE = 2  # click's own code for usage errors; `diff` also uses it for inp
 @click.option("--for", "side", type=click.Choice(["client", "server", "both"]), default="both", show_default=True,
               help="Whose breakage counts for --fail-on.")
 @header_option
+@max_response_option
 def diff(old: str | None, new: str | None, old_stdio: str | None, new_stdio: str | None,
          target_names: tuple[str, ...], all_targets: bool, config_path: Path | None, fmt: str, fail_on: str,
-         side: str, headers: dict[str, str]) -> None:
+         side: str, headers: dict[str, str], max_response_bytes: int | None) -> None:
     """What changed between two tool lists, judged for clients and for servers of the tools.
 
     OLD and NEW are spec files or URLs (or --old-stdio/--new-stdio commands). Each change is
@@ -549,8 +566,8 @@ def diff(old: str | None, new: str | None, old_stdio: str | None, new_stdio: str
         else:
             if not (old or old_stdio) or not (new or new_stdio):
                 raise click.UsageError("give OLD and NEW (spec files or URLs), --old-stdio/--new-stdio, or --target")
-            pairs = [(_load(None if old_stdio else old, old_stdio, headers),
-                      _load(None if new_stdio else new, new_stdio, headers))]
+            pairs = [(_load(None if old_stdio else old, old_stdio, headers, max_response_bytes=max_response_bytes),
+                      _load(None if new_stdio else new, new_stdio, headers, max_response_bytes=max_response_bytes))]
         reports = [diff_tools(a.tools, b.tools, old_source=a.source, new_source=b.source) for a, b in pairs]
         colour = fmt == "table" and sys.stdout.isatty()
         style = (lambda text, c: click.style(text, fg=c)) if colour else (lambda text, _c: text)

@@ -419,18 +419,27 @@ def display_url(url: str) -> str:
 LISTING_CAPABILITIES: Final[dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
 
 
+def _limit(max_response_bytes: int | None) -> int:
+    """The client's size limit: the one given, else the runtime's default (64 MiB)."""
+    from mcpgen_runtime.transport.limits import DEFAULT_MAX_RESPONSE_BYTES
+
+    return DEFAULT_MAX_RESPONSE_BYTES if max_response_bytes is None else max_response_bytes
+
+
 def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float, era: EraChoice = "auto",
-               auth: Any = None) -> AbstractContextManager[_ListingClient]:
+               auth: Any = None, max_response_bytes: int | None = None) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
     return Client(url, headers=headers, timeout=timeout, tools=(), cache=False, era=era,
-                  capabilities=LISTING_CAPABILITIES, auth=auth)
+                  capabilities=LISTING_CAPABILITIES, auth=auth, max_response_bytes=_limit(max_response_bytes))
 
 
-def _open_stdio(argv: list[str], era: EraChoice = "auto") -> AbstractContextManager[_ListingClient]:
+def _open_stdio(argv: list[str], era: EraChoice = "auto",
+                max_response_bytes: int | None = None) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
-    return Client.stdio(argv, tools=(), cache=False, era=era, capabilities=LISTING_CAPABILITIES)
+    return Client.stdio(argv, tools=(), cache=False, era=era, capabilities=LISTING_CAPABILITIES,
+                        max_response_bytes=_limit(max_response_bytes))
 
 
 def _runtime_message(exc: BaseException) -> str:
@@ -499,9 +508,9 @@ def _load_live(
 
 
 def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0,
-             era: EraChoice = "auto", auth: Any = None) -> LoadedSpec:
+             era: EraChoice = "auto", auth: Any = None, max_response_bytes: int | None = None) -> LoadedSpec:
     """All tools of a Streamable HTTP server, as it lists them; `auth` (an `OAuth`) logs in
-    when the server asks for it."""
+    when the server asks for it; `max_response_bytes` bounds each reply (None: 64 MiB)."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         raise SpecLoadError(f"{display_url(url)!r}: not an http(s) URL")
@@ -512,10 +521,10 @@ def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: flo
     for secret in (userinfo, parts.password, parts.query, parts.fragment):
         if secret and len(secret) >= 3:
             secrets.setdefault(secret, "***")
-    return _load_live(lambda: _open_http(url, headers, timeout, era, auth), source, secrets)
+    return _load_live(lambda: _open_http(url, headers, timeout, era, auth, max_response_bytes), source, secrets)
 
 
-def load_stdio(command: str, *, era: EraChoice = "auto") -> LoadedSpec:
+def load_stdio(command: str, *, era: EraChoice = "auto", max_response_bytes: int | None = None) -> LoadedSpec:
     """All tools of a stdio server started from `command` (split like a POSIX shell, not run by one)."""
     try:
         argv = shlex.split(command)
@@ -524,26 +533,28 @@ def load_stdio(command: str, *, era: EraChoice = "auto") -> LoadedSpec:
     if not argv:
         raise SpecLoadError("stdio: the command is empty; pass the server's command line")
     source = f"stdio:{os.path.basename(argv[0])}"
-    return _load_live(lambda: _open_stdio(argv, era), source, {})
+    return _load_live(lambda: _open_stdio(argv, era, max_response_bytes), source, {})
 
 
 def load_source(
     source: str | None, *, stdio: str | None = None, headers: Mapping[str, str] | None = None,
     era: EraChoice = "auto",
     auth: Any = None,
+    max_response_bytes: int | None = None,
 ) -> LoadedSpec:
-    """Dispatch: `--stdio COMMAND`, an http(s):// URL, or a file path."""
+    """Dispatch: `--stdio COMMAND`, an http(s):// URL, or a file path (`max_response_bytes`
+    bounds what a live server may send in one reply; None: the client's default)."""
     if stdio is not None:
         if source is not None:
             raise SpecLoadError(f"give either a source ({source!r}) or a stdio command, not both")
         if headers:
             raise SpecLoadError("HTTP headers apply to URL sources only, not to a stdio command")
-        return load_stdio(stdio, era=era)
+        return load_stdio(stdio, era=era, max_response_bytes=max_response_bytes)
     if source is None:
         raise SpecLoadError("no source given: pass a JSON file, an http(s):// URL or a stdio command")
     if _URL_SCHEME.match(source):
         if source.lower().startswith(("http://", "https://")):
-            return load_url(source, headers=headers, era=era, auth=auth)
+            return load_url(source, headers=headers, era=era, auth=auth, max_response_bytes=max_response_bytes)
         raise SpecLoadError(
             f"{display_url(source)!r}: unsupported URL scheme {urlsplit(source).scheme!r}; use http(s):// or a file path"
         )

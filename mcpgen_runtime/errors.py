@@ -9,6 +9,7 @@
         ResponseLostError             a response stream ended before the response (HTTP-26)
       AuthorizationError              OAuth login failed, or a protected server refused the token (401/403)
       ProtocolError                   the peer broke JSON-RPC/MCP framing (bad JSON, id mismatch, unknown resultType)
+        ResponseTooLargeError         a response, SSE event or stdio line over the client's size limit
       RemoteError                     a JSON-RPC error response: code, message, data
         HeaderMismatchError           -32020
         MissingClientCapabilityError  -32021
@@ -78,6 +79,15 @@ class AuthorizationError(McpRuntimeError):
 
 class ProtocolError(McpRuntimeError):
     pass
+
+
+class ResponseTooLargeError(ProtocolError):
+    """The server sent more than the client accepts in one response, SSE event or stdio line
+    (`max_response_bytes`): the rest was not read. `limit` is the limit in bytes."""
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class RemoteError(McpRuntimeError):

@@ -35,6 +35,7 @@ from ..protocol.jsonrpc import Message
 from ..protocol.subscriptions import ListenState, SubscriptionFilter
 from ..tools import ToolSpec
 from ..transport.base import AsyncTransport, SyncTransport, sends_headers
+from ..transport.limits import DEFAULT_MAX_RESPONSE_BYTES
 from ..transport.stdio import AsyncStdioTransport, StdioTransport
 from .core import ClientCore, ElicitationMode, OnNotification, declared_capabilities
 
@@ -191,9 +192,11 @@ class SyncIO(ClientCommon):
 
     @classmethod
     def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-              cwd: str | PathLike[str] | None = None, **kwargs: Any) -> Self:
-        """Start `command` as a stdio server; `env` adds to the current environment."""
-        transport = StdioTransport(command, env=env, cwd=cwd)
+              cwd: str | PathLike[str] | None = None, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+              **kwargs: Any) -> Self:
+        """Start `command` as a stdio server; `env` adds to the current environment;
+        `max_response_bytes` bounds one line of its stdout."""
+        transport = StdioTransport(command, env=env, cwd=cwd, max_response_bytes=max_response_bytes)
         make: Callable[..., Self] = cls  # the driver subclass takes `transport`
         try:
             return make(transport=transport, **kwargs)
@@ -236,10 +239,13 @@ class AsyncIO(ClientCommon):
 
     @classmethod
     def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-              cwd: str | PathLike[str] | None = None, **kwargs: Any) -> Self:
-        """Prepare `command` as a stdio server; it starts on `async with` or the first request."""
+              cwd: str | PathLike[str] | None = None, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+              **kwargs: Any) -> Self:
+        """Prepare `command` as a stdio server; it starts on `async with` or the first request.
+        `max_response_bytes` bounds one line of its stdout."""
         make: Callable[..., Self] = cls  # the driver subclass takes `transport`
-        return make(transport=AsyncStdioTransport(command, env=env, cwd=cwd), **kwargs)
+        return make(transport=AsyncStdioTransport(command, env=env, cwd=cwd, max_response_bytes=max_response_bytes),
+                    **kwargs)
 
     async def _token(self) -> str:
         assert self._token_provider is not None

@@ -15,10 +15,13 @@ import asyncio
 import contextlib
 import socket
 import ssl
+import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from .http11 import Origin
+
+T = TypeVar("T")
 
 PAUSE_ABOVE: Final = 4 * 1024 * 1024  # stop reading while this much is buffered unread
 # Bytes per read, into the connection's own buffer: asyncio's default is a fresh 256 KiB bytes
@@ -252,6 +255,16 @@ class AsyncWorker:
 
 async def pause(seconds: float) -> None:
     await asyncio.sleep(seconds)
+
+
+async def within(step: Awaitable[T], deadline: float | None) -> T:
+    """`await step`, cut at `deadline` (on `time.monotonic()`) with `TimeoutError`: one deadline
+    over a library that bounds each read only (httpx). The blocking twin (`sync_backend.within`)
+    is handed the step's value already computed: there each read is bounded, not the sum."""
+    if deadline is None:
+        return await step
+    async with asyncio.timeout(deadline - time.monotonic()):
+        return await step
 
 
 class AsyncMailbox:

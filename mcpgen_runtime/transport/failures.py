@@ -9,6 +9,7 @@ plain `TransportError` for anything else in the exchange.
 from __future__ import annotations
 
 from typing import Final
+from urllib.parse import urlsplit
 
 from ..errors import ConnectError, HttpStatusError, RequestTimeoutError, ResponseLostError, TransportError
 from ..protocol.oauth.challenge import bearer_of
@@ -18,6 +19,12 @@ BODY_PREVIEW: Final = 2000  # bytes of a rejected reply's body kept on HttpStatu
 # Connection failures that, on a reused connection before any response byte, mean the server
 # closed it while idle (see ReusedConnectionLost).
 RETRYABLE: Final = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)
+
+
+def shown_url(url: str) -> str:
+    """`url` as error messages show it: no userinfo, query or fragment (they may carry credentials)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
 def timed_out(url: str, timeout: float | None) -> RequestTimeoutError:

@@ -29,8 +29,9 @@ from collections.abc import Mapping
 from typing import Final, NamedTuple
 from urllib.parse import urlsplit
 
-from ..errors import TransportError
+from ..errors import ProtocolError, TransportError
 from ..protocol.headers import FIELD_VALUE, TOKEN
+from .limits import too_large
 
 __all__ = [
     "BodyDecoder",
@@ -300,17 +301,32 @@ class BodyDecoder:
 
     Bytes past the end of the body (a server that sends more than it framed) are kept in
     `extra`; the connection is then not reused.
+
+    `budget` bounds the body (`limits.py`): the pool refuses a Content-Length over it before
+    this decoder exists, so only chunked and close-delimited bodies are counted here (a chunk
+    at its size line, before its data). None: unbounded (a long-lived event stream).
     """
 
-    __slots__ = ("_buffer", "_remaining", "_state", "done", "extra", "framing")
+    __slots__ = ("_buffer", "_remaining", "_state", "budget", "done", "extra", "framing", "limit", "url")
 
-    def __init__(self, head: ResponseHead) -> None:
+    def __init__(self, head: ResponseHead, limit: int | None = None, url: str = "the server") -> None:
         self.framing = head.framing
         self.done = head.framing == "none" or (head.framing == "length" and head.length == 0)
         self._remaining = head.length
         self._state = "size"  # chunked: size | data | crlf | trailer
         self._buffer = b""
         self.extra = b""
+        self.limit = limit
+        self.budget = limit
+        self.url = url
+
+    def _spend(self, size: int) -> None:
+        budget = self.budget
+        if budget is not None:
+            if size > budget:
+                assert self.limit is not None
+                raise too_large(self.url, self.limit, "response body")
+            self.budget = budget - size
 
     def feed(self, data: bytes) -> list[bytes]:
         if self.done:
@@ -329,6 +345,8 @@ class BodyDecoder:
                 data = data[:remaining]
             return [data]
         if framing == "close":
+            if self.budget is not None:
+                self._spend(len(data))
             return [data] if data else []
         return self._chunked(data)
 
@@ -350,22 +368,24 @@ class BodyDecoder:
             end = buffer.find(b"\n", pos)
             if end < 0:
                 if size - pos > 4096:
-                    raise TransportError("chunked response: line too long")
+                    raise ProtocolError(f"chunked response from {self.url}: a chunk-size or trailer line over 4096 bytes")
                 break
             line = buffer[pos:end].rstrip(b"\r")
             pos = end + 1
             if state == "crlf":
                 if line:
-                    raise TransportError("chunked response: chunk data not followed by CRLF")
+                    raise ProtocolError(f"chunked response from {self.url}: chunk data not followed by CRLF")
                 state = "size"
             elif state == "size":
                 size_text = line.split(b";", 1)[0].strip(b" \t")
                 if not _HEX.match(size_text):
-                    raise TransportError(f"chunked response: bad chunk size {line[:40]!r}")
+                    raise ProtocolError(f"chunked response from {self.url}: bad chunk size {line[:40]!r}")
                 chunk_size = int(size_text, 16)
                 if chunk_size == 0:
                     state = "trailer"
                 else:
+                    if self.budget is not None:
+                        self._spend(chunk_size)  # refused before its data: 0xffffffffffffffff is no allocation
                     self._remaining = chunk_size
                     state = "data"
             elif not line:  # the blank line after the trailer section ends the body

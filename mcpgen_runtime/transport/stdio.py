@@ -34,6 +34,7 @@ from typing import IO, Any
 from ..errors import ConnectError, ProtocolError, RequestTimeoutError, ServerExitedError
 from ..protocol.jsonrpc import is_request, is_response
 from .hooks import AsyncOnRequest, Message, OnNotification, OnRequest, Reply, hook_failed
+from .limits import DEFAULT_MAX_RESPONSE_BYTES, check_limit
 from .stdio_lines import (
     SHUTDOWN_GRACE,
     STDERR_LINE_LIMIT,
@@ -55,7 +56,6 @@ from .stdio_lines import (
 __all__ = ["SHUTDOWN_GRACE", "STDERR_TAIL_LINES", "AsyncStdioTransport", "StdioTransport"]
 
 _READ_SIZE = 1 << 16
-_LINE_LIMIT = 1 << 26  # asyncio line limit: a tools/list page can be large
 _STREAM_SLICE = 0.05  # seconds a blocking stream() reader holds the pipe before letting requests in
 UNSOLICITED_LIMIT = 1024  # notifications an `unsolicited()` reader may fall behind by (then: dropped)
 
@@ -87,9 +87,11 @@ class StdioTransport:
     sends_headers = False
 
     def __init__(self, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-                 cwd: str | os.PathLike[str] | None = None, on_request: OnRequest | None = None) -> None:
+                 cwd: str | os.PathLike[str] | None = None, on_request: OnRequest | None = None,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self.command = program(command)
         self.on_request = on_request
+        check_limit(max_response_bytes)
         try:
             self._proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, env=child_env(env), cwd=cwd)
@@ -102,8 +104,8 @@ class StdioTransport:
         self._selector = selectors.DefaultSelector()
         self._selector.register(self._fd, selectors.EVENT_READ)
         self._stderr = _StderrTail(self._proc.stderr)
-        self._lines: deque[bytes] = deque()
-        self._splitter = LineSplitter()
+        self._lines: deque[bytes | ProtocolError] = deque()
+        self._splitter = LineSplitter(max_response_bytes, repr(self.command[0]))
         self._lock = threading.Lock()
         self._streams = StreamRoutes()
         self._unsolicited: list[deque[Message]] = []
@@ -241,7 +243,10 @@ class StdioTransport:
             if not chunk:
                 raise self._exit_error()
             lines.extend(self._splitter.feed(chunk))
-        return parse_line(lines.popleft())
+        line = lines.popleft()
+        if isinstance(line, ProtocolError):
+            raise line  # a line over the limit, skipped: the request waiting now learns of it
+        return parse_line(line)
 
     def _exit_error(self) -> ServerExitedError:
         if self._exited is None:
@@ -288,9 +293,11 @@ class AsyncStdioTransport:
     sends_headers = False
 
     def __init__(self, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-                 cwd: str | os.PathLike[str] | None = None, on_request: AsyncOnRequest | None = None) -> None:
+                 cwd: str | os.PathLike[str] | None = None, on_request: AsyncOnRequest | None = None,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self.command = program(command)
         self.on_request = on_request
+        self._max_line = check_limit(max_response_bytes)
         self._env = child_env(env)
         self._cwd = cwd
         self._proc: asyncio.subprocess.Process | None = None
@@ -315,7 +322,7 @@ class AsyncStdioTransport:
             try:
                 self._proc = await asyncio.create_subprocess_exec(
                     *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE, env=self._env, cwd=self._cwd, limit=_LINE_LIMIT,
+                    stderr=asyncio.subprocess.PIPE, env=self._env, cwd=self._cwd,
                 )
             except OSError as exc:
                 raise ConnectError(f"cannot start {self.command[0]!r}: {exc}") from exc
@@ -397,14 +404,15 @@ class AsyncStdioTransport:
     async def _read_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
         stdout = self._proc.stdout
+        splitter = LineSplitter(self._max_line, repr(self.command[0]))
         try:
-            while True:
-                line = await stdout.readline()
-                if not line:
-                    break
-                if line.strip():
-                    self._dispatch(line)
-        except (OSError, ValueError) as exc:  # ValueError: a line beyond the limit
+            while chunk := await stdout.read(_READ_SIZE):
+                for line in splitter.feed(chunk):
+                    if isinstance(line, ProtocolError):
+                        self._fail_waiters(line)  # a line over the limit, skipped: whose it was is unknown
+                    else:
+                        self._dispatch(line)
+        except OSError as exc:
             self._fail_waiters(ProtocolError(f"cannot read server stdout: {exc}"))
         finally:
             await self._mark_exited()

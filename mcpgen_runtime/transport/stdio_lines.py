@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from .. import _json
-from ..errors import ServerExitedError
+from ..errors import ResponseTooLargeError, ServerExitedError
 from ..protocol.jsonrpc import decode, is_response
 from ..protocol.meta import SUBSCRIPTION_ID_KEY
 from .hooks import Message
+from .limits import DEFAULT_MAX_RESPONSE_BYTES, too_large
 
 SHUTDOWN_GRACE: Final = 2.0  # seconds to wait at each shutdown step (stdin EOF, SIGTERM)
 STDERR_TAIL_LINES: Final = 200
@@ -51,17 +52,53 @@ def program(command: Sequence[str]) -> list[str]:
 
 
 class LineSplitter:
-    """Cuts what the server writes into lines, however the reads split it; blank lines are skipped."""
+    """Cuts what the server writes into lines, however the reads split it; blank lines are skipped.
 
-    __slots__ = ("_partial",)
+    A line over `limit` bytes (`limits.py`) is never buffered: it comes out as a
+    `ResponseTooLargeError` in its place, and its rest is skipped up to its newline.
+    """
 
-    def __init__(self) -> None:
-        self._partial = b""
+    __slots__ = ("_held", "_partial", "_skipping", "limit", "source")
 
-    def feed(self, chunk: bytes) -> list[bytes]:
-        data = self._partial + chunk if self._partial else chunk
-        *complete, self._partial = data.split(b"\n")
-        return [line for line in complete if line.strip()]
+    def __init__(self, limit: int = DEFAULT_MAX_RESPONSE_BYTES, source: str = "the server") -> None:
+        self._partial: list[bytes] = []  # an unfinished line, in the pieces it came in (joined once)
+        self._held = 0  # bytes in `_partial`
+        self._skipping = False
+        self.limit = limit
+        self.source = source
+
+    def feed(self, chunk: bytes) -> list[bytes | ResponseTooLargeError]:
+        if self._skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                return []
+            chunk = chunk[end + 1 :]
+            self._skipping = False
+        if self._partial:
+            if chunk.find(b"\n") < 0:
+                return self._hold(chunk, [])
+            self._partial.append(chunk)
+            data = b"".join(self._partial)
+            self._partial, self._held = [], 0
+        else:
+            data = chunk
+        *complete, rest = data.split(b"\n")
+        limit = self.limit
+        out: list[bytes | ResponseTooLargeError] = [
+            line if len(line) <= limit else too_large(self.source, limit, "stdout line")
+            for line in complete if line.strip()
+        ]
+        return self._hold(rest, out) if rest else out
+
+    def _hold(self, piece: bytes, out: list[bytes | ResponseTooLargeError]) -> list[bytes | ResponseTooLargeError]:
+        held = self._held + len(piece)
+        if held > self.limit:
+            self._partial, self._held, self._skipping = [], 0, True
+            out.append(too_large(self.source, self.limit, "stdout line"))
+        else:
+            self._partial.append(piece)
+            self._held = held
+        return out
 
 
 def answers(message: Message, request_id: Any) -> bool:

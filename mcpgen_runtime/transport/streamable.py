@@ -19,9 +19,11 @@ from ..errors import ProtocolError
 from ..protocol.jsonrpc import decode, is_request
 from .failures import status_error
 from .hooks import Message, OnNotification
+from .limits import DEFAULT_MAX_RESPONSE_BYTES, too_large
 
 BASE_HEADERS: Final[Mapping[str, str]] = {
     "Accept": "application/json, text/event-stream",
+    "Accept-Encoding": "identity",  # no decompression bombs (limits.py); httpx would ask for gzip
     "Content-Type": "application/json",
 }
 USER_AGENT: Final = f"mcpgen/{__version__}"
@@ -66,13 +68,22 @@ class SseDecoder:
     field is joined with `\\n`; the last `id` and `retry` seen are kept in `last_id` and
     `retry_ms` (legacy-era resumption). Chunks may split lines anywhere, including between
     the CR and LF of a CRLF.
+
+    One event may hold at most `limit` bytes (its unfinished line and its data lines together,
+    `limits.py`): an event that never ends is cut there with `ResponseTooLargeError`.
     """
 
-    __slots__ = ("_buffer", "_data", "_event", "event_names", "last_id", "retry_ms")
+    __slots__ = ("_buffer", "_data", "_event", "_held", "_size", "event_names", "last_id", "limit", "retry_ms",
+                 "source")
 
-    def __init__(self, *, named: bool = False) -> None:
-        self._buffer = b""
+    def __init__(self, *, named: bool = False, limit: int = DEFAULT_MAX_RESPONSE_BYTES,
+                 source: str = "the server") -> None:
+        self._buffer = b""  # the start of an unfinished line
+        self._held: list[bytes] = []  # and its continuation, kept apart until the line ends: no rescan, no copy
         self._data: list[bytes] | None = None
+        self._size = 0  # bytes of the event's data lines so far
+        self.limit = limit
+        self.source = source
         self.last_id: str | None = None
         self.retry_ms: int | None = None
         # With `named`, the `event` name of each event returned is appended here (the caller
@@ -81,7 +92,14 @@ class SseDecoder:
         self._event = "message"
 
     def feed(self, chunk: bytes) -> list[bytes]:
-        buffer = self._buffer + chunk if self._buffer else chunk
+        if self._buffer:
+            held = self._held
+            if (held[-1] if held else self._buffer)[-1:] != b"\r" and _EOL.search(chunk) is None:
+                return self._hold(chunk)  # the line goes on
+            buffer = b"".join([self._buffer, *held, chunk]) if held else self._buffer + chunk
+            held.clear()
+        else:
+            buffer = chunk
         events: list[bytes] = []
         start = 0
         end = len(buffer)
@@ -91,12 +109,23 @@ class SseDecoder:
             self._line(buffer[start : match.start()], events)
             start = match.end()
         self._buffer = buffer[start:]
+        if len(self._buffer) + self._size > self.limit:
+            raise too_large(self.source, self.limit, "SSE event")
         return events
+
+    def _hold(self, chunk: bytes) -> list[bytes]:
+        self._held.append(chunk)
+        if len(self._buffer) + sum(map(len, self._held)) + self._size > self.limit:
+            raise too_large(self.source, self.limit, "SSE event")
+        return []
 
     def finish(self) -> list[bytes]:
         """End of stream: flush a final unterminated line and event (lenient with servers
         that close without the closing blank line)."""
         events: list[bytes] = []
+        if self._held:
+            self._buffer = b"".join([self._buffer, *self._held])
+            self._held.clear()
         if self._buffer:
             self._line(self._buffer.rstrip(b"\r"), events)
             self._buffer = b""
@@ -108,6 +137,7 @@ class SseDecoder:
             if self._data is not None:
                 events.append(b"\n".join(self._data))
                 self._data = None
+                self._size = 0
                 if self.event_names is not None:
                     self.event_names.append(self._event)
             self._event = "message"
@@ -118,6 +148,9 @@ class SseDecoder:
         if field == b"data":
             if value[:1] == b" ":
                 value = value[1:]
+            self._size += len(value) + 1
+            if self._size > self.limit:
+                raise too_large(self.source, self.limit, "SSE event")
             if self._data is None:
                 self._data = [value]
             else:
@@ -151,8 +184,9 @@ class ResponseStream:
     __slots__ = ("_id", "_on_notification", "decoder", "requests")
 
     def __init__(self, request_id: Any, on_notification: OnNotification | None,
-                 requests: list[Message] | None = None) -> None:
-        self.decoder = SseDecoder()
+                 requests: list[Message] | None = None, *, limit: int = DEFAULT_MAX_RESPONSE_BYTES,
+                 source: str = "the server") -> None:
+        self.decoder = SseDecoder(limit=limit, source=source)
         self._id = request_id
         self._on_notification = on_notification
         self.requests = requests
@@ -196,8 +230,9 @@ class EventMessages:
 
     __slots__ = ("decoder", "requests")
 
-    def __init__(self, requests: list[Message] | None = None) -> None:
-        self.decoder = SseDecoder()
+    def __init__(self, requests: list[Message] | None = None, *, limit: int = DEFAULT_MAX_RESPONSE_BYTES,
+                 source: str = "the server") -> None:
+        self.decoder = SseDecoder(limit=limit, source=source)
         self.requests = requests
 
     def feed(self, chunk: bytes) -> list[Message]:

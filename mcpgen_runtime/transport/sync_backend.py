@@ -22,9 +22,11 @@ import threading
 import time
 from collections.abc import Callable
 from queue import Full, Queue
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from .http11 import Origin
+
+T = TypeVar("T")
 
 # Reads stay below glibc's mmap threshold (128 KiB): a larger buffer per recv() is mapped and
 # unmapped on every call unless the allocator happened to raise its threshold earlier (~50 µs a
@@ -191,6 +193,12 @@ class Worker:
 
 def pause(seconds: float) -> None:
     time.sleep(seconds)
+
+
+def within(value: T, deadline: float | None) -> T:
+    """The blocking side of `asyncio_backend.within`: the step has run already (each of its
+    reads bounded by the library's own timeout); the caller checks `deadline` between steps."""
+    return value
 
 
 class Mailbox:

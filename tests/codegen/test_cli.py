@@ -188,7 +188,7 @@ def test_header_values_reach_the_loader(runner: CliRunner, monkeypatch: pytest.M
     seen: dict[str, Any] = {}
 
     def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None,
-                  era: str = "auto") -> LoadedSpec:
+                  era: str = "auto", max_response_bytes: int | None = None) -> LoadedSpec:
         seen.update(source=source, stdio=stdio, headers=headers)
         return LoadedSpec("https://example.com/mcp", [TOOL_OK])
 
@@ -286,7 +286,7 @@ def test_source_may_be_omitted_with_stdio(runner: CliRunner, tmp_path: Path, mon
     calls: list[tuple[str | None, str | None]] = []
 
     def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None,
-                  era: str = "auto") -> LoadedSpec:
+                  era: str = "auto", max_response_bytes: int | None = None) -> LoadedSpec:
         calls.append((source, stdio))
         return LoadedSpec("stdio:python", [TOOL_OK])
 
@@ -295,6 +295,24 @@ def test_source_may_be_omitted_with_stdio(runner: CliRunner, tmp_path: Path, mon
     assert result.exit_code == 0, result.output
     assert calls == [(None, "python -m echo_server")]
     assert (tmp_path / "echo_server_client" / "client.py").is_file()
+
+
+def test_max_response_bytes_reaches_the_loader(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               fake_pipeline: None) -> None:
+    limits: list[int | None] = []
+
+    def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None,
+                  era: str = "auto", max_response_bytes: int | None = None) -> LoadedSpec:
+        limits.append(max_response_bytes)
+        return LoadedSpec("stdio:python", [TOOL_OK])
+
+    monkeypatch.setattr(cli, "_load", fake_load)
+    result = run(runner, "client", "--stdio", "python -m echo_server", "-o", tmp_path, "--max-response-bytes", "4096")
+    assert result.exit_code == 0, result.output
+    result = run(runner, "diff", "--old-stdio", "a", "--new-stdio", "b", "--max-response-bytes", "8192")
+    assert result.exit_code == 0, result.output
+    assert limits == [4096, 8192, 8192]
+    assert run(runner, "client", "--stdio", "x", "-o", tmp_path, "--max-response-bytes", "0").exit_code == 2
 
 
 # ---------------------------------------------------------------------------------- snapshot
@@ -317,7 +335,7 @@ def test_snapshot_live_listing(runner: CliRunner, tmp_path: Path, monkeypatch: p
     tools = [{"name": "b", "description": "ü", "inputSchema": {"type": "object"}}, TOOL_OK]
 
     def fake_load(source: str | None, stdio: str | None, headers: dict[str, str], login: object = None,
-                  era: str = "auto") -> LoadedSpec:
+                  era: str = "auto", max_response_bytes: int | None = None) -> LoadedSpec:
         assert headers == {"Authorization": "Bearer x"}
         return LoadedSpec("https://example.com/mcp", tools)
 

@@ -283,13 +283,16 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         }),
     }
 
-    def open_http(url: str, headers: Any, timeout: float, era: str = "auto", auth: Any = None) -> FakeClient:
+    def open_http(url: str, headers: Any, timeout: float, era: str = "auto", auth: Any = None,
+                  max_response_bytes: int | None = None) -> FakeClient:
         state["http"] = (url, headers, timeout)
+        state["max_response_bytes"] = max_response_bytes
         client: FakeClient = state["client"]
         return client
 
-    def open_stdio(argv: list[str], era: str = "auto") -> FakeClient:
+    def open_stdio(argv: list[str], era: str = "auto", max_response_bytes: int | None = None) -> FakeClient:
         state["argv"] = argv
+        state["max_response_bytes"] = max_response_bytes
         client: FakeClient = state["client"]
         return client
 
@@ -431,8 +434,8 @@ def test_live_sources_use_the_runtime_client(monkeypatch: pytest.MonkeyPatch) ->
     listing = {"era": "auto", "capabilities": load.LISTING_CAPABILITIES}
     assert made == [
         (("https://example.com/mcp",), {"headers": {"Authorization": "x"}, "timeout": 5.0, "tools": (), "cache": False,
-                                        **listing, "auth": None}),
-        (("stdio", ["server", "--flag"]), {"tools": (), "cache": False, **listing}),
+                                        **listing, "auth": None, "max_response_bytes": 64 << 20}),
+        (("stdio", ["server", "--flag"]), {"tools": (), "cache": False, **listing, "max_response_bytes": 64 << 20}),
     ]
 
 
@@ -462,6 +465,15 @@ def test_load_source_dispatch(fake: dict[str, Any], tmp_path: Path) -> None:
     assert load_source(None, stdio="python -m server").source == "stdio:python"
     path = _write(tmp_path, '{"tools": []}')
     assert load_source(str(path)).source == str(path)
+
+
+def test_load_source_passes_the_response_limit(fake: dict[str, Any]) -> None:
+    load_source("https://example.com/mcp", max_response_bytes=1000)
+    assert fake["max_response_bytes"] == 1000
+    load_source(None, stdio="python -m server", max_response_bytes=2000)
+    assert fake["max_response_bytes"] == 2000
+    load_source("https://example.com/mcp")
+    assert fake["max_response_bytes"] is None  # the client's own default
 
 
 def test_load_source_usage_errors(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from mcpgen_runtime import _json
-from mcpgen_runtime.errors import ConnectError, RequestTimeoutError, TransportError
+from mcpgen_runtime.errors import ConnectError, ProtocolError, RequestTimeoutError, TransportError
 from mcpgen_runtime.transport._async.pool import AsyncPool
 from mcpgen_runtime.transport._sync.pool import Pool as SyncPool
 from mcpgen_runtime.transport.http import AsyncHttpTransport, HttpTransport
@@ -225,7 +225,7 @@ def test_chunked_bare_lf_and_extra_bytes() -> None:
 @pytest.mark.parametrize("wire", [b"zz\r\n", b"3\r\nabcX\r\n", b"-3\r\nabc\r\n", b"0x3\r\nabc\r\n"])
 def test_chunked_errors(wire: bytes) -> None:
     decoder = BodyDecoder(parse_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked"))
-    with pytest.raises(TransportError):
+    with pytest.raises(ProtocolError):
         decoder.feed(wire)
 
 
@@ -610,7 +610,7 @@ def test_malformed_chunk_mid_body_fails_and_drops_the_connection(mode: str) -> N
             sock.sendall(json_reply(result_for(request, index)))
 
     with serving(bad_chunk, mode) as (server, runner):
-        with pytest.raises(TransportError, match="bad chunk size"):
+        with pytest.raises(ProtocolError, match="bad chunk size"):
             runner.request()
         server.event("done").set()
         assert runner.request()[0]["result"]["echo"] == 1

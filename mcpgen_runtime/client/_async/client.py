@@ -36,6 +36,7 @@ from ...protocol.peer_requests import peer_response
 from ...protocol.subscriptions import ListenState, SubscriptionFilter
 from ...transport.base import AsyncTransport
 from ...transport.http import AsyncHttpTransport
+from ...transport.limits import DEFAULT_MAX_RESPONSE_BYTES
 from ..common import FORM_ONLY, AsyncAuth, AsyncIO, AsyncTokenProvider, bearer, core_for
 from ..core import (
     DEFAULT_TIMEOUT,
@@ -81,7 +82,12 @@ class AsyncClient(AsyncIO):
     "modern" or "legacy" skips the detection. `legacy_version` is the revision offered in
     `initialize` (default: the newest). In the legacy era the server's own requests are
     answered by the same `on_elicit` / `on_sample` / `on_roots` callbacks (Client: on the
-    thread that reads them)."""
+    thread that reads them).
+
+    What a server may send is bounded (README, Trust model): `timeout` is one deadline over a
+    whole request (connect, head, every body byte); `max_response_bytes` (default 64 MiB) caps
+    a response body, an SSE event and a stdio line (`.stdio(..., max_response_bytes=...)`);
+    past it the call raises `ResponseTooLargeError`."""
 
     def __init__(
         self,
@@ -106,6 +112,7 @@ class AsyncClient(AsyncIO):
         era: EraChoice = "auto",
         legacy_version: str | None = None,
         auth: OAuth | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
@@ -124,7 +131,7 @@ class AsyncClient(AsyncIO):
         if tools is None:
             tools = self._tool_definitions_  # generated clients embed the definitions they were built from
         self._transport: AsyncTransport = transport if transport is not None else AsyncHttpTransport(
-            cast(str, url), timeout=timeout)
+            cast(str, url), timeout=timeout, max_response_bytes=max_response_bytes)
         self._core = core_for(
             url, self._transport, headers=headers, token_provider=token_provider, client_info=client_info,
             timeout=timeout, tools=tools, on_notification=on_notification, on_progress=on_progress,

@@ -6,8 +6,11 @@
   request, one deadline per request covering the whole exchange.
 - `AsyncHttpxEngine`: httpx, imported only then, for anything else (a proxy, userinfo in the
   URL, or an httpx client passed in for custom TLS, auth, transports or mounts). httpx applies
-  a timeout to each connect/read/write; a body read as it arrives also checks the request's
-  deadline between pieces. httpx failures become the lean engine's errors (`failures.py`).
+  a timeout to each connect/read/write; the request's one deadline is laid over the whole
+  exchange (asyncio: each step is cut at it, `within`; blocking: checked between body pieces,
+  each read bounded by httpx). httpx failures become the lean engine's errors (`failures.py`).
+
+Both engines bound a body by `max_body` and refuse compressed replies (`limits.py`).
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from ..failures import from_httpx, timed_out
+from ...errors import McpRuntimeError
+from ..asyncio_backend import within
+from ..failures import from_httpx, shown_url, timed_out
 from ..http11 import HeadBuilder, Origin, lean_origin
+from ..limits import DEFAULT_MAX_RESPONSE_BYTES, declared_length, refuse_encoding, too_large
 from ..streamable import BASE_HEADERS, USER_AGENT
 from .pool import AsyncPool, AsyncResponse
 
@@ -66,20 +72,23 @@ class AsyncEngine(Protocol):
     async def aclose(self) -> None: ...
 
 
-def open_engine(url: str, timeout: float | None, client: httpx.AsyncClient | None) -> AsyncEngine:
+def open_engine(url: str, timeout: float | None, client: httpx.AsyncClient | None,
+                max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> AsyncEngine:
     """The lean engine when it can serve `url` and no httpx client was given, else httpx."""
     origin = lean_origin(url) if client is None else None
     if origin is not None:
-        return AsyncLeanEngine(origin, url, timeout)
-    return AsyncHttpxEngine(url, timeout, client)
+        return AsyncLeanEngine(origin, url, timeout, max_body)
+    return AsyncHttpxEngine(url, timeout, client, max_body)
 
 
 class AsyncLeanEngine:
     name = "http11"
 
-    def __init__(self, origin: Origin, url: str, timeout: float | None) -> None:
+    def __init__(self, origin: Origin, url: str, timeout: float | None,
+                 max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self.timeout = timeout
-        self.pool = AsyncPool(origin, url, timeout=timeout)
+        self.max_body = max_body
+        self.pool = AsyncPool(origin, shown_url(url), timeout=timeout, max_body=max_body)
         self.heads = HeadBuilder(origin, {**BASE_HEADERS, "User-Agent": USER_AGENT})
 
     async def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> AsyncResponse:
@@ -95,11 +104,14 @@ class AsyncLeanEngine:
 class AsyncHttpxEngine:
     name = "httpx"
 
-    def __init__(self, url: str, timeout: float | None, client: httpx.AsyncClient | None) -> None:
+    def __init__(self, url: str, timeout: float | None, client: httpx.AsyncClient | None,
+                 max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         import httpx
 
         self.url = url
+        self.shown_url = shown_url(url)  # for messages
         self.timeout = timeout
+        self.max_body = max_body
         self._owns_client = client is None
         self._client = httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=timeout) if client is None else client
 
@@ -117,11 +129,22 @@ class AsyncHttpxEngine:
         merged = httpx.Headers(BASE_HEADERS)  # a client passed in may lack them (HTTP-07)
         merged.update(headers)
         request = client.build_request(method, self.url, content=body, headers=merged, timeout=timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            response = await client.send(request, stream=True)
+            response = await within(client.send(request, stream=True), deadline)
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, self.url) from exc
-        return AsyncHttpxResponse(response, self.url, timeout)
+            raise from_httpx(exc, self.shown_url) from exc
+        except TimeoutError as exc:
+            raise timed_out(self.shown_url, timeout) from exc
+        try:
+            length = declared_length(response.headers)
+            if length is not None and length > self.max_body:  # refused before a body byte is read
+                raise too_large(self.shown_url, self.max_body)
+            refuse_encoding(response.headers, self.shown_url)
+        except McpRuntimeError:
+            await response.aclose()
+            raise
+        return AsyncHttpxResponse(response, self.shown_url, timeout, deadline, self.max_body)
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -129,36 +152,49 @@ class AsyncHttpxEngine:
 
 
 class AsyncHttpxResponse:
-    """An httpx response as the engine interface has it, failures mapped."""
+    """An httpx response as the engine interface has it: failures mapped, the body bounded by
+    the request's deadline and `max_body` (both lifted by `forever`)."""
 
-    __slots__ = ("_response", "_timeout", "_url", "headers", "status")
+    __slots__ = ("_budget", "_chunks", "_deadline", "_limit", "_response", "_timeout", "_url", "headers", "status")
 
-    def __init__(self, response: httpx.Response, url: str, timeout: float | None) -> None:
+    def __init__(self, response: httpx.Response, url: str, timeout: float | None, deadline: float | None,
+                 max_body: int) -> None:
         self._response = response
         self._url = url
         self._timeout = timeout
+        self._deadline = deadline
+        self._limit = max_body
+        self._budget: int | None = max_body
+        self._chunks: AsyncIterator[bytes] | None = None  # one raw iterator: a stream may be read in turns
         self.status = response.status_code
         self.headers = response.headers
 
     async def aread(self) -> bytes:
-        import httpx
-
-        try:
-            return await self._response.aread()
-        except httpx.HTTPError as exc:
-            raise from_httpx(exc, self._url) from exc
+        return b"".join([chunk async for chunk in self.aiter_body()])
 
     async def aiter_body(self) -> AsyncIterator[bytes]:
         import httpx
 
-        deadline = None if self._timeout is None else time.monotonic() + self._timeout
+        if self._chunks is None:
+            self._chunks = self._response.aiter_bytes()  # as sent: an encoded reply was refused at the head
+        chunks = self._chunks
         try:
-            async for chunk in self._response.aiter_bytes():
+            while True:
+                try:
+                    chunk = await within(anext(chunks), self._deadline)
+                except StopAsyncIteration:
+                    return
+                if self._budget is not None:
+                    self._budget -= len(chunk)
+                    if self._budget < 0:
+                        raise too_large(self._url, self._limit)
                 yield chunk
-                if deadline is not None and time.monotonic() > deadline:
-                    raise timed_out(self._url, self._timeout)  # httpx bounds each read, not the stream
+                if self._deadline is not None and time.monotonic() > self._deadline:
+                    raise timed_out(self._url, self._timeout)  # the blocking side: httpx bounds each read only
         except httpx.HTTPError as exc:
             raise from_httpx(exc, self._url) from exc
+        except TimeoutError as exc:
+            raise timed_out(self._url, self._timeout) from exc
 
     async def aclose(self) -> None:
         await self._response.aclose()
@@ -167,7 +203,8 @@ class AsyncHttpxResponse:
         pass  # httpx keeps or drops the connection itself
 
     def forever(self) -> None:
-        self._timeout = None  # httpx still bounds each read: a quiet stream ends, and is resumed
+        self._deadline = None  # httpx still bounds each read: a quiet stream ends, and is resumed
+        self._budget = None  # its events are bounded one by one (`streamable.SseDecoder`)
 
     def abort(self) -> None:
         pass  # httpx offers no cross-thread close; the stream ends at its next read timeout

@@ -79,7 +79,9 @@ class AsyncServerEvents:
     async def _read(self, response: AsyncEngineResponse) -> bool:
         """Read one connection of the stream to its end; True when any event arrived."""
         requests: list[Message] = []
-        events = EventMessages(requests if self._transport.on_request is not None else None)
+        transport = self._transport
+        events = EventMessages(requests if transport.on_request is not None else None,
+                               limit=transport.max_response_bytes, source=transport.shown_url)
         got_any = False
         try:
             async for chunk in response.aiter_body():

@@ -29,8 +29,9 @@ from ...errors import McpRuntimeError, ProtocolError
 from ...protocol.headers import LAST_EVENT_ID, SESSION_ID, SESSION_ID_LC
 from ...protocol.lifecycle import INITIALIZE
 from ..asyncio_backend import pause
-from ..failures import challenged, rejected, stream_ended, timed_out
+from ..failures import challenged, rejected, shown_url, stream_ended, timed_out
 from ..hooks import AsyncOnRequest, Message, OnNotification, Reply, hook_failed
+from ..limits import DEFAULT_MAX_RESPONSE_BYTES, check_limit
 from ..streamable import EventMessages, ResponseStream, SseDecoder, classify_body, is_event_stream, retry_wait
 from .engine import AsyncEngineResponse, open_engine
 from .events import AsyncServerEvents
@@ -59,15 +60,21 @@ def session_id_from(headers: Mapping[str, str]) -> str | None:
 
 class AsyncHttpTransport:
     """Streamable HTTP: pooled keep-alive connections of its own for plain http(s) URLs, or one
-    pooled httpx client (passed in as `client`, or made when a proxy applies)."""
+    pooled httpx client (passed in as `client`, or made when a proxy applies).
+
+    `max_response_bytes` bounds a response body and each SSE event (`limits.py`); `timeout`
+    is the deadline of a request without one of its own."""
 
     sends_headers = True
 
     def __init__(self, url: str, *, timeout: float | None = 30.0, client: httpx.AsyncClient | None = None,
-                 on_request: AsyncOnRequest | None = None) -> None:
+                 on_request: AsyncOnRequest | None = None,
+                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self.url = url
+        self.shown_url = shown_url(url)  # for messages
         self.on_request = on_request
-        self._engine = open_engine(url, timeout, client)
+        self.max_response_bytes = check_limit(max_response_bytes)
+        self._engine = open_engine(url, timeout, client, max_response_bytes)
         self._client = client
         self._sse: AsyncSseSession | None = None  # the HTTP+SSE fallback, once taken
         self._legacy = False  # an `initialize` was sent: the legacy era's session rules apply
@@ -147,7 +154,7 @@ class AsyncHttpTransport:
         A legacy server never takes a closed stream as cancellation; the response may also
         come on the resumed stream of a 2025-03-26 / 2025-06-18 server."""
         requests: list[Message] | None = None if self.on_request is None else []
-        stream = ResponseStream(request_id, on_notification, requests)
+        stream = ResponseStream(request_id, on_notification, requests, limit=self.max_response_bytes, source=self.shown_url)
         current = response
         try:
             for _ in range(MAX_RESUMES + 1):
@@ -159,14 +166,14 @@ class AsyncHttpTransport:
                     break
                 wait = retry_wait(decoder.retry_ms)
                 if deadline is not None and time.monotonic() + wait >= deadline:
-                    raise timed_out(self.url, self._engine.timeout)
+                    raise timed_out(self.shown_url, self._engine.timeout)
                 await pause(wait)
                 if current is not response:
                     await current.aclose()
                 current = await self.resume(headers, decoder.last_id, deadline)
-                stream.decoder = resumed = SseDecoder()
+                stream.decoder = resumed = SseDecoder(limit=self.max_response_bytes, source=self.shown_url)
                 resumed.last_id, resumed.retry_ms = decoder.last_id, decoder.retry_ms
-            raise stream_ended(self.url)
+            raise stream_ended(self.shown_url)
         finally:
             if current is not response:
                 await current.aclose()
@@ -216,10 +223,10 @@ class AsyncHttpTransport:
     ) -> Message:
         """The response on an SSE reply, once its line arrives (the engine bounds the wait)."""
         requests: list[Message] | None = None if self.on_request is None else []
-        stream = ResponseStream(request_id, on_notification, requests)
+        stream = ResponseStream(request_id, on_notification, requests, limit=self.max_response_bytes, source=self.shown_url)
         message = await self._read_until_response(response, stream, requests, headers)
         if message is None:
-            raise stream_ended(self.url)
+            raise stream_ended(self.shown_url)
         return message
 
     async def _read_until_response(
@@ -255,8 +262,9 @@ class AsyncHttpTransport:
             if not is_event_stream(response.headers.get("content-type", "")):
                 yield classify_body(response.status, await response.aread())
                 return
+            response.forever()  # no deadline already; and no total: each event is bounded instead
             requests: list[Message] | None = None if self.on_request is None else []
-            events = EventMessages(requests)
+            events = EventMessages(requests, limit=self.max_response_bytes, source=self.shown_url)
             async for chunk in response.aiter_body():
                 for item in events.feed(chunk):
                     yield item

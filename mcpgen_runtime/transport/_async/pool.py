@@ -13,6 +13,8 @@ writes the blocking twin, `_sync/pool.py`, from this file).
   closes the connection (HTTP-21 cancellation) unless its end is already waiting in the
   socket, which is then read and the connection kept.
 - Failures map to `ConnectError`, `RequestTimeoutError` and `TransportError` (`failures.py`).
+- A body is bounded by `max_body` (`limits.py`): a Content-Length over it, or a compressed
+  reply, is refused at the head; chunked and close-delimited bodies are counted.
 
 HTTP parsing lives in `http11.py`; the connections in `asyncio_backend.py` / `sync_backend.py`.
 """
@@ -23,10 +25,11 @@ import ssl
 from collections.abc import AsyncIterator
 from typing import Final
 
-from ...errors import TransportError
+from ...errors import McpRuntimeError, TransportError
 from ..asyncio_backend import AsyncConnection, AsyncConnector, now
 from ..failures import RETRYABLE, connect_failed, exchange_failed, timed_out
 from ..http11 import BodyDecoder, Origin, ResponseHead, ReusedConnectionLost, default_ssl_context, final_head
+from ..limits import DEFAULT_MAX_RESPONSE_BYTES, refuse_encoding, too_large
 
 DEFAULT_MAX_IDLE: Final = 16
 
@@ -35,10 +38,12 @@ class AsyncPool:
     """Keep-alive connections to one origin."""
 
     def __init__(self, origin: Origin, url: str, *, timeout: float | None,
-                 ssl_context: ssl.SSLContext | None = None, max_idle: int = DEFAULT_MAX_IDLE) -> None:
+                 ssl_context: ssl.SSLContext | None = None, max_idle: int = DEFAULT_MAX_IDLE,
+                 max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
         self.origin = origin
         self.url = url
         self.timeout = timeout
+        self.max_body = max_body
         self.max_idle = max_idle
         self._ssl = ssl_context
         self._idle: list[AsyncConnection] = []
@@ -120,10 +125,14 @@ class AsyncPool:
                 received = True
                 head, buffer = final_head(buffer + data, self.url)
                 if head is not None:
+                    if head.length > self.max_body:  # a Content-Length over the limit: no body byte read
+                        raise too_large(self.url, self.max_body)
+                    if "content-encoding" in head.headers:
+                        refuse_encoding(head.headers, self.url)
                     response = AsyncResponse(self, conn, head, deadline, timeout)
                     response._feed(buffer)
                     return response
-        except (ReusedConnectionLost, TransportError):
+        except (ReusedConnectionLost, McpRuntimeError):
             conn.close()
             raise
         except TimeoutError as exc:
@@ -155,7 +164,7 @@ class AsyncResponse:
         self._conn: AsyncConnection | None = conn
         self._deadline = deadline
         self._timeout = timeout
-        self._decoder = BodyDecoder(head)
+        self._decoder = BodyDecoder(head, pool.max_body, pool.url)
         self._pending: list[bytes] = []
         self.head = head
         self.status = head.status
@@ -191,12 +200,14 @@ class AsyncResponse:
                 if not data:
                     return
                 self._feed(data)
-        except (OSError, TransportError):  # TimeoutError included: aclose() closes it then
+        except (OSError, McpRuntimeError):  # TimeoutError included: aclose() closes it then
             return
 
     def forever(self) -> None:
-        """No deadline for the rest of the body (a long-lived event stream)."""
+        """No deadline and no body budget for the rest of the body (a long-lived event stream:
+        its events are bounded one by one, `streamable.SseDecoder`)."""
         self._deadline = None
+        self._decoder.budget = None
 
     def abort(self) -> None:
         """Close the connection now, from any thread: a read blocked on it ends."""
@@ -233,7 +244,7 @@ class AsyncResponse:
                 return
             try:
                 self._feed(data)
-            except TransportError:
+            except McpRuntimeError:
                 self._abort()
                 raise
 
@@ -255,7 +266,7 @@ class AsyncResponse:
                 if not data:
                     break
                 self._decoder.feed(data)
-        except (OSError, TransportError):
+        except (OSError, McpRuntimeError):
             pass
         if self._decoder.done:
             self._pending = []

@@ -24,6 +24,7 @@ from ...protocol.jsonrpc import decode, is_request, is_response
 from ..asyncio_backend import AsyncWaiter, AsyncWorker
 from ..failures import rejected, stream_ended, timed_out
 from ..hooks import Message, OnNotification, Reply, hook_failed
+from ..limits import MAX_EVENTS_BEFORE_ENDPOINT
 from ..streamable import SseDecoder, is_event_stream
 from .engine import AsyncEngine, AsyncEngineResponse, open_engine
 
@@ -56,9 +57,10 @@ class AsyncSseSession:
         self._stream: AsyncEngineResponse | None = None
         self._poster: AsyncEngine | None = None
         self._waiting: dict[Any, tuple[AsyncWaiter, OnNotification | None]] = {}
-        self._decoder = SseDecoder(named=True)
+        self._decoder = SseDecoder(named=True, limit=transport.max_response_bytes, source=transport.shown_url)
         self._worker: AsyncWorker | None = None
         self._ended = False
+        self._failure: McpRuntimeError | None = None  # why the stream ended, when it broke
         self._headers: Mapping[str, str] = {}
 
     async def open(self, headers: Mapping[str, str]) -> None:
@@ -81,6 +83,9 @@ class AsyncSseSession:
                     if endpoint is None and name == ENDPOINT_EVENT:
                         endpoint = same_origin_endpoint(transport.url, data.decode("utf-8", "replace"))
                     elif name == "message" and data.strip():
+                        if len(pending) >= MAX_EVENTS_BEFORE_ENDPOINT:
+                            raise ProtocolError(f"{transport.shown_url} sent more than {MAX_EVENTS_BEFORE_ENDPOINT} "
+                                                "messages before its HTTP+SSE endpoint event")
                         pending.append(decode(data, "SSE event data is not JSON", "SSE event is not a JSON-RPC message"))
                 if endpoint is not None:
                     break
@@ -89,10 +94,10 @@ class AsyncSseSession:
             raise
         if endpoint is None:
             await stream.aclose()
-            raise stream_ended(transport.url)
+            raise stream_ended(transport.shown_url)
         stream.forever()
         self._stream = stream
-        self._poster = open_engine(endpoint, self._timeout, self._client)
+        self._poster = open_engine(endpoint, self._timeout, self._client, transport.max_response_bytes)
         for message in pending:
             await self._dispatch(message)
         self._worker = AsyncWorker(self._pump, "mcpgen-http-sse")
@@ -117,8 +122,8 @@ class AsyncSseSession:
                         except ProtocolError:
                             continue  # one bad event does not end the stream
                         await self._dispatch(message)
-        except McpRuntimeError:
-            pass
+        except McpRuntimeError as exc:
+            self._failure = exc  # the waiting requests fail with it (an event over the limit, ...)
         finally:
             self._ended = True
             with contextlib.suppress(McpRuntimeError, OSError):
@@ -154,14 +159,16 @@ class AsyncSseSession:
         self._waiting[request_id] = (waiter, on_notification)
         try:
             if self._ended:
-                raise stream_ended(self._transport.url)
+                raise stream_ended(self._transport.shown_url) from self._failure
             await self.post(message, headers, "request")
             try:
                 reply = await waiter.wait(timeout)
             except TimeoutError:
-                raise timed_out(self._transport.url, timeout) from None
+                raise timed_out(self._transport.shown_url, timeout) from None
             if reply is None:
-                raise stream_ended(self._transport.url)
+                if self._failure is not None:
+                    raise self._failure  # as a Future gives its one exception to every awaiter
+                raise stream_ended(self._transport.shown_url)
             return reply, None
         finally:
             self._waiting.pop(request_id, None)
