@@ -103,87 +103,93 @@ class SlowClients:
         transport.close()
 
 
-class _H11Guarded(H11Protocol):
-    """uvicorn's h11 protocol, reporting each request's progress to `slow_clients`."""
+class _Guarded:
+    """What both protocol classes add: where the connection is with its current request, kept in
+    `slow_clients` while a request is arriving. A request that arrives whole in one read (nearly
+    every one) is never entered there: the check after the parser ran finds it complete."""
 
     slow_clients: SlowClients  # set by guarded_protocol
+    max_header_bytes: int
+    transport: Any
     mcp_phase = _IDLE
     mcp_seen = False  # a byte of the current request has arrived
+    mcp_header_bytes = 0
+
+    def _accepted(self) -> None:
+        self.mcp_phase = _HEADERS  # nothing yet: the header deadline runs from now
+        self.slow_clients.started(self)
+
+    def _arriving(self, phase: int, data: bytes) -> None:
+        """After a read that left the current request incomplete: headers or body still to come."""
+        if self.mcp_phase == _IDLE:
+            self.slow_clients.started(self)
+        self.mcp_phase = phase
+        self.mcp_seen = True
+        if phase == _HEADERS:
+            self.mcp_header_bytes += len(data)
+            if self.mcp_header_bytes > self.max_header_bytes and not self.transport.is_closing():
+                self._done()  # h11 stops at h11_max_incomplete_event_size first; httptools has no bound
+                self.transport.write(_TOO_LARGE_431)
+                self.transport.close()
+
+    def _done(self) -> None:
+        """The current request is all in, or the connection is over."""
+        if self.mcp_phase != _IDLE:
+            self.mcp_phase = _IDLE
+            self.slow_clients.finished(self)
+        self.mcp_seen = False
+        self.mcp_header_bytes = 0
+
+
+class _H11Guarded(_Guarded, H11Protocol):
+    """uvicorn's h11 protocol, reporting each request's progress to `slow_clients`."""
 
     def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
-        self.mcp_phase = _HEADERS
-        self.slow_clients.started(self)
+        self._accepted()
 
     def data_received(self, data: bytes) -> None:
-        if self.mcp_phase == _IDLE:  # the first bytes of the next request
-            self.mcp_phase = _HEADERS
-            self.slow_clients.started(self)
-        self.mcp_seen = True
-        super().data_received(data)
+        H11Protocol.data_received(self, data)  # direct: cheaper than super() on the per-request path
         state = self.conn.their_state
         if state is h11.SEND_BODY:
-            self.mcp_phase = _BODY
-        elif state is not h11.IDLE:  # all in (DONE, MUST_CLOSE), or over (CLOSED, ERROR, SWITCHED_PROTOCOL)
-            self.mcp_phase = _IDLE
-            self.mcp_seen = False
-            self.slow_clients.finished(self)
-        # IDLE: h11 bounds the incomplete header block itself (h11_max_incomplete_event_size).
+            self._arriving(_BODY, data)
+        elif state is h11.IDLE:  # part of a request line or header block
+            self._arriving(_HEADERS, data)
+        elif self.mcp_phase != _IDLE or self.mcp_seen:
+            self._done()  # all in (DONE, MUST_CLOSE), or over (CLOSED, ERROR, SWITCHED_PROTOCOL)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.slow_clients.finished(self)
-        self.mcp_phase = _IDLE
+        self._done()
         super().connection_lost(exc)
 
 
 def _httptools_guarded() -> type[asyncio.Protocol]:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol  # the fast extra: imports httptools
 
-    class _HttpToolsGuarded(HttpToolsProtocol):
+    feed = HttpToolsProtocol.data_received
+
+    class _HttpToolsGuarded(_Guarded, HttpToolsProtocol):
         """uvicorn's httptools protocol, reporting each request's progress to `slow_clients`, and
         bounding the header block (httptools itself does not)."""
 
-        slow_clients: SlowClients  # set by guarded_protocol
-        max_header_bytes: int
-        mcp_phase = _IDLE
-        mcp_seen = False
-        mcp_header_bytes = 0
-
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
-            self.mcp_phase = _HEADERS
-            self.slow_clients.started(self)
+            self._accepted()
 
         def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            if self.mcp_phase == _HEADERS:  # the header block is still incomplete after this data
-                self.mcp_header_bytes += len(data)
-                if self.mcp_header_bytes > self.max_header_bytes and not self.transport.is_closing():
-                    self.slow_clients.finished(self)
-                    self.transport.write(_TOO_LARGE_431)
-                    self.transport.close()
-
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            if self.mcp_phase == _IDLE:
-                self.mcp_phase = _HEADERS
-                self.slow_clients.started(self)
-            self.mcp_seen = True
-
-        def on_headers_complete(self) -> None:
-            super().on_headers_complete()
-            self.mcp_phase = _BODY
-
-        def on_message_complete(self) -> None:
-            super().on_message_complete()
-            self.mcp_phase = _IDLE
-            self.mcp_seen = False
-            self.mcp_header_bytes = 0
-            self.slow_clients.finished(self)
+            feed(self, data)  # direct: cheaper than super() on the per-request path
+            cycle = self.cycle
+            # The parser starts a new scope at a message's first byte and a cycle at its last header.
+            if cycle is None or cycle.scope is not self.scope:
+                if self.scope is not None:  # (None: nothing parsed yet)
+                    self._arriving(_HEADERS, data)
+            elif cycle.more_body and not cycle.response_complete:
+                self._arriving(_BODY, data)
+            elif self.mcp_phase != _IDLE or self.mcp_seen:
+                self._done()
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self.slow_clients.finished(self)
-            self.mcp_phase = _IDLE
+            self._done()
             super().connection_lost(exc)
 
     return _HttpToolsGuarded
