@@ -20,7 +20,7 @@ from typing import Any
 from .asgi_io import Resumed
 from .limits import HttpLimits
 
-__all__ = ["BodyTimeout", "body_deadline", "finish_first", "read_rest", "take_first"]
+__all__ = ["BodyTimeout", "body_deadline", "finish_first", "read_rest", "receive_within", "take_first"]
 
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -51,7 +51,7 @@ async def finish_first(pending: Any, first: Any, limits: HttpLimits) -> tuple[Me
     the deadline of the whole body (for `read_rest`)."""
     deadline = time.monotonic() + limits.body_timeout_s
     awaitable = pending if first is _NOT_STARTED else Resumed(pending, first)
-    return await _within(awaitable, limits, deadline), deadline
+    return await receive_within(awaitable, limits, deadline), deadline
 
 
 def body_deadline(limits: HttpLimits) -> float:
@@ -65,7 +65,7 @@ async def read_rest(receive: Receive, first: bytes, max_body: int, limits: HttpL
     chunks = [first]
     size = len(first)
     while True:
-        message = await _within(receive(), limits, deadline)
+        message = await receive_within(receive(), limits, deadline)
         if message["type"] == "http.disconnect":
             return None
         chunk = message.get("body", b"")
@@ -75,7 +75,7 @@ async def read_rest(receive: Receive, first: bytes, max_body: int, limits: HttpL
             return b"".join(chunks)
 
 
-async def _within(awaitable: Awaitable[Message], limits: HttpLimits, deadline: float) -> Message:
+async def receive_within(awaitable: Awaitable[Message], limits: HttpLimits, deadline: float) -> Message:
     """Await one `receive()` until the sooner of the idle limit and the body deadline."""
     now = time.monotonic()
     idle = now + limits.body_idle_timeout_s <= deadline
