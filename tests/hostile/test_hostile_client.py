@@ -246,8 +246,9 @@ def test_200_trickling_connections_do_not_keep_a_normal_client_out(server: Serve
         return await asyncio.gather(*crowd), latencies, peak_fds
 
     answers, latencies, peak_fds = asyncio.run(scenario())
-    # The normal client: every call answered, none waiting on the crowd.
-    assert max(latencies) < 0.5, latencies
+    # The normal client: every call answered at normal speed (about 2 ms here), none waiting on the
+    # crowd (the first call, made while the server accepts and sheds 200 connections, may take longer).
+    assert sorted(latencies)[len(latencies) // 2] < 0.05 and max(latencies) < 1.0, latencies
     # The cap: at most 50 slow connections open at once (plus the client's own and a few spare).
     assert peak_fds - fds_before <= CAP + 5, (peak_fds, fds_before)
     evicted = [a for a in answers if a.after_s < HEADER_S - 0.1]
