@@ -19,15 +19,21 @@ import importlib.util
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
+import uvicorn
 
+from mcpgen_runtime.server import ServerConfig
+from mcpgen_runtime.server.limits import HttpLimits
+from mcpgen_runtime.server.oauth import ProtectedResource, ProtectedResourceApp, TokenPrincipal
 from tests.runtime.server_helpers import call, mcp_headers, request
-from tests.support import PYTHON, ROOT, free_port, running_server, subprocess_env
+from tests.runtime.weather_server_app import WeatherServer
+from tests.support import PYTHON, ROOT, free_port, running_server, subprocess_env, wait_for_port
 
 if str(ROOT / "generated") not in sys.path:  # the checked-in bindings: weather_client
     sys.path.insert(0, str(ROOT / "generated"))
@@ -206,6 +212,43 @@ def test_a_body_that_stops_gets_408_at_the_idle_deadline(server: Server, kind: s
             writer.close()
 
     _assert_408(asyncio.run(scenario()), IDLE_S, f"no part of the request body for {IDLE_S:g} s")
+
+
+def test_the_oauth_wrapper_reads_a_body_within_the_same_deadlines() -> None:
+    """A valid token without a tool's scope makes the OAuth wrapper read the body itself (to find
+    the tool): a body that stops there gets the same 408 at the idle deadline."""
+    limits = HttpLimits(header_timeout_s=HEADER_S, body_idle_timeout_s=IDLE_S, body_timeout_s=BODY_S)
+
+    def verify(token: str) -> TokenPrincipal:
+        return TokenPrincipal(subject="alice", issuer="https://issuer.example")
+
+    resource = ProtectedResource(verify=verify, resource="http://127.0.0.1/mcp",
+                                 authorization_servers=("https://issuer.example",),
+                                 tool_scopes={"execute_sql": ("mcp:admin",)})
+    inner = WeatherServer(ServerConfig(http_limits=limits)).asgi_app()
+    port = free_port()
+    config = uvicorn.Config(ProtectedResourceApp(inner, resource, limits=limits), host="127.0.0.1", port=port,
+                            log_level="error", lifespan="off")
+    served = uvicorn.Server(config)
+    thread = threading.Thread(target=served.run, daemon=True)
+    thread.start()
+    try:
+        wait_for_port(port)
+
+        async def scenario() -> Answer:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            head = _head(100).replace(b"\r\n\r\n", b"\r\nAuthorization: Bearer t0ken\r\n\r\n")
+            writer.write(head + b'{"jsonrpc": "2.0"')  # 17 of 100 bytes
+            opened = time.monotonic()
+            try:
+                return await _answer(reader, opened)
+            finally:
+                writer.close()
+
+        _assert_408(asyncio.run(scenario()), IDLE_S, f"no part of the request body for {IDLE_S:g} s")
+    finally:
+        served.should_exit = True
+        thread.join(10)
 
 
 def test_200_trickling_connections_do_not_keep_a_normal_client_out(server: Server) -> None:
