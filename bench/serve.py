@@ -5,7 +5,8 @@
 KIND is one of `SERVERS`. Every server runs in this process (one uvicorn worker, no reload),
 with the same uvicorn settings, so /proc/<pid> of this process is the server's CPU and memory.
 `ours` is the generated package `bench_server` (specs/bench.json), served by the same ASGI app
-`python -m bench_server --http` serves (`ToolServer.asgi_app()`, every check on).
+`python -m bench_server --http` serves (`ToolServer.asgi_app()`, every check on), under uvicorn's
+protocol with the slow-client limits as `run_http` serves it (slow_clients.py).
 """
 
 from __future__ import annotations
@@ -72,11 +73,17 @@ def main(argv: list[str] | None = None) -> None:
     import uvicorn
 
     app = SERVERS[args.kind]()
+    http: Any = args.http
+    if args.kind == "ours":  # as run_http serves it: uvicorn's protocol with the slow-client limits
+        from mcpgen_runtime.server.limits import HttpLimits
+        from mcpgen_runtime.server.slow_clients import SlowClients, guarded_protocol
+
+        http = guarded_protocol(args.http, SlowClients(HttpLimits()))
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
         port=args.port,
-        http=args.http,
+        http=http,
         loop=args.loop,
         ws="none",
         lifespan="auto",  # the SDK and FastMCP apps start their session managers there

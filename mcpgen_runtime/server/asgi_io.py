@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 from .. import _json
 from ..protocol import jsonrpc
@@ -84,18 +84,21 @@ async def reply(send: Send, outcome: Outcome, *, sse: bool) -> None:
         await send({"type": "http.response.body", "body": body})
 
 
-class Resumed:
+_T = TypeVar("_T")
+
+
+class Resumed(Generic[_T]):
     """Awaitable that continues a coroutine which already ran its first step and yielded `first`
     (PEP 380 delegation, as `await` itself does: values go up to the task, sends and throws
     come back down). What Python 3.12's eager tasks do, for one coroutine."""
 
     __slots__ = ("coro", "first")
 
-    def __init__(self, coro: Coroutine[Any, Any, Outcome], first: Any) -> None:
+    def __init__(self, coro: Coroutine[Any, Any, _T], first: Any) -> None:
         self.coro = coro
         self.first = first
 
-    def __await__(self) -> Generator[Any, Any, Outcome]:
+    def __await__(self) -> Generator[Any, Any, _T]:
         coro, value = self.coro, self.first
         while True:
             try:

@@ -9,9 +9,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .limits import HttpLimits
 from .tool_server import ToolServer
 
 __all__ = ["build_parser", "serve_main"]
+
+_LIMITS = HttpLimits()  # the defaults, for --help
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
@@ -43,6 +46,19 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                        help="a scope every request needs (repeatable)")
     oauth.add_argument("--tool-scope", action="append", default=[], metavar="TOOL=SCOPE",
                        help="a scope calls of TOOL need as well (repeatable; adds to the generated defaults)")
+    limits = parser.add_argument_group(
+        "slow clients (HTTP)", "how long a request may take to arrive, and how many may be arriving at once")
+    limits.add_argument("--header-timeout", type=float, metavar="SECONDS",
+                        help=f"request line and headers (default {_LIMITS.header_timeout_s:g})")
+    limits.add_argument("--body-idle-timeout", type=float, metavar="SECONDS",
+                        help=f"longest pause within a request body (default {_LIMITS.body_idle_timeout_s:g})")
+    limits.add_argument("--body-timeout", type=float, metavar="SECONDS",
+                        help=f"a whole request body (default {_LIMITS.body_timeout_s:g})")
+    limits.add_argument("--max-slow-connections", type=int, metavar="N",
+                        help=f"connections still receiving a request; past it the oldest is closed "
+                             f"(default {_LIMITS.max_slow_connections})")
+    limits.add_argument("--parser", choices=["auto", "h11", "httptools"], default="auto",
+                        help="uvicorn's HTTP/1.1 parser (default auto: httptools when installed)")
     parser.add_argument("--log-level", default="warning",
                         choices=["debug", "info", "warning", "error", "critical"],
                         help="log level; logs go to stderr (default warning)")
@@ -67,6 +83,12 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             config = dataclasses.replace(config, page_size=args.page_size or None)
         if args.modern_only:
             config = dataclasses.replace(config, modern_only=True)
+        given = {name: value for name, value in (
+            ("header_timeout_s", args.header_timeout), ("body_idle_timeout_s", args.body_idle_timeout),
+            ("body_timeout_s", args.body_timeout), ("max_slow_connections", args.max_slow_connections),
+        ) if value is not None}
+        if given:
+            config = dataclasses.replace(config, http_limits=dataclasses.replace(config.http_limits, **given))
         if args.oauth_issuer or args.resource:
             config = dataclasses.replace(config, auth=_protected_resource(args, server_cls))
         server = server_cls(config)
@@ -76,7 +98,7 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
     if args.transport == "stdio":
         server.run_stdio()
     else:
-        server.run_http(args.host, args.port)
+        server.run_http(args.host, args.port, parser=args.parser)
 
 
 def _protected_resource(args: argparse.Namespace, server_cls: type[ToolServer]) -> Any:

@@ -1,8 +1,8 @@
 """What a server is told and what passes between its transports and its dispatcher.
 
-- `ServerConfig`: identity and policy (paging, caching hints, HTTP Origin/Host allowlists and
-  body limit, auth, rate limits, requestState keys, progress and keep-alive pacing, the legacy
-  era: `modern_only` and `sessions`).
+- `ServerConfig`: identity and policy (paging, caching hints, HTTP Origin/Host allowlists,
+  body limit and read deadlines, auth, rate limits, requestState keys, progress and keep-alive
+  pacing, the legacy era: `modern_only` and `sessions`).
 - `ToolBinding`: a listed tool -> the Python method that implements it (generated bases).
 - `IncomingRequest`: how one message arrived (transport, headers, principal, stream hooks, and
   in a legacy session the `ClientChannel` back to the client);
@@ -18,6 +18,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 from pydantic import BaseModel
 
 from .auth import BearerAuth
+from .limits import HttpLimits
 from .ratelimit import RateLimit
 from .sessions import SessionOptions
 from .state import StateCodec
@@ -112,7 +113,9 @@ class ServerConfig:
     # Host header names (port-agnostic unless given); None accepts any Host. `run_http` on a
     # non-loopback address turns the default off, since remote clients use other names.
     allowed_hosts: tuple[str, ...] | None = LOCAL_HOSTS
-    max_body_bytes: int = 4 * 1024 * 1024
+    max_body_bytes: int = 4 * 1024 * 1024  # HTTP bodies and stdio lines
+    # How long a request may take to arrive, and how many may be arriving at once (limits.py).
+    http_limits: HttpLimits = field(default_factory=HttpLimits)
     auth: BearerAuth | None = None
     rate_limit: RateLimit | None = None
     state_secrets: tuple[str | bytes, ...] | None = None

@@ -2,7 +2,8 @@
 
 Per POST (docs/RULES.md conformance §4 order; the JSON-RPC checks themselves live in dispatch.py):
 
-  1. read the whole body (> max_body_bytes -> 413, connection closed)
+  1. read the whole body (> max_body_bytes -> 413; not in time, `HttpLimits` -> 408; both close
+     the connection)
   2. Origin present and not allowed -> 403 (HTTP-02/03); Host not allowed -> 421
   3. not POST -> 405 `Allow: POST` (HTTP-23); bearer token missing/invalid when `auth` is
      configured -> 401 `WWW-Authenticate: Bearer` (HTTP-05); Content-Type not JSON -> 415;
@@ -54,9 +55,11 @@ from .asgi_io import (
     send_error,
 )
 from .auth import Unauthorized, authenticate
+from .body_reader import BodyTimeout, body_deadline, finish_first, read_rest, take_first
 from .config import LOCAL_HOSTS, IncomingRequest
 from .dispatch import Dispatcher
 from .legacy_http import LegacyHttp
+from .slow_clients import HttpParser, SlowClients, guarded_protocol
 
 __all__ = ["ASGIApp", "McpAsgiApp", "Receive", "Scope", "Send", "run_http"]
 
@@ -69,10 +72,6 @@ _INSTANT = frozenset({"tools/list", "server/discover"})
 _MODERN_VERSIONS = frozenset(SUPPORTED_PROTOCOL_VERSIONS)
 _LEGACY_VERSIONS = frozenset(LEGACY_PROTOCOL_VERSIONS)
 _LEGACY_VERBS = frozenset({"GET", "DELETE"})
-
-
-class _Disconnected(Exception):
-    pass
 
 
 def _split_port(authority: str) -> str:
@@ -158,6 +157,7 @@ class McpAsgiApp:
         self._origins = _Allowlist(cfg.allowed_origins, origins=True) if cfg.allowed_origins is not None else None
         self._hosts = _Allowlist(hosts, origins=False) if hosts is not None else None
         self._max_body = cfg.max_body_bytes
+        self._limits = cfg.http_limits
         self._blocks = _HeaderTable(self._classify)
         self._auth = cfg.auth
         self._legacy = None if cfg.modern_only else LegacyHttp(server)
@@ -178,15 +178,16 @@ class McpAsgiApp:
         if block.declared_too_large:
             await send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
             return
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-        body: bytes = message.get("body", b"")
-        if message.get("more_body", False):
-            try:
-                body = await self._read_rest(receive, body)
-            except _Disconnected:
+        # The body is nearly always here already: take it without arming a timer (body_reader.py).
+        message, pending, first = take_first(receive)
+        if message is None or message.get("more_body", False):
+            body = await self._read_slowly(message, pending, first, receive, send)
+            if body is None:  # the client went away, or took too long and was answered 408
                 return
+        elif message["type"] == "http.disconnect":
+            return
+        else:
+            body = message.get("body", b"")
         if len(body) > self._max_body:
             await send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
             return
@@ -277,19 +278,24 @@ class McpAsgiApp:
             refused, unacceptable, json_ok, sse_ok, legacy, session_id, version,
         )
 
-    async def _read_rest(self, receive: Receive, first: bytes) -> bytes:
-        """The remaining chunks of a body sent in several; stops reading past the size limit."""
-        chunks = [first]
-        size = len(first)
-        while True:
-            message = await receive()
+    async def _read_slowly(self, message: Any, pending: Any, first: Any, receive: Receive,
+                           send: Send) -> bytes | None:
+        """A body still on its way or in several parts, within the body deadlines: the body (maybe
+        past the size limit, for the 413), or None when the client went away or was too slow (408)."""
+        try:
+            if message is None:
+                message, deadline = await finish_first(pending, first, self._limits)
+            else:
+                deadline = body_deadline(self._limits)
             if message["type"] == "http.disconnect":
-                raise _Disconnected
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            chunks.append(chunk)
-            if size > self._max_body or not message.get("more_body", False):
-                return b"".join(chunks)
+                return None
+            body: bytes = message.get("body", b"")
+            if not message.get("more_body", False):
+                return body
+            return await read_rest(receive, body, self._max_body, self._limits, deadline)
+        except BodyTimeout as exc:
+            await send_error(send, 408, f"{exc}; closing the connection", close=True)
+            return None
 
     async def _watched(self, message: Any, headers: Mapping[str, str], principal: Any, peer: str | None,
                        receive: Receive, send: Send, json_ok: bool, sse_ok: bool, listen: bool) -> None:
@@ -416,8 +422,9 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000) -> None:
-    """Serve with uvicorn until interrupted."""
+def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000, *, parser: HttpParser = "auto") -> None:
+    """Serve with uvicorn until interrupted; `parser` is uvicorn's HTTP/1.1 parser ("auto": httptools
+    when installed, else h11). Slow clients are bounded by `ServerConfig.http_limits` (slow_clients.py)."""
     import uvicorn
 
     allowed_hosts = server.config.allowed_hosts
@@ -429,9 +436,12 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000) -> N
     app: ASGIApp = mcp_app
     if (wrap := getattr(server.config.auth, "wrap_app", None)) is not None:
         app = wrap(app)  # a ProtectedResource (oauth.py): its metadata and 403 insufficient_scope
+    limits = server.config.http_limits
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="off",
         server_header=False, date_header=False, timeout_graceful_shutdown=5,
+        http=guarded_protocol(parser, SlowClients(limits)), h11_max_incomplete_event_size=limits.max_header_bytes,
+        ws="none",  # no WebSocket endpoint: an Upgrade request is answered as plain HTTP
     )
 
     class _Uvicorn(uvicorn.Server):

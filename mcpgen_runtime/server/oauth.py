@@ -38,7 +38,10 @@ from urllib.parse import urlsplit
 
 from .. import _json
 from ..protocol.oauth.challenge import bearer_challenge
+from .asgi_io import send_error
 from .auth import BearerAuth
+from .body_reader import BodyTimeout, body_deadline, receive_within
+from .limits import HttpLimits
 
 __all__ = [
     "SCOPES_META",
@@ -227,8 +230,10 @@ class ProtectedResource(BearerAuth):
 class ProtectedResourceApp:
     """Serves the metadata and answers `403 insufficient_scope`; everything else goes to `app`."""
 
-    def __init__(self, app: ASGIApp, resource: ProtectedResource, *, max_body_bytes: int = 4 * 1024 * 1024) -> None:
+    def __init__(self, app: ASGIApp, resource: ProtectedResource, *, max_body_bytes: int = 4 * 1024 * 1024,
+                 limits: HttpLimits | None = None) -> None:
         self.app = app
+        self._limits = limits or HttpLimits()
         self.resource = resource
         document = _json.dumps(resource.metadata_document())
         self._metadata = document
@@ -248,7 +253,11 @@ class ProtectedResourceApp:
                 (b"access-control-allow-origin", b"*")])
             return
         if method == "POST":
-            refusal, receive = await self._scope_check(scope, receive)
+            try:
+                refusal, receive = await self._scope_check(scope, receive)
+            except BodyTimeout as exc:  # the body deadlines, as the app itself applies them
+                await send_error(send, 408, f"{exc}; closing the connection", close=True)
+                return
             if refusal is not None:
                 await _respond(send, 403, b"", [(b"www-authenticate", refusal.encode("latin-1", "replace"))])
                 return
@@ -270,7 +279,7 @@ class ProtectedResourceApp:
             return self._refusal(resource.scopes), receive
         if not resource.tool_scopes or not any(principal.missing(group) for group in resource.tool_scopes.values()):
             return None, receive
-        body, complete = await _read_body(receive, self._max_body)
+        body, complete = await _read_body(receive, self._max_body, self._limits)
         replay = _replaying(body, complete, receive)
         if not complete:
             return None, replay  # too large: the app answers 413
@@ -300,12 +309,14 @@ def _bearer(scope: Any) -> str | None:
     return None
 
 
-async def _read_body(receive: Any, limit: int) -> tuple[bytes, bool]:
-    """The request body when it fits in `limit` (True), else what was read (False)."""
+async def _read_body(receive: Any, limit: int, limits: HttpLimits) -> tuple[bytes, bool]:
+    """The request body when it fits in `limit` (True), else what was read (False); `BodyTimeout`
+    when it does not arrive within `limits`."""
     chunks: list[bytes] = []
     size = 0
+    deadline = body_deadline(limits)
     while True:
-        message = await receive()
+        message = await receive_within(receive(), limits, deadline)
         if message["type"] != "http.request":
             return b"".join(chunks), False
         chunk = message.get("body", b"")

@@ -25,6 +25,7 @@ import contextlib
 import functools
 import logging
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
@@ -64,18 +65,63 @@ class _LineWriter:
                 self.broken = True
 
 
+class _LineTooLong(Exception):
+    """A line over the limit was read and dropped; `head` is its start (for the request id)."""
+
+    def __init__(self, head: bytes) -> None:
+        self.head = head
+
+
 async def _open_reader(stream: BinaryIO, limit: int) -> ReadLine:
+    """`read_line()`: the next line (b"" at end of input); a line over `limit` bytes is skipped
+    whole and raises `_LineTooLong` once."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit)
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
     except (ValueError, OSError, NotImplementedError):
         # Regular files cannot be watched by the event loop; read them in a thread.
-        def read() -> Awaitable[bytes]:
-            return loop.run_in_executor(None, stream.readline, limit + 1)
+        async def read_file_line() -> bytes:
+            line: bytes = await loop.run_in_executor(None, stream.readline, limit + 1)
+            if len(line) <= limit:
+                return line
+            head = line[:_HEAD_BYTES]
+            while line and not line.endswith(b"\n"):  # drop the rest of it
+                line = await loop.run_in_executor(None, stream.readline, limit + 1)
+            raise _LineTooLong(head)
 
-        return read
-    return reader.readline
+        return read_file_line
+
+    async def read_line() -> bytes:
+        try:
+            return await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as end:  # end of input; a last line without its newline
+            return end.partial
+        except asyncio.LimitOverrunError as over:
+            # StreamReader.readline would drop one buffer of it per call and fail again on the rest
+            # (one error per `limit` bytes): drop everything up to and including the newline instead.
+            head = bytes(await reader.read(min(over.consumed, _HEAD_BYTES)))
+            await _skip_line(reader, over.consumed - len(head))
+            raise _LineTooLong(head) from None
+
+    return read_line
+
+
+_HEAD_BYTES = 256  # the start of an over-long line kept to recover its id
+
+
+async def _skip_line(reader: asyncio.StreamReader, known: int) -> None:
+    """Drop bytes up to and including the next newline; `known` bytes are known to precede it."""
+    while True:
+        if known:
+            await reader.readexactly(known)
+        try:
+            await reader.readuntil(b"\n")
+            return
+        except asyncio.IncompleteReadError:  # end of input inside the line
+            return
+        except asyncio.LimitOverrunError as over:
+            known = over.consumed
 
 
 async def _open_writer(stream: BinaryIO) -> Callable[[bytes], Awaitable[None]]:
@@ -132,16 +178,12 @@ async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, 
     while not writer.broken:
         try:
             line = await read_line()
-        except ValueError:  # longer than the limit; the reader has skipped it
-            await writer.send(jsonrpc.error(None, jsonrpc.INVALID_REQUEST, f"Message exceeds {limit} bytes"))
+        except _LineTooLong as skipped:  # answered once, then the next line is served
+            await writer.send(jsonrpc.error(_leading_id(skipped.head), jsonrpc.INVALID_REQUEST,
+                                            f"Message exceeds {limit} bytes"))
             continue
         if not line:
             break
-        if len(line) > limit:  # thread reader: a truncated line; drop the rest of it
-            while line and not line.endswith(b"\n"):
-                line = await read_line()
-            await writer.send(jsonrpc.error(None, jsonrpc.INVALID_REQUEST, f"Message exceeds {limit} bytes"))
-            continue
         if not line.strip():
             continue
         try:
@@ -196,6 +238,23 @@ async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, 
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.gather(*still, return_exceptions=True)
+
+
+# `{"jsonrpc": "2.0", "id": ...` or `{"id": ...` at the very start of a line: the top-level id,
+# since no other object can have opened before it.
+_LEADING_ID = re.compile(rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,100}")\s*[,}]')
+
+
+def _leading_id(head: bytes) -> str | int | None:
+    """The id of a message from the first bytes of its line when it leads the line, else None."""
+    found = _LEADING_ID.match(head)
+    if found is None:
+        return None
+    try:
+        value = _json.loads(found.group(1))
+    except _json.JSONDecodeError:  # not valid UTF-8
+        return None
+    return value if isinstance(value, (str, int)) else None
 
 
 def _forget(in_flight: dict[Any, asyncio.Task[None]], key: str | int, task: asyncio.Task[None]) -> None:

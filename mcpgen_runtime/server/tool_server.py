@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .dispatch import Dispatcher
 from .http import ASGIApp, McpAsgiApp, run_http
+from .slow_clients import HttpParser
 from .stdio import run_stdio
 
 __all__ = ["ToolServer"]
@@ -30,9 +31,10 @@ class ToolServer(Dispatcher):
         wrap = getattr(self.config.auth, "wrap_app", None)
         return wrap(app) if wrap is not None else app
 
-    def run_http(self, host: str = "127.0.0.1", port: int = 8000) -> None:
-        """Serve Streamable HTTP with uvicorn until interrupted (HTTP-04: localhost by default)."""
-        run_http(self, host, port)
+    def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, parser: HttpParser = "auto") -> None:
+        """Serve Streamable HTTP with uvicorn until interrupted (HTTP-04: localhost by default);
+        `parser`: uvicorn's HTTP/1.1 parser, "auto" (httptools when installed), "h11" or "httptools"."""
+        run_http(self, host, port, parser=parser)
 
     def run_stdio(self) -> None:
         """Serve stdin/stdout until stdin closes (STDIO-11)."""

@@ -51,6 +51,16 @@ def test_bad_option_stops_the_server_at_start() -> None:
     assert done.returncode == 2 and "weather_server: cannot start: --page-size must be >= 0" in done.stderr
 
 
+@pytest.mark.parametrize(("option", "says"), [
+    (("--header-timeout", "0"), "header_timeout_s, body_idle_timeout_s and body_timeout_s must be positive"),
+    (("--body-timeout", "-5"), "header_timeout_s, body_idle_timeout_s and body_timeout_s must be positive"),
+    (("--max-slow-connections", "0"), "max_slow_connections must be at least 1"),
+])
+def test_unusable_http_limit_stops_the_server_at_start(option: tuple[str, str], says: str) -> None:
+    done = _start(None, "--port", str(free_port()), *option)
+    assert done.returncode == 2 and f"weather_server: cannot start: {says}" in done.stderr, done.stderr
+
+
 def test_good_secret_serves() -> None:
     port = free_port()
     env = {"MCPGEN_STATE_SECRET": "0123456789abcdef0123456789abcdef"}
