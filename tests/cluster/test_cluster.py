@@ -125,3 +125,35 @@ def test_sigterm_under_load_fails_nothing(cluster: Cluster) -> None:
     _check_completed(calls)
     assert [(call.tool, call.error) for call in calls if call.error is not None] == []
     assert len(calls) > 50
+
+
+def test_calls_in_flight_on_a_killed_replica_fail_retryable(cluster: Cluster) -> None:
+    """Nine streamed calls at once spread over the three replicas; one replica dies under them."""
+    victim = cluster.replicas[1]
+
+    async def burst() -> list[Call]:
+        async def one(client: AsyncClient) -> Call:
+            try:
+                return Call(SLOW, await client.call_tool(SLOW, {}), None)
+            except McpRuntimeError as exc:
+                return Call(SLOW, None, exc)
+
+        clients = [AsyncClient(cluster.url, timeout=15, on_progress=_ignore_progress) for _ in range(9)]
+        try:
+            for client in clients:  # connected and warm, so the calls start together
+                await client.call_tool(FAST, {})
+            calls = asyncio.gather(*(one(client) for client in clients))
+            await asyncio.sleep(0.04)  # every call is in a replica's handler now (each takes ~100 ms)
+            await asyncio.to_thread(victim.kill)
+            return list(await calls)
+        finally:
+            for client in clients:
+                await client.aclose()
+
+    calls = asyncio.run(burst())
+    _check_completed(calls)
+    failed = [call for call in calls if call.error is not None]
+    assert failed, "no call was in flight on the killed replica"
+    for call in failed:
+        assert call.error is not None and call.error.retryable, (type(call.error).__name__, str(call.error))
+    asyncio.run(_retry(cluster.url, failed))
