@@ -10,7 +10,6 @@ when one is missing the tests skip, naming it.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import signal
 import subprocess
@@ -20,18 +19,16 @@ from pathlib import Path
 
 import pytest
 
-from codegen.deploy import nginx_conf
-from mcpgen_runtime._version import __version__
+from bench.proxy import Nginx, find_binary
 from tests.support import PYTHON, ROOT, free_port, subprocess_env, wait_for_port
 
 PACKAGE = "conformance_server"
 STATE_SECRET = "cluster-tests-shared-state-secret-0123456789"
-_SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/bin", "/sbin"])
 
 
 def binary(name: str) -> str:
     """The path of `name`, or skip the test naming what is missing."""
-    found = shutil.which(name, path=_SEARCH_PATH)
+    found = find_binary(name)
     if found is None:
         pytest.skip(f"{name} is not installed (`make services` installs it from Debian packages when run as root)")
     return found
@@ -101,7 +98,7 @@ class Cluster:
                "MCPGEN_STATE_SECRET": STATE_SECRET}
         self.replicas = [Replica(i, env, self.dir) for i in range(replicas)]
         self._redis: subprocess.Popen[bytes] | None = None
-        self._nginx: subprocess.Popen[bytes] | None = None
+        self._nginx: Nginx | None = None
 
     @property
     def url(self) -> str:
@@ -124,24 +121,9 @@ class Cluster:
         self._start_nginx()
 
     def _start_nginx(self) -> None:
-        for sub in ("logs", "temp"):
-            (self.dir / sub).mkdir(exist_ok=True)
-        # The shipped configuration, with loopback addresses and a prefix of its own for the
-        # files a non-daemon nginx writes (temp paths, access log).
-        conf = nginx_conf(
-            PACKAGE, __version__, upstreams=[r.address for r in self.replicas], listen=f"127.0.0.1:{self.port}",
-            http_extra=[f"{kind}_temp_path temp/{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi",
-                                                                       "scgi")] + ["access_log off;"],
-        )
-        (self.dir / "nginx.conf").write_text(conf, encoding="utf-8")
-        error_log = self.dir / "logs" / "error.log"
-        args = [self.nginx_bin, "-p", f"{self.dir}/", "-c", str(self.dir / "nginx.conf"), "-e", str(error_log),
-                "-g", f"daemon off; pid {self.dir / 'nginx.pid'};"]
-        check = subprocess.run([*args, "-t"], capture_output=True, text=True, check=False)
-        if check.returncode != 0:
-            raise RuntimeError(f"nginx -t refused the shipped configuration:\n{check.stderr}")
-        self._nginx = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_for_port(self.port, self._nginx)
+        # The shipped configuration with loopback addresses (bench/proxy.py).
+        self._nginx = Nginx(self.nginx_bin, [r.address for r in self.replicas], package=PACKAGE, port=self.port)
+        self._nginx.start()
 
     def heal(self) -> None:
         """Restart any replica a test stopped, and wait until each listens."""
@@ -151,14 +133,13 @@ class Cluster:
                 replica.wait_ready()
 
     def nginx_errors(self) -> str:
-        path = self.dir / "logs" / "error.log"
-        return path.read_text(errors="replace") if path.exists() else ""
+        return self._nginx.errors() if self._nginx is not None else ""
 
     def stop(self) -> None:
         for replica in self.replicas:
             replica.stop()
         if self._nginx is not None:
-            _stop(self._nginx, signal.SIGQUIT)
+            self._nginx.stop()
         if self._redis is not None:
             _stop(self._redis)
         shutil.rmtree(self.dir, ignore_errors=True)
