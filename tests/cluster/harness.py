@@ -109,10 +109,7 @@ class Cluster:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        with (self.dir / "redis.log").open("ab") as log:
-            self._redis = subprocess.Popen(
-                [self.redis_bin, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no", "--dir", str(self.dir)], stdout=log, stderr=log)
+        self.start_redis(wait=False)
         for replica in self.replicas:
             replica.start()
         wait_for_port(self.redis_port, self._redis)
@@ -125,8 +122,23 @@ class Cluster:
         self._nginx = Nginx(self.nginx_bin, [r.address for r in self.replicas], package=PACKAGE, port=self.port)
         self._nginx.start()
 
+    def start_redis(self, *, wait: bool = True) -> None:
+        """Start (or, after `stop_redis`, restart) redis-server on the same port, empty."""
+        with (self.dir / "redis.log").open("ab") as log:
+            self._redis = subprocess.Popen(
+                [self.redis_bin, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", str(self.dir)], stdout=log, stderr=log)
+        if wait:
+            wait_for_port(self.redis_port, self._redis)
+
+    def stop_redis(self) -> None:
+        if self._redis is not None:
+            _stop(self._redis)
+
     def heal(self) -> None:
-        """Restart any replica a test stopped, and wait until each listens."""
+        """Restart redis-server and any replica a test stopped, and wait until each listens."""
+        if self._redis is not None and self._redis.poll() is not None:
+            self.start_redis()
         for replica in self.replicas:
             if not replica.alive:
                 replica.start()
