@@ -4,6 +4,7 @@ within `--shutdown-grace`). Real uvicorn subprocesses and the runtime client."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
 import time
@@ -52,7 +53,7 @@ def test_readiness_checks_from_config_and_added_later() -> None:
         return state["store"]
 
     async def hangs() -> None:
-        await threading_free_sleep(10)
+        await asyncio.sleep(10)
 
     server = WeatherServer(ServerConfig(readiness_checks=(("store", store_ping),), ready_timeout_s=0.3))
     with LiveServer(server) as live, httpx.Client(timeout=5) as http:
@@ -71,12 +72,6 @@ def test_readiness_checks_from_config_and_added_later() -> None:
             server.add_readiness_check("store", store_ping)
         # Liveness never runs the checks.
         assert http.get(f"http://127.0.0.1:{live.port}/healthz").status_code == 200
-
-
-async def threading_free_sleep(seconds: float) -> None:
-    import asyncio
-
-    await asyncio.sleep(seconds)
 
 
 def test_probe_paths_are_configurable() -> None:
