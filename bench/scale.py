@@ -94,9 +94,9 @@ def verdicts(data: dict[str, Any]) -> list[str]:
     proxied = [row for row in rows if row["proxy"]]
     if proxied:
         one = proxied[0]
-        out.append(f"nginx costs {one['nginx_cpu_us']:,.0f} µs of CPU per request and "
-                   f"{one['p50_us'] - reference['p50_us']:,.0f} µs of median latency in front of one replica "
-                   f"({one['rps']:,.0f} vs {reference['rps']:,.0f} req/s direct).")
+        out.append(f"nginx costs {one['nginx_cpu_us']:,.0f} µs of CPU per request in front of one replica; "
+                   f"median latency {one['p50_us'] - reference['p50_us']:+,.0f} µs, "
+                   f"{one['rps']:,.0f} vs {reference['rps']:,.0f} req/s direct.")
         best = max(proxied, key=lambda row: row["rps"])
         most = max(row["replicas"] for row in proxied)
         beyond = (f"; {most} replicas do not beat that here, the cores being taken" if best["replicas"] < most else "")
