@@ -18,6 +18,7 @@ from mcpgen_runtime.client import Client
 from mcpgen_runtime.errors import McpRuntimeError
 from mcpgen_runtime.server import ServerConfig
 from tests.runtime._client_helpers import LiveServer, WeatherServer
+from tests.runtime.legacy_helpers import LegacySession
 from tests.runtime.server_helpers import SERVER_MODULE
 from tests.support import PYTHON, free_port, running_server
 
@@ -149,3 +150,25 @@ def test_sigterm_cancels_what_outlasts_the_grace_period() -> None:
         caller.join(10)
     assert elapsed < 3, elapsed
     assert "error" in call and call["error"].retryable, call  # the caller may try another replica
+
+
+def test_sigterm_ends_a_legacy_sessions_get_stream() -> None:
+    """A 2025-11-25 session's standalone GET stream ends cleanly on SIGTERM (its client reconnects,
+    to another replica), instead of holding the shutdown up until the grace period is over."""
+    port = free_port()
+    args = [PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--shutdown-grace", "8"]
+    with running_server(args, port) as proc, \
+            httpx.Client(base_url=f"http://127.0.0.1:{port}/mcp", timeout=15) as http:
+        session = LegacySession(http)
+        session.initialize()
+        headers = {k: v for k, v in session.headers().items() if k != "Content-Type"}
+        with http.stream("GET", "", headers=headers) as stream:
+            assert stream.status_code == 200
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            started = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            for _ in stream.iter_lines():  # priming event, keep-alives; ends when the server closes it
+                pass
+            ended = time.monotonic() - started
+        assert proc.wait(10) in (0, -signal.SIGTERM)
+    assert ended < 4, ended  # closed by the drain, not cut at the 8 s grace period
