@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 NODE_DIR := conformance
 CONFORMANCE_STAMP := $(NODE_DIR)/node_modules/.installed
 
-.PHONY: install demo test lint typecheck generate check bench bench-deps conformance-deps peers-deps clean
+.PHONY: install demo test lint typecheck generate check bench bench-deps conformance-deps peers-deps services clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,10 +41,15 @@ $(OIDC_STAMP): $(OIDC_DIR)/package.json $(OIDC_DIR)/package-lock.json
 
 peers-deps: $(SDK1_STAMP) $(OIDC_STAMP)
 
+# redis-server and nginx for the cluster tests: installed from Debian packages when missing and
+# when root (CI); elsewhere a note, and the cluster tests skip naming the missing binary.
+services:
+	@sh scripts/services.sh
+
 demo: $(STAMP)
 	$(PY) scripts/demo.py
 
-test: $(STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP)
+test: $(STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP) services
 	$(PY) scripts/sync_twins.py
 	$(VENV)/bin/mcpgen generate --check
 	$(VENV)/bin/lint-imports

@@ -1,13 +1,14 @@
 """`make bench`: every benchmark, then bench/RESULTS.md.
 
     python -m bench [--quick] [--out bench/RESULTS.md]
-                    [--skip server,client,layers,legacy-server,legacy-client,legacy-sessions,micro,roundtrips,gen,dcg]
+                    [--skip server,client,layers,legacy-server,legacy-client,legacy-sessions,scale,micro,roundtrips,gen,dcg]
                     [--variants h11,uvloop] [--duration S] [--repeats N] [--calls N]
 
 Runs bench/server_bench.py (throughput side by side), bench/client_bench.py (per-call latency),
 bench/client_layers.py (the client call taken apart), the legacy era (initialize-based
 revisions: server throughput and client overhead in a 2025-11-25 session, by the same two
-modules, and bench/legacy_sessions.py, the memory of idle sessions),
+modules, and bench/legacy_sessions.py, the memory of idle sessions), bench/scale.py (1, 2, 4
+replicas behind the shipped nginx configuration),
 bench/roundtrips.py (cache and multi-round-trip request counts), bench/micro.py (CPU of the
 parts), bench/gen_bench.py when it exists (generator speed) and bench/dcg_compare.py (mcpgen's
 models against datamodel-code-generator's; not with --quick), writes the raw data to
@@ -27,12 +28,22 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import client_bench, client_layers, legacy_sessions, loadgen, micro, procstat, roundtrips, server_bench
+from . import (
+    client_bench,
+    client_layers,
+    legacy_sessions,
+    loadgen,
+    micro,
+    procstat,
+    roundtrips,
+    scale,
+    server_bench,
+)
 from .servers import EXTRAS, LABELS, ROOT, VARIANTS
 
 OUT = ROOT / "bench" / "out"
-PARTS = ("server", "client", "layers", "legacy-server", "legacy-client", "legacy-sessions", "micro", "roundtrips", "gen",
-         "dcg")
+PARTS = ("server", "client", "layers", "legacy-server", "legacy-client", "legacy-sessions", "scale", "micro", "roundtrips",
+         "gen", "dcg")
 NOTES_MARKER = "<!-- notes: everything below this line is hand-written and kept by `make bench` -->"
 PACKAGES = ["uvicorn", "h11", "httptools", "uvloop", "mcp", "fastmcp", "starlette", "pydantic", "pydantic-core",
             "orjson", "httpx", "anyio"]
@@ -199,6 +210,18 @@ def render(results: dict[str, Any], notes: str) -> str:
     elif "gen" not in results["skipped_parts"]:
         lines += ["## Generator", "", "bench/gen_bench.py does not exist yet; `make bench` runs it once it does.",
                   ""]
+    scaled = results.get("scale")
+    if scaled is not None:
+        lines += ["## Scale-out: replicas behind nginx (bench/scale.py)", "", *_carried(results, "scale"),
+                  f"The generated bench_server, one uvicorn worker per replica (h11), behind the `deploy/nginx.conf` "
+                  f"`mcpgen server` ships (loopback addresses; nginx `worker_processes auto`), "
+                  f"{scaled['connections']} keep-alive connections of closed-loop `tools/call` (bench/loadgen.py); "
+                  f"store: {scaled['store']} (the Redis rows join when the shared store lands). Replicas, nginx and "
+                  f"the load generator share the machine's {scaled['cores']} cores. CPU columns: what the replicas "
+                  "(together) and nginx spent per request inside the measured window.", "",
+                  scale.table(scaled), ""]
+        lines += [f"- {line}" for line in scaled.get("verdicts", [])]
+        lines.append("")
     dcg = results.get("dcg")
     if dcg is not None:
         lines += ["## Model generators compared (bench/dcg_compare.py)", "", *_carried(results, "dcg"),
@@ -365,6 +388,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         save("legacy-sessions", sdata)
         results["legacy-sessions"] = sdata
         print(legacy_sessions.table(sdata), flush=True)
+    if "scale" not in skip:
+        print("== scale-out behind nginx", file=sys.stderr, flush=True)
+        scdata = scale.run((1, 2) if quick else scale.DEFAULT_REPLICAS, duration=0.5 if quick else 3.0,
+                           warmup=0.2 if quick else 0.5)
+        scdata["verdicts"] = scale.verdicts(scdata)
+        save("scale", scdata)
+        results["scale"] = scdata
+        print(scale.table(scdata), flush=True)
     if "roundtrips" not in skip:
         print("== round trips", file=sys.stderr, flush=True)
         results["roundtrips"] = roundtrips.run()

@@ -3,7 +3,8 @@
     build_client(spec, package="weather_client") -> GeneratedPackage
         __init__.py, models.py, client.py, tools.json
     build_server(spec, package="weather_server") -> GeneratedPackage
-        __init__.py, models.py, base.py, __main__.py, tools.json; user file handlers.py
+        __init__.py, models.py, base.py, __main__.py, tools.json; user files handlers.py, Dockerfile,
+        deploy/nginx.conf, deploy/compose.yaml (deploy.py)
 
 The same ValidatedSpec and `fmt.Style` always give the same bytes: no timestamps, no absolute
 paths, tool order as in the input, names chosen independently of input order. Every module comes out
@@ -33,6 +34,7 @@ import types
 import unicodedata
 from pathlib import Path
 
+from .deploy import deploy_files
 from .errors import InternalGeneratorError
 from .fmt import BLACK_DEFAULTS, Style, compile_python, format_python, formatting
 from .ir import PackageIR
@@ -148,4 +150,8 @@ def build_server(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFA
     _verify_methods(ir, "base.py", compiled["base.py"], ("ServerBase",))
     _verify_methods(ir, "handlers.py", compiled["handlers.py"], ("Server",))
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
-    return GeneratedPackage(package=package, files=dict(sorted(files.items())), user_files=user_files)
+    # Dockerfile, deploy/nginx.conf, deploy/compose.yaml: written once, like handlers.py (deploy.py says why).
+    for path, text in deploy_files(package, ir.generator_version).items():
+        user_files[path] = text.encode("utf-8")
+    return GeneratedPackage(package=package, files=dict(sorted(files.items())),
+                            user_files=dict(sorted(user_files.items())))

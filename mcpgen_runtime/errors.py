@@ -22,24 +22,40 @@
       PaginationError                 repeated cursor or page cap reached
       InputRequiredError              the server needs input the client cannot give (no callback)
       InputRequiredRoundsExceededError  multi-round-trip loop cap reached
+
+Every error says whether calling again may succeed (`retryable`): true for a connection that
+could not be made or broke before the response (`ConnectError`, `ResponseLostError`, a cut
+exchange), for HTTP 502/503/504 (a proxy without a live upstream, an overloaded or draining
+server) and for a JSON-RPC error sent with one of those statuses. Behind a load balancer the next
+attempt usually reaches another replica; `Client(retries=N)` makes those attempts itself. A
+retryable error after the request was sent does not say whether the server ran it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
+
+# HTTP statuses that say "not now, or not this server": a gateway without a live upstream (502,
+# 504) or a server refusing work it may take later (503).
+RETRYABLE_STATUSES: Final = frozenset({502, 503, 504})
 
 
 class McpRuntimeError(Exception):
     """Base of every error the runtime raises."""
 
+    retryable: bool = False  # calling again (with a new request id) may succeed
+
 
 class TransportError(McpRuntimeError):
-    pass
+    def __init__(self, message: str, *, retryable: bool | None = None) -> None:
+        super().__init__(message)
+        if retryable is not None:
+            self.retryable = retryable
 
 
 class ConnectError(TransportError):
-    pass
+    retryable = True
 
 
 class RequestTimeoutError(TransportError):
@@ -56,7 +72,7 @@ class ServerExitedError(TransportError):
 class HttpStatusError(TransportError):
     def __init__(self, message: str, *, status_code: int, body: bytes = b"",
                  www_authenticate: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(message, retryable=status_code in RETRYABLE_STATUSES)
         self.status_code = status_code
         self.body = body
         self.www_authenticate = www_authenticate  # the challenge of a 401/403 (AUTH-01)
@@ -64,7 +80,10 @@ class HttpStatusError(TransportError):
 
 class ResponseLostError(TransportError):
     """The reply stream ended before the response: the request is lost (HTTP-26). Calling
-    again sends a new request with a new id; the client does that by itself only for reads."""
+    again sends a new request with a new id; the client does that by itself only for reads
+    (and for every request with `retries`)."""
+
+    retryable = True
 
 
 class AuthorizationError(McpRuntimeError):
@@ -101,6 +120,7 @@ class RemoteError(McpRuntimeError):
         self.message = message
         self.data = data
         self.http_status = http_status
+        self.retryable = http_status in RETRYABLE_STATUSES  # a server or gateway saying "not now"
 
     @staticmethod
     def from_error(error: Any, *, http_status: int | None = None) -> RemoteError:

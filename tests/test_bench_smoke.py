@@ -68,3 +68,11 @@ def test_make_bench_quick(tmp_path: Path) -> None:
     assert {r["client"] for r in results["legacy-client"]["summary"]} == {
         "raw-legacy", "ours-sync-legacy", "ours-async-legacy", "sdk-legacy"}
     assert [r["sessions"] for r in results["legacy-sessions"]["rows"]] == [10_000, 10_000]
+
+    scaled = results["scale"]  # bench/scale.py: replicas behind the shipped nginx.conf
+    assert "## Scale-out: replicas behind nginx (bench/scale.py)" in text
+    assert scaled["rows"][0]["setup"] == "1 replica, direct (reference)"
+    if not scaled["skipped"]:
+        assert [r["replicas"] for r in scaled["rows"] if r["proxy"]] == [1, 2]
+    for row in scaled["rows"]:
+        assert row["errors"] == 0 and row["rps"] > 0, row

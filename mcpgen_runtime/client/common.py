@@ -93,6 +93,7 @@ def core_for(
     capabilities: Mapping[str, Any] | None,
     max_input_rounds: int,
     cache: bool | CacheStore,
+    retries: int = 0,
     era: EraChoice = "auto",
     legacy_version: str | None = None,
 ) -> ClientCore:
@@ -110,6 +111,7 @@ def core_for(
                                            sampling_tools=sampling_tools),
         input_handlers=present,
         max_input_rounds=max_input_rounds,
+        retries=retries,
         on_progress=on_progress,
         on_notification=on_notification,
         cache=_response_cache(cache, _server_id(url, transport)),

@@ -32,6 +32,7 @@ from ..content import ToolResult
 from ..errors import (
     HeaderMismatchError,
     InputRequiredRoundsExceededError,
+    McpRuntimeError,
     PaginationError,
     ProtocolError,
     RemoteError,
@@ -143,6 +144,7 @@ class ClientCore(EraFlows):
         capabilities: Mapping[str, Any] | None = None,
         input_handlers: Mapping[str, Callable[[Any], Any]] | None = None,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
+        retries: int = 0,
         on_progress: ProgressCallback | None = None,
         on_notification: OnNotification | None = None,
         cache: ResponseCache | None = None,
@@ -150,8 +152,8 @@ class ClientCore(EraFlows):
         era: EraChoice = "modern",  # the drivers pass "auto" unless told otherwise
         legacy_version: str | None = None,
     ) -> None:
-        if max_input_rounds < 0:
-            raise ValueError("max_input_rounds must be >= 0")
+        if max_input_rounds < 0 or retries < 0:
+            raise ValueError("max_input_rounds and retries must be >= 0")
         self.timeout = timeout
         self.send_headers = send_headers
         self.client_info: dict[str, str] = (
@@ -160,6 +162,7 @@ class ClientCore(EraFlows):
         self.capabilities: dict[str, Any] = dict(capabilities or {})
         self.input_handlers: dict[str, Callable[[Any], Any]] = dict(input_handlers or {})
         self.max_input_rounds = max_input_rounds
+        self.retries = retries  # further attempts after a retryable error (errors.py), each a new request
         self.on_progress = on_progress
         self.on_notification = on_notification
         self.cache = cache
@@ -231,13 +234,16 @@ class ClientCore(EraFlows):
         timeout: float | None = None,
     ) -> Flow[dict[str, Any]]:
         """One request → its result. Retried with a new id once at another version on -32022
-        (VER-02), and once when a read's reply stream broke before its response (HTTP-26).
+        (VER-02), once when a read's reply stream broke before its response (HTTP-26), and up to
+        `retries` times after any retryable error (a replica that died or is draining: behind a
+        load balancer the new request reaches another one).
         Until the era is known, and in the legacy era, `_era_request_flow` sends it instead."""
         if self.era != MODERN:
             return (yield from self._era_request_flow(method, params, name=name, param_headers=param_headers,
                                                       meta=meta, timeout=timeout))
         wait = self.timeout if timeout is None else timeout
         renegotiated = reissued = False
+        retried = 0
         while True:
             # Caller `_meta` entries (progressToken, …) never override the protocol keys (HDR-02).
             request_meta_ = self._meta if not meta else {**meta, **self._meta}
@@ -249,9 +255,17 @@ class ClientCore(EraFlows):
             try:
                 reply, status = yield Outgoing(message, headers, wait)
             except ResponseLostError:
-                if reissued or method not in REISSUED_METHODS:
+                if not reissued and method in REISSUED_METHODS:
+                    reissued = True
+                    continue
+                if retried >= self.retries:
                     raise
-                reissued = True
+                retried += 1
+                continue
+            except McpRuntimeError as exc:
+                if not exc.retryable or retried >= self.retries:
+                    raise
+                retried += 1
                 continue
             try:
                 return jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
@@ -259,6 +273,10 @@ class ClientCore(EraFlows):
                 if renegotiated or not self._renegotiate(exc):
                     raise
                 renegotiated = True  # retried with a new id (next loop turn)
+            except RemoteError as exc:  # a JSON-RPC error with 502/503/504 (a store that is down, say)
+                if not exc.retryable or retried >= self.retries:
+                    raise
+                retried += 1
 
     def _renegotiate(self, exc: UnsupportedProtocolVersionError) -> bool:
         supported = exc.data.get("supported") if isinstance(exc.data, dict) else None

@@ -34,6 +34,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         help="tools per tools/list page (0: no pagination)")
     parser.add_argument("--modern-only", action="store_true",
                         help="serve MCP 2026-07-28 only; answer initialize with an error naming it")
+    parser.add_argument("--shutdown-grace", type=float, default=None, metavar="SECONDS",
+                        help="on SIGTERM, how long calls in flight may take to finish (default 10)")
     oauth = parser.add_argument_group(
         "OAuth (HTTP)", "protect the server: bearer JWTs from the authorization server, checked against its keys")
     oauth.add_argument("--oauth-issuer", metavar="URL", help="the authorization server's issuer")
@@ -81,6 +83,8 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             if args.page_size < 0:
                 raise ValueError("--page-size must be >= 0")
             config = dataclasses.replace(config, page_size=args.page_size or None)
+        if args.shutdown_grace is not None:
+            config = dataclasses.replace(config, shutdown_grace_s=args.shutdown_grace)
         if args.modern_only:
             config = dataclasses.replace(config, modern_only=True)
         given = {name: value for name, value in (

@@ -18,6 +18,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 from pydantic import BaseModel
 
 from .auth import BearerAuth
+from .health import ReadinessCheck
 from .limits import HttpLimits
 from .ratelimit import RateLimit
 from .sessions import SessionOptions
@@ -89,6 +90,14 @@ class ServerConfig:
     environment variable `MCPGEN_STATE_SECRET`) sign `requestState`, the first one signing
     and any of them verifying (rotation), valid for `state_ttl_s` (MRTR-05..10).
 
+    Deployment (health.py, http.py `run_http`): `health_path` (liveness) and `ready_path`
+    (readiness: every `readiness_checks` entry, each bounded by `ready_timeout_s`) answer GET
+    outside the Host and auth checks; None turns a probe off. On SIGTERM the server stops
+    accepting, answers readiness 503, ends listen and legacy streams (their clients reconnect
+    elsewhere) and lets in-flight calls finish for up to `shutdown_grace_s` before cancelling them.
+    `keep_alive_s` is how long an idle HTTP/1.1 connection stays open; a reverse proxy's upstream
+    keep-alive must be shorter, or it may reuse a connection the server is closing.
+
     Eras (legacy.py): by default the server also answers `initialize`, opening a session of the
     2025-11-25, 2025-06-18 or 2025-03-26 revision, with the limits in `sessions`;
     `modern_only=True` serves 2026-07-28 alone and answers `initialize` with an error naming
@@ -127,6 +136,12 @@ class ServerConfig:
     keepalive_s: float = 15.0
     modern_only: bool = False
     sessions: SessionOptions = field(default_factory=SessionOptions)
+    health_path: str | None = "/healthz"
+    ready_path: str | None = "/readyz"
+    readiness_checks: tuple[tuple[str, ReadinessCheck], ...] = ()
+    ready_timeout_s: float = 2.0
+    shutdown_grace_s: float = 10.0
+    keep_alive_s: float = 5.0
 
     def __post_init__(self) -> None:
         if self.page_size is not None and self.page_size < 1:
@@ -143,6 +158,13 @@ class ServerConfig:
             raise ValueError("state_ttl_s must be positive and max_state_bytes at least 256")
         if self.progress_interval_ms < 0 or self.keepalive_s <= 0:
             raise ValueError("progress_interval_ms must be >= 0 and keepalive_s positive")
+        for path in (self.health_path, self.ready_path):
+            if path is not None and not path.startswith("/"):
+                raise ValueError(f"probe paths start with '/', not {path!r}")
+        if self.health_path is not None and self.health_path == self.ready_path:
+            raise ValueError("health_path and ready_path must differ")
+        if self.ready_timeout_s <= 0 or self.shutdown_grace_s < 0 or self.keep_alive_s <= 0:
+            raise ValueError("ready_timeout_s and keep_alive_s must be positive and shutdown_grace_s >= 0")
         if self.state_secrets is not None:
             StateCodec(self.state_secrets)  # fails early on short secrets
 

@@ -44,6 +44,7 @@ from .catalog import MethodHandler, ServedMethod, ServedTool, ToolHandler
 from .config import CacheScope, IncomingRequest, Outcome, ServerConfig, ToolBinding
 from .context import RequestContext, RpcError, ToolContext, ToolExecutionError, status_for_code
 from .header_checks import check_param_headers, check_standard_headers
+from .health import Probes, ReadinessCheck
 from .input_required import MRTR_METHODS, InputRequired, input_required_result, resume_round
 from .listen import LIST_CHANGED, SubscriptionHub, listen
 from .ratelimit import RateLimiter
@@ -95,6 +96,7 @@ class Dispatcher:
         "_limiter",
         "_methods",
         "_pages",
+        "_probes",
         "_progress_interval",
         "_result_meta",
         "_state_codec",
@@ -139,6 +141,7 @@ class Dispatcher:
         self._methods: dict[str, ServedMethod] = {}
         self._capabilities: dict[str, dict[str, Any]] = {"tools": {"listChanged": cfg.list_changed}}
         self._hub = SubscriptionHub()
+        self._probes = Probes(cfg.health_path, cfg.ready_path, cfg.readiness_checks, cfg.ready_timeout_s)
         self._limiter = RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None else None
         configured_keys(cfg.state_secrets)  # a secret that cannot work stops the server now, not at first use
         self._state_codec: StateCodec | None = None  # made on first use (it may warn about its key)
@@ -258,6 +261,16 @@ class Dispatcher:
         if "resourceSubscriptions" not in self._subscription_kinds:
             return 0
         return self._hub.publish_resource_updated(uri)
+
+    @property
+    def probes(self) -> Probes:
+        """The liveness and readiness probes the HTTP transport serves (health.py)."""
+        return self._probes
+
+    def add_readiness_check(self, name: str, check: ReadinessCheck) -> None:
+        """Make `GET /readyz` (`ServerConfig.ready_path`) also await `check()`: the replica is
+        unready while it raises, returns False or exceeds `ready_timeout_s` (a shared store's ping)."""
+        self._probes.add(name, check)
 
     def close_subscriptions(self) -> None:
         """End every listen stream gracefully: each gets its final response (SUB-07). Servers call

@@ -17,6 +17,10 @@ notification (progress) or asks for one (`ctx.open_stream()`), when the client a
 `subscriptions/listen` always streams: acknowledgment, notifications, comment keep-alives
 (HTTP-19) until the client closes it or the server ends it (SUB-07).
 
+Probes (health.py): a GET or HEAD of `ServerConfig.health_path` / `ready_path` is answered before
+the Host check and authentication (the Origin check still applies); the test is made only for
+verbs other than POST, so MCP requests pay nothing for it.
+
 Clients of the initialize-based revisions (legacy_http.py) are told apart once, early, from the
 header block (memoized): an `Mcp-Session-Id` without a 2026-07-28 `MCP-Protocol-Version`, or a
 legacy version header, sends the request to its session; an `initialize` without modern `_meta`
@@ -30,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import math
 import socket
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
@@ -52,6 +57,8 @@ from .asgi_io import (
     Send,
     cancel_on_disconnect,
     reply,
+    send_body,
+    send_empty,
     send_error,
 )
 from .auth import Unauthorized, authenticate
@@ -161,6 +168,8 @@ class McpAsgiApp:
         self._blocks = _HeaderTable(self._classify)
         self._auth = cfg.auth
         self._legacy = None if cfg.modern_only else LegacyHttp(server)
+        self._probes = server.probes
+        self._probe_paths = self._probes.paths
 
     def close_sessions(self) -> None:
         """Server shutdown: end every legacy session (their open streams close)."""
@@ -172,6 +181,9 @@ class McpAsgiApp:
             if scope["type"] == "lifespan":
                 await _lifespan(receive, send, self)
             return  # other scopes (websocket) are not served: returning closes them
+        if scope["method"] != "POST" and scope["path"] in self._probe_paths:
+            await self._probe(scope, send)
+            return
         block = self._blocks.of(scope["headers"])
         headers = block.headers
         # RULES.md conformance §4.1: always read the whole body first; one chunk is the common case.
@@ -245,6 +257,22 @@ class McpAsgiApp:
             await legacy.initialize(message, block, principal, send)  # opens a legacy session
         else:
             await self._watched(message, headers, principal, peer, receive, send, json_ok, sse_ok, False)
+
+    async def _probe(self, scope: Scope, send: Send) -> None:
+        """Liveness or readiness (health.py): no Host check, no authentication, Origin still checked."""
+        if scope["method"] not in ("GET", "HEAD"):
+            await send_empty(send, 405, [(b"allow", b"GET, HEAD")])
+            return
+        block = self._blocks.of(scope["headers"])
+        origin = block.headers.get("origin")
+        if origin is not None and self._origins is not None and not self._origins.allows(origin):
+            await send_error(send, 403, "Origin not allowed")  # HTTP-02/03
+            return
+        status, body = await self._probes.answer(scope["path"])
+        if scope["method"] == "HEAD":
+            await send_empty(send, status, self._probes.headers())
+        else:
+            await send_body(send, status, body, self._probes.headers())
 
     def _classify(self, headers: Mapping[str, str]) -> _Block:
         """Everything the header checks conclude from one header block (RULES.md conformance §4 order is
@@ -424,7 +452,12 @@ def _is_loopback(host: str) -> bool:
 
 def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000, *, parser: HttpParser = "auto") -> None:
     """Serve with uvicorn until interrupted; `parser` is uvicorn's HTTP/1.1 parser ("auto": httptools
-    when installed, else h11). Slow clients are bounded by `ServerConfig.http_limits` (slow_clients.py)."""
+    when installed, else h11). Slow clients are bounded by `ServerConfig.http_limits` (slow_clients.py).
+
+    SIGTERM or SIGINT drains the replica: readiness answers 503, the listener closes (a proxy's
+    next connection goes to another replica), listen and legacy SSE streams end cleanly so their
+    clients reconnect elsewhere, idle keep-alive connections close, and calls in flight finish,
+    for up to `ServerConfig.shutdown_grace_s`; then what still runs is cancelled."""
     import uvicorn
 
     allowed_hosts = server.config.allowed_hosts
@@ -439,13 +472,18 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000, *, p
     limits = server.config.http_limits
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="off",
-        server_header=False, date_header=False, timeout_graceful_shutdown=5,
+        server_header=False, date_header=False,
+        # uvicorn takes whole seconds: rounded up, so a grace period is never cut short.
+        timeout_graceful_shutdown=math.ceil(server.config.shutdown_grace_s),
+        timeout_keep_alive=math.ceil(server.config.keep_alive_s),
         http=guarded_protocol(parser, SlowClients(limits)), h11_max_incomplete_event_size=limits.max_header_bytes,
         ws="none",  # no WebSocket endpoint: an Upgrade request is answered as plain HTTP
     )
 
     class _Uvicorn(uvicorn.Server):
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            server.probes.draining = True
+            _LOG.info("shutting down: draining for up to %.0fs", server.config.shutdown_grace_s)
             server.close_subscriptions()  # SUB-07: open listen streams end instead of holding shutdown up
             mcp_app.close_sessions()  # legacy GET streams too
             await super().shutdown(sockets)

@@ -36,7 +36,9 @@ def connect_failed(url: str, exc: BaseException) -> ConnectError:
 
 
 def exchange_failed(url: str, exc: BaseException) -> TransportError:
-    return TransportError(f"HTTP exchange with {url} failed: {type(exc).__name__}: {exc}")
+    # A connection cut during the exchange (a replica that died, say): retryable, maybe elsewhere.
+    return TransportError(f"HTTP exchange with {url} failed: {type(exc).__name__}: {exc}",
+                          retryable=isinstance(exc, OSError | EOFError))
 
 
 def stream_ended(url: str) -> ResponseLostError:

@@ -405,4 +405,5 @@ class BodyDecoder:
         if self.framing == "close":
             self.done = True
             return
-        raise TransportError("the server closed the connection before the response body was complete")
+        raise TransportError("the server closed the connection before the response body was complete",
+                             retryable=True)

@@ -89,6 +89,7 @@ def write_package(root: Path, package: GeneratedPackage) -> Path:
     target = root / package.package
     target.mkdir(parents=True, exist_ok=True)
     for name, data in {**package.files, **package.user_files}.items():
+        (target / name).parent.mkdir(parents=True, exist_ok=True)  # deploy/
         (target / name).write_bytes(data)
     return target
 
@@ -151,7 +152,8 @@ def imported(
 def test_file_sets(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]) -> None:
     for client, server in built.values():
         assert set(client.files) == CLIENT_FILES and not client.user_files
-        assert set(server.files) == SERVER_FILES and set(server.user_files) == {"handlers.py"}
+        assert set(server.files) == SERVER_FILES
+        assert set(server.user_files) == {"handlers.py", "Dockerfile", "deploy/nginx.conf", "deploy/compose.yaml"}
 
 
 def test_headers(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]], specs: dict[str, ValidatedSpec]) -> None:

@@ -69,7 +69,7 @@ def test_generate_then_check(project: Path, monkeypatch: pytest.MonkeyPatch) -> 
     code, out = _run(project)
     assert code == 0, out
     manifest = json.loads((project / "gen" / "demo_server" / MANIFEST_NAME).read_text())
-    assert manifest["user_files"] == ["handlers.py"] and set(manifest["sha256"]) == set(manifest["files"])
+    assert manifest["user_files"] == ["Dockerfile", "deploy/compose.yaml", "deploy/nginx.conf", "handlers.py"] and set(manifest["sha256"]) == set(manifest["files"])
     before = _snapshot(project)
     _no_build(monkeypatch)  # fresh targets are answered from the manifest alone
     code, out = _run(project, "--check")

@@ -221,7 +221,8 @@ def test_no_tools() -> None:
     assert [cls.name for cls in classes] == ["Client", "AsyncClient"]
     assert b"_tool_bindings_ = ()" in server.files["base.py"]
     assert client.files["tools.json"] == b'{\n  "tools": []\n}\n'
-    for data in [*client.files.values(), *server.files.values(), *server.user_files.values()]:
+    python = [data for name, data in server.user_files.items() if name.endswith(".py")]
+    for data in [*client.files.values(), *server.files.values(), *python]:
         if not data.startswith(b"{"):
             ast.parse(data)
 

@@ -70,7 +70,10 @@ class AsyncClient(AsyncIO):
     message)` hears every call's progress. `token_provider()` returns a bearer token for each
     request; `auth=OAuth(...)` logs in where the server asks for it (MCP authorization, needs
     `mcpgen[auth]`). `cache` holds `server/discover` and `tools/list` results for their `ttlMs`
-    (True: in memory; False: off; or a `CacheStore`).
+    (True: in memory; False: off; or a `CacheStore`). `retries`: how many more times a request
+    is sent after a retryable error (`McpRuntimeError.retryable`: a connection refused or cut, HTTP
+    502/503/504), each time as a new request; behind a load balancer it reaches another replica.
+    A tool call cut off after it was sent may have run: use it for tools that may run twice.
 
     `Client` blocks; `AsyncClient` is its asyncio twin: there the callbacks and
     `token_provider` may also be coroutine functions, and cancelling the task running a call
@@ -113,6 +116,7 @@ class AsyncClient(AsyncIO):
         legacy_version: str | None = None,
         auth: OAuth | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        retries: int = 0,
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
@@ -137,7 +141,7 @@ class AsyncClient(AsyncIO):
             timeout=timeout, tools=tools, on_notification=on_notification, on_progress=on_progress,
             handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots}, elicitation_modes=elicitation_modes,
             sampling_tools=sampling_tools, capabilities=capabilities, max_input_rounds=max_input_rounds, cache=cache,
-            era=era, legacy_version=legacy_version)
+            era=era, legacy_version=legacy_version, retries=retries)
         self._static_headers = dict(headers or {})
         self._token_provider = token_provider
         self._auth: AsyncAuth | None = (

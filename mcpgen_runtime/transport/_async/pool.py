@@ -121,7 +121,8 @@ class AsyncPool:
                         raise ReusedConnectionLost from send_error
                     if send_error is not None:
                         raise send_error
-                    raise TransportError(f"{self.url} closed the connection without a complete response head")
+                    raise TransportError(f"{self.url} closed the connection without a complete response head",
+                                         retryable=True)
                 received = True
                 head, buffer = final_head(buffer + data, self.url)
                 if head is not None:

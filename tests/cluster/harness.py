@@ -1,0 +1,167 @@
+"""A real cluster on loopback: redis-server, three replicas of a generated server
+(`python -m conformance_server --http`), and nginx in front of them, configured by the
+`deploy/nginx.conf` that `mcpgen server` ships (codegen/deploy.py renders both).
+
+The replicas get `MCPGEN_STORE` (this Redis) and one shared `MCPGEN_STATE_SECRET`, as
+deploy/compose.yaml gives them. Binaries come from the Debian packages `make services` installs;
+when one is missing the tests skip, naming it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.proxy import Nginx, find_binary
+from tests.support import PYTHON, ROOT, free_port, subprocess_env, wait_for_port
+
+PACKAGE = "conformance_server"
+STATE_SECRET = "cluster-tests-shared-state-secret-0123456789"
+
+
+def binary(name: str) -> str:
+    """The path of `name`, or skip the test naming what is missing."""
+    found = find_binary(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed (`make services` installs it from Debian packages when run as root)")
+    return found
+
+
+def _stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Replica:
+    """One server process on its own port; restartable."""
+
+    def __init__(self, index: int, env: dict[str, str], log_dir: Path) -> None:
+        self.index = index
+        self.port = free_port()
+        self._env = env
+        self._log = log_dir / f"replica-{index}.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> None:
+        with self._log.open("ab") as log:
+            self.proc = subprocess.Popen(
+                [PYTHON, "-m", PACKAGE, "--http", "--port", str(self.port), "--shutdown-grace", "5"],
+                cwd=ROOT, env=self._env, stdout=subprocess.DEVNULL, stderr=log)
+
+    def wait_ready(self) -> None:
+        wait_for_port(self.port, None)
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait()
+
+    def terminate(self) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            _stop(self.proc)
+
+
+class Cluster:
+    """redis-server + N replicas + nginx, in one temporary directory."""
+
+    def __init__(self, replicas: int = 3) -> None:
+        self.redis_bin = binary("redis-server")
+        self.nginx_bin = binary("nginx")
+        self.dir = Path(tempfile.mkdtemp(prefix="mcpgen-cluster-"))
+        self.redis_port = free_port()
+        self.port = free_port()
+        env = {**subprocess_env(), "MCPGEN_STORE": f"redis://127.0.0.1:{self.redis_port}/0",
+               "MCPGEN_STATE_SECRET": STATE_SECRET}
+        self.replicas = [Replica(i, env, self.dir) for i in range(replicas)]
+        self._redis: subprocess.Popen[bytes] | None = None
+        self._nginx: Nginx | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.start_redis(wait=False)
+        for replica in self.replicas:
+            replica.start()
+        wait_for_port(self.redis_port, self._redis)
+        for replica in self.replicas:
+            replica.wait_ready()
+        self._start_nginx()
+
+    def _start_nginx(self) -> None:
+        # The shipped configuration with loopback addresses (bench/proxy.py).
+        self._nginx = Nginx(self.nginx_bin, [r.address for r in self.replicas], package=PACKAGE, port=self.port)
+        self._nginx.start()
+
+    def start_redis(self, *, wait: bool = True) -> None:
+        """Start (or, after `stop_redis`, restart) redis-server on the same port, empty."""
+        with (self.dir / "redis.log").open("ab") as log:
+            self._redis = subprocess.Popen(
+                [self.redis_bin, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", str(self.dir)], stdout=log, stderr=log)
+        if wait:
+            wait_for_port(self.redis_port, self._redis)
+
+    def stop_redis(self) -> None:
+        if self._redis is not None:
+            _stop(self._redis)
+
+    def heal(self) -> None:
+        """Restart redis-server and any replica a test stopped, and wait until each listens."""
+        if self._redis is not None and self._redis.poll() is not None:
+            self.start_redis()
+        for replica in self.replicas:
+            if not replica.alive:
+                replica.start()
+                replica.wait_ready()
+
+    def nginx_errors(self) -> str:
+        return self._nginx.errors() if self._nginx is not None else ""
+
+    def stop(self) -> None:
+        for replica in self.replicas:
+            replica.stop()
+        if self._nginx is not None:
+            self._nginx.stop()
+        if self._redis is not None:
+            _stop(self._redis)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def running_cluster(replicas: int = 3) -> Iterator[Cluster]:
+    cluster = Cluster(replicas)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()

@@ -1,0 +1,174 @@
+"""What a server behind a load balancer needs: liveness and readiness probes, and a graceful
+SIGTERM (in-flight calls finish, listen streams end with their final response, the process exits
+within `--shutdown-grace`). Real uvicorn subprocesses and the runtime client."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from mcpgen_runtime.client import Client
+from mcpgen_runtime.errors import McpRuntimeError
+from mcpgen_runtime.server import ServerConfig
+from tests.runtime._client_helpers import LiveServer, WeatherServer
+from tests.runtime.legacy_helpers import LegacySession
+from tests.runtime.server_helpers import SERVER_MODULE
+from tests.support import PYTHON, free_port, running_server
+
+
+@pytest.fixture(scope="module")
+def server_url() -> Iterator[str]:
+    port = free_port()
+    with running_server([PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port)], port):
+        yield f"http://127.0.0.1:{port}"
+
+
+def test_liveness_and_readiness(server_url: str) -> None:
+    with httpx.Client(base_url=server_url, timeout=5) as http:
+        live = http.get("/healthz")
+        assert (live.status_code, live.json()) == (200, {"status": "ok"})
+        assert live.headers["cache-control"] == "no-store"
+        ready = http.get("/readyz")
+        assert (ready.status_code, ready.json()) == (200, {"status": "ready", "checks": []})
+        head = http.head("/readyz")
+        assert head.status_code == 200 and head.content == b""
+        # Orchestrators probe by address: no Host check (the MCP endpoint keeps its own: 421).
+        assert http.get("/healthz", headers={"Host": "10.1.2.3:8000"}).status_code == 200
+        assert http.post("/mcp", content=b"{}", headers={"Host": "10.1.2.3:8000"}).status_code == 421
+        # The Origin check still applies (HTTP-02/03).
+        assert http.get("/readyz", headers={"Origin": "https://evil.example"}).status_code == 403
+        assert http.delete("/healthz").status_code == 405
+
+
+def test_readiness_checks_from_config_and_added_later() -> None:
+    state = {"store": True}
+
+    async def store_ping() -> bool:
+        return state["store"]
+
+    async def hangs() -> None:
+        await asyncio.sleep(10)
+
+    server = WeatherServer(ServerConfig(readiness_checks=(("store", store_ping),), ready_timeout_s=0.3))
+    with LiveServer(server) as live, httpx.Client(timeout=5) as http:
+        ready = f"http://127.0.0.1:{live.port}/readyz"
+        assert http.get(ready).json() == {"status": "ready", "checks": ["store"]}
+        state["store"] = False
+        unready = http.get(ready)
+        assert (unready.status_code, unready.json()) == (503, {"status": "unready", "failed": ["store"]})
+        state["store"] = True
+        server.add_readiness_check("slow", hangs)
+        started = time.monotonic()
+        unready = http.get(ready)
+        assert (unready.status_code, unready.json()["failed"]) == (503, ["slow"])
+        assert time.monotonic() - started < 2  # bounded by ready_timeout_s
+        with pytest.raises(ValueError, match="already registered"):
+            server.add_readiness_check("store", store_ping)
+        # Liveness never runs the checks.
+        assert http.get(f"http://127.0.0.1:{live.port}/healthz").status_code == 200
+
+
+def test_probe_paths_are_configurable() -> None:
+    with pytest.raises(ValueError, match="start with '/'"):
+        ServerConfig(health_path="healthz")
+    server = WeatherServer(ServerConfig(health_path="/live", ready_path=None))
+    with LiveServer(server) as live, httpx.Client(base_url=f"http://127.0.0.1:{live.port}", timeout=5) as http:
+        assert http.get("/live").status_code == 200
+        assert http.get("/readyz").status_code == 405  # not a probe any more: the MCP endpoint's GET
+
+
+def _call_in_thread(url: str, query: str, outcome: dict[str, Any]) -> threading.Thread:
+    def run() -> None:
+        try:
+            with Client(url, timeout=30) as client:
+                outcome["result"] = client.call_tool("execute_sql", {"region": "eu", "query": query})
+        except McpRuntimeError as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def _listen_in_thread(url: str, outcome: dict[str, Any]) -> threading.Thread:
+    def run() -> None:
+        try:
+            with Client(url, timeout=30) as client, client.listen() as subscription:
+                outcome["acknowledged"] = True
+                outcome["notifications"] = list(subscription)  # ends at the final response (SUB-07)
+                outcome["ended"] = True
+        except McpRuntimeError as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def test_sigterm_finishes_calls_in_flight_and_ends_streams() -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    args = [PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--shutdown-grace", "5"]
+    with running_server(args, port) as proc:
+        call: dict[str, Any] = {}
+        stream: dict[str, Any] = {}
+        listener = _listen_in_thread(url, stream)
+        caller = _call_in_thread(url, "SLEEP 1.0", call)
+        time.sleep(0.4)  # both requests are in the server now
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        caller.join(10)
+        listener.join(10)
+        # uvicorn re-raises the signal once drained: the exit status says "ended by SIGTERM".
+        assert proc.wait(10) in (0, -signal.SIGTERM)
+        elapsed = time.monotonic() - started
+    assert "error" not in call, call
+    assert call["result"].content[0].text == "slept 1s in eu"  # finished, not cut off
+    assert stream.get("ended") and "error" not in stream, stream  # a final response, not a broken stream
+    assert 0.4 < elapsed < 4, elapsed  # waited for the call, not for the grace period
+
+
+def test_sigterm_cancels_what_outlasts_the_grace_period() -> None:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    args = [PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--shutdown-grace", "0.5"]
+    with running_server(args, port) as proc:
+        call: dict[str, Any] = {}
+        caller = _call_in_thread(url, "SLEEP 20", call)
+        time.sleep(0.4)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(10)
+        elapsed = time.monotonic() - started
+        caller.join(10)
+    assert elapsed < 3, elapsed
+    assert "error" in call and call["error"].retryable, call  # the caller may try another replica
+
+
+def test_sigterm_ends_a_legacy_sessions_get_stream() -> None:
+    """A 2025-11-25 session's standalone GET stream ends cleanly on SIGTERM (its client reconnects,
+    to another replica), instead of holding the shutdown up until the grace period is over."""
+    port = free_port()
+    args = [PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--shutdown-grace", "8"]
+    with running_server(args, port) as proc, \
+            httpx.Client(base_url=f"http://127.0.0.1:{port}/mcp", timeout=15) as http:
+        session = LegacySession(http)
+        session.initialize()
+        headers = {k: v for k, v in session.headers().items() if k != "Content-Type"}
+        with http.stream("GET", "", headers=headers) as stream:
+            assert stream.status_code == 200
+            assert stream.headers["content-type"].startswith("text/event-stream")
+            started = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            for _ in stream.iter_lines():  # priming event, keep-alives; ends when the server closes it
+                pass
+            ended = time.monotonic() - started
+        assert proc.wait(10) in (0, -signal.SIGTERM)
+    assert ended < 4, ended  # closed by the drain, not cut at the 8 s grace period
