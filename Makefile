@@ -39,7 +39,14 @@ $(OIDC_STAMP): $(OIDC_DIR)/package.json $(OIDC_DIR)/package-lock.json
 	cd $(OIDC_DIR) && npm ci --no-audit --no-fund
 	touch $(OIDC_STAMP)
 
-peers-deps: $(SDK1_STAMP) $(OIDC_STAMP)
+# httptools (the parser of `mcpgen[fast]`) for the server's hostile-client tests, outside the venv.
+FAST_SITE := tests/peers/.site-fast
+FAST_STAMP := $(FAST_SITE)/.installed
+$(FAST_STAMP): tests/peers/requirements-fast.txt $(STAMP)
+	$(PY) -m pip install --quiet --upgrade --target $(FAST_SITE) -r tests/peers/requirements-fast.txt
+	touch $(FAST_STAMP)
+
+peers-deps: $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP)
 
 # redis-server and nginx for the cluster tests: installed from Debian packages when missing and
 # when root (CI); elsewhere a note, and the cluster tests skip naming the missing binary.
@@ -49,7 +56,7 @@ services:
 demo: $(STAMP)
 	$(PY) scripts/demo.py
 
-test: $(STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP) services
+test: $(STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP) services
 	$(PY) scripts/sync_twins.py
 	$(VENV)/bin/mcpgen generate --check
 	$(VENV)/bin/lint-imports
@@ -77,4 +84,4 @@ bench: $(BENCH_STAMP)
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(SDK1_VENV) $(NODE_DIR)/node_modules $(OIDC_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SDK1_VENV) $(FAST_SITE) $(NODE_DIR)/node_modules $(OIDC_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache
