@@ -57,6 +57,7 @@ from .auth import Unauthorized, authenticate
 from .config import LOCAL_HOSTS, IncomingRequest
 from .dispatch import Dispatcher
 from .legacy_http import LegacyHttp
+from .store import StoreUnavailable
 
 __all__ = ["ASGIApp", "McpAsgiApp", "Receive", "Scope", "Send", "run_http"]
 
@@ -399,10 +400,16 @@ async def _lifespan(receive: Receive, send: Send, app: McpAsgiApp) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            try:
+                await app.server.start()  # a shared store: join the replicas' change fan-out
+            except StoreUnavailable as exc:
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             app.server.close_subscriptions()  # SUB-07: listen streams end with their final response
             app.close_sessions()
+            await app.server.aclose()
             await send({"type": "lifespan.shutdown.complete"})
             return
 
@@ -435,9 +442,14 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000) -> N
     )
 
     class _Uvicorn(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await server.start()  # a shared store: join the replicas' change fan-out
+            await super().startup(sockets)
+
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             server.close_subscriptions()  # SUB-07: open listen streams end instead of holding shutdown up
             mcp_app.close_sessions()  # legacy GET streams too
             await super().shutdown(sockets)
+            await server.aclose()
 
     _Uvicorn(config).run()

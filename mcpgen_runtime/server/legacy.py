@@ -41,8 +41,10 @@ from ._errors import ClientCapabilityRequired, RpcError
 from .config import IncomingRequest, Outcome
 from .dispatch import Dispatcher
 from .listen import LIST_CHANGED, Subscription
+from .replicas import store_unavailable
 from .results import error_result
 from .sessions import Session, SessionOptions, SessionStore
+from .store import StoreUnavailable
 
 __all__ = ["Deliver", "LegacyEra", "SessionChannel"]
 
@@ -155,6 +157,8 @@ class LegacyEra:
                     return _error(id_, jsonrpc.INVALID_REQUEST, f"{method} {self._missing(exc)}")
         except RpcError as exc:
             return _error(id_, exc.code, exc.message, exc.data)
+        except StoreUnavailable as exc:  # a shared rate limit or state claim could not be checked
+            return store_unavailable(id_, exc)
         return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": legacy_result(result)})
 
     def _tools_page(self, page: dict[str, Any]) -> dict[str, Any]:
