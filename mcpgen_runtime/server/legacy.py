@@ -188,9 +188,10 @@ class LegacyEra:
             await self.store.save(session)
         return Outcome(200, jsonrpc.result(id_, {}))
 
-    async def notification(self, session: Session, method: str, params: Any) -> None:
+    async def notification(self, session: Session, method: str, params: Any) -> bool:
         """A notification of `session`: `initialized` is noted, `cancelled` cancels the call it
-        names (CANCEL-09; unknown ids are ignored, CANCEL-13); others are ignored."""
+        names (CANCEL-09; unknown ids are ignored, CANCEL-13); others are ignored. False when a
+        cancellation named no call running here."""
         if method == INITIALIZED:
             if not session.initialized:
                 session.initialized = True
@@ -201,8 +202,11 @@ class LegacyEra:
             if _valid_id(request_id) and session.cancel(request_id):
                 _LOG.info("request %r cancelled by the client: %.200s", request_id,
                           params.get("reason", "no reason given"))
+            else:
+                return False
         else:
             _LOG.debug("legacy notification %.80s ignored", method)
+        return True
 
     # ---- list-changed notifications for listening clients ------------------------------------------
 

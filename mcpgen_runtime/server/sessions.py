@@ -90,8 +90,8 @@ class Session:
     only and are created on first use (an idle session holds none of them)."""
 
     __slots__ = ("_calls", "_next_request", "_next_stream", "_pending", "_streams", "client_capabilities",
-                 "client_info", "get_stream", "id", "initialized", "last_seen", "log_level", "principal",
-                 "protocol_version")
+                 "client_info", "get_stream", "id", "initialized", "last_seen", "log_level", "on_new_stream",
+                 "principal", "protocol_version", "stream_prefix")
 
     def __init__(self, session_id: str | None, principal: str | None, protocol_version: str,
                  client_capabilities: dict[str, Any], client_info: Mapping[str, Any]) -> None:
@@ -109,6 +109,9 @@ class Session:
         self.get_stream: EventStream | None = None  # the standalone GET stream
         self._next_request = 0
         self._next_stream = 0
+        # Shared sessions (shared_sessions.py): stream ids unique across replicas, streams mirrored.
+        self.stream_prefix = ""
+        self.on_new_stream: Callable[[EventStream], None] | None = None
 
     @property
     def busy(self) -> bool:
@@ -193,7 +196,11 @@ class Session:
 
     def new_stream(self, *, replay: int, priming: bool, retry_ms: int | None) -> EventStream:
         self._next_stream += 1
-        return EventStream(str(self._next_stream), replay=replay, priming=priming, retry_ms=retry_ms)
+        stream = EventStream(f"{self.stream_prefix}{self._next_stream}", replay=replay, priming=priming,
+                             retry_ms=retry_ms)
+        if self.on_new_stream is not None:
+            self.on_new_stream(stream)
+        return stream
 
     def keep_stream(self, stream: EventStream, limit: int) -> None:
         """Make a POST stream resumable; past `limit` the oldest finished stream is forgotten."""

@@ -44,10 +44,14 @@ def test_records_expire_and_touch_extends(redis_server: RedisServer) -> None:
         await store.put("c", b"x", 0.2)
         await asyncio.sleep(0.3)
         out += [await store.get("c"), await store.touch("c", 5)]
+        await store.put("d", b"y", 0.3)
+        out.append(await store.get("d", touch_s=5))  # GETEX: read and extend in one step
+        await asyncio.sleep(0.4)
+        out.append(await store.get("d"))
         return out
 
     memory, shared = _both(redis_server, script)
-    assert memory == shared == [None, b"one", True, False, b"one", True, False, None, None, False]
+    assert memory == shared == [None, b"one", True, False, b"one", True, False, None, None, False, b"y", b"y"]
 
 
 def test_event_logs_are_bounded_and_read_after_a_position(redis_server: RedisServer) -> None:

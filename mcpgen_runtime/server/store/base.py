@@ -71,8 +71,9 @@ class Store(ABC):
     # ---- records ---------------------------------------------------------------------------
 
     @abstractmethod
-    async def get(self, key: str) -> bytes | None:
-        """The record, or None when absent or expired."""
+    async def get(self, key: str, *, touch_s: float | None = None) -> bytes | None:
+        """The record, or None when absent or expired; with `touch_s`, its expiry restarts at that
+        many seconds in the same step (GETEX)."""
 
     @abstractmethod
     async def put(self, key: str, value: bytes, ttl_s: float) -> None:

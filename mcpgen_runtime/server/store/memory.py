@@ -51,13 +51,16 @@ class MemoryStore(Store):
 
     # ---- records -------------------------------------------------------------------------------
 
-    async def get(self, key: str) -> bytes | None:
+    async def get(self, key: str, *, touch_s: float | None = None) -> bytes | None:
         entry = self._records.get(key)
         if entry is None:
             return None
-        if entry[1] <= self._clock():
+        now = self._clock()
+        if entry[1] <= now:
             del self._records[key]
             return None
+        if touch_s is not None:
+            self._records[key] = (entry[0], now + touch_s)
         return entry[0]
 
     async def put(self, key: str, value: bytes, ttl_s: float) -> None:

@@ -117,8 +117,11 @@ class RedisStore(Store):
 
     # ---- records -----------------------------------------------------------------------------
 
-    async def get(self, key: str) -> bytes | None:
-        value: bytes | None = await self._call(self._redis.get(self._key(key)))
+    async def get(self, key: str, *, touch_s: float | None = None) -> bytes | None:
+        if touch_s is None:
+            value: bytes | None = await self._call(self._redis.get(self._key(key)))
+        else:
+            value = await self._call(self._redis.getex(self._key(key), px=_ms(touch_s)))
         return value
 
     async def put(self, key: str, value: bytes, ttl_s: float) -> None:
