@@ -8,10 +8,11 @@ bound to the principal that opened it (a request from anyone else is answered as
 did not exist); on stdio the process is the session and it has no id.
 
 `SessionStore` is the small interface sessions live behind; `MemorySessionStore` (the default)
-keeps them in this process with idle expiry and a cap. A shared store for several replicas
-(Redis, say) persists the record fields (`id`, `principal`, `protocol_version`,
-`client_capabilities`, `client_info`, `log_level`, `initialized`) and keeps the live parts —
-pending requests, running calls, attached streams — in the process that serves them.
+keeps them in this process with idle expiry and a cap. With a shared `ServerConfig.store`,
+`SharedSessionStore` (shared_sessions.py) persists the record fields (`id`, `principal`,
+`protocol_version`, `client_capabilities`, `client_info`, `log_level`, `initialized`) there and
+keeps the live parts — pending requests, running calls, attached streams — in the process that
+serves them.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def new_session_id() -> str:
 class SessionOptions:
     """Limits and timings of legacy sessions (`ServerConfig.sessions`).
 
-    - `store`: where HTTP sessions live (None: a `MemorySessionStore` per app, from the limits below).
+    - `store`: where HTTP sessions live (None: in `ServerConfig.store` when that is shared,
+      else a `MemorySessionStore` per app, from the limits below).
     - `idle_timeout_s`: a session with no request, no call running and no open stream for this
       long ends (its client gets 404 and initializes again).
     - `max_sessions`: live sessions kept; at the cap the least recently used idle one ends, and

@@ -144,12 +144,14 @@ class SharedSessionStore:
                      wait_s: float) -> AsyncIterator[bytes | None]:
         """The SSE events of a stream produced elsewhere, after position `after`: the replay, then
         each new one as it is written; None after `wait_s` without one (time for a keep-alive).
-        Ends when the stream finished."""
+        Ends when the stream finished or its log expired."""
         log = f"events:{session.id}:{stream_id}"
         cursor = 0
         while True:
             entries = await self._store.read(log, cursor, block_s=wait_s)
             if not entries:
+                if not await self._store.read(log, 0, count=1):
+                    return  # the log expired: its producer is gone (its replica died, or the session ended)
                 yield None
                 continue
             for position_in_log, data in entries:

@@ -76,3 +76,26 @@ def test_an_answer_posted_to_the_other_replica_reaches_the_asking_call(
     done = split.exchange(call(1, "test_elicitation", {"message": "Who are you?"}), answer)
     assert asked == ["elicitation/create"]
     assert done.result is not None and "action=accept" in done.result["content"][0]["text"]
+
+
+def test_sessions_while_redis_is_down_get_503_then_initialize_again() -> None:
+    redis = RedisServer()
+    redis.start()
+    try:
+        with Replica(conformance_server(redis.url)) as a, httpx.Client(base_url=a.url, timeout=10) as http:
+            opened = LegacySession(http, capabilities=CAPS)
+            opened.initialize()
+            redis.stop()
+            down = opened.post(request(1, "tools/list"))
+            assert down.status_code == 503 and down.headers["retry-after"] == "1"
+            assert down.json()["error"]["data"]["retryable"] is True
+            assert LegacySession(http).http.post("", json=request(0, "initialize", {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}},
+            ), headers=opened.headers()).status_code == 503
+            redis.start()  # an empty Redis (no persistence): the session is gone, a new one works
+            assert opened.post(request(2, "tools/list")).status_code == 404
+            again = LegacySession(http, capabilities=CAPS)
+            again.initialize()
+            assert again.exchange(request(3, "tools/list")).status == 200
+    finally:
+        redis.close()

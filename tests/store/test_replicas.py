@@ -154,3 +154,44 @@ def _eventually(check: Any, timeout: float = 5.0) -> None:
     while not check():
         assert time.monotonic() < deadline, "the change did not reach the other replica"
         time.sleep(0.05)
+
+
+def test_the_client_reads_a_retryable_error_from_its_status_or_its_data() -> None:
+    from mcpgen_runtime.errors import InvalidParamsError, RemoteError
+
+    over_http = RemoteError.from_error({"code": -32603, "message": "x"}, http_status=503)
+    on_stdio = RemoteError.from_error({"code": -32603, "message": "x", "data": {"retryable": True,
+                                                                              "retryAfterMs": 250}})
+    assert isinstance(over_http, ServiceUnavailableError) and over_http.retry_after_s == 1.0
+    assert isinstance(on_stdio, ServiceUnavailableError) and on_stdio.retry_after_s == 0.25
+    plain = RemoteError.from_error({"code": -32602, "message": "x"}, http_status=400)
+    assert isinstance(plain, InvalidParamsError) and not plain.retryable
+    hostile = RemoteError.from_error({"code": -32603, "message": "x", "data": {"retryable": True,
+                                                                              "retryAfterMs": 10**12}})
+    assert isinstance(hostile, ServiceUnavailableError) and hostile.retry_after_s == 1.0  # bounded
+
+
+def test_fan_out_comes_back_after_a_redis_restart() -> None:
+    from tests.runtime.dynamic_server_app import DynamicServer
+    from tests.runtime.test_server_subscriptions import SseReader, listen
+
+    redis = RedisServer()
+    redis.start()
+    try:
+        with (Replica(with_store(DynamicServer, redis.url, keepalive_s=0.5)) as a,
+              Replica(with_store(DynamicServer, redis.url, keepalive_s=0.5)) as b):
+            reader = SseReader(a.url, listen(7, toolsListChanged=True))
+            try:
+                reader.wait_for(lambda item: item[0] == "event")  # acknowledged (A joined the fan-out)
+                redis.stop()
+                assert b.post(call(1, "mutate", {"op": "touch"})).status_code == 200  # not shared: logged
+                redis.start()
+                deadline = time.monotonic() + 10
+                while not [i for i in reader.items if i[0] == "event" and "list_changed" in i[1]["method"]]:
+                    assert time.monotonic() < deadline, "A's pub/sub did not come back"
+                    b.post(call(2, "mutate", {"op": "touch"}))
+                    time.sleep(0.3)
+            finally:
+                reader.close()
+    finally:
+        redis.close()

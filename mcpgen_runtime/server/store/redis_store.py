@@ -196,8 +196,10 @@ class RedisStore(Store):
     async def subscribe(self, channel: str, deliver: Callable[[bytes], None]) -> Unsubscribe:
         subscribers = self._subscribers.get(channel)
         if subscribers is None:
-            if self._pubsub is None:
+            if self._pump is None and self._pubsub is None:
                 self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            if self._pubsub is None:  # the pump is reconnecting: it subscribes to every channel then
+                raise StoreUnavailable(f"the shared store {self._url} is unavailable (pub/sub reconnecting)")
             await self._call(self._pubsub.subscribe(self._key("channel:" + channel)))
             subscribers = self._subscribers[channel] = set()
             if self._pump is None:
@@ -211,14 +213,31 @@ class RedisStore(Store):
         return unsubscribe
 
     async def _run_pubsub(self) -> None:
-        """Deliver published messages to local subscribers; reconnect after a failure."""
+        """Deliver published messages to local subscribers. After a failure the pub/sub connection
+        is replaced by a new one subscribed to every channel (retried until Redis answers)."""
         prefix = self._key("channel:").encode()
         pubsub = self._pubsub
         while True:
+            if pubsub is None:
+                fresh: Any = self._redis.pubsub(ignore_subscribe_messages=True)
+                try:
+                    await fresh.subscribe(*(self._key("channel:" + name) for name in self._subscribers))
+                except Exception:
+                    with contextlib.suppress(Exception):
+                        await fresh.aclose()
+                    await asyncio.sleep(0.5)
+                    continue
+                pubsub = self._pubsub = fresh
+                _LOG.info("shared store %s: pub/sub reconnected", self._url)
             try:
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-            except _FAILURES:
-                _LOG.warning("shared store %s: pub/sub connection lost; reconnecting", self._url)
+            except Exception as exc:  # never let fan-out die: replace the connection
+                _LOG.warning("shared store %s: pub/sub connection lost (%s); reconnecting", self._url,
+                             type(exc).__name__)
+                self._pubsub = None
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+                pubsub = None
                 await asyncio.sleep(0.5)
                 continue
             if message is None or message.get("type") != "message":
