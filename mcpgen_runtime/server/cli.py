@@ -78,8 +78,8 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
         if args.store is not None:
             config = dataclasses.replace(config, store=args.store)
         server = server_cls(config)
-        if server.store.shared:
-            _check_reachable(config, server.store)
+        if server.shared_store.shared:
+            _check_reachable(config, server.shared_store)
     except ValueError as exc:  # ServerConfig and the state secrets raise ValueError for bad settings
         print(f"{server_cls.__module__.partition('.')[0]}: cannot start: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

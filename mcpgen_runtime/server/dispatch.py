@@ -199,9 +199,10 @@ class Dispatcher:
         return self._capabilities
 
     @property
-    def store(self) -> Store:
+    def shared_store(self) -> Store:
         """Where state shared by the replicas of this server lives (`ServerConfig.store`);
-        `await server.store.ping()` is a readiness check."""
+        `await server.shared_store.ping()` is a readiness check. (Named so that tools called
+        `store` or `start` stay free: the generator reserves every name a ToolServer has.)"""
         return self._store
 
     @property
@@ -266,13 +267,13 @@ class Dispatcher:
         self._swap_tools([known[name][0] for name in served], {name: known[name][1] for name in served},
                          notify, share=False)
 
-    async def start(self) -> None:
+    async def open_shared_state(self) -> None:
         """Join the replicas' change fan-out when the store is shared (`run_http`, `run_stdio` and
         the ASGI lifespan call it; the first listen stream does otherwise). StoreUnavailable when
         the store cannot be reached."""
         await self._fanout.start()
 
-    async def aclose(self) -> None:
+    async def close_shared_state(self) -> None:
         """Leave the fan-out and release the store's connections (server shutdown)."""
         await self._fanout.close()
         await self._store.close()

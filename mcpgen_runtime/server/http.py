@@ -401,7 +401,7 @@ async def _lifespan(receive: Receive, send: Send, app: McpAsgiApp) -> None:
         message = await receive()
         if message["type"] == "lifespan.startup":
             try:
-                await app.server.start()  # a shared store: join the replicas' change fan-out
+                await app.server.open_shared_state()  # a shared store: join the replicas' change fan-out
             except StoreUnavailable as exc:
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
@@ -409,7 +409,7 @@ async def _lifespan(receive: Receive, send: Send, app: McpAsgiApp) -> None:
         elif message["type"] == "lifespan.shutdown":
             app.server.close_subscriptions()  # SUB-07: listen streams end with their final response
             app.close_sessions()
-            await app.server.aclose()
+            await app.server.close_shared_state()
             await send({"type": "lifespan.shutdown.complete"})
             return
 
@@ -443,13 +443,13 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000) -> N
 
     class _Uvicorn(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await server.start()  # a shared store: join the replicas' change fan-out
+            await server.open_shared_state()  # a shared store: join the replicas' change fan-out
             await super().startup(sockets)
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             server.close_subscriptions()  # SUB-07: open listen streams end instead of holding shutdown up
             mcp_app.close_sessions()  # legacy GET streams too
             await super().shutdown(sockets)
-            await server.aclose()
+            await server.close_shared_state()
 
     _Uvicorn(config).run()

@@ -146,7 +146,7 @@ class LegacyHttp:
     def __init__(self, server: Dispatcher) -> None:
         config = server.config
         options = config.sessions
-        shared = shared_session_store(server.store, options) if options.store is None else None
+        shared = shared_session_store(server.shared_store, options) if options.store is None else None
         self.shared = shared  # sessions every replica serves (shared_sessions.py), or None
         self.store: SessionStore
         if options.store is not None:

@@ -237,8 +237,8 @@ def run_stdio(server: Dispatcher) -> None:
 
 
 async def _serve(server: Dispatcher, out: BinaryIO) -> None:
-    await server.start()  # a shared store: join the replicas' change fan-out
+    await server.open_shared_state()  # a shared store: join the replicas' change fan-out
     try:
         await serve_stdio(server, sys.stdin.buffer, out)
     finally:
-        await server.aclose()
+        await server.close_shared_state()

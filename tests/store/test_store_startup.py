@@ -49,9 +49,9 @@ def test_memory_is_the_default_and_needs_no_secret(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.delenv("MCPGEN_STORE", raising=False)
     monkeypatch.delenv("MCPGEN_STATE_SECRET", raising=False)
-    assert isinstance(Server().store, MemoryStore)
+    assert isinstance(Server().shared_store, MemoryStore)
     monkeypatch.setenv("MCPGEN_STORE", redis_server.url)
     with pytest.raises(StateSecretError, match="MCPGEN_STATE_SECRET"):
         Server()
     monkeypatch.setenv("MCPGEN_STATE_SECRET", SECRET)
-    assert Server().store.shared
+    assert Server().shared_store.shared
