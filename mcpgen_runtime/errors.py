@@ -85,8 +85,6 @@ class RemoteError(McpRuntimeError):
     """A JSON-RPC error response received from the peer (never a local failure: ERR-07)."""
 
     code_: ClassVar[int | None] = None
-    #: True when the same request may succeed if sent again later (`ServiceUnavailableError`).
-    retryable: ClassVar[bool] = False
 
     def __init__(self, code: int, message: str, data: Any = None, *, http_status: int | None = None) -> None:
         super().__init__(f"[{code}] {message}")
@@ -135,7 +133,9 @@ class ServiceUnavailableError(RemoteError):
     `retryable`: e.g. the shared store of a replicated server is down). Nothing was done;
     sending the same request again after `retry_after_s` may succeed."""
 
-    retryable = True
+    def __init__(self, code: int, message: str, data: Any = None, *, http_status: int | None = None) -> None:
+        super().__init__(code, message, data, http_status=http_status)
+        self.retryable = True  # also off HTTP (stdio), where only data.retryable says so
 
     @property
     def retry_after_s(self) -> float:

@@ -165,7 +165,7 @@ def test_the_client_reads_a_retryable_error_from_its_status_or_its_data() -> Non
     assert isinstance(over_http, ServiceUnavailableError) and over_http.retry_after_s == 1.0
     assert isinstance(on_stdio, ServiceUnavailableError) and on_stdio.retry_after_s == 0.25
     plain = RemoteError.from_error({"code": -32602, "message": "x"}, http_status=400)
-    assert isinstance(plain, InvalidParamsError) and not plain.retryable
+    assert isinstance(plain, InvalidParamsError) and not getattr(plain, "retryable", False)
     hostile = RemoteError.from_error({"code": -32603, "message": "x", "data": {"retryable": True,
                                                                               "retryAfterMs": 10**12}})
     assert isinstance(hostile, ServiceUnavailableError) and hostile.retry_after_s == 1.0  # bounded
