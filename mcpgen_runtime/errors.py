@@ -16,6 +16,7 @@
         UnsupportedProtocolVersionError -32022
         MethodNotFoundError           -32601
         InvalidParamsError            -32602
+        ServiceUnavailableError       HTTP 503 or data.retryable: the server cannot serve it now; retry later
       ToolError                       a tools/call result with isError: true
       ToolArgumentsError              arguments rejected locally before sending
       ToolOutputError                 structuredContent missing or not matching outputSchema
@@ -129,8 +130,12 @@ class RemoteError(McpRuntimeError):
             raise ProtocolError(f"malformed JSON-RPC error object: {error!r:.200}")
         code = error["code"]
         message = error.get("message")
-        cls = _BY_CODE.get(code, RemoteError)
-        return cls(code, message if isinstance(message, str) else "", error.get("data"), http_status=http_status)
+        data = error.get("data")
+        if http_status == 503 or (isinstance(data, dict) and data.get("retryable") is True):
+            cls: type[RemoteError] = ServiceUnavailableError
+        else:
+            cls = _BY_CODE.get(code, RemoteError)
+        return cls(code, message if isinstance(message, str) else "", data, http_status=http_status)
 
 
 class HeaderMismatchError(RemoteError):
@@ -151,6 +156,22 @@ class MethodNotFoundError(RemoteError):
 
 class InvalidParamsError(RemoteError):
     code_ = -32602
+
+
+class ServiceUnavailableError(RemoteError):
+    """The server could not serve the request now (HTTP 503, or an error whose data says
+    `retryable`: e.g. the shared store of a replicated server is down). Nothing was done;
+    sending the same request again after `retry_after_s` may succeed."""
+
+    def __init__(self, code: int, message: str, data: Any = None, *, http_status: int | None = None) -> None:
+        super().__init__(code, message, data, http_status=http_status)
+        self.retryable = True  # also off HTTP (stdio), where only data.retryable says so
+
+    @property
+    def retry_after_s(self) -> float:
+        data = self.data
+        wait = data.get("retryAfterMs") if isinstance(data, dict) else None
+        return wait / 1000 if isinstance(wait, int | float) and 0 <= wait <= 3_600_000 else 1.0
 
 
 _BY_CODE: dict[int, type[RemoteError]] = {

@@ -132,6 +132,8 @@ class Server(ServerBase):
         version=__version__,
         title="mcpgen conformance fixture server",
     )
+    # Its requestState is accepted once, on whichever replica redeems it first (MRTR-11; the store).
+    _single_use_state_: ClassVar[frozenset[str]] = frozenset({"test_input_required_result_request_state"})
 
     def __init__(self, config: ServerConfig | None = None) -> None:
         super().__init__(config)

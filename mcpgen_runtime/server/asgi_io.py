@@ -45,6 +45,7 @@ SSE_HEADERS: Final = [
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),  # HTTP-18
 ]
+RETRY_AFTER: Final = (b"retry-after", b"1")
 EVENT_PREFIX: Final = b"event: message\ndata: "
 EVENT_SUFFIX: Final = b"\n\n"
 
@@ -79,8 +80,10 @@ async def reply(send: Send, outcome: Outcome, *, sse: bool) -> None:
         await send({"type": "http.response.body", "body": EVENT_PREFIX + _json.dumps(response) + EVENT_SUFFIX})
     else:  # send_body, inlined: this is every JSON reply
         body = _json.dumps(response)
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [CONTENT_TYPE_JSON, (b"content-length", b"%d" % len(body))]})
+        headers = [CONTENT_TYPE_JSON, (b"content-length", b"%d" % len(body))]
+        if status == 503:  # the shared store is down (dispatch.store_unavailable): retry after a while
+            headers.append(RETRY_AFTER)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
 

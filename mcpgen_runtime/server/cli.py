@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from .limits import HttpLimits
+from .store import STORE_ENV, Store, StoreUnavailable, open_store
 from .tool_server import ToolServer
 
 __all__ = ["build_parser", "serve_main"]
@@ -36,6 +39,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         help="serve MCP 2026-07-28 only; answer initialize with an error naming it")
     parser.add_argument("--shutdown-grace", type=float, default=None, metavar="SECONDS",
                         help="on SIGTERM, how long calls in flight may take to finish (default 10)")
+    parser.add_argument("--store", metavar="URL", default=None,
+                        help=f"state shared by replicas: 'memory' (default) or redis://host:6379/0 "
+                             f"(default: ${STORE_ENV}); a shared store needs MCPGEN_STATE_SECRET")
     oauth = parser.add_argument_group(
         "OAuth (HTTP)", "protect the server: bearer JWTs from the authorization server, checked against its keys")
     oauth.add_argument("--oauth-issuer", metavar="URL", help="the authorization server's issuer")
@@ -71,8 +77,8 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
     """Parse `argv`, build `server_cls` and serve until interrupted (or stdin closes).
 
     Configuration that cannot work (a `ServerConfig` value, a `MCPGEN_STATE_SECRET` that is too
-    short) stops here with exit code 2 and one line on stderr saying what to fix, before anything
-    listens."""
+    short, a shared store without a shared secret, a store that does not answer) stops here with
+    exit code 2 and one line on stderr saying what to fix, before anything listens."""
     args = build_parser().parse_args(argv)
     # Logs never go to stdout: on stdio it carries protocol messages only (STDIO-03).
     logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
@@ -95,7 +101,11 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             config = dataclasses.replace(config, http_limits=dataclasses.replace(config.http_limits, **given))
         if args.oauth_issuer or args.resource:
             config = dataclasses.replace(config, auth=_protected_resource(args, server_cls))
+        if args.store is not None:
+            config = dataclasses.replace(config, store=args.store)
         server = server_cls(config)
+        if server.shared_store.shared:
+            _check_reachable(config, server.shared_store)
     except ValueError as exc:  # ServerConfig and the state secrets raise ValueError for bad settings
         print(f"{server_cls.__module__.partition('.')[0]}: cannot start: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
@@ -103,6 +113,26 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
         server.run_stdio()
     else:
         server.run_http(args.host, args.port, parser=args.parser)
+
+
+def _check_reachable(config: Any, store: Store) -> None:
+    """Ping the shared store once before serving, over a connection of its own (the server's
+    store binds its connections to the serving event loop)."""
+    url = config.store if isinstance(config.store, str) else os.environ.get(STORE_ENV)
+    if url is None:
+        return  # a Store object given in code: its owner checks it
+
+    async def ping() -> None:
+        probe = open_store(url, config.name)
+        try:
+            await probe.ping()
+        finally:
+            await probe.close()
+
+    try:
+        asyncio.run(ping())
+    except StoreUnavailable as exc:
+        raise ValueError(f"{exc}: check --store / {STORE_ENV} and that the store is running") from None
 
 
 def _protected_resource(args: argparse.Namespace, server_cls: type[ToolServer]) -> Any:

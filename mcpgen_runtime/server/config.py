@@ -23,6 +23,7 @@ from .limits import HttpLimits
 from .ratelimit import RateLimit
 from .sessions import SessionOptions
 from .state import StateCodec
+from .store import Store
 
 __all__ = [
     "LOCAL_HOSTS",
@@ -102,6 +103,12 @@ class ServerConfig:
     2025-11-25, 2025-06-18 or 2025-03-26 revision, with the limits in `sessions`;
     `modern_only=True` serves 2026-07-28 alone and answers `initialize` with an error naming
     the versions it speaks (VER-08).
+
+    Replicas (store/): `store` holds what several processes of one server share — a `Store`, or
+    a URL (`"memory"`, `"redis://host:6379/0"`); None reads the environment variable
+    `MCPGEN_STORE`, else keeps everything in this process. A shared store needs shared
+    requestState secrets (`state_secrets` or `MCPGEN_STATE_SECRET`): the server refuses to start
+    without them.
     """
 
     name: str = "mcpgen-server"
@@ -142,6 +149,7 @@ class ServerConfig:
     ready_timeout_s: float = 2.0
     shutdown_grace_s: float = 10.0
     keep_alive_s: float = 5.0
+    store: Store | str | None = None
 
     def __post_init__(self) -> None:
         if self.page_size is not None and self.page_size < 1:

@@ -351,9 +351,12 @@ class RequestContext:
             self._answers[key] = raw
         return pending
 
-    async def ask(self) -> None:
+    async def ask(self, *, single_use: bool = False) -> None:
         """Return when every `need`ed request has its answer; otherwise end this round with an
         `input_required` result asking for the missing ones (MRTR-24 when asked again).
+
+        `single_use=True`: the `requestState` of this round is accepted once, by every replica
+        that shares the server's store (MRTR-11); a second retry with it is refused.
 
         A request for a capability the client did not declare fails with `-32021` naming it
         (MRTR-13, BASE-35): check `can_elicit()`/`can_sample()`/`can_list_roots()` first to
@@ -386,6 +389,7 @@ class RequestContext:
             {item.key: item.request.wire() for item in pending},
             carried,
             dict(self._state or {}),
+            single_use,
         )
 
     async def _ask_client(self, channel: ClientChannel, pending: list[Pending[Any]]) -> None:
@@ -421,30 +425,33 @@ class RequestContext:
                 raise ClientRequestError(f"The client's answer to {item.request.method} is not valid: "
                                          f"{exc.message.partition(': ')[2] or exc.message}") from None
 
-    async def elicit(self, message: str, requested_schema: Mapping[str, Any], *, key: str | None = None) -> ElicitResult:
-        """Ask the user for form data (IN-03); never for secrets (IN-05: use `elicit_url`)."""
+    async def elicit(self, message: str, requested_schema: Mapping[str, Any], *, key: str | None = None,
+                     single_use: bool = False) -> ElicitResult:
+        """Ask the user for form data (IN-03); never for secrets (IN-05: use `elicit_url`).
+        `single_use`: see `ask`."""
         pending = self.need(Elicit(message, requested_schema, key))
-        await self.ask()
+        await self.ask(single_use=single_use)
         return pending.value
 
-    async def elicit_url(self, message: str, url: str, *, key: str | None = None) -> ElicitResult:
+    async def elicit_url(self, message: str, url: str, *, key: str | None = None,
+                         single_use: bool = False) -> ElicitResult:
         """Send the user to `url` for an out-of-band interaction (URL mode, IN-11)."""
         pending = self.need(ElicitUrl(message, url, key))
-        await self.ask()
+        await self.ask(single_use=single_use)
         return pending.value
 
     async def sample(self, messages: str | Sequence[Mapping[str, Any]], *, max_tokens: int,
                      system_prompt: str | None = None, key: str | None = None,
-                     options: Mapping[str, Any] | None = None) -> CreateMessageResult:
+                     options: Mapping[str, Any] | None = None, single_use: bool = False) -> CreateMessageResult:
         """Ask the client's model for a completion (`sampling/createMessage`)."""
         pending = self.need(Sample(messages, max_tokens, system_prompt, key, options))
-        await self.ask()
+        await self.ask(single_use=single_use)
         return pending.value
 
-    async def list_roots(self, *, key: str | None = None) -> tuple[Root, ...]:
+    async def list_roots(self, *, key: str | None = None, single_use: bool = False) -> tuple[Root, ...]:
         """Ask the client for its roots (`roots/list`)."""
         pending = self.need(ListRoots(key))
-        await self.ask()
+        await self.ask(single_use=single_use)
         return tuple(pending.value.roots)  # already a tuple when read from the wire
 
 

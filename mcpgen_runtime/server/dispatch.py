@@ -14,7 +14,13 @@ hands over headers (HTTP); stdio has no header layer.
   -> version supported (-32022, VER-01) -> Mcp-Method (-32020) -> Mcp-Name (-32020)
   -> method known (-32601, 404) -> tools/call: tool known (-32602, TOOLS-22)
   -> rate limit (isError, SEC-03) -> Mcp-Param-* (-32020, XHDR-22..25) -> arguments (isError, SEC-01)
-  -> inputResponses / requestState (-32602, MRTR-07..10, MRTR-21; only when present) -> handler
+  -> inputResponses / requestState (-32602, MRTR-07..10, MRTR-21; only when present)
+  -> single-use state claimed in the store (-32602, MRTR-11; only when the state says so) -> handler
+
+Shared state (store/): with the default in-memory store nothing here awaits a store. A shared
+store (Redis) is consulted only by the features that need it — a rate limit, a single-use
+state — and when it cannot be reached the request is answered with a retryable error (HTTP 503,
+`Retry-After`, `-32603` whose data says `retryable`), never with per-process state.
 
 Beyond tools: `subscriptions/listen` streams list-changed notifications (SUB-*, listen.py),
 and `add_method` serves further methods (prompts, resources, ...) with caching hints stamped
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
 from collections.abc import Hashable, Mapping
 from typing import Any, ClassVar, Literal
 
@@ -48,8 +55,10 @@ from .health import Probes, ReadinessCheck
 from .input_required import MRTR_METHODS, InputRequired, input_required_result, resume_round
 from .listen import LIST_CHANGED, SubscriptionHub, listen
 from .ratelimit import RateLimiter
+from .replicas import Fanout, bucket_key, resolve_store, store_unavailable
 from .results import complete, error_result, rate_limited_result, shape_result
 from .state import StateCodec, configured_keys
+from .store import Store, StoreUnavailable
 
 __all__ = ["BUILTIN_METHODS", "CACHEABLE_METHODS", "REMOVED_METHODS", "Dispatcher"]
 
@@ -90,16 +99,21 @@ class Dispatcher:
         "_capabilities",
         "_definitions",
         "_discover",
+        "_fanout",
         "_first_page",
         "_hub",
         "_initialize_hint",
+        "_known_tools",
         "_limiter",
         "_methods",
         "_pages",
         "_probes",
         "_progress_interval",
         "_result_meta",
+        "_shared_limit",
+        "_single_use_tools",
         "_state_codec",
+        "_store",
         "_subscription_kinds",
         "_supported",
         "_supported_list",
@@ -111,6 +125,8 @@ class Dispatcher:
     _tool_bindings_: ClassVar[tuple[ToolBinding, ...]] = ()
     # Identity and policy a generated base (or handlers.py) may preset; see `default_config`.
     _server_config_: ClassVar[ServerConfig | None] = None
+    # Tools whose requestState is accepted once (MRTR-11); handlers.py may set it, `add_tool` too.
+    _single_use_state_: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def default_config(cls) -> ServerConfig:
@@ -129,6 +145,8 @@ class Dispatcher:
         self._result_meta: dict[str, Any] | None = {SERVER_INFO_KEY: info} if cfg.include_server_info else None
         self._definitions = list(type(self)._tool_definitions_)
         self._tools = catalog.bind_tools(self, self._definitions, type(self)._tool_bindings_)
+        # Every tool this process can serve (a shared tool set names tools by name: fanout.py).
+        self._known_tools = {d["name"]: (d, self._tools[d["name"]]) for d in self._definitions}
         self._pages, self._first_page = catalog.build_pages(self._definitions, cfg, self._complete)
         self._supported = frozenset(SUPPORTED_PROTOCOL_VERSIONS)
         self._supported_list = list(SUPPORTED_PROTOCOL_VERSIONS)
@@ -142,8 +160,17 @@ class Dispatcher:
         self._capabilities: dict[str, dict[str, Any]] = {"tools": {"listChanged": cfg.list_changed}}
         self._hub = SubscriptionHub()
         self._probes = Probes(cfg.health_path, cfg.ready_path, cfg.readiness_checks, cfg.ready_timeout_s)
-        self._limiter = RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None else None
         configured_keys(cfg.state_secrets)  # a secret that cannot work stops the server now, not at first use
+        self._store = resolve_store(cfg)
+        if self._store.shared:
+            self._probes.add("store", self._store.ping)  # /readyz: unready while the store is unreachable
+        # Per-process buckets stay synchronous (the hot path awaits nothing); a shared store's are atomic there.
+        self._shared_limit = cfg.rate_limit if cfg.rate_limit is not None and self._store.shared else None
+        self._limiter = RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None and not self._store.shared else None
+        self._fanout = Fanout(self._store, self._hub, self._adopt_tools)
+        self._single_use_tools = set(type(self)._single_use_state_)
+        if unknown := self._single_use_tools - set(self._tools):
+            raise ValueError(f"_single_use_state_ names tools that are not served: {', '.join(sorted(unknown))}")
         self._state_codec: StateCodec | None = None  # made on first use (it may warn about its key)
         self._progress_interval = cfg.progress_interval_ms / 1000
         self._rebuild_discover()
@@ -177,6 +204,13 @@ class Dispatcher:
         return self._capabilities
 
     @property
+    def shared_store(self) -> Store:
+        """Where state shared by the replicas of this server lives (`ServerConfig.store`);
+        `await server.shared_store.ping()` is a readiness check. (Named so that tools called
+        `store` or `start` stay free: the generator reserves every name a ToolServer has.)"""
+        return self._store
+
+    @property
     def hub(self) -> SubscriptionHub:
         """The open `subscriptions/listen` streams; `notify_list_changed` publishes here."""
         return self._hub
@@ -190,20 +224,26 @@ class Dispatcher:
 
     def add_tool(self, definition: Mapping[str, Any], handler: ToolHandler, *,
                  input_model: type[BaseModel] | None = None, output_model: type[BaseModel] | None = None,
-                 output_is_root: bool = False, notify: bool = True) -> None:
+                 output_is_root: bool = False, notify: bool = True, single_use_state: bool = False) -> None:
         """Serve one more tool (appended to the listing) and tell listeners (TOOLS-05).
 
         `handler(args, ctx)` gets `input_model` instances, or the arguments dict (checked
         against `inputSchema`) when no model is given; it returns what generated handlers
-        return. Replacing an existing name keeps its position.
+        return. Replacing an existing name keeps its position. `single_use_state`: every
+        requestState the tool issues is accepted once (MRTR-11).
         """
         definition = dict(definition)
         spec = tool_table([definition])[str(definition.get("name"))]
         if not inspect.iscoroutinefunction(handler):
             raise TypeError(f"tool {spec.name!r}: the handler must be an async function")
         tool = catalog.make_tool(spec, handler, input_model, output_model, output_is_root)
+        if single_use_state:
+            self._single_use_tools.add(spec.name)
+        else:
+            self._single_use_tools.discard(spec.name)
         definitions = catalog.definitions_with(self._definitions, definition)
         tools = {**self._tools, spec.name: tool}
+        self._known_tools[spec.name] = (definition, tool)
         self._swap_tools(definitions, {d["name"]: tools[d["name"]] for d in definitions}, notify)
 
     def remove_tool(self, name: str, *, notify: bool = True) -> None:
@@ -213,12 +253,35 @@ class Dispatcher:
         definitions = [d for d in self._definitions if d.get("name") != name]
         self._swap_tools(definitions, {k: v for k, v in self._tools.items() if k != name}, notify)
 
-    def _swap_tools(self, definitions: list[dict[str, Any]], tools: dict[str, ServedTool], notify: bool) -> None:
+    def _swap_tools(self, definitions: list[dict[str, Any]], tools: dict[str, ServedTool], notify: bool,
+                    share: bool = True) -> None:
         pages, first = catalog.build_pages(definitions, self.config, self._complete)
         # Swapped together between two awaits: no request sees a half-updated tool set.
         self._definitions, self._tools, self._pages, self._first_page = definitions, tools, pages, first
-        if notify:
-            self.notify_list_changed("tools")
+        if share:
+            self._fanout.share_tools([d["name"] for d in definitions], notify)
+        if notify and "toolsListChanged" in self._subscription_kinds:
+            self._hub.publish(LIST_CHANGED["toolsListChanged"])
+
+    def _adopt_tools(self, names: list[str], notify: bool) -> None:
+        """Serve the tool set another replica changed to (fanout.py), with this process's handlers."""
+        known = self._known_tools
+        if missing := [name for name in names if name not in known]:
+            _LOG.warning("the shared tool set names tools this replica cannot serve: %s", ", ".join(missing[:20]))
+        served = [name for name in dict.fromkeys(names) if name in known]
+        self._swap_tools([known[name][0] for name in served], {name: known[name][1] for name in served},
+                         notify, share=False)
+
+    async def open_shared_state(self) -> None:
+        """Join the replicas' change fan-out when the store is shared (`run_http`, `run_stdio` and
+        the ASGI lifespan call it; the first listen stream does otherwise). StoreUnavailable when
+        the store cannot be reached."""
+        await self._fanout.start()
+
+    async def close_shared_state(self) -> None:
+        """Leave the fan-out and release the store's connections (server shutdown)."""
+        await self._fanout.close()
+        await self._store.close()
 
     def add_method(self, method: str, handler: MethodHandler, *, ttl_ms: int | None = None,
                    cache_scope: CacheScope | None = None) -> None:
@@ -254,12 +317,14 @@ class Dispatcher:
         if flag not in self._subscription_kinds:
             _LOG.debug("%s not declared: no notification sent", flag)
             return 0
+        self._fanout.announce("list", kind)
         return self._hub.publish(LIST_CHANGED[flag])
 
     def notify_resource_updated(self, uri: str) -> int:
         """Send `notifications/resources/updated` to the listen streams subscribed to `uri`."""
         if "resourceSubscriptions" not in self._subscription_kinds:
             return 0
+        self._fanout.announce("resource", uri)
         return self._hub.publish_resource_updated(uri)
 
     @property
@@ -352,6 +417,8 @@ class Dispatcher:
             elif method == "server/discover":
                 result = self._discover
             elif method == "subscriptions/listen":
+                if self._store.shared and not self._fanout.active:
+                    await self._fanout.start()  # changes made on other replicas reach this stream
                 return await listen(self._hub, self._subscription_kinds, id_, params, request,
                                     keepalive_s=self.config.keepalive_s, meta=self._result_meta)
             else:
@@ -361,6 +428,8 @@ class Dispatcher:
                 result = await self._call_method(entry, id_, method, params, meta, version, capabilities, request)
         except RpcError as exc:
             return self._fail(id_, method, exc.code, exc.message, exc.data, exc.http_status)
+        except StoreUnavailable as exc:
+            return store_unavailable(id_, exc)
         return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": result})
 
     def _fail(
@@ -399,6 +468,12 @@ class Dispatcher:
             raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")  # TOOLS-22
         if self._limiter is not None:
             wait = self._limiter.take(self._caller_key(request))
+            if wait:
+                return rate_limited_result(name, wait, self._result_meta)
+        elif self._shared_limit is not None:
+            limit = self._shared_limit
+            wait = await self._store.take_token(bucket_key(self.config.auth, request), rate=limit.rate, burst=limit.burst,
+                                                ttl_s=limit.burst / limit.rate + 1.0)
             if wait:
                 return rate_limited_result(name, wait, self._result_meta)
         arguments = params.get("arguments")
@@ -444,11 +519,12 @@ class Dispatcher:
         )
         ctx.tool_name = name
         if "inputResponses" in params or "requestState" in params:  # an MRTR retry: the slow path
-            self._resume_round(ctx, "tools/call", params, request)
+            await self._resume_round(ctx, "tools/call", params, request)
         try:
             value = await tool.handler(args, ctx)
         except InputRequired as ask:
-            ended = self._end_round(ask, "tools/call", params, request, f"tool {name!r}")
+            ended = self._end_round(ask, "tools/call", params, request, f"tool {name!r}",
+                                    single_use=name in self._single_use_tools)
             if ended is None:
                 return error_result(f"Tool {name!r} failed with an internal error (requestState)", self._result_meta)
             return ended
@@ -475,7 +551,7 @@ class Dispatcher:
             client_capabilities=capabilities, progress_interval=self._progress_interval,
         )
         if method in MRTR_METHODS and ("inputResponses" in params or "requestState" in params):
-            self._resume_round(ctx, method, params, request)
+            await self._resume_round(ctx, method, params, request)
         try:
             value = await entry.handler(params, ctx)
         except InputRequired as ask:
@@ -517,19 +593,27 @@ class Dispatcher:
             )
         return codec
 
-    def _resume_round(self, ctx: RequestContext, method: str, params: Mapping[str, Any],
-                      request: IncomingRequest) -> None:
-        resume_round(ctx, method, params, codec=self._codec,
-                     principal_id=principal_id(self.config.auth, request.principal))
+    async def _resume_round(self, ctx: RequestContext, method: str, params: Mapping[str, Any],
+                            request: IncomingRequest) -> None:
+        single_use = resume_round(ctx, method, params, codec=self._codec,
+                                  principal_id=principal_id(self.config.auth, request.principal))
+        if single_use is not None:  # MRTR-11: the first redemption anywhere wins
+            nonce, expires_ms = single_use
+            ttl_s = max(1.0, expires_ms / 1000 - time.time() + 60.0)  # outlives the state (clock skew)
+            if not await self._store.claim("used:" + nonce, ttl_s):
+                _LOG.info("rejected requestState for %s: already redeemed", method)
+                raise RpcError(jsonrpc.INVALID_PARAMS,
+                               "Invalid requestState: it was already used and is accepted only once; "
+                               "retry the request without it")
 
     def _end_round(self, ask: InputRequired, method: str, params: Mapping[str, Any], request: IncomingRequest,
-                   what: str) -> dict[str, Any] | None:
+                   what: str, *, single_use: bool = False) -> dict[str, Any] | None:
         """The InputRequiredResult ending this round; None (logged) when the handler's state
         cannot be sealed (not JSON, or too large: a handler bug)."""
         try:
             return input_required_result(ask, method, params, codec=self._codec(),
                                          principal_id=principal_id(self.config.auth, request.principal),
-                                         meta=self._result_meta)
+                                         meta=self._result_meta, single_use=single_use)
         except (TypeError, ValueError):
             _LOG.exception("%s: cannot build its requestState", what)
             return None

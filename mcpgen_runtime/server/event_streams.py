@@ -18,19 +18,26 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from .. import _json
 from ..protocol import sse
 
-__all__ = ["EventStream"]
+__all__ = ["END", "EventStream", "Mirror"]
+
+# What a mirror is told when a stream finishes (its position).
+END = -1
+# Copies each recorded event (position, SSE bytes) to a shared log, so another replica can serve
+# a `Last-Event-ID` resume (shared_sessions.py); END when the stream finishes.
+Mirror = Callable[[int, bytes], None]
 
 
 class EventStream:
     """A numbered SSE stream with a bounded replay buffer and at most one attached connection."""
 
     __slots__ = ("_attached", "_log", "_outbox", "_position", "_replay", "_retry_ms", "closing", "finished", "id",
-                 "opened", "priming", "wake")
+                 "mirror", "opened", "priming", "wake")
 
     def __init__(self, stream_id: str, *, replay: int, priming: bool, retry_ms: int | None) -> None:
         self.id = stream_id
@@ -45,6 +52,7 @@ class EventStream:
         self.finished = False  # nothing more will be emitted
         self.closing = False  # the server asked to end the current connection (polling)
         self.wake = asyncio.Event()
+        self.mirror: Mirror | None = None  # set when sessions are shared by replicas
 
     # ---- the producing side: handlers, the request's completion, the session ----------------------
 
@@ -75,6 +83,8 @@ class EventStream:
             self.emit(response)
         self.finished = True
         self.wake.set()
+        if self.mirror is not None:
+            self.mirror(END, b"")
 
     def request_close(self) -> None:
         """End the attached connection after what was emitted so far; the stream lives on (the
@@ -85,6 +95,8 @@ class EventStream:
 
     def _record(self, position: int, data: bytes) -> None:
         self._log.append((position, data))
+        if self.mirror is not None:
+            self.mirror(position, data)
         if self._attached:
             self._outbox.append(data)
             if len(self._outbox) > self._replay:

@@ -67,6 +67,7 @@ from .config import LOCAL_HOSTS, IncomingRequest
 from .dispatch import Dispatcher
 from .legacy_http import LegacyHttp
 from .slow_clients import HttpParser, SlowClients, guarded_protocol
+from .store import StoreUnavailable
 
 __all__ = ["ASGIApp", "McpAsgiApp", "Receive", "Scope", "Send", "run_http"]
 
@@ -433,10 +434,16 @@ async def _lifespan(receive: Receive, send: Send, app: McpAsgiApp) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            try:
+                await app.server.open_shared_state()  # a shared store: join the replicas' change fan-out
+            except StoreUnavailable as exc:
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             app.server.close_subscriptions()  # SUB-07: listen streams end with their final response
             app.close_sessions()
+            await app.server.close_shared_state()
             await send({"type": "lifespan.shutdown.complete"})
             return
 
@@ -481,11 +488,16 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000, *, p
     )
 
     class _Uvicorn(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await server.open_shared_state()  # a shared store: join the replicas' change fan-out
+            await super().startup(sockets)
+
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             server.probes.draining = True
             _LOG.info("shutting down: draining for up to %.0fs", server.config.shutdown_grace_s)
             server.close_subscriptions()  # SUB-07: open listen streams end instead of holding shutdown up
             mcp_app.close_sessions()  # legacy GET streams too
             await super().shutdown(sockets)
+            await server.close_shared_state()
 
     _Uvicorn(config).run()

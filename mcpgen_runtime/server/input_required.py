@@ -287,8 +287,10 @@ class InputRequired(BaseException):
     """Ends the current round with an InputRequiredResult. Raised by the context; the server
     catches it. A BaseException so that a handler's `except Exception` cannot swallow it."""
 
-    def __init__(self, requests: dict[str, dict[str, Any]], carried: dict[str, Any], state: dict[str, Any]) -> None:
+    def __init__(self, requests: dict[str, dict[str, Any]], carried: dict[str, Any], state: dict[str, Any],
+                 single_use: bool = False) -> None:
         super().__init__("input required")
+        self.single_use = single_use  # the requestState of this round may be redeemed once (MRTR-11)
         self.requests = requests  # key -> wire InputRequest (MRTR-03/04)
         self.carried = carried  # answers of earlier rounds, carried in the next requestState
         self.state = state  # the handler's ctx.state
@@ -322,15 +324,17 @@ class Resumable(Protocol):
 
 
 def resume_round(ctx: Resumable, method: str, params: Mapping[str, Any], *,
-                 codec: Callable[[], StateCodec], principal_id: str | None) -> None:
+                 codec: Callable[[], StateCodec], principal_id: str | None) -> tuple[str, int] | None:
     """Check `inputResponses` (MRTR-21) and verify `requestState` (MRTR-05..10) of a retry.
 
-    `codec` is asked for only when the retry carries a state (making one may warn about its key)."""
+    `codec` is asked for only when the retry carries a state (making one may warn about its key).
+    Returns (nonce, expiry in epoch ms) of a single-use state, which the caller must claim in its
+    store before the handler runs (MRTR-11); None otherwise."""
     if "inputResponses" in params:
         ctx.input_responses = check_input_responses(params["inputResponses"])
     token = params.get("requestState")
     if token is None:
-        return
+        return None
     if type(token) is not str:
         raise RpcError(jsonrpc.INVALID_PARAMS, "params.requestState must be a string")
     try:
@@ -349,11 +353,17 @@ def resume_round(ctx: Resumable, method: str, params: Mapping[str, Any], *,
         [k for k in asked if isinstance(k, str)] if isinstance(asked, list) else [],
         state if isinstance(state, dict) else {},
     )
+    nonce = body.get("n")
+    if body.get("u") == 1 and isinstance(nonce, str):
+        return nonce, body["exp"]
+    return None
 
 
 def input_required_result(ask: InputRequired, method: str, params: Mapping[str, Any], *, codec: StateCodec,
-                          principal_id: str | None, meta: dict[str, Any] | None) -> dict[str, Any]:
-    """An InputRequiredResult (MRTR-01/04/12): never cacheable, so no hints (CACHE-02).
+                          principal_id: str | None, meta: dict[str, Any] | None,
+                          single_use: bool = False) -> dict[str, Any]:
+    """An InputRequiredResult (MRTR-01/04/12): never cacheable, so no hints (CACHE-02). Its state
+    is single-use when the ask or the caller (a tool option) says so (MRTR-11).
     TypeError or ValueError when `ctx.state` is not JSON or too large (a handler bug)."""
     token = codec.seal(
         principal=principal_digest(principal_id),
@@ -361,6 +371,7 @@ def input_required_result(ask: InputRequired, method: str, params: Mapping[str, 
         asked=list(ask.requests),
         carried=ask.carried,
         state=ask.state,
+        single_use=single_use or ask.single_use,
     )
     result: dict[str, Any] = {
         "resultType": jsonrpc.RESULT_INPUT_REQUIRED,

@@ -41,8 +41,10 @@ from ._errors import ClientCapabilityRequired, RpcError
 from .config import IncomingRequest, Outcome
 from .dispatch import Dispatcher
 from .listen import LIST_CHANGED, Subscription
+from .replicas import store_unavailable
 from .results import error_result
 from .sessions import Session, SessionOptions, SessionStore
+from .store import StoreUnavailable
 
 __all__ = ["Deliver", "LegacyEra", "SessionChannel"]
 
@@ -155,6 +157,8 @@ class LegacyEra:
                     return _error(id_, jsonrpc.INVALID_REQUEST, f"{method} {self._missing(exc)}")
         except RpcError as exc:
             return _error(id_, exc.code, exc.message, exc.data)
+        except StoreUnavailable as exc:  # a shared rate limit or state claim could not be checked
+            return store_unavailable(id_, exc)
         return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": legacy_result(result)})
 
     def _tools_page(self, page: dict[str, Any]) -> dict[str, Any]:
@@ -184,9 +188,10 @@ class LegacyEra:
             await self.store.save(session)
         return Outcome(200, jsonrpc.result(id_, {}))
 
-    async def notification(self, session: Session, method: str, params: Any) -> None:
+    async def notification(self, session: Session, method: str, params: Any) -> bool:
         """A notification of `session`: `initialized` is noted, `cancelled` cancels the call it
-        names (CANCEL-09; unknown ids are ignored, CANCEL-13); others are ignored."""
+        names (CANCEL-09; unknown ids are ignored, CANCEL-13); others are ignored. False when a
+        cancellation named no call running here."""
         if method == INITIALIZED:
             if not session.initialized:
                 session.initialized = True
@@ -197,8 +202,11 @@ class LegacyEra:
             if _valid_id(request_id) and session.cancel(request_id):
                 _LOG.info("request %r cancelled by the client: %.200s", request_id,
                           params.get("reason", "no reason given"))
+            else:
+                return False
         else:
             _LOG.debug("legacy notification %.80s ignored", method)
+        return True
 
     # ---- list-changed notifications for listening clients ------------------------------------------
 

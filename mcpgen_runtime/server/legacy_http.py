@@ -27,7 +27,8 @@ from typing import Any, Protocol
 from .. import _json
 from ..protocol import jsonrpc, sse
 from ..protocol.headers import LAST_EVENT_ID_LC
-from ..protocol.legacy import POLLING_SINCE
+from ..protocol.legacy import CANCELLED, POLLING_SINCE
+from ..protocol.sse import parse_event_id
 from ._errors import ClientRequestError
 from .asgi_io import (
     SSE_HEADERS,
@@ -45,7 +46,10 @@ from .config import IncomingRequest, Outcome
 from .dispatch import Dispatcher
 from .event_streams import EventStream
 from .legacy import LegacyEra, SessionChannel
+from .replicas import store_unavailable
 from .sessions import MemorySessionStore, Session, SessionOptions, SessionStore, new_session_id
+from .shared_sessions import shared_session_store
+from .store import StoreUnavailable
 
 __all__ = ["LegacyHttp", "LegacyRequestHead"]
 
@@ -142,8 +146,15 @@ class LegacyHttp:
     def __init__(self, server: Dispatcher) -> None:
         config = server.config
         options = config.sessions
-        self.store: SessionStore = options.store if options.store is not None else MemorySessionStore(
-            idle_timeout_s=options.idle_timeout_s, max_sessions=options.max_sessions)
+        shared = shared_session_store(server.shared_store, options) if options.store is None else None
+        self.shared = shared  # sessions every replica serves (shared_sessions.py), or None
+        self.store: SessionStore
+        if options.store is not None:
+            self.store = options.store
+        elif shared is not None:
+            self.store = shared
+        else:
+            self.store = MemorySessionStore(idle_timeout_s=options.idle_timeout_s, max_sessions=options.max_sessions)
         self.era = LegacyEra(server, self.store)
         self.options = options
         self._auth = config.auth
@@ -161,7 +172,12 @@ class LegacyHttp:
             await reply(send, outcome, sse=not head.json_ok)
             return
         session = self.era.open_session(handshake, new_session_id(), principal_id(self._auth, principal))
-        if not await self.store.add(session):
+        try:
+            added = await self.store.add(session)
+        except StoreUnavailable as exc:
+            await _store_down(send, exc, message.get("id"))
+            return
+        if not added:
             _LOG.warning("legacy session refused: %s busy sessions (ServerConfig.sessions.max_sessions)",
                          self.era.options.max_sessions)
             await send_error(send, 503, "Too many open sessions; try again later", code=jsonrpc.INTERNAL_ERROR,
@@ -182,7 +198,11 @@ class LegacyHttp:
         if session_id is None:
             await send_error(send, 400, "Missing Mcp-Session-Id header: send initialize first", id_=id_)
             return None
-        session = await self.store.get(session_id)
+        try:
+            session = await self.store.get(session_id)
+        except StoreUnavailable as exc:
+            await _store_down(send, exc, id_)
+            return None
         # Another principal's session is answered like an unknown one: it must not learn it exists.
         if session is None or session.principal != principal_id(self._auth, principal):
             await send_error(send, 404, "Session not found: it ended or expired; send initialize again", id_=id_)
@@ -211,6 +231,9 @@ class LegacyHttp:
         if method is None:
             if jsonrpc.is_response(message):
                 if not session.answer(message):
+                    if self.shared is not None:  # the call that asked may run on another replica
+                        await self._forward(session, message, send)
+                        return
                     _LOG.debug("response to an unknown server request %.40r dropped", message.get("id"))
                 await send_empty(send, 202)
             else:
@@ -218,7 +241,10 @@ class LegacyHttp:
         elif type(method) is not str:
             await send_error(send, 400, "The method must be a string", id_=message.get("id"))
         elif "id" not in message:
-            await self.era.notification(session, method, message.get("params"))
+            handled = await self.era.notification(session, method, message.get("params"))
+            if not handled and method == CANCELLED and self.shared is not None:
+                await self._forward(session, message, send)  # the call may run on another replica
+                return
             await send_empty(send, 202)
         else:
             await self._request(session, message, head, principal, peer, receive, send)
@@ -352,6 +378,9 @@ class LegacyHttp:
         last_event_id = head.headers.get(LAST_EVENT_ID_LC)
         if last_event_id is not None:
             found = session.find_stream(last_event_id)
+            if found is None and self.shared is not None:  # produced on another replica?
+                await self._follow(session, last_event_id, receive, send)
+                return
             if found is None:
                 await send_error(send, 400, "Last-Event-ID names no stream of this session that can be resumed")
                 return
@@ -394,6 +423,51 @@ class LegacyHttp:
         await self.store.remove(session.id)
         session.end()
         await send_empty(send, 200)
+
+
+    # ---- sessions shared by replicas (shared_sessions.py) ------------------------------------------------
+
+    async def _forward(self, session: Session, message: dict[str, Any], send: Send) -> None:
+        assert self.shared is not None
+        try:
+            await self.shared.forward(session, message)
+        except StoreUnavailable as exc:
+            await _store_down(send, exc, None)
+            return
+        await send_empty(send, 202)
+
+    async def _follow(self, session: Session, last_event_id: str, receive: Receive, send: Send) -> None:
+        """Resume a stream another replica produces: its mirrored events after `Last-Event-ID`,
+        then the new ones as they come, until it finishes or the client leaves."""
+        assert self.shared is not None
+        parsed = parse_event_id(last_event_id)
+        try:
+            known = parsed is not None and await self.shared.exists(session, parsed[0])
+        except StoreUnavailable as exc:
+            await _store_down(send, exc, None)
+            return
+        if parsed is None or not known:
+            await send_error(send, 400, "Last-Event-ID names no stream of this session that can be resumed")
+            return
+        gone = asyncio.Event()
+        watcher = asyncio.get_running_loop().create_task(_watch(receive, gone))
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        try:
+            async for event in self.shared.follow(session, parsed[0], parsed[1], wait_s=min(self._keepalive_s, 5.0)):
+                if gone.is_set():
+                    return
+                await send({"type": "http.response.body", "body": sse.KEEPALIVE if event is None else event,
+                            "more_body": True})
+        except StoreUnavailable as exc:
+            _LOG.warning("resumed stream ended: %s", exc)  # the client resumes again later
+        finally:
+            watcher.cancel()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _store_down(send: Send, exc: StoreUnavailable, id_: Any) -> None:
+    outcome = store_unavailable(id_, exc)
+    await reply(send, outcome, sse=False)
 
 
 async def _watch(receive: Receive, wake: asyncio.Event) -> None:

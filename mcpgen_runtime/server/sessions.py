@@ -8,10 +8,11 @@ bound to the principal that opened it (a request from anyone else is answered as
 did not exist); on stdio the process is the session and it has no id.
 
 `SessionStore` is the small interface sessions live behind; `MemorySessionStore` (the default)
-keeps them in this process with idle expiry and a cap. A shared store for several replicas
-(Redis, say) persists the record fields (`id`, `principal`, `protocol_version`,
-`client_capabilities`, `client_info`, `log_level`, `initialized`) and keeps the live parts —
-pending requests, running calls, attached streams — in the process that serves them.
+keeps them in this process with idle expiry and a cap. With a shared `ServerConfig.store`,
+`SharedSessionStore` (shared_sessions.py) persists the record fields (`id`, `principal`,
+`protocol_version`, `client_capabilities`, `client_info`, `log_level`, `initialized`) there and
+keeps the live parts — pending requests, running calls, attached streams — in the process that
+serves them.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ def new_session_id() -> str:
 class SessionOptions:
     """Limits and timings of legacy sessions (`ServerConfig.sessions`).
 
-    - `store`: where HTTP sessions live (None: a `MemorySessionStore` per app, from the limits below).
+    - `store`: where HTTP sessions live (None: in `ServerConfig.store` when that is shared,
+      else a `MemorySessionStore` per app, from the limits below).
     - `idle_timeout_s`: a session with no request, no call running and no open stream for this
       long ends (its client gets 404 and initializes again).
     - `max_sessions`: live sessions kept; at the cap the least recently used idle one ends, and
@@ -90,8 +92,8 @@ class Session:
     only and are created on first use (an idle session holds none of them)."""
 
     __slots__ = ("_calls", "_next_request", "_next_stream", "_pending", "_streams", "client_capabilities",
-                 "client_info", "get_stream", "id", "initialized", "last_seen", "log_level", "principal",
-                 "protocol_version")
+                 "client_info", "get_stream", "id", "initialized", "last_seen", "log_level", "on_new_stream",
+                 "principal", "protocol_version", "stream_prefix")
 
     def __init__(self, session_id: str | None, principal: str | None, protocol_version: str,
                  client_capabilities: dict[str, Any], client_info: Mapping[str, Any]) -> None:
@@ -109,6 +111,9 @@ class Session:
         self.get_stream: EventStream | None = None  # the standalone GET stream
         self._next_request = 0
         self._next_stream = 0
+        # Shared sessions (shared_sessions.py): stream ids unique across replicas, streams mirrored.
+        self.stream_prefix = ""
+        self.on_new_stream: Callable[[EventStream], None] | None = None
 
     @property
     def busy(self) -> bool:
@@ -193,7 +198,11 @@ class Session:
 
     def new_stream(self, *, replay: int, priming: bool, retry_ms: int | None) -> EventStream:
         self._next_stream += 1
-        return EventStream(str(self._next_stream), replay=replay, priming=priming, retry_ms=retry_ms)
+        stream = EventStream(f"{self.stream_prefix}{self._next_stream}", replay=replay, priming=priming,
+                             retry_ms=retry_ms)
+        if self.on_new_stream is not None:
+            self.on_new_stream(stream)
+        return stream
 
     def keep_stream(self, stream: EventStream, limit: int) -> None:
         """Make a POST stream resumable; past `limit` the oldest finished stream is forgotten."""

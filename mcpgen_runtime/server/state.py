@@ -14,10 +14,13 @@ Inside the payload:
     a     the input keys asked in the round that issued the state
     c     answers carried from earlier rounds
     s     the handler's own `ctx.state`
+    u     1 when the state may be redeemed once only (MRTR-11; absent otherwise)
 
 The payload is signed, not encrypted: the client can read it (it already knows the answers
 it gave). Never put secrets in `ctx.state`. Integrity and TTL do not make a state single-use
-(MRTR-11): a handler that must redeem something once has to record that server-side.
+(MRTR-11): a state sealed with `single_use=True` carries `u`, and the dispatcher records its
+nonce in the server's store when it is redeemed (`store.claim`), so every replica sharing the
+store refuses it the second time.
 
 Secrets come from `ServerConfig.state_secrets`, else the environment variable
 `MCPGEN_STATE_SECRET` (comma-separated for rotation, first one signs), else a random key per
@@ -187,8 +190,8 @@ class StateCodec:
         return hmac.new(key, _CONTEXT + payload.encode("ascii"), hashlib.sha256).digest()
 
     def seal(self, *, principal: str, request: str, asked: Sequence[str], carried: Mapping[str, Any],
-             state: Mapping[str, Any]) -> str:
-        body = {
+             state: Mapping[str, Any], single_use: bool = False) -> str:
+        body: dict[str, Any] = {
             "exp": int(self._clock() * 1000) + self._ttl_ms,
             "n": _b64(secrets.token_bytes(9)),
             "p": principal,
@@ -197,6 +200,8 @@ class StateCodec:
             "c": dict(carried),
             "s": dict(state),
         }
+        if single_use:
+            body["u"] = 1
         try:
             payload = _b64(_json.dumps(body))
         except TypeError as exc:  # orjson: not JSON (a handler put something odd in ctx.state)

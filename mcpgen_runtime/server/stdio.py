@@ -292,4 +292,12 @@ def run_stdio(server: Dispatcher) -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
     with os.fdopen(protocol_fd, "wb", buffering=0) as out, contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_stdio(server, sys.stdin.buffer, out))
+        asyncio.run(_serve(server, out))
+
+
+async def _serve(server: Dispatcher, out: BinaryIO) -> None:
+    await server.open_shared_state()  # a shared store: join the replicas' change fan-out
+    try:
+        await serve_stdio(server, sys.stdin.buffer, out)
+    finally:
+        await server.close_shared_state()

@@ -1,0 +1,54 @@
+"""A real redis-server for tests: own port on loopback, own temp dir, no persistence; stoppable
+and restartable on the same port (store-failure tests)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.support import free_port, wait_for_port
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def needs_redis_server() -> str:
+    if not Path(REDIS_SERVER).exists():
+        pytest.skip("redis-server is not installed (Debian package redis-server): the Redis store tests need it")
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        pytest.skip("the redis package is not installed (pip install 'mcpgen[redis]')")
+    return REDIS_SERVER
+
+
+class RedisServer:
+    def __init__(self) -> None:
+        self.binary = needs_redis_server()
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="mcpgen-redis-")
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+             "--dir", self.dir, "--protected-mode", "yes"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for_port(self.port, self.proc)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
