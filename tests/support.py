@@ -82,6 +82,23 @@ def running_server(args: Sequence[str], port: int, *, cwd: Path | None = None,
             proc.stderr.close()
 
 
+# httptools, the parser of `mcpgen[fast]`, kept outside the project venv so that uvicorn's "auto"
+# stays h11 for every other test: make test puts it in the first, make bench-deps in the second.
+FAST_SITES = (ROOT / "tests" / "peers" / ".site-fast", ROOT / "bench" / ".venv-peers" / "site")
+
+
+def httptools_env() -> dict[str, str] | None:
+    """The environment a server subprocess needs to serve under httptools; None when it is absent."""
+    import importlib.util
+
+    if importlib.util.find_spec("httptools") is not None:
+        return {}
+    for site in FAST_SITES:
+        if (site / "httptools").is_dir():
+            return {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated"), str(site)])}
+    return None
+
+
 def subprocess_env() -> dict[str, str]:
     """Environment for child processes that must import the project and generated packages."""
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated")])}

@@ -17,6 +17,12 @@ complete, and when the whole request is in. `SlowClients`
   longest (`503` when part of its request had come), so trickling clients cannot crowd out a
   prompt one: a prompt client is receiving for a moment only and is never the oldest.
 
+On shutdown (`run_http` draining) an idle keep-alive connection is not closed at once, as uvicorn
+would: a proxy may be writing its next request on it at that moment and, since a POST it has begun
+sending is never resent, answer its client 502. It is answered once more with `Connection: close`,
+or closed after uvicorn's keep-alive timeout, which a proxy's own idle timeout (deploy/nginx.conf)
+undercuts.
+
 It checks deadlines on one timer per server every `header_timeout_s / 4` (at most 1 s) while any
 connection is receiving, not a timer per connection. A request that arrives in one read (nearly
 every one) costs a few attribute checks after the parser ran; one that arrives in several, a clock
@@ -32,6 +38,7 @@ import time
 from typing import Any, Final, Literal
 
 import h11
+from uvicorn.protocols.http.flow_control import CLOSE_HEADER
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .limits import HttpLimits
@@ -117,6 +124,31 @@ class _Guarded:
     mcp_phase = _IDLE
     mcp_seen = False  # a byte of the current request has arrived
     mcp_header_bytes = 0
+    mcp_draining = False  # shutting down: every request from now on is the connection's last
+
+    # uvicorn's protocol attributes used here
+    cycle: Any
+    loop: asyncio.AbstractEventLoop
+    timeout_keep_alive: float
+
+    def shutdown(self) -> None:
+        """uvicorn's graceful shutdown, without closing idle connections under a proxy's feet."""
+        self.mcp_draining = True
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            cycle.keep_alive = False  # answering: close after this response
+        else:
+            self.loop.call_later(self.timeout_keep_alive, self._close_if_idle)
+
+    def _close_if_idle(self) -> None:
+        cycle = self.cycle
+        if (cycle is None or cycle.response_complete) and self.mcp_phase == _IDLE and not self.transport.is_closing():
+            self.transport.close()
+
+    def _last_request(self) -> None:
+        """While draining, a request that arrives is answered with `Connection: close`."""
+        if self.cycle is not None:
+            self.cycle.keep_alive = False
 
     def _accepted(self) -> None:
         self.mcp_phase = _HEADERS  # nothing yet: the header deadline runs from now
@@ -153,6 +185,8 @@ class _H11Guarded(_Guarded, H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         H11Protocol.data_received(self, data)  # direct: cheaper than super() on the per-request path
+        if self.mcp_draining:
+            self._last_request()
         state = self.conn.their_state
         if state is h11.SEND_BODY:
             self._arriving(_BODY, data)
@@ -164,6 +198,15 @@ class _H11Guarded(_Guarded, H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._done()
         super().connection_lost(exc)
+
+    def _last_request(self) -> None:
+        cycle = self.cycle
+        if cycle is not None and cycle.keep_alive:
+            cycle.keep_alive = False
+            # httptools says `Connection: close` when keep_alive is off; uvicorn's h11 cycle only
+            # when the request did, so the proxy would see the close only after reusing it.
+            if CLOSE_HEADER not in cycle.scope["headers"]:
+                cycle.scope["headers"].append(CLOSE_HEADER)
 
 
 def _httptools_guarded() -> type[asyncio.Protocol]:
@@ -181,6 +224,8 @@ def _httptools_guarded() -> type[asyncio.Protocol]:
 
         def data_received(self, data: bytes) -> None:
             feed(self, data)  # direct: cheaper than super() on the per-request path
+            if self.mcp_draining:
+                self._last_request()
             cycle = self.cycle
             # The parser starts a new scope at a message's first byte and a cycle at its last header.
             if cycle is None or cycle.scope is not self.scope:

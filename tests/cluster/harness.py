@@ -65,7 +65,7 @@ class Replica:
     def start(self) -> None:
         with self._log.open("ab") as log:
             self.proc = subprocess.Popen(
-                [PYTHON, "-m", PACKAGE, "--http", "--port", str(self.port), "--shutdown-grace", "5"],
+                [PYTHON, "-m", PACKAGE, "--http", "--port", str(self.port), "--shutdown-grace", "10"],
                 cwd=ROOT, env=self._env, stdout=subprocess.DEVNULL, stderr=log)
 
     def wait_ready(self) -> None:

@@ -119,7 +119,7 @@ def test_sigterm_under_load_fails_nothing(cluster: Cluster) -> None:
         assert victim.proc is not None
         started = time.monotonic()
         victim.proc.wait(10)
-        assert time.monotonic() - started < 5  # drained, not cut at the grace period
+        assert time.monotonic() - started < 8  # drained (pooled connections close within nginx's 4 s), not cut at the 10 s grace
 
     calls = asyncio.run(_steady_load(cluster.url, seconds=3.0, event=drain))
     _check_completed(calls)

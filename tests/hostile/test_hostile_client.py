@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import os
 import sys
@@ -33,7 +32,15 @@ from mcpgen_runtime.server.limits import HttpLimits
 from mcpgen_runtime.server.oauth import ProtectedResource, ProtectedResourceApp, TokenPrincipal
 from tests.runtime.server_helpers import call, mcp_headers, request
 from tests.runtime.weather_server_app import WeatherServer
-from tests.support import PYTHON, ROOT, free_port, running_server, subprocess_env, wait_for_port
+from tests.support import (
+    PYTHON,
+    ROOT,
+    free_port,
+    httptools_env,
+    running_server,
+    subprocess_env,
+    wait_for_port,
+)
 
 if str(ROOT / "generated") not in sys.path:  # the checked-in bindings: weather_client
     sys.path.insert(0, str(ROOT / "generated"))
@@ -44,19 +51,8 @@ SWEEP_S = HEADER_S / 4
 MARGIN_S = 0.75  # a busy 2-core machine
 LIMIT_FLAGS = ["--header-timeout", str(HEADER_S), "--body-idle-timeout", str(IDLE_S), "--body-timeout", str(BODY_S),
                "--max-slow-connections", str(CAP)]
-# make test puts httptools in the first, make bench-deps in the second
-FAST_SITES = (ROOT / "tests" / "peers" / ".site-fast", ROOT / "bench" / ".venv-peers" / "site")
 PARSERS = ["h11", "httptools"]
 MAX_BODY = 4 * 1024 * 1024
-
-
-def _httptools_env() -> dict[str, str] | None:
-    if importlib.util.find_spec("httptools") is not None:
-        return {}
-    for site in FAST_SITES:
-        if (site / "httptools").is_dir():
-            return {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated"), str(site)])}
-    return None
 
 
 class Server(NamedTuple):
@@ -67,7 +63,7 @@ class Server(NamedTuple):
 @pytest.fixture(scope="module", params=PARSERS)
 def server(request: pytest.FixtureRequest) -> Iterator[Server]:
     env: dict[str, str] | None = {}
-    if request.param == "httptools" and (env := _httptools_env()) is None:
+    if request.param == "httptools" and (env := httptools_env()) is None:
         pytest.skip("httptools is not installed (make test installs it into tests/peers/.site-fast)")
     port = free_port()
     args = [PYTHON, "-m", "weather_server", "--http", "--port", str(port), "--parser", request.param, *LIMIT_FLAGS]

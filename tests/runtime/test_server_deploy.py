@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from mcpgen_runtime.server import ServerConfig
 from tests.runtime._client_helpers import LiveServer, WeatherServer
 from tests.runtime.legacy_helpers import LegacySession
 from tests.runtime.server_helpers import SERVER_MODULE
-from tests.support import PYTHON, free_port, running_server
+from tests.support import PYTHON, free_port, httptools_env, running_server
 
 
 @pytest.fixture(scope="module")
@@ -172,3 +173,51 @@ def test_sigterm_ends_a_legacy_sessions_get_stream() -> None:
             ended = time.monotonic() - started
         assert proc.wait(10) in (0, -signal.SIGTERM)
     assert ended < 4, ended  # closed by the drain, not cut at the 8 s grace period
+
+
+def _get(sock: socket.socket, path: str) -> bytes:
+    """One keep-alive GET on `sock`; its whole response (the probes answer with Content-Length)."""
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    data = b""
+    while b"\r\n\r\n" not in data or len(data.partition(b"\r\n\r\n")[2]) < _content_length(data):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _content_length(data: bytes) -> int:
+    for line in data.partition(b"\r\n\r\n")[0].split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    return 0
+
+
+@pytest.mark.parametrize("parser", ["h11", "httptools"])
+def test_sigterm_answers_a_request_on_an_idle_keepalive_connection(parser: str) -> None:
+    """A proxy may write its next request on a pooled connection just as the replica begins to
+    drain. uvicorn alone closes idle connections at once, so that request is lost (nginx answers
+    502 and never resends a POST); drained, it is answered with `Connection: close`."""
+    env = {} if parser == "h11" else httptools_env()
+    if env is None:
+        pytest.skip("httptools is not installed (make test installs it into tests/peers/.site-fast)")
+    port = free_port()
+    args = [PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--parser", parser]
+    with running_server(args, port, env=env) as proc, \
+            socket.create_connection(("127.0.0.1", port), timeout=5) as pooled, \
+            socket.create_connection(("127.0.0.1", port), timeout=5) as unused:
+        assert _get(pooled, "/healthz").startswith(b"HTTP/1.1 200")
+        assert _get(unused, "/healthz").startswith(b"HTTP/1.1 200")
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)  # uvicorn has asked every connection to shut down
+        last = _get(pooled, "/healthz")
+        assert last.startswith(b"HTTP/1.1 200"), last
+        assert b"connection: close" in last.partition(b"\r\n\r\n")[0].lower()
+        assert pooled.recv(1) == b""  # closed after that answer
+        # A connection that stays idle is closed after the keep-alive timeout (5 s), then the process exits.
+        started = time.monotonic()
+        assert unused.recv(1) == b""
+        proc.wait(10)
+        assert time.monotonic() - started < 7
