@@ -129,7 +129,7 @@ class _Guarded:
     # uvicorn's protocol attributes used here
     cycle: Any
     loop: asyncio.AbstractEventLoop
-    timeout_keep_alive: float
+    timeout_keep_alive: int
 
     def shutdown(self) -> None:
         """uvicorn's graceful shutdown, without closing idle connections under a proxy's feet."""
