@@ -34,6 +34,7 @@ from pydantic import BaseModel, RootModel
 from ..client import Client
 from ..content import ToolResult
 from ..errors import InputRequiredError, McpRuntimeError, ToolArgumentsError, ToolError
+from ..protocol.inputs import ElicitRequest
 from .options import JsonValue, arguments_from, plan_options
 from .prompts import InputRefusedError, TerminalElicitation
 from .text import help_text, json_text, printable
@@ -210,6 +211,8 @@ def _call(ctx: click.Context, client_class: type[Client], settings: _Settings, t
             try:
                 result = client._call(tool.name, arguments, tool.input_model)
             except ToolError as exc:
+                if asker.refused is not None:  # a legacy server's request, refused inside the session
+                    return _refused(asker.refused)
                 _show(exc.result, settings.output)
                 return EXIT_TOOL_ERROR
             if tool.output_model is not None:
@@ -221,15 +224,17 @@ def _call(ctx: click.Context, client_class: type[Client], settings: _Settings, t
     except InputRequiredError as exc:
         return _fail(str(exc), EXIT_INPUT)
     except McpRuntimeError as exc:
-        if asker.refused is not None:  # a legacy server's request: refused inside the session
-            return _fail(f"the server asks for input ({printable(asker.refused.message[:200])!r}) "
-                         "and --no-input is set", EXIT_INPUT)
+        if asker.refused is not None:
+            return _refused(asker.refused)
         return _fail(f"{type(exc).__name__}: {exc}", EXIT_PROTOCOL)
     if asker.refused is not None:
-        return _fail(f"the server asked for input ({printable(asker.refused.message[:200])!r}) "
-                     "and --no-input is set", EXIT_INPUT)
+        return _refused(asker.refused)
     _show(result, settings.output)
     return 0
+
+
+def _refused(request: ElicitRequest) -> int:
+    return _fail(f"the server asks for input ({request.message[:200]!r}) and --no-input is set", EXIT_INPUT)
 
 
 def _fail(message: str, code: int) -> int:
