@@ -191,6 +191,7 @@ class _JsonArguments(JsonValue):
 
 
 def _connect(client_class: type[Client], settings: _Settings, on_elicit: TerminalElicitation) -> Client:
+    # every request bounded by --timeout (SEC-09); elicitation answered on the terminal (form mode only)
     options: dict[str, Any] = {"timeout": settings.timeout, "on_elicit": on_elicit, "era": settings.era}
     if settings.stdio is not None:
         return client_class.stdio(shlex.split(settings.stdio), **options)
@@ -219,9 +220,7 @@ def _call(ctx: click.Context, client_class: type[Client], settings: _Settings, t
                 client._core.structured(tool.name, result, tool.output_model)  # TOOLS-20: checked, then shown
     except ToolArgumentsError as exc:
         raise click.UsageError(printable(str(exc)), ctx) from exc
-    except InputRefusedError as exc:
-        return _fail(str(exc), EXIT_INPUT)
-    except InputRequiredError as exc:
+    except (InputRefusedError, InputRequiredError) as exc:  # --no-input; or sampling/roots, unanswerable here
         return _fail(str(exc), EXIT_INPUT)
     except McpRuntimeError as exc:
         if asker.refused is not None:
