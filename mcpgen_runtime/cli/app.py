@@ -13,8 +13,9 @@ Exit codes (`python -m PKG --help` says the same):
        arguments the tool's inputSchema refuses (checked before anything is sent)
     3  protocol or transport: the server could not be reached or started, timed out, answered a
        JSON-RPC error, or broke the protocol (a result that does not match the outputSchema too)
-    4  the server asked for input the CLI cannot give: `--no-input` is set, or it asked for
-       sampling or roots (a terminal answers elicitation forms only)
+    4  the server asked for input the CLI cannot give: `--no-input` is set, or it needs
+       sampling or roots (a terminal answers elicitation forms only; the server may say so
+       with -32021 before asking)
   130  interrupted (Ctrl-C)
 """
 
@@ -33,7 +34,13 @@ from pydantic import BaseModel, RootModel
 
 from ..client import Client
 from ..content import ToolResult
-from ..errors import InputRequiredError, McpRuntimeError, ToolArgumentsError, ToolError
+from ..errors import (
+    InputRequiredError,
+    McpRuntimeError,
+    MissingClientCapabilityError,
+    ToolArgumentsError,
+    ToolError,
+)
 from ..protocol.inputs import ElicitRequest
 from .options import JsonValue, arguments_from, plan_options
 from .prompts import InputRefusedError, TerminalElicitation
@@ -51,7 +58,8 @@ _MAX_JSON_FILE: Final = 16 * 1024 * 1024
 _EXIT_CODES_HELP: Final = (
     "\b\nExit codes:\n  0 the tool ran\n  1 the tool reported an error (isError)\n"
     "  2 usage: bad or missing options, arguments the inputSchema refuses\n"
-    "  3 protocol or transport error\n  4 the server asked for input and none can be given (--no-input)\n"
+    "  3 protocol or transport error\n"
+    "  4 the server asked for input that cannot be given (--no-input; sampling, roots)\n"
     "  130 interrupted"
 )
 
@@ -222,6 +230,8 @@ def _call(ctx: click.Context, client_class: type[Client], settings: _Settings, t
         raise click.UsageError(printable(str(exc)), ctx) from exc
     except (InputRefusedError, InputRequiredError) as exc:  # --no-input; or sampling/roots, unanswerable here
         return _fail(str(exc), EXIT_INPUT)
+    except MissingClientCapabilityError as exc:  # -32021: it wants sampling or roots, which a terminal lacks
+        return _fail(f"the server needs input this command line cannot give: {exc.message}", EXIT_INPUT)
     except McpRuntimeError as exc:
         if asker.refused is not None:
             return _refused(asker.refused)
