@@ -14,6 +14,7 @@ import os
 import re
 import shlex
 import sys
+import tomllib
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -81,11 +82,11 @@ def _validate(spec: LoadedSpec, strict: bool) -> ValidatedSpec:
     return validate(spec, strict=strict)
 
 
-def _build(kind: Kind, spec: ValidatedSpec, package: str, style: Style) -> GeneratedPackage:
+def _build(kind: Kind, spec: ValidatedSpec, package: str, style: Style, cli: str | None = None) -> GeneratedPackage:
     from .pipeline import build_client, build_server
 
     if kind == "client":
-        return build_client(spec, package=package, style=style)
+        return build_client(spec, package=package, style=style, cli_name=cli)
     return build_server(spec, package=package, style=style)
 
 
@@ -698,7 +699,7 @@ def _input_key(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError
     if target.source_path not in digests:
         digests[target.source_path] = spec.digest
     return input_key(digest=digests[target.source_path], source=target.source, kind=target.kind,
-                     package=target.package, strict=target.strict, style=target.style)
+                     package=target.package, strict=target.strict, style=target.style, cli=target.cli)
 
 
 def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
@@ -718,7 +719,8 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
                            else f"{_rel(target.output / target.package)}: up to date")
                 continue
             validated = _validated_for(target, loaded, checked)
-            pkg = dataclasses.replace(_build(target.kind, validated, target.package, target.style), input_key=key)
+            pkg = dataclasses.replace(_build(target.kind, validated, target.package, target.style, target.cli),
+                                      input_key=key)
             if check:
                 diffs = check_package(target.output, pkg)
                 if diffs:
@@ -730,12 +732,29 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
                     click.echo(f"fresh: {_rel(target.output / target.package)}")
             else:
                 _print_report(write_package(target.output, pkg), None)
+                _remind_console_script(config, target)
         except _Failed:
             failed += 1
         except McpgenError as exc:
             failed += 1
             _error(exc, prefix=f"{target.describe()}: ")
     return failed, stale
+
+
+def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None:
+    """A target with `cli = "NAME"`: say which `[project.scripts]` line installs the command,
+    unless the pyproject.toml already has it (mcpgen never edits it)."""
+    if target.cli is None:
+        return
+    entry = f"{target.package}.__main__:main"
+    try:
+        with config.path.open("rb") as fh:
+            scripts = tomllib.load(fh).get("project", {}).get("scripts", {})
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        scripts = {}
+    if not isinstance(scripts, dict) or scripts.get(target.cli) != entry:
+        click.echo(f"note: to install the command {target.cli!r}, add to [project.scripts] of the distribution "
+                   f"that ships {target.package}: {target.cli} = \"{entry}\"")
 
 
 def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> None:

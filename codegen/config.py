@@ -8,7 +8,13 @@ output = "generated"            # output directory, relative to the pyproject.to
 package = "weather_client"      # package (directory) name written under `output`
 strict = false                  # optional: warnings become errors
 line-length = 100               # optional: overrides the formatter's line length for this target
+cli = "weather"                 # optional, clients only: the command name of the package's CLI
 ```
+
+`cli` names the generated command line (`python -m weather_client ...`) as a console script: its
+usage lines and `--help` say `weather`, and `mcpgen generate` reminds you of the line that
+installs it, `weather = "weather_client.__main__:main"` under `[project.scripts]` of the
+distribution that ships the package (mcpgen writes only generated files, never your pyproject).
 
 `line-length` may also sit in `[tool.mcpgen]` itself (every target's default). Without it the
 generated code follows the formatter configuration of the project it lands in (`project_style`):
@@ -26,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import keyword
 import os
+import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -40,7 +47,9 @@ __all__ = ["KINDS", "ConfigError", "GenerateConfig", "TargetConfig", "check_line
 
 Kind = Literal["client", "server"]
 KINDS: tuple[Kind, ...] = ("client", "server")
-_TARGET_KEYS = {"source": str, "kind": str, "output": str, "package": str, "strict": bool, "line-length": int}
+_TARGET_KEYS = {"source": str, "kind": str, "output": str, "package": str, "strict": bool, "line-length": int,
+                "cli": str}
+_CLI_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")  # a console-script name (entry point names)
 _REQUIRED = ("source", "kind", "output", "package")
 _TOP_KEYS = ("targets", "line-length")
 # black's TargetVersion names (black 26.10.1); checked so a typo is an error here, not in black
@@ -63,6 +72,7 @@ class TargetConfig:
     package: str
     strict: bool = False
     style: Style = BLACK_DEFAULTS  # the formatter style of the output directory's project (and overrides)
+    cli: str | None = None  # a client's console-script name (`cli = "weather"`)
 
     def describe(self) -> str:
         return f"target #{self.index} ({self.kind} {self.package!r} from {self.source})"
@@ -207,6 +217,10 @@ def _target(path: Path, base: Path, index: int, table: Any, line_length: int | N
         raise ConfigError(f"{where}: package {package!r} is not a valid Python identifier")
     if "line-length" in table:
         line_length = check_line_length(table["line-length"], where)
+    cli = table.get("cli")
+    if cli is not None and (kind != "client" or not _CLI_NAME.match(cli)):
+        raise ConfigError(f"{where}: cli {cli!r}: a console-script name (letters, digits, '.', '_', '-') "
+                          "for a client target")
     source_path = (base / source).resolve()
     output_path = (base / output).resolve()
     return TargetConfig(
@@ -218,6 +232,7 @@ def _target(path: Path, base: Path, index: int, table: Any, line_length: int | N
         package=package,
         strict=bool(table.get("strict", False)),
         style=project_style(output_path, line_length=line_length),
+        cli=cli,
     )
 
 

@@ -71,9 +71,10 @@ def generator_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def input_key(*, digest: str, source: str, kind: str, package: str, strict: bool, style: Style = BLACK_DEFAULTS) -> str:
+def input_key(*, digest: str, source: str, kind: str, package: str, strict: bool, style: Style = BLACK_DEFAULTS,
+              cli: str | None = None) -> str:
     """The key of one target's output: same key, same bytes (see the module docstring)."""
-    fields = {"digest": digest, "source": source, "kind": kind, "package": package, "strict": strict,
+    fields = {"cli": cli,"digest": digest, "source": source, "kind": kind, "package": package, "strict": strict,
               "style": [style.line_length, list(style.target_versions), style.skip_magic_trailing_comma,
                         style.preview, style.unstable],
               "generator": generator_fingerprint()}
@@ -126,13 +127,15 @@ def _verify_methods(ir: PackageIR, path: str, module: types.CodeType, classes: t
             raise InternalGeneratorError(f"generated {path}: class {name} methods differ from the plan")
 
 
-def build_client(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFAULTS) -> GeneratedPackage:
-    """The client package, laid out for `style` (black's defaults unless the project says otherwise)."""
+def build_client(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFAULTS,
+                 cli_name: str | None = None) -> GeneratedPackage:
+    """The client package, laid out for `style` (black's defaults unless the project says otherwise);
+    `cli_name`: the console-script name its command line calls itself (else `python -m PACKAGE`)."""
     _check_package_name(package)
     ir = _ir_for(spec, package)
     compiled: dict[str, types.CodeType] = {}
     with formatting(style):
-        files = _encode(render_client(ir), compiled, style)
+        files = _encode(render_client(ir, cli_name=cli_name), compiled, style)
     _verify_methods(ir, "client.py", compiled["client.py"], ("Client", "AsyncClient"))
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
     return GeneratedPackage(package=package, files=dict(sorted(files.items())))

@@ -486,8 +486,51 @@ def render_models(ir: PackageIR) -> str:
 # ------------------------------------------------------------------------------------------ modules
 
 
-def render_client(ir: PackageIR) -> dict[str, str]:
-    """`__init__.py`, `models.py`, `client.py`."""
+def _cli_table(ir: PackageIR, names: TypeNames) -> PyCode:
+    """`_TOOLS = (CliTool(wire name, method, input model[, output model]), ...)`: what the command
+    line needs besides tools.json (which it reads as data: descriptions never become code)."""
+    entries: list[Node] = []
+    for tool in ir.tools:
+        args: list[Node] = [pysource.literal(tool.wire_name), pysource.literal(tool.method_name),
+                            names.qualify(tool.input_class)]
+        if tool.output_class is not None:
+            args.append(names.qualify(tool.output_class))
+        entries.append(pysource.call(pysource.ident("CliTool"), args))
+    value = pysource.brk("(", entries, ")", one_tuple=True) if entries else pysource.code("()")
+    return layout.statement(pysource.seq(pysource.code("_TOOLS = "), value), indent="")
+
+
+def render_cli_main(ir: PackageIR, *, cli_name: str | None = None) -> str:
+    """The client package's `__main__.py`: `python -m PKG --url URL TOOL --option value`, or the
+    console script `cli_name` (`[tool.mcpgen]` `cli = "..."`) pointing at its `main`."""
+    imports = Imports()
+    imports.add("mcpgen_runtime.cli", "CliTool")
+    imports.add("mcpgen_runtime.cli", "run_cli")
+    imports.add(".client", "Client")
+    names = _model_names(imports, prefix="_m")
+    if ir.tools:
+        imports.add(".", "models", "_m")
+    prog = cli_name or f"python -m {ir.package}"
+    return _render(
+        "client/__main__.py.jinja",
+        header=_header(ir),
+        module_doc=pysource.docstring(
+            f"The tools from a shell: `{prog} --url URL TOOL --option value` (or `--stdio COMMAND`);\n"
+            f"`{prog} --help` lists the tools, `{prog} TOOL --help` their options.",
+            indent="",
+        ),
+        imports=imports.block(),
+        tools=_cli_table(ir, names),
+        prog=pysource.literal(prog),
+        main_doc=pysource.docstring(
+            f"Run the command line (the entry point for a console script: `{ir.package}.__main__:main`).",
+            indent="    ",
+        ),
+    )
+
+
+def render_client(ir: PackageIR, *, cli_name: str | None = None) -> dict[str, str]:
+    """`__init__.py`, `models.py`, `client.py`, `__main__.py`."""
     imports = Imports()
     fixed = {
         "RUNTIME_API_VERSION": imports.add("mcpgen_runtime._version", "RUNTIME_API_VERSION"),
@@ -514,6 +557,7 @@ def render_client(ir: PackageIR) -> dict[str, str]:
         "__init__.py": _render("client/__init__.py.jinja", header=header),
         "models.py": render_models(ir),
         "client.py": client,
+        "__main__.py": render_cli_main(ir, cli_name=cli_name),
     }
 
 

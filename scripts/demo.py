@@ -1,4 +1,5 @@
-"""`make demo`: generate a client and a server from specs/weather.json, serve, call every tool, print.
+"""`make demo`: generate a client and a server from specs/weather.json, serve, call every tool, print;
+then one call through the client package's command line and one `mcpgen diff`.
 
 Runs what a user would run: the mcpgen CLI, `python -m weather_server --http`, and the generated client.
 """
@@ -79,11 +80,20 @@ def main() -> None:
                 client.execute_sql(region="us-west1", query="DROP TABLE users")
             except ToolError as exc:
                 print("execute_sql(region='us-west1', query='DROP TABLE users') -> ToolError:", repr(exc.result.text))
+        show_cli(url, env)
     finally:
         server.terminate()
         server.wait(timeout=10)
         print("\nserver stopped")
     show_diff()
+
+
+def show_cli(url: str, env: dict[str, str]) -> None:
+    """The same server from a shell: the generated package's command line (`python -m weather_client`)."""
+    command = [sys.executable, "-m", "weather_client", "--url", url, "get-weather-data", "--location", "Berlin"]
+    print(f"\n$ python -m weather_client --url {url} get-weather-data --location Berlin", flush=True)
+    result = subprocess.run(command, cwd=ROOT, env=env)
+    print(f"(exit code {result.returncode}; `python -m weather_client --help` lists every tool)", flush=True)
 
 
 def show_diff() -> None:

@@ -168,6 +168,16 @@ def test_the_wheel_ships_py_typed_and_runs_from_the_fresh_venv(installed: Instal
     assert _ok(_run([installed.venv_python, "-c", RUN], installed.project / "src")).strip() == "ok"
 
 
+def test_the_generated_command_line_runs_from_the_fresh_venv(installed: Installed) -> None:
+    """`python -m weather_client` needs nothing beyond `pip install mcpgen` (click comes with it)."""
+    shown = _ok(_run([installed.venv_python, "-m", "weather_client", "get-weather-data", "--help"],
+                     installed.project / "src"))
+    assert "Usage: python -m weather_client get-weather-data [OPTIONS]" in shown and "--location TEXT" in shown
+    refused = _run([installed.venv_python, "-m", "weather_client", "--url", "http://127.0.0.1:9/mcp",
+                    "calculate-sum", "--a", "x", "--b", "1"], installed.project / "src")
+    assert refused.returncode == 2 and "'x' is not a number" in refused.stderr
+
+
 @pytest.mark.parametrize("plugin", [False, True], ids=["mypy", "mypy+pydantic"])
 def test_mypy_strict(installed: Installed, plugin: bool) -> None:
     config = installed.project / f"mypy-{int(plugin)}.ini"

@@ -45,7 +45,7 @@ def test_shared_specs_present() -> None:
     for path in SHARED_SPECS.values():
         needs_shared(*path.relative_to(SHARED).parts)
     assert SHARED_SPECS.items() <= SPECS.items()
-CLIENT_FILES = {"__init__.py", "models.py", "client.py", "tools.json"}
+CLIENT_FILES = {"__init__.py", "__main__.py", "models.py", "client.py", "tools.json"}
 SERVER_FILES = {"__init__.py", "models.py", "base.py", "__main__.py", "tools.json"}
 
 

@@ -156,7 +156,7 @@ def test_every_file_parses_with_one_header_line(packages: tuple[GeneratedPackage
 
 _ALLOWED_CALLS = {
     "Field", "ConfigDict", "ImportError", "load_package_tools", "ToolBinding", "model_rebuild", "_call",
-    "_call_structured", "serve_main",
+    "_call_structured", "serve_main", "CliTool", "run_cli", "main",
 }
 
 
@@ -173,8 +173,25 @@ def test_no_code_beyond_the_plan(packages: tuple[GeneratedPackage, GeneratedPack
                 assert module_name in (None, "__future__", "typing", "datetime", "pydantic", "models", "base",
                                        "handlers", "client") or module_name.startswith("mcpgen_runtime"), module_name
             assert not isinstance(node, ast.Lambda | ast.JoinedStr) or path.endswith(("client.py", "base.py")), path
-        top = [type(node).__name__ for node in module.body]
-        assert "FunctionDef" not in top and "AsyncFunctionDef" not in top, path
+        functions = [node.name for node in module.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+        assert functions == (["main"] if path == "client/__main__.py" else []), path
+
+
+def test_cli_table_holds_names_as_literals_only(packages: tuple[GeneratedPackage, GeneratedPackage]) -> None:
+    """The client's __main__.py lists (wire name, method, models) per tool as string literals and
+    model references; descriptions and every other server text stay in tools.json (data)."""
+    module = _modules(packages)["client/__main__.py"]
+    table = next(node.value for node in module.body if isinstance(node, ast.Assign)
+                 and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["_TOOLS"])
+    assert isinstance(table, ast.Tuple)
+    rows = []
+    for entry in table.elts:
+        assert isinstance(entry, ast.Call) and isinstance(entry.func, ast.Name) and entry.func.id == "CliTool"
+        wire, method, *models = entry.args
+        assert isinstance(wire, ast.Constant) and isinstance(method, ast.Constant)
+        assert all(isinstance(m, ast.Attribute) and isinstance(m.value, ast.Name) and m.value.id == "_m" for m in models)
+        rows.append((wire.value, method.value))
+    assert rows == [(tool["name"], EXPECTED_METHODS[tool["name"]]) for tool in HOSTILE_TOOLS]
 
 
 def test_client_defines_exactly_the_planned_methods(packages: tuple[GeneratedPackage, GeneratedPackage]) -> None:

@@ -51,6 +51,10 @@ def test_demo_runs_and_prints_typed_results() -> None:
         "execute_sql(region='us-west1', query='DROP TABLE users') -> ToolError: "
         "'only SELECT statements are allowed in this demo'"
     )
+    # one call through the generated command line, JSON on stdout
+    assert re.search(r"\$ python -m weather_client --url http://127\.0\.0\.1:\d+/mcp get-weather-data "
+                     r"--location Berlin\n\{\n  \"temperature\": 20\.4,\n  \"conditions\": \"snow\",\n"
+                     r"  \"humidity\": 34\.0\n\}\n\(exit code 0;", done.stdout)
     assert "server stopped" in lines
     # and what a changed spec would break (mcpgen diff)
     assert re.search(r"breaking +compatible +get_current_time +/ +tool `get_current_time` removed", done.stdout)

@@ -81,10 +81,10 @@ def test_client_generated_from_live_server_calls_it(sdk_http_url: str, workdir: 
     interpreter, has one method per listed tool, and calls the same server with typed results
     (execute_sql succeeds over HTTP, so the live definitions drive Mcp-Param-Region)."""
     done = mcpgen("client", sdk_http_url, "-o", "out", "--package", PACKAGE, cwd=workdir)
-    assert f"out/{PACKAGE}: 4 created" in done.stdout
+    assert f"out/{PACKAGE}: 5 created" in done.stdout
     package = workdir / "out" / PACKAGE
     assert sorted(p.name for p in package.iterdir() if p.is_file()) == [
-        ".mcpgen-manifest.json", "__init__.py", "client.py", "models.py", "tools.json"]
+        ".mcpgen-manifest.json", "__init__.py", "__main__.py", "client.py", "models.py", "tools.json"]
     assert f"from {sdk_http_url} " in (package / "client.py").read_text().splitlines()[0]
     assert [t["name"] for t in json.loads((package / "tools.json").read_text())["tools"]] == SDK_NAMES
 

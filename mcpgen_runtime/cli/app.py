@@ -1,0 +1,320 @@
+"""The command line of a generated client package: `python -m PKG --url URL TOOL --opt value`.
+
+The generated `__main__.py` hands `run_cli` its `Client` class and one `CliTool` per tool
+(wire name, Python method name, input and output models); the tool definitions themselves are
+the package's tools.json, read as data. Each tool is a subcommand named by its method with `-`
+for `_`, built only when it is used or listed.
+
+Exit codes (`python -m PKG --help` says the same):
+
+    0  the tool ran
+    1  the tool reported an error (`isError: true`); its result is printed all the same
+    2  usage: an unknown tool or option, a value of the wrong type, a required option missing,
+       arguments the tool's inputSchema refuses (checked before anything is sent)
+    3  protocol or transport: the server could not be reached or started, timed out, answered a
+       JSON-RPC error, or broke the protocol (a result that does not match the outputSchema too)
+    4  the server asked for input the CLI cannot give: `--no-input` is set, or it needs
+       sampling or roots (a terminal answers elicitation forms only; the server may say so
+       with -32021 before asking)
+  130  interrupted (Ctrl-C)
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, NoReturn
+
+import click
+from pydantic import BaseModel, RootModel
+
+from ..client import Client
+from ..content import ToolResult
+from ..errors import (
+    InputRequiredError,
+    McpRuntimeError,
+    MissingClientCapabilityError,
+    ToolArgumentsError,
+    ToolError,
+)
+from ..protocol.inputs import ElicitRequest
+from .options import JsonValue, arguments_from, plan_options
+from .prompts import InputRefusedError, TerminalElicitation
+from .text import help_text, json_text, printable
+
+__all__ = ["EXIT_INPUT", "EXIT_PROTOCOL", "EXIT_TOOL_ERROR", "EXIT_USAGE", "CliTool", "build_cli", "run_cli"]
+
+EXIT_TOOL_ERROR: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_PROTOCOL: Final = 3
+EXIT_INPUT: Final = 4
+EXIT_INTERRUPTED: Final = 130
+_MAX_JSON_FILE: Final = 16 * 1024 * 1024
+
+_EXIT_CODES_HELP: Final = (
+    "\b\nExit codes:\n  0 the tool ran\n  1 the tool reported an error (isError)\n"
+    "  2 usage: bad or missing options, arguments the inputSchema refuses\n"
+    "  3 protocol or transport error\n"
+    "  4 the server asked for input that cannot be given (--no-input; sampling, roots)\n"
+    "  130 interrupted"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CliTool:
+    """One tool of a generated package, as its `__main__.py` lists it."""
+
+    name: str  # wire name
+    method: str  # the client's Python method; the subcommand is this with `-` for `_`
+    input_model: type[BaseModel]
+    output_model: type[BaseModel] | None = None  # None: the tool has no outputSchema
+
+    @property
+    def command(self) -> str:
+        return self.method.replace("_", "-")
+
+
+@dataclass
+class _Settings:
+    """The group's options, handed to the subcommand."""
+
+    url: str | None
+    stdio: str | None
+    headers: dict[str, str]
+    token_env: str | None
+    timeout: float | None
+    output: str
+    interactive: bool
+    era: str
+
+
+def _header(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, text = value.partition(":")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{value!r} is not NAME: VALUE", ctx, param)
+        headers[name.strip()] = text.strip()
+    return headers
+
+
+def _check_settings(ctx: click.Context, settings: _Settings) -> None:
+    if (settings.url is None) == (settings.stdio is None):
+        raise click.UsageError("give exactly one of --url URL or --stdio COMMAND", ctx)
+    if settings.stdio is not None:
+        try:
+            if not shlex.split(settings.stdio):
+                raise ValueError("it is empty")
+        except ValueError as exc:
+            raise click.UsageError(f"--stdio: cannot split the command: {exc}", ctx) from exc
+    if settings.token_env is not None and not os.environ.get(settings.token_env):
+        raise click.UsageError(f"--token-env {settings.token_env}: that environment variable is not set", ctx)
+    if settings.stdio is not None and (settings.headers or settings.token_env):
+        raise click.UsageError("--header and --token-env apply to --url only (a stdio server takes its "
+                               "credentials from its environment)", ctx)
+
+
+class _ToolGroup(click.Group):
+    """The package's command: tools as subcommands, built on first use; exit codes as documented."""
+
+    def __init__(self, client_class: type[Client], tools: Sequence[CliTool], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.client_class = client_class
+        self.by_command = {tool.command: tool for tool in tools}
+        definitions = getattr(client_class, "_tool_definitions_", None) or []
+        self.definitions: dict[str, Mapping[str, Any]] = {
+            str(d.get("name")): d for d in definitions if isinstance(d, Mapping)}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.by_command)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        tool = self.by_command.get(cmd_name)
+        if tool is None:
+            return None
+        return _tool_command(self.client_class, tool, self.definitions.get(tool.name, {}))
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> NoReturn:
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            click.echo("Interrupted.", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _tool_command(client_class: type[Client], tool: CliTool, definition: Mapping[str, Any]) -> click.Command:
+    schema = definition.get("inputSchema")
+    schema = schema if isinstance(schema, Mapping) else {}
+    fields: list[tuple[str, str]] = []
+    if not issubclass(tool.input_model, RootModel):  # an input that is not one object: --json only
+        for name, info in tool.input_model.model_fields.items():
+            alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
+            fields.append((name, alias or name))
+    plans = plan_options(schema, fields)
+    description = definition.get("description") if isinstance(definition.get("description"), str) else None
+    title = definition.get("title") if isinstance(definition.get("title"), str) else None
+    json_option = click.Option(
+        ["--json", "json_arguments"], type=_JsonArguments(), default=None, metavar="ARGS",
+        help="All arguments as one JSON object (@FILE reads it from a file); options given too override its keys.")
+
+    def callback(**values: Any) -> int:
+        ctx = click.get_current_context()
+        base = values.pop("json_arguments") or {}
+        arguments = arguments_from(plans, values, base, ctx)
+        settings: _Settings = ctx.find_object(_Settings)  # type: ignore[assignment]
+        _check_settings(ctx, settings)  # here, not in the group: `TOOL --help` needs no server
+        return _call(ctx, client_class, settings, tool, arguments)
+
+    return click.Command(
+        tool.command, callback=callback, params=[*(plan.option for plan in plans), json_option],
+        help=help_text(description or title or f"Call the {tool.name!r} tool."),
+        short_help=help_text(title) if title else None)
+
+
+class _JsonArguments(JsonValue):
+    """`--json ARGS`: a JSON object, or `@FILE` holding one."""
+
+    def __init__(self) -> None:
+        super().__init__(objects_only=True)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.startswith("@"):
+            path = Path(value[1:])
+            try:
+                if path.stat().st_size > _MAX_JSON_FILE:
+                    self.fail(f"{path} is larger than {_MAX_JSON_FILE // (1024 * 1024)} MiB", param, ctx)
+                value = path.read_text("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                self.fail(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def _connect(client_class: type[Client], settings: _Settings, on_elicit: TerminalElicitation) -> Client:
+    # every request bounded by --timeout (SEC-09); elicitation answered on the terminal (form mode only)
+    options: dict[str, Any] = {"timeout": settings.timeout, "on_elicit": on_elicit, "era": settings.era}
+    if settings.stdio is not None:
+        return client_class.stdio(shlex.split(settings.stdio), **options)
+    token_env = settings.token_env
+    token_provider: Callable[[], str] | None = None
+    if token_env is not None:
+        def token_provider() -> str:  # read per request; never printed (tokens stay out of errors and logs)
+            return os.environ.get(token_env, "")
+    return client_class(settings.url, headers=settings.headers or None, token_provider=token_provider, **options)
+
+
+def _call(ctx: click.Context, client_class: type[Client], settings: _Settings, tool: CliTool,
+          arguments: dict[str, Any]) -> int:
+    server = settings.url or settings.stdio or "the server"
+    asker = TerminalElicitation(interactive=settings.interactive, server=server)
+    try:
+        with _connect(client_class, settings, asker) as client:
+            try:
+                result = client._call(tool.name, arguments, tool.input_model)
+            except ToolError as exc:
+                if asker.refused is not None:  # a legacy server's request, refused inside the session
+                    return _refused(asker.refused)
+                _show(exc.result, settings.output)
+                return EXIT_TOOL_ERROR
+            if tool.output_model is not None:
+                client._core.structured(tool.name, result, tool.output_model)  # TOOLS-20: checked, then shown
+    except ToolArgumentsError as exc:
+        raise click.UsageError(printable(str(exc)), ctx) from exc
+    except (InputRefusedError, InputRequiredError) as exc:  # --no-input; or sampling/roots, unanswerable here
+        return _fail(str(exc), EXIT_INPUT)
+    except MissingClientCapabilityError as exc:  # -32021: it wants sampling or roots, which a terminal lacks
+        return _fail(f"the server needs input this command line cannot give: {exc.message}", EXIT_INPUT)
+    except McpRuntimeError as exc:
+        if asker.refused is not None:
+            return _refused(asker.refused)
+        return _fail(f"{type(exc).__name__}: {exc}", EXIT_PROTOCOL)
+    if asker.refused is not None:
+        return _refused(asker.refused)
+    _show(result, settings.output)
+    return 0
+
+
+def _refused(request: ElicitRequest) -> int:
+    return _fail(f"the server asks for input ({request.message[:200]!r}) and --no-input is set", EXIT_INPUT)
+
+
+def _fail(message: str, code: int) -> int:
+    click.echo(f"Error: {printable(message)}", err=True)
+    return code
+
+
+def _show(result: ToolResult, output: str) -> None:
+    if output == "json":
+        if "structured_content" in result.model_fields_set:
+            click.echo(json_text(result.structured_content))
+        else:
+            click.echo(json_text(result.model_dump(mode="json", by_alias=True, exclude_none=True)["content"]))
+        return
+    lines = [_block_text(block.model_dump(mode="json", by_alias=True, exclude_none=True)) for block in result.content]
+    if not lines and "structured_content" in result.model_fields_set:
+        lines = [json_text(result.structured_content)]
+    text = "\n".join(lines)
+    click.echo(printable(text) if sys.stdout.isatty() else text)
+
+
+def _block_text(block: Mapping[str, Any]) -> str:
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        return str(block["text"])
+    if kind in ("image", "audio"):
+        return f"[{kind} {block.get('mimeType', '')}, {len(str(block.get('data', '')))} base64 characters]"
+    if kind == "resource_link":
+        return f"[resource link {block.get('uri', '')}]"
+    if kind == "resource":
+        resource = block.get("resource")
+        if isinstance(resource, Mapping) and isinstance(resource.get("text"), str):
+            return str(resource["text"])
+        return f"[resource {resource.get('uri', '') if isinstance(resource, Mapping) else ''}]"
+    return json_text(block)
+
+
+def build_cli(client_class: type[Client], tools: Sequence[CliTool], *, prog: str) -> click.Group:
+    """The click group for one generated package (what `run_cli` runs; tests invoke it directly)."""
+
+    def group_callback(url: str | None, stdio: str | None, headers: dict[str, str], token_env: str | None,
+                       timeout: float | None, output: str, no_input: bool, era: str) -> None:
+        ctx = click.get_current_context()
+        ctx.obj = _Settings(url, stdio, headers, token_env, timeout, output, not no_input, era)
+
+    params: list[click.Parameter] = [
+        click.Option(["--url"], metavar="URL", help="The server's Streamable HTTP endpoint (e.g. http://127.0.0.1:8000/mcp)."),
+        click.Option(["--stdio"], metavar="COMMAND", help="Start the server as a subprocess and talk over stdio "
+                     "(one string, split like a shell does: --stdio 'python -m my_server --stdio')."),
+        click.Option(["--header", "headers"], multiple=True, metavar="'NAME: VALUE'", callback=_header,
+                     help="An HTTP header sent with every request (repeatable)."),
+        click.Option(["--token-env"], metavar="NAME", help="Send the bearer token held in this environment "
+                     "variable (tokens on the command line would show in the process list)."),
+        click.Option(["--timeout"], type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
+                     help="Seconds to wait for each response."),
+        click.Option(["--format", "output"], type=click.Choice(["json", "text"]), default="json", show_default=True,
+                     help="json: the structured content when the tool returns one, else the content blocks; "
+                          "text: the text blocks."),
+        click.Option(["--no-input"], is_flag=True, default=False,
+                     help="Never prompt: fail with exit code 4 when the server asks for input."),
+        click.Option(["--era"], type=click.Choice(["auto", "modern", "legacy"]), default="auto", show_default=True,
+                     help="Protocol era: find out (auto), 2026-07-28 (modern), or an initialize-based revision."),
+    ]
+    group = _ToolGroup(client_class, tools, name=prog, params=params, callback=group_callback,
+                       help=f"Call the tools of this MCP server from a shell: {prog} --url URL TOOL --option value."
+                            f"\n\n{_EXIT_CODES_HELP}",
+                       no_args_is_help=True, context_settings={"max_content_width": 110})
+    return group
+
+
+def run_cli(client_class: type[Client], tools: Sequence[CliTool], *, prog: str,
+            args: Sequence[str] | None = None) -> NoReturn:
+    """Run the command line (what a generated `__main__.py` calls) and exit with its code."""
+    build_cli(client_class, tools, prog=prog).main(args, prog_name=prog)
