@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from mcpgen_runtime.server.store import MemoryStore, Store, StoreUnavailable, open_store
-
-from .redis_server import RedisServer
+from tests.redis_server import RedisServer
 
 _names = itertools.count()
 
