@@ -9,6 +9,7 @@ for the rest; through nginx, consecutive requests of one client are spread over 
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from typing import Any
 
@@ -21,6 +22,7 @@ from tests.cluster.harness import Cluster
 from tests.runtime import legacy_helpers as legacy
 from tests.runtime.server_helpers import call, mcp_headers
 from tests.runtime.test_server_subscriptions import SseReader, listen
+from tests.support import ROOT, SDK1_PYTHON, needs_peer, subprocess_env
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -124,6 +126,31 @@ def test_the_runtime_legacy_client_resumes_through_nginx(cluster: Cluster) -> No
     with Client(cluster.url, era="legacy", timeout=10) as client:
         for _ in range(len(cluster.replicas)):
             assert client.call_tool("test_reconnection", {}).text.startswith("Reconnection test completed")
+
+
+def test_the_official_sdk1_client_keeps_its_session_across_replicas(cluster: Cluster) -> None:
+    """The official SDK 1.x (legacy-only), through nginx: one session, every request of it a new one
+    to nginx, so its calls, the answer to an elicitation and its Last-Event-ID resume land on
+    replicas other than the one that opened the session."""
+    user = {"username": "ada", "email": "ada@example.org"}
+    calls = [("test_simple_text", {})] * len(cluster.replicas) + [
+        ("test_elicitation", {"message": "Who are you?"}), ("test_tool_with_progress", {}), ("test_reconnection", {})]
+    args = [str(needs_peer(SDK1_PYTHON, "the official SDK 1.x")), str(ROOT / "tests" / "peers" / "sdk1_client.py"),
+            "--progress", "--elicit-accept", json.dumps(user)]
+    for name, arguments in calls:
+        args += ["--call", name, json.dumps(arguments)]
+    done = subprocess.run([*args, cluster.url], cwd=ROOT, env=subprocess_env(), capture_output=True, timeout=50,
+                          check=False)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-4000:]
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["protocolVersion"] == "2025-11-25" and report["sessionId"]
+    texts = ["".join(block["text"] for block in call["content"] if block["type"] == "text") for call in report["calls"]]
+    assert all(not call.get("isError") and "error" not in call for call in report["calls"]), report["calls"]
+    assert texts[:len(cluster.replicas)] == ["This is a simple text response for testing."] * len(cluster.replicas)
+    elicited, progress, reconnection = texts[len(cluster.replicas):]
+    assert elicited == f"User response: action=accept, content={json.dumps(user, sort_keys=True)}"
+    assert progress.startswith("Progress test completed") and report["calls"][-2]["progress"]
+    assert reconnection.startswith("Reconnection test completed")
 
 
 def _list_changed(reader: SseReader) -> list[Any]:
