@@ -135,7 +135,7 @@ class Cluster:
         self.redis.stop()
 
     def restart_replicas(self, *extra_args: str) -> None:
-        """Restart every replica (one at a time, SIGTERM) with `extra_args`, e.g. a rate limit."""
+        """Stop (SIGTERM) and start every replica with `extra_args` (e.g. a rate limit), then wait for all."""
         for replica in self.replicas:
             replica.stop()
             replica.extra_args = extra_args
