@@ -216,9 +216,10 @@ def render(results: dict[str, Any], notes: str) -> str:
                   f"The generated bench_server, one uvicorn worker per replica (h11), behind the `deploy/nginx.conf` "
                   f"`mcpgen server` ships (loopback addresses; nginx `worker_processes auto`), "
                   f"{scaled['connections']} keep-alive connections of closed-loop `tools/call` (bench/loadgen.py); "
-                  f"store: {scaled['store']} (the Redis rows join when the shared store lands). Replicas, nginx and "
+                  "Redis store rows: a local redis-server (`MCPGEN_STORE`); rate limit on or off as labelled "
+                  "(on: one Redis script call per `tools/call`). Replicas, nginx, redis-server and "
                   f"the load generator share the machine's {scaled['cores']} cores. CPU columns: what the replicas "
-                  "(together) and nginx spent per request inside the measured window.", "",
+                  "(together), nginx and redis-server spent per request inside the measured window.", "",
                   scale.table(scaled), ""]
         lines += [f"- {line}" for line in scaled.get("verdicts", [])]
         lines.append("")

@@ -1,12 +1,14 @@
 """Serve one benchmark server under uvicorn with explicit, shared settings.
 
-    python -m bench.serve KIND --port N [--http h11|httptools] [--loop asyncio|uvloop]
+    python -m bench.serve KIND --port N [--http h11|httptools] [--loop asyncio|uvloop] [--rate-limit R/B]
 
 KIND is one of `SERVERS`. Every server runs in this process (one uvicorn worker, no reload),
 with the same uvicorn settings, so /proc/<pid> of this process is the server's CPU and memory.
 `ours` is the generated package `bench_server` (specs/bench.json), served by the same ASGI app
 `python -m bench_server --http` serves (`ToolServer.asgi_app()`, every check on), under uvicorn's
-protocol with the slow-client limits as `run_http` serves it (slow_clients.py).
+protocol with the slow-client limits as `run_http` serves it (slow_clients.py); its store is
+`MCPGEN_STORE` from the environment, as for `python -m bench_server`, and `--rate-limit` turns on
+the rate limit (bench/scale.py: a call that touches the store).
 """
 
 from __future__ import annotations
@@ -20,10 +22,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _ours() -> Any:
+def _ours(rate_limit: str | None = None) -> Any:
+    import dataclasses
+
     from bench_server.handlers import Server
 
-    return Server().asgi_app()
+    from mcpgen_runtime.server import RateLimit
+
+    config = Server.default_config()
+    if rate_limit is not None:
+        rate, _, burst = rate_limit.partition("/")
+        config = dataclasses.replace(config, rate_limit=RateLimit(float(rate), int(burst)))
+    return Server(config).asgi_app()
 
 
 def _sdk() -> Any:
@@ -65,6 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--http", default="h11", choices=["h11", "httptools"])
     parser.add_argument("--loop", default="asyncio", choices=["asyncio", "uvloop"])
+    parser.add_argument("--rate-limit", metavar="RATE/BURST", help="ours only: the rate limit on")
     args = parser.parse_args(argv)
     for path in (ROOT, ROOT / "generated"):
         if str(path) not in sys.path:
@@ -72,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import uvicorn
 
-    app = SERVERS[args.kind]()
+    app = _ours(args.rate_limit) if args.kind == "ours" else SERVERS[args.kind]()
     http: Any = args.http
     if args.kind == "ours":  # as run_http serves it: uvicorn's protocol with the slow-client limits
         from mcpgen_runtime.server.limits import HttpLimits

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,12 +98,16 @@ class Server:
             self.proc.stderr.close()
 
 
-def start(kind: str, variant: str = "h11", *, timeout: float = 30.0) -> Server:
-    """Start `kind` under uvicorn, wait until it answers add(1, 2) correctly."""
+def start(kind: str, variant: str = "h11", *, timeout: float = 30.0, extra_args: Sequence[str] = (),
+          env: Mapping[str, str] | None = None) -> Server:
+    """Start `kind` under uvicorn, wait until it answers add(1, 2) correctly. `extra_args` go to
+    bench/serve.py (e.g. `--rate-limit`), `env` to the child (e.g. `MCPGEN_STORE`)."""
     http, loop = VARIANTS[variant]
     port = free_port()
-    args = [sys.executable, "-m", "bench.serve", kind, "--port", str(port), "--http", http, "--loop", loop]
-    proc = subprocess.Popen(args, cwd=ROOT, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    args = [sys.executable, "-m", "bench.serve", kind, "--port", str(port), "--http", http, "--loop", loop,
+            *extra_args]
+    proc = subprocess.Popen(args, cwd=ROOT, env={**child_env(), **(env or {})}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
     server = Server(kind, variant, port, proc)
     deadline = time.monotonic() + timeout
     last: Exception | None = None

@@ -71,8 +71,11 @@ def test_make_bench_quick(tmp_path: Path) -> None:
 
     scaled = results["scale"]  # bench/scale.py: replicas behind the shipped nginx.conf
     assert "## Scale-out: replicas behind nginx (bench/scale.py)" in text
-    assert scaled["rows"][0]["setup"] == "1 replica, direct (reference)"
+    assert scaled["rows"][0]["setup"] == "1 replica, direct, in-memory store (reference)"
     if not scaled["skipped"]:
-        assert [r["replicas"] for r in scaled["rows"] if r["proxy"]] == [1, 2]
+        assert [(r["store"], r["rate_limit"]) for r in scaled["rows"] if not r["proxy"]] == [
+            ("memory", False), ("memory", True), ("redis", False), ("redis", True)]
+        assert [(r["replicas"], r["store"]) for r in scaled["rows"] if r["proxy"]] == [(1, "redis"), (2, "redis")]
+        assert any("the Redis store costs" in line for line in scaled["verdicts"])
     for row in scaled["rows"]:
         assert row["errors"] == 0 and row["rps"] > 0, row

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .limits import HttpLimits
+from .ratelimit import RateLimit
 from .store import STORE_ENV, Store, StoreUnavailable, open_store
 from .tool_server import ToolServer
 
@@ -42,6 +43,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--store", metavar="URL", default=None,
                         help=f"state shared by replicas: 'memory' (default) or redis://host:6379/0 "
                              f"(default: ${STORE_ENV}); a shared store needs MCPGEN_STATE_SECRET")
+    parser.add_argument("--rate-limit", metavar="RATE/BURST", type=_rate_limit, default=None,
+                        help="tool calls per caller: RATE per second sustained, bursts of BURST, e.g. 5/20 "
+                             "(SEC-03; with a shared store the budget holds across replicas)")
     oauth = parser.add_argument_group(
         "OAuth (HTTP)", "protect the server: bearer JWTs from the authorization server, checked against its keys")
     oauth.add_argument("--oauth-issuer", metavar="URL", help="the authorization server's issuer")
@@ -103,6 +107,8 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             config = dataclasses.replace(config, auth=_protected_resource(args, server_cls))
         if args.store is not None:
             config = dataclasses.replace(config, store=args.store)
+        if args.rate_limit is not None:
+            config = dataclasses.replace(config, rate_limit=args.rate_limit)
         server = server_cls(config)
         if server.shared_store.shared:
             _check_reachable(config, server.shared_store)
@@ -113,6 +119,15 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
         server.run_stdio()
     else:
         server.run_http(args.host, args.port, parser=args.parser)
+
+
+def _rate_limit(text: str) -> RateLimit:
+    rate, sep, burst = text.partition("/")
+    try:
+        return RateLimit(float(rate), int(burst) if sep else RateLimit.burst)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes RATE/BURST, e.g. 5/20 (a positive rate, a burst >= 1), "
+                                         f"not {text!r}") from None
 
 
 def _check_reachable(config: Any, store: Store) -> None:

@@ -1,4 +1,4 @@
-"""Fixtures of the cluster tests: one cluster per module (harness.py), healed before each test."""
+"""Fixtures of the cluster tests: one cluster for the package (harness.py), healed before each test."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from tests.cluster.harness import Cluster, running_cluster
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def started_cluster() -> Iterator[Cluster]:
     with running_cluster(3) as cluster:
         yield cluster

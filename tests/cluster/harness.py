@@ -3,8 +3,9 @@
 `deploy/nginx.conf` that `mcpgen server` ships (codegen/deploy.py renders both).
 
 The replicas get `MCPGEN_STORE` (this Redis) and one shared `MCPGEN_STATE_SECRET`, as
-deploy/compose.yaml gives them. Binaries come from the Debian packages `make services` installs;
-when one is missing the tests skip, naming it.
+deploy/compose.yaml gives them. redis-server is the tests' one starter (tests/redis_server.py).
+Binaries come from the Debian packages `make services` installs; when one is missing the tests
+skip, naming it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from bench.proxy import Nginx, find_binary
+from tests.redis_server import RedisServer
 from tests.support import PYTHON, ROOT, free_port, subprocess_env, wait_for_port
 
 PACKAGE = "conformance_server"
@@ -53,6 +55,11 @@ class Replica:
         self._env = env
         self._log = log_dir / f"replica-{index}.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.extra_args: tuple[str, ...] = ()  # e.g. ("--rate-limit", "1/4"): kept across restarts
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.address}/mcp"
 
     @property
     def address(self) -> str:
@@ -65,7 +72,8 @@ class Replica:
     def start(self) -> None:
         with self._log.open("ab") as log:
             self.proc = subprocess.Popen(
-                [PYTHON, "-m", PACKAGE, "--http", "--port", str(self.port), "--shutdown-grace", "10"],
+                [PYTHON, "-m", PACKAGE, "--http", "--port", str(self.port), "--shutdown-grace", "10",
+                 *self.extra_args],
                 cwd=ROOT, env=self._env, stdout=subprocess.DEVNULL, stderr=log)
 
     def wait_ready(self) -> None:
@@ -89,15 +97,12 @@ class Cluster:
     """redis-server + N replicas + nginx, in one temporary directory."""
 
     def __init__(self, replicas: int = 3) -> None:
-        self.redis_bin = binary("redis-server")
         self.nginx_bin = binary("nginx")
+        self.redis = RedisServer()  # skips, naming redis-server, when it is missing
         self.dir = Path(tempfile.mkdtemp(prefix="mcpgen-cluster-"))
-        self.redis_port = free_port()
         self.port = free_port()
-        env = {**subprocess_env(), "MCPGEN_STORE": f"redis://127.0.0.1:{self.redis_port}/0",
-               "MCPGEN_STATE_SECRET": STATE_SECRET}
+        env = {**subprocess_env(), "MCPGEN_STORE": self.redis.url, "MCPGEN_STATE_SECRET": STATE_SECRET}
         self.replicas = [Replica(i, env, self.dir) for i in range(replicas)]
-        self._redis: subprocess.Popen[bytes] | None = None
         self._nginx: Nginx | None = None
 
     @property
@@ -109,10 +114,10 @@ class Cluster:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        self.start_redis(wait=False)
+        self.redis.start(wait=False)
         for replica in self.replicas:
             replica.start()
-        wait_for_port(self.redis_port, self._redis)
+        self.redis.wait_ready()
         for replica in self.replicas:
             replica.wait_ready()
         self._start_nginx()
@@ -122,23 +127,26 @@ class Cluster:
         self._nginx = Nginx(self.nginx_bin, [r.address for r in self.replicas], package=PACKAGE, port=self.port)
         self._nginx.start()
 
-    def start_redis(self, *, wait: bool = True) -> None:
-        """Start (or, after `stop_redis`, restart) redis-server on the same port, empty."""
-        with (self.dir / "redis.log").open("ab") as log:
-            self._redis = subprocess.Popen(
-                [self.redis_bin, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no", "--dir", str(self.dir)], stdout=log, stderr=log)
-        if wait:
-            wait_for_port(self.redis_port, self._redis)
+    def start_redis(self) -> None:
+        """Start redis-server again after `stop_redis`, on the same port, empty."""
+        self.redis.start()
 
     def stop_redis(self) -> None:
-        if self._redis is not None:
-            _stop(self._redis)
+        self.redis.stop()
+
+    def restart_replicas(self, *extra_args: str) -> None:
+        """Stop (SIGTERM) and start every replica with `extra_args` (e.g. a rate limit), then wait for all."""
+        for replica in self.replicas:
+            replica.stop()
+            replica.extra_args = extra_args
+            replica.start()
+        for replica in self.replicas:
+            replica.wait_ready()
 
     def heal(self) -> None:
         """Restart redis-server and any replica a test stopped, and wait until each listens."""
-        if self._redis is not None and self._redis.poll() is not None:
-            self.start_redis()
+        if not self.redis.running:
+            self.redis.start()
         for replica in self.replicas:
             if not replica.alive:
                 replica.start()
@@ -152,8 +160,7 @@ class Cluster:
             replica.stop()
         if self._nginx is not None:
             self._nginx.stop()
-        if self._redis is not None:
-            _stop(self._redis)
+        self.redis.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

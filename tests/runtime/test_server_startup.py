@@ -61,6 +61,12 @@ def test_unusable_http_limit_stops_the_server_at_start(option: tuple[str, str], 
     assert done.returncode == 2 and f"weather_server: cannot start: {says}" in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("value", ["0/5", "fast/5", "1/0", "1/2.5"])
+def test_unusable_rate_limit_stops_the_server_at_start(value: str) -> None:
+    done = _start(None, "--port", str(free_port()), "--rate-limit", value)
+    assert done.returncode == 2 and "--rate-limit: takes RATE/BURST, e.g. 5/20" in done.stderr, done.stderr
+
+
 def test_good_secret_serves() -> None:
     port = free_port()
     env = {"MCPGEN_STATE_SECRET": "0123456789abcdef0123456789abcdef"}

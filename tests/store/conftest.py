@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .redis_server import RedisServer
+from tests.redis_server import RedisServer
 
 
 @pytest.fixture(scope="session")

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from tests.redis_server import RedisServer
 from tests.runtime.legacy_helpers import LegacySession, call, iter_events, request
 
-from .redis_server import RedisServer
 from .replicas import Replica, conformance_server
 
 pytestmark = pytest.mark.timeout(60)

@@ -10,9 +10,9 @@ import pytest
 
 from mcpgen_runtime.errors import ServiceUnavailableError
 from mcpgen_runtime.server import RateLimit
+from tests.redis_server import RedisServer
 from tests.runtime.server_helpers import call, request
 
-from .redis_server import RedisServer
 from .replicas import Replica, conformance_server, with_store
 
 STATE_TOOL = "test_input_required_result_request_state"

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from mcpgen_runtime.server.store import MemoryStore, Store, StoreUnavailable, open_store
-
-from .redis_server import RedisServer
+from tests.redis_server import RedisServer
 
 _names = itertools.count()
 
@@ -225,6 +224,32 @@ def test_unreachable_redis_fails_fast_with_store_unavailable() -> None:
         return time.monotonic() - started
 
     assert asyncio.run(scenario()) < 3.0
+
+
+def test_pooled_connections_outlive_a_redis_restart() -> None:
+    """Connections pooled before Redis restarted are stale; the one immediate retry reconnects, so
+    no request fails once Redis is back (each stale connection used to cost a 503)."""
+    redis = RedisServer()
+    redis.start()
+
+    async def scenario() -> None:
+        store = open_store(redis.url, "restart")
+        try:
+            await asyncio.gather(*(store.put(f"k{i}", b"v", 10) for i in range(4)))  # several pooled connections
+            redis.stop()
+            redis.start()  # same port, empty
+            for i in range(8):
+                await store.put(f"k{i}", b"v", 10)
+                assert await store.claim(f"c{i}", 10)
+                assert await store.take_token("b", rate=1.0, burst=100, ttl_s=10) == 0.0
+                await store.append("log", b"x", max_len=10, ttl_s=10)
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        redis.close()
 
 
 def test_store_urls() -> None:

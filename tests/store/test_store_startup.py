@@ -10,9 +10,9 @@ import pytest
 
 from mcpgen_runtime.server.state import StateSecretError
 from mcpgen_runtime.server.store import MemoryStore
+from tests.redis_server import RedisServer
 from tests.support import PYTHON, ROOT, free_port, subprocess_env
 
-from .redis_server import RedisServer
 from .replicas import SECRET  # also puts generated/ on sys.path
 
 

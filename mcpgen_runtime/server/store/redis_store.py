@@ -27,10 +27,10 @@ from .base import MAX_LOG_LENGTH, Store, StoreUnavailable, Unsubscribe, check_va
 
 try:
     import redis.asyncio as aioredis
+    from redis.asyncio.retry import Retry  # the asyncio one: the sync Retry never retries an awaited command
     from redis.backoff import NoBackoff
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
-    from redis.retry import Retry
 except ImportError as exc:  # pragma: no cover - exercised by test_store_selection in a venv without redis
     raise ImportError(
         "a redis:// store needs the redis package: pip install 'mcpgen[redis]' (or pip install redis)"

@@ -1,5 +1,6 @@
-"""A real redis-server for tests: own port on loopback, own temp dir, no persistence; stoppable
-and restartable on the same port (store-failure tests)."""
+"""The one real redis-server starter of the tests (tests/store and tests/cluster): own port on
+loopback, own temp dir, no persistence; stoppable and restartable on the same port, empty
+(store-failure tests)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from tests.support import free_port, wait_for_port
 
+# Debian's package puts it in /usr/bin; PATH first for other installs.
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
@@ -36,11 +38,21 @@ class RedisServer:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self) -> None:
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self, *, wait: bool = True) -> None:
+        """Start (or, after `stop`, restart on the same port, empty); `wait=False` lets a caller
+        start other processes meanwhile and `wait_ready` later."""
         self.proc = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--dir", self.dir, "--protected-mode", "yes"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
         wait_for_port(self.port, self.proc)
 
     def stop(self) -> None:
