@@ -86,6 +86,8 @@ class ResponseLostError(TransportError):
 
     retryable = True
 
+    retryable = True
+
 
 class AuthorizationError(McpRuntimeError):
     """Logging in to a protected server failed (metadata, registration, the authorization or

@@ -254,15 +254,10 @@ class ClientCore(EraFlows):
             message = jsonrpc.request(request_id, method, {**params, "_meta": request_meta_})
             try:
                 reply, status = yield Outgoing(message, headers, wait)
-            except ResponseLostError:
-                if not reissued and method in REISSUED_METHODS:
-                    reissued = True
-                    continue
-                if retried >= self.retries:
-                    raise
-                retried += 1
-                continue
             except McpRuntimeError as exc:
+                if isinstance(exc, ResponseLostError) and not reissued and method in REISSUED_METHODS:
+                    reissued = True  # HTTP-26: a read is sent again once, retries or not
+                    continue
                 if not exc.retryable or retried >= self.retries:
                     raise
                 retried += 1
