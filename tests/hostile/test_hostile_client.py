@@ -292,11 +292,14 @@ def test_200_trickling_connections_do_not_keep_a_normal_client_out(server: Serve
     assert sorted(latencies)[len(latencies) // 2] < 0.05 and max(latencies) < 1.0, latencies
     # The cap: at most 50 slow connections open at once (plus the client's own and a few spare).
     assert peak_fds - fds_before <= CAP + 5, (peak_fds, fds_before)
-    evicted = [a for a in answers if a.after_s < HEADER_S - 0.1]
-    timed_out = [a for a in answers if a.after_s >= HEADER_S - 0.1]
+    # Told apart by their answer, not by when it came: on a busy machine the cap may shed a
+    # connection after the header deadline has passed but before the sweep reached it.
+    timed_out = [a for a in answers if a.status == 408]
+    evicted = [a for a in answers if a.status != 408]
     # Closed over the cap: silently when none of their request had come yet, else with 503.
     assert len(evicted) >= 200 - CAP and all(a.status in (None, 503) for a in evicted), [a.status for a in evicted]
-    assert all(a.status == 408 and a.after_s <= HEADER_S + SWEEP_S + MARGIN_S for a in timed_out), timed_out[:5]
+    # Closed at the header deadline with 408: never before it, and at most a sweep (and a margin) after.
+    assert all(HEADER_S - 0.1 <= a.after_s <= HEADER_S + SWEEP_S + MARGIN_S for a in timed_out), timed_out[:5]
     # Nothing held afterwards, and memory did not grow with the crowd.
     deadline = time.monotonic() + 2
     while _open_fds(server.pid) > fds_before + 1 and time.monotonic() < deadline:
