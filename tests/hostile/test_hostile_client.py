@@ -92,7 +92,7 @@ async def _answer(reader: asyncio.StreamReader, opened: float, timeout: float = 
     """Everything the server sends until it closes the connection."""
     try:
         data = await asyncio.wait_for(reader.read(-1), timeout)
-    except ConnectionResetError:  # the server closed with some of what we sent unread
+    except ConnectionError:  # the server closed with some of what we sent unread (reset, or our write's broken pipe)
         data = b""
     after = time.monotonic() - opened
     if not data:
