@@ -8,10 +8,11 @@ CONFORMANCE_STAMP := $(NODE_DIR)/node_modules/.installed
 
 .PHONY: install demo test lint typecheck generate check bench bench-deps conformance-deps peers-deps services clean
 
-$(STAMP): pyproject.toml
+# Both distributions of this repository, editable: the runtime (runtime/) and the generator (.).
+$(STAMP): pyproject.toml runtime/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e ./runtime -e '.[dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -39,7 +40,7 @@ $(OIDC_STAMP): $(OIDC_DIR)/package.json $(OIDC_DIR)/package-lock.json
 	cd $(OIDC_DIR) && npm ci --no-audit --no-fund
 	touch $(OIDC_STAMP)
 
-# httptools (the parser of `mcpgen[fast]`) for the server's hostile-client tests, outside the venv.
+# httptools (the parser of `mcpgen-runtime[fast]`) for the server's hostile-client tests, outside the venv.
 FAST_SITE := tests/peers/.site-fast
 FAST_STAMP := $(FAST_SITE)/.installed
 $(FAST_STAMP): tests/peers/requirements-fast.txt $(STAMP)
@@ -56,12 +57,16 @@ services:
 demo: $(STAMP)
 	$(PY) scripts/demo.py
 
-test: $(STAMP) $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP) services
-	$(PY) scripts/sync_twins.py
-	$(VENV)/bin/mcpgen generate --check
+# The fast loop (well under a minute once installed): lint, format, types, import contracts, the
+# blocking twins and the checked-in bindings.
+check: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(PY) scripts/sync_twins.py --check
 	$(VENV)/bin/lint-imports
-	$(VENV)/bin/ruff check codegen mcpgen_runtime tests
-	$(VENV)/bin/mypy codegen mcpgen_runtime
+	$(VENV)/bin/mypy
+	$(VENV)/bin/mcpgen generate --check
+
+test: check $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP) services
 	$(PY) -m pytest
 
 generate: $(STAMP)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import runpy
+import pytest
 
-from tests.support import ROOT
+from tests.wheels import Wheels, build
 
 
-def pytest_configure() -> None:
-    # The runtime's blocking twins are generated from their asyncio sources (not kept in git);
-    # write any that are missing or stale, so a bare `pytest` in a fresh clone tests current code.
-    runpy.run_path(str(ROOT / "scripts" / "sync_twins.py"))["write_all"]()
+@pytest.fixture(scope="session")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
+    """Both distributions' wheels, built once per session."""
+    return build(tmp_path_factory.mktemp("wheels") / "dist")

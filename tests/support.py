@@ -82,7 +82,7 @@ def running_server(args: Sequence[str], port: int, *, cwd: Path | None = None,
             proc.stderr.close()
 
 
-# httptools, the parser of `mcpgen[fast]`, kept outside the project venv so that uvicorn's "auto"
+# httptools, the parser of `mcpgen-runtime[fast]`, kept outside the project venv so that uvicorn's "auto"
 # stays h11 for every other test: make test puts it in the first, make bench-deps in the second.
 FAST_SITES = (ROOT / "tests" / "peers" / ".site-fast", ROOT / "bench" / ".venv-peers" / "site")
 

@@ -1,8 +1,8 @@
 """mcpgen as a user gets it: the wheel, installed into a fresh virtualenv, typed for the user.
 
-Once per session (one module-scoped fixture): `pip wheel --no-deps` builds mcpgen's wheel, a new
-virtualenv installs it (its dependencies from the pip cache or the index, nothing from this
-checkout), and the installed `mcpgen` generates a weather client and server and the shapes client
+Once per module: a new virtualenv installs the `mcpgen` and `mcpgen-runtime` wheels (built once
+per session, tests/wheels.py; their dependencies from the pip cache or the index, nothing from
+this checkout), and the installed `mcpgen` generates a weather client and server and the shapes client
 from copies of `specs/` into a fresh project. Then `mypy --strict` (with the pydantic plugin and
 without) and `pyright --strict` from the dev environment, pointed at the fresh interpreter, check a
 small user program (`app.py`: every call right, no error allowed) and `wrong.py`, whose every
@@ -13,10 +13,8 @@ the generated code takes from it would be `Any` and the wrong calls would pass u
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
+from tests.wheels import Wheels, new_venv, ok, run
 
 BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.timeout(900)  # building, installing and three checkers: about a minute on two cores
@@ -121,26 +120,14 @@ class Installed:
     project: Path  # the fresh project; generated packages and the user's program in src/
 
 
-def _run(args: list[str | Path], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    # Nothing from this checkout on the path: no PYTHONPATH, no MYPYPATH, cwd outside the repository.
-    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "MYPYPATH", "VIRTUAL_ENV")}
-    return subprocess.run([str(arg) for arg in args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
-
-
-def _ok(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 0, f"{result.args}\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
-    return result.stdout
+_run = run
+_ok = ok
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
+def installed(tmp_path_factory: pytest.TempPathFactory, wheels: Wheels) -> Iterator[Installed]:
     root = tmp_path_factory.mktemp("wheel")
-    _ok(_run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", root / "dist", ROOT], root))
-    [wheel] = (root / "dist").glob("mcpgen-*.whl")
-    _ok(_run([sys.executable, "-m", "venv", root / "venv"], root))
-    python = root / "venv" / "bin" / "python"
-    _ok(_run([python, "-m", "pip", "install", "--quiet", wheel], root))
+    python = new_venv(root / "venv", wheels.generator, wheels.runtime)
     project = root / "project"
     (project / "specs").mkdir(parents=True)
     for name in ("weather.json", "shapes.json"):
@@ -169,7 +156,7 @@ def test_the_wheel_ships_py_typed_and_runs_from_the_fresh_venv(installed: Instal
 
 
 def test_the_generated_command_line_runs_from_the_fresh_venv(installed: Installed) -> None:
-    """`python -m weather_client` needs nothing beyond `pip install mcpgen` (click comes with it)."""
+    """`python -m weather_client` needs nothing beyond `pip install mcpgen` (its runtime comes with `[cli]`)."""
     shown = _ok(_run([installed.venv_python, "-m", "weather_client", "get-weather-data", "--help"],
                      installed.project / "src"))
     assert "Usage: python -m weather_client get-weather-data [OPTIONS]" in shown and "--location TEXT" in shown

@@ -2,7 +2,7 @@
 subprocess, against a real asyncio client that sends slowly, sends too little, or sends too much.
 
 HTTP runs under uvicorn with each parser it offers (h11; httptools when installed, as
-`mcpgen[fast]` or in bench/.venv-peers), with limits shortened through the CLI flags:
+`mcpgen-runtime[fast]` or in bench/.venv-peers), with limits shortened through the CLI flags:
 
     header 1 s, body idle 1 s, body 2 s, 50 slow connections (deadlines checked every 0.25 s)
 

@@ -5,9 +5,14 @@
 - `prompts.py`: elicitation forms asked on the terminal (`--no-input` refuses instead)
 - `text.py`: server-supplied text made inert for a terminal and for click's help formatter
 
-This package sits above `client/` (it drives the generated `Client`) and is the one part of the
-runtime that imports click (a dependency of mcpgen itself, for the generator's command line).
+This package sits above `client/` (it drives the generated `Client`) and needs click: the
+`mcpgen-runtime[cli]` extra, so that a program that only calls tools does not install it.
 """
+
+try:
+    import click  # noqa: F401
+except ImportError as exc:  # pragma: no cover - exercised in the runtime-only venv (tests/test_distributions.py)
+    raise ImportError("the command line of generated clients needs click: pip install 'mcpgen-runtime[cli]'") from exc
 
 from .app import EXIT_INPUT, EXIT_PROTOCOL, EXIT_TOOL_ERROR, EXIT_USAGE, CliTool, build_cli, run_cli
 

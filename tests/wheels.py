@@ -1,0 +1,51 @@
+"""The two distributions of this repository built as wheels, once per test session.
+
+`mcpgen` (the generator, the root project) and `mcpgen-runtime` (runtime/, what generated code
+imports) are built with `pip wheel --no-deps` into one directory; tests install them into fresh
+virtualenvs, taking their other dependencies from the pip cache or the index, nothing from here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support import ROOT
+
+
+@dataclass(frozen=True)
+class Wheels:
+    generator: Path  # mcpgen-*.whl
+    runtime: Path  # mcpgen_runtime-*.whl
+
+
+def run(args: list[str | Path], cwd: Path, timeout: float = 600,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run outside the checkout: no PYTHONPATH, MYPYPATH or VIRTUAL_ENV of ours leaks in."""
+    clean = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "MYPYPATH", "VIRTUAL_ENV")}
+    return subprocess.run([str(arg) for arg in args], cwd=cwd, env={**clean, **(env or {})}, capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def ok(result: subprocess.CompletedProcess[str]) -> str:
+    assert result.returncode == 0, f"{result.args}\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
+    return result.stdout
+
+
+def build(dist: Path) -> Wheels:
+    for project in (ROOT, ROOT / "runtime"):
+        ok(run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", dist, project], dist.parent))
+    [generator] = dist.glob("mcpgen-*.whl")
+    [runtime] = dist.glob("mcpgen_runtime-*.whl")
+    return Wheels(generator, runtime)
+
+
+def new_venv(where: Path, *requirements: str | Path) -> Path:
+    """A fresh virtualenv with `requirements` installed; its python."""
+    ok(run([sys.executable, "-m", "venv", where], where.parent))
+    python = where / "bin" / "python"
+    ok(run([python, "-m", "pip", "install", "--quiet", *requirements], where.parent))
+    return python
