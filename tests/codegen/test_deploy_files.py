@@ -28,7 +28,7 @@ def test_files_name_the_package_and_nothing_else() -> None:
         assert not re.search(r"@[A-Z_]+@", text) and text.endswith("\n")
     assert files == deploy_files("weather_server", __version__)  # deterministic
     dockerfile = files["Dockerfile"]
-    assert f'"mcpgen[fast,redis]=={__version__}"' in dockerfile  # compose.yaml sets MCPGEN_STORE=redis://
+    assert f'"mcpgen-runtime[fast,redis]=={__version__}"' in dockerfile  # compose.yaml sets MCPGEN_STORE=redis://
     assert 'CMD ["python", "-m", "weather_server", "--http", "--host", "0.0.0.0", "--port", "8000"]' in dockerfile
 
 
