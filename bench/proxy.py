@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegen.deploy import nginx_conf
+from codegen.render.deploy import nginx_conf
 from mcpgen_runtime._version import __version__
 
 from . import procstat

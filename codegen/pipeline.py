@@ -34,14 +34,14 @@ import types
 import unicodedata
 from pathlib import Path
 
-from .deploy import deploy_files
 from .errors import InternalGeneratorError
-from .fmt import BLACK_DEFAULTS, Style, compile_python, format_python, formatting
-from .ir import PackageIR
-from .modelgen import build_ir
-from .render import render_client, render_server
+from .model.build import build_ir
+from .model.ir import PackageIR
+from .render.black_format import BLACK_DEFAULTS, Style, compile_python, format_python, formatting
+from .render.deploy import deploy_files
+from .render.package import render_client, render_server
+from .render.toolsjson import tools_json
 from .spec import GeneratedPackage, ValidatedSpec
-from .toolsjson import tools_json
 
 __all__ = ["build_client", "build_server", "generator_fingerprint", "input_key"]
 
@@ -56,8 +56,8 @@ def generator_fingerprint() -> str:
 
     import mcpgen_runtime
 
-    from . import naming
-    from .render import templates_dir
+    from .model import naming
+    from .render.package import templates_dir
 
     digest = hashlib.sha256()
     roots = [(Path(__file__).resolve().parent, "*.py"), (Path(mcpgen_runtime.__file__).resolve().parent, "*.py"),

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from codegen.cli import _build
-from codegen.config import TargetConfig, load_config
-from codegen.load import load_file
+from codegen.cli.config import TargetConfig, load_config
+from codegen.cli.generate import _build
+from codegen.load.document import load_file
 from codegen.pipeline import input_key
-from codegen.validate import validate
-from codegen.write import MANIFEST_NAME, write_package
+from codegen.validate.checks import validate
+from codegen.write.package import MANIFEST_NAME, write_package
 from tests.support import ROOT
 
 CONFIG = load_config(ROOT / "pyproject.toml")

@@ -36,11 +36,18 @@ from typing import Any
 import black
 import pytest
 
-from codegen import fmt, modelgen, schemadoc
 from codegen.errors import UnsupportedSchemaError
+from codegen.model import build as modelgen
+from codegen.model import schemadoc
 from codegen.pipeline import build_client, build_server
+from codegen.render import black_format as fmt
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
-from tests.codegen.test_generate import build_every_model, clear_generator_caches, load_spec, write_package
+from tests.codegen.pipeline.test_generate import (
+    build_every_model,
+    clear_generator_caches,
+    load_spec,
+    write_package,
+)
 
 CORPUS = Path(__file__).parent / "corpus"
 CORPUS_FILES = sorted(path.stem for path in CORPUS.glob("*.json"))

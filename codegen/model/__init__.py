@@ -1,0 +1,1 @@
+"""MODEL: validated tools -> `PackageIR`, what the renderer prints, every name and order fixed."""

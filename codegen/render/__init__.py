@@ -1,0 +1,1 @@
+"""RENDER: `PackageIR` -> {relative path: source}, written already in black's layout."""

@@ -1,0 +1,1 @@
+"""VALIDATE: which loaded tools the generator may use, and why the others fail."""
