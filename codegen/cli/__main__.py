@@ -1,5 +1,5 @@
 """`python -m codegen.cli`: the `mcpgen` command line."""
 
-from .generate import main
+from .app import main
 
 main()

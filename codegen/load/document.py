@@ -1,4 +1,4 @@
-"""LOAD: the only generator stage that reads the world.
+"""A JSON document -> `LoadedSpec`: spec files, and the shape checks every source goes through.
 
 Accepted inputs (each becomes a `LoadedSpec` whose pointers are real RFC 6901 pointers into
 the document that was read):
@@ -14,14 +14,6 @@ where it only annotates (`default`, `examples`) or bounds nothing (`maximum: 1e4
 warning naming the tool and pointer, and otherwise makes its tool unusable (the other tools stay).
 A JSON-RPC envelope is accepted with a note saying where the tools were found; a result whose
 `resultType` is not "complete" (an `input_required` result, or an unknown type) is refused.
-
-Live servers: `load_url` (Streamable HTTP) and `load_stdio` (a command line) call
-`server/discover`, then every `tools/list` page, through the runtime's own `Client` (no
-response cache, no tool table), and keep each tool exactly as the server listed it
-(`ToolsPage.listed`) — validation, not loading, decides what is usable. A server of either era
-is read: `era="auto"` (the default) detects an initialize-based (2025-xx) server as the runtime
-client does, "modern" / "legacy" skip the detection. Runtime errors become `SpecLoadError` here
-and nowhere else; display names never carry credentials.
 """
 
 from __future__ import annotations
@@ -31,34 +23,20 @@ import json
 import math
 import os
 import re
-import shlex
-import warnings
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Protocol
-from urllib.parse import urlsplit
+from typing import Any, Final
 
 from ..errors import Diagnostic, SpecLoadError
 from ..refs import describe, escape_token
 from ..spec import LoadedSpec
 
-if TYPE_CHECKING:
-    from mcpgen_runtime.protocol.era import EraChoice
-
-# The runtime's client (`mcpgen_runtime.client.Client`) is imported only for live servers: reading
-# a spec file must not pay for it (about a third of a second per `mcpgen` run).
+__all__ = ["MAX_FILE_BYTES", "checked_tools", "load_file", "parse_json", "spec_from_document"]
 
 MAX_FILE_BYTES: Final = 64 * 1024 * 1024
-MAX_PAGES: Final = 1000
-MAX_LISTED_TOOLS: Final = 10_000
 _SHOWN_PROBLEMS: Final = 10
 
-_URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 _STRING_OR_TOKEN = r'"(?:[^"\\]++|\\.)*+"|'
-
-
-# --------------------------------------------------------------------------- files
 
 
 class _NonFiniteNumber(ValueError):
@@ -222,7 +200,7 @@ _EXPECTED = (
 )
 
 
-def _checked_tools(tools: list[Any], source: str, prefix: str) -> list[dict[str, Any]]:
+def checked_tools(tools: list[Any], source: str, prefix: str) -> list[dict[str, Any]]:
     bad = [(i, t) for i, t in enumerate(tools) if not isinstance(t, dict)]
     if bad:
         lines = [f"  {prefix}/{i}: expected a tool object, found {describe(t)}" for i, t in bad[:_SHOWN_PROBLEMS]]
@@ -252,7 +230,7 @@ def _check_result_type(result: Mapping[str, Any], source: str, where: str) -> No
 def spec_from_document(document: Any, source: str) -> LoadedSpec:
     """Recognise the shape of a parsed document and return its tools with their real pointers."""
     if isinstance(document, list):
-        return LoadedSpec(source, _checked_tools(document, source, ""), pointer_prefix="")
+        return LoadedSpec(source, checked_tools(document, source, ""), pointer_prefix="")
     if not isinstance(document, dict):
         raise SpecLoadError(f"{source}: {_EXPECTED}; found {_found(document)}")
     if "tools" in document:
@@ -260,7 +238,7 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
         tools = document["tools"]
         if not isinstance(tools, list):
             raise SpecLoadError(f"{source}: /tools must be an array of tool objects; found {describe(tools)}")
-        return LoadedSpec(source, _checked_tools(tools, source, "/tools"), pointer_prefix="/tools")
+        return LoadedSpec(source, checked_tools(tools, source, "/tools"), pointer_prefix="/tools")
     if "jsonrpc" in document or ("id" in document and ("result" in document or "error" in document)):
         if "method" in document:
             raise SpecLoadError(
@@ -288,8 +266,8 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
         note = Diagnostic(source, None, "/result", "MCPGEN-JSON", "the document is a JSON-RPC response (id "
                           f"{describe(document.get('id'))}), not a tools/list result; its tools were read from "
                           "/result/tools", "warning")
-        return LoadedSpec(source, _checked_tools(tools, source, "/result/tools"), pointer_prefix="/result/tools",
-                          notes=(note,))
+        tools = checked_tools(tools, source, "/result/tools")
+        return LoadedSpec(source, tools, pointer_prefix="/result/tools", notes=(note,))
     if "resultType" in document:
         _check_result_type(document, source, "")
     if "inputSchema" in document:
@@ -382,194 +360,3 @@ def load_file(path: str | os.PathLike[str]) -> LoadedSpec:
             "first or the last), so the file is refused:\n" + "\n".join(lines)
         )
     return _settle_numbers(spec, document, numbers)
-
-
-# --------------------------------------------------------------------------- live servers
-
-
-class _ListedPage(Protocol):
-    @property
-    def listed(self) -> tuple[Any, ...]: ...  # the page's `tools` as the server sent them, invalid ones too
-
-    @property
-    def next_cursor(self) -> str | None: ...
-
-
-class _ListingClient(Protocol):
-    """What the loader needs from a live connection (`mcpgen_runtime.client.Client`): discovery and
-    one `tools/list` page at a time, with every listed tool kept. `Client.list_tools` drops tools
-    whose x-mcp-header annotations are invalid (XHDR-10, right for applications); the generator
-    reads `ToolsPage.listed` instead, so validation can report them."""
-
-    def discover(self) -> dict[str, Any]: ...
-
-    def list_tools(self, cursor: str | None = None) -> _ListedPage: ...
-
-
-def display_url(url: str) -> str:
-    """The URL as it may be shown and recorded: no userinfo, query or fragment."""
-    parts = urlsplit(url)
-    host = parts.netloc.rpartition("@")[2]
-    return f"{parts.scheme.lower()}://{host}{parts.path}"
-
-
-# What the loader declares: everything a generated client can answer with its callbacks, so a
-# server that lists some tools only to clients able to answer them (the npm reference server's
-# elicitation and sampling tools) lists them to the generator too.
-LISTING_CAPABILITIES: Final[dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
-
-
-def _limit(max_response_bytes: int | None) -> int:
-    """The client's size limit: the one given, else the runtime's default (64 MiB)."""
-    from mcpgen_runtime.transport.limits import DEFAULT_MAX_RESPONSE_BYTES
-
-    return DEFAULT_MAX_RESPONSE_BYTES if max_response_bytes is None else max_response_bytes
-
-
-def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float, era: EraChoice = "auto",
-               auth: Any = None, max_response_bytes: int | None = None) -> AbstractContextManager[_ListingClient]:
-    from mcpgen_runtime.client import Client
-
-    return Client(url, headers=headers, timeout=timeout, tools=(), cache=False, era=era,
-                  capabilities=LISTING_CAPABILITIES, auth=auth, max_response_bytes=_limit(max_response_bytes))
-
-
-def _open_stdio(argv: list[str], era: EraChoice = "auto",
-                max_response_bytes: int | None = None) -> AbstractContextManager[_ListingClient]:
-    from mcpgen_runtime.client import Client
-
-    return Client.stdio(argv, tools=(), cache=False, era=era, capabilities=LISTING_CAPABILITIES,
-                        max_response_bytes=_limit(max_response_bytes))
-
-
-def _runtime_message(exc: BaseException) -> str:
-    from mcpgen_runtime.errors import InputRequiredError, RemoteError, ServerExitedError
-
-    if isinstance(exc, InputRequiredError):  # no callback is set: the client cannot answer it
-        return "the server asked for user input while mcpgen was listing its tools"
-    if isinstance(exc, RemoteError):
-        text = f"server answered with JSON-RPC error {exc.code}: {exc.message[:500]!r}"
-        if exc.http_status is not None:
-            text += f" (HTTP {exc.http_status})"
-        return text
-    if isinstance(exc, ServerExitedError):
-        text = f"server process exited (code {exc.returncode})"
-        if exc.stderr_tail:
-            text += f"; stderr ends with {exc.stderr_tail[-1000:]!r}"
-        return text
-    return f"{type(exc).__name__}: {exc}"
-
-
-def _list_every_tool(client: _ListingClient, source: str, stage: list[str]) -> list[dict[str, Any]]:
-    """`server/discover`, then every `tools/list` page, unfiltered, in listing order."""
-    from mcpgen_runtime.client import InvalidToolWarning
-
-    stage.append("server/discover")
-    client.discover()
-    tools: list[Any] = []
-    seen: set[str] = set()
-    cursor: str | None = None
-    for number in range(1, MAX_PAGES + 1):
-        stage.append(f"tools/list page {number}")
-        with warnings.catch_warnings():  # the client warns about the tools it drops; validation reports them
-            warnings.simplefilter("ignore", InvalidToolWarning)
-            page = client.list_tools(cursor)
-        tools.extend(page.listed)
-        if len(tools) > MAX_LISTED_TOOLS:
-            raise SpecLoadError(f"{source}: server listed more than {MAX_LISTED_TOOLS} tools; refusing to go on")
-        cursor = page.next_cursor
-        if cursor is None:
-            return _checked_tools(tools, source, "/tools")
-        if cursor in seen:
-            raise SpecLoadError(
-                f"{source}: server repeated the tools/list cursor {cursor[:100]!r}; pagination would never end"
-            )
-        seen.add(cursor)
-    raise SpecLoadError(f"{source}: tools/list still had a next page after {MAX_PAGES} pages; giving up")
-
-
-def _load_live(
-    opener: Callable[[], AbstractContextManager[_ListingClient]], source: str, secrets: Mapping[str, str]
-) -> LoadedSpec:
-    """Run the listing; translate runtime errors (the one boundary) without leaking `secrets`."""
-    from mcpgen_runtime.errors import McpRuntimeError
-
-    stage = ["connecting"]
-    try:
-        with opener() as client:
-            tools = _list_every_tool(client, source, stage)
-    except (McpRuntimeError, OSError) as exc:
-        text = f"{stage[-1]} failed: {_runtime_message(exc)}"
-        for secret, shown in secrets.items():
-            text = text.replace(secret, shown)
-        raise SpecLoadError(f"{source}: {text}") from exc
-    # The tools are stored as a tools/list result would be: {"tools": [...]} -> /tools/N.
-    return LoadedSpec(source, tools, pointer_prefix="/tools")
-
-
-def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0,
-             era: EraChoice = "auto", auth: Any = None, max_response_bytes: int | None = None) -> LoadedSpec:
-    """All tools of a Streamable HTTP server, as it lists them; `auth` (an `OAuth`) logs in
-    when the server asks for it; `max_response_bytes` bounds each reply (None: 64 MiB)."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        raise SpecLoadError(f"{display_url(url)!r}: not an http(s) URL")
-    source = display_url(url)
-    # Longest first: the full URL becomes the display name, credential parts become ***.
-    secrets = {url: source}
-    userinfo = parts.netloc.rpartition("@")[0]
-    for secret in (userinfo, parts.password, parts.query, parts.fragment):
-        if secret and len(secret) >= 3:
-            secrets.setdefault(secret, "***")
-    return _load_live(lambda: _open_http(url, headers, timeout, era, auth, max_response_bytes), source, secrets)
-
-
-def load_stdio(command: str, *, era: EraChoice = "auto", max_response_bytes: int | None = None) -> LoadedSpec:
-    """All tools of a stdio server started from `command` (split like a POSIX shell, not run by one)."""
-    try:
-        argv = shlex.split(command)
-    except ValueError as exc:
-        raise SpecLoadError(f"stdio: cannot split the command line: {exc}") from exc
-    if not argv:
-        raise SpecLoadError("stdio: the command is empty; pass the server's command line")
-    source = f"stdio:{os.path.basename(argv[0])}"
-    return _load_live(lambda: _open_stdio(argv, era, max_response_bytes), source, {})
-
-
-def load_source(
-    source: str | None, *, stdio: str | None = None, headers: Mapping[str, str] | None = None,
-    era: EraChoice = "auto",
-    auth: Any = None,
-    max_response_bytes: int | None = None,
-) -> LoadedSpec:
-    """Dispatch: `--stdio COMMAND`, an http(s):// URL, or a file path (`max_response_bytes`
-    bounds what a live server may send in one reply; None: the client's default)."""
-    if stdio is not None:
-        if source is not None:
-            raise SpecLoadError(f"give either a source ({source!r}) or a stdio command, not both")
-        if headers:
-            raise SpecLoadError("HTTP headers apply to URL sources only, not to a stdio command")
-        return load_stdio(stdio, era=era, max_response_bytes=max_response_bytes)
-    if source is None:
-        raise SpecLoadError("no source given: pass a JSON file, an http(s):// URL or a stdio command")
-    if _URL_SCHEME.match(source):
-        if source.lower().startswith(("http://", "https://")):
-            return load_url(source, headers=headers, era=era, auth=auth, max_response_bytes=max_response_bytes)
-        raise SpecLoadError(
-            f"{display_url(source)!r}: unsupported URL scheme {urlsplit(source).scheme!r}; use http(s):// or a file path"
-        )
-    if headers:
-        raise SpecLoadError(f"{source}: HTTP headers apply to URL sources only, not to files")
-    return load_file(source)
-
-
-__all__ = [
-    "MAX_FILE_BYTES",
-    "display_url",
-    "load_file",
-    "load_source",
-    "load_stdio",
-    "load_url",
-    "parse_json",
-    "spec_from_document",
-]

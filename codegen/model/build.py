@@ -30,8 +30,8 @@ The stage in steps, each its own module:
     shareddefs    identical `$defs` entries of several tools: one class, named without a tool
     schemafacts   what a subschema (through $ref and allOf) says about a value's shape
     typebuild     facts -> type expressions, BaseModel / RootModel classes and Literal aliases
-    modelfields   one field's description, default and bounds
-    modelgen      (here) the package: every tool's classes, then method parameters per tool
+    fields        one field's description, default and bounds
+    build         (here) the package: every tool's classes, then method parameters per tool
 
 Field names come from `naming.field_names` (keywords, BaseModel members and builtin type names
 avoided; the wire name is kept as the alias); method names from `naming.method_names`.

@@ -1,4 +1,4 @@
-"""MODEL, names: every class and alias name models.py defines, planned before any text exists.
+"""Every class and alias name models.py defines, planned before any text exists.
 
 `<Stem>Input` / `<Stem>Output` per tool are reserved first (`plan_classes`), then each root
 `$defs` / `definitions` entry gets the stem `<Stem><Def>Def` (`def_class_stems`), and a nested class

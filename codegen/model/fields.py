@@ -1,4 +1,4 @@
-"""MODEL, fields: what one models.py field keeps from the subschema that declares it.
+"""What one models.py field keeps from the subschema that declares it.
 
 Its description (capped at MAX_DESCRIPTION characters), its `default` only when that JSON value is
 an instance of the field's type (a default mypy accepts), and the numeric and length bounds whose

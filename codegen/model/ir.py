@@ -1,6 +1,6 @@
 """MODEL output: what the templates render, with every name resolved and every order fixed.
 
-Built by `modelgen.build_ir` from the validated tools. Types are a small algebra (`TypeExpr`)
+Built by `build.build_ir` from the validated tools. Types are a small algebra (`TypeExpr`)
 that says what a JSON value looks like in Python; `typenodes` turns them into source for
 models.py (`X`) and for the client and server modules (`_m.X`), so no text from a spec is
 ever spliced into code.

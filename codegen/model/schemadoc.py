@@ -1,4 +1,4 @@
-"""MODEL, input: one tool member schema (inputSchema or outputSchema) as the model builder reads it.
+"""One tool member schema (inputSchema or outputSchema) as the model builder reads it.
 
 `open_document` checks the schema is an object, resolves every same-document `$ref` /
 `$dynamicRef` once (`refs.SchemaIndex`: the builder then follows plain pointers), and plans a class

@@ -1,4 +1,4 @@
-"""MODEL, reading: what a subschema says about the *shape* of a value.
+"""What a subschema says about the *shape* of a value.
 
 `collect_facts` reads one subschema together with its `$ref` target and `allOf` members (an
 explicit stack, never recursion over input) into `Facts`: the allowed JSON types, object members

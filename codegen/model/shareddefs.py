@@ -1,4 +1,4 @@
-"""MODEL, sharing: identical root `$defs` entries of several tool schemas become one class.
+"""Identical root `$defs` entries of several tool schemas become one class.
 
 Servers often repeat one definition in many tools (Notion's `richTextRequest` in every page tool).
 Built per tool, each copy would be its own class, and a type checker treats two classes with the

@@ -1,9 +1,9 @@
-"""MODEL, types: tool schemas -> the Python types, classes and aliases of models.py (`ModelsIR`).
+"""Tool schemas -> the Python types, classes and aliases of models.py (`ModelsIR`).
 
 `TypeBuilder.type_at` gives the closest *honest* type of the subschema at a pointer: one that
 accepts every instance the schema accepts (it may accept more; it never rejects a valid value).
 Scalars, literals, lists, tuples and dicts become type expressions (`ir.TypeExpr`); objects with
-members become `ModelDef`s (fields in schema order, `modelfields`), enums of two or more values
+members become `ModelDef`s (fields in schema order, `fields`), enums of two or more values
 become `Literal` aliases, a union of models tagged by distinct consts becomes a discriminated
 union. Results are memoised per (document, pointer); a `$ref` cycle makes the subschema it reaches a
 class (a RootModel when it is no object), so recursive schemas end in class references. A `$defs`

@@ -1,8 +1,9 @@
-"""FORMAT: generated Python is written already formatted, then parsed once to prove it is Python.
+"""Black, as RENDER uses it: generated Python is written already formatted, then parsed once to prove
+it is Python. Formatting is not a stage after rendering; it is how rendering writes.
 
 The layout follows the formatter configuration of the project the code lands in (`Style`: black's
 `line-length`, `target-version` and `skip-magic-trailing-comma` from the nearest pyproject.toml,
-read by `config.project_style`; black's defaults without one), so the user's `black .` leaves
+read by `cli.config.project_style`; black's defaults without one), so the user's `black .` leaves
 generated files unchanged and `mcpgen generate --check` stays green after it. The style in force is
 a context variable (`formatting(style)`): `layout` and `pysource` read `line_length()` while they
 lay statements out.
@@ -119,7 +120,7 @@ def _black_mode(chosen: Style, *, statement: bool = False) -> black.Mode:
     )
 
 
-def __getattr__(name: str) -> Any:  # `fmt.BLACK_MODE`, without importing black at import time
+def __getattr__(name: str) -> Any:  # `black_format.BLACK_MODE`, without importing black at import time
     if name == "BLACK_MODE":
         return black_mode(style())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

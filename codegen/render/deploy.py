@@ -1,4 +1,4 @@
-"""RENDER (deployment): the `Dockerfile` and `deploy/` folder (`nginx.conf`, `compose.yaml`) that
+"""The `Dockerfile` and `deploy/` folder (`nginx.conf`, `compose.yaml`) that
 `mcpgen server` writes into a server package, from `templates/deploy/*.tmpl`.
 
 They are user files, written once like `handlers.py`: deployment files are meant to be edited
@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 
 from ..errors import InternalGeneratorError
-from .package import templates_dir
+from .templates import templates_dir
 
 __all__ = ["DEPLOY_FILES", "deploy_files", "nginx_conf"]
 

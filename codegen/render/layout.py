@@ -1,4 +1,4 @@
-"""RENDER, layout: statements written already in black's layout, so no formatter runs over whole files.
+"""Statements written already in black's layout, so no formatter runs over whole files.
 
 Only layouts whose black result is certain are used:
 
@@ -12,10 +12,10 @@ Only layouts whose black result is certain are used:
   black's "parenthesize long type hints" does; a field whose `name: annotation =` fits keeps it and
   wraps the value instead, as black does.
 
-Every width is measured against the line length of the style in force (`fmt.line_length()`).
+Every width is measured against the line length of the style in force (`black_format.line_length()`).
 
 Anything else (a one-item subscript too long for its line, a long class line, ...) goes to black
-itself (`fmt.black_statement`), so the output is black's in every case. tests/codegen
+itself (`black_format.black_statement`), so the output is black's in every case. tests/codegen
 (test_generate_format.py and the black checks of every spec and corpus) prove it.
 
 Layout only decides where lines break: it reads the checked nodes `pysource` builds and hands the
@@ -28,13 +28,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from . import black_format as fmt
-from . import pysource
+from . import black_format, pysource
 from .pysource import Brk, Node, Param, PyCode, PyIdent, PyOp, PySource, Seq, flat
 
 __all__ = ["class_header", "def_header", "line_length", "statement", "width"]
 
-line_length = fmt.line_length  # the line length of the style in force (`fmt.formatting`)
+line_length = black_format.line_length  # the line length of the style in force (`black_format.formatting`)
 
 # Every character black's width table (black 26.10.1) counts as two columns, and more: the table
 # lists Hangul Jamo, then nothing before U+231A (test_generate_format.py checks it). Text without
@@ -62,7 +61,8 @@ _EQUALS = pysource.code(" = ")
 def statement(node: Node, *, indent: str) -> PyCode:
     """One simple statement at `indent` (4 spaces per block level), laid out as black would."""
     lines = _lines(node, indent, "", inside=False)
-    text = "\n".join(lines) if lines is not None else fmt.black_statement(flat(node), len(indent) // 4)
+    level = len(indent) // 4
+    text = "\n".join(lines) if lines is not None else black_format.black_statement(flat(node), level)
     return pysource.laid_out(node, text, indent=indent)
 
 
@@ -87,7 +87,7 @@ def def_header(name: PyIdent, params: Sequence[Node], returns: Node, *, indent: 
         sub = _lines(param, indent + "    ", ",", inside=True)
         lines = None if sub is None else lines + sub
     if lines is None or tail_lines is None:
-        text = fmt.black_statement(one.removeprefix(indent), len(indent) // 4, header=True)
+        text = black_format.black_statement(one.removeprefix(indent), len(indent) // 4, header=True)
     else:
         text = "\n".join([*lines, *tail_lines])
     return pysource.laid_out(node, text, indent=indent)
@@ -98,7 +98,7 @@ def class_header(name: PyIdent, bases: Sequence[Node], *, indent: str = "") -> P
     node = pysource.seq(_CLASS, name, pysource.brk("(", bases, ")"), _COLON)
     one = indent + flat(node)
     if width(one) > line_length():
-        one = fmt.black_statement(one.removeprefix(indent), len(indent) // 4, header=True)
+        one = black_format.black_statement(one.removeprefix(indent), len(indent) // 4, header=True)
     return pysource.laid_out(node, one, indent=indent)
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..errors import InternalGeneratorError
-from . import black_format as fmt
+from . import black_format
 
 __all__ = [
     "Brk",
@@ -81,7 +81,7 @@ class PySource(str):
 
     def __new__(cls, value: str, token: object = None) -> PySource:
         if token is not _TOKEN:
-            raise TypeError(f"{cls.__name__} values are created by codegen.pysource only")
+            raise TypeError(f"{cls.__name__} values are created by codegen.render.pysource only")
         return str.__new__(cls, value)
 
     def __html__(self) -> str:  # markupsafe: already "safe" -> never HTML-escaped by jinja
@@ -451,7 +451,8 @@ def docstring(text: str, *, indent: str) -> PyDocstring:
         value = " "
     result_lines = value.splitlines()
     last = len(result_lines[-1]) if value and not value.endswith("\n") else 0
-    if len(result_lines) > 1 and last + 3 > fmt.line_length() and len(indent) + 3 <= fmt.line_length():  # pragma: no cover
+    width = black_format.line_length()
+    if len(result_lines) > 1 and last + 3 > width and len(indent) + 3 <= width:  # pragma: no cover
         value += "\n" + indent  # black's rule; unreachable while multi-line docstrings end with the indent
     return PyDocstring('"""' + value + '"""', _TOKEN)
 

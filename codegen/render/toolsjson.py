@@ -1,4 +1,4 @@
-"""RENDER, tools.json: the validated tool definitions as data, exactly as `json.dumps` writes them.
+"""tools.json: the validated tool definitions as data, exactly as `json.dumps` writes them.
 
 Generated packages load it at import (`mcpgen_runtime.tools.load_package_tools`): the runtime
 validates against these original schemas, so nothing a Python type cannot say is lost. Written

@@ -1,4 +1,4 @@
-"""RENDER, types: IR type expressions (`ir.TypeExpr`) -> `pysource` nodes for annotations.
+"""IR type expressions (`ir.TypeExpr`) -> `pysource` nodes for annotations.
 
 Built only from `pysource` constructors, whose leaves are checked identifiers and literals; how a
 module spells class names and typing helpers (`X` in models.py, `_m.X` elsewhere, imports on

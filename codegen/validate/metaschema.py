@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = ["problems", "shallow_meta_schema"]
 
-_MESSAGE_LIMIT: Final = 300  # characters of a message (validate.py clips the same way)
+_MESSAGE_LIMIT: Final = 300  # characters of a message (checks.py clips the same way)
 
 _SHALLOW: Final[Mapping[str, Any]] = {"type": ["object", "boolean"]}
 _DRAFT_2020_12_URI: Final = "https://json-schema.org/draft/2020-12/schema"

@@ -18,11 +18,10 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from codegen.cli import generate as cli
-from codegen.cli import main
+from codegen.cli import main, stages
 from codegen.cli.generate import default_package_name
 from codegen.spec import GeneratedPackage, LoadedSpec, ValidatedSpec
-from codegen.write.package import MANIFEST_NAME
+from codegen.write.manifest import MANIFEST_NAME
 
 ROOT = Path(__file__).resolve().parents[3]
 WEATHER = ROOT / "specs" / "weather.json"
@@ -53,7 +52,7 @@ def fake_build(kind: str, spec: ValidatedSpec, package: str, style: object = Non
 
 @pytest.fixture
 def fake_pipeline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "_build", fake_build)
+    monkeypatch.setattr(stages, "build_package", fake_build)
 
 
 @pytest.fixture
@@ -194,7 +193,7 @@ def test_header_values_reach_the_loader(runner: CliRunner, monkeypatch: pytest.M
         seen.update(source=source, stdio=stdio, headers=headers)
         return LoadedSpec("https://example.com/mcp", [TOOL_OK])
 
-    monkeypatch.setattr(cli, "_load", fake_load)
+    monkeypatch.setattr(stages, "load_spec", fake_load)
     result = run(runner, "validate", "https://example.com/mcp", "--header", "Authorization:  Bearer t ",
                  "--header", "X-Trace: 1")
     assert result.exit_code == 0, result.output
@@ -260,7 +259,7 @@ def test_unexpected_exception_exits_3(runner: CliRunner, tmp_path: Path, monkeyp
     def boom(kind: str, spec: ValidatedSpec, package: str, style: object = None) -> GeneratedPackage:
         raise RuntimeError("kaboom")
 
-    monkeypatch.setattr(cli, "_build", boom)
+    monkeypatch.setattr(stages, "build_package", boom)
     result = run(runner, "client", WEATHER, "-o", tmp_path)
     assert result.exit_code == 3
     assert "RuntimeError: kaboom" in result.stderr and "this is a bug in mcpgen" in result.stderr
@@ -292,7 +291,7 @@ def test_source_may_be_omitted_with_stdio(runner: CliRunner, tmp_path: Path, mon
         calls.append((source, stdio))
         return LoadedSpec("stdio:python", [TOOL_OK])
 
-    monkeypatch.setattr(cli, "_load", fake_load)
+    monkeypatch.setattr(stages, "load_spec", fake_load)
     result = run(runner, "client", "--stdio", "python -m echo_server", "-o", tmp_path)
     assert result.exit_code == 0, result.output
     assert calls == [(None, "python -m echo_server")]
@@ -308,7 +307,7 @@ def test_max_response_bytes_reaches_the_loader(runner: CliRunner, tmp_path: Path
         limits.append(max_response_bytes)
         return LoadedSpec("stdio:python", [TOOL_OK])
 
-    monkeypatch.setattr(cli, "_load", fake_load)
+    monkeypatch.setattr(stages, "load_spec", fake_load)
     result = run(runner, "client", "--stdio", "python -m echo_server", "-o", tmp_path, "--max-response-bytes", "4096")
     assert result.exit_code == 0, result.output
     result = run(runner, "diff", "--old-stdio", "a", "--new-stdio", "b", "--max-response-bytes", "8192")
@@ -341,7 +340,7 @@ def test_snapshot_live_listing(runner: CliRunner, tmp_path: Path, monkeypatch: p
         assert headers == {"Authorization": "Bearer x"}
         return LoadedSpec("https://example.com/mcp", tools)
 
-    monkeypatch.setattr(cli, "_load", fake_load)
+    monkeypatch.setattr(stages, "load_spec", fake_load)
     out = tmp_path / "live.json"
     result = run(runner, "snapshot", "https://user:pw@example.com/mcp", "-o", out, "--header", "Authorization: Bearer x")
     assert result.exit_code == 0, result.output
@@ -387,13 +386,13 @@ def test_generate_then_check(runner: CliRunner, tmp_path: Path, monkeypatch: pyt
     sub.mkdir(parents=True)
     monkeypatch.chdir(sub)  # the nearest pyproject.toml is found from a subdirectory
     loads: list[str | None] = []
-    real_load = cli._load
+    real_load = stages.load_spec
 
     def counting_load(source: str | None, stdio: str | None, headers: dict[str, str]) -> LoadedSpec:
         loads.append(source)
         return real_load(source, stdio, headers)
 
-    monkeypatch.setattr(cli, "_load", counting_load)
+    monkeypatch.setattr(stages, "load_spec", counting_load)
 
     stale = run(runner, "generate", "--check")
     assert stale.exit_code == 1

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from codegen import pipeline
-from codegen.cli import generate as cli
-from codegen.write.package import MANIFEST_NAME
+from codegen import cli, pipeline
+from codegen.cli import stages
+from codegen.write.manifest import MANIFEST_NAME
 from tests.support import ROOT
 
 PROJECT = """\
@@ -63,7 +63,7 @@ def _no_build(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object) -> None:
         raise AssertionError("built although the target is fresh")
 
-    monkeypatch.setattr(cli, "_build", refuse)
+    monkeypatch.setattr(stages, "build_package", refuse)
 
 
 def test_generate_then_check(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

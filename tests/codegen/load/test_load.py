@@ -20,8 +20,10 @@ from typing import Any
 import pytest
 
 from codegen.errors import SpecLoadError
-from codegen.load import document as load
-from codegen.load.document import display_url, load_file, load_source, load_stdio, load_url
+from codegen.load import document, live
+from codegen.load.document import load_file
+from codegen.load.live import display_url, load_stdio, load_url
+from codegen.load.source import load_source
 from codegen.refs import resolve_pointer
 from mcpgen_runtime.errors import ConnectError, InputRequiredError, MethodNotFoundError, ServerExitedError
 from tests.support import SHARED, needs_shared
@@ -156,14 +158,14 @@ def test_deeply_nested_json_fails_cleanly(tmp_path: Path) -> None:
 
 
 def test_size_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(document, "MAX_FILE_BYTES", 100)
     path = _write(tmp_path, json.dumps({"tools": [], "pad": "x" * 200}))
     with pytest.raises(SpecLoadError, match="larger than"):
         load_file(path)
 
 
 def test_default_size_cap_is_64_mib() -> None:
-    assert load.MAX_FILE_BYTES == 64 * 1024 * 1024
+    assert document.MAX_FILE_BYTES == 64 * 1024 * 1024
 
 
 @pytest.mark.parametrize(
@@ -296,8 +298,8 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         client: FakeClient = state["client"]
         return client
 
-    monkeypatch.setattr(load, "_open_http", open_http)
-    monkeypatch.setattr(load, "_open_stdio", open_stdio)
+    monkeypatch.setattr(live, "_open_http", open_http)
+    monkeypatch.setattr(live, "_open_stdio", open_stdio)
     yield state
 
 
@@ -386,14 +388,14 @@ def test_repeated_cursor(fake: dict[str, Any]) -> None:
 
 
 def test_page_cap(fake: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_PAGES", 3)
+    monkeypatch.setattr(live, "MAX_PAGES", 3)
     fake["client"].pages = {None: FakePage([], "1"), "1": FakePage([], "2"), "2": FakePage([], "3")}
     with pytest.raises(SpecLoadError, match="after 3 pages"):
         load_url("http://example.com/mcp")
 
 
 def test_listed_tool_cap(fake: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(load, "MAX_LISTED_TOOLS", 2)
+    monkeypatch.setattr(live, "MAX_LISTED_TOOLS", 2)
     fake["client"].pages = {None: FakePage([{}, {}, {}])}
     with pytest.raises(SpecLoadError, match="more than 2 tools"):
         load_url("http://example.com/mcp")
@@ -429,9 +431,9 @@ def test_live_sources_use_the_runtime_client(monkeypatch: pytest.MonkeyPatch) ->
             return cls.__new__(cls)
 
     monkeypatch.setattr(mcpgen_runtime.client, "Client", Recorder)
-    load._open_http("https://example.com/mcp", {"Authorization": "x"}, 5.0)
-    load._open_stdio(["server", "--flag"])
-    listing = {"era": "auto", "capabilities": load.LISTING_CAPABILITIES}
+    live._open_http("https://example.com/mcp", {"Authorization": "x"}, 5.0)
+    live._open_stdio(["server", "--flag"])
+    listing = {"era": "auto", "capabilities": live.LISTING_CAPABILITIES}
     assert made == [
         (("https://example.com/mcp",), {"headers": {"Authorization": "x"}, "timeout": 5.0, "tools": (), "cache": False,
                                         **listing, "auth": None, "max_response_bytes": 64 << 20}),
@@ -442,7 +444,7 @@ def test_live_sources_use_the_runtime_client(monkeypatch: pytest.MonkeyPatch) ->
 def test_reading_a_file_does_not_import_the_client() -> None:
     """The runtime's client (and httpx) are imported for live sources only: `mcpgen validate FILE` stays fast."""
     script = (
-        "import sys; from codegen.load.document import load_source; "
+        "import sys; from codegen.load.source import load_source; "
         f"load_source({str(FIXTURES / 'tools-list.json')!r}); "
         "print(sorted(m for m in sys.modules if m in ('httpx', 'mcpgen_runtime.client') "
         "or m.startswith('mcpgen_runtime.transport')))"

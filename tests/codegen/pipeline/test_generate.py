@@ -24,9 +24,7 @@ import pytest
 from codegen import pipeline
 from codegen.model import naming
 from codegen.pipeline import build_client, build_server
-from codegen.render import black_format as fmt
-from codegen.render import package as render
-from codegen.render import toolsjson
+from codegen.render import black_format, models_module, toolsjson
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
 from mcpgen_runtime._version import __version__
 from mcpgen_runtime.types import UNSET, Unset
@@ -70,10 +68,10 @@ def load_spec(path: Path) -> ValidatedSpec:
 def clear_generator_caches() -> None:
     """Forget everything the generator memoises between builds (IR, models text, black fallbacks)."""
     pipeline._IR_CACHE.clear()
-    render._MODELS_TEXT.clear()
+    models_module._MODELS_TEXT.clear()
     toolsjson._TOOLS_JSON.clear()
-    fmt._COMPILED.clear()
-    fmt._black_statement.cache_clear()
+    black_format._COMPILED.clear()
+    black_format._black_statement.cache_clear()
 
 
 def build_every_model(models: ModuleType) -> int:
@@ -197,7 +195,7 @@ def test_python_files_parse_and_are_black_stable(built: dict[str, tuple[Generate
                 classes = {node.name for node in module.body if isinstance(node, ast.ClassDef)}
                 assert "Model" not in classes, key  # no stray root model of the container document
             if key == "weather":
-                assert black.format_str(text, mode=fmt.BLACK_MODE) == text, name
+                assert black.format_str(text, mode=black_format.BLACK_MODE) == text, name
 
 
 def test_no_absolute_paths_or_timestamps(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]) -> None:

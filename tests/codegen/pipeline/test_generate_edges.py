@@ -13,7 +13,7 @@ from typing import Any, Literal, get_args
 
 import pytest
 
-from codegen.model import build as modelgen
+from codegen.model.build import build_models
 from codegen.model.ir import ModelRef, Prim, Union
 from codegen.pipeline import build_client, build_server
 from codegen.spec import ValidatedSpec, canonical_digest
@@ -184,7 +184,7 @@ def test_tool_classes_are_reserved_before_nested_ones(edge: ModuleType) -> None:
 
 
 def test_planned_names() -> None:
-    plans, models = modelgen.build_models(EDGE_TOOLS)
+    plans, models = build_models(EDGE_TOOLS)
     assert [plan.input_class for plan in plans][:3] == ["RefrootInput", "AllofInput", "OneofInput"]
     by_name = {model.name: model for model in models.models}
     # a root $ref to an object: the tool gets its own class with the target's fields
@@ -205,7 +205,7 @@ def test_titles_and_ids_never_name_anything() -> None:
                             "properties": {"k": {"type": "string"}}}},
         },
     }]
-    _, models = modelgen.build_models(tools)
+    _, models = build_models(tools)
     text = repr(models)
     assert "Evil" not in text and "evil.example" not in text and "anchor" not in text.lower()
     by_name = {model.name: model for model in models.models}
@@ -238,7 +238,7 @@ def test_properties_declared_only_under_conditions() -> None:
         "else": {"properties": {"both": {"type": "string"}}},
         "dependentSchemas": {"kind": {"properties": {"dependent": {"type": "boolean"}}}},
     }
-    _, models = modelgen.build_models([{"name": "c", "inputSchema": schema}])
+    _, models = build_models([{"name": "c", "inputSchema": schema}])
     fields = {f.name: f.type for model in models.models if model.name == "CInput" for f in model.fields}
     assert fields["both"] == Union((Prim("int"), Prim("str"), Prim("None")))
     assert fields["then_only"] == Prim("Any") and fields["dependent"] == Prim("Any")

@@ -290,7 +290,7 @@ def test_server_handlers_file(packages: tuple[GeneratedPackage, GeneratedPackage
 
 
 def test_templates_dir_prefers_the_wheel_layout(tmp_path: Path) -> None:
-    from codegen.render import package as render
+    from codegen.render import templates
 
-    assert render.templates_dir().name in ("templates", "_templates")
-    assert (render.templates_dir() / "client" / "client.py.jinja").is_file()
+    assert templates.templates_dir().name in ("templates", "_templates")
+    assert (templates.templates_dir() / "client" / "client.py.jinja").is_file()

@@ -26,9 +26,8 @@ from black.strings import normalize_string_quotes
 from codegen.model import ir
 from codegen.model.ir import FieldDef
 from codegen.pipeline import build_client, build_server
-from codegen.render import black_format as fmt
-from codegen.render import layout, pysource, typenodes
-from codegen.render import package as render
+from codegen.render import black_format, layout, models_module, pysource, typenodes
+from codegen.render.imports import Imports, type_names
 from codegen.spec import ValidatedSpec, canonical_digest
 from tests.codegen.pipeline.test_generate import clear_generator_caches
 from tests.support import ROOT
@@ -42,7 +41,7 @@ def _text(rng: random.Random, size: int) -> str:
 
 
 def _black_stable(source: str) -> None:
-    formatted = black.format_str(source, mode=fmt.BLACK_MODE)
+    formatted = black.format_str(source, mode=black_format.BLACK_MODE)
     if formatted != source:
         import difflib
 
@@ -62,7 +61,7 @@ def test_string_literals_are_blacks() -> None:
 def test_numbers_are_blacks() -> None:
     for value in [0, -1, 10**30, 1.5, -0.0, 1e100, 1e-7, 5e-324, 1.7976931348623157e308, 123456789.125]:
         literal = pysource.literal(value)
-        assert black.format_str(f"x = {literal}\n", mode=fmt.BLACK_MODE) == f"x = {literal}\n"
+        assert black.format_str(f"x = {literal}\n", mode=black_format.BLACK_MODE) == f"x = {literal}\n"
         assert ast.literal_eval(literal) == value
 
 
@@ -146,8 +145,8 @@ def test_random_signatures_and_calls_survive_black() -> None:
 @pytest.mark.parametrize("seed", [3, 123])  # 123 once caught a union annotation black parenthesizes
 def test_random_model_fields_survive_black(seed: int) -> None:
     rng = random.Random(seed)
-    imports = render.Imports(future=True)
-    names = render._model_names(imports, prefix=None)
+    imports = Imports(future=True)
+    names = type_names(imports, prefix=None)
     lines = []
     for index in range(600):
         type_ = _random_type(rng)
@@ -165,7 +164,7 @@ def test_random_model_fields_survive_black(seed: int) -> None:
         )
         if field.wire_name == "same":
             field = dataclasses.replace(field, wire_name=field.name)
-        lines.append(render._field_statement(field, names))
+        lines.append(models_module._field_statement(field, names))
     source = "class C(BaseModel):\n" + "\n".join(lines) + "\n"
     assert sum(line.endswith(("= Field(", ": (", "= (")) for line in source.splitlines()) > 50  # long ones
     _black_stable(source)

@@ -11,8 +11,8 @@ import jinja2
 import pytest
 
 from codegen.errors import InternalGeneratorError
-from codegen.render import package as render
-from codegen.render import pysource
+from codegen.render import pysource, templates
+from codegen.render.imports import Imports
 
 HOSTILE_TEXTS = [
     'ends with a quote"',
@@ -160,7 +160,7 @@ def test_only_pysource_mints_markers() -> None:
 
 
 def test_environment_rejects_plain_strings() -> None:
-    env = render.environment()
+    env = templates.environment()
     template = env.from_string("x = {{ value }}\n")
     assert template.render(value=pysource.literal("ok")) == 'x = "ok"\n'  # black's quotes
     for value in ["'); import os #", 42, None, ["a"]]:
@@ -172,7 +172,7 @@ def test_environment_rejects_plain_strings() -> None:
 
 
 def test_environment_rejects_plain_strings_inside_macros() -> None:
-    env = render.environment()
+    env = templates.environment()
     template = env.from_string("{% macro m(v) %}<{{ v }}>{% endmacro %}{{ m(value) }}")
     assert template.render(value=pysource.ident("ok")) == "<ok>"
     with pytest.raises(InternalGeneratorError):
@@ -180,7 +180,7 @@ def test_environment_rejects_plain_strings_inside_macros() -> None:
 
 
 def test_import_block_is_isort_ordered() -> None:
-    imports = render.Imports(future=True)
+    imports = Imports(future=True)
     imports.add("pydantic", "BaseModel")
     imports.add("typing", "Literal")
     imports.add("typing", "Any")
