@@ -386,7 +386,7 @@ _LINE_BREAK = re.compile(r"\r\n|[\r\n]")
 
 def _lines_with_leading_tabs_expanded(text: str) -> list[str]:
     # black.strings.lines_with_leading_tabs_expanded (black 26.10.1), so black need not be imported;
-    # tests/codegen/test_generate_format.py proves both give the same result
+    # tests/codegen/render/test_black_layout.py proves both give the same result
     lines = []
     for line in _LINE_BREAK.split(text):
         stripped = line.lstrip()

@@ -1,4 +1,4 @@
-"""The deployment files `mcpgen server` writes into a server package (codegen/deploy.py): what they
+"""The deployment files `mcpgen server` writes into a server package (codegen/render/deploy.py): what they
 say, that only the validated package name gets in, and that they are the user's after the first
 write. The nginx configuration itself runs in tests/cluster/."""
 
