@@ -200,11 +200,11 @@ def _dcg_generate(schemas: dict[str, Any], work: Path) -> tuple[dict[str, Any], 
 
 
 def _mcpgen_build(tools: list[dict[str, Any]], work: Path, package: str) -> tuple[Any, Path, float, str | None]:
-    from codegen.load import spec_from_document
-    from codegen.modelgen import build_ir
+    from codegen.load.document import spec_from_document
+    from codegen.model.build import build_ir
     from codegen.pipeline import build_client
-    from codegen.validate import validate
-    from codegen.write import write_package
+    from codegen.validate.checks import validate
+    from codegen.write.package import write_package
 
     started = time.perf_counter()
     try:

@@ -11,7 +11,7 @@ server target. Timed (median of --repeat runs, fresh processes, so imports count
     check (fresh)         `mcpgen generate --check` on the unchanged tree
     check (hand edit)     the same after editing one generated file (no shortcut: build and compare)
 
-Runs share the per-user cache of reserved names (~/.cache/mcpgen, codegen/reserved.py) as a user's
+Runs share the per-user cache of reserved names (~/.cache/mcpgen, codegen/model/reserved.py) as a user's
 runs do; after an edit of mcpgen_runtime the first run rebuilds it (about half a second, once).
 
 Budgets: GitHub client + server <= 3 s, synthetic <= 10 s, fresh check of the synthetic <= 2 s.
@@ -120,8 +120,12 @@ def measure(tree: Path, name: str, spec: Path, repeat: int) -> dict[str, float]:
 _STAGES = """
 import json, sys, time
 from pathlib import Path
-from codegen.load import load_file
-from codegen.validate import validate
+try:
+    from codegen.load.document import load_file
+    from codegen.validate.checks import validate
+except ImportError:  # a tree from before the generator's stage packages
+    from codegen.load import load_file
+    from codegen.validate import validate
 from codegen import pipeline
 t = {}
 start = time.perf_counter(); loaded = load_file(Path(sys.argv[1])); t["load"] = time.perf_counter() - start

@@ -1,5 +1,5 @@
 """nginx in front of server replicas on loopback, configured by the `deploy/nginx.conf` that
-`mcpgen server` ships (codegen/deploy.py renders it with loopback addresses), run as a
+`mcpgen server` ships (codegen/render/deploy.py renders it with loopback addresses), run as a
 non-daemon child with a prefix directory of its own. bench/scale.py and tests/cluster/ use it,
 so the configuration measured and tested is the one users get.
 """
@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from codegen.deploy import nginx_conf
+from codegen.render.deploy import nginx_conf
 from mcpgen_runtime._version import __version__
 
 from . import procstat

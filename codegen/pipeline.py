@@ -4,14 +4,15 @@
         __init__.py, models.py, client.py, tools.json
     build_server(spec, package="weather_server") -> GeneratedPackage
         __init__.py, models.py, base.py, __main__.py, tools.json; user files handlers.py, Dockerfile,
-        deploy/nginx.conf, deploy/compose.yaml (deploy.py)
+        deploy/nginx.conf, deploy/compose.yaml (render/deploy.py)
 
-The same ValidatedSpec and `fmt.Style` always give the same bytes: no timestamps, no absolute
-paths, tool order as in the input, names chosen independently of input order. Every module comes out
-of `render` in black's layout for the style (see `fmt`; a style the layout engine does not model is
-applied by black, file by file); here each is compiled once (a syntax error is a bug in mcpgen) and the
-generated classes are checked against the plan: each defines exactly the planned methods, in order.
-Writing the files is `write.py`'s job.
+The same ValidatedSpec and `Style` (render/black_format.py) always give the same bytes: no
+timestamps, no absolute paths, tool order as in the input, names chosen independently of input
+order. Every module comes out of `render` in black's layout for the style (see `black_format`; a
+style the layout engine does not model is applied by black, file by file); here each is compiled
+once (a syntax error is a bug in mcpgen) and the generated classes are checked against the plan:
+each defines exactly the planned methods, in order. Writing the files is the WRITE stage's job
+(`codegen.write`).
 
 A client and a server built from the same ValidatedSpec object share one model (the IR and the
 models.py text are computed once).
@@ -34,14 +35,14 @@ import types
 import unicodedata
 from pathlib import Path
 
-from .deploy import deploy_files
 from .errors import InternalGeneratorError
-from .fmt import BLACK_DEFAULTS, Style, compile_python, format_python, formatting
-from .ir import PackageIR
-from .modelgen import build_ir
-from .render import render_client, render_server
+from .model.build import build_ir
+from .model.ir import PackageIR
+from .render.black_format import BLACK_DEFAULTS, Style, compile_python, format_python, formatting
+from .render.deploy import deploy_files
+from .render.package import render_client, render_server
+from .render.toolsjson import tools_json
 from .spec import GeneratedPackage, ValidatedSpec
-from .toolsjson import tools_json
 
 __all__ = ["build_client", "build_server", "generator_fingerprint", "input_key"]
 
@@ -56,8 +57,8 @@ def generator_fingerprint() -> str:
 
     import mcpgen_runtime
 
-    from . import naming
-    from .render import templates_dir
+    from .model import naming
+    from .render.templates import templates_dir
 
     digest = hashlib.sha256()
     roots = [(Path(__file__).resolve().parent, "*.py"), (Path(mcpgen_runtime.__file__).resolve().parent, "*.py"),
@@ -153,7 +154,8 @@ def build_server(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFA
     _verify_methods(ir, "base.py", compiled["base.py"], ("ServerBase",))
     _verify_methods(ir, "handlers.py", compiled["handlers.py"], ("Server",))
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
-    # Dockerfile, deploy/nginx.conf, deploy/compose.yaml: written once, like handlers.py (deploy.py says why).
+    # Dockerfile, deploy/nginx.conf, deploy/compose.yaml: written once, like handlers.py
+    # (render/deploy.py says why).
     for path, text in deploy_files(package, ir.generator_version).items():
         user_files[path] = text.encode("utf-8")
     return GeneratedPackage(package=package, files=dict(sorted(files.items())),

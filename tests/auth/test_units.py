@@ -168,7 +168,7 @@ def test_jwt_verification_checks_issuer_audience_expiry_and_algorithms() -> None
 
 def test_tools_declare_their_scopes_in_the_spec_file() -> None:
     from codegen.spec import LoadedSpec
-    from codegen.validate import validate
+    from codegen.validate.checks import validate
     from mcpgen_runtime.server.oauth import declared_tool_scopes
 
     tools = [{"name": "rm", "inputSchema": {"type": "object"}, "_meta": {"dev.mcpgen/scopes": ["files:write"]}},

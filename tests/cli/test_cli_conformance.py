@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from codegen.pipeline import build_client
 from mcpgen_runtime.cli import EXIT_INPUT, build_cli
-from tests.codegen.test_generate import load_spec, write_package
+from tests.codegen.pipeline.test_generate import load_spec, write_package
 from tests.support import PYTHON, ROOT, free_port, running_server
 
 pytestmark = pytest.mark.timeout(90)

@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from codegen.pipeline import build_client
 from mcpgen_runtime.cli import build_cli
 from mcpgen_runtime.mock.harness import RunningMock, running_mock
-from tests.codegen.test_generate import load_spec, write_package
+from tests.codegen.pipeline.test_generate import load_spec, write_package
 from tests.interop._support import GENERATED  # and generated/ on sys.path
 from tests.support import ROOT
 

@@ -1,6 +1,6 @@
 """A real cluster on loopback: redis-server, three replicas of a generated server
 (`python -m conformance_server --http`), and nginx in front of them, configured by the
-`deploy/nginx.conf` that `mcpgen server` ships (codegen/deploy.py renders both).
+`deploy/nginx.conf` that `mcpgen server` ships (codegen/render/deploy.py renders both).
 
 The replicas get `MCPGEN_STORE` (this Redis) and one shared `MCPGEN_STATE_SECRET`, as
 deploy/compose.yaml gives them. redis-server is the tests' one starter (tests/redis_server.py).

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from codegen import modelfields, typebuild
+from codegen.model import fields as modelfields
+from codegen.model import typebuild
 from codegen.refs import describe, json_type
 
 

@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from codegen.cli import _build
-from codegen.config import TargetConfig, load_config
-from codegen.load import load_file
+from codegen.cli.config import TargetConfig, load_config
+from codegen.cli.stages import build_package
+from codegen.load.document import load_file
 from codegen.pipeline import input_key
-from codegen.validate import validate
-from codegen.write import MANIFEST_NAME, write_package
+from codegen.validate.checks import validate
+from codegen.write.manifest import MANIFEST_NAME
+from codegen.write.package import write_package
 from tests.support import ROOT
 
 CONFIG = load_config(ROOT / "pyproject.toml")
@@ -62,7 +63,8 @@ def test_generated_matches_a_fresh_generation(package: str, tmp_path: Path) -> N
     key = input_key(digest=loaded.digest, source=target.source, kind=target.kind, package=target.package,
                     strict=target.strict, style=target.style)
     validated = validate(loaded, strict=target.strict)
-    pkg = dataclasses.replace(_build(target.kind, validated, target.package, target.style), input_key=key)
+    built = build_package(target.kind, validated, target.package, target.style)
+    pkg = dataclasses.replace(built, input_key=key)
     write_package(tmp_path, pkg)
     fresh, golden = tmp_path / package, target.output / package
     assert golden.is_dir(), f"generated/{package} is missing: run `mcpgen generate`"

@@ -36,11 +36,17 @@ from typing import Any
 import black
 import pytest
 
-from codegen import fmt, modelgen, schemadoc
 from codegen.errors import UnsupportedSchemaError
+from codegen.model import build, schemadoc
 from codegen.pipeline import build_client, build_server
+from codegen.render import black_format
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
-from tests.codegen.test_generate import build_every_model, clear_generator_caches, load_spec, write_package
+from tests.codegen.pipeline.test_generate import (
+    build_every_model,
+    clear_generator_caches,
+    load_spec,
+    write_package,
+)
 
 CORPUS = Path(__file__).parent / "corpus"
 CORPUS_FILES = sorted(path.stem for path in CORPUS.glob("*.json"))
@@ -153,7 +159,7 @@ def test_black_leaves_every_file_alone(built: dict[str, tuple[GeneratedPackage, 
     for path, source in _sources(built):
         if source not in seen and not path.endswith("handlers.py"):  # handlers.py: base.py's methods again
             seen.add(source)
-            assert black.format_str(source, mode=fmt.BLACK_MODE) == source, path
+            assert black.format_str(source, mode=black_format.BLACK_MODE) == source, path
 
 
 def test_docstrings_and_comments_are_clean(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]) -> None:
@@ -177,7 +183,7 @@ def test_data_survives_exactly(imported: dict[str, ModuleType]) -> None:
         stem = "Text" + str(index)
         model = getattr(models, f"{stem}Input")
         expected = schema["value"]["description"]
-        if len(expected) <= modelgen.MAX_DESCRIPTION:
+        if len(expected) <= build.MAX_DESCRIPTION:
             assert model.model_fields["value"].description == expected
         assert model.model_fields["value"].default == schema["value"]["default"]
         fixed = model.model_fields["fixed"].annotation
@@ -255,15 +261,15 @@ def _nested(depth: int) -> dict[str, Any]:
 
 def test_depth_is_bounded_without_recursion_errors() -> None:
     """The validator refuses deep schemas first (SCHEMA-11); the generator has its own bound."""
-    modelgen.build_models(_tool(_nested(modelgen.MAX_DEPTH // 2)))
+    build.build_models(_tool(_nested(build.MAX_DEPTH // 2)))
     with pytest.raises(UnsupportedSchemaError, match="deeper than"):
-        modelgen.build_models(_tool(_nested(modelgen.MAX_DEPTH * 3)))
+        build.build_models(_tool(_nested(build.MAX_DEPTH * 3)))
     chain: dict[str, Any] = {"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": {}}
     for i in range(300):  # a $ref chain: each hop is a level too
         chain["$defs"][f"d{i}"] = {"$ref": f"#/$defs/d{i + 1}"}
     chain["$defs"]["d300"] = {"type": "string"}
     with pytest.raises(UnsupportedSchemaError, match="deeper than"):
-        modelgen.build_models(_tool(chain))
+        build.build_models(_tool(chain))
 
 
 def test_work_and_time_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -271,11 +277,11 @@ def test_work_and_time_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
                                              for i in range(300)}}
     monkeypatch.setattr(schemadoc, "MAX_VISITS", 100)
     with pytest.raises(UnsupportedSchemaError, match="subschema visits"):
-        modelgen.build_models(_tool(wide))
+        build.build_models(_tool(wide))
     monkeypatch.setattr(schemadoc, "MAX_VISITS", 10**6)
     monkeypatch.setattr(schemadoc, "MAX_SECONDS", -1.0)
     with pytest.raises(UnsupportedSchemaError, match="longer than"):
-        modelgen.build_models(_tool(wide | {"properties": {f"p{i}": {"type": "string"} for i in range(3000)}}))
+        build.build_models(_tool(wide | {"properties": {f"p{i}": {"type": "string"} for i in range(3000)}}))
 
 
 def test_unvalidated_oddities_do_not_crash() -> None:

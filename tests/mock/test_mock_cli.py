@@ -1,4 +1,4 @@
-"""`mcpgen mock` (codegen/cli.py): what stops it before it serves, and how it says so.
+"""`mcpgen mock` (codegen/cli/mock.py): what stops it before it serves, and how it says so.
 
 Serving itself is proven over real sockets and pipes by tests/interop/test_mock_sdk_client.py.
 """

@@ -1,0 +1,33 @@
+"""The `mcpgen` command group: every command of the command line, added under one click group."""
+
+from __future__ import annotations
+
+import click
+
+from mcpgen_runtime._version import PROTOCOL_VERSION, __version__
+
+from .auth import auth_group
+from .common import CONTEXT_SETTINGS
+from .diff import diff
+from .generate import client, generate, server
+from .inspect import snapshot, validate
+from .mock import mock
+
+__all__ = ["main"]
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(
+    __version__, "--version", prog_name="mcpgen", message=f"%(prog)s %(version)s (MCP protocol {PROTOCOL_VERSION})"
+)
+def main() -> None:
+    """Typed Python clients and servers from MCP tool definitions.
+
+    SOURCE is a JSON spec file ({"tools": [...]}, as tools/list returns them) or the URL of a live
+    MCP server (every tools/list page is read). Exit codes: 0 ok, 1 invalid input or stale output,
+    2 usage error, 3 a bug in mcpgen.
+    """
+
+
+for _command in (validate, client, server, snapshot, diff, mock, generate, auth_group):
+    main.add_command(_command)

@@ -1,0 +1,285 @@
+"""What every `mcpgen` command shares: exit codes and error reporting, the options that name a source
+(a spec file, a URL with headers, a stdio command), and a loaded spec checked for use.
+
+Exit codes: 0 success; 1 an invalid spec, a refused write, a load failure or `generate --check`
+drift (every McpgenError, message on stderr, no traceback); 2 usage errors (click's own);
+3 an unexpected exception, which is a bug in mcpgen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+import shlex
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+import click
+
+from ..errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidationError
+from . import stages
+from .config import ConfigError, check_line_length
+
+if TYPE_CHECKING:
+    from ..spec import LoadedSpec, ValidatedSpec
+
+__all__ = [
+    "CONTEXT_SETTINGS",
+    "EXIT_BUG",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "Checked",
+    "Failed",
+    "check_spec",
+    "display_path",
+    "era_option",
+    "header_option",
+    "line_length_option",
+    "max_response_option",
+    "output_option",
+    "parse_stdio",
+    "report_error",
+    "reports_errors",
+    "require_source",
+    "source_argument",
+    "stdio_option",
+    "strict_option",
+    "usable_spec",
+]
+
+P = ParamSpec("P")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # invalid input, refused write, --check drift
+EXIT_USAGE = 2  # click's own code for usage errors; `diff` also uses it for inputs that do not load
+EXIT_BUG = 3
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+
+
+class Failed(Exception):
+    """Already reported on stderr; exit 1."""
+
+
+def reports_errors(func: Callable[P, None]) -> Callable[P, None]:
+    """Map exceptions to exit codes: McpgenError → 1 (message only), anything unexpected → 3."""
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            func(*args, **kwargs)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Failed:
+            sys.exit(EXIT_FAILED)
+        except BrokenPipeError:  # `mcpgen generate --check | head`: stop quietly
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(EXIT_FAILED)
+        except McpgenError as exc:
+            report_error(exc)
+            sys.exit(EXIT_FAILED)
+        except Exception:
+            traceback.print_exc(file=sys.stderr)
+            click.echo(
+                "mcpgen: internal error: this is a bug in mcpgen, not in your input. Please report it "
+                "with the traceback above and the command you ran.",
+                err=True,
+            )
+            sys.exit(EXIT_BUG)
+
+    return wrapper
+
+
+def report_error(exc: McpgenError, prefix: str = "") -> None:
+    click.echo(f"error: {prefix}{exc}", err=True)
+    if isinstance(exc, InternalGeneratorError):
+        click.echo("(this is a bug in mcpgen; please report it with the command you ran)", err=True)
+
+
+def display_path(path: Path) -> str:
+    """`path` relative to the current directory, as users see paths in messages."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+
+
+def _parse_headers(_ctx: click.Context, _param: click.Parameter, values: Sequence[str]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition(":")
+        name = name.strip()
+        if not sep or not _HEADER_NAME.fullmatch(name):
+            raise click.BadParameter("expected 'Name: value', e.g. --header 'Authorization: Bearer TOKEN'")
+        if any(ch in value for ch in "\r\n\x00"):
+            raise click.BadParameter(f"the value of header {name!r} contains a line break or NUL")
+        headers[name] = value.strip()
+    return headers
+
+
+def parse_stdio(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        argv = shlex.split(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"cannot split the command: {exc}") from exc
+    if not argv:
+        raise click.BadParameter("the command is empty")
+    return value
+
+
+def require_source(
+    source: str | None, stdio: str | None, headers: Mapping[str, str], what: str = "SOURCE"
+) -> None:
+    if source is None and stdio is None:
+        raise click.UsageError(f"give {what} (a spec file or server URL) or --stdio CMD")
+    if source is not None and stdio is not None:
+        raise click.UsageError(f"give {what} or --stdio CMD, not both")
+    if headers and (stdio is not None or "://" not in (source or "")):
+        raise click.UsageError("--header applies to server URLs only")
+
+
+@dataclasses.dataclass(frozen=True)
+class Checked:
+    loaded: LoadedSpec
+    validated: ValidatedSpec | None  # None: not usable
+    diagnostics: list[Diagnostic]  # warnings and errors, sorted
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity != "error"]
+
+    @property
+    def usable(self) -> bool:
+        # A spec whose every tool was excluded is not usable, even when validate did not raise.
+        return self.validated is not None and (bool(self.validated.tools) or not self.loaded.tools)
+
+    def summary(self) -> str:
+        source = self.loaded.source
+        warned = f", {len(self.warnings)} warning(s)"
+        if self.validated is None:
+            tools = {d.tool for d in self.errors if d.tool is not None}
+            in_tools = f" in {len(tools)} tool(s)" if tools else ""
+            return f"{source}: not usable: {len(self.errors)} error(s){in_tools}{warned}"
+        usable = len(self.validated.tools)
+        excluded = len(self.loaded.tools) - usable
+        verdict = "" if self.usable else "not usable: "
+        return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{warned}"
+
+
+def check_spec(loaded: LoadedSpec, strict: bool) -> Checked:
+    try:
+        validated = stages.validate_spec(loaded, strict)
+    except SpecValidationError as exc:
+        return Checked(loaded, None, list(exc.diagnostics))
+    return Checked(loaded, validated, sorted(validated.warnings, key=Diagnostic.sort_key))
+
+
+def usable_spec(checked: Checked) -> ValidatedSpec:
+    """The validated spec, or report every diagnostic on stderr and fail."""
+    if checked.validated is not None and checked.usable:
+        for diagnostic in checked.warnings:
+            click.echo(str(diagnostic), err=True)
+        return checked.validated
+    for diagnostic in checked.diagnostics:
+        click.echo(str(diagnostic), err=True)
+    click.echo(f"error: {checked.summary()}", err=True)
+    raise Failed
+
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+source_argument = click.argument("source", required=False, metavar="[SOURCE]")
+
+
+stdio_option = click.option(
+    "--stdio",
+    "stdio",
+    metavar="CMD",
+    callback=parse_stdio,
+    help="Start CMD (split like a shell would) as an MCP server over stdio and read its tools "
+    "instead of SOURCE/URL.",
+)
+
+
+header_option = click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    callback=_parse_headers,
+    help="Extra HTTP header for a live server (e.g. authorization); repeatable.",
+)
+
+
+era_option = click.option(
+    "--era",
+    type=click.Choice(["auto", "modern", "legacy"]),
+    default="auto",
+    show_default=True,
+    help="Protocol era of a live server: auto detects a 2026-07-28 server or an initialize-based "
+    "(2025-11-25/2025-06-18/2025-03-26) one; modern or legacy skips the detection.",
+)
+
+
+max_response_option = click.option(
+    "--max-response-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="BYTES",
+    help="Largest reply (HTTP body, SSE event or stdio line) read from a live server; more is an error. "
+    "Default: 64 MiB.",
+)
+
+
+def _parse_line_length(_ctx: click.Context, _param: click.Parameter, value: int | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return check_line_length(value, "--line-length")
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from exc
+
+
+line_length_option = click.option(
+    "--line-length",
+    type=int,
+    metavar="N",
+    callback=_parse_line_length,
+    help="Lay generated code out for this line length [default: line-length from the [tool.black] "
+    "table black reads for the output directory, else black's 88].",
+)
+
+
+strict_option = click.option(
+    "--strict",
+    is_flag=True,
+    help="Make SHOULD-level findings (unusual tool names, _meta keys, secret-looking header "
+    "parameters) errors instead of warnings.",
+)
+
+
+def output_option(*, directory: bool, help_text: str) -> Callable[[_F], _F]:
+    """`-o/--output` (required): a directory to write a package into, or a file to write."""
+    return click.option(
+        "-o",
+        "--output",
+        "out",
+        required=True,
+        type=click.Path(file_okay=not directory, dir_okay=directory, path_type=Path),
+        help=help_text,
+    )

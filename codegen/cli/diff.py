@@ -1,0 +1,130 @@
+"""`mcpgen diff`: what changed between two tool lists (or a target's checked-in tools.json and its
+source now), judged for clients and for servers of the tools."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, cast
+
+import click
+
+from ..errors import McpgenError
+from . import stages
+from .common import (
+    EXIT_BUG,
+    EXIT_FAILED,
+    EXIT_USAGE,
+    display_path,
+    header_option,
+    max_response_option,
+    parse_stdio,
+    report_error,
+)
+from .config import ConfigError, find_pyproject, load_config
+
+if TYPE_CHECKING:
+    from ..spec import LoadedSpec
+
+__all__ = ["diff"]
+
+Side = Literal["client", "server", "both"]
+
+
+@click.command()
+@click.argument("old", required=False, metavar="[OLD]")
+@click.argument("new", required=False, metavar="[NEW]")
+@click.option("--old-stdio", metavar="CMD", callback=parse_stdio,
+              help="Read OLD from CMD run as a stdio server.")
+@click.option("--new-stdio", metavar="CMD", callback=parse_stdio,
+              help="Read NEW from CMD run as a stdio server.")
+@click.option("--target", "target_names", metavar="PACKAGE", multiple=True,
+              help="Compare a [tool.mcpgen] target's checked-in tools.json (OLD) with its source now (NEW); "
+              "repeatable.")
+@click.option("--all-targets", is_flag=True, help="Every [tool.mcpgen] target, as --target does (the pre-commit hook).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="pyproject.toml for --target [default: the nearest one from the current directory up].")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True,
+              help="table for a terminal (coloured on a tty), json for machines, markdown for a pull request.")
+@click.option("--fail-on", type=click.Choice(["breaking", "possibly-breaking", "any"]), default="breaking",
+              show_default=True, help="Exit 1 when a change at least this severe is found.")
+@click.option("--for", "side", type=click.Choice(["client", "server", "both"]), default="both", show_default=True,
+              help="Whose breakage counts for --fail-on.")
+@header_option
+@max_response_option
+def diff(old: str | None, new: str | None, old_stdio: str | None, new_stdio: str | None,
+         target_names: tuple[str, ...], all_targets: bool, config_path: Path | None, fmt: str, fail_on: str,
+         side: str, headers: dict[str, str], max_response_bytes: int | None) -> None:
+    """What changed between two tool lists, judged for clients and for servers of the tools.
+
+    OLD and NEW are spec files or URLs (or --old-stdio/--new-stdio commands). Each change is
+    breaking, possibly breaking, compatible or cosmetic, with the tool, JSON pointer and reason.
+    Exit codes: 0 nothing at the --fail-on level, 1 found, 2 usage or unreadable input, 3 a bug.
+    """
+    try:
+        from ..diff.compare import diff_tools
+        from ..diff.formats import Format, render
+
+        if target_names or all_targets:
+            if old or new or old_stdio or new_stdio:
+                raise click.UsageError("--target compares a target with its own source; give no OLD or NEW")
+            pairs = _target_pairs(target_names, all_targets, config_path)
+        else:
+            if not (old or old_stdio) or not (new or new_stdio):
+                raise click.UsageError("give OLD and NEW (spec files or URLs), --old-stdio/--new-stdio, or --target")
+            old_spec = stages.load_spec(None if old_stdio else old, old_stdio, headers,
+                                        max_response_bytes=max_response_bytes)
+            new_spec = stages.load_spec(None if new_stdio else new, new_stdio, headers,
+                                        max_response_bytes=max_response_bytes)
+            pairs = [(old_spec, new_spec)]
+        reports = [diff_tools(a.tools, b.tools, old_source=a.source, new_source=b.source) for a, b in pairs]
+        colour = fmt == "table" and sys.stdout.isatty()
+        style = (lambda text, c: click.style(text, fg=c)) if colour else (lambda text, _c: text)
+        if fmt == "json" and len(reports) > 1:
+            click.echo(json.dumps([report.wire() for report in reports], indent=2, ensure_ascii=False))
+        else:
+            click.echo("\n".join(render(report, cast("Format", fmt), style) for report in reports), nl=False)
+    except (click.ClickException, click.exceptions.Exit, click.Abort):
+        raise
+    except McpgenError as exc:
+        report_error(exc)
+        sys.exit(EXIT_USAGE)
+    except Exception:
+        traceback.print_exc(file=sys.stderr)
+        click.echo("mcpgen: internal error: this is a bug in mcpgen, not in your input. Please report it.", err=True)
+        sys.exit(EXIT_BUG)
+    counted = {"breaking": ("breaking",), "possibly-breaking": ("breaking", "possibly-breaking"),
+               "any": ("breaking", "possibly-breaking", "compatible", "cosmetic")}[fail_on]
+    if any(report.worst(cast("Side", side)) in counted for report in reports):
+        sys.exit(EXIT_FAILED)
+
+
+def _target_pairs(names: Sequence[str], every: bool,
+                  config_path: Path | None) -> list[tuple[LoadedSpec, LoadedSpec]]:
+    """(checked-in tools.json, source now) of each named target (or of every target), once per pair."""
+    from ..load.document import load_file
+
+    if config_path is None:
+        config_path = find_pyproject(Path.cwd())
+        if config_path is None:
+            raise ConfigError("no pyproject.toml in this directory or its parents; pass --config")
+    targets = load_config(config_path).targets
+    unknown = sorted(set(names) - {t.package for t in targets})
+    if unknown:
+        raise ConfigError(f"{display_path(config_path)} has no [tool.mcpgen] target with package "
+                          f"{', '.join(unknown)}")
+    pairs: dict[tuple[bytes, Path], tuple[LoadedSpec, LoadedSpec]] = {}
+    for target in targets:
+        if not every and target.package not in names:
+            continue
+        checked_in = target.output / target.package / "tools.json"
+        if not checked_in.exists():
+            raise ConfigError(f"{target.describe()} has no generated tools.json yet "
+                              f"({display_path(checked_in)}): run `mcpgen generate` first")
+        key = (checked_in.read_bytes(), target.source_path.resolve())  # a client and a server of one spec: once
+        if key not in pairs:
+            pairs[key] = (load_file(display_path(checked_in)), load_file(display_path(target.source_path)))
+    return list(pairs.values())

@@ -1,0 +1,382 @@
+"""The commands that write packages: `mcpgen client` and `mcpgen server` (one package from a source),
+and `mcpgen generate` (every `[tool.mcpgen]` target of a pyproject.toml, or `--check` for drift)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+import tomllib
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
+
+import click
+
+from ..errors import McpgenError
+from ..write.check import FileDiff, check_package
+from ..write.manifest import is_fresh
+from ..write.package import WriteReport, write_package
+from . import stages
+from .auth import Login, login_options
+from .common import (
+    Checked,
+    Failed,
+    check_spec,
+    display_path,
+    era_option,
+    header_option,
+    line_length_option,
+    max_response_option,
+    output_option,
+    report_error,
+    reports_errors,
+    require_source,
+    source_argument,
+    stdio_option,
+    strict_option,
+    usable_spec,
+)
+from .config import (
+    ConfigError,
+    GenerateConfig,
+    TargetConfig,
+    find_pyproject,
+    load_config,
+    project_root,
+    project_style,
+    relative_source,
+)
+from .stages import Kind
+
+if TYPE_CHECKING:
+    from ..spec import LoadedSpec, ValidatedSpec
+
+__all__ = ["client", "default_package_name", "generate", "server"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def default_package_name(source: str | None, stdio: str | None, kind: Kind) -> str:
+    """`specs/weather.json` → `weather_client`; `https://api.example.com/mcp` → `api_example_com_client`;
+    `--stdio "python -m some_server"` → `some_server_client`."""
+    base = ""
+    if source:
+        base = (urlsplit(source).hostname or "") if "://" in source else Path(source).stem
+    elif stdio:
+        try:
+            argv = shlex.split(stdio)
+        except ValueError:
+            argv = stdio.split()
+        base = Path(argv[-1]).stem if argv else ""
+    ident = re.sub(r"[^0-9A-Za-z]+", "_", base).strip("_").lower() or "mcp"
+    if ident[0].isdigit():
+        ident = f"mcp_{ident}"
+    return f"{ident}_{kind}"
+
+
+def _parse_package(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    if value is not None and not (value.isascii() and value.isidentifier()):
+        raise click.BadParameter(f"{value!r} is not a valid Python package name (use letters, digits, '_')")
+    return value
+
+
+output_dir_option = output_option(
+    directory=True, help_text="Directory to write the package into (the package is DIR/NAME/)."
+)
+
+
+def _package_option(kind: Kind) -> Callable[[_F], _F]:
+    return click.option(
+        "--package",
+        metavar="NAME",
+        callback=_parse_package,
+        help=f"Python package name [default: from SOURCE, e.g. weather_{kind} for weather.json].",
+    )
+
+
+@click.command()
+@source_argument
+@output_dir_option
+@_package_option("client")
+@line_length_option
+@strict_option
+@stdio_option
+@header_option
+@era_option
+@max_response_option
+@login_options
+@reports_errors
+def client(
+    source: str | None,
+    out: Path,
+    package: str | None,
+    line_length: int | None,
+    strict: bool,
+    stdio: str | None,
+    headers: dict[str, str],
+    era: str,
+    max_response_bytes: int | None,
+    login: Login,
+) -> None:
+    """Generate a typed client package (sync Client and AsyncClient) from SOURCE.
+
+    Every generated file is rewritten; files you add to the package are kept. The generated
+    client talks to servers of either era (2026-07-28, or initialize-based) with the same methods.
+    """
+    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False, login=login,
+                  line_length=line_length, era=era, max_response_bytes=max_response_bytes)
+
+
+@click.command()
+@source_argument
+@output_dir_option
+@_package_option("server")
+@click.option(
+    "--overwrite-handlers",
+    is_flag=True,
+    help="Replace handlers.py with a fresh scaffold (by default it is created once and then yours).",
+)
+@line_length_option
+@strict_option
+@stdio_option
+@header_option
+@login_options
+@reports_errors
+def server(
+    source: str | None,
+    out: Path,
+    package: str | None,
+    overwrite_handlers: bool,
+    line_length: int | None,
+    strict: bool,
+    stdio: str | None,
+    headers: dict[str, str],
+    login: Login,
+) -> None:
+    """Generate a server package from SOURCE: a regenerated typed base and your handlers.py.
+
+    handlers.py is created only when absent; base.py, models.py and the rest are rewritten every run.
+    """
+    _generate_one("server", source, stdio, headers, out, package, strict, overwrite=overwrite_handlers,
+                  login=login, line_length=line_length)
+
+
+def _header_source(spec: ValidatedSpec, source: str | None, out: Path) -> ValidatedSpec:
+    """A file source as generated headers record it: relative to the project root (the nearest
+    pyproject.toml's directory above `out`, else `out`), so every checkout writes the same bytes.
+    URLs and stdio commands already carry their display names (no credentials, no query)."""
+    if source is None or "://" in source:
+        return spec
+    return dataclasses.replace(spec, source=relative_source(Path(source), project_root(out)))
+
+
+def _generate_one(
+    kind: Kind,
+    source: str | None,
+    stdio: str | None,
+    headers: dict[str, str],
+    out: Path,
+    package: str | None,
+    strict: bool,
+    overwrite: bool,
+    login: Login,
+    line_length: int | None,
+    era: str = "auto",
+    max_response_bytes: int | None = None,
+) -> None:
+    require_source(source, stdio, headers)
+    style = project_style(out, line_length=line_length)
+    loaded = stages.load_spec(source, stdio, headers, login, era, max_response_bytes)
+    validated = _header_source(usable_spec(check_spec(loaded, strict)), source, out)
+    name = package or default_package_name(source, stdio, kind)
+    pkg = stages.build_package(kind, validated, name, style)
+    report = write_package(out, pkg, overwrite_user_files=overwrite)
+    _print_report(report, "--overwrite-handlers" if kind == "server" else None)
+
+
+def _print_report(report: WriteReport, user_hint: str | None) -> None:
+    base = report.package_dir
+    for label, paths in (("created", report.created), ("updated", report.updated), ("removed", report.removed)):
+        for rel in paths:
+            click.echo(f"{label:<8} {display_path(base / rel)}")
+    for rel in report.preserved:
+        hint = f"; {user_hint} replaces it" if user_hint else ""
+        click.echo(f"{'kept':<8} {display_path(base / rel)} (yours{hint})")
+    if report.changed:
+        click.echo(
+            f"{display_path(base)}: {len(report.created)} created, {len(report.updated)} updated, "
+            f"{len(report.unchanged)} unchanged, {len(report.removed)} removed"
+        )
+    else:
+        click.echo(f"{display_path(base)}: up to date ({len(report.unchanged)} file(s) unchanged)")
+
+
+def _print_diffs(diffs: Iterable[FileDiff]) -> None:
+    for diff in diffs:
+        click.echo(f"  {diff.status:<8} {display_path(diff.file)}")
+        for line in diff.detail.splitlines():
+            click.echo(f"    {line}")
+
+
+@click.command()
+@click.option("--check", is_flag=True, help="Write nothing; show what is stale and exit 1 if anything is.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="pyproject.toml with [tool.mcpgen] targets [default: the nearest one from the current directory up].",
+)
+@reports_errors
+def generate(check: bool, config_path: Path | None) -> None:
+    """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
+
+    Each target has source (a spec file relative to pyproject.toml), kind (client or server),
+    output (a directory) and package; strict and line-length are optional. With --check nothing is written: stale
+    targets are listed with a short diff and the exit code is 1.
+    """
+    if config_path is None:
+        config_path = find_pyproject(Path.cwd())
+        if config_path is None:
+            raise ConfigError("no pyproject.toml in this directory or its parents; pass --config")
+    config = load_config(config_path)
+    failed, stale = _run_targets(config, check=check)
+    if check:
+        fresh = len(config.targets) - stale - failed
+        click.echo(f"{stale} stale, {fresh} up to date, {failed} failed (of {len(config.targets)} targets)")
+        if stale:
+            click.echo("run `mcpgen generate` to update the stale targets")
+    if failed or stale:
+        raise Failed
+
+
+def _input_key(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError],
+               digests: dict[Path, str]) -> str | None:
+    """pipeline.input_key of the target (None when its source does not load: reported later)."""
+    from ..pipeline import input_key
+
+    _loaded_for(target, loaded)
+    spec = loaded[target.source_path]
+    if isinstance(spec, McpgenError):
+        return None
+    if target.source_path not in digests:
+        digests[target.source_path] = spec.digest
+    return input_key(digest=digests[target.source_path], source=target.source, kind=target.kind,
+                     package=target.package, strict=target.strict, style=target.style, cli=target.cli)
+
+
+def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
+    """Build every target (each source loaded and validated once); returns (failed, stale).
+
+    A target whose manifest records the same input key and whose files still have their recorded
+    digests is fresh without being built (`write.is_fresh`)."""
+    checked: dict[tuple[Path, bool], Checked | McpgenError] = {}
+    loaded: dict[Path, LoadedSpec | McpgenError] = {}
+    digests: dict[Path, str] = {}
+    failed = stale = 0
+    for target in config.targets:
+        try:
+            key = _input_key(target, loaded, digests)
+            if key is not None and is_fresh(target.output, target.package, key):
+                click.echo(f"fresh: {display_path(target.output / target.package)}" if check
+                           else f"{display_path(target.output / target.package)}: up to date")
+                continue
+            validated = _validated_for(target, loaded, checked)
+            built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
+            pkg = dataclasses.replace(built, input_key=key)
+            if check:
+                diffs = check_package(target.output, pkg)
+                if diffs:
+                    stale += 1
+                    where = display_path(target.output / target.package)
+                    click.echo(f"stale: {where} (target #{target.index})")
+                    _print_diffs(diffs)
+                    _print_tool_changes(target, validated)
+                else:
+                    click.echo(f"fresh: {display_path(target.output / target.package)}")
+            else:
+                _print_report(write_package(target.output, pkg), None)
+                _remind_console_script(config, target)
+        except Failed:
+            failed += 1
+        except McpgenError as exc:
+            failed += 1
+            report_error(exc, prefix=f"{target.describe()}: ")
+    return failed, stale
+
+
+def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None:
+    """A target with `cli = "NAME"`: say which `[project.scripts]` line installs the command,
+    unless the pyproject.toml already has it (mcpgen never edits it)."""
+    if target.cli is None:
+        return
+    entry = f"{target.package}.__main__:main"
+    try:
+        with config.path.open("rb") as fh:
+            scripts = tomllib.load(fh).get("project", {}).get("scripts", {})
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        scripts = {}
+    if not isinstance(scripts, dict) or scripts.get(target.cli) != entry:
+        click.echo(f"note: to install the command {target.cli!r}, add to [project.scripts] of the distribution "
+                   f"that ships {target.package}: {target.cli} = \"{entry}\"")
+
+
+def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> None:
+    """When a stale target's tools changed, say whom the change breaks (`mcpgen diff` in short)."""
+    from ..diff.compare import diff_tools
+    from ..diff.formats import summary_line
+    from ..load.document import load_file
+
+    checked_in = target.output / target.package / "tools.json"
+    if not checked_in.exists():
+        return
+    shown = display_path(checked_in)
+    report = diff_tools(load_file(shown).tools, validated.tools, old_source=shown, new_source=target.source)
+    if report.changes:
+        click.echo(f"  tools: {summary_line(report)}")
+        for change in report.changes:
+            if "breaking" in (change.client, change.server):
+                click.echo(f"    {change.tool}{change.pointer}: {change.reason} (clients: {change.client}, "
+                           f"servers: {change.server})")
+        click.echo(f"  details: mcpgen diff --target {target.package}")
+
+
+def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError]) -> None:
+    if target.source_path not in loaded:
+        try:
+            spec = stages.load_spec(display_path(target.source_path), None, {})
+            # The display name goes into generated headers: relative to pyproject.toml's directory
+            # (config.relative_source), so the output depends neither on the checkout's path nor
+            # on where mcpgen runs.
+            loaded[target.source_path] = dataclasses.replace(spec, source=target.source)
+        except McpgenError as exc:
+            loaded[target.source_path] = exc
+
+
+def _validated_for(
+    target: TargetConfig,
+    loaded: dict[Path, LoadedSpec | McpgenError],
+    checked: dict[tuple[Path, bool], Checked | McpgenError],
+) -> ValidatedSpec:
+    key = (target.source_path, target.strict)
+    if key not in checked:
+        _loaded_for(target, loaded)
+        spec_or_error = loaded[target.source_path]
+        if isinstance(spec_or_error, McpgenError):
+            checked[key] = spec_or_error
+        else:
+            result = check_spec(spec_or_error, target.strict)
+            checked[key] = result
+            if result.usable:  # warnings once per source; errors are reported per target below
+                for diagnostic in result.warnings:
+                    click.echo(str(diagnostic), err=True)
+    entry = checked[key]
+    if isinstance(entry, McpgenError):
+        raise entry
+    if entry.validated is None or not entry.usable:
+        for diagnostic in entry.diagnostics:
+            click.echo(str(diagnostic), err=True)
+        click.echo(f"error: {target.describe()}: {entry.summary()}", err=True)
+        raise Failed
+    return entry.validated

@@ -1,0 +1,74 @@
+"""`mcpgen validate` (check a source's tool definitions) and `mcpgen snapshot` (save a live server's
+tool list as a spec file)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..write.package import write_file_atomic
+from . import stages
+from .auth import Login, login_options
+from .common import (
+    Failed,
+    check_spec,
+    display_path,
+    era_option,
+    header_option,
+    max_response_option,
+    output_option,
+    reports_errors,
+    require_source,
+    source_argument,
+    stdio_option,
+    strict_option,
+)
+
+__all__ = ["snapshot", "validate"]
+
+
+@click.command()
+@source_argument
+@stdio_option
+@strict_option
+@header_option
+@login_options
+@reports_errors
+def validate(source: str | None, stdio: str | None, strict: bool, headers: dict[str, str], login: Login) -> None:
+    """Check SOURCE's tool definitions and print every diagnostic.
+
+    Exits 0 when the spec is usable (warnings allowed), 1 when it is not.
+    """
+    require_source(source, stdio, headers)
+    checked = check_spec(stages.load_spec(source, stdio, headers, login), strict)
+    for diagnostic in checked.diagnostics:
+        click.echo(str(diagnostic))
+    click.echo(checked.summary())
+    if not checked.usable:
+        raise Failed
+
+
+@click.command()
+@click.argument("url", required=False, metavar="[URL]")
+@output_option(directory=False, help_text="Spec file to write, e.g. specs/example.json.")
+@stdio_option
+@header_option
+@era_option
+@max_response_option
+@login_options
+@reports_errors
+def snapshot(url: str | None, out: Path, stdio: str | None, headers: dict[str, str], era: str,
+             max_response_bytes: int | None, login: Login) -> None:
+    """Save a live server's complete tool list (every page) as a spec file for offline builds.
+
+    The file is {"tools": [...]} in the server's order, pretty-printed, replaced atomically.
+    """
+    require_source(url, stdio, headers, "URL")
+    loaded = stages.load_spec(url, stdio, headers, login, era, max_response_bytes)
+    text = json.dumps({"tools": loaded.tools}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if write_file_atomic(out, text.encode("utf-8")):
+        click.echo(f"saved {len(loaded.tools)} tool(s) from {loaded.source} to {display_path(out)}")
+    else:
+        click.echo(f"{display_path(out)}: up to date ({len(loaded.tools)} tool(s))")

@@ -1,0 +1,183 @@
+"""A live server's tool list -> `LoadedSpec`: `load_url` (Streamable HTTP) and `load_stdio` (a command line).
+
+Both call `server/discover`, then every `tools/list` page, through the runtime's own `Client` (no
+response cache, no tool table), and keep each tool exactly as the server listed it
+(`ToolsPage.listed`) — validation, not loading, decides what is usable. A server of either era
+is read: `era="auto"` (the default) detects a legacy (initialize-based) server as the runtime
+client does, "modern" / "legacy" skip the detection. Runtime errors become `SpecLoadError` here
+and nowhere else; display names never carry credentials.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import warnings
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Final, Protocol
+from urllib.parse import urlsplit
+
+from ..errors import SpecLoadError
+from ..spec import LoadedSpec
+from .document import checked_tools
+
+if TYPE_CHECKING:
+    from mcpgen_runtime.protocol.era import EraChoice
+
+# The runtime's client (`mcpgen_runtime.client.Client`) is imported only for live servers: reading
+# a spec file must not pay for it (about a third of a second per `mcpgen` run).
+
+__all__ = ["LISTING_CAPABILITIES", "MAX_LISTED_TOOLS", "MAX_PAGES", "display_url", "load_stdio", "load_url"]
+
+MAX_PAGES: Final = 1000
+MAX_LISTED_TOOLS: Final = 10_000
+
+
+class _ListedPage(Protocol):
+    @property
+    def listed(self) -> tuple[Any, ...]: ...  # the page's `tools` as the server sent them, invalid ones too
+
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+class _ListingClient(Protocol):
+    """What the loader needs from a live connection (`mcpgen_runtime.client.Client`): discovery and
+    one `tools/list` page at a time, with every listed tool kept. `Client.list_tools` drops tools
+    whose x-mcp-header annotations are invalid (XHDR-10, right for applications); the generator
+    reads `ToolsPage.listed` instead, so validation can report them."""
+
+    def discover(self) -> dict[str, Any]: ...
+
+    def list_tools(self, cursor: str | None = None) -> _ListedPage: ...
+
+
+def display_url(url: str) -> str:
+    """The URL as it may be shown and recorded: no userinfo, query or fragment."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme.lower()}://{host}{parts.path}"
+
+
+# What the loader declares: everything a generated client can answer with its callbacks, so a
+# server that lists some tools only to clients able to answer them (the npm reference server's
+# elicitation and sampling tools) lists them to the generator too.
+LISTING_CAPABILITIES: Final[dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+
+
+def _limit(max_response_bytes: int | None) -> int:
+    """The client's size limit: the one given, else the runtime's default (64 MiB)."""
+    from mcpgen_runtime.transport.limits import DEFAULT_MAX_RESPONSE_BYTES
+
+    return DEFAULT_MAX_RESPONSE_BYTES if max_response_bytes is None else max_response_bytes
+
+
+def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float, era: EraChoice = "auto",
+               auth: Any = None, max_response_bytes: int | None = None) -> AbstractContextManager[_ListingClient]:
+    from mcpgen_runtime.client import Client
+
+    return Client(url, headers=headers, timeout=timeout, tools=(), cache=False, era=era,
+                  capabilities=LISTING_CAPABILITIES, auth=auth, max_response_bytes=_limit(max_response_bytes))
+
+
+def _open_stdio(argv: list[str], era: EraChoice = "auto",
+                max_response_bytes: int | None = None) -> AbstractContextManager[_ListingClient]:
+    from mcpgen_runtime.client import Client
+
+    return Client.stdio(argv, tools=(), cache=False, era=era, capabilities=LISTING_CAPABILITIES,
+                        max_response_bytes=_limit(max_response_bytes))
+
+
+def _runtime_message(exc: BaseException) -> str:
+    from mcpgen_runtime.errors import InputRequiredError, RemoteError, ServerExitedError
+
+    if isinstance(exc, InputRequiredError):  # no callback is set: the client cannot answer it
+        return "the server asked for user input while mcpgen was listing its tools"
+    if isinstance(exc, RemoteError):
+        text = f"server answered with JSON-RPC error {exc.code}: {exc.message[:500]!r}"
+        if exc.http_status is not None:
+            text += f" (HTTP {exc.http_status})"
+        return text
+    if isinstance(exc, ServerExitedError):
+        text = f"server process exited (code {exc.returncode})"
+        if exc.stderr_tail:
+            text += f"; stderr ends with {exc.stderr_tail[-1000:]!r}"
+        return text
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _list_every_tool(client: _ListingClient, source: str, stage: list[str]) -> list[dict[str, Any]]:
+    """`server/discover`, then every `tools/list` page, unfiltered, in listing order."""
+    from mcpgen_runtime.client import InvalidToolWarning
+
+    stage.append("server/discover")
+    client.discover()
+    tools: list[Any] = []
+    seen: set[str] = set()
+    cursor: str | None = None
+    for number in range(1, MAX_PAGES + 1):
+        stage.append(f"tools/list page {number}")
+        with warnings.catch_warnings():  # the client warns about the tools it drops; validation reports them
+            warnings.simplefilter("ignore", InvalidToolWarning)
+            page = client.list_tools(cursor)
+        tools.extend(page.listed)
+        if len(tools) > MAX_LISTED_TOOLS:
+            raise SpecLoadError(f"{source}: server listed more than {MAX_LISTED_TOOLS} tools; refusing to go on")
+        cursor = page.next_cursor
+        if cursor is None:
+            return checked_tools(tools, source, "/tools")
+        if cursor in seen:
+            raise SpecLoadError(
+                f"{source}: server repeated the tools/list cursor {cursor[:100]!r}; pagination would never end"
+            )
+        seen.add(cursor)
+    raise SpecLoadError(f"{source}: tools/list still had a next page after {MAX_PAGES} pages; giving up")
+
+
+def _load_live(
+    opener: Callable[[], AbstractContextManager[_ListingClient]], source: str, secrets: Mapping[str, str]
+) -> LoadedSpec:
+    """Run the listing; translate runtime errors (the one boundary) without leaking `secrets`."""
+    from mcpgen_runtime.errors import McpRuntimeError
+
+    stage = ["connecting"]
+    try:
+        with opener() as client:
+            tools = _list_every_tool(client, source, stage)
+    except (McpRuntimeError, OSError) as exc:
+        text = f"{stage[-1]} failed: {_runtime_message(exc)}"
+        for secret, shown in secrets.items():
+            text = text.replace(secret, shown)
+        raise SpecLoadError(f"{source}: {text}") from exc
+    # The tools are stored as a tools/list result would be: {"tools": [...]} -> /tools/N.
+    return LoadedSpec(source, tools, pointer_prefix="/tools")
+
+
+def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0,
+             era: EraChoice = "auto", auth: Any = None, max_response_bytes: int | None = None) -> LoadedSpec:
+    """All tools of a Streamable HTTP server, as it lists them; `auth` (an `OAuth`) logs in
+    when the server asks for it; `max_response_bytes` bounds each reply (None: 64 MiB)."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise SpecLoadError(f"{display_url(url)!r}: not an http(s) URL")
+    source = display_url(url)
+    # Longest first: the full URL becomes the display name, credential parts become ***.
+    secrets = {url: source}
+    userinfo = parts.netloc.rpartition("@")[0]
+    for secret in (userinfo, parts.password, parts.query, parts.fragment):
+        if secret and len(secret) >= 3:
+            secrets.setdefault(secret, "***")
+    return _load_live(lambda: _open_http(url, headers, timeout, era, auth, max_response_bytes), source, secrets)
+
+
+def load_stdio(command: str, *, era: EraChoice = "auto", max_response_bytes: int | None = None) -> LoadedSpec:
+    """All tools of a stdio server started from `command` (split like a POSIX shell, not run by one)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise SpecLoadError(f"stdio: cannot split the command line: {exc}") from exc
+    if not argv:
+        raise SpecLoadError("stdio: the command is empty; pass the server's command line")
+    source = f"stdio:{os.path.basename(argv[0])}"
+    return _load_live(lambda: _open_stdio(argv, era, max_response_bytes), source, {})

@@ -1,0 +1,103 @@
+"""A generated module's import block, planned as data, and how the module spells type names.
+
+`Imports` records every `from module import name` a module needs while its code is built and prints
+them in isort (ruff `I`) order; `type_names` gives the `TypeNames` of a module (`X` in models.py,
+`_m.X` elsewhere) whose typing and pydantic helpers are imported on first use.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InternalGeneratorError
+from . import layout, pysource
+from .pysource import Node, PyCode, PySource
+from .typenodes import TypeNames
+
+__all__ = ["Imports", "type_names"]
+
+
+def _member_key(name: str) -> tuple[int, str, str]:
+    """isort/ruff `order-by-type`: CONSTANTS, then Classes, then everything else."""
+    kind = 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2
+    return kind, name.lower(), name
+
+
+@dataclass
+class Imports:
+    """An import block planned as data and printed in isort (ruff `I`) order."""
+
+    future: bool = False
+    entries: set[tuple[str, str | None, str]] = field(default_factory=set)  # (module, name|None, local)
+
+    def add(self, module: str, name: str | None = None, local: str | None = None) -> str:
+        """Record `from module import name as local` (or `import module as local`); return the local name."""
+        local = local or name or module
+        for other in self.entries:
+            if other[2] == local and other[:2] != (module, name):
+                raise InternalGeneratorError(f"two imports bound to {local!r}")
+        self.entries.add((module, name, local))
+        return local
+
+    def locals(self) -> set[str]:
+        return {entry[2] for entry in self.entries}
+
+    @staticmethod
+    def _section(module: str) -> int:
+        if module.startswith("."):
+            return 3
+        return 1 if module.split(".", 1)[0] in sys.stdlib_module_names else 2
+
+    def block(self) -> PyCode:
+        lines: list[list[PySource]] = [[], [], [], []]
+        if self.future:
+            lines[0].append(pysource.import_from("__future__", [("annotations", None)]))
+        by_section: dict[int, list[tuple[str, str | None, str]]] = {1: [], 2: [], 3: []}
+        for entry in self.entries:
+            by_section[self._section(entry[0])].append(entry)
+        for section, entries in by_section.items():
+            plain = sorted({(m, local) for m, name, local in entries if name is None}, key=lambda e: (e[0].lower(), e))
+            for module, local in plain:
+                lines[section].append(pysource.import_module(module, None if local == module else local))
+            statements: list[tuple[tuple[Any, ...], str, list[tuple[str, str | None]]]] = []
+            modules = sorted({m for m, name, _ in entries if name is not None})
+            for module in modules:
+                names = [(name, local) for m, name, local in entries if m == module and name is not None]
+                unaliased = sorted((n for n, local in names if n == local), key=_member_key)
+                if unaliased:
+                    statements.append(((module.lower(), module, _member_key(unaliased[0])), module,
+                                       [(n, None) for n in unaliased]))
+                for n, local in sorted((item for item in names if item[0] != item[1]), key=lambda i: _member_key(i[0])):
+                    statements.append(((module.lower(), module, _member_key(n)), module, [(n, local)]))
+            for _, module, members in sorted(statements, key=lambda s: s[0]):
+                lines[section].append(self._from_line(module, members))
+        groups = [pysource.join(group, "\n") for group in lines if group]
+        return pysource.join_blocks(groups)
+
+    @staticmethod
+    def _from_line(module: str, members: list[tuple[str, str | None]]) -> PyCode:
+        one_line = pysource.import_from(module, members)
+        if len(one_line) <= layout.line_length() or len(members) == 1:
+            return one_line
+        # isort and black agree on one name per line with a trailing comma once the line is too long
+        return pysource.import_from_wrapped(module, members)
+
+
+# ------------------------------------------------------------------------------------- type names
+
+
+def type_names(imports: Imports, *, prefix: str | None) -> TypeNames:
+    """Type spelling for a module: models.py (`prefix` None) names classes directly, other modules
+    as `_m.X`; typing/pydantic helpers are imported on first use."""
+    sources = {"Any": "typing", "Literal": "typing", "Annotated": "typing", "Field": "pydantic"}
+
+    def qualify(name: str) -> Node:
+        checked = pysource.ident(name)
+        return checked if prefix is None else pysource.code(f"{prefix}.{checked}")
+
+    def use(name: str) -> str:
+        return imports.add(sources[name], name)
+
+    return TypeNames(qualify, use)

@@ -1,0 +1,350 @@
+"""RENDER: PackageIR -> {relative path: Python source} of a client or server package, already in
+black's layout.
+
+`render_client` and `render_server` build every statement from `pysource` markers: type annotations
+come from `typenodes`, statements are laid out by `layout` (black's rules, black itself for the rare
+statement it cannot place), so no formatter runs over whole files; the templates (`templates`) only
+place blocks and fixed text. models.py is `models_module`'s; tools.json is data, written by `toolsjson`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InternalGeneratorError
+from ..model.ir import (
+    ANY,
+    NONE,
+    DictOf,
+    JsonScalar,
+    ModelRef,
+    PackageIR,
+    ParamIR,
+    ToolIR,
+    TypeExpr,
+    Union,
+    union,
+)
+from . import layout, pysource
+from .imports import Imports, type_names
+from .models_module import render_models
+from .pysource import Node, PyCode
+from .templates import file_header, render_template
+from .typenodes import TypeNames, type_node
+
+__all__ = ["render_cli_main", "render_client", "render_server"]
+
+_CLASS = " " * 4
+_DEFAULT_CHARS = 120  # of a schema default shown in a method's docstring
+_METHOD = " " * 8
+
+
+# -------------------------------------------------------------------------------------------- views
+
+
+@dataclass(frozen=True)
+class MethodView:
+    """One client method, laid out for the blocking and the asyncio class."""
+
+    sync: PyCode
+    async_: PyCode
+
+
+@dataclass(frozen=True)
+class HandlerView:
+    method: PyCode  # `async def tool(self, args, ctx) -> ...:` with docstring and body
+
+
+def _tool_text(tool: ToolIR) -> str:
+    text = pysource.clean_text(tool.description or "") or pysource.clean_text(tool.title or "")
+    return text or f"Call the {tool.wire_name!r} tool."
+
+
+def _args_section(params: Iterable[ParamIR]) -> str:
+    entries = []
+    for param in params:
+        text = pysource.clean_text(param.description or "")
+        if param.has_default:  # documented, never sent for the caller: omitted stays omitted
+            default = f"Defaults to {_default_text(param.default)} when omitted."
+            text = f"{text}{chr(10) if chr(10) in text else ' '}{default}" if text else default
+        if not text:
+            continue
+        first, *rest = text.split("\n")
+        entries.append(f"    {param.name}: {first}" + "".join(f"\n        {line}" if line else "\n" for line in rest))
+    return "\n\nArgs:\n" + "\n".join(entries) if entries else ""
+
+
+def _default_text(value: JsonScalar) -> str:
+    """A schema default as JSON text for a docstring: characters that do not print escaped, long
+    strings shortened."""
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in json.dumps(value, ensure_ascii=False))
+    return text if len(text) <= _DEFAULT_CHARS else text[: _DEFAULT_CHARS - 1] + "…"
+
+
+def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodView:
+    params: list[Node] = [pysource.code("self")]
+    keyword_only: list[Node] = []
+    arguments: Node
+    if tool.input_root is not None:
+        # A RootModel input: the whole arguments object is one parameter. A map at the root keeps
+        # its type; a union at the root takes any of its object options as a model, or a dict.
+        params.append(pysource.annotated_name("arguments", type_node(
+            _root_argument_type(tool.input_root), names, plain=True)))
+        arguments = pysource.ident("arguments")
+    else:
+        # One required parameter stays positional; with two or more, every parameter is
+        # keyword-only, so arguments of one type cannot land in each other's places unnoticed.
+        positional = sum(param.required for param in tool.params) == 1
+        items: list[Node] = []
+        for param in tool.params:
+            annotation = type_node(param.type, names, plain=True)
+            if param.required:
+                node = pysource.annotated_name(param.name, annotation)
+                (params if positional else keyword_only).append(node)
+            else:  # UNSET: left out of the call (None is JSON null, where the type allows it)
+                annotation = _optional_annotation(param.type, names, imports.add("mcpgen_runtime.types", "Unset"))
+                unset = pysource.ident(imports.add("mcpgen_runtime.types", "UNSET"))
+                keyword_only.append(pysource.annotated_name(param.name, annotation, unset))
+            items.append(pysource.seq(pysource.literal(param.wire_name), pysource.code(": "), pysource.ident(param.name)))
+        arguments = pysource.brk("{", items, "}") if items else pysource.code("{}")
+    if keyword_only:
+        params += [pysource.code("*"), *keyword_only]
+    input_model = names.qualify(tool.input_class)
+    if tool.output_class is None:
+        returns: Node = pysource.ident(imports.add("mcpgen_runtime.content", "ToolResult"))
+        call_name, extra = "_call", [input_model]
+    else:
+        output_model = names.qualify(tool.output_class)
+        returns = type_node(tool.output_root, names, plain=True) if tool.output_root is not None else output_model
+        call_name, extra = "_call_structured", [input_model, output_model]
+    doc = pysource.docstring(_tool_text(tool) + _args_section(tool.params), indent=_METHOD)
+    name = pysource.ident(tool.method_name)
+
+    def one(is_async: bool) -> PyCode:
+        header = layout.def_header(name, params, returns, indent=_CLASS, is_async=is_async)
+        target = "_result = " if tool.output_is_root else "return "
+        awaited = "await " if is_async else ""
+        invoke = pysource.call(pysource.code(f"{target}{awaited}self.{call_name}"),
+                               [pysource.literal(tool.wire_name), arguments, *extra])
+        body = [layout.statement(invoke, indent=_METHOD)]
+        if tool.output_is_root:
+            body.append(layout.statement(pysource.code("return _result.root"), indent=_METHOD))
+        return pysource.join([header, pysource.indent_first(doc, _METHOD), *body], "\n")
+
+    return MethodView(sync=one(False), async_=one(True))
+
+
+def _optional_annotation(type_: TypeExpr, names: TypeNames, unset: str) -> Node:
+    """`T | Unset`, or `T | Unset | None` when the value may be null (None stays last, as ruff wants)."""
+    members = list(type_.members) if isinstance(type_, Union) else [type_]
+    nullable = NONE in members
+    rest = [member for member in members if member != NONE]
+    parts: list[Node] = [type_node(union(rest), names, plain=True)] if rest else []
+    parts.append(pysource.ident(unset))
+    if nullable:
+        parts.append(pysource.code("None"))
+    return pysource.union_of(parts)
+
+
+def _root_argument_type(root: TypeExpr) -> TypeExpr:
+    if isinstance(root, DictOf):
+        return root
+    options = [member for member in root.members if isinstance(member, ModelRef)] if isinstance(root, Union) else []
+    return union([*options, DictOf(ANY)])
+
+
+def _handler(tool: ToolIR, names: TypeNames, tool_return: str) -> HandlerView:
+    if tool.output_class is None:
+        returns: Node = pysource.ident(tool_return)
+    elif tool.output_root is not None:
+        returns = type_node(tool.output_root, names, plain=True)
+    else:
+        returns = names.qualify(tool.output_class)
+    params: list[Node] = [
+        pysource.code("self"),
+        pysource.annotated_name("args", names.qualify(tool.input_class)),
+        pysource.annotated_name("ctx", pysource.ident("ToolContext")),
+    ]
+    header = layout.def_header(pysource.ident(tool.method_name), params, returns, indent=_CLASS, is_async=True)
+    doc = pysource.docstring(_tool_text(tool), indent=_METHOD)
+    body = layout.statement(pysource.code("raise NotImplementedError"), indent=_METHOD)
+    return HandlerView(pysource.join([header, pysource.indent_first(doc, _METHOD), body], "\n"))
+
+
+def _bindings(ir: PackageIR, names: TypeNames) -> PyCode:
+    entries: list[Node] = []
+    for tool in ir.tools:
+        output: Node = names.qualify(tool.output_class) if tool.output_class else pysource.literal(None)
+        entries.append(pysource.call(pysource.ident("ToolBinding"), [
+            pysource.keyword_arg("name", pysource.literal(tool.wire_name)),
+            pysource.keyword_arg("method", pysource.literal(tool.method_name)),
+            pysource.keyword_arg("input_model", names.qualify(tool.input_class)),
+            pysource.keyword_arg("output_model", output),
+            pysource.keyword_arg("output_is_root", pysource.literal(tool.output_is_root)),
+        ]))
+    value = pysource.brk("(", entries, ")", one_tuple=True) if entries else pysource.code("()")
+    return layout.statement(pysource.seq(pysource.code("_tool_bindings_ = "), value), indent=_CLASS)
+
+
+def _check_method_names(ir: PackageIR, module_names: set[str]) -> None:
+    for tool in ir.tools:
+        if tool.method_name in module_names:
+            raise InternalGeneratorError(f"method {tool.method_name!r} would shadow a module-level name")
+
+
+def _runtime_check_context(ir: PackageIR) -> dict[str, Any]:
+    return {
+        "generator": pysource.literal(f"mcpgen {ir.generator_version}"),
+        "api_version": pysource.literal(ir.runtime_api_version),
+    }
+
+
+# ------------------------------------------------------------------------------------------ modules
+
+
+def _cli_table(ir: PackageIR, names: TypeNames) -> PyCode:
+    """`_TOOLS = (CliTool(wire name, method, input model[, output model]), ...)`: what the command
+    line needs besides tools.json (which it reads as data: descriptions never become code)."""
+    entries: list[Node] = []
+    for tool in ir.tools:
+        args: list[Node] = [pysource.literal(tool.wire_name), pysource.literal(tool.method_name),
+                            names.qualify(tool.input_class)]
+        if tool.output_class is not None:
+            args.append(names.qualify(tool.output_class))
+        entries.append(pysource.call(pysource.ident("CliTool"), args))
+    value = pysource.brk("(", entries, ")", one_tuple=True) if entries else pysource.code("()")
+    return layout.statement(pysource.seq(pysource.code("_TOOLS = "), value), indent="")
+
+
+def render_cli_main(ir: PackageIR, *, cli_name: str | None = None) -> str:
+    """The client package's `__main__.py`: `python -m PKG --url URL TOOL --option value`, or the
+    console script `cli_name` (`[tool.mcpgen]` `cli = "..."`) pointing at its `main`."""
+    imports = Imports()
+    imports.add("mcpgen_runtime.cli", "CliTool")
+    imports.add("mcpgen_runtime.cli", "run_cli")
+    imports.add(".client", "Client")
+    names = type_names(imports, prefix="_m")
+    if ir.tools:
+        imports.add(".", "models", "_m")
+    prog = cli_name or f"python -m {ir.package}"
+    return render_template(
+        "client/__main__.py.jinja",
+        header=file_header(ir),
+        module_doc=pysource.docstring(
+            f"The tools from a shell: `{prog} --url URL TOOL --option value` (or `--stdio COMMAND`);\n"
+            f"`{prog} --help` lists the tools, `{prog} TOOL --help` their options.",
+            indent="",
+        ),
+        imports=imports.block(),
+        tools=_cli_table(ir, names),
+        prog=pysource.literal(prog),
+        main_doc=pysource.docstring(
+            f"Run the command line (the entry point for a console script: `{ir.package}.__main__:main`).",
+            indent="    ",
+        ),
+    )
+
+
+def render_client(ir: PackageIR, *, cli_name: str | None = None) -> dict[str, str]:
+    """`__init__.py`, `models.py`, `client.py`, `__main__.py`."""
+    imports = Imports()
+    fixed = {
+        "RUNTIME_API_VERSION": imports.add("mcpgen_runtime._version", "RUNTIME_API_VERSION"),
+        "_ClientBase": imports.add("mcpgen_runtime.client", "Client", "_ClientBase"),
+        "_AsyncClientBase": imports.add("mcpgen_runtime.client", "AsyncClient", "_AsyncClientBase"),
+        "load_package_tools": imports.add("mcpgen_runtime.tools", "load_package_tools"),
+    }
+    taken = set(fixed) | {"Client", "AsyncClient", "_m", "_GENERATOR", "_RUNTIME_API", "_TOOL_DEFINITIONS"}
+    names = type_names(imports, prefix="_m")
+    methods = [_client_method(tool, names, imports) for tool in ir.tools]
+    if ir.tools:
+        imports.add(".", "models", "_m")
+    _check_method_names(ir, imports.locals() | taken)
+    header = file_header(ir)
+    client = render_template(
+        "client/client.py.jinja",
+        header=header,
+        imports=imports.block(),
+        sync_methods=pysource.join([m.sync for m in methods], "\n\n"),
+        async_methods=pysource.join([m.async_ for m in methods], "\n\n"),
+        **_runtime_check_context(ir),
+    )
+    return {
+        "__init__.py": render_template("client/__init__.py.jinja", header=header),
+        "models.py": render_models(ir),
+        "client.py": client,
+        "__main__.py": render_cli_main(ir, cli_name=cli_name),
+    }
+
+
+def _server_module_imports(ir: PackageIR, imports: Imports) -> None:
+    if ir.tools:
+        imports.add("mcpgen_runtime.server", "ToolContext")
+        imports.add(".", "models", "_m")
+        if any(tool.output_class is None for tool in ir.tools):
+            imports.add("mcpgen_runtime.server", "ToolReturn")
+
+
+def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
+    """(generator-owned files, user files): `__init__.py`, `models.py`, `base.py`, `__main__.py`;
+    `handlers.py`."""
+    header = file_header(ir)
+    base_imports = Imports()
+    fixed = {
+        "RUNTIME_API_VERSION": base_imports.add("mcpgen_runtime._version", "RUNTIME_API_VERSION"),
+        "ToolBinding": base_imports.add("mcpgen_runtime.server", "ToolBinding"),
+        "ToolServer": base_imports.add("mcpgen_runtime.server", "ToolServer"),
+        "load_package_tools": base_imports.add("mcpgen_runtime.tools", "load_package_tools"),
+    }
+    taken = set(fixed) | {"ServerBase", "_m", "_GENERATOR", "_RUNTIME_API", "ToolContext", "ToolReturn"}
+    names = type_names(base_imports, prefix="_m")
+    handlers = [_handler(tool, names, "ToolReturn") for tool in ir.tools]
+    bindings = _bindings(ir, names)
+    _server_module_imports(ir, base_imports)
+    _check_method_names(ir, base_imports.locals() | taken)
+    base = render_template(
+        "server/base.py.jinja",
+        header=header,
+        imports=base_imports.block(),
+        handlers=pysource.join([h.method for h in handlers], "\n\n"),
+        bindings=bindings,
+        **_runtime_check_context(ir),
+    )
+
+    # handlers.py needs the same annotations; plan its own imports the same way.
+    user_imports = Imports()
+    user_imports.add(".base", "ServerBase")
+    user_names = type_names(user_imports, prefix="_m")
+    user_handlers = [_handler(tool, user_names, "ToolReturn") for tool in ir.tools]
+    _server_module_imports(ir, user_imports)
+    handlers_py = render_template(
+        "server/handlers.py.jinja",
+        header=header,
+        imports=user_imports.block(),
+        handlers=pysource.join([h.method for h in user_handlers], "\n\n"),
+        module_doc=pysource.docstring(
+            "Tool handlers: override each method, then serve with\n"
+            f"`python -m {ir.package} --http --port 8000` or `python -m {ir.package} --stdio`.\n\n"
+            "Return the output model (or its root value) for tools with an outputSchema; otherwise a str,\n"
+            "a content block, a list of blocks or a ToolResult. Raise ToolExecutionError for a tool error.",
+            indent="",
+        ),
+    )
+    files = {
+        "__init__.py": render_template("server/__init__.py.jinja", header=header),
+        "models.py": render_models(ir),
+        "base.py": base,
+        "__main__.py": render_template(
+            "server/__main__.py.jinja",
+            header=header,
+            module_doc=pysource.docstring(
+                f"Serve the tools: `python -m {ir.package} --http --port 8000` or `python -m {ir.package} --stdio`.",
+                indent="",
+            ),
+        ),
+    }
+    return files, {"handlers.py": handlers_py}

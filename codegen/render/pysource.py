@@ -1,0 +1,588 @@
+"""The only code that turns data into Python source: the `PySource` markers and their escaping.
+
+Everything a spec or server supplies is data. It reaches generated code only as
+
+- identifiers rebuilt by `naming` and checked here (`ident`, `dotted`),
+- `repr()` output of one recursive JSON-literal emitter (`literal`, `literal_node`),
+- escaped docstrings (`docstring`) and sanitised single-line comments (`comment`),
+- fixed fragments written in the generator itself (`code`: plain ASCII tokens, no quotes).
+
+Each function returns a `PySource` marker (a `str` subclass that only this module can create);
+the template environment (`render.environment`) refuses to output any value that is not one.
+Larger pieces are nodes (`Seq`, `Brk`, `Param`) that hold only markers and other nodes
+(`seq`, `brk`, `call`, `keyword_arg`, `annotated_name`, `union_of`); `typenodes` builds type
+expressions from them. `layout` decides where a node's statement breaks into lines, the way black
+would; `laid_out` mints its result only when it is the node's own source apart from white space,
+commas and parentheses, so the layout engine never creates source text itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import keyword
+import math
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..errors import InternalGeneratorError
+from . import black_format
+
+__all__ = [
+    "Brk",
+    "Node",
+    "Param",
+    "PyCode",
+    "PyComment",
+    "PyDocstring",
+    "PyIdent",
+    "PyLiteral",
+    "PyOp",
+    "PySource",
+    "Seq",
+    "annotated_name",
+    "brk",
+    "call",
+    "clean_text",
+    "code",
+    "comment",
+    "docstring",
+    "dotted",
+    "flat",
+    "ident",
+    "import_from",
+    "import_from_wrapped",
+    "import_module",
+    "indent_first",
+    "join",
+    "join_blocks",
+    "keyword_arg",
+    "laid_out",
+    "literal",
+    "literal_node",
+    "seq",
+    "union_of",
+]
+
+_TOKEN = object()
+
+MAX_LITERAL_DEPTH = 32
+MAX_LITERAL_ITEMS = 10_000
+MAX_DOCSTRING_CHARS = 16_000
+MAX_COMMENT_CHARS = 300
+
+
+class PySource(str):
+    """Python source text produced by this module. Only `pysource` can create instances."""
+
+    __slots__ = ()
+
+    def __new__(cls, value: str, token: object = None) -> PySource:
+        if token is not _TOKEN:
+            raise TypeError(f"{cls.__name__} values are created by codegen.render.pysource only")
+        return str.__new__(cls, value)
+
+    def __html__(self) -> str:  # markupsafe: already "safe" -> never HTML-escaped by jinja
+        return self
+
+
+class PyIdent(PySource):
+    """A valid, non-keyword identifier (or dotted module path)."""
+
+    __slots__ = ()
+
+
+class PyLiteral(PySource):
+    """A Python literal for a JSON value."""
+
+    __slots__ = ()
+
+
+class PyDocstring(PySource):
+    """A complete triple-quoted docstring literal, escaped and indented."""
+
+    __slots__ = ()
+
+
+class PyComment(PySource):
+    """Single-line comment text (without the leading `#`)."""
+
+    __slots__ = ()
+
+
+class PyCode(PySource):
+    """Code built here from checked parts: fixed fragments, import lines, laid-out statements."""
+
+    __slots__ = ()
+
+
+class PyOp(PySource):
+    """An operator between the parts of an expression (` | `): black may split lines at it."""
+
+    __slots__ = ()
+
+
+# Nodes hold only markers and other nodes (checked as they are made), so `flat(node)` is always
+# checked source.
+
+
+@dataclass(frozen=True, slots=True)
+class Brk:
+    """A bracketed, comma-separated list of nodes: a call's arguments, a subscript, a list/dict display.
+
+    `magic`: when black must split it, one item per line with a trailing comma is stable (false for
+    one-item subscripts, where a trailing comma would change the meaning and black does not add one).
+    """
+
+    open: PySource
+    items: tuple[Node, ...]
+    close: PySource
+    magic: bool
+    one_tuple: bool = False  # `(x,)`: a tuple of one keeps its comma on one line too
+    text: str = ""  # the node on one line (computed)
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.open, PySource) and isinstance(self.close, PySource)):
+            raise InternalGeneratorError(f"refusing unchecked brackets {self.open!r:.20} {self.close!r:.20}")
+        comma = "," if self.one_tuple and len(self.items) == 1 else ""
+        object.__setattr__(self, "text", self.open + ", ".join(map(flat, self.items)) + comma + self.close)
+
+
+@dataclass(frozen=True, slots=True)
+class Seq:
+    """Nodes written one after the other."""
+
+    parts: tuple[Node, ...]
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "text", "".join(map(flat, self.parts)))
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """`name: annotation` or `name: annotation = default` (a parameter or an annotated assignment)."""
+
+    name: PySource  # the identifier followed by ": "
+    annotation: Node
+    default: Node | None
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, PySource):
+            raise InternalGeneratorError(f"refusing to lay out unchecked text {self.name!r:.80}")
+        text = self.name + flat(self.annotation)
+        object.__setattr__(self, "text", text if self.default is None else text + " = " + flat(self.default))
+
+
+Node = PySource | Brk | Seq | Param
+
+_COLON = PyCode(": ", _TOKEN)
+_OPEN_LIST = PyCode("[", _TOKEN)
+_CLOSE_LIST = PyCode("]", _TOKEN)
+_OPEN_DICT = PyCode("{", _TOKEN)
+_CLOSE_DICT = PyCode("}", _TOKEN)
+_BAR = PyOp(" | ", _TOKEN)
+
+
+# ------------------------------------------------------------------------------------ identifiers
+
+
+def _check_ident(name: str) -> None:
+    if not isinstance(name, str) or not name.isascii() or not name.isidentifier() or keyword.iskeyword(name):
+        raise InternalGeneratorError(f"not a usable Python identifier: {name!r}")
+
+
+def ident(name: str) -> PyIdent:
+    if not isinstance(name, str):
+        _check_ident(name)  # raises
+    return _ident(name)
+
+
+@functools.lru_cache(maxsize=65536)  # the same names recur in statement after statement
+def _ident(name: str) -> PyIdent:
+    _check_ident(name)
+    return PyIdent(name, _TOKEN)
+
+
+def dotted(name: str) -> PyIdent:
+    """A module path: `a.b.c`, or a relative one (`.`, `.models`)."""
+    stripped = name.lstrip(".")
+    if stripped:
+        for part in stripped.split("."):
+            _check_ident(part)
+    elif not name:
+        raise InternalGeneratorError("empty module path")
+    return PyIdent(name, _TOKEN)
+
+
+def import_from(module: str, names: Sequence[tuple[str, str | None]]) -> PyCode:
+    """`from module import a, b as c` (names in the given order)."""
+    if not names:
+        raise InternalGeneratorError(f"import from {module!r} without names")
+    parts = []
+    for name, alias in names:
+        parts.append(str(ident(name)) if alias is None or alias == name else f"{ident(name)} as {ident(alias)}")
+    return PyCode(f"from {dotted(module)} import {', '.join(parts)}", _TOKEN)
+
+
+def import_from_wrapped(module: str, names: Sequence[tuple[str, str | None]]) -> PyCode:
+    """`from module import (` one name per line `)`: the form isort and black agree on when too long."""
+    single = import_from(module, names)  # validates every part
+    members = single.split(" import ", 1)[1].split(", ")
+    return PyCode(f"from {module} import (\n" + "".join(f"    {m},\n" for m in members) + ")", _TOKEN)
+
+
+def import_module(module: str, alias: str | None = None) -> PyCode:
+    text = f"import {dotted(module)}" if alias is None else f"import {dotted(module)} as {ident(alias)}"
+    return PyCode(text, _TOKEN)
+
+
+# --------------------------------------------------------------------------------------- literals
+
+
+def _string(value: str) -> str:
+    """A string literal exactly as black writes it: repr() (every control, bidi and separator
+    character escaped), then black's own quote preference (double quotes unless that adds escapes)."""
+    text = repr(value)
+    if text[0] == '"':
+        return text  # repr picked double quotes: the text has a ' and no ", black keeps it
+    if '"' not in text and "\\'" not in text:
+        return '"' + text[1:-1] + '"'  # nothing to re-escape: black only swaps the quotes
+    return _prefer_double_quotes(text)
+
+
+# black.strings.normalize_string_quotes (black 26.10.1) for what reaches it here, a repr() in single
+# quotes without prefix, so black need not be imported; test_generate_format.py compares the two.
+_ESCAPED_DOUBLE = re.compile(r'([^\\]|^)\\((?:\\\\)*)"')
+_ESCAPED_SINGLE = re.compile(r"([^\\]|^)\\((?:\\\\)*)'")
+_UNESCAPED_DOUBLE = re.compile(r'(([^\\]|^)(\\\\)*)"')
+
+
+def _sub_twice(pattern: re.Pattern[str], replacement: str, text: str) -> str:
+    return pattern.sub(replacement, pattern.sub(replacement, text))  # matches may overlap
+
+
+def _prefer_double_quotes(text: str) -> str:
+    body = text[1:-1]
+    new_body = _sub_twice(_ESCAPED_DOUBLE, r'\1\2"', body)  # drop needless escapes of "
+    if new_body != body:
+        body = new_body
+        text = f"'{body}'"
+    new_body = _sub_twice(_ESCAPED_SINGLE, r"\1\2'", new_body)
+    new_body = _sub_twice(_UNESCAPED_DOUBLE, r'\1\\"', new_body)
+    if new_body.count("\\") > body.count("\\"):
+        return text  # double quotes would need more escapes
+    return f'"{new_body}"'
+
+
+def _number(value: int | float) -> str:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InternalGeneratorError(f"non-finite number {value!r} cannot be a JSON literal")
+        text = repr(float(value))
+    else:
+        text = repr(int(value))
+    sign = "-" if text.startswith("-") else ""
+    digits = text.removeprefix("-")
+    if "e" in digits:  # 1e+100 -> 1e100, as black's numeric normalisation writes it
+        from black.numerics import format_scientific_notation
+
+        digits = format_scientific_notation(digits)
+    return sign + digits
+
+
+def _check_json(value: Any) -> None:
+    count = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        count += 1
+        if count > MAX_LITERAL_ITEMS:
+            raise InternalGeneratorError(f"JSON value too large for a literal (more than {MAX_LITERAL_ITEMS} items)")
+        if depth > MAX_LITERAL_DEPTH:
+            raise InternalGeneratorError(f"JSON value nested deeper than {MAX_LITERAL_DEPTH} levels")
+        if item is None or isinstance(item, (bool, int, str)):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise InternalGeneratorError(f"non-finite number {item!r} cannot be a JSON literal")
+        elif isinstance(item, list):
+            stack.extend((element, depth + 1) for element in item)
+        elif isinstance(item, dict):
+            for key, element in item.items():
+                if not isinstance(key, str):
+                    raise InternalGeneratorError(f"JSON object key {key!r} is not a string")
+                stack.append((element, depth + 1))
+        else:
+            raise InternalGeneratorError(f"not a JSON value: {type(item).__name__}")
+
+
+def _literal_node(value: Any) -> Node:
+    if value is None or isinstance(value, bool):
+        return PyLiteral(repr(value), _TOKEN)
+    if isinstance(value, (int, float)):
+        return PyLiteral(_number(value), _TOKEN)
+    if isinstance(value, str):
+        return PyLiteral(_string(value), _TOKEN)
+    if isinstance(value, list):
+        if not value:
+            return PyLiteral("[]", _TOKEN)
+        return Brk(_OPEN_LIST, tuple(_literal_node(item) for item in value), _CLOSE_LIST, True)
+    if not value:
+        return PyLiteral("{}", _TOKEN)
+    items = tuple(Seq((PyLiteral(_string(key), _TOKEN), _COLON, _literal_node(item))) for key, item in value.items())
+    return Brk(_OPEN_DICT, items, _CLOSE_DICT, True)
+
+
+def literal_node(value: Any) -> Node:
+    """A JSON value as a layout node: lists and objects can be split over lines like black does."""
+    _check_json(value)
+    return _literal_node(value)
+
+
+def literal(value: Any) -> PyLiteral:
+    """A Python literal for a JSON value (str/int/float/bool/None/list/dict), black-normalised.
+
+    Non-finite floats, non-string keys, other types, nesting deeper than MAX_LITERAL_DEPTH and more
+    than MAX_LITERAL_ITEMS values are refused.
+    """
+    if isinstance(value, str):  # most literals (descriptions, names): nothing to walk
+        return PyLiteral(_string(value), _TOKEN)
+    return PyLiteral(flat(literal_node(value)), _TOKEN)
+
+
+# ------------------------------------------------------------------------------------------- text
+
+
+# Control characters but \t and \n, bidirectional controls (Trojan Source) and the Arabic letter mark,
+# line/paragraph separators, lone surrogates.
+_DROP = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+
+
+def clean_text(text: str, *, keep_newlines: bool = True, max_chars: int = MAX_DOCSTRING_CHARS) -> str:
+    """Normalise newlines; drop control characters (but \\n and \\t), bidi controls, U+2028/U+2029
+    and lone surrogates; strip trailing whitespace per line and blank lines at both ends; cap length."""
+    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
+    text = _DROP.sub("", text)
+    if not keep_newlines:
+        text = text.replace("\n", " ").replace("\t", " ")
+    lines = [line.rstrip() for line in text.split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    cleaned = "\n".join(lines)
+    if len(cleaned) > max_chars:
+        cleaned = cleaned[:max_chars].rstrip() + " [...]"
+    return cleaned
+
+
+_BACKSLASH_NEWLINE = re.compile(r"\\\s*\n")
+_LINE_BREAK = re.compile(r"\r\n|[\r\n]")
+
+
+def _lines_with_leading_tabs_expanded(text: str) -> list[str]:
+    # black.strings.lines_with_leading_tabs_expanded (black 26.10.1), so black need not be imported;
+    # tests/codegen/render/test_black_layout.py proves both give the same result
+    lines = []
+    for line in _LINE_BREAK.split(text):
+        stripped = line.lstrip()
+        if not stripped or stripped == line:
+            lines.append(line)
+        else:
+            prefix_length = len(line) - len(stripped)
+            lines.append(line[:prefix_length].expandtabs(4) + stripped)
+    return lines
+
+
+def fix_multiline_docstring(docstring: str, prefix: str) -> str:
+    """black.strings.fix_multiline_docstring (black 26.10.1): PEP 257 indentation handling."""
+    lines = _lines_with_leading_tabs_expanded(docstring)
+    indent = sys.maxsize
+    for line in lines[1:]:
+        stripped = line.lstrip()
+        if stripped:
+            indent = min(indent, len(line) - len(stripped))
+    trimmed = [lines[0].strip()]
+    if indent < sys.maxsize:
+        last_line_idx = len(lines) - 2
+        for i, line in enumerate(lines[1:]):
+            stripped_line = line[indent:].rstrip()
+            if stripped_line or i == last_line_idx:
+                trimmed.append(prefix + stripped_line)
+            else:
+                trimmed.append("")
+    return "\n".join(trimmed)
+
+
+def docstring(text: str, *, indent: str) -> PyDocstring:
+    """A triple-quoted docstring for `text` at `indent` (the indentation of the body it opens),
+    written exactly as black writes it, so black leaves the file alone.
+
+    The text is cleaned (`clean_text`), then backslashes are escaped first and every `\"\"\"` after
+    that, so no input can end the string early. A multi-line docstring closes on its own line. Then
+    black's own docstring rules run on the result (`linegen.visit_STRING`: first line stripped,
+    later lines dedented and re-indented, a quote or odd backslash next to the closing quotes padded).
+    """
+    if indent.strip(" "):
+        raise InternalGeneratorError(f"docstring indent must be spaces, got {indent!r}")
+    cleaned = "\n".join(line.expandtabs(8) for line in clean_text(text).split("\n"))
+    body = cleaned.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    lines = body.split("\n")
+    if len(lines) > 1:
+        raw = lines[0] + "\n" + "\n".join(indent + line if line else "" for line in lines[1:]) + "\n" + indent
+        if _BACKSLASH_NEWLINE.search(raw):
+            return PyDocstring('"""' + raw + '"""', _TOKEN)  # black leaves such docstrings exactly as they are
+        value = fix_multiline_docstring(raw, indent)
+    else:
+        raw = body
+        value = body.strip()
+    if value:
+        if value[0] == '"':
+            value = " " + value
+        if value[-1] == '"':
+            value += " "
+        if value[-1] == "\\" and (len(value) - len(value.rstrip("\\"))) % 2:
+            value += " "
+    elif raw:
+        value = " "
+    result_lines = value.splitlines()
+    last = len(result_lines[-1]) if value and not value.endswith("\n") else 0
+    width = black_format.line_length()
+    if len(result_lines) > 1 and last + 3 > width and len(indent) + 3 <= width:  # pragma: no cover
+        value += "\n" + indent  # black's rule; unreachable while multi-line docstrings end with the indent
+    return PyDocstring('"""' + value + '"""', _TOKEN)
+
+
+def comment(text: str) -> PyComment:
+    """Text safe inside one `#` comment: a single line, no control or bidi characters, capped."""
+    line = " ".join(clean_text(text, keep_newlines=False, max_chars=MAX_COMMENT_CHARS).split())
+    return PyComment(line, _TOKEN)
+
+
+# ------------------------------------------------------------------------------------------ nodes
+
+
+def seq(*parts: Node) -> Seq:
+    """`parts` written one after the other (each checked by `Seq` itself)."""
+    return Seq(parts)
+
+
+_BRACKETS: Final = {pair: (PyCode(pair[0], _TOKEN), PyCode(pair[1], _TOKEN)) for pair in ("()", "[]", "{}")}
+
+
+def brk(open_: str, items: Sequence[Node], close: str, *, magic: bool = True, one_tuple: bool = False) -> Brk:
+    brackets = _BRACKETS.get(open_ + close)
+    if brackets is None:
+        raise InternalGeneratorError(f"unexpected brackets {open_!r} {close!r}")
+    return Brk(brackets[0], tuple(items), brackets[1], magic, one_tuple)  # items checked by `Brk` itself
+
+
+def call(func: Node, args: Sequence[Node]) -> Seq:
+    """`func(arg, ...)`."""
+    return seq(func, brk("(", args, ")"))
+
+
+def keyword_arg(name: str, value: Node) -> Seq:
+    """`name=value` inside a call."""
+    return seq(_keyword_prefix(name), value)
+
+
+@functools.lru_cache(maxsize=1024)  # a handful of keywords (alias, description, ge, ...) used everywhere
+def _keyword_prefix(name: str) -> PyCode:
+    return PyCode(f"{ident(name)}=", _TOKEN)
+
+
+def annotated_name(name: str, annotation: Node, default: Node | None = None) -> Param:
+    """`name: annotation` or `name: annotation = default` (a parameter or a class attribute)."""
+    for part in (annotation, default):
+        if part is not None and not isinstance(part, (PySource, Brk, Seq)):
+            raise InternalGeneratorError(f"refusing to lay out unchecked text {part!r:.80}")
+    return Param(_name_prefix(ident(name)), annotation, default)
+
+
+@functools.lru_cache(maxsize=65536)  # field and parameter names recur (sync and async methods, handlers)
+def _name_prefix(name: PyIdent) -> PyCode:
+    return PyCode(name + ": ", _TOKEN)
+
+
+@functools.lru_cache(maxsize=65536)  # a fixed set of fragments, used in every method
+def code(text: str) -> PyCode:
+    """A fixed fragment of generated code written in the generator itself (never spec text): it
+    must be printable ASCII without quotes or newlines, so it cannot carry data."""
+    if not text.isascii() or not text.isprintable() or any(c in text for c in "'\"\\#\n"):
+        raise InternalGeneratorError(f"code fragment {text!r} is not a plain ASCII token sequence")
+    return PyCode(text, _TOKEN)
+
+
+def union_of(members: Sequence[Node]) -> Seq:
+    """`A | B | ...`: the operators are `PyOp` markers, where `layout` may break the line."""
+    parts: list[Node] = []
+    for member in members:
+        if parts:
+            parts.append(_BAR)
+        parts.append(member)
+    return seq(*parts)
+
+
+def flat(node: Node) -> str:
+    """The node on one line."""
+    if isinstance(node, PySource):
+        return node  # already a str: no copy of a long literal
+    if isinstance(node, (Seq, Brk, Param)):
+        return node.text
+    raise InternalGeneratorError(f"refusing to lay out unchecked text {node!r:.80}")
+
+
+_LAYOUT_BYTES: Final = b" \n,()"
+
+
+def _same_but_layout(text: str, one_line: str) -> bool:
+    """Whether `text` is `one_line` apart from what a layout may change: line breaks, indentation,
+    commas and parentheses (spaces and newlines are the only white space in a statement: literals
+    escape every other space character)."""
+    if text.isascii() and one_line.isascii():  # the common case; bytes.translate drops them fastest
+        return text.encode().translate(None, _LAYOUT_BYTES) == one_line.encode().translate(None, _LAYOUT_BYTES)
+    return _without_layout(text) == _without_layout(one_line)
+
+
+def _without_layout(text: str) -> str:
+    return text.replace(" ", "").replace("\n", "").replace(",", "").replace("(", "").replace(")", "")
+
+
+def laid_out(node: Node, text: str, *, indent: str) -> PyCode:
+    """The statement `node` at `indent`, as `text`: its one-line source, or the lines `layout` (or
+    black) broke it into. Minted only when `text` differs from the one-line source in nothing but
+    white space, commas and parentheses, so a layout cannot add what no checked part said."""
+    if indent.strip(" "):
+        raise InternalGeneratorError(f"indent must be spaces, got {indent!r}")
+    one_line = indent + flat(node)
+    if text != one_line and not _same_but_layout(text, one_line):
+        raise InternalGeneratorError(f"a layout changed more than line breaks of {one_line.strip()!r:.80}")
+    return PyCode(text, _TOKEN)
+
+
+def indent_first(source: PySource, indent: str) -> PyCode:
+    """`source` (whose later lines are already indented, like a docstring's) placed at `indent`."""
+    if indent.strip(" "):
+        raise InternalGeneratorError(f"indent must be spaces, got {indent!r}")
+    return PyCode(indent + source, _TOKEN)
+
+
+def join_blocks(parts: Iterable[PySource]) -> PyCode:
+    """Blocks separated by one blank line."""
+    return join(parts, "\n\n")
+
+
+def join(parts: Iterable[PySource], separator: str) -> PyCode:
+    """Join checked fragments with a fixed separator (", ", "\\n", "\\n\\n")."""
+    if separator not in (", ", "\n", "\n\n", "\n\n\n", " | "):
+        raise InternalGeneratorError(f"unexpected separator {separator!r}")
+    items = list(parts)
+    for item in items:
+        if not isinstance(item, PySource):
+            raise InternalGeneratorError(f"refusing to join unchecked text {item!r:.80}")
+    return PyCode(separator.join(items), _TOKEN)

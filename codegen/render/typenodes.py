@@ -1,0 +1,71 @@
+"""IR type expressions (`ir.TypeExpr`) -> `pysource` nodes for annotations.
+
+Built only from `pysource` constructors, whose leaves are checked identifiers and literals; how a
+module spells class names and typing helpers (`X` in models.py, `_m.X` elsewhere, imports on
+first use) is its `TypeNames`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from ..errors import InternalGeneratorError
+from ..model import ir
+from .pysource import Node, brk, call, code, ident, keyword_arg, literal_node, seq, union_of
+
+__all__ = ["TypeNames", "type_node"]
+
+
+class TypeNames:
+    """How a module spells the names type expressions need.
+
+    `qualify(class_or_alias)` gives `X` in models.py and `_m.X` elsewhere; `use("Any")` gives the
+    local name of a typing/pydantic helper and records that the module imports it.
+    """
+
+    def __init__(self, qualify: Callable[[str], Node], use: Callable[[str], str]) -> None:
+        self.qualify = qualify
+        self.use = use
+        self.cache: dict[tuple[ir.TypeExpr, bool], Node] = {}
+
+
+_PRIMITIVES: Final = {"str": "str", "int": "int", "float": "float", "bool": "bool", "None": "None"}
+
+
+def type_node(expr: ir.TypeExpr, names: TypeNames, *, plain: bool = False) -> Node:
+    """A type expression; `plain` drops `Annotated[..., Field(discriminator=...)]` metadata (method
+    signatures: the input model still validates with it). Memoised per module (`names`)."""
+    key = (expr, plain)
+    node = names.cache.get(key)
+    if node is None:
+        node = names.cache[key] = _type_node(expr, names, plain=plain)
+    return node
+
+
+def _type_node(expr: ir.TypeExpr, names: TypeNames, *, plain: bool) -> Node:
+    if isinstance(expr, ir.Prim):
+        if expr.name == "Any":
+            return ident(names.use("Any"))
+        return code(_PRIMITIVES[expr.name])
+    if isinstance(expr, ir.Lit):
+        values = [literal_node(value) for value in expr.values]
+        return seq(ident(names.use("Literal")), brk("[", values, "]", magic=len(values) > 1))
+    if isinstance(expr, ir.ListOf):
+        return seq(code("list"), brk("[", [type_node(expr.item, names, plain=plain)], "]", magic=False))
+    if isinstance(expr, ir.TupleOf):
+        items = [type_node(item, names, plain=plain) for item in expr.items] or [code("()")]
+        return seq(code("tuple"), brk("[", items, "]", magic=len(items) > 1))
+    if isinstance(expr, ir.DictOf):
+        return seq(code("dict"), brk("[", [code("str"), type_node(expr.value, names, plain=plain)], "]"))
+    if isinstance(expr, (ir.ModelRef, ir.AliasRef)):
+        return names.qualify(expr.name)
+    if isinstance(expr, ir.Union):
+        return union_of([type_node(member, names, plain=plain) for member in expr.members])
+    if isinstance(expr, ir.Annotated):
+        union = type_node(expr.union, names, plain=plain)
+        if plain:
+            return union
+        tag = call(ident(names.use("Field")), [keyword_arg("discriminator", literal_node(expr.discriminator))])
+        return seq(ident(names.use("Annotated")), brk("[", [union, tag], "]"))
+    raise InternalGeneratorError(f"unknown type expression {expr!r:.80}")

@@ -1,0 +1,241 @@
+"""SCHEMA-05/07: is one subschema valid against its dialect's meta-schema, and if not, why.
+
+The official meta-schemas validate a schema by recursing into every subschema through
+`$dynamicRef` (2020-12) or `{"$ref": "#"}` (draft-07): about 0.7 ms per subschema, and Python
+recursion as deep as the schema. Instead, each dialect's meta-schema is flattened once into a
+reference-free schema whose subschema positions only require "object or boolean", and the caller
+checks every subschema `refs.SchemaIndex` found on its own turn: the same rules, linear time, no
+recursion over input.
+
+Almost every subschema is valid, and jsonschema spends most of its time on bookkeeping for
+errors it never finds. So the flattened meta-schema is also compiled into a plain predicate
+(`_compile`) that answers "certainly valid" for the common case; only a subschema it does not
+accept goes through jsonschema, whose errors (and messages) are the ones reported. The predicate
+may be stricter than jsonschema (it says "not sure" for anything it does not model) but never
+more lenient, so the diagnostics are exactly jsonschema's.
+
+jsonschema and its bundled meta-schemas are imported on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Final
+from urllib.parse import urljoin
+
+from ..refs import DRAFT_07, Dialect, escape_token, resolve_pointer
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
+
+__all__ = ["problems", "shallow_meta_schema"]
+
+_MESSAGE_LIMIT: Final = 300  # characters of a message (checks.py clips the same way)
+
+_SHALLOW: Final[Mapping[str, Any]] = {"type": ["object", "boolean"]}
+_DRAFT_2020_12_URI: Final = "https://json-schema.org/draft/2020-12/schema"
+_DRAFT_07_URI: Final = "http://json-schema.org/draft-07/schema"
+
+
+def _clip(text: str, limit: int = _MESSAGE_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --------------------------------------------------------------------------- flattening
+
+
+def _inline(node: Any, base: str, documents: Any) -> Any:
+    """`node` (part of a bundled meta-schema) with every `$ref` inlined and self-references shallow.
+
+    Recurses over the bundled meta-schemas only: trusted, static and a few levels deep.
+    """
+    if isinstance(node, list):
+        return [_inline(item, base, documents) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("$dynamicRef") == "#meta" or node.get("$ref") == "#":
+        return dict(_SHALLOW)
+    inlined = {key: _inline(value, base, documents) for key, value in node.items() if key != "$ref"}
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        document_uri, _, fragment = urljoin(base, ref).partition("#")
+        target = resolve_pointer(documents.contents(document_uri), fragment)
+        inlined["allOf"] = [*inlined.get("allOf", []), _inline(target, document_uri, documents)]
+    return inlined
+
+
+@functools.cache
+def shallow_meta_schema(dialect: Dialect) -> dict[str, Any]:
+    """The dialect's meta-schema without references; subschema positions only need "object or boolean"."""
+    from jsonschema_specifications import REGISTRY as documents  # type: ignore[import-untyped]
+
+    if dialect == DRAFT_07:
+        document = documents.contents(_DRAFT_07_URI)
+        return {"type": ["object", "boolean"], "properties": _inline(document["properties"], _DRAFT_07_URI, documents)}
+    root = documents.contents(_DRAFT_2020_12_URI)
+    properties: dict[str, Any] = {}
+    for part in root["allOf"]:  # the vocabularies: meta/core, meta/applicator, ...
+        vocabulary_uri = urljoin(_DRAFT_2020_12_URI, part["$ref"])
+        properties.update(_inline(documents.contents(vocabulary_uri)["properties"], vocabulary_uri, documents))
+    properties.update(_inline(root["properties"], _DRAFT_2020_12_URI, documents))  # legacy: definitions, dependencies
+    return {"type": ["object", "boolean"], "properties": properties}
+
+
+@functools.cache
+def _validator(dialect: Dialect) -> Any:
+    import referencing
+    import referencing.exceptions
+    from jsonschema import Draft7Validator, Draft202012Validator  # type: ignore[import-untyped]
+    from jsonschema_specifications import REGISTRY
+
+    def refuse(uri: str) -> referencing.Resource[Any]:
+        raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]  # SCHEMA-08: never fetch
+
+    local_only = REGISTRY.combine(referencing.Registry(retrieve=refuse))  # type: ignore[call-arg]
+    cls = Draft7Validator if dialect == DRAFT_07 else Draft202012Validator
+    # No format_checker: `format` is an annotation, as `_compile` assumes.
+    return cls(shallow_meta_schema(dialect), registry=local_only)
+
+
+# --------------------------------------------------------------------------- the fast predicate
+
+Check = Callable[[Any], bool]
+
+
+def _never(_instance: Any) -> bool:
+    return False  # "not sure": jsonschema decides
+
+
+def _always(_instance: Any) -> bool:
+    return True
+
+
+# The Python types of the JSON types, as jsonschema checks them for draft-07 and 2020-12
+# (jsonschema/_types.py): bool is only "boolean"; an integral float is "not sure" for "integer".
+_PY_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
+    "array": (list,), "boolean": (bool,), "integer": (int,), "null": (type(None),), "number": (int, float),
+    "object": (dict,), "string": (str,),
+}
+# Keywords that never make an instance invalid here (`format` is not asserted: see `_validator`).
+_ANNOTATIONS: Final = frozenset({"$comment", "default", "deprecated", "format", "title", "description"})
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _all(checks: list[Check]) -> Check:
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0]
+    return lambda x: all(check(x) for check in checks)
+
+
+def _type(types: Any) -> Check:
+    names = [types] if isinstance(types, str) else types
+    if not isinstance(names, list) or not all(isinstance(name, str) and name in _PY_TYPES for name in names):
+        return _never
+    accepted = tuple(py_type for name in names for py_type in _PY_TYPES[name])
+    if "boolean" in names:
+        return lambda x: isinstance(x, accepted)
+    return lambda x: isinstance(x, accepted) and not isinstance(x, bool)
+
+
+def _enum(values: Any) -> Check:
+    if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+        return _never
+    allowed = frozenset(values)
+    return lambda x: isinstance(x, str) and x in allowed
+
+
+def _unique_strings(x: Any) -> bool:
+    return not isinstance(x, list) or (all(isinstance(item, str) for item in x) and len(set(x)) == len(x))
+
+
+def _properties(by_name: Mapping[str, Check]) -> Check:
+    def check(x: Any) -> bool:
+        if isinstance(x, dict):
+            for name, value in x.items():
+                each = by_name.get(name)
+                if each is not None and not each(value):
+                    return False
+        return True
+
+    return check
+
+
+def _keyword(keyword: str, value: Any, schema: Mapping[str, Any]) -> Check:
+    """The predicate for one keyword of a meta-schema subschema (`_never` for anything unmodelled)."""
+    if keyword == "type":
+        return _type(value)
+    if keyword == "enum":
+        return _enum(value)
+    if keyword in ("allOf", "anyOf") and isinstance(value, list) and value:
+        checks = [_compile(sub) for sub in value]
+        if keyword == "allOf":
+            return _all(checks)
+        return lambda x: any(check(x) for check in checks)
+    if keyword == "properties" and isinstance(value, dict):
+        return _properties({name: _compile(sub) for name, sub in value.items()})
+    if keyword == "additionalProperties" and not {"properties", "patternProperties"} & schema.keys():
+        each = _compile(value)  # no siblings: it applies to every member
+        return lambda x: not isinstance(x, dict) or all(each(v) for v in x.values())
+    if keyword == "propertyNames":
+        each = _compile(value)
+        return lambda x: not isinstance(x, dict) or all(each(k) for k in x)
+    if keyword == "items" and isinstance(value, (dict, bool)) and "prefixItems" not in schema:
+        each = _compile(value)
+        return lambda x: not isinstance(x, list) or all(each(item) for item in x)
+    if keyword == "minItems" and isinstance(value, int):
+        return lambda x: not isinstance(x, list) or len(x) >= value
+    if keyword == "uniqueItems" and isinstance(value, bool):
+        return _unique_strings if value else _always
+    if keyword == "minimum" and _is_number(value):
+        return lambda x: not _is_number(x) or x >= value
+    if keyword == "exclusiveMinimum" and _is_number(value):
+        return lambda x: not _is_number(x) or x > value
+    if keyword == "pattern" and isinstance(value, str):
+        search = re.compile(value).search  # jsonschema uses re.search too
+        return lambda x: not isinstance(x, str) or search(x) is not None
+    return _never
+
+
+def _compile(schema: Any) -> Check:
+    """A predicate that is True only for instances `schema` accepts (False: invalid or not sure)."""
+    if schema is True:
+        return _always
+    if not isinstance(schema, dict):
+        return _never
+    return _all([_keyword(k, v, schema) for k, v in schema.items() if k not in _ANNOTATIONS])
+
+
+@functools.cache
+def _certainly_valid(dialect: Dialect) -> Check:
+    return _compile(shallow_meta_schema(dialect))
+
+
+# --------------------------------------------------------------------------- problems
+
+
+def _error_message(error: ValidationError) -> str:
+    message = str(error.message)
+    if error.context:
+        alternatives = sorted({str(sub.message) for sub in error.context})
+        message += " (" + "; ".join(_clip(a, 120) for a in alternatives[:4]) + ")"
+    return _clip(message)
+
+
+def problems(dialect: Dialect, subschema: Any) -> Iterator[tuple[str, str]]:
+    """(pointer relative to the subschema, message) for every way `subschema` breaks the dialect's
+    (shallow) meta-schema, in jsonschema's order; nothing for a valid one."""
+    if _certainly_valid(dialect)(subschema):
+        return
+    from jsonschema.exceptions import best_match
+
+    for error in _validator(dialect).iter_errors(subschema):
+        best = best_match([error]) or error
+        where = "".join("/" + escape_token(part) for part in best.absolute_path)
+        yield where, f"not a valid {dialect} schema: {_error_message(best)}"
