@@ -26,10 +26,10 @@ from mcpgen_runtime.protocol.legacy import (
 )
 from mcpgen_runtime.protocol.sse import event_id, message_event, parse_event_id, priming_event
 from mcpgen_runtime.server import ClientRequestError, ServerConfig, SessionOptions
-from mcpgen_runtime.server.config import IncomingRequest
-from mcpgen_runtime.server.event_streams import EventStream
-from mcpgen_runtime.server.legacy import LegacyEra, SessionChannel
-from mcpgen_runtime.server.sessions import MemorySessionStore, Session, new_session_id
+from mcpgen_runtime.server.core.config import IncomingRequest
+from mcpgen_runtime.server.legacy.event_streams import EventStream
+from mcpgen_runtime.server.legacy.session_dispatch import LegacyDispatcher, SessionChannel
+from mcpgen_runtime.server.legacy.sessions import MemorySessionStore, Session, new_session_id
 from tests.runtime.legacy_server_app import LegacyTestServer
 
 
@@ -226,9 +226,9 @@ def test_log_levels_versions_and_era_markers() -> None:
 
 
 def test_session_messages_in_process() -> None:
-    """LegacyEra without a transport: handshake, then requests whose asks go through a channel."""
+    """LegacyDispatcher without a transport: handshake, then requests whose asks go through a channel."""
     server = LegacyTestServer(ServerConfig(name="unit", sessions=SessionOptions(client_request_timeout_s=1)))
-    era = LegacyEra(server)
+    era = LegacyDispatcher(server)
     outcome, handshake = era.initialize({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                                          "params": {"protocolVersion": "2025-03-26", "capabilities": {"roots": {}}}})
     assert handshake is not None and outcome.response is not None
@@ -264,7 +264,7 @@ def test_idle_session_memory_budget() -> None:
     """An idle legacy session costs at most 8 KiB (10,000 sessions, measured with tracemalloc,
     each from an initialize as the SDK clients send it)."""
     server = LegacyTestServer(ServerConfig(name="unit"))
-    era = LegacyEra(server)
+    era = LegacyDispatcher(server)
     store = MemorySessionStore(idle_timeout_s=3600, max_sessions=20_000)
     params = {"protocolVersion": "2025-11-25",
               "capabilities": {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": True}},

@@ -21,7 +21,7 @@ from mcpgen_runtime.server import (
     ToolContext,
     ToolServer,
 )
-from mcpgen_runtime.server.state import STATE_SECRET_ENV, StateCodec
+from mcpgen_runtime.server.core.request_state import STATE_SECRET_ENV, StateCodec
 from tests.runtime.server_helpers import call, mcp_headers, meta, request
 
 ALL_CAPS: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}

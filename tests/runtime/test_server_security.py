@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from mcpgen_runtime.server import BearerAuth, IncomingRequest, RateLimit, ServerConfig, ToolContext
-from mcpgen_runtime.server.ratelimit import RETRY_AFTER_KEY, RateLimiter
-from mcpgen_runtime.server.state import StateCodec, StateError, principal_digest, request_digest
+from mcpgen_runtime.server.core.ratelimit import RETRY_AFTER_KEY, RateLimiter
+from mcpgen_runtime.server.core.request_state import StateCodec, StateError, principal_digest, request_digest
 from tests.runtime.dynamic_server_app import DynamicServer
 from tests.runtime.server_helpers import VERSION, call, mcp_headers, meta
 from tests.support import PYTHON, ROOT, free_port, subprocess_env, wait_for_port
@@ -101,7 +101,7 @@ def test_progress_interval_drops_bursts_but_never_the_final_update_prog07() -> N
 
 def test_header_memo_is_bounded_and_skips_large_blocks() -> None:
     """Clients choose their headers: the server's memo of decoded header blocks must stay small."""
-    from mcpgen_runtime.server.http import _HeaderTable
+    from mcpgen_runtime.server.http.app import _HeaderTable
 
     classified: list[Any] = []
 
@@ -219,7 +219,7 @@ def test_rate_limit_is_per_principal_over_http(secured: str) -> None:
 
 
 def test_optional_auth_serves_anonymous_callers() -> None:
-    from mcpgen_runtime.server.auth import Unauthorized, authenticate
+    from mcpgen_runtime.server.core.bearer_auth import Unauthorized, authenticate
 
     auth = BearerAuth(lambda token: "someone" if token == "ok" else None, required=False,
                       resource_metadata="https://example.com/.well-known/oauth-protected-resource")

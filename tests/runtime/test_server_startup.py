@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from mcpgen_runtime.server import ServerConfig
-from mcpgen_runtime.server.state import StateSecretError, configured_keys
+from mcpgen_runtime.server.core.request_state import StateSecretError, configured_keys
 from tests.runtime.weather_server_app import WeatherServer
 from tests.support import ROOT, free_port, running_server
 

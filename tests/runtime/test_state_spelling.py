@@ -12,7 +12,7 @@ import string
 
 import pytest
 
-from mcpgen_runtime.server.state import StateCodec, StateError
+from mcpgen_runtime.server.core.request_state import StateCodec, StateError
 
 ALPHABET = string.ascii_letters + string.digits + "-_"
 

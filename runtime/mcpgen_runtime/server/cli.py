@@ -11,8 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .limits import HttpLimits
-from .ratelimit import RateLimit
+from .core.limits import HttpLimits
+from .core.ratelimit import RateLimit
 from .store import STORE_ENV, Store, StoreUnavailable, open_store
 from .tool_server import ToolServer
 
@@ -153,8 +153,8 @@ def _check_reachable(config: Any, store: Store) -> None:
 def _protected_resource(args: argparse.Namespace, server_cls: type[ToolServer]) -> Any:
     if not (args.oauth_issuer and args.resource):
         raise SystemExit("--oauth-issuer and --resource go together")
-    from .jwt import JwtVerifier  # the auth extra
-    from .oauth import ProtectedResource, declared_tool_scopes
+    from .auth.jwt import JwtVerifier  # the auth extra
+    from .auth.oauth import ProtectedResource, declared_tool_scopes
 
     # What tools need: their definitions' _meta (the spec file), then handlers.py's _tool_scopes_, then flags.
     tool_scopes = declared_tool_scopes(server_cls._tool_definitions_)

@@ -7,9 +7,9 @@ stdio.py drive any `Dispatcher`.
 
 from __future__ import annotations
 
-from .dispatch import Dispatcher
-from .http import ASGIApp, McpAsgiApp, run_http
-from .slow_clients import HttpParser
+from .core.dispatch import Dispatcher
+from .http.app import ASGIApp, McpAsgiApp, run_http
+from .http.slow_clients import HttpParser
 from .stdio import run_stdio
 
 __all__ = ["ToolServer"]

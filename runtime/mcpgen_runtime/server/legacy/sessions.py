@@ -24,16 +24,15 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..protocol import jsonrpc
-from ..protocol.legacy import CANCELLED
-from ..protocol.sse import parse_event_id
-from ._errors import ClientRequestError
+from ...protocol import jsonrpc
+from ...protocol.legacy import CANCELLED
+from ...protocol.sse import parse_event_id
+from ..core.handler_errors import ClientRequestError
 from .event_streams import EventStream
 
-__all__ = ["Cancellable", "MemorySessionStore", "Session", "SessionOptions", "SessionStore", "new_session_id"]
+__all__ = ["Cancellable", "MemorySessionStore", "Session", "new_session_id"]
 
 _LOG = logging.getLogger("mcpgen.server")
 
@@ -49,42 +48,6 @@ class Cancellable(Protocol):
 def new_session_id() -> str:
     """32 URL-safe characters from the OS's cryptographic RNG (visible ASCII, unguessable)."""
     return secrets.token_urlsafe(24)
-
-
-@dataclass(frozen=True)
-class SessionOptions:
-    """Limits and timings of legacy sessions (`ServerConfig.sessions`).
-
-    - `store`: where HTTP sessions live (None: in `ServerConfig.store` when that is shared,
-      else a `MemorySessionStore` per app, from the limits below).
-    - `idle_timeout_s`: a session with no request, no call running and no open stream for this
-      long ends (its client gets 404 and initializes again).
-    - `max_sessions`: live sessions kept; at the cap the least recently used idle one ends, and
-      when every session is busy `initialize` is refused with 503.
-    - `client_request_timeout_s`: how long a handler waits for the client's answer to
-      `ctx.elicit` / `ctx.sample` / `ctx.list_roots` (people answer elicitations: be generous).
-    - `max_pending_client_requests`: server-to-client requests waiting per session.
-    - `replay_events`: events kept per SSE stream for `Last-Event-ID` resumption.
-    - `max_kept_streams`: finished streams kept per session until the client resumes them.
-    - `retry_ms`: the SSE `retry` value sent with the priming event (2025-11-25).
-    """
-
-    store: SessionStore | None = None
-    idle_timeout_s: float = 1800.0
-    max_sessions: int = 10_000
-    client_request_timeout_s: float = 300.0
-    max_pending_client_requests: int = 16
-    replay_events: int = 100
-    max_kept_streams: int = 16
-    retry_ms: int = 1000
-
-    def __post_init__(self) -> None:
-        if self.idle_timeout_s <= 0 or self.client_request_timeout_s <= 0:
-            raise ValueError("idle_timeout_s and client_request_timeout_s must be positive")
-        if min(self.max_sessions, self.max_pending_client_requests, self.replay_events, self.max_kept_streams) < 1:
-            raise ValueError("session limits must be >= 1")
-        if self.retry_ms < 0:
-            raise ValueError("retry_ms must be >= 0")
 
 
 class Session:
@@ -247,26 +210,6 @@ class Session:
         if self.get_stream is not None:
             self.get_stream.finish(None)
         self._streams = None
-
-
-class SessionStore(Protocol):
-    """Where HTTP sessions live. Methods are coroutines so a networked store fits; the in-memory
-    default never suspends."""
-
-    async def add(self, session: Session) -> bool:
-        """Keep a new session; False when it cannot be kept (at capacity)."""
-
-    async def get(self, session_id: str) -> Session | None:
-        """The live session (its idle timer restarted), or None when unknown or expired."""
-
-    async def remove(self, session_id: str) -> Session | None:
-        """Forget a session (DELETE); returns it, or None when it was unknown."""
-
-    async def save(self, session: Session) -> None:
-        """Persist changed record fields (log level, initialized)."""
-
-    def close(self) -> None:
-        """Server shutdown: end the sessions this process serves."""
 
 
 class MemorySessionStore:

@@ -9,9 +9,9 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Generator, MutableMapping
 from typing import Any, Final, Generic, TypeVar
 
-from .. import _json
-from ..protocol import jsonrpc
-from .config import Outcome
+from ... import _json
+from ...protocol import jsonrpc
+from ..core.config import Outcome
 
 __all__ = [
     "CONTENT_TYPE_JSON",

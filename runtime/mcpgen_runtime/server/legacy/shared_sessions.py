@@ -23,10 +23,11 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator
 from typing import Any
 
-from .. import _json
+from ... import _json
+from ..core.config import SessionOptions
+from ..store import Store, StoreUnavailable
 from .event_streams import END, EventStream
-from .sessions import Session, SessionOptions
-from .store import Store, StoreUnavailable
+from .sessions import Session
 
 __all__ = ["SharedSessionStore"]
 

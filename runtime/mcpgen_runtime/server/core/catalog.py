@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .. import _json
-from ..protocol.xheader import HeaderParam
-from ..schema import SchemaCompileError, Validate, compile_schema
-from ..tools import ToolSpec, tool_table
+from ... import _json
+from ...protocol.xheader import HeaderParam
+from ...schema import SchemaCompileError, Validate, compile_schema
+from ...tools import ToolSpec, tool_table
 from .config import CacheScope, ServerConfig, ToolBinding
 from .context import RequestContext, ToolContext
 

@@ -20,7 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
-from .. import _json
+from ... import _json
 
 __all__ = ["Probes", "ReadinessCheck"]
 

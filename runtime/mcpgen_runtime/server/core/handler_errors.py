@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..protocol import jsonrpc
+from ...protocol import jsonrpc
 
 __all__ = ["ClientCapabilityRequired", "ClientRequestError", "RpcError", "ToolExecutionError", "status_for_code"]
 

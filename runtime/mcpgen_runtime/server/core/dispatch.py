@@ -38,27 +38,27 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from .._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
-from ..pointers import first_error
-from ..protocol import jsonrpc
-from ..protocol.headers import PROTOCOL_VERSION_LC
-from ..protocol.meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
-from ..protocol.xheader import MAX_SAFE_INTEGER, extract
-from ..tools import ToolSpec, tool_table
+from ..._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
+from ...pointers import first_error
+from ...protocol import jsonrpc
+from ...protocol.headers import PROTOCOL_VERSION_LC
+from ...protocol.meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from ...protocol.xheader import MAX_SAFE_INTEGER, extract
+from ...tools import ToolSpec, tool_table
+from ..store import Store, StoreUnavailable
 from . import catalog
-from .auth import principal_id
+from .bearer_auth import principal_id
 from .catalog import MethodHandler, ServedMethod, ServedTool, ToolHandler
 from .config import CacheScope, IncomingRequest, Outcome, ServerConfig, ToolBinding
 from .context import RequestContext, RpcError, ToolContext, ToolExecutionError, status_for_code
 from .header_checks import check_param_headers, check_standard_headers
 from .health import Probes, ReadinessCheck
-from .input_required import MRTR_METHODS, InputRequired, input_required_result, resume_round
+from .input_requests import MRTR_METHODS, InputRequired, input_required_result, resume_round
 from .listen import LIST_CHANGED, SubscriptionHub, listen
 from .ratelimit import RateLimiter
 from .replicas import Fanout, bucket_key, resolve_store, store_unavailable
+from .request_state import StateCodec, configured_keys
 from .results import complete, error_result, rate_limited_result, shape_result
-from .state import StateCodec, configured_keys
-from .store import Store, StoreUnavailable
 
 __all__ = ["BUILTIN_METHODS", "CACHEABLE_METHODS", "REMOVED_METHODS", "Dispatcher"]
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .. import _json
-from ..content import (
+from ... import _json
+from ...content import (
     AudioContent,
     EmbeddedResource,
     ImageContent,
@@ -25,7 +25,7 @@ from ..content import (
     ToolResult,
     UnknownContent,
 )
-from ..protocol import jsonrpc
+from ...protocol import jsonrpc
 from .catalog import ServedTool
 from .ratelimit import RETRY_AFTER_KEY
 

@@ -28,13 +28,13 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import _json
-from ..protocol import jsonrpc
-from .auth import BearerAuth, principal_id
+from ... import _json
+from ...protocol import jsonrpc
+from ..store import STORE_ENV, Store, StoreUnavailable, Unsubscribe, open_store
+from .bearer_auth import BearerAuth, principal_id
 from .config import IncomingRequest, Outcome, ServerConfig
 from .listen import LIST_CHANGED, SubscriptionHub
-from .state import STATE_SECRET_ENV, StateSecretError, configured_keys
-from .store import STORE_ENV, Store, StoreUnavailable, Unsubscribe, open_store
+from .request_state import STATE_SECRET_ENV, StateSecretError, configured_keys
 
 __all__ = ["STORE_RETRY_AFTER_MS", "Fanout", "bucket_key", "resolve_store", "store_unavailable"]
 

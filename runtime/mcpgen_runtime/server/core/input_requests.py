@@ -24,11 +24,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from ..protocol import jsonrpc
-from ..protocol.inputs import ELICIT, ROOTS, SAMPLE, CreateMessageResult, ElicitResult, ListRootsResult
-from ..schema import Validate, compile_schema
-from ._errors import RpcError
-from .state import StateCodec, StateError, canonical, principal_digest, request_digest
+from ...protocol import jsonrpc
+from ...protocol.inputs import ELICIT, ROOTS, SAMPLE, CreateMessageResult, ElicitResult, ListRootsResult
+from ...schema import Validate, compile_schema
+from .handler_errors import RpcError
+from .request_state import StateCodec, StateError, canonical, principal_digest, request_digest
 
 __all__ = [
     "MRTR_METHODS",
@@ -38,9 +38,7 @@ __all__ = [
     "InputRequired",
     "ListRoots",
     "Pending",
-    "RootsResult",
     "Sample",
-    "SamplingResult",
     "check_input_responses",
     "input_required_result",
     "resume_round",
@@ -52,10 +50,6 @@ T = TypeVar("T")
 
 # MRTR-02: the only requests that may end with an InputRequiredResult.
 MRTR_METHODS = frozenset({"tools/call", "prompts/get", "resources/read"})
-
-# The server-side names of two answer types before client and server shared them; kept for one release.
-SamplingResult = CreateMessageResult
-RootsResult = ListRootsResult
 
 # schema.ts `PrimitiveSchemaDefinition`: string, number/integer, boolean, (multi-select) enums.
 _FORM_TYPES = frozenset({"string", "number", "integer", "boolean", "array"})

@@ -46,7 +46,7 @@ from typing import Any
 
 import orjson
 
-from .. import _json
+from ... import _json
 
 __all__ = ["STATE_SECRET_ENV", "StateCodec", "StateError", "StateSecretError", "canonical", "configured_keys",
            "principal_digest", "request_digest"]

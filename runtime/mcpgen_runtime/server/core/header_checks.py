@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from ..protocol.headers import (
+from ...protocol.headers import (
     FIELD_VALUE,
     METHOD_LC,
     NAME_FIELD_BY_METHOD,
@@ -22,7 +22,7 @@ from ..protocol.headers import (
     decode_value,
     param_value_text,
 )
-from ..protocol.xheader import HeaderParam, extract
+from ...protocol.xheader import HeaderParam, extract
 
 __all__ = ["check_param_headers", "check_standard_headers"]
 

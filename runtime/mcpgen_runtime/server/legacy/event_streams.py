@@ -21,8 +21,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from .. import _json
-from ..protocol import sse
+from ... import _json
+from ...protocol import sse
 
 __all__ = ["END", "EventStream", "Mirror"]
 

@@ -38,20 +38,20 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Self, TypeVar
 
-from ..content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResult
-from ..protocol import jsonrpc
-from ..protocol.inputs import CreateMessageResult, ElicitResult, Root
-from ..protocol.legacy import LOG_LEVELS, unavailable_in
-from ..protocol.meta import CLIENT_INFO_KEY, PROGRESS_TOKEN_KEY
-from ._errors import (
+from ...content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResult
+from ...protocol import jsonrpc
+from ...protocol.inputs import CreateMessageResult, ElicitResult, Root
+from ...protocol.legacy import LOG_LEVELS, unavailable_in
+from ...protocol.meta import CLIENT_INFO_KEY, PROGRESS_TOKEN_KEY
+from .config import ClientChannel, IncomingRequest, Notify, OpenStream
+from .handler_errors import (
     ClientCapabilityRequired,
     ClientRequestError,
     RpcError,
     ToolExecutionError,
     status_for_code,
 )
-from .config import ClientChannel, IncomingRequest, Notify, OpenStream
-from .input_required import (
+from .input_requests import (
     MRTR_METHODS,
     Elicit,
     ElicitUrl,

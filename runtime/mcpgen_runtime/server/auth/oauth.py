@@ -36,12 +36,12 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from .. import _json
-from ..protocol.oauth.challenge import bearer_challenge
-from .asgi_io import send_error
-from .auth import BearerAuth
-from .body_reader import BodyTimeout, body_deadline, receive_within
-from .limits import HttpLimits
+from ... import _json
+from ...protocol.oauth.challenge import bearer_challenge
+from ..core.bearer_auth import BearerAuth
+from ..core.limits import HttpLimits
+from ..http.asgi_io import send_error
+from ..http.body_reader import BodyTimeout, body_deadline, receive_within
 
 __all__ = [
     "SCOPES_META",

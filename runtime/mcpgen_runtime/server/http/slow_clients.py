@@ -41,7 +41,7 @@ import h11
 from uvicorn.protocols.http.flow_control import CLOSE_HEADER
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .limits import HttpLimits
+from ..core.limits import HttpLimits
 
 __all__ = ["HttpParser", "SlowClients", "guarded_protocol"]
 

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from types import CoroutineType
 from typing import Any
 
+from ..core.limits import HttpLimits
 from .asgi_io import Resumed
-from .limits import HttpLimits
 
 __all__ = ["BodyTimeout", "body_deadline", "finish_first", "read_rest", "receive_within", "take_first"]
 

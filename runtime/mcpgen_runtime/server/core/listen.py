@@ -16,10 +16,10 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from ..protocol import jsonrpc
-from ..protocol.meta import SUBSCRIPTION_ID_KEY
-from ._errors import RpcError
+from ...protocol import jsonrpc
+from ...protocol.meta import SUBSCRIPTION_ID_KEY
 from .config import IncomingRequest, Outcome
+from .handler_errors import RpcError
 
 __all__ = ["LIST_CHANGED", "Subscription", "SubscriptionHub", "honoured_filter", "listen"]
 

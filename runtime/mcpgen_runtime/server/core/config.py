@@ -2,7 +2,9 @@
 
 - `ServerConfig`: identity and policy (paging, caching hints, HTTP Origin/Host allowlists,
   body limit and read deadlines, auth, rate limits, requestState keys, progress and keep-alive
-  pacing, the legacy era: `modern_only` and `sessions`).
+  pacing, legacy sessions: `modern_only` and `sessions`).
+- `SessionOptions` and the `SessionStore` interface of legacy sessions (legacy/sessions.py has
+  the sessions themselves: core names them without importing legacy/).
 - `ToolBinding`: a listed tool -> the Python method that implements it (generated bases).
 - `IncomingRequest`: how one message arrived (transport, headers, principal, stream hooks, and
   in a legacy session the `ClientChannel` back to the client);
@@ -13,17 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from .auth import BearerAuth
+from ..store import Store
+from .bearer_auth import BearerAuth
 from .health import ReadinessCheck
 from .limits import HttpLimits
 from .ratelimit import RateLimit
-from .sessions import SessionOptions
-from .state import StateCodec
-from .store import Store
+from .request_state import StateCodec
 
 __all__ = [
     "LOCAL_HOSTS",
@@ -35,6 +36,8 @@ __all__ = [
     "OpenStream",
     "Outcome",
     "ServerConfig",
+    "SessionOptions",
+    "SessionStore",
     "ToolBinding",
 ]
 
@@ -50,7 +53,7 @@ OpenStream = Callable[[], Awaitable[None]]
 class ClientChannel(Protocol):
     """How a handler reaches the client of a legacy (initialize-based) session during one request:
     real server-to-client requests, log messages, and (HTTP, 2025-11-25) closing the request's
-    SSE response early. `legacy.py` implements it per transport; the context uses it."""
+    SSE response early. `legacy/session_dispatch.py` implements it; the context uses it."""
 
     protocol_version: str
 
@@ -62,6 +65,65 @@ class ClientChannel(Protocol):
 
     async def close_stream(self) -> None:
         """End the request's SSE response now; the client resumes it later (polling)."""
+
+
+S = TypeVar("S")
+
+
+class SessionStore(Protocol[S]):
+    """Where the legacy sessions of HTTP live (`S` is `Session`, legacy/sessions.py, which imports this
+    module). Methods are coroutines so a networked store fits; the in-memory default never suspends."""
+
+    async def add(self, session: S) -> bool:
+        """Keep a new session; False when it cannot be kept (at capacity)."""
+
+    async def get(self, session_id: str) -> S | None:
+        """The live session (its idle timer restarted), or None when unknown or expired."""
+
+    async def remove(self, session_id: str) -> S | None:
+        """Forget a session (DELETE); returns it, or None when it was unknown."""
+
+    async def save(self, session: S) -> None:
+        """Persist changed record fields (log level, initialized)."""
+
+    def close(self) -> None:
+        """Server shutdown: end the sessions this process serves."""
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """Limits and timings of legacy sessions (`ServerConfig.sessions`).
+
+    - `store`: where HTTP sessions live (None: in `ServerConfig.store` when that is shared,
+      else a `MemorySessionStore` per app, from the limits below).
+    - `idle_timeout_s`: a session with no request, no call running and no open stream for this
+      long ends (its client gets 404 and initializes again).
+    - `max_sessions`: live sessions kept; at the cap the least recently used idle one ends, and
+      when every session is busy `initialize` is refused with 503.
+    - `client_request_timeout_s`: how long a handler waits for the client's answer to
+      `ctx.elicit` / `ctx.sample` / `ctx.list_roots` (people answer elicitations: be generous).
+    - `max_pending_client_requests`: server-to-client requests waiting per session.
+    - `replay_events`: events kept per SSE stream for `Last-Event-ID` resumption.
+    - `max_kept_streams`: finished streams kept per session until the client resumes them.
+    - `retry_ms`: the SSE `retry` value sent with the priming event (2025-11-25).
+    """
+
+    store: SessionStore[Any] | None = None
+    idle_timeout_s: float = 1800.0
+    max_sessions: int = 10_000
+    client_request_timeout_s: float = 300.0
+    max_pending_client_requests: int = 16
+    replay_events: int = 100
+    max_kept_streams: int = 16
+    retry_ms: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.idle_timeout_s <= 0 or self.client_request_timeout_s <= 0:
+            raise ValueError("idle_timeout_s and client_request_timeout_s must be positive")
+        if min(self.max_sessions, self.max_pending_client_requests, self.replay_events, self.max_kept_streams) < 1:
+            raise ValueError("session limits must be >= 1")
+        if self.retry_ms < 0:
+            raise ValueError("retry_ms must be >= 0")
 
 
 @dataclass(frozen=True)

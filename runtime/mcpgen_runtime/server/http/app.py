@@ -40,11 +40,15 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
-from .. import _json
-from .._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
-from ..protocol import jsonrpc
-from ..protocol.headers import PROTOCOL_VERSION_LC, SESSION_ID_LC
-from ..protocol.legacy import carries_modern_meta
+from ... import _json
+from ..._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
+from ...protocol import jsonrpc
+from ...protocol.headers import PROTOCOL_VERSION_LC, SESSION_ID_LC
+from ...protocol.legacy import carries_modern_meta
+from ..core.bearer_auth import Unauthorized, authenticate
+from ..core.config import LOCAL_HOSTS, IncomingRequest
+from ..core.dispatch import Dispatcher
+from ..store import StoreUnavailable
 from .asgi_io import (
     EVENT_PREFIX,
     EVENT_SUFFIX,
@@ -61,13 +65,9 @@ from .asgi_io import (
     send_empty,
     send_error,
 )
-from .auth import Unauthorized, authenticate
 from .body_reader import BodyTimeout, body_deadline, finish_first, read_rest, take_first
-from .config import LOCAL_HOSTS, IncomingRequest
-from .dispatch import Dispatcher
-from .legacy_http import LegacyHttp
+from .legacy_sessions import LegacyHttp
 from .slow_clients import HttpParser, SlowClients, guarded_protocol
-from .store import StoreUnavailable
 
 __all__ = ["ASGIApp", "McpAsgiApp", "Receive", "Scope", "Send", "run_http"]
 

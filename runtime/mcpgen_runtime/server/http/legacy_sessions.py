@@ -5,7 +5,7 @@ Origin/Host, auth, Content-Type/Accept).
 - `initialize` (no session yet): a session with an unguessable `Mcp-Session-Id`, bound to the
   principal; 503 when the store is full of busy sessions.
 - POST with the session: responses from the client go to the server-to-client request waiting for
-  them (202), notifications are handled (202), requests run through `LegacyEra.handle`.
+  them (202), notifications are handled (202), requests run through `LegacyDispatcher.handle`.
   A request without the session id gets 400; an unknown, expired or foreign one 404; an
   `MCP-Protocol-Version` other than the negotiated one 400.
 - A request's reply is JSON, or an SSE stream as soon as the handler sends something (progress,
@@ -24,12 +24,21 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from .. import _json
-from ..protocol import jsonrpc, sse
-from ..protocol.headers import LAST_EVENT_ID_LC
-from ..protocol.legacy import CANCELLED, POLLING_SINCE
-from ..protocol.sse import parse_event_id
-from ._errors import ClientRequestError
+from ... import _json
+from ...protocol import jsonrpc, sse
+from ...protocol.headers import LAST_EVENT_ID_LC
+from ...protocol.legacy import CANCELLED, POLLING_SINCE
+from ...protocol.sse import parse_event_id
+from ..core.bearer_auth import principal_id
+from ..core.config import IncomingRequest, Outcome, SessionOptions, SessionStore
+from ..core.dispatch import Dispatcher
+from ..core.handler_errors import ClientRequestError
+from ..core.replicas import store_unavailable
+from ..legacy.event_streams import EventStream
+from ..legacy.session_dispatch import LegacyDispatcher, SessionChannel
+from ..legacy.sessions import MemorySessionStore, Session, new_session_id
+from ..legacy.shared_sessions import shared_session_store
+from ..store import StoreUnavailable
 from .asgi_io import (
     SSE_HEADERS,
     Receive,
@@ -41,15 +50,6 @@ from .asgi_io import (
     send_error,
     wait_for_disconnect,
 )
-from .auth import principal_id
-from .config import IncomingRequest, Outcome
-from .dispatch import Dispatcher
-from .event_streams import EventStream
-from .legacy import LegacyEra, SessionChannel
-from .replicas import store_unavailable
-from .sessions import MemorySessionStore, Session, SessionOptions, SessionStore, new_session_id
-from .shared_sessions import shared_session_store
-from .store import StoreUnavailable
 
 __all__ = ["LegacyHttp", "LegacyRequestHead"]
 
@@ -148,14 +148,14 @@ class LegacyHttp:
         options = config.sessions
         shared = shared_session_store(server.shared_store, options) if options.store is None else None
         self.shared = shared  # sessions every replica serves (shared_sessions.py), or None
-        self.store: SessionStore
+        self.store: SessionStore[Session]
         if options.store is not None:
             self.store = options.store
         elif shared is not None:
             self.store = shared
         else:
             self.store = MemorySessionStore(idle_timeout_s=options.idle_timeout_s, max_sessions=options.max_sessions)
-        self.era = LegacyEra(server, self.store)
+        self.legacy = LegacyDispatcher(server, self.store)
         self.options = options
         self._auth = config.auth
         self._keepalive_s = config.keepalive_s
@@ -167,11 +167,11 @@ class LegacyHttp:
     # ---- initialize -------------------------------------------------------------------------------
 
     async def initialize(self, message: dict[str, Any], head: LegacyRequestHead, principal: Any, send: Send) -> None:
-        outcome, handshake = self.era.initialize(message)
+        outcome, handshake = self.legacy.initialize(message)
         if handshake is None:
             await reply(send, outcome, sse=not head.json_ok)
             return
-        session = self.era.open_session(handshake, new_session_id(), principal_id(self._auth, principal))
+        session = self.legacy.open_session(handshake, new_session_id(), principal_id(self._auth, principal))
         try:
             added = await self.store.add(session)
         except StoreUnavailable as exc:
@@ -179,7 +179,7 @@ class LegacyHttp:
             return
         if not added:
             _LOG.warning("legacy session refused: %s busy sessions (ServerConfig.sessions.max_sessions)",
-                         self.era.options.max_sessions)
+                         self.legacy.options.max_sessions)
             await send_error(send, 503, "Too many open sessions; try again later", code=jsonrpc.INTERNAL_ERROR,
                              id_=message.get("id"))
             return
@@ -241,7 +241,7 @@ class LegacyHttp:
         elif type(method) is not str:
             await send_error(send, 400, "The method must be a string", id_=message.get("id"))
         elif "id" not in message:
-            handled = await self.era.notification(session, method, message.get("params"))
+            handled = await self.legacy.notification(session, method, message.get("params"))
             if not handled and method == CANCELLED and self.shared is not None:
                 await self._forward(session, message, send)  # the call may run on another replica
                 return
@@ -259,7 +259,7 @@ class LegacyHttp:
         call = _PostCall(self.options, session, id_, head.sse_ok)
         request = IncomingRequest("http", head.headers, call.notify if head.sse_ok else None, principal,
                                   call.open if head.sse_ok else None, None, peer, call)
-        work = self.era.handle(session, message, request)
+        work = self.legacy.handle(session, message, request)
         # Most handlers finish without suspending: answer at once, no task (as the modern path does).
         try:
             first = work.send(None)
@@ -391,7 +391,7 @@ class LegacyHttp:
             if current is not None and current.attached and not current.finished:
                 await send_error(send, 409, "This session already has a GET stream open")
                 return
-            options = self.era.options
+            options = self.legacy.options
             priming = session.protocol_version >= POLLING_SINCE
             stream = session.new_stream(replay=options.replay_events, priming=priming,
                                         retry_ms=options.retry_ms if priming else None)
@@ -404,7 +404,7 @@ class LegacyHttp:
             stream.emit(notification)
 
         if listening:
-            self.era.add_listener(deliver)
+            self.legacy.add_listener(deliver)
         wake = stream.wake
         watcher = asyncio.get_running_loop().create_task(_watch(receive, wake))
         try:
@@ -413,7 +413,7 @@ class LegacyHttp:
         finally:
             watcher.cancel()
             if listening:
-                self.era.remove_listener(deliver)
+                self.legacy.remove_listener(deliver)
 
     async def delete(self, head: LegacyRequestHead, principal: Any, send: Send) -> None:
         session = await self._session(head, principal, send)

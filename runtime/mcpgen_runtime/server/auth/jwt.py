@@ -27,8 +27,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 import httpx
 
-from .. import _json
-from ..protocol.oauth.discovery import as_metadata_urls
+from ... import _json
+from ...protocol.oauth.discovery import as_metadata_urls
 from .oauth import CachedVerifier, TokenPrincipal, scopes_of
 
 __all__ = ["DEFAULT_ALGORITHMS", "JwtVerifier"]

@@ -23,8 +23,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..protocol import jsonrpc
-from ..protocol.legacy import (
+from ...protocol import jsonrpc
+from ...protocol.legacy import (
     CANCELLED,
     LOG_LEVELS,
     MODERN_ONLY_METHODS,
@@ -36,17 +36,17 @@ from ..protocol.legacy import (
     parse_initialize,
     server_request_params,
 )
-from ..protocol.lifecycle import INITIALIZED, LOG_MESSAGE, PING, SET_LEVEL, Handshake
-from ._errors import ClientCapabilityRequired, RpcError
-from .config import IncomingRequest, Outcome
-from .dispatch import Dispatcher
-from .listen import LIST_CHANGED, Subscription
-from .replicas import store_unavailable
-from .results import error_result
-from .sessions import Session, SessionOptions, SessionStore
-from .store import StoreUnavailable
+from ...protocol.lifecycle import INITIALIZED, LOG_MESSAGE, PING, SET_LEVEL, Handshake
+from ..core.config import IncomingRequest, Outcome, SessionOptions, SessionStore
+from ..core.dispatch import Dispatcher
+from ..core.handler_errors import ClientCapabilityRequired, RpcError
+from ..core.listen import LIST_CHANGED, Subscription
+from ..core.replicas import store_unavailable
+from ..core.results import error_result
+from ..store import StoreUnavailable
+from .sessions import Session
 
-__all__ = ["Deliver", "LegacyEra", "SessionChannel"]
+__all__ = ["Deliver", "LegacyDispatcher", "SessionChannel"]
 
 _LOG = logging.getLogger("mcpgen.server")
 
@@ -65,12 +65,12 @@ def _error(id_: Any, code: int, message: str, data: Any = None) -> Outcome:
     return Outcome(200, jsonrpc.error(id_, code, message, data))
 
 
-class LegacyEra:
+class LegacyDispatcher:
     """Legacy sessions of one server: the handshake and the messages of a session."""
 
     __slots__ = ("_forwarder", "_listeners", "_pages", "options", "server", "server_info", "store")
 
-    def __init__(self, server: Dispatcher, store: SessionStore | None = None) -> None:
+    def __init__(self, server: Dispatcher, store: SessionStore[Session] | None = None) -> None:
         self.server = server
         self.options = server.config.sessions
         self.store = store  # HTTP: where sessions live (record changes are saved there)
