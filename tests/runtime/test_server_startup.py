@@ -64,7 +64,7 @@ def test_unusable_http_limit_stops_the_server_at_start(option: tuple[str, str], 
 @pytest.mark.parametrize("value", ["0/5", "fast/5", "1/0", "1/2.5"])
 def test_unusable_rate_limit_stops_the_server_at_start(value: str) -> None:
     done = _start(None, "--port", str(free_port()), "--rate-limit", value)
-    assert done.returncode == 2 and "--rate-limit: takes RATE/BURST, e.g. 5/20" in done.stderr, done.stderr
+    assert done.returncode == 2 and "'--rate-limit': takes RATE/BURST, e.g. 5/20" in done.stderr, done.stderr
 
 
 def test_good_secret_serves() -> None:

@@ -120,7 +120,9 @@ class SessionOptions:
     def __post_init__(self) -> None:
         if self.idle_timeout_s <= 0 or self.client_request_timeout_s <= 0:
             raise ValueError("idle_timeout_s and client_request_timeout_s must be positive")
-        if min(self.max_sessions, self.max_pending_client_requests, self.replay_events, self.max_kept_streams) < 1:
+        limits = (self.max_sessions, self.max_pending_client_requests, self.replay_events,
+                  self.max_kept_streams)
+        if min(limits) < 1:
             raise ValueError("session limits must be >= 1")
         if self.retry_ms < 0:
             raise ValueError("retry_ms must be >= 0")
