@@ -11,7 +11,7 @@ moment every session is open and idle, after a garbage collection, divided by th
            then `notifications/initialized` with the session's `Mcp-Session-Id`. Everything the
            app keeps counts: the session record, its id, the store's entry and the app's bounded
            header memo (a fixed cost spread over the sessions).
-  record   the session record alone, as tests/runtime/test_legacy_units.py measures it:
+  record   the session record alone, as tests/runtime/server/legacy/test_session_dispatch.py measures it:
            `LegacyDispatcher.initialize` + `open_session` + `MemorySessionStore.add`.
 
 The cap on live sessions (`SessionOptions.max_sessions`, 10,000 by default) is raised above the

@@ -3,7 +3,8 @@
 The generated weather server is started as a user starts it (`python -m weather_server`, over HTTP
 and over stdio) in a subprocess: with an unusable `MCPGEN_STATE_SECRET` it must exit with code 2
 before listening, naming the variable and the fix and never echoing the secret; with a good one
-it serves (a multi-round-trip call then works, as tests/runtime/test_server_mrtr.py shows in process).
+it serves (a multi-round-trip call then works, as tests/runtime/server/core/test_input_requests.py shows
+in process).
 """
 
 from __future__ import annotations

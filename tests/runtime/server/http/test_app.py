@@ -128,7 +128,7 @@ def test_tools_list_all_pages_page02_tools04_cache18(http: httpx.Client) -> None
 
 def test_tools_list_keeps_definitions_intact(http: httpx.Client) -> None:
     """TOOLS-07/SCHEMA-12: listed definitions are the spec's, keywords and all."""
-    spec = json.loads((__import__("pathlib").Path(__file__).parents[2] / "specs/weather.json").read_text())
+    spec = json.loads((__import__("pathlib").Path(__file__).parents[4] / "specs/weather.json").read_text())
     result = result_of(post(http, request(1, "tools/list")), 1)
     assert result["tools"] == spec["tools"][:2]
 
@@ -338,7 +338,7 @@ def test_unknown_and_removed_methods_are_404_hdr05(http: httpx.Client, method: s
 
 def test_legacy_initialize_opens_a_session(http: httpx.Client) -> None:
     """A legacy-shaped initialize (no header, no _meta) opens a session of the dual-era server
-    (tests/runtime/test_legacy_http.py covers sessions; modern_only answers VER-08 instead)."""
+    (tests/runtime/server/legacy/test_http.py covers sessions; modern_only answers VER-08 instead)."""
     message = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
     response = post(http, message, drop=("MCP-Protocol-Version",))
     assert response.status_code == 200, response.text

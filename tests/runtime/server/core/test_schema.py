@@ -22,7 +22,7 @@ from mcpgen_runtime.schema import (
 )
 from tests.support import SHARED, needs_shared
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 SPEC_DIR = SHARED / "spec"
 
 
