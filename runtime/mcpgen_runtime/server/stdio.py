@@ -13,7 +13,7 @@ End of input ends the loop (STDIO-11): subscriptions are closed, and requests in
 a short grace.
 
 A client of the initialize-based revisions opens with `initialize` (without modern `_meta`): the
-process then holds one legacy session (legacy.py). Its requests run the same handlers, its
+process then holds one legacy session (legacy/session_dispatch.py). Its requests run the same handlers, its
 asks become requests written to stdout whose answers come back on stdin, and list-changed
 notifications go to stdout. Messages that carry modern `_meta` are still served statelessly.
 """

@@ -1,7 +1,7 @@
 """`ToolServer`: the base class of generated servers — the sans-I/O `Dispatcher` plus its
-transports (`asgi_app` / `run_http` from http.py, `run_stdio` from stdio.py).
+transports (`asgi_app` / `run_http` from http/app.py, `run_stdio` from stdio.py).
 
-It sits above the dispatcher and both transports, so they never import it: http.py and
+It sits above the dispatcher and both transports, so they never import it: http/app.py and
 stdio.py drive any `Dispatcher`.
 """
 
@@ -26,7 +26,7 @@ class ToolServer(Dispatcher):
 
     def asgi_app(self) -> ASGIApp:
         """A raw ASGI app serving the MCP endpoint on any path it is mounted at (and, for a
-        `ProtectedResource` in `config.auth`, its OAuth metadata: oauth.py)."""
+        `ProtectedResource` in `config.auth`, its OAuth metadata: auth/oauth.py)."""
         app: ASGIApp = McpAsgiApp(self)
         wrap = getattr(self.config.auth, "wrap_app", None)
         return wrap(app) if wrap is not None else app

@@ -20,7 +20,7 @@ from mcpgen_runtime.server.core.request_state import StateSecretError, configure
 from tests.runtime.weather_server_app import WeatherServer
 from tests.support import ROOT, free_port, running_server
 
-_ENV = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated")])}
+_ENV = {"PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), str(ROOT), str(ROOT / "generated")])}
 
 
 def _start(secret: str | None, *args: str) -> subprocess.CompletedProcess[str]:
@@ -85,3 +85,30 @@ def test_configured_keys_checks_config_and_environment(monkeypatch: pytest.Monke
     config = ServerConfig()  # the config itself is fine (the secret comes from the environment) ...
     with pytest.raises(StateSecretError, match="MCPGEN_STATE_SECRET: the secret is 5 bytes long"):
         WeatherServer(config)  # ... a server built with it is not
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_help_names_the_package_and_every_option_group(flag: str) -> None:
+    done = _start(None, flag)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Usage: python -m weather_server [OPTIONS]")
+    for option in ("--stdio", "--page-size", "--rate-limit", "--oauth-issuer", "--tool-scope", "--parser"):
+        assert option in done.stdout
+    assert "OAuth (HTTP):" in done.stdout and "Slow clients (HTTP):" in done.stdout
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--http", "--stdio"), "--http and --stdio: choose one"),
+    (("--port", "eighty"), "'eighty' is not a valid integer"),
+    (("--parser", "fast"), "'fast' is not one of 'auto', 'h11', 'httptools'"),
+    (("--no-such-flag",), "No such option '--no-such-flag'"),
+])
+def test_usage_errors_exit_2_naming_the_option(args: tuple[str, ...], says: str) -> None:
+    done = _start(None, *args)
+    assert done.returncode == 2 and says in done.stderr, done.stderr
+    assert "Usage: python -m weather_server" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_oauth_flags_that_do_not_go_together_exit_1() -> None:
+    done = _start(None, "--oauth-issuer", "https://issuer.example")
+    assert done.returncode == 1 and "--oauth-issuer and --resource go together" in done.stderr

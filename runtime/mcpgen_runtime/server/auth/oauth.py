@@ -9,7 +9,7 @@
     )
     Server(ServerConfig(auth=resource)).run_http()
 
-`ProtectedResource` is a `BearerAuth` (auth.py): the HTTP app verifies the bearer token of every
+`ProtectedResource` is a `BearerAuth` (core/bearer_auth.py): the HTTP app verifies the bearer token of every
 request and answers a missing or invalid one `401` with `WWW-Authenticate: Bearer
 resource_metadata=…, scope=…` (AUTH-20/21). `wrap_app` (applied by `ToolServer.asgi_app` and
 `run_http`) adds what the plain app has no place for: the protected resource metadata at

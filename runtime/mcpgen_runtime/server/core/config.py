@@ -150,12 +150,12 @@ class ServerConfig:
     cacheable (prompts/list, resources/*) default to `list_ttl_ms` and `list_cache_scope`,
     and to `"private"` when the request was authenticated.
 
-    Security (see auth.py, ratelimit.py, state.py): `auth` verifies bearer tokens on HTTP
+    Security (see bearer_auth.py, ratelimit.py, request_state.py): `auth` verifies bearer tokens on HTTP
     (HTTP-05); `rate_limit` bounds tool calls per caller (SEC-03); `state_secrets` (else the
     environment variable `MCPGEN_STATE_SECRET`) sign `requestState`, the first one signing
     and any of them verifying (rotation), valid for `state_ttl_s` (MRTR-05..10).
 
-    Deployment (health.py, http.py `run_http`): `health_path` (liveness) and `ready_path`
+    Deployment (health.py, http/app.py `run_http`): `health_path` (liveness) and `ready_path`
     (readiness: every `readiness_checks` entry, each bounded by `ready_timeout_s`) answer GET
     outside the Host and auth checks; None turns a probe off. On SIGTERM the server stops
     accepting, answers readiness 503, ends listen and legacy streams (their clients reconnect
@@ -163,8 +163,8 @@ class ServerConfig:
     `keep_alive_s` is how long an idle HTTP/1.1 connection stays open; a reverse proxy's upstream
     keep-alive must be shorter, or it may reuse a connection the server is closing.
 
-    Eras (legacy.py): by default the server also answers `initialize`, opening a session of the
-    2025-11-25, 2025-06-18 or 2025-03-26 revision, with the limits in `sessions`;
+    Legacy sessions (legacy/session_dispatch.py): by default the server also answers `initialize`,
+    opening a session of the 2025-11-25, 2025-06-18 or 2025-03-26 revision, with the limits in `sessions`;
     `modern_only=True` serves 2026-07-28 alone and answers `initialize` with an error naming
     the versions it speaks (VER-08).
 

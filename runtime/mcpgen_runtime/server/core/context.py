@@ -4,7 +4,7 @@ Each request is self-contained (BASE-19): everything here comes from that reques
 `_meta`, its transport and its verified `requestState`, never from earlier requests on the
 same connection.
 
-Input-required results (multi round-trip requests, MRTR; see `input_required.py`): a handler
+Input-required results (multi round-trip requests, MRTR; see `input_requests.py`): a handler
 asks the client for input with
 
     answer = await ctx.elicit("What is your name?", schema, key="user_name")   # ElicitResult

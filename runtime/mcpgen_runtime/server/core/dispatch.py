@@ -1,10 +1,15 @@
 """Sans-I/O dispatch: one JSON-RPC message in, one `Outcome` (HTTP status + response) out.
 
 `Dispatcher` is the transport-free part of `ToolServer` (tool_server.py adds the HTTP and
-stdio entry points; http.py and stdio.py drive a `Dispatcher`). Everything per tool
+stdio entry points; http/app.py and stdio.py drive a `Dispatcher`). Everything per tool
 (validators, header tables, list pages, the discover result) is built once when the server
 is made (catalog.py); the per-message path is dict lookups, the precompiled validators,
 the handler and orjson.
+
+One module of some 630 lines, on purpose: `Dispatcher` is one class (`__slots__`) whose per-message
+path reads top to bottom in the check order below, and its set-up, run-time tool changes and
+input-required rounds share those slots. What stands alone is already elsewhere: the catalog,
+header checks, result shaping, input requests, listen streams, replicas (their own modules).
 
 Check order (docs/RULES.md conformance §4, steps 3-14). Header checks run only when the transport
 hands over headers (HTTP); stdio has no header layer.
@@ -25,7 +30,7 @@ state — and when it cannot be reached the request is answered with a retryable
 Beyond tools: `subscriptions/listen` streams list-changed notifications (SUB-*, listen.py),
 and `add_method` serves further methods (prompts, resources, ...) with caching hints stamped
 on their complete results (CACHE-01) and input-required rounds on prompts/get and
-resources/read (MRTR-02, input_required.py).
+resources/read (MRTR-02, input_requests.py).
 """
 
 from __future__ import annotations
@@ -582,7 +587,7 @@ class Dispatcher:
             result["_meta"] = {**result.get("_meta", {}), **self._result_meta}
         return result
 
-    # ---- input-required rounds (input_required.py) ----------------------------------------
+    # ---- input-required rounds (input_requests.py) ----------------------------------------
 
     def _codec(self) -> StateCodec:
         codec = self._state_codec

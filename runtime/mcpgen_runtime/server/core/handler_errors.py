@@ -1,4 +1,5 @@
-"""Exceptions a handler may raise to shape its answer (re-exported by `context` and the package)."""
+"""The exceptions of handlers: those a handler may raise to shape its answer, and `ClientRequestError`,
+which its asks to the client may raise (re-exported by `context` and the package)."""
 
 from __future__ import annotations
 

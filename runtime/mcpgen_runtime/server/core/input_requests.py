@@ -1,5 +1,5 @@
-"""Input-required results (multi round-trip requests, MRTR), the server's half: what a handler
-may ask the client for, how the answers are read, and how a round ends and resumes. The
+"""Input requests: the server's half of input-required results (multi round-trip requests, MRTR):
+what a handler may ask the client for, how the answers are read, and how a round ends and resumes. The
 client's half is `protocol/input_required.py`; the wire types both use are in
 `protocol/inputs.py` (the answers a handler reads: `ElicitResult`, `CreateMessageResult`,
 `ListRootsResult`).

@@ -1,8 +1,8 @@
 """Limits on how a client may send HTTP requests: `HttpLimits`, a `ServerConfig` field.
 
 Enforced in two places: the header deadline and the cap on slow connections per connection,
-below the ASGI app, where uvicorn reads the header block (slow_clients.py); the body deadlines
-in the ASGI app (body_reader.py), so they hold under any ASGI server.
+below the ASGI app, where uvicorn reads the header block (http/slow_clients.py); the body deadlines
+in the ASGI app (http/body_reader.py), so they hold under any ASGI server.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Streamable HTTP server side as a raw ASGI app (no framework: this is the hot path).
 
-Per POST (docs/RULES.md conformance §4 order; the JSON-RPC checks themselves live in dispatch.py):
+Per POST (docs/RULES.md conformance §4 order; the JSON-RPC checks themselves live in core/dispatch.py):
 
   1. read the whole body (> max_body_bytes -> 413; not in time, `HttpLimits` -> 408; both close
      the connection)
@@ -17,11 +17,11 @@ notification (progress) or asks for one (`ctx.open_stream()`), when the client a
 `subscriptions/listen` always streams: acknowledgment, notifications, comment keep-alives
 (HTTP-19) until the client closes it or the server ends it (SUB-07).
 
-Probes (health.py): a GET or HEAD of `ServerConfig.health_path` / `ready_path` is answered before
+Probes (core/health.py): a GET or HEAD of `ServerConfig.health_path` / `ready_path` is answered before
 the Host check and authentication (the Origin check still applies); the test is made only for
 verbs other than POST, so MCP requests pay nothing for it.
 
-Clients of the initialize-based revisions (legacy_http.py) are told apart once, early, from the
+Clients of the initialize-based revisions (legacy_sessions.py) are told apart once, early, from the
 header block (memoized): an `Mcp-Session-Id` without a 2026-07-28 `MCP-Protocol-Version`, or a
 legacy version header, sends the request to its session; an `initialize` without modern `_meta`
 opens one; GET and DELETE with a session id serve its streams and its end. Everything else is the
@@ -260,7 +260,7 @@ class McpAsgiApp:
             await self._watched(message, headers, principal, peer, receive, send, json_ok, sse_ok, False)
 
     async def _probe(self, scope: Scope, send: Send) -> None:
-        """Liveness or readiness (health.py): no Host check, no authentication, Origin still checked."""
+        """Liveness or readiness (core/health.py): no Host check, no authentication, Origin still checked."""
         if scope["method"] not in ("GET", "HEAD"):
             await send_empty(send, 405, [(b"allow", b"GET, HEAD")])
             return
@@ -382,7 +382,7 @@ class _Block(NamedTuple):
     unacceptable: tuple[int, str] | None  # Content-Type or Accept not usable: (status, message)
     json_ok: bool
     sse_ok: bool
-    legacy: bool  # a legacy session's request (legacy_http.py)
+    legacy: bool  # a legacy session's request (legacy_sessions.py)
     session_id: str | None  # Mcp-Session-Id
     version: str | None  # MCP-Protocol-Version, trimmed
 
@@ -475,7 +475,7 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000, *, p
     mcp_app = McpAsgiApp(server, allowed_hosts=allowed_hosts)
     app: ASGIApp = mcp_app
     if (wrap := getattr(server.config.auth, "wrap_app", None)) is not None:
-        app = wrap(app)  # a ProtectedResource (oauth.py): its metadata and 403 insufficient_scope
+        app = wrap(app)  # a ProtectedResource (auth/oauth.py): its metadata and 403 insufficient_scope
     limits = server.config.http_limits
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="off",

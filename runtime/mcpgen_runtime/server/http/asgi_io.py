@@ -1,5 +1,5 @@
-"""ASGI plumbing shared by both Streamable HTTP paths — the stateless 2026-07-28 one (http.py)
-and legacy sessions (legacy_http.py): the ASGI types, JSON and SSE replies, error bodies,
+"""ASGI plumbing shared by both Streamable HTTP paths — the stateless 2026-07-28 one (app.py)
+and legacy sessions (legacy_sessions.py): the ASGI types, JSON and SSE replies, error bodies,
 continuing a coroutine that already ran its first step, and noticing a client that went away.
 """
 

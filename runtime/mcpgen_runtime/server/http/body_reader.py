@@ -1,4 +1,4 @@
-"""Reading an HTTP request body within the body limits of `HttpLimits` (limits.py).
+"""Reading an HTTP request body within the body limits of `HttpLimits` (core/limits.py).
 
 `take_first`/`finish_first` and `read_rest` read the body; a body that does not arrive in time
 (shorter than its Content-Length, a chunked body never terminated, a trickle) raises

@@ -1,5 +1,5 @@
 """Legacy sessions on Streamable HTTP (the 2025-11-25, 2025-06-18 and 2025-03-26 shape of the
-transport), as the ASGI app (http.py) hands them over after its shared checks (body limit,
+transport), as the ASGI app (app.py) hands them over after its shared checks (body limit,
 Origin/Host, auth, Content-Type/Accept).
 
 - `initialize` (no session yet): a session with an unguessable `Mcp-Session-Id`, bound to the
@@ -59,7 +59,7 @@ _SESSION_HEADER = b"mcp-session-id"
 
 
 class LegacyRequestHead(Protocol):
-    """What http.py concluded from a request's headers (its memoized header block)."""
+    """What app.py concluded from a request's headers (its memoized header block)."""
 
     @property
     def headers(self) -> Mapping[str, str]: ...
@@ -147,7 +147,7 @@ class LegacyHttp:
         config = server.config
         options = config.sessions
         shared = shared_session_store(server.shared_store, options) if options.store is None else None
-        self.shared = shared  # sessions every replica serves (shared_sessions.py), or None
+        self.shared = shared  # sessions every replica serves (legacy/shared_sessions.py), or None
         self.store: SessionStore[Session]
         if options.store is not None:
             self.store = options.store
@@ -425,7 +425,7 @@ class LegacyHttp:
         await send_empty(send, 200)
 
 
-    # ---- sessions shared by replicas (shared_sessions.py) ------------------------------------------------
+    # ---- sessions shared by replicas (legacy/shared_sessions.py) ---------------------------------
 
     async def _forward(self, session: Session, message: dict[str, Any], send: Send) -> None:
         assert self.shared is not None

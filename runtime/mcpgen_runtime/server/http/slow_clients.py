@@ -1,5 +1,5 @@
 """Slow HTTP clients under uvicorn: a deadline on the header block, a bound on its size, and a cap on
-connections still receiving a request (`HttpLimits`, limits.py).
+connections still receiving a request (`HttpLimits`, core/limits.py).
 
 uvicorn parses the request line and headers itself (h11, or httptools with `mcpgen[fast]`) before
 the ASGI app sees anything, and sets no deadline there: a client trickling one header byte a

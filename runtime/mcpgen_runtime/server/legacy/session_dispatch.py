@@ -1,10 +1,10 @@
-"""The initialize-based era of a `Dispatcher` (2025-11-25, 2025-06-18, 2025-03-26), without I/O:
+"""`LegacyDispatcher`: the legacy half of a `Dispatcher` (2025-11-25, 2025-06-18, 2025-03-26), without I/O:
 the handshake, one message of a legacy session in and an `Outcome` out, the channel back to the
 client, and list-changed notifications for sessions that listen.
 
 A dual-era server picks the era from how the client opens (VER-07..10): a request with modern
 `_meta` is served statelessly by `Dispatcher.handle_message`; an `initialize` without it opens a
-session (on HTTP: `legacy_http.py`; on stdio: the process), and the session's later messages come
+session (on HTTP: `http/legacy_sessions.py`; on stdio: the process), and the session's later messages come
 here. They run the very same tool handlers through the dispatcher's own paths (argument checks,
 rate limits, result shaping), with the session supplying the protocol version and client
 capabilities that `_meta` would carry, and results stripped of what those revisions lack.

@@ -1,6 +1,6 @@
-"""Sessions of the initialize-based era: what `initialize` settled, the server-to-client requests
-awaiting answers, the calls in flight, and (HTTP) the session's SSE streams; and where sessions
-are kept.
+"""Legacy sessions (`Mcp-Session-Id` on HTTP; the process on stdio): what `initialize` settled, the
+server-to-client requests awaiting answers, the calls in flight, and (HTTP) the session's SSE streams;
+and where sessions are kept.
 
 A session is what a legacy client gets instead of per-request `_meta`: its protocol version,
 capabilities and identity, agreed once. On HTTP it has an unguessable `Mcp-Session-Id` and is

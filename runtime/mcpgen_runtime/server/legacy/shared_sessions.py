@@ -1,5 +1,5 @@
 """Legacy sessions kept in a shared store, so that every replica serves them (`SharedSessionStore`,
-a `SessionStore`; legacy_http.py uses it when `ServerConfig.store` is shared).
+a `SessionStore`; http/legacy_sessions.py uses it when `ServerConfig.store` is shared).
 
 What is shared: the session record (id, principal, protocol version, client capabilities and
 info, log level, initialized) under `session:<id>`, expiring after the idle timeout and renewed
