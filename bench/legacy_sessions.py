@@ -11,8 +11,8 @@ moment every session is open and idle, after a garbage collection, divided by th
            then `notifications/initialized` with the session's `Mcp-Session-Id`. Everything the
            app keeps counts: the session record, its id, the store's entry and the app's bounded
            header memo (a fixed cost spread over the sessions).
-  record   the session record alone, as tests/runtime/test_legacy_units.py measures it:
-           `LegacyEra.initialize` + `open_session` + `MemorySessionStore.add`.
+  record   the session record alone, as tests/runtime/server/legacy/test_session_dispatch.py measures it:
+           `LegacyDispatcher.initialize` + `open_session` + `MemorySessionStore.add`.
 
 The cap on live sessions (`SessionOptions.max_sessions`, 10,000 by default) is raised above the
 count, so no session is evicted while measuring.
@@ -138,10 +138,10 @@ def asgi_bytes(count: int) -> float:
 
 def record_bytes(count: int) -> float:
     """Per idle session, the record alone (see the module docstring)."""
-    from mcpgen_runtime.server.legacy import LegacyEra
-    from mcpgen_runtime.server.sessions import MemorySessionStore, new_session_id
+    from mcpgen_runtime.server.legacy.session_dispatch import LegacyDispatcher
+    from mcpgen_runtime.server.legacy.sessions import MemorySessionStore, new_session_id
 
-    era = LegacyEra(_server(count + WARMUP + 1))
+    era = LegacyDispatcher(_server(count + WARMUP + 1))
     store = MemorySessionStore(idle_timeout_s=3600, max_sessions=count + WARMUP + 1)
 
     async def open_sessions(n: int) -> None:
@@ -167,7 +167,7 @@ def run(count: int = SESSIONS) -> dict[str, Any]:
 
 LABELS = {
     "asgi": "through the generated server's ASGI app (initialize + notifications/initialized)",
-    "record": "the session record and store entry alone (LegacyEra + MemorySessionStore)",
+    "record": "the session record and store entry alone (LegacyDispatcher + MemorySessionStore)",
 }
 
 

@@ -86,8 +86,8 @@ def main(argv: list[str] | None = None) -> None:
     app = _ours(args.rate_limit) if args.kind == "ours" else SERVERS[args.kind]()
     http: Any = args.http
     if args.kind == "ours":  # as run_http serves it: uvicorn's protocol with the slow-client limits
-        from mcpgen_runtime.server.limits import HttpLimits
-        from mcpgen_runtime.server.slow_clients import SlowClients, guarded_protocol
+        from mcpgen_runtime.server.core.limits import HttpLimits
+        from mcpgen_runtime.server.http.slow_clients import SlowClients, guarded_protocol
 
         http = guarded_protocol(args.http, SlowClients(HttpLimits()))
     config = uvicorn.Config(

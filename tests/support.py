@@ -101,4 +101,4 @@ def httptools_env() -> dict[str, str] | None:
 
 def subprocess_env() -> dict[str, str]:
     """Environment for child processes that must import the project and generated packages."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated")])}
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), str(ROOT), str(ROOT / "generated")])}

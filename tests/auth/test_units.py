@@ -26,8 +26,8 @@ from mcpgen_runtime.protocol.oauth.grants import (
     read_callback,
     token_request,
 )
-from mcpgen_runtime.server.jwt import JwtVerifier
-from mcpgen_runtime.server.oauth import ProtectedResource, TokenPrincipal
+from mcpgen_runtime.server.auth.jwt import JwtVerifier
+from mcpgen_runtime.server.auth.oauth import ProtectedResource, TokenPrincipal
 
 
 def test_challenges_are_read_with_quoted_strings_several_schemes_and_junk() -> None:
@@ -169,7 +169,7 @@ def test_jwt_verification_checks_issuer_audience_expiry_and_algorithms() -> None
 def test_tools_declare_their_scopes_in_the_spec_file() -> None:
     from codegen.spec import LoadedSpec
     from codegen.validate.checks import validate
-    from mcpgen_runtime.server.oauth import declared_tool_scopes
+    from mcpgen_runtime.server.auth.oauth import declared_tool_scopes
 
     tools = [{"name": "rm", "inputSchema": {"type": "object"}, "_meta": {"dev.mcpgen/scopes": ["files:write"]}},
              {"name": "ls", "inputSchema": {"type": "object"}}]

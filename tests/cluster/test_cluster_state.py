@@ -20,8 +20,8 @@ from mcpgen_runtime.client import Client, ElicitResult
 from mcpgen_runtime.errors import ServiceUnavailableError
 from tests.cluster.harness import Cluster
 from tests.runtime import legacy_helpers as legacy
+from tests.runtime.server.core.test_subscriptions import SseReader, listen
 from tests.runtime.server_helpers import call, mcp_headers
-from tests.runtime.test_server_subscriptions import SseReader, listen
 from tests.support import ROOT, SDK1_PYTHON, needs_peer, subprocess_env
 
 pytestmark = pytest.mark.timeout(60)

@@ -28,8 +28,8 @@ import pytest
 import uvicorn
 
 from mcpgen_runtime.server import ServerConfig
-from mcpgen_runtime.server.limits import HttpLimits
-from mcpgen_runtime.server.oauth import ProtectedResource, ProtectedResourceApp, TokenPrincipal
+from mcpgen_runtime.server.auth.oauth import ProtectedResource, ProtectedResourceApp, TokenPrincipal
+from mcpgen_runtime.server.core.limits import HttpLimits
 from tests.runtime.server_helpers import call, mcp_headers, request
 from tests.runtime.weather_server_app import WeatherServer
 from tests.support import (

@@ -70,3 +70,21 @@ def test_a_mock_process_keeps_hypothesis_files_out_of_the_folder_it_runs_in(tmp_
             assert client.call_tool("get_weather_data", {"location": "Berlin"}).is_error is False
     assert not (tmp_path / ".hypothesis").exists()
     assert (tmp_path / "cache" / "mcpgen" / "hypothesis").is_dir()
+
+
+def _runtime_mock(*args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m mcpgen_runtime.mock` (mock/command.py), the runtime's own command line."""
+    return subprocess.run([sys.executable, "-m", "mcpgen_runtime.mock", *args], env=subprocess_env(),
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+
+def test_runtime_mock_help_and_usage_errors() -> None:
+    for flag in ("-h", "--help"):
+        shown = _runtime_mock(flag)
+        assert shown.returncode == 0 and shown.stdout.startswith("Usage: python -m mcpgen_runtime.mock [OPTIONS] SPEC")
+        assert "--responses FILE" in shown.stdout and "--seed" in shown.stdout
+    assert _runtime_mock().returncode == 2  # SPEC missing
+    both = _runtime_mock(WEATHER, "--http", "--stdio")
+    assert both.returncode == 2 and "--http and --stdio: choose one" in both.stderr
+    missing = _runtime_mock(str(ROOT / "nope.json"))
+    assert missing.returncode == 1 and missing.stderr.startswith("error: ") and "nope.json" in missing.stderr

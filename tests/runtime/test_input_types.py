@@ -72,5 +72,5 @@ def test_roots_in23_binds_the_client_not_what_a_server_receives() -> None:
 def test_old_names_are_the_shared_types() -> None:
     assert moved.ElicitResult is server.ElicitResult is ElicitResult
     assert moved.Root is server.Root is Root
-    assert server.SamplingResult is server.CreateMessageResult is moved.CreateMessageResult
-    assert server.RootsResult is server.ListRootsResult is moved.ListRootsResult
+    assert server.CreateMessageResult is moved.CreateMessageResult
+    assert server.ListRootsResult is moved.ListRootsResult

@@ -120,7 +120,7 @@ def _tool_names(replica: Replica) -> list[str]:
 
 def test_a_listen_stream_on_one_replica_hears_changes_made_on_the_other(redis_server: RedisServer) -> None:
     from tests.runtime.dynamic_server_app import DynamicServer
-    from tests.runtime.test_server_subscriptions import SseReader, listen
+    from tests.runtime.server.core.test_subscriptions import SseReader, listen
 
     with (Replica(with_store(DynamicServer, redis_server.url, keepalive_s=0.5)) as a,
           Replica(with_store(DynamicServer, redis_server.url)) as b):
@@ -173,7 +173,7 @@ def test_the_client_reads_a_retryable_error_from_its_status_or_its_data() -> Non
 
 def test_fan_out_comes_back_after_a_redis_restart() -> None:
     from tests.runtime.dynamic_server_app import DynamicServer
-    from tests.runtime.test_server_subscriptions import SseReader, listen
+    from tests.runtime.server.core.test_subscriptions import SseReader, listen
 
     redis = RedisServer()
     redis.start()

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from mcpgen_runtime.server.state import StateSecretError
+from mcpgen_runtime.server.core.request_state import StateSecretError
 from mcpgen_runtime.server.store import MemoryStore
 from tests.redis_server import RedisServer
 from tests.support import PYTHON, ROOT, free_port, subprocess_env

@@ -8,7 +8,6 @@ package's `tools.json`). The pytest plugin starts the latter for stdio and subpr
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import sys
@@ -16,12 +15,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import click
+
 from .. import _json
+from ..server.cli import HELP_OPTIONS, parse_command_line
 from .responses import ResponsesError
 from .server import MockServer
 from .values import MockDependencyError
 
-__all__ = ["build_parser", "keep_hypothesis_files_in_the_cache", "load_spec_file", "main", "serve_mock"]
+__all__ = ["build_command", "keep_hypothesis_files_in_the_cache", "load_spec_file", "main", "serve_mock"]
 
 MAX_SPEC_BYTES: Final = 64 * 1024 * 1024
 Transport = Literal["http", "stdio"]
@@ -69,34 +71,46 @@ def serve_mock(server: MockServer, transport: Transport = "http", host: str = "1
         server.run_http(host, port)
 
 
-def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=prog, description="Serve a spec's tools with schema-valid answers (mcpgen mock without the generator)."
-    )
-    parser.add_argument("spec", help="spec file or a generated package's tools.json")
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--http", dest="transport", action="store_const", const="http", help="Streamable HTTP (default)")
-    mode.add_argument("--stdio", dest="transport", action="store_const", const="stdio", help="stdin/stdout")
-    parser.set_defaults(transport="http")
-    parser.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
-    parser.add_argument("--seed", type=int, default=0, help="the same seed gives the same answers (default 0)")
-    parser.add_argument("--responses", metavar="FILE", help="canned answers, errors and faults (YAML or JSON)")
-    parser.add_argument("--record", metavar="FILE", help="append every call to FILE as JSON lines")
-    parser.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"],
-                        help="log level; logs go to stderr (default warning)")
-    return parser
+def build_command() -> click.Command:
+    """The options of `python -m mcpgen_runtime.mock`; the command returns them (a dict)."""
+
+    def read(**options: Any) -> dict[str, Any]:
+        if options["http"] and options["stdio"]:
+            raise click.UsageError("--http and --stdio: choose one")
+        options["transport"] = "stdio" if options["stdio"] else "http"
+        return options
+
+    opt = click.option
+    params = [
+        click.argument("spec"),
+        opt("--http", is_flag=True, help="Streamable HTTP (default)"),
+        opt("--stdio", is_flag=True, help="stdin/stdout"),
+        opt("--host", default="127.0.0.1", metavar="ADDRESS", help="interface to bind (default 127.0.0.1)"),
+        opt("--port", type=int, default=8000, metavar="PORT", help="TCP port (default 8000)"),
+        opt("--seed", type=int, default=0, help="the same seed gives the same answers (default 0)"),
+        opt("--responses", metavar="FILE", help="canned answers, errors and faults (YAML or JSON)"),
+        opt("--record", metavar="FILE", help="append every call to FILE as JSON lines"),
+        opt("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="warning",
+            help="log level; logs go to stderr (default warning)"),
+    ]
+    for decorate in reversed(params):
+        read = decorate(read)
+    return click.command(
+        "mock", context_settings=HELP_OPTIONS,
+        help="Serve a spec's tools with schema-valid answers (mcpgen mock without the generator).\n\n"
+             "SPEC: a spec file or a generated package's tools.json.")(read)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = build_parser("python -m mcpgen_runtime.mock").parse_args(argv)
+    args = parse_command_line(build_command(), argv, "python -m mcpgen_runtime.mock")
     keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
     # Logs never go to stdout: on stdio it carries protocol messages only (STDIO-03).
-    logging.basicConfig(stream=sys.stderr, level=args.log_level.upper(),
+    logging.basicConfig(stream=sys.stderr, level=args["log_level"].upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        server = MockServer(load_spec_file(args.spec), seed=args.seed, responses=args.responses, record=args.record)
+        server = MockServer(load_spec_file(args["spec"]), seed=args["seed"], responses=args["responses"],
+                            record=args["record"])
     except (OSError, ValueError, ResponsesError, MockDependencyError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(1) from None
-    serve_mock(server, args.transport, args.host, args.port)
+    serve_mock(server, args["transport"], args["host"], args["port"])

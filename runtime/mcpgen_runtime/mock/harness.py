@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from .. import _json
-from ..server.http import McpAsgiApp
+from ..server.http.app import McpAsgiApp
 from ..tools import load_package_tools, tool_table
 from .command import load_spec_file
 from .responses import ToolResponses, parse_responses

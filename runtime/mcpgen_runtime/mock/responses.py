@@ -41,7 +41,7 @@ from typing import Any, Final
 from .. import _json
 from ..content import CONTENT_BLOCKS
 from ..schema import SchemaCompileError, compile_schema
-from ..server.input_required import Elicit
+from ..server.core.input_requests import Elicit
 from ..tools import ToolSpec
 
 __all__ = ["Answer", "FaultPlan", "ResponsesError", "Rule", "ToolResponses", "load_responses", "parse_responses"]

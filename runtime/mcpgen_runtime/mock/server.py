@@ -2,7 +2,7 @@
 
 Each tool is added with `add_tool(definition, handler)`, so arguments, `x-mcp-header` mirrors,
 protocol versions and input-required rounds are checked exactly as in a generated server
-(dispatch.py); only the handler is the mock's. A call's answer, in order of precedence:
+(core/dispatch.py); only the handler is the mock's. A call's answer, in order of precedence:
 
 1. the first rule of the responses file whose `match` the arguments contain (responses.py):
    latency, an injected failure, an elicitation round, then its answer;
@@ -34,10 +34,10 @@ from typing import Any, Final
 from .. import _json
 from .._version import __version__
 from ..content import ToolResult
-from ..server.catalog import ToolHandler
-from ..server.config import ServerConfig
-from ..server.context import RpcError, ToolContext, ToolExecutionError
-from ..server.state import STATE_SECRET_ENV
+from ..server.core.catalog import ToolHandler
+from ..server.core.config import ServerConfig
+from ..server.core.context import RpcError, ToolContext, ToolExecutionError
+from ..server.core.request_state import STATE_SECRET_ENV
 from ..server.tool_server import ToolServer
 from ..tools import ToolSpec, tool_table
 from .canonical import canonical_json, derive_seed, unit_interval

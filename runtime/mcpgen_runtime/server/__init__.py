@@ -14,11 +14,21 @@ asks are then real requests to the client (`ClientRequestError` when unanswered)
 """
 
 from ..protocol.inputs import CreateMessageResult, ElicitResult, ListRootsResult, Root
-from .auth import BearerAuth
-from .catalog import MethodHandler, ToolHandler
+from .auth.oauth import IntrospectionVerifier, ProtectedResource, TokenPrincipal
 from .cli import serve_main
-from .config import LOCAL_HOSTS, LOCAL_ORIGINS, IncomingRequest, Outcome, ServerConfig, ToolBinding
-from .context import (
+from .core.bearer_auth import BearerAuth
+from .core.catalog import MethodHandler, ToolHandler
+from .core.config import (
+    LOCAL_HOSTS,
+    LOCAL_ORIGINS,
+    IncomingRequest,
+    Outcome,
+    ServerConfig,
+    SessionOptions,
+    SessionStore,
+    ToolBinding,
+)
+from .core.context import (
     ClientCapabilityRequired,
     ClientRequestError,
     RequestContext,
@@ -27,20 +37,17 @@ from .context import (
     ToolExecutionError,
     ToolReturn,
 )
-from .http import ASGIApp
-from .input_required import (
+from .core.input_requests import (
     Elicit,
     ElicitUrl,
     InputRequest,
     ListRoots,
     Pending,
-    RootsResult,
     Sample,
-    SamplingResult,
 )
-from .oauth import IntrospectionVerifier, ProtectedResource, TokenPrincipal
-from .ratelimit import RateLimit
-from .sessions import MemorySessionStore, Session, SessionOptions, SessionStore
+from .core.ratelimit import RateLimit
+from .http.app import ASGIApp
+from .legacy.sessions import MemorySessionStore, Session
 from .tool_server import ToolServer
 
 __all__ = [
@@ -67,10 +74,8 @@ __all__ = [
     "RateLimit",
     "RequestContext",
     "Root",
-    "RootsResult",
     "RpcError",
     "Sample",
-    "SamplingResult",
     "ServerConfig",
     "Session",
     "SessionOptions",

@@ -13,7 +13,7 @@ End of input ends the loop (STDIO-11): subscriptions are closed, and requests in
 a short grace.
 
 A client of the initialize-based revisions opens with `initialize` (without modern `_meta`): the
-process then holds one legacy session (legacy.py). Its requests run the same handlers, its
+process then holds one legacy session (legacy/session_dispatch.py). Its requests run the same handlers, its
 asks become requests written to stdout whose answers come back on stdin, and list-changed
 notifications go to stdout. Messages that carry modern `_meta` are still served statelessly.
 """
@@ -33,10 +33,10 @@ from typing import Any, BinaryIO
 from .. import _json
 from ..protocol import jsonrpc
 from ..protocol.legacy import carries_modern_meta
-from .config import IncomingRequest
-from .dispatch import Dispatcher
-from .legacy import LegacyEra, SessionChannel
-from .sessions import Session
+from .core.config import IncomingRequest
+from .core.dispatch import Dispatcher
+from .legacy.session_dispatch import LegacyDispatcher, SessionChannel
+from .legacy.sessions import Session
 
 __all__ = ["run_stdio", "serve_stdio"]
 
@@ -151,7 +151,7 @@ async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, 
     writer = _LineWriter(await _open_writer(stdout))
     request = IncomingRequest(transport="stdio", notify=writer.send)
     in_flight: dict[Any, asyncio.Task[None]] = {}
-    legacy = None if server.config.modern_only else LegacyEra(server)
+    legacy = None if server.config.modern_only else LegacyDispatcher(server)
     session: Session | None = None  # set by initialize: this process then serves a legacy client
 
     async def answer(message: Any, in_session: IncomingRequest | None = None) -> None:

@@ -1,15 +1,15 @@
 """`ToolServer`: the base class of generated servers — the sans-I/O `Dispatcher` plus its
-transports (`asgi_app` / `run_http` from http.py, `run_stdio` from stdio.py).
+transports (`asgi_app` / `run_http` from http/app.py, `run_stdio` from stdio.py).
 
-It sits above the dispatcher and both transports, so they never import it: http.py and
+It sits above the dispatcher and both transports, so they never import it: http/app.py and
 stdio.py drive any `Dispatcher`.
 """
 
 from __future__ import annotations
 
-from .dispatch import Dispatcher
-from .http import ASGIApp, McpAsgiApp, run_http
-from .slow_clients import HttpParser
+from .core.dispatch import Dispatcher
+from .http.app import ASGIApp, McpAsgiApp, run_http
+from .http.slow_clients import HttpParser
 from .stdio import run_stdio
 
 __all__ = ["ToolServer"]
@@ -26,7 +26,7 @@ class ToolServer(Dispatcher):
 
     def asgi_app(self) -> ASGIApp:
         """A raw ASGI app serving the MCP endpoint on any path it is mounted at (and, for a
-        `ProtectedResource` in `config.auth`, its OAuth metadata: oauth.py)."""
+        `ProtectedResource` in `config.auth`, its OAuth metadata: auth/oauth.py)."""
         app: ASGIApp = McpAsgiApp(self)
         wrap = getattr(self.config.auth, "wrap_app", None)
         return wrap(app) if wrap is not None else app

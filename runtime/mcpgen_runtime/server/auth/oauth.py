@@ -1,0 +1,347 @@
+"""A server as an OAuth 2.1 protected resource (MCP authorization, AUTH-19..23).
+
+    resource = ProtectedResource(
+        resource="https://mcp.example.com/mcp",                # this server's canonical URL
+        authorization_servers=("https://auth.example.com",),
+        verify=JwtVerifier("https://auth.example.com", audience="https://mcp.example.com/mcp"),
+        scopes=("mcp:tools",),                                 # needed for every request
+        tool_scopes={"delete_file": ("files:write",)},         # needed for some tools on top
+    )
+    Server(ServerConfig(auth=resource)).run_http()
+
+`ProtectedResource` is a `BearerAuth` (core/bearer_auth.py): the HTTP app verifies the bearer token of every
+request and answers a missing or invalid one `401` with `WWW-Authenticate: Bearer
+resource_metadata=…, scope=…` (AUTH-20/21). `wrap_app` (applied by `ToolServer.asgi_app` and
+`run_http`) adds what the plain app has no place for: the protected resource metadata at
+`/.well-known/oauth-protected-resource` and its path-suffixed form (AUTH-19), and `403
+insufficient_scope` naming every scope a request needs when the token has too few (AUTH-21).
+
+Verifiers turn a token into a `TokenPrincipal` (subject, scopes, claims), or None: `JwtVerifier`
+(jwt.py: signatures against the issuer's JWKS, `iss`, `aud` = this resource, `exp`/`nbf`) and
+`IntrospectionVerifier` (RFC 7662). `ctx.principal` is the `TokenPrincipal`; its `str` (issuer and
+subject) binds requestState, keys rate limits and tells private caches apart. Verified tokens are
+remembered (by digest, until they expire, at most `CACHE_SIZE`), so the second check of a
+request and later requests with the same token cost a dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from ... import _json
+from ...protocol.oauth.challenge import bearer_challenge
+from ..core.bearer_auth import BearerAuth
+from ..core.limits import HttpLimits
+from ..http.asgi_io import send_error
+from ..http.body_reader import BodyTimeout, body_deadline, receive_within
+
+__all__ = [
+    "SCOPES_META",
+    "CachedVerifier",
+    "IntrospectionVerifier",
+    "ProtectedResource",
+    "TokenPrincipal",
+    "declared_tool_scopes",
+]
+
+_LOG = logging.getLogger("mcpgen.server.oauth")
+CACHE_SIZE = 4096
+PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
+# A tool definition declares the scopes its calls need here (the spec file, hence tools.json):
+#   {"name": "delete_file", ..., "_meta": {"dev.mcpgen/scopes": ["files:write"]}}
+SCOPES_META = "dev.mcpgen/scopes"
+
+
+def declared_tool_scopes(definitions: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, ...]]:
+    """The scopes each tool's definition declares under `_meta["dev.mcpgen/scopes"]`."""
+    found: dict[str, tuple[str, ...]] = {}
+    for definition in definitions:
+        meta = definition.get("_meta")
+        scopes = meta.get(SCOPES_META) if isinstance(meta, Mapping) else None
+        name = definition.get("name")
+        if isinstance(name, str) and isinstance(scopes, list) and all(isinstance(s, str) for s in scopes) and scopes:
+            found[name] = tuple(scopes)
+    return found
+
+
+@dataclass(frozen=True)
+class TokenPrincipal:
+    """Who a verified access token speaks for. Never holds the token itself."""
+
+    subject: str
+    issuer: str
+    scopes: frozenset[str] = frozenset()
+    client_id: str | None = None
+    expires_at: float | None = None
+    claims: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.issuer}#{self.subject}"
+
+    def missing(self, needed: Iterable[str]) -> list[str]:
+        return [scope for scope in needed if scope not in self.scopes]
+
+
+def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
+    """`scope` (RFC 9068/8693: space-separated) or `scp` (a list, some servers)."""
+    scope = claims.get("scope")
+    if isinstance(scope, str):
+        return frozenset(scope.split())
+    scp = claims.get("scp")
+    if isinstance(scp, list):
+        return frozenset(item for item in scp if isinstance(item, str))
+    return frozenset()
+
+
+class CachedVerifier:
+    """A verifier's base: remembers verified tokens (by SHA-256, until expiry, bounded)."""
+
+    def __init__(self, *, cache_size: int = CACHE_SIZE, max_cache_s: float = 300.0) -> None:
+        self._cache: OrderedDict[bytes, tuple[float, TokenPrincipal]] = OrderedDict()
+        self._cache_size = cache_size
+        self._max_cache_s = max_cache_s
+
+    async def __call__(self, token: str) -> TokenPrincipal | None:
+        digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
+        now = time.time()
+        hit = self._cache.get(digest)
+        if hit is not None:
+            if hit[0] > now:
+                self._cache.move_to_end(digest)
+                return hit[1]
+            del self._cache[digest]
+        principal = await self.verify(token)
+        if principal is not None:
+            until = now + self._max_cache_s
+            if principal.expires_at is not None:
+                until = min(until, principal.expires_at)
+            self._cache[digest] = (until, principal)
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return principal
+
+    async def verify(self, token: str) -> TokenPrincipal | None:
+        raise NotImplementedError
+
+
+class IntrospectionVerifier(CachedVerifier):
+    """RFC 7662: ask the authorization server whether a token is active, and for whom.
+
+    The answer must be `active`, unexpired, from `issuer` when it names one, and for this
+    resource (`aud`) when it names an audience (AUTH-23)."""
+
+    def __init__(self, endpoint: str, *, audience: str, client_id: str, client_secret: str,
+                 issuer: str | None = None, timeout: float = 5.0, max_cache_s: float = 60.0) -> None:
+        super().__init__(max_cache_s=max_cache_s)
+        self.endpoint = endpoint
+        self.audience = audience
+        self.issuer = issuer
+        self._credentials = (client_id, client_secret)
+        self._timeout = timeout
+
+    async def verify(self, token: str) -> TokenPrincipal | None:
+        import httpx  # a runtime dependency; only introspecting servers need it here
+
+        try:
+            async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as client:
+                response = await client.post(self.endpoint, data={"token": token, "token_type_hint": "access_token"},
+                                             auth=self._credentials, headers={"Accept": "application/json"})
+            answer = _json.loads(response.content[:65536]) if response.status_code == 200 else None
+        except (httpx.HTTPError, _json.JSONDecodeError) as exc:
+            _LOG.warning("token introspection at %s failed: %s", self.endpoint, type(exc).__name__)
+            return None
+        if not isinstance(answer, dict) or answer.get("active") is not True:
+            return None
+        exp = answer.get("exp")
+        if isinstance(exp, int | float) and exp < time.time():
+            return None
+        if self.issuer is not None and answer.get("iss", self.issuer) != self.issuer:
+            return None
+        aud = answer.get("aud")
+        if aud is not None and self.audience not in (aud if isinstance(aud, list) else [aud]):
+            return None
+        subject = answer.get("sub") or answer.get("username") or answer.get("client_id") or "unknown"
+        return TokenPrincipal(str(subject), str(answer.get("iss") or self.issuer or self.endpoint), scopes_of(answer),
+                              answer.get("client_id") if isinstance(answer.get("client_id"), str) else None,
+                              float(exp) if isinstance(exp, int | float) else None, answer)
+
+
+def metadata_url(resource: str) -> str:
+    """The path-suffixed well-known URL of `resource`'s metadata (RFC 9728 §3.1)."""
+    parts = urlsplit(resource)
+    return f"{parts.scheme}://{parts.netloc}{PRM_WELL_KNOWN}{parts.path.rstrip('/')}"
+
+
+@dataclass(frozen=True)
+class ProtectedResource(BearerAuth):
+    """This server's identity as a protected resource, and how it checks tokens (module doc)."""
+
+    resource: str = ""
+    authorization_servers: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()  # every request needs these
+    tool_scopes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # tools/call NAME needs these too
+    scopes_supported: tuple[str, ...] | None = None  # default: every scope above
+    resource_name: str | None = None
+
+    def __post_init__(self) -> None:
+        parts = urlsplit(self.resource)
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.fragment:
+            raise ValueError("resource must be this server's absolute URL without a fragment")
+        if not self.authorization_servers:
+            raise ValueError("a protected resource names at least one authorization server (AUTH-19)")
+        if self.resource_metadata is None:
+            object.__setattr__(self, "resource_metadata", metadata_url(self.resource))
+
+    def challenge(self, error: str | None = None, description: str | None = None,
+                  scopes: Iterable[str] | None = None) -> str:
+        """AUTH-21: the scopes a request needs go with every challenge."""
+        return bearer_challenge(resource_metadata=self.resource_metadata, error=error, description=description,
+                                scopes=self.scopes if scopes is None else scopes)
+
+    def metadata_document(self) -> dict[str, Any]:
+        supported = self.scopes_supported
+        if supported is None:
+            supported = tuple(dict.fromkeys([*self.scopes, *(s for group in self.tool_scopes.values() for s in group)]))
+        document: dict[str, Any] = {
+            "resource": self.resource,
+            "authorization_servers": list(self.authorization_servers),
+            "bearer_methods_supported": ["header"],
+        }
+        supported = tuple(scope for scope in supported if scope != "offline_access")  # AUTH-22
+        if supported:
+            document["scopes_supported"] = list(supported)
+        if self.resource_name is not None:
+            document["resource_name"] = self.resource_name
+        return document
+
+    def wrap_app(self, app: ASGIApp) -> ASGIApp:
+        return ProtectedResourceApp(app, self)
+
+
+class ProtectedResourceApp:
+    """Serves the metadata and answers `403 insufficient_scope`; everything else goes to `app`."""
+
+    def __init__(self, app: ASGIApp, resource: ProtectedResource, *, max_body_bytes: int = 4 * 1024 * 1024,
+                 limits: HttpLimits | None = None) -> None:
+        self.app = app
+        self._limits = limits or HttpLimits()
+        self.resource = resource
+        document = _json.dumps(resource.metadata_document())
+        self._metadata = document
+        suffixed = urlsplit(resource.resource_metadata or "").path
+        self._paths = {PRM_WELL_KNOWN, suffixed}
+        self._max_body = max_body_bytes
+        self._verify = resource.verify
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"]
+        if method in ("GET", "HEAD") and scope["path"] in self._paths:
+            await _respond(send, 200, self._metadata if method == "GET" else b"", [
+                (b"content-type", b"application/json"), (b"cache-control", b"max-age=300"),
+                (b"access-control-allow-origin", b"*")])
+            return
+        if method == "POST":
+            try:
+                refusal, receive = await self._scope_check(scope, receive)
+            except BodyTimeout as exc:  # the body deadlines, as the app itself applies them
+                await send_error(send, 408, f"{exc}; closing the connection", close=True)
+                return
+            if refusal is not None:
+                await _respond(send, 403, b"", [(b"www-authenticate", refusal.encode("latin-1", "replace"))])
+                return
+        await self.app(scope, receive, send)
+
+    async def _scope_check(self, scope: Any, receive: Any) -> tuple[str | None, Any]:
+        """A challenge when the token is valid but lacks scopes (AUTH-21); None otherwise (an
+        invalid token is the app's to refuse with 401). Returns the `receive` to go on with."""
+        resource = self.resource
+        token = _bearer(scope)
+        if token is None:
+            return None, receive
+        principal = self._verify(token)
+        if inspect.isawaitable(principal):
+            principal = await principal
+        if not isinstance(principal, TokenPrincipal):
+            return None, receive
+        if principal.missing(resource.scopes):
+            return self._refusal(resource.scopes), receive
+        if not resource.tool_scopes or not any(principal.missing(group) for group in resource.tool_scopes.values()):
+            return None, receive
+        body, complete = await _read_body(receive, self._max_body, self._limits)
+        replay = _replaying(body, complete, receive)
+        if not complete:
+            return None, replay  # too large: the app answers 413
+        try:
+            message = _json.loads(body)
+        except _json.JSONDecodeError:
+            return None, replay
+        if isinstance(message, dict) and message.get("method") == "tools/call":
+            params = message.get("params")
+            name = params.get("name") if isinstance(params, dict) else None
+            needed = resource.tool_scopes.get(name) if isinstance(name, str) else None
+            if needed and principal.missing(needed):
+                return self._refusal((*resource.scopes, *needed)), replay
+        return None, replay
+
+    def _refusal(self, needed: Iterable[str]) -> str:
+        return self.resource.challenge("insufficient_scope", "the access token lacks a scope this request needs",
+                                       scopes=dict.fromkeys(needed))
+
+
+def _bearer(scope: Any) -> str | None:
+    for name, value in scope["headers"]:
+        if name.lower() == b"authorization":
+            scheme, _, token = value.decode("latin-1").strip().partition(" ")
+            token = token.strip()
+            return token if scheme.lower() == "bearer" and token and " " not in token else None
+    return None
+
+
+async def _read_body(receive: Any, limit: int, limits: HttpLimits) -> tuple[bytes, bool]:
+    """The request body when it fits in `limit` (True), else what was read (False); `BodyTimeout`
+    when it does not arrive within `limits`."""
+    chunks: list[bytes] = []
+    size = 0
+    deadline = body_deadline(limits)
+    while True:
+        message = await receive_within(receive(), limits, deadline)
+        if message["type"] != "http.request":
+            return b"".join(chunks), False
+        chunk = message.get("body", b"")
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return b"".join(chunks), False
+        if not message.get("more_body", False):
+            return b"".join(chunks), True
+
+
+def _replaying(body: bytes, complete: bool, receive: Any) -> Any:
+    sent = False
+
+    async def replay() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": not complete}
+        return await receive()
+
+    return replay
+
+
+async def _respond(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
