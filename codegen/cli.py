@@ -41,7 +41,7 @@ from .errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidat
 from .write import FileDiff, WriteReport, check_package, is_fresh, write_file_atomic, write_package
 
 if TYPE_CHECKING:
-    from mcpgen_runtime.protocol.era import EraChoice
+    from mcpgen_runtime.protocol.legacy.detect import EraChoice
 
     from .fmt import Style
     from .spec import GeneratedPackage, LoadedSpec, ValidatedSpec

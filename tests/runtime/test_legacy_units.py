@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen_runtime.protocol.legacy import (
+from mcpgen_runtime.protocol.legacy.serving import (
     carries_modern_meta,
     initialize_result,
     legacy_call_result,
@@ -24,7 +24,7 @@ from mcpgen_runtime.protocol.legacy import (
     server_request_params,
     unavailable_in,
 )
-from mcpgen_runtime.protocol.sse import event_id, message_event, parse_event_id, priming_event
+from mcpgen_runtime.protocol.legacy.sse_writer import event_id, message_event, parse_event_id, priming_event
 from mcpgen_runtime.server import ClientRequestError, ServerConfig, SessionOptions
 from mcpgen_runtime.server.config import IncomingRequest
 from mcpgen_runtime.server.event_streams import EventStream

@@ -6,14 +6,14 @@
 - `legacy_listen.py`: what `listen()` delivers from a legacy server
 - `_async/client.py`: `AsyncClient`, the driver written once; `_sync/client.py`: `Client`, generated from it
 - `_async/listen.py`: `AsyncSubscription` (`listen()`); `_sync/listen.py`: `Subscription`
-- `common.py`: set-up both drivers share, and `SyncIO` / `AsyncIO`, the little that differs
+- `common.py`: set-up both drivers share, and `SyncClientBase` / `AsyncClientBase`, the little that differs
 
 The input-required wire types a client's callbacks see and answer with (protocol/inputs.py)
 are exported here too.
 """
 
 from ..cache import StaleCacheWarning
-from ..protocol.inputs import (
+from ..protocol.input_messages import (
     CreateMessageRequest,
     CreateMessageResult,
     ElicitRequest,

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..protocol import jsonrpc
-from ..protocol.legacy import CANCELLED
-from ..protocol.sse import parse_event_id
+from ..protocol.legacy.serving import CANCELLED
+from ..protocol.legacy.sse_writer import parse_event_id
 from ._errors import ClientRequestError
 from .event_streams import EventStream
 

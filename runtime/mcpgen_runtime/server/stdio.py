@@ -32,7 +32,7 @@ from typing import Any, BinaryIO
 
 from .. import _json
 from ..protocol import jsonrpc
-from ..protocol.legacy import carries_modern_meta
+from ..protocol.legacy.serving import carries_modern_meta
 from .config import IncomingRequest
 from .dispatch import Dispatcher
 from .legacy import LegacyEra, SessionChannel

@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
-from .http11 import Origin
+from .http1_wire import Origin
 
 T = TypeVar("T")
 

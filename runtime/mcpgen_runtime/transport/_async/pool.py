@@ -28,7 +28,14 @@ from typing import Final
 from ...errors import McpRuntimeError, TransportError
 from ..asyncio_backend import AsyncConnection, AsyncConnector, now
 from ..failures import RETRYABLE, connect_failed, exchange_failed, timed_out
-from ..http11 import BodyDecoder, Origin, ResponseHead, ReusedConnectionLost, default_ssl_context, final_head
+from ..http1_wire import (
+    BodyDecoder,
+    Origin,
+    ResponseHead,
+    ReusedConnectionLost,
+    default_ssl_context,
+    final_head,
+)
 from ..limits import DEFAULT_MAX_RESPONSE_BYTES, refuse_encoding, too_large
 
 DEFAULT_MAX_IDLE: Final = 16

@@ -29,7 +29,14 @@ from typing import Final
 from ...errors import McpRuntimeError, TransportError
 from ..sync_backend import Connection, Connector, now
 from ..failures import RETRYABLE, connect_failed, exchange_failed, timed_out
-from ..http11 import BodyDecoder, Origin, ResponseHead, ReusedConnectionLost, default_ssl_context, final_head
+from ..http1_wire import (
+    BodyDecoder,
+    Origin,
+    ResponseHead,
+    ReusedConnectionLost,
+    default_ssl_context,
+    final_head,
+)
 from ..limits import DEFAULT_MAX_RESPONSE_BYTES, refuse_encoding, too_large
 
 DEFAULT_MAX_IDLE: Final = 16

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from ..errors import HttpStatusError, McpRuntimeError, RemoteError, RequestTimeoutError
-from .jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
+from ...errors import HttpStatusError, McpRuntimeError, RemoteError, RequestTimeoutError
+from ..jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
 
 __all__ = [
     "ERAS",

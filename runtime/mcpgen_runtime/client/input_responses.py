@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputRequiredError, ProtocolError
-from .inputs import (
+from ..protocol.input_messages import (
     ELICIT,
     ROOTS,
     SAMPLE,
