@@ -26,8 +26,8 @@ from typing import Any, Protocol
 
 from .. import _json
 from ..protocol import jsonrpc
-from ..protocol.legacy import sse_writer as sse
 from ..protocol.headers import LAST_EVENT_ID_LC
+from ..protocol.legacy import sse_writer as sse
 from ..protocol.legacy.serving import CANCELLED, POLLING_SINCE
 from ..protocol.legacy.sse_writer import parse_event_id
 from ._errors import ClientRequestError
