@@ -2,8 +2,8 @@
 
 `AsyncClient` (`_async/client.py`) is written once; `Client` is generated from it
 (`scripts/sync_twins.py`). What genuinely differs between a blocking and an asyncio client
-lives here, hand-written, behind the same names: `SyncClientBase` / `AsyncClientBase` (running the user's
-callbacks, the token provider, sleeping between input rounds, opening a stdio server) and
+lives here, hand-written, behind the same names: `SyncClientBase` / `AsyncClientBase` (running the
+user's callbacks, the token provider, sleeping between input rounds, opening a stdio server) and
 the callback and opener type aliases.
 """
 

@@ -180,7 +180,7 @@ class ClientCore(LegacyFlows):
         self._progress_prefix = secrets.token_hex(4) + "-"
         self._progress_ids = itertools.count(1)
         self.notify: OnNotification = self._dispatch  # one object: transports dedupe handlers by identity
-        # The era (protocol/era.py): "modern" from the start when forced, else decided by the
+        # The era (protocol/legacy/detect.py): "modern" from the start when forced, else decided by the
         # first exchange: stdio probes with server/discover, HTTP reads the first reply (VER-07..10).
         self.era_choice = check_era(era)
         self.era: Era | None = MODERN if era == MODERN else LEGACY if era == LEGACY else None

@@ -1,10 +1,10 @@
-"""The era half of `ClientCore` (`LegacyFlows`, its base class): deciding whether the server is
+"""The legacy half of `ClientCore` (`LegacyFlows`, its base class): deciding whether the server is
 modern or legacy, and the legacy lifecycle as flows — the `initialize` handshake, requests
 inside a session, cancellation, and the server's own requests.
 
 Kept apart from core.py only for size: `ClientCore` is still the one place for protocol
 logic, and its `request_flow` hands a request here only while the era is open or legacy, so
-modern requests pay a single attribute check (protocol/era.py says how the era is decided;
+modern requests pay a single attribute check (protocol/legacy/detect.py says how the era is decided;
 VER-07..10, STDIO-13..15, BASE-11 in docs/RULES.md).
 """
 

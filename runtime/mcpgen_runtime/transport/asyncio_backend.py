@@ -237,7 +237,7 @@ class AsyncConnector:
             self._watchdog.close()
 
 
-# -- background work (the legacy session's GET stream: `_async/events.py`) ---------------------
+# -- background work (the legacy session's GET stream: `_async/session_events.py`) -------------
 
 
 class AsyncWorker:

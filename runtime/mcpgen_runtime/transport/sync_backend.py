@@ -174,7 +174,7 @@ class Connector:
         pass
 
 
-# -- background work (the legacy session's GET stream: `_sync/events.py`) ----------------------
+# -- background work (the legacy session's GET stream: `_sync/session_events.py`) --------------
 
 
 class Worker:

@@ -1,4 +1,4 @@
-"""The lean HTTP/1.1 engine (mcpgen_runtime/transport/http11.py, _async/pool.py and its blocking
+"""The lean HTTP/1.1 engine (mcpgen_runtime/transport/http1_wire.py, _async/pool.py and its blocking
 twin): parsing, head building and wire behaviour against a raw-socket server whose every byte a
 test scripts.
 

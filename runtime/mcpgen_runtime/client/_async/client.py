@@ -223,7 +223,7 @@ class AsyncClient(AsyncClientBase):
             await open_events(headers, self._core.notify)
 
     async def _on_peer_request(self, message: Message) -> Message:
-        """The transport's `on_request` hook in the legacy era (protocol/peer_requests.py)."""
+        """The transport's `on_request` hook in the legacy era (client/legacy_peer_requests.py)."""
         planned = self._core.peer_request(message)
         if not isinstance(planned, InputNeeded):
             return planned

@@ -13,7 +13,7 @@
 - Server-to-client requests: which revision has which method, and their params per revision.
 - Logging levels for `logging/setLevel` and `notifications/message` (RFC 5424 severities).
 
-The client's half of the handshake is `protocol/lifecycle.py`.
+Both sides' handshake is `protocol/legacy/handshake.py`.
 """
 
 from __future__ import annotations

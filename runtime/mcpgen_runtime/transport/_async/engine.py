@@ -1,5 +1,6 @@
-"""The two HTTP engines behind one interface (`AsyncEngine`, `interfaces.py`): `post` a body, get a response with `status`,
-`headers`, the body whole (`aread`) or as it arrives (`aiter_body`), and `aclose` it.
+"""The two HTTP engines behind one interface (`AsyncEngine`, `interfaces.py`): `post` a body, get a
+response with `status`, `headers`, the body whole (`aread`) or as it arrives (`aiter_body`), and
+`aclose` it.
 
 - `AsyncLeanEngine`: the lean HTTP/1.1 pool (`pool.py`), for plain `http://` and `https://`
   URLs without a proxy in the environment: keep-alive sockets, tens of microseconds per

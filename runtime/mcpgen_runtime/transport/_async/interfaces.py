@@ -50,11 +50,13 @@ class AsyncEngine(Protocol):
     name: str
     timeout: float | None  # for POSTs that carry no request (notifications, answers to the peer)
 
-    async def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> AsyncEngineResponse:
+    async def post(self, body: bytes, headers: Mapping[str, str],
+                   timeout: float | None) -> AsyncEngineResponse:
         """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline."""
         ...
 
-    async def bare(self, method: str, headers: Mapping[str, str], timeout: float | None) -> AsyncEngineResponse:
+    async def bare(self, method: str, headers: Mapping[str, str],
+                   timeout: float | None) -> AsyncEngineResponse:
         """A request without a body (`GET`, `DELETE`: the legacy session's)."""
         ...
 

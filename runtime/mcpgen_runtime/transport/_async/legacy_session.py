@@ -55,7 +55,8 @@ def session_id_from(headers: Mapping[str, str]) -> str | None:
 class AsyncLegacySession:
     """The legacy session over `engine` (the transport's), or over HTTP+SSE once that is taken."""
 
-    def __init__(self, endpoint: AsyncEndpoint, engine: AsyncEngine, client: httpx.AsyncClient | None) -> None:
+    def __init__(self, endpoint: AsyncEndpoint, engine: AsyncEngine,
+                 client: httpx.AsyncClient | None) -> None:
         self._endpoint = endpoint
         self._engine = engine
         self._client = client
@@ -98,7 +99,8 @@ class AsyncLegacySession:
             if not initializing:
                 self._session_headers = headers
             if is_event_stream(response.headers.get("content-type", "")):
-                reply = await self._read_resumable(response, message.get("id"), headers, on_notification, deadline)
+                reply = await self._read_resumable(response, message.get("id"), headers, on_notification,
+                                                   deadline)
                 await response.linger(LINGER)  # the server ends the stream right after the response
                 return reply, status
             return classify_body(status, await response.aread()), status
@@ -121,7 +123,8 @@ class AsyncLegacySession:
         current = response
         try:
             for _ in range(MAX_RESUMES + 1):
-                message = await read_until_response(self._engine, on_request, current, stream, requests, headers)
+                message = await read_until_response(self._engine, on_request, current, stream, requests,
+                                                    headers)
                 if message is not None:
                     return message
                 decoder = stream.decoder
@@ -134,7 +137,8 @@ class AsyncLegacySession:
                 if current is not response:
                     await current.aclose()
                 current = await self.open_stream(headers, decoder.last_id, deadline)
-                stream.decoder = resumed = SseDecoder(limit=endpoint.max_response_bytes, source=endpoint.shown_url)
+                resumed = SseDecoder(limit=endpoint.max_response_bytes, source=endpoint.shown_url)
+                stream.decoder = resumed
                 resumed.last_id, resumed.retry_ms = decoder.last_id, decoder.retry_ms
             raise stream_ended(endpoint.shown_url)
         finally:
@@ -150,7 +154,8 @@ class AsyncLegacySession:
         if last_event_id is not None:
             get_headers[LAST_EVENT_ID] = last_event_id
         timeout = None if deadline is None else max(deadline - time.monotonic(), 0.001)
-        response = await self._engine.bare("GET", get_headers, self._engine.timeout if timeout is None else timeout)
+        timeout = self._engine.timeout if timeout is None else timeout
+        response = await self._engine.bare("GET", get_headers, timeout)
         if 200 <= response.status < 300 and is_event_stream(response.headers.get("content-type", "")):
             return response
         try:

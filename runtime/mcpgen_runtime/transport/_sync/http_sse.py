@@ -50,7 +50,8 @@ class HttpSseTransport:
     """One HTTP+SSE connection: the event stream (a `GET` with `engine`, the transport's) and the
     endpoint POSTs go to (an engine of its own, with `client` when one was passed in)."""
 
-    def __init__(self, endpoint: Endpoint, engine: Engine, client: httpx.Client | None) -> None:
+    def __init__(self, endpoint: Endpoint, engine: Engine,
+                 client: httpx.Client | None) -> None:
         self._endpoint = endpoint
         self._engine = engine
         self._timeout = engine.timeout
@@ -85,8 +86,9 @@ class HttpSseTransport:
                         announced = same_origin_endpoint(endpoint.url, data.decode("utf-8", "replace"))
                     elif name == "message" and data.strip():
                         if len(pending) >= MAX_EVENTS_BEFORE_ENDPOINT:
-                            raise ProtocolError(f"{endpoint.shown_url} sent more than {MAX_EVENTS_BEFORE_ENDPOINT} "
-                                                "messages before its HTTP+SSE endpoint event")
+                            raise ProtocolError(f"{endpoint.shown_url} sent more than "
+                                                f"{MAX_EVENTS_BEFORE_ENDPOINT} messages before its "
+                                                "HTTP+SSE endpoint event")
                         pending.append(decode(data, "SSE event data is not JSON", "SSE event is not a JSON-RPC message"))
                 if announced is not None:
                     break

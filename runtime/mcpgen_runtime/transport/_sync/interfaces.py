@@ -51,11 +51,13 @@ class Engine(Protocol):
     name: str
     timeout: float | None  # for POSTs that carry no request (notifications, answers to the peer)
 
-    def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> EngineResponse:
+    def post(self, body: bytes, headers: Mapping[str, str],
+                   timeout: float | None) -> EngineResponse:
         """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline."""
         ...
 
-    def bare(self, method: str, headers: Mapping[str, str], timeout: float | None) -> EngineResponse:
+    def bare(self, method: str, headers: Mapping[str, str],
+                   timeout: float | None) -> EngineResponse:
         """A request without a body (`GET`, `DELETE`: the legacy session's)."""
         ...
 

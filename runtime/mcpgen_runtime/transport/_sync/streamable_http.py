@@ -94,7 +94,8 @@ class HttpTransport:
         """The response on an SSE reply, once its line arrives (the engine bounds the wait)."""
         on_request = self.on_request
         requests: list[Message] | None = None if on_request is None else []
-        stream = ResponseStream(request_id, on_notification, requests, limit=self.max_response_bytes, source=self.shown_url)
+        stream = ResponseStream(request_id, on_notification, requests, limit=self.max_response_bytes,
+                                source=self.shown_url)
         message = read_until_response(self._engine, on_request, response, stream, requests, headers)
         if message is None:
             raise stream_ended(self.shown_url)
