@@ -210,7 +210,7 @@ class Bench:
         import httpx
         from bench_client import Client
 
-        from mcpgen_runtime.transport.http import BASE_HEADERS, HttpTransport
+        from mcpgen_runtime.transport import BASE_HEADERS, HttpTransport
 
         http = self.stack.enter_context(httpx.Client(headers=dict(BASE_HEADERS), timeout=30.0))
         transport = HttpTransport(self.url, client=http)
@@ -222,7 +222,7 @@ class Bench:
         import httpx
         from bench_client import AsyncClient
 
-        from mcpgen_runtime.transport.http import BASE_HEADERS, AsyncHttpTransport
+        from mcpgen_runtime.transport import BASE_HEADERS, AsyncHttpTransport
 
         http = await self.stack.enter_async_context(httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=30.0))
         transport = AsyncHttpTransport(self.url, client=http)

@@ -45,7 +45,7 @@ async def _measure(port: int, calls: int, rounds: int) -> dict[str, tuple[float,
     import orjson
     from bench_client import AsyncClient, Client
 
-    from mcpgen_runtime.transport.http import AsyncHttpTransport, HttpTransport
+    from mcpgen_runtime.transport import AsyncHttpTransport, HttpTransport
 
     url = f"http://127.0.0.1:{port}/mcp"
     request = loadgen.build_request("127.0.0.1", port, "/mcp", 1)

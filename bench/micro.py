@@ -134,12 +134,11 @@ def client_core(n: int) -> dict[str, float]:
 
 
 def transport_parts(n: int) -> dict[str, float]:
-    from mcpgen_runtime.transport import _http11
-    from mcpgen_runtime.transport.http import BASE_HEADERS
+    from mcpgen_runtime.transport import BASE_HEADERS, http1_wire
 
-    origin = _http11.lean_origin("http://127.0.0.1:8000/mcp")
+    origin = http1_wire.lean_origin("http://127.0.0.1:8000/mcp")
     assert origin is not None
-    builder = _http11.HeadBuilder(origin, BASE_HEADERS)
+    builder = http1_wire.HeadBuilder(origin, BASE_HEADERS)
     headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "add"}
     raw = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 247"
 
@@ -150,8 +149,8 @@ def transport_parts(n: int) -> dict[str, float]:
     return {
         "request_head_uncached_us": _per_op(head_uncached, n),
         "request_head_cached_us": _per_op(lambda: builder.head(headers, 200), n),
-        "response_head_parse_us": _per_op(lambda: _http11.parse_head(raw), n),
-        "response_head_cached_us": _per_op(lambda: _http11._head_of(raw), n),
+        "response_head_parse_us": _per_op(lambda: http1_wire.parse_head(raw), n),
+        "response_head_cached_us": _per_op(lambda: http1_wire.cached_head(raw), n),
     }
 
 

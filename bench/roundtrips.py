@@ -31,7 +31,7 @@ class Counting:
     sends_headers = True
 
     def __init__(self, url: str) -> None:
-        from mcpgen_runtime.transport.http import HttpTransport
+        from mcpgen_runtime.transport import HttpTransport
 
         self.inner = HttpTransport(url)
         self.methods: list[str] = []

@@ -38,7 +38,7 @@ REPLACEMENTS: dict[str, str] = {
     "AsyncSubscription": "Subscription",
     "AsyncExitStack": "ExitStack",
     "AsyncTransport": "SyncTransport",
-    "AsyncIO": "SyncIO",
+    "AsyncClientBase": "SyncClientBase",
     "asyncio_backend": "sync_backend",
 }
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal, cast
 
 if TYPE_CHECKING:
-    from mcpgen_runtime.protocol.era import EraChoice
+    from mcpgen_runtime.protocol.legacy.detect import EraChoice
 
     from ..render.black_format import Style
     from ..spec import GeneratedPackage, LoadedSpec, ValidatedSpec

@@ -23,7 +23,7 @@ from ..spec import LoadedSpec
 from .document import checked_tools
 
 if TYPE_CHECKING:
-    from mcpgen_runtime.protocol.era import EraChoice
+    from mcpgen_runtime.protocol.legacy.detect import EraChoice
 
 # The runtime's client (`mcpgen_runtime.client.Client`) is imported only for live servers: reading
 # a spec file must not pay for it (about a third of a second per `mcpgen` run).

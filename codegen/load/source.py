@@ -13,7 +13,7 @@ from .document import load_file
 from .live import display_url, load_stdio, load_url
 
 if TYPE_CHECKING:
-    from mcpgen_runtime.protocol.era import EraChoice
+    from mcpgen_runtime.protocol.legacy.detect import EraChoice
 
 __all__ = ["load_source"]
 

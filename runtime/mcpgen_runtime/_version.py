@@ -7,7 +7,7 @@ RUNTIME_API_VERSION = 1
 PROTOCOL_VERSION = "2026-07-28"
 SUPPORTED_PROTOCOL_VERSIONS: tuple[str, ...] = (PROTOCOL_VERSION,)
 
-# The initialize-based revisions this runtime also speaks (protocol/lifecycle.py), newest first.
+# The initialize-based revisions this runtime also speaks (protocol/legacy/handshake.py), newest first.
 LEGACY_PROTOCOL_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26")
 
 __version__ = "0.1.0"

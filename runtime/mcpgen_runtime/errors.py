@@ -221,7 +221,7 @@ class InputRequiredError(McpRuntimeError):
     """The server asked for input (`input_required`) and no callback can answer it.
 
     `input_requests` is the wire `inputRequests`, `requests` the same as typed requests
-    (`mcpgen_runtime.inputs`), `request_state` the opaque state to echo. Resume with
+    (`mcpgen_runtime.protocol.input_messages`), `request_state` the opaque state to echo. Resume with
     `client.call_tool(exc.tool, exc.arguments, input_responses={...}, request_state=exc.request_state)`.
     """
 

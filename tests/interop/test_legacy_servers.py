@@ -177,7 +177,7 @@ def test_a_server_with_only_the_deprecated_http_sse_transport(driver: str) -> No
 
 def test_an_http_sse_endpoint_must_stay_on_the_origin() -> None:
     from mcpgen_runtime.errors import ProtocolError
-    from mcpgen_runtime.transport._async.sse_session import same_origin_endpoint
+    from mcpgen_runtime.transport._async.http_sse import same_origin_endpoint
 
     base = "http://127.0.0.1:8000/sse"
     assert same_origin_endpoint(base, "/messages/?session_id=1") == "http://127.0.0.1:8000/messages/?session_id=1"

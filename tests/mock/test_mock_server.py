@@ -15,7 +15,7 @@ import pytest
 from mcpgen_runtime.client import Client
 from mcpgen_runtime.errors import InvalidParamsError, MissingClientCapabilityError, RemoteError
 from mcpgen_runtime.mock import MockServer, ResponsesError, running_mock
-from mcpgen_runtime.protocol.inputs import ElicitRequest, ElicitResult
+from mcpgen_runtime.protocol.input_messages import ElicitRequest, ElicitResult
 from mcpgen_runtime.schema import compile_schema
 from tests.runtime.server_helpers import call, mcp_headers
 from tests.support import ROOT, subprocess_env

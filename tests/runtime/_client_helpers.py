@@ -21,8 +21,8 @@ import uvicorn
 
 from mcpgen_runtime import _json
 from mcpgen_runtime.client import Flow, Outgoing
+from mcpgen_runtime.client.input_responses import InputNeeded
 from mcpgen_runtime.errors import McpRuntimeError
-from mcpgen_runtime.protocol.input_required import InputNeeded
 from mcpgen_runtime.server import ToolServer
 from tests.support import ROOT, free_port, wait_for_port
 

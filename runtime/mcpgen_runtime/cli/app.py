@@ -41,7 +41,7 @@ from ..errors import (
     ToolArgumentsError,
     ToolError,
 )
-from ..protocol.inputs import ElicitRequest
+from ..protocol.input_messages import ElicitRequest
 from .options import JsonValue, arguments_from, plan_options
 from .prompts import InputRefusedError, TerminalElicitation
 from .text import help_text, json_text, printable

@@ -20,7 +20,7 @@ from typing import Any, Final
 import click
 
 from ..errors import McpRuntimeError
-from ..protocol.inputs import ElicitRequest, ElicitResult
+from ..protocol.input_messages import ElicitRequest, ElicitResult
 from ..schema import SchemaCompileError, compile_schema
 from .options import Number, resolve
 from .text import help_text, printable, short_label

@@ -1,19 +1,20 @@
 """MCP tool clients: `Client` (blocking) and `AsyncClient` (asyncio), which generated clients subclass.
 
 - `core.py`: `ClientCore`, every flow without I/O (requests, caching, pagination, MRTR, results);
-  its era half (detection, the legacy handshake and session) is `eras.py`, its steps `steps.py`
+  its base `LegacyFlows` (modern or legacy, the legacy handshake and session) is `legacy_flows.py`,
+  its steps `steps.py`; the client's half of input-required results is `input_responses.py`
 - `arguments.py`: generated-method arguments → the wire `arguments` object (`UNSET` left out)
 - `legacy_listen.py`: what `listen()` delivers from a legacy server
 - `_async/client.py`: `AsyncClient`, the driver written once; `_sync/client.py`: `Client`, generated from it
 - `_async/listen.py`: `AsyncSubscription` (`listen()`); `_sync/listen.py`: `Subscription`
-- `common.py`: set-up both drivers share, and `SyncIO` / `AsyncIO`, the little that differs
+- `common.py`: set-up both drivers share, and `SyncClientBase` / `AsyncClientBase`, the little that differs
 
-The input-required wire types a client's callbacks see and answer with (protocol/inputs.py)
+The input-required wire types a client's callbacks see and answer with (protocol/input_messages.py)
 are exported here too.
 """
 
 from ..cache import StaleCacheWarning
-from ..protocol.inputs import (
+from ..protocol.input_messages import (
     CreateMessageRequest,
     CreateMessageResult,
     ElicitRequest,

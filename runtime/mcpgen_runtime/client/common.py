@@ -2,8 +2,8 @@
 
 `AsyncClient` (`_async/client.py`) is written once; `Client` is generated from it
 (`scripts/sync_twins.py`). What genuinely differs between a blocking and an asyncio client
-lives here, hand-written, behind the same names: `SyncIO` / `AsyncIO` (running the user's
-callbacks, the token provider, sleeping between input rounds, opening a stdio server) and
+lives here, hand-written, behind the same names: `SyncClientBase` / `AsyncClientBase` (running the
+user's callbacks, the token provider, sleeping between input rounds, opening a stdio server) and
 the callback and opener type aliases.
 """
 
@@ -28,18 +28,18 @@ from typing import Any, ClassVar, Self
 
 from .. import _json
 from ..cache import CacheStore, MemoryCacheStore, ResponseCache, auth_partition
-from ..protocol.era import EraChoice
-from ..protocol.input_required import InputNeeded
-from ..protocol.inputs import ELICIT, ROOTS, SAMPLE, ProgressCallback
+from ..protocol.input_messages import ELICIT, ROOTS, SAMPLE, ProgressCallback
 from ..protocol.jsonrpc import Message
+from ..protocol.legacy.detect import EraChoice
 from ..protocol.subscriptions import ListenState, SubscriptionFilter
 from ..tools import ToolSpec
 from ..transport.base import AsyncTransport, SyncTransport, sends_headers
 from ..transport.limits import DEFAULT_MAX_RESPONSE_BYTES
 from ..transport.stdio import AsyncStdioTransport, StdioTransport
 from .core import ClientCore, ElicitationMode, OnNotification, declared_capabilities
+from .input_responses import InputNeeded
 
-__all__ = ["AsyncIO", "ClientCommon", "SyncIO", "bearer", "core_for"]
+__all__ = ["AsyncClientBase", "ClientCommon", "SyncClientBase", "bearer", "core_for"]
 
 FORM_ONLY: tuple[ElicitationMode, ...] = ("form",)
 
@@ -180,7 +180,7 @@ class ClientCommon:
         self._core.on_notification = callback
 
 
-class SyncIO(ClientCommon):
+class SyncClientBase(ClientCommon):
     """The blocking side of what differs: plain callbacks only, a stdio server started at once."""
 
     _transport: SyncTransport
@@ -228,7 +228,7 @@ class SyncIO(ClientCommon):
 
 
 
-class AsyncIO(ClientCommon):
+class AsyncClientBase(ClientCommon):
     """The asyncio side of what differs: callbacks and `token_provider` may be coroutine
     functions; a stdio server starts on `async with` or at the first request."""
 

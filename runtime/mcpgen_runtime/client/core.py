@@ -45,14 +45,21 @@ from ..errors import (
 )
 from ..pointers import first_error
 from ..protocol import headers as mcp_headers
-from ..protocol import jsonrpc, lifecycle, xheader
-from ..protocol.era import (
+from ..protocol import jsonrpc, xheader
+from ..protocol.input_messages import InputResult, ProgressCallback
+from ..protocol.jsonrpc import Message
+from ..protocol.legacy.detect import (
     DISCOVER,
     Era,
     EraChoice,
     check_era,
 )
-from ..protocol.input_required import (
+from ..protocol.legacy.handshake import VERSION_HEADER_SINCE, Handshake, discover_view
+from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
+from ..protocol.subscriptions import SubscriptionFilter
+from ..tools import ToolSpec, tool_table
+from .arguments import model_arguments, wire_arguments
+from .input_responses import (
     DEFAULT_MAX_INPUT_ROUNDS,
     STATE_ONLY_DELAY,
     STATE_ONLY_DELAY_CAP,
@@ -63,14 +70,7 @@ from ..protocol.input_required import (
     plan_round,
     retry_params,
 )
-from ..protocol.inputs import InputResult, ProgressCallback
-from ..protocol.jsonrpc import Message
-from ..protocol.lifecycle import Handshake
-from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
-from ..protocol.subscriptions import SubscriptionFilter
-from ..tools import ToolSpec, tool_table
-from .arguments import model_arguments, wire_arguments
-from .eras import LEGACY, MODERN, REISSUED_METHODS, EraFlows
+from .legacy_flows import LEGACY, MODERN, REISSUED_METHODS, LegacyFlows
 from .steps import Flow, Notify, Outgoing, Step
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def declared_capabilities(
     return capabilities
 
 
-class ClientCore(EraFlows):
+class ClientCore(LegacyFlows):
     """Everything a client does except moving bytes and running user callbacks."""
 
     def __init__(
@@ -180,7 +180,7 @@ class ClientCore(EraFlows):
         self._progress_prefix = secrets.token_hex(4) + "-"
         self._progress_ids = itertools.count(1)
         self.notify: OnNotification = self._dispatch  # one object: transports dedupe handlers by identity
-        # The era (protocol/era.py): "modern" from the start when forced, else decided by the
+        # The era (protocol/legacy/detect.py): "modern" from the start when forced, else decided by the
         # first exchange: stdio probes with server/discover, HTTP reads the first reply (VER-07..10).
         self.era_choice = check_era(era)
         self.era: Era | None = MODERN if era == MODERN else LEGACY if era == LEGACY else None
@@ -200,7 +200,7 @@ class ClientCore(EraFlows):
         if version in LEGACY_PROTOCOL_VERSIONS:
             self._meta = {}
             self._base_headers = dict(self._extra_headers)
-            if version >= lifecycle.VERSION_HEADER_SINCE:
+            if version >= VERSION_HEADER_SINCE:
                 self._base_headers[mcp_headers.PROTOCOL_VERSION] = version
             return
         self._meta = request_meta(capabilities=self.capabilities, client_info=self.client_info,
@@ -312,7 +312,7 @@ class ClientCore(EraFlows):
         if self.era != MODERN:
             yield from self.era_flow()
             if self.handshake is not None:
-                return lifecycle.discover_view(self.handshake)
+                return discover_view(self.handshake)
             probed, self._probed = self._probed, None
             if probed is not None and not refresh:
                 return probed

@@ -6,7 +6,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..protocol.input_required import InputNeeded
+from .input_responses import InputNeeded
 
 __all__ = ["Flow", "InputNeeded", "Notify", "Outgoing", "Step"]
 

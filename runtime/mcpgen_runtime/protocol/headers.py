@@ -13,7 +13,7 @@ PROTOCOL_VERSION = "MCP-Protocol-Version"
 METHOD = "Mcp-Method"
 NAME = "Mcp-Name"
 PARAM_PREFIX = "Mcp-Param-"
-# Initialize-based revisions only (protocol/lifecycle.py): the session, and SSE resumption.
+# Initialize-based revisions only (protocol/legacy/handshake.py): the session, and SSE resumption.
 SESSION_ID = "Mcp-Session-Id"
 LAST_EVENT_ID = "Last-Event-ID"
 

@@ -13,7 +13,7 @@ The server is dual-era: clients of the initialize-based revisions (2025-11-25, 2
 asks are then real requests to the client (`ClientRequestError` when unanswered).
 """
 
-from ..protocol.inputs import CreateMessageResult, ElicitResult, ListRootsResult, Root
+from ..protocol.input_messages import CreateMessageResult, ElicitResult, ListRootsResult, Root
 from .auth.oauth import IntrospectionVerifier, ProtectedResource, TokenPrincipal
 from .cli import serve_main
 from .core.bearer_auth import BearerAuth

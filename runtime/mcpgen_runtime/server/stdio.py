@@ -32,7 +32,7 @@ from typing import Any, BinaryIO
 
 from .. import _json
 from ..protocol import jsonrpc
-from ..protocol.legacy import carries_modern_meta
+from ..protocol.legacy.serving import carries_modern_meta
 from .core.config import IncomingRequest
 from .core.dispatch import Dispatcher
 from .legacy.session_dispatch import LegacyDispatcher, SessionChannel

@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
-from .http11 import Origin
+from .http1_wire import Origin
 
 T = TypeVar("T")
 
@@ -237,7 +237,7 @@ class AsyncConnector:
             self._watchdog.close()
 
 
-# -- background work (the legacy session's GET stream: `_async/events.py`) ---------------------
+# -- background work (the legacy session's GET stream: `_async/session_events.py`) -------------
 
 
 class AsyncWorker:

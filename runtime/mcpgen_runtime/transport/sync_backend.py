@@ -24,7 +24,7 @@ from collections.abc import Callable
 from queue import Full, Queue
 from typing import Any, Final, TypeVar
 
-from .http11 import Origin
+from .http1_wire import Origin
 
 T = TypeVar("T")
 
@@ -174,7 +174,7 @@ class Connector:
         pass
 
 
-# -- background work (the legacy session's GET stream: `_sync/events.py`) ----------------------
+# -- background work (the legacy session's GET stream: `_sync/session_events.py`) --------------
 
 
 class Worker:

@@ -4,7 +4,7 @@ A driver pumps `ClientCore` flows over a transport: it sends each `Outgoing` req
 sends the reply back into the flow (or throws the transport's error in, so the flow can
 recover: a stale cache entry, a re-issued read, HTTP-26), and answers each `InputNeeded`
 step with the user's callbacks. Everything else is in `ClientCore` (core.py); what the
-blocking and asyncio drivers do differently is in `SyncIO` / `AsyncIO` (common.py).
+blocking and asyncio drivers do differently is in `SyncClientBase` / `AsyncClientBase` (common.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,7 @@ from pydantic import BaseModel
 from ...cache import CacheStore, auth_partition
 from ...content import ToolResult
 from ...errors import McpRuntimeError
-from ...protocol.era import EraChoice
-from ...protocol.input_required import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
-from ...protocol.inputs import (
+from ...protocol.input_messages import (
     ELICIT,
     ROOTS,
     SAMPLE,
@@ -31,13 +29,13 @@ from ...protocol.inputs import (
     ProgressCallback,
 )
 from ...protocol.jsonrpc import Message
-from ...protocol.lifecycle import INITIALIZED
-from ...protocol.peer_requests import peer_response
+from ...protocol.legacy.detect import EraChoice
+from ...protocol.legacy.handshake import INITIALIZED
 from ...protocol.subscriptions import ListenState, SubscriptionFilter
+from ...transport import AsyncHttpTransport
 from ...transport.base import AsyncTransport
-from ...transport.http import AsyncHttpTransport
 from ...transport.limits import DEFAULT_MAX_RESPONSE_BYTES
-from ..common import FORM_ONLY, AsyncAuth, AsyncIO, AsyncTokenProvider, bearer, core_for
+from ..common import FORM_ONLY, AsyncAuth, AsyncClientBase, AsyncTokenProvider, bearer, core_for
 from ..core import (
     DEFAULT_TIMEOUT,
     ElicitationMode,
@@ -48,13 +46,15 @@ from ..core import (
     Step,
     ToolsPage,
 )
-from ..eras import LEGACY
+from ..input_responses import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
+from ..legacy_flows import LEGACY
 from ..legacy_listen import LegacyListenState
+from ..legacy_peer_requests import peer_response
 from .listen import AsyncSubscription
 
 if TYPE_CHECKING:
     from ..oauth import OAuth
-    from ..oauth._async.session import AsyncOAuthSession
+    from ..oauth._async.login import AsyncOAuthLogin
 
 __all__ = ["AsyncClient"]
 
@@ -62,7 +62,7 @@ M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 
-class AsyncClient(AsyncIO):
+class AsyncClient(AsyncClientBase):
     """MCP tool client over Streamable HTTP (`url`) or stdio (`.stdio(command)`).
 
     Callbacks answer what a server asks for in the middle of a call (MRTR): `on_elicit`,
@@ -120,14 +120,14 @@ class AsyncClient(AsyncIO):
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
-        self._oauth: AsyncOAuthSession | None = None
+        self._oauth: AsyncOAuthLogin | None = None
         if auth is not None:
             if url is None or token_provider is not None:
                 raise ValueError("auth= needs a url (stdio servers take credentials from the environment: BASE-25) "
                                  "and replaces token_provider")
-            from ..oauth._async.session import AsyncOAuthSession  # the auth extra: only when asked for
+            from ..oauth._async.login import AsyncOAuthLogin  # the auth extra: only when asked for
 
-            self._oauth = AsyncOAuthSession(auth, url)
+            self._oauth = AsyncOAuthLogin(auth, url)
             # only for the cache partition (None before the login); requests use authorize()
             token_provider = cast(AsyncTokenProvider, self._oauth.token)
         self._check_callbacks({"on_elicit": on_elicit, "on_sample": on_sample, "on_roots": on_roots,
@@ -223,7 +223,7 @@ class AsyncClient(AsyncIO):
             await open_events(headers, self._core.notify)
 
     async def _on_peer_request(self, message: Message) -> Message:
-        """The transport's `on_request` hook in the legacy era (protocol/peer_requests.py)."""
+        """The transport's `on_request` hook in the legacy era (client/legacy_peer_requests.py)."""
         planned = self._core.peer_request(message)
         if not isinstance(planned, InputNeeded):
             return planned

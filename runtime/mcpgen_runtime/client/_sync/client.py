@@ -5,7 +5,7 @@ A driver pumps `ClientCore` flows over a transport: it sends each `Outgoing` req
 sends the reply back into the flow (or throws the transport's error in, so the flow can
 recover: a stale cache entry, a re-issued read, HTTP-26), and answers each `InputNeeded`
 step with the user's callbacks. Everything else is in `ClientCore` (core.py); what the
-blocking and asyncio drivers do differently is in `SyncIO` / `AsyncIO` (common.py).
+blocking and asyncio drivers do differently is in `SyncClientBase` / `AsyncClientBase` (common.py).
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ from pydantic import BaseModel
 from ...cache import CacheStore, auth_partition
 from ...content import ToolResult
 from ...errors import McpRuntimeError
-from ...protocol.era import EraChoice
-from ...protocol.input_required import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
-from ...protocol.inputs import (
+from ...protocol.input_messages import (
     ELICIT,
     ROOTS,
     SAMPLE,
@@ -32,13 +30,13 @@ from ...protocol.inputs import (
     ProgressCallback,
 )
 from ...protocol.jsonrpc import Message
-from ...protocol.lifecycle import INITIALIZED
-from ...protocol.peer_requests import peer_response
+from ...protocol.legacy.detect import EraChoice
+from ...protocol.legacy.handshake import INITIALIZED
 from ...protocol.subscriptions import ListenState, SubscriptionFilter
+from ...transport import HttpTransport
 from ...transport.base import SyncTransport
-from ...transport.http import HttpTransport
 from ...transport.limits import DEFAULT_MAX_RESPONSE_BYTES
-from ..common import FORM_ONLY, Auth, SyncIO, TokenProvider, bearer, core_for
+from ..common import FORM_ONLY, Auth, SyncClientBase, TokenProvider, bearer, core_for
 from ..core import (
     DEFAULT_TIMEOUT,
     ElicitationMode,
@@ -49,13 +47,15 @@ from ..core import (
     Step,
     ToolsPage,
 )
-from ..eras import LEGACY
+from ..input_responses import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
+from ..legacy_flows import LEGACY
 from ..legacy_listen import LegacyListenState
+from ..legacy_peer_requests import peer_response
 from .listen import Subscription
 
 if TYPE_CHECKING:
     from ..oauth import OAuth
-    from ..oauth._sync.session import OAuthSession
+    from ..oauth._sync.login import OAuthLogin
 
 __all__ = ["Client"]
 
@@ -63,7 +63,7 @@ M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 
-class Client(SyncIO):
+class Client(SyncClientBase):
     """MCP tool client over Streamable HTTP (`url`) or stdio (`.stdio(command)`).
 
     Callbacks answer what a server asks for in the middle of a call (MRTR): `on_elicit`,
@@ -121,14 +121,14 @@ class Client(SyncIO):
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
-        self._oauth: OAuthSession | None = None
+        self._oauth: OAuthLogin | None = None
         if auth is not None:
             if url is None or token_provider is not None:
                 raise ValueError("auth= needs a url (stdio servers take credentials from the environment: BASE-25) "
                                  "and replaces token_provider")
-            from ..oauth._sync.session import OAuthSession  # the auth extra: only when asked for
+            from ..oauth._sync.login import OAuthLogin  # the auth extra: only when asked for
 
-            self._oauth = OAuthSession(auth, url)
+            self._oauth = OAuthLogin(auth, url)
             # only for the cache partition (None before the login); requests use authorize()
             token_provider = cast(TokenProvider, self._oauth.token)
         self._check_callbacks({"on_elicit": on_elicit, "on_sample": on_sample, "on_roots": on_roots,
@@ -224,7 +224,7 @@ class Client(SyncIO):
             open_events(headers, self._core.notify)
 
     def _on_peer_request(self, message: Message) -> Message:
-        """The transport's `on_request` hook in the legacy era (protocol/peer_requests.py)."""
+        """The transport's `on_request` hook in the legacy era (client/legacy_peer_requests.py)."""
         planned = self._core.peer_request(message)
         if not isinstance(planned, InputNeeded):
             return planned

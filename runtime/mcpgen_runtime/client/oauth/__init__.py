@@ -5,7 +5,7 @@
         client.list_all_tools()          # a 401 starts the login; tokens are kept for next time
 
 - `config.py`: `OAuth`, the settings a client takes as `auth=`
-- `_async/session.py`: `AsyncOAuthSession` / `OAuthSession`, the login bound to one server URL
+- `_async/login.py`: `AsyncOAuthLogin` / `OAuthLogin`, the login bound to one server URL
 - `_async/fetch.py`: the bounded HTTP exchanges of a login
 - `redirect.py`: `RedirectHandler`, `LoopbackRedirect` (127.0.0.1 listener + browser)
 - `store.py`: `TokenStore` and the file, keyring and memory stores

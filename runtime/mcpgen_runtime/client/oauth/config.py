@@ -1,6 +1,6 @@
 """`OAuth`: how a client logs in to a protected server — the one object `Client(url, auth=...)`
 and `AsyncClient(url, auth=...)` take. It holds settings only; each client binds it to its
-URL in a session (`_async/session.py`), which does the login.
+URL in a login (`_async/login.py`), which does it.
 """
 
 from __future__ import annotations

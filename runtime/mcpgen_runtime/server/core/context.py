@@ -40,8 +40,8 @@ from typing import Any, Self, TypeVar
 
 from ...content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResult
 from ...protocol import jsonrpc
-from ...protocol.inputs import CreateMessageResult, ElicitResult, Root
-from ...protocol.legacy import LOG_LEVELS, unavailable_in
+from ...protocol.input_messages import CreateMessageResult, ElicitResult, Root
+from ...protocol.legacy.serving import LOG_LEVELS, unavailable_in
 from ...protocol.meta import CLIENT_INFO_KEY, PROGRESS_TOKEN_KEY
 from .config import ClientChannel, IncomingRequest, Notify, OpenStream
 from .handler_errors import (

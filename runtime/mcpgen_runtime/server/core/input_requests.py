@@ -25,7 +25,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from ...protocol import jsonrpc
-from ...protocol.inputs import ELICIT, ROOTS, SAMPLE, CreateMessageResult, ElicitResult, ListRootsResult
+from ...protocol.input_messages import (
+    ELICIT,
+    ROOTS,
+    SAMPLE,
+    CreateMessageResult,
+    ElicitResult,
+    ListRootsResult,
+)
 from ...schema import Validate, compile_schema
 from .handler_errors import RpcError
 from .request_state import StateCodec, StateError, canonical, principal_digest, request_digest

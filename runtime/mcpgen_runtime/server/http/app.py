@@ -44,7 +44,7 @@ from ... import _json
 from ..._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ...protocol import jsonrpc
 from ...protocol.headers import PROTOCOL_VERSION_LC, SESSION_ID_LC
-from ...protocol.legacy import carries_modern_meta
+from ...protocol.legacy.serving import carries_modern_meta
 from ..core.bearer_auth import Unauthorized, authenticate
 from ..core.config import LOCAL_HOSTS, IncomingRequest
 from ..core.dispatch import Dispatcher

@@ -25,10 +25,11 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ... import _json
-from ...protocol import jsonrpc, sse
+from ...protocol import jsonrpc
 from ...protocol.headers import LAST_EVENT_ID_LC
-from ...protocol.legacy import CANCELLED, POLLING_SINCE
-from ...protocol.sse import parse_event_id
+from ...protocol.legacy import sse_writer as sse
+from ...protocol.legacy.serving import CANCELLED, POLLING_SINCE
+from ...protocol.legacy.sse_writer import parse_event_id
 from ..core.bearer_auth import principal_id
 from ..core.config import IncomingRequest, Outcome, SessionOptions, SessionStore
 from ..core.dispatch import Dispatcher

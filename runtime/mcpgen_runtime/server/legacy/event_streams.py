@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ... import _json
-from ...protocol import sse
+from ...protocol.legacy import sse_writer as sse
 
 __all__ = ["END", "EventStream", "Mirror"]
 

@@ -24,7 +24,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...protocol import jsonrpc
-from ...protocol.legacy import (
+from ...protocol.legacy.handshake import INITIALIZED, LOG_MESSAGE, PING, SET_LEVEL, Handshake
+from ...protocol.legacy.serving import (
     CANCELLED,
     LOG_LEVELS,
     MODERN_ONLY_METHODS,
@@ -36,7 +37,6 @@ from ...protocol.legacy import (
     parse_initialize,
     server_request_params,
 )
-from ...protocol.lifecycle import INITIALIZED, LOG_MESSAGE, PING, SET_LEVEL, Handshake
 from ..core.config import IncomingRequest, Outcome, SessionOptions, SessionStore
 from ..core.dispatch import Dispatcher
 from ..core.handler_errors import ClientCapabilityRequired, RpcError

@@ -27,8 +27,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from ...protocol import jsonrpc
-from ...protocol.legacy import CANCELLED
-from ...protocol.sse import parse_event_id
+from ...protocol.legacy.serving import CANCELLED
+from ...protocol.legacy.sse_writer import parse_event_id
 from ..core.handler_errors import ClientRequestError
 from .event_streams import EventStream
 

@@ -1,5 +1,6 @@
-"""The two HTTP engines behind one interface: `post` a body, get a response with `status`,
-`headers`, the body whole (`aread`) or as it arrives (`aiter_body`), and `aclose` it.
+"""The two HTTP engines behind one interface (`AsyncEngine`, `interfaces.py`): `post` a body, get a
+response with `status`, `headers`, the body whole (`aread`) or as it arrives (`aiter_body`), and
+`aclose` it.
 
 - `AsyncLeanEngine`: the lean HTTP/1.1 pool (`pool.py`), for plain `http://` and `https://`
   URLs without a proxy in the environment: keep-alive sockets, tens of microseconds per
@@ -17,59 +18,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from ...errors import McpRuntimeError
 from ..asyncio_backend import within
 from ..failures import from_httpx, shown_url, timed_out
-from ..http11 import HeadBuilder, Origin, lean_origin
+from ..http1_wire import HeadBuilder, Origin, lean_origin
 from ..limits import DEFAULT_MAX_RESPONSE_BYTES, declared_length, refuse_encoding, too_large
-from ..streamable import BASE_HEADERS, USER_AGENT
+from ..sse_reader import BASE_HEADERS, USER_AGENT
+from .interfaces import AsyncEngine
 from .pool import AsyncPool, AsyncResponse
 
 if TYPE_CHECKING:
     import httpx
-
-
-class AsyncEngineResponse(Protocol):
-    """A reply whose head has arrived."""
-
-    @property
-    def status(self) -> int: ...
-
-    @property
-    def headers(self) -> Mapping[str, str]: ...
-
-    async def aread(self) -> bytes: ...
-
-    def aiter_body(self) -> AsyncIterator[bytes]: ...
-
-    async def aclose(self) -> None:
-        """Done with it: closing an unfinished body is the cancellation (HTTP-21)."""
-
-    def forever(self) -> None:
-        """Lift the deadline for the rest of the body (a long-lived event stream)."""
-
-    async def linger(self, seconds: float) -> None:
-        """Wait briefly for the rest of the body (its connection is then kept)."""
-
-    def abort(self) -> None:
-        """Close it now, from any thread (best effort)."""
-
-
-class AsyncEngine(Protocol):
-    name: str
-    timeout: float | None  # for POSTs that carry no request (notifications, answers to the peer)
-
-    async def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> AsyncEngineResponse:
-        """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline."""
-        ...
-
-    async def bare(self, method: str, headers: Mapping[str, str], timeout: float | None) -> AsyncEngineResponse:
-        """A request without a body (`GET`, `DELETE`: the legacy session's)."""
-        ...
-
-    async def aclose(self) -> None: ...
 
 
 def open_engine(url: str, timeout: float | None, client: httpx.AsyncClient | None,
@@ -204,7 +165,7 @@ class AsyncHttpxResponse:
 
     def forever(self) -> None:
         self._deadline = None  # httpx still bounds each read: a quiet stream ends, and is resumed
-        self._budget = None  # its events are bounded one by one (`streamable.SseDecoder`)
+        self._budget = None  # its events are bounded one by one (`sse_reader.SseDecoder`)
 
     def abort(self) -> None:
         pass  # httpx offers no cross-thread close; the stream ends at its next read timeout

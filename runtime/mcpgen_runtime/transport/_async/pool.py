@@ -16,7 +16,7 @@ writes the blocking twin, `_sync/pool.py`, from this file).
 - A body is bounded by `max_body` (`limits.py`): a Content-Length over it, or a compressed
   reply, is refused at the head; chunked and close-delimited bodies are counted.
 
-HTTP parsing lives in `http11.py`; the connections in `asyncio_backend.py` / `sync_backend.py`.
+HTTP parsing lives in `http1_wire.py`; the connections in `asyncio_backend.py` / `sync_backend.py`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,14 @@ from typing import Final
 from ...errors import McpRuntimeError, TransportError
 from ..asyncio_backend import AsyncConnection, AsyncConnector, now
 from ..failures import RETRYABLE, connect_failed, exchange_failed, timed_out
-from ..http11 import BodyDecoder, Origin, ResponseHead, ReusedConnectionLost, default_ssl_context, final_head
+from ..http1_wire import (
+    BodyDecoder,
+    Origin,
+    ResponseHead,
+    ReusedConnectionLost,
+    default_ssl_context,
+    final_head,
+)
 from ..limits import DEFAULT_MAX_RESPONSE_BYTES, refuse_encoding, too_large
 
 DEFAULT_MAX_IDLE: Final = 16
@@ -206,7 +213,7 @@ class AsyncResponse:
 
     def forever(self) -> None:
         """No deadline and no body budget for the rest of the body (a long-lived event stream:
-        its events are bounded one by one, `streamable.SseDecoder`)."""
+        its events are bounded one by one, `sse_reader.SseDecoder`)."""
         self._deadline = None
         self._decoder.budget = None
 

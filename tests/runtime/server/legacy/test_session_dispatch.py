@@ -1,7 +1,7 @@
 """The legacy era's pieces in-process: the session store (idle expiry, cap, busy sessions), a
 session's server-to-client requests (bound, answers, errors, the end), numbered streams with their
-replay buffer, the sans-I/O wire rules (protocol/legacy.py, protocol/sse.py), the dispatch of a
-session's messages, and the memory an idle session costs.
+replay buffer, the sans-I/O wire rules (protocol/legacy/serving.py, protocol/legacy/sse_writer.py),
+the dispatch of a session's messages, and the memory an idle session costs.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mcpgen_runtime.protocol.legacy import (
+from mcpgen_runtime.protocol.legacy.serving import (
     carries_modern_meta,
     initialize_result,
     legacy_call_result,
@@ -24,7 +24,7 @@ from mcpgen_runtime.protocol.legacy import (
     server_request_params,
     unavailable_in,
 )
-from mcpgen_runtime.protocol.sse import event_id, message_event, parse_event_id, priming_event
+from mcpgen_runtime.protocol.legacy.sse_writer import event_id, message_event, parse_event_id, priming_event
 from mcpgen_runtime.server import ClientRequestError, ServerConfig, SessionOptions
 from mcpgen_runtime.server.core.config import IncomingRequest
 from mcpgen_runtime.server.legacy.event_streams import EventStream
@@ -178,7 +178,7 @@ def test_sse_encoding_and_event_ids() -> None:
         assert parse_event_id(garbage) is None
 
 
-# ---- the wire rules (protocol/legacy.py) -------------------------------------------------------------
+# ---- the wire rules (protocol/legacy/serving.py) -----------------------------------------------------
 
 
 def test_initialize_params_and_result() -> None:

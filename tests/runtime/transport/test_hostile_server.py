@@ -37,9 +37,9 @@ from mcpgen_runtime.errors import (
     ResponseTooLargeError,
     ToolOutputError,
 )
-from mcpgen_runtime.transport.http11 import BodyDecoder, parse_head
+from mcpgen_runtime.transport.http1_wire import BodyDecoder, parse_head
+from mcpgen_runtime.transport.sse_reader import SseDecoder
 from mcpgen_runtime.transport.stdio_lines import LineSplitter
-from mcpgen_runtime.transport.streamable import SseDecoder
 from tests.runtime.hostile_peer import Behaviour, endless, head, json_reply, serving, trickle
 
 CAP = 1 << 20  # max_response_bytes in these tests: 1 MiB

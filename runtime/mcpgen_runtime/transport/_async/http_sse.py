@@ -25,13 +25,12 @@ from ..asyncio_backend import AsyncWaiter, AsyncWorker
 from ..failures import rejected, stream_ended, timed_out
 from ..hooks import Message, OnNotification, Reply, hook_failed
 from ..limits import MAX_EVENTS_BEFORE_ENDPOINT
-from ..streamable import SseDecoder, is_event_stream
-from .engine import AsyncEngine, AsyncEngineResponse, open_engine
+from ..sse_reader import SseDecoder, is_event_stream
+from .engine import open_engine
+from .interfaces import AsyncEndpoint, AsyncEngine, AsyncEngineResponse
 
 if TYPE_CHECKING:
     import httpx
-
-    from .http import AsyncHttpTransport
 
 ENDPOINT_EVENT: Final = "endpoint"
 MAX_ENDPOINT = 2048  # characters of an announced endpoint URI
@@ -46,18 +45,20 @@ def same_origin_endpoint(url: str, announced: str) -> str:
     return endpoint
 
 
-class AsyncSseSession:
-    """One HTTP+SSE connection: the event stream and the endpoint POSTs go to."""
+class AsyncHttpSseTransport:
+    """One HTTP+SSE connection: the event stream (a `GET` with `engine`, the transport's) and the
+    endpoint POSTs go to (an engine of its own, with `client` when one was passed in)."""
 
-    def __init__(self, transport: AsyncHttpTransport, timeout: float | None,
+    def __init__(self, endpoint: AsyncEndpoint, engine: AsyncEngine,
                  client: httpx.AsyncClient | None) -> None:
-        self._transport = transport
-        self._timeout = timeout
+        self._endpoint = endpoint
+        self._engine = engine
+        self._timeout = engine.timeout
         self._client = client
         self._stream: AsyncEngineResponse | None = None
         self._poster: AsyncEngine | None = None
         self._waiting: dict[Any, tuple[AsyncWaiter, OnNotification | None]] = {}
-        self._decoder = SseDecoder(named=True, limit=transport.max_response_bytes, source=transport.shown_url)
+        self._decoder = SseDecoder(named=True, limit=endpoint.max_response_bytes, source=endpoint.shown_url)
         self._worker: AsyncWorker | None = None
         self._ended = False
         self._failure: McpRuntimeError | None = None  # why the stream ended, when it broke
@@ -65,9 +66,9 @@ class AsyncSseSession:
 
     async def open(self, headers: Mapping[str, str]) -> None:
         """GET the stream and read up to its `endpoint` event (within the timeout)."""
-        transport = self._transport
+        endpoint = self._endpoint
         self._headers = headers
-        stream = await transport.engine_bare("GET", {**headers, "Accept": "text/event-stream"}, self._timeout)
+        stream = await self._engine.bare("GET", {**headers, "Accept": "text/event-stream"}, self._timeout)
         if not (200 <= stream.status < 300 and is_event_stream(stream.headers.get("content-type", ""))):
             try:
                 content = await stream.aread()
@@ -75,29 +76,30 @@ class AsyncSseSession:
                 await stream.aclose()
             raise rejected("GET for an HTTP+SSE stream (the server has no Streamable HTTP endpoint either)",
                            stream.status, content)
-        endpoint: str | None = None
+        announced: str | None = None
         pending: list[Message] = []
         try:
             async for chunk in stream.aiter_body():
                 for name, data in self._events(chunk):
-                    if endpoint is None and name == ENDPOINT_EVENT:
-                        endpoint = same_origin_endpoint(transport.url, data.decode("utf-8", "replace"))
+                    if announced is None and name == ENDPOINT_EVENT:
+                        announced = same_origin_endpoint(endpoint.url, data.decode("utf-8", "replace"))
                     elif name == "message" and data.strip():
                         if len(pending) >= MAX_EVENTS_BEFORE_ENDPOINT:
-                            raise ProtocolError(f"{transport.shown_url} sent more than {MAX_EVENTS_BEFORE_ENDPOINT} "
-                                                "messages before its HTTP+SSE endpoint event")
+                            raise ProtocolError(f"{endpoint.shown_url} sent more than "
+                                                f"{MAX_EVENTS_BEFORE_ENDPOINT} messages before its "
+                                                "HTTP+SSE endpoint event")
                         pending.append(decode(data, "SSE event data is not JSON", "SSE event is not a JSON-RPC message"))
-                if endpoint is not None:
+                if announced is not None:
                     break
         except BaseException:
             await stream.aclose()
             raise
-        if endpoint is None:
+        if announced is None:
             await stream.aclose()
-            raise stream_ended(transport.shown_url)
+            raise stream_ended(endpoint.shown_url)
         stream.forever()
         self._stream = stream
-        self._poster = open_engine(endpoint, self._timeout, self._client, transport.max_response_bytes)
+        self._poster = open_engine(announced, self._timeout, self._client, endpoint.max_response_bytes)
         for message in pending:
             await self._dispatch(message)
         self._worker = AsyncWorker(self._pump, "mcpgen-http-sse")
@@ -137,7 +139,7 @@ class AsyncSseSession:
             if entry is not None:
                 entry[0].set(message)
         elif is_request(message):
-            on_request = self._transport.on_request
+            on_request = self._endpoint.on_request
             if on_request is not None:
                 try:
                     answer = await on_request(message)
@@ -159,16 +161,16 @@ class AsyncSseSession:
         self._waiting[request_id] = (waiter, on_notification)
         try:
             if self._ended:
-                raise stream_ended(self._transport.shown_url) from self._failure
+                raise stream_ended(self._endpoint.shown_url) from self._failure
             await self.post(message, headers, "request")
             try:
                 reply = await waiter.wait(timeout)
             except TimeoutError:
-                raise timed_out(self._transport.shown_url, timeout) from None
+                raise timed_out(self._endpoint.shown_url, timeout) from None
             if reply is None:
                 if self._failure is not None:
                     raise self._failure  # as a Future gives its one exception to every awaiter
-                raise stream_ended(self._transport.shown_url)
+                raise stream_ended(self._endpoint.shown_url)
             return reply, None
         finally:
             self._waiting.pop(request_id, None)

@@ -16,8 +16,8 @@ import pytest
 
 from mcpgen_runtime.client import AsyncClient, Client
 from mcpgen_runtime.errors import MethodNotFoundError, ProtocolError, ResponseLostError
+from mcpgen_runtime.protocol.subscriptions import SubscriptionFilter, SubscriptionWarning
 from mcpgen_runtime.server import ServerConfig
-from mcpgen_runtime.subscriptions import SubscriptionFilter, SubscriptionWarning
 from tests.runtime._client_drivers import Driver, Recorded, Reply, ScriptedHttpServer, driver, result
 from tests.runtime._client_helpers import LiveServer, WeatherServer
 from tests.support import PYTHON, ROOT, free_port, running_server
@@ -256,8 +256,7 @@ def test_listen_on_the_httpx_engine(sdk_url: str, mode: str) -> None:
     """A transport built on a caller's httpx client (custom TLS, proxies) streams the same way."""
     import httpx
 
-    from mcpgen_runtime.transport import AsyncHttpTransport, HttpTransport
-    from mcpgen_runtime.transport.http import BASE_HEADERS
+    from mcpgen_runtime.transport import BASE_HEADERS, AsyncHttpTransport, HttpTransport
 
     # request() on a caller's httpx client sends only the MCP headers (no Accept/Content-Type),
     # so the client carries them here; stream() adds them itself.

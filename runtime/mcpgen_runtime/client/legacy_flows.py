@@ -1,10 +1,10 @@
-"""The era half of `ClientCore` (`EraFlows`, its base class): deciding whether the server is
+"""The legacy half of `ClientCore` (`LegacyFlows`, its base class): deciding whether the server is
 modern or legacy, and the legacy lifecycle as flows — the `initialize` handshake, requests
 inside a session, cancellation, and the server's own requests.
 
 Kept apart from core.py only for size: `ClientCore` is still the one place for protocol
 logic, and its `request_flow` hands a request here only while the era is open or legacy, so
-modern requests pay a single attribute check (protocol/era.py says how the era is decided;
+modern requests pay a single attribute check (protocol/legacy/detect.py says how the era is decided;
 VER-07..10, STDIO-13..15, BASE-11 in docs/RULES.md).
 """
 
@@ -23,22 +23,39 @@ from ..errors import (
     RequestTimeoutError,
     ResponseLostError,
 )
-from ..protocol import jsonrpc, lifecycle
-from ..protocol.era import DISCOVER, PROBE_TIMEOUT, Era, EraChoice, http_says_legacy, probe_says_legacy
-from ..protocol.input_required import InputNeeded
+from ..protocol import jsonrpc
 from ..protocol.jsonrpc import Message
-from ..protocol.lifecycle import Handshake
-from ..protocol.peer_requests import plan_peer_request
+from ..protocol.legacy.detect import (
+    DISCOVER,
+    PROBE_TIMEOUT,
+    Era,
+    EraChoice,
+    http_says_legacy,
+    probe_says_legacy,
+)
+from ..protocol.legacy.handshake import (
+    INITIALIZE,
+    Handshake,
+    cancelled_notification,
+    counter_offer,
+    discover_view,
+    initialize_params,
+    initialize_request,
+    initialized_notification,
+    parse_initialize_result,
+)
+from .input_responses import InputNeeded
+from .legacy_peer_requests import plan_peer_request
 from .steps import Flow, Notify, Outgoing
 
-__all__ = ["LEGACY", "MODERN", "REISSUED_METHODS", "EraFlows"]
+__all__ = ["LEGACY", "MODERN", "REISSUED_METHODS", "LegacyFlows"]
 
 MODERN: Final = "modern"
 LEGACY: Final = "legacy"
 REISSUED_METHODS: Final = frozenset({DISCOVER, "tools/list"})  # reads: safe to send again (HTTP-26)
 
 
-class EraFlows:
+class LegacyFlows:
     """The era state and the legacy-era flows of `ClientCore` (which sets these attributes)."""
 
     era_choice: EraChoice
@@ -103,7 +120,7 @@ class EraFlows:
             return (yield from self.request_flow(method, params, name=name, param_headers=param_headers,
                                                  meta=meta, timeout=timeout))
         if method == DISCOVER and self.handshake is not None:  # no such method before 2026-07-28
-            return lifecycle.discover_view(self.handshake)
+            return discover_view(self.handshake)
         return (yield from self._legacy_request_flow(method, params, meta=meta, timeout=timeout))
 
     def _fall_back_flow(self, modern_failure: McpRuntimeError) -> Flow[None]:
@@ -131,24 +148,24 @@ class EraFlows:
         while True:
             tried.add(offered)
             request_id = next(self._ids)
-            params = lifecycle.initialize_params(capabilities=self.capabilities, client_info=self.client_info,
+            params = initialize_params(capabilities=self.capabilities, client_info=self.client_info,
                                                  protocol_version=offered)
-            reply, status = yield Outgoing(lifecycle.initialize_request(request_id, params), self._extra_headers,
+            reply, status = yield Outgoing(initialize_request(request_id, params), self._extra_headers,
                                            self.timeout)
             try:
                 result = jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
             except RemoteError as exc:
-                other = lifecycle.counter_offer(exc.data, offered)
+                other = counter_offer(exc.data, offered)
                 if other is None or other in tried:  # each revision is offered once
                     raise
                 offered = other
                 continue
-            handshake = lifecycle.parse_initialize_result(result)
+            handshake = parse_initialize_result(result)
             break
         self.era = LEGACY
         self.handshake = handshake
         self.use_protocol_version(handshake.protocol_version)
-        yield Notify(lifecycle.initialized_notification(), self._base_headers)
+        yield Notify(initialized_notification(), self._base_headers)
         return handshake
 
     def _legacy_request_flow(self, method: str, params: Mapping[str, Any], *, meta: Mapping[str, Any] | None,
@@ -192,9 +209,9 @@ class EraFlows:
     def cancel_notice(self, message: Mapping[str, Any]) -> Notify | None:
         """`notifications/cancelled` for a legacy request given up on over HTTP, where closing
         the stream is no cancellation (stdio transports send their own)."""
-        if self.era != LEGACY or not self.send_headers or message.get("method") == lifecycle.INITIALIZE:
+        if self.era != LEGACY or not self.send_headers or message.get("method") == INITIALIZE:
             return None
-        return Notify(lifecycle.cancelled_notification(message["id"], "cancelled by the client"),
+        return Notify(cancelled_notification(message["id"], "cancelled by the client"),
                       self._base_headers, best_effort=True)
 
     def session_headers(self) -> dict[str, str]:

@@ -13,7 +13,7 @@
 - Server-to-client requests: which revision has which method, and their params per revision.
 - Logging levels for `logging/setLevel` and `notifications/message` (RFC 5424 severities).
 
-The client's half of the handshake is `protocol/lifecycle.py`.
+Both sides' handshake is `protocol/legacy/handshake.py`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._version import LEGACY_PROTOCOL_VERSIONS
-from .inputs import ELICIT
-from .lifecycle import Handshake, negotiate_version
-from .meta import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from ..._version import LEGACY_PROTOCOL_VERSIONS
+from ..input_messages import ELICIT
+from ..meta import PROTOCOL_VERSION_KEY, SERVER_INFO_KEY
+from .handshake import Handshake, negotiate_version
 
 __all__ = [
     "CANCELLED",

@@ -1,4 +1,4 @@
-"""protocol/inputs.py: one set of input-required answer types for both sides — what a client
+"""protocol/input_messages.py: one set of input-required answer types for both sides — what a client
 callback builds (`wire()`) is what a server handler reads back (`from_wire()`)."""
 
 from __future__ import annotations
@@ -7,10 +7,8 @@ from typing import Any
 
 import pytest
 
-from mcpgen_runtime import inputs as moved
-from mcpgen_runtime import server
 from mcpgen_runtime.content import ImageContent, TextContent
-from mcpgen_runtime.protocol.inputs import CreateMessageResult, ElicitResult, ListRootsResult, Root
+from mcpgen_runtime.protocol.input_messages import CreateMessageResult, ElicitResult, ListRootsResult, Root
 
 
 @pytest.mark.parametrize("answer", [
@@ -68,9 +66,3 @@ def test_roots_in23_binds_the_client_not_what_a_server_receives() -> None:
     [received] = ListRootsResult.from_wire({"roots": [{"uri": "https://example.com/repo", "_meta": {"k": 1}}]}).roots
     assert received.uri == "https://example.com/repo" and received.name is None and received.meta == {"k": 1}
 
-
-def test_old_names_are_the_shared_types() -> None:
-    assert moved.ElicitResult is server.ElicitResult is ElicitResult
-    assert moved.Root is server.Root is Root
-    assert server.CreateMessageResult is moved.CreateMessageResult
-    assert server.ListRootsResult is moved.ListRootsResult

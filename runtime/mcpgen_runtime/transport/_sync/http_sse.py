@@ -26,13 +26,12 @@ from ..sync_backend import Waiter, Worker
 from ..failures import rejected, stream_ended, timed_out
 from ..hooks import Message, OnNotification, Reply, hook_failed
 from ..limits import MAX_EVENTS_BEFORE_ENDPOINT
-from ..streamable import SseDecoder, is_event_stream
-from .engine import Engine, EngineResponse, open_engine
+from ..sse_reader import SseDecoder, is_event_stream
+from .engine import open_engine
+from .interfaces import Endpoint, Engine, EngineResponse
 
 if TYPE_CHECKING:
     import httpx
-
-    from .http import HttpTransport
 
 ENDPOINT_EVENT: Final = "endpoint"
 MAX_ENDPOINT = 2048  # characters of an announced endpoint URI
@@ -47,18 +46,20 @@ def same_origin_endpoint(url: str, announced: str) -> str:
     return endpoint
 
 
-class SseSession:
-    """One HTTP+SSE connection: the event stream and the endpoint POSTs go to."""
+class HttpSseTransport:
+    """One HTTP+SSE connection: the event stream (a `GET` with `engine`, the transport's) and the
+    endpoint POSTs go to (an engine of its own, with `client` when one was passed in)."""
 
-    def __init__(self, transport: HttpTransport, timeout: float | None,
+    def __init__(self, endpoint: Endpoint, engine: Engine,
                  client: httpx.Client | None) -> None:
-        self._transport = transport
-        self._timeout = timeout
+        self._endpoint = endpoint
+        self._engine = engine
+        self._timeout = engine.timeout
         self._client = client
         self._stream: EngineResponse | None = None
         self._poster: Engine | None = None
         self._waiting: dict[Any, tuple[Waiter, OnNotification | None]] = {}
-        self._decoder = SseDecoder(named=True, limit=transport.max_response_bytes, source=transport.shown_url)
+        self._decoder = SseDecoder(named=True, limit=endpoint.max_response_bytes, source=endpoint.shown_url)
         self._worker: Worker | None = None
         self._ended = False
         self._failure: McpRuntimeError | None = None  # why the stream ended, when it broke
@@ -66,9 +67,9 @@ class SseSession:
 
     def open(self, headers: Mapping[str, str]) -> None:
         """GET the stream and read up to its `endpoint` event (within the timeout)."""
-        transport = self._transport
+        endpoint = self._endpoint
         self._headers = headers
-        stream = transport.engine_bare("GET", {**headers, "Accept": "text/event-stream"}, self._timeout)
+        stream = self._engine.bare("GET", {**headers, "Accept": "text/event-stream"}, self._timeout)
         if not (200 <= stream.status < 300 and is_event_stream(stream.headers.get("content-type", ""))):
             try:
                 content = stream.read()
@@ -76,29 +77,30 @@ class SseSession:
                 stream.close()
             raise rejected("GET for an HTTP+SSE stream (the server has no Streamable HTTP endpoint either)",
                            stream.status, content)
-        endpoint: str | None = None
+        announced: str | None = None
         pending: list[Message] = []
         try:
             for chunk in stream.iter_body():
                 for name, data in self._events(chunk):
-                    if endpoint is None and name == ENDPOINT_EVENT:
-                        endpoint = same_origin_endpoint(transport.url, data.decode("utf-8", "replace"))
+                    if announced is None and name == ENDPOINT_EVENT:
+                        announced = same_origin_endpoint(endpoint.url, data.decode("utf-8", "replace"))
                     elif name == "message" and data.strip():
                         if len(pending) >= MAX_EVENTS_BEFORE_ENDPOINT:
-                            raise ProtocolError(f"{transport.shown_url} sent more than {MAX_EVENTS_BEFORE_ENDPOINT} "
-                                                "messages before its HTTP+SSE endpoint event")
+                            raise ProtocolError(f"{endpoint.shown_url} sent more than "
+                                                f"{MAX_EVENTS_BEFORE_ENDPOINT} messages before its "
+                                                "HTTP+SSE endpoint event")
                         pending.append(decode(data, "SSE event data is not JSON", "SSE event is not a JSON-RPC message"))
-                if endpoint is not None:
+                if announced is not None:
                     break
         except BaseException:
             stream.close()
             raise
-        if endpoint is None:
+        if announced is None:
             stream.close()
-            raise stream_ended(transport.shown_url)
+            raise stream_ended(endpoint.shown_url)
         stream.forever()
         self._stream = stream
-        self._poster = open_engine(endpoint, self._timeout, self._client, transport.max_response_bytes)
+        self._poster = open_engine(announced, self._timeout, self._client, endpoint.max_response_bytes)
         for message in pending:
             self._dispatch(message)
         self._worker = Worker(self._pump, "mcpgen-http-sse")
@@ -138,7 +140,7 @@ class SseSession:
             if entry is not None:
                 entry[0].set(message)
         elif is_request(message):
-            on_request = self._transport.on_request
+            on_request = self._endpoint.on_request
             if on_request is not None:
                 try:
                     answer = on_request(message)
@@ -160,16 +162,16 @@ class SseSession:
         self._waiting[request_id] = (waiter, on_notification)
         try:
             if self._ended:
-                raise stream_ended(self._transport.shown_url) from self._failure
+                raise stream_ended(self._endpoint.shown_url) from self._failure
             self.post(message, headers, "request")
             try:
                 reply = waiter.wait(timeout)
             except TimeoutError:
-                raise timed_out(self._transport.shown_url, timeout) from None
+                raise timed_out(self._endpoint.shown_url, timeout) from None
             if reply is None:
                 if self._failure is not None:
                     raise self._failure  # as a Future gives its one exception to every awaiter
-                raise stream_ended(self._transport.shown_url)
+                raise stream_ended(self._endpoint.shown_url)
             return reply, None
         finally:
             self._waiting.pop(request_id, None)

@@ -1,4 +1,4 @@
-"""The lean HTTP/1.1 engine (mcpgen_runtime/transport/http11.py, _async/pool.py and its blocking
+"""The lean HTTP/1.1 engine (mcpgen_runtime/transport/http1_wire.py, _async/pool.py and its blocking
 twin): parsing, head building and wire behaviour against a raw-socket server whose every byte a
 test scripts.
 
@@ -24,10 +24,10 @@ import pytest
 
 from mcpgen_runtime import _json
 from mcpgen_runtime.errors import ConnectError, ProtocolError, RequestTimeoutError, TransportError
+from mcpgen_runtime.transport import AsyncHttpTransport, HttpTransport
 from mcpgen_runtime.transport._async.pool import AsyncPool
 from mcpgen_runtime.transport._sync.pool import Pool as SyncPool
-from mcpgen_runtime.transport.http import AsyncHttpTransport, HttpTransport
-from mcpgen_runtime.transport.http11 import BodyDecoder, HeadBuilder, lean_origin, parse_head
+from mcpgen_runtime.transport.http1_wire import BodyDecoder, HeadBuilder, lean_origin, parse_head
 
 pytestmark = pytest.mark.timeout(30)
 

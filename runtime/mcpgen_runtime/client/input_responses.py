@@ -1,6 +1,6 @@
 """Input-required results (multi round-trip requests, MRTR), the client's half, without I/O
-(basic-patterns-mrtr.mdx). The server's half is `server/input_required.py`; the wire types both
-use are in `protocol/inputs.py`.
+(basic-patterns-mrtr.mdx). The server's half is in `server/`; the wire types both
+use are in `protocol/input_messages.py`.
 
 A flow in `ClientCore` that gets an `input_required` result calls `parse_input_required`,
 picks a callback per request (`plan_round`), yields the resulting `InputNeeded` step to its
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InputRequiredError, ProtocolError
-from .inputs import (
+from ..protocol.input_messages import (
     ELICIT,
     ROOTS,
     SAMPLE,

@@ -20,7 +20,7 @@ Fields optional in schema.ts default to absent (None): `ElicitResult.content`,
 `CreateMessageResult.stop_reason`, `Root.name`. `CreateMessageResult.role` defaults to
 `"assistant"` (always sent: a sampled reply is the assistant's turn).
 
-The rules of the feature live in two halves: `protocol/input_required.py` (the client's:
+The rules of the feature live in two halves: `client/input_responses.py` (the client's:
 parse a round, run callbacks, retry) and `server/input_required.py` (the server's: ask, read
 answers, carry state between rounds).
 """

@@ -1,5 +1,5 @@
 """Era detection and the legacy handshake against scripted stdio peers that misbehave the ways
-real servers do (protocol/era.py, client/eras.py): every case ends in a typed error or a
+real servers do (protocol/legacy/detect.py, client/legacy_flows.py): every case ends in a typed error or a
 bounded wait, never a hang.
 
 A peer here is a real subprocess running `SCRIPT` with a plan: for each method, the line(s) it

@@ -1,5 +1,5 @@
 """Which era a server speaks, decided without I/O: modern (2026-07-28, per-request `_meta`) or
-legacy (the initialize-based revisions, protocol/lifecycle.py).
+legacy (the initialize-based revisions, protocol/legacy/handshake.py).
 
 A dual-era client (`era="auto"`) decides from what the server answers (VER-07..10):
 
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from ..errors import HttpStatusError, McpRuntimeError, RemoteError, RequestTimeoutError
-from .jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
+from ...errors import HttpStatusError, McpRuntimeError, RemoteError, RequestTimeoutError
+from ..jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
 
 __all__ = [
     "ERAS",

@@ -13,8 +13,8 @@ from mcpgen_runtime.content import ToolResult
 from mcpgen_runtime.errors import HttpStatusError, ToolArgumentsError, ToolOutputError
 from mcpgen_runtime.protocol.headers import encode_value
 from mcpgen_runtime.tools import ToolSpec
+from mcpgen_runtime.transport import SseDecoder, classify_body
 from mcpgen_runtime.transport.base import Reply
-from mcpgen_runtime.transport.http import SseDecoder, classify_body
 from mcpgen_runtime.types import UNSET
 
 # -- SSE ----------------------------------------------------------------------------------------

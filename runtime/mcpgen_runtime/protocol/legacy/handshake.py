@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._version import LEGACY_PROTOCOL_VERSIONS, PROTOCOL_VERSION
-from ..errors import ProtocolError
-from . import jsonrpc
+from ..._version import LEGACY_PROTOCOL_VERSIONS, PROTOCOL_VERSION
+from ...errors import ProtocolError
+from .. import jsonrpc
 
 __all__ = [
     "INITIALIZE",

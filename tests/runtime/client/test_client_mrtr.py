@@ -29,6 +29,7 @@ from mcpgen_runtime.client import (
     ListRootsResult,
     Root,
 )
+from mcpgen_runtime.client.input_responses import InputNeeded
 from mcpgen_runtime.content import ImageContent
 from mcpgen_runtime.errors import (
     InputRequiredError,
@@ -36,7 +37,6 @@ from mcpgen_runtime.errors import (
     InvalidParamsError,
     ProtocolError,
 )
-from mcpgen_runtime.protocol.input_required import InputNeeded
 from tests.runtime._client_drivers import driver
 from tests.runtime._client_helpers import DONE, drive, elicit_request, irr
 from tests.support import PYTHON, ROOT, free_port, running_server

@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from ..errors import ProtocolError
-from . import jsonrpc
-from .input_required import InputNeeded, answer_wire, check_declared, parse_request
-from .jsonrpc import Message
-from .lifecycle import PING
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import Message
+from ..protocol.legacy.handshake import PING
+from .input_responses import InputNeeded, answer_wire, check_declared, parse_request
 
 __all__ = ["PEER_KEY", "peer_response", "plan_peer_request"]
 
