@@ -11,6 +11,10 @@ headers, retries (VER-02, XHDR-20, HTTP-26), multi-round-trip input (MRTR-15..20
 Per call, a client does no work for features the call does not use: no progress token
 without a progress callback, no cache on `tools/call`, no MRTR machinery until a result says
 `input_required`, no token provider call without one.
+
+One module over 600 lines on purpose: the flows share the request builder, the id counter and
+the cache, and a flow read top to bottom is the protocol's order of steps; the legacy half
+(legacy_flows.py) and the steps (steps.py) are already their own modules.
 """
 
 from __future__ import annotations
