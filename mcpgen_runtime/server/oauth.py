@@ -33,15 +33,18 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .. import _json
 from ..protocol.oauth.challenge import bearer_challenge
 from .asgi_io import send_error
-from .auth import BearerAuth
+from .auth import VERIFIED_TOKEN, BearerAuth
 from .body_reader import BodyTimeout, body_deadline, receive_within
 from .limits import HttpLimits
+
+if TYPE_CHECKING:
+    from .config import ServerConfig
 
 __all__ = [
     "SCOPES_META",
@@ -54,6 +57,7 @@ __all__ = [
 
 _LOG = logging.getLogger("mcpgen.server.oauth")
 CACHE_SIZE = 4096
+DEFAULT_MAX_BODY = 4 * 1024 * 1024  # ServerConfig.max_body_bytes's default
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 # A tool definition declares the scopes its calls need here (the spec file, hence tools.json):
@@ -223,23 +227,28 @@ class ProtectedResource(BearerAuth):
             document["resource_name"] = self.resource_name
         return document
 
-    def wrap_app(self, app: ASGIApp) -> ASGIApp:
-        return ProtectedResourceApp(app, self)
+    def wrap_app(self, app: ASGIApp, config: ServerConfig | None = None) -> ASGIApp:
+        """`app` behind the metadata and the scope check, with `config`'s body limit and deadlines
+        (default: those of `app`'s server)."""
+        return ProtectedResourceApp(app, self, config=config)
 
 
 class ProtectedResourceApp:
     """Serves the metadata and answers `403 insufficient_scope`; everything else goes to `app`."""
 
-    def __init__(self, app: ASGIApp, resource: ProtectedResource, *, max_body_bytes: int = 4 * 1024 * 1024,
-                 limits: HttpLimits | None = None) -> None:
+    def __init__(self, app: ASGIApp, resource: ProtectedResource, *, config: ServerConfig | None = None,
+                 max_body_bytes: int | None = None, limits: HttpLimits | None = None) -> None:
+        if config is None:  # an McpAsgiApp knows its server's config
+            config = getattr(getattr(app, "server", None), "config", None)
         self.app = app
-        self._limits = limits or HttpLimits()
+        # The app's own body limit and deadlines: a body the app would take is read here whole.
+        self._max_body = max_body_bytes or (config.max_body_bytes if config is not None else DEFAULT_MAX_BODY)
+        self._limits = limits or (config.http_limits if config is not None else HttpLimits())
         self.resource = resource
         document = _json.dumps(resource.metadata_document())
         self._metadata = document
         suffixed = urlsplit(resource.resource_metadata or "").path
         self._paths = {PRM_WELL_KNOWN, suffixed}
-        self._max_body = max_body_bytes
         self._verify = resource.verify
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -252,41 +261,48 @@ class ProtectedResourceApp:
                 (b"content-type", b"application/json"), (b"cache-control", b"max-age=300"),
                 (b"access-control-allow-origin", b"*")])
             return
-        if method == "POST":
-            try:
-                refusal, receive = await self._scope_check(scope, receive)
-            except BodyTimeout as exc:  # the body deadlines, as the app itself applies them
-                await send_error(send, 408, f"{exc}; closing the connection", close=True)
-                return
-            if refusal is not None:
-                await _respond(send, 403, b"", [(b"www-authenticate", refusal.encode("latin-1", "replace"))])
-                return
+        if method == "POST" and (token := _bearer(scope)) is not None:
+            principal = self._verify(token)
+            if inspect.isawaitable(principal):
+                principal = await principal
+            # One verification per request: the app's authentication takes this result (auth.py).
+            scope = {**scope, VERIFIED_TOKEN: (token, principal)}
+            if isinstance(principal, TokenPrincipal):
+                try:
+                    refusal, receive = await self._scope_check(scope, principal, receive)
+                except BodyTimeout as exc:  # the body deadlines, as the app itself applies them
+                    await send_error(send, 408, f"{exc}; closing the connection", close=True)
+                    return
+                except _TooLarge:  # the app's own limit and answer: the body is never parsed here
+                    await send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
+                    return
+                except _Gone:
+                    return
+                if refusal is not None:
+                    challenge = refusal.encode("latin-1", "replace")
+                    await _respond(send, 403, b"", [(b"www-authenticate", challenge)])
+                    return
         await self.app(scope, receive, send)
 
-    async def _scope_check(self, scope: Any, receive: Any) -> tuple[str | None, Any]:
-        """A challenge when the token is valid but lacks scopes (AUTH-21); None otherwise (an
-        invalid token is the app's to refuse with 401). Returns the `receive` to go on with."""
+    async def _scope_check(self, scope: Any, principal: TokenPrincipal,
+                           receive: Any) -> tuple[str | None, Any]:
+        """A challenge when the token is valid but lacks scopes (AUTH-21), else None; and the
+        `receive` to go on with. A body this check must read and cannot (over the server's body
+        limit, `_TooLarge`; not in time, `BodyTimeout`; the client left, `_Gone`) never reaches
+        the app: a tool runs only after its scopes were checked (SEC-02)."""
         resource = self.resource
-        token = _bearer(scope)
-        if token is None:
-            return None, receive
-        principal = self._verify(token)
-        if inspect.isawaitable(principal):
-            principal = await principal
-        if not isinstance(principal, TokenPrincipal):
-            return None, receive
         if principal.missing(resource.scopes):
             return self._refusal(resource.scopes), receive
         if not resource.tool_scopes or not any(principal.missing(group) for group in resource.tool_scopes.values()):
             return None, receive
-        body, complete = await _read_body(receive, self._max_body, self._limits)
-        replay = _replaying(body, complete, receive)
-        if not complete:
-            return None, replay  # too large: the app answers 413
+        if _declared_length(scope) > self._max_body:
+            raise _TooLarge
+        body = await _read_body(receive, self._max_body, self._limits)
+        replay = _replaying(body, receive)
         try:
             message = _json.loads(body)
         except _json.JSONDecodeError:
-            return None, replay
+            return None, replay  # the app answers 400
         if isinstance(message, dict) and message.get("method") == "tools/call":
             params = message.get("params")
             name = params.get("name") if isinstance(params, dict) else None
@@ -300,6 +316,14 @@ class ProtectedResourceApp:
                                        scopes=dict.fromkeys(needed))
 
 
+class _TooLarge(Exception):
+    """The body is over the server's body limit."""
+
+
+class _Gone(Exception):
+    """The client went away before its body arrived."""
+
+
 def _bearer(scope: Any) -> str | None:
     for name, value in scope["headers"]:
         if name.lower() == b"authorization":
@@ -309,33 +333,40 @@ def _bearer(scope: Any) -> str | None:
     return None
 
 
-async def _read_body(receive: Any, limit: int, limits: HttpLimits) -> tuple[bytes, bool]:
-    """The request body when it fits in `limit` (True), else what was read (False); `BodyTimeout`
-    when it does not arrive within `limits`."""
+def _declared_length(scope: Any) -> int:
+    for name, value in scope["headers"]:
+        if name.lower() == b"content-length" and value.isdigit():
+            return int(value)
+    return 0
+
+
+async def _read_body(receive: Any, limit: int, limits: HttpLimits) -> bytes:
+    """The whole request body, when it fits in `limit` and arrives within `limits`; otherwise
+    `_TooLarge`, `BodyTimeout`, or `_Gone` (a disconnect)."""
     chunks: list[bytes] = []
     size = 0
     deadline = body_deadline(limits)
     while True:
         message = await receive_within(receive(), limits, deadline)
         if message["type"] != "http.request":
-            return b"".join(chunks), False
+            raise _Gone
         chunk = message.get("body", b"")
         chunks.append(chunk)
         size += len(chunk)
         if size > limit:
-            return b"".join(chunks), False
+            raise _TooLarge
         if not message.get("more_body", False):
-            return b"".join(chunks), True
+            return b"".join(chunks)
 
 
-def _replaying(body: bytes, complete: bool, receive: Any) -> Any:
+def _replaying(body: bytes, receive: Any) -> Any:
     sent = False
 
     async def replay() -> Any:
         nonlocal sent
         if not sent:
             sent = True
-            return {"type": "http.request", "body": body, "more_body": not complete}
+            return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
     return replay
