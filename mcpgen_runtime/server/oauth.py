@@ -15,13 +15,18 @@ resource_metadata=…, scope=…` (AUTH-20/21). `wrap_app` (applied by `ToolServ
 `run_http`) adds what the plain app has no place for: the protected resource metadata at
 `/.well-known/oauth-protected-resource` and its path-suffixed form (AUTH-19), and `403
 insufficient_scope` naming every scope a request needs when the token has too few (AUTH-21).
+To find the tool of a call it reads the body within the server's own `max_body_bytes` and
+`http_limits`; a body it cannot read whole is answered `413` or `408` and never reaches the app,
+so no tool runs before its scopes were checked. Its verification of the token is handed to the
+app's authentication in the ASGI scope (auth.py `VERIFIED_TOKEN`): one verification per request.
 
 Verifiers turn a token into a `TokenPrincipal` (subject, scopes, claims), or None: `JwtVerifier`
-(jwt.py: signatures against the issuer's JWKS, `iss`, `aud` = this resource, `exp`/`nbf`) and
-`IntrospectionVerifier` (RFC 7662). `ctx.principal` is the `TokenPrincipal`; its `str` (issuer and
-subject) binds requestState, keys rate limits and tells private caches apart. Verified tokens are
-remembered (by digest, until they expire, at most `CACHE_SIZE`), so the second check of a
-request and later requests with the same token cost a dictionary lookup.
+(jwt.py: signatures against the issuer's JWKS, `typ`, `iss`, `aud` = this resource, `exp`/`nbf`)
+and `IntrospectionVerifier` (RFC 7662). `ctx.principal` is the `TokenPrincipal`; its `str`
+(`ISSUER#SUB` for a user, `client:ISSUER#CLIENT_ID` for a client's own token) binds legacy
+sessions and requestState, keys rate limits and tells private caches apart. Verified tokens are
+remembered (by digest, until they expire, at most `CACHE_SIZE`), so later requests with the same
+token cost a dictionary lookup.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from .. import _json
@@ -79,7 +84,14 @@ def declared_tool_scopes(definitions: Iterable[Mapping[str, Any]]) -> dict[str, 
 
 @dataclass(frozen=True)
 class TokenPrincipal:
-    """Who a verified access token speaks for. Never holds the token itself."""
+    """Who a verified access token speaks for. Never holds the token itself.
+
+    `kind` is "user" (a resource owner: `subject` is the token's `sub`) or "client" (a client
+    acting for itself, as with client credentials: `subject` is its `client_id`). The `str`,
+    which keys sessions, requestState, rate limits and private caches, keeps the two apart:
+    `ISSUER#SUB` for a user, `client:ISSUER#CLIENT_ID` for a client; an issuer is an http(s)
+    URL without a fragment, so no user's string starts with `client:` and none equals a client's.
+    """
 
     subject: str
     issuer: str
@@ -87,8 +99,11 @@ class TokenPrincipal:
     client_id: str | None = None
     expires_at: float | None = None
     claims: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    kind: Literal["user", "client"] = "user"
 
     def __str__(self) -> str:
+        if self.kind == "client":
+            return f"client:{self.issuer}#{self.subject}"
         return f"{self.issuer}#{self.subject}"
 
     def missing(self, needed: Iterable[str]) -> list[str]:
@@ -173,10 +188,14 @@ class IntrospectionVerifier(CachedVerifier):
         aud = answer.get("aud")
         if aud is not None and self.audience not in (aud if isinstance(aud, list) else [aud]):
             return None
-        subject = answer.get("sub") or answer.get("username") or answer.get("client_id") or "unknown"
-        return TokenPrincipal(str(subject), str(answer.get("iss") or self.issuer or self.endpoint), scopes_of(answer),
-                              answer.get("client_id") if isinstance(answer.get("client_id"), str) else None,
-                              float(exp) if isinstance(exp, int | float) else None, answer)
+        client_id = answer.get("client_id") if isinstance(answer.get("client_id"), str) else None
+        subject = answer.get("sub") or answer.get("username") or client_id or "unknown"
+        # No resource owner: the client's own token, never a user's principal (TokenPrincipal).
+        own = client_id is not None and subject == client_id
+        kind: Literal["user", "client"] = "client" if own else "user"
+        issuer = str(answer.get("iss") or self.issuer or self.endpoint)
+        expires = float(exp) if isinstance(exp, int | float) else None
+        return TokenPrincipal(str(subject), issuer, scopes_of(answer), client_id, expires, answer, kind=kind)
 
 
 def metadata_url(resource: str) -> str:
