@@ -92,7 +92,8 @@ class KeyServer:
         if mode == "keys":
             writer.write(head + b"Content-Length: %d\r\n\r\n" % len(self._document) + self._document)
         elif mode == "500":
-            writer.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            writer.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n"
+                         b"Connection: close\r\n\r\n")
         elif mode == "reset":
             sock = writer.get_extra_info("socket")
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

@@ -100,7 +100,8 @@ def bearer(token: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("limit", [1 * MIB, 16 * MIB], ids=["1MiB", "16MiB"])
-def test_a_tool_never_runs_without_its_scope_whatever_the_body(signer: Signer, keys: KeyServer, limit: int) -> None:
+def test_a_tool_never_runs_without_its_scope_whatever_the_body(signer: Signer, keys: KeyServer,
+                                                               limit: int) -> None:
     """execute_sql padded in `params._meta` to just under the server's limit, just over it, and to
     5 MiB (over the old fixed 4 MiB of the scope check): a token without db:write gets 403 or 413,
     never 200, in a 2026-07-28 request and in an initialize-based session, with Content-Length and
@@ -114,7 +115,8 @@ def test_a_tool_never_runs_without_its_scope_whatever_the_body(signer: Signer, k
 
         def modern(token: str, size: int) -> tuple[bytes, dict[str, str]]:
             message = call(1, "execute_sql", {})
-            return padded(message, size), {**mcp_headers(message), "Accept": "application/json", **bearer(token)}
+            headers = {**mcp_headers(message), "Accept": "application/json", **bearer(token)}
+            return padded(message, size), headers
 
         def in_session(token: str, size: int) -> tuple[bytes, dict[str, str]]:
             headers = session.headers(Accept="application/json", Authorization=f"Bearer {token}")
@@ -170,7 +172,8 @@ async def _burst(url: str, tokens: list[str]) -> list[tuple[int, float]]:
 
 
 @pytest.mark.parametrize("mode", ["500", "reset", "silent", "drip", "huge"])
-def test_a_failing_key_endpoint_is_fetched_once_per_interval(signer: Signer, keys: KeyServer, mode: str) -> None:
+def test_a_failing_key_endpoint_is_fetched_once_per_interval(signer: Signer, keys: KeyServer,
+                                                              mode: str) -> None:
     """No keys yet and the endpoint fails: 100 requests with random key ids at once start one
     fetch, which ends by its deadline (1 s here), and each is answered 401 within it; 100 more
     right after start none and wait for nothing. Before, every request fetched twice, and a fetch
@@ -183,7 +186,8 @@ def test_a_failing_key_endpoint_is_fetched_once_per_interval(signer: Signer, key
         assert keys.hits == 1 and p.verifier.fetches == 1
         assert max(seconds for _, seconds in first) < deadline + MARGIN_S
 
-        second = asyncio.run(_burst(p.url, [signer.random_kid() for _ in range(99)] + [signer.token(sub="a")]))
+        tokens = [signer.random_kid() for _ in range(99)] + [signer.token(sub="a", scope="mcp:tools")]
+        second = asyncio.run(_burst(p.url, tokens))
         assert {status for status, _ in second} == {401}  # a good token too: there are no keys yet
         assert keys.hits == 1 and p.verifier.fetches == 1
         assert max(seconds for _, seconds in second) < MARGIN_S
@@ -234,7 +238,8 @@ def test_a_client_named_like_a_user_is_not_that_user(signer: Signer, keys: KeySe
 
         session = legacy.LegacySession(http, token=user)
         session.initialize()
-        assert session.exchange(legacy.call(1, "me")).result["content"][0]["text"] == f"{ISSUER}#alice"  # user: 1
+        mine = session.exchange(legacy.call(1, "me")).result  # user: 1
+        assert mine["content"][0]["text"] == f"{ISSUER}#alice"
         for client in clients:
             stolen = session.post(legacy.call(2, "me"), Authorization=f"Bearer {client}")
             assert stolen.status_code == 404  # answered like a session that does not exist
