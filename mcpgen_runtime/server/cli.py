@@ -54,6 +54,9 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     oauth.add_argument("--jwks-uri", metavar="URL", help="the issuer's JWKS (default: from its metadata)")
     oauth.add_argument("--token-leeway", type=int, default=30, metavar="SECONDS",
                        help="clock skew allowed on exp/nbf (default 30)")
+    oauth.add_argument("--token-type", action="append", default=[], metavar="TYP",
+                       help="also accept JWTs whose typ header is TYP, e.g. JWT ('none': no typ), from an "
+                            "issuer that does not type its access tokens at+jwt (RFC 9068; repeatable)")
     oauth.add_argument("--scope", action="append", default=[], metavar="SCOPE",
                        help="a scope every request needs (repeatable)")
     oauth.add_argument("--tool-scope", action="append", default=[], metavar="TOOL=SCOPE",
@@ -153,7 +156,7 @@ def _check_reachable(config: Any, store: Store) -> None:
 def _protected_resource(args: argparse.Namespace, server_cls: type[ToolServer]) -> Any:
     if not (args.oauth_issuer and args.resource):
         raise SystemExit("--oauth-issuer and --resource go together")
-    from .jwt import JwtVerifier  # the auth extra
+    from .jwt import ACCESS_TOKEN_TYPES, JwtVerifier  # the auth extra
     from .oauth import ProtectedResource, declared_tool_scopes
 
     # What tools need: their definitions' _meta (the spec file), then handlers.py's _tool_scopes_, then flags.
@@ -165,7 +168,8 @@ def _protected_resource(args: argparse.Namespace, server_cls: type[ToolServer]) 
             raise SystemExit(f"--tool-scope takes TOOL=SCOPE, not {item!r}")
         tool_scopes[tool] = (*tool_scopes.get(tool, ()), scope)
     base = (*getattr(server_cls, "_scopes_", ()), *args.scope)
+    types = [None if typ.lower() == "none" else typ for typ in args.token_type]
     verifier = JwtVerifier(args.oauth_issuer, audience=args.resource, jwks_uri=args.jwks_uri,
-                           leeway=args.token_leeway)
+                           leeway=args.token_leeway, token_types=(*ACCESS_TOKEN_TYPES, *types))
     return ProtectedResource(verify=verifier, resource=args.resource, authorization_servers=(args.oauth_issuer,),
                              scopes=tuple(dict.fromkeys(base)), tool_scopes=tool_scopes)

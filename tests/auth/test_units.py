@@ -178,6 +178,18 @@ def test_jwt_verification_checks_issuer_audience_expiry_and_algorithms() -> None
     assert asyncio.run(lenient.verify(token(typ="dpop+jwt"))) is None
 
 
+def test_the_server_command_widens_the_token_types_it_is_told_to() -> None:
+    from mcpgen_runtime.server.cli import _protected_resource, build_parser
+    from tests.runtime.dynamic_server_app import DynamicServer
+
+    base = ["--oauth-issuer", "https://as", "--resource", "https://mcp/mcp"]
+    strict = _protected_resource(build_parser().parse_args(base), DynamicServer).verify
+    assert strict.token_types == {"at+jwt"}
+    flags = [*base, "--token-type", "JWT", "--token-type", "none"]
+    lenient = _protected_resource(build_parser().parse_args(flags), DynamicServer).verify
+    assert lenient.token_types == {"at+jwt", "jwt", None}
+
+
 def test_client_and_user_principals_never_share_a_name() -> None:
     """A token without `sub`, or whose `sub` is its `client_id` (client credentials, RFC 9068
     §2.2), is the client's own: its principal is `client:ISSUER#ID`, never a user's `ISSUER#SUB`."""
