@@ -147,19 +147,21 @@ class JwtVerifier(CachedVerifier):
                 self._start_fetch(now)  # in the background: this token is checked with the keys we have
             return keys
         # No keys yet, or a key id we do not know (a rotation?): wait for a fetch, when one runs or may start.
-        fetching = self._fetching or self._start_fetch(now)
+        fetching = self._start_fetch(now)
         if fetching is not None:
             await asyncio.shield(fetching)  # a caller that leaves does not cancel it; it has its deadline
         return self._keys
 
     def _start_fetch(self, now: float) -> asyncio.Task[None] | None:
-        if self._fetching is not None:
+        """The fetch in flight, else a new one when the interval allows it, else None."""
+        loop = asyncio.get_running_loop()
+        if self._fetching is not None and self._fetching.get_loop() is loop:
             return self._fetching
         if self._attempted_at is not None and now - self._attempted_at < self._refetch_interval:
             return None
         self._attempted_at = now
         self.fetches += 1
-        self._fetching = asyncio.get_running_loop().create_task(self._refresh())
+        self._fetching = loop.create_task(self._refresh())
         return self._fetching
 
     async def _refresh(self) -> None:
@@ -174,7 +176,8 @@ class JwtVerifier(CachedVerifier):
         except Exception:  # never an unretrieved task exception; the keys we have stay
             _LOG.exception("cannot load the signing keys of %s", self.issuer)
         finally:
-            self._fetching = None
+            if self._fetching is asyncio.current_task():
+                self._fetching = None
 
     async def _fetch_keys(self) -> KeySet | None:
         try:
