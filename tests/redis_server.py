@@ -23,7 +23,7 @@ def needs_redis_server() -> str:
     try:
         import redis  # noqa: F401
     except ImportError:
-        pytest.skip("the redis package is not installed (pip install 'mcpgen[redis]')")
+        pytest.skip("the redis package is not installed (pip install 'mcpgen-runtime[redis]')")
     return REDIS_SERVER
 
 

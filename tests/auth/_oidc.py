@@ -76,9 +76,10 @@ class BrowserlessLogin:
         return follow_login(url, self.redirect_uri, self.user)
 
 
-def machine_token(issuer: str, resource: str, scope: str = "mcp:tools") -> str:
-    """An access token for `resource` from the provider's client-credentials client."""
-    response = httpx.post(f"{issuer}/token", auth=("machine", "machine-secret-0123456789"),
+def machine_token(issuer: str, resource: str, scope: str = "mcp:tools", client: str = "machine") -> str:
+    """An access token for `resource` from one of the provider's client-credentials clients
+    ("machine", or "alice", named like a user)."""
+    response = httpx.post(f"{issuer}/token", auth=(client, f"{client}-secret-0123456789"),
                           data={"grant_type": "client_credentials", "resource": resource, "scope": scope}, timeout=10)
     response.raise_for_status()
     token: str = response.json()["access_token"]

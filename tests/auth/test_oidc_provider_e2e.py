@@ -133,6 +133,32 @@ def test_too_few_scopes_is_refused_with_403_and_the_scope_needed(server: str, is
     assert handler.logins <= 3
 
 
+def test_a_client_named_alice_is_not_user_alice(server: str, issuer: str) -> None:
+    """The provider's client-credentials token for client "alice" carries sub = client_id = "alice";
+    user alice's token carries sub "alice" and the id of the app she logged in with. They are two
+    principals: the client cannot use the legacy session alice opened."""
+    import httpx
+
+    from tests.runtime.legacy_helpers import LegacySession
+    from tests.runtime.legacy_helpers import call as legacy_call
+
+    auth, _, store = login()
+    with Client(server, auth=auth) as client:
+        assert client.call_tool("whoami").text.endswith(f" | {issuer}#alice")
+    record = store.load(f"tokens {server} -")
+    assert record is not None
+    client_token = machine_token(issuer, server, client="alice")
+    with Client(server, token_provider=lambda: client_token) as client:
+        assert client.call_tool("whoami").text == f"alice | mcp:tools | client:{issuer}#alice"
+    with httpx.Client(base_url=server, timeout=10) as http:
+        session = LegacySession(http, token=record["tokens"]["access_token"])
+        session.initialize()
+        whoami = session.exchange(legacy_call(1, "whoami")).result["content"][0]["text"]
+        assert whoami.endswith(f" | {issuer}#alice")
+        stolen = session.post(legacy_call(2, "whoami"), Authorization=f"Bearer {client_token}")
+        assert stolen.status_code == 404
+
+
 def test_the_protected_resource_metadata_names_the_provider(server: str, issuer: str) -> None:
     import httpx
 

@@ -10,6 +10,7 @@ import os
 import stat
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from joserfc import jwt
@@ -144,9 +145,10 @@ def test_jwt_verification_checks_issuer_audience_expiry_and_algorithms() -> None
     key = RSAKey.generate_key(2048, parameters={"kid": "k1"})
     now = int(time.time())
 
-    def token(**claims: object) -> str:
+    def token(typ: str | None = "at+jwt", **claims: object) -> str:
         base = {"iss": "https://as", "aud": "https://mcp", "sub": "alice", "exp": now + 60, "scope": "a b"}
-        return jwt.encode({"alg": "RS256", "kid": "k1"}, {**base, **claims}, key)
+        header = {"alg": "RS256", "kid": "k1"} | ({"typ": typ} if typ is not None else {})
+        return jwt.encode(header, {**base, **claims}, key)
 
     verifier = JwtVerifier("https://as", audience="https://mcp", jwks_uri="unused", leeway=0)
     verifier._keys, verifier._fetched_at = KeySet([key]), time.monotonic()  # as if fetched from jwks_uri
@@ -164,6 +166,56 @@ def test_jwt_verification_checks_issuer_audience_expiry_and_algorithms() -> None
     assert check(unsigned) is None
     with pytest.raises(ValueError, match="not allowed"):
         JwtVerifier("https://as", audience="https://mcp", algorithms=("HS256",))
+
+    # RFC 9068 §2.1: only access tokens (typ at+jwt, any case, with or without "application/");
+    # an ID token ("JWT") or an untyped token only from an issuer configured to send them.
+    assert check(token(typ="application/AT+JWT")) is not None
+    assert check(token(typ="JWT")) is None and check(token(typ=None)) is None
+    lenient = JwtVerifier("https://as", audience="https://mcp", jwks_uri="unused",
+                          token_types=("at+jwt", "JWT", None))
+    lenient._keys, lenient._fetched_at = verifier._keys, verifier._fetched_at
+    assert asyncio.run(lenient.verify(token(typ="jwt"))) is not None
+    assert asyncio.run(lenient.verify(token(typ=None))) is not None
+    assert asyncio.run(lenient.verify(token(typ="dpop+jwt"))) is None
+
+
+def test_the_server_command_widens_the_token_types_it_is_told_to() -> None:
+    from mcpgen_runtime.server.cli import _protected_resource, build_command, parse_command_line
+
+    def parsed(argv: list[str]) -> dict[str, Any]:
+        return parse_command_line(build_command(), argv, "python -m test_server")
+    from tests.runtime.dynamic_server_app import DynamicServer
+
+    base = ["--oauth-issuer", "https://as", "--resource", "https://mcp/mcp"]
+    strict = _protected_resource(parsed(base), DynamicServer).verify
+    assert strict.token_types == {"at+jwt"}
+    flags = [*base, "--token-type", "JWT", "--token-type", "none"]
+    lenient = _protected_resource(parsed(flags), DynamicServer).verify
+    assert lenient.token_types == {"at+jwt", "jwt", None}
+
+
+def test_client_and_user_principals_never_share_a_name() -> None:
+    """A token without `sub`, or whose `sub` is its `client_id` (client credentials, RFC 9068
+    §2.2), is the client's own: its principal is `client:ISSUER#ID`, never a user's `ISSUER#SUB`."""
+    key = RSAKey.generate_key(2048, parameters={"kid": "k1"})
+    verifier = JwtVerifier("https://as", audience="https://mcp", jwks_uri="unused")
+    verifier._keys, verifier._fetched_at = KeySet([key]), time.monotonic()
+
+    def principal(**claims: object) -> TokenPrincipal:
+        base = {"iss": "https://as", "aud": "https://mcp", "exp": int(time.time()) + 60}
+        found = asyncio.run(verifier.verify(jwt.encode({"alg": "RS256", "kid": "k1", "typ": "at+jwt"},
+                                                       {**base, **claims}, key)))
+        assert found is not None
+        return found
+
+    user = principal(sub="alice", client_id="some-app")
+    assert (user.kind, str(user)) == ("user", "https://as#alice")
+    for claims in ({"client_id": "alice"}, {"sub": "alice", "client_id": "alice"}, {"azp": "alice"}):
+        client = principal(**claims)
+        assert (client.kind, client.subject, str(client)) == ("client", "alice", "client:https://as#alice")
+    assert str(principal(sub="client:https://as#alice")) == "https://as#client:https://as#alice"
+    with pytest.raises(ValueError, match="issuer"):
+        JwtVerifier("client:https://as", audience="https://mcp")
 
 
 def test_tools_declare_their_scopes_in_the_spec_file() -> None:

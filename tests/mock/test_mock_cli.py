@@ -55,7 +55,7 @@ def test_without_the_mock_extra_it_says_what_to_install(tmp_path: Path) -> None:
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert "hypothesis is not installed" in done.stderr
-    assert "pip install 'mcpgen[mock]'" in done.stderr
+    assert "pip install 'mcpgen-runtime[mock]'" in done.stderr
 
 
 def test_a_mock_process_keeps_hypothesis_files_out_of_the_folder_it_runs_in(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The `--responses` file: canned answers, errors, input-required rounds and fault injection per tool.
 
-YAML or JSON (YAML needs PyYAML, part of `mcpgen[mock]`), checked completely when the mock
+YAML or JSON (YAML needs PyYAML, part of `mcpgen-runtime[mock]`), checked completely when the mock
 starts; a bad entry stops it with a `ResponsesError` naming the file and the entry:
 
     defaults:                          # every call, unless a rule sets its own
@@ -147,7 +147,7 @@ def load_responses(path: str | Path, tools: Mapping[str, ToolSpec]) -> ToolRespo
         try:
             import yaml
         except ImportError as exc:
-            raise ResponsesError(f"{path}: reading YAML needs PyYAML: pip install 'mcpgen[mock]'") from exc
+            raise ResponsesError(f"{path}: reading YAML needs PyYAML: pip install 'mcpgen-runtime[mock]'") from exc
         try:
             data = yaml.safe_load(raw)  # data only: no tags that build objects
         except yaml.YAMLError as exc:

@@ -13,7 +13,7 @@ unsatisfiable (a closed object that a composition needs open, say), the maker tr
 fewer rewrites. Every value is checked against the *original* schema with
 `mcpgen_runtime.schema.compile_schema`; none valid means `ValueGenerationError`.
 
-hypothesis and hypothesis-jsonschema are optional (`pip install 'mcpgen[mock]'`):
+hypothesis and hypothesis-jsonschema are optional (`pip install 'mcpgen-runtime[mock]'`):
 `require_generator()` raises `MockDependencyError` saying so.
 """
 
@@ -31,7 +31,7 @@ from .prepare import UnsupportedSchema, prepare
 __all__ = ["MockDependencyError", "ValueGenerationError", "ValueMaker", "require_generator"]
 
 EXAMPLES_PER_DRAW: Final = 4
-INSTALL_HINT: Final = "pip install 'mcpgen[mock]'"
+INSTALL_HINT: Final = "pip install 'mcpgen-runtime[mock]'"
 
 
 class MockDependencyError(RuntimeError):
@@ -60,7 +60,7 @@ def require_generator() -> None:
             f"installed): {INSTALL_HINT}"
         ) from exc
     # hypothesis-jsonschema 0.23.1 draws object properties through hypothesis's private
-    # `many.more()`, which hypothesis 6.170.10 removed; mcpgen[mock] pins a release that has it.
+    # `many.more()`, which hypothesis 6.170.10 removed; mcpgen-runtime[mock] pins a release that has it.
     if not callable(getattr(conjecture_utils.many, "more", None)):
         raise MockDependencyError(
             f"hypothesis {hypothesis.__version__} is too new for hypothesis-jsonschema "

@@ -117,6 +117,9 @@ def build_command() -> click.Command:
         opt("--jwks-uri", metavar="URL", help="the issuer's JWKS (default: from its metadata)"),
         opt("--token-leeway", type=int, default=30, metavar="SECONDS",
             help="clock skew allowed on exp/nbf (default 30)"),
+        opt("--token-type", "token_types", multiple=True, metavar="TYP",
+            help="also accept JWTs whose typ header is TYP, e.g. JWT ('none': no typ), from an issuer that "
+                 "does not type its access tokens at+jwt (RFC 9068; repeatable)"),
         opt("--scope", "scopes", multiple=True, metavar="SCOPE",
             help="a scope every request needs (repeatable)"),
         opt("--tool-scope", "tool_scopes", multiple=True, metavar="TOOL=SCOPE",
@@ -145,7 +148,7 @@ def build_command() -> click.Command:
         sections=[
             ("OAuth (HTTP)",
              "protect the server: bearer JWTs from the authorization server, checked against its keys",
-             ["oauth_issuer", "resource", "jwks_uri", "token_leeway", "scopes", "tool_scopes"]),
+             ["oauth_issuer", "resource", "jwks_uri", "token_leeway", "token_types", "scopes", "tool_scopes"]),
             ("Slow clients (HTTP)",
              "how long a request may take to arrive, and how many may be arriving at once",
              ["header_timeout", "body_idle_timeout", "body_timeout", "max_slow_connections", "parser"]),
@@ -237,7 +240,7 @@ def _check_reachable(config: Any, store: Store) -> None:
 def _protected_resource(args: dict[str, Any], server_cls: type[ToolServer]) -> Any:
     if not (args["oauth_issuer"] and args["resource"]):
         raise SystemExit("--oauth-issuer and --resource go together")
-    from .auth.jwt import JwtVerifier  # the auth extra
+    from .auth.jwt import ACCESS_TOKEN_TYPES, JwtVerifier  # the auth extra
     from .auth.oauth import ProtectedResource, declared_tool_scopes
 
     # What tools need: their definitions' _meta (the spec file), then handlers.py's _tool_scopes_, then flags.
@@ -249,8 +252,9 @@ def _protected_resource(args: dict[str, Any], server_cls: type[ToolServer]) -> A
             raise SystemExit(f"--tool-scope takes TOOL=SCOPE, not {item!r}")
         tool_scopes[tool] = (*tool_scopes.get(tool, ()), scope)
     base = (*getattr(server_cls, "_scopes_", ()), *args["scopes"])
+    types = [None if typ.lower() == "none" else typ for typ in args["token_types"]]
     verifier = JwtVerifier(args["oauth_issuer"], audience=args["resource"], jwks_uri=args["jwks_uri"],
-                           leeway=args["token_leeway"])
+                           leeway=args["token_leeway"], token_types=(*ACCESS_TOKEN_TYPES, *types))
     return ProtectedResource(verify=verifier, resource=args["resource"],
                              authorization_servers=(args["oauth_issuer"],),
                              scopes=tuple(dict.fromkeys(base)), tool_scopes=tool_scopes)

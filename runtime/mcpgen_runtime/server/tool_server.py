@@ -29,7 +29,7 @@ class ToolServer(Dispatcher):
         `ProtectedResource` in `config.auth`, its OAuth metadata: auth/oauth.py)."""
         app: ASGIApp = McpAsgiApp(self)
         wrap = getattr(self.config.auth, "wrap_app", None)
-        return wrap(app) if wrap is not None else app
+        return wrap(app, self.config) if wrap is not None else app
 
     def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, parser: HttpParser = "auto") -> None:
         """Serve Streamable HTTP with uvicorn until interrupted (HTTP-04: localhost by default);

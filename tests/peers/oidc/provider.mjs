@@ -18,6 +18,10 @@ const provider = new Provider(issuer, {
   clients: [{
     client_id: 'machine', client_secret: 'machine-secret-0123456789',
     grant_types: ['client_credentials'], redirect_uris: [], response_types: [],
+  }, {
+    // a client whose id is a user's name: its tokens must never pass for user alice's
+    client_id: 'alice', client_secret: 'alice-secret-0123456789',
+    grant_types: ['client_credentials'], redirect_uris: [], response_types: [],
   }],
   features: {
     devInteractions: { enabled: true },

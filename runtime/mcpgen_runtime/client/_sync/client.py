@@ -70,7 +70,7 @@ class Client(SyncClientBase):
     `on_sample`, `on_roots` (each also declares its capability); `on_progress(progress, total,
     message)` hears every call's progress. `token_provider()` returns a bearer token for each
     request; `auth=OAuth(...)` logs in where the server asks for it (MCP authorization, needs
-    `mcpgen[auth]`). `cache` holds `server/discover` and `tools/list` results for their `ttlMs`
+    `mcpgen-runtime[auth]`). `cache` holds `server/discover` and `tools/list` results for their `ttlMs`
     (True: in memory; False: off; or a `CacheStore`). `retries`: how many more times a request
     is sent after a retryable error (`McpRuntimeError.retryable`: a connection refused or cut, HTTP
     502/503/504), each time as a new request; behind a load balancer it reaches another replica.

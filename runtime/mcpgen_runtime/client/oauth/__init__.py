@@ -1,4 +1,4 @@
-"""Logging in to protected MCP servers (OAuth 2.1, the MCP authorization spec) — `mcpgen[auth]`.
+"""Logging in to protected MCP servers (OAuth 2.1, the MCP authorization spec) — `mcpgen-runtime[auth]`.
 
     from mcpgen_runtime.client.oauth import OAuth
     with Client("https://mcp.example.com/mcp", auth=OAuth()) as client:

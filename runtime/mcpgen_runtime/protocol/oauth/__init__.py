@@ -4,7 +4,7 @@
 - `discovery.py`: where metadata lives (RFC 9728, RFC 8414, OIDC discovery) and what a document
   must say before it is used (resource and issuer matches, PKCE, HTTPS)
 - `grants.py`: the authorization-code and client-credentials requests and their answers (PKCE,
-  `resource`, `iss`, client authentication) on Authlib's primitives; needs `mcpgen[auth]`
+  `resource`, `iss`, client authentication) on Authlib's primitives; needs `mcpgen-runtime[auth]`
 
 Rules: AUTH-01..20 in docs/RULES.md.
 """

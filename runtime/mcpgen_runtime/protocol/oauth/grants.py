@@ -10,7 +10,7 @@ primitives (PKCE, grant URIs, token request bodies, client authentication, JWT a
   client's authentication (`client_secret_basic`, `client_secret_post`, `none`,
   `private_key_jwt`); `TokenSet` the answer. A `TokenSet`'s repr never shows a token.
 
-Authlib is the `mcpgen[auth]` extra: importing this module without it raises an ImportError
+Authlib is the `mcpgen-runtime[auth]` extra: importing this module without it raises an ImportError
 that says so.
 """
 
@@ -30,7 +30,7 @@ try:
     from authlib.oauth2.rfc7523.assertion import sign_jwt_bearer_assertion
     from authlib.oauth2.rfc7636 import create_s256_code_challenge
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError("OAuth login needs the auth extra: pip install 'mcpgen[auth]'") from exc
+    raise ImportError("OAuth login needs the auth extra: pip install 'mcpgen-runtime[auth]'") from exc
 
 from ...errors import AuthorizationError
 from .discovery import ServerMetadata, check_url

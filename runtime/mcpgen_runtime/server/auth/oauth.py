@@ -15,13 +15,18 @@ resource_metadata=…, scope=…` (AUTH-20/21). `wrap_app` (applied by `ToolServ
 `run_http`) adds what the plain app has no place for: the protected resource metadata at
 `/.well-known/oauth-protected-resource` and its path-suffixed form (AUTH-19), and `403
 insufficient_scope` naming every scope a request needs when the token has too few (AUTH-21).
+To find the tool of a call it reads the body within the server's own `max_body_bytes` and
+`http_limits`; a body it cannot read whole is answered `413` or `408` and never reaches the app,
+so no tool runs before its scopes were checked. Its verification of the token is handed to the
+app's authentication in the ASGI scope (auth.py `VERIFIED_TOKEN`): one verification per request.
 
 Verifiers turn a token into a `TokenPrincipal` (subject, scopes, claims), or None: `JwtVerifier`
-(jwt.py: signatures against the issuer's JWKS, `iss`, `aud` = this resource, `exp`/`nbf`) and
-`IntrospectionVerifier` (RFC 7662). `ctx.principal` is the `TokenPrincipal`; its `str` (issuer and
-subject) binds requestState, keys rate limits and tells private caches apart. Verified tokens are
-remembered (by digest, until they expire, at most `CACHE_SIZE`), so the second check of a
-request and later requests with the same token cost a dictionary lookup.
+(jwt.py: signatures against the issuer's JWKS, `typ`, `iss`, `aud` = this resource, `exp`/`nbf`)
+and `IntrospectionVerifier` (RFC 7662). `ctx.principal` is the `TokenPrincipal`; its `str`
+(`ISSUER#SUB` for a user, `client:ISSUER#CLIENT_ID` for a client's own token) binds legacy
+sessions and requestState, keys rate limits and tells private caches apart. Verified tokens are
+remembered (by digest, until they expire, at most `CACHE_SIZE`), so later requests with the same
+token cost a dictionary lookup.
 """
 
 from __future__ import annotations
@@ -33,15 +38,18 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from ... import _json
 from ...protocol.oauth.challenge import bearer_challenge
-from ..core.bearer_auth import BearerAuth
+from ..core.bearer_auth import VERIFIED_TOKEN, BearerAuth
 from ..core.limits import HttpLimits
 from ..http.asgi_io import send_error
 from ..http.body_reader import BodyTimeout, body_deadline, receive_within
+
+if TYPE_CHECKING:
+    from ..core.config import ServerConfig
 
 __all__ = [
     "SCOPES_META",
@@ -54,6 +62,7 @@ __all__ = [
 
 _LOG = logging.getLogger("mcpgen.server.oauth")
 CACHE_SIZE = 4096
+DEFAULT_MAX_BODY = 4 * 1024 * 1024  # ServerConfig.max_body_bytes's default
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 # A tool definition declares the scopes its calls need here (the spec file, hence tools.json):
@@ -75,7 +84,14 @@ def declared_tool_scopes(definitions: Iterable[Mapping[str, Any]]) -> dict[str, 
 
 @dataclass(frozen=True)
 class TokenPrincipal:
-    """Who a verified access token speaks for. Never holds the token itself."""
+    """Who a verified access token speaks for. Never holds the token itself.
+
+    `kind` is "user" (a resource owner: `subject` is the token's `sub`) or "client" (a client
+    acting for itself, as with client credentials: `subject` is its `client_id`). The `str`,
+    which keys sessions, requestState, rate limits and private caches, keeps the two apart:
+    `ISSUER#SUB` for a user, `client:ISSUER#CLIENT_ID` for a client; an issuer is an http(s)
+    URL without a fragment, so no user's string starts with `client:` and none equals a client's.
+    """
 
     subject: str
     issuer: str
@@ -83,8 +99,11 @@ class TokenPrincipal:
     client_id: str | None = None
     expires_at: float | None = None
     claims: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    kind: Literal["user", "client"] = "user"
 
     def __str__(self) -> str:
+        if self.kind == "client":
+            return f"client:{self.issuer}#{self.subject}"
         return f"{self.issuer}#{self.subject}"
 
     def missing(self, needed: Iterable[str]) -> list[str]:
@@ -169,10 +188,14 @@ class IntrospectionVerifier(CachedVerifier):
         aud = answer.get("aud")
         if aud is not None and self.audience not in (aud if isinstance(aud, list) else [aud]):
             return None
-        subject = answer.get("sub") or answer.get("username") or answer.get("client_id") or "unknown"
-        return TokenPrincipal(str(subject), str(answer.get("iss") or self.issuer or self.endpoint), scopes_of(answer),
-                              answer.get("client_id") if isinstance(answer.get("client_id"), str) else None,
-                              float(exp) if isinstance(exp, int | float) else None, answer)
+        client_id = answer.get("client_id") if isinstance(answer.get("client_id"), str) else None
+        subject = answer.get("sub") or answer.get("username") or client_id or "unknown"
+        # No resource owner: the client's own token, never a user's principal (TokenPrincipal).
+        own = client_id is not None and subject == client_id
+        kind: Literal["user", "client"] = "client" if own else "user"
+        issuer = str(answer.get("iss") or self.issuer or self.endpoint)
+        expires = float(exp) if isinstance(exp, int | float) else None
+        return TokenPrincipal(str(subject), issuer, scopes_of(answer), client_id, expires, answer, kind=kind)
 
 
 def metadata_url(resource: str) -> str:
@@ -223,23 +246,28 @@ class ProtectedResource(BearerAuth):
             document["resource_name"] = self.resource_name
         return document
 
-    def wrap_app(self, app: ASGIApp) -> ASGIApp:
-        return ProtectedResourceApp(app, self)
+    def wrap_app(self, app: ASGIApp, config: ServerConfig | None = None) -> ASGIApp:
+        """`app` behind the metadata and the scope check, with `config`'s body limit and deadlines
+        (default: those of `app`'s server)."""
+        return ProtectedResourceApp(app, self, config=config)
 
 
 class ProtectedResourceApp:
     """Serves the metadata and answers `403 insufficient_scope`; everything else goes to `app`."""
 
-    def __init__(self, app: ASGIApp, resource: ProtectedResource, *, max_body_bytes: int = 4 * 1024 * 1024,
-                 limits: HttpLimits | None = None) -> None:
+    def __init__(self, app: ASGIApp, resource: ProtectedResource, *, config: ServerConfig | None = None,
+                 max_body_bytes: int | None = None, limits: HttpLimits | None = None) -> None:
+        if config is None:  # an McpAsgiApp knows its server's config
+            config = getattr(getattr(app, "server", None), "config", None)
         self.app = app
-        self._limits = limits or HttpLimits()
+        # The app's own body limit and deadlines: a body the app would take is read here whole.
+        self._max_body = max_body_bytes or (config.max_body_bytes if config is not None else DEFAULT_MAX_BODY)
+        self._limits = limits or (config.http_limits if config is not None else HttpLimits())
         self.resource = resource
         document = _json.dumps(resource.metadata_document())
         self._metadata = document
         suffixed = urlsplit(resource.resource_metadata or "").path
         self._paths = {PRM_WELL_KNOWN, suffixed}
-        self._max_body = max_body_bytes
         self._verify = resource.verify
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -252,41 +280,48 @@ class ProtectedResourceApp:
                 (b"content-type", b"application/json"), (b"cache-control", b"max-age=300"),
                 (b"access-control-allow-origin", b"*")])
             return
-        if method == "POST":
-            try:
-                refusal, receive = await self._scope_check(scope, receive)
-            except BodyTimeout as exc:  # the body deadlines, as the app itself applies them
-                await send_error(send, 408, f"{exc}; closing the connection", close=True)
-                return
-            if refusal is not None:
-                await _respond(send, 403, b"", [(b"www-authenticate", refusal.encode("latin-1", "replace"))])
-                return
+        if method == "POST" and (token := _bearer(scope)) is not None:
+            principal = self._verify(token)
+            if inspect.isawaitable(principal):
+                principal = await principal
+            # One verification per request: the app's authentication takes this result (auth.py).
+            scope = {**scope, VERIFIED_TOKEN: (token, principal)}
+            if isinstance(principal, TokenPrincipal):
+                try:
+                    refusal, receive = await self._scope_check(scope, principal, receive)
+                except BodyTimeout as exc:  # the body deadlines, as the app itself applies them
+                    await send_error(send, 408, f"{exc}; closing the connection", close=True)
+                    return
+                except _TooLarge:  # the app's own limit and answer: the body is never parsed here
+                    await send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
+                    return
+                except _Gone:
+                    return
+                if refusal is not None:
+                    challenge = refusal.encode("latin-1", "replace")
+                    await _respond(send, 403, b"", [(b"www-authenticate", challenge)])
+                    return
         await self.app(scope, receive, send)
 
-    async def _scope_check(self, scope: Any, receive: Any) -> tuple[str | None, Any]:
-        """A challenge when the token is valid but lacks scopes (AUTH-21); None otherwise (an
-        invalid token is the app's to refuse with 401). Returns the `receive` to go on with."""
+    async def _scope_check(self, scope: Any, principal: TokenPrincipal,
+                           receive: Any) -> tuple[str | None, Any]:
+        """A challenge when the token is valid but lacks scopes (AUTH-21), else None; and the
+        `receive` to go on with. A body this check must read and cannot (over the server's body
+        limit, `_TooLarge`; not in time, `BodyTimeout`; the client left, `_Gone`) never reaches
+        the app: a tool runs only after its scopes were checked (SEC-02)."""
         resource = self.resource
-        token = _bearer(scope)
-        if token is None:
-            return None, receive
-        principal = self._verify(token)
-        if inspect.isawaitable(principal):
-            principal = await principal
-        if not isinstance(principal, TokenPrincipal):
-            return None, receive
         if principal.missing(resource.scopes):
             return self._refusal(resource.scopes), receive
         if not resource.tool_scopes or not any(principal.missing(group) for group in resource.tool_scopes.values()):
             return None, receive
-        body, complete = await _read_body(receive, self._max_body, self._limits)
-        replay = _replaying(body, complete, receive)
-        if not complete:
-            return None, replay  # too large: the app answers 413
+        if _declared_length(scope) > self._max_body:
+            raise _TooLarge
+        body = await _read_body(receive, self._max_body, self._limits)
+        replay = _replaying(body, receive)
         try:
             message = _json.loads(body)
         except _json.JSONDecodeError:
-            return None, replay
+            return None, replay  # the app answers 400
         if isinstance(message, dict) and message.get("method") == "tools/call":
             params = message.get("params")
             name = params.get("name") if isinstance(params, dict) else None
@@ -300,6 +335,14 @@ class ProtectedResourceApp:
                                        scopes=dict.fromkeys(needed))
 
 
+class _TooLarge(Exception):
+    """The body is over the server's body limit."""
+
+
+class _Gone(Exception):
+    """The client went away before its body arrived."""
+
+
 def _bearer(scope: Any) -> str | None:
     for name, value in scope["headers"]:
         if name.lower() == b"authorization":
@@ -309,33 +352,40 @@ def _bearer(scope: Any) -> str | None:
     return None
 
 
-async def _read_body(receive: Any, limit: int, limits: HttpLimits) -> tuple[bytes, bool]:
-    """The request body when it fits in `limit` (True), else what was read (False); `BodyTimeout`
-    when it does not arrive within `limits`."""
+def _declared_length(scope: Any) -> int:
+    for name, value in scope["headers"]:
+        if name.lower() == b"content-length" and value.isdigit():
+            return int(value)
+    return 0
+
+
+async def _read_body(receive: Any, limit: int, limits: HttpLimits) -> bytes:
+    """The whole request body, when it fits in `limit` and arrives within `limits`; otherwise
+    `_TooLarge`, `BodyTimeout`, or `_Gone` (a disconnect)."""
     chunks: list[bytes] = []
     size = 0
     deadline = body_deadline(limits)
     while True:
         message = await receive_within(receive(), limits, deadline)
         if message["type"] != "http.request":
-            return b"".join(chunks), False
+            raise _Gone
         chunk = message.get("body", b"")
         chunks.append(chunk)
         size += len(chunk)
         if size > limit:
-            return b"".join(chunks), False
+            raise _TooLarge
         if not message.get("more_body", False):
-            return b"".join(chunks), True
+            return b"".join(chunks)
 
 
-def _replaying(body: bytes, complete: bool, receive: Any) -> Any:
+def _replaying(body: bytes, receive: Any) -> Any:
     sent = False
 
     async def replay() -> Any:
         nonlocal sent
         if not sent:
             sent = True
-            return {"type": "http.request", "body": body, "more_body": not complete}
+            return {"type": "http.request", "body": body, "more_body": False}
         return await receive()
 
     return replay

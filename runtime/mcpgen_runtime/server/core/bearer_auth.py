@@ -19,9 +19,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BearerAuth", "Unauthorized", "authenticate", "principal_id"]
+__all__ = ["VERIFIED_TOKEN", "BearerAuth", "Unauthorized", "authenticate", "principal_id"]
 
 TokenVerifier = Callable[[str], Any]  # token -> principal | None, or an awaitable of it
+# An ASGI scope key: (token, what `verify` made of it), set by a layer in front of the app that
+# verified the request's token already (oauth.py), so each request is verified once.
+VERIFIED_TOKEN = "mcpgen.verified_token"
 
 
 class Unauthorized(Exception):
@@ -55,8 +58,11 @@ class BearerAuth:
         return "Bearer " + ", ".join(parts)
 
 
-async def authenticate(auth: BearerAuth, headers: Mapping[str, str]) -> Any:
-    """The principal for a request (None: anonymous and allowed); `Unauthorized` otherwise."""
+async def authenticate(auth: BearerAuth, headers: Mapping[str, str],
+                       verified: tuple[str, Any] | None = None) -> Any:
+    """The principal for a request (None: anonymous and allowed); `Unauthorized` otherwise.
+    `verified`: (token, result) of a verification made earlier for this request, used when the
+    token is the same."""
     header = headers.get("authorization")
     if header is None:
         if auth.required:
@@ -66,9 +72,12 @@ async def authenticate(auth: BearerAuth, headers: Mapping[str, str]) -> Any:
     token = token.strip()
     if scheme.lower() != "bearer" or not token or " " in token:
         raise Unauthorized(auth.challenge("invalid_request", "expected 'Authorization: Bearer <token>'"))
-    principal = auth.verify(token)
-    if inspect.isawaitable(principal):
-        principal = await principal
+    if verified is not None and verified[0] == token:
+        principal = verified[1]
+    else:
+        principal = auth.verify(token)
+        if inspect.isawaitable(principal):
+            principal = await principal
     if principal is None:
         raise Unauthorized(auth.challenge("invalid_token", "the access token is invalid or expired"))
     return principal

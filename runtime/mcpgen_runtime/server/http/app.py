@@ -45,7 +45,7 @@ from ..._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ...protocol import jsonrpc
 from ...protocol.headers import PROTOCOL_VERSION_LC, SESSION_ID_LC
 from ...protocol.legacy.serving import carries_modern_meta
-from ..core.bearer_auth import Unauthorized, authenticate
+from ..core.bearer_auth import VERIFIED_TOKEN, Unauthorized, authenticate
 from ..core.config import LOCAL_HOSTS, IncomingRequest
 from ..core.dispatch import Dispatcher
 from ..store import StoreUnavailable
@@ -216,7 +216,7 @@ class McpAsgiApp:
         principal = scope.get("user")
         if self._auth is not None:
             try:
-                principal = await authenticate(self._auth, headers)
+                principal = await authenticate(self._auth, headers, scope.get(VERIFIED_TOKEN))
             except Unauthorized as exc:  # HTTP-05, RFC 6750 §3
                 await send({"type": "http.response.start", "status": 401, "headers": [
                     (b"www-authenticate", exc.challenge.encode("latin-1", "replace")), (b"content-length", b"0")]})
@@ -475,7 +475,7 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000, *, p
     mcp_app = McpAsgiApp(server, allowed_hosts=allowed_hosts)
     app: ASGIApp = mcp_app
     if (wrap := getattr(server.config.auth, "wrap_app", None)) is not None:
-        app = wrap(app)  # a ProtectedResource (auth/oauth.py): its metadata and 403 insufficient_scope
+        app = wrap(app, server.config)  # a ProtectedResource (auth/oauth.py): metadata, 403 insufficient_scope
     limits = server.config.http_limits
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="off",

@@ -1,7 +1,7 @@
 """Slow HTTP clients under uvicorn: a deadline on the header block, a bound on its size, and a cap on
 connections still receiving a request (`HttpLimits`, core/limits.py).
 
-uvicorn parses the request line and headers itself (h11, or httptools with `mcpgen[fast]`) before
+uvicorn parses the request line and headers itself (h11, or httptools with `mcpgen-runtime[fast]`) before
 the ASGI app sees anything, and sets no deadline there: a client trickling one header byte a
 second, or connecting and sending nothing, holds its connection for as long as it likes. So
 `run_http` serves with a subclass of uvicorn's own protocol class (`guarded_protocol`) that tells a

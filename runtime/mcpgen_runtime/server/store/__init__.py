@@ -1,7 +1,7 @@
 """Shared server state behind one interface (`Store`): the in-memory default and Redis.
 
 `open_store(url, namespace)` picks one from configuration: `memory` (or nothing) for
-`MemoryStore`, `redis://…` / `rediss://…` / `unix://…` for `RedisStore` (the `mcpgen[redis]`
+`MemoryStore`, `redis://…` / `rediss://…` / `unix://…` for `RedisStore` (the `mcpgen-runtime[redis]`
 extra: a clear error when the package is missing).
 """
 

@@ -1,5 +1,5 @@
 """`RedisStore`: the `Store` several replicas share, on Redis through redis-py's asyncio client
-(the `mcpgen[redis]` extra).
+(the `mcpgen-runtime[redis]` extra).
 
 Redis primitives for what they are made for: records are strings with `PX` expiry; event logs
 are streams (`XADD … MAXLEN = n 0-*`, so a position is the entry's sequence number, read with
@@ -33,7 +33,7 @@ try:
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError as exc:  # pragma: no cover - exercised by test_store_selection in a venv without redis
     raise ImportError(
-        "a redis:// store needs the redis package: pip install 'mcpgen[redis]' (or pip install redis)"
+        "a redis:// store needs the redis package: pip install 'mcpgen-runtime[redis]' (or pip install redis)"
     ) from exc
 
 __all__ = ["RedisStore"]

@@ -1,0 +1,200 @@
+"""A protected server in this process, its authorization server's key endpoint, and raw HTTP for
+the authorization hardening tests (issue 25), all real and on loopback:
+
+- `KeyServer`: the JWKS endpoint on raw asyncio sockets in a thread of its own. `mode` says how
+  it answers: "keys" (the key set), "500", "reset" (a TCP reset once the request is read),
+  "silent" (reads the request, never answers), "drip" (a 200 head, then one byte a second),
+  "huge" (a 200 with 50 MB of body, no Content-Length). `hits` counts the requests it read.
+- `Signer`: RSA keys and JWT access tokens (`typ: at+jwt`) for `ISSUER`.
+- `ScopedServer`: the hand-written dynamic server (`ask`, `whoami`, ...) plus `execute_sql`,
+  which counts its runs, and `me`, which answers `str(ctx.principal)`.
+- `serving(app)`: uvicorn running `app` in a thread; yields the port.
+- `raw_post`: one POST on a socket of its own (bodies of any size, with Content-Length or
+  chunked); the status, or None when the server closed without one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import struct
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import uvicorn
+from joserfc import jwt
+from joserfc.jwk import KeySet, RSAKey
+
+from mcpgen_runtime.server import ServerConfig, ToolContext
+from tests.runtime.dynamic_server_app import DynamicServer
+from tests.support import free_port, wait_for_port
+
+ISSUER = "https://as.example"
+HUGE = 50 * 1000 * 1000
+
+
+class KeyServer:
+    """The authorization server's JWKS endpoint (module doc)."""
+
+    def __init__(self, keys: KeySet) -> None:
+        self.mode = "keys"
+        self.hits = 0
+        self._document = json.dumps(keys.as_dict(private=False)).encode()
+        self._loop = asyncio.new_event_loop()
+        self._stopped = asyncio.Event()
+        self._server: asyncio.Server | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}/jwks"
+
+    def __enter__(self) -> KeyServer:
+        self._thread.start()
+        future = asyncio.run_coroutine_threadsafe(
+            asyncio.start_server(self._serve, "127.0.0.1", 0), self._loop)
+        self._server = future.result(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        async def stop() -> None:
+            self._stopped.set()
+            assert self._server is not None
+            self._server.close()
+            tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(stop(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            self.hits += 1
+            await self._answer(self.mode, writer)
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            writer.close()
+
+    async def _answer(self, mode: str, writer: asyncio.StreamWriter) -> None:
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        if mode == "keys":
+            writer.write(head + b"Content-Length: %d\r\n\r\n" % len(self._document) + self._document)
+        elif mode == "500":
+            writer.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n"
+                         b"Connection: close\r\n\r\n")
+        elif mode == "reset":
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        elif mode == "silent":
+            await self._stopped.wait()
+        elif mode == "drip":
+            writer.write(head + b"\r\n")
+            while not self._stopped.is_set():
+                writer.write(b" ")
+                await writer.drain()
+                await asyncio.sleep(1.0)
+        elif mode == "huge":
+            writer.write(head + b"\r\n")
+            chunk = b" " * 65536
+            for _ in range(HUGE // len(chunk)):
+                writer.write(chunk)
+                await writer.drain()
+        await writer.drain()
+
+
+class Signer:
+    """RSA signing keys of `ISSUER` and access tokens for `audience`."""
+
+    def __init__(self, audience: str) -> None:
+        self.audience = audience
+        self.key = RSAKey.generate_key(2048, parameters={"kid": "k1"})
+        self.stranger = RSAKey.generate_key(2048, parameters={"kid": "k1"})  # not in the JWKS
+
+    @property
+    def keys(self) -> KeySet:
+        return KeySet([self.key])
+
+    def token(self, *, kid: str = "k1", key: RSAKey | None = None, **claims: Any) -> str:
+        now = int(time.time())
+        base = {"iss": ISSUER, "aud": self.audience, "iat": now, "exp": now + 300, "jti": uuid.uuid4().hex}
+        header = {"alg": "RS256", "kid": kid, "typ": "at+jwt"}
+        return jwt.encode(header, {**base, **claims}, key or self.key)
+
+    def random_kid(self) -> str:
+        return self.token(kid=uuid.uuid4().hex, key=self.stranger, sub="mallory", scope="mcp:tools")
+
+
+class ScopedServer(DynamicServer):
+    """DynamicServer plus `execute_sql` (counts its runs) and `me` (`str(ctx.principal)`)."""
+
+    def __init__(self, config: ServerConfig | None = None) -> None:
+        super().__init__(config)
+        self.sql_runs = 0
+        self.add_tool({"name": "execute_sql", "inputSchema": {"type": "object"}}, self._execute_sql)
+        self.add_tool({"name": "me", "inputSchema": {"type": "object"}}, self._me)
+
+    async def _execute_sql(self, args: Any, ctx: ToolContext) -> str:
+        self.sql_runs += 1
+        return "done"
+
+    async def _me(self, args: Any, ctx: ToolContext) -> str:
+        return str(ctx.principal)
+
+
+@contextlib.contextmanager
+def serving(app: Any, port: int | None = None) -> Iterator[int]:
+    """uvicorn serving `app` on 127.0.0.1 in a thread, as `run_http` would (lifespan on)."""
+    port = port or free_port()
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="on")
+    served = uvicorn.Server(config)
+    thread = threading.Thread(target=served.run, daemon=True)
+    thread.start()
+    try:
+        wait_for_port(port)
+        yield port
+    finally:
+        served.should_exit = True
+        thread.join(10)
+
+
+def raw_post(port: int, body: bytes, headers: dict[str, str], *, chunked: bool = False,
+             timeout: float = 30.0) -> tuple[int | None, bytes]:
+    """POST `body` to /mcp on a socket of its own; (status, rest of the answer), status None when
+    the server closed without answering. Blocking sockets: the server may answer and close while
+    the body is still going out (413), and its answer is read after the failed write."""
+    fields = {**headers, "Host": "127.0.0.1", "Connection": "close"}
+    if chunked:
+        fields["Transfer-Encoding"] = "chunked"
+    else:
+        fields["Content-Length"] = str(len(body))
+    head = b"POST /mcp HTTP/1.1\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in fields.items()) + b"\r\n"
+    step = 256 * 1024
+    parts = (body[start:start + step] for start in range(0, len(body), step))
+    wire = (b"%x\r\n%s\r\n" % (len(part), part) for part in parts) if chunked else parts
+    data = b""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        with contextlib.suppress(OSError):  # closed by the server before the body was all sent
+            sock.sendall(head)
+            for piece in wire:
+                sock.sendall(piece)
+            if chunked:
+                sock.sendall(b"0\r\n\r\n")
+        with contextlib.suppress(ConnectionError):  # a reset after the answer: keep what came
+            while chunk := sock.recv(65536):
+                data += chunk
+    if not data:
+        return None, b""
+    status_line, _, rest = data.partition(b"\r\n")
+    return int(status_line.split(b" ", 2)[1]), rest.partition(b"\r\n\r\n")[2]
