@@ -18,7 +18,6 @@ RESULTS.md is kept, so hand-written analysis survives a rerun.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import subprocess
@@ -28,7 +27,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import click
+
 from . import (
+    _cli,
     client_bench,
     client_layers,
     legacy_sessions,
@@ -292,27 +294,28 @@ def _legacy_section(results: dict[str, Any]) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="a ~1 s taste of everything (the smoke test)")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
-    parser.add_argument("--no-write", action="store_true", help="print, do not write RESULTS.md")
-    parser.add_argument("--data-dir", type=Path, default=OUT, help="where the raw JSON goes (default bench/out)")
-    parser.add_argument("--skip", default="", help=f"comma list of: {','.join(PARTS)}")
-    parser.add_argument("--variants", default=",".join(VARIANTS))
-    parser.add_argument("--servers", default=",".join(LABELS))
-    parser.add_argument("--duration", type=float)
-    parser.add_argument("--repeats", type=int)
-    parser.add_argument("--calls", type=int)
-    args = parser.parse_args(argv)
-    skip = {part for part in args.skip.split(",") if part}
+@click.command(help=__doc__.splitlines()[0] if __doc__ else None)
+@click.option("--quick", is_flag=True, help="a ~1 s taste of everything (the smoke test)")
+@click.option("--out", type=click.Path(path_type=Path), default=ROOT / "bench" / "RESULTS.md")
+@click.option("--no-write", is_flag=True, help="print, do not write RESULTS.md")
+@click.option("--data-dir", type=click.Path(path_type=Path), default=OUT,
+              help="where the raw JSON goes (default bench/out)")
+@click.option("--skip", "skip_list", default="", help=f"comma list of: {','.join(PARTS)}")
+@click.option("--variants", "variant_list", default=",".join(VARIANTS))
+@click.option("--servers", "server_list", default=",".join(LABELS))
+@click.option("--duration", type=float)
+@click.option("--repeats", type=int)
+@click.option("--calls", type=int)
+@click.pass_obj
+def command(argv_text: str, quick: bool, out: Path, no_write: bool, data_dir: Path, skip_list: str,
+            variant_list: str, server_list: str, duration: float | None, repeats: int | None,
+            calls: int | None) -> dict[str, Any]:
+    skip = {part for part in skip_list.split(",") if part}
     if skip - set(PARTS):
-        parser.error(f"unknown parts: {', '.join(sorted(skip - set(PARTS)))} (known: {', '.join(PARTS)})")
-    argv_text = "" if argv is None and len(sys.argv) == 1 else " " + " ".join(sys.argv[1:] if argv is None else argv)
-    quick = args.quick
+        raise click.UsageError(
+            f"unknown parts: {', '.join(sorted(skip - set(PARTS)))} (known: {', '.join(PARTS)})")
     started = time.monotonic()
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    data_dir: Path = args.data_dir
     data_dir.mkdir(parents=True, exist_ok=True)
     load_start = procstat.machine()["loadavg"]
     cpu_in_use = procstat.machine_busy(0.5 if quick else 2.0)  # by other processes, before we start
@@ -328,13 +331,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     if "server" not in skip:
         print("== servers", file=sys.stderr, flush=True)
-        servers = [s for s in args.servers.split(",") if s]
+        servers = [s for s in server_list.split(",") if s]
         if server_bench.CEILING not in servers:
             servers.append(server_bench.CEILING)
         data = server_bench.run(
-            servers, [8] if quick else [8, 32], [v for v in args.variants.split(",") if v],
-            duration=args.duration or (0.5 if quick else 3.0), warmup=0.2 if quick else 1.0,
-            repeats=args.repeats or (1 if quick else 5))
+            servers, [8] if quick else [8, 32], [v for v in variant_list.split(",") if v],
+            duration=duration or (0.5 if quick else 3.0), warmup=0.2 if quick else 1.0,
+            repeats=repeats or (1 if quick else 5))
         data["summary"] = server_bench.summarize(data)
         data["verdicts"] = server_bench.verdicts(data["summary"], data)
         save("server", data)
@@ -344,8 +347,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print("== clients", file=sys.stderr, flush=True)
         # Many short rounds rather than a few long ones: on a shared machine every client then
         # sees the same mix of quiet and busy moments.
-        cdata = client_bench.run(client_bench.CLIENTS, calls=args.calls or (100 if quick else 250),
-                                 repeats=args.repeats or (1 if quick else 20))
+        cdata = client_bench.run(client_bench.CLIENTS, calls=calls or (100 if quick else 250),
+                                 repeats=repeats or (1 if quick else 20))
         cdata["summary"] = client_bench.summarize(cdata)
         cdata["verdicts"] = client_bench.verdicts(cdata["summary"])
         save("client", cdata)
@@ -356,7 +359,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results["layers"] = client_layers.run(100 if quick else 800, 1 if quick else 12)
         save("layers", results["layers"])
         print(client_layers.table(results["layers"]), flush=True)
-    wanted = [s for s in args.servers.split(",") if s]
+    wanted = [s for s in server_list.split(",") if s]
     eras = {kind: list(kind_eras) for kind, kind_eras in server_bench.LEGACY_SERVERS.items() if kind in wanted}
     if "legacy-server" not in skip and not eras:
         print("== servers, legacy era: skipped (--servers names none of "
@@ -364,9 +367,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     elif "legacy-server" not in skip:
         print("== servers, legacy era", file=sys.stderr, flush=True)
         ldata = server_bench.run(
-            list(eras), [8] if quick else [8, 32], [v for v in args.variants.split(",") if v],
-            duration=args.duration or (0.5 if quick else 3.0), warmup=0.2 if quick else 1.0,
-            repeats=args.repeats or (1 if quick else 5), eras=eras)
+            list(eras), [8] if quick else [8, 32], [v for v in variant_list.split(",") if v],
+            duration=duration or (0.5 if quick else 3.0), warmup=0.2 if quick else 1.0,
+            repeats=repeats or (1 if quick else 5), eras=eras)
         ldata["summary"] = server_bench.legacy_summary(ldata)
         ldata["verdicts"] = server_bench.legacy_verdicts(ldata["summary"])
         save("legacy-server", ldata)
@@ -374,9 +377,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(server_bench.legacy_table(ldata["summary"]), flush=True)
     if "legacy-client" not in skip:
         print("== clients, legacy era", file=sys.stderr, flush=True)
-        lcdata = client_bench.run(client_bench.LEGACY_CLIENTS, calls=args.calls or (100 if quick else 250),
-                                  repeats=args.repeats or (1 if quick else 20), baseline=client_bench.LEGACY_BASELINE,
-                                  sdk=client_bench.LEGACY_SDK)
+        lcdata = client_bench.run(client_bench.LEGACY_CLIENTS, calls=calls or (100 if quick else 250),
+                                  repeats=repeats or (1 if quick else 20),
+                                  baseline=client_bench.LEGACY_BASELINE, sdk=client_bench.LEGACY_SDK)
         lcdata["summary"] = client_bench.summarize(lcdata)
         lcdata["verdicts"] = client_bench.verdicts(lcdata["summary"])
         save("legacy-client", lcdata)
@@ -419,7 +422,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         save("dcg", results["dcg"])
         print(results["dcg"]["output"], flush=True)
     results["carried"] = {}
-    if not args.quick:  # a partial run keeps the other sections from the latest full data
+    if not quick:  # a partial run keeps the other sections from the latest full data
         for part in PARTS:
             if part in skip and part not in results:
                 previous = sorted(p for p in data_dir.glob(f"*-{part}.json")
@@ -430,10 +433,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results["load_end"] = procstat.machine()["loadavg"]
     results["seconds"] = time.monotonic() - started
     save("all", results)
-    if not args.no_write:
-        args.out.write_text(render(results, _kept_notes(args.out)))
-        print(f"wrote {args.out}", file=sys.stderr)
+    if not no_write:
+        out.write_text(render(results, _kept_notes(out)))
+        print(f"wrote {out}", file=sys.stderr)
     return results
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = sys.argv[1:] if argv is None else argv
+    argv_text = "" if argv is None and not args else " " + " ".join(args)
+    return _cli.run(command, argv, obj=argv_text)  # the command line as RESULTS.md quotes it
 
 
 if __name__ == "__main__":

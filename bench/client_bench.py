@@ -32,7 +32,6 @@ medians over repeats of each round's median latency and of its mean CPU per call
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import gc
@@ -45,7 +44,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import loadgen, procstat
+import click
+
+from . import _cli, loadgen, procstat
 from .servers import ROOT, Server, start
 
 for _path in (ROOT, ROOT / "generated"):
@@ -397,33 +398,38 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--clients", help="comma list (default: every client of the era)")
-    parser.add_argument("--legacy", action="store_true", help="the legacy-era clients (LEGACY_CLIENTS)")
-    parser.add_argument("--calls", type=int, default=250, help="sequential calls per round")
-    parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--server", default="ours")
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args(argv)
-    known, baseline, sdk = (LEGACY_CLIENTS, LEGACY_BASELINE, LEGACY_SDK) if args.legacy else (CLIENTS, BASELINE, SDK)
-    clients = [c for c in (args.clients or ",".join(known)).split(",") if c]
+@click.command(help=__doc__.splitlines()[0] if __doc__ else None)
+@click.option("--clients", "client_list", help="comma list (default: every client of the era)")
+@click.option("--legacy", is_flag=True, help="the legacy-era clients (LEGACY_CLIENTS)")
+@click.option("--calls", type=int, default=250, help="sequential calls per round")
+@click.option("--repeats", type=int, default=20)
+@click.option("--server", default="ours")
+@click.option("--json", "json_path", type=click.Path(path_type=Path))
+def command(client_list: str | None, legacy: bool, calls: int, repeats: int, server: str,
+            json_path: Path | None) -> dict[str, Any]:
+    era = (LEGACY_CLIENTS, LEGACY_BASELINE, LEGACY_SDK) if legacy else (CLIENTS, BASELINE, SDK)
+    known, baseline, sdk = era
+    clients = [c for c in (client_list or ",".join(known)).split(",") if c]
     unknown = [c for c in clients if c not in known]
     if unknown:
-        parser.error(f"unknown clients: {', '.join(unknown)}")
+        raise click.UsageError(f"unknown clients: {', '.join(unknown)}")
     if baseline not in clients:
         clients.insert(0, baseline)
-    data = run(clients, calls=args.calls, repeats=args.repeats, server_kind=args.server, baseline=baseline, sdk=sdk)
+    data = run(clients, calls=calls, repeats=repeats, server_kind=server, baseline=baseline, sdk=sdk)
     rows = summarize(data)
     data["summary"] = rows
     data["verdicts"] = verdicts(rows)
     print(table(rows))
     for line in data["verdicts"]:
         print(line)
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, indent=1))
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(data, indent=1))
     return data
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    return _cli.run(command, argv)
 
 
 if __name__ == "__main__":

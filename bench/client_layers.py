@@ -20,7 +20,6 @@ call (CPU of this process, and wall time): on a shared machine, noise only ever 
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import socket
@@ -30,7 +29,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import loadgen
+import click
+
+from . import _cli, loadgen
 from .client_bench import RawAsync, _read_reply
 from .servers import ROOT, start
 
@@ -146,17 +147,20 @@ def table(best: dict[str, tuple[float, float]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--calls", type=int, default=800)
-    parser.add_argument("--rounds", type=int, default=12)
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args(argv)
-    best = run(args.calls, args.rounds)
+@click.command(help=__doc__.splitlines()[0] if __doc__ else None)
+@click.option("--calls", type=int, default=800)
+@click.option("--rounds", type=int, default=12)
+@click.option("--json", "json_path", type=click.Path(path_type=Path))
+def command(calls: int, rounds: int, json_path: Path | None) -> dict[str, tuple[float, float]]:
+    best = run(calls, rounds)
     print(table(best))
-    if args.json is not None:
-        args.json.write_text(json.dumps(best, indent=1))
+    if json_path is not None:
+        json_path.write_text(json.dumps(best, indent=1))
     return best
+
+
+def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
+    return _cli.run(command, argv)
 
 
 if __name__ == "__main__":

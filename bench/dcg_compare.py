@@ -21,7 +21,6 @@ Measured, and nothing else:
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import re
@@ -33,7 +32,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import click
 from jsonschema import Draft7Validator, Draft202012Validator
+
+from . import _cli
 
 ROOT = Path(__file__).resolve().parent.parent
 DCG_PYTHON = ROOT / "bench" / ".venv-dcg" / "bin" / "python"
@@ -366,14 +368,17 @@ def _word(verdict: bool | None) -> str:
     return "no verdict" if verdict is None else "accepts" if verdict else "rejects"
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="mcpgen's models against datamodel-code-generator's")
-    parser.add_argument("--tools", type=int, default=1000, help="tools in the synthetic spec (default 1000)")
-    args = parser.parse_args(argv)
+@click.command(help="mcpgen's models against datamodel-code-generator's")
+@click.option("--tools", type=int, default=1000, help="tools in the synthetic spec (default 1000)")
+def command(tools: int) -> None:
     if not DCG_PYTHON.exists():
         print("bench/.venv-dcg is missing: `make bench-deps` installs datamodel-code-generator there")
         return
-    print(run(args.tools))
+    print(run(tools))
+
+
+def main(argv: list[str] | None = None) -> None:
+    _cli.run(command, argv)
 
 
 if __name__ == "__main__":

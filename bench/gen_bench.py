@@ -21,7 +21,6 @@ this interpreter; --skip-stages omits the in-process breakdown.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -31,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import click
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -147,24 +148,24 @@ def stages(tree: Path, spec: Path) -> dict[str, float]:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--tree", type=Path, default=ROOT, help="checkout whose codegen/ to measure")
-    parser.add_argument("--skip-stages", action="store_true")
-    args = parser.parse_args(argv)
-    tree = args.tree.resolve()
+@click.command(help=__doc__.splitlines()[0])
+@click.option("--repeat", type=int, default=3)
+@click.option("--tree", type=click.Path(path_type=Path), default=ROOT,
+              help="checkout whose codegen/ to measure")
+@click.option("--skip-stages", is_flag=True)
+def command(repeat: int, tree: Path, skip_stages: bool) -> int:
+    tree = tree.resolve()
     with tempfile.TemporaryDirectory(prefix="gen-bench-specs-") as tmp:
         synthetic = Path(tmp) / "synthetic.json"
         _synthetic(synthetic)
         specs = {"github": GITHUB, "synthetic": synthetic}
-        print(f"generator: {tree}   python {sys.version.split()[0]}   repeat {args.repeat} (median)\n")
+        print(f"generator: {tree}   python {sys.version.split()[0]}   repeat {repeat} (median)\n")
         print(f"{'spec':<10} {'measure':<20} {'seconds':>8} {'budget':>8}")
         print("-" * 50)
         failed = False
         for name, spec in specs.items():
             try:
-                measured = measure(tree, name, spec, args.repeat)
+                measured = measure(tree, name, spec, repeat)
             except Failed as exc:
                 print(f"{name:<10} {'generate':<20} {'failed':>8}  {str(exc)[:70]}")
                 failed = True
@@ -174,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
                 flag = "" if budget is None else f"{budget:>7.1f}" + ("" if seconds <= budget else " !")
                 failed |= budget is not None and seconds > budget
                 print(f"{name:<10} {label:<20} {seconds:>8.2f} {flag:>8}")
-        if not args.skip_stages:
+        if not skip_stages:
             print(f"\n{'spec':<10} {'stage (in process)':<20} {'seconds':>8}")
             print("-" * 41)
             for name, spec in specs.items():
@@ -184,6 +185,19 @@ def main(argv: list[str] | None = None) -> int:
                 except Failed as exc:
                     print(f"{name:<10} {'stages':<20} {'failed':>8}  {str(exc)[:70]}")
     return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The exit status: 1 when a run failed or went over its budget. Also run as a plain file
+    (`python bench/gen_bench.py`), so no `bench._cli`: its few lines are here."""
+    try:
+        with command.make_context("gen_bench.py", list(sys.argv[1:] if argv is None else argv)) as ctx:
+            return int(command.invoke(ctx))
+    except click.exceptions.Exit as exc:  # --help
+        return exc.exit_code
+    except click.ClickException as exc:  # a usage error: exit 2, as argparse did
+        exc.show()
+        return exc.exit_code
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ count, so no session is evicted while measuring.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import dataclasses
 import gc
@@ -32,7 +31,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from . import loadgen
+import click
+
+from . import _cli, loadgen
 from .servers import ROOT
 
 for _path in (ROOT, ROOT / "generated"):
@@ -186,20 +187,23 @@ def verdicts(data: dict[str, Any]) -> list[str]:
             f"{'PASS' if row['bytes_per_session'] <= budget else 'FAIL'}" for row in data["rows"]]
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--sessions", type=int, default=SESSIONS)
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args(argv)
-    data = run(args.sessions)
+@click.command(help=__doc__.splitlines()[0] if __doc__ else None)
+@click.option("--sessions", type=int, default=SESSIONS)
+@click.option("--json", "json_path", type=click.Path(path_type=Path))
+def command(sessions: int, json_path: Path | None) -> dict[str, Any]:
+    data = run(sessions)
     data["verdicts"] = verdicts(data)
     print(table(data))
     for line in data["verdicts"]:
         print(line)
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, indent=1))
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(data, indent=1))
     return data
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    return _cli.run(command, argv)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ What the end-to-end numbers are made of:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
@@ -24,6 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import click
+
+from . import _cli
 from .servers import ROOT
 
 for _path in (ROOT, ROOT / "generated"):
@@ -197,17 +199,20 @@ def table(results: dict[str, float]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> dict[str, float]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("-n", type=int, default=5000)
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args(argv)
-    results = run(args.n)
+@click.command(help=__doc__.splitlines()[0] if __doc__ else None)
+@click.option("-n", type=int, default=5000)
+@click.option("--json", "json_path", type=click.Path(path_type=Path))
+def command(n: int, json_path: Path | None) -> dict[str, float]:
+    results = run(n)
     print(table(results))
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=1))
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(results, indent=1))
     return results
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    return _cli.run(command, argv)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ pyinstrument and prints its call tree. Both tools come from `make bench-deps`
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import collections
 import os
@@ -22,7 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-from . import loadgen
+import click
+
+from . import _cli, loadgen
 from .servers import EXTRAS, ROOT, start
 
 OUT = ROOT / "bench" / "out"
@@ -103,23 +104,30 @@ def profile_client(calls: int, use_async: bool) -> None:
     print(profiler.output_text(unicode=True, color=False, show_all=False))
 
 
+@click.group(help=__doc__.splitlines()[0] if __doc__ else None)
+def command() -> None:
+    pass
+
+
+@command.command("server")
+@click.argument("kind", required=False, default="ours")
+@click.option("--variant", default="h11")
+@click.option("--seconds", type=float, default=8)
+@click.option("--connections", type=int, default=8)
+@click.option("--top", type=int, default=30)
+def server_command(kind: str, variant: str, seconds: float, connections: int, top: int) -> None:
+    profile_server(kind, variant, seconds, connections, top)
+
+
+@command.command("client")
+@click.option("--calls", type=int, default=3000)
+@click.option("--async", "use_async", is_flag=True)
+def client_command(calls: int, use_async: bool) -> None:
+    profile_client(calls, use_async)
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    sub = parser.add_subparsers(dest="what", required=True)
-    srv = sub.add_parser("server")
-    srv.add_argument("kind", nargs="?", default="ours")
-    srv.add_argument("--variant", default="h11")
-    srv.add_argument("--seconds", type=float, default=8)
-    srv.add_argument("--connections", type=int, default=8)
-    srv.add_argument("--top", type=int, default=30)
-    cli = sub.add_parser("client")
-    cli.add_argument("--calls", type=int, default=3000)
-    cli.add_argument("--async", dest="use_async", action="store_true")
-    args = parser.parse_args(argv)
-    if args.what == "server":
-        profile_server(args.kind, args.variant, args.seconds, args.connections, args.top)
-    else:
-        profile_client(args.calls, args.use_async)
+    _cli.run(command, argv)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ cores would buy, on a machine where all of them and the load generator now share
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import subprocess
@@ -26,7 +25,9 @@ import tempfile
 from collections.abc import Iterator
 from typing import Any
 
-from . import loadgen, procstat, servers
+import click
+
+from . import _cli, loadgen, procstat, servers
 from .proxy import Nginx, find_binary, wait_for_port
 
 DEFAULT_REPLICAS = (1, 2, 4)
@@ -198,19 +199,22 @@ def verdicts(data: dict[str, Any]) -> list[str]:
     return out
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--duration", type=float, default=3.0)
-    parser.add_argument("--warmup", type=float, default=0.5)
-    parser.add_argument("--connections", type=int, default=CONNECTIONS)
-    parser.add_argument("--replicas", default=",".join(map(str, DEFAULT_REPLICAS)))
-    args = parser.parse_args(argv)
-    counts = tuple(int(part) for part in args.replicas.split(",") if part)
-    data = run(counts, connections=args.connections, duration=args.duration, warmup=args.warmup)
+@click.command(help=__doc__.split("\n\n")[0] if __doc__ else None)
+@click.option("--duration", type=float, default=3.0)
+@click.option("--warmup", type=float, default=0.5)
+@click.option("--connections", type=int, default=CONNECTIONS)
+@click.option("--replicas", default=",".join(map(str, DEFAULT_REPLICAS)))
+def command(duration: float, warmup: float, connections: int, replicas: str) -> dict[str, Any]:
+    counts = tuple(int(part) for part in replicas.split(",") if part)
+    data = run(counts, connections=connections, duration=duration, warmup=warmup)
     print(table(data))
     for line in verdicts(data):
         print(f"- {line}")
     return data
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    return _cli.run(command, argv)
 
 
 if __name__ == "__main__":

@@ -13,11 +13,14 @@ the rate limit (bench/scale.py: a call that touches the store).
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import click
+
+from . import _cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,33 +72,32 @@ SERVERS: dict[str, Callable[[], Any]] = {
 }
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("kind", choices=sorted(SERVERS))
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--http", default="h11", choices=["h11", "httptools"])
-    parser.add_argument("--loop", default="asyncio", choices=["asyncio", "uvloop"])
-    parser.add_argument("--rate-limit", metavar="RATE/BURST", help="ours only: the rate limit on")
-    args = parser.parse_args(argv)
+@click.command(help=__doc__.splitlines()[0] if __doc__ else None)
+@click.argument("kind", type=click.Choice(sorted(SERVERS)))
+@click.option("--port", type=int, required=True)
+@click.option("--http", "http_name", default="h11", type=click.Choice(["h11", "httptools"]))
+@click.option("--loop", default="asyncio", type=click.Choice(["asyncio", "uvloop"]))
+@click.option("--rate-limit", metavar="RATE/BURST", help="ours only: the rate limit on")
+def command(kind: str, port: int, http_name: str, loop: str, rate_limit: str | None) -> None:
     for path in (ROOT, ROOT / "generated"):
         if str(path) not in sys.path:
             sys.path.insert(0, str(path))
 
     import uvicorn
 
-    app = _ours(args.rate_limit) if args.kind == "ours" else SERVERS[args.kind]()
-    http: Any = args.http
-    if args.kind == "ours":  # as run_http serves it: uvicorn's protocol with the slow-client limits
+    app = _ours(rate_limit) if kind == "ours" else SERVERS[kind]()
+    http: Any = http_name
+    if kind == "ours":  # as run_http serves it: uvicorn's protocol with the slow-client limits
         from mcpgen_runtime.server.core.limits import HttpLimits
         from mcpgen_runtime.server.http.slow_clients import SlowClients, guarded_protocol
 
-        http = guarded_protocol(args.http, SlowClients(HttpLimits()))
+        http = guarded_protocol(http_name, SlowClients(HttpLimits()))
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
-        port=args.port,
+        port=port,
         http=http,
-        loop=args.loop,
+        loop=loop,
         ws="none",
         lifespan="auto",  # the SDK and FastMCP apps start their session managers there
         log_level="warning",
@@ -105,6 +107,10 @@ def main(argv: list[str] | None = None) -> None:
         workers=None,
     )
     uvicorn.Server(config).run()
+
+
+def main(argv: list[str] | None = None) -> None:
+    _cli.run(command, argv)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ against our server's modern throughput of the same repeat (`python -m bench`, pa
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -33,7 +32,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from . import loadgen, procstat
+import click
+
+from . import _cli, loadgen, procstat
 from .servers import LABELS, VARIANTS, Server, running, server_available, variant_available
 
 ALL_SERVERS = list(LABELS)
@@ -259,29 +260,30 @@ def _ints(text: str) -> list[int]:
     return [int(part) for part in text.split(",") if part]
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--servers", default=",".join(ALL_SERVERS))
-    parser.add_argument("--concurrency", default="8,32")
-    parser.add_argument("--variants", default="h11,uvloop")
-    parser.add_argument("--duration", type=float, default=3.0)
-    parser.add_argument("--warmup", type=float, default=1.0)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--legacy", action="store_true",
-                        help="the legacy-era comparison instead (LEGACY_SERVERS; --servers narrows it)")
-    parser.add_argument("--json", type=Path, help="write the raw rounds and the summary here")
-    args = parser.parse_args(argv)
-    servers = [s for s in args.servers.split(",") if s]
-    if args.legacy:
-        return _legacy_main(args, servers)
+@click.command(help=__doc__.splitlines()[0] if __doc__ else None)
+@click.option("--servers", "server_list", default=",".join(ALL_SERVERS))
+@click.option("--concurrency", default="8,32")
+@click.option("--variants", "variant_list", default="h11,uvloop")
+@click.option("--duration", type=float, default=3.0)
+@click.option("--warmup", type=float, default=1.0)
+@click.option("--repeats", type=int, default=5)
+@click.option("--legacy", is_flag=True,
+              help="the legacy-era comparison instead (LEGACY_SERVERS; --servers narrows it)")
+@click.option("--json", "json_path", type=click.Path(path_type=Path),
+              help="write the raw rounds and the summary here")
+def command(server_list: str, concurrency: str, variant_list: str, duration: float, warmup: float,
+            repeats: int, legacy: bool, json_path: Path | None) -> dict[str, Any]:
+    servers = [s for s in server_list.split(",") if s]
+    variants = [v for v in variant_list.split(",") if v]
+    if legacy:
+        return _legacy_main(servers, _ints(concurrency), variants, duration=duration, warmup=warmup,
+                            repeats=repeats, json_path=json_path)
     unknown = [s for s in servers if s not in ALL_SERVERS]
     if unknown:
-        parser.error(f"unknown servers: {', '.join(unknown)} (known: {', '.join(ALL_SERVERS)})")
+        raise click.UsageError(f"unknown servers: {', '.join(unknown)} (known: {', '.join(ALL_SERVERS)})")
     if CEILING not in servers:
         servers.append(CEILING)  # ratios need the ceiling in the same run
-    variants = [v for v in args.variants.split(",") if v]
-    data = run(servers, _ints(args.concurrency), variants, duration=args.duration, warmup=args.warmup,
-               repeats=args.repeats)
+    data = run(servers, _ints(concurrency), variants, duration=duration, warmup=warmup, repeats=repeats)
     rows = summarize(data)
     data["summary"] = rows
     data["verdicts"] = verdicts(rows, data)
@@ -290,27 +292,31 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(line)
     for line in data["skipped"]:
         print(f"skipped: {line}")
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, indent=1))
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(data, indent=1))
     return data
 
 
-def _legacy_main(args: argparse.Namespace, servers: list[str]) -> dict[str, Any]:
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    return _cli.run(command, argv)
+
+
+def _legacy_main(servers: list[str], concurrency: list[int], variants: list[str], *, duration: float,
+                 warmup: float, repeats: int, json_path: Path | None) -> dict[str, Any]:
     eras = {kind: list(kind_eras) for kind, kind_eras in LEGACY_SERVERS.items() if kind in servers}
     if not eras:
         raise SystemExit(f"--legacy needs one of: {', '.join(LEGACY_SERVERS)}")
-    data = run(list(eras), _ints(args.concurrency), [v for v in args.variants.split(",") if v],
-               duration=args.duration, warmup=args.warmup, repeats=args.repeats, eras=eras)
+    data = run(list(eras), concurrency, variants, duration=duration, warmup=warmup, repeats=repeats, eras=eras)
     rows = legacy_summary(data)
     data["summary"] = rows
     data["verdicts"] = legacy_verdicts(rows)
     print(legacy_table(rows))
     for line in [*data["verdicts"], *(f"skipped: {line}" for line in data["skipped"])]:
         print(line)
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(data, indent=1))
+    if json_path is not None:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(data, indent=1))
     return data
 
 
