@@ -18,7 +18,6 @@ tests/conformance/test_server_conformance.py runs the same scenarios under pytes
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -31,6 +30,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import click
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN_DIR = ROOT / "conformance" / "node_modules" / ".bin"
@@ -246,28 +247,35 @@ def _table(results: Sequence[ScenarioResult]) -> str:
     return "\n".join(rows)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--scenario", action="append", help="run only this scenario (repeatable)")
-    parser.add_argument("--url", help="test a server that is already running instead of starting one")
-    parser.add_argument("-o", "--output-dir", type=Path, help="keep the harness output here")
-    versions = parser.add_mutually_exclusive_group()
-    versions.add_argument("--spec-version", default=SPEC_VERSION, choices=[SPEC_VERSION, *LEGACY_SCENARIOS],
-                          help=f"the wire and scenario set (default {SPEC_VERSION})")
-    versions.add_argument("--all-versions", action="store_true", help="every version's scenarios")
-    args = parser.parse_args(argv)
+@click.command(help=__doc__.splitlines()[0] if __doc__ else None)
+@click.option("--scenario", "scenarios", multiple=True, help="run only this scenario (repeatable)")
+@click.option("--url", help="test a server that is already running instead of starting one")
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="keep the harness output here")
+@click.option("--spec-version", type=click.Choice([SPEC_VERSION, *LEGACY_SCENARIOS]),
+              help=f"the wire and scenario set (default {SPEC_VERSION})")
+@click.option("--all-versions", is_flag=True, help="every version's scenarios (not with --spec-version)")
+def cli(scenarios: tuple[str, ...], url: str | None, output_dir: Path | None, spec_version: str | None,
+        all_versions: bool) -> None:
+    if all_versions and spec_version:
+        raise click.UsageError("--spec-version and --all-versions exclude each other")
+    sys.exit(main(scenarios=scenarios, url=url, output_dir=output_dir, spec_version=spec_version or SPEC_VERSION,
+                  all_versions=all_versions))
+
+
+def main(*, scenarios: Sequence[str] = (), url: str | None = None, output_dir: Path | None = None,
+         spec_version: str = SPEC_VERSION, all_versions: bool = False) -> int:
     if not harness_available():
         print(f"conformance harness not installed at {HARNESS}: run `make conformance-deps`", file=sys.stderr)
         return 2
-    chosen = [SPEC_VERSION, *LEGACY_SCENARIOS] if args.all_versions else [args.spec_version]
-    runs = [(version, name) for version in chosen for name in (args.scenario or scenarios_for(version))]
+    chosen = [SPEC_VERSION, *LEGACY_SCENARIOS] if all_versions else [spec_version]
+    runs = [(version, name) for version in chosen for name in (scenarios or scenarios_for(version))]
     with contextlib.ExitStack() as stack:
-        url = args.url
         if url is None:
             port = free_port()
             stack.enter_context(conformance_server(port))
             url = f"http://localhost:{port}/mcp"
-        out = args.output_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-conformance-")))
+        out = output_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-conformance-")))
         results = [run_scenario(name, url, out / version / name, spec_version=version) for version, name in runs]
         if len(chosen) > 1:
             for (version, _), result in zip(runs, results, strict=True):
@@ -280,4 +288,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

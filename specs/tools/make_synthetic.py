@@ -12,12 +12,13 @@ primitives or unions. Tool names mix separators and case the way SEP-986 allows.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
+
+import click
 
 __all__ = ["make_tools"]
 
@@ -199,19 +200,17 @@ def make_tools(count: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
     return tools
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tools", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("-o", "--output", type=Path)
-    args = parser.parse_args(argv)
-    text = json.dumps({"tools": make_tools(args.tools, args.seed)}, indent=1, sort_keys=False) + "\n"
-    if args.output is None:
+@click.command(help=__doc__.splitlines()[0])
+@click.option("--tools", "count", type=int, default=1000, show_default=True, help="how many tools")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here, not stdout")
+def main(count: int, seed: int, output: Path | None) -> None:
+    text = json.dumps({"tools": make_tools(count, seed)}, indent=1, sort_keys=False) + "\n"
+    if output is None:
         sys.stdout.write(text)
     else:
-        args.output.write_text(text, "utf-8")
-    return 0
+        output.write_text(text, "utf-8")
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()
