@@ -44,11 +44,34 @@ from . import (
 from .servers import EXTRAS, LABELS, ROOT, VARIANTS
 
 OUT = ROOT / "bench" / "out"
-PARTS = ("server", "client", "layers", "legacy-server", "legacy-client", "legacy-sessions", "scale", "micro", "roundtrips",
-         "gen", "dcg")
+PARTS = (
+    "server",
+    "client",
+    "layers",
+    "legacy-server",
+    "legacy-client",
+    "legacy-sessions",
+    "scale",
+    "micro",
+    "roundtrips",
+    "gen",
+    "dcg",
+)
 NOTES_MARKER = "<!-- notes: everything below this line is hand-written and kept by `make bench` -->"
-PACKAGES = ["uvicorn", "h11", "httptools", "uvloop", "mcp", "fastmcp", "starlette", "pydantic", "pydantic-core",
-            "orjson", "httpx", "anyio"]
+PACKAGES = [
+    "uvicorn",
+    "h11",
+    "httptools",
+    "uvloop",
+    "mcp",
+    "fastmcp",
+    "starlette",
+    "pydantic",
+    "pydantic-core",
+    "orjson",
+    "httpx",
+    "anyio",
+]
 
 
 def versions() -> dict[str, str]:
@@ -81,9 +104,12 @@ def _gen_bench(quick: bool) -> dict[str, Any] | None:
     if proc.returncode != 0 and quick and "--quick" in (proc.stderr or ""):
         command = command[:3]
         proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
-    return {"command": " ".join(["python", *command[1:]]), "returncode": proc.returncode,
-            "seconds": time.monotonic() - started,
-            "output": (proc.stdout or "")[-8000:] + ((proc.stderr or "")[-2000:] if proc.returncode else "")}
+    return {
+        "command": " ".join(["python", *command[1:]]),
+        "returncode": proc.returncode,
+        "seconds": time.monotonic() - started,
+        "output": (proc.stdout or "")[-8000:] + ((proc.stderr or "")[-2000:] if proc.returncode else ""),
+    }
 
 
 def _dcg_compare() -> dict[str, Any]:
@@ -92,10 +118,17 @@ def _dcg_compare() -> dict[str, Any]:
     try:
         proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=3600)
     except subprocess.TimeoutExpired:
-        return {"command": "python -m bench.dcg_compare", "returncode": None, "output": "timed out after 3600 s"}
-    return {"command": "python -m bench.dcg_compare", "returncode": proc.returncode,
-            "seconds": time.monotonic() - started,
-            "output": (proc.stdout or "") + ((proc.stderr or "")[-2000:] if proc.returncode else "")}
+        return {
+            "command": "python -m bench.dcg_compare",
+            "returncode": None,
+            "output": "timed out after 3600 s",
+        }
+    return {
+        "command": "python -m bench.dcg_compare",
+        "returncode": proc.returncode,
+        "seconds": time.monotonic() - started,
+        "output": (proc.stdout or "") + ((proc.stderr or "")[-2000:] if proc.returncode else ""),
+    }
 
 
 def _kept_notes(path: Path) -> str:
@@ -103,7 +136,7 @@ def _kept_notes(path: Path) -> str:
         return ""
     text = path.read_text()
     at = text.find(NOTES_MARKER)
-    return text[at + len(NOTES_MARKER):].strip("\n") if at >= 0 else ""
+    return text[at + len(NOTES_MARKER) :].strip("\n") if at >= 0 else ""
 
 
 def _shown(path: str) -> str:
@@ -134,8 +167,10 @@ def render(results: dict[str, Any], notes: str) -> str:
         f"machine; load average (1/5/15 min) at start: {results['load_start']}; at end: {results['load_end']}",
     ]
     if results["busy"]:
-        lines.append("- **The machine was busy when this run started** (≥ 10% of its CPU in use by other "
-                     "processes): absolute numbers are noisy; ratios measured within one repeat are the robust part.")
+        lines.append(
+            "- **The machine was busy when this run started** (≥ 10% of its CPU in use by other "
+            "processes): absolute numbers are noisy; ratios measured within one repeat are the robust part."
+        )
     lines.append("- " + ", ".join(f"{name} {version}" for name, version in results["versions"].items()))
     lines.append("")
     server = results.get("server")
@@ -162,8 +197,10 @@ def render(results: dict[str, Any], notes: str) -> str:
         lines += [f"- {line}" for line in server_bench.verdicts(server["summary"], server)]
         lines += [f"- skipped: {line}" for line in server["skipped"]]
         lines += ["", "Server commands (one per server and variant):", ""]
-        lines += [f"- `{key}`: `{' '.join(Path(a).name if i == 0 else a for i, a in enumerate(cmd))}`"
-                  for key, cmd in server["commands"].items()]
+        lines += [
+            f"- `{key}`: `{' '.join(Path(a).name if i == 0 else a for i, a in enumerate(cmd))}`"
+            for key, cmd in server["commands"].items()
+        ]
         lines.append("")
     client = results.get("client")
     if client:
@@ -189,63 +226,114 @@ def render(results: dict[str, Any], notes: str) -> str:
         lines.append("")
     layers = results.get("layers")
     if layers:
-        lines += ["### Where a client call's time goes", "", *_carried(results, "layers"),
-                  "bench/client_layers.py: each row adds one layer to the row above, against the bare ASGI app; "
-                  "minimum over interleaved rounds of the mean per call (noise only adds).", "",
-                  client_layers.table(layers), ""]
+        lines += [
+            "### Where a client call's time goes",
+            "",
+            *_carried(results, "layers"),
+            "bench/client_layers.py: each row adds one layer to the row above, against the bare ASGI app; "
+            "minimum over interleaved rounds of the mean per call (noise only adds).",
+            "",
+            client_layers.table(layers),
+            "",
+        ]
     lines += _legacy_section(results)
     trips = results.get("roundtrips")
     if trips:
-        lines += ["## Round trips", "", *_carried(results, "roundtrips"),
-                  "Requests that reached the server (bench/roundtrips.py).", "",
-                  roundtrips.table(trips), ""]
+        lines += [
+            "## Round trips",
+            "",
+            *_carried(results, "roundtrips"),
+            "Requests that reached the server (bench/roundtrips.py).",
+            "",
+            roundtrips.table(trips),
+            "",
+        ]
     parts = results.get("micro")
     if parts:
-        lines += ["## Parts (CPU per operation, in-process, no sockets)", "", *_carried(results, "micro"),
-                  "bench/micro.py: minimum over 5 runs.", "",
-                  micro.table(parts), ""]
+        lines += [
+            "## Parts (CPU per operation, in-process, no sockets)",
+            "",
+            *_carried(results, "micro"),
+            "bench/micro.py: minimum over 5 runs.",
+            "",
+            micro.table(parts),
+            "",
+        ]
     gen = results.get("gen")
     if gen is not None:
-        lines += ["## Generator (bench/gen_bench.py)", "", *_carried(results, "gen"),
-                  f"`{gen['command']}` (exit {gen['returncode']}):", "",
-                  "```", gen["output"].strip(), "```", ""]
+        lines += [
+            "## Generator (bench/gen_bench.py)",
+            "",
+            *_carried(results, "gen"),
+            f"`{gen['command']}` (exit {gen['returncode']}):",
+            "",
+            "```",
+            gen["output"].strip(),
+            "```",
+            "",
+        ]
     elif "gen" not in results["skipped_parts"]:
-        lines += ["## Generator", "", "bench/gen_bench.py does not exist yet; `make bench` runs it once it does.",
-                  ""]
+        lines += [
+            "## Generator",
+            "",
+            "bench/gen_bench.py does not exist yet; `make bench` runs it once it does.",
+            "",
+        ]
     scaled = results.get("scale")
     if scaled is not None:
-        lines += ["## Scale-out: replicas behind nginx (bench/scale.py)", "", *_carried(results, "scale"),
-                  f"The generated bench_server, one uvicorn worker per replica (h11), behind the `deploy/nginx.conf` "
-                  f"`mcpgen server` ships (loopback addresses; nginx `worker_processes auto`), "
-                  f"{scaled['connections']} keep-alive connections of closed-loop `tools/call` (bench/loadgen.py); "
-                  "Redis store rows: a local redis-server (`MCPGEN_STORE`); rate limit on or off as labelled "
-                  "(on: one Redis script call per `tools/call`). Replicas, nginx, redis-server and "
-                  f"the load generator share the machine's {scaled['cores']} cores. CPU columns: what the replicas "
-                  "(together), nginx and redis-server spent per request inside the measured window.", "",
-                  scale.table(scaled), ""]
+        lines += [
+            "## Scale-out: replicas behind nginx (bench/scale.py)",
+            "",
+            *_carried(results, "scale"),
+            f"The generated bench_server, one uvicorn worker per replica (h11), behind the `deploy/nginx.conf` "
+            f"`mcpgen server` ships (loopback addresses; nginx `worker_processes auto`), "
+            f"{scaled['connections']} keep-alive connections of closed-loop `tools/call` (bench/loadgen.py); "
+            "Redis store rows: a local redis-server (`MCPGEN_STORE`); rate limit on or off as labelled "
+            "(on: one Redis script call per `tools/call`). Replicas, nginx, redis-server and "
+            f"the load generator share the machine's {scaled['cores']} cores. CPU columns: what the replicas "
+            "(together), nginx and redis-server spent per request inside the measured window.",
+            "",
+            scale.table(scaled),
+            "",
+        ]
         lines += [f"- {line}" for line in scaled.get("verdicts", [])]
         lines.append("")
     dcg = results.get("dcg")
     if dcg is not None:
-        lines += ["## Model generators compared (bench/dcg_compare.py)", "", *_carried(results, "dcg"),
-                  f"`{dcg['command']}` (exit {dcg['returncode']}):", "", dcg["output"].strip(), ""]
+        lines += [
+            "## Model generators compared (bench/dcg_compare.py)",
+            "",
+            *_carried(results, "dcg"),
+            f"`{dcg['command']}` (exit {dcg['returncode']}):",
+            "",
+            dcg["output"].strip(),
+            "",
+        ]
     lines += [NOTES_MARKER, "", notes.strip(), ""] if notes.strip() else [NOTES_MARKER, ""]
     return "\n".join(lines)
 
 
 def _legacy_section(results: dict[str, Any]) -> list[str]:
     """The initialize-based era: server throughput, client overhead, idle sessions."""
-    server, client, sessions = (results.get(part) for part in ("legacy-server", "legacy-client", "legacy-sessions"))
+    server, client, sessions = (
+        results.get(part) for part in ("legacy-server", "legacy-client", "legacy-sessions")
+    )
     if not (server or client or sessions):
         return []
-    lines = ["## Legacy era (initialize-based revisions)", "",
-             f"The same servers and clients speaking {loadgen.LEGACY_VERSION} in a session "
-             "(`initialize`, `notifications/initialized`, then `Mcp-Session-Id` and `MCP-Protocol-Version` "
-             "on every request, no `_meta`), as the SDK 1.x and TypeScript SDK clients do.", ""]
+    lines = [
+        "## Legacy era (initialize-based revisions)",
+        "",
+        f"The same servers and clients speaking {loadgen.LEGACY_VERSION} in a session "
+        "(`initialize`, `notifications/initialized`, then `Mcp-Session-Id` and `MCP-Protocol-Version` "
+        "on every request, no `_meta`), as the SDK 1.x and TypeScript SDK clients do.",
+        "",
+    ]
     if server:
         settings = server["settings"]
         lines += [
-            "### Servers: legacy `tools/call` throughput", "", *_carried(results, "legacy-server"),
+            "### Servers: legacy `tools/call` throughput",
+            "",
+            *_carried(results, "legacy-server"),
             "Same uvicorn settings, load generator and request (`add(1, 2)`, responses checked) as the table "
             "above, except that the load generator is a legacy client: before the load every connection opens "
             "its own session on that connection (`initialize`, `notifications/initialized`; untimed) and ends it "
@@ -264,24 +352,30 @@ def _legacy_section(results: dict[str, Any]) -> list[str]:
     if client:
         settings = client["settings"]
         lines += [
-            "### Clients: one sequential call in a legacy session", "", *_carried(results, "legacy-client"),
+            "### Clients: one sequential call in a legacy session",
+            "",
+            *_carried(results, "legacy-client"),
             "Against our generated server (the same process serves both eras), as in the client table above: "
             f"{settings['calls']} sequential `add(1, 2)` calls per round, {settings['repeats']} interleaved "
             "repeats, medians of the per-round medians. Every client opens its session before its first "
             "measured call. Baseline: a pre-built legacy `tools/call` (bytes, with the session's headers) on one "
             "kept-alive blocking socket. Overhead = latency - the baseline's latency, compared with the "
-            "SDK client's forced to its initialize handshake (`mode=\"legacy\"`).",
+            'SDK client\'s forced to its initialize handshake (`mode="legacy"`).',
             "",
             client_bench.table(client["summary"]),
             "",
         ]
         lines += [f"- {line}" for line in client_bench.verdicts(client["summary"])]
         if client["engines"]:
-            lines.append(f"- transport engines: {', '.join(f'{k}={v}' for k, v in client['engines'].items())}")
+            lines.append(
+                f"- transport engines: {', '.join(f'{k}={v}' for k, v in client['engines'].items())}"
+            )
         lines.append("")
     if sessions:
         lines += [
-            "### Idle legacy sessions: server memory", "", *_carried(results, "legacy-sessions"),
+            "### Idle legacy sessions: server memory",
+            "",
+            *_carried(results, "legacy-sessions"),
             f"bench/legacy_sessions.py: {sessions['rows'][0]['sessions']} sessions opened in-process (no sockets), "
             "each from an `initialize` declaring sampling, elicitation and roots; Python allocations "
             "(tracemalloc) still held once all are open and idle, after a garbage collection, per session.",
@@ -298,8 +392,12 @@ def _legacy_section(results: dict[str, Any]) -> list[str]:
 @click.option("--quick", is_flag=True, help="a ~1 s taste of everything (the smoke test)")
 @click.option("--out", type=click.Path(path_type=Path), default=ROOT / "bench" / "RESULTS.md")
 @click.option("--no-write", is_flag=True, help="print, do not write RESULTS.md")
-@click.option("--data-dir", type=click.Path(path_type=Path), default=OUT,
-              help="where the raw JSON goes (default bench/out)")
+@click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path),
+    default=OUT,
+    help="where the raw JSON goes (default bench/out)",
+)
 @click.option("--skip", "skip_list", default="", help=f"comma list of: {','.join(PARTS)}")
 @click.option("--variants", "variant_list", default=",".join(VARIANTS))
 @click.option("--servers", "server_list", default=",".join(LABELS))
@@ -307,22 +405,40 @@ def _legacy_section(results: dict[str, Any]) -> list[str]:
 @click.option("--repeats", type=int)
 @click.option("--calls", type=int)
 @click.pass_obj
-def command(argv_text: str, quick: bool, out: Path, no_write: bool, data_dir: Path, skip_list: str,
-            variant_list: str, server_list: str, duration: float | None, repeats: int | None,
-            calls: int | None) -> dict[str, Any]:
+def command(
+    argv_text: str,
+    quick: bool,
+    out: Path,
+    no_write: bool,
+    data_dir: Path,
+    skip_list: str,
+    variant_list: str,
+    server_list: str,
+    duration: float | None,
+    repeats: int | None,
+    calls: int | None,
+) -> dict[str, Any]:
     skip = {part for part in skip_list.split(",") if part}
     if skip - set(PARTS):
         raise click.UsageError(
-            f"unknown parts: {', '.join(sorted(skip - set(PARTS)))} (known: {', '.join(PARTS)})")
+            f"unknown parts: {', '.join(sorted(skip - set(PARTS)))} (known: {', '.join(PARTS)})"
+        )
     started = time.monotonic()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     data_dir.mkdir(parents=True, exist_ok=True)
     load_start = procstat.machine()["loadavg"]
     cpu_in_use = procstat.machine_busy(0.5 if quick else 2.0)  # by other processes, before we start
     results: dict[str, Any] = {
-        "argv": argv_text, "stamp": stamp, "data_dir": str(data_dir), "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "machine": procstat.machine(), "versions": versions(), "load_start": load_start,
-        "cpu_in_use": cpu_in_use, "busy": cpu_in_use >= 0.10, "skipped_parts": sorted(skip),
+        "argv": argv_text,
+        "stamp": stamp,
+        "data_dir": str(data_dir),
+        "started": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "machine": procstat.machine(),
+        "versions": versions(),
+        "load_start": load_start,
+        "cpu_in_use": cpu_in_use,
+        "busy": cpu_in_use >= 0.10,
+        "skipped_parts": sorted(skip),
     }
 
     def save(name: str, data: Any) -> None:
@@ -335,9 +451,13 @@ def command(argv_text: str, quick: bool, out: Path, no_write: bool, data_dir: Pa
         if server_bench.CEILING not in servers:
             servers.append(server_bench.CEILING)
         data = server_bench.run(
-            servers, [8] if quick else [8, 32], [v for v in variant_list.split(",") if v],
-            duration=duration or (0.5 if quick else 3.0), warmup=0.2 if quick else 1.0,
-            repeats=repeats or (1 if quick else 5))
+            servers,
+            [8] if quick else [8, 32],
+            [v for v in variant_list.split(",") if v],
+            duration=duration or (0.5 if quick else 3.0),
+            warmup=0.2 if quick else 1.0,
+            repeats=repeats or (1 if quick else 5),
+        )
         data["summary"] = server_bench.summarize(data)
         data["verdicts"] = server_bench.verdicts(data["summary"], data)
         save("server", data)
@@ -347,8 +467,11 @@ def command(argv_text: str, quick: bool, out: Path, no_write: bool, data_dir: Pa
         print("== clients", file=sys.stderr, flush=True)
         # Many short rounds rather than a few long ones: on a shared machine every client then
         # sees the same mix of quiet and busy moments.
-        cdata = client_bench.run(client_bench.CLIENTS, calls=calls or (100 if quick else 250),
-                                 repeats=repeats or (1 if quick else 20))
+        cdata = client_bench.run(
+            client_bench.CLIENTS,
+            calls=calls or (100 if quick else 250),
+            repeats=repeats or (1 if quick else 20),
+        )
         cdata["summary"] = client_bench.summarize(cdata)
         cdata["verdicts"] = client_bench.verdicts(cdata["summary"])
         save("client", cdata)
@@ -360,16 +483,27 @@ def command(argv_text: str, quick: bool, out: Path, no_write: bool, data_dir: Pa
         save("layers", results["layers"])
         print(client_layers.table(results["layers"]), flush=True)
     wanted = [s for s in server_list.split(",") if s]
-    eras = {kind: list(kind_eras) for kind, kind_eras in server_bench.LEGACY_SERVERS.items() if kind in wanted}
+    eras = {
+        kind: list(kind_eras) for kind, kind_eras in server_bench.LEGACY_SERVERS.items() if kind in wanted
+    }
     if "legacy-server" not in skip and not eras:
-        print("== servers, legacy era: skipped (--servers names none of "
-              f"{', '.join(server_bench.LEGACY_SERVERS)})", file=sys.stderr, flush=True)
+        print(
+            "== servers, legacy era: skipped (--servers names none of "
+            f"{', '.join(server_bench.LEGACY_SERVERS)})",
+            file=sys.stderr,
+            flush=True,
+        )
     elif "legacy-server" not in skip:
         print("== servers, legacy era", file=sys.stderr, flush=True)
         ldata = server_bench.run(
-            list(eras), [8] if quick else [8, 32], [v for v in variant_list.split(",") if v],
-            duration=duration or (0.5 if quick else 3.0), warmup=0.2 if quick else 1.0,
-            repeats=repeats or (1 if quick else 5), eras=eras)
+            list(eras),
+            [8] if quick else [8, 32],
+            [v for v in variant_list.split(",") if v],
+            duration=duration or (0.5 if quick else 3.0),
+            warmup=0.2 if quick else 1.0,
+            repeats=repeats or (1 if quick else 5),
+            eras=eras,
+        )
         ldata["summary"] = server_bench.legacy_summary(ldata)
         ldata["verdicts"] = server_bench.legacy_verdicts(ldata["summary"])
         save("legacy-server", ldata)
@@ -377,9 +511,13 @@ def command(argv_text: str, quick: bool, out: Path, no_write: bool, data_dir: Pa
         print(server_bench.legacy_table(ldata["summary"]), flush=True)
     if "legacy-client" not in skip:
         print("== clients, legacy era", file=sys.stderr, flush=True)
-        lcdata = client_bench.run(client_bench.LEGACY_CLIENTS, calls=calls or (100 if quick else 250),
-                                  repeats=repeats or (1 if quick else 20),
-                                  baseline=client_bench.LEGACY_BASELINE, sdk=client_bench.LEGACY_SDK)
+        lcdata = client_bench.run(
+            client_bench.LEGACY_CLIENTS,
+            calls=calls or (100 if quick else 250),
+            repeats=repeats or (1 if quick else 20),
+            baseline=client_bench.LEGACY_BASELINE,
+            sdk=client_bench.LEGACY_SDK,
+        )
         lcdata["summary"] = client_bench.summarize(lcdata)
         lcdata["verdicts"] = client_bench.verdicts(lcdata["summary"])
         save("legacy-client", lcdata)
@@ -394,8 +532,11 @@ def command(argv_text: str, quick: bool, out: Path, no_write: bool, data_dir: Pa
         print(legacy_sessions.table(sdata), flush=True)
     if "scale" not in skip:
         print("== scale-out behind nginx", file=sys.stderr, flush=True)
-        scdata = scale.run((1, 2) if quick else scale.DEFAULT_REPLICAS, duration=0.5 if quick else 3.0,
-                           warmup=0.2 if quick else 0.5)
+        scdata = scale.run(
+            (1, 2) if quick else scale.DEFAULT_REPLICAS,
+            duration=0.5 if quick else 3.0,
+            warmup=0.2 if quick else 0.5,
+        )
         scdata["verdicts"] = scale.verdicts(scdata)
         save("scale", scdata)
         results["scale"] = scdata
@@ -425,8 +566,11 @@ def command(argv_text: str, quick: bool, out: Path, no_write: bool, data_dir: Pa
     if not quick:  # a partial run keeps the other sections from the latest full data
         for part in PARTS:
             if part in skip and part not in results:
-                previous = sorted(p for p in data_dir.glob(f"*-{part}.json")
-                                  if re.fullmatch(rf"\d{{8}}-\d{{6}}-{part}\.json", p.name))
+                previous = sorted(
+                    p
+                    for p in data_dir.glob(f"*-{part}.json")
+                    if re.fullmatch(rf"\d{{8}}-\d{{6}}-{part}\.json", p.name)
+                )
                 if previous:
                     results[part] = json.loads(previous[-1].read_text())
                     results["carried"][part] = previous[-1].name.split(f"-{part}")[0]

@@ -27,8 +27,11 @@ def generate(in_dir: Path, out_dir: Path) -> None:
     for path in sorted(in_dir.glob("*.json")):
         started = time.perf_counter()
         try:
-            dcg_generate(path.read_text("utf-8"), input_file_type=InputFileType.JsonSchema,
-                         output=out_dir / f"{path.stem}.py")
+            dcg_generate(
+                path.read_text("utf-8"),
+                input_file_type=InputFileType.JsonSchema,
+                output=out_dir / f"{path.stem}.py",
+            )
             report[path.stem] = {"ok": True, "seconds": time.perf_counter() - started}
         except BaseException as exc:  # a crash is a result here
             if isinstance(exc, KeyboardInterrupt):
@@ -41,8 +44,11 @@ def generate(in_dir: Path, out_dir: Path) -> None:
 def _root_model(module: object) -> type:
     from pydantic import BaseModel
 
-    classes = [value for _, value in inspect.getmembers(module, inspect.isclass)
-               if issubclass(value, BaseModel) and value.__module__ == module.__name__]  # type: ignore[attr-defined]
+    classes = [
+        value
+        for _, value in inspect.getmembers(module, inspect.isclass)
+        if issubclass(value, BaseModel) and value.__module__ == module.__name__
+    ]  # type: ignore[attr-defined]
     named = [cls for cls in classes if cls.__name__ == "Model"]
     if named:
         return named[0]
@@ -72,12 +78,17 @@ def judge(out_dir: Path, cases_path: Path) -> None:
         same: list[object] = []  # True, or what came back when it differs
         for instance in instances:
             try:
-                parsed = (model.model_validate if hasattr(model, "model_validate") else model.parse_obj)(instance)
+                parsed = (model.model_validate if hasattr(model, "model_validate") else model.parse_obj)(
+                    instance
+                )
                 row.append(True)
                 try:  # what a client would send back for it
                     dumped = parsed.model_dump(mode="json", by_alias=True, exclude_unset=True)
-                    same.append(True if json.dumps(dumped, sort_keys=True) == json.dumps(instance, sort_keys=True)
-                                    else {"sent": dumped})  # as JSON text: 2 and 2.0 differ on the wire
+                    same.append(
+                        True
+                        if json.dumps(dumped, sort_keys=True) == json.dumps(instance, sort_keys=True)
+                        else {"sent": dumped}
+                    )  # as JSON text: 2 and 2.0 differ on the wire
                 except Exception:
                     same.append(None)
             except ValidationError:

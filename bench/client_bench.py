@@ -225,7 +225,9 @@ class Bench:
 
         from mcpgen_runtime.transport import BASE_HEADERS, AsyncHttpTransport
 
-        http = await self.stack.enter_async_context(httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=30.0))
+        http = await self.stack.enter_async_context(
+            httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=30.0)
+        )
         transport = AsyncHttpTransport(self.url, client=http)
         client = await self.stack.enter_async_context(AsyncClient(transport=transport))
         self.engines["ours-async-httpx"] = transport.engine
@@ -302,8 +304,9 @@ class Bench:
         return statistics.median(lat) * 1e6, statistics.fmean(lat) * 1e6, cpu / calls * 1e6
 
 
-async def _run_clients(server: Server, clients: list[str], calls: int, repeats: int,
-                       log: Any) -> tuple[list[dict[str, Any]], dict[str, str]]:
+async def _run_clients(
+    server: Server, clients: list[str], calls: int, repeats: int, log: Any
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
     rounds: list[dict[str, Any]] = []
     async with contextlib.AsyncExitStack() as stack:
         bench = Bench(server, clients, stack)
@@ -313,15 +316,28 @@ async def _run_clients(server: Server, clients: list[str], calls: int, repeats: 
             shift = repeat % len(clients)
             for name in clients[shift:] + clients[:shift]:
                 median, mean, cpu = await bench.measure(name, calls)
-                rounds.append({"client": name, "repeat": repeat, "median_us": median, "mean_us": mean,
-                               "cpu_us": cpu})
-                print(f"  [client rep {repeat + 1}/{repeats}] {name:<11} median {median:8.1f} us  "
-                      f"mean {mean:8.1f} us  cpu {cpu:8.1f} us/call", file=log, flush=True)
+                rounds.append(
+                    {"client": name, "repeat": repeat, "median_us": median, "mean_us": mean, "cpu_us": cpu}
+                )
+                print(
+                    f"  [client rep {repeat + 1}/{repeats}] {name:<11} median {median:8.1f} us  "
+                    f"mean {mean:8.1f} us  cpu {cpu:8.1f} us/call",
+                    file=log,
+                    flush=True,
+                )
         return rounds, bench.engines
 
 
-def run(clients: list[str], *, calls: int, repeats: int, server_kind: str = "ours", baseline: str = BASELINE,
-        sdk: str = SDK, log: Any = sys.stderr) -> dict[str, Any]:
+def run(
+    clients: list[str],
+    *,
+    calls: int,
+    repeats: int,
+    server_kind: str = "ours",
+    baseline: str = BASELINE,
+    sdk: str = SDK,
+    log: Any = sys.stderr,
+) -> dict[str, Any]:
     """`baseline` and `sdk` name the clients the overheads are measured from and compared with."""
     server = start(server_kind, "h11")
     try:
@@ -329,9 +345,21 @@ def run(clients: list[str], *, calls: int, repeats: int, server_kind: str = "our
         server_cmd = server.command()
     finally:
         server.stop()
-    return {"rounds": rounds, "engines": engines, "server": server_kind, "server_command": server_cmd,
-            "settings": {"clients": clients, "calls": calls, "repeats": repeats, "baseline": baseline, "sdk": sdk},
-            "machine": procstat.machine(), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+    return {
+        "rounds": rounds,
+        "engines": engines,
+        "server": server_kind,
+        "server_command": server_cmd,
+        "settings": {
+            "clients": clients,
+            "calls": calls,
+            "repeats": repeats,
+            "baseline": baseline,
+            "sdk": sdk,
+        },
+        "machine": procstat.machine(),
+        "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
 
 
 def summarize(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -346,18 +374,23 @@ def summarize(data: dict[str, Any]) -> list[dict[str, Any]]:
         if not mine:
             continue
         median = statistics.median(r["median_us"] for r in mine)
-        rows.append({
-            "client": name,
-            "engine": data["engines"].get(name),
-            "median_us": median,
-            "mean_us": statistics.median(r["mean_us"] for r in mine),
-            "cpu_us": statistics.median(r["cpu_us"] for r in mine),
-            "overhead_us": None if base is None else median - base,
-        })
+        rows.append(
+            {
+                "client": name,
+                "engine": data["engines"].get(name),
+                "median_us": median,
+                "mean_us": statistics.median(r["mean_us"] for r in mine),
+                "cpu_us": statistics.median(r["cpu_us"] for r in mine),
+                "overhead_us": None if base is None else median - base,
+            }
+        )
     sdk = next((r for r in rows if r["client"] == sdk_name), None)
     for row in rows:
-        row["overhead_vs_sdk"] = (row["overhead_us"] / sdk["overhead_us"]
-                                  if sdk and sdk["overhead_us"] and row["overhead_us"] is not None else None)
+        row["overhead_vs_sdk"] = (
+            row["overhead_us"] / sdk["overhead_us"]
+            if sdk and sdk["overhead_us"] and row["overhead_us"] is not None
+            else None
+        )
     return rows
 
 
@@ -378,13 +411,17 @@ OURS = ("ours-sync", "ours-async", "ours-sync-legacy", "ours-async-legacy")
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = ["| client | latency p50 µs | mean µs | client CPU µs/call | overhead µs | overhead ÷ SDK's |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| client | latency p50 µs | mean µs | client CPU µs/call | overhead µs | overhead ÷ SDK's |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for row in rows:
         over = f"{row['overhead_us']:.0f}" if row["overhead_us"] is not None else "-"
         ratio = f"{row['overhead_vs_sdk']:.3f}" if row["overhead_vs_sdk"] is not None else "-"
-        lines.append(f"| {LABELS[row['client']]} | {row['median_us']:.0f} | {row['mean_us']:.0f} | "
-                     f"{row['cpu_us']:.0f} | {over} | {ratio} |")
+        lines.append(
+            f"| {LABELS[row['client']]} | {row['median_us']:.0f} | {row['mean_us']:.0f} | "
+            f"{row['cpu_us']:.0f} | {over} | {ratio} |"
+        )
     return "\n".join(lines)
 
 
@@ -393,8 +430,10 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         if row["client"] in OURS and row["overhead_vs_sdk"] is not None:
             ok = row["overhead_vs_sdk"] <= TARGET
-            out.append(f"client overhead {row['client']}: {row['overhead_us']:.0f} µs = "
-                       f"{row['overhead_vs_sdk']:.3f} x SDK's (target ≤ {TARGET:.3f}) {'PASS' if ok else 'FAIL'}")
+            out.append(
+                f"client overhead {row['client']}: {row['overhead_us']:.0f} µs = "
+                f"{row['overhead_vs_sdk']:.3f} x SDK's (target ≤ {TARGET:.3f}) {'PASS' if ok else 'FAIL'}"
+            )
     return out
 
 
@@ -405,8 +444,9 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
 @click.option("--repeats", type=int, default=20)
 @click.option("--server", default="ours")
 @click.option("--json", "json_path", type=click.Path(path_type=Path))
-def command(client_list: str | None, legacy: bool, calls: int, repeats: int, server: str,
-            json_path: Path | None) -> dict[str, Any]:
+def command(
+    client_list: str | None, legacy: bool, calls: int, repeats: int, server: str, json_path: Path | None
+) -> dict[str, Any]:
     era = (LEGACY_CLIENTS, LEGACY_BASELINE, LEGACY_SDK) if legacy else (CLIENTS, BASELINE, SDK)
     known, baseline, sdk = era
     clients = [c for c in (client_list or ",".join(known)).split(",") if c]

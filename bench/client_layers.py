@@ -63,7 +63,9 @@ async def _measure(port: int, calls: int, rounds: int) -> dict[str, tuple[float,
             def call() -> None:
                 sock.sendall(request)
                 _read_reply(lambda: sock.recv(262144))
+
             return call
+
         return fresh
 
     opened: list[socket.socket] = []
@@ -107,7 +109,11 @@ async def _measure(port: int, calls: int, rounds: int) -> dict[str, tuple[float,
                 cpu0, wall0 = time.process_time(), time.perf_counter()
                 for _ in range(calls):
                     call()
-                keep(name, (time.process_time() - cpu0) / calls * 1e6, (time.perf_counter() - wall0) / calls * 1e6)
+                keep(
+                    name,
+                    (time.process_time() - cpu0) / calls * 1e6,
+                    (time.perf_counter() - wall0) / calls * 1e6,
+                )
             await raw_async.prepare()
             for name, acall in async_layers.items():
                 for _ in range(50):
@@ -115,7 +121,11 @@ async def _measure(port: int, calls: int, rounds: int) -> dict[str, tuple[float,
                 cpu0, wall0 = time.process_time(), time.perf_counter()
                 for _ in range(calls):
                     await acall()
-                keep(name, (time.process_time() - cpu0) / calls * 1e6, (time.perf_counter() - wall0) / calls * 1e6)
+                keep(
+                    name,
+                    (time.process_time() - cpu0) / calls * 1e6,
+                    (time.perf_counter() - wall0) / calls * 1e6,
+                )
     finally:
         for sock in opened:
             sock.close()

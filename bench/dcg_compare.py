@@ -45,12 +45,21 @@ BIN = Path(sys.executable).parent
 
 
 def _dcg_version() -> str:
-    done = subprocess.run([str(DCG_PYTHON), "-c", "import importlib.metadata as m; "
-                           "print(m.version('datamodel-code-generator'))"], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [
+            str(DCG_PYTHON),
+            "-c",
+            "import importlib.metadata as m; print(m.version('datamodel-code-generator'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return done.stdout.strip() or "unknown"
 
 
 # ------------------------------------------------------------------------------------------ schemas
+
 
 def _subschemas(schema: Any) -> int:
     count, stack = 0, [schema]
@@ -69,8 +78,11 @@ def _richest_real(count: int) -> list[dict[str, Any]]:
     for path in sorted(REALWORLD.glob("*.json")):
         if "invalid" in path.name or "number-alpha" in path.name:  # tools that break the spec on purpose
             continue
-        tools += [tool for tool in json.loads(path.read_text("utf-8"))["tools"]
-                  if isinstance(tool.get("inputSchema"), dict) and isinstance(tool.get("name"), str)]
+        tools += [
+            tool
+            for tool in json.loads(path.read_text("utf-8"))["tools"]
+            if isinstance(tool.get("inputSchema"), dict) and isinstance(tool.get("name"), str)
+        ]
     tools.sort(key=lambda tool: (-_subschemas(tool["inputSchema"]), tool["name"]))
     unique: dict[str, dict[str, Any]] = {}
     for tool in tools:  # one tool per name (two conformance fixtures share a tool)
@@ -79,6 +91,7 @@ def _richest_real(count: int) -> list[dict[str, Any]]:
 
 
 # ---------------------------------------------------------------------------------------- instances
+
 
 def _resolve(root: Any, ref: str) -> Any:
     node = root
@@ -104,7 +117,9 @@ def _sample(schema: Any, root: Any, *, full: bool, depth: int = 0) -> Any:
     if schema.get("allOf") and kind in (None, "object"):
         merged = {key: value for key, value in schema.items() if key != "allOf"}
         for branch in schema["allOf"]:
-            branch = _resolve(root, branch["$ref"]) if isinstance(branch, dict) and "$ref" in branch else branch
+            branch = (
+                _resolve(root, branch["$ref"]) if isinstance(branch, dict) and "$ref" in branch else branch
+            )
             if isinstance(branch, dict):
                 merged["properties"] = {**merged.get("properties", {}), **branch.get("properties", {})}
                 merged["required"] = [*merged.get("required", []), *branch.get("required", [])]
@@ -119,8 +134,10 @@ def _sample(schema: Any, root: Any, *, full: bool, depth: int = 0) -> Any:
         names = list(props) if full else list(schema.get("required", []))
         return {name: _sample(props.get(name, {}), root, full=full, depth=depth + 1) for name in names}
     if kind == "array":
-        return [_sample(schema.get("items", {}), root, full=full, depth=depth + 1)
-                for _ in range(max(1, schema.get("minItems", 1)))]
+        return [
+            _sample(schema.get("items", {}), root, full=full, depth=depth + 1)
+            for _ in range(max(1, schema.get("minItems", 1)))
+        ]
     if kind == "integer":
         return max(1, schema.get("minimum", 1))
     if kind == "number":
@@ -168,24 +185,44 @@ def _validator(schema: dict[str, Any]) -> Any:
 
 # ------------------------------------------------------------------------------------------ running
 
+
 def _typecheck(paths: list[Path]) -> dict[str, Any]:
     files = sorted(str(path) for path in paths)
     if not files:
         return {"mypy_errors": "-", "mypy_codes": {}, "pyright_errors": "-", "pyright_rules": {}}
-    mypy = subprocess.run([str(BIN / "mypy"), "--no-incremental", "--ignore-missing-imports", "--follow-imports=silent",
-                           "--no-error-summary", *files], capture_output=True, text=True, timeout=1200, check=False)
+    mypy = subprocess.run(
+        [
+            str(BIN / "mypy"),
+            "--no-incremental",
+            "--ignore-missing-imports",
+            "--follow-imports=silent",
+            "--no-error-summary",
+            *files,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
     mypy_codes = Counter(re.findall(r"\[([a-z-]+)\]$", mypy.stdout, re.M))
-    pyright = subprocess.run([str(BIN / "pyright"), "--outputjson", *files], capture_output=True, text=True,
-                             timeout=1200, check=False)
+    pyright = subprocess.run(
+        [str(BIN / "pyright"), "--outputjson", *files],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
     try:
         diagnostics = json.loads(pyright.stdout)["generalDiagnostics"]
     except (ValueError, KeyError):
         diagnostics = []
     errors = [d for d in diagnostics if d.get("severity") == "error"]
-    return {"mypy_errors": sum(mypy_codes.values()) or mypy.stdout.count(": error:"),
-            "mypy_codes": dict(mypy_codes.most_common(4)),
-            "pyright_errors": len(errors),
-            "pyright_rules": dict(Counter(d.get("rule", "?") for d in errors).most_common(4))}
+    return {
+        "mypy_errors": sum(mypy_codes.values()) or mypy.stdout.count(": error:"),
+        "mypy_codes": dict(mypy_codes.most_common(4)),
+        "pyright_errors": len(errors),
+        "pyright_rules": dict(Counter(d.get("rule", "?") for d in errors).most_common(4)),
+    }
 
 
 def _dcg_generate(schemas: dict[str, Any], work: Path) -> tuple[dict[str, Any], Path, float]:
@@ -194,14 +231,21 @@ def _dcg_generate(schemas: dict[str, Any], work: Path) -> tuple[dict[str, Any], 
     for stem, schema in schemas.items():
         (source / f"{stem}.json").write_text(json.dumps(schema), "utf-8")
     started = time.perf_counter()
-    done = subprocess.run([str(DCG_PYTHON), str(WORKER), "generate", str(source), str(out)], capture_output=True,
-                          text=True, timeout=3600, check=False)
+    done = subprocess.run(
+        [str(DCG_PYTHON), str(WORKER), "generate", str(source), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        check=False,
+    )
     if done.returncode:
         raise SystemExit(f"datamodel-code-generator worker failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout), out, time.perf_counter() - started
 
 
-def _mcpgen_build(tools: list[dict[str, Any]], work: Path, package: str) -> tuple[Any, Path, float, str | None]:
+def _mcpgen_build(
+    tools: list[dict[str, Any]], work: Path, package: str
+) -> tuple[Any, Path, float, str | None]:
     from codegen.load.document import spec_from_document
     from codegen.model.build import build_ir
     from codegen.pipeline import build_client
@@ -219,58 +263,94 @@ def _mcpgen_build(tools: list[dict[str, Any]], work: Path, package: str) -> tupl
 
 def _pattern_counts(directory: Path) -> dict[str, int]:
     text = "".join(path.read_text("utf-8") for path in directory.rglob("*.py"))
-    return {"con*() annotations": len(re.findall(r"\bcon(?:str|int|float|list|set|bytes|decimal)\(", text)),
-            "Enum classes": len(re.findall(r"^class \w+\((?:str, )?Enum\)", text, re.M))}
+    return {
+        "con*() annotations": len(re.findall(r"\bcon(?:str|int|float|list|set|bytes|decimal)\(", text)),
+        "Enum classes": len(re.findall(r"^class \w+\((?:str, )?Enum\)", text, re.M)),
+    }
 
 
 def _synthetic(work: Path, tools_count: int) -> list[str]:
     path = work / "synthetic.json"
-    subprocess.run([sys.executable, str(ROOT / "specs" / "tools" / "make_synthetic.py"), "--tools",
-                    str(tools_count), "-o", str(path)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "specs" / "tools" / "make_synthetic.py"),
+            "--tools",
+            str(tools_count),
+            "-o",
+            str(path),
+        ],
+        check=True,
+    )
     synthetic = json.loads(path.read_text("utf-8"))["tools"]
-    schemas = {f"t{i:04d}_{member}": tool[member] for i, tool in enumerate(synthetic)
-               for member in ("inputSchema", "outputSchema") if isinstance(tool.get(member), dict)}
+    schemas = {
+        f"t{i:04d}_{member}": tool[member]
+        for i, tool in enumerate(synthetic)
+        for member in ("inputSchema", "outputSchema")
+        if isinstance(tool.get(member), dict)
+    }
     (work / "synth").mkdir()
     report, _, dcg_seconds = _dcg_generate(schemas, work / "synth")
     failed = {stem: entry["error"] for stem, entry in report.items() if not entry["ok"]}
     _, _, mcpgen_seconds, mcpgen_error = _mcpgen_build(synthetic, work / "synth", "synthetic_client")
-    lines = ["### Robustness: the synthetic spec",
-             "",
-             f"{len(synthetic)} tools, {len(schemas)} schemas (inputSchema and outputSchema).",
-             "",
-             "| generator | failures | time |",
-             "|---|---|---|",
-             f"| datamodel-code-generator, one schema at a time | {len(failed)} of {len(schemas)} | "
-             f"{dcg_seconds:.0f} s |",
-             f"| mcpgen, one client package | {'1 (' + mcpgen_error + ')' if mcpgen_error else 0} | "
-             f"{mcpgen_seconds:.1f} s |", ""]
+    lines = [
+        "### Robustness: the synthetic spec",
+        "",
+        f"{len(synthetic)} tools, {len(schemas)} schemas (inputSchema and outputSchema).",
+        "",
+        "| generator | failures | time |",
+        "|---|---|---|",
+        f"| datamodel-code-generator, one schema at a time | {len(failed)} of {len(schemas)} | "
+        f"{dcg_seconds:.0f} s |",
+        f"| mcpgen, one client package | {'1 (' + mcpgen_error + ')' if mcpgen_error else 0} | "
+        f"{mcpgen_seconds:.1f} s |",
+        "",
+    ]
     return lines + [f"- {stem}: {error}" for stem, error in sorted(failed.items())[:5]]
 
 
 def run(tools_count: int) -> str:
-    lines = [f"datamodel-code-generator {_dcg_version()} (defaults, bench/.venv-dcg) against mcpgen "
-             f"{importlib.import_module('mcpgen_runtime._version').__version__}.", ""]
+    lines = [
+        f"datamodel-code-generator {_dcg_version()} (defaults, bench/.venv-dcg) against mcpgen "
+        f"{importlib.import_module('mcpgen_runtime._version').__version__}.",
+        "",
+    ]
     with tempfile.TemporaryDirectory(prefix="mcpgen-dcg-") as tmp:
         work = Path(tmp)
         if tools_count:
             lines += _synthetic(work, tools_count)
         if not REALWORLD.is_dir():
-            lines += ["", "../shared/realworld is absent: the type-check and accuracy comparison did not run."]
+            lines += [
+                "",
+                "../shared/realworld is absent: the type-check and accuracy comparison did not run.",
+            ]
             return "\n".join(lines)
         real = _richest_real(10)
         real_schemas = {f"r{i:02d}_{tool['name']}": tool["inputSchema"] for i, tool in enumerate(real)}
         (work / "real").mkdir()
         real_report, dcg_out, _ = _dcg_generate(real_schemas, work / "real")
         ir, mcpgen_dir, _, real_error = _mcpgen_build(real, work / "real", "real_client")
-        lines += ["", "### Type checking and accuracy: the ten richest real input schemas", "",
-                  "Schemas (most subschemas first): " + ", ".join(f"`{tool['name']}`" for tool in real) + ".", ""]
+        lines += [
+            "",
+            "### Type checking and accuracy: the ten richest real input schemas",
+            "",
+            "Schemas (most subschemas first): " + ", ".join(f"`{tool['name']}`" for tool in real) + ".",
+            "",
+        ]
         cases = {stem: _instances(schema) for stem, schema in real_schemas.items()}
-        labels = {stem: [_validator(real_schemas[stem]).is_valid(instance) for instance in instances]
-                  for stem, instances in cases.items()}
+        labels = {
+            stem: [_validator(real_schemas[stem]).is_valid(instance) for instance in instances]
+            for stem, instances in cases.items()
+        }
         cases_file = work / "cases.json"
         cases_file.write_text(json.dumps(cases), "utf-8")
-        judged = subprocess.run([str(DCG_PYTHON), str(WORKER), "judge", str(dcg_out), str(cases_file)],
-                                capture_output=True, text=True, timeout=600, check=False)
+        judged = subprocess.run(
+            [str(DCG_PYTHON), str(WORKER), "judge", str(dcg_out), str(cases_file)],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         dcg_judged = json.loads(judged.stdout) if judged.returncode == 0 else {"verdicts": {}, "echoes": {}}
         dcg_verdicts, dcg_echoes = dcg_judged["verdicts"], dcg_judged["echoes"]
         mcpgen_verdicts: dict[str, list[bool | None]] = {}
@@ -292,8 +372,11 @@ def run(tools_count: int) -> str:
                         parsed = model.model_validate(instance)
                         row.append(True)
                         dumped = parsed.model_dump(mode="json", by_alias=True, exclude_unset=True)
-                        same.append(True if json.dumps(dumped, sort_keys=True) == json.dumps(instance, sort_keys=True)
-                                    else {"sent": dumped})  # as JSON text: 2 and 2.0 differ on the wire
+                        same.append(
+                            True
+                            if json.dumps(dumped, sort_keys=True) == json.dumps(instance, sort_keys=True)
+                            else {"sent": dumped}
+                        )  # as JSON text: 2 and 2.0 differ on the wire
                     except ValidationError:
                         row.append(False)
                         same.append(None)
@@ -318,38 +401,53 @@ def run(tools_count: int) -> str:
 
         def changed(echoes: dict[str, list[Any]]) -> list[tuple[str, Any, Any]]:
             """Valid instances accepted whose dump (by alias, set fields only) differs from the input."""
-            return [(stem, instance, echo["sent"]) for stem, row in labels.items()
-                    for instance, label, echo in zip(cases[stem], row, echoes.get(stem, []), strict=False)
-                    if label and isinstance(echo, dict)]
+            return [
+                (stem, instance, echo["sent"])
+                for stem, row in labels.items()
+                for instance, label, echo in zip(cases[stem], row, echoes.get(stem, []), strict=False)
+                if label and isinstance(echo, dict)
+            ]
+
         dcg_failed = [stem for stem, entry in real_report.items() if not entry["ok"]]
-        lines += [f"{total} instances, {valid} of them valid according to jsonschema.", "",
-                  "| | datamodel-code-generator | mcpgen |",
-                  "|---|---|---|",
-                  f"| schemas that failed to generate | {len(dcg_failed)} | {1 if real_error else 0} |",
-                  f"| instances judged right | {dcg_right[0]}/{total} | {mcpgen_right[0]}/{total} |",
-                  f"| invalid instances accepted | {dcg_right[1]} | {mcpgen_right[1]} |",
-                  f"| valid instances rejected | {dcg_right[2]} | {mcpgen_right[2]} |",
-                  f"| no verdict (no model, or it raised) | {dcg_right[3]} | {mcpgen_right[3]} |",
-                  f"| valid instances changed by a round trip (`model_dump(mode='json', by_alias=True, "
-                  f"exclude_unset=True)`) | {len(changed(dcg_echoes))} | {len(changed(mcpgen_echoes))} |",
-                  f"| mypy errors (default settings; mcpgen: models.py) | {dcg_checks['mypy_errors']} {dcg_checks['mypy_codes'] or ''} | "
-                  f"{mcpgen_checks['mypy_errors']} {mcpgen_checks['mypy_codes'] or ''} |",
-                  f"| pyright errors (basic) | {dcg_checks['pyright_errors']} {dcg_checks['pyright_rules'] or ''} | "
-                  f"{mcpgen_checks['pyright_errors']} {mcpgen_checks['pyright_rules'] or ''} |"]
+        lines += [
+            f"{total} instances, {valid} of them valid according to jsonschema.",
+            "",
+            "| | datamodel-code-generator | mcpgen |",
+            "|---|---|---|",
+            f"| schemas that failed to generate | {len(dcg_failed)} | {1 if real_error else 0} |",
+            f"| instances judged right | {dcg_right[0]}/{total} | {mcpgen_right[0]}/{total} |",
+            f"| invalid instances accepted | {dcg_right[1]} | {mcpgen_right[1]} |",
+            f"| valid instances rejected | {dcg_right[2]} | {mcpgen_right[2]} |",
+            f"| no verdict (no model, or it raised) | {dcg_right[3]} | {mcpgen_right[3]} |",
+            f"| valid instances changed by a round trip (`model_dump(mode='json', by_alias=True, "
+            f"exclude_unset=True)`) | {len(changed(dcg_echoes))} | {len(changed(mcpgen_echoes))} |",
+            f"| mypy errors (default settings; mcpgen: models.py) | {dcg_checks['mypy_errors']} {dcg_checks['mypy_codes'] or ''} | "
+            f"{mcpgen_checks['mypy_errors']} {mcpgen_checks['mypy_codes'] or ''} |",
+            f"| pyright errors (basic) | {dcg_checks['pyright_errors']} {dcg_checks['pyright_rules'] or ''} | "
+            f"{mcpgen_checks['pyright_errors']} {mcpgen_checks['pyright_rules'] or ''} |",
+        ]
         dcg_counts, mcpgen_counts = _pattern_counts(dcg_out), _pattern_counts(mcpgen_dir)
-        lines += [f"| {name} in the output | {dcg_counts[name]} | {mcpgen_counts[name]} |" for name in dcg_counts]
+        lines += [
+            f"| {name} in the output | {dcg_counts[name]} | {mcpgen_counts[name]} |" for name in dcg_counts
+        ]
         mistakes = []
         for stem, row in labels.items():
             none = [None] * len(row)
-            for instance, label, theirs, ours in zip(cases[stem], row, dcg_verdicts.get(stem, none),
-                                                     mcpgen_verdicts.get(stem, none), strict=True):
+            for instance, label, theirs, ours in zip(
+                cases[stem], row, dcg_verdicts.get(stem, none), mcpgen_verdicts.get(stem, none), strict=True
+            ):
                 if theirs != label or ours != label:
-                    mistakes.append(f"- `{stem}` {json.dumps(instance)[:120]}: jsonschema "
-                                    f"{'valid' if label else 'invalid'}; datamodel-code-generator "
-                                    f"{_word(theirs)}; mcpgen {_word(ours)}")
+                    mistakes.append(
+                        f"- `{stem}` {json.dumps(instance)[:120]}: jsonschema "
+                        f"{'valid' if label else 'invalid'}; datamodel-code-generator "
+                        f"{_word(theirs)}; mcpgen {_word(ours)}"
+                    )
         lines += ["", "Valid instances a round trip changed (first five per generator):", ""]
         for name, echoes in (("datamodel-code-generator", dcg_echoes), ("mcpgen", mcpgen_echoes)):
-            lines += [f"- {name}, `{stem}`: {_difference(sent_in, back)}" for stem, sent_in, back in changed(echoes)[:5]]
+            lines += [
+                f"- {name}, `{stem}`: {_difference(sent_in, back)}"
+                for stem, sent_in, back in changed(echoes)[:5]
+            ]
         lines += ["", "Instances judged wrong by either generator:", "", *(mistakes or ["- none"])]
     return "\n".join(lines)
 
@@ -358,10 +456,15 @@ def _difference(sent: Any, back: Any) -> str:
     """The members that differ, as `name: sent -> back` (the whole values when not objects)."""
     if not (isinstance(sent, dict) and isinstance(back, dict)):
         return f"{json.dumps(sent)[:80]} -> {json.dumps(back)[:80]}"
-    keys = [key for key in {**sent, **back}
-            if json.dumps(sent.get(key, "<absent>")) != json.dumps(back.get(key, "<absent>"))]
-    return "; ".join(f"{key}: {json.dumps(sent.get(key, '<absent>'))[:60]} -> {json.dumps(back.get(key, '<absent>'))[:60]}"
-                     for key in keys[:3])
+    keys = [
+        key
+        for key in {**sent, **back}
+        if json.dumps(sent.get(key, "<absent>")) != json.dumps(back.get(key, "<absent>"))
+    ]
+    return "; ".join(
+        f"{key}: {json.dumps(sent.get(key, '<absent>'))[:60]} -> {json.dumps(back.get(key, '<absent>'))[:60]}"
+        for key in keys[:3]
+    )
 
 
 def _word(verdict: bool | None) -> str:

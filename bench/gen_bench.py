@@ -36,8 +36,11 @@ import click
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 GITHUB = ROOT.parent / "shared" / "realworld" / "github-tools.json"
-BUDGETS = {("github", "client + server"): 3.0, ("synthetic", "client + server"): 10.0,
-           ("synthetic", "check (fresh)"): 2.0}
+BUDGETS = {
+    ("github", "client + server"): 3.0,
+    ("synthetic", "client + server"): 10.0,
+    ("synthetic", "check (fresh)"): 2.0,
+}
 
 PYPROJECT = """\
 [project]
@@ -77,12 +80,20 @@ class Failed(Exception):
 
 def _mcpgen(tree: Path, cwd: Path, *args: str, expect_stale: bool = False) -> float:
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-c", "from codegen.cli import main; main()", *args], cwd=cwd,
-                            env=_env(tree), capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", "from codegen.cli import main; main()", *args],
+        cwd=cwd,
+        env=_env(tree),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     elapsed = time.perf_counter() - start
     if result.returncode != 0 and not (expect_stale and result.returncode == 1):
         lines = (result.stderr or result.stdout).strip().splitlines()
-        raise Failed(lines[-2 if len(lines) > 1 and "bug in mcpgen" in lines[-1] else -1] if lines else "failed")
+        raise Failed(
+            lines[-2 if len(lines) > 1 and "bug in mcpgen" in lines[-1] else -1] if lines else "failed"
+        )
     return elapsed
 
 
@@ -104,12 +115,16 @@ def measure(tree: Path, name: str, spec: Path, repeat: int) -> dict[str, float]:
         runs = []
         for _ in range(repeat):
             shutil.rmtree(project / "two", ignore_errors=True)
-            runs.append(_mcpgen(tree, project, "client", "spec.json", "-o", "two", "--package", f"{name}_client")
-                        + _mcpgen(tree, project, "server", "spec.json", "-o", "two", "--package", f"{name}_server"))
+            runs.append(
+                _mcpgen(tree, project, "client", "spec.json", "-o", "two", "--package", f"{name}_client")
+                + _mcpgen(tree, project, "server", "spec.json", "-o", "two", "--package", f"{name}_server")
+            )
         results["client + server"] = _median(runs)
         shutil.rmtree(project / "out", ignore_errors=True)
         _mcpgen(tree, project, "generate")
-        results["check (fresh)"] = _median([_mcpgen(tree, project, "generate", "--check") for _ in range(repeat)])
+        results["check (fresh)"] = _median(
+            [_mcpgen(tree, project, "generate", "--check") for _ in range(repeat)]
+        )
         client = project / "out" / f"{name}_client" / "client.py"
         client.write_text(client.read_text("utf-8") + "# hand edit\n", "utf-8")
         results["check (hand edit)"] = _median(
@@ -141,8 +156,14 @@ print(json.dumps(t))
 
 def stages(tree: Path, spec: Path) -> dict[str, float]:
     # cwd: `python -c` puts the working directory first on sys.path; it must be the measured tree
-    result = subprocess.run([sys.executable, "-c", _STAGES, str(spec)], cwd=tree, env=_env(tree),
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", _STAGES, str(spec)],
+        cwd=tree,
+        env=_env(tree),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if result.returncode != 0:
         raise Failed(result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "failed")
     return json.loads(result.stdout.strip().splitlines()[-1])
@@ -150,8 +171,9 @@ def stages(tree: Path, spec: Path) -> dict[str, float]:
 
 @click.command(help=__doc__.splitlines()[0])
 @click.option("--repeat", type=int, default=3)
-@click.option("--tree", type=click.Path(path_type=Path), default=ROOT,
-              help="checkout whose codegen/ to measure")
+@click.option(
+    "--tree", type=click.Path(path_type=Path), default=ROOT, help="checkout whose codegen/ to measure"
+)
 @click.option("--skip-stages", is_flag=True)
 def command(repeat: int, tree: Path, skip_stages: bool) -> int:
     tree = tree.resolve()

@@ -44,20 +44,31 @@ SESSIONS = 10_000
 WARMUP = 100
 BUDGET_BYTES = 8 * 1024  # per idle session (issue 10)
 # What an SDK client declares at initialize (the conformance client's set: every client capability).
-CAPABILITIES: dict[str, dict[str, Any]] = {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": True}}
+CAPABILITIES: dict[str, dict[str, Any]] = {
+    "sampling": {},
+    "elicitation": {"form": {}, "url": {}},
+    "roots": {"listChanged": True},
+}
 CLIENT_INFO = {"name": "bench-client", "version": "1.0.0"}
 
 
 def _initialize_message() -> dict[str, Any]:
     """A fresh `initialize` (fresh dicts: the server may keep what it is given)."""
-    return {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": loadgen.LEGACY_VERSION,
-        "capabilities": {name: dict(value) for name, value in CAPABILITIES.items()},
-        "clientInfo": dict(CLIENT_INFO)}}
+    return {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": loadgen.LEGACY_VERSION,
+            "capabilities": {name: dict(value) for name, value in CAPABILITIES.items()},
+            "clientInfo": dict(CLIENT_INFO),
+        },
+    }
 
 
-def _measure(open_sessions: Callable[[int], Awaitable[None]], all_alive: Callable[[], Awaitable[bool]],
-             count: int) -> float:
+def _measure(
+    open_sessions: Callable[[int], Awaitable[None]], all_alive: Callable[[], Awaitable[bool]], count: int
+) -> float:
     """Bytes per session that stay allocated after `open_sessions(count)` (one event loop, warmed);
     `all_alive()` then checks that no session was dropped."""
 
@@ -82,9 +93,10 @@ def _measure(open_sessions: Callable[[int], Awaitable[None]], all_alive: Callabl
 def _server(max_sessions: int) -> Any:
     from bench_server.handlers import Server
 
-
     config = Server.default_config()
-    return Server(dataclasses.replace(config, sessions=dataclasses.replace(config.sessions, max_sessions=max_sessions)))
+    return Server(
+        dataclasses.replace(config, sessions=dataclasses.replace(config.sessions, max_sessions=max_sessions))
+    )
 
 
 def asgi_bytes(count: int) -> float:
@@ -92,15 +104,29 @@ def asgi_bytes(count: int) -> float:
     from mcpgen_runtime import _json
 
     app = _server(count + WARMUP + 1).asgi_app()
-    base_headers = [(b"host", b"127.0.0.1:8000"), (b"accept", b"application/json, text/event-stream"),
-                    (b"content-type", b"application/json")]
+    base_headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"accept", b"application/json, text/event-stream"),
+        (b"content-type", b"application/json"),
+    ]
     version = loadgen.LEGACY_VERSION.encode()
 
     async def post(body: bytes, extra: list[tuple[bytes, bytes]]) -> list[dict[str, Any]]:
         headers = [*base_headers, *extra, (b"content-length", str(len(body)).encode())]
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
-                 "scheme": "http", "path": "/mcp", "raw_path": b"/mcp", "query_string": b"", "root_path": "",
-                 "headers": headers, "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000)}
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": "/mcp",
+            "raw_path": b"/mcp",
+            "query_string": b"",
+            "root_path": "",
+            "headers": headers,
+            "client": ("127.0.0.1", 50000),
+            "server": ("127.0.0.1", 8000),
+        }
         request = {"type": "http.request", "body": body, "more_body": False}
         sent: list[dict[str, Any]] = []
 
@@ -121,8 +147,10 @@ def asgi_bytes(count: int) -> float:
             session_id = dict(start["headers"]).get(b"mcp-session-id")
             if start["status"] != 200 or session_id is None:
                 raise AssertionError(f"initialize answered {start!r:.300}")
-            done = await post(loadgen.INITIALIZED_BODY, [(b"mcp-session-id", session_id),
-                                                         (b"mcp-protocol-version", version)])
+            done = await post(
+                loadgen.INITIALIZED_BODY,
+                [(b"mcp-session-id", session_id), (b"mcp-protocol-version", version)],
+            )
             if done[0]["status"] != 202:
                 raise AssertionError(f"notifications/initialized answered {done[0]!r:.300}")
             if not oldest:
@@ -130,8 +158,10 @@ def asgi_bytes(count: int) -> float:
 
     async def all_alive() -> bool:
         """The least recently used session still answers a ping (the store evicts that one first)."""
-        answer = await post(b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
-                            [(b"mcp-session-id", oldest[0]), (b"mcp-protocol-version", version)])
+        answer = await post(
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+            [(b"mcp-session-id", oldest[0]), (b"mcp-protocol-version", version)],
+        )
         return bool(answer[0]["status"] == 200)
 
     return _measure(open_sessions, all_alive, count)
@@ -173,18 +203,26 @@ LABELS = {
 
 
 def table(data: dict[str, Any]) -> str:
-    lines = ["| idle legacy sessions | sessions | bytes per session | KiB per session |", "|---|---:|---:|---:|"]
+    lines = [
+        "| idle legacy sessions | sessions | bytes per session | KiB per session |",
+        "|---|---:|---:|---:|",
+    ]
     for row in data["rows"]:
-        lines.append(f"| {LABELS[row['part']]} | {row['sessions']} | {row['bytes_per_session']:.0f} | "
-                     f"{row['bytes_per_session'] / 1024:.2f} |")
+        lines.append(
+            f"| {LABELS[row['part']]} | {row['sessions']} | {row['bytes_per_session']:.0f} | "
+            f"{row['bytes_per_session'] / 1024:.2f} |"
+        )
     return "\n".join(lines)
 
 
 def verdicts(data: dict[str, Any]) -> list[str]:
     budget = data["budget_bytes"]
-    return [f"idle legacy session ({row['part']}): {row['bytes_per_session'] / 1024:.2f} KiB "
-            f"(target ≤ {budget / 1024:.0f} KiB, {row['sessions']} sessions) "
-            f"{'PASS' if row['bytes_per_session'] <= budget else 'FAIL'}" for row in data["rows"]]
+    return [
+        f"idle legacy session ({row['part']}): {row['bytes_per_session'] / 1024:.2f} KiB "
+        f"(target ≤ {budget / 1024:.0f} KiB, {row['sessions']} sessions) "
+        f"{'PASS' if row['bytes_per_session'] <= budget else 'FAIL'}"
+        for row in data["rows"]
+    ]
 
 
 @click.command(help=__doc__.splitlines()[0] if __doc__ else None)

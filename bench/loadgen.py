@@ -48,7 +48,9 @@ VERIFY_FIRST = 3  # responses per connection parsed and checked in full
 # The legacy-era request: 2025-11-25 `tools/call` of add(1, 2) in a session, as the SDK 1.x
 # clients send it (no `_meta`, no Mcp-Method/Mcp-Name; the session and version headers).
 LEGACY_VERSION = "2025-11-25"
-LEGACY_BODY_TEMPLATE = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}'
+LEGACY_BODY_TEMPLATE = (
+    b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}'
+)
 LEGACY_HEAD_TEMPLATE = (
     "POST {path} HTTP/1.1\r\n"
     "Host: {host}:{port}\r\n"
@@ -59,7 +61,8 @@ LEGACY_HEAD_TEMPLATE = (
     "Content-Length: "
 )
 INITIALIZE_BODY = (
-    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"' + LEGACY_VERSION.encode()
+    b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"'
+    + LEGACY_VERSION.encode()
     + b'","capabilities":{},"clientInfo":{"name":"bench-loadgen","version":"1.0.0"}}}'
 )
 INITIALIZED_BODY = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
@@ -88,7 +91,11 @@ class BadResponse(Exception):
 def check_result(content_type: bytes, body: bytes) -> None:
     """The reply must be the add(1, 2) result: JSON, or an SSE stream whose last event is it."""
     if content_type.startswith(b"text/event-stream"):
-        data = [line[5:].strip() for line in body.replace(b"\r\n", b"\n").split(b"\n") if line.startswith(b"data:")]
+        data = [
+            line[5:].strip()
+            for line in body.replace(b"\r\n", b"\n").split(b"\n")
+            if line.startswith(b"data:")
+        ]
         if not data:
             raise BadResponse(f"SSE reply without data: {body[:200]!r}")
         body = data[-1]
@@ -267,8 +274,16 @@ class _Connection(asyncio.Protocol):
             self.closed.set_result(None)
 
 
-async def _load(host: str, port: int, path: str, connections: int, duration: float, warmup: float,
-                sample: Callable[[], int] | None, era: Era) -> LoadResult:
+async def _load(
+    host: str,
+    port: int,
+    path: str,
+    connections: int,
+    duration: float,
+    warmup: float,
+    sample: Callable[[], int] | None,
+    era: Era,
+) -> LoadResult:
     loop = asyncio.get_running_loop()
     legacy = era == "legacy"
     run = _Run(host, port, path, LEGACY_BODY_TEMPLATE if legacy else BODY_TEMPLATE)
@@ -307,13 +322,29 @@ async def _load(host: str, port: int, path: str, connections: int, duration: flo
         await asyncio.gather(*(p.closed for p in protocols))
     if sessions:
         end_sessions(host, port, path, sessions)
-    return LoadResult(connections=connections, duration=elapsed, requests=run.requests, errors=run.errors,
-                      latencies_us=run.latencies, loadgen_cpu=cpu, server_cpu_ticks=ticks,
-                      first_error=run.first_error)
+    return LoadResult(
+        connections=connections,
+        duration=elapsed,
+        requests=run.requests,
+        errors=run.errors,
+        latencies_us=run.latencies,
+        loadgen_cpu=cpu,
+        server_cpu_ticks=ticks,
+        first_error=run.first_error,
+    )
 
 
-def run_load(host: str, port: int, *, path: str = "/mcp", connections: int = 8, duration: float = 3.0,
-             warmup: float = 0.5, sample: Callable[[], int] | None = None, era: Era = "modern") -> LoadResult:
+def run_load(
+    host: str,
+    port: int,
+    *,
+    path: str = "/mcp",
+    connections: int = 8,
+    duration: float = 3.0,
+    warmup: float = 0.5,
+    sample: Callable[[], int] | None = None,
+    era: Era = "modern",
+) -> LoadResult:
     """Drive `connections` closed loops for `warmup` + `duration` seconds; `sample()` (server CPU
     ticks) is read at both ends of the measured window. `era="legacy"`: one session per
     connection (see the module docstring)."""
@@ -347,20 +378,29 @@ def header(head: bytes, name: bytes) -> str | None:
 
 
 def _plain_request(method: str, host: str, port: int, path: str, body: bytes, extra: str = "") -> bytes:
-    return (f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: application/json, text/event-stream\r\n"
-            f"Content-Type: application/json\r\n{extra}Content-Length: {len(body)}\r\n\r\n").encode() + body
+    return (
+        f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: application/json, text/event-stream\r\n"
+        f"Content-Type: application/json\r\n{extra}Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
 
 
-def open_session(host: str, port: int, path: str = "/mcp", timeout: float = 10.0) -> tuple[socket.socket, str]:
+def open_session(
+    host: str, port: int, path: str = "/mcp", timeout: float = 10.0
+) -> tuple[socket.socket, str]:
     """A new connection with a legacy session opened on it (`initialize` for 2025-11-25, then
     `notifications/initialized`): the blocking socket, kept alive, and the session id."""
     sock = socket.create_connection((host, port), timeout=timeout)
     try:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        head, status, content_type, body = exchange(sock, _plain_request("POST", host, port, path, INITIALIZE_BODY))
+        head, status, content_type, body = exchange(
+            sock, _plain_request("POST", host, port, path, INITIALIZE_BODY)
+        )
         if content_type.startswith(b"text/event-stream"):
-            data = [line[5:].strip() for line in body.replace(b"\r\n", b"\n").split(b"\n")
-                    if line.startswith(b"data:")]
+            data = [
+                line[5:].strip()
+                for line in body.replace(b"\r\n", b"\n").split(b"\n")
+                if line.startswith(b"data:")
+            ]
             body = data[-1] if data else body
         session_id = header(head, b"mcp-session-id")
         try:

@@ -32,13 +32,19 @@ for _path in (ROOT, ROOT / "generated"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-BODY = (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2},'
-        b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
-        b'"io.modelcontextprotocol/clientCapabilities":{}}}}')
+BODY = (
+    b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2},'
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    b'"io.modelcontextprotocol/clientCapabilities":{}}}}'
+)
 HEADERS = [
-    (b"host", b"127.0.0.1:8000"), (b"accept", b"application/json, text/event-stream"),
-    (b"content-type", b"application/json"), (b"mcp-protocol-version", b"2026-07-28"),
-    (b"mcp-method", b"tools/call"), (b"mcp-name", b"add"), (b"content-length", str(len(BODY)).encode()),
+    (b"host", b"127.0.0.1:8000"),
+    (b"accept", b"application/json, text/event-stream"),
+    (b"content-type", b"application/json"),
+    (b"mcp-protocol-version", b"2026-07-28"),
+    (b"mcp-method", b"tools/call"),
+    (b"mcp-name", b"add"),
+    (b"content-length", str(len(BODY)).encode()),
 ]
 
 
@@ -70,9 +76,20 @@ def _per_op_async(make: Callable[[], Any], n: int, repeats: int = 5) -> float:
 
 
 def _asgi_call(app: Any) -> Callable[[], Any]:
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
-             "path": "/mcp", "raw_path": b"/mcp", "query_string": b"", "root_path": "", "headers": HEADERS,
-             "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000)}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": HEADERS,
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
     request = {"type": "http.request", "body": BODY, "more_body": False}
     sent: list[Any] = []
 
@@ -114,14 +131,17 @@ def client_core(n: int) -> dict[str, float]:
     import orjson
     from bench_client import Client
 
-    reply = orjson.loads(b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\\"sum\\":3.0}"}],'
-                         b'"structuredContent":{"sum":3.0},"isError":false,"resultType":"complete"}}')
+    reply = orjson.loads(
+        b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\\"sum\\":3.0}"}],'
+        b'"structuredContent":{"sum":3.0},"isError":false,"resultType":"complete"}}'
+    )
 
     class Stub:
         sends_headers = True
 
-        def request(self, message: dict[str, Any], headers: Any, *, timeout: Any, on_notification: Any = None
-                    ) -> tuple[dict[str, Any], int]:
+        def request(
+            self, message: dict[str, Any], headers: Any, *, timeout: Any, on_notification: Any = None
+        ) -> tuple[dict[str, Any], int]:
             orjson.dumps(message)
             return {**reply, "id": message["id"]}, 200
 
@@ -165,7 +185,10 @@ def timers(n: int) -> dict[str, float]:
         loop = asyncio.get_running_loop()
         loop.call_at(loop.time() + 30, _noop).cancel()
 
-    return {"asyncio_timeout_scope_us": _per_op_async(scope, n), "call_at_timer_us": _per_op_async(call_at, n)}
+    return {
+        "asyncio_timeout_scope_us": _per_op_async(scope, n),
+        "call_at_timer_us": _per_op_async(call_at, n),
+    }
 
 
 def _noop() -> None:

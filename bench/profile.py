@@ -39,11 +39,29 @@ def profile_server(kind: str, variant: str, seconds: float, connections: int, to
     try:
         loadgen.run_load("127.0.0.1", server.port, connections=connections, duration=0.5, warmup=0.5)
         spy = subprocess.Popen(
-            [str(py_spy), "record", "--pid", str(server.pid), "--rate", "500", "--duration", str(int(seconds)),
-             "--format", "raw", "--nonblocking", "-o", str(out)],
-            env={**os.environ, "PYTHONPATH": str(EXTRAS)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            [
+                str(py_spy),
+                "record",
+                "--pid",
+                str(server.pid),
+                "--rate",
+                "500",
+                "--duration",
+                str(int(seconds)),
+                "--format",
+                "raw",
+                "--nonblocking",
+                "-o",
+                str(out),
+            ],
+            env={**os.environ, "PYTHONPATH": str(EXTRAS)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         time.sleep(0.5)
-        result = loadgen.run_load("127.0.0.1", server.port, connections=connections, duration=seconds, warmup=0.1)
+        result = loadgen.run_load(
+            "127.0.0.1", server.port, connections=connections, duration=seconds, warmup=0.1
+        )
         spy.wait(timeout=seconds + 30)
         print(f"{kind} ({variant}): {result.rps:.0f} req/s while sampled; stacks in {out}")
     finally:
@@ -81,6 +99,7 @@ def profile_client(calls: int, use_async: bool) -> None:
     profiler = Profiler(interval=0.0002)
     try:
         if use_async:
+
             async def run() -> None:
                 async with AsyncClient(url) as client:
                     for _ in range(200):

@@ -26,7 +26,9 @@ __all__ = ["Nginx", "find_binary", "wait_for_port"]
 
 _SEARCH_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/bin", "/sbin"])
 # The files a non-root, non-daemon nginx writes, under its prefix instead of the packaged paths.
-_PREFIX_DIRECTIVES = [f"{kind}_temp_path temp/{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")]
+_PREFIX_DIRECTIVES = [
+    f"{kind}_temp_path temp/{kind};" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+]
 
 
 def find_binary(name: str) -> str | None:
@@ -50,21 +52,36 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes] | None = None, timeou
 class Nginx:
     """One nginx (master and workers) proxying `127.0.0.1:port` to `upstreams`."""
 
-    def __init__(self, binary: str, upstreams: Sequence[str], *, package: str, port: int,
-                 workers: int | None = None) -> None:
+    def __init__(
+        self, binary: str, upstreams: Sequence[str], *, package: str, port: int, workers: int | None = None
+    ) -> None:
         self.binary = binary
         self.port = port
         self.dir = Path(tempfile.mkdtemp(prefix="mcpgen-nginx-"))
         for sub in ("logs", "temp"):
             (self.dir / sub).mkdir()
-        conf = nginx_conf(package, __version__, upstreams=upstreams, listen=f"127.0.0.1:{port}",
-                          http_extra=[*_PREFIX_DIRECTIVES, "access_log off;"])
+        conf = nginx_conf(
+            package,
+            __version__,
+            upstreams=upstreams,
+            listen=f"127.0.0.1:{port}",
+            http_extra=[*_PREFIX_DIRECTIVES, "access_log off;"],
+        )
         if workers is not None:
             conf = conf.replace("worker_processes auto;", f"worker_processes {workers};", 1)
         (self.dir / "nginx.conf").write_text(conf, encoding="utf-8")
         self.error_log = self.dir / "logs" / "error.log"
-        self._args = [binary, "-p", f"{self.dir}/", "-c", str(self.dir / "nginx.conf"), "-e", str(self.error_log),
-                      "-g", f"daemon off; pid {self.dir / 'nginx.pid'};"]
+        self._args = [
+            binary,
+            "-p",
+            f"{self.dir}/",
+            "-c",
+            str(self.dir / "nginx.conf"),
+            "-e",
+            str(self.error_log),
+            "-g",
+            f"daemon off; pid {self.dir / 'nginx.pid'};",
+        ]
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:

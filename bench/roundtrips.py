@@ -36,8 +36,14 @@ class Counting:
         self.inner = HttpTransport(url)
         self.methods: list[str] = []
 
-    def request(self, message: dict[str, Any], headers: Mapping[str, str], *, timeout: float | None,
-                on_notification: Any = None) -> Any:
+    def request(
+        self,
+        message: dict[str, Any],
+        headers: Mapping[str, str],
+        *,
+        timeout: float | None,
+        on_notification: Any = None,
+    ) -> Any:
         self.methods.append(str(message.get("method")))
         return self.inner.request(message, headers, timeout=timeout, on_notification=on_notification)
 
@@ -66,16 +72,22 @@ def _mrtr_check(url: str, tool: str, rounds: int) -> dict[str, Any]:
     def on_elicit(request: Any) -> Any:
         schema = getattr(request, "requested_schema", None) or {}
         props = schema.get("properties", {}) if isinstance(schema, dict) else {}
-        answer = {key: ("blue" if key == "color" else True if spec.get("type") == "boolean" else "Ada")
-                  for key, spec in props.items()}
+        answer = {
+            key: ("blue" if key == "color" else True if spec.get("type") == "boolean" else "Ada")
+            for key, spec in props.items()
+        }
         return ElicitResult.accept(answer)
 
     transport = Counting(url)
     with Client(transport=transport, on_elicit=on_elicit) as client:
         client.call_tool(tool, {})
     calls = transport.methods.count("tools/call")
-    return {"check": f"{tool} ({rounds} input round{'s' if rounds > 1 else ''})", "requests": calls,
-            "expected": 1 + rounds, "ok": calls == 1 + rounds}
+    return {
+        "check": f"{tool} ({rounds} input round{'s' if rounds > 1 else ''})",
+        "requests": calls,
+        "expected": 1 + rounds,
+        "ok": calls == 1 + rounds,
+    }
 
 
 def run() -> list[dict[str, Any]]:
@@ -95,8 +107,10 @@ def run() -> list[dict[str, Any]]:
         return rows
     try:
         url = f"http://127.0.0.1:{server.port}/mcp"
-        for tool, rounds in (("test_input_required_result_elicitation", 1),
-                             ("test_input_required_result_multi_round", 2)):
+        for tool, rounds in (
+            ("test_input_required_result_elicitation", 1),
+            ("test_input_required_result_multi_round", 2),
+        ):
             try:
                 rows.append(_mrtr_check(url, tool, rounds))
             except Exception as exc:
@@ -112,8 +126,10 @@ def table(rows: list[dict[str, Any]]) -> str:
         if "error" in row:
             lines.append(f"| {row['check']} | n/a | | {row['error'][:160]} |")
         else:
-            lines.append(f"| {row['check']} | {row['requests']} | {row['expected']} | "
-                         f"{'PASS' if row['ok'] else 'FAIL'} |")
+            lines.append(
+                f"| {row['check']} | {row['requests']} | {row['expected']} | "
+                f"{'PASS' if row['ok'] else 'FAIL'} |"
+            )
     return "\n".join(lines)
 
 

@@ -41,7 +41,11 @@ ALL_SERVERS = list(LABELS)
 CEILING = "bare"
 ERAS = ["modern", "legacy"]
 # The legacy-era comparison: our server in both eras, the official SDK (2.3.0) in the legacy era.
-LEGACY_SERVERS: dict[str, list[loadgen.Era]] = {"ours": ["modern", "legacy"], "sdk": ["legacy"], "sdk-json": ["legacy"]}
+LEGACY_SERVERS: dict[str, list[loadgen.Era]] = {
+    "ours": ["modern", "legacy"],
+    "sdk": ["legacy"],
+    "sdk-json": ["legacy"],
+}
 LEGACY_WITHIN = 0.85  # legacy throughput at least this fraction of modern (issue 10)
 
 
@@ -62,20 +66,51 @@ class Round:
     era: str = "modern"  # the client's era (loadgen), not the server's
 
 
-def _round(server: Server, concurrency: int, repeat: int, duration: float, warmup: float,
-           era: loadgen.Era = "modern") -> Round:
-    result = loadgen.run_load("127.0.0.1", server.port, connections=concurrency, duration=duration,
-                              warmup=warmup, sample=server.cpu_ticks, era=era)
-    cpu = (result.server_cpu_ticks / procstat.CLK_TCK * 1e6 / result.requests
-           if result.server_cpu_ticks is not None and result.requests else None)
-    return Round(server.variant, server.kind, concurrency, repeat, result.rps, result.percentile(0.5),
-                 result.percentile(0.99), cpu, result.loadgen_cpu / result.duration, result.requests,
-                 result.errors, result.first_error, era)
+def _round(
+    server: Server, concurrency: int, repeat: int, duration: float, warmup: float, era: loadgen.Era = "modern"
+) -> Round:
+    result = loadgen.run_load(
+        "127.0.0.1",
+        server.port,
+        connections=concurrency,
+        duration=duration,
+        warmup=warmup,
+        sample=server.cpu_ticks,
+        era=era,
+    )
+    cpu = (
+        result.server_cpu_ticks / procstat.CLK_TCK * 1e6 / result.requests
+        if result.server_cpu_ticks is not None and result.requests
+        else None
+    )
+    return Round(
+        server.variant,
+        server.kind,
+        concurrency,
+        repeat,
+        result.rps,
+        result.percentile(0.5),
+        result.percentile(0.99),
+        cpu,
+        result.loadgen_cpu / result.duration,
+        result.requests,
+        result.errors,
+        result.first_error,
+        era,
+    )
 
 
-def run(servers: list[str], concurrencies: list[int], variants: list[str], *, duration: float, warmup: float,
-        repeats: int, eras: Mapping[str, Sequence[loadgen.Era]] | None = None,
-        log: Any = sys.stderr) -> dict[str, Any]:
+def run(
+    servers: list[str],
+    concurrencies: list[int],
+    variants: list[str],
+    *,
+    duration: float,
+    warmup: float,
+    repeats: int,
+    eras: Mapping[str, Sequence[loadgen.Era]] | None = None,
+    log: Any = sys.stderr,
+) -> dict[str, Any]:
     """`eras`: which client eras drive each server (default: modern only)."""
     rounds: list[Round] = []
     memory: dict[str, dict[str, dict[str, int]]] = {}
@@ -83,20 +118,33 @@ def run(servers: list[str], concurrencies: list[int], variants: list[str], *, du
     skipped: list[str] = []
     for variant in variants:
         if not variant_available(variant):
-            skipped.append(f"variant {variant}: {' + '.join(VARIANTS[variant])} not installed (make bench-deps)")
+            skipped.append(
+                f"variant {variant}: {' + '.join(VARIANTS[variant])} not installed (make bench-deps)"
+            )
             continue
         kinds = [k for k in servers if server_available(k)]
-        skipped += [f"{k}: not installed" for k in servers if k not in kinds and f"{k}: not installed" not in skipped]
+        skipped += [
+            f"{k}: not installed" for k in servers if k not in kinds and f"{k}: not installed" not in skipped
+        ]
         with running(kinds, variant) as started:
             assert isinstance(started, list)
             # (server, era) pairs: the rounds of one repeat, order rotating between repeats.
-            entries = [(server, era) for server in started
-                       for era in (eras.get(server.kind, ("modern",)) if eras is not None else ("modern",))]
+            entries = [
+                (server, era)
+                for server in started
+                for era in (eras.get(server.kind, ("modern",)) if eras is not None else ("modern",))
+            ]
             for server, era in entries:
                 commands.setdefault(f"{variant}/{server.kind}", server.command())
                 # Warm every server (imports, caches, pydantic schemas) before any measured round.
-                loadgen.run_load("127.0.0.1", server.port, connections=max(concurrencies), duration=0.2,
-                                 warmup=min(warmup, 1.0), era=era)
+                loadgen.run_load(
+                    "127.0.0.1",
+                    server.port,
+                    connections=max(concurrencies),
+                    duration=0.2,
+                    warmup=min(warmup, 1.0),
+                    era=era,
+                )
             for repeat in range(repeats):
                 for concurrency in concurrencies:
                     shift = repeat % len(entries)
@@ -104,16 +152,34 @@ def run(servers: list[str], concurrencies: list[int], variants: list[str], *, du
                         r = _round(server, concurrency, repeat, duration, warmup, era)
                         rounds.append(r)
                         name = server.kind if era == "modern" else f"{server.kind}/{era}"
-                        print(f"  [{variant} rep {repeat + 1}/{repeats} c={concurrency:>3}] {name:<9} "
-                              f"{r.rps:8.0f} req/s  p50 {r.p50_us / 1000:6.2f} ms  p99 {r.p99_us / 1000:6.2f} ms  "
-                              f"cpu {r.cpu_us_per_request or 0:6.0f} us/req  errors {r.errors}", file=log, flush=True)
-            memory[variant] = {s.kind: {"start_rss_kib": s.started_rss_kib, "peak_rss_kib": s.peak_rss_kib()}
-                               for s in started}
-    return {"rounds": [asdict(r) for r in rounds], "memory": memory, "commands": commands, "skipped": skipped,
-            "settings": {"servers": servers, "concurrency": concurrencies, "variants": variants,
-                         "duration": duration, "warmup": warmup, "repeats": repeats,
-                         "eras": {k: list(v) for k, v in eras.items()} if eras is not None else None},
-            "machine": procstat.machine(), "finished": time.strftime("%Y-%m-%d %H:%M:%S")}
+                        print(
+                            f"  [{variant} rep {repeat + 1}/{repeats} c={concurrency:>3}] {name:<9} "
+                            f"{r.rps:8.0f} req/s  p50 {r.p50_us / 1000:6.2f} ms  p99 {r.p99_us / 1000:6.2f} ms  "
+                            f"cpu {r.cpu_us_per_request or 0:6.0f} us/req  errors {r.errors}",
+                            file=log,
+                            flush=True,
+                        )
+            memory[variant] = {
+                s.kind: {"start_rss_kib": s.started_rss_kib, "peak_rss_kib": s.peak_rss_kib()}
+                for s in started
+            }
+    return {
+        "rounds": [asdict(r) for r in rounds],
+        "memory": memory,
+        "commands": commands,
+        "skipped": skipped,
+        "settings": {
+            "servers": servers,
+            "concurrency": concurrencies,
+            "variants": variants,
+            "duration": duration,
+            "warmup": warmup,
+            "repeats": repeats,
+            "eras": {k: list(v) for k, v in eras.items()} if eras is not None else None,
+        },
+        "machine": procstat.machine(),
+        "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
 
 
 def summarize(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -122,25 +188,35 @@ def summarize(data: dict[str, Any]) -> list[dict[str, Any]]:
     rounds = [r for r in (Round(**r) for r in data["rounds"]) if r.era == "modern"]
     ceiling = {(r.variant, r.concurrency, r.repeat): r.rps for r in rounds if r.server == CEILING}
     rows: list[dict[str, Any]] = []
-    keys = sorted({(r.variant, r.concurrency, r.server) for r in rounds},
-                  key=lambda k: (list(VARIANTS).index(k[0]), k[1], ALL_SERVERS.index(k[2])))
+    keys = sorted(
+        {(r.variant, r.concurrency, r.server) for r in rounds},
+        key=lambda k: (list(VARIANTS).index(k[0]), k[1], ALL_SERVERS.index(k[2])),
+    )
     for variant, concurrency, server in keys:
         mine = [r for r in rounds if (r.variant, r.concurrency, r.server) == (variant, concurrency, server)]
-        ratios = [r.rps / ceiling[(variant, concurrency, r.repeat)] for r in mine
-                  if ceiling.get((variant, concurrency, r.repeat))]
+        ratios = [
+            r.rps / ceiling[(variant, concurrency, r.repeat)]
+            for r in mine
+            if ceiling.get((variant, concurrency, r.repeat))
+        ]
         cpus = [r.cpu_us_per_request for r in mine if r.cpu_us_per_request is not None]
         mem = data["memory"].get(variant, {}).get(server, {})
-        rows.append({
-            "variant": variant, "server": server, "concurrency": concurrency, "repeats": len(mine),
-            "rps": statistics.median(r.rps for r in mine),
-            "ratio": statistics.median(ratios) if ratios else None,
-            "p50_ms": statistics.median(r.p50_us for r in mine) / 1000,
-            "p99_ms": statistics.median(r.p99_us for r in mine) / 1000,
-            "cpu_us": statistics.median(cpus) if cpus else None,
-            "loadgen_cpu": statistics.median(r.loadgen_cpu for r in mine),
-            "errors": sum(r.errors for r in mine),
-            "peak_rss_mib": mem.get("peak_rss_kib", 0) / 1024 if mem else None,
-        })
+        rows.append(
+            {
+                "variant": variant,
+                "server": server,
+                "concurrency": concurrency,
+                "repeats": len(mine),
+                "rps": statistics.median(r.rps for r in mine),
+                "ratio": statistics.median(ratios) if ratios else None,
+                "p50_ms": statistics.median(r.p50_us for r in mine) / 1000,
+                "p99_ms": statistics.median(r.p99_us for r in mine) / 1000,
+                "cpu_us": statistics.median(cpus) if cpus else None,
+                "loadgen_cpu": statistics.median(r.loadgen_cpu for r in mine),
+                "errors": sum(r.errors for r in mine),
+                "peak_rss_mib": mem.get("peak_rss_kib", 0) / 1024 if mem else None,
+            }
+        )
     return rows
 
 
@@ -168,13 +244,17 @@ def verdicts(rows: list[dict[str, Any]], data: dict[str, Any]) -> list[str]:
     for row in rows:
         if row["server"] == "ours" and row["ratio"] is not None:
             ok = row["ratio"] >= 0.6
-            out.append(f"throughput {row['variant']} c={row['concurrency']}: {row['ratio']:.3f}x ceiling "
-                       f"(target ≥ 0.600) {'PASS' if ok else 'FAIL'}")
+            out.append(
+                f"throughput {row['variant']} c={row['concurrency']}: {row['ratio']:.3f}x ceiling "
+                f"(target ≥ 0.600) {'PASS' if ok else 'FAIL'}"
+            )
     for variant, mem in data["memory"].items():
         if "ours" in mem and "sdk" in mem:
             ours, sdk = mem["ours"]["peak_rss_kib"], mem["sdk"]["peak_rss_kib"]
-            out.append(f"peak RSS {variant}: ours {ours / 1024:.1f} MiB vs SDK {sdk / 1024:.1f} MiB "
-                       f"{'PASS' if ours <= sdk else 'FAIL'}")
+            out.append(
+                f"peak RSS {variant}: ours {ours / 1024:.1f} MiB vs SDK {sdk / 1024:.1f} MiB "
+                f"{'PASS' if ours <= sdk else 'FAIL'}"
+            )
     return out
 
 
@@ -182,33 +262,53 @@ def legacy_summary(data: dict[str, Any]) -> list[dict[str, Any]]:
     """Medians per (variant, concurrency, server, era), and each row's throughput as a ratio of
     our server's modern throughput in the same repeat (median of the per-repeat ratios)."""
     rounds = [Round(**r) for r in data["rounds"]]
-    modern = {(r.variant, r.concurrency, r.repeat): r.rps for r in rounds if (r.server, r.era) == ("ours", "modern")}
+    modern = {
+        (r.variant, r.concurrency, r.repeat): r.rps for r in rounds if (r.server, r.era) == ("ours", "modern")
+    }
     sdk_best: dict[tuple[str, int, int], float] = {}
     for r in rounds:
         if r.server in ("sdk", "sdk-json") and r.era == "legacy":
             key = (r.variant, r.concurrency, r.repeat)
             sdk_best[key] = max(sdk_best.get(key, 0.0), r.rps)
     rows: list[dict[str, Any]] = []
-    keys = sorted({(r.variant, r.concurrency, r.server, r.era) for r in rounds},
-                  key=lambda k: (list(VARIANTS).index(k[0]), k[1], ALL_SERVERS.index(k[2]), ERAS.index(k[3])))
+    keys = sorted(
+        {(r.variant, r.concurrency, r.server, r.era) for r in rounds},
+        key=lambda k: (list(VARIANTS).index(k[0]), k[1], ALL_SERVERS.index(k[2]), ERAS.index(k[3])),
+    )
     for variant, concurrency, server, era in keys:
-        mine = [r for r in rounds if (r.variant, r.concurrency, r.server, r.era) == (variant, concurrency, server, era)]
-        vs_modern = [r.rps / modern[(variant, concurrency, r.repeat)] for r in mine
-                     if modern.get((variant, concurrency, r.repeat))]
-        vs_sdk = [r.rps / sdk_best[(variant, concurrency, r.repeat)] for r in mine
-                  if sdk_best.get((variant, concurrency, r.repeat))]
+        mine = [
+            r
+            for r in rounds
+            if (r.variant, r.concurrency, r.server, r.era) == (variant, concurrency, server, era)
+        ]
+        vs_modern = [
+            r.rps / modern[(variant, concurrency, r.repeat)]
+            for r in mine
+            if modern.get((variant, concurrency, r.repeat))
+        ]
+        vs_sdk = [
+            r.rps / sdk_best[(variant, concurrency, r.repeat)]
+            for r in mine
+            if sdk_best.get((variant, concurrency, r.repeat))
+        ]
         cpus = [r.cpu_us_per_request for r in mine if r.cpu_us_per_request is not None]
-        rows.append({
-            "variant": variant, "server": server, "era": era, "concurrency": concurrency, "repeats": len(mine),
-            "rps": statistics.median(r.rps for r in mine),
-            "vs_modern": statistics.median(vs_modern) if vs_modern else None,
-            "vs_sdk_legacy": statistics.median(vs_sdk) if vs_sdk else None,
-            "p50_ms": statistics.median(r.p50_us for r in mine) / 1000,
-            "p99_ms": statistics.median(r.p99_us for r in mine) / 1000,
-            "cpu_us": statistics.median(cpus) if cpus else None,
-            "loadgen_cpu": statistics.median(r.loadgen_cpu for r in mine),
-            "errors": sum(r.errors for r in mine),
-        })
+        rows.append(
+            {
+                "variant": variant,
+                "server": server,
+                "era": era,
+                "concurrency": concurrency,
+                "repeats": len(mine),
+                "rps": statistics.median(r.rps for r in mine),
+                "vs_modern": statistics.median(vs_modern) if vs_modern else None,
+                "vs_sdk_legacy": statistics.median(vs_sdk) if vs_sdk else None,
+                "p50_ms": statistics.median(r.p50_us for r in mine) / 1000,
+                "p99_ms": statistics.median(r.p99_us for r in mine) / 1000,
+                "cpu_us": statistics.median(cpus) if cpus else None,
+                "loadgen_cpu": statistics.median(r.loadgen_cpu for r in mine),
+                "errors": sum(r.errors for r in mine),
+            }
+        )
     return rows
 
 
@@ -247,12 +347,16 @@ def legacy_verdicts(rows: list[dict[str, Any]]) -> list[str]:
         where = f"{row['variant']} c={row['concurrency']}"
         if row["vs_modern"] is not None:
             ok = row["vs_modern"] >= LEGACY_WITHIN
-            out.append(f"legacy throughput {where}: {row['vs_modern']:.3f}x our modern "
-                       f"(target ≥ {LEGACY_WITHIN:.3f}) {'PASS' if ok else 'FAIL'}")
+            out.append(
+                f"legacy throughput {where}: {row['vs_modern']:.3f}x our modern "
+                f"(target ≥ {LEGACY_WITHIN:.3f}) {'PASS' if ok else 'FAIL'}"
+            )
         if row["vs_sdk_legacy"] is not None:
             ok = row["vs_sdk_legacy"] > 1.0
-            out.append(f"legacy vs {sdk} {where}: {row['vs_sdk_legacy']:.2f}x the SDK's faster legacy mode "
-                       f"(target > 1.00) {'PASS' if ok else 'FAIL'}")
+            out.append(
+                f"legacy vs {sdk} {where}: {row['vs_sdk_legacy']:.2f}x the SDK's faster legacy mode "
+                f"(target > 1.00) {'PASS' if ok else 'FAIL'}"
+            )
     return out
 
 
@@ -267,17 +371,34 @@ def _ints(text: str) -> list[int]:
 @click.option("--duration", type=float, default=3.0)
 @click.option("--warmup", type=float, default=1.0)
 @click.option("--repeats", type=int, default=5)
-@click.option("--legacy", is_flag=True,
-              help="the legacy-era comparison instead (LEGACY_SERVERS; --servers narrows it)")
-@click.option("--json", "json_path", type=click.Path(path_type=Path),
-              help="write the raw rounds and the summary here")
-def command(server_list: str, concurrency: str, variant_list: str, duration: float, warmup: float,
-            repeats: int, legacy: bool, json_path: Path | None) -> dict[str, Any]:
+@click.option(
+    "--legacy", is_flag=True, help="the legacy-era comparison instead (LEGACY_SERVERS; --servers narrows it)"
+)
+@click.option(
+    "--json", "json_path", type=click.Path(path_type=Path), help="write the raw rounds and the summary here"
+)
+def command(
+    server_list: str,
+    concurrency: str,
+    variant_list: str,
+    duration: float,
+    warmup: float,
+    repeats: int,
+    legacy: bool,
+    json_path: Path | None,
+) -> dict[str, Any]:
     servers = [s for s in server_list.split(",") if s]
     variants = [v for v in variant_list.split(",") if v]
     if legacy:
-        return _legacy_main(servers, _ints(concurrency), variants, duration=duration, warmup=warmup,
-                            repeats=repeats, json_path=json_path)
+        return _legacy_main(
+            servers,
+            _ints(concurrency),
+            variants,
+            duration=duration,
+            warmup=warmup,
+            repeats=repeats,
+            json_path=json_path,
+        )
     unknown = [s for s in servers if s not in ALL_SERVERS]
     if unknown:
         raise click.UsageError(f"unknown servers: {', '.join(unknown)} (known: {', '.join(ALL_SERVERS)})")
@@ -302,12 +423,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return _cli.run(command, argv)
 
 
-def _legacy_main(servers: list[str], concurrency: list[int], variants: list[str], *, duration: float,
-                 warmup: float, repeats: int, json_path: Path | None) -> dict[str, Any]:
+def _legacy_main(
+    servers: list[str],
+    concurrency: list[int],
+    variants: list[str],
+    *,
+    duration: float,
+    warmup: float,
+    repeats: int,
+    json_path: Path | None,
+) -> dict[str, Any]:
     eras = {kind: list(kind_eras) for kind, kind_eras in LEGACY_SERVERS.items() if kind in servers}
     if not eras:
         raise SystemExit(f"--legacy needs one of: {', '.join(LEGACY_SERVERS)}")
-    data = run(list(eras), concurrency, variants, duration=duration, warmup=warmup, repeats=repeats, eras=eras)
+    data = run(
+        list(eras), concurrency, variants, duration=duration, warmup=warmup, repeats=repeats, eras=eras
+    )
     rows = legacy_summary(data)
     data["summary"] = rows
     data["verdicts"] = legacy_verdicts(rows)

@@ -61,8 +61,12 @@ def server_available(kind: str) -> bool:
     module = {"sdk": "mcp", "sdk-json": "mcp", "fastmcp": "fastmcp"}.get(kind)
     if module is None:
         return True
-    return subprocess.run([sys.executable, "-c", f"import {module}"], env=child_env(),
-                          capture_output=True).returncode == 0
+    return (
+        subprocess.run(
+            [sys.executable, "-c", f"import {module}"], env=child_env(), capture_output=True
+        ).returncode
+        == 0
+    )
 
 
 @dataclass
@@ -98,16 +102,34 @@ class Server:
             self.proc.stderr.close()
 
 
-def start(kind: str, variant: str = "h11", *, timeout: float = 30.0, extra_args: Sequence[str] = (),
-          env: Mapping[str, str] | None = None) -> Server:
+def start(
+    kind: str,
+    variant: str = "h11",
+    *,
+    timeout: float = 30.0,
+    extra_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> Server:
     """Start `kind` under uvicorn, wait until it answers add(1, 2) correctly. `extra_args` go to
     bench/serve.py (e.g. `--rate-limit`), `env` to the child (e.g. `MCPGEN_STORE`)."""
     http, loop = VARIANTS[variant]
     port = free_port()
-    args = [sys.executable, "-m", "bench.serve", kind, "--port", str(port), "--http", http, "--loop", loop,
-            *extra_args]
-    proc = subprocess.Popen(args, cwd=ROOT, env={**child_env(), **(env or {})}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+    args = [
+        sys.executable,
+        "-m",
+        "bench.serve",
+        kind,
+        "--port",
+        str(port),
+        "--http",
+        http,
+        "--loop",
+        loop,
+        *extra_args,
+    ]
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env={**child_env(), **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     server = Server(kind, variant, port, proc)
     deadline = time.monotonic() + timeout
     last: Exception | None = None
@@ -146,7 +168,9 @@ def start_module(package: str, *, timeout: float = 30.0) -> Server:
     """`python -m <generated package> --http --port N`, as a user runs it; waits until it listens."""
     port = free_port()
     args = [sys.executable, "-m", package, "--http", "--port", str(port)]
-    proc = subprocess.Popen(args, cwd=ROOT, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=child_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     server = Server(package, "run_http", port, proc)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -35,7 +35,11 @@ class Diagnostic:
         return (self.source, self.tool or "", self.pointer, self.rule)
 
     def __str__(self) -> str:
-        where = f"tool {self.tool!r} at {self.pointer or '/'}" if self.tool is not None else f"at {self.pointer or '/'}"
+        where = (
+            f"tool {self.tool!r} at {self.pointer or '/'}"
+            if self.tool is not None
+            else f"at {self.pointer or '/'}"
+        )
         return f"{self.source}: {self.severity}: {where}: {self.rule}: {self.message}"
 
 

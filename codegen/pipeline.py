@@ -61,24 +61,52 @@ def generator_fingerprint() -> str:
     from .render.templates import templates_dir
 
     digest = hashlib.sha256()
-    roots = [(Path(__file__).resolve().parent, "*.py"), (Path(mcpgen_runtime.__file__).resolve().parent, "*.py"),
-             (templates_dir(), "*.jinja")]
+    roots = [
+        (Path(__file__).resolve().parent, "*.py"),
+        (Path(mcpgen_runtime.__file__).resolve().parent, "*.py"),
+        (templates_dir(), "*.jinja"),
+    ]
     for root, pattern in roots:
         for path in sorted(root.rglob(pattern)):
             digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    versions = [version("black"), version("pydantic"), list(sys.version_info[:2]), unicodedata.unidata_version,
-                sorted(naming.runtime_member_names())]
+    versions = [
+        version("black"),
+        version("pydantic"),
+        list(sys.version_info[:2]),
+        unicodedata.unidata_version,
+        sorted(naming.runtime_member_names()),
+    ]
     digest.update(json.dumps(versions).encode())
     return digest.hexdigest()
 
 
-def input_key(*, digest: str, source: str, kind: str, package: str, strict: bool, style: Style = BLACK_DEFAULTS,
-              cli: str | None = None) -> str:
+def input_key(
+    *,
+    digest: str,
+    source: str,
+    kind: str,
+    package: str,
+    strict: bool,
+    style: Style = BLACK_DEFAULTS,
+    cli: str | None = None,
+) -> str:
     """The key of one target's output: same key, same bytes (see the module docstring)."""
-    fields = {"cli": cli,"digest": digest, "source": source, "kind": kind, "package": package, "strict": strict,
-              "style": [style.line_length, list(style.target_versions), style.skip_magic_trailing_comma,
-                        style.preview, style.unstable],
-              "generator": generator_fingerprint()}
+    fields = {
+        "cli": cli,
+        "digest": digest,
+        "source": source,
+        "kind": kind,
+        "package": package,
+        "strict": strict,
+        "style": [
+            style.line_length,
+            list(style.target_versions),
+            style.skip_magic_trailing_comma,
+            style.preview,
+            style.unstable,
+        ],
+        "generator": generator_fingerprint(),
+    }
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
@@ -91,7 +119,12 @@ def _check_package_name(package: str) -> None:
 def _ir_for(spec: ValidatedSpec, package: str) -> PackageIR:
     """build_ir, reused for the same spec object (client and server of one source)."""
     hit = _IR_CACHE.get(id(spec))
-    if hit is not None and hit[0] is spec and hit[1].digest == spec.digest and len(hit[1].tools) == len(spec.tools):
+    if (
+        hit is not None
+        and hit[0] is spec
+        and hit[1].digest == spec.digest
+        and len(hit[1].tools) == len(spec.tools)
+    ):
         return dataclasses.replace(hit[1], package=package)
     ir = build_ir(spec, package=package)
     _IR_CACHE[id(spec)] = (spec, ir)
@@ -128,8 +161,9 @@ def _verify_methods(ir: PackageIR, path: str, module: types.CodeType, classes: t
             raise InternalGeneratorError(f"generated {path}: class {name} methods differ from the plan")
 
 
-def build_client(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFAULTS,
-                 cli_name: str | None = None) -> GeneratedPackage:
+def build_client(
+    spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFAULTS, cli_name: str | None = None
+) -> GeneratedPackage:
     """The client package, laid out for `style` (black's defaults unless the project says otherwise);
     `cli_name`: the console-script name its command line calls itself (else `python -m PACKAGE`)."""
     _check_package_name(package)
@@ -158,5 +192,6 @@ def build_server(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFA
     # (render/deploy.py says why).
     for path, text in deploy_files(package, ir.generator_version).items():
         user_files[path] = text.encode("utf-8")
-    return GeneratedPackage(package=package, files=dict(sorted(files.items())),
-                            user_files=dict(sorted(user_files.items())))
+    return GeneratedPackage(
+        package=package, files=dict(sorted(files.items())), user_files=dict(sorted(user_files.items()))
+    )

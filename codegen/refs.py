@@ -36,13 +36,30 @@ DIALECT_URIS: Final[Mapping[str, Dialect]] = {
 SUPPORTED_DIALECTS: Final = "2020-12, draft-07"
 
 # Keywords whose value is a map of name -> subschema.
-_MAP_KEYWORDS: Final = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+_MAP_KEYWORDS: Final = (
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+)
 # Keywords whose value is an array of subschemas.
 _LIST_KEYWORDS: Final = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
 # Keywords whose value is one subschema.
 _SINGLE_KEYWORDS: Final = (
-    "additionalProperties", "unevaluatedProperties", "propertyNames", "contains", "not",
-    "if", "then", "else", "items", "additionalItems", "unevaluatedItems", "contentSchema",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "items",
+    "additionalItems",
+    "unevaluatedItems",
+    "contentSchema",
 )
 # Keywords that apply their subschemas to the *same* instance (no input consumed).
 _IN_PLACE_LIST: Final = ("allOf", "anyOf", "oneOf")
@@ -73,7 +90,7 @@ def unescape_token(token: str) -> str:
         index = token.find("~")
         while index != -1:
             if token[index + 1 : index + 2] not in ("0", "1"):
-                raise PointerError(f"invalid escape {token[index:index + 2]!r} in pointer token {token!r}")
+                raise PointerError(f"invalid escape {token[index : index + 2]!r} in pointer token {token!r}")
             index = token.find("~", index + 2)
     return token.replace("~1", "/").replace("~0", "~")
 
@@ -113,7 +130,12 @@ def resolve_pointer(document: Any, pointer: str) -> Any:
 
 # JSON type names by Python type, in the order they are tested (bool before int: True is an int).
 _JSON_TYPE_NAMES: Final = (
-    (type(None), "null"), (bool, "boolean"), (int, "integer"), (str, "string"), (list, "array"), (Mapping, "object"),
+    (type(None), "null"),
+    (bool, "boolean"),
+    (int, "integer"),
+    (str, "string"),
+    (list, "array"),
+    (Mapping, "object"),
 )
 
 
@@ -138,7 +160,9 @@ def describe(value: Any, limit: int = 60) -> str:
     if value is None:
         return "null"
     if isinstance(value, (Mapping, list)):
-        return f"an {kind} of {len(value)} item(s)" if kind == "array" else f"an {kind} with {len(value)} key(s)"
+        return (
+            f"an {kind} of {len(value)} item(s)" if kind == "array" else f"an {kind} with {len(value)} key(s)"
+        )
     text = repr(value)
     if len(text) > limit:
         text = text[: limit - 3] + "..."
@@ -277,7 +301,9 @@ class SchemaIndex:
     children: dict[str, list[str]] = field(default_factory=dict)  # pointer -> pointers of its subschemas
 
     @classmethod
-    def build(cls, root: Any, dialect: Dialect = DRAFT_2020_12, *, max_subschemas: int = 10_000) -> SchemaIndex:
+    def build(
+        cls, root: Any, dialect: Dialect = DRAFT_2020_12, *, max_subschemas: int = 10_000
+    ) -> SchemaIndex:
         """Index every subschema reachable through schema keywords, plus the targets of local refs.
 
         Raises SchemaLimitError once more than `max_subschemas` subschemas have been seen.
@@ -296,7 +322,9 @@ class SchemaIndex:
                 target = resolution.target
                 if target is not None and target not in index.subschemas and target not in queued:
                     queued.add(target)
-                    pending.append((target, resolve_pointer(root, target), index._base_for(target, by_pointer)))
+                    pending.append(
+                        (target, resolve_pointer(root, target), index._base_for(target, by_pointer))
+                    )
             checked = len(index.refs)
         return index
 
@@ -336,7 +364,9 @@ class SchemaIndex:
                 self.children[pointer] = [pointer + suffix for suffix, _ in children]
             stack.extend((pointer + suffix, child, base) for suffix, child in reversed(children))
 
-    def _collect(self, node: dict[str, Any], pointer: str, base: str, children: list[tuple[str, Any]]) -> None:
+    def _collect(
+        self, node: dict[str, Any], pointer: str, base: str, children: list[tuple[str, Any]]
+    ) -> None:
         """Record the reference sites of `node`; append its subschemas (pointer suffix, schema) to `children`."""
         for keyword in REF_KEYWORDS:
             ref = node.get(keyword)
@@ -345,13 +375,19 @@ class SchemaIndex:
         for keyword in _MAP_KEYWORDS:
             members = node.get(keyword)
             if isinstance(members, dict):
-                children.extend((f"/{keyword}/{escape_token(name)}", child) for name, child in members.items()
-                                if isinstance(child, (dict, bool)))
+                children.extend(
+                    (f"/{keyword}/{escape_token(name)}", child)
+                    for name, child in members.items()
+                    if isinstance(child, (dict, bool))
+                )
         for keyword in _LIST_KEYWORDS:
             items = node.get(keyword)
             if isinstance(items, list):
-                children.extend((f"/{keyword}/{position}", child) for position, child in enumerate(items)
-                                if isinstance(child, (dict, bool)))
+                children.extend(
+                    (f"/{keyword}/{position}", child)
+                    for position, child in enumerate(items)
+                    if isinstance(child, (dict, bool))
+                )
         for keyword in _SINGLE_KEYWORDS:
             child = node.get(keyword)
             if isinstance(child, (dict, bool)):
@@ -445,7 +481,9 @@ class SchemaIndex:
         for start in self.subschemas:
             if start in size:
                 continue
-            stack: list[tuple[str, Iterator[str]]] = [(start, iter([*self.children.get(start, ()), *targets.get(start, ())]))]
+            stack: list[tuple[str, Iterator[str]]] = [
+                (start, iter([*self.children.get(start, ()), *targets.get(start, ())]))
+            ]
             on_path.add(start)
             totals = [1]
             while stack:
@@ -483,7 +521,9 @@ class SchemaIndex:
                     items = node.get(keyword)
                     if isinstance(items, list):
                         targets.extend(
-                            join_pointer(pointer, keyword, i) for i, c in enumerate(items) if isinstance(c, (dict, bool))
+                            join_pointer(pointer, keyword, i)
+                            for i, c in enumerate(items)
+                            if isinstance(c, (dict, bool))
                         )
                 for keyword in _IN_PLACE_SINGLE:
                     if isinstance(node.get(keyword), (dict, bool)):
@@ -492,7 +532,9 @@ class SchemaIndex:
                     members = node.get(keyword)
                     if isinstance(members, dict):
                         targets.extend(
-                            join_pointer(pointer, keyword, k) for k, c in members.items() if isinstance(c, (dict, bool))
+                            join_pointer(pointer, keyword, k)
+                            for k, c in members.items()
+                            if isinstance(c, (dict, bool))
                         )
             edges[pointer] = targets
         for site in self.refs:
@@ -515,7 +557,7 @@ class SchemaIndex:
                     continue
                 mark = state.get(nxt, 0)
                 if mark == 1:
-                    return [*path[path.index(nxt):], nxt]
+                    return [*path[path.index(nxt) :], nxt]
                 if mark == 0:
                     state[nxt] = 1
                     path.append(nxt)

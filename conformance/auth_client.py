@@ -35,7 +35,9 @@ class HeadlessRedirect:
         response = httpx.get(url, follow_redirects=False, timeout=10)
         location = response.headers.get("location")
         if not response.is_redirect or not location:
-            raise AuthorizationError(f"the authorization endpoint answered HTTP {response.status_code}, not a redirect")
+            raise AuthorizationError(
+                f"the authorization endpoint answered HTTP {response.status_code}, not a redirect"
+            )
         return location
 
 

@@ -73,13 +73,16 @@ def answer_elicitation(request: ElicitRequest) -> ElicitResult:
         elif isinstance(prop.get("enum"), list) and prop["enum"]:
             content[name] = prop["enum"][0]
         else:
-            content[name] = True if kind == "boolean" else 1 if kind in ("integer", "number") else "conformance"
+            content[name] = (
+                True if kind == "boolean" else 1 if kind in ("integer", "number") else "conformance"
+            )
     return ElicitResult.accept(content)
 
 
 def answer_sampling(request: CreateMessageRequest) -> CreateMessageResult:
-    return CreateMessageResult.text(f"echo: {request.messages[-1].text if request.messages else ''}",
-                                    model="mcpgen-conformance")
+    return CreateMessageResult.text(
+        f"echo: {request.messages[-1].text if request.messages else ''}", model="mcpgen-conformance"
+    )
 
 
 def answer_roots(request: ListRootsRequest) -> ListRootsResult:
@@ -119,8 +122,13 @@ def tools_call(url: str) -> None:
 def request_metadata(url: str) -> None:
     # Every capability declared (each an object), so the harness checks them all. The mock's
     # first answer is 400/-32022 whatever the request: the client retries it (VER-02).
-    with Client(url, client_info=CLIENT_INFO, on_elicit=answer_elicitation, on_sample=answer_sampling,
-                on_roots=answer_roots) as client:
+    with Client(
+        url,
+        client_info=CLIENT_INFO,
+        on_elicit=answer_elicitation,
+        on_sample=answer_sampling,
+        on_roots=answer_roots,
+    ) as client:
         discovered = client.discover()
         expect("2026-07-28" in discovered.get("supportedVersions", []), f"discover answered {discovered!r}")
         client.list_all_tools()
@@ -173,8 +181,9 @@ def sep_2322_client_request_state(url: str) -> None:
             client.test_mrtr_unrelated()
             answers = {key: answer_elicitation(request) for key, request in pending.requests.items()}
             assert pending.tool is not None
-            result = client.call_tool(pending.tool, pending.arguments, input_responses=answers,
-                                      request_state=pending.request_state)
+            result = client.call_tool(
+                pending.tool, pending.arguments, input_responses=answers, request_state=pending.request_state
+            )
             expect(result.text == "echo-state-ok", f"test_mrtr_echo_state answered {result.text!r}")
         else:
             raise AssertionError("test_mrtr_echo_state completed without asking for input")

@@ -93,13 +93,25 @@ _LEGACY_TOOLS_CALLS: tuple[str, ...] = (
 )
 LEGACY_SCENARIOS: dict[str, tuple[str, ...]] = {
     "2025-11-25": (
-        "server-initialize", "server-session-lifecycle", "logging-set-level", "ping", "tools-list",
+        "server-initialize",
+        "server-session-lifecycle",
+        "logging-set-level",
+        "ping",
+        "tools-list",
         *_LEGACY_TOOLS_CALLS,
-        "json-schema-2020-12", "elicitation-sep1034-defaults", "elicitation-sep1330-enums",
-        "server-sse-polling", "server-sse-multiple-streams", "dns-rebinding-protection",
+        "json-schema-2020-12",
+        "elicitation-sep1034-defaults",
+        "elicitation-sep1330-enums",
+        "server-sse-polling",
+        "server-sse-multiple-streams",
+        "dns-rebinding-protection",
     ),
     "2025-06-18": (
-        "server-initialize", "server-session-lifecycle", "logging-set-level", "ping", "tools-list",
+        "server-initialize",
+        "server-session-lifecycle",
+        "logging-set-level",
+        "ping",
+        "tools-list",
         *_LEGACY_TOOLS_CALLS,
     ),
     "2025-03-26": ("server-session-lifecycle",),
@@ -155,7 +167,9 @@ class ScenarioResult:
         lines = [f"scenario {self.name}: exit {self.returncode}, {len(self.checks)} checks"]
         for check in self.failures + self.warnings:
             details = json.dumps(check.get("details"), sort_keys=True)[:1500]
-            lines.append(f"  {check.get('status')} {check.get('id')}: {check.get('errorMessage')}\n    details: {details}")
+            lines.append(
+                f"  {check.get('status')} {check.get('id')}: {check.get('errorMessage')}\n    details: {details}"
+            )
         if not self.checks or self.returncode != 0:
             lines.append("  harness output (tail):\n" + self.output[-3000:])
         return "\n".join(lines)
@@ -176,8 +190,14 @@ def scenarios_for(spec_version: str) -> tuple[str, ...]:
 
 def list_server_scenarios(spec_version: str = SPEC_VERSION) -> list[str]:
     """The server scenarios the installed harness applies to `spec_version`."""
-    out = subprocess.run([str(HARNESS), "list", "--server", "--spec-version", spec_version],
-                         env=harness_env(), capture_output=True, text=True, timeout=60, check=True).stdout
+    out = subprocess.run(
+        [str(HARNESS), "list", "--server", "--spec-version", spec_version],
+        env=harness_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     return [line.strip()[2:].split(" ")[0] for line in out.splitlines() if line.strip().startswith("- ")]
 
 
@@ -195,8 +215,13 @@ def conformance_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
         "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated")]),
         "MCPGEN_STATE_SECRET": TEST_STATE_SECRET,
     }
-    proc = subprocess.Popen([sys.executable, "-m", SERVER_PACKAGE, "--http", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", SERVER_PACKAGE, "--http", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -220,51 +245,96 @@ def conformance_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
             proc.stderr.close()
 
 
-def run_scenario(name: str, url: str, out_dir: Path, *, spec_version: str = SPEC_VERSION,
-                 timeout: float = 120) -> ScenarioResult:
+def run_scenario(
+    name: str, url: str, out_dir: Path, *, spec_version: str = SPEC_VERSION, timeout: float = 120
+) -> ScenarioResult:
     """One `conformance server` run; its checks come from the checks.json files it wrote."""
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     proc = subprocess.run(
-        [str(HARNESS), "server", "--url", url, "--spec-version", spec_version, "--scenario", name,
-         "-o", str(out_dir)],
-        env=harness_env(), capture_output=True, text=True, timeout=timeout,
+        [
+            str(HARNESS),
+            "server",
+            "--url",
+            url,
+            "--spec-version",
+            spec_version,
+            "--scenario",
+            name,
+            "-o",
+            str(out_dir),
+        ],
+        env=harness_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     checks: list[dict[str, Any]] = []
     for path in sorted(out_dir.glob("*/checks.json")):
         data = json.loads(path.read_text())
         checks.extend(data if isinstance(data, list) else data.get("checks", []))
-    return ScenarioResult(name, proc.returncode, checks, proc.stdout + proc.stderr, time.monotonic() - started)
+    return ScenarioResult(
+        name, proc.returncode, checks, proc.stdout + proc.stderr, time.monotonic() - started
+    )
 
 
 def _table(results: Sequence[ScenarioResult]) -> str:
-    rows = ["| scenario | exit | checks | failures | warnings | other (not SUCCESS) | s |",
-            "|---|---:|---:|---:|---:|---|---:|"]
+    rows = [
+        "| scenario | exit | checks | failures | warnings | other (not SUCCESS) | s |",
+        "|---|---:|---:|---:|---:|---|---:|",
+    ]
     for r in results:
         other = sorted({str(c.get("status")) for c in r.checks} - {"SUCCESS", "FAILURE", "WARNING"})
-        rows.append(f"| {r.name} | {r.returncode} | {len(r.checks)} | {len(r.failures)} | {len(r.warnings)} | "
-                    f"{', '.join(other) or '-'} | {r.seconds:.1f} |")
+        rows.append(
+            f"| {r.name} | {r.returncode} | {len(r.checks)} | {len(r.failures)} | {len(r.warnings)} | "
+            f"{', '.join(other) or '-'} | {r.seconds:.1f} |"
+        )
     return "\n".join(rows)
 
 
 @click.command(help=__doc__.splitlines()[0] if __doc__ else None)
 @click.option("--scenario", "scenarios", multiple=True, help="run only this scenario (repeatable)")
 @click.option("--url", help="test a server that is already running instead of starting one")
-@click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="keep the harness output here")
-@click.option("--spec-version", type=click.Choice([SPEC_VERSION, *LEGACY_SCENARIOS]),
-              help=f"the wire and scenario set (default {SPEC_VERSION})")
+@click.option(
+    "-o",
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="keep the harness output here",
+)
+@click.option(
+    "--spec-version",
+    type=click.Choice([SPEC_VERSION, *LEGACY_SCENARIOS]),
+    help=f"the wire and scenario set (default {SPEC_VERSION})",
+)
 @click.option("--all-versions", is_flag=True, help="every version's scenarios (not with --spec-version)")
-def cli(scenarios: tuple[str, ...], url: str | None, output_dir: Path | None, spec_version: str | None,
-        all_versions: bool) -> None:
+def cli(
+    scenarios: tuple[str, ...],
+    url: str | None,
+    output_dir: Path | None,
+    spec_version: str | None,
+    all_versions: bool,
+) -> None:
     if all_versions and spec_version:
         raise click.UsageError("--spec-version and --all-versions exclude each other")
-    sys.exit(main(scenarios=scenarios, url=url, output_dir=output_dir, spec_version=spec_version or SPEC_VERSION,
-                  all_versions=all_versions))
+    sys.exit(
+        main(
+            scenarios=scenarios,
+            url=url,
+            output_dir=output_dir,
+            spec_version=spec_version or SPEC_VERSION,
+            all_versions=all_versions,
+        )
+    )
 
 
-def main(*, scenarios: Sequence[str] = (), url: str | None = None, output_dir: Path | None = None,
-         spec_version: str = SPEC_VERSION, all_versions: bool = False) -> int:
+def main(
+    *,
+    scenarios: Sequence[str] = (),
+    url: str | None = None,
+    output_dir: Path | None = None,
+    spec_version: str = SPEC_VERSION,
+    all_versions: bool = False,
+) -> int:
     if not harness_available():
         print(f"conformance harness not installed at {HARNESS}: run `make conformance-deps`", file=sys.stderr)
         return 2
@@ -276,7 +346,9 @@ def main(*, scenarios: Sequence[str] = (), url: str | None = None, output_dir: P
             stack.enter_context(conformance_server(port))
             url = f"http://localhost:{port}/mcp"
         out = output_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-conformance-")))
-        results = [run_scenario(name, url, out / version / name, spec_version=version) for version, name in runs]
+        results = [
+            run_scenario(name, url, out / version / name, spec_version=version) for version, name in runs
+        ]
         if len(chosen) > 1:
             for (version, _), result in zip(runs, results, strict=True):
                 result.name = f"{result.name} @ {version}"

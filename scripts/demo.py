@@ -65,21 +65,29 @@ def main() -> None:
         print(f"\nserver listening on {url}\n")
         with Client(url) as client:
             info = client.discover()
-            print("server/discover ->", info["supportedVersions"], "tools:", info["capabilities"].get("tools"))
+            print(
+                "server/discover ->", info["supportedVersions"], "tools:", info["capabilities"].get("tools")
+            )
             print("tools/list      ->", [tool["name"] for tool in client.list_all_tools()])
             print()
             print("get_weather('Berlin')            ->", repr(client.get_weather("Berlin").text))
             print("get_weather_data('Berlin')       ->", repr(client.get_weather_data("Berlin")))
             print("list_users()                     ->", client.list_users())
             sql = client.execute_sql(region="us-west1", query="SELECT 1")  # two required: keyword-only
-            print("execute_sql(region='us-west1', query='SELECT 1') ->", repr(sql.text),
-                  " (sent Mcp-Param-Region: us-west1)")
+            print(
+                "execute_sql(region='us-west1', query='SELECT 1') ->",
+                repr(sql.text),
+                " (sent Mcp-Param-Region: us-west1)",
+            )
             print("calculate_sum(a=2, b=40.5)       ->", repr(client.calculate_sum(a=2, b=40.5).text))
             print("get_current_time()               ->", repr(client.get_current_time().text))
             try:
                 client.execute_sql(region="us-west1", query="DROP TABLE users")
             except ToolError as exc:
-                print("execute_sql(region='us-west1', query='DROP TABLE users') -> ToolError:", repr(exc.result.text))
+                print(
+                    "execute_sql(region='us-west1', query='DROP TABLE users') -> ToolError:",
+                    repr(exc.result.text),
+                )
         show_cli(url, env)
     finally:
         server.terminate()
@@ -90,7 +98,16 @@ def main() -> None:
 
 def show_cli(url: str, env: dict[str, str]) -> None:
     """The same server from a shell: the generated package's command line (`python -m weather_client`)."""
-    command = [sys.executable, "-m", "weather_client", "--url", url, "get-weather-data", "--location", "Berlin"]
+    command = [
+        sys.executable,
+        "-m",
+        "weather_client",
+        "--url",
+        url,
+        "get-weather-data",
+        "--location",
+        "Berlin",
+    ]
     print(f"\n$ python -m weather_client --url {url} get-weather-data --location Berlin", flush=True)
     result = subprocess.run(command, cwd=ROOT, env=env)
     print(f"(exit code {result.returncode}; `python -m weather_client --help` lists every tool)", flush=True)

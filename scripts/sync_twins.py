@@ -112,8 +112,11 @@ def main(check: bool) -> None:
     for source in outdated:
         name = str(_target(source, PACKAGE).relative_to(ROOT))
         current = _read(_target(source, PACKAGE)) or ""
-        sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), render(source).splitlines(True),
-                                                   name, f"{name} (from _async)", n=1))
+        sys.stdout.writelines(
+            difflib.unified_diff(
+                current.splitlines(True), render(source).splitlines(True), name, f"{name} (from _async)", n=1
+            )
+        )
     extra = orphans()
     for path in extra:
         click.echo(f"{path.relative_to(ROOT)}: no _async source", err=True)

@@ -19,7 +19,9 @@ REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 def needs_redis_server() -> str:
     if not Path(REDIS_SERVER).exists():
-        pytest.skip("redis-server is not installed (Debian package redis-server): the Redis store tests need it")
+        pytest.skip(
+            "redis-server is not installed (Debian package redis-server): the Redis store tests need it"
+        )
     try:
         import redis  # noqa: F401
     except ImportError:
@@ -46,9 +48,24 @@ class RedisServer:
         """Start (or, after `stop`, restart on the same port, empty); `wait=False` lets a caller
         start other processes meanwhile and `wait_ready` later."""
         self.proc = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", self.dir, "--protected-mode", "yes"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                self.binary,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                self.dir,
+                "--protected-mode",
+                "yes",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         if wait:
             self.wait_ready()
 

@@ -20,7 +20,15 @@ SHARED = ROOT.parent / "shared"
 SDK1_PYTHON = ROOT / "tests" / "peers" / ".venv-sdk1" / "bin" / "python"
 NODE = ROOT / "conformance" / "node_modules" / "node" / "bin" / "node"
 OIDC_PROVIDER = ROOT / "tests" / "peers" / "oidc" / "provider.mjs"  # needs tests/peers/oidc/node_modules
-SERVER_EVERYTHING = ROOT / "conformance" / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+SERVER_EVERYTHING = (
+    ROOT
+    / "conformance"
+    / "node_modules"
+    / "@modelcontextprotocol"
+    / "server-everything"
+    / "dist"
+    / "index.js"
+)
 
 
 def needs_shared(*parts: str) -> Path:
@@ -29,8 +37,10 @@ def needs_shared(*parts: str) -> Path:
 
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"needs ../shared/{'/'.join(parts)} beside the checkout (developer machines and CI have it)",
-                    allow_module_level=True)
+        pytest.skip(
+            f"needs ../shared/{'/'.join(parts)} beside the checkout (developer machines and CI have it)",
+            allow_module_level=True,
+        )
     return path
 
 
@@ -62,12 +72,18 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes] | None = None, timeou
 
 
 @contextlib.contextmanager
-def running_server(args: Sequence[str], port: int, *, cwd: Path | None = None,
-                   env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[bytes]]:
+def running_server(
+    args: Sequence[str], port: int, *, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
     """Start `args` (which must listen on `port`), wait until it accepts connections, stop it after."""
-    full_env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated")]), **(env or {})}
-    proc = subprocess.Popen(list(args), cwd=cwd or ROOT, env=full_env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    full_env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated")]),
+        **(env or {}),
+    }
+    proc = subprocess.Popen(
+        list(args), cwd=cwd or ROOT, env=full_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     try:
         wait_for_port(port, proc)
         yield proc
@@ -101,4 +117,7 @@ def httptools_env() -> dict[str, str] | None:
 
 def subprocess_env() -> dict[str, str]:
     """Environment for child processes that must import the project and generated packages."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), str(ROOT), str(ROOT / "generated")])}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), str(ROOT), str(ROOT / "generated")]),
+    }

@@ -22,23 +22,54 @@ pytestmark = pytest.mark.timeout(400)
 def test_make_bench_quick(tmp_path: Path) -> None:
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--variants", "h11", "--skip", "gen", "--out", str(out),
-         "--data-dir", str(tmp_path)],
-        cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=380,
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--quick",
+            "--variants",
+            "h11",
+            "--skip",
+            "gen",
+            "--out",
+            str(out),
+            "--data-dir",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=380,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     text = out.read_text()
-    for heading in ("## Servers: throughput side by side", "## Clients: one sequential call", "## Round trips",
-                    "## Parts (CPU per operation", "## Legacy era (initialize-based revisions)",
-                    "### Servers: legacy `tools/call` throughput", "### Clients: one sequential call in a legacy session",
-                    "### Idle legacy sessions: server memory"):
+    for heading in (
+        "## Servers: throughput side by side",
+        "## Clients: one sequential call",
+        "## Round trips",
+        "## Parts (CPU per operation",
+        "## Legacy era (initialize-based revisions)",
+        "### Servers: legacy `tools/call` throughput",
+        "### Clients: one sequential call in a legacy session",
+        "### Idle legacy sessions: server memory",
+    ):
         assert heading in text, heading
-    for row in ("mcpgen (generated bench_server)", "SDK MCPServer (defaults)", "SDK MCPServer (json_response=True)",
-                "bare ASGI (ceiling)", "raw POST, blocking socket (baseline)", "mcpgen Client (generated, sync)",
-                "mcpgen AsyncClient (generated)", "SDK mcp.Client (async)", "2025-11-25 (session)",
-                "raw legacy POST in a session, blocking socket (baseline)",
-                'mcpgen Client (generated, sync, era="legacy")', 'mcpgen AsyncClient (generated, era="legacy")',
-                'SDK mcp.Client (async, mode="legacy")'):
+    for row in (
+        "mcpgen (generated bench_server)",
+        "SDK MCPServer (defaults)",
+        "SDK MCPServer (json_response=True)",
+        "bare ASGI (ceiling)",
+        "raw POST, blocking socket (baseline)",
+        "mcpgen Client (generated, sync)",
+        "mcpgen AsyncClient (generated)",
+        "SDK mcp.Client (async)",
+        "2025-11-25 (session)",
+        "raw legacy POST in a session, blocking socket (baseline)",
+        'mcpgen Client (generated, sync, era="legacy")',
+        'mcpgen AsyncClient (generated, era="legacy")',
+        'SDK mcp.Client (async, mode="legacy")',
+    ):
         assert row in text, row
     assert "throughput h11 c=8:" in text
     assert "client overhead ours-sync:" in text and "client overhead ours-async:" in text
@@ -62,11 +93,19 @@ def test_make_bench_quick(tmp_path: Path) -> None:
         assert row["errors"] == 0, row
         assert row["rps"] > 0, row
     assert {(r["server"], r["era"]) for r in legacy} == {
-        ("ours", "modern"), ("ours", "legacy"), ("sdk", "legacy"), ("sdk-json", "legacy")}
+        ("ours", "modern"),
+        ("ours", "legacy"),
+        ("sdk", "legacy"),
+        ("sdk-json", "legacy"),
+    }
     legacy_engines = results["legacy-client"]["engines"]
     assert legacy_engines["ours-sync-legacy"] == legacy_engines["ours-async-legacy"] == "http11"
     assert {r["client"] for r in results["legacy-client"]["summary"]} == {
-        "raw-legacy", "ours-sync-legacy", "ours-async-legacy", "sdk-legacy"}
+        "raw-legacy",
+        "ours-sync-legacy",
+        "ours-async-legacy",
+        "sdk-legacy",
+    }
     assert [r["sessions"] for r in results["legacy-sessions"]["rows"]] == [10_000, 10_000]
 
     scaled = results["scale"]  # bench/scale.py: replicas behind the shipped nginx.conf
@@ -74,8 +113,15 @@ def test_make_bench_quick(tmp_path: Path) -> None:
     assert scaled["rows"][0]["setup"] == "1 replica, direct, in-memory store (reference)"
     if not scaled["skipped"]:
         assert [(r["store"], r["rate_limit"]) for r in scaled["rows"] if not r["proxy"]] == [
-            ("memory", False), ("memory", True), ("redis", False), ("redis", True)]
-        assert [(r["replicas"], r["store"]) for r in scaled["rows"] if r["proxy"]] == [(1, "redis"), (2, "redis")]
+            ("memory", False),
+            ("memory", True),
+            ("redis", False),
+            ("redis", True),
+        ]
+        assert [(r["replicas"], r["store"]) for r in scaled["rows"] if r["proxy"]] == [
+            (1, "redis"),
+            (2, "redis"),
+        ]
         assert any("the Redis store costs" in line for line in scaled["verdicts"])
     for row in scaled["rows"]:
         assert row["errors"] == 0 and row["rps"] > 0, row

@@ -87,17 +87,25 @@ def test_generated_client_calls_over_stdio_with_the_runtime_alone(lean: tuple[Pa
 def test_the_command_line_asks_for_the_cli_extra(lean: tuple[Path, Path, Wheels]) -> None:
     python, src, _ = lean
     result = run([python, "-m", "weather_client", "--help"], src)
-    assert result.returncode != 0 and "pip install 'mcpgen-runtime[cli]'" in result.stderr, result.stderr[-2000:]
+    assert result.returncode != 0 and "pip install 'mcpgen-runtime[cli]'" in result.stderr, result.stderr[
+        -2000:
+    ]
 
 
 def test_generated_server_runs_with_the_server_extra(lean: tuple[Path, Path, Wheels]) -> None:
     python, src, wheels = lean
     ok(run([python, "-m", "pip", "install", "--quiet", f"{wheels.runtime}[server]"], src))
     installed = _installed(python)
-    assert {"uvicorn", "click"} <= installed and not installed & {"mcpgen", "black", "jinja2"}, sorted(installed)
+    assert {"uvicorn", "click"} <= installed and not installed & {"mcpgen", "black", "jinja2"}, sorted(
+        installed
+    )
     port = free_port()
-    with running_server([str(python), "-m", "weather_server", "--http", "--port", str(port)], port, cwd=src,
-                        env={"PYTHONPATH": ""}) as server:
+    with running_server(
+        [str(python), "-m", "weather_server", "--http", "--port", str(port)],
+        port,
+        cwd=src,
+        env={"PYTHONPATH": ""},
+    ) as server:
         wait_for_port(port, server)
         out = ok(run([python, "-c", CALL_HTTP, f"http://127.0.0.1:{port}/mcp"], src))
     assert json.loads(out) == _expected_reading()

@@ -93,7 +93,7 @@ def calls(client: Client, other: ShapesClient) -> None:
 '''
 
 # What the installed runtime does with the same names (no network: arguments only).
-RUN = '''\
+RUN = """\
 from mcpgen_runtime.client import ClientCore
 from mcpgen_runtime.errors import ToolArgumentsError
 from mcpgen_runtime.types import UNSET
@@ -111,7 +111,7 @@ except ToolArgumentsError as exc:
 else:
     raise AssertionError("an empty name passed minLength")
 print("ok")
-'''
+"""
 
 
 @dataclass
@@ -133,8 +133,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory, wheels: Wheels) -> Itera
     for name in ("weather.json", "shapes.json"):
         shutil.copy(ROOT / "specs" / name, project / "specs" / name)
     mcpgen = root / "venv" / "bin" / "mcpgen"
-    for kind, spec, package in (("client", "weather", "weather_client"), ("server", "weather", "weather_server"),
-                                ("client", "shapes", "shapes_client")):
+    for kind, spec, package in (
+        ("client", "weather", "weather_client"),
+        ("server", "weather", "weather_server"),
+        ("client", "shapes", "shapes_client"),
+    ):
         _ok(_run([mcpgen, kind, f"specs/{spec}.json", "-o", "src", "--package", package], project))
     (project / "src" / "app.py").write_text(APP, "utf-8")
     (project / "src" / "wrong.py").write_text(WRONG, "utf-8")
@@ -146,8 +149,16 @@ def _wrong_lines() -> set[int]:
 
 
 def test_the_wheel_ships_py_typed_and_runs_from_the_fresh_venv(installed: Installed) -> None:
-    where = _ok(_run([installed.venv_python, "-c", "import codegen, mcpgen_runtime; "
-                      "print(mcpgen_runtime.__file__); print(codegen.__file__)"], installed.project))
+    where = _ok(
+        _run(
+            [
+                installed.venv_python,
+                "-c",
+                "import codegen, mcpgen_runtime; print(mcpgen_runtime.__file__); print(codegen.__file__)",
+            ],
+            installed.project,
+        )
+    )
     for line in where.splitlines():
         package = Path(line).parent
         assert not package.is_relative_to(ROOT), f"imported from the checkout: {package}"
@@ -157,11 +168,30 @@ def test_the_wheel_ships_py_typed_and_runs_from_the_fresh_venv(installed: Instal
 
 def test_the_generated_command_line_runs_from_the_fresh_venv(installed: Installed) -> None:
     """`python -m weather_client` needs nothing beyond `pip install mcpgen` (its runtime comes with `[cli]`)."""
-    shown = _ok(_run([installed.venv_python, "-m", "weather_client", "get-weather-data", "--help"],
-                     installed.project / "src"))
-    assert "Usage: python -m weather_client get-weather-data [OPTIONS]" in shown and "--location TEXT" in shown
-    refused = _run([installed.venv_python, "-m", "weather_client", "--url", "http://127.0.0.1:9/mcp",
-                    "calculate-sum", "--a", "x", "--b", "1"], installed.project / "src")
+    shown = _ok(
+        _run(
+            [installed.venv_python, "-m", "weather_client", "get-weather-data", "--help"],
+            installed.project / "src",
+        )
+    )
+    assert (
+        "Usage: python -m weather_client get-weather-data [OPTIONS]" in shown and "--location TEXT" in shown
+    )
+    refused = _run(
+        [
+            installed.venv_python,
+            "-m",
+            "weather_client",
+            "--url",
+            "http://127.0.0.1:9/mcp",
+            "calculate-sum",
+            "--a",
+            "x",
+            "--b",
+            "1",
+        ],
+        installed.project / "src",
+    )
     assert refused.returncode == 2 and "'x' is not a number" in refused.stderr
 
 
@@ -169,9 +199,21 @@ def test_the_generated_command_line_runs_from_the_fresh_venv(installed: Installe
 def test_mypy_strict(installed: Installed, plugin: bool) -> None:
     config = installed.project / f"mypy-{int(plugin)}.ini"
     config.write_text("[mypy]\nstrict = True\n" + ("plugins = pydantic.mypy\n" if plugin else ""), "utf-8")
-    result = _run([BIN / "mypy", "--config-file", config, "--python-executable", installed.venv_python,
-                   "--cache-dir", installed.project / f".mypy-{int(plugin)}", "app.py", "wrong.py", *PACKAGES],
-                  installed.project / "src")
+    result = _run(
+        [
+            BIN / "mypy",
+            "--config-file",
+            config,
+            "--python-executable",
+            installed.venv_python,
+            "--cache-dir",
+            installed.project / f".mypy-{int(plugin)}",
+            "app.py",
+            "wrong.py",
+            *PACKAGES,
+        ],
+        installed.project / "src",
+    )
     errors = re.findall(r"^(\S+?):(\d+): error: (.*)$", result.stdout, re.M)
     assert "py.typed" not in result.stdout, result.stdout[-4000:]
     elsewhere = [e for e in errors if e[0] != "wrong.py"]
@@ -183,10 +225,19 @@ def test_pyright_strict(installed: Installed) -> None:
     if not (BIN / "pyright").exists() or shutil.which("node") is None:
         pytest.skip("pyright or node not available")
     src = installed.project / "src"
-    (src / "pyrightconfig.json").write_text(json.dumps({
-        "typeCheckingMode": "strict", "pythonVersion": "3.11", "include": ["app.py", "wrong.py", *PACKAGES],
-    }), "utf-8")
-    result = _run([BIN / "pyright", "--pythonpath", installed.venv_python, "-p", src / "pyrightconfig.json"], src)
+    (src / "pyrightconfig.json").write_text(
+        json.dumps(
+            {
+                "typeCheckingMode": "strict",
+                "pythonVersion": "3.11",
+                "include": ["app.py", "wrong.py", *PACKAGES],
+            }
+        ),
+        "utf-8",
+    )
+    result = _run(
+        [BIN / "pyright", "--pythonpath", installed.venv_python, "-p", src / "pyrightconfig.json"], src
+    )
     errors = re.findall(r"^\s+(\S+?):(\d+):\d+ - error: (.*)$", result.stdout, re.M)
     elsewhere = [e for e in errors if Path(e[0]).name != "wrong.py"]
     assert not elsewhere, result.stdout[-4000:]

@@ -61,7 +61,7 @@ def _local_config(hook_id: str) -> str:
     hook = dict(_hooks()[hook_id])
     entry = str(hook["entry"])
     assert entry.split()[0] == "mcpgen"
-    hook["entry"] = str(MCPGEN) + entry[len("mcpgen"):]
+    hook["entry"] = str(MCPGEN) + entry[len("mcpgen") :]
     hook["language"] = "system"
     return yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}, sort_keys=False)
 
@@ -75,15 +75,24 @@ class Repo:
             **os.environ,
             "HOME": str(home),  # no user git or pre-commit configuration leaks in
             "PRE_COMMIT_HOME": str(home / "pre-commit"),
-            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
             "GIT_CONFIG_NOSYSTEM": "1",
             "PYTHONPATH": str(ROOT),
         }
 
     def run(self, *args: str | Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run([str(a) for a in args], cwd=self.path, env=self.env, capture_output=True,
-                                text=True, timeout=300, check=False)
+        result = subprocess.run(
+            [str(a) for a in args],
+            cwd=self.path,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         if check and result.returncode != 0:
             raise AssertionError(f"{args} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
         return result
@@ -139,7 +148,9 @@ def test_check_hook_fails_stale_bindings(tmp_path: Path) -> None:
     assert "Passed" in result.stdout + result.stderr
     # a hand edit of generated code is caught too
     client = repo.path / "src" / "weather_client" / "client.py"
-    client.write_text(client.read_text("utf-8").replace("def get_weather(", "def get_weather_edited("), "utf-8")
+    client.write_text(
+        client.read_text("utf-8").replace("def get_weather(", "def get_weather_edited("), "utf-8"
+    )
     result = repo.commit("edit generated code")
     assert result.returncode != 0 and "differs  src/weather_client/client.py" in result.stdout + result.stderr
 

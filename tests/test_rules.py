@@ -86,10 +86,16 @@ def text_files() -> list[tuple[str, str]]:
     git = shutil.which("git")
     if git is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
-    listed = subprocess.run(
-        [git, "ls-files", "-co", "--exclude-standard", "-z"],
-        cwd=ROOT, capture_output=True, check=True,
-    ).stdout.decode("utf-8").split("\0")
+    listed = (
+        subprocess.run(
+            [git, "ls-files", "-co", "--exclude-standard", "-z"],
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
+        )
+        .stdout.decode("utf-8")
+        .split("\0")
+    )
     files = []
     for name in filter(None, listed):
         path = ROOT / name
@@ -139,7 +145,9 @@ def test_every_rule_row_is_complete_and_has_a_source() -> None:
     problems = []
     for number, rule, cells in rows():
         if len(cells) != 4 or not all(cells):
-            problems.append(f"RULES.md:{number}: {rule}: expected 4 non-empty cells after the id, got {cells}")
+            problems.append(
+                f"RULES.md:{number}: {rule}: expected 4 non-empty cells after the id, got {cells}"
+            )
             continue
         binds, level, _rule, source = cells
         unknown = {b.strip() for b in re.split(r"[,/]", binds)} - BINDS
@@ -167,7 +175,9 @@ def test_no_citation_of_files_outside_the_repository() -> None:
 def test_conformance_section_references_resolve() -> None:
     """`conformance §N` names a `### §N` heading of RULES.md; `§4.M` a step of §4's numbered list."""
     text = RULES.read_text(encoding="utf-8")
-    sections = {int(n): body for n, body in re.findall(r"^### §(\d+)\b[^\n]*\n(.*?)(?=^##|\Z)", text, re.M | re.S)}
+    sections = {
+        int(n): body for n, body in re.findall(r"^### §(\d+)\b[^\n]*\n(.*?)(?=^##|\Z)", text, re.M | re.S)
+    }
     assert 4 in sections, "RULES.md has no `### §4` conformance section"
     steps = {int(n) for n in re.findall(r"^(\d+)\. ", sections[4], re.M)}
     bad = []
@@ -186,7 +196,13 @@ def test_id_pattern_matches_citations_only() -> None:
     assert [m[0] for m in pattern.finditer(prose)] == []
     cited = "see XHDR-02..04 (-> XHDR-10), MRTR-16/18 and HTTP-21."
     assert [rule for m in pattern.finditer(cited) for rule in expand(m)] == [
-        "XHDR-02", "XHDR-03", "XHDR-04", "XHDR-10", "MRTR-16", "MRTR-18", "HTTP-21",
+        "XHDR-02",
+        "XHDR-03",
+        "XHDR-04",
+        "XHDR-10",
+        "MRTR-16",
+        "MRTR-18",
+        "HTTP-21",
     ]
     assert [m[0] for m in pattern.finditer("PLUGIN-02 XHDR-01a")] == []  # no id inside other words
     undefined = "XHDR" + "-99"  # spelled apart so this file never cites it

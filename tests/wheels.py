@@ -22,12 +22,24 @@ class Wheels:
     runtime: Path  # mcpgen_runtime-*.whl
 
 
-def run(args: list[str | Path], cwd: Path, timeout: float = 600,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    args: list[str | Path], cwd: Path, timeout: float = 600, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run outside the checkout: no PYTHONPATH, MYPYPATH or VIRTUAL_ENV of ours leaks in."""
-    clean = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "MYPYPATH", "VIRTUAL_ENV")}
-    return subprocess.run([str(arg) for arg in args], cwd=cwd, env={**clean, **(env or {})}, capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("PYTHONPATH", "MYPYPATH", "VIRTUAL_ENV")
+    }
+    return subprocess.run(
+        [str(arg) for arg in args],
+        cwd=cwd,
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def ok(result: subprocess.CompletedProcess[str]) -> str:
@@ -37,7 +49,12 @@ def ok(result: subprocess.CompletedProcess[str]) -> str:
 
 def build(dist: Path) -> Wheels:
     for project in (ROOT, ROOT / "runtime"):
-        ok(run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", dist, project], dist.parent))
+        ok(
+            run(
+                [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", dist, project],
+                dist.parent,
+            )
+        )
     [generator] = dist.glob("mcpgen-*.whl")
     [runtime] = dist.glob("mcpgen_runtime-*.whl")
     return Wheels(generator, runtime)

@@ -41,8 +41,13 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         more = message.get("more_body", False)
     request = orjson.loads(body)
     payload = orjson.dumps({"jsonrpc": "2.0", "id": request.get("id"), "result": _RESULT})
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [*_HEADERS, (b"content-length", str(len(payload)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [*_HEADERS, (b"content-length", str(len(payload)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": payload})
 
 

@@ -18,7 +18,10 @@ __all__ = ["main"]
 
 @click.group(context_settings=CONTEXT_SETTINGS)
 @click.version_option(
-    __version__, "--version", prog_name="mcpgen", message=f"%(prog)s %(version)s (MCP protocol {PROTOCOL_VERSION})"
+    __version__,
+    "--version",
+    prog_name="mcpgen",
+    message=f"%(prog)s %(version)s (MCP protocol {PROTOCOL_VERSION})",
 )
 def main() -> None:
     """Typed Python clients and servers from MCP tool definitions.

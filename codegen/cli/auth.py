@@ -63,24 +63,50 @@ class Login:
             return None
         from mcpgen_runtime.client.oauth import OAuth
 
-        return OAuth(client_id=self.client_id, client_secret=self.client_secret, open_browser=self.open_browser,
-                     grant="client_credentials" if self.client_secret is not None else "auto")
+        return OAuth(
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            open_browser=self.open_browser,
+            grant="client_credentials" if self.client_secret is not None else "auto",
+        )
 
 
 def login_options(func: _F) -> _F:
     """Adds --no-browser, --client-id, --client-secret and --token, handed over as `login`."""
 
-    @click.option("--token", metavar="TOKEN", envvar="MCPGEN_TOKEN", show_envvar=True,
-                  help="Send this bearer token to a live server instead of logging in.")
-    @click.option("--client-secret", metavar="SECRET", envvar="MCPGEN_CLIENT_SECRET", show_envvar=True,
-                  help="The secret of --client-id: log in as that client (OAuth client credentials).")
-    @click.option("--client-id", metavar="ID",
-                  help="A client registered beforehand with the server's authorization server.")
-    @click.option("--no-browser", is_flag=True,
-                  help="Print the login URL instead of opening a browser (the redirect still comes to 127.0.0.1).")
+    @click.option(
+        "--token",
+        metavar="TOKEN",
+        envvar="MCPGEN_TOKEN",
+        show_envvar=True,
+        help="Send this bearer token to a live server instead of logging in.",
+    )
+    @click.option(
+        "--client-secret",
+        metavar="SECRET",
+        envvar="MCPGEN_CLIENT_SECRET",
+        show_envvar=True,
+        help="The secret of --client-id: log in as that client (OAuth client credentials).",
+    )
+    @click.option(
+        "--client-id",
+        metavar="ID",
+        help="A client registered beforehand with the server's authorization server.",
+    )
+    @click.option(
+        "--no-browser",
+        is_flag=True,
+        help="Print the login URL instead of opening a browser (the redirect still comes to 127.0.0.1).",
+    )
     @functools.wraps(func)
-    def wrapper(*args: Any, no_browser: bool, client_id: str | None, client_secret: str | None,
-                token: str | None, **kwargs: Any) -> Any:
+    def wrapper(
+        *args: Any,
+        no_browser: bool,
+        client_id: str | None,
+        client_secret: str | None,
+        token: str | None,
+        **kwargs: Any,
+    ) -> Any:
         if client_secret is not None and client_id is None:
             raise click.UsageError("--client-secret needs --client-id")
         if token is not None and (client_id is not None or client_secret is not None):
@@ -112,8 +138,10 @@ def login(url: str, login: Login) -> None:
     _require_http(url)
     oauth = login.oauth()
     if oauth is None:
-        raise LoginError("nothing to log in with: --token needs no login, and without the auth extra "
-                         "(pip install 'mcpgen[auth]') mcpgen cannot log in")
+        raise LoginError(
+            "nothing to log in with: --token needs no login, and without the auth extra "
+            "(pip install 'mcpgen[auth]') mcpgen cannot log in"
+        )
     try:
         with Client(url, auth=oauth, tools=(), cache=False) as client:
             client.list_tools()
@@ -138,7 +166,11 @@ def logout(url: str) -> None:
 def status(url: str | None) -> None:
     """Show the stored logins (all, or those of URL): issuer, client, scopes, expiry; never tokens."""
     store = _store()
-    keys = _records(_require_http(url)) if url is not None else [k for k in store.names() if k.startswith("tokens ")]
+    keys = (
+        _records(_require_http(url))
+        if url is not None
+        else [k for k in store.names() if k.startswith("tokens ")]
+    )
     if not keys:
         click.echo("no stored logins" + (f" for {url}" if url else ""))
         return
@@ -146,12 +178,17 @@ def status(url: str | None) -> None:
         record = store.load(key) or {}
         tokens = record.get("tokens") or {}
         expires = tokens.get("expires_at")
-        left = "no expiry" if not isinstance(expires, int | float) else (
-            "expired" if expires < time.time() else f"expires in {int(expires - time.time())}s")
-        click.echo(f"{tokens.get('resource', key.split(' ')[1])}\n"
-                   f"    issuer {tokens.get('issuer')}, client {tokens.get('client_id')}\n"
-                   f"    scopes: {' '.join(tokens.get('scopes') or []) or '(none)'}; {left}; "
-                   f"{'refreshable' if tokens.get('refresh_token') else 'no refresh token'}")
+        left = (
+            "no expiry"
+            if not isinstance(expires, int | float)
+            else ("expired" if expires < time.time() else f"expires in {int(expires - time.time())}s")
+        )
+        click.echo(
+            f"{tokens.get('resource', key.split(' ')[1])}\n"
+            f"    issuer {tokens.get('issuer')}, client {tokens.get('client_id')}\n"
+            f"    scopes: {' '.join(tokens.get('scopes') or []) or '(none)'}; {left}; "
+            f"{'refreshable' if tokens.get('refresh_token') else 'no refresh token'}"
+        )
 
 
 def _store() -> TokenStore:

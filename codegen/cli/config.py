@@ -42,13 +42,30 @@ from typing import Any, Literal
 from ..errors import McpgenError
 from ..render.black_format import BLACK_DEFAULTS, LINE_LENGTH_RANGE, Style
 
-__all__ = ["KINDS", "ConfigError", "GenerateConfig", "TargetConfig", "check_line_length", "find_pyproject",
-           "load_config", "project_root", "project_style", "relative_source"]
+__all__ = [
+    "KINDS",
+    "ConfigError",
+    "GenerateConfig",
+    "TargetConfig",
+    "check_line_length",
+    "find_pyproject",
+    "load_config",
+    "project_root",
+    "project_style",
+    "relative_source",
+]
 
 Kind = Literal["client", "server"]
 KINDS: tuple[Kind, ...] = ("client", "server")
-_TARGET_KEYS = {"source": str, "kind": str, "output": str, "package": str, "strict": bool, "line-length": int,
-                "cli": str}
+_TARGET_KEYS = {
+    "source": str,
+    "kind": str,
+    "output": str,
+    "package": str,
+    "strict": bool,
+    "line-length": int,
+    "cli": str,
+}
 _CLI_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")  # a console-script name (entry point names)
 _REQUIRED = ("source", "kind", "output", "package")
 _TOP_KEYS = ("targets", "line-length")
@@ -158,8 +175,13 @@ def project_style(directory: Path, *, line_length: int | None = None) -> Style:
     if "line-length" in table:
         style = dataclasses.replace(style, line_length=check_line_length(table["line-length"], where))
     versions = table.get("target-version", [])
-    if not (isinstance(versions, list) and all(isinstance(v, str) and v.lower() in _TARGET_VERSIONS for v in versions)):
-        raise ConfigError(f"{where}: target-version must be a list of names such as 'py311', found {versions!r}")
+    if not (
+        isinstance(versions, list)
+        and all(isinstance(v, str) and v.lower() in _TARGET_VERSIONS for v in versions)
+    ):
+        raise ConfigError(
+            f"{where}: target-version must be a list of names such as 'py311', found {versions!r}"
+        )
     flags = {}
     for key in ("skip-magic-trailing-comma", "preview", "unstable"):
         value = table.get(key, False)
@@ -219,8 +241,10 @@ def _target(path: Path, base: Path, index: int, table: Any, line_length: int | N
         line_length = check_line_length(table["line-length"], where)
     cli = table.get("cli")
     if cli is not None and (kind != "client" or not _CLI_NAME.match(cli)):
-        raise ConfigError(f"{where}: cli {cli!r}: a console-script name (letters, digits, '.', '_', '-') "
-                          "for a client target")
+        raise ConfigError(
+            f"{where}: cli {cli!r}: a console-script name (letters, digits, '.', '_', '-') "
+            "for a client target"
+        )
     source_path = (base / source).resolve()
     output_path = (base / output).resolve()
     return TargetConfig(
@@ -263,7 +287,9 @@ def load_config(path: Path) -> GenerateConfig:
     if not isinstance(raw, list) or not raw:
         raise ConfigError(f"{path}: [tool.mcpgen] needs at least one [[tool.mcpgen.targets]] table")
     base = path.resolve().parent
-    targets = tuple(_target(path, base, index, table, line_length) for index, table in enumerate(raw, start=1))
+    targets = tuple(
+        _target(path, base, index, table, line_length) for index, table in enumerate(raw, start=1)
+    )
     seen: dict[Path, TargetConfig] = {}
     for target in targets:
         destination = target.output / target.package

@@ -37,27 +37,68 @@ Side = Literal["client", "server", "both"]
 @click.command()
 @click.argument("old", required=False, metavar="[OLD]")
 @click.argument("new", required=False, metavar="[NEW]")
-@click.option("--old-stdio", metavar="CMD", callback=parse_stdio,
-              help="Read OLD from CMD run as a stdio server.")
-@click.option("--new-stdio", metavar="CMD", callback=parse_stdio,
-              help="Read NEW from CMD run as a stdio server.")
-@click.option("--target", "target_names", metavar="PACKAGE", multiple=True,
-              help="Compare a [tool.mcpgen] target's checked-in tools.json (OLD) with its source now (NEW); "
-              "repeatable.")
-@click.option("--all-targets", is_flag=True, help="Every [tool.mcpgen] target, as --target does (the pre-commit hook).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
-              help="pyproject.toml for --target [default: the nearest one from the current directory up].")
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True,
-              help="table for a terminal (coloured on a tty), json for machines, markdown for a pull request.")
-@click.option("--fail-on", type=click.Choice(["breaking", "possibly-breaking", "any"]), default="breaking",
-              show_default=True, help="Exit 1 when a change at least this severe is found.")
-@click.option("--for", "side", type=click.Choice(["client", "server", "both"]), default="both", show_default=True,
-              help="Whose breakage counts for --fail-on.")
+@click.option(
+    "--old-stdio", metavar="CMD", callback=parse_stdio, help="Read OLD from CMD run as a stdio server."
+)
+@click.option(
+    "--new-stdio", metavar="CMD", callback=parse_stdio, help="Read NEW from CMD run as a stdio server."
+)
+@click.option(
+    "--target",
+    "target_names",
+    metavar="PACKAGE",
+    multiple=True,
+    help="Compare a [tool.mcpgen] target's checked-in tools.json (OLD) with its source now (NEW); "
+    "repeatable.",
+)
+@click.option(
+    "--all-targets", is_flag=True, help="Every [tool.mcpgen] target, as --target does (the pre-commit hook)."
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="pyproject.toml for --target [default: the nearest one from the current directory up].",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "markdown"]),
+    default="table",
+    show_default=True,
+    help="table for a terminal (coloured on a tty), json for machines, markdown for a pull request.",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["breaking", "possibly-breaking", "any"]),
+    default="breaking",
+    show_default=True,
+    help="Exit 1 when a change at least this severe is found.",
+)
+@click.option(
+    "--for",
+    "side",
+    type=click.Choice(["client", "server", "both"]),
+    default="both",
+    show_default=True,
+    help="Whose breakage counts for --fail-on.",
+)
 @header_option
 @max_response_option
-def diff(old: str | None, new: str | None, old_stdio: str | None, new_stdio: str | None,
-         target_names: tuple[str, ...], all_targets: bool, config_path: Path | None, fmt: str, fail_on: str,
-         side: str, headers: dict[str, str], max_response_bytes: int | None) -> None:
+def diff(
+    old: str | None,
+    new: str | None,
+    old_stdio: str | None,
+    new_stdio: str | None,
+    target_names: tuple[str, ...],
+    all_targets: bool,
+    config_path: Path | None,
+    fmt: str,
+    fail_on: str,
+    side: str,
+    headers: dict[str, str],
+    max_response_bytes: int | None,
+) -> None:
     """What changed between two tool lists, judged for clients and for servers of the tools.
 
     OLD and NEW are spec files or URLs (or --old-stdio/--new-stdio commands). Each change is
@@ -74,11 +115,15 @@ def diff(old: str | None, new: str | None, old_stdio: str | None, new_stdio: str
             pairs = _target_pairs(target_names, all_targets, config_path)
         else:
             if not (old or old_stdio) or not (new or new_stdio):
-                raise click.UsageError("give OLD and NEW (spec files or URLs), --old-stdio/--new-stdio, or --target")
-            old_spec = stages.load_spec(None if old_stdio else old, old_stdio, headers,
-                                        max_response_bytes=max_response_bytes)
-            new_spec = stages.load_spec(None if new_stdio else new, new_stdio, headers,
-                                        max_response_bytes=max_response_bytes)
+                raise click.UsageError(
+                    "give OLD and NEW (spec files or URLs), --old-stdio/--new-stdio, or --target"
+                )
+            old_spec = stages.load_spec(
+                None if old_stdio else old, old_stdio, headers, max_response_bytes=max_response_bytes
+            )
+            new_spec = stages.load_spec(
+                None if new_stdio else new, new_stdio, headers, max_response_bytes=max_response_bytes
+            )
             pairs = [(old_spec, new_spec)]
         reports = [diff_tools(a.tools, b.tools, old_source=a.source, new_source=b.source) for a, b in pairs]
         colour = fmt == "table" and sys.stdout.isatty()
@@ -94,16 +139,22 @@ def diff(old: str | None, new: str | None, old_stdio: str | None, new_stdio: str
         sys.exit(EXIT_USAGE)
     except Exception:
         traceback.print_exc(file=sys.stderr)
-        click.echo("mcpgen: internal error: this is a bug in mcpgen, not in your input. Please report it.", err=True)
+        click.echo(
+            "mcpgen: internal error: this is a bug in mcpgen, not in your input. Please report it.", err=True
+        )
         sys.exit(EXIT_BUG)
-    counted = {"breaking": ("breaking",), "possibly-breaking": ("breaking", "possibly-breaking"),
-               "any": ("breaking", "possibly-breaking", "compatible", "cosmetic")}[fail_on]
+    counted = {
+        "breaking": ("breaking",),
+        "possibly-breaking": ("breaking", "possibly-breaking"),
+        "any": ("breaking", "possibly-breaking", "compatible", "cosmetic"),
+    }[fail_on]
     if any(report.worst(cast("Side", side)) in counted for report in reports):
         sys.exit(EXIT_FAILED)
 
 
-def _target_pairs(names: Sequence[str], every: bool,
-                  config_path: Path | None) -> list[tuple[LoadedSpec, LoadedSpec]]:
+def _target_pairs(
+    names: Sequence[str], every: bool, config_path: Path | None
+) -> list[tuple[LoadedSpec, LoadedSpec]]:
     """(checked-in tools.json, source now) of each named target (or of every target), once per pair."""
     from ..load.document import load_file
 
@@ -114,17 +165,23 @@ def _target_pairs(names: Sequence[str], every: bool,
     targets = load_config(config_path).targets
     unknown = sorted(set(names) - {t.package for t in targets})
     if unknown:
-        raise ConfigError(f"{display_path(config_path)} has no [tool.mcpgen] target with package "
-                          f"{', '.join(unknown)}")
+        raise ConfigError(
+            f"{display_path(config_path)} has no [tool.mcpgen] target with package {', '.join(unknown)}"
+        )
     pairs: dict[tuple[bytes, Path], tuple[LoadedSpec, LoadedSpec]] = {}
     for target in targets:
         if not every and target.package not in names:
             continue
         checked_in = target.output / target.package / "tools.json"
         if not checked_in.exists():
-            raise ConfigError(f"{target.describe()} has no generated tools.json yet "
-                              f"({display_path(checked_in)}): run `mcpgen generate` first")
-        key = (checked_in.read_bytes(), target.source_path.resolve())  # a client and a server of one spec: once
+            raise ConfigError(
+                f"{target.describe()} has no generated tools.json yet "
+                f"({display_path(checked_in)}): run `mcpgen generate` first"
+            )
+        key = (
+            checked_in.read_bytes(),
+            target.source_path.resolve(),
+        )  # a client and a server of one spec: once
         if key not in pairs:
             pairs[key] = (load_file(display_path(checked_in)), load_file(display_path(target.source_path)))
     return list(pairs.values())

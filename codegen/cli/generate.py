@@ -125,8 +125,20 @@ def client(
     Every generated file is rewritten; files you add to the package are kept. The generated
     client talks to servers of either era (2026-07-28, or initialize-based) with the same methods.
     """
-    _generate_one("client", source, stdio, headers, out, package, strict, overwrite=False, login=login,
-                  line_length=line_length, era=era, max_response_bytes=max_response_bytes)
+    _generate_one(
+        "client",
+        source,
+        stdio,
+        headers,
+        out,
+        package,
+        strict,
+        overwrite=False,
+        login=login,
+        line_length=line_length,
+        era=era,
+        max_response_bytes=max_response_bytes,
+    )
 
 
 @click.command()
@@ -159,8 +171,18 @@ def server(
 
     handlers.py is created only when absent; base.py, models.py and the rest are rewritten every run.
     """
-    _generate_one("server", source, stdio, headers, out, package, strict, overwrite=overwrite_handlers,
-                  login=login, line_length=line_length)
+    _generate_one(
+        "server",
+        source,
+        stdio,
+        headers,
+        out,
+        package,
+        strict,
+        overwrite=overwrite_handlers,
+        login=login,
+        line_length=line_length,
+    )
 
 
 def _header_source(spec: ValidatedSpec, source: str | None, out: Path) -> ValidatedSpec:
@@ -198,7 +220,11 @@ def _generate_one(
 
 def _print_report(report: WriteReport, user_hint: str | None) -> None:
     base = report.package_dir
-    for label, paths in (("created", report.created), ("updated", report.updated), ("removed", report.removed)):
+    for label, paths in (
+        ("created", report.created),
+        ("updated", report.updated),
+        ("removed", report.removed),
+    ):
         for rel in paths:
             click.echo(f"{label:<8} {display_path(base / rel)}")
     for rel in report.preserved:
@@ -251,8 +277,9 @@ def generate(check: bool, config_path: Path | None) -> None:
         raise Failed
 
 
-def _input_key(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError],
-               digests: dict[Path, str]) -> str | None:
+def _input_key(
+    target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError], digests: dict[Path, str]
+) -> str | None:
     """pipeline.input_key of the target (None when its source does not load: reported later)."""
     from ..pipeline import input_key
 
@@ -262,8 +289,15 @@ def _input_key(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError
         return None
     if target.source_path not in digests:
         digests[target.source_path] = spec.digest
-    return input_key(digest=digests[target.source_path], source=target.source, kind=target.kind,
-                     package=target.package, strict=target.strict, style=target.style, cli=target.cli)
+    return input_key(
+        digest=digests[target.source_path],
+        source=target.source,
+        kind=target.kind,
+        package=target.package,
+        strict=target.strict,
+        style=target.style,
+        cli=target.cli,
+    )
 
 
 def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
@@ -279,8 +313,11 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
         try:
             key = _input_key(target, loaded, digests)
             if key is not None and is_fresh(target.output, target.package, key):
-                click.echo(f"fresh: {display_path(target.output / target.package)}" if check
-                           else f"{display_path(target.output / target.package)}: up to date")
+                click.echo(
+                    f"fresh: {display_path(target.output / target.package)}"
+                    if check
+                    else f"{display_path(target.output / target.package)}: up to date"
+                )
                 continue
             validated = _validated_for(target, loaded, checked)
             built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
@@ -318,8 +355,10 @@ def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None
     except (OSError, tomllib.TOMLDecodeError, AttributeError):
         scripts = {}
     if not isinstance(scripts, dict) or scripts.get(target.cli) != entry:
-        click.echo(f"note: to install the command {target.cli!r}, add to [project.scripts] of the distribution "
-                   f"that ships {target.package}: {target.cli} = \"{entry}\"")
+        click.echo(
+            f"note: to install the command {target.cli!r}, add to [project.scripts] of the distribution "
+            f'that ships {target.package}: {target.cli} = "{entry}"'
+        )
 
 
 def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> None:
@@ -337,8 +376,10 @@ def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> None:
         click.echo(f"  tools: {summary_line(report)}")
         for change in report.changes:
             if "breaking" in (change.client, change.server):
-                click.echo(f"    {change.tool}{change.pointer}: {change.reason} (clients: {change.client}, "
-                           f"servers: {change.server})")
+                click.echo(
+                    f"    {change.tool}{change.pointer}: {change.reason} (clients: {change.client}, "
+                    f"servers: {change.server})"
+                )
         click.echo(f"  details: mcpgen diff --target {target.package}")
 
 

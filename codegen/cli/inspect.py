@@ -36,7 +36,9 @@ __all__ = ["snapshot", "validate"]
 @header_option
 @login_options
 @reports_errors
-def validate(source: str | None, stdio: str | None, strict: bool, headers: dict[str, str], login: Login) -> None:
+def validate(
+    source: str | None, stdio: str | None, strict: bool, headers: dict[str, str], login: Login
+) -> None:
     """Check SOURCE's tool definitions and print every diagnostic.
 
     Exits 0 when the spec is usable (warnings allowed), 1 when it is not.
@@ -59,8 +61,15 @@ def validate(source: str | None, stdio: str | None, strict: bool, headers: dict[
 @max_response_option
 @login_options
 @reports_errors
-def snapshot(url: str | None, out: Path, stdio: str | None, headers: dict[str, str], era: str,
-             max_response_bytes: int | None, login: Login) -> None:
+def snapshot(
+    url: str | None,
+    out: Path,
+    stdio: str | None,
+    headers: dict[str, str],
+    era: str,
+    max_response_bytes: int | None,
+    login: Login,
+) -> None:
     """Save a live server's complete tool list (every page) as a spec file for offline builds.
 
     The file is {"tools": [...]} in the server's order, pretty-printed, replaced atomically.

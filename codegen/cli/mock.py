@@ -16,17 +16,30 @@ __all__ = ["mock"]
 
 @click.command()
 @click.argument("spec", metavar="SPEC")
-@click.option("--http", "transport", flag_value="http", default=True, help="Serve Streamable HTTP (the default).")
+@click.option(
+    "--http", "transport", flag_value="http", default=True, help="Serve Streamable HTTP (the default)."
+)
 @click.option("--stdio", "transport", flag_value="stdio", help="Serve stdin/stdout instead.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True, help="TCP port.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The same seed gives the same answers.")
-@click.option("--responses", type=click.Path(dir_okay=False, exists=True, path_type=Path), metavar="FILE",
-              help="Canned answers, errors, elicitation rounds, latency and failures per tool (YAML or JSON).")
+@click.option(
+    "--responses",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    metavar="FILE",
+    help="Canned answers, errors, elicitation rounds, latency and failures per tool (YAML or JSON).",
+)
 @header_option
 @reports_errors
-def mock(spec: str, transport: str, host: str, port: int, seed: int, responses: Path | None,
-         headers: dict[str, str]) -> None:
+def mock(
+    spec: str,
+    transport: str,
+    host: str,
+    port: int,
+    seed: int,
+    responses: Path | None,
+    headers: dict[str, str],
+) -> None:
     """Serve SPEC's tools with made-up answers that are valid against each tool's outputSchema.
 
     SPEC is a spec file, a generated package's tools.json, or a live server's URL. Arguments and
@@ -47,6 +60,8 @@ def mock(spec: str, transport: str, host: str, port: int, seed: int, responses: 
         raise Failed from None
     logging.basicConfig(stream=sys.stderr, level="WARNING", format="%(levelname)s %(name)s: %(message)s")
     where = "stdio" if transport == "stdio" else f"http://{host}:{port}/mcp"
-    click.echo(f"mcpgen mock: {len(validated.tools)} tool(s) from {validated.source} on {where} (seed {seed})",
-               err=True)  # stderr: on stdio, stdout carries protocol messages only (STDIO-03)
+    click.echo(
+        f"mcpgen mock: {len(validated.tools)} tool(s) from {validated.source} on {where} (seed {seed})",
+        err=True,
+    )  # stderr: on stdio, stdout carries protocol messages only (STDIO-03)
     serve_mock(server, "stdio" if transport == "stdio" else "http", host, port)

@@ -22,16 +22,32 @@ __all__ = ["Kind", "build_package", "load_spec", "validate_spec"]
 Kind = Literal["client", "server"]
 
 
-def load_spec(source: str | None, stdio: str | None, headers: Mapping[str, str], login: Login | None = None,
-              era: str = "auto", max_response_bytes: int | None = None) -> LoadedSpec:
+def load_spec(
+    source: str | None,
+    stdio: str | None,
+    headers: Mapping[str, str],
+    login: Login | None = None,
+    era: str = "auto",
+    max_response_bytes: int | None = None,
+) -> LoadedSpec:
     from ..load.source import load_source
 
     eras = cast("EraChoice", era)
     if login is None or stdio is not None or source is None or "://" not in source:
-        return load_source(source, stdio=stdio, headers=dict(headers) or None, era=eras,
-                           max_response_bytes=max_response_bytes)
-    return load_source(source, headers=login.headers(headers) or None, auth=login.oauth(), era=eras,
-                       max_response_bytes=max_response_bytes)
+        return load_source(
+            source,
+            stdio=stdio,
+            headers=dict(headers) or None,
+            era=eras,
+            max_response_bytes=max_response_bytes,
+        )
+    return load_source(
+        source,
+        headers=login.headers(headers) or None,
+        auth=login.oauth(),
+        era=eras,
+        max_response_bytes=max_response_bytes,
+    )
 
 
 def validate_spec(spec: LoadedSpec, strict: bool) -> ValidatedSpec:
@@ -40,8 +56,9 @@ def validate_spec(spec: LoadedSpec, strict: bool) -> ValidatedSpec:
     return validate(spec, strict=strict)
 
 
-def build_package(kind: Kind, spec: ValidatedSpec, package: str, style: Style,
-                  cli: str | None = None) -> GeneratedPackage:
+def build_package(
+    kind: Kind, spec: ValidatedSpec, package: str, style: Style, cli: str | None = None
+) -> GeneratedPackage:
     from ..pipeline import build_client, build_server
 
     if kind == "client":

@@ -41,20 +41,82 @@ Direction = Literal["narrowed", "widened", "changed", "cosmetic", "removed", "re
 SEVERITY_ORDER: Final[tuple[Severity, ...]] = ("breaking", "possibly-breaking", "compatible", "cosmetic")
 
 _MAX_DEPTH: Final = 64  # schema nesting compared structurally; deeper differences are "changed"
-_COSMETIC: Final = frozenset({"description", "title", "examples", "default", "$comment", "deprecated",
-                              "readOnly", "writeOnly", "$id", "$anchor", "$schema", "markdownDescription"})
+_COSMETIC: Final = frozenset(
+    {
+        "description",
+        "title",
+        "examples",
+        "default",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$id",
+        "$anchor",
+        "$schema",
+        "markdownDescription",
+    }
+)
 # Keywords compared structurally below; anything else that differs is "changed".
-_LOWER_BOUNDS: Final = ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains")
-_UPPER_BOUNDS: Final = ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains")
+_LOWER_BOUNDS: Final = (
+    "minimum",
+    "exclusiveMinimum",
+    "minLength",
+    "minItems",
+    "minProperties",
+    "minContains",
+)
+_UPPER_BOUNDS: Final = (
+    "maximum",
+    "exclusiveMaximum",
+    "maxLength",
+    "maxItems",
+    "maxProperties",
+    "maxContains",
+)
 # Adding one of these can only narrow, removing it only widen; changing it cannot be judged.
-_ADDED_NARROWS: Final = ("pattern", "format", "uniqueItems", "multipleOf", "propertyNames", "contains",
-                         "not", "if", "dependentRequired", "dependentSchemas")
-_HANDLED: Final = frozenset({"type", "enum", "const", "properties", "required", "additionalProperties", "items",
-                             "prefixItems", "anyOf", "oneOf", "allOf", "$ref", "$defs", "definitions",
-                             *_LOWER_BOUNDS, *_UPPER_BOUNDS, *_ADDED_NARROWS, "then", "else"})
+_ADDED_NARROWS: Final = (
+    "pattern",
+    "format",
+    "uniqueItems",
+    "multipleOf",
+    "propertyNames",
+    "contains",
+    "not",
+    "if",
+    "dependentRequired",
+    "dependentSchemas",
+)
+_HANDLED: Final = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "prefixItems",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "$ref",
+        "$defs",
+        "definitions",
+        *_LOWER_BOUNDS,
+        *_UPPER_BOUNDS,
+        *_ADDED_NARROWS,
+        "then",
+        "else",
+    }
+)
 _ANNOTATIONS: Final = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
-_ANNOTATION_DEFAULTS: Final = {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False,
-                               "openWorldHint": True}
+_ANNOTATION_DEFAULTS: Final = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
 _JSON_TYPES: Final = frozenset({"null", "boolean", "object", "array", "number", "integer", "string"})
 
 
@@ -70,8 +132,14 @@ class Change:
     reason: str
 
     def wire(self) -> dict[str, str]:
-        return {"tool": self.tool, "pointer": self.pointer, "kind": self.kind, "client": self.client,
-                "server": self.server, "reason": self.reason}
+        return {
+            "tool": self.tool,
+            "pointer": self.pointer,
+            "kind": self.kind,
+            "client": self.client,
+            "server": self.server,
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,16 +150,28 @@ class DiffReport:
 
     def worst(self, side: Literal["client", "server", "both"] = "both") -> Severity | None:
         """The most severe judgement for `side` (None when nothing changed)."""
-        found = {getattr(change, s) for change in self.changes
-                 for s in (("client", "server") if side == "both" else (side,))}
+        found = {
+            getattr(change, s)
+            for change in self.changes
+            for s in (("client", "server") if side == "both" else (side,))
+        }
         return next((severity for severity in SEVERITY_ORDER if severity in found), None)
 
     def wire(self) -> dict[str, Any]:
         """The `--format json` document (stable: docs in README "mcpgen diff")."""
-        counts = {side: {severity: sum(1 for c in self.changes if getattr(c, side) == severity)
-                         for severity in SEVERITY_ORDER} for side in ("client", "server")}
-        return {"old": self.old_source, "new": self.new_source, "summary": counts,
-                "changes": [change.wire() for change in self.changes]}
+        counts = {
+            side: {
+                severity: sum(1 for c in self.changes if getattr(c, side) == severity)
+                for severity in SEVERITY_ORDER
+            }
+            for side in ("client", "server")
+        }
+        return {
+            "old": self.old_source,
+            "new": self.new_source,
+            "summary": counts,
+            "changes": [change.wire() for change in self.changes],
+        }
 
 
 # -- schema comparison ----------------------------------------------------------------------------
@@ -149,7 +229,12 @@ class _Compare:
         if depth > _MAX_DEPTH:
             self.note(at, "changed", f"schemas nested deeper than {_MAX_DEPTH} levels differ")
             return
-        if isinstance(old, bool) or isinstance(new, bool) or not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        if (
+            isinstance(old, bool)
+            or isinstance(new, bool)
+            or not isinstance(old, Mapping)
+            or not isinstance(new, Mapping)
+        ):
             self._booleans(old, new, at)
             return
         self._comparing.add(key)
@@ -203,7 +288,9 @@ class _Compare:
         else:
             self.note(at, "changed", "the schema was replaced")
 
-    def _keywords(self, old: Mapping[str, Any], new: Mapping[str, Any], at: str, ow: str, nw: str, depth: int) -> None:
+    def _keywords(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], at: str, ow: str, nw: str, depth: int
+    ) -> None:
         self._types(old, new, at)
         self._values(old, new, at)
         self._bounds(old, new, at)
@@ -217,8 +304,14 @@ class _Compare:
             if old.get(word) != new.get(word):
                 self.note(join_pointer(at, word), "changed", f"`{word}` changed")
         if "$ref" in old or "$ref" in new:  # beside other keywords (2020-12): compare what each points at
-            self.schema({"$ref": old["$ref"]} if "$ref" in old else True, {"$ref": new["$ref"]} if "$ref" in new else True,
-                        join_pointer(at, "$ref"), join_pointer(ow, "$ref"), join_pointer(nw, "$ref"), depth + 1)
+            self.schema(
+                {"$ref": old["$ref"]} if "$ref" in old else True,
+                {"$ref": new["$ref"]} if "$ref" in new else True,
+                join_pointer(at, "$ref"),
+                join_pointer(ow, "$ref"),
+                join_pointer(nw, "$ref"),
+                depth + 1,
+            )
         for word in sorted((set(old) | set(new)) - _HANDLED - _COSMETIC):
             if old.get(word) != new.get(word):
                 self.note(join_pointer(at, word), "changed", f"`{word}` changed")
@@ -281,8 +374,11 @@ class _Compare:
         where = join_pointer(at, word)
         if word == "uniqueItems":
             if bool(b) != bool(a):
-                self.note(where, "narrowed" if b else "widened", "items must now be unique" if b else
-                          "items no longer need to be unique")
+                self.note(
+                    where,
+                    "narrowed" if b else "widened",
+                    "items must now be unique" if b else "items no longer need to be unique",
+                )
         elif a is None:
             self.note(where, "narrowed", f"`{word}` added")
         elif b is None:
@@ -290,18 +386,26 @@ class _Compare:
         else:
             self.note(where, "changed", f"`{word}` changed from {_short(a)} to {_short(b)}")
 
-    def _object(self, old: Mapping[str, Any], new: Mapping[str, Any], at: str, ow: str, nw: str, depth: int) -> None:
+    def _object(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], at: str, ow: str, nw: str, depth: int
+    ) -> None:
         before, after = _properties(old), _properties(new)
         required_before = _strings(old.get("required"))
         required_after = _strings(new.get("required"))
-        extra_before, extra_after = old.get("additionalProperties", True), new.get("additionalProperties", True)
+        extra_before, extra_after = (
+            old.get("additionalProperties", True),
+            new.get("additionalProperties", True),
+        )
         removed, added = sorted(set(before) - set(after)), sorted(set(after) - set(before))
         renamed = _renames(before, after, removed, added)
         for old_name, new_name in renamed:
             removed.remove(old_name)
             added.remove(new_name)
-            self.note(join_pointer(at, "properties", old_name), "renamed",
-                      f"property `{old_name}` renamed to `{new_name}`")
+            self.note(
+                join_pointer(at, "properties", old_name),
+                "renamed",
+                f"property `{old_name}` renamed to `{new_name}`",
+            )
         for name in removed:
             self.note(join_pointer(at, "properties", name), "removed", f"property `{name}` removed")
         for name in added:
@@ -311,8 +415,14 @@ class _Compare:
             else:
                 self.note(where, "described", f"optional property `{name}` added")
         for name in sorted(set(before) & set(after)):
-            self.schema(before[name], after[name], join_pointer(at, "properties", name),
-                        join_pointer(ow, "properties", name), join_pointer(nw, "properties", name), depth + 1)
+            self.schema(
+                before[name],
+                after[name],
+                join_pointer(at, "properties", name),
+                join_pointer(ow, "properties", name),
+                join_pointer(nw, "properties", name),
+                depth + 1,
+            )
         for name in sorted(required_after - required_before - set(added)):
             self.note(join_pointer(at, "required"), "narrowed", f"property `{name}` is now required")
         for name in sorted(required_before - required_after - set(removed)):
@@ -325,19 +435,39 @@ class _Compare:
             elif extra_before is False and _accepts_everything(extra_after):
                 self.note(where, "widened", "additional properties are now allowed")
             else:
-                self.schema(extra_before, extra_after, where, join_pointer(ow, "additionalProperties"),
-                            join_pointer(nw, "additionalProperties"), depth + 1)
+                self.schema(
+                    extra_before,
+                    extra_after,
+                    where,
+                    join_pointer(ow, "additionalProperties"),
+                    join_pointer(nw, "additionalProperties"),
+                    depth + 1,
+                )
 
-    def _array(self, old: Mapping[str, Any], new: Mapping[str, Any], at: str, ow: str, nw: str, depth: int) -> None:
+    def _array(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], at: str, ow: str, nw: str, depth: int
+    ) -> None:
         if "items" in old or "items" in new:
-            self.schema(old.get("items", True), new.get("items", True), join_pointer(at, "items"),
-                        join_pointer(ow, "items"), join_pointer(nw, "items"), depth + 1)
+            self.schema(
+                old.get("items", True),
+                new.get("items", True),
+                join_pointer(at, "items"),
+                join_pointer(ow, "items"),
+                join_pointer(nw, "items"),
+                depth + 1,
+            )
         a, b = old.get("prefixItems"), new.get("prefixItems")
         if a != b:
             if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
                 for index, (x, y) in enumerate(zip(a, b, strict=True)):
-                    self.schema(x, y, join_pointer(at, "prefixItems", index), join_pointer(ow, "prefixItems", index),
-                                join_pointer(nw, "prefixItems", index), depth + 1)
+                    self.schema(
+                        x,
+                        y,
+                        join_pointer(at, "prefixItems", index),
+                        join_pointer(ow, "prefixItems", index),
+                        join_pointer(nw, "prefixItems", index),
+                        depth + 1,
+                    )
             else:
                 self.note(join_pointer(at, "prefixItems"), "changed", "`prefixItems` changed")
 
@@ -346,7 +476,11 @@ class _Compare:
             return
         where = join_pointer(at, word)
         if not isinstance(a, list) or not isinstance(b, list):
-            self.note(where, "changed", f"`{word}` {'added' if a is None else 'removed' if b is None else 'changed'}")
+            self.note(
+                where,
+                "changed",
+                f"`{word}` {'added' if a is None else 'removed' if b is None else 'changed'}",
+            )
             return
         before, after = {_canonical(x) for x in a}, {_canonical(x) for x in b}
         if before == after:
@@ -450,8 +584,9 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _renames(before: Mapping[str, Any], after: Mapping[str, Any], removed: list[str],
-             added: list[str]) -> list[tuple[str, str]]:
+def _renames(
+    before: Mapping[str, Any], after: Mapping[str, Any], removed: list[str], added: list[str]
+) -> list[tuple[str, str]]:
     """Removed and added properties with the same schema, paired one to one: renames."""
     pairs: list[tuple[str, str]] = []
     free = list(added)
@@ -488,11 +623,20 @@ _JUDGEMENT: Final[Mapping[tuple[str, Direction], tuple[Severity, Severity]]] = {
 
 
 def _by_name(tools: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    return {tool["name"]: tool for tool in tools if isinstance(tool, Mapping) and isinstance(tool.get("name"), str)}
+    return {
+        tool["name"]: tool
+        for tool in tools
+        if isinstance(tool, Mapping) and isinstance(tool.get("name"), str)
+    }
 
 
-def diff_tools(old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]], *,
-               old_source: str = "old", new_source: str = "new") -> DiffReport:
+def diff_tools(
+    old: Iterable[Mapping[str, Any]],
+    new: Iterable[Mapping[str, Any]],
+    *,
+    old_source: str = "old",
+    new_source: str = "new",
+) -> DiffReport:
     """Every change from `old` to `new`, tool by tool in name order, judged for clients and servers."""
     before, after = _by_name(old), _by_name(new)
     changes: list[Change] = []
@@ -500,31 +644,72 @@ def diff_tools(old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]
     for old_name, new_name in _tool_renames(before, after, removed, added):
         removed.remove(old_name)
         added.remove(new_name)
-        changes.append(Change(old_name, "", "tool-renamed", "breaking", "breaking",
-                              f"tool `{old_name}` renamed to `{new_name}` (same input schema)"))
-    changes += [Change(name, "", "tool-removed", "breaking", "compatible", f"tool `{name}` removed")
-                for name in removed]
-    changes += [Change(name, "", "tool-added", "compatible", "breaking",
-                       f"tool `{name}` added: a server must implement it") for name in added]
+        changes.append(
+            Change(
+                old_name,
+                "",
+                "tool-renamed",
+                "breaking",
+                "breaking",
+                f"tool `{old_name}` renamed to `{new_name}` (same input schema)",
+            )
+        )
+    changes += [
+        Change(name, "", "tool-removed", "breaking", "compatible", f"tool `{name}` removed")
+        for name in removed
+    ]
+    changes += [
+        Change(
+            name,
+            "",
+            "tool-added",
+            "compatible",
+            "breaking",
+            f"tool `{name}` added: a server must implement it",
+        )
+        for name in added
+    ]
     for name in sorted(set(before) & set(after)):
         changes.extend(_tool_changes(name, before[name], after[name]))
     return DiffReport(old_source, new_source, tuple(changes))
 
 
-def _tool_renames(before: Mapping[str, Mapping[str, Any]], after: Mapping[str, Mapping[str, Any]],
-                  removed: list[str], added: list[str]) -> list[tuple[str, str]]:
-    return _renames({n: t.get("inputSchema") for n, t in before.items()},
-                    {n: t.get("inputSchema") for n, t in after.items()}, list(removed), list(added))
+def _tool_renames(
+    before: Mapping[str, Mapping[str, Any]],
+    after: Mapping[str, Mapping[str, Any]],
+    removed: list[str],
+    added: list[str],
+) -> list[tuple[str, str]]:
+    return _renames(
+        {n: t.get("inputSchema") for n, t in before.items()},
+        {n: t.get("inputSchema") for n, t in after.items()},
+        list(removed),
+        list(added),
+    )
 
 
 def _tool_changes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
-    yield from _schema_changes(name, "input", "/inputSchema", old.get("inputSchema", {}), new.get("inputSchema", {}))
+    yield from _schema_changes(
+        name, "input", "/inputSchema", old.get("inputSchema", {}), new.get("inputSchema", {})
+    )
     if "outputSchema" in old and "outputSchema" not in new:
-        yield Change(name, "/outputSchema", "output-schema-removed", "breaking", "compatible",
-                     "outputSchema removed: results are no longer typed")
+        yield Change(
+            name,
+            "/outputSchema",
+            "output-schema-removed",
+            "breaking",
+            "compatible",
+            "outputSchema removed: results are no longer typed",
+        )
     elif "outputSchema" in new and "outputSchema" not in old:
-        yield Change(name, "/outputSchema", "output-schema-added", "compatible", "breaking",
-                     "outputSchema added: a server must now return structured content")
+        yield Change(
+            name,
+            "/outputSchema",
+            "output-schema-added",
+            "compatible",
+            "breaking",
+            "outputSchema added: a server must now return structured content",
+        )
     elif "outputSchema" in new:
         yield from _schema_changes(name, "output", "/outputSchema", old["outputSchema"], new["outputSchema"])
     yield from _header_changes(name, old.get("inputSchema"), new.get("inputSchema"))
@@ -533,10 +718,22 @@ def _tool_changes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> 
         if old.get(word) != new.get(word):
             yield Change(name, "/" + word, f"{word}-changed", "cosmetic", "cosmetic", f"tool {word} changed")
     for word in sorted(set(old) | set(new)):
-        if word not in {"name", "inputSchema", "outputSchema", "annotations", "description", "title"} \
-                and old.get(word) != new.get(word):
-            yield Change(name, "/" + escape_token(word), f"{word}-changed", "cosmetic", "cosmetic",
-                         f"tool `{word}` changed")
+        if word not in {
+            "name",
+            "inputSchema",
+            "outputSchema",
+            "annotations",
+            "description",
+            "title",
+        } and old.get(word) != new.get(word):
+            yield Change(
+                name,
+                "/" + escape_token(word),
+                f"{word}-changed",
+                "cosmetic",
+                "cosmetic",
+                f"tool `{word}` changed",
+            )
 
 
 def _schema_changes(name: str, position: str, prefix: str, old: Any, new: Any) -> Iterator[Change]:
@@ -551,8 +748,11 @@ def _headers(schema: Any) -> dict[str, str]:
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
     if not isinstance(properties, Mapping):
         return {}
-    return {prop["x-mcp-header"]: name for name, prop in properties.items()
-            if isinstance(prop, Mapping) and isinstance(prop.get("x-mcp-header"), str)}
+    return {
+        prop["x-mcp-header"]: name
+        for name, prop in properties.items()
+        if isinstance(prop, Mapping) and isinstance(prop.get("x-mcp-header"), str)
+    }
 
 
 def _header_changes(name: str, old: Any, new: Any) -> Iterator[Change]:
@@ -564,10 +764,21 @@ def _header_changes(name: str, old: Any, new: Any) -> Iterator[Change]:
         if a == b:
             continue
         where = f"/inputSchema/properties/{escape_token(prop)}/x-mcp-header"
-        what = (f"x-mcp-header `{b}` added" if a is None else f"x-mcp-header `{a}` removed" if b is None
-                else f"x-mcp-header renamed from `{a}` to `{b}`")
-        yield Change(name, where, "header-changed", "breaking", "breaking",
-                     f"{what} on `{unescape_token(escape_token(prop))}`: the Mcp-Param headers on the wire change")
+        what = (
+            f"x-mcp-header `{b}` added"
+            if a is None
+            else f"x-mcp-header `{a}` removed"
+            if b is None
+            else f"x-mcp-header renamed from `{a}` to `{b}`"
+        )
+        yield Change(
+            name,
+            where,
+            "header-changed",
+            "breaking",
+            "breaking",
+            f"{what} on `{unescape_token(escape_token(prop))}`: the Mcp-Param headers on the wire change",
+        )
 
 
 def _annotation_changes(name: str, old: Any, new: Any) -> Iterator[Change]:
@@ -577,9 +788,21 @@ def _annotation_changes(name: str, old: Any, new: Any) -> Iterator[Change]:
         a = before.get(hint, _ANNOTATION_DEFAULTS[hint])
         b = after.get(hint, _ANNOTATION_DEFAULTS[hint])
         if a != b:
-            yield Change(name, f"/annotations/{hint}", "annotation-changed", "possibly-breaking", "compatible",
-                         f"`{hint}` changed from {_short(a)} to {_short(b)}: hosts may treat the tool differently")
+            yield Change(
+                name,
+                f"/annotations/{hint}",
+                "annotation-changed",
+                "possibly-breaking",
+                "compatible",
+                f"`{hint}` changed from {_short(a)} to {_short(b)}: hosts may treat the tool differently",
+            )
     for key in sorted((set(before) | set(after)) - set(_ANNOTATIONS)):
         if before.get(key) != after.get(key):
-            yield Change(name, f"/annotations/{escape_token(key)}", "annotation-changed", "cosmetic", "cosmetic",
-                         f"annotation `{key}` changed")
+            yield Change(
+                name,
+                f"/annotations/{escape_token(key)}",
+                "annotation-changed",
+                "cosmetic",
+                "cosmetic",
+                f"annotation `{key}` changed",
+            )

@@ -15,8 +15,12 @@ from .compare import SEVERITY_ORDER, Change, DiffReport, Severity
 __all__ = ["Format", "render", "summary_line"]
 
 Format = Literal["table", "json", "markdown"]
-_COLOURS: Final[dict[Severity, str]] = {"breaking": "red", "possibly-breaking": "yellow", "compatible": "green",
-                                         "cosmetic": "bright_black"}
+_COLOURS: Final[dict[Severity, str]] = {
+    "breaking": "red",
+    "possibly-breaking": "yellow",
+    "compatible": "green",
+    "cosmetic": "bright_black",
+}
 _LIMIT: Final = 300  # characters of any one cell
 
 
@@ -36,13 +40,20 @@ def summary_line(report: DiffReport) -> str:
         return f"no changes between {report.old_source} and {report.new_source}"
     parts = []
     for side in ("client", "server"):
-        counts = [f"{n} {severity}" for severity in SEVERITY_ORDER
-                  if (n := sum(1 for c in report.changes if getattr(c, side) == severity))]
+        counts = [
+            f"{n} {severity}"
+            for severity in SEVERITY_ORDER
+            if (n := sum(1 for c in report.changes if getattr(c, side) == severity))
+        ]
         parts.append(f"{side}s: {', '.join(counts)}")
-    return f"{len(report.changes)} change(s) from {report.old_source} to {report.new_source}; " + "; ".join(parts)
+    return f"{len(report.changes)} change(s) from {report.old_source} to {report.new_source}; " + "; ".join(
+        parts
+    )
 
 
-def render(report: DiffReport, fmt: Format, style: Callable[[str, str], str] = lambda text, _colour: text) -> str:
+def render(
+    report: DiffReport, fmt: Format, style: Callable[[str, str], str] = lambda text, _colour: text
+) -> str:
     """The report as text; `style(text, colour)` colours table cells (identity when not a terminal)."""
     if fmt == "json":
         return json.dumps(report.wire(), indent=2, ensure_ascii=False) + "\n"
@@ -54,13 +65,20 @@ def render(report: DiffReport, fmt: Format, style: Callable[[str, str], str] = l
 def _table(report: DiffReport, style: Callable[[str, str], str]) -> str:
     if not report.changes:
         return summary_line(report) + "\n"
-    rows = [(c.client, c.server, _cell(c.tool), _cell(c.pointer or "/"), _cell(c.reason)) for c in _ordered(report)]
+    rows = [
+        (c.client, c.server, _cell(c.tool), _cell(c.pointer or "/"), _cell(c.reason))
+        for c in _ordered(report)
+    ]
     heads = ("client", "server", "tool", "where", "change")
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(heads[:4])]
     lines = ["  ".join(h.ljust(w) for h, w in zip(heads[:4], widths, strict=True)) + "  " + heads[4]]
     for client, server, tool, where, reason in rows:
-        cells = [style(client.ljust(widths[0]), _COLOURS[client]), style(server.ljust(widths[1]), _COLOURS[server]),
-                 tool.ljust(widths[2]), where.ljust(widths[3])]
+        cells = [
+            style(client.ljust(widths[0]), _COLOURS[client]),
+            style(server.ljust(widths[1]), _COLOURS[server]),
+            tool.ljust(widths[2]),
+            where.ljust(widths[3]),
+        ]
         lines.append("  ".join(cells) + "  " + reason)
     lines.append(summary_line(report))
     return "\n".join(lines) + "\n"
@@ -72,9 +90,16 @@ def _md(text: str) -> str:
 
 
 def _markdown(report: DiffReport) -> str:
-    lines = [f"### mcpgen diff: {_md(report.old_source)} → {_md(report.new_source)}", "", summary_line(report), ""]
+    lines = [
+        f"### mcpgen diff: {_md(report.old_source)} → {_md(report.new_source)}",
+        "",
+        summary_line(report),
+        "",
+    ]
     if report.changes:
         lines += ["| client | server | tool | where | change |", "|---|---|---|---|---|"]
-        lines += [f"| {c.client} | {c.server} | {_md(c.tool)} | {_md(c.pointer or '/')} | {_md(c.reason)} |"
-                  for c in _ordered(report)]
+        lines += [
+            f"| {c.client} | {c.server} | {_md(c.tool)} | {_md(c.pointer or '/')} | {_md(c.reason)} |"
+            for c in _ordered(report)
+        ]
     return "\n".join(lines) + "\n"

@@ -94,7 +94,7 @@ def parse_json(data: bytes, source: str, oddities: _Oddities | None = None) -> A
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise SpecLoadError(
-            f"{source}: not UTF-8 text: invalid byte {data[exc.start:exc.start + 1]!r} at line {line} "
+            f"{source}: not UTF-8 text: invalid byte {data[exc.start : exc.start + 1]!r} at line {line} "
             f"(byte offset {exc.start}); JSON documents must be encoded as UTF-8"
         ) from exc
     hooks: dict[str, Any] = {"parse_constant": _reject_constant, "parse_float": _finite_float}
@@ -139,7 +139,9 @@ def parse_json(data: bytes, source: str, oddities: _Oddities | None = None) -> A
         raise SpecLoadError(f"{source}: invalid JSON: {exc}") from exc
 
 
-def _odd_places(document: Any, oddities: _Oddities) -> tuple[list[tuple[str, list[str]]], list[tuple[str, Any, Any]]]:
+def _odd_places(
+    document: Any, oddities: _Oddities
+) -> tuple[list[tuple[str, list[str]]], list[tuple[str, Any, Any]]]:
     """Pointers of the objects with duplicate names, and (pointer, container, key) of every
     out-of-range number, found by one iterative walk."""
     wanted = {id(obj): names for obj, names in oddities.duplicates}
@@ -170,9 +172,13 @@ def _read_capped(path: str | os.PathLike[str], source: str) -> bytes:
         with open(path, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError as exc:
-        raise SpecLoadError(f"{source}: file not found; pass a JSON file, an http(s):// URL or --stdio COMMAND") from exc
+        raise SpecLoadError(
+            f"{source}: file not found; pass a JSON file, an http(s):// URL or --stdio COMMAND"
+        ) from exc
     except IsADirectoryError as exc:
-        raise SpecLoadError(f"{source}: is a directory; expected a JSON file holding a tools/list result") from exc
+        raise SpecLoadError(
+            f"{source}: is a directory; expected a JSON file holding a tools/list result"
+        ) from exc
     except PermissionError as exc:
         raise SpecLoadError(f"{source}: permission denied while opening the file") from exc
     except OSError as exc:
@@ -203,7 +209,9 @@ _EXPECTED = (
 def checked_tools(tools: list[Any], source: str, prefix: str) -> list[dict[str, Any]]:
     bad = [(i, t) for i, t in enumerate(tools) if not isinstance(t, dict)]
     if bad:
-        lines = [f"  {prefix}/{i}: expected a tool object, found {describe(t)}" for i, t in bad[:_SHOWN_PROBLEMS]]
+        lines = [
+            f"  {prefix}/{i}: expected a tool object, found {describe(t)}" for i, t in bad[:_SHOWN_PROBLEMS]
+        ]
         if len(bad) > _SHOWN_PROBLEMS:
             lines.append(f"  ... and {len(bad) - _SHOWN_PROBLEMS} more")
         raise SpecLoadError(f"{source}: {len(bad)} tool(s) are not JSON objects:\n" + "\n".join(lines))
@@ -251,7 +259,9 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
                 detail = f"code {describe(error.get('code'))}, message {describe(error.get('message'), 200)}"
             else:
                 detail = describe(error)
-            raise SpecLoadError(f"{source}: the document is a JSON-RPC error response ({detail}), not a tool list")
+            raise SpecLoadError(
+                f"{source}: the document is a JSON-RPC error response ({detail}), not a tool list"
+            )
         result = document.get("result")
         if isinstance(result, dict):
             _check_result_type(result, source, "/result")
@@ -262,10 +272,19 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
             )
         tools = result["tools"]
         if not isinstance(tools, list):
-            raise SpecLoadError(f"{source}: /result/tools must be an array of tool objects; found {describe(tools)}")
-        note = Diagnostic(source, None, "/result", "MCPGEN-JSON", "the document is a JSON-RPC response (id "
-                          f"{describe(document.get('id'))}), not a tools/list result; its tools were read from "
-                          "/result/tools", "warning")
+            raise SpecLoadError(
+                f"{source}: /result/tools must be an array of tool objects; found {describe(tools)}"
+            )
+        note = Diagnostic(
+            source,
+            None,
+            "/result",
+            "MCPGEN-JSON",
+            "the document is a JSON-RPC response (id "
+            f"{describe(document.get('id'))}), not a tools/list result; its tools were read from "
+            "/result/tools",
+            "warning",
+        )
         tools = checked_tools(tools, source, "/result/tools")
         return LoadedSpec(source, tools, pointer_prefix="/result/tools", notes=(note,))
     if "resultType" in document:
@@ -283,7 +302,7 @@ def _tool_at(spec: LoadedSpec, pointer: str) -> tuple[int, str | None] | None:
         head = spec.pointer_prefix + "/"
         if not pointer.startswith(head):
             return None
-        token = pointer[len(head):].split("/", 1)[0]
+        token = pointer[len(head) :].split("/", 1)[0]
         if not token.isdigit() or int(token) >= len(spec.tools):
             return None
         index = int(token)
@@ -291,7 +310,9 @@ def _tool_at(spec: LoadedSpec, pointer: str) -> tuple[int, str | None] | None:
     return index, (name[:200] if isinstance(name, str) else None)
 
 
-_NOT_KEYWORD_PARENTS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_NOT_KEYWORD_PARENTS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
 _VACUOUS_BOUNDS = {"maximum": "", "exclusiveMaximum": "", "minimum": "-", "exclusiveMinimum": "-"}
 
 
@@ -306,34 +327,70 @@ def _settle_numbers(spec: LoadedSpec, document: Any, numbers: list[tuple[str, An
         tokens = pointer.split("/")[1:]
         owner = _tool_at(spec, pointer)
         tool = owner[1] if owner else None
-        annotation = next((i for i, token in enumerate(tokens) if token in ("default", "examples")
-                           and (i == 0 or tokens[i - 1] not in _NOT_KEYWORD_PARENTS)), None)
+        annotation = next(
+            (
+                i
+                for i, token in enumerate(tokens)
+                if token in ("default", "examples") and (i == 0 or tokens[i - 1] not in _NOT_KEYWORD_PARENTS)
+            ),
+            None,
+        )
         shown = f"{literal[:40]!r}"
         if annotation is not None:
             parent_pointer = "/" + "/".join(tokens[:annotation]) if annotation else ""
             parent = document
             for token in tokens[:annotation]:
-                parent = parent[int(token)] if isinstance(parent, list) else parent[token.replace("~1", "/").replace("~0", "~")]
+                parent = (
+                    parent[int(token)]
+                    if isinstance(parent, list)
+                    else parent[token.replace("~1", "/").replace("~0", "~")]
+                )
             keyword = tokens[annotation]
             if isinstance(parent, dict) and keyword in parent:
                 del parent[keyword]
-                notes.append(Diagnostic(spec.source, tool, f"{parent_pointer}/{keyword}", "MCPGEN-JSON",
-                                        f"the number {shown} at {pointer} is beyond the range of a double, which "
-                                        f"no JSON parser here can hold; `{keyword}` is dropped", "warning"))
+                notes.append(
+                    Diagnostic(
+                        spec.source,
+                        tool,
+                        f"{parent_pointer}/{keyword}",
+                        "MCPGEN-JSON",
+                        f"the number {shown} at {pointer} is beyond the range of a double, which "
+                        f"no JSON parser here can hold; `{keyword}` is dropped",
+                        "warning",
+                    )
+                )
             continue
-        if isinstance(container, dict) and _VACUOUS_BOUNDS.get(key) == ("-" if literal.startswith("-") else ""):
+        if isinstance(container, dict) and _VACUOUS_BOUNDS.get(key) == (
+            "-" if literal.startswith("-") else ""
+        ):
             del container[key]
-            notes.append(Diagnostic(spec.source, tool, pointer, "MCPGEN-JSON",
-                                    f"the number {shown} is beyond the range of a double, so `{key}` bounds "
-                                    "nothing; it is dropped", "warning"))
+            notes.append(
+                Diagnostic(
+                    spec.source,
+                    tool,
+                    pointer,
+                    "MCPGEN-JSON",
+                    f"the number {shown} is beyond the range of a double, so `{key}` bounds "
+                    "nothing; it is dropped",
+                    "warning",
+                )
+            )
             continue
         container[key] = None  # JSON again (digest); the tool it sits in is not used
         if owner is not None:
             unusable.add(owner[0])
         what = "the tool is excluded" if owner is not None else "the value is ignored"
-        notes.append(Diagnostic(spec.source, tool, pointer, "MCPGEN-JSON",
-                                f"the number {shown} is beyond the range of a double, which no JSON parser here "
-                                f"can hold; {what}", "warning"))
+        notes.append(
+            Diagnostic(
+                spec.source,
+                tool,
+                pointer,
+                "MCPGEN-JSON",
+                f"the number {shown} is beyond the range of a double, which no JSON parser here "
+                f"can hold; {what}",
+                "warning",
+            )
+        )
     return dataclasses.replace(spec, notes=tuple(notes), unusable=frozenset(unusable))
 
 

@@ -73,20 +73,42 @@ def _limit(max_response_bytes: int | None) -> int:
     return DEFAULT_MAX_RESPONSE_BYTES if max_response_bytes is None else max_response_bytes
 
 
-def _open_http(url: str, headers: Mapping[str, str] | None, timeout: float, era: EraChoice = "auto",
-               auth: Any = None, max_response_bytes: int | None = None) -> AbstractContextManager[_ListingClient]:
+def _open_http(
+    url: str,
+    headers: Mapping[str, str] | None,
+    timeout: float,
+    era: EraChoice = "auto",
+    auth: Any = None,
+    max_response_bytes: int | None = None,
+) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
-    return Client(url, headers=headers, timeout=timeout, tools=(), cache=False, era=era,
-                  capabilities=LISTING_CAPABILITIES, auth=auth, max_response_bytes=_limit(max_response_bytes))
+    return Client(
+        url,
+        headers=headers,
+        timeout=timeout,
+        tools=(),
+        cache=False,
+        era=era,
+        capabilities=LISTING_CAPABILITIES,
+        auth=auth,
+        max_response_bytes=_limit(max_response_bytes),
+    )
 
 
-def _open_stdio(argv: list[str], era: EraChoice = "auto",
-                max_response_bytes: int | None = None) -> AbstractContextManager[_ListingClient]:
+def _open_stdio(
+    argv: list[str], era: EraChoice = "auto", max_response_bytes: int | None = None
+) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
-    return Client.stdio(argv, tools=(), cache=False, era=era, capabilities=LISTING_CAPABILITIES,
-                        max_response_bytes=_limit(max_response_bytes))
+    return Client.stdio(
+        argv,
+        tools=(),
+        cache=False,
+        era=era,
+        capabilities=LISTING_CAPABILITIES,
+        max_response_bytes=_limit(max_response_bytes),
+    )
 
 
 def _runtime_message(exc: BaseException) -> str:
@@ -123,7 +145,9 @@ def _list_every_tool(client: _ListingClient, source: str, stage: list[str]) -> l
             page = client.list_tools(cursor)
         tools.extend(page.listed)
         if len(tools) > MAX_LISTED_TOOLS:
-            raise SpecLoadError(f"{source}: server listed more than {MAX_LISTED_TOOLS} tools; refusing to go on")
+            raise SpecLoadError(
+                f"{source}: server listed more than {MAX_LISTED_TOOLS} tools; refusing to go on"
+            )
         cursor = page.next_cursor
         if cursor is None:
             return checked_tools(tools, source, "/tools")
@@ -154,8 +178,15 @@ def _load_live(
     return LoadedSpec(source, tools, pointer_prefix="/tools")
 
 
-def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: float = 30.0,
-             era: EraChoice = "auto", auth: Any = None, max_response_bytes: int | None = None) -> LoadedSpec:
+def load_url(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 30.0,
+    era: EraChoice = "auto",
+    auth: Any = None,
+    max_response_bytes: int | None = None,
+) -> LoadedSpec:
     """All tools of a Streamable HTTP server, as it lists them; `auth` (an `OAuth`) logs in
     when the server asks for it; `max_response_bytes` bounds each reply (None: 64 MiB)."""
     parts = urlsplit(url)
@@ -168,7 +199,9 @@ def load_url(url: str, *, headers: Mapping[str, str] | None = None, timeout: flo
     for secret in (userinfo, parts.password, parts.query, parts.fragment):
         if secret and len(secret) >= 3:
             secrets.setdefault(secret, "***")
-    return _load_live(lambda: _open_http(url, headers, timeout, era, auth, max_response_bytes), source, secrets)
+    return _load_live(
+        lambda: _open_http(url, headers, timeout, era, auth, max_response_bytes), source, secrets
+    )
 
 
 def load_stdio(command: str, *, era: EraChoice = "auto", max_response_bytes: int | None = None) -> LoadedSpec:

@@ -21,7 +21,10 @@ _URL_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def load_source(
-    source: str | None, *, stdio: str | None = None, headers: Mapping[str, str] | None = None,
+    source: str | None,
+    *,
+    stdio: str | None = None,
+    headers: Mapping[str, str] | None = None,
     era: EraChoice = "auto",
     auth: Any = None,
     max_response_bytes: int | None = None,
@@ -38,7 +41,9 @@ def load_source(
         raise SpecLoadError("no source given: pass a JSON file, an http(s):// URL or a stdio command")
     if _URL_SCHEME.match(source):
         if source.lower().startswith(("http://", "https://")):
-            return load_url(source, headers=headers, era=era, auth=auth, max_response_bytes=max_response_bytes)
+            return load_url(
+                source, headers=headers, era=era, auth=auth, max_response_bytes=max_response_bytes
+            )
         raise SpecLoadError(
             f"{display_url(source)!r}: unsupported URL scheme {urlsplit(source).scheme!r}; use http(s):// or a file path"
         )

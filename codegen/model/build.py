@@ -76,7 +76,9 @@ def build_models(tools: list[dict[str, Any]]) -> tuple[list[ClassPlan], ModelsIR
     for key, (tool, plan) in enumerate(zip(tools, plans, strict=True)):
         docs.append((builder.document(2 * key, tool, "inputSchema", plan.input_class, plan.stem), plan))
         if plan.output_class is not None:
-            docs.append((builder.document(2 * key + 1, tool, "outputSchema", plan.output_class, plan.stem), plan))
+            docs.append(
+                (builder.document(2 * key + 1, tool, "outputSchema", plan.output_class, plan.stem), plan)
+            )
     shared = plan_shared(doc for doc, _plan in docs)
     shared.apply_stems()
     builder.redirects = shared.redirects
@@ -111,7 +113,9 @@ def _params(model: ModelDef) -> tuple[ParamIR, ...]:
     ordered += [f for f in model.fields if f.name not in model.required]
     params = []
     for f in ordered:
-        scalar_default = f.has_default and (f.default is None or isinstance(f.default, (str, int, float, bool)))
+        scalar_default = f.has_default and (
+            f.default is None or isinstance(f.default, (str, int, float, bool))
+        )
         params.append(
             ParamIR(
                 name=names[f.name],

@@ -19,7 +19,9 @@ from . import naming
 __all__ = ["MODULE_NAMES", "ClassNames", "ClassPlan", "def_class_stems", "path_name", "plan_classes"]
 
 # Module-level names of models.py that a class or alias may not take.
-MODULE_NAMES: Final = frozenset({"Annotated", "Any", "BaseModel", "ConfigDict", "Field", "Literal", "RootModel"})
+MODULE_NAMES: Final = frozenset(
+    {"Annotated", "Any", "BaseModel", "ConfigDict", "Field", "Literal", "RootModel"}
+)
 
 # `$defs` keywords whose root entries get a class stem of their own.
 _DEF_KEYWORDS: Final = ("$defs", "definitions")
@@ -58,7 +60,9 @@ def plan_classes(tools: list[dict[str, Any]], names: ClassNames | None = None) -
         stem = stems[tool["name"]]
         input_class = names.take(f"{stem}Input")
         output_class = names.take(f"{stem}Output") if isinstance(tool.get("outputSchema"), Mapping) else None
-        plans.append(ClassPlan(wire_name=tool["name"], stem=stem, input_class=input_class, output_class=output_class))
+        plans.append(
+            ClassPlan(wire_name=tool["name"], stem=stem, input_class=input_class, output_class=output_class)
+        )
     return plans
 
 

@@ -94,7 +94,9 @@ def _conforms(value: Any, type_: TypeExpr, aliases: Mapping[str, AliasDef], dept
     if isinstance(type_, ListOf):
         return isinstance(value, list) and all(_conforms(v, type_.item, aliases, depth + 1) for v in value)
     if isinstance(type_, DictOf):
-        return isinstance(value, dict) and all(_conforms(v, type_.value, aliases, depth + 1) for v in value.values())
+        return isinstance(value, dict) and all(
+            _conforms(v, type_.value, aliases, depth + 1) for v in value.values()
+        )
     if isinstance(type_, Union):
         return any(_conforms(value, m, aliases, depth + 1) for m in type_.members)
     return False  # models, tuples (a JSON list is no tuple), tagged unions

@@ -47,16 +47,37 @@ __all__ = [
 Style = Literal["snake", "pascal"]
 
 KEYWORDS: frozenset[str] = frozenset(keyword.kwlist)
-SOFT_KEYWORDS: frozenset[str] = frozenset(keyword.softkwlist) | {"_", "case", "match", "type"}  # `type`: 3.12+
+SOFT_KEYWORDS: frozenset[str] = frozenset(keyword.softkwlist) | {
+    "_",
+    "case",
+    "match",
+    "type",
+}  # `type`: 3.12+
 BUILTIN_NAMES: frozenset[str] = frozenset(dir(builtins))
 
 # Module-level names of the generated client.py / base.py / handlers.py (methods live in the class
 # scope, where a method named like a module-level name would shadow it in later annotations).
-GENERATED_MODULE_NAMES: frozenset[str] = frozenset({
-    "Any", "AsyncClient", "ClassVar", "Client", "RUNTIME_API_VERSION", "Server", "ServerBase",
-    "ToolBinding", "ToolContext", "ToolResult", "ToolReturn", "ToolServer", "load_package_tools", "models",
-    "serve_main", "self", "cls",
-})
+GENERATED_MODULE_NAMES: frozenset[str] = frozenset(
+    {
+        "Any",
+        "AsyncClient",
+        "ClassVar",
+        "Client",
+        "RUNTIME_API_VERSION",
+        "Server",
+        "ServerBase",
+        "ToolBinding",
+        "ToolContext",
+        "ToolResult",
+        "ToolReturn",
+        "ToolServer",
+        "load_package_tools",
+        "models",
+        "serve_main",
+        "self",
+        "cls",
+    }
+)
 
 MAX_IDENTIFIER = 80  # longer names are cut and given a digest suffix (still unique, still readable)
 
@@ -135,7 +156,9 @@ def identifier(
     soft = SOFT_KEYWORDS if soft_keywords else frozenset()
     while name in KEYWORDS or name in soft or name in reserved_set:
         name += "_"
-    if not (name.isascii() and name.isidentifier()):  # pragma: no cover - the allow-list makes this impossible
+    if not (
+        name.isascii() and name.isidentifier()
+    ):  # pragma: no cover - the allow-list makes this impossible
         raise ValueError(f"cannot derive an identifier from {text!r}")
     return name
 
@@ -188,14 +211,21 @@ def assign_names(
 def method_reserved_names(extra: Iterable[str] = ()) -> frozenset[str]:
     """Names a generated tool method may not take (the same set for clients and servers)."""
     return (
-        KEYWORDS | SOFT_KEYWORDS | BUILTIN_NAMES | runtime_member_names() | GENERATED_MODULE_NAMES | frozenset(extra)
+        KEYWORDS
+        | SOFT_KEYWORDS
+        | BUILTIN_NAMES
+        | runtime_member_names()
+        | GENERATED_MODULE_NAMES
+        | frozenset(extra)
     )
 
 
 def method_names(wire_names: Iterable[str], extra_reserved: Iterable[str] = ()) -> Mapping[str, str]:
     """Wire name -> snake_case method name, unique and clear of every reserved name."""
     reserved = method_reserved_names(extra_reserved)
-    return assign_names(wire_names, lambda wire: identifier(wire, style="snake", reserved=reserved), taken=reserved)
+    return assign_names(
+        wire_names, lambda wire: identifier(wire, style="snake", reserved=reserved), taken=reserved
+    )
 
 
 def class_bases(wire_names: Iterable[str]) -> Mapping[str, str]:

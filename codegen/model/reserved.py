@@ -27,11 +27,32 @@ __all__ = ["RUNTIME_FALLBACK_NAMES", "basemodel_member_names", "runtime_member_n
 
 # Members of the runtime bases that generated methods must never shadow, used until (or in case)
 # the runtime classes cannot be imported; the live `dir()` of each class is added when they can.
-RUNTIME_FALLBACK_NAMES: Final[frozenset[str]] = frozenset({
-    "close", "aclose", "call_tool", "list_tools", "list_all_tools", "discover", "stdio", "self", "cls",
-    "handle_message", "asgi_app", "run_http", "run_stdio", "config", "tools", "transport", "headers",
-    "timeout", "meta", "cursor", "client_info", "url",
-})
+RUNTIME_FALLBACK_NAMES: Final[frozenset[str]] = frozenset(
+    {
+        "close",
+        "aclose",
+        "call_tool",
+        "list_tools",
+        "list_all_tools",
+        "discover",
+        "stdio",
+        "self",
+        "cls",
+        "handle_message",
+        "asgi_app",
+        "run_http",
+        "run_stdio",
+        "config",
+        "tools",
+        "transport",
+        "headers",
+        "timeout",
+        "meta",
+        "cursor",
+        "client_info",
+        "url",
+    }
+)
 
 _CACHE_FILE: Final = "reserved-names.json"
 
@@ -74,7 +95,12 @@ def _cache_key() -> str | None:
     runtime = Path(mcpgen_runtime.__file__).resolve().parent
     files = [(runtime, path) for path in sorted(runtime.rglob("*.py"))]
     files.append((Path(__file__).resolve().parent, Path(__file__).resolve()))
-    files.append((Path(pydantic.submodule_search_locations[0]), Path(pydantic.submodule_search_locations[0]) / "version.py"))
+    files.append(
+        (
+            Path(pydantic.submodule_search_locations[0]),
+            Path(pydantic.submodule_search_locations[0]) / "version.py",
+        )
+    )
     try:
         for root, path in files:
             digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")

@@ -79,7 +79,9 @@ def open_document(key: int, tool: Mapping[str, Any], member: str, root_class: st
     refs: dict[str, str] = {}
     if _has_refs(schema):
         try:
-            index = SchemaIndex.build(schema, dialect_of(schema) or DRAFT_2020_12, max_subschemas=MAX_SUBSCHEMAS)
+            index = SchemaIndex.build(
+                schema, dialect_of(schema) or DRAFT_2020_12, max_subschemas=MAX_SUBSCHEMAS
+            )
         except SchemaLimitError as exc:
             raise UnsupportedSchemaError(f"{where}: {exc} (SCHEMA-11)") from exc
         for site in index.refs:

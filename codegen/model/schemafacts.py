@@ -33,16 +33,38 @@ __all__ = [
 
 JSON_TYPES: Final = ("object", "array", "string", "integer", "number", "boolean", "null")
 # Keywords that make a subschema say something about the *shape* of a value.
-SHAPE_KEYWORDS: Final = frozenset({
-    "type", "enum", "const", "properties", "additionalProperties", "patternProperties", "items", "prefixItems",
-    "$ref", "$dynamicRef", "allOf", "anyOf", "oneOf",
-})
+SHAPE_KEYWORDS: Final = frozenset(
+    {
+        "type",
+        "enum",
+        "const",
+        "properties",
+        "additionalProperties",
+        "patternProperties",
+        "items",
+        "prefixItems",
+        "$ref",
+        "$dynamicRef",
+        "allOf",
+        "anyOf",
+        "oneOf",
+    }
+)
 OBJECT_KEYWORDS: Final = ("properties", "additionalProperties", "patternProperties")
 # Keywords `_structure_facts` reads.
-_STRUCTURE_KEYWORDS: Final = frozenset({
-    "properties", "required", "additionalProperties", "patternProperties", "then", "else", "dependentSchemas",
-    "items", "prefixItems",
-})
+_STRUCTURE_KEYWORDS: Final = frozenset(
+    {
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "then",
+        "else",
+        "dependentSchemas",
+        "items",
+        "prefixItems",
+    }
+)
 
 
 @dataclass
@@ -55,7 +77,9 @@ class Facts:
     closed: bool = False  # additionalProperties: false somewhere
     extra_schemas: list[str] = field(default_factory=list)  # additionalProperties / patternProperties
     open_extra: bool = False  # additionalProperties: true (or patternProperties without `false`)
-    conditional: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # (owner, branch, pointer)
+    conditional: dict[str, list[tuple[str, str, str]]] = field(
+        default_factory=dict
+    )  # (owner, branch, pointer)
     items: str | None = None  # `items` schema pointer (2020-12 / single draft-07)
     items_false: bool = False
     prefix: list[str] | None = None  # prefixItems (or draft-07 array `items`)
@@ -87,7 +111,9 @@ def collect_facts(doc: SchemaDoc, pointer: str, depth: int, budget: Budget) -> F
             continue
         seen.add(current)
         if level > MAX_DEPTH:
-            raise UnsupportedSchemaError(f"{doc.where(current)}: allOf/$ref chain deeper than {MAX_DEPTH} (SCHEMA-11)")
+            raise UnsupportedSchemaError(
+                f"{doc.where(current)}: allOf/$ref chain deeper than {MAX_DEPTH} (SCHEMA-11)"
+            )
         budget.tick(doc, current)
         node = doc.node(current)
         if node is False:
@@ -157,7 +183,11 @@ def _structure_facts(pointer: str, node: Mapping[str, Any], facts: Facts) -> Non
             if isinstance(branch, dict) and isinstance(branch.get("properties"), dict):
                 for name in branch["properties"]:
                     facts.conditional.setdefault(name, []).append(
-                        (pointer, "dependent", join_pointer(pointer, "dependentSchemas", key, "properties", name))
+                        (
+                            pointer,
+                            "dependent",
+                            join_pointer(pointer, "dependentSchemas", key, "properties", name),
+                        )
                     )
     items = node.get("items")
     prefix = node.get("prefixItems")

@@ -38,7 +38,9 @@ Entry = tuple[str, str]  # ("$defs" | "definitions", name)
 class SharedDefs:
     """Where each non-canonical copy of a shared entry is modelled, and the canonical stems."""
 
-    redirects: dict[tuple[int, str], tuple[SchemaDoc, str]] = field(default_factory=dict)  # (doc key, entry pointer)
+    redirects: dict[tuple[int, str], tuple[SchemaDoc, str]] = field(
+        default_factory=dict
+    )  # (doc key, entry pointer)
     stems: list[tuple[SchemaDoc, Entry, str]] = field(default_factory=list)  # canonical site -> its new stem
 
     def apply_stems(self) -> None:
@@ -116,8 +118,9 @@ def _entry_keys(doc: SchemaDoc) -> dict[Entry, tuple[Any, ...]]:
     }
 
 
-def _group_keys(starts: list[str], reaches: Mapping[str, set[str] | None],
-                label: Callable[[str], tuple[Entry, str]]) -> dict[str, str | None]:
+def _group_keys(
+    starts: list[str], reaches: Mapping[str, set[str] | None], label: Callable[[str], tuple[Entry, str]]
+) -> dict[str, str | None]:
     """Entry -> a key of everything it reaches (None: something outside the root entries).
 
     Entries that reach each other (a strongly connected group) reach the same set, so each group
@@ -131,8 +134,11 @@ def _group_keys(starts: list[str], reaches: Mapping[str, set[str] | None],
         if None not in successor_keys and all(reaches.get(member, set()) is not None for member in group):
             digest = hashlib.sha256()
             for (keyword, name), member_digest in sorted(label(member) for member in group):
-                digest.update(json.dumps([keyword, name, member_digest], ensure_ascii=False)
-                              .encode("utf-8", "surrogatepass"))
+                digest.update(
+                    json.dumps([keyword, name, member_digest], ensure_ascii=False).encode(
+                        "utf-8", "surrogatepass"
+                    )
+                )
             for successor_key in sorted(k for k in successor_keys if k is not None):
                 digest.update(successor_key.encode())
             key = digest.hexdigest()

@@ -60,8 +60,11 @@ _UNION_KEYWORDS: Final = ("oneOf", "anyOf")
 _SHAPE_BESIDES_REF: Final = SHAPE_KEYWORDS - {"$ref", "$dynamicRef"}
 _SHAPE_BESIDES_ALLOF: Final = SHAPE_KEYWORDS - {"allOf"}
 _PRIMITIVES: Final[Mapping[str, tuple[TypeExpr, ...]]] = {  # JSON type -> the Python types that hold it
-    "string": (Prim("str"),), "integer": (Prim("int"),), "number": (Prim("int"), Prim("float")),
-    "boolean": (Prim("bool"),), "null": (NONE,),
+    "string": (Prim("str"),),
+    "integer": (Prim("int"),),
+    "number": (Prim("int"), Prim("float")),
+    "boolean": (Prim("bool"),),
+    "null": (NONE,),
 }
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
@@ -83,7 +86,9 @@ class TypeBuilder:
         # (document, root `$defs` entry) -> the identical entry modelled in its place (`shareddefs`)
         self.redirects: dict[tuple[int, str], tuple[SchemaDoc, str]] = {}
 
-    def document(self, key: int, tool: Mapping[str, Any], member: str, root_class: str, stem: str) -> SchemaDoc:
+    def document(
+        self, key: int, tool: Mapping[str, Any], member: str, root_class: str, stem: str
+    ) -> SchemaDoc:
         """`tool[member]` opened as document `key`; its root is the planned class `root_class`."""
         doc = open_document(key, tool, member, root_class, stem)
         self.class_for[(key, "")] = root_class
@@ -111,7 +116,9 @@ class TypeBuilder:
                 self.root_wanted.add(key)
             return ModelRef(name)
         if depth > MAX_DEPTH:
-            raise UnsupportedSchemaError(f"{doc.where(pointer)}: schemas nested deeper than {MAX_DEPTH} levels (SCHEMA-11)")
+            raise UnsupportedSchemaError(
+                f"{doc.where(pointer)}: schemas nested deeper than {MAX_DEPTH} levels (SCHEMA-11)"
+            )
         self.budget.tick(doc, pointer)
         self.active.add(key)
         try:
@@ -131,7 +138,7 @@ class TypeBuilder:
         target = self.redirects.get((doc.key, entry)) if entry is not None else None
         if target is None or entry is None:
             return None
-        return target[0], target[1] + pointer[len(entry):]
+        return target[0], target[1] + pointer[len(entry) :]
 
     def _compute(self, doc: SchemaDoc, pointer: str, depth: int) -> TypeExpr:
         node = doc.node(pointer)
@@ -154,7 +161,9 @@ class TypeBuilder:
             return self._union(doc, pointer, node, alternatives, depth)
         allof = node.get("allOf")
         if (
-            isinstance(allof, list) and len(allof) == 1 and ref is None
+            isinstance(allof, list)
+            and len(allof) == 1
+            and ref is None
             and not _SHAPE_BESIDES_ALLOF.intersection(node)
         ):
             return self.type_at(doc, join_pointer(pointer, "allOf", 0), depth + 1)
@@ -190,7 +199,11 @@ class TypeBuilder:
         members: list[TypeExpr] = []
         for value in values:
             kind = json_type(value)
-            if allowed is not None and kind not in allowed and not (kind == "integer" and "number" in allowed):
+            if (
+                allowed is not None
+                and kind not in allowed
+                and not (kind == "integer" and "number" in allowed)
+            ):
                 continue  # the value cannot be valid: it fails `type`
             if kind == "null":
                 members.append(NONE)
@@ -272,7 +285,9 @@ class TypeBuilder:
             for model in defs:
                 assert model is not None
                 found = next((f for f in model.fields if f.wire_name == wire), None)
-                tags = _string_tags(found.type, self.aliases) if found is not None and found.required else None
+                tags = (
+                    _string_tags(found.type, self.aliases) if found is not None and found.required else None
+                )
                 if found is None or tags is None or seen & tags or (field_name not in (None, found.name)):
                     break
                 field_name = found.name
@@ -325,8 +340,10 @@ class TypeBuilder:
         """The type of values under keys no `properties` entry names."""
         if not facts.extra_schemas or (facts.open_extra and not facts.closed):
             return ANY
-        if not facts.closed and any("/patternProperties/" in p for p in facts.extra_schemas) and not any(
-            p.endswith("/additionalProperties") for p in facts.extra_schemas
+        if (
+            not facts.closed
+            and any("/patternProperties/" in p for p in facts.extra_schemas)
+            and not any(p.endswith("/additionalProperties") for p in facts.extra_schemas)
         ):
             return ANY  # keys matching no pattern may hold anything
         return union([self.type_at(doc, p, depth + 1) for p in facts.extra_schemas])
@@ -400,7 +417,9 @@ class TypeBuilder:
         self, doc: SchemaDoc, name: str, wire: str, type_: TypeExpr, required: bool, source: str | None
     ) -> FieldDef:
         node = doc.node(source) if source is not None else None
-        bounds = self.facts(doc, source, 0).constraints if source is not None and isinstance(node, dict) else {}
+        bounds = (
+            self.facts(doc, source, 0).constraints if source is not None and isinstance(node, dict) else {}
+        )
         return field_def(name, wire, type_, required, node, bounds, self.aliases)
 
     # ---- output

@@ -34,8 +34,20 @@ from ..errors import InternalGeneratorError
 if TYPE_CHECKING:
     import black
 
-__all__ = ["BLACK_DEFAULTS", "DEFAULT_LINE_LENGTH", "LINE_LENGTH_RANGE", "Style", "black_mode", "black_statement", "check_python",
-           "compile_python", "format_python", "formatting", "line_length", "style"]
+__all__ = [
+    "BLACK_DEFAULTS",
+    "DEFAULT_LINE_LENGTH",
+    "LINE_LENGTH_RANGE",
+    "Style",
+    "black_mode",
+    "black_statement",
+    "check_python",
+    "compile_python",
+    "format_python",
+    "formatting",
+    "line_length",
+    "style",
+]
 
 DEFAULT_LINE_LENGTH = 88  # black's own default
 # Below this the templates' fixed statements (imports, `load_package_tools(...)`) no longer fit a
@@ -125,6 +137,7 @@ def __getattr__(name: str) -> Any:  # `black_format.BLACK_MODE`, without importi
         return black_mode(style())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 _INDENT = "    "
 _CONTEXT = ("class _:", _INDENT + "def _(self):")
 
@@ -178,7 +191,9 @@ def _black_statement(text: str, depth: int, header: bool, for_style: Style) -> s
     try:
         out = black.format_str("\n".join(source) + "\n", mode=_black_mode(for_style, statement=True))
     except Exception as exc:  # black raises its own error types (InvalidInput, ...)
-        raise InternalGeneratorError(f"black could not format generated statement {text[:80]!r}: {exc}") from exc
+        raise InternalGeneratorError(
+            f"black could not format generated statement {text[:80]!r}: {exc}"
+        ) from exc
     lines = out.rstrip("\n").split("\n")[depth:]
     while lines and not lines[0].strip():
         lines.pop(0)

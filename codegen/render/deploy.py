@@ -22,16 +22,21 @@ from .templates import templates_dir
 __all__ = ["DEPLOY_FILES", "deploy_files", "nginx_conf"]
 
 DEPLOY_FILES = ("Dockerfile", "deploy/compose.yaml", "deploy/nginx.conf")
-_TEMPLATES = {"Dockerfile": "Dockerfile.tmpl", "deploy/compose.yaml": "compose.yaml.tmpl",
-              "deploy/nginx.conf": "nginx.conf.tmpl"}
+_TEMPLATES = {
+    "Dockerfile": "Dockerfile.tmpl",
+    "deploy/compose.yaml": "compose.yaml.tmpl",
+    "deploy/nginx.conf": "nginx.conf.tmpl",
+}
 _PLACEHOLDER = re.compile(r"@[A-Z_]+@")
 _ADDRESS = re.compile(r"[A-Za-z0-9.\-\[\]:]{1,100}")  # host:port, [v6]:port, or a port
 _DIRECTIVE = re.compile(r"[a-z_]+ [^;{}\n]*;")
 
 
 def _header(package: str, version: str) -> str:
-    return (f"# Created by mcpgen {version} for the package {package}.\n"
-            "# This file is yours: mcpgen writes it once and never overwrites it.")
+    return (
+        f"# Created by mcpgen {version} for the package {package}.\n"
+        "# This file is yours: mcpgen writes it once and never overwrites it."
+    )
 
 
 def _template(name: str) -> str:
@@ -54,8 +59,14 @@ def _check_package(package: str, version: str) -> None:
         raise InternalGeneratorError(f"generator version {version!r} is not a version string")
 
 
-def nginx_conf(package: str, version: str, *, upstreams: Sequence[str] = ("app:8000",), listen: str = "8080",
-               http_extra: Sequence[str] = ()) -> str:
+def nginx_conf(
+    package: str,
+    version: str,
+    *,
+    upstreams: Sequence[str] = ("app:8000",),
+    listen: str = "8080",
+    http_extra: Sequence[str] = (),
+) -> str:
     """`deploy/nginx.conf`: one `server` line per upstream address (same health parameters for
     each), listening on `listen`; `http_extra` directives (a test's temp and log paths) open the
     `http` block."""
@@ -76,15 +87,20 @@ def nginx_conf(package: str, version: str, *, upstreams: Sequence[str] = ("app:8
             lines.extend(f"    {directive}" for directive in http_extra)
         else:
             lines.append(line)
-    return _substitute("\n".join(lines) + "\n", {"@HEADER@": _header(package, version), "@PACKAGE@": package,
-                                                "@LISTEN@": listen})
+    return _substitute(
+        "\n".join(lines) + "\n",
+        {"@HEADER@": _header(package, version), "@PACKAGE@": package, "@LISTEN@": listen},
+    )
 
 
 def deploy_files(package: str, version: str) -> dict[str, str]:
     """{path inside the package: text} for the deployment files, as shipped."""
     _check_package(package, version)
     values = {"@HEADER@": _header(package, version), "@PACKAGE@": package, "@VERSION@": version}
-    files = {path: _substitute(_template(name), values) for path, name in _TEMPLATES.items()
-             if path != "deploy/nginx.conf"}
+    files = {
+        path: _substitute(_template(name), values)
+        for path, name in _TEMPLATES.items()
+        if path != "deploy/nginx.conf"
+    }
     files["deploy/nginx.conf"] = nginx_conf(package, version)
     return dict(sorted(files.items()))

@@ -58,7 +58,9 @@ class Imports:
         for entry in self.entries:
             by_section[self._section(entry[0])].append(entry)
         for section, entries in by_section.items():
-            plain = sorted({(m, local) for m, name, local in entries if name is None}, key=lambda e: (e[0].lower(), e))
+            plain = sorted(
+                {(m, local) for m, name, local in entries if name is None}, key=lambda e: (e[0].lower(), e)
+            )
             for module, local in plain:
                 lines[section].append(pysource.import_module(module, None if local == module else local))
             statements: list[tuple[tuple[Any, ...], str, list[tuple[str, str | None]]]] = []
@@ -67,9 +69,16 @@ class Imports:
                 names = [(name, local) for m, name, local in entries if m == module and name is not None]
                 unaliased = sorted((n for n, local in names if n == local), key=_member_key)
                 if unaliased:
-                    statements.append(((module.lower(), module, _member_key(unaliased[0])), module,
-                                       [(n, None) for n in unaliased]))
-                for n, local in sorted((item for item in names if item[0] != item[1]), key=lambda i: _member_key(i[0])):
+                    statements.append(
+                        (
+                            (module.lower(), module, _member_key(unaliased[0])),
+                            module,
+                            [(n, None) for n in unaliased],
+                        )
+                    )
+                for n, local in sorted(
+                    (item for item in names if item[0] != item[1]), key=lambda i: _member_key(i[0])
+                ):
                     statements.append(((module.lower(), module, _member_key(n)), module, [(n, local)]))
             for _, module, members in sorted(statements, key=lambda s: s[0]):
                 lines[section].append(self._from_line(module, members))

@@ -66,7 +66,9 @@ def statement(node: Node, *, indent: str) -> PyCode:
     return pysource.laid_out(node, text, indent=indent)
 
 
-def def_header(name: PyIdent, params: Sequence[Node], returns: Node, *, indent: str, is_async: bool) -> PyCode:
+def def_header(
+    name: PyIdent, params: Sequence[Node], returns: Node, *, indent: str, is_async: bool
+) -> PyCode:
     """`[async ]def name(params) -> returns:`; too long: one parameter per line (black's left-hand split)."""
     keyword = pysource.code("async def " if is_async else "def ")
     node = pysource.seq(keyword, name, pysource.brk("(", params, ")"), _ARROW, returns, _COLON)
@@ -116,7 +118,9 @@ def _parts(node: Node) -> list[PySource | Brk]:
         if isinstance(item, Seq):
             stack.extend(reversed(item.parts))
         elif isinstance(item, Param):
-            stack.extend(reversed([item.name, item.annotation, *([_EQUALS, item.default] if item.default else [])]))
+            stack.extend(
+                reversed([item.name, item.annotation, *([_EQUALS, item.default] if item.default else [])])
+            )
         else:
             out.append(item)
     return out
@@ -189,7 +193,10 @@ def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list
     """`name: (` union `)[ = default]` or `name: Head[` items `][ = default]`: how black splits an
     annotation that is too long, keeping the default (if any) on the closing line."""
     rest = ("" if node.default is None else " = " + flat(node.default)) + suffix
-    if node.default is not None and width(indent + node.name + flat(node.annotation) + " =") <= line_length() - 2:
+    if (
+        node.default is not None
+        and width(indent + node.name + flat(node.annotation) + " =") <= line_length() - 2
+    ):
         # black keeps the annotation and wraps the value instead: `name: annotation = (` value `)`
         value = _lines(node.default, indent + "    ", "", inside=True, depth=depth + 1)
         if value is None:
@@ -219,7 +226,7 @@ def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list
     value = _split_last_bracket(node.default, indent, suffix, inside=False, depth=depth + 1)
     if value is None:
         return None
-    joined = indent + ") = " + value[0][len(indent):]  # value[0] is `indent + "Field("`
+    joined = indent + ") = " + value[0][len(indent) :]  # value[0] is `indent + "Field("`
     if width(joined) > line_length():
         return None
     return [head, *body, joined, *value[1:]]
@@ -260,7 +267,9 @@ def _lines(node: Node, indent: str, suffix: str, *, inside: bool, depth: int = 0
     return _split_last_bracket(node, indent, suffix, inside=inside, depth=depth)
 
 
-def _split_last_bracket(node: Node, indent: str, suffix: str, *, inside: bool, depth: int) -> list[str] | None:
+def _split_last_bracket(
+    node: Node, indent: str, suffix: str, *, inside: bool, depth: int
+) -> list[str] | None:
     line = indent + flat(node) + suffix
     parts = _parts(node)
     last = parts[-1]

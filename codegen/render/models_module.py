@@ -32,7 +32,10 @@ def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
     keywords: list[Node] = []
     if f.name != f.wire_name:
         wire = pysource.literal(f.wire_name)
-        keywords += [pysource.keyword_arg("validation_alias", wire), pysource.keyword_arg("serialization_alias", wire)]
+        keywords += [
+            pysource.keyword_arg("validation_alias", wire),
+            pysource.keyword_arg("serialization_alias", wire),
+        ]
     if f.description is not None:
         keywords.append(pysource.keyword_arg("description", pysource.literal(f.description)))
     for keyword, value in f.constraints:
@@ -59,10 +62,15 @@ def _model_block(model: ModelDef, names: TypeNames, defined: set[str], imports: 
         root = type_node(model.root, names)
         forward = any(ref not in defined for ref in class_refs(model.root))
         argument: Node = pysource.literal(pysource.flat(root)) if forward else root
-        base = pysource.seq(pysource.ident(imports.add("pydantic", "RootModel")),
-                            pysource.brk("[", [argument], "]", magic=False))
-        lines = [layout.class_header(name, [base]), _config(imports),
-                 layout.statement(pysource.annotated_name("root", root), indent=_CLASS)]
+        base = pysource.seq(
+            pysource.ident(imports.add("pydantic", "RootModel")),
+            pysource.brk("[", [argument], "]", magic=False),
+        )
+        lines = [
+            layout.class_header(name, [base]),
+            _config(imports),
+            layout.statement(pysource.annotated_name("root", root), indent=_CLASS),
+        ]
         return pysource.join(lines, "\n")
     lines = [layout.class_header(name, [pysource.ident(imports.add("pydantic", "BaseModel"))])]
     renamed = any(f.name != f.wire_name for f in model.fields)
@@ -83,10 +91,13 @@ def _config(imports: Imports, *, extra: str | None = None, populate_by_name: boo
 
 
 @functools.lru_cache(maxsize=64)  # one of a few statements, repeated in every class of models.py
-def _config_statement(config_dict: str, extra: str | None, populate_by_name: bool,
-                      _style: black_format.Style) -> PyCode:
-    config = [pysource.keyword_arg("defer_build", pysource.literal(True)),
-              pysource.keyword_arg("strict", pysource.literal(True))]
+def _config_statement(
+    config_dict: str, extra: str | None, populate_by_name: bool, _style: black_format.Style
+) -> PyCode:
+    config = [
+        pysource.keyword_arg("defer_build", pysource.literal(True)),
+        pysource.keyword_arg("strict", pysource.literal(True)),
+    ]
     if extra is not None:
         config.append(pysource.keyword_arg("extra", pysource.literal(extra)))
     if populate_by_name:
@@ -99,8 +110,9 @@ def _models_body(models: ModelsIR, imports: Imports) -> tuple[PyCode, PyCode]:
     """(the Literal aliases, the classes)."""
     names = type_names(imports, prefix=None)
     aliases = [
-        layout.statement(pysource.seq(pysource.code(f"{pysource.ident(a.name)} = "), type_node(a.value, names)),
-                           indent="")
+        layout.statement(
+            pysource.seq(pysource.code(f"{pysource.ident(a.name)} = "), type_node(a.value, names)), indent=""
+        )
         for a in models.aliases
     ]
     blocks: list[PySource] = []
@@ -122,8 +134,9 @@ def render_models(ir: PackageIR) -> str:
         return hit[2]
     imports = Imports(future=True)
     aliases, body = _models_body(ir.models, imports)
-    text = render_template("models.py.jinja", header=file_header(ir), imports=imports.block(),
-                           aliases=aliases, body=body)
+    text = render_template(
+        "models.py.jinja", header=file_header(ir), imports=imports.block(), aliases=aliases, body=body
+    )
     _MODELS_TEXT.clear()
     _MODELS_TEXT[id(ir.models)] = (ir.models, key, text)
     return text

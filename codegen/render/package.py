@@ -73,15 +73,19 @@ def _args_section(params: Iterable[ParamIR]) -> str:
         if not text:
             continue
         first, *rest = text.split("\n")
-        entries.append(f"    {param.name}: {first}" + "".join(f"\n        {line}" if line else "\n" for line in rest))
+        entries.append(
+            f"    {param.name}: {first}" + "".join(f"\n        {line}" if line else "\n" for line in rest)
+        )
     return "\n\nArgs:\n" + "\n".join(entries) if entries else ""
 
 
 def _default_text(value: JsonScalar) -> str:
     """A schema default as JSON text for a docstring: characters that do not print escaped, long
     strings shortened."""
-    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                   for c in json.dumps(value, ensure_ascii=False))
+    text = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+        for c in json.dumps(value, ensure_ascii=False)
+    )
     return text if len(text) <= _DEFAULT_CHARS else text[: _DEFAULT_CHARS - 1] + "…"
 
 
@@ -92,8 +96,11 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
     if tool.input_root is not None:
         # A RootModel input: the whole arguments object is one parameter. A map at the root keeps
         # its type; a union at the root takes any of its object options as a model, or a dict.
-        params.append(pysource.annotated_name("arguments", type_node(
-            _root_argument_type(tool.input_root), names, plain=True)))
+        params.append(
+            pysource.annotated_name(
+                "arguments", type_node(_root_argument_type(tool.input_root), names, plain=True)
+            )
+        )
         arguments = pysource.ident("arguments")
     else:
         # One required parameter stays positional; with two or more, every parameter is
@@ -106,10 +113,16 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
                 node = pysource.annotated_name(param.name, annotation)
                 (params if positional else keyword_only).append(node)
             else:  # UNSET: left out of the call (None is JSON null, where the type allows it)
-                annotation = _optional_annotation(param.type, names, imports.add("mcpgen_runtime.types", "Unset"))
+                annotation = _optional_annotation(
+                    param.type, names, imports.add("mcpgen_runtime.types", "Unset")
+                )
                 unset = pysource.ident(imports.add("mcpgen_runtime.types", "UNSET"))
                 keyword_only.append(pysource.annotated_name(param.name, annotation, unset))
-            items.append(pysource.seq(pysource.literal(param.wire_name), pysource.code(": "), pysource.ident(param.name)))
+            items.append(
+                pysource.seq(
+                    pysource.literal(param.wire_name), pysource.code(": "), pysource.ident(param.name)
+                )
+            )
         arguments = pysource.brk("{", items, "}") if items else pysource.code("{}")
     if keyword_only:
         params += [pysource.code("*"), *keyword_only]
@@ -119,7 +132,9 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
         call_name, extra = "_call", [input_model]
     else:
         output_model = names.qualify(tool.output_class)
-        returns = type_node(tool.output_root, names, plain=True) if tool.output_root is not None else output_model
+        returns = (
+            type_node(tool.output_root, names, plain=True) if tool.output_root is not None else output_model
+        )
         call_name, extra = "_call_structured", [input_model, output_model]
     doc = pysource.docstring(_tool_text(tool) + _args_section(tool.params), indent=_METHOD)
     name = pysource.ident(tool.method_name)
@@ -128,8 +143,10 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
         header = layout.def_header(name, params, returns, indent=_CLASS, is_async=is_async)
         target = "_result = " if tool.output_is_root else "return "
         awaited = "await " if is_async else ""
-        invoke = pysource.call(pysource.code(f"{target}{awaited}self.{call_name}"),
-                               [pysource.literal(tool.wire_name), arguments, *extra])
+        invoke = pysource.call(
+            pysource.code(f"{target}{awaited}self.{call_name}"),
+            [pysource.literal(tool.wire_name), arguments, *extra],
+        )
         body = [layout.statement(invoke, indent=_METHOD)]
         if tool.output_is_root:
             body.append(layout.statement(pysource.code("return _result.root"), indent=_METHOD))
@@ -153,7 +170,9 @@ def _optional_annotation(type_: TypeExpr, names: TypeNames, unset: str) -> Node:
 def _root_argument_type(root: TypeExpr) -> TypeExpr:
     if isinstance(root, DictOf):
         return root
-    options = [member for member in root.members if isinstance(member, ModelRef)] if isinstance(root, Union) else []
+    options = (
+        [member for member in root.members if isinstance(member, ModelRef)] if isinstance(root, Union) else []
+    )
     return union([*options, DictOf(ANY)])
 
 
@@ -169,7 +188,9 @@ def _handler(tool: ToolIR, names: TypeNames, tool_return: str) -> HandlerView:
         pysource.annotated_name("args", names.qualify(tool.input_class)),
         pysource.annotated_name("ctx", pysource.ident("ToolContext")),
     ]
-    header = layout.def_header(pysource.ident(tool.method_name), params, returns, indent=_CLASS, is_async=True)
+    header = layout.def_header(
+        pysource.ident(tool.method_name), params, returns, indent=_CLASS, is_async=True
+    )
     doc = pysource.docstring(_tool_text(tool), indent=_METHOD)
     body = layout.statement(pysource.code("raise NotImplementedError"), indent=_METHOD)
     return HandlerView(pysource.join([header, pysource.indent_first(doc, _METHOD), body], "\n"))
@@ -179,13 +200,18 @@ def _bindings(ir: PackageIR, names: TypeNames) -> PyCode:
     entries: list[Node] = []
     for tool in ir.tools:
         output: Node = names.qualify(tool.output_class) if tool.output_class else pysource.literal(None)
-        entries.append(pysource.call(pysource.ident("ToolBinding"), [
-            pysource.keyword_arg("name", pysource.literal(tool.wire_name)),
-            pysource.keyword_arg("method", pysource.literal(tool.method_name)),
-            pysource.keyword_arg("input_model", names.qualify(tool.input_class)),
-            pysource.keyword_arg("output_model", output),
-            pysource.keyword_arg("output_is_root", pysource.literal(tool.output_is_root)),
-        ]))
+        entries.append(
+            pysource.call(
+                pysource.ident("ToolBinding"),
+                [
+                    pysource.keyword_arg("name", pysource.literal(tool.wire_name)),
+                    pysource.keyword_arg("method", pysource.literal(tool.method_name)),
+                    pysource.keyword_arg("input_model", names.qualify(tool.input_class)),
+                    pysource.keyword_arg("output_model", output),
+                    pysource.keyword_arg("output_is_root", pysource.literal(tool.output_is_root)),
+                ],
+            )
+        )
     value = pysource.brk("(", entries, ")", one_tuple=True) if entries else pysource.code("()")
     return layout.statement(pysource.seq(pysource.code("_tool_bindings_ = "), value), indent=_CLASS)
 
@@ -211,8 +237,11 @@ def _cli_table(ir: PackageIR, names: TypeNames) -> PyCode:
     line needs besides tools.json (which it reads as data: descriptions never become code)."""
     entries: list[Node] = []
     for tool in ir.tools:
-        args: list[Node] = [pysource.literal(tool.wire_name), pysource.literal(tool.method_name),
-                            names.qualify(tool.input_class)]
+        args: list[Node] = [
+            pysource.literal(tool.wire_name),
+            pysource.literal(tool.method_name),
+            names.qualify(tool.input_class),
+        ]
         if tool.output_class is not None:
             args.append(names.qualify(tool.output_class))
         entries.append(pysource.call(pysource.ident("CliTool"), args))

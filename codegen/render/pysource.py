@@ -224,7 +224,9 @@ def import_from(module: str, names: Sequence[tuple[str, str | None]]) -> PyCode:
         raise InternalGeneratorError(f"import from {module!r} without names")
     parts = []
     for name, alias in names:
-        parts.append(str(ident(name)) if alias is None or alias == name else f"{ident(name)} as {ident(alias)}")
+        parts.append(
+            str(ident(name)) if alias is None or alias == name else f"{ident(name)} as {ident(alias)}"
+        )
     return PyCode(f"from {dotted(module)} import {', '.join(parts)}", _TOKEN)
 
 
@@ -301,7 +303,9 @@ def _check_json(value: Any) -> None:
         item, depth = stack.pop()
         count += 1
         if count > MAX_LITERAL_ITEMS:
-            raise InternalGeneratorError(f"JSON value too large for a literal (more than {MAX_LITERAL_ITEMS} items)")
+            raise InternalGeneratorError(
+                f"JSON value too large for a literal (more than {MAX_LITERAL_ITEMS} items)"
+            )
         if depth > MAX_LITERAL_DEPTH:
             raise InternalGeneratorError(f"JSON value nested deeper than {MAX_LITERAL_DEPTH} levels")
         if item is None or isinstance(item, (bool, int, str)):
@@ -333,7 +337,9 @@ def _literal_node(value: Any) -> Node:
         return Brk(_OPEN_LIST, tuple(_literal_node(item) for item in value), _CLOSE_LIST, True)
     if not value:
         return PyLiteral("{}", _TOKEN)
-    items = tuple(Seq((PyLiteral(_string(key), _TOKEN), _COLON, _literal_node(item))) for key, item in value.items())
+    items = tuple(
+        Seq((PyLiteral(_string(key), _TOKEN), _COLON, _literal_node(item))) for key, item in value.items()
+    )
     return Brk(_OPEN_DICT, items, _CLOSE_DICT, True)
 
 
@@ -359,7 +365,9 @@ def literal(value: Any) -> PyLiteral:
 
 # Control characters but \t and \n, bidirectional controls (Trojan Source) and the Arabic letter mark,
 # line/paragraph separators, lone surrogates.
-_DROP = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+_DROP = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]"
+)
 
 
 def clean_text(text: str, *, keep_newlines: bool = True, max_chars: int = MAX_DOCSTRING_CHARS) -> str:
@@ -435,7 +443,9 @@ def docstring(text: str, *, indent: str) -> PyDocstring:
     if len(lines) > 1:
         raw = lines[0] + "\n" + "\n".join(indent + line if line else "" for line in lines[1:]) + "\n" + indent
         if _BACKSLASH_NEWLINE.search(raw):
-            return PyDocstring('"""' + raw + '"""', _TOKEN)  # black leaves such docstrings exactly as they are
+            return PyDocstring(
+                '"""' + raw + '"""', _TOKEN
+            )  # black leaves such docstrings exactly as they are
         value = fix_multiline_docstring(raw, indent)
     else:
         raw = body
@@ -545,7 +555,9 @@ def _same_but_layout(text: str, one_line: str) -> bool:
     commas and parentheses (spaces and newlines are the only white space in a statement: literals
     escape every other space character)."""
     if text.isascii() and one_line.isascii():  # the common case; bytes.translate drops them fastest
-        return text.encode().translate(None, _LAYOUT_BYTES) == one_line.encode().translate(None, _LAYOUT_BYTES)
+        return text.encode().translate(None, _LAYOUT_BYTES) == one_line.encode().translate(
+            None, _LAYOUT_BYTES
+        )
     return _without_layout(text) == _without_layout(one_line)
 
 

@@ -92,4 +92,3 @@ def tools_json(definitions: Iterable[Mapping[str, Any]]) -> str:
     _TOOLS_JSON.clear()
     _TOOLS_JSON[id(definitions)] = (definitions, text)
     return text
-

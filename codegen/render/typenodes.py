@@ -66,6 +66,8 @@ def _type_node(expr: ir.TypeExpr, names: TypeNames, *, plain: bool) -> Node:
         union = type_node(expr.union, names, plain=plain)
         if plain:
             return union
-        tag = call(ident(names.use("Field")), [keyword_arg("discriminator", literal_node(expr.discriminator))])
+        tag = call(
+            ident(names.use("Field")), [keyword_arg("discriminator", literal_node(expr.discriminator))]
+        )
         return seq(ident(names.use("Annotated")), brk("[", [union, tag], "]"))
     raise InternalGeneratorError(f"unknown type expression {expr!r:.80}")

@@ -91,10 +91,21 @@ _TOOL_NAME_CHARS = re.compile(r"[A-Za-z0-9_.-]")  # TOOLS-13
 _META_LABEL = re.compile(r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\Z")  # BASE-27
 _META_NAME = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?\Z")  # BASE-29
 # XHDR-12: words (or two adjacent words joined: api+key) in a parameter name that suggest a secret.
-_SECRET_WORDS: Final = frozenset({
-    "password", "passwd", "passphrase", "token", "secret", "apikey", "authorization", "credential", "credentials",
-    "accesskey", "privatekey",
-})
+_SECRET_WORDS: Final = frozenset(
+    {
+        "password",
+        "passwd",
+        "passphrase",
+        "token",
+        "secret",
+        "apikey",
+        "authorization",
+        "credential",
+        "credentials",
+        "accesskey",
+        "privatekey",
+    }
+)
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _SCHEMA_MEMBERS: Final = ("inputSchema", "outputSchema")
 _MESSAGE_LIMIT: Final = 300
@@ -117,7 +128,9 @@ class _Run:
     subschemas_left: int = 0  # of limits.max_total_subschemas
     exhausted: bool = False  # a limit across all tools was reached: stop
 
-    def add(self, tool: str | None, pointer: str, rule: str, message: str, severity: Severity = "error") -> None:
+    def add(
+        self, tool: str | None, pointer: str, rule: str, message: str, severity: Severity = "error"
+    ) -> None:
         self.diagnostics.append(Diagnostic(self.source, tool, pointer, rule, message, severity))
 
     def should(self, tool: str | None, pointer: str, rule: str, message: str) -> None:
@@ -143,7 +156,9 @@ def validate(spec: LoadedSpec, *, strict: bool = False, limits: Limits = DEFAULT
     kept: list[dict[str, Any]] = []
     if len(spec.tools) > limits.max_tools:
         run.add(
-            None, spec.pointer_prefix, "MCPGEN-LIMITS",
+            None,
+            spec.pointer_prefix,
+            "MCPGEN-LIMITS",
             f"{len(spec.tools)} tools listed; at most {limits.max_tools} are supported",
         )
         raise SpecValidationError(run.diagnostics)
@@ -158,13 +173,19 @@ def validate(spec: LoadedSpec, *, strict: bool = False, limits: Limits = DEFAULT
             run.add(None, pointer, "MCPGEN-TOOL-SHAPE", f"expected a tool object, found {describe(data)}")
             continue
         name = data.get("name")
-        shown = (name if len(name) <= limits.max_identifier else _shown_name(name)) if isinstance(name, str) else None
+        shown = (
+            (name if len(name) <= limits.max_identifier else _shown_name(name))
+            if isinstance(name, str)
+            else None
+        )
         tool = _Tool(index, pointer, data, shown)
         bounded, values = _check_bounds(run, tool)
         total_values += values
         if total_values > limits.max_total_values:
             run.add(
-                None, pointer, "MCPGEN-LIMITS",
+                None,
+                pointer,
+                "MCPGEN-LIMITS",
                 f"the tools hold more than {limits.max_total_values} JSON values in total; refusing to go on",
             )
             raise SpecValidationError(run.diagnostics)
@@ -176,8 +197,13 @@ def validate(spec: LoadedSpec, *, strict: bool = False, limits: Limits = DEFAULT
         if not tool.excluded:
             kept.append(data)
     if not any(d.severity == "error" for d in run.diagnostics) and spec.tools and not kept:
-        run.add(None, spec.pointer_prefix, "MCPGEN-NO-TOOLS", "no usable tools remain; the bindings would be empty",
-                "warning")
+        run.add(
+            None,
+            spec.pointer_prefix,
+            "MCPGEN-NO-TOOLS",
+            "no usable tools remain; the bindings would be empty",
+            "warning",
+        )
     if any(d.severity == "error" for d in run.diagnostics):
         raise SpecValidationError(run.diagnostics)
     warnings = sorted(run.diagnostics, key=Diagnostic.sort_key)
@@ -210,16 +236,24 @@ def _check_bounds(run: _Run, tool: _Tool) -> tuple[bool, int]:
         value, depth, link = pop()
         if depth > max_depth:
             where = link_pointer(link, tool.pointer)
-            run.add(tool.name, where, _limit_rule(where, tool.pointer),
-                    f"nested more than {limits.max_depth} levels deep; deeper schemas are refused "
-                    "so that validation and code generation stay bounded")
+            run.add(
+                tool.name,
+                where,
+                _limit_rule(where, tool.pointer),
+                f"nested more than {limits.max_depth} levels deep; deeper schemas are refused "
+                "so that validation and code generation stay bounded",
+            )
             return False, count
         count += len(value)
         if count > limits.max_values:
             where = link_pointer(link, tool.pointer)
-            run.add(tool.name, tool.pointer, _limit_rule(where, tool.pointer),
-                    f"the tool holds more than {limits.max_values} JSON values (limit reached at {where or '/'}); "
-                    "refusing to process a definition this large")
+            run.add(
+                tool.name,
+                tool.pointer,
+                _limit_rule(where, tool.pointer),
+                f"the tool holds more than {limits.max_values} JSON values (limit reached at {where or '/'}); "
+                "refusing to process a definition this large",
+            )
             return False, count
         depth += 1
         if isinstance(value, dict):
@@ -233,15 +267,23 @@ def _check_bounds(run: _Run, tool: _Tool) -> tuple[bool, int]:
                 elif isinstance(child, str):
                     cap = max_text if key in ("description", "title") else max_string
                     if len(child) > cap and len(problems) < 10:
-                        problems.append(((link, key), f"string of {len(child)} characters is longer than the "
-                                         f"limit of {cap}"))
+                        problems.append(
+                            (
+                                (link, key),
+                                f"string of {len(child)} characters is longer than the limit of {cap}",
+                            )
+                        )
         else:
             for position, child in enumerate(value):
                 if isinstance(child, (dict, list)):
                     push((child, depth, (link, str(position))))
                 elif isinstance(child, str) and len(child) > max_string and len(problems) < 10:
-                    problems.append(((link, str(position)), f"string of {len(child)} characters is longer than "
-                                     f"the limit of {max_string}"))
+                    problems.append(
+                        (
+                            (link, str(position)),
+                            f"string of {len(child)} characters is longer than the limit of {max_string}",
+                        )
+                    )
     for problem_link, problem in problems:
         where = link_pointer(problem_link, tool.pointer)
         run.add(tool.name, where, _limit_rule(where, tool.pointer), problem)
@@ -260,29 +302,54 @@ def _check_fields(run: _Run, tool: _Tool, first_by_name: dict[str, str]) -> None
     elif not isinstance(name, str):
         run.add(None, name_ptr, "MCPGEN-TOOL-SHAPE", f"`name` must be a string, found {describe(name)}")
     elif len(name) > run.limits.max_identifier:
-        run.add(tool.name, name_ptr, "MCPGEN-LIMITS",
-                f"name has {len(name)} characters; at most {run.limits.max_identifier} are accepted")
+        run.add(
+            tool.name,
+            name_ptr,
+            "MCPGEN-LIMITS",
+            f"name has {len(name)} characters; at most {run.limits.max_identifier} are accepted",
+        )
     else:
         _check_name(run, tool, name, name_ptr)
         if name in first_by_name:
-            run.add(tool.name, name_ptr, "TOOLS-15",
-                    f"duplicate tool name {name!r}, first listed at {first_by_name[name]}; tool names must be unique")
+            run.add(
+                tool.name,
+                name_ptr,
+                "TOOLS-15",
+                f"duplicate tool name {name!r}, first listed at {first_by_name[name]}; tool names must be unique",
+            )
         else:
             first_by_name[name] = name_ptr
     for member in ("title", "description"):
         if member in data and not isinstance(data[member], str):
-            run.add(tool.name, f"{ptr}/{member}", "MCPGEN-TOOL-SHAPE",
-                    f"`{member}` must be a string, found {describe(data[member])}")
+            run.add(
+                tool.name,
+                f"{ptr}/{member}",
+                "MCPGEN-TOOL-SHAPE",
+                f"`{member}` must be a string, found {describe(data[member])}",
+            )
     if "annotations" in data and not isinstance(data["annotations"], Mapping):
-        run.add(tool.name, ptr + "/annotations", "MCPGEN-TOOL-SHAPE",
-                f"`annotations` must be an object, found {describe(data['annotations'])}")
+        run.add(
+            tool.name,
+            ptr + "/annotations",
+            "MCPGEN-TOOL-SHAPE",
+            f"`annotations` must be an object, found {describe(data['annotations'])}",
+        )
     if "icons" in data and not isinstance(data["icons"], list):
-        run.add(tool.name, ptr + "/icons", "MCPGEN-TOOL-SHAPE",
-                f"`icons` must be an array, found {describe(data['icons'])}")
+        run.add(
+            tool.name,
+            ptr + "/icons",
+            "MCPGEN-TOOL-SHAPE",
+            f"`icons` must be an array, found {describe(data['icons'])}",
+        )
     if "_meta" in data:
         meta = data["_meta"]
         if not isinstance(meta, Mapping):
-            run.add(tool.name, ptr + "/_meta", "MCPGEN-TOOL-SHAPE", f"`_meta` must be an object, found {describe(meta)}")
+            run.add(
+                tool.name,
+                ptr + "/_meta",
+                "MCPGEN-TOOL-SHAPE",
+                f"`_meta` must be an object, found {describe(meta)}",
+            )
         else:
             for key in meta:
                 _check_meta_key(run, tool.name, key, join_pointer(ptr + "/_meta", key))
@@ -292,18 +359,28 @@ def _check_name(run: _Run, tool: _Tool, name: str, pointer: str) -> None:
     shown = tool.name
     if not name:
         tool.excluded = True
-        run.should(shown, pointer, "TOOLS-11", "the tool name is empty: no call could name this tool; "
-                   "the tool is excluded from the generated bindings")
+        run.should(
+            shown,
+            pointer,
+            "TOOLS-11",
+            "the tool name is empty: no call could name this tool; "
+            "the tool is excluded from the generated bindings",
+        )
         return
     if not 1 <= len(name) <= TOOL_NAME_MAX:
-        run.should(shown, pointer, "TOOLS-11",
-                   f"tool names should be 1-{TOOL_NAME_MAX} characters long; this one has {len(name)}")
+        run.should(
+            shown,
+            pointer,
+            "TOOLS-11",
+            f"tool names should be 1-{TOOL_NAME_MAX} characters long; this one has {len(name)}",
+        )
     bad = sorted({c for c in name if not _TOOL_NAME_CHARS.match(c)})
     if bad:
         rule = "TOOLS-14" if any(c.isspace() or c == "," for c in bad) else "TOOLS-13"
         shown_chars = ", ".join(repr(c) for c in bad[:10])
-        run.should(shown, pointer, rule,
-                   f"tool names should use only A-Z a-z 0-9 _ - . ; found {shown_chars}")
+        run.should(
+            shown, pointer, rule, f"tool names should use only A-Z a-z 0-9 _ - . ; found {shown_chars}"
+        )
 
 
 def _check_meta_key(run: _Run, shown: str | None, key: str, pointer: str) -> None:
@@ -312,14 +389,22 @@ def _check_meta_key(run: _Run, shown: str | None, key: str, pointer: str) -> Non
         labels = prefix.split(".")
         bad = [label for label in labels if not _META_LABEL.match(label)]
         if bad:
-            run.should(shown, pointer, "BASE-27",
-                       f"_meta key {_clip(key, 80)!r}: prefix labels must start with a letter and end with a letter "
-                       f"or digit (letters, digits, hyphens inside); bad label {_clip(bad[0], 40)!r}")
+            run.should(
+                shown,
+                pointer,
+                "BASE-27",
+                f"_meta key {_clip(key, 80)!r}: prefix labels must start with a letter and end with a letter "
+                f"or digit (letters, digits, hyphens inside); bad label {_clip(bad[0], 40)!r}",
+            )
             return
     if not _META_NAME.match(name):
-        run.should(shown, pointer, "BASE-29",
-                   f"_meta key {_clip(key, 80)!r}: the name must start and end with a letter or digit "
-                   "(hyphens, underscores, dots inside)")
+        run.should(
+            shown,
+            pointer,
+            "BASE-29",
+            f"_meta key {_clip(key, 80)!r}: the name must start and end with a letter or digit "
+            "(hyphens, underscores, dots inside)",
+        )
 
 
 # --------------------------------------------------------------------------- schemas
@@ -330,18 +415,31 @@ def _check_schemas(run: _Run, tool: _Tool) -> None:
     in_ptr = ptr + "/inputSchema"
     tool_budget = run.limits.max_subschemas
     if "inputSchema" not in data:
-        run.add(tool.name, ptr, "TOOLS-07", "tool has no `inputSchema`; use {\"type\": \"object\"} for a tool "
-                "without parameters")
+        run.add(
+            tool.name,
+            ptr,
+            "TOOLS-07",
+            'tool has no `inputSchema`; use {"type": "object"} for a tool without parameters',
+        )
     else:
         schema = data["inputSchema"]
         if not isinstance(schema, Mapping):
-            run.add(tool.name, in_ptr, "TOOLS-07", f"inputSchema must be a JSON Schema object, found {describe(schema)}")
+            run.add(
+                tool.name,
+                in_ptr,
+                "TOOLS-07",
+                f"inputSchema must be a JSON Schema object, found {describe(schema)}",
+            )
         else:
             if schema.get("type") != "object":
                 found = describe(schema["type"]) if "type" in schema else "no `type`"
-                run.add(tool.name, in_ptr + ("/type" if "type" in schema else ""), "TOOLS-08",
-                        f'inputSchema must have "type": "object" at the root (arguments are always an object); '
-                        f"found {found}")
+                run.add(
+                    tool.name,
+                    in_ptr + ("/type" if "type" in schema else ""),
+                    "TOOLS-08",
+                    f'inputSchema must have "type": "object" at the root (arguments are always an object); '
+                    f"found {found}",
+                )
             used = _check_schema(run, tool, schema, in_ptr, tool_budget)
             if used is None:
                 return  # over a size limit: nothing more is checked for this tool
@@ -351,13 +449,19 @@ def _check_schemas(run: _Run, tool: _Tool) -> None:
         out_ptr = ptr + "/outputSchema"
         schema = data["outputSchema"]
         if not isinstance(schema, Mapping):
-            run.add(tool.name, out_ptr, "MCPGEN-TOOL-SHAPE",
-                    f"outputSchema must be a JSON Schema object when present, found {describe(schema)}")
+            run.add(
+                tool.name,
+                out_ptr,
+                "MCPGEN-TOOL-SHAPE",
+                f"outputSchema must be a JSON Schema object when present, found {describe(schema)}",
+            )
         else:
             _check_schema(run, tool, schema, out_ptr, tool_budget)
 
 
-def _check_schema(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: str, tool_budget: int) -> int | None:
+def _check_schema(
+    run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: str, tool_budget: int
+) -> int | None:
     """Dialect, meta-schema, refs and loops of one schema; the subschemas it used, None over a limit."""
     dialect = _dialect(run, tool, schema, pointer)
     if dialect is None:
@@ -368,13 +472,21 @@ def _check_schema(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: st
     except SchemaLimitError as exc:
         if total_limited:
             run.exhausted = True
-            run.add(tool.name, pointer, "MCPGEN-LIMITS",
-                    f"the tools together hold more than {run.limits.max_total_subschemas} subschemas (limit reached "
-                    f"at {pointer}{exc.pointer}); refusing to go on")
+            run.add(
+                tool.name,
+                pointer,
+                "MCPGEN-LIMITS",
+                f"the tools together hold more than {run.limits.max_total_subschemas} subschemas (limit reached "
+                f"at {pointer}{exc.pointer}); refusing to go on",
+            )
         else:
-            run.add(tool.name, pointer, "SCHEMA-11",
-                    f"more than {run.limits.max_subschemas} subschemas in this tool (limit reached at "
-                    f"{pointer}{exc.pointer}); refusing to process a schema this large")
+            run.add(
+                tool.name,
+                pointer,
+                "SCHEMA-11",
+                f"more than {run.limits.max_subschemas} subschemas in this tool (limit reached at "
+                f"{pointer}{exc.pointer}); refusing to process a schema this large",
+            )
         return None
     run.subschemas_left -= len(index.subschemas)
     for sub_pointer, sub in index.subschemas.items():
@@ -382,9 +494,13 @@ def _check_schema(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: st
             nested = sub["$schema"]
             key = dialect_uri_key(nested) if isinstance(nested, str) else None
             if DIALECT_URIS.get(key or "") != dialect:
-                run.add(tool.name, f"{pointer}{sub_pointer}/$schema", "SCHEMA-06",
-                        f"dialect {_clip(repr(nested), 120)} differs from the schema's own ({dialect}); "
-                        "one dialect per schema is supported")
+                run.add(
+                    tool.name,
+                    f"{pointer}{sub_pointer}/$schema",
+                    "SCHEMA-06",
+                    f"dialect {_clip(repr(nested), 120)} differs from the schema's own ({dialect}); "
+                    "one dialect per schema is supported",
+                )
     _check_meta_schema(run, tool, index, pointer)
     _check_patterns(run, tool, index, pointer)
     for site in index.refs:
@@ -392,27 +508,45 @@ def _check_schema(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: st
         if resolution.problem is None:
             continue
         rule = {"network": "SCHEMA-08", "external": "SCHEMA-10", "local": "SCHEMA-07"}[resolution.kind]
-        hint = "" if resolution.kind == "local" else "; inline the definition under $defs and use '#/$defs/<name>'"
-        target = "" if resolution.target_text == site.ref else f" (-> {_clip(repr(resolution.target_text), 200)})"
-        run.add(tool.name, pointer + site.pointer, rule,
-                f"{site.keyword} {_clip(repr(site.ref), 200)}{target}: {resolution.problem}{hint}")
+        hint = (
+            ""
+            if resolution.kind == "local"
+            else "; inline the definition under $defs and use '#/$defs/<name>'"
+        )
+        target = (
+            "" if resolution.target_text == site.ref else f" (-> {_clip(repr(resolution.target_text), 200)})"
+        )
+        run.add(
+            tool.name,
+            pointer + site.pointer,
+            rule,
+            f"{site.keyword} {_clip(repr(site.ref), 200)}{target}: {resolution.problem}{hint}",
+        )
     cycle = index.in_place_cycle()
     if cycle is not None:
         steps = _loop_steps(index, cycle)
         path = " -> ".join((pointer + p) or "/" for p in [*steps[:8], cycle[-1]])
         offending = next((step for step in steps if step.rsplit("/", 1)[-1] in REF_KEYWORDS), cycle[0])
-        run.add(tool.name, pointer + offending, "SCHEMA-11",
-                f"subschemas apply each other to the same value in a loop ({_clip(path, 600)}); "
-                "validation would never terminate")
+        run.add(
+            tool.name,
+            pointer + offending,
+            "SCHEMA-11",
+            f"subschemas apply each other to the same value in a loop ({_clip(path, 600)}); "
+            "validation would never terminate",
+        )
     else:
         blowup = index.expansion_over(run.limits.max_expanded)
         if blowup is not None:
             site, expanded = blowup
             amount = f"{expanded:,}" if expanded < 10**15 else f"about 10^{len(str(expanded)) - 1}"
-            run.add(tool.name, pointer + site.pointer, "SCHEMA-11",
-                    f"{site.keyword} {_clip(repr(site.ref), 200)} expands to {amount} subschemas when references "
-                    f"are followed (at most {run.limits.max_expanded:,}): definitions that reference each other "
-                    "several times each multiply; refusing a schema whose expansion is this large")
+            run.add(
+                tool.name,
+                pointer + site.pointer,
+                "SCHEMA-11",
+                f"{site.keyword} {_clip(repr(site.ref), 200)} expands to {amount} subschemas when references "
+                f"are followed (at most {run.limits.max_expanded:,}): definitions that reference each other "
+                "several times each multiply; refusing a schema whose expansion is this large",
+            )
     return len(index.subschemas)
 
 
@@ -427,15 +561,23 @@ def _check_patterns(run: _Run, tool: _Tool, index: SchemaIndex, pointer: str) ->
         if isinstance(node.get("pattern"), str):
             found.append((sub_pointer + "/pattern", node["pattern"]))
         if isinstance(node.get("patternProperties"), Mapping):
-            found += [(join_pointer(sub_pointer + "/patternProperties", key), key) for key in node["patternProperties"]]
+            found += [
+                (join_pointer(sub_pointer + "/patternProperties", key), key)
+                for key in node["patternProperties"]
+            ]
         for where, regex in found:
             try:
                 re.compile(regex)
             except (re.error, RecursionError, OverflowError) as exc:
                 tool.excluded = True
-                run.add(tool.name, pointer + where, "MCPGEN-REGEX",
-                        f"{_clip(repr(regex), 120)} is not a regular expression this runtime can use ({exc}); "
-                        "the tool is excluded from the generated bindings", "warning")
+                run.add(
+                    tool.name,
+                    pointer + where,
+                    "MCPGEN-REGEX",
+                    f"{_clip(repr(regex), 120)} is not a regular expression this runtime can use ({exc}); "
+                    "the tool is excluded from the generated bindings",
+                    "warning",
+                )
 
 
 def _loop_steps(index: SchemaIndex, cycle: list[str]) -> list[str]:
@@ -460,9 +602,13 @@ def _dialect(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: str) ->
         shown = _clip(repr(declared), 120)
     else:
         shown = describe(declared)
-    run.add(tool.name, pointer + "/$schema", "SCHEMA-06",
-            f"dialect {shown} is not supported; supported: {SUPPORTED_DIALECTS} "
-            "(omit $schema for 2020-12, or use 'http://json-schema.org/draft-07/schema#')")
+    run.add(
+        tool.name,
+        pointer + "/$schema",
+        "SCHEMA-06",
+        f"dialect {shown} is not supported; supported: {SUPPORTED_DIALECTS} "
+        "(omit $schema for 2020-12, or use 'http://json-schema.org/draft-07/schema#')",
+    )
     return None
 
 
@@ -477,8 +623,12 @@ def _check_meta_schema(run: _Run, tool: _Tool, index: SchemaIndex, pointer: str)
             if (where, message) in seen:
                 continue
             if len(seen) >= run.limits.max_schema_errors:
-                run.add(tool.name, pointer, "SCHEMA-07",
-                        f"more than {run.limits.max_schema_errors} meta-schema errors; the rest are not shown")
+                run.add(
+                    tool.name,
+                    pointer,
+                    "SCHEMA-07",
+                    f"more than {run.limits.max_schema_errors} meta-schema errors; the rest are not shown",
+                )
                 return
             seen.add((where, message))
             run.add(tool.name, pointer + where, "SCHEMA-07", message)
@@ -503,12 +653,21 @@ def _check_headers(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: s
     params, violations = xheader.analyze(schema)
     for violation in violations:
         tool.excluded = True
-        run.add(tool.name, pointer + violation.pointer, violation.rule,
-                f"{violation.message}; the tool is excluded from the generated bindings (XHDR-10)", "warning")
+        run.add(
+            tool.name,
+            pointer + violation.pointer,
+            violation.rule,
+            f"{violation.message}; the tool is excluded from the generated bindings (XHDR-10)",
+            "warning",
+        )
     if tool.excluded:
         return
     for param in params:
         if _looks_secret(param.path[-1]) or _looks_secret(param.header.removeprefix(PARAM_PREFIX)):
-            run.should(tool.name, pointer + _property_pointer(param.path) + "/" + xheader.KEYWORD, "XHDR-12",
-                       f"parameter {_clip(repr(param.path[-1]), 80)} looks sensitive but is mirrored into the "
-                       f"{param.header!r} header, which intermediaries can see; remove its x-mcp-header")
+            run.should(
+                tool.name,
+                pointer + _property_pointer(param.path) + "/" + xheader.KEYWORD,
+                "XHDR-12",
+                f"parameter {_clip(repr(param.path[-1]), 80)} looks sensitive but is mirrored into the "
+                f"{param.header!r} header, which intermediaries can see; remove its x-mcp-header",
+            )

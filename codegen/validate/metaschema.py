@@ -73,13 +73,20 @@ def shallow_meta_schema(dialect: Dialect) -> dict[str, Any]:
 
     if dialect == DRAFT_07:
         document = documents.contents(_DRAFT_07_URI)
-        return {"type": ["object", "boolean"], "properties": _inline(document["properties"], _DRAFT_07_URI, documents)}
+        return {
+            "type": ["object", "boolean"],
+            "properties": _inline(document["properties"], _DRAFT_07_URI, documents),
+        }
     root = documents.contents(_DRAFT_2020_12_URI)
     properties: dict[str, Any] = {}
     for part in root["allOf"]:  # the vocabularies: meta/core, meta/applicator, ...
         vocabulary_uri = urljoin(_DRAFT_2020_12_URI, part["$ref"])
-        properties.update(_inline(documents.contents(vocabulary_uri)["properties"], vocabulary_uri, documents))
-    properties.update(_inline(root["properties"], _DRAFT_2020_12_URI, documents))  # legacy: definitions, dependencies
+        properties.update(
+            _inline(documents.contents(vocabulary_uri)["properties"], vocabulary_uri, documents)
+        )
+    properties.update(
+        _inline(root["properties"], _DRAFT_2020_12_URI, documents)
+    )  # legacy: definitions, dependencies
     return {"type": ["object", "boolean"], "properties": properties}
 
 
@@ -115,8 +122,13 @@ def _always(_instance: Any) -> bool:
 # The Python types of the JSON types, as jsonschema checks them for draft-07 and 2020-12
 # (jsonschema/_types.py): bool is only "boolean"; an integral float is "not sure" for "integer".
 _PY_TYPES: Final[Mapping[str, tuple[type, ...]]] = {
-    "array": (list,), "boolean": (bool,), "integer": (int,), "null": (type(None),), "number": (int, float),
-    "object": (dict,), "string": (str,),
+    "array": (list,),
+    "boolean": (bool,),
+    "integer": (int,),
+    "null": (type(None),),
+    "number": (int, float),
+    "object": (dict,),
+    "string": (str,),
 }
 # Keywords that never make an instance invalid here (`format` is not asserted: see `_validator`).
 _ANNOTATIONS: Final = frozenset({"$comment", "default", "deprecated", "format", "title", "description"})

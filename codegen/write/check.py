@@ -74,12 +74,18 @@ def check_package(out_dir: Path, pkg: GeneratedPackage) -> list[FileDiff]:
     diffs += [FileDiff(pdir, rel, "extra", "no longer generated; writing deletes it") for rel in plan.stale]
     for rel, (user_action, _) in plan.user.items():
         if user_action == "create":
-            diffs.append(FileDiff(pdir, rel, "missing", "user file; generating creates it once, then it is yours"))
+            diffs.append(
+                FileDiff(pdir, rel, "missing", "user file; generating creates it once, then it is yours")
+            )
     if not plan.manifest_content_same:
         old_manifest = pdir / MANIFEST_NAME
         if old_manifest.is_file():
             old = old_manifest.read_bytes()
-            diffs.append(FileDiff(pdir, MANIFEST_NAME, "differs", _diff(old, plan.manifest, f"{label}/{MANIFEST_NAME}")))
+            diffs.append(
+                FileDiff(
+                    pdir, MANIFEST_NAME, "differs", _diff(old, plan.manifest, f"{label}/{MANIFEST_NAME}")
+                )
+            )
         else:
             diffs.append(FileDiff(pdir, MANIFEST_NAME, "missing"))
     # the manifest is bookkeeping: list it after the files it describes

@@ -36,8 +36,6 @@ def has_marker(data: bytes) -> bool:
     return data.split(b"\n", 1)[0].startswith(GENERATED_MARKER)
 
 
-
-
 def manifest_bytes(
     package: str, owned: Mapping[str, bytes], input_key: str | None = None, user_files: Iterable[str] = ()
 ) -> bytes:
@@ -110,7 +108,9 @@ def read_manifest(package_dir: Path) -> tuple[frozenset[str], bytes | None]:
     path = package_dir / MANIFEST_NAME
     if not os.path.lexists(path):
         return frozenset(), None
-    how = f"delete {path} and run again (files without the mcpgen header will then be refused, not overwritten)"
+    how = (
+        f"delete {path} and run again (files without the mcpgen header will then be refused, not overwritten)"
+    )
     if path.is_symlink() or not path.is_file():
         raise OutputConflictError(f"{path} is not a regular file; {how}")
     data = path.read_bytes()

@@ -50,7 +50,9 @@ def _place(new_root: Path, rel: str, data: bytes, old: Path | None) -> None:
     for part in PurePosixPath(rel).parent.parts:  # create parents one by one, never through a link
         dest = dest / part
         if dest.is_symlink() or (os.path.lexists(dest) and not dest.is_dir()):
-            raise UnsafePathError(f"{rel!r}: {dest.relative_to(new_root)} is a symlink or file, not a directory")
+            raise UnsafePathError(
+                f"{rel!r}: {dest.relative_to(new_root)} is a symlink or file, not a directory"
+            )
         if not dest.exists():
             dest.mkdir()
     dest = new_root / rel
@@ -74,7 +76,9 @@ def _carry_over(package_dir: Path, new_root: Path, skip: frozenset[str]) -> None
     # Drop directories that only held stale owned files.
     for rel in sorted(skip, key=lambda r: -r.count("/")):
         parent = (new_root / rel).parent
-        while parent != new_root and parent.is_dir() and not parent.is_symlink() and not any(parent.iterdir()):
+        while (
+            parent != new_root and parent.is_dir() and not parent.is_symlink() and not any(parent.iterdir())
+        ):
             parent.rmdir()
             parent = parent.parent
 

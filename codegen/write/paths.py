@@ -28,7 +28,12 @@ def check_rel(rel: str, *, what: str = "generated file") -> str:
         raise UnsafePathError(f"{what} path {rel!r} is empty or not a string")
     bad = "\\" in rel or "\x00" in rel or ":" in rel
     pure = PurePosixPath(rel)
-    if bad or pure.is_absolute() or any(part in ("", ".", "..") for part in rel.split("/")) or str(pure) != rel:
+    if (
+        bad
+        or pure.is_absolute()
+        or any(part in ("", ".", "..") for part in rel.split("/"))
+        or str(pure) != rel
+    ):
         raise UnsafePathError(
             f"{what} path {rel!r} is not a plain relative path inside the package "
             "(absolute paths, '..', '.', backslashes and empty components are refused)"

@@ -139,8 +139,9 @@ class ResponseCache:
         # A JSON array: no separator can be forged by a cursor or URL (CACHE-03).
         return _json.dumps([self.server, version, method, _result_params(params), partition]).decode()
 
-    def lookup(self, method: str, params: Mapping[str, Any], version: str,
-               partition: str | None) -> CacheEntry | None:
+    def lookup(
+        self, method: str, params: Mapping[str, Any], version: str, partition: str | None
+    ) -> CacheEntry | None:
         """The entry for this request: a `public` one, else one of `partition` (None: none)."""
         if _is_mrtr(params):
             return None
@@ -152,8 +153,14 @@ class ResponseCache:
                 return entry
         return None
 
-    def save(self, method: str, params: Mapping[str, Any], version: str, partition: str | None,
-             result: dict[str, Any]) -> None:
+    def save(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        version: str,
+        partition: str | None,
+        result: dict[str, Any],
+    ) -> None:
         """Store a complete result under its scope; a private one needs a known partition."""
         if _is_mrtr(params) or result.get("resultType", "complete") != "complete":
             return  # CACHE-04, CACHE-02

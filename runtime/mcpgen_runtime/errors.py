@@ -71,8 +71,9 @@ class ServerExitedError(TransportError):
 
 
 class HttpStatusError(TransportError):
-    def __init__(self, message: str, *, status_code: int, body: bytes = b"",
-                 www_authenticate: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, status_code: int, body: bytes = b"", www_authenticate: str | None = None
+    ) -> None:
         super().__init__(message, retryable=status_code in RETRYABLE_STATUSES)
         self.status_code = status_code
         self.body = body
@@ -225,9 +226,16 @@ class InputRequiredError(McpRuntimeError):
     `client.call_tool(exc.tool, exc.arguments, input_responses={...}, request_state=exc.request_state)`.
     """
 
-    def __init__(self, message: str, *, input_requests: dict[str, Any], request_state: str | None,
-                 requests: Mapping[str, Any] | None = None, tool: str | None = None,
-                 arguments: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        input_requests: dict[str, Any],
+        request_state: str | None,
+        requests: Mapping[str, Any] | None = None,
+        tool: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.input_requests = input_requests
         self.request_state = request_state

@@ -22,8 +22,11 @@ def first_error(exc: ValidationError, value: Any) -> tuple[str, str]:
     first = errors[0]
     parts: list[str] = []
     for part in first["loc"]:
-        present = part in value if isinstance(value, dict) else (
-            isinstance(value, list) and isinstance(part, int) and -len(value) <= part < len(value))
+        present = (
+            part in value
+            if isinstance(value, dict)
+            else (isinstance(value, list) and isinstance(part, int) and -len(value) <= part < len(value))
+        )
         if present:
             value = value[part]
         elif isinstance(value, dict | list):

@@ -157,12 +157,38 @@ def _check_refs(schema: Mapping[str, Any], dialect: str) -> None:
 
 Predicate = Callable[[Any], bool]
 # Keywords the predicates implement exactly as jsonschema does for validity.
-_FAST_KEYWORDS = frozenset({
-    "type", "properties", "required", "additionalProperties", "propertyNames", "dependentRequired",
-    "minProperties", "maxProperties", "items", "minItems", "maxItems", "enum", "const",
-    "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-    "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "format",  # format: annotation only
-})
+_FAST_KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "propertyNames",
+        "dependentRequired",
+        "minProperties",
+        "maxProperties",
+        "items",
+        "minItems",
+        "maxItems",
+        "enum",
+        "const",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "format",  # format: annotation only
+    }
+)
 
 
 class _Unsupported(Exception):
@@ -286,13 +312,23 @@ def _fast(schema: Any, keywords: frozenset[str], depth: int = 0) -> Predicate:
     return _all(tests)
 
 
-def _object_test(schema: Mapping[str, Any], sub: Callable[[Any], Predicate], only_objects: bool) -> Predicate | None:
-    keys = ("properties", "required", "additionalProperties", "propertyNames", "dependentRequired",
-            "minProperties", "maxProperties")
+def _object_test(
+    schema: Mapping[str, Any], sub: Callable[[Any], Predicate], only_objects: bool
+) -> Predicate | None:
+    keys = (
+        "properties",
+        "required",
+        "additionalProperties",
+        "propertyNames",
+        "dependentRequired",
+        "minProperties",
+        "maxProperties",
+    )
     if not any(key in schema for key in keys):
         return None
-    properties = tuple((name, sub(value)) for name, value in schema.get("properties", {}).items()
-                       if value is not True)  # `true` accepts anything: nothing to check
+    properties = tuple(
+        (name, sub(value)) for name, value in schema.get("properties", {}).items() if value is not True
+    )  # `true` accepts anything: nothing to check
     known = frozenset(schema.get("properties", {}))
     required = tuple(schema.get("required", ()))
     extra = schema.get("additionalProperties", True)
@@ -363,9 +399,13 @@ def _other_tests(schema: Mapping[str, Any], sub: Callable[[Any], Predicate]) -> 
             return search is None or search(x) is not None
 
         tests.append(string_test)
-    bounds = [(key, schema[key]) for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
-              if key in schema]
+    bounds = [
+        (key, schema[key])
+        for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+        if key in schema
+    ]
     if bounds:
+
         def number_test(x: Any) -> bool:
             if not _is_number(x):
                 return True
@@ -455,7 +495,9 @@ def compile_schema(schema: Mapping[str, Any] | bool) -> Validate:
         cls.check_schema(schema)
     except SchemaError as exc:
         where = json_pointer(exc.absolute_path)
-        raise SchemaCompileError(f"invalid {_LABEL[dialect]} schema at {where or '/'}: {exc.message}") from exc
+        raise SchemaCompileError(
+            f"invalid {_LABEL[dialect]} schema at {where or '/'}: {exc.message}"
+        ) from exc
     if isinstance(schema, Mapping):
         _check_refs(schema, dialect)
     validator = cls(schema, registry=_LOCAL_ONLY)

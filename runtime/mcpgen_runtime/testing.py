@@ -20,10 +20,20 @@ __all__ = ["McpMock", "start_mock"]
 class McpMock(RunningMock):
     """A running mock (`url` or `command`, `calls`, `assert_called`, `assert_calls`, ...) and its clients."""
 
-    def __init__(self, running: RunningMock, client_class: type[Client], async_client_class: type[AsyncClient],
-                 stack: contextlib.ExitStack) -> None:
-        super().__init__(running.tools, url=running.url, command=running.command, server=running.server,
-                         record=running.record)
+    def __init__(
+        self,
+        running: RunningMock,
+        client_class: type[Client],
+        async_client_class: type[AsyncClient],
+        stack: contextlib.ExitStack,
+    ) -> None:
+        super().__init__(
+            running.tools,
+            url=running.url,
+            command=running.command,
+            server=running.server,
+            record=running.record,
+        )
         self.client_class = client_class
         self.async_client_class = async_client_class
         self._stack = stack
@@ -51,7 +61,9 @@ class McpMock(RunningMock):
         return self.async_client_class.stdio(self.command, **options)
 
 
-def _client_classes(package: str | None, client_class: type[Client] | None) -> tuple[type[Client], type[AsyncClient]]:
+def _client_classes(
+    package: str | None, client_class: type[Client] | None
+) -> tuple[type[Client], type[AsyncClient]]:
     sync_cls: type[Client] = Client
     async_cls: type[AsyncClient] = AsyncClient
     if package is not None:
@@ -65,7 +77,9 @@ def _client_classes(package: str | None, client_class: type[Client] | None) -> t
     return (client_class or sync_cls), async_cls
 
 
-def start_mock(stack: contextlib.ExitStack, *, client_class: type[Client] | None = None, **options: Any) -> McpMock:
+def start_mock(
+    stack: contextlib.ExitStack, *, client_class: type[Client] | None = None, **options: Any
+) -> McpMock:
     """Start a mock (options as `running_mock` takes them) whose mock and clients `stack` stops."""
     sync_cls, async_cls = _client_classes(options.get("package"), client_class)
     running = stack.enter_context(running_mock(**options))

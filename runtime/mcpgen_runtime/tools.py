@@ -33,7 +33,9 @@ class ToolSpec:
         params, violations = xheader.analyze(input_schema)
         if violations:
             first = violations[0]
-            raise ValueError(f"tool {definition.get('name')!r} at {first.pointer}: {first.rule}: {first.message}")
+            raise ValueError(
+                f"tool {definition.get('name')!r} at {first.pointer}: {first.rule}: {first.message}"
+            )
         required = input_schema.get("required", ())
         return ToolSpec(
             name=str(definition["name"]),
@@ -41,7 +43,9 @@ class ToolSpec:
             input_schema=input_schema,
             output_schema=output_schema if isinstance(output_schema, Mapping) else None,
             header_params=tuple(params),
-            required=frozenset(r for r in required if isinstance(r, str)) if isinstance(required, list) else frozenset(),
+            required=frozenset(r for r in required if isinstance(r, str))
+            if isinstance(required, list)
+            else frozenset(),
         )
 
 

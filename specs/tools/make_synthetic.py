@@ -23,9 +23,38 @@ import click
 __all__ = ["make_tools"]
 
 _WORDS = (
-    "user", "repo", "issue", "file", "branch", "commit", "label", "team", "project", "task", "event", "order",
-    "invoice", "payment", "account", "message", "channel", "thread", "record", "report", "metric", "alert",
-    "device", "sensor", "region", "bucket", "object", "queue", "job", "workflow", "secret", "policy",
+    "user",
+    "repo",
+    "issue",
+    "file",
+    "branch",
+    "commit",
+    "label",
+    "team",
+    "project",
+    "task",
+    "event",
+    "order",
+    "invoice",
+    "payment",
+    "account",
+    "message",
+    "channel",
+    "thread",
+    "record",
+    "report",
+    "metric",
+    "alert",
+    "device",
+    "sensor",
+    "region",
+    "bucket",
+    "object",
+    "queue",
+    "job",
+    "workflow",
+    "secret",
+    "policy",
 )
 _VERBS = ("get", "list", "create", "update", "delete", "search", "sync", "run", "cancel", "archive")
 _SENTENCE = (
@@ -107,32 +136,66 @@ def _complex(pick: _Pick, word: str) -> tuple[str, dict[str, Any], dict[str, Any
     kind = pick.number(9)
     defs: dict[str, Any] = {}
     if kind == 0:
-        schema: dict[str, Any] = {"type": "array", "items": _object(pick, word, 1), "description": f"{word} entries"}
+        schema: dict[str, Any] = {
+            "type": "array",
+            "items": _object(pick, word, 1),
+            "description": f"{word} entries",
+        }
     elif kind == 1:
-        schema = {"type": "object", "additionalProperties": {"type": "integer"}, "description": "Counts by key."}
+        schema = {
+            "type": "object",
+            "additionalProperties": {"type": "integer"},
+            "description": "Counts by key.",
+        }
     elif kind == 2:
-        schema = {"oneOf": [
-            {"type": "object", "properties": {"kind": {"const": "email"}, "address": {"type": "string"}},
-             "required": ["kind", "address"]},
-            {"type": "object", "properties": {"kind": {"const": "sms"}, "number": {"type": "string"}},
-             "required": ["kind", "number"]},
-        ]}
+        schema = {
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {"kind": {"const": "email"}, "address": {"type": "string"}},
+                    "required": ["kind", "address"],
+                },
+                {
+                    "type": "object",
+                    "properties": {"kind": {"const": "sms"}, "number": {"type": "string"}},
+                    "required": ["kind", "number"],
+                },
+            ]
+        }
     elif kind == 3:
         schema = {"anyOf": [{"type": "string"}, _object(pick, word, 2)]}
     elif kind == 4:
-        defs = {"node": {"type": "object", "properties": {
-            "name": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}
+        defs = {
+            "node": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                },
+            }
+        }
         schema = {"$ref": "#/$defs/node"}
     elif kind == 5:
-        schema = {"allOf": [
-            {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
-            {"type": "object", "properties": {"note": {"type": "string"}}},
-        ]}
+        schema = {
+            "allOf": [
+                {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+                {"type": "object", "properties": {"note": {"type": "string"}}},
+            ]
+        }
     elif kind == 6:
-        schema = {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}], "minItems": 2,
-                  "maxItems": 2, "items": False, "description": "A point."}
+        schema = {
+            "type": "array",
+            "prefixItems": [{"type": "number"}, {"type": "number"}],
+            "minItems": 2,
+            "maxItems": 2,
+            "items": False,
+            "description": "A point.",
+        }
     elif kind == 7:
-        schema = {"type": ["object", "null"], "properties": {"from": {"type": "string"}, "to": {"type": "string"}}}
+        schema = {
+            "type": ["object", "null"],
+            "properties": {"from": {"type": "string"}, "to": {"type": "string"}},
+        }
     else:
         schema = {"type": "object", "patternProperties": {"^x-": {"type": "string"}}}
     return word + pick.choice(("", "_spec", "Config", "_filter")), schema, defs
@@ -147,11 +210,20 @@ def _output(pick: _Pick, word: str) -> dict[str, Any] | None:
     if kind == 2:
         return pick.choice(({"type": "string"}, {"type": "integer"}, {"type": "boolean"}))
     if kind == 3:
-        return {"oneOf": [
-            {"type": "object", "properties": {"ok": {"const": True}, "value": {"type": "string"}}, "required": ["ok"]},
-            {"type": "object", "properties": {"ok": {"const": False}, "error": {"type": "string"}},
-             "required": ["ok", "error"]},
-        ]}
+        return {
+            "oneOf": [
+                {
+                    "type": "object",
+                    "properties": {"ok": {"const": True}, "value": {"type": "string"}},
+                    "required": ["ok"],
+                },
+                {
+                    "type": "object",
+                    "properties": {"ok": {"const": False}, "error": {"type": "string"}},
+                    "required": ["ok", "error"],
+                },
+            ]
+        }
     return _object(pick, word, 0)
 
 
@@ -162,7 +234,13 @@ def make_tools(count: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
     for index in range(count):
         verb, word = pick.choice(_VERBS), pick.choice(_WORDS)
         style = pick.number(5)
-        base = (f"{verb}_{word}", f"{verb}-{word}", f"{verb}{word.title()}", f"{word}.{verb}", f"{verb}_{word}_v2")[style]
+        base = (
+            f"{verb}_{word}",
+            f"{verb}-{word}",
+            f"{verb}{word.title()}",
+            f"{word}.{verb}",
+            f"{verb}_{word}_v2",
+        )[style]
         name = base if base not in seen else f"{base}_{index}"
         seen.add(name)
         properties: dict[str, Any] = {}
@@ -189,7 +267,10 @@ def make_tools(count: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
                 "properties": {"target": {"$ref": "#/definitions/target"}},
                 "definitions": {"target": _object(pick, word, 1)},
             }
-        tool: dict[str, Any] = {"name": name, "description": f"{verb.title()} a {word}. " * (1 + pick.number(3))}
+        tool: dict[str, Any] = {
+            "name": name,
+            "description": f"{verb.title()} a {word}. " * (1 + pick.number(3)),
+        }
         if pick.chance(20):
             tool["title"] = f"{verb.title()} {word}"
         tool["inputSchema"] = input_schema
@@ -203,7 +284,9 @@ def make_tools(count: int = 1000, seed: int = 0) -> list[dict[str, Any]]:
 @click.command(help=__doc__.splitlines()[0])
 @click.option("--tools", "count", type=int, default=1000, show_default=True, help="how many tools")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here, not stdout")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write here, not stdout"
+)
 def main(count: int, seed: int, output: Path | None) -> None:
     text = json.dumps({"tools": make_tools(count, seed)}, indent=1, sort_keys=False) + "\n"
     if output is None:

@@ -31,8 +31,21 @@ def protected_server(issuer: str, *extra: str, jwks_uri: str | None = None) -> I
     """The generated weather server (+ whoami) protected by `issuer`; yields its MCP URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    args = [PYTHON, "-m", "tests.auth.oauth_server_app", "--http", "--port", str(port),
-            "--oauth-issuer", issuer, "--resource", url, "--scope", "mcp:tools", *extra]
+    args = [
+        PYTHON,
+        "-m",
+        "tests.auth.oauth_server_app",
+        "--http",
+        "--port",
+        str(port),
+        "--oauth-issuer",
+        issuer,
+        "--resource",
+        url,
+        "--scope",
+        "mcp:tools",
+        *extra,
+    ]
     if jwks_uri is not None:
         args += ["--jwks-uri", jwks_uri]
     with running_server(args, port):
@@ -79,8 +92,12 @@ class BrowserlessLogin:
 def machine_token(issuer: str, resource: str, scope: str = "mcp:tools", client: str = "machine") -> str:
     """An access token for `resource` from one of the provider's client-credentials clients
     ("machine", or "alice", named like a user)."""
-    response = httpx.post(f"{issuer}/token", auth=(client, f"{client}-secret-0123456789"),
-                          data={"grant_type": "client_credentials", "resource": resource, "scope": scope}, timeout=10)
+    response = httpx.post(
+        f"{issuer}/token",
+        auth=(client, f"{client}-secret-0123456789"),
+        data={"grant_type": "client_credentials", "resource": resource, "scope": scope},
+        timeout=10,
+    )
     response.raise_for_status()
     token: str = response.json()["access_token"]
     return token

@@ -58,7 +58,8 @@ class KeyServer:
     def __enter__(self) -> KeyServer:
         self._thread.start()
         future = asyncio.run_coroutine_threadsafe(
-            asyncio.start_server(self._serve, "127.0.0.1", 0), self._loop)
+            asyncio.start_server(self._serve, "127.0.0.1", 0), self._loop
+        )
         self._server = future.result(10)
         return self
 
@@ -92,8 +93,9 @@ class KeyServer:
         if mode == "keys":
             writer.write(head + b"Content-Length: %d\r\n\r\n" % len(self._document) + self._document)
         elif mode == "500":
-            writer.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n"
-                         b"Connection: close\r\n\r\n")
+            writer.write(
+                b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            )
         elif mode == "reset":
             sock = writer.get_extra_info("socket")
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -169,8 +171,9 @@ def serving(app: Any, port: int | None = None) -> Iterator[int]:
         thread.join(10)
 
 
-def raw_post(port: int, body: bytes, headers: dict[str, str], *, chunked: bool = False,
-             timeout: float = 30.0) -> tuple[int | None, bytes]:
+def raw_post(
+    port: int, body: bytes, headers: dict[str, str], *, chunked: bool = False, timeout: float = 30.0
+) -> tuple[int | None, bytes]:
     """POST `body` to /mcp on a socket of its own; (status, rest of the answer), status None when
     the server closed without answering. Blocking sockets: the server may answer and close while
     the body is still going out (413), and its answer is read after the failed write."""
@@ -181,7 +184,7 @@ def raw_post(port: int, body: bytes, headers: dict[str, str], *, chunked: bool =
         fields["Content-Length"] = str(len(body))
     head = b"POST /mcp HTTP/1.1\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in fields.items()) + b"\r\n"
     step = 256 * 1024
-    parts = (body[start:start + step] for start in range(0, len(body), step))
+    parts = (body[start : start + step] for start in range(0, len(body), step))
     wire = (b"%x\r\n%s\r\n" % (len(part), part) for part in parts) if chunked else parts
     data = b""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:

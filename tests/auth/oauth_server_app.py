@@ -17,8 +17,14 @@ class WhoAmIServer(Server):
 
     def __init__(self, config: ServerConfig | None = None) -> None:
         super().__init__(config)
-        self.add_tool({"name": "whoami", "description": "The caller as the server sees it.",
-                       "inputSchema": {"type": "object"}}, self._whoami)
+        self.add_tool(
+            {
+                "name": "whoami",
+                "description": "The caller as the server sees it.",
+                "inputSchema": {"type": "object"},
+            },
+            self._whoami,
+        )
 
     async def _whoami(self, args: Any, ctx: ToolContext) -> str:
         principal = ctx.principal

@@ -47,8 +47,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.rfile.read(length)
         self.server.seen.append(f"{self.command} {self.path}")
         route = self.server.routes.get(urlsplit(self.path).path)
-        status, headers, body = (404, {}, b"") if route is None else (
-            route(self.command, self.path) if callable(route) else route)
+        status, headers, body = (
+            (404, {}, b"")
+            if route is None
+            else (route(self.command, self.path) if callable(route) else route)
+        )
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
@@ -84,14 +87,21 @@ def as_json(document: Any, status: int = 200) -> Answer:
     return status, {"Content-Type": "application/json"}, json.dumps(document).encode()
 
 
-def protected(server: Hostile, *, prm: Route | Answer | None = None, metadata: Route | Answer | None = None) -> str:
+def protected(
+    server: Hostile, *, prm: Route | Answer | None = None, metadata: Route | Answer | None = None
+) -> str:
     """An MCP endpoint that answers 401, its resource metadata and an authorization server."""
     root = base(server)
     server.routes["/mcp"] = (401, {"WWW-Authenticate": f'Bearer resource_metadata="{root}/prm"'}, b"")
     server.routes["/prm"] = prm or as_json({"resource": f"{root}/mcp", "authorization_servers": [root]})
-    server.routes["/.well-known/oauth-authorization-server"] = metadata or as_json({
-        "issuer": root, "authorization_endpoint": f"{root}/authorize", "token_endpoint": f"{root}/token",
-        "code_challenge_methods_supported": ["S256"]})
+    server.routes["/.well-known/oauth-authorization-server"] = metadata or as_json(
+        {
+            "issuer": root,
+            "authorization_endpoint": f"{root}/authorize",
+            "token_endpoint": f"{root}/token",
+            "code_challenge_methods_supported": ["S256"],
+        }
+    )
 
     def authorize(method: str, path: str) -> Answer:
         query = parse_qs(urlsplit(path).query)
@@ -110,8 +120,15 @@ class Follow:
 
 
 def login_error(url: str, *, timeout: float = 5.0) -> AuthorizationError:
-    auth = OAuth(client_id="cid", client_secret=SECRET, grant="authorization_code", redirect=Follow(),
-                 store=MemoryTokenStore(), timeout=timeout, max_response_bytes=64 * 1024)
+    auth = OAuth(
+        client_id="cid",
+        client_secret=SECRET,
+        grant="authorization_code",
+        redirect=Follow(),
+        store=MemoryTokenStore(),
+        timeout=timeout,
+        max_response_bytes=64 * 1024,
+    )
     with Client(url, auth=auth) as client, pytest.raises(AuthorizationError) as failed:
         client.list_tools()
     message = str(failed.value)
@@ -130,14 +147,23 @@ def test_resource_metadata_that_is_too_large(hostile: Hostile) -> None:
     assert "larger than" in str(login_error(url))
 
 
-@pytest.mark.parametrize(("document", "says"), [
-    ({"authorization_servers": ["http://127.0.0.1:1"]}, "has no `resource`"),
-    ({"resource": "RESOURCE"}, "lists no authorization_servers"),
-    ({"resource": "RESOURCE", "authorization_servers": "http://127.0.0.1:1"}, "must be a list of strings"),
-    ({"resource": "RESOURCE", "authorization_servers": ["http://auth.example.com"]}, "must use https"),
-    ({"resource": "http://127.0.0.1:1/mcp", "authorization_servers": ["https://a.example"]}, "not the server at"),
-    ([1, 2, 3], "not a JSON object"),
-])
+@pytest.mark.parametrize(
+    ("document", "says"),
+    [
+        ({"authorization_servers": ["http://127.0.0.1:1"]}, "has no `resource`"),
+        ({"resource": "RESOURCE"}, "lists no authorization_servers"),
+        (
+            {"resource": "RESOURCE", "authorization_servers": "http://127.0.0.1:1"},
+            "must be a list of strings",
+        ),
+        ({"resource": "RESOURCE", "authorization_servers": ["http://auth.example.com"]}, "must use https"),
+        (
+            {"resource": "http://127.0.0.1:1/mcp", "authorization_servers": ["https://a.example"]},
+            "not the server at",
+        ),
+        ([1, 2, 3], "not a JSON object"),
+    ],
+)
 def test_malformed_resource_metadata(hostile: Hostile, document: Any, says: str) -> None:
     root = base(hostile)
     text = json.dumps(document).replace("RESOURCE", f"{root}/mcp")
@@ -145,16 +171,24 @@ def test_malformed_resource_metadata(hostile: Hostile, document: Any, says: str)
     assert says in str(login_error(url))
 
 
-@pytest.mark.parametrize(("change", "says"), [
-    ({"issuer": "https://elsewhere.example"}, "refusing to use it"),
-    ({"token_endpoint": "http://tokens.example.com/token"}, "must use https"),
-    ({"code_challenge_methods_supported": ["plain"]}, "PKCE"),
-    ({"authorization_endpoint": "javascript:alert(1)"}, "absolute https URL"),
-])
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"issuer": "https://elsewhere.example"}, "refusing to use it"),
+        ({"token_endpoint": "http://tokens.example.com/token"}, "must use https"),
+        ({"code_challenge_methods_supported": ["plain"]}, "PKCE"),
+        ({"authorization_endpoint": "javascript:alert(1)"}, "absolute https URL"),
+    ],
+)
 def test_malformed_server_metadata(hostile: Hostile, change: dict[str, Any], says: str) -> None:
     root = base(hostile)
-    document = {"issuer": root, "authorization_endpoint": f"{root}/authorize", "token_endpoint": f"{root}/token",
-                "code_challenge_methods_supported": ["S256"], **change}
+    document = {
+        "issuer": root,
+        "authorization_endpoint": f"{root}/authorize",
+        "token_endpoint": f"{root}/token",
+        "code_challenge_methods_supported": ["S256"],
+        **change,
+    }
     url = protected(hostile, metadata=as_json(document))
     assert says in str(login_error(url))
 
@@ -178,13 +212,22 @@ def test_a_token_endpoint_that_hangs_fails_within_the_timeout(hostile: Hostile) 
     assert "no answer within 1.0s" in str(error) and time.monotonic() - started < 4
 
 
-@pytest.mark.parametrize(("answer", "says"), [
-    ((200, {"Content-Type": "text/html"}, b"<html>"), "is not JSON"),
-    (as_json({"token_type": "Bearer"}), "without a usable access_token"),
-    (as_json({"access_token": "abc", "token_type": "mac"}), "not Bearer"),
-    (as_json({"error": "invalid_grant", "error_description": "code expired"}, 400), "invalid_grant (code expired)"),
-    ((200, {"Content-Type": "application/json"}, b'{"access_token": "' + b"a" * 70000 + b'"}'), "larger than"),
-])
+@pytest.mark.parametrize(
+    ("answer", "says"),
+    [
+        ((200, {"Content-Type": "text/html"}, b"<html>"), "is not JSON"),
+        (as_json({"token_type": "Bearer"}), "without a usable access_token"),
+        (as_json({"access_token": "abc", "token_type": "mac"}), "not Bearer"),
+        (
+            as_json({"error": "invalid_grant", "error_description": "code expired"}, 400),
+            "invalid_grant (code expired)",
+        ),
+        (
+            (200, {"Content-Type": "application/json"}, b'{"access_token": "' + b"a" * 70000 + b'"}'),
+            "larger than",
+        ),
+    ],
+)
 def test_bad_token_answers(hostile: Hostile, answer: Answer, says: str) -> None:
     url = protected(hostile)
     hostile.routes["/token"] = answer
@@ -193,6 +236,10 @@ def test_bad_token_answers(hostile: Hostile, answer: Answer, says: str) -> None:
 
 def test_a_wrong_state_is_discarded_before_the_code_is_used(hostile: Hostile) -> None:
     url = protected(hostile)
-    hostile.routes["/authorize"] = (302, {"Location": "http://127.0.0.1:9/callback?code=the-code-xyz&state=forged"}, b"")
+    hostile.routes["/authorize"] = (
+        302,
+        {"Location": "http://127.0.0.1:9/callback?code=the-code-xyz&state=forged"},
+        b"",
+    )
     assert "state does not match" in str(login_error(url))
     assert not any(line.startswith("POST /token") for line in hostile.seen)

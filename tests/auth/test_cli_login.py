@@ -27,16 +27,32 @@ def env_for(token_file: Path) -> dict[str, str]:
 
 
 def run(args: list[str], token_file: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MCPGEN, *args], cwd=ROOT, env=env_for(token_file), capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL, check=False)
+    return subprocess.run(
+        [*MCPGEN, *args],
+        cwd=ROOT,
+        env=env_for(token_file),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
-def test_snapshot_logs_in_through_the_loopback_listener_and_reuses_the_login(server: str, tmp_path: Path) -> None:
+def test_snapshot_logs_in_through_the_loopback_listener_and_reuses_the_login(
+    server: str, tmp_path: Path
+) -> None:
     tokens = tmp_path / "config" / "tokens.json"
     out = tmp_path / "tools.json"
-    proc = subprocess.Popen([*MCPGEN, "snapshot", server, "-o", str(out), "--no-browser"], cwd=ROOT,
-                            env=env_for(tokens), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*MCPGEN, "snapshot", server, "-o", str(out), "--no-browser"],
+        cwd=ROOT,
+        env=env_for(tokens),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
         url = None
@@ -55,7 +71,10 @@ def test_snapshot_logs_in_through_the_loopback_listener_and_reuses_the_login(ser
             proc.kill()
             proc.wait()
     assert proc.returncode == 0, stderr
-    assert "saved" in stdout and {t["name"] for t in json.loads(out.read_text())["tools"]} >= {"calculate_sum", "whoami"}
+    assert "saved" in stdout and {t["name"] for t in json.loads(out.read_text())["tools"]} >= {
+        "calculate_sum",
+        "whoami",
+    }
 
     assert stat.S_IMODE(os.stat(tokens).st_mode) == 0o600  # AUTH-16
     stored = json.loads(tokens.read_text())
@@ -66,7 +85,11 @@ def test_snapshot_logs_in_through_the_loopback_listener_and_reuses_the_login(ser
     assert "To log in" not in again.stderr
 
     status = run(["auth", "status", server], tokens)
-    assert status.returncode == 0 and "issuer http://127.0.0.1:" in status.stdout and "mcp:tools" in status.stdout
+    assert (
+        status.returncode == 0
+        and "issuer http://127.0.0.1:" in status.stdout
+        and "mcp:tools" in status.stdout
+    )
     assert access not in status.stdout + status.stderr + stdout + stderr + again.stdout + again.stderr
 
     logout = run(["auth", "logout", server], tokens)

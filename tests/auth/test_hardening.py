@@ -47,25 +47,42 @@ class Protected(NamedTuple):
 
 
 @contextlib.contextmanager
-def protected(signer: Signer, keys: KeyServer, *, max_body_bytes: int = OLD_LIMIT, timeout: float = 5.0,
-              refetch_interval: float = 30.0, rate_limit: RateLimit | None = None) -> Iterator[Protected]:
+def protected(
+    signer: Signer,
+    keys: KeyServer,
+    *,
+    max_body_bytes: int = OLD_LIMIT,
+    timeout: float = 5.0,
+    refetch_interval: float = 30.0,
+    rate_limit: RateLimit | None = None,
+) -> Iterator[Protected]:
     """A ScopedServer protected by ISSUER, whose keys `keys` serves: every request needs mcp:tools,
     execute_sql needs db:write too. `signer` mints tokens for it."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     signer.audience = url
-    verifier = JwtVerifier(ISSUER, audience=url, jwks_uri=keys.url, timeout=timeout,
-                           refetch_interval=refetch_interval)
+    verifier = JwtVerifier(
+        ISSUER, audience=url, jwks_uri=keys.url, timeout=timeout, refetch_interval=refetch_interval
+    )
     verified: list[str] = []
 
     async def verify(token: str) -> Any:
         verified.append(token)
         return await verifier(token)
 
-    resource = ProtectedResource(verify=verify, resource=url, authorization_servers=(ISSUER,),
-                                 scopes=("mcp:tools",), tool_scopes={"execute_sql": ("db:write",)})
-    config = ServerConfig(auth=resource, max_body_bytes=max_body_bytes, rate_limit=rate_limit,
-                          state_secrets=("hardening-test-secret-0123456789",))
+    resource = ProtectedResource(
+        verify=verify,
+        resource=url,
+        authorization_servers=(ISSUER,),
+        scopes=("mcp:tools",),
+        tool_scopes={"execute_sql": ("db:write",)},
+    )
+    config = ServerConfig(
+        auth=resource,
+        max_body_bytes=max_body_bytes,
+        rate_limit=rate_limit,
+        state_secrets=("hardening-test-secret-0123456789",),
+    )
     server = ScopedServer(config)
     with serving(server.asgi_app(), port):
         yield Protected(url, port, server, verifier, verified)
@@ -100,8 +117,9 @@ def bearer(token: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("limit", [1 * MIB, 16 * MIB], ids=["1MiB", "16MiB"])
-def test_a_tool_never_runs_without_its_scope_whatever_the_body(signer: Signer, keys: KeyServer,
-                                                               limit: int) -> None:
+def test_a_tool_never_runs_without_its_scope_whatever_the_body(
+    signer: Signer, keys: KeyServer, limit: int
+) -> None:
     """execute_sql padded in `params._meta` to just under the server's limit, just over it, and to
     5 MiB (over the old fixed 4 MiB of the scope check): a token without db:write gets 403 or 413,
     never 200, in a 2026-07-28 request and in an initialize-based session, with Content-Length and
@@ -131,8 +149,11 @@ def test_a_tool_never_runs_without_its_scope_whatever_the_body(signer: Signer, k
         assert found == {key: 403 if key[1] <= limit else 413 for key in found}
         assert p.server.sql_runs == 0
 
-        scoped = [raw_post(p.port, *build(strong, size))[0]
-                  for build in (modern, in_session) for size in (limit - 1024, limit + 1)]
+        scoped = [
+            raw_post(p.port, *build(strong, size))[0]
+            for build in (modern, in_session)
+            for size in (limit - 1024, limit + 1)
+        ]
         assert scoped == [200, 413, 200, 413]
         assert p.server.sql_runs == 2
 
@@ -141,12 +162,18 @@ def test_each_request_is_verified_once(signer: Signer, keys: KeyServer) -> None:
     """The scope check's verification is the app's: refused, valid, short of a scope, or with a
     body the check reads, one verification per request."""
     with protected(signer, keys) as p, httpx.Client(timeout=10) as http:
+
         def post(token: str, message: dict[str, Any]) -> int:
             headers = {**mcp_headers(message), **bearer(token)}
             return http.post(p.url, content=json.dumps(message).encode(), headers=headers).status_code
 
-        tokens = [signer.random_kid(), "not-a-jwt", signer.token(sub="a", scope="mcp:tools"),
-                  signer.token(sub="b", scope="db:write"), signer.token(sub="c", scope="mcp:tools db:write")]
+        tokens = [
+            signer.random_kid(),
+            "not-a-jwt",
+            signer.token(sub="a", scope="mcp:tools"),
+            signer.token(sub="b", scope="db:write"),
+            signer.token(sub="c", scope="mcp:tools db:write"),
+        ]
         statuses = [post(token, call(1, "execute_sql", {})) for token in tokens]
         assert statuses == [401, 401, 403, 403, 200]
         assert p.verified == tokens
@@ -161,19 +188,22 @@ async def _burst(url: str, tokens: list[str]) -> list[tuple[int, float]]:
     """POST a call with each token at once; (status, seconds until answered) for each."""
     limits = httpx.Limits(max_connections=len(tokens), max_keepalive_connections=0)
     async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+
         async def one(token: str) -> tuple[int, float]:
             message = call(1, "me", {})
             started = time.monotonic()
-            response = await http.post(url, content=json.dumps(message).encode(),
-                                       headers={**mcp_headers(message), **bearer(token)})
+            response = await http.post(
+                url, content=json.dumps(message).encode(), headers={**mcp_headers(message), **bearer(token)}
+            )
             return response.status_code, time.monotonic() - started
 
         return list(await asyncio.gather(*(one(token) for token in tokens)))
 
 
 @pytest.mark.parametrize("mode", ["500", "reset", "silent", "drip", "huge"])
-def test_a_failing_key_endpoint_is_fetched_once_per_interval(signer: Signer, keys: KeyServer,
-                                                              mode: str) -> None:
+def test_a_failing_key_endpoint_is_fetched_once_per_interval(
+    signer: Signer, keys: KeyServer, mode: str
+) -> None:
     """No keys yet and the endpoint fails: 100 requests with random key ids at once start one
     fetch, which ends by its deadline (1 s here), and each is answered 401 within it; 100 more
     right after start none and wait for nothing. Before, every request fetched twice, and a fetch
@@ -230,11 +260,15 @@ def test_a_client_named_like_a_user_is_not_that_user(signer: Signer, keys: KeySe
     """User alice (sub alice, through some app) and client alice acting for itself (no sub, or sub
     = client_id): different principals, so the client cannot use alice's legacy session, redeem
     her requestState, or spend her rate-limit budget (each has a bucket of 3)."""
-    with protected(signer, keys, rate_limit=RateLimit(rate=0.01, burst=3)) as p, \
-            httpx.Client(base_url=p.url, timeout=10) as http:
+    with (
+        protected(signer, keys, rate_limit=RateLimit(rate=0.01, burst=3)) as p,
+        httpx.Client(base_url=p.url, timeout=10) as http,
+    ):
         user = signer.token(sub="alice", client_id="some-app", scope="mcp:tools")
-        clients = [signer.token(client_id="alice", scope="mcp:tools"),
-                   signer.token(sub="alice", client_id="alice", scope="mcp:tools")]
+        clients = [
+            signer.token(client_id="alice", scope="mcp:tools"),
+            signer.token(sub="alice", client_id="alice", scope="mcp:tools"),
+        ]
 
         session = legacy.LegacySession(http, token=user)
         session.initialize()
@@ -251,8 +285,9 @@ def test_a_client_named_like_a_user_is_not_that_user(signer: Signer, keys: KeySe
         caps: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
         state = post(user, call(3, "ask", {}, **caps))["result"]["requestState"]  # user: 2
         retry = call(4, "ask", {}, **caps)
-        retry["params"].update(requestState=state,
-                               inputResponses={"user_name": {"action": "accept", "content": {"name": "A"}}})
+        retry["params"].update(
+            requestState=state, inputResponses={"user_name": {"action": "accept", "content": {"name": "A"}}}
+        )
         for client in clients:
             error = post(client, retry)["error"]
             assert error["code"] == -32602 and "principal" in error["message"]

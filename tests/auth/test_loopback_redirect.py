@@ -67,8 +67,14 @@ def test_a_redirect_with_a_wrong_or_missing_state_is_answered_and_ignored() -> N
     login = Login(listener(timeout=20))
     login.start()
     with httpx.Client(timeout=10) as http:
-        refused = ("code=EVIL&state=forged", "code=EVIL", "code=EVIL&state=", "code=EVIL&state=%C3%A9t%C3%A9",
-                   f"code=EVIL&state={STATE}&state=x", "error=access_denied&state=forged")
+        refused = (
+            "code=EVIL&state=forged",
+            "code=EVIL",
+            "code=EVIL&state=",
+            "code=EVIL&state=%C3%A9t%C3%A9",
+            f"code=EVIL&state={STATE}&state=x",
+            "error=access_denied&state=forged",
+        )
         for query in refused:
             answer = http.get(f"{login.uri}?{query}")
             assert answer.status_code == 400 and "not the answer" in answer.text, query

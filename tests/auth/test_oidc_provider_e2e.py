@@ -52,7 +52,9 @@ def test_registers_logs_in_and_calls_a_server_that_verifies_the_jwt(server: str,
     assert subject == "alice" and "mcp:tools" in scopes.split() and principal == f"{issuer}#alice"
     assert handler.logins == 1
     record = store.load(f"tokens {server} -")
-    assert record is not None and record["tokens"]["issuer"] == issuer and record["tokens"]["resource"] == server
+    assert (
+        record is not None and record["tokens"]["issuer"] == issuer and record["tokens"]["resource"] == server
+    )
     assert record["tokens"]["refresh_token"]  # offline_access offered by the provider (AUTH-14)
     assert record["client"]["source"] == "dynamic" and store.load(f"client {issuer}") is not None
 
@@ -95,7 +97,9 @@ def test_a_token_for_another_audience_is_refused(server: str, issuer: str) -> No
     assert token not in str(refused.value) and token not in repr(refused.value.body)
 
 
-def test_a_token_for_this_server_works_and_an_expired_one_is_refused(short_server: str, short_issuer: str) -> None:
+def test_a_token_for_this_server_works_and_an_expired_one_is_refused(
+    short_server: str, short_issuer: str
+) -> None:
     token = machine_token(short_issuer, short_server)
     with Client(short_server, token_provider=lambda: token) as client:
         assert client.calculate_sum(a=1, b=2).text == "3"
@@ -177,8 +181,13 @@ def test_opaque_tokens_are_checked_by_introspection(issuer: str) -> None:
     assert token.count(".") != 2  # not a JWT
 
     def verifier(audience: str) -> IntrospectionVerifier:
-        return IntrospectionVerifier(f"{issuer}/token/introspection", audience=audience, issuer=issuer,
-                                     client_id="machine", client_secret="machine-secret-0123456789")
+        return IntrospectionVerifier(
+            f"{issuer}/token/introspection",
+            audience=audience,
+            issuer=issuer,
+            client_id="machine",
+            client_secret="machine-secret-0123456789",
+        )
 
     principal = asyncio.run(verifier(resource)(token))
     assert principal is not None and "mcp:tools" in principal.scopes and principal.client_id == "machine"

@@ -25,24 +25,36 @@ cli = "{cli}"
 
 def project(tmp_path: Path, *, kind: str = "client", cli: str = "wx", scripts: str = "") -> Path:
     shutil.copy(ROOT / "specs" / "weather.json", tmp_path / "weather.json")
-    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "demo"\nversion = "1"\n{scripts}\n'
-                                             + TARGET.format(kind=kind, cli=cli), "utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        f'[project]\nname = "demo"\nversion = "1"\n{scripts}\n' + TARGET.format(kind=kind, cli=cli), "utf-8"
+    )
     return tmp_path
 
 
 def generate(directory: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(MCPGEN), "generate"], cwd=directory, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [str(MCPGEN), "generate"], cwd=directory, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_the_name_is_the_commands_and_the_script_line_is_named(tmp_path: Path) -> None:
     done = generate(project(tmp_path))
     assert done.returncode == 0, done.stderr
-    assert ('note: to install the command \'wx\', add to [project.scripts] of the distribution that ships '
-            'wx_client: wx = "wx_client.__main__:main"') in done.stdout
-    assert 'run_cli(Client, _TOOLS, prog="wx")' in (tmp_path / "out" / "wx_client" / "__main__.py").read_text()
+    assert (
+        "note: to install the command 'wx', add to [project.scripts] of the distribution that ships "
+        'wx_client: wx = "wx_client.__main__:main"'
+    ) in done.stdout
+    assert (
+        'run_cli(Client, _TOOLS, prog="wx")' in (tmp_path / "out" / "wx_client" / "__main__.py").read_text()
+    )
     env = {**subprocess_env(), "PYTHONPATH": f"{tmp_path / 'out'}:{ROOT}"}
-    shown = subprocess.run([sys.executable, "-c", "from wx_client.__main__ import main; main()", "--help"],
-                           env=env, capture_output=True, text=True, timeout=60)
+    shown = subprocess.run(
+        [sys.executable, "-c", "from wx_client.__main__ import main; main()", "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert shown.returncode == 0 and shown.stdout.startswith("Usage: wx [OPTIONS] COMMAND [ARGS]...")
 
 

@@ -25,11 +25,15 @@ pytestmark = pytest.mark.timeout(90)
 @pytest.fixture(scope="module")
 def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     root = tmp_path_factory.mktemp("conformance_cli")
-    write_package(root, build_client(load_spec(ROOT / "specs" / "conformance.json"), package="conformance_cli"))
+    write_package(
+        root, build_client(load_spec(ROOT / "specs" / "conformance.json"), package="conformance_cli")
+    )
     sys.path.insert(0, str(root))
     try:
         package = importlib.import_module("conformance_cli")
-        yield build_cli(package.Client, importlib.import_module("conformance_cli.__main__")._TOOLS, prog="conf")
+        yield build_cli(
+            package.Client, importlib.import_module("conformance_cli.__main__")._TOOLS, prog="conf"
+        )
     finally:
         sys.path.remove(str(root))
         for name in [m for m in sys.modules if m.startswith("conformance_cli")]:
@@ -55,7 +59,9 @@ def test_elicitation_prompt_and_no_input(cli: Any, url: str) -> None:
     assert result.exit_code == EXIT_INPUT and "--no-input is set" in result.stderr
 
 
-@pytest.mark.parametrize("tool", ["test-input-required-result-sampling", "test-input-required-result-list-roots"])
+@pytest.mark.parametrize(
+    "tool", ["test-input-required-result-sampling", "test-input-required-result-list-roots"]
+)
 def test_sampling_and_roots_exit_4(cli: Any, url: str, tool: str) -> None:
     result = run(cli, url, tool)
     assert result.exit_code == EXIT_INPUT, result.output
@@ -75,7 +81,11 @@ def test_content_blocks_as_text(cli: Any, url: str) -> None:
 
 def test_stdio_server(cli: Any) -> None:
     server = f"{PYTHON} -m conformance_server --stdio"
-    result = CliRunner().invoke(cli, ["--stdio", server, "--format", "text", "test-simple-text"],
-                                env={"PYTHONPATH": f"{ROOT}:{ROOT / 'generated'}"}, catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli,
+        ["--stdio", server, "--format", "text", "test-simple-text"],
+        env={"PYTHONPATH": f"{ROOT}:{ROOT / 'generated'}"},
+        catch_exceptions=False,
+    )
     assert result.exit_code == 0, result.output
     assert result.stdout.strip()

@@ -33,10 +33,17 @@ FORM = {
     },
     "required": ["unit", "days"],
 }
-RESPONSES: dict[str, Any] = {"tools": {"get_weather_data": [
-    {"match": {"location": "ask"}, "elicit": {"message": "Which unit?\x1b[2J", "schema": FORM},
-     "structured": {"temperature": 70.5, "conditions": "sunny", "humidity": 20}},
-]}}
+RESPONSES: dict[str, Any] = {
+    "tools": {
+        "get_weather_data": [
+            {
+                "match": {"location": "ask"},
+                "elicit": {"message": "Which unit?\x1b[2J", "schema": FORM},
+                "structured": {"temperature": 70.5, "conditions": "sunny", "humidity": 20},
+            },
+        ]
+    }
+}
 
 
 @pytest.fixture(scope="module")
@@ -47,13 +54,19 @@ def mock() -> Iterator[RunningMock]:
 
 def ask(mock: RunningMock, *options: str, input: str | None = None) -> Result:
     mock.reset()
-    return CliRunner().invoke(CLI, ["--url", str(mock.url), *options, "get-weather-data", "--location", "ask"],
-                              input=input, catch_exceptions=False)
+    return CliRunner().invoke(
+        CLI,
+        ["--url", str(mock.url), *options, "get-weather-data", "--location", "ask"],
+        input=input,
+        catch_exceptions=False,
+    )
 
 
 def test_form_answered_on_the_terminal(mock: RunningMock) -> None:
     """IN-06/07: accept, then each field typed by its schema; a wrong answer is asked again."""
-    result = ask(mock, input="\nF\n9\n3\ny\n\n")  # accept (default), F, 9 (out of range: again), 3, yes, no note
+    result = ask(
+        mock, input="\nF\n9\n3\ny\n\n"
+    )  # accept (default), F, 9 (out of range: again), 3, yes, no note
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {"temperature": 70.5, "conditions": "sunny", "humidity": 20}
     assert mock.calls[0].elicited == {"action": "accept", "content": {"unit": "F", "days": 3, "alerts": True}}
@@ -90,27 +103,49 @@ def test_no_input_fails_with_exit_4(mock: RunningMock) -> None:
 
 
 def test_a_call_that_asks_nothing_runs_with_no_input(mock: RunningMock) -> None:
-    result = CliRunner().invoke(CLI, ["--url", str(mock.url), "--no-input", "get-weather-data", "--location", "Oslo"])
+    result = CliRunner().invoke(
+        CLI, ["--url", str(mock.url), "--no-input", "get-weather-data", "--location", "Oslo"]
+    )
     assert result.exit_code == 0, result.output
 
 
 def test_prompts_in_a_real_subprocess_over_stdio() -> None:
     """The package run as `python -m weather_client --stdio` against an out-of-process stdio mock,
     answers piped into stdin; and the same with --no-input."""
-    with running_mock(package="weather_client", responses=RESPONSES, transport="stdio", in_process=False) as stdio:
+    with running_mock(
+        package="weather_client", responses=RESPONSES, transport="stdio", in_process=False
+    ) as stdio:
         assert stdio.command is not None
         command = shlex.join(stdio.command)
 
         def cli(*options: str, input: str | None) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([PYTHON, "-m", "weather_client", "--stdio", command, *options, "get-weather-data",
-                                   "--location", "ask"], cwd=ROOT, env=subprocess_env(), input=input,
-                                  capture_output=True, text=True, timeout=60)
+            return subprocess.run(
+                [
+                    PYTHON,
+                    "-m",
+                    "weather_client",
+                    "--stdio",
+                    command,
+                    *options,
+                    "get-weather-data",
+                    "--location",
+                    "ask",
+                ],
+                cwd=ROOT,
+                env=subprocess_env(),
+                input=input,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
 
         done = cli(input="accept\nC\n5\nn\nhello\n")
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["temperature"] == 70.5
-        assert stdio.calls[-1].elicited == {"action": "accept",
-                                            "content": {"unit": "C", "days": 5, "alerts": False, "note": "hello"}}
+        assert stdio.calls[-1].elicited == {
+            "action": "accept",
+            "content": {"unit": "C", "days": 5, "alerts": False, "note": "hello"},
+        }
         done = cli("--no-input", input=None)
         assert done.returncode == 4, done.stderr
 

@@ -56,10 +56,14 @@ def refused(mock: RunningMock, *args: str) -> str:
 def test_enum_choices(mock: RunningMock) -> None:
     assert "'purple' is not one of 'red', 'green', 'blue'" in refused(mock, "enums", "--color", "purple")
     assert "'4' is not one of '1', '2', '3'" in refused(mock, "enums", "--color", "red", "--level", "4")
-    assert sent(mock, "enums", "--color", "red", "--level", "2", "--mixed", '{"k": "v"}', "--single", "only") == {
-        "color": "red", "level": 2, "mixed": {"k": "v"}, "single": "only"}
+    assert sent(
+        mock, "enums", "--color", "red", "--level", "2", "--mixed", '{"k": "v"}', "--single", "only"
+    ) == {"color": "red", "level": 2, "mixed": {"k": "v"}, "single": "only"}
     assert sent(mock, "enums", "--color", "blue", "--mixed", "true", "--nullable-enum", "y") == {
-        "color": "blue", "mixed": True, "nullable_enum": "y"}
+        "color": "blue",
+        "mixed": True,
+        "nullable_enum": "y",
+    }
     help_text = run(mock, "enums", "--help").stdout
     assert "--color [red|green|blue]" in help_text and "A string enum. [required]" in help_text
 
@@ -73,29 +77,43 @@ def test_numbers_are_range_checked(mock: RunningMock) -> None:
     assert "invalid arguments at /count" in refused(mock, "constraints", "--count", "3")  # multipleOf 2
     assert "invalid arguments at /name" in refused(mock, "constraints", "--name", "x" * 11)
     assert sent(mock, "constraints", "--count", "4", "--ratio", "0.25", "--tags", "a", "--tags", "b") == {
-        "count": 4, "ratio": 0.25, "tags": ["a", "b"]}
+        "count": 4,
+        "ratio": 0.25,
+        "tags": ["a", "b"],
+    }
 
 
 def test_booleans_arrays_and_sub_options(mock: RunningMock) -> None:
     assert sent(mock, "defaults", "--b", "--a", "1", "--a", "2", "--o.k", "val", "--i", "-3") == {
-        "b": True, "a": [1, 2], "o": {"k": "val"}, "i": -3}
+        "b": True,
+        "a": [1, 2],
+        "o": {"k": "val"},
+        "i": -3,
+    }
     assert sent(mock, "defaults", "--no-b") == {"b": False}
     assert sent(mock, "defaults") == {}  # omitted options are not sent: the server's defaults apply
     assert sent(mock, "defaults", "--o", '{"k": "x"}', "--o.k", "y", "--m", '{"x": 2}') == {
-        "o": {"k": "y"}, "m": {"x": 2}}
+        "o": {"k": "y"},
+        "m": {"x": 2},
+    }
     assert "'x' is not an integer" in refused(mock, "defaults", "--a", "1", "--a", "x")
 
 
 def test_nested_objects_as_json(mock: RunningMock) -> None:
-    assert sent(mock, "nested-objects", "--outer", '{"inner": {"leaf": "x"}}') == {"outer": {"inner": {"leaf": "x"}}}
+    assert sent(mock, "nested-objects", "--outer", '{"inner": {"leaf": "x"}}') == {
+        "outer": {"inner": {"leaf": "x"}}
+    }
     assert "is not a JSON object" in refused(mock, "nested-objects", "--outer", "[1]")
     assert "invalid arguments at /outer/inner" in refused(mock, "nested-objects", "--outer", '{"inner": {}}')
     assert "Missing option '--outer'" in refused(mock, "nested-objects")
 
 
 def test_python_names_become_options_and_wire_names_are_sent(mock: RunningMock) -> None:
-    tool = next(t for t in json.loads((GENERATED / "shapes_client" / "tools.json").read_text())["tools"]
-                if t["name"] == "names")
+    tool = next(
+        t
+        for t in json.loads((GENERATED / "shapes_client" / "tools.json").read_text())["tools"]
+        if t["name"] == "names"
+    )
     required = tool["inputSchema"]["required"]
     arguments = sent(mock, "names", "--class", "c", "--first-name-3", "f", "--json-", "j", "--self", "s")
     assert set(required) <= set(arguments) and "self" in arguments and "json" in arguments
@@ -120,7 +138,10 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         for path in sorted((ROOT / "tests" / "hostile" / "corpus").glob("*.json")):
             package = f"hostile_cli_{path.stem}"
             write_package(root, build_client(load_spec(path), package=package))
-            modules[path.stem] = (importlib.import_module(package), importlib.import_module(f"{package}.__main__"))
+            modules[path.stem] = (
+                importlib.import_module(package),
+                importlib.import_module(f"{package}.__main__"),
+            )
         yield modules
     finally:
         sys.path.remove(str(root))
@@ -161,7 +182,8 @@ def test_hostile_enum_values_are_choices_only_when_they_print(hostile: dict[str,
         (line,) = [line for line in help_text.splitlines() if line.startswith("  --choice ")]
         kinds.add("choice" if line.startswith("  --choice [") else line.split()[1])
         # a value outside the enum is refused before anything is sent (nothing listens on port 9)
-        result = CliRunner().invoke(cli, ["--url", "http://127.0.0.1:9/mcp", tool.command, "--fixed", "nope",
-                                          "--choice", "nope"])
+        result = CliRunner().invoke(
+            cli, ["--url", "http://127.0.0.1:9/mcp", tool.command, "--fixed", "nope", "--choice", "nope"]
+        )
         assert result.exit_code == 2, result.output
     assert kinds == {"choice", "VALUE"}

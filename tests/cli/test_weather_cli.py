@@ -48,13 +48,17 @@ def call(url: str, *args: str) -> tuple[int, Any]:
 def test_get_weather_prints_the_content_blocks(url: str) -> None:
     code, out = call(url, "get-weather", "--location", "Berlin")
     assert code == 0
-    assert out == [{"type": "text", "text": "Current weather in Berlin:\nTemperature: 20.4°C\nConditions: snow"}]
+    assert out == [
+        {"type": "text", "text": "Current weather in Berlin:\nTemperature: 20.4°C\nConditions: snow"}
+    ]
 
 
 def test_get_weather_data_prints_the_checked_structured_content(url: str) -> None:
     """TOOLS-20: the structured content is checked against the outputSchema, then printed."""
     assert call(url, "get-weather-data", "--location", "Berlin") == (
-        0, {"temperature": 20.4, "conditions": "snow", "humidity": 34.0})
+        0,
+        {"temperature": 20.4, "conditions": "snow", "humidity": 34.0},
+    )
 
 
 def test_list_users_prints_an_array(url: str) -> None:
@@ -84,17 +88,20 @@ def test_get_current_time(url: str) -> None:
 # ------------------------------------------------------------------------------- usage errors
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["calculate-sum", "--a", "two", "--b", "1"], "Invalid value for '--a': 'two' is not a number"),
-    (["calculate-sum", "--a", "nan", "--b", "1"], "'nan' is not a number"),
-    (["calculate-sum", "--a", "1"], "Missing option '--b'"),
-    (["get-weather"], "Missing option '--location'"),
-    (["get-weather", "--location", "x", "--days", "3"], "No such option '--days'"),
-    (["get-wether", "--location", "x"], "No such command 'get-wether'"),
-    (["calculate-sum", "--json", "[1, 2]"], "is not a JSON object"),
-    (["calculate-sum", "--json", "{nope"], "is not valid JSON"),
-    (["get-current-time", "--json", '{"x": 1}'], "invalid arguments at /: Additional properties"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["calculate-sum", "--a", "two", "--b", "1"], "Invalid value for '--a': 'two' is not a number"),
+        (["calculate-sum", "--a", "nan", "--b", "1"], "'nan' is not a number"),
+        (["calculate-sum", "--a", "1"], "Missing option '--b'"),
+        (["get-weather"], "Missing option '--location'"),
+        (["get-weather", "--location", "x", "--days", "3"], "No such option '--days'"),
+        (["get-wether", "--location", "x"], "No such command 'get-wether'"),
+        (["calculate-sum", "--json", "[1, 2]"], "is not a JSON object"),
+        (["calculate-sum", "--json", "{nope"], "is not valid JSON"),
+        (["get-current-time", "--json", '{"x": 1}'], "invalid arguments at /: Additional properties"),
+    ],
+)
 def test_usage_errors_exit_2_before_anything_is_sent(url: str, args: list[str], message: str) -> None:
     result = run("--url", url, *args)
     assert result.exit_code == 2, result.output
@@ -125,7 +132,10 @@ def test_json_arguments_and_options_on_top(url: str, tmp_path: Any) -> None:
 
 def test_format_text(url: str) -> None:
     result = run("--url", url, "--format", "text", "get-weather", "--location", "Berlin")
-    assert (result.exit_code, result.stdout) == (0, "Current weather in Berlin:\nTemperature: 20.4°C\nConditions: snow\n")
+    assert (result.exit_code, result.stdout) == (
+        0,
+        "Current weather in Berlin:\nTemperature: 20.4°C\nConditions: snow\n",
+    )
     data = run("--url", url, "--format", "text", "get-weather-data", "--location", "Berlin")
     assert json.loads(data.stdout)["conditions"] == "snow"  # structured only: its JSON
 
@@ -136,8 +146,14 @@ def test_format_text(url: str) -> None:
 def test_help_lists_every_tool_and_the_exit_codes() -> None:
     result = run("--help")
     assert result.exit_code == 0
-    for command in ("get-weather", "get-weather-data", "list-users", "execute-sql", "calculate-sum",
-                    "get-current-time"):
+    for command in (
+        "get-weather",
+        "get-weather-data",
+        "list-users",
+        "execute-sql",
+        "calculate-sum",
+        "get-current-time",
+    ):
         assert re.search(rf"^  {command} ", result.stdout, re.M), command
     assert "Weather Information Provider" in result.stdout  # titles as the short help
     assert "4 the server asked for input" in result.stdout
@@ -172,8 +188,15 @@ def test_headers_and_bearer_token_reach_the_server(url: str, monkeypatch: pytest
 
 
 def _module(*args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PYTHON, "-m", "weather_client", *args], cwd=ROOT, env=subprocess_env(), input=input,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [PYTHON, "-m", "weather_client", *args],
+        cwd=ROOT,
+        env=subprocess_env(),
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_python_m_over_http(url: str) -> None:

@@ -32,7 +32,9 @@ def binary(name: str) -> str:
     """The path of `name`, or skip the test naming what is missing."""
     found = find_binary(name)
     if found is None:
-        pytest.skip(f"{name} is not installed (`make services` installs it from Debian packages when run as root)")
+        pytest.skip(
+            f"{name} is not installed (`make services` installs it from Debian packages when run as root)"
+        )
     return found
 
 
@@ -72,9 +74,22 @@ class Replica:
     def start(self) -> None:
         with self._log.open("ab") as log:
             self.proc = subprocess.Popen(
-                [PYTHON, "-m", PACKAGE, "--http", "--port", str(self.port), "--shutdown-grace", "10",
-                 *self.extra_args],
-                cwd=ROOT, env=self._env, stdout=subprocess.DEVNULL, stderr=log)
+                [
+                    PYTHON,
+                    "-m",
+                    PACKAGE,
+                    "--http",
+                    "--port",
+                    str(self.port),
+                    "--shutdown-grace",
+                    "10",
+                    *self.extra_args,
+                ],
+                cwd=ROOT,
+                env=self._env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
 
     def wait_ready(self) -> None:
         wait_for_port(self.port, None)
@@ -124,7 +139,9 @@ class Cluster:
 
     def _start_nginx(self) -> None:
         # The shipped configuration with loopback addresses (bench/proxy.py).
-        self._nginx = Nginx(self.nginx_bin, [r.address for r in self.replicas], package=PACKAGE, port=self.port)
+        self._nginx = Nginx(
+            self.nginx_bin, [r.address for r in self.replicas], package=PACKAGE, port=self.port
+        )
         self._nginx.start()
 
     def start_redis(self) -> None:

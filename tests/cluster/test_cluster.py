@@ -43,8 +43,9 @@ def _text(result: ToolResult) -> Any:
     return None if result.is_error or not result.content else getattr(result.content[0], "text", None)
 
 
-async def _steady_load(url: str, *, seconds: float, event: Any, retries: int = 0,
-                       concurrent: int = 4) -> list[Call]:
+async def _steady_load(
+    url: str, *, seconds: float, event: Any, retries: int = 0, concurrent: int = 4
+) -> list[Call]:
     """One client calling FAST back to back, and `concurrent` clients calling SLOW (progress on,
     so each reply is a stream), for `seconds`; `event()` runs in a thread a third of the way in."""
     calls: list[Call] = []
@@ -58,7 +59,9 @@ async def _steady_load(url: str, *, seconds: float, event: Any, retries: int = 0
                 except McpRuntimeError as exc:
                     calls.append(Call(tool, None, exc))
 
-    workers = [asyncio.create_task(worker(FAST))] + [asyncio.create_task(worker(SLOW)) for _ in range(concurrent)]
+    workers = [asyncio.create_task(worker(FAST))] + [
+        asyncio.create_task(worker(SLOW)) for _ in range(concurrent)
+    ]
     await asyncio.sleep(seconds / 3)
     await asyncio.to_thread(event)
     await asyncio.sleep(seconds * 2 / 3)
@@ -101,7 +104,7 @@ def test_sigkill_under_load_loses_no_completed_call(cluster: Cluster) -> None:
     asyncio.run(_retry(cluster.url, failed))  # a retry reaches a survivor
     completed = [call for call in calls if call.result is not None]
     assert len(completed) > 50, len(completed)  # the load went on after the kill
-    late = [call for call in calls[len(calls) * 2 // 3:] if call.error is not None]
+    late = [call for call in calls[len(calls) * 2 // 3 :] if call.error is not None]
     assert not late, late  # nginx stopped sending work to the dead replica
 
 
@@ -120,7 +123,9 @@ def test_sigterm_under_load_fails_nothing(cluster: Cluster) -> None:
         assert victim.proc is not None
         started = time.monotonic()
         victim.proc.wait(10)
-        assert time.monotonic() - started < 8  # drained (pooled connections close within nginx's 4 s), not cut at the 10 s grace
+        assert (
+            time.monotonic() - started < 8
+        )  # drained (pooled connections close within nginx's 4 s), not cut at the 10 s grace
 
     calls = asyncio.run(_steady_load(cluster.url, seconds=3.0, event=drain))
     _check_completed(calls)

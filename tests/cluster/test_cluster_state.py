@@ -43,8 +43,11 @@ def _round_one(url: str) -> tuple[dict[str, Any], str]:
 
 
 def _retry_message(message: dict[str, Any], state: str, id_: int) -> dict[str, Any]:
-    return {**message, "id": id_, "params": {**message["params"], "inputResponses": CONFIRMED,
-                                             "requestState": state}}
+    return {
+        **message,
+        "id": id_,
+        "params": {**message["params"], "inputResponses": CONFIRMED, "requestState": state},
+    }
 
 
 def _retry(url: str, message: dict[str, Any], state: str, id_: int) -> httpx.Response:
@@ -57,7 +60,8 @@ def _every_url(cluster: Cluster) -> list[str]:
 
 
 def test_mrtr_retry_on_another_replica_completes_and_the_redeemed_state_is_refused_everywhere(
-        cluster: Cluster) -> None:
+    cluster: Cluster,
+) -> None:
     first, second = cluster.replicas[0], cluster.replicas[1]
     message, state = _round_one(first.url)
     done = _retry(second.url, message, state, 2)
@@ -81,7 +85,9 @@ def test_a_tampered_state_is_refused_by_every_replica(cluster: Cluster) -> None:
 
 def test_the_runtime_client_completes_multi_round_trip_calls_through_nginx(cluster: Cluster) -> None:
     """Each call's round two is a new request that nginx sends to the next replica."""
-    with Client(cluster.url, on_elicit=lambda request: ElicitResult.accept({"ok": True}), timeout=10) as client:
+    with Client(
+        cluster.url, on_elicit=lambda request: ElicitResult.accept({"ok": True}), timeout=10
+    ) as client:
         for _ in range(len(cluster.replicas) + 1):
             assert client.call_tool(STATE_TOOL, {}).text.startswith("state-ok")
 
@@ -94,8 +100,12 @@ def test_a_legacy_session_opened_through_nginx_is_served_by_every_replica(cluste
             with httpx.Client(base_url=replica.url, timeout=10) as direct:
                 session.http = direct
                 listed = session.exchange(legacy.request(10 + index, "tools/list"))
-                assert listed.status == 200 and any(t["name"] == "test_simple_text" for t in listed.result["tools"])
-                assert session.exchange(legacy.call(20 + index, "test_simple_text")).result["content"][0]["text"]
+                assert listed.status == 200 and any(
+                    t["name"] == "test_simple_text" for t in listed.result["tools"]
+                )
+                assert session.exchange(legacy.call(20 + index, "test_simple_text")).result["content"][0][
+                    "text"
+                ]
         with httpx.Client(base_url=cluster.replicas[0].url, timeout=10) as direct:
             session.http = direct
             assert session.delete().status_code == 200
@@ -105,8 +115,10 @@ def test_a_legacy_session_opened_through_nginx_is_served_by_every_replica(cluste
 
 
 def test_last_event_id_resumes_a_stream_on_another_replica(cluster: Cluster) -> None:
-    with (httpx.Client(base_url=cluster.replicas[0].url, timeout=10) as on_a,
-          httpx.Client(base_url=cluster.replicas[1].url, timeout=10) as on_b):
+    with (
+        httpx.Client(base_url=cluster.replicas[0].url, timeout=10) as on_a,
+        httpx.Client(base_url=cluster.replicas[1].url, timeout=10) as on_b,
+    ):
         session = legacy.LegacySession(on_a, capabilities=ELICIT)
         session.initialize()
         closed = session.exchange(legacy.call(1, "test_reconnection"))  # priming event, then A closes
@@ -134,28 +146,45 @@ def test_the_official_sdk1_client_keeps_its_session_across_replicas(cluster: Clu
     replicas other than the one that opened the session."""
     user = {"username": "ada", "email": "ada@example.org"}
     calls = [("test_simple_text", {})] * len(cluster.replicas) + [
-        ("test_elicitation", {"message": "Who are you?"}), ("test_tool_with_progress", {}), ("test_reconnection", {})]
-    args = [str(needs_peer(SDK1_PYTHON, "the official SDK 1.x")), str(ROOT / "tests" / "peers" / "sdk1_client.py"),
-            "--progress", "--elicit-accept", json.dumps(user)]
+        ("test_elicitation", {"message": "Who are you?"}),
+        ("test_tool_with_progress", {}),
+        ("test_reconnection", {}),
+    ]
+    args = [
+        str(needs_peer(SDK1_PYTHON, "the official SDK 1.x")),
+        str(ROOT / "tests" / "peers" / "sdk1_client.py"),
+        "--progress",
+        "--elicit-accept",
+        json.dumps(user),
+    ]
     for name, arguments in calls:
         args += ["--call", name, json.dumps(arguments)]
-    done = subprocess.run([*args, cluster.url], cwd=ROOT, env=subprocess_env(), capture_output=True, timeout=50,
-                          check=False)
+    done = subprocess.run(
+        [*args, cluster.url], cwd=ROOT, env=subprocess_env(), capture_output=True, timeout=50, check=False
+    )
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-4000:]
     report = json.loads(done.stdout.splitlines()[-1])
     assert report["protocolVersion"] == "2025-11-25" and report["sessionId"]
-    texts = ["".join(block["text"] for block in call["content"] if block["type"] == "text") for call in report["calls"]]
+    texts = [
+        "".join(block["text"] for block in call["content"] if block["type"] == "text")
+        for call in report["calls"]
+    ]
     assert all(not call.get("isError") and "error" not in call for call in report["calls"]), report["calls"]
-    assert texts[:len(cluster.replicas)] == ["This is a simple text response for testing."] * len(cluster.replicas)
-    elicited, progress, reconnection = texts[len(cluster.replicas):]
+    assert texts[: len(cluster.replicas)] == ["This is a simple text response for testing."] * len(
+        cluster.replicas
+    )
+    elicited, progress, reconnection = texts[len(cluster.replicas) :]
     assert elicited == f"User response: action=accept, content={json.dumps(user, sort_keys=True)}"
     assert progress.startswith("Progress test completed") and report["calls"][-2]["progress"]
     assert reconnection.startswith("Reconnection test completed")
 
 
 def _list_changed(reader: SseReader) -> list[Any]:
-    return [item for item in reader.items
-            if item[0] == "event" and item[1].get("method") == "notifications/tools/list_changed"]
+    return [
+        item
+        for item in reader.items
+        if item[0] == "event" and item[1].get("method") == "notifications/tools/list_changed"
+    ]
 
 
 def test_a_listen_stream_on_one_replica_hears_a_change_caused_on_another(cluster: Cluster) -> None:
@@ -205,7 +234,10 @@ def test_redis_restarted_mid_run(cluster: Cluster) -> None:
             assert down.status_code == 503 and down.headers["retry-after"] == "1", (url, down.text)
             assert "store is unavailable" in down.json()["error"]["message"]
             assert down.json()["error"]["data"]["retryable"] is True
-        with Client(cluster.url, era="legacy", timeout=10) as client, pytest.raises(ServiceUnavailableError) as caught:
+        with (
+            Client(cluster.url, era="legacy", timeout=10) as client,
+            pytest.raises(ServiceUnavailableError) as caught,
+        ):
             client.call_tool("test_simple_text", {})  # a legacy session lives in the store
         assert caught.value.retryable
         for replica in cluster.replicas:  # a balancer polling readiness would hold traffic back

@@ -86,23 +86,34 @@ OWN_WIRE_AUTH_RUNS: list[tuple[str, str | None]] = [
 EXCLUDED_PREFIXES: tuple[str, ...] = ()
 
 pytestmark = [
-    pytest.mark.skipif(not (BIN_DIR / "conformance").exists(),
-                       reason="conformance harness not installed (make conformance-deps)"),
+    pytest.mark.skipif(
+        not (BIN_DIR / "conformance").exists(),
+        reason="conformance harness not installed (make conformance-deps)",
+    ),
     pytest.mark.timeout(240),
 ]
 
 
 def harness(*args: str, timeout: float = 150) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": os.pathsep.join([str(BIN_DIR), os.environ.get("PATH", "")])}
-    return subprocess.run([str(BIN_DIR / "conformance"), *args], env=env, cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [str(BIN_DIR / "conformance"), *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def describe(checks: list[dict[str, Any]], run: subprocess.CompletedProcess[str], out_dir: Path) -> str:
     bad = [check for check in checks if check.get("status") in ("FAILURE", "WARNING")]
     lines = [f"exit code {run.returncode}"]
-    lines += [f"{c['status']} {c['id']} ({c.get('name')}): {c.get('errorMessage') or c.get('description')}"
-              for c in bad]
+    lines += [
+        f"{c['status']} {c['id']} ({c.get('name')}): {c.get('errorMessage') or c.get('description')}"
+        for c in bad
+    ]
     for name in ("stderr.txt", "stdout.txt"):
         for path in out_dir.glob(f"*/{name}"):
             if text := path.read_text().strip():
@@ -116,7 +127,9 @@ def test_every_2026_07_28_client_scenario_is_run_or_excluded() -> None:
     """The installed harness's client scenarios for 2026-07-28 are all run (the auth ones: AUTH-01..18)."""
     run = harness("list", "--client", "--spec-version", "2026-07-28", timeout=60)
     assert run.returncode == 0, run.stderr
-    listed = {line.strip()[2:].split(" [")[0] for line in run.stdout.splitlines() if line.strip().startswith("- ")}
+    listed = {
+        line.strip()[2:].split(" [")[0] for line in run.stdout.splitlines() if line.strip().startswith("- ")
+    }
     ours = set(SCENARIOS) | set(AUTH_SCENARIOS)
     assert ours <= listed, sorted(ours - listed)
     unaccounted = {name for name in listed - ours if not name.startswith(EXCLUDED_PREFIXES)}
@@ -142,8 +155,18 @@ def run_scenario(scenario: str, version: str | None, tmp_path: Path) -> None:
     command = f"{PYTHON} {CLIENT}"
     assert " " not in PYTHON and " " not in str(CLIENT), "the harness splits --command on spaces"
     wire = ["--spec-version", version] if version is not None else []
-    run = harness("client", "--command", command, "--scenario", scenario, *wire,
-                  "-o", str(tmp_path), "--timeout", "60000")
+    run = harness(
+        "client",
+        "--command",
+        command,
+        "--scenario",
+        scenario,
+        *wire,
+        "-o",
+        str(tmp_path),
+        "--timeout",
+        "60000",
+    )
     results = list(tmp_path.glob("*/checks.json")) + list(tmp_path.glob("auth/*/checks.json"))
     assert len(results) == 1, f"no checks.json from the harness:\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
     checks: list[dict[str, Any]] = json.loads(results[0].read_text())

@@ -76,9 +76,10 @@ def test_server_scenario(scenario: str, server_url: str, tmp_path: Path) -> None
     assert not result.warnings, result.describe_problems()
 
 
-@pytest.mark.parametrize(("version", "scenario"), [
-    (version, scenario) for version, scenarios in runner.LEGACY_SCENARIOS.items() for scenario in scenarios
-])
+@pytest.mark.parametrize(
+    ("version", "scenario"),
+    [(version, scenario) for version, scenarios in runner.LEGACY_SCENARIOS.items() for scenario in scenarios],
+)
 def test_legacy_server_scenario(version: str, scenario: str, server_url: str, tmp_path: Path) -> None:
     """The initialize-based wire: handshake, sessions, server-to-client requests, SSE resumption."""
     result = runner.run_scenario(scenario, server_url, tmp_path, spec_version=version)

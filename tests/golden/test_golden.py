@@ -45,7 +45,9 @@ def _diff(old: Path, new: Path, name: str) -> str:
     lines = difflib.unified_diff(
         old.read_text("utf-8", errors="replace").splitlines(keepends=True),
         new.read_text("utf-8", errors="replace").splitlines(keepends=True),
-        f"generated/{name}", f"regenerated/{name}", n=2,
+        f"generated/{name}",
+        f"regenerated/{name}",
+        n=2,
     )
     return "".join(list(lines)[:60])
 
@@ -53,15 +55,23 @@ def _diff(old: Path, new: Path, name: str) -> str:
 def test_every_spec_has_a_target() -> None:
     sources = {target.source_path.resolve() for target in CONFIG.targets}
     for spec in sorted((ROOT / "specs").glob("*.json")):
-        assert spec.resolve() in sources, f"{spec.name} has no [[tool.mcpgen.targets]] entry (so no golden output)"
+        assert spec.resolve() in sources, (
+            f"{spec.name} has no [[tool.mcpgen.targets]] entry (so no golden output)"
+        )
 
 
 @pytest.mark.parametrize("package", sorted(TARGETS))
 def test_generated_matches_a_fresh_generation(package: str, tmp_path: Path) -> None:
     target: TargetConfig = TARGETS[package]
     loaded = dataclasses.replace(load_file(target.source_path), source=target.source)
-    key = input_key(digest=loaded.digest, source=target.source, kind=target.kind, package=target.package,
-                    strict=target.strict, style=target.style)
+    key = input_key(
+        digest=loaded.digest,
+        source=target.source,
+        kind=target.kind,
+        package=target.package,
+        strict=target.strict,
+        style=target.style,
+    )
     validated = validate(loaded, strict=target.strict)
     built = build_package(target.kind, validated, target.package, target.style)
     pkg = dataclasses.replace(built, input_key=key)

@@ -53,8 +53,18 @@ CORPUS_FILES = sorted(path.stem for path in CORPUS.glob("*.json"))
 MARKER = "PWNED"
 
 _ALLOWED_CALLS = {
-    "Field", "ConfigDict", "ImportError", "load_package_tools", "ToolBinding", "model_rebuild", "_call",
-    "_call_structured", "serve_main", "CliTool", "run_cli", "main",
+    "Field",
+    "ConfigDict",
+    "ImportError",
+    "load_package_tools",
+    "ToolBinding",
+    "model_rebuild",
+    "_call",
+    "_call_structured",
+    "serve_main",
+    "CliTool",
+    "run_cli",
+    "main",
 }
 _ALLOWED_IMPORTS = {"__future__", "typing", "pydantic", "models", "base", "handlers", "client"}
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -67,8 +77,10 @@ def _spec(name: str) -> ValidatedSpec:
 @pytest.fixture(scope="module")
 def built() -> dict[str, tuple[GeneratedPackage, GeneratedPackage]]:
     return {
-        name: (build_client(_spec(name), package=f"hostile_{name}_client"),
-               build_server(_spec(name), package=f"hostile_{name}_server"))
+        name: (
+            build_client(_spec(name), package=f"hostile_{name}_client"),
+            build_server(_spec(name), package=f"hostile_{name}_server"),
+        )
         for name in CORPUS_FILES
     }
 
@@ -82,16 +94,20 @@ def _sources(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]) -> Ite
 
 
 @pytest.fixture(scope="module")
-def imported(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]],
-             tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ModuleType]]:
+def imported(
+    built: dict[str, tuple[GeneratedPackage, GeneratedPackage]], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, ModuleType]]:
     root = tmp_path_factory.mktemp("hostile_corpus")
     for client, server in built.values():
         write_package(root, client)
         write_package(root, server)
     sys.path.insert(0, str(root))
     try:
-        yield {package.package: importlib.import_module(package.package)
-               for pair in built.values() for package in pair}
+        yield {
+            package.package: importlib.import_module(package.package)
+            for pair in built.values()
+            for package in pair
+        }
     finally:
         sys.path.remove(str(root))
         for module in list(sys.modules):
@@ -107,7 +123,9 @@ def test_corpus_is_complete() -> None:
         assert escape in text
 
 
-def test_marker_only_inside_strings_and_comments(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]) -> None:
+def test_marker_only_inside_strings_and_comments(
+    built: dict[str, tuple[GeneratedPackage, GeneratedPackage]],
+) -> None:
     checked = 0
     for path, source in _sources(built):
         for token in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -123,11 +141,19 @@ def test_no_code_beyond_the_plan(built: dict[str, tuple[GeneratedPackage, Genera
         for node in ast.walk(module):
             if isinstance(node, ast.Call):
                 func = node.func
-                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                name = (
+                    func.id
+                    if isinstance(func, ast.Name)
+                    else func.attr
+                    if isinstance(func, ast.Attribute)
+                    else None
+                )
                 assert name in _ALLOWED_CALLS, (path, ast.unparse(node)[:120])
             elif isinstance(node, ast.ImportFrom):
-                assert node.module in _ALLOWED_IMPORTS or (node.module or "").startswith("mcpgen_runtime") or (
-                    node.level == 1 and node.module in (None, "models", "base", "handlers", "client")
+                assert (
+                    node.module in _ALLOWED_IMPORTS
+                    or (node.module or "").startswith("mcpgen_runtime")
+                    or (node.level == 1 and node.module in (None, "models", "base", "handlers", "client"))
                 ), (path, node.module)
             elif isinstance(node, ast.Import):
                 raise AssertionError(f"{path}: plain import {ast.unparse(node)}")
@@ -136,17 +162,27 @@ def test_no_code_beyond_the_plan(built: dict[str, tuple[GeneratedPackage, Genera
             elif isinstance(node, ast.JoinedStr):  # only the fixed runtime-version message
                 assert path.endswith(("client.py", "base.py")), path
             elif isinstance(node, ast.Name | ast.arg | ast.Attribute | ast.FunctionDef | ast.ClassDef):
-                name = getattr(node, "id", None) or getattr(node, "arg", None) or getattr(node, "attr", None) or node.name
+                name = (
+                    getattr(node, "id", None)
+                    or getattr(node, "arg", None)
+                    or getattr(node, "attr", None)
+                    or node.name
+                )
                 assert _IDENTIFIER.match(name) and len(name) <= 110, (path, name)
-                assert name not in ("eval", "exec", "compile", "__import__", "open", "getattr", "globals"), (path, name)
+                assert name not in ("eval", "exec", "compile", "__import__", "open", "getattr", "globals"), (
+                    path,
+                    name,
+                )
         top = {type(node).__name__ for node in module.body}
         assert top <= {"ImportFrom", "ClassDef", "Assign", "If", "Expr"} | (
-            {"FunctionDef"} if path.endswith("client/__main__.py") else set()), (path, top)
+            {"FunctionDef"} if path.endswith("client/__main__.py") else set()
+        ), (path, top)
         assert [n.name for n in module.body if isinstance(n, ast.FunctionDef)] in ([], ["main"]), path
 
 
-def test_modules_import_without_side_effects(imported: dict[str, ModuleType],
-                                             capfd: pytest.CaptureFixture[str]) -> None:
+def test_modules_import_without_side_effects(
+    imported: dict[str, ModuleType], capfd: pytest.CaptureFixture[str]
+) -> None:
     assert len(imported) == 2 * len(CORPUS_FILES)
     for package in imported.values():
         assert build_every_model(importlib.import_module(package.__name__ + ".models")) > 0
@@ -162,8 +198,12 @@ def test_black_leaves_every_file_alone(built: dict[str, tuple[GeneratedPackage, 
             assert black.format_str(source, mode=black_format.BLACK_MODE) == source, path
 
 
-def test_docstrings_and_comments_are_clean(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]) -> None:
-    forbidden = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+def test_docstrings_and_comments_are_clean(
+    built: dict[str, tuple[GeneratedPackage, GeneratedPackage]],
+) -> None:
+    forbidden = re.compile(
+        "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+    )
     for path, source in _sources(built):
         assert not forbidden.search(source), path  # raw, not escaped: none anywhere in the file
         assert source.isprintable() or all(ch.isprintable() or ch in "\n" for ch in source), path
@@ -273,8 +313,12 @@ def test_depth_is_bounded_without_recursion_errors() -> None:
 
 
 def test_work_and_time_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    wide = {"type": "object", "properties": {f"p{i}": {"type": "object", "properties": {"q": {"type": "string"}}}
-                                             for i in range(300)}}
+    wide = {
+        "type": "object",
+        "properties": {
+            f"p{i}": {"type": "object", "properties": {"q": {"type": "string"}}} for i in range(300)
+        },
+    }
     monkeypatch.setattr(schemadoc, "MAX_VISITS", 100)
     with pytest.raises(UnsupportedSchemaError, match="subschema visits"):
         build.build_models(_tool(wide))
@@ -287,11 +331,21 @@ def test_work_and_time_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_unvalidated_oddities_do_not_crash() -> None:
     """Things validation normally stops still fail cleanly (or generate), never with a traceback."""
     odd: list[dict[str, Any]] = [
-        {"type": "object", "properties": {"a": {"type": "nonsense"}, "b": {"enum": "not a list"}, "c": {"items": 5}}},
+        {
+            "type": "object",
+            "properties": {"a": {"type": "nonsense"}, "b": {"enum": "not a list"}, "c": {"items": 5}},
+        },
         {"type": "object", "required": ["only", 5], "properties": {"x": {"allOf": [False, True, {}]}}},
         {"type": "object", "properties": {"x": {"oneOf": []}, "y": {"anyOf": [True]}, "z": False}},
-        {"type": "object", "properties": {"x": {"discriminator": {"propertyName": "nope"},
-                                                "oneOf": [{"type": "object"}, {"type": "string"}]}}},
+        {
+            "type": "object",
+            "properties": {
+                "x": {
+                    "discriminator": {"propertyName": "nope"},
+                    "oneOf": [{"type": "object"}, {"type": "string"}],
+                }
+            },
+        },
     ]
     for schema in odd:
         tools = _tool(schema)

@@ -49,8 +49,16 @@ from weather_client import AsyncClient
 HEADER_S, IDLE_S, BODY_S, CAP = 1.0, 1.0, 2.0, 50
 SWEEP_S = HEADER_S / 4
 MARGIN_S = 0.75  # a busy 2-core machine
-LIMIT_FLAGS = ["--header-timeout", str(HEADER_S), "--body-idle-timeout", str(IDLE_S), "--body-timeout", str(BODY_S),
-               "--max-slow-connections", str(CAP)]
+LIMIT_FLAGS = [
+    "--header-timeout",
+    str(HEADER_S),
+    "--body-idle-timeout",
+    str(IDLE_S),
+    "--body-timeout",
+    str(BODY_S),
+    "--max-slow-connections",
+    str(CAP),
+]
 PARSERS = ["h11", "httptools"]
 MAX_BODY = 4 * 1024 * 1024
 
@@ -66,7 +74,17 @@ def server(request: pytest.FixtureRequest) -> Iterator[Server]:
     if request.param == "httptools" and (env := httptools_env()) is None:
         pytest.skip("httptools is not installed (make test installs it into tests/peers/.site-fast)")
     port = free_port()
-    args = [PYTHON, "-m", "weather_server", "--http", "--port", str(port), "--parser", request.param, *LIMIT_FLAGS]
+    args = [
+        PYTHON,
+        "-m",
+        "weather_server",
+        "--http",
+        "--port",
+        str(port),
+        "--parser",
+        request.param,
+        *LIMIT_FLAGS,
+    ]
     with running_server(args, port, env=env) as proc:
         yield Server(port, proc.pid)
 
@@ -92,7 +110,9 @@ async def _answer(reader: asyncio.StreamReader, opened: float, timeout: float = 
     """Everything the server sends until it closes the connection."""
     try:
         data = await asyncio.wait_for(reader.read(-1), timeout)
-    except ConnectionError:  # the server closed with some of what we sent unread (reset, or our write's broken pipe)
+    except (
+        ConnectionError
+    ):  # the server closed with some of what we sent unread (reset, or our write's broken pipe)
         data = b""
     after = time.monotonic() - opened
     if not data:
@@ -105,12 +125,14 @@ async def _trickle(writer: asyncio.StreamWriter, data: bytes, every_s: float) ->
     """Send `data` one byte at a time until it is all sent or the server closes the connection."""
     with contextlib.suppress(ConnectionError, RuntimeError):
         for i in range(len(data)):
-            writer.write(data[i:i + 1])
+            writer.write(data[i : i + 1])
             await writer.drain()
             await asyncio.sleep(every_s)
 
 
-def _head(length: int | None = None, *, chunked: bool = False, message: dict[str, Any] | None = None) -> bytes:
+def _head(
+    length: int | None = None, *, chunked: bool = False, message: dict[str, Any] | None = None
+) -> bytes:
     """A request head as a conforming client sends it (for `message`: its Mcp-Method and Mcp-Name)."""
     message = message or call(1, "get_weather", {"location": "Oslo"})
     headers = {**mcp_headers(message), "Host": "127.0.0.1", "Connection": "keep-alive"}
@@ -118,7 +140,9 @@ def _head(length: int | None = None, *, chunked: bool = False, message: dict[str
         headers["Transfer-Encoding"] = "chunked"
     elif length is not None:
         headers["Content-Length"] = str(length)
-    return b"POST /mcp HTTP/1.1\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items()) + b"\r\n"
+    return (
+        b"POST /mcp HTTP/1.1\r\n" + b"".join(f"{k}: {v}\r\n".encode() for k, v in headers.items()) + b"\r\n"
+    )
 
 
 def _assert_408(answer: Answer, deadline_s: float, words: str) -> None:
@@ -157,8 +181,11 @@ def test_a_silent_connection_is_closed_at_the_header_deadline(server: Server) ->
     assert HEADER_S - 0.1 <= answer.after_s <= HEADER_S + SWEEP_S + MARGIN_S, answer.after_s
 
 
-def test_an_endless_header_block_is_refused_at_the_size_limit(server: Server, request: pytest.FixtureRequest) -> None:
+def test_an_endless_header_block_is_refused_at_the_size_limit(
+    server: Server, request: pytest.FixtureRequest
+) -> None:
     """Headers sent fast but without end: refused at 64 KiB (h11 itself: 400; httptools: 431), at once."""
+
     async def scenario() -> tuple[Answer, int]:
         reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
         opened = time.monotonic()
@@ -202,7 +229,7 @@ def test_a_body_that_stops_gets_408_at_the_idle_deadline(server: Server, kind: s
         if kind == "short Content-Length":
             writer.write(_head(100) + b'{"jsonrpc": "2.0", "id": 1, "method"')  # 37 of 100 bytes
         else:
-            writer.write(_head(chunked=True) + b"5\r\n{\"jso\r\n")  # one chunk, no terminating 0-chunk
+            writer.write(_head(chunked=True) + b'5\r\n{"jso\r\n')  # one chunk, no terminating 0-chunk
         opened = time.monotonic()
         try:
             return await _answer(reader, opened)
@@ -220,13 +247,21 @@ def test_the_oauth_wrapper_reads_a_body_within_the_same_deadlines() -> None:
     def verify(token: str) -> TokenPrincipal:
         return TokenPrincipal(subject="alice", issuer="https://issuer.example")
 
-    resource = ProtectedResource(verify=verify, resource="http://127.0.0.1/mcp",
-                                 authorization_servers=("https://issuer.example",),
-                                 tool_scopes={"execute_sql": ("mcp:admin",)})
+    resource = ProtectedResource(
+        verify=verify,
+        resource="http://127.0.0.1/mcp",
+        authorization_servers=("https://issuer.example",),
+        tool_scopes={"execute_sql": ("mcp:admin",)},
+    )
     inner = WeatherServer(ServerConfig(http_limits=limits)).asgi_app()
     port = free_port()
-    config = uvicorn.Config(ProtectedResourceApp(inner, resource, limits=limits), host="127.0.0.1", port=port,
-                            log_level="error", lifespan="off")
+    config = uvicorn.Config(
+        ProtectedResourceApp(inner, resource, limits=limits),
+        host="127.0.0.1",
+        port=port,
+        log_level="error",
+        lifespan="off",
+    )
     served = uvicorn.Server(config)
     thread = threading.Thread(target=served.run, daemon=True)
     thread.start()
@@ -297,7 +332,9 @@ def test_200_trickling_connections_do_not_keep_a_normal_client_out(server: Serve
     timed_out = [a for a in answers if a.status == 408]
     evicted = [a for a in answers if a.status != 408]
     # Closed over the cap: silently when none of their request had come yet, else with 503.
-    assert len(evicted) >= 200 - CAP and all(a.status in (None, 503) for a in evicted), [a.status for a in evicted]
+    assert len(evicted) >= 200 - CAP and all(a.status in (None, 503) for a in evicted), [
+        a.status for a in evicted
+    ]
     # Closed at the header deadline with 408: never before it, and at most a sweep (and a margin) after.
     assert all(HEADER_S - 0.1 <= a.after_s <= HEADER_S + SWEEP_S + MARGIN_S for a in timed_out), timed_out[:5]
     # Nothing held afterwards, and memory did not grow with the crowd.
@@ -350,8 +387,16 @@ async def _stdio_exchange(lines: bytes, expect: int) -> tuple[list[dict[str, Any
     """Write `lines` to `python -m weather_server --stdio`, read `expect` replies; also the time
     taken and the server's peak RSS (KiB)."""
     proc = await asyncio.create_subprocess_exec(
-        PYTHON, "-m", "weather_server", "--stdio", stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL, env=subprocess_env(), limit=MAX_BODY * 2)
+        PYTHON,
+        "-m",
+        "weather_server",
+        "--stdio",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=subprocess_env(),
+        limit=MAX_BODY * 2,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     try:
         await asyncio.sleep(0)  # the child is running; its start-up is not part of the time
@@ -378,8 +423,11 @@ def _listing(id_: int) -> bytes:
 def test_a_20_mb_stdio_line_is_answered_once_and_the_next_line_is_served() -> None:
     huge = json.dumps(call(7, "get_weather", {"location": "x" * 20_000_000})).encode() + b"\n"
     replies, took, peak_kib = asyncio.run(_stdio_exchange(huge + _listing(8), expect=2))
-    assert replies[0] == {"jsonrpc": "2.0", "id": 7,
-                          "error": {"code": -32600, "message": f"Message exceeds {MAX_BODY} bytes"}}
+    assert replies[0] == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": -32600, "message": f"Message exceeds {MAX_BODY} bytes"},
+    }
     assert replies[1]["id"] == 8 and replies[1]["result"]["tools"]
     assert took < 5.0, took
     # The line is dropped as it streams past: the server holds about two limits' worth, not 20 MB more.

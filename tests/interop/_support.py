@@ -28,9 +28,27 @@ if str(GENERATED) not in sys.path:  # the checked-in bindings: weather_client, w
 from weather_client import AsyncClient, Client, models  # noqa: E402
 
 __all__ = [
-    "GENERATED", "OUR_STDIO", "PROTOCOL", "SDK_CLIENT", "SDK_NAMES", "SDK_STDIO", "STDIO_ENV", "WEATHER_NAMES",
-    "WEATHER_TOOLS", "AsyncClient", "Client", "Driver", "Exchange", "RecordingProxy", "b64_sentinel", "models",
-    "open_driver", "our_http_command", "rpc", "sdk_http_command", "standard_headers",
+    "GENERATED",
+    "OUR_STDIO",
+    "PROTOCOL",
+    "SDK_CLIENT",
+    "SDK_NAMES",
+    "SDK_STDIO",
+    "STDIO_ENV",
+    "WEATHER_NAMES",
+    "WEATHER_TOOLS",
+    "AsyncClient",
+    "Client",
+    "Driver",
+    "Exchange",
+    "RecordingProxy",
+    "b64_sentinel",
+    "models",
+    "open_driver",
+    "our_http_command",
+    "rpc",
+    "sdk_http_command",
+    "standard_headers",
 ]
 
 PROTOCOL = "2026-07-28"
@@ -132,8 +150,9 @@ class RecordingProxy:
     exchanges: list[Exchange] = field(default_factory=list)
     drop: frozenset[str] = frozenset()  # lower-case header names to strip before forwarding
 
-    _HOP = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding",
-                      "accept-encoding"})
+    _HOP = frozenset(
+        {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "accept-encoding"}
+    )
 
     def __post_init__(self) -> None:
         self.port = free_port()
@@ -151,13 +170,18 @@ class RecordingProxy:
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 received = {name.lower(): value for name, value in self.headers.items()}
-                forwarded = {name: value for name, value in self.headers.items()
-                             if name.lower() not in proxy._HOP and name.lower() not in proxy.drop}
+                forwarded = {
+                    name: value
+                    for name, value in self.headers.items()
+                    if name.lower() not in proxy._HOP and name.lower() not in proxy.drop
+                }
                 with proxy._lock:
                     answer = proxy._http.post(proxy.upstream, content=raw, headers=forwarded)
                 content_type = answer.headers.get("content-type", "application/json")
                 proxy.exchanges.append(
-                    Exchange(received, json.loads(raw), answer.status_code, _reply_of(answer.content, content_type))
+                    Exchange(
+                        received, json.loads(raw), answer.status_code, _reply_of(answer.content, content_type)
+                    )
                 )
                 self.send_response(answer.status_code)
                 self.send_header("Content-Type", content_type)

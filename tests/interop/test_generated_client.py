@@ -188,8 +188,14 @@ def test_list_users_is_typed(target: Target) -> None:
 def test_execute_sql(target: Target) -> None:
     """XHDR-01/13/14/18: on HTTP both servers refuse a tools/call whose Mcp-Param-Region is missing
     or wrong (-32020), so these answers need the mirrored header — plain and Base64-encoded."""
-    assert target.drv(lambda c: c.execute_sql(region="us-west1", query="SELECT 1")).text == target.expect.sql_us_west1
-    assert target.drv(lambda c: c.execute_sql(region="Zürich", query="SELECT 2")).text == target.expect.sql_zurich
+    assert (
+        target.drv(lambda c: c.execute_sql(region="us-west1", query="SELECT 1")).text
+        == target.expect.sql_us_west1
+    )
+    assert (
+        target.drv(lambda c: c.execute_sql(region="Zürich", query="SELECT 2")).text
+        == target.expect.sql_zurich
+    )
 
 
 def test_execute_sql_rejection_is_tool_error(target: Target) -> None:
@@ -275,8 +281,13 @@ def test_param_header_on_the_wire(proxy: tuple[str, RecordingProxy], mode: str) 
     from its embedded definitions on the first try — one POST per call, no -32020 round trip."""
     server, recorder = proxy
     with recorder.recording() as seen, open_driver(mode, url=recorder.url) as drv:
-        assert drv(lambda c: c.execute_sql(region="us-west1", query="SELECT 1")).text == EXPECT[server].sql_us_west1
-        assert drv(lambda c: c.execute_sql(region="Zürich", query="SELECT 2")).text == EXPECT[server].sql_zurich
+        assert (
+            drv(lambda c: c.execute_sql(region="us-west1", query="SELECT 1")).text
+            == EXPECT[server].sql_us_west1
+        )
+        assert (
+            drv(lambda c: c.execute_sql(region="Zürich", query="SELECT 2")).text == EXPECT[server].sql_zurich
+        )
     assert [x.method for x in seen] == ["tools/call", "tools/call"]
     plain, encoded = seen
     for exchange in seen:
@@ -297,8 +308,11 @@ def test_missing_param_header_is_header_mismatch(proxy: tuple[str, RecordingProx
     """XHDR-20/23/24, HDR-12, ERR-08: with Mcp-Param-Region stripped in transit the server answers
     400/-32020; the client re-lists once, retries once, then raises HeaderMismatchError."""
     server, recorder = proxy
-    with recorder.recording(drop=frozenset({"mcp-param-region"})) as seen, \
-            open_driver(mode, url=recorder.url) as drv, pytest.raises(HeaderMismatchError) as info:
+    with (
+        recorder.recording(drop=frozenset({"mcp-param-region"})) as seen,
+        open_driver(mode, url=recorder.url) as drv,
+        pytest.raises(HeaderMismatchError) as info,
+    ):
         drv(lambda c: c.execute_sql(region="us-west1", query="SELECT 1"))
     assert info.value.code == -32020
     assert info.value.http_status == 400

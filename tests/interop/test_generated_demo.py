@@ -30,21 +30,27 @@ def test_demo_runs_and_prints_typed_results() -> None:
 
     assert "specs/weather.json: 6 tool(s) usable, 0 excluded, 0 warning(s)" in lines
     assert re.fullmatch(r"server listening on http://127\.0\.0\.1:\d+/mcp", line("server listening on "))
-    assert re.fullmatch(r"server/discover -> \[.*'2026-07-28'.*\] tools: \{'listChanged': (True|False)\}",
-                        line("server/discover ->"))
+    assert re.fullmatch(
+        r"server/discover -> \[.*'2026-07-28'.*\] tools: \{'listChanged': (True|False)\}",
+        line("server/discover ->"),
+    )
     assert line("tools/list      ->") == (
         "tools/list      -> ['get_weather', 'get_weather_data', 'list_users', 'execute_sql', "
         "'calculate_sum', 'get_current_time']"
     )
     assert line("get_weather('Berlin')").endswith(
-        r"-> 'Current weather in Berlin:\nTemperature: 20.4°C\nConditions: snow'")
+        r"-> 'Current weather in Berlin:\nTemperature: 20.4°C\nConditions: snow'"
+    )
     assert line("get_weather_data('Berlin')").endswith(
-        "-> GetWeatherDataOutput(temperature=20.4, conditions='snow', humidity=34.0)")
+        "-> GetWeatherDataOutput(temperature=20.4, conditions='snow', humidity=34.0)"
+    )
     assert line("list_users()").endswith(
         "-> [ListUsersOutputItem(id='1', name='Alice', email='alice@example.com'), "
-        "ListUsersOutputItem(id='2', name='Bob', email='bob@example.com')]")
+        "ListUsersOutputItem(id='2', name='Bob', email='bob@example.com')]"
+    )
     assert line("execute_sql(region='us-west1', query='SELECT 1')").startswith(
-        "execute_sql(region='us-west1', query='SELECT 1') -> 'Executed in us-west1: SELECT 1 (0 rows)'")
+        "execute_sql(region='us-west1', query='SELECT 1') -> 'Executed in us-west1: SELECT 1 (0 rows)'"
+    )
     assert line("calculate_sum(a=2, b=40.5)").endswith("-> '42.5'")
     assert re.search(r"-> '\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00'$", line("get_current_time()"))
     assert line("execute_sql(region='us-west1', query='DROP TABLE users')") == (
@@ -52,12 +58,19 @@ def test_demo_runs_and_prints_typed_results() -> None:
         "'only SELECT statements are allowed in this demo'"
     )
     # one call through the generated command line, JSON on stdout
-    assert re.search(r"\$ python -m weather_client --url http://127\.0\.0\.1:\d+/mcp get-weather-data "
-                     r"--location Berlin\n\{\n  \"temperature\": 20\.4,\n  \"conditions\": \"snow\",\n"
-                     r"  \"humidity\": 34\.0\n\}\n\(exit code 0;", done.stdout)
+    assert re.search(
+        r"\$ python -m weather_client --url http://127\.0\.0\.1:\d+/mcp get-weather-data "
+        r"--location Berlin\n\{\n  \"temperature\": 20\.4,\n  \"conditions\": \"snow\",\n"
+        r"  \"humidity\": 34\.0\n\}\n\(exit code 0;",
+        done.stdout,
+    )
     assert "server stopped" in lines
     # and what a changed spec would break (mcpgen diff)
-    assert re.search(r"breaking +compatible +get_current_time +/ +tool `get_current_time` removed", done.stdout)
-    assert re.search(r"breaking +compatible +get_weather_data +/inputSchema/properties/units +required property",
-                     done.stdout)
+    assert re.search(
+        r"breaking +compatible +get_current_time +/ +tool `get_current_time` removed", done.stdout
+    )
+    assert re.search(
+        r"breaking +compatible +get_weather_data +/inputSchema/properties/units +required property",
+        done.stdout,
+    )
     assert lines[-1].startswith("(exit code 1:")

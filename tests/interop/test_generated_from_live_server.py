@@ -53,8 +53,9 @@ PROBE = textwrap.dedent("""
 
 
 def mcpgen(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([MCPGEN, *args], cwd=cwd, env=subprocess_env(), capture_output=True, text=True,
-                          timeout=45)
+    done = subprocess.run(
+        [MCPGEN, *args], cwd=cwd, env=subprocess_env(), capture_output=True, text=True, timeout=45
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     return done
 
@@ -84,14 +85,21 @@ def test_client_generated_from_live_server_calls_it(sdk_http_url: str, workdir: 
     assert f"out/{PACKAGE}: 5 created" in done.stdout
     package = workdir / "out" / PACKAGE
     assert sorted(p.name for p in package.iterdir() if p.is_file()) == [
-        ".mcpgen-manifest.json", "__init__.py", "__main__.py", "client.py", "models.py", "tools.json"]
+        ".mcpgen-manifest.json",
+        "__init__.py",
+        "__main__.py",
+        "client.py",
+        "models.py",
+        "tools.json",
+    ]
     assert f"from {sdk_http_url} " in (package / "client.py").read_text().splitlines()[0]
     assert [t["name"] for t in json.loads((package / "tools.json").read_text())["tools"]] == SDK_NAMES
 
     env = subprocess_env()
     env["PYTHONPATH"] = f"{workdir / 'out'}:{env['PYTHONPATH']}"
-    probe = subprocess.run([PYTHON, "-c", PROBE, sdk_http_url], cwd=workdir, env=env, capture_output=True,
-                           text=True, timeout=45)
+    probe = subprocess.run(
+        [PYTHON, "-c", PROBE, sdk_http_url], cwd=workdir, env=env, capture_output=True, text=True, timeout=45
+    )
     assert probe.returncode == 0, probe.stderr[-4000:]
     out: dict[str, Any] = json.loads(probe.stdout)
     assert out["methods"] == sorted(SDK_NAMES)

@@ -77,22 +77,46 @@ def test_base64_param_header_is_decoded(http: tuple[httpx.Client, str]) -> None:
 @pytest.mark.parametrize(
     ("change", "status", "code", "message"),
     [
-        pytest.param(without("Mcp-Param-Region"), 400, -32020,
-                     "Missing Mcp-Param-Region header for argument 'region'", id="missing-param-header"),
-        pytest.param(with_header("Mcp-Param-Region", "eu-west1"), 400, -32020,
-                     "Mcp-Param-Region header does not match argument 'region'", id="mismatched-param-header"),
-        pytest.param(with_header("Mcp-Param-Region", "=?base64?%%%?="), 400, -32020,
-                     "Mcp-Param-Region header has a malformed =?base64?...?= value", id="malformed-base64"),
+        pytest.param(
+            without("Mcp-Param-Region"),
+            400,
+            -32020,
+            "Missing Mcp-Param-Region header for argument 'region'",
+            id="missing-param-header",
+        ),
+        pytest.param(
+            with_header("Mcp-Param-Region", "eu-west1"),
+            400,
+            -32020,
+            "Mcp-Param-Region header does not match argument 'region'",
+            id="mismatched-param-header",
+        ),
+        pytest.param(
+            with_header("Mcp-Param-Region", "=?base64?%%%?="),
+            400,
+            -32020,
+            "Mcp-Param-Region header has a malformed =?base64?...?= value",
+            id="malformed-base64",
+        ),
         pytest.param(without("Mcp-Name"), 400, -32020, "Missing Mcp-Name header", id="missing-mcp-name"),
-        pytest.param(without("MCP-Protocol-Version"), 400, -32020, "Missing MCP-Protocol-Version header",
-                     id="missing-protocol-version"),
+        pytest.param(
+            without("MCP-Protocol-Version"),
+            400,
+            -32020,
+            "Missing MCP-Protocol-Version header",
+            id="missing-protocol-version",
+        ),
         pytest.param(unknown_tool, 400, -32602, "Unknown tool: no_such_tool", id="unknown-tool"),
         pytest.param(unknown_method, 404, -32601, "Method not found: no/such/method", id="unknown-method"),
     ],
 )
-def test_header_and_method_rules(http: tuple[httpx.Client, str],
-                                 change: Callable[[Headers, Body], tuple[Headers, Body]],
-                                 status: int, code: int, message: str) -> None:
+def test_header_and_method_rules(
+    http: tuple[httpx.Client, str],
+    change: Callable[[Headers, Body], tuple[Headers, Body]],
+    status: int,
+    code: int,
+    message: str,
+) -> None:
     """XHDR-22/23/24, HDR-05/06/11/12, TOOLS-22, ERR-08, BASE-12/13: each broken rule gets its
     status and JSON-RPC code, with the request id echoed."""
     client, url = http
@@ -107,7 +131,9 @@ def test_header_and_method_rules(http: tuple[httpx.Client, str],
 def test_get_and_delete_are_405(http: tuple[httpx.Client, str], verb: str) -> None:
     """HTTP-23: only POST is served on the MCP endpoint; GET/DELETE get 405 with `Allow: POST`."""
     client, url = http
-    reply = client.request(verb, url, headers={"Accept": "text/event-stream", "MCP-Protocol-Version": "2026-07-28"})
+    reply = client.request(
+        verb, url, headers={"Accept": "text/event-stream", "MCP-Protocol-Version": "2026-07-28"}
+    )
     assert reply.status_code == 405
     assert reply.headers["allow"] == "POST"
     assert reply.content == b""

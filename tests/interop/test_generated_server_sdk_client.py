@@ -127,7 +127,9 @@ def test_invalid_arguments_is_error_naming_the_field(report: dict[str, Any]) -> 
     the field (JSON pointer /a) and the rule, so a model can correct itself."""
     result = call(report, "sum_invalid")
     assert result["isError"] is True
-    assert texts(result) == ["Invalid arguments for tool 'calculate_sum' at /a: 'two' is not of type 'number'"]
+    assert texts(result) == [
+        "Invalid arguments for tool 'calculate_sum' at /a: 'two' is not of type 'number'"
+    ]
 
 
 def test_get_current_time(report: dict[str, Any]) -> None:

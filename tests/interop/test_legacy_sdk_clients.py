@@ -59,14 +59,18 @@ def conformance_http_url() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
 
 
-def run_peer(peer: str, target: list[str], calls: list[tuple[str, dict[str, Any]]], *extra: str) -> dict[str, Any]:
+def run_peer(
+    peer: str, target: list[str], calls: list[tuple[str, dict[str, Any]]], *extra: str
+) -> dict[str, Any]:
     if peer == "sdk1":
         args = [str(needs_peer(SDK1_PYTHON, "the official SDK 1.x")), str(SDK1_CLIENT)]
     else:
         args = [PYTHON, str(SDK2_CLIENT), "--mode", "legacy"]
     for name, arguments in calls:
         args += ["--call", name, json.dumps(arguments)]
-    done = subprocess.run([*args, *extra, *target], cwd=ROOT, env=subprocess_env(), capture_output=True, timeout=75)
+    done = subprocess.run(
+        [*args, *extra, *target], cwd=ROOT, env=subprocess_env(), capture_output=True, timeout=75
+    )
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-4000:]
     report: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     assert [call["name"] for call in report["calls"]] == [name for name, _ in calls]
@@ -88,8 +92,20 @@ def weather(request: pytest.FixtureRequest) -> dict[str, Any]:
 @pytest.fixture(scope="module", params=[(p, t) for p in PEERS for t in TRANSPORTS], ids=lambda p: "-".join(p))
 def asking(request: pytest.FixtureRequest) -> dict[str, Any]:
     peer, transport = request.param
-    target = [request.getfixturevalue("conformance_http_url")] if transport == "http" else ["--", *CONFORMANCE_STDIO]
-    extra = ["--progress", "--log-level", "info", "--elicit-accept", json.dumps(USER), "--sample-text", "Paris"]
+    target = (
+        [request.getfixturevalue("conformance_http_url")]
+        if transport == "http"
+        else ["--", *CONFORMANCE_STDIO]
+    )
+    extra = [
+        "--progress",
+        "--log-level",
+        "info",
+        "--elicit-accept",
+        json.dumps(USER),
+        "--sample-text",
+        "Paris",
+    ]
     return run_peer(peer, target, ASKING_CALLS, *extra)
 
 
@@ -131,7 +147,10 @@ def test_progress_logging_errors_and_polling(asking: dict[str, Any]) -> None:
     assert [p["progress"] for p in progress["progress"]] == [0, 50, 100]
     assert text(logging_call) == "Logging test completed."
     assert [log["data"] for log in report["logs"]] == [
-        "Tool execution started", "Tool processing data", "Tool execution completed"]
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
     assert error["isError"] is True
     assert text(reconnection).startswith("Reconnection test completed")
 
@@ -139,6 +158,8 @@ def test_progress_logging_errors_and_polling(asking: dict[str, Any]) -> None:
 @pytest.mark.parametrize("peer", PEERS)
 def test_set_level_filters_log_messages(peer: str) -> None:
     """logging/setLevel error: the tool's info messages are not sent (stdio)."""
-    report = run_peer(peer, ["--", *CONFORMANCE_STDIO], [("test_tool_with_logging", {})], "--log-level", "error")
+    report = run_peer(
+        peer, ["--", *CONFORMANCE_STDIO], [("test_tool_with_logging", {})], "--log-level", "error"
+    )
     assert text(report["calls"][0]) == "Logging test completed."
     assert report["logs"] == []

@@ -70,9 +70,13 @@ class Recorder:
         return ListRootsResult([Root("file:///srv/project", "project")])
 
     def options(self) -> dict[str, Any]:
-        return {"on_elicit": self.elicit, "on_sample": self.sample, "on_roots": self.roots,
-                "on_progress": lambda p, t, m: self.progress.append((p, t, m)),
-                "on_notification": lambda note: self.notes.append(note["method"])}
+        return {
+            "on_elicit": self.elicit,
+            "on_sample": self.sample,
+            "on_roots": self.roots,
+            "on_progress": lambda p, t, m: self.progress.append((p, t, m)),
+            "on_notification": lambda note: self.notes.append(note["method"]),
+        }
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +106,10 @@ def exercise(client: Client, recorder: Recorder) -> None:
     assert weather.structured_content == {"city": "Oslo", "temperature_c": 21.5, "conditions": "sunny"}
     assert client.call_tool("confirm_delete", {"path": "/tmp/x"}).text == "deleted /tmp/x"
     assert recorder.elicited and recorder.elicited[-1].message == "Delete /tmp/x?"
-    assert client.call_tool("ask_model", {"question": "meaning?"}).text == "forty-two | roots: file:///srv/project"
+    assert (
+        client.call_tool("ask_model", {"question": "meaning?"}).text
+        == "forty-two | roots: file:///srv/project"
+    )
     assert recorder.sampled[-1].messages[0].text == "meaning?"
     assert client.call_tool("count_progress", {"steps": 3}).text == "counted 3"
     assert [step[0] for step in recorder.progress[-3:]] == [1, 2, 3]
@@ -114,7 +121,9 @@ async def exercise_async(client: AsyncClient, recorder: Recorder) -> None:
     assert client.era == "legacy"
     assert (await client.call_tool("add", {"a": 1, "b": 1})).text == "2"
     assert (await client.call_tool("confirm_delete", {"path": "/a"})).text == "deleted /a"
-    assert (await client.call_tool("ask_model", {"question": "q"})).text == "forty-two | roots: file:///srv/project"
+    assert (
+        await client.call_tool("ask_model", {"question": "q"})
+    ).text == "forty-two | roots: file:///srv/project"
     assert (await client.call_tool("count_progress", {"steps": 2})).text == "counted 2"
     assert recorder.elicited and recorder.progress
 
@@ -149,6 +158,7 @@ def test_sdk1_over_stdio_falls_back_after_the_probe(driver: str) -> None:
             exercise(client, recorder)
         assert time.monotonic() - started < 20  # the probe was answered (an error), not timed out
     else:
+
         async def main() -> None:
             async with AsyncClient.stdio(command, **recorder.options()) as client:
                 await exercise_async(client, recorder)
@@ -168,6 +178,7 @@ def test_a_server_with_only_the_deprecated_http_sse_transport(driver: str) -> No
             with Client(url, **recorder.options()) as client:
                 exercise(client, recorder)
         else:
+
             async def main() -> None:
                 async with AsyncClient(url, **recorder.options()) as client:
                     await exercise_async(client, recorder)
@@ -180,9 +191,16 @@ def test_an_http_sse_endpoint_must_stay_on_the_origin() -> None:
     from mcpgen_runtime.transport._async.http_sse import same_origin_endpoint
 
     base = "http://127.0.0.1:8000/sse"
-    assert same_origin_endpoint(base, "/messages/?session_id=1") == "http://127.0.0.1:8000/messages/?session_id=1"
-    for elsewhere in ("http://evil.example/messages", "https://127.0.0.1:8000/m", "http://127.0.0.1:8001/m",
-                      "//evil.example/m"):
+    assert (
+        same_origin_endpoint(base, "/messages/?session_id=1")
+        == "http://127.0.0.1:8000/messages/?session_id=1"
+    )
+    for elsewhere in (
+        "http://evil.example/messages",
+        "https://127.0.0.1:8000/m",
+        "http://127.0.0.1:8001/m",
+        "//evil.example/m",
+    ):
         with pytest.raises(ProtocolError, match="another origin"):
             same_origin_endpoint(base, elsewhere)
 
@@ -211,6 +229,7 @@ def test_listen_reads_the_sessions_get_stream(sdk1_url: str, driver: str) -> Non
                 assert client.call_tool("change_tools").text == "changed"
                 note = next(iter(subscription))
     else:
+
         async def main() -> dict[str, Any]:
             async with AsyncClient(sdk1_url) as client:
                 await client.discover()
@@ -231,6 +250,7 @@ def test_listen_reads_unsolicited_stdio_notifications(driver: str) -> None:
             assert client.call_tool("change_tools").text == "changed"
             note = next(iter(subscription))
     else:
+
         async def main() -> dict[str, Any]:
             async with AsyncClient.stdio(command) as client, client.listen() as subscription:
                 assert (await client.call_tool("change_tools")).text == "changed"
@@ -267,19 +287,40 @@ def test_a_request_for_an_undeclared_capability_is_refused_not_hung(sdk1_url: st
 def test_cli_snapshot_and_generated_client_on_a_legacy_http_server(sdk1_url: str, tmp_path: Path) -> None:
     spec = tmp_path / "sdk1.json"
     mcpgen = [sys.executable, "-m", "codegen.cli"]
-    done = subprocess.run([*mcpgen, "snapshot", sdk1_url, "-o", str(spec)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [*mcpgen, "snapshot", sdk1_url, "-o", str(spec)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "saved 7 tool(s)" in done.stdout
-    done = subprocess.run([*mcpgen, "client", sdk1_url, "-o", str(tmp_path), "--package", "legacy_weather"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [*mcpgen, "client", sdk1_url, "-o", str(tmp_path), "--package", "legacy_weather"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
-    script = ("from legacy_weather import Client\n"
-              "from mcpgen_runtime.client import ElicitResult\n"
-              f"with Client({sdk1_url!r}, on_elicit=lambda r: ElicitResult.accept({{'confirm': True}})) as c:\n"
-              "    print(c.add(a=2, b=5).result, c.confirm_delete(path='/z').result, c.era)\n")
-    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                         env={"PYTHONPATH": f"{tmp_path}:{ROOT}", "PATH": "/usr/bin:/bin"}, check=False)
+    script = (
+        "from legacy_weather import Client\n"
+        "from mcpgen_runtime.client import ElicitResult\n"
+        f"with Client({sdk1_url!r}, on_elicit=lambda r: ElicitResult.accept({{'confirm': True}})) as c:\n"
+        "    print(c.add(a=2, b=5).result, c.confirm_delete(path='/z').result, c.era)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": f"{tmp_path}:{ROOT}", "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["7", "deleted", "/z", "legacy"]
 
@@ -288,23 +329,48 @@ def test_generated_client_from_the_npm_reference_server_over_stdio(tmp_path: Pat
     node = needs_peer(NODE, "Node 22 beside the conformance harness")
     server = needs_peer(SERVER_EVERYTHING, "@modelcontextprotocol/server-everything")
     command = f"{node} {server} stdio"
-    done = subprocess.run([sys.executable, "-m", "codegen.cli", "client", "--stdio", command, "-o", str(tmp_path),
-                           "--package", "everything_client"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "codegen.cli",
+            "client",
+            "--stdio",
+            command,
+            "-o",
+            str(tmp_path),
+            "--package",
+            "everything_client",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
-    script = ("import sys\n"
-              "from everything_client import Client\n"
-              "from mcpgen_runtime.client import ElicitResult\n"
-              "asked = []\n"
-              "def on_elicit(request):\n"
-              "    asked.append(request.message)\n"
-              "    return ElicitResult.accept({'name': 'Ada', 'check': True, 'integer': 3})\n"
-              f"with Client.stdio({[str(node), str(server), 'stdio']!r}, on_elicit=on_elicit) as c:\n"
-              "    print(c.echo('hello').text)\n"
-              "    print(c.era)\n"
-              "    answer = c.trigger_elicitation_request().text\n"
-              "    print('Ada' in answer, len(asked))\n")
-    run = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                         env={"PYTHONPATH": f"{tmp_path}:{ROOT}", "PATH": "/usr/bin:/bin"}, check=False)
+    script = (
+        "import sys\n"
+        "from everything_client import Client\n"
+        "from mcpgen_runtime.client import ElicitResult\n"
+        "asked = []\n"
+        "def on_elicit(request):\n"
+        "    asked.append(request.message)\n"
+        "    return ElicitResult.accept({'name': 'Ada', 'check': True, 'integer': 3})\n"
+        f"with Client.stdio({[str(node), str(server), 'stdio']!r}, on_elicit=on_elicit) as c:\n"
+        "    print(c.echo('hello').text)\n"
+        "    print(c.era)\n"
+        "    answer = c.trigger_elicitation_request().text\n"
+        "    print('Ada' in answer, len(asked))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": f"{tmp_path}:{ROOT}", "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["Echo: hello", "legacy", "True 1"]

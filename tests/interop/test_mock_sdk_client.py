@@ -44,8 +44,9 @@ def sdk(target: list[str], calls: list[tuple[str, dict[str, Any]]], *extra: str)
     args = [sys.executable, SDK_CLIENT, "--timeout", "60", *extra]
     for name, arguments in calls:
         args += ["--call", name, json.dumps(arguments)]
-    done = subprocess.run([*args, *target], cwd=ROOT, env=subprocess_env(), capture_output=True, text=True,
-                          timeout=200)
+    done = subprocess.run(
+        [*args, *target], cwd=ROOT, env=subprocess_env(), capture_output=True, text=True, timeout=200
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     report: dict[str, Any] = json.loads(done.stdout)
     assert [c["name"] for c in report["calls"]] == [name for name, _ in calls]
@@ -56,10 +57,14 @@ def sdk(target: list[str], calls: list[tuple[str, dict[str, Any]]], *extra: str)
 def mock_http() -> Iterator[Any]:
     """`mcpgen mock SPEC --http --port N ...` as a real process; call it with the spec and options."""
     with contextlib.ExitStack() as stack:
+
         def start(spec: Path, *options: str) -> list[str]:
             port = free_port()
-            stack.enter_context(running_server([MCPGEN, "mock", str(spec), "--port", str(port), *options], port))
+            stack.enter_context(
+                running_server([MCPGEN, "mock", str(spec), "--port", str(port), *options], port)
+            )
             return [f"http://127.0.0.1:{port}/mcp"]
+
         yield start
 
 
@@ -120,16 +125,29 @@ def test_responses_file_over_the_sdk(transport: str, tmp_path: Path, mock_http: 
     report = sdk(target, calls, "--elicit-accept", '{"unit": "C"}')
     berlin, atlantis, mordor, asked = report["calls"]
     assert berlin["structuredContent"] == {"temperature": 21.5, "conditions": "sunny", "humidity": 40}
-    assert atlantis["isError"] is True and atlantis["content"] == [{"type": "text", "text": "No weather for Atlantis"}]
+    assert atlantis["isError"] is True and atlantis["content"] == [
+        {"type": "text", "text": "No weather for Atlantis"}
+    ]
     assert mordor["error"] == {"code": -32603, "message": "Upstream down"}
     assert asked["structuredContent"] == {"temperature": 70, "conditions": "asked", "humidity": 1}
-    assert report["elicitations"] == [{"message": "Celsius or Fahrenheit?", "requestedSchema": {
-        "type": "object", "properties": {"unit": {"type": "string", "enum": ["C", "F"]}}, "required": ["unit"]}}]
+    assert report["elicitations"] == [
+        {
+            "message": "Celsius or Fahrenheit?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"unit": {"type": "string", "enum": ["C", "F"]}},
+                "required": ["unit"],
+            },
+        }
+    ]
 
 
 def test_every_shapes_tool_answers_validly(mock_http: Any) -> None:
     tools = json.loads(SHAPES_SPEC.read_text())["tools"]
-    calls = [(tool["name"], ValueMaker(tool["inputSchema"]).make(derive_seed("args", tool["name"]))) for tool in tools]
+    calls = [
+        (tool["name"], ValueMaker(tool["inputSchema"]).make(derive_seed("args", tool["name"])))
+        for tool in tools
+    ]
     report = sdk(mock_http(SHAPES_SPEC, "--seed", "1"), calls)
     assert_valid_against_output_schemas(tools, report)
 
@@ -141,7 +159,10 @@ def test_all_github_tools_with_their_input_schemas_as_output_schemas(tmp_path: P
     tools = [{**tool, "outputSchema": tool["inputSchema"]} for tool in github]
     spec = tmp_path / "github-with-outputs.json"
     spec.write_text(json.dumps({"tools": tools}))
-    calls = [(tool["name"], ValueMaker(tool["inputSchema"]).make(derive_seed("args", tool["name"]))) for tool in tools]
+    calls = [
+        (tool["name"], ValueMaker(tool["inputSchema"]).make(derive_seed("args", tool["name"])))
+        for tool in tools
+    ]
     report = sdk(mock_http(spec, "--seed", "2"), calls)
     assert len(report["calls"]) == len(github) == 117
     assert_valid_against_output_schemas(tools, report)

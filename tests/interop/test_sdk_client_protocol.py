@@ -29,8 +29,14 @@ def http_url() -> Iterator[str]:
 
 
 def _sdk(target: list[str], *args: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, SDK_CLIENT, *args, *target], capture_output=True, text=True,
-                          env=subprocess_env(), cwd=ROOT, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, SDK_CLIENT, *args, *target],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        cwd=ROOT,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
 
@@ -43,13 +49,30 @@ def target(request: pytest.FixtureRequest) -> list[str]:
 
 
 def test_sdk_client_answers_our_elicitation_and_sees_cache_hints_and_progress(target: list[str]) -> None:
-    out = _sdk(target, "--elicit-accept", '{"name": "Alice"}', "--progress",
-               "--call", "test_input_required_result_elicitation", "{}",
-               "--call", "test_tool_with_progress", "{}")
+    out = _sdk(
+        target,
+        "--elicit-accept",
+        '{"name": "Alice"}',
+        "--progress",
+        "--call",
+        "test_input_required_result_elicitation",
+        "{}",
+        "--call",
+        "test_tool_with_progress",
+        "{}",
+    )
     elicit, progress = out["calls"]
     # One round trip asked for the name; the SDK answered and retried with our requestState.
-    assert out["elicitations"] == [{"message": "What is your name?", "requestedSchema": {
-        "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}]
+    assert out["elicitations"] == [
+        {
+            "message": "What is your name?",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"name": {"type": "string"}},
+                "required": ["name"],
+            },
+        }
+    ]
     assert elicit["isError"] is False
     assert elicit["content"] == [{"type": "text", "text": "Hello, Alice!"}]
     # Caching hints on every page (CACHE-01), as configured for the conformance server.

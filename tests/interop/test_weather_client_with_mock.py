@@ -21,14 +21,19 @@ from tests.interop._support import AsyncClient, Client, models
 
 pytestmark = pytest.mark.timeout(90)
 
-RESPONSES: dict[str, Any] = {"tools": {
-    "get_weather_data": [
-        {"match": {"location": "Berlin"}, "structured": {"temperature": 21.5, "conditions": "sunny", "humidity": 40}},
-        {"match": {"location": "Atlantis"}, "error": "No weather for Atlantis"},
-        {"match": {"location": "Mordor"}, "rpc_error": {"code": -32603, "message": "Upstream down"}},
-    ],
-    "get_weather": [{"text": "Sunny all day"}],
-}}
+RESPONSES: dict[str, Any] = {
+    "tools": {
+        "get_weather_data": [
+            {
+                "match": {"location": "Berlin"},
+                "structured": {"temperature": 21.5, "conditions": "sunny", "humidity": 40},
+            },
+            {"match": {"location": "Atlantis"}, "error": "No weather for Atlantis"},
+            {"match": {"location": "Mordor"}, "rpc_error": {"code": -32603, "message": "Upstream down"}},
+        ],
+        "get_weather": [{"text": "Sunny all day"}],
+    }
+}
 
 
 def forecast_line(client: Client, city: str) -> str:
@@ -47,12 +52,14 @@ def test_the_generated_client_gets_typed_schema_valid_answers(mcp_mock: McpMock)
     assert all(isinstance(user, models.ListUsersOutputItem) for user in users)
     assert "get_weather called with" in client.get_weather(location="Oslo").text
     client.execute_sql(region="Zürich", query="SELECT 1")  # Mcp-Param-Region as Base64, checked by the mock
-    mcp_mock.assert_calls([
-        ("get_weather_data", {"location": "Berlin"}),
-        ("list_users", {}),
-        ("get_weather", {"location": "Oslo"}),
-        ("execute_sql", {"region": "Zürich", "query": "SELECT 1"}),
-    ])
+    mcp_mock.assert_calls(
+        [
+            ("get_weather_data", {"location": "Berlin"}),
+            ("list_users", {}),
+            ("get_weather", {"location": "Oslo"}),
+            ("execute_sql", {"region": "Zürich", "query": "SELECT 1"}),
+        ]
+    )
 
 
 @pytest.mark.mcp_mock(package="weather_client", responses=RESPONSES)
@@ -96,18 +103,39 @@ def test_the_async_client(mcp_mock_factory: Callable[..., McpMock]) -> None:
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
-def test_the_conformance_client_and_its_header_mirrors(transport: str, mcp_mock_factory: Callable[..., McpMock]) -> None:
+def test_the_conformance_client_and_its_header_mirrors(
+    transport: str, mcp_mock_factory: Callable[..., McpMock]
+) -> None:
     mock = mcp_mock_factory(package="conformance_client", seed=1, transport=transport)
     client = mock.client
     assert type(client).__module__ == "conformance_client.client"
-    result = client.test_custom_headers(region="us-west1", priority=5, verbose=True, debug=False, query="q",
-                                        non_ascii_val="Zürich", leading_space_val=" lead")
+    result = client.test_custom_headers(
+        region="us-west1",
+        priority=5,
+        verbose=True,
+        debug=False,
+        query="q",
+        non_ascii_val="Zürich",
+        leading_space_val=" lead",
+    )
     assert result.is_error is False, result.text
     assert client.add_numbers(a=1, b=2).is_error is False
     client.my_hyphenated_tool()
-    mock.assert_calls([
-        ("test_custom_headers", {"region": "us-west1", "priority": 5, "verbose": True, "debug": False, "query": "q",
-                                 "non_ascii_val": "Zürich", "leading_space_val": " lead"}),
-        ("add_numbers", {"a": 1, "b": 2}),
-        ("my-hyphenated-tool", {}),
-    ])
+    mock.assert_calls(
+        [
+            (
+                "test_custom_headers",
+                {
+                    "region": "us-west1",
+                    "priority": 5,
+                    "verbose": True,
+                    "debug": False,
+                    "query": "q",
+                    "non_ascii_val": "Zürich",
+                    "leading_space_val": " lead",
+                },
+            ),
+            ("add_numbers", {"a": 1, "b": 2}),
+            ("my-hyphenated-tool", {}),
+        ]
+    )

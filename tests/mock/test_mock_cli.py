@@ -29,7 +29,10 @@ def test_a_bad_responses_entry_stops_it_with_the_entry_named(tmp_path: Path) -> 
     responses.write_text("tools:\n  get_weather_data:\n    - structured: {temperature: warm}\n")
     result = CliRunner().invoke(main, ["mock", WEATHER, "--responses", str(responses)])
     assert result.exit_code == 1
-    assert "tools.get_weather_data[0].structured: does not match the outputSchema of 'get_weather_data'" in result.output
+    assert (
+        "tools.get_weather_data[0].structured: does not match the outputSchema of 'get_weather_data'"
+        in result.output
+    )
 
 
 def test_unreadable_or_unusable_specs_stop_it(tmp_path: Path) -> None:
@@ -48,11 +51,17 @@ def test_without_the_mock_extra_it_says_what_to_install(tmp_path: Path) -> None:
     shadow.mkdir()
     # As if hypothesis were not installed: importing it fails the way a missing module does.
     (shadow / "hypothesis.py").write_text(
-        "raise ModuleNotFoundError(\"No module named 'hypothesis'\", name='hypothesis')\n")
+        "raise ModuleNotFoundError(\"No module named 'hypothesis'\", name='hypothesis')\n"
+    )
     env = subprocess_env()
     env["PYTHONPATH"] = f"{shadow}:{env['PYTHONPATH']}"
-    done = subprocess.run([sys.executable, "-c", "from codegen.cli import main; main()", "mock", WEATHER],
-                          env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", "from codegen.cli import main; main()", "mock", WEATHER],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1
     assert "hypothesis is not installed" in done.stderr
     assert "pip install 'mcpgen-runtime[mock]'" in done.stderr
@@ -74,14 +83,22 @@ def test_a_mock_process_keeps_hypothesis_files_out_of_the_folder_it_runs_in(tmp_
 
 def _runtime_mock(*args: str) -> subprocess.CompletedProcess[str]:
     """`python -m mcpgen_runtime.mock` (mock/command.py), the runtime's own command line."""
-    return subprocess.run([sys.executable, "-m", "mcpgen_runtime.mock", *args], env=subprocess_env(),
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpgen_runtime.mock", *args],
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_runtime_mock_help_and_usage_errors() -> None:
     for flag in ("-h", "--help"):
         shown = _runtime_mock(flag)
-        assert shown.returncode == 0 and shown.stdout.startswith("Usage: python -m mcpgen_runtime.mock [OPTIONS] SPEC")
+        assert shown.returncode == 0 and shown.stdout.startswith(
+            "Usage: python -m mcpgen_runtime.mock [OPTIONS] SPEC"
+        )
         assert "--responses FILE" in shown.stdout and "--seed" in shown.stdout
     assert _runtime_mock().returncode == 2  # SPEC missing
     both = _runtime_mock(WEATHER, "--http", "--stdio")

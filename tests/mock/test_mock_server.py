@@ -38,10 +38,16 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 
 def answers(url: str | None = None, command: list[str] | None = None) -> list[dict[str, Any]]:
     """Every call of CALLS, as the result objects the server sent."""
-    client = Client(url, tools=WEATHER) if url else Client.stdio(command or [], tools=WEATHER, env=subprocess_env())
+    client = (
+        Client(url, tools=WEATHER)
+        if url
+        else Client.stdio(command or [], tools=WEATHER, env=subprocess_env())
+    )
     with client:
-        return [client.call_tool(name, arguments).model_dump(mode="json", by_alias=True, exclude={"meta"})
-                for name, arguments in CALLS]
+        return [
+            client.call_tool(name, arguments).model_dump(mode="json", by_alias=True, exclude={"meta"})
+            for name, arguments in CALLS
+        ]
 
 
 def test_answers_are_valid_structured_content_plus_its_text() -> None:
@@ -92,7 +98,9 @@ def test_calls_are_recorded_in_order_in_and_out_of_process() -> None:
 def test_assertion_messages_list_the_calls() -> None:
     with running_mock(spec=WEATHER_SPEC) as mock, Client(mock.url, tools=WEATHER) as client:
         client.call_tool("get_weather", {"location": "Oslo"})
-        with pytest.raises(AssertionError, match=r'(?s)no call of .get_weather. with.*get_weather \{"location":"Oslo"\}'):
+        with pytest.raises(
+            AssertionError, match=r'(?s)no call of .get_weather. with.*get_weather \{"location":"Oslo"\}'
+        ):
             mock.assert_called("get_weather", location="Bergen")
         with pytest.raises(AssertionError, match="expected calls"):
             mock.assert_calls(["list_users"])
@@ -118,41 +126,68 @@ def test_arguments_and_headers_are_checked_as_a_generated_server_checks_them() -
 RESPONSES: dict[str, Any] = {
     "tools": {
         "get_weather_data": [
-            {"match": {"location": "Berlin"}, "structured": {"temperature": 21.5, "conditions": "sunny", "humidity": 40}},
+            {
+                "match": {"location": "Berlin"},
+                "structured": {"temperature": 21.5, "conditions": "sunny", "humidity": 40},
+            },
             {"match": {"location": "Atlantis"}, "error": "No weather for Atlantis"},
-            {"match": {"location": "Mordor"}, "rpc_error": {"code": -32603, "message": "Upstream down",
-                                                           "data": {"retry": False}}},
-            {"match": {"location": "ask"}, "elicit": {
-                "message": "Celsius or Fahrenheit?",
-                "schema": {"type": "object", "properties": {"unit": {"type": "string", "enum": ["C", "F"]}},
-                           "required": ["unit"]}},
-             "structured": {"temperature": 70, "conditions": "asked", "humidity": 1}},
+            {
+                "match": {"location": "Mordor"},
+                "rpc_error": {"code": -32603, "message": "Upstream down", "data": {"retry": False}},
+            },
+            {
+                "match": {"location": "ask"},
+                "elicit": {
+                    "message": "Celsius or Fahrenheit?",
+                    "schema": {
+                        "type": "object",
+                        "properties": {"unit": {"type": "string", "enum": ["C", "F"]}},
+                        "required": ["unit"],
+                    },
+                },
+                "structured": {"temperature": 70, "conditions": "asked", "humidity": 1},
+            },
         ],
         "get_weather": [
             {"match": {"location": "Paris"}, "text": ["Rain", "then sun"]},
-            {"match": {"location": "img"}, "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]},
+            {
+                "match": {"location": "img"},
+                "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}],
+            },
         ],
     },
 }
 
 
 def test_canned_answers_errors_and_json_rpc_errors() -> None:
-    with running_mock(spec=WEATHER_SPEC, responses=RESPONSES) as mock, Client(mock.url, tools=WEATHER) as client:
+    with (
+        running_mock(spec=WEATHER_SPEC, responses=RESPONSES) as mock,
+        Client(mock.url, tools=WEATHER) as client,
+    ):
         berlin = client.call_tool("get_weather_data", {"location": "Berlin"})
         assert berlin.structured_content == {"temperature": 21.5, "conditions": "sunny", "humidity": 40}
         atlantis = client.call_tool("get_weather_data", {"location": "Atlantis"})
         assert atlantis.is_error and atlantis.text == "No weather for Atlantis"
         with pytest.raises(RemoteError) as info:
             client.call_tool("get_weather_data", {"location": "Mordor"})
-        assert (info.value.code, info.value.message, info.value.data) == (-32603, "Upstream down", {"retry": False})
+        assert (info.value.code, info.value.message, info.value.data) == (
+            -32603,
+            "Upstream down",
+            {"retry": False},
+        )
         assert client.call_tool("get_weather", {"location": "Paris"}).text == "Rain\nthen sun"
         image = client.call_tool("get_weather", {"location": "img"})
         assert image.content[0].type == "image"
         other = client.call_tool("get_weather_data", {"location": "Lisbon"})  # no rule: generated
         assert OUTPUTS["get_weather_data"](other.structured_content) is None
-        mock.assert_calls([("get_weather_data", {"location": loc}) for loc in ("Berlin", "Atlantis", "Mordor")]
-                          + [("get_weather", {"location": "Paris"}), ("get_weather", {"location": "img"}),
-                             ("get_weather_data", {"location": "Lisbon"})])
+        mock.assert_calls(
+            [("get_weather_data", {"location": loc}) for loc in ("Berlin", "Atlantis", "Mordor")]
+            + [
+                ("get_weather", {"location": "Paris"}),
+                ("get_weather", {"location": "img"}),
+                ("get_weather_data", {"location": "Lisbon"}),
+            ]
+        )
 
 
 def test_an_input_required_round_then_the_answer() -> None:
@@ -179,11 +214,15 @@ def test_an_input_required_round_then_the_answer() -> None:
 
 
 def test_injected_failures_follow_the_seed_and_latency_is_added() -> None:
-    responses = {"tools": {"get_weather": [{"failure_rate": 0.5}], "list_users": [{"latency_ms": [120, 160]}]}}
+    responses = {
+        "tools": {"get_weather": [{"failure_rate": 0.5}], "list_users": [{"latency_ms": [120, 160]}]}
+    }
 
     def outcomes(seed: int) -> list[bool]:
-        with running_mock(spec=WEATHER_SPEC, responses=responses, seed=seed) as mock, \
-                Client(mock.url, tools=WEATHER) as client:
+        with (
+            running_mock(spec=WEATHER_SPEC, responses=responses, seed=seed) as mock,
+            Client(mock.url, tools=WEATHER) as client,
+        ):
             return [client.call_tool("get_weather", {"location": "X"}).is_error for _ in range(12)]
 
     first = outcomes(1)
@@ -191,20 +230,33 @@ def test_injected_failures_follow_the_seed_and_latency_is_added() -> None:
     assert True in first and False in first
     assert first != outcomes(2)
     failing = {"tools": {"get_weather": [{"failure_rate": 1}]}}
-    with running_mock(spec=WEATHER_SPEC, responses=failing) as mock, Client(mock.url, tools=WEATHER) as client:
+    with (
+        running_mock(spec=WEATHER_SPEC, responses=failing) as mock,
+        Client(mock.url, tools=WEATHER) as client,
+    ):
         result = client.call_tool("get_weather", {"location": "X"})
         assert result.is_error and "Injected failure (failure_rate 1)" in result.text
-    with running_mock(spec=WEATHER_SPEC, responses=responses) as mock, Client(mock.url, tools=WEATHER) as client:
+    with (
+        running_mock(spec=WEATHER_SPEC, responses=responses) as mock,
+        Client(mock.url, tools=WEATHER) as client,
+    ):
         started = time.monotonic()
         client.call_tool("list_users", {})
         assert time.monotonic() - started >= 0.12
 
 
 def test_a_schema_no_value_can_satisfy_is_a_clear_error_result() -> None:
-    impossible = [{"name": "never", "inputSchema": {"type": "object"},
-                   "outputSchema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 5,
-                                                                           "maximum": 1}},
-                                    "required": ["n"]}}]
+    impossible = [
+        {
+            "name": "never",
+            "inputSchema": {"type": "object"},
+            "outputSchema": {
+                "type": "object",
+                "properties": {"n": {"type": "integer", "minimum": 5, "maximum": 1}},
+                "required": ["n"],
+            },
+        }
+    ]
     with running_mock(tools=impossible) as mock, Client(mock.url, tools=impossible) as client:
         result = client.call_tool("never", {})
     assert result.is_error

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.support import ROOT
 
-USER_TESTS = '''
+USER_TESTS = """
 import sys
 import pytest
 
@@ -31,7 +31,7 @@ def test_unmarked(mcp_mock):
 @pytest.mark.mcp_mock(spec=SPEC, responses={{"tools": {{"get_wether": []}}}})
 def test_bad_responses(mcp_mock):
     pass
-'''
+"""
 
 
 def test_the_entry_point_names_the_plugin() -> None:
@@ -42,9 +42,21 @@ def test_the_entry_point_names_the_plugin() -> None:
 def test_a_users_test_suite_with_the_fixture(tmp_path: Path) -> None:
     (tmp_path / "test_user.py").write_text(USER_TESTS.format(spec=str(ROOT / "specs" / "weather.json")))
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--strict-markers",
-         "-rA", "test_user.py"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--strict-markers",
+            "-rA",
+            "test_user.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     out = done.stdout
     assert "PASSED test_user.py::test_the_plugin_costs_nothing_until_used" in out, out

@@ -60,36 +60,77 @@ def test_json_files_load_too(tmp_path: Path) -> None:
 
 def test_match_is_a_subset_of_the_arguments_with_json_equality() -> None:
     tools = tool_table([{"name": "t", "inputSchema": {"type": "object"}}])
-    responses = parse_responses({"tools": {"t": [
-        {"match": {"filter": {"kind": "open"}, "limit": 1}, "text": "nested"},
-        {"match": {"flag": True}, "text": "bool"},
-    ]}}, tools)
+    responses = parse_responses(
+        {
+            "tools": {
+                "t": [
+                    {"match": {"filter": {"kind": "open"}, "limit": 1}, "text": "nested"},
+                    {"match": {"flag": True}, "text": "bool"},
+                ]
+            }
+        },
+        tools,
+    )
     assert responses.rule_for("t", {"filter": {"kind": "open", "page": 2}, "limit": 1.0, "x": 0}) is not None
     assert responses.rule_for("t", {"filter": {"kind": "closed"}, "limit": 1}) is None
     assert responses.rule_for("t", {"flag": 1}) is None  # 1 is not true in JSON
     assert responses.rule_for("t", {"flag": True}) is not None
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ({"tool": {}}, r"top level: unknown key\(s\) 'tool'"),
-    ({"tools": {"get_wether": []}}, r"tools\.get_wether: the spec has no tool 'get_wether'"),
-    ({"tools": {"get_weather": [{"txt": "x"}]}}, r"tools\.get_weather\[0\]: unknown key\(s\) 'txt'"),
-    ({"tools": {"get_weather_data": [{"structured": {"temperature": "warm"}}]}},
-     r"tools\.get_weather_data\[0\]\.structured: does not match the outputSchema of 'get_weather_data'"),
-    ({"tools": {"get_weather_data": [{"text": "sunny"}]}},
-     r"tools\.get_weather_data\[0\]\.text: tool 'get_weather_data' has an outputSchema"),
-    ({"tools": {"get_weather": [{"text": "a", "error": "b"}]}}, r"tools\.get_weather\[0\]: give at most one of"),
-    ({"tools": {"get_weather": [{"latency_ms": -1}]}}, r"tools\.get_weather\[0\]\.latency_ms"),
-    ({"tools": {"get_weather": [{"latency_ms": [5, 1]}]}}, r"tools\.get_weather\[0\]\.latency_ms"),
-    ({"defaults": {"failure_rate": 2}}, r"defaults\.failure_rate: expected a number from 0 to 1"),
-    ({"tools": {"get_weather": [{"rpc_error": {"code": "x", "message": "m"}}]}}, r"rpc_error: code must be an integer"),
-    ({"tools": {"get_weather": [{"error": ""}]}}, r"tools\.get_weather\[0\]\.error"),
-    ({"tools": {"get_weather": [{"elicit": {"message": "m", "schema": {"type": "object", "properties": {
-        "nested": {"type": "object", "properties": {}}}}}}]}}, r"tools\.get_weather\[0\]\.elicit\.schema: .*primitive"),
-    ({"tools": {"get_current_time": [{"match": {"zone": "UTC"}, "text": "now"}]}},
-     r"tools\.get_current_time\[0\]\.match: tool 'get_current_time' has no argument\(s\) zone"),
-    ({"tools": {"get_weather": [{"content": [{"type": "text"}]}]}}, r"tools\.get_weather\[0\]\.content: not valid"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"tool": {}}, r"top level: unknown key\(s\) 'tool'"),
+        ({"tools": {"get_wether": []}}, r"tools\.get_wether: the spec has no tool 'get_wether'"),
+        ({"tools": {"get_weather": [{"txt": "x"}]}}, r"tools\.get_weather\[0\]: unknown key\(s\) 'txt'"),
+        (
+            {"tools": {"get_weather_data": [{"structured": {"temperature": "warm"}}]}},
+            r"tools\.get_weather_data\[0\]\.structured: does not match the outputSchema of 'get_weather_data'",
+        ),
+        (
+            {"tools": {"get_weather_data": [{"text": "sunny"}]}},
+            r"tools\.get_weather_data\[0\]\.text: tool 'get_weather_data' has an outputSchema",
+        ),
+        (
+            {"tools": {"get_weather": [{"text": "a", "error": "b"}]}},
+            r"tools\.get_weather\[0\]: give at most one of",
+        ),
+        ({"tools": {"get_weather": [{"latency_ms": -1}]}}, r"tools\.get_weather\[0\]\.latency_ms"),
+        ({"tools": {"get_weather": [{"latency_ms": [5, 1]}]}}, r"tools\.get_weather\[0\]\.latency_ms"),
+        ({"defaults": {"failure_rate": 2}}, r"defaults\.failure_rate: expected a number from 0 to 1"),
+        (
+            {"tools": {"get_weather": [{"rpc_error": {"code": "x", "message": "m"}}]}},
+            r"rpc_error: code must be an integer",
+        ),
+        ({"tools": {"get_weather": [{"error": ""}]}}, r"tools\.get_weather\[0\]\.error"),
+        (
+            {
+                "tools": {
+                    "get_weather": [
+                        {
+                            "elicit": {
+                                "message": "m",
+                                "schema": {
+                                    "type": "object",
+                                    "properties": {"nested": {"type": "object", "properties": {}}},
+                                },
+                            }
+                        }
+                    ]
+                }
+            },
+            r"tools\.get_weather\[0\]\.elicit\.schema: .*primitive",
+        ),
+        (
+            {"tools": {"get_current_time": [{"match": {"zone": "UTC"}, "text": "now"}]}},
+            r"tools\.get_current_time\[0\]\.match: tool 'get_current_time' has no argument\(s\) zone",
+        ),
+        (
+            {"tools": {"get_weather": [{"content": [{"type": "text"}]}]}},
+            r"tools\.get_weather\[0\]\.content: not valid",
+        ),
+    ],
+)
 def test_bad_entries_are_named(data: dict[str, Any], message: str) -> None:
     with pytest.raises(ResponsesError, match=message):
         parse_responses(data, WEATHER, source="r.yaml")
@@ -111,10 +152,12 @@ def test_yaml_dates_and_broken_files_are_refused(tmp_path: Path) -> None:
 
 def test_the_readme_example_loads() -> None:
     readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Testing without the server"):]
-    example = section[section.index("```yaml\n") + 8:section.index("\n```", section.index("```yaml\n"))]
+    section = readme[readme.index("## Testing without the server") :]
+    example = section[section.index("```yaml\n") + 8 : section.index("\n```", section.index("```yaml\n"))]
     import yaml
 
     responses = parse_responses(yaml.safe_load(example), WEATHER, source="README.md")
-    assert [r.where for r in responses.rules["get_weather_data"]] == [f"tools.get_weather_data[{i}]" for i in range(4)]
+    assert [r.where for r in responses.rules["get_weather_data"]] == [
+        f"tools.get_weather_data[{i}]" for i in range(4)
+    ]
     assert responses.defaults.failure_rate == 0.05

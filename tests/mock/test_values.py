@@ -61,8 +61,13 @@ def test_values_do_not_depend_on_the_process_or_its_hash_seed() -> None:
         "for t in tools if 'outputSchema' in t], sort_keys=True))"
     )
     outputs = {
-        subprocess.run([PYTHON, "-c", script], env={**subprocess_env(), "PYTHONHASHSEED": hash_seed},
-                       capture_output=True, check=True, timeout=120).stdout
+        subprocess.run(
+            [PYTHON, "-c", script],
+            env={**subprocess_env(), "PYTHONHASHSEED": hash_seed},
+            capture_output=True,
+            check=True,
+            timeout=120,
+        ).stdout
         for hash_seed in ("0", "4242")
     }
     assert len(outputs) == 1
@@ -75,7 +80,8 @@ def test_values_do_not_depend_on_the_literals_in_the_users_code(tmp_path: Path) 
     project.mkdir()
     (project / "userconstants.py").write_text(
         "NAMES = [" + ", ".join(repr(f"user-literal-{i}") for i in range(300)) + "]\n"
-        "NUMBERS = [" + ", ".join(str(100_003 + 7 * i) for i in range(300)) + "]\n")
+        "NUMBERS = [" + ", ".join(str(100_003 + 7 * i) for i in range(300)) + "]\n"
+    )
     script = (
         "import json, sys\n"
         "if sys.argv[1:]: import userconstants\n"
@@ -86,8 +92,15 @@ def test_values_do_not_depend_on_the_literals_in_the_users_code(tmp_path: Path) 
     )
     env = {**subprocess_env(), "PYTHONPATH": f"{project}:{subprocess_env()['PYTHONPATH']}"}
     plain, with_literals = (
-        subprocess.run([PYTHON, "-c", script, *extra], cwd=project, env=env, capture_output=True, text=True,
-                       check=True, timeout=120).stdout
+        subprocess.run(
+            [PYTHON, "-c", script, *extra],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout
         for extra in ((), ("import",))
     )
     assert "user-literal" not in with_literals
@@ -130,26 +143,43 @@ def test_examples_default_and_const_come_first() -> None:
 
 def test_whole_value_examples_are_used_at_the_root() -> None:
     example = {"temperature": 21.5, "conditions": "sunny"}
-    schema = {"type": "object", "properties": {"temperature": {"type": "number"}, "conditions": {"type": "string"}},
-              "required": ["temperature"], "examples": [example]}
+    schema = {
+        "type": "object",
+        "properties": {"temperature": {"type": "number"}, "conditions": {"type": "string"}},
+        "required": ["temperature"],
+        "examples": [example],
+    }
     assert values(schema) == [example] * len(SEEDS)
 
 
 def test_objects_carry_only_declared_properties_unless_the_schema_asks_for_more() -> None:
     closed = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}}}
     assert all(set(v) <= {"a", "b"} for v in values(closed, range(10)))
-    merged = {"allOf": [{"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
-                        {"type": "object", "properties": {"y": {"type": "integer"}}}]}
+    merged = {
+        "allOf": [
+            {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+            {"type": "object", "properties": {"y": {"type": "integer"}}},
+        ]
+    }
     assert all(set(v) <= {"x", "y"} for v in values(merged, range(10)))
     open_map = {"type": "object", "additionalProperties": {"type": "integer"}, "minProperties": 2}
     assert all(len(v) >= 2 for v in values(open_map))
 
 
 def test_recursive_refs_are_unrolled_and_cut_off() -> None:
-    schema = {"$ref": "#/$defs/node", "$defs": {"node": {
-        "type": "object", "properties": {"value": {"type": "integer"},
-                                         "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
-        "required": ["value"]}}}
+    schema = {
+        "$ref": "#/$defs/node",
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "integer"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                },
+                "required": ["value"],
+            }
+        },
+    }
     prepared = json.dumps(prepare(schema))
     assert "$ref" not in prepared
     produced = values(schema, range(10))
@@ -161,20 +191,34 @@ def test_recursive_refs_are_unrolled_and_cut_off() -> None:
 
 
 def test_2020_12_tuples_and_draft_07_schemas() -> None:
-    tuple_schema = {"type": "array", "prefixItems": [{"type": "string"}, {"type": "integer"}], "items": False,
-                    "minItems": 2}
+    tuple_schema = {
+        "type": "array",
+        "prefixItems": [{"type": "string"}, {"type": "integer"}],
+        "items": False,
+        "minItems": 2,
+    }
     assert all(isinstance(a, str) and isinstance(b, int) for a, b in values(tuple_schema))
-    draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "array",
-              "items": [{"type": "boolean"}], "additionalItems": False, "minItems": 1}
+    draft7 = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "array",
+        "items": [{"type": "boolean"}],
+        "additionalItems": False,
+        "minItems": 1,
+    }
     assert all(len(v) == 1 and isinstance(v[0], bool) for v in values(draft7))
-    dependent = {"type": "object", "properties": {"card": {"type": "string"}, "billing": {"type": "string"}},
-                 "dependentRequired": {"card": ["billing"]}}
+    dependent = {
+        "type": "object",
+        "properties": {"card": {"type": "string"}, "billing": {"type": "string"}},
+        "dependentRequired": {"card": ["billing"]},
+    }
     values(dependent, range(10))
 
 
 def test_integers_stay_within_the_safe_range_when_unbounded() -> None:
     assert all(abs(v) <= 2**53 - 1 for v in values({"type": "integer"}, range(20)))
-    assert all(v >= 2**60 for v in values({"type": "integer", "minimum": 2**60}))  # unless the schema says otherwise
+    assert all(
+        v >= 2**60 for v in values({"type": "integer", "minimum": 2**60})
+    )  # unless the schema says otherwise
 
 
 def test_an_unsatisfiable_schema_is_a_clear_error() -> None:

@@ -26,8 +26,12 @@ WAIT = 0.5
 
 
 def ask(request_id: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": f"ask-{request_id}", "method": "elicitation/create",
-            "params": {"message": "your name?", "requestedSchema": {"type": "object"}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": f"ask-{request_id}",
+        "method": "elicitation/create",
+        "params": {"message": "your name?", "requestedSchema": {"type": "object"}},
+    }
 
 
 def answered(request_id: Any, answer: Any, headers: dict[str, str] | None = None) -> dict[str, Any]:
@@ -90,15 +94,22 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send({"type": "http.response.body", "body": b""})
         return
     question = ask(message["id"])
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")],
+        }
+    )
     await send({"type": "http.response.body", "body": _event(question), "more_body": True})
     arrived = _arrived.setdefault(question["id"], asyncio.Event())
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(arrived.wait(), WAIT)
     answer, answer_headers = _answers.pop(question["id"], (None, None))
     _arrived.pop(question["id"], None)
-    await send({"type": "http.response.body", "body": _event(answered(message["id"], answer, answer_headers))})
+    await send(
+        {"type": "http.response.body", "body": _event(answered(message["id"], answer, answer_headers))}
+    )
 
 
 def _event(message: dict[str, Any]) -> bytes:

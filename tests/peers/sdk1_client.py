@@ -43,7 +43,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--call", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
     parser.add_argument("--progress", action="store_true", help="request progress on every call")
-    parser.add_argument("--elicit-accept", metavar="JSON", help="answer every elicitation with accept + this content")
+    parser.add_argument(
+        "--elicit-accept", metavar="JSON", help="answer every elicitation with accept + this content"
+    )
     parser.add_argument("--sample-text", metavar="TEXT", help="answer every sampling request with this text")
     parser.add_argument("--roots", metavar="URIS", help="answer roots/list with these comma-separated URIs")
     parser.add_argument("--log-level", help="send logging/setLevel with this level first")
@@ -71,20 +73,33 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         content = json.loads(args.elicit_accept)
 
         async def on_elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
-            out["elicitations"].append({"message": params.message,
-                                        "requestedSchema": getattr(params, "requestedSchema", None)})
+            out["elicitations"].append(
+                {"message": params.message, "requestedSchema": getattr(params, "requestedSchema", None)}
+            )
             return types.ElicitResult(action="accept", content=content)
 
         callbacks["elicitation_callback"] = on_elicit
     if args.sample_text is not None:
-        async def on_sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-            out["samplings"].append({"messages": [m.model_dump(mode="json", exclude_none=True) for m in params.messages],
-                                     "maxTokens": params.maxTokens})
-            return types.CreateMessageResult(role="assistant", model="sdk1-test-model", stopReason="endTurn",
-                                             content=types.TextContent(type="text", text=args.sample_text))
+
+        async def on_sample(
+            context: Any, params: types.CreateMessageRequestParams
+        ) -> types.CreateMessageResult:
+            out["samplings"].append(
+                {
+                    "messages": [m.model_dump(mode="json", exclude_none=True) for m in params.messages],
+                    "maxTokens": params.maxTokens,
+                }
+            )
+            return types.CreateMessageResult(
+                role="assistant",
+                model="sdk1-test-model",
+                stopReason="endTurn",
+                content=types.TextContent(type="text", text=args.sample_text),
+            )
 
         callbacks["sampling_callback"] = on_sample
     if args.roots is not None:
+
         async def on_roots(context: Any) -> types.ListRootsResult:
             return types.ListRootsResult(roots=[types.Root(uri=uri) for uri in args.roots.split(",")])  # type: ignore[arg-type]
 
@@ -93,9 +108,16 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
         out["logs"].append({"level": params.level, "logger": params.logger, "data": params.data})
 
-    async with _connect(args.target) as (read, write, session_id), ClientSession(
-        read, write, read_timeout_seconds=timedelta(seconds=args.timeout), logging_callback=on_log, **callbacks
-    ) as session:
+    async with (
+        _connect(args.target) as (read, write, session_id),
+        ClientSession(
+            read,
+            write,
+            read_timeout_seconds=timedelta(seconds=args.timeout),
+            logging_callback=on_log,
+            **callbacks,
+        ) as session,
+    ):
         init = await session.initialize()
         out["protocolVersion"] = init.protocolVersion
         out["serverInfo"] = init.serverInfo.model_dump(mode="json", exclude_none=True)
@@ -104,7 +126,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         out["sessionId"] = session_id()
         if args.log_level is not None:
             await session.set_logging_level(args.log_level)
-        out["ping"] = (await session.send_ping()).model_dump(mode="json", exclude_none=True) if args.ping else None
+        out["ping"] = (
+            (await session.send_ping()).model_dump(mode="json", exclude_none=True) if args.ping else None
+        )
 
         names: list[str] = []
         pages = 0
@@ -123,8 +147,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         for name, raw in args.call:
             progress: list[dict[str, Any]] = []
 
-            async def on_progress(value: float, total: float | None, message: str | None,
-                                  sink: list[dict[str, Any]] = progress) -> None:
+            async def on_progress(
+                value: float, total: float | None, message: str | None, sink: list[dict[str, Any]] = progress
+            ) -> None:
                 sink.append({"progress": value, "total": total, "message": message})
 
             try:
@@ -134,13 +159,18 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             except McpError as exc:
                 calls.append({"name": name, "error": {"code": exc.error.code, "message": exc.error.message}})
                 continue
-            calls.append({
-                "name": name,
-                "isError": bool(result.isError),
-                "content": [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content],
-                "structuredContent": result.structuredContent,
-                "progress": progress,
-            })
+            calls.append(
+                {
+                    "name": name,
+                    "isError": bool(result.isError),
+                    "content": [
+                        block.model_dump(mode="json", by_alias=True, exclude_none=True)
+                        for block in result.content
+                    ],
+                    "structuredContent": result.structuredContent,
+                    "progress": progress,
+                }
+            )
         out["calls"] = calls
         await asyncio.sleep(0.05)  # late log notifications on the same stream
     return out

@@ -74,7 +74,8 @@ def build(port: int) -> FastMCP:
     @server.tool(description="Ask the client's model a question and name the client's roots")
     async def ask_model(question: str, ctx: Context) -> str:  # type: ignore[type-arg]
         sampled = await ctx.session.create_message(
-            [SamplingMessage(role="user", content=TextContent(type="text", text=question))], max_tokens=50)
+            [SamplingMessage(role="user", content=TextContent(type="text", text=question))], max_tokens=50
+        )
         roots = await ctx.session.list_roots()
         text = sampled.content.text if isinstance(sampled.content, TextContent) else "?"
         return f"{text} | roots: {', '.join(str(root.uri) for root in roots.roots)}"

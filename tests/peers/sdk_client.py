@@ -40,7 +40,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--call", nargs=2, action="append", default=[], metavar=("NAME", "JSON"))
     parser.add_argument("--progress", action="store_true", help="request progress on every call")
-    parser.add_argument("--elicit-accept", metavar="JSON", help="answer every elicitation with accept + this content")
+    parser.add_argument(
+        "--elicit-accept", metavar="JSON", help="answer every elicitation with accept + this content"
+    )
     parser.add_argument("--mode", default="auto", help="the SDK's connect mode: auto (default) or legacy")
     parser.add_argument("--sample-text", metavar="TEXT", help="answer every sampling request with this text")
     parser.add_argument("--log-level", help="legacy mode: send logging/setLevel with this level first")
@@ -63,18 +65,24 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         content = json.loads(args.elicit_accept)
 
         async def on_elicit(context: Any, params: Any) -> types.ElicitResult:
-            elicitations.append({"message": params.message,
-                                 "requestedSchema": getattr(params, "requested_schema", None)})
+            elicitations.append(
+                {"message": params.message, "requestedSchema": getattr(params, "requested_schema", None)}
+            )
             return types.ElicitResult(action="accept", content=content)
 
         callbacks["elicitation_callback"] = on_elicit
     out["elicitations"] = elicitations
     samplings: list[dict[str, Any]] = []
     if args.sample_text is not None:
+
         async def on_sample(context: Any, params: Any) -> types.CreateMessageResult:
             samplings.append({"maxTokens": params.max_tokens})
-            return types.CreateMessageResult(role="assistant", model="sdk2-test-model", stop_reason="endTurn",
-                                             content=types.TextContent(type="text", text=args.sample_text))
+            return types.CreateMessageResult(
+                role="assistant",
+                model="sdk2-test-model",
+                stop_reason="endTurn",
+                content=types.TextContent(type="text", text=args.sample_text),
+            )
 
         callbacks["sampling_callback"] = on_sample
     out["samplings"] = samplings
@@ -84,8 +92,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         logs.append({"level": params.level, "logger": params.logger, "data": params.data})
 
     out["logs"] = logs
-    async with Client(server, read_timeout_seconds=args.timeout, mode=args.mode, logging_callback=on_log,
-                      **callbacks) as client:
+    async with Client(
+        server, read_timeout_seconds=args.timeout, mode=args.mode, logging_callback=on_log, **callbacks
+    ) as client:
         out["protocolVersion"] = client.protocol_version
         if args.log_level is not None:
             await client.set_logging_level(args.log_level)
@@ -102,7 +111,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             page = await client.list_tools(cursor=cursor)
             pages += 1
             names.extend(tool.name for tool in page.tools)
-            cache.append({"ttlMs": getattr(page, "ttl_ms", None), "cacheScope": getattr(page, "cache_scope", None)})
+            cache.append(
+                {"ttlMs": getattr(page, "ttl_ms", None), "cacheScope": getattr(page, "cache_scope", None)}
+            )
             cursor = page.next_cursor
             if cursor is None or pages > 100:
                 break
@@ -114,8 +125,9 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
         for name, raw in args.call:
             progress: list[dict[str, Any]] = []
 
-            async def on_progress(value: float, total: float | None, message: str | None,
-                                  sink: list[dict[str, Any]] = progress) -> None:
+            async def on_progress(
+                value: float, total: float | None, message: str | None, sink: list[dict[str, Any]] = progress
+            ) -> None:
                 sink.append({"progress": value, "total": total, "message": message})
 
             try:
@@ -125,13 +137,18 @@ async def _run(args: argparse.Namespace) -> dict[str, Any]:
             except MCPError as exc:
                 calls.append({"name": name, "error": {"code": exc.code, "message": exc.message}})
                 continue
-            calls.append({
-                "name": name,
-                "isError": bool(result.is_error),
-                "content": [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content],
-                "structuredContent": result.structured_content,
-                "progress": progress,
-            })
+            calls.append(
+                {
+                    "name": name,
+                    "isError": bool(result.is_error),
+                    "content": [
+                        block.model_dump(mode="json", by_alias=True, exclude_none=True)
+                        for block in result.content
+                    ],
+                    "structuredContent": result.structured_content,
+                    "progress": progress,
+                }
+            )
         out["calls"] = calls
     return out
 

@@ -90,7 +90,11 @@ def _answer(ctx: Context, key: str) -> dict[str, Any] | None:
     answer = (ctx.input_responses or {}).get(key)
     if answer is None:
         return None
-    return answer if isinstance(answer, dict) else answer.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return (
+        answer
+        if isinstance(answer, dict)
+        else answer.model_dump(by_alias=True, exclude_none=True, mode="json")
+    )
 
 
 def tool_definitions() -> list[dict[str, Any]]:
@@ -124,7 +128,8 @@ def build_server(page_size: int) -> MCPServer[Any]:
     def list_users() -> types.CallToolResult:
         # An array as structuredContent (allowed on 2026-07-28); the SDK would otherwise wrap it in {"result": ...}.
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=json.dumps(LIST_USERS))], structured_content=LIST_USERS
+            content=[types.TextContent(type="text", text=json.dumps(LIST_USERS))],
+            structured_content=LIST_USERS,
         )
 
     @server.tool(structured_output=False)
@@ -160,10 +165,15 @@ def build_server(page_size: int) -> MCPServer[Any]:
     async def confirm_delete(path: str, ctx: Context) -> str | types.InputRequiredResult:
         answer = _answer(ctx, "confirm")
         if answer is None:
-            schema = {"type": "object", "properties": {"confirm": {"type": "boolean", "title": "Confirm deletion"}},
-                      "required": ["confirm"]}
-            return types.InputRequiredResult(input_requests={"confirm": _elicit(f"Really delete {path}?", schema)},
-                                             request_state=f"delete:{path}")
+            schema = {
+                "type": "object",
+                "properties": {"confirm": {"type": "boolean", "title": "Confirm deletion"}},
+                "required": ["confirm"],
+            }
+            return types.InputRequiredResult(
+                input_requests={"confirm": _elicit(f"Really delete {path}?", schema)},
+                request_state=f"delete:{path}",
+            )
         if ctx.request_state != f"delete:{path}":
             raise ToolError(f"requestState {ctx.request_state!r} is not for {path}")
         accepted = answer.get("action") == "accept" and (answer.get("content") or {}).get("confirm") is True
@@ -171,15 +181,25 @@ def build_server(page_size: int) -> MCPServer[Any]:
 
     @server.tool(structured_output=False)
     async def ask_everything(ctx: Context) -> str | types.InputRequiredResult:
-        name, sampled, roots = _answer(ctx, "user_name"), _answer(ctx, "capital"), _answer(ctx, "client_roots")
+        name, sampled, roots = (
+            _answer(ctx, "user_name"),
+            _answer(ctx, "capital"),
+            _answer(ctx, "client_roots"),
+        )
         if name is None or sampled is None or roots is None:
-            question = types.SamplingMessage(role="user", content=types.TextContent(type="text", text="Capital of France?"))
-            return types.InputRequiredResult(input_requests={
-                "user_name": _elicit("Your name?", NAME_SCHEMA),
-                "capital": types.CreateMessageRequest(params=types.CreateMessageRequestParams(
-                    messages=[question], max_tokens=20)),
-                "client_roots": types.ListRootsRequest(),
-            }, request_state="everything")
+            question = types.SamplingMessage(
+                role="user", content=types.TextContent(type="text", text="Capital of France?")
+            )
+            return types.InputRequiredResult(
+                input_requests={
+                    "user_name": _elicit("Your name?", NAME_SCHEMA),
+                    "capital": types.CreateMessageRequest(
+                        params=types.CreateMessageRequestParams(messages=[question], max_tokens=20)
+                    ),
+                    "client_roots": types.ListRootsRequest(),
+                },
+                request_state="everything",
+            )
         content = sampled["content"]
         text = content["text"] if isinstance(content, dict) else content[0]["text"]
         return f"{name['content']['name']}|{text}|{','.join(root['uri'] for root in roots['roots'])}"
@@ -188,13 +208,15 @@ def build_server(page_size: int) -> MCPServer[Any]:
     async def ask_twice(ctx: Context) -> str | types.InputRequiredResult:
         state = ctx.request_state
         if state is None:
-            return types.InputRequiredResult(input_requests={"name": _elicit("Your name?", NAME_SCHEMA)},
-                                             request_state="round-1")
+            return types.InputRequiredResult(
+                input_requests={"name": _elicit("Your name?", NAME_SCHEMA)}, request_state="round-1"
+            )
         if state == "round-1":
             name = (_answer(ctx, "name") or {}).get("content", {}).get("name")
             schema = {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}
-            return types.InputRequiredResult(input_requests={"color": _elicit("Your colour?", schema)},
-                                             request_state=f"round-2:{name}")
+            return types.InputRequiredResult(
+                input_requests={"color": _elicit("Your colour?", schema)}, request_state=f"round-2:{name}"
+            )
         color = (_answer(ctx, "color") or {}).get("content", {}).get("color")
         return f"{state.removeprefix('round-2:')} likes {color}"
 

@@ -54,8 +54,12 @@ class Driver:
 
 
 @contextlib.contextmanager
-def driver(mode: str, make_sync: Callable[[], Client], make_async: Callable[[], AsyncClient],
-           runner: asyncio.Runner | None = None) -> Iterator[Driver]:
+def driver(
+    mode: str,
+    make_sync: Callable[[], Client],
+    make_async: Callable[[], AsyncClient],
+    runner: asyncio.Runner | None = None,
+) -> Iterator[Driver]:
     """A Driver for `mode`; async drivers get their own Runner unless one is given."""
     if mode == "sync":
         drv = Driver(make_sync())
@@ -103,12 +107,16 @@ def result(request: dict[str, Any], value: dict[str, Any]) -> Reply:
     return Reply(body={"jsonrpc": "2.0", "id": request.get("id"), "result": value})
 
 
-def error(request: dict[str, Any] | None, code: int, message: str, data: Any = None, status: int = 400) -> Reply:
+def error(
+    request: dict[str, Any] | None, code: int, message: str, data: Any = None, status: int = 400
+) -> Reply:
     err: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         err["data"] = data
-    return Reply(status=status, body={"jsonrpc": "2.0", "id": None if request is None else request.get("id"),
-                                      "error": err})
+    return Reply(
+        status=status,
+        body={"jsonrpc": "2.0", "id": None if request is None else request.get("id"), "error": err},
+    )
 
 
 @dataclass
@@ -161,8 +169,11 @@ class ScriptedHttpServer:
                     except OSError:
                         self.close_connection = True
                     return
-                payload = reply.body if isinstance(reply.body, bytes) else (
-                    b"" if reply.body is None else json.dumps(reply.body).encode())
+                payload = (
+                    reply.body
+                    if isinstance(reply.body, bytes)
+                    else (b"" if reply.body is None else json.dumps(reply.body).encode())
+                )
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 with contextlib.suppress(OSError):

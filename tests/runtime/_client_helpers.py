@@ -34,8 +34,17 @@ from weather_client import AsyncClient as WeatherAsyncClient  # noqa: E402  (gen
 from weather_client import Client as WeatherClient  # noqa: E402
 from weather_server.handlers import Server as WeatherServer  # noqa: E402
 
-__all__ = ["DONE", "LiveServer", "Received", "WeatherAsyncClient", "WeatherClient", "WeatherServer", "drive",
-           "elicit_request", "irr"]
+__all__ = [
+    "DONE",
+    "LiveServer",
+    "Received",
+    "WeatherAsyncClient",
+    "WeatherClient",
+    "WeatherServer",
+    "drive",
+    "elicit_request",
+    "irr",
+]
 
 
 def irr(requests: dict[str, Any] | None = None, state: str | None = None) -> dict[str, Any]:
@@ -50,15 +59,20 @@ def irr(requests: dict[str, Any] | None = None, state: str | None = None) -> dic
 
 def elicit_request(message: str = "Your name?", **properties: str) -> dict[str, Any]:
     props = {name: {"type": kind} for name, kind in (properties or {"name": "string"}).items()}
-    return {"method": "elicitation/create",
-            "params": {"message": message, "requestedSchema": {"type": "object", "properties": props}}}
+    return {
+        "method": "elicitation/create",
+        "params": {"message": message, "requestedSchema": {"type": "object", "properties": props}},
+    }
 
 
 DONE = {"result": {"resultType": "complete", "content": [{"type": "text", "text": "done"}]}}
 
 
-def drive(flow: Flow[Any], *replies: dict[str, Any] | McpRuntimeError,
-          answer: Callable[[InputNeeded], dict[str, Any]] | None = None) -> tuple[Any, list[Outgoing]]:
+def drive(
+    flow: Flow[Any],
+    *replies: dict[str, Any] | McpRuntimeError,
+    answer: Callable[[InputNeeded], dict[str, Any]] | None = None,
+) -> tuple[Any, list[Outgoing]]:
     """Run `flow` against scripted replies (an exception is thrown into the flow, as drivers do)."""
     sent: list[Outgoing] = []
     steps: list[InputNeeded] = []

@@ -39,8 +39,11 @@ class Args(BaseModel):
 
 
 def _tool(name: str, properties: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"name": name, "description": f"test tool {name}",
-            "inputSchema": {"type": "object", "properties": properties or {}}}
+    return {
+        "name": name,
+        "description": f"test tool {name}",
+        "inputSchema": {"type": "object", "properties": properties or {}},
+    }
 
 
 TOOLS = [
@@ -65,7 +68,8 @@ def _config() -> ServerConfig:
         per_second, burst = rate.split(",")
         limit = RateLimit(float(per_second), int(burst))
     return ServerConfig(
-        name="dynamic-test", version="1.0.0",
+        name="dynamic-test",
+        version="1.0.0",
         auth=BearerAuth(_verify) if os.environ.get("MCPGEN_TEST_AUTH") == "1" else None,
         rate_limit=limit,
         keepalive_s=float(os.environ.get("MCPGEN_TEST_KEEPALIVE", "15")),
@@ -94,6 +98,7 @@ class DynamicServer(ToolServer):
     async def mutate(self, args: Args, ctx: ToolContext) -> str:
         op = getattr(args, "op", "touch")
         if op == "add":
+
             async def extra(arguments: dict[str, Any], ctx: ToolContext) -> str:
                 return f"extra got {sorted(arguments)}"
 

@@ -87,7 +87,9 @@ class Exchange:
 
     @property
     def notifications(self) -> list[dict[str, Any]]:
-        return [m for m in (e.message for e in self.events) if m is not None and "method" in m and "id" not in m]
+        return [
+            m for m in (e.message for e in self.events) if m is not None and "method" in m and "id" not in m
+        ]
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -103,8 +105,15 @@ class Exchange:
 class LegacySession:
     """One session as a legacy client holds it: initialize, then every request with its headers."""
 
-    def __init__(self, http: httpx.Client, *, version: str = LATEST, capabilities: dict[str, Any] | None = None,
-                 token: str | None = None, send_version: bool | None = None) -> None:
+    def __init__(
+        self,
+        http: httpx.Client,
+        *,
+        version: str = LATEST,
+        capabilities: dict[str, Any] | None = None,
+        token: str | None = None,
+        send_version: bool | None = None,
+    ) -> None:
         self.http = http
         self.version = version
         self.capabilities = capabilities if capabilities is not None else {}
@@ -127,8 +136,11 @@ class LegacySession:
         return headers
 
     def initialize(self, *, initialized: bool = True) -> dict[str, Any]:
-        params = {"protocolVersion": self.version, "capabilities": self.capabilities,
-                  "clientInfo": {"name": "legacy-raw", "version": "0"}}
+        params = {
+            "protocolVersion": self.version,
+            "capabilities": self.capabilities,
+            "clientInfo": {"name": "legacy-raw", "version": "0"},
+        }
         response = self.http.post("", json=request(0, "initialize", params), headers=self.headers())
         assert response.status_code == 200, response.text
         self.session_id = response.headers["mcp-session-id"]
@@ -145,8 +157,9 @@ class LegacySession:
     def exchange(self, message: dict[str, Any], answer: Answer | None = None, **headers: str) -> Exchange:
         """POST `message` and read the reply to its end, answering server-to-client requests with
         `answer(request) -> result` (None: leave it unanswered) through separate POSTs."""
-        with self.http.stream("POST", "", content=json.dumps(message).encode(),
-                              headers=self.headers(**headers)) as response:
+        with self.http.stream(
+            "POST", "", content=json.dumps(message).encode(), headers=self.headers(**headers)
+        ) as response:
             if not response.headers.get("content-type", "").startswith("text/event-stream"):
                 response.read()
                 body = response.json() if response.content else None
@@ -168,7 +181,9 @@ class LegacySession:
             return Exchange(response.status_code, response.headers, final, events)
 
     def get(self, **headers: str) -> httpx.Response:
-        return self.http.get("", headers={k: v for k, v in self.headers(**headers).items() if k != "Content-Type"})
+        return self.http.get(
+            "", headers={k: v for k, v in self.headers(**headers).items() if k != "Content-Type"}
+        )
 
     def delete(self) -> httpx.Response:
         return self.http.delete("", headers={k: v for k, v in self.headers().items() if k != "Content-Type"})

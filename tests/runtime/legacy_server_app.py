@@ -49,8 +49,11 @@ class Args(BaseModel):
 
 
 def _tool(name: str, properties: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"name": name, "description": f"test tool {name}",
-            "inputSchema": {"type": "object", "properties": properties or {}}}
+    return {
+        "name": name,
+        "description": f"test tool {name}",
+        "inputSchema": {"type": "object", "properties": properties or {}},
+    }
 
 
 TOOLS = [
@@ -82,11 +85,18 @@ def _config() -> ServerConfig:
     sessions = SessionOptions()
     if os.environ.get("MCPGEN_TEST_SESSIONS"):
         cap, idle, timeout, pending, replay = os.environ["MCPGEN_TEST_SESSIONS"].split(",")
-        sessions = SessionOptions(max_sessions=int(cap), idle_timeout_s=float(idle),
-                                  client_request_timeout_s=float(timeout), max_pending_client_requests=int(pending),
-                                  replay_events=int(replay), retry_ms=200)
+        sessions = SessionOptions(
+            max_sessions=int(cap),
+            idle_timeout_s=float(idle),
+            client_request_timeout_s=float(timeout),
+            max_pending_client_requests=int(pending),
+            replay_events=int(replay),
+            retry_ms=200,
+        )
     return ServerConfig(
-        name="legacy-test", version="1.0.0", title="Legacy test server",
+        name="legacy-test",
+        version="1.0.0",
+        title="Legacy test server",
         auth=BearerAuth(_verify) if os.environ.get("MCPGEN_TEST_AUTH") == "1" else None,
         rate_limit=limit,
         keepalive_s=float(os.environ.get("MCPGEN_TEST_KEEPALIVE", "15")),
@@ -159,6 +169,7 @@ class LegacyTestServer(ToolServer):
     async def mutate(self, args: Args, ctx: ToolContext) -> str:
         op = getattr(args, "op", "touch")
         if op == "add":
+
             async def extra(arguments: dict[str, Any], ctx: ToolContext) -> str:
                 return "extra"
 

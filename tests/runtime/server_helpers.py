@@ -13,7 +13,14 @@ from tests.support import PYTHON, ROOT, subprocess_env
 
 VERSION = "2026-07-28"
 SERVER_MODULE = "tests.runtime.weather_server_app"
-SPEC_TOOL_NAMES = ["get_weather", "get_weather_data", "list_users", "execute_sql", "calculate_sum", "get_current_time"]
+SPEC_TOOL_NAMES = [
+    "get_weather",
+    "get_weather_data",
+    "list_users",
+    "execute_sql",
+    "calculate_sum",
+    "get_current_time",
+]
 
 
 def meta(capabilities: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
@@ -70,8 +77,12 @@ class StdioPeer:
 
     def __init__(self, *args: str, module: str = SERVER_MODULE, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [PYTHON, "-m", module, "--stdio", *args], cwd=ROOT, env={**subprocess_env(), **(env or {})},
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [PYTHON, "-m", module, "--stdio", *args],
+            cwd=ROOT,
+            env={**subprocess_env(), **(env or {})},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         self.stderr = b""

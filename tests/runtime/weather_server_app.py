@@ -152,7 +152,9 @@ class WeatherServer(WeatherServerBase):
     async def get_weather_data(self, args: GetWeatherDataInput, ctx: ToolContext) -> GetWeatherDataOutput:
         if args.location == "Mars":
             # Bypasses pydantic, so only the outputSchema check can catch it.
-            return GetWeatherDataOutput.model_construct(temperature="very cold", conditions="dusty", humidity=0)
+            return GetWeatherDataOutput.model_construct(
+                temperature="very cold", conditions="dusty", humidity=0
+            )
         temperature, conditions, humidity = WEATHER.get(args.location, (20.0, "Clear", 50.0))
         return GetWeatherDataOutput(temperature=temperature, conditions=conditions, humidity=humidity)
 

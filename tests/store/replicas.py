@@ -28,8 +28,9 @@ class Replica:
     def __init__(self, server: ToolServer) -> None:
         self.server = server
         self.port = free_port()
-        config = uvicorn.Config(server.asgi_app(), host="127.0.0.1", port=self.port, log_level="error",
-                                lifespan="on")  # start(): the change fan-out
+        config = uvicorn.Config(
+            server.asgi_app(), host="127.0.0.1", port=self.port, log_level="error", lifespan="on"
+        )  # start(): the change fan-out
         self._uvicorn = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._uvicorn.run, name=f"replica-{self.port}", daemon=True)
         self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}/mcp", timeout=10)
@@ -49,8 +50,9 @@ class Replica:
         self._thread.join(10)
 
     def post(self, message: dict[str, Any], headers: dict[str, str] | None = None) -> httpx.Response:
-        return self.http.post("", content=json.dumps(message).encode(), headers={**mcp_headers(message),
-                                                                                    **(headers or {})})
+        return self.http.post(
+            "", content=json.dumps(message).encode(), headers={**mcp_headers(message), **(headers or {})}
+        )
 
 
 def with_store(server_cls: type[ToolServer], store_url: str, **config: Any) -> ToolServer:

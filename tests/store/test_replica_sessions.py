@@ -24,8 +24,12 @@ CAPS = {"elicitation": {}}
 @pytest.fixture
 def pair(redis_server: RedisServer) -> Iterator[tuple[LegacySession, LegacySession]]:
     """One session, as the client sees it through replica A and through replica B."""
-    with (Replica(conformance_server(redis_server.url)) as a, Replica(conformance_server(redis_server.url)) as b,
-          httpx.Client(base_url=a.url, timeout=10) as http_a, httpx.Client(base_url=b.url, timeout=10) as http_b):
+    with (
+        Replica(conformance_server(redis_server.url)) as a,
+        Replica(conformance_server(redis_server.url)) as b,
+        httpx.Client(base_url=a.url, timeout=10) as http_a,
+        httpx.Client(base_url=b.url, timeout=10) as http_b,
+    ):
         on_a = LegacySession(http_a, capabilities=CAPS)
         on_a.initialize()
         on_b = copy.copy(on_a)
@@ -33,7 +37,9 @@ def pair(redis_server: RedisServer) -> Iterator[tuple[LegacySession, LegacySessi
         yield on_a, on_b
 
 
-def test_a_session_opened_on_one_replica_is_served_by_the_other(pair: tuple[LegacySession, LegacySession]) -> None:
+def test_a_session_opened_on_one_replica_is_served_by_the_other(
+    pair: tuple[LegacySession, LegacySession],
+) -> None:
     on_a, on_b = pair
     listed = on_b.exchange(request(1, "tools/list"))
     assert listed.status == 200 and any(t["name"] == "test_simple_text" for t in listed.result["tools"])
@@ -46,7 +52,9 @@ def test_a_session_opened_on_one_replica_is_served_by_the_other(pair: tuple[Lega
     assert on_a.post(request(5, "tools/list")).status_code == 404
 
 
-def test_a_stream_produced_on_one_replica_resumes_on_the_other(pair: tuple[LegacySession, LegacySession]) -> None:
+def test_a_stream_produced_on_one_replica_resumes_on_the_other(
+    pair: tuple[LegacySession, LegacySession],
+) -> None:
     on_a, on_b = pair
     closed = on_a.exchange(call(1, "test_reconnection"))  # priming event, then A closes the connection
     assert closed.response is None
@@ -63,7 +71,8 @@ def test_a_stream_produced_on_one_replica_resumes_on_the_other(pair: tuple[Legac
 
 
 def test_an_answer_posted_to_the_other_replica_reaches_the_asking_call(
-        pair: tuple[LegacySession, LegacySession]) -> None:
+    pair: tuple[LegacySession, LegacySession],
+) -> None:
     on_a, on_b = pair
     split = copy.copy(on_a)
     split.post = on_b.post  # type: ignore[method-assign]  # answers go to B, the call runs on A
@@ -89,9 +98,24 @@ def test_sessions_while_redis_is_down_get_503_then_initialize_again() -> None:
             down = opened.post(request(1, "tools/list"))
             assert down.status_code == 503 and down.headers["retry-after"] == "1"
             assert down.json()["error"]["data"]["retryable"] is True
-            assert LegacySession(http).http.post("", json=request(0, "initialize", {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "0"}},
-            ), headers=opened.headers()).status_code == 503
+            assert (
+                LegacySession(http)
+                .http.post(
+                    "",
+                    json=request(
+                        0,
+                        "initialize",
+                        {
+                            "protocolVersion": "2025-11-25",
+                            "capabilities": {},
+                            "clientInfo": {"name": "x", "version": "0"},
+                        },
+                    ),
+                    headers=opened.headers(),
+                )
+                .status_code
+                == 503
+            )
             redis.start()  # an empty Redis (no persistence): the session is gone, a new one works
             assert opened.post(request(2, "tools/list")).status_code == 404
             again = LegacySession(http, capabilities=CAPS)

@@ -30,14 +30,21 @@ def _round_one(replica: Replica, id_: int = 1) -> tuple[dict[str, Any], str]:
 
 
 def _retry(replica: Replica, message: dict[str, Any], state: str, id_: int) -> Any:
-    retry = {**message, "id": id_, "params": {**message["params"], "inputResponses": CONFIRMED,
-                                              "requestState": state}}
+    retry = {
+        **message,
+        "id": id_,
+        "params": {**message["params"], "inputResponses": CONFIRMED, "requestState": state},
+    }
     return replica.post(retry)
 
 
 def test_a_retry_completes_on_the_other_replica_and_single_use_state_is_refused_everywhere_after(
-        redis_server: RedisServer) -> None:
-    with Replica(conformance_server(redis_server.url)) as a, Replica(conformance_server(redis_server.url)) as b:
+    redis_server: RedisServer,
+) -> None:
+    with (
+        Replica(conformance_server(redis_server.url)) as a,
+        Replica(conformance_server(redis_server.url)) as b,
+    ):
         message, state = _round_one(a)
         done = _retry(b, message, state, 2)
         assert done.status_code == 200, done.text
@@ -51,7 +58,10 @@ def test_a_retry_completes_on_the_other_replica_and_single_use_state_is_refused_
 
 
 def test_a_tampered_state_is_refused_by_every_replica(redis_server: RedisServer) -> None:
-    with Replica(conformance_server(redis_server.url)) as a, Replica(conformance_server(redis_server.url)) as b:
+    with (
+        Replica(conformance_server(redis_server.url)) as a,
+        Replica(conformance_server(redis_server.url)) as b,
+    ):
         message, state = _round_one(a)
         for replica, id_ in ((a, 2), (b, 3)):
             refused = _retry(replica, message, state + "-TAMPERED", id_)
@@ -61,20 +71,28 @@ def test_a_tampered_state_is_refused_by_every_replica(redis_server: RedisServer)
 
 def test_a_state_that_is_not_single_use_may_be_retried_on_both(redis_server: RedisServer) -> None:
     tool = "test_input_required_result_multi_round"
-    with Replica(conformance_server(redis_server.url)) as a, Replica(conformance_server(redis_server.url)) as b:
+    with (
+        Replica(conformance_server(redis_server.url)) as a,
+        Replica(conformance_server(redis_server.url)) as b,
+    ):
         message = call(1, tool, {}, capabilities=ELICIT)
         state = a.post(message).json()["result"]["requestState"]
         answers = {"step1": {"action": "accept", "content": {"name": "Ada"}}}
         for replica, id_ in ((a, 2), (b, 3)):
-            retry = {**message, "id": id_, "params": {**message["params"], "inputResponses": answers,
-                                                      "requestState": state}}
+            retry = {
+                **message,
+                "id": id_,
+                "params": {**message["params"], "inputResponses": answers, "requestState": state},
+            }
             assert replica.post(retry).json()["result"]["resultType"] == "input_required"
 
 
 def test_the_rate_limit_holds_across_replicas(redis_server: RedisServer) -> None:
     limit = RateLimit(rate=0.2, burst=4)
-    with (Replica(conformance_server(redis_server.url, rate_limit=limit)) as a,
-          Replica(conformance_server(redis_server.url, rate_limit=limit)) as b):
+    with (
+        Replica(conformance_server(redis_server.url, rate_limit=limit)) as a,
+        Replica(conformance_server(redis_server.url, rate_limit=limit)) as b,
+    ):
         outcomes = []
         for id_ in range(8):
             replica = a if id_ % 2 else b
@@ -122,13 +140,17 @@ def test_a_listen_stream_on_one_replica_hears_changes_made_on_the_other(redis_se
     from tests.runtime.dynamic_server_app import DynamicServer
     from tests.runtime.server.core.test_subscriptions import SseReader, listen
 
-    with (Replica(with_store(DynamicServer, redis_server.url, keepalive_s=0.5)) as a,
-          Replica(with_store(DynamicServer, redis_server.url)) as b):
+    with (
+        Replica(with_store(DynamicServer, redis_server.url, keepalive_s=0.5)) as a,
+        Replica(with_store(DynamicServer, redis_server.url)) as b,
+    ):
         reader = SseReader(a.url, listen(7, toolsListChanged=True))
         try:
             reader.wait_for(lambda item: item[0] == "event")  # acknowledged
             assert b.post(call(1, "mutate", {"op": "touch"})).status_code == 200
-            _, event = reader.wait_for(lambda item: item[0] == "event" and "list_changed" in item[1]["method"])
+            _, event = reader.wait_for(
+                lambda item: item[0] == "event" and "list_changed" in item[1]["method"]
+            )
             assert event["method"] == "notifications/tools/list_changed"
             assert event["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 7
 
@@ -143,7 +165,9 @@ def test_a_listen_stream_on_one_replica_hears_changes_made_on_the_other(redis_se
             b.post(call(5, "mutate", {"op": "add"}))
             _eventually(lambda: "extra" in _tool_names(a))
             assert "extra got ['x']" in a.post(call(6, "extra", {"x": 1})).text
-            changes = [item for item in reader.items if item[0] == "event" and "list_changed" in item[1]["method"]]
+            changes = [
+                item for item in reader.items if item[0] == "event" and "list_changed" in item[1]["method"]
+            ]
             assert len(changes) >= 3  # touch, remove, add (coalesced at most, never lost)
         finally:
             reader.close()
@@ -160,14 +184,16 @@ def test_the_client_reads_a_retryable_error_from_its_status_or_its_data() -> Non
     from mcpgen_runtime.errors import InvalidParamsError, RemoteError
 
     over_http = RemoteError.from_error({"code": -32603, "message": "x"}, http_status=503)
-    on_stdio = RemoteError.from_error({"code": -32603, "message": "x", "data": {"retryable": True,
-                                                                              "retryAfterMs": 250}})
+    on_stdio = RemoteError.from_error(
+        {"code": -32603, "message": "x", "data": {"retryable": True, "retryAfterMs": 250}}
+    )
     assert isinstance(over_http, ServiceUnavailableError) and over_http.retry_after_s == 1.0
     assert isinstance(on_stdio, ServiceUnavailableError) and on_stdio.retry_after_s == 0.25
     plain = RemoteError.from_error({"code": -32602, "message": "x"}, http_status=400)
     assert isinstance(plain, InvalidParamsError) and not getattr(plain, "retryable", False)
-    hostile = RemoteError.from_error({"code": -32603, "message": "x", "data": {"retryable": True,
-                                                                              "retryAfterMs": 10**12}})
+    hostile = RemoteError.from_error(
+        {"code": -32603, "message": "x", "data": {"retryable": True, "retryAfterMs": 10**12}}
+    )
     assert isinstance(hostile, ServiceUnavailableError) and hostile.retry_after_s == 1.0  # bounded
 
 
@@ -178,8 +204,10 @@ def test_fan_out_comes_back_after_a_redis_restart() -> None:
     redis = RedisServer()
     redis.start()
     try:
-        with (Replica(with_store(DynamicServer, redis.url, keepalive_s=0.5)) as a,
-              Replica(with_store(DynamicServer, redis.url, keepalive_s=0.5)) as b):
+        with (
+            Replica(with_store(DynamicServer, redis.url, keepalive_s=0.5)) as a,
+            Replica(with_store(DynamicServer, redis.url, keepalive_s=0.5)) as b,
+        ):
             reader = SseReader(a.url, listen(7, toolsListChanged=True))
             try:
                 reader.wait_for(lambda item: item[0] == "event")  # acknowledged (A joined the fan-out)

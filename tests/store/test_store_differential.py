@@ -201,7 +201,11 @@ def test_every_key_is_namespaced_and_bounded_in_lifetime(redis_server: RedisServ
     try:
         keys = sorted(client.scan_iter(match=f"mcpgen:{namespace}:*"))
         assert [k.decode().removeprefix(f"mcpgen:{namespace}:") for k in keys] == [
-            "bucket:x", "events:1", "session:1", "used:n"]
+            "bucket:x",
+            "events:1",
+            "session:1",
+            "used:n",
+        ]
         assert all(0 < client.pttl(k) <= 60_000 for k in keys)
     finally:
         client.close()
@@ -235,7 +239,9 @@ def test_pooled_connections_outlive_a_redis_restart() -> None:
     async def scenario() -> None:
         store = open_store(redis.url, "restart")
         try:
-            await asyncio.gather(*(store.put(f"k{i}", b"v", 10) for i in range(4)))  # several pooled connections
+            await asyncio.gather(
+                *(store.put(f"k{i}", b"v", 10) for i in range(4))
+            )  # several pooled connections
             redis.stop()
             redis.start()  # same port, empty
             for i in range(8):

@@ -18,8 +18,14 @@ from .replicas import SECRET  # also puts generated/ on sys.path
 
 def _start(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in subprocess_env().items() if k not in ("MCPGEN_STORE", "MCPGEN_STATE_SECRET")}
-    return subprocess.run([PYTHON, "-m", "conformance_server", "--port", str(free_port()), *args],
-                          cwd=ROOT, env={**full, **env}, capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        [PYTHON, "-m", "conformance_server", "--port", str(free_port()), *args],
+        cwd=ROOT,
+        env={**full, **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
 
 
 def test_a_shared_store_without_a_shared_secret_refuses_to_start(redis_server: RedisServer) -> None:
@@ -43,8 +49,9 @@ def test_an_unknown_store_is_a_config_error() -> None:
     assert done.returncode == 2 and "unknown store 'postgres'" in done.stderr
 
 
-def test_memory_is_the_default_and_needs_no_secret(monkeypatch: pytest.MonkeyPatch,
-                                                   redis_server: RedisServer) -> None:
+def test_memory_is_the_default_and_needs_no_secret(
+    monkeypatch: pytest.MonkeyPatch, redis_server: RedisServer
+) -> None:
     from conformance_server.handlers import Server
 
     monkeypatch.delenv("MCPGEN_STORE", raising=False)

@@ -11,8 +11,12 @@ This package sits above `client/` (it drives the generated `Client`) and needs c
 
 try:
     import click  # noqa: F401
-except ImportError as exc:  # pragma: no cover - exercised in the runtime-only venv (tests/test_distributions.py)
-    raise ImportError("the command line of generated clients needs click: pip install 'mcpgen-runtime[cli]'") from exc
+except (
+    ImportError
+) as exc:  # pragma: no cover - exercised in the runtime-only venv (tests/test_distributions.py)
+    raise ImportError(
+        "the command line of generated clients needs click: pip install 'mcpgen-runtime[cli]'"
+    ) from exc
 
 from .app import EXIT_INPUT, EXIT_PROTOCOL, EXIT_TOOL_ERROR, EXIT_USAGE, CliTool, build_cli, run_cli
 

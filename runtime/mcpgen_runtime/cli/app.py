@@ -114,8 +114,11 @@ def _check_settings(ctx: click.Context, settings: _Settings) -> None:
     if settings.token_env is not None and not os.environ.get(settings.token_env):
         raise click.UsageError(f"--token-env {settings.token_env}: that environment variable is not set", ctx)
     if settings.stdio is not None and (settings.headers or settings.token_env):
-        raise click.UsageError("--header and --token-env apply to --url only (a stdio server takes its "
-                               "credentials from its environment)", ctx)
+        raise click.UsageError(
+            "--header and --token-env apply to --url only (a stdio server takes its "
+            "credentials from its environment)",
+            ctx,
+        )
 
 
 class _ToolGroup(click.Group):
@@ -127,7 +130,8 @@ class _ToolGroup(click.Group):
         self.by_command = {tool.command: tool for tool in tools}
         definitions = getattr(client_class, "_tool_definitions_", None) or []
         self.definitions: dict[str, Mapping[str, Any]] = {
-            str(d.get("name")): d for d in definitions if isinstance(d, Mapping)}
+            str(d.get("name")): d for d in definitions if isinstance(d, Mapping)
+        }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.by_command)
@@ -138,8 +142,14 @@ class _ToolGroup(click.Group):
             return None
         return _tool_command(self.client_class, tool, self.definitions.get(tool.name, {}))
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> NoReturn:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> NoReturn:
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         except click.ClickException as exc:
@@ -163,8 +173,12 @@ def _tool_command(client_class: type[Client], tool: CliTool, definition: Mapping
     description = definition.get("description") if isinstance(definition.get("description"), str) else None
     title = definition.get("title") if isinstance(definition.get("title"), str) else None
     json_option = click.Option(
-        ["--json", "json_arguments"], type=_JsonArguments(), default=None, metavar="ARGS",
-        help="All arguments as one JSON object (@FILE reads it from a file); options given too override its keys.")
+        ["--json", "json_arguments"],
+        type=_JsonArguments(),
+        default=None,
+        metavar="ARGS",
+        help="All arguments as one JSON object (@FILE reads it from a file); options given too override its keys.",
+    )
 
     def callback(**values: Any) -> int:
         ctx = click.get_current_context()
@@ -175,9 +189,12 @@ def _tool_command(client_class: type[Client], tool: CliTool, definition: Mapping
         return _call(ctx, client_class, settings, tool, arguments)
 
     return click.Command(
-        tool.command, callback=callback, params=[*(plan.option for plan in plans), json_option],
+        tool.command,
+        callback=callback,
+        params=[*(plan.option for plan in plans), json_option],
         help=help_text(description or title or f"Call the {tool.name!r} tool."),
-        short_help=help_text(title) if title else None)
+        short_help=help_text(title) if title else None,
+    )
 
 
 class _JsonArguments(JsonValue):
@@ -206,13 +223,22 @@ def _connect(client_class: type[Client], settings: _Settings, on_elicit: Termina
     token_env = settings.token_env
     token_provider: Callable[[], str] | None = None
     if token_env is not None:
+
         def token_provider() -> str:  # read per request; never printed (tokens stay out of errors and logs)
             return os.environ.get(token_env, "")
-    return client_class(settings.url, headers=settings.headers or None, token_provider=token_provider, **options)
+
+    return client_class(
+        settings.url, headers=settings.headers or None, token_provider=token_provider, **options
+    )
 
 
-def _call(ctx: click.Context, client_class: type[Client], settings: _Settings, tool: CliTool,
-          arguments: dict[str, Any]) -> int:
+def _call(
+    ctx: click.Context,
+    client_class: type[Client],
+    settings: _Settings,
+    tool: CliTool,
+    arguments: dict[str, Any],
+) -> int:
     server = settings.url or settings.stdio or "the server"
     asker = TerminalElicitation(interactive=settings.interactive, server=server)
     try:
@@ -258,7 +284,10 @@ def _show(result: ToolResult, output: str) -> None:
         else:
             click.echo(json_text(result.model_dump(mode="json", by_alias=True, exclude_none=True)["content"]))
         return
-    lines = [_block_text(block.model_dump(mode="json", by_alias=True, exclude_none=True)) for block in result.content]
+    lines = [
+        _block_text(block.model_dump(mode="json", by_alias=True, exclude_none=True))
+        for block in result.content
+    ]
     if not lines and "structured_content" in result.model_fields_set:
         lines = [json_text(result.structured_content)]
     text = "\n".join(lines)
@@ -284,37 +313,89 @@ def _block_text(block: Mapping[str, Any]) -> str:
 def build_cli(client_class: type[Client], tools: Sequence[CliTool], *, prog: str) -> click.Group:
     """The click group for one generated package (what `run_cli` runs; tests invoke it directly)."""
 
-    def group_callback(url: str | None, stdio: str | None, headers: dict[str, str], token_env: str | None,
-                       timeout: float | None, output: str, no_input: bool, era: str) -> None:
+    def group_callback(
+        url: str | None,
+        stdio: str | None,
+        headers: dict[str, str],
+        token_env: str | None,
+        timeout: float | None,
+        output: str,
+        no_input: bool,
+        era: str,
+    ) -> None:
         ctx = click.get_current_context()
         ctx.obj = _Settings(url, stdio, headers, token_env, timeout, output, not no_input, era)
 
     params: list[click.Parameter] = [
-        click.Option(["--url"], metavar="URL", help="The server's Streamable HTTP endpoint (e.g. http://127.0.0.1:8000/mcp)."),
-        click.Option(["--stdio"], metavar="COMMAND", help="Start the server as a subprocess and talk over stdio "
-                     "(one string, split like a shell does: --stdio 'python -m my_server --stdio')."),
-        click.Option(["--header", "headers"], multiple=True, metavar="'NAME: VALUE'", callback=_header,
-                     help="An HTTP header sent with every request (repeatable)."),
-        click.Option(["--token-env"], metavar="NAME", help="Send the bearer token held in this environment "
-                     "variable (tokens on the command line would show in the process list)."),
-        click.Option(["--timeout"], type=click.FloatRange(min=0, min_open=True), default=30.0, show_default=True,
-                     help="Seconds to wait for each response."),
-        click.Option(["--format", "output"], type=click.Choice(["json", "text"]), default="json", show_default=True,
-                     help="json: the structured content when the tool returns one, else the content blocks; "
-                          "text: the text blocks."),
-        click.Option(["--no-input"], is_flag=True, default=False,
-                     help="Never prompt: fail with exit code 4 when the server asks for input."),
-        click.Option(["--era"], type=click.Choice(["auto", "modern", "legacy"]), default="auto", show_default=True,
-                     help="Protocol era: find out (auto), 2026-07-28 (modern), or an initialize-based revision."),
+        click.Option(
+            ["--url"],
+            metavar="URL",
+            help="The server's Streamable HTTP endpoint (e.g. http://127.0.0.1:8000/mcp).",
+        ),
+        click.Option(
+            ["--stdio"],
+            metavar="COMMAND",
+            help="Start the server as a subprocess and talk over stdio "
+            "(one string, split like a shell does: --stdio 'python -m my_server --stdio').",
+        ),
+        click.Option(
+            ["--header", "headers"],
+            multiple=True,
+            metavar="'NAME: VALUE'",
+            callback=_header,
+            help="An HTTP header sent with every request (repeatable).",
+        ),
+        click.Option(
+            ["--token-env"],
+            metavar="NAME",
+            help="Send the bearer token held in this environment "
+            "variable (tokens on the command line would show in the process list).",
+        ),
+        click.Option(
+            ["--timeout"],
+            type=click.FloatRange(min=0, min_open=True),
+            default=30.0,
+            show_default=True,
+            help="Seconds to wait for each response.",
+        ),
+        click.Option(
+            ["--format", "output"],
+            type=click.Choice(["json", "text"]),
+            default="json",
+            show_default=True,
+            help="json: the structured content when the tool returns one, else the content blocks; "
+            "text: the text blocks.",
+        ),
+        click.Option(
+            ["--no-input"],
+            is_flag=True,
+            default=False,
+            help="Never prompt: fail with exit code 4 when the server asks for input.",
+        ),
+        click.Option(
+            ["--era"],
+            type=click.Choice(["auto", "modern", "legacy"]),
+            default="auto",
+            show_default=True,
+            help="Protocol era: find out (auto), 2026-07-28 (modern), or an initialize-based revision.",
+        ),
     ]
-    group = _ToolGroup(client_class, tools, name=prog, params=params, callback=group_callback,
-                       help=f"Call the tools of this MCP server from a shell: {prog} --url URL TOOL --option value."
-                            f"\n\n{_EXIT_CODES_HELP}",
-                       no_args_is_help=True, context_settings={"max_content_width": 110})
+    group = _ToolGroup(
+        client_class,
+        tools,
+        name=prog,
+        params=params,
+        callback=group_callback,
+        help=f"Call the tools of this MCP server from a shell: {prog} --url URL TOOL --option value."
+        f"\n\n{_EXIT_CODES_HELP}",
+        no_args_is_help=True,
+        context_settings={"max_content_width": 110},
+    )
     return group
 
 
-def run_cli(client_class: type[Client], tools: Sequence[CliTool], *, prog: str,
-            args: Sequence[str] | None = None) -> NoReturn:
+def run_cli(
+    client_class: type[Client], tools: Sequence[CliTool], *, prog: str, args: Sequence[str] | None = None
+) -> NoReturn:
     """Run the command line (what a generated `__main__.py` calls) and exit with its code."""
     build_cli(client_class, tools, prog=prog).main(args, prog_name=prog)

@@ -60,8 +60,11 @@ class Number(click.ParamType):  # type: ignore[type-arg]  # generic from click 8
     def __init__(self, *, integer: bool, schema: Mapping[str, Any]) -> None:
         self.integer = integer
         self.name = "integer" if integer else "number"
-        self.bounds = [(key, schema[key]) for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
-                       if _is_number(schema.get(key))]
+        self.bounds = [
+            (key, schema[key])
+            for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum")
+            if _is_number(schema.get(key))
+        ]
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -77,13 +80,18 @@ class Number(click.ParamType):  # type: ignore[type-arg]  # generic from click 8
             else:
                 self.fail(f"{text!r} is not {'an integer' if self.integer else 'a number'}", param, ctx)
         for key, bound in self.bounds:
-            broken = {"minimum": number < bound, "exclusiveMinimum": number <= bound,
-                      "maximum": number > bound, "exclusiveMaximum": number >= bound}[key]
+            broken = {
+                "minimum": number < bound,
+                "exclusiveMinimum": number <= bound,
+                "maximum": number > bound,
+                "exclusiveMaximum": number >= bound,
+            }[key]
             if broken:
-                sign = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[key]
+                sign = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[
+                    key
+                ]
                 self.fail(f"{number} is not {sign} {bound}", param, ctx)
         return number
-
 
 
 class JsonValue(click.ParamType):  # type: ignore[type-arg]
@@ -108,7 +116,6 @@ class JsonValue(click.ParamType):  # type: ignore[type-arg]
         if self.objects_only and not isinstance(parsed, dict):
             self.fail(f"{_preview(value)} is not a JSON object", param, ctx)
         return parsed
-
 
 
 def _preview(text: str) -> str:
@@ -180,7 +187,9 @@ def _choices(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     return labels or None
 
 
-def _scalar_type(schema: Mapping[str, Any], kind: str) -> tuple[click.ParamType[Any, Any], dict[str, Any] | None]:
+def _scalar_type(
+    schema: Mapping[str, Any], kind: str
+) -> tuple[click.ParamType[Any, Any], dict[str, Any] | None]:
     if kind == "enum":
         choices = _choices(schema)
         if choices is not None:
@@ -192,7 +201,9 @@ def _scalar_type(schema: Mapping[str, Any], kind: str) -> tuple[click.ParamType[
         return click.BOOL, None
     if kind == "string":
         return click.STRING, None
-    return JsonValue(objects_only=kind == "object", strings="string" in _types(schema) or not _types(schema)), None
+    return JsonValue(
+        objects_only=kind == "object", strings="string" in _types(schema) or not _types(schema)
+    ), None
 
 
 # ---------------------------------------------------------------------------------------- options
@@ -214,12 +225,25 @@ def _required_note(required: bool) -> str | None:
     return "[required]" if required else None
 
 
-def _one_option(decl: str, dest: str, schema: Mapping[str, Any], root: Mapping[str, Any], *,
-                required: bool, path: tuple[str, ...]) -> OptionPlan:
+def _one_option(
+    decl: str,
+    dest: str,
+    schema: Mapping[str, Any],
+    root: Mapping[str, Any],
+    *,
+    required: bool,
+    path: tuple[str, ...],
+) -> OptionPlan:
     kind = _kind(schema)
-    description = help_text(schema.get("description") if isinstance(schema.get("description"), str)
-                            else schema.get("title") if isinstance(schema.get("title"), str) else None,
-                            _default_note(schema), _required_note(required))
+    description = help_text(
+        schema.get("description")
+        if isinstance(schema.get("description"), str)
+        else schema.get("title")
+        if isinstance(schema.get("title"), str)
+        else None,
+        _default_note(schema),
+        _required_note(required),
+    )
     if kind == "boolean":
         negative = "--no-" + decl[2:]
         option = click.Option([f"{decl}/{negative}", dest], default=None, help=description)
@@ -228,7 +252,9 @@ def _one_option(decl: str, dest: str, schema: Mapping[str, Any], root: Mapping[s
         items = resolve(schema.get("items", {}), root)
         item_kind = _kind(items)
         item_type, choices = _scalar_type(items, item_kind)
-        option = click.Option([decl, dest], type=item_type, multiple=True, help=help_text(description, "(repeatable)"))
+        option = click.Option(
+            [decl, dest], type=item_type, multiple=True, help=help_text(description, "(repeatable)")
+        )
         return OptionPlan(option, path, required, choices)
     param_type, choices = _scalar_type(schema, kind)
     option = click.Option([decl, dest], type=param_type, default=None, help=description)
@@ -251,22 +277,28 @@ def plan_options(input_schema: Mapping[str, Any], fields: Sequence[tuple[str, st
     properties = properties if isinstance(properties, Mapping) else {}
     required_list = input_schema.get("required")
     required = [r for r in required_list if isinstance(r, str)] if isinstance(required_list, list) else []
-    ordered = sorted(fields, key=lambda f: (f[1] not in required, required.index(f[1]) if f[1] in required else 0))
+    ordered = sorted(
+        fields, key=lambda f: (f[1] not in required, required.index(f[1]) if f[1] in required else 0)
+    )
     taken: set[str] = set(RESERVED_OPTIONS)
     plans: list[OptionPlan] = []
     for python_name, wire in ordered:
         decl = _option_name(python_name, taken)
         taken.add(decl)
         schema = resolve(properties.get(wire, {}), input_schema)
-        plans.append(_one_option(decl, f"arg{len(plans)}", schema, input_schema,
-                                 required=wire in required, path=(wire,)))
+        plans.append(
+            _one_option(
+                decl, f"arg{len(plans)}", schema, input_schema, required=wire in required, path=(wire,)
+            )
+        )
         if _kind(schema) == "object":
             plans += _sub_options(decl, schema, input_schema, wire, taken, len(plans))
     return plans
 
 
-def _sub_options(decl: str, schema: Mapping[str, Any], root: Mapping[str, Any], wire: str,
-                 taken: set[str], first: int) -> list[OptionPlan]:
+def _sub_options(
+    decl: str, schema: Mapping[str, Any], root: Mapping[str, Any], wire: str, taken: set[str], first: int
+) -> list[OptionPlan]:
     """`--opt.sub value` for each property of an object option that is not an object itself."""
     properties = schema.get("properties")
     if not isinstance(properties, Mapping):
@@ -281,16 +313,20 @@ def _sub_options(decl: str, schema: Mapping[str, Any], root: Mapping[str, Any], 
         if counts[sub_decl] > 1 or sub_decl in taken or _kind(sub_schema) == "object":
             continue  # ambiguous, or deeper nesting: the JSON form of the parent carries it
         taken.add(sub_decl)
-        plans.append(_one_option(sub_decl, f"arg{first + len(plans)}", sub_schema, root,
-                                 required=False, path=(wire, sub)))
+        plans.append(
+            _one_option(
+                sub_decl, f"arg{first + len(plans)}", sub_schema, root, required=False, path=(wire, sub)
+            )
+        )
     return plans
 
 
 # -------------------------------------------------------------------------------------- arguments
 
 
-def arguments_from(plans: Sequence[OptionPlan], values: Mapping[str, Any], base: Mapping[str, Any],
-                   ctx: click.Context) -> dict[str, Any]:
+def arguments_from(
+    plans: Sequence[OptionPlan], values: Mapping[str, Any], base: Mapping[str, Any], ctx: click.Context
+) -> dict[str, Any]:
     """The wire arguments: `base` (from `--json`), then every option given on top of it. Raises
     click's usage errors for a required property that is still missing."""
     arguments = dict(base)
@@ -311,8 +347,11 @@ def arguments_from(plans: Sequence[OptionPlan], values: Mapping[str, Any], base:
         parent, sub = plan.path
         holder = arguments.setdefault(parent, {})
         if not isinstance(holder, dict):
-            raise click.UsageError(f"{plan.option.opts[0]} needs {parent!r} to be an object, "
-                                   f"but it was given as {type(holder).__name__}", ctx)
+            raise click.UsageError(
+                f"{plan.option.opts[0]} needs {parent!r} to be an object, "
+                f"but it was given as {type(holder).__name__}",
+                ctx,
+            )
         holder[sub] = value
     for plan in plans:
         if plan.required and plan.path[0] not in arguments:

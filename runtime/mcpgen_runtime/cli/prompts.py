@@ -51,8 +51,9 @@ class TerminalElicitation:
     def __call__(self, request: ElicitRequest) -> ElicitResult:
         if not self.interactive:
             self.refused = request
-            raise InputRefusedError(f"the server asks for input ({printable(request.message[:200])!r}) "
-                                    "and --no-input is set")
+            raise InputRefusedError(
+                f"the server asks for input ({printable(request.message[:200])!r}) and --no-input is set"
+            )
         try:
             return self._ask(request)
         except _EndOfInput:
@@ -71,7 +72,9 @@ class TerminalElicitation:
             issue = check(content) if check is not None else None
             if issue is None:
                 return ElicitResult.accept(content)
-            click.echo(f"The answers do not fit the form: {printable(issue.describe())}; try again.", err=True)
+            click.echo(
+                f"The answers do not fit the form: {printable(issue.describe())}; try again.", err=True
+            )
         click.echo("Too many tries: cancelled.", err=True)
         return ElicitResult.cancel()
 
@@ -112,8 +115,11 @@ def _options(field: Mapping[str, Any]) -> dict[str, Any] | None:
     else:
         for key in ("oneOf", "anyOf"):
             branches = field.get(key)
-            if isinstance(branches, list) and branches and all(isinstance(b, Mapping) and "const" in b
-                                                             for b in branches):
+            if (
+                isinstance(branches, list)
+                and branches
+                and all(isinstance(b, Mapping) and "const" in b for b in branches)
+            ):
                 values = [b["const"] for b in branches]
     labels = {label: value for value in values if (label := short_label(value)) is not None}
     return labels if values and len(labels) == len(values) else None
@@ -122,7 +128,9 @@ def _options(field: Mapping[str, Any]) -> dict[str, Any] | None:
 def _ask_field(name: str, field: Mapping[str, Any], *, required: bool) -> Any:
     """One prompt; None when an optional field is left empty."""
     title = field.get("title") if isinstance(field.get("title"), str) else None
-    label = help_text(title or name, field.get("description") if isinstance(field.get("description"), str) else None)
+    label = help_text(
+        title or name, field.get("description") if isinstance(field.get("description"), str) else None
+    )
     label = label if required else f"{label} (optional)"
     default = field.get("default")
     kind = field.get("type")
@@ -130,7 +138,9 @@ def _ask_field(name: str, field: Mapping[str, Any], *, required: bool) -> Any:
     if kind == "array":
         choices = _options(resolve(field.get("items", {}), field))
         hint = f" [{', '.join(choices)}]" if choices else ""
-        text = _prompt(f"{label}, comma-separated{hint}", default="" if not required else None, show_default=False)
+        text = _prompt(
+            f"{label}, comma-separated{hint}", default="" if not required else None, show_default=False
+        )
         picked = [part.strip() for part in str(text).split(",") if part.strip()]
         if not picked and not required:
             return None
@@ -149,8 +159,9 @@ def _ask_field(name: str, field: Mapping[str, Any], *, required: bool) -> Any:
         param_type, shown = click.STRING, default if isinstance(default, str) else None
     if shown is None and not required:
         param_type, shown = _Optional(param_type), ""
-    answer = _prompt(label, type=param_type, default=shown, show_default=shown not in (None, ""),
-                     show_choices=False)
+    answer = _prompt(
+        label, type=param_type, default=shown, show_default=shown not in (None, ""), show_choices=False
+    )
     if options is not None and answer is not None:
         return options[answer]
     return answer
@@ -167,4 +178,3 @@ class _Optional(click.ParamType):  # type: ignore[type-arg]
         if value == "" or value is None:
             return None
         return self.inner.convert(value, param, ctx)
-

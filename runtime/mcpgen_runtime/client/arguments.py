@@ -42,12 +42,19 @@ def wire_arguments(name: str, arguments: Mapping[str, Any] | BaseModel) -> dict[
     return payload
 
 
-def model_arguments(name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel],
-                    payload: Mapping[str, Any]) -> dict[str, Any]:
+def model_arguments(
+    name: str,
+    arguments: Mapping[str, Any] | BaseModel,
+    input_model: type[BaseModel],
+    payload: Mapping[str, Any],
+) -> dict[str, Any]:
     """The arguments validated by `input_model` and dumped for the wire (`payload`, their JSON
     form, is where an error's pointer points)."""
-    given = arguments if isinstance(arguments, BaseModel) else {
-        key: value for key, value in arguments.items() if value is not UNSET}
+    given = (
+        arguments
+        if isinstance(arguments, BaseModel)
+        else {key: value for key, value in arguments.items() if value is not UNSET}
+    )
     try:
         model = input_model.model_validate(given)
     except ValidationError as exc:

@@ -106,9 +106,14 @@ def core_for(
         headers=headers,
         timeout=timeout,
         send_headers=True if url is not None else sends_headers(transport),
-        capabilities=declared_capabilities(capabilities, elicit=ELICIT in present, sample=SAMPLE in present,
-                                           roots=ROOTS in present, elicitation_modes=elicitation_modes,
-                                           sampling_tools=sampling_tools),
+        capabilities=declared_capabilities(
+            capabilities,
+            elicit=ELICIT in present,
+            sample=SAMPLE in present,
+            roots=ROOTS in present,
+            elicitation_modes=elicitation_modes,
+            sampling_tools=sampling_tools,
+        ),
         input_handlers=present,
         max_input_rounds=max_input_rounds,
         retries=retries,
@@ -137,7 +142,9 @@ class ClientCommon:
     _call_progress: ProgressCallback | None = None
     _is_view = False
 
-    def with_options(self, *, timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Self:
+    def with_options(
+        self, *, timeout: float | None = None, on_progress: ProgressCallback | None = None
+    ) -> Self:
         """A view of this client whose calls (generated methods included) use `timeout` and
         `on_progress`; it shares the connection, tool table and cache, and closing it is a no-op."""
         view = copy.copy(self)
@@ -158,7 +165,7 @@ class ClientCommon:
 
     @property
     def era(self) -> str | None:
-        """"modern" or "legacy" once known (None until the first exchange with era="auto")."""
+        """ "modern" or "legacy" once known (None until the first exchange with era="auto")."""
         return self._core.era
 
     @property
@@ -190,12 +197,20 @@ class SyncClientBase(ClientCommon):
     def _check_callbacks(callbacks: Mapping[str, object]) -> None:
         for kind, callback in callbacks.items():
             if callback is not None and inspect.iscoroutinefunction(callback):
-                raise TypeError(f"{kind} is a coroutine function; Client needs a plain one (AsyncClient takes either)")
+                raise TypeError(
+                    f"{kind} is a coroutine function; Client needs a plain one (AsyncClient takes either)"
+                )
 
     @classmethod
-    def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-              cwd: str | PathLike[str] | None = None, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-              **kwargs: Any) -> Self:
+    def stdio(
+        cls,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | PathLike[str] | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        **kwargs: Any,
+    ) -> Self:
         """Start `command` as a stdio server; `env` adds to the current environment;
         `max_response_bytes` bounds one line of its stdout."""
         transport = StdioTransport(command, env=env, cwd=cwd, max_response_bytes=max_response_bytes)
@@ -221,11 +236,12 @@ class SyncClientBase(ClientCommon):
             if inspect.isawaitable(answer):
                 if inspect.iscoroutine(answer):
                     answer.close()
-                raise TypeError(f"the callback for {request.method} returned an awaitable; Client needs plain "
-                                "callbacks (use AsyncClient for coroutine callbacks)")
+                raise TypeError(
+                    f"the callback for {request.method} returned an awaitable; Client needs plain "
+                    "callbacks (use AsyncClient for coroutine callbacks)"
+                )
             answers[key] = answer
         return answers
-
 
 
 class AsyncClientBase(ClientCommon):
@@ -240,14 +256,22 @@ class AsyncClientBase(ClientCommon):
         """Plain functions and coroutine functions are both fine here."""
 
     @classmethod
-    def stdio(cls, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-              cwd: str | PathLike[str] | None = None, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-              **kwargs: Any) -> Self:
+    def stdio(
+        cls,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | PathLike[str] | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        **kwargs: Any,
+    ) -> Self:
         """Prepare `command` as a stdio server; it starts on `async with` or the first request.
         `max_response_bytes` bounds one line of its stdout."""
         make: Callable[..., Self] = cls  # the driver subclass takes `transport`
-        return make(transport=AsyncStdioTransport(command, env=env, cwd=cwd, max_response_bytes=max_response_bytes),
-                    **kwargs)
+        return make(
+            transport=AsyncStdioTransport(command, env=env, cwd=cwd, max_response_bytes=max_response_bytes),
+            **kwargs,
+        )
 
     async def _token(self) -> str:
         assert self._token_provider is not None

@@ -80,7 +80,16 @@ from .steps import Flow, Notify, Outgoing, Step
 if TYPE_CHECKING:
     from ..schema import Validate
 
-__all__ = ["ClientCore", "Flow", "InvalidToolWarning", "Notify", "Outgoing", "Step", "ToolsPage", "declared_capabilities"]
+__all__ = [
+    "ClientCore",
+    "Flow",
+    "InvalidToolWarning",
+    "Notify",
+    "Outgoing",
+    "Step",
+    "ToolsPage",
+    "declared_capabilities",
+]
 
 OnNotification = Callable[[Message], None]
 M = TypeVar("M", bound=BaseModel)
@@ -176,7 +185,9 @@ class ClientCore(LegacyFlows):
         self.tools: dict[str, ToolSpec] = tool_table(tools) if tools is not None else {}
         self._extra_headers = dict(headers or {})
         self._ids = itertools.count(1)  # never reused (BASE-05)
-        self._declared: Mapping[str, ToolSpec] = MappingProxyType(dict(self.tools))  # what structured() trusts
+        self._declared: Mapping[str, ToolSpec] = MappingProxyType(
+            dict(self.tools)
+        )  # what structured() trusts
         self._input_checks: dict[str, Validate | None] = {}
         self._output_checks: dict[str, Validate | None] = {}
         self._parsers: dict[type[BaseModel], Callable[..., Any]] = {}
@@ -189,8 +200,9 @@ class ClientCore(LegacyFlows):
         self.era_choice = check_era(era)
         self.era: Era | None = MODERN if era == MODERN else LEGACY if era == LEGACY else None
         if legacy_version is not None and legacy_version not in LEGACY_PROTOCOL_VERSIONS:
-            raise ValueError(f"legacy_version must be one of {', '.join(LEGACY_PROTOCOL_VERSIONS)}, "
-                             f"not {legacy_version!r}")
+            raise ValueError(
+                f"legacy_version must be one of {', '.join(LEGACY_PROTOCOL_VERSIONS)}, not {legacy_version!r}"
+            )
         self.legacy_version = legacy_version or LEGACY_PROTOCOL_VERSIONS[0]
         self.handshake: Handshake | None = None  # what `initialize` settled (legacy era)
         self._probed: dict[str, Any] | None = None  # a stdio probe's DiscoverResult, for discover()
@@ -207,8 +219,9 @@ class ClientCore(LegacyFlows):
             if version >= VERSION_HEADER_SINCE:
                 self._base_headers[mcp_headers.PROTOCOL_VERSION] = version
             return
-        self._meta = request_meta(capabilities=self.capabilities, client_info=self.client_info,
-                                  protocol_version=version)
+        self._meta = request_meta(
+            capabilities=self.capabilities, client_info=self.client_info, protocol_version=version
+        )
         self._base_headers = {**self._extra_headers, mcp_headers.PROTOCOL_VERSION: version}
 
     # -- building requests -------------------------------------------------------------
@@ -243,8 +256,11 @@ class ClientCore(LegacyFlows):
         load balancer the new request reaches another one).
         Until the era is known, and in the legacy era, `_era_request_flow` sends it instead."""
         if self.era != MODERN:
-            return (yield from self._era_request_flow(method, params, name=name, param_headers=param_headers,
-                                                      meta=meta, timeout=timeout))
+            return (
+                yield from self._era_request_flow(
+                    method, params, name=name, param_headers=param_headers, meta=meta, timeout=timeout
+                )
+            )
         wait = self.timeout if timeout is None else timeout
         renegotiated = reissued = False
         retried = 0
@@ -288,8 +304,9 @@ class ClientCore(LegacyFlows):
 
     # -- cacheable reads ----------------------------------------------------------------
 
-    def cached_flow(self, method: str, params: Mapping[str, Any], *, partition: str | None,
-                    refresh: bool = False) -> Flow[tuple[dict[str, Any], bool]]:
+    def cached_flow(
+        self, method: str, params: Mapping[str, Any], *, partition: str | None, refresh: bool = False
+    ) -> Flow[tuple[dict[str, Any], bool]]:
         """A cacheable request: a fresh cached result (CACHE-07), else fetched and stored; a
         failed refetch falls back to a stale entry with a `StaleCacheWarning`. Returns
         (result, served_from_cache); the result is the caller's own copy."""
@@ -305,8 +322,11 @@ class ClientCore(LegacyFlows):
             if entry is None:
                 raise
             age = max(cache.clock() - entry.stored_at, 0.0)
-            warnings.warn(f"{method}: refetch failed ({exc}); serving the cached result received {age:.0f}s ago",
-                          StaleCacheWarning, stacklevel=4)
+            warnings.warn(
+                f"{method}: refetch failed ({exc}); serving the cached result received {age:.0f}s ago",
+                StaleCacheWarning,
+                stacklevel=4,
+            )
             return _copy(entry.value), True
         cache.save(method, params, self.protocol_version, partition, _copy(result))
         return result, False
@@ -323,10 +343,13 @@ class ClientCore(LegacyFlows):
         result, _ = yield from self.cached_flow(DISCOVER, {}, partition=partition, refresh=refresh)
         return result
 
-    def list_page_flow(self, cursor: str | None = None, *, partition: str | None = None,
-                       refresh: bool = False) -> Flow[tuple[ToolsPage, list[ToolSpec]]]:
+    def list_page_flow(
+        self, cursor: str | None = None, *, partition: str | None = None, refresh: bool = False
+    ) -> Flow[tuple[ToolsPage, list[ToolSpec]]]:
         params = {} if cursor is None else {"cursor": cursor}
-        result, cached = yield from self.cached_flow("tools/list", params, partition=partition, refresh=refresh)
+        result, cached = yield from self.cached_flow(
+            "tools/list", params, partition=partition, refresh=refresh
+        )
         tools = result.get("tools")
         if not isinstance(tools, list):
             raise ProtocolError("tools/list result has no `tools` array")
@@ -346,8 +369,9 @@ class ClientCore(LegacyFlows):
         )
         return page, [spec for _, spec in usable]
 
-    def list_all_flow(self, max_pages: int = 1000, *, partition: str | None = None,
-                      refresh: bool = False) -> Flow[list[dict[str, Any]]]:
+    def list_all_flow(
+        self, max_pages: int = 1000, *, partition: str | None = None, refresh: bool = False
+    ) -> Flow[list[dict[str, Any]]]:
         """Every page (each from the cache while fresh: CACHE-15); replaces the tool table with
         what the server lists now. A cursor from a cached page that the server rejects drops
         every cached page and starts over from the first one, once (CACHE-17)."""
@@ -364,8 +388,11 @@ class ClientCore(LegacyFlows):
                     from_cache |= page.cached
                     for definition, spec in zip(page.tools, specs, strict=True):
                         if spec.name in table:
-                            warnings.warn(f"tools/list: dropping a second tool named {spec.name!r} (TOOLS-15)",
-                                          InvalidToolWarning, stacklevel=2)
+                            warnings.warn(
+                                f"tools/list: dropping a second tool named {spec.name!r} (TOOLS-15)",
+                                InvalidToolWarning,
+                                stacklevel=2,
+                            )
                             continue
                         table[spec.name] = spec
                         definitions.append(definition)
@@ -399,8 +426,8 @@ class ClientCore(LegacyFlows):
         input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
         request_state: str | None = None,
     ) -> Flow[ToolResult]:
-        args: dict[str, Any] = {} if arguments is None else (
-            arguments if type(arguments) is dict else dict(arguments)
+        args: dict[str, Any] = (
+            {} if arguments is None else (arguments if type(arguments) is dict else dict(arguments))
         )
         base = {"name": name, "arguments": args}
         params = base
@@ -424,8 +451,14 @@ class ClientCore(LegacyFlows):
                         for header, text in xheader.request_headers(spec.header_params, args)
                     }
                 try:
-                    result = yield from self.request_flow("tools/call", params, name=name,
-                                                          param_headers=param_headers, meta=meta, timeout=timeout)
+                    result = yield from self.request_flow(
+                        "tools/call",
+                        params,
+                        name=name,
+                        param_headers=param_headers,
+                        meta=meta,
+                        timeout=timeout,
+                    )
                 except HeaderMismatchError:
                     if refreshed or not self.send_headers:
                         raise
@@ -439,26 +472,38 @@ class ClientCore(LegacyFlows):
                 if rounds > self.max_input_rounds:
                     raise InputRequiredRoundsExceededError(
                         f"tool {name!r} still needs input after {self.max_input_rounds} rounds; "
-                        "raise max_input_rounds on the client to allow more", max_rounds=self.max_input_rounds)
+                        "raise max_input_rounds on the client to allow more",
+                        max_rounds=self.max_input_rounds,
+                    )
                 round_ = parse_input_required(result, method="tools/call", name=name)
                 responses = yield from self._input_flow(round_, name, args, state_only_delay)
-                state_only_delay = STATE_ONLY_DELAY if round_.requests else min(state_only_delay * 2,
-                                                                                  STATE_ONLY_DELAY_CAP)
+                state_only_delay = (
+                    STATE_ONLY_DELAY if round_.requests else min(state_only_delay * 2, STATE_ONLY_DELAY_CAP)
+                )
                 params = retry_params(base, responses, round_.state)  # a new request, a new id (MRTR-19)
         finally:
             if token is not None:
                 self._progress.pop(token, None)
 
-    def _input_flow(self, round_: InputRound, name: str, args: Mapping[str, Any],
-                    state_only_delay: float) -> Flow[dict[str, Any]]:
+    def _input_flow(
+        self, round_: InputRound, name: str, args: Mapping[str, Any], state_only_delay: float
+    ) -> Flow[dict[str, Any]]:
         """Every input request answered by its callback (MRTR-15), as wire `inputResponses`."""
-        step = plan_round(round_, self.input_handlers, self.capabilities, method="tools/call", tool=name,
-                          arguments=args, state_only_delay=state_only_delay)
+        step = plan_round(
+            round_,
+            self.input_handlers,
+            self.capabilities,
+            method="tools/call",
+            tool=name,
+            arguments=args,
+            state_only_delay=state_only_delay,
+        )
         answers = yield step
         return {key: answer_wire(request, answers[key]) for key, _, request in step.calls}
 
-    def _track_progress(self, callback: ProgressCallback,
-                        meta: Mapping[str, Any] | None) -> tuple[Mapping[str, Any], str | int]:
+    def _track_progress(
+        self, callback: ProgressCallback, meta: Mapping[str, Any] | None
+    ) -> tuple[Mapping[str, Any], str | int]:
         """A progress token unique among this client's requests (PROG-01/02), or the caller's."""
         token = meta.get(PROGRESS_TOKEN_KEY) if meta else None
         if not isinstance(token, str | int) or isinstance(token, bool):
@@ -468,8 +513,9 @@ class ClientCore(LegacyFlows):
         self._progress[token] = callback
         return meta, token
 
-    def prepare_arguments(self, name: str, arguments: Mapping[str, Any] | BaseModel,
-                          input_model: type[BaseModel]) -> dict[str, Any]:
+    def prepare_arguments(
+        self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel]
+    ) -> dict[str, Any]:
         """Generated-method arguments → the wire `arguments` object (`arguments.py`: `UNSET` left
         out, None as null, models as their fields), checked before anything is sent. The tool's own
         `inputSchema` (compiled once per tool, as the server does for SEC-01) decides: what the
@@ -486,8 +532,14 @@ class ClientCore(LegacyFlows):
             raise ToolArgumentsError(name, issue.message, pointer=issue.pointer)
         return payload
 
-    def typed_call_flow(self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel],
-                        timeout: float | None = None, on_progress: ProgressCallback | None = None) -> Flow[ToolResult]:
+    def typed_call_flow(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | BaseModel,
+        input_model: type[BaseModel],
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Flow[ToolResult]:
         payload = self.prepare_arguments(name, arguments, input_model)
         result = yield from self.call_flow(name, payload, timeout=timeout, on_progress=on_progress)
         if result.is_error:
@@ -564,8 +616,11 @@ class ClientCore(LegacyFlows):
                 if callback is not None and isinstance(progress, int | float):
                     total = params.get("total")
                     text = params.get("message")
-                    callback(progress, total if isinstance(total, int | float) else None,
-                             text if isinstance(text, str) else None)
+                    callback(
+                        progress,
+                        total if isinstance(total, int | float) else None,
+                        text if isinstance(text, str) else None,
+                    )
         elif method == TOOLS_LIST_CHANGED:
             self.observe(message)
         if self.on_notification is not None:
@@ -573,8 +628,9 @@ class ClientCore(LegacyFlows):
 
     def listen_request(self, requested: SubscriptionFilter) -> Outgoing:
         request_id = next(self._ids)
-        message = jsonrpc.request(request_id, "subscriptions/listen",
-                                  {"notifications": requested.wire(), "_meta": self._meta})
+        message = jsonrpc.request(
+            request_id, "subscriptions/listen", {"notifications": requested.wire(), "_meta": self._meta}
+        )
         return Outgoing(message, self._headers("subscriptions/listen", None), None)
 
 
@@ -591,8 +647,12 @@ def _usable_tools(tools: list[Any]) -> list[tuple[dict[str, Any], ToolSpec]]:
         name = definition.get("name") if isinstance(definition, dict) else None
         schema = definition.get("inputSchema") if isinstance(definition, dict) else None
         if not isinstance(definition, dict) or not isinstance(name, str) or not isinstance(schema, dict):
-            warnings.warn(f"tools/list: dropping malformed tool definition {definition!r:.120} "
-                          "(needs a string `name` and an object `inputSchema`)", InvalidToolWarning, stacklevel=3)
+            warnings.warn(
+                f"tools/list: dropping malformed tool definition {definition!r:.120} "
+                "(needs a string `name` and an object `inputSchema`)",
+                InvalidToolWarning,
+                stacklevel=3,
+            )
             continue
         _, violations = xheader.analyze(schema)
         if violations:

@@ -49,7 +49,11 @@ DEFAULT_MAX_INPUT_ROUNDS = 10
 STATE_ONLY_DELAY = 0.05
 STATE_ONLY_DELAY_CAP = 0.25
 
-_RESULT_TYPES: dict[str, type[Any]] = {ELICIT: ElicitResult, SAMPLE: CreateMessageResult, ROOTS: ListRootsResult}
+_RESULT_TYPES: dict[str, type[Any]] = {
+    ELICIT: ElicitResult,
+    SAMPLE: CreateMessageResult,
+    ROOTS: ListRootsResult,
+}
 _CALLBACK_NAMES = {ELICIT: "on_elicit", SAMPLE: "on_sample", ROOTS: "on_roots"}
 
 
@@ -81,7 +85,9 @@ def parse_input_required(result: Mapping[str, Any], *, method: str, name: str | 
     if state is not None and not isinstance(state, str):
         raise ProtocolError(f"{method}: requestState is not a string: {state!r:.200}")
     if not raw and state is None:
-        raise ProtocolError(f"{method}: an input_required result needs inputRequests or requestState (MRTR-12)")
+        raise ProtocolError(
+            f"{method}: an input_required result needs inputRequests or requestState (MRTR-12)"
+        )
     requests = {key: parse_request(key, value, method=method, name=name) for key, value in raw.items()}
     return InputRound(requests, raw, state)
 
@@ -202,13 +208,19 @@ def check_declared(request: InputRequest, capabilities: Mapping[str, Any]) -> No
     if isinstance(request, ElicitRequest) and request.mode == "url":
         elicitation = capabilities.get("elicitation")
         if not (isinstance(elicitation, Mapping) and "url" in elicitation):
-            raise ProtocolError(f"input request {request.key!r}: URL-mode elicitation, which this client "
-                                "did not declare (IN-02); pass elicitation_modes=('form', 'url') to accept it")
-    elif isinstance(request, CreateMessageRequest) and (request.tools is not None or request.tool_choice is not None):
+            raise ProtocolError(
+                f"input request {request.key!r}: URL-mode elicitation, which this client "
+                "did not declare (IN-02); pass elicitation_modes=('form', 'url') to accept it"
+            )
+    elif isinstance(request, CreateMessageRequest) and (
+        request.tools is not None or request.tool_choice is not None
+    ):
         sampling = capabilities.get("sampling")
         if not (isinstance(sampling, Mapping) and "tools" in sampling):
-            raise ProtocolError(f"input request {request.key!r}: tool-enabled sampling, which this client did "
-                                "not declare (IN-16); pass sampling_tools=True to accept it")
+            raise ProtocolError(
+                f"input request {request.key!r}: tool-enabled sampling, which this client did "
+                "not declare (IN-16); pass sampling_tools=True to accept it"
+            )
 
 
 def answer_wire(request: InputRequest, answer: Any) -> dict[str, Any]:
@@ -219,8 +231,10 @@ def answer_wire(request: InputRequest, answer: Any) -> dict[str, Any]:
     elif isinstance(answer, Mapping):
         wire = dict(answer)
     else:
-        raise TypeError(f"{_CALLBACK_NAMES[request.method]} answered input request {request.key!r} with "
-                        f"{type(answer).__name__}; expected {expected.__name__} (or a mapping)")
+        raise TypeError(
+            f"{_CALLBACK_NAMES[request.method]} answered input request {request.key!r} with "
+            f"{type(answer).__name__}; expected {expected.__name__} (or a mapping)"
+        )
     if isinstance(request, ElicitRequest) and request.requested_schema is not None:
         _check_form_answer(request, wire)
     return wire
@@ -241,7 +255,9 @@ def _check_form_answer(request: ElicitRequest, wire: Mapping[str, Any]) -> None:
         return
     issue = validate(content)
     if issue is not None:
-        raise ValueError(f"on_elicit answer for {request.key!r} does not match its requestedSchema: {issue.describe()}")
+        raise ValueError(
+            f"on_elicit answer for {request.key!r} does not match its requestedSchema: {issue.describe()}"
+        )
 
 
 def answers_wire(answers: Mapping[str, Any]) -> dict[str, Any]:
@@ -253,12 +269,16 @@ def answers_wire(answers: Mapping[str, Any]) -> dict[str, Any]:
         elif isinstance(answer, Mapping):
             wire[key] = dict(answer)
         else:
-            raise TypeError(f"input_responses[{key!r}] is {type(answer).__name__}; expected ElicitResult, "
-                            "CreateMessageResult, ListRootsResult or a mapping")
+            raise TypeError(
+                f"input_responses[{key!r}] is {type(answer).__name__}; expected ElicitResult, "
+                "CreateMessageResult, ListRootsResult or a mapping"
+            )
     return wire
 
 
-def retry_params(base: Mapping[str, Any], responses: Mapping[str, Any] | None, state: str | None) -> dict[str, Any]:
+def retry_params(
+    base: Mapping[str, Any], responses: Mapping[str, Any] | None, state: str | None
+) -> dict[str, Any]:
     """The original params plus `inputResponses` and the echoed `requestState` (MRTR-16/18/19)."""
     params = dict(base)
     if responses:

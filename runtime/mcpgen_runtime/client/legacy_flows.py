@@ -72,9 +72,16 @@ class LegacyFlows:
     _extra_headers: dict[str, str]
     _base_headers: dict[str, str]
 
-    def request_flow(self, method: str, params: Mapping[str, Any], *, name: str | None = None,
-                     param_headers: Mapping[str, str] | None = None, meta: Mapping[str, Any] | None = None,
-                     timeout: float | None = None) -> Flow[dict[str, Any]]:
+    def request_flow(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        name: str | None = None,
+        param_headers: Mapping[str, str] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Flow[dict[str, Any]]:
         raise NotImplementedError  # ClientCore's
 
     def use_protocol_version(self, version: str) -> None:
@@ -100,15 +107,25 @@ class LegacyFlows:
                 raise
             self.era = LEGACY
 
-    def _era_request_flow(self, method: str, params: Mapping[str, Any], *, name: str | None,
-                          param_headers: Mapping[str, str] | None, meta: Mapping[str, Any] | None,
-                          timeout: float | None) -> Flow[dict[str, Any]]:
+    def _era_request_flow(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        name: str | None,
+        param_headers: Mapping[str, str] | None,
+        meta: Mapping[str, Any] | None,
+        timeout: float | None,
+    ) -> Flow[dict[str, Any]]:
         if self.era is None and self.send_headers:
             # HTTP: the modern request goes out as it is; its failure may say "legacy" (VER-10).
             self.era = MODERN
             try:
-                return (yield from self.request_flow(method, params, name=name, param_headers=param_headers,
-                                                     meta=meta, timeout=timeout))
+                return (
+                    yield from self.request_flow(
+                        method, params, name=name, param_headers=param_headers, meta=meta, timeout=timeout
+                    )
+                )
             except McpRuntimeError as exc:
                 if not http_says_legacy(exc, method):
                     if not isinstance(exc, RemoteError):
@@ -117,8 +134,11 @@ class LegacyFlows:
                 yield from self._fall_back_flow(exc)
         yield from self.era_flow()
         if self.era == MODERN:
-            return (yield from self.request_flow(method, params, name=name, param_headers=param_headers,
-                                                 meta=meta, timeout=timeout))
+            return (
+                yield from self.request_flow(
+                    method, params, name=name, param_headers=param_headers, meta=meta, timeout=timeout
+                )
+            )
         if method == DISCOVER and self.handshake is not None:  # no such method before 2026-07-28
             return discover_view(self.handshake)
         return (yield from self._legacy_request_flow(method, params, meta=meta, timeout=timeout))
@@ -148,10 +168,12 @@ class LegacyFlows:
         while True:
             tried.add(offered)
             request_id = next(self._ids)
-            params = initialize_params(capabilities=self.capabilities, client_info=self.client_info,
-                                                 protocol_version=offered)
-            reply, status = yield Outgoing(initialize_request(request_id, params), self._extra_headers,
-                                           self.timeout)
+            params = initialize_params(
+                capabilities=self.capabilities, client_info=self.client_info, protocol_version=offered
+            )
+            reply, status = yield Outgoing(
+                initialize_request(request_id, params), self._extra_headers, self.timeout
+            )
             try:
                 result = jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
             except RemoteError as exc:
@@ -168,8 +190,9 @@ class LegacyFlows:
         yield Notify(initialized_notification(), self._base_headers)
         return handshake
 
-    def _legacy_request_flow(self, method: str, params: Mapping[str, Any], *, meta: Mapping[str, Any] | None,
-                             timeout: float | None) -> Flow[dict[str, Any]]:
+    def _legacy_request_flow(
+        self, method: str, params: Mapping[str, Any], *, meta: Mapping[str, Any] | None, timeout: float | None
+    ) -> Flow[dict[str, Any]]:
         """One request in the legacy era: no protocol `_meta`, the session's headers; a read
         re-issued once after a lost stream; one new session after a 404 (the session expired)."""
         wait = self.timeout if timeout is None else timeout
@@ -178,7 +201,9 @@ class LegacyFlows:
             if self.handshake is None:
                 yield from self.handshake_flow()
             request_id = next(self._ids)
-            message = jsonrpc.request(request_id, method, {**params, "_meta": dict(meta)} if meta else dict(params))
+            message = jsonrpc.request(
+                request_id, method, {**params, "_meta": dict(meta)} if meta else dict(params)
+            )
             headers = self._base_headers
             try:
                 reply, status = yield Outgoing(message, headers, wait)
@@ -211,8 +236,11 @@ class LegacyFlows:
         the stream is no cancellation (stdio transports send their own)."""
         if self.era != LEGACY or not self.send_headers or message.get("method") == INITIALIZE:
             return None
-        return Notify(cancelled_notification(message["id"], "cancelled by the client"),
-                      self._base_headers, best_effort=True)
+        return Notify(
+            cancelled_notification(message["id"], "cancelled by the client"),
+            self._base_headers,
+            best_effort=True,
+        )
 
     def session_headers(self) -> dict[str, str]:
         """The headers every request of the legacy session carries (the transport adds its id)."""
@@ -221,4 +249,3 @@ class LegacyFlows:
     def peer_request(self, message: Message) -> InputNeeded | Message:
         """A legacy server's request: its response now, or the callback to run first."""
         return plan_peer_request(message, self.input_handlers, self.capabilities)
-

@@ -15,20 +15,27 @@ from ..protocol.subscriptions import ListenState, SubscriptionFilter, Subscripti
 
 __all__ = ["LegacyListenState"]
 
-_KINDS = (("tools_list_changed", "notifications/tools/list_changed"),
-          ("prompts_list_changed", "notifications/prompts/list_changed"),
-          ("resources_list_changed", "notifications/resources/list_changed"))
+_KINDS = (
+    ("tools_list_changed", "notifications/tools/list_changed"),
+    ("prompts_list_changed", "notifications/prompts/list_changed"),
+    ("resources_list_changed", "notifications/resources/list_changed"),
+)
 
 
 class LegacyListenState(ListenState):
     def __init__(self, requested: SubscriptionFilter, on_notification: Callable[[Message], None]) -> None:
         super().__init__(0, requested, on_notification)
-        self.acknowledged = SubscriptionFilter(requested.tools_list_changed, requested.prompts_list_changed,
-                                               requested.resources_list_changed)
+        self.acknowledged = SubscriptionFilter(
+            requested.tools_list_changed, requested.prompts_list_changed, requested.resources_list_changed
+        )
         self.unsupported = list(requested.resource_subscriptions)
         if self.unsupported:
-            warnings.warn("listen() on a legacy server delivers list changes only; resource subscriptions "
-                          f"({', '.join(self.unsupported)}) are not supported", SubscriptionWarning, stacklevel=4)
+            warnings.warn(
+                "listen() on a legacy server delivers list changes only; resource subscriptions "
+                f"({', '.join(self.unsupported)}) are not supported",
+                SubscriptionWarning,
+                stacklevel=4,
+            )
         self._methods = frozenset(method for attr, method in _KINDS if getattr(requested, attr))
 
     def accept(self, message: Message) -> Message | None:

@@ -26,9 +26,14 @@ __all__ = ["PEER_KEY", "peer_response", "plan_peer_request"]
 PEER_KEY: Final = "legacy"  # the single key of the InputNeeded step a peer request becomes
 
 
-def plan_peer_request(message: Message, handlers: Mapping[str, Callable[[Any], Any]],
-                      capabilities: Mapping[str, Any], *, origin_method: str = "",
-                      origin_name: str | None = None) -> InputNeeded | Message:
+def plan_peer_request(
+    message: Message,
+    handlers: Mapping[str, Callable[[Any], Any]],
+    capabilities: Mapping[str, Any],
+    *,
+    origin_method: str = "",
+    origin_name: str | None = None,
+) -> InputNeeded | Message:
     """The response to send at once, or the callback to run first."""
     request_id = message.get("id")
     method = message.get("method")
@@ -36,11 +41,18 @@ def plan_peer_request(message: Message, handlers: Mapping[str, Callable[[Any], A
         return jsonrpc.result(request_id, {})
     handler = handlers.get(method) if isinstance(method, str) else None
     if handler is None:
-        return jsonrpc.error(request_id, jsonrpc.METHOD_NOT_FOUND,
-                             f"this client does not handle {method!r:.100} (it declared no such capability)")
+        return jsonrpc.error(
+            request_id,
+            jsonrpc.METHOD_NOT_FOUND,
+            f"this client does not handle {method!r:.100} (it declared no such capability)",
+        )
     try:
-        request = parse_request(PEER_KEY, {"method": method, "params": message.get("params")},
-                                method=origin_method, name=origin_name)
+        request = parse_request(
+            PEER_KEY,
+            {"method": method, "params": message.get("params")},
+            method=origin_method,
+            name=origin_name,
+        )
         check_declared(request, capabilities)
     except ProtocolError as exc:
         return jsonrpc.error(request_id, jsonrpc.INVALID_PARAMS, str(exc))

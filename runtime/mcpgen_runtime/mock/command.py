@@ -63,7 +63,9 @@ def keep_hypothesis_files_in_the_cache() -> None:
     set_hypothesis_home_dir(os.path.join(cache, "mcpgen", "hypothesis"))
 
 
-def serve_mock(server: MockServer, transport: Transport = "http", host: str = "127.0.0.1", port: int = 8000) -> None:
+def serve_mock(
+    server: MockServer, transport: Transport = "http", host: str = "127.0.0.1", port: int = 8000
+) -> None:
     """Serve until interrupted (HTTP) or until stdin closes (stdio)."""
     if transport == "stdio":
         server.run_stdio()
@@ -90,26 +92,39 @@ def build_command() -> click.Command:
         opt("--seed", type=int, default=0, help="the same seed gives the same answers (default 0)"),
         opt("--responses", metavar="FILE", help="canned answers, errors and faults (YAML or JSON)"),
         opt("--record", metavar="FILE", help="append every call to FILE as JSON lines"),
-        opt("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="warning",
-            help="log level; logs go to stderr (default warning)"),
+        opt(
+            "--log-level",
+            type=click.Choice(["debug", "info", "warning", "error"]),
+            default="warning",
+            help="log level; logs go to stderr (default warning)",
+        ),
     ]
     for decorate in reversed(params):
         read = decorate(read)
     return click.command(
-        "mock", context_settings=HELP_OPTIONS,
+        "mock",
+        context_settings=HELP_OPTIONS,
         help="Serve a spec's tools with schema-valid answers (mcpgen mock without the generator).\n\n"
-             "SPEC: a spec file or a generated package's tools.json.")(read)
+        "SPEC: a spec file or a generated package's tools.json.",
+    )(read)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_command_line(build_command(), argv, "python -m mcpgen_runtime.mock")
     keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
     # Logs never go to stdout: on stdio it carries protocol messages only (STDIO-03).
-    logging.basicConfig(stream=sys.stderr, level=args["log_level"].upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args["log_level"].upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     try:
-        server = MockServer(load_spec_file(args["spec"]), seed=args["seed"], responses=args["responses"],
-                            record=args["record"])
+        server = MockServer(
+            load_spec_file(args["spec"]),
+            seed=args["seed"],
+            responses=args["responses"],
+            record=args["record"],
+        )
     except (OSError, ValueError, ResponsesError, MockDependencyError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(1) from None

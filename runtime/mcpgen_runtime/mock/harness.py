@@ -40,8 +40,15 @@ Transport = Literal["http", "stdio"]
 class RunningMock:
     """A started mock: where to reach it (`url` or `command`), what was called, and assertions."""
 
-    def __init__(self, tools: list[dict[str, Any]], *, url: str | None = None, command: list[str] | None = None,
-                 server: MockServer | None = None, record: Path | None = None) -> None:
+    def __init__(
+        self,
+        tools: list[dict[str, Any]],
+        *,
+        url: str | None = None,
+        command: list[str] | None = None,
+        server: MockServer | None = None,
+        record: Path | None = None,
+    ) -> None:
         self.tools = tools  # the served definitions, as listed
         self.url = url  # Streamable HTTP endpoint; None on stdio
         self.command = command  # stdio: the argv that starts the mock; None on HTTP
@@ -55,7 +62,7 @@ class RunningMock:
         if self.server is not None:
             return list(self.server.calls)
         assert self.record is not None
-        return read_record(self.record)[self._skip:]
+        return read_record(self.record)[self._skip :]
 
     def reset(self) -> None:
         """Forget the calls so far."""
@@ -69,11 +76,15 @@ class RunningMock:
         """The arguments of every call of `tool`, in order."""
         return [call.arguments for call in self.calls if call.tool == tool]
 
-    def assert_called(self, tool: str, arguments: Mapping[str, Any] | None = None, /, **subset: Any) -> MockCall:
+    def assert_called(
+        self, tool: str, arguments: Mapping[str, Any] | None = None, /, **subset: Any
+    ) -> MockCall:
         """Some call of `tool` had these arguments among its own (a dict, or keywords); returns the first."""
         wanted = {**(arguments or {}), **subset}
         for call in self.calls:
-            if call.tool == tool and all(k in call.arguments and call.arguments[k] == v for k, v in wanted.items()):
+            if call.tool == tool and all(
+                k in call.arguments and call.arguments[k] == v for k, v in wanted.items()
+            ):
                 return call
         raise AssertionError(f"no call of {tool!r} with {wanted!r}; calls were:\n{self._listing()}")
 
@@ -84,18 +95,30 @@ class RunningMock:
     def assert_calls(self, expected: Sequence[tuple[str, Mapping[str, Any]] | str]) -> None:
         """The calls were exactly these, in order: `(tool, arguments)` pairs, or tool names alone."""
         actual = self.calls
+
         def same(call: MockCall, want: tuple[str, Mapping[str, Any]] | str) -> bool:
-            return call.tool == want if isinstance(want, str) else (call.tool, call.arguments) == (want[0], dict(want[1]))
-        if len(actual) != len(expected) or not all(same(c, w) for c, w in zip(actual, expected, strict=False)):
+            return (
+                call.tool == want
+                if isinstance(want, str)
+                else (call.tool, call.arguments) == (want[0], dict(want[1]))
+            )
+
+        if len(actual) != len(expected) or not all(
+            same(c, w) for c, w in zip(actual, expected, strict=False)
+        ):
             wanted = "\n".join(f"  {w!r}" for w in expected) or "  (none)"
             raise AssertionError(f"expected calls:\n{wanted}\nactual calls:\n{self._listing()}")
 
     def _listing(self) -> str:
-        return "\n".join(f"  {call.tool} {_json.dumps(call.arguments).decode()}" for call in self.calls) or "  (none)"
+        return (
+            "\n".join(f"  {call.tool} {_json.dumps(call.arguments).decode()}" for call in self.calls)
+            or "  (none)"
+        )
 
 
-def _definitions(tools: Sequence[Mapping[str, Any]] | None, spec: str | Path | None,
-                 package: str | None) -> list[dict[str, Any]]:
+def _definitions(
+    tools: Sequence[Mapping[str, Any]] | None, spec: str | Path | None, package: str | None
+) -> list[dict[str, Any]]:
     given = [x is not None for x in (tools, spec, package)]
     if sum(given) != 1:
         raise ValueError("give exactly one of tools=, spec= (a spec file) or package= (a generated package)")
@@ -108,11 +131,17 @@ def _definitions(tools: Sequence[Mapping[str, Any]] | None, spec: str | Path | N
 
 
 @contextlib.contextmanager
-def running_mock(tools: Sequence[Mapping[str, Any]] | None = None, *, spec: str | Path | None = None,
-                 package: str | None = None, seed: int = 0,
-                 responses: str | Path | Mapping[str, Any] | ToolResponses | None = None,
-                 transport: Transport = "http", in_process: bool = True,
-                 env: Mapping[str, str] | None = None) -> Iterator[RunningMock]:
+def running_mock(
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    *,
+    spec: str | Path | None = None,
+    package: str | None = None,
+    seed: int = 0,
+    responses: str | Path | Mapping[str, Any] | ToolResponses | None = None,
+    transport: Transport = "http",
+    in_process: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[RunningMock]:
     """Serve the tools (`tools`, a `spec` file, or a generated `package`'s tools.json) until the block ends.
 
     `responses`: a responses file, or its content as a mapping. `env`: added to the environment
@@ -133,8 +162,16 @@ def running_mock(tools: Sequence[Mapping[str, Any]] | None = None, *, spec: str 
         spec_file = Path(folder) / "tools.json"
         spec_file.write_bytes(_json.dumps({"tools": definitions}))
         record = Path(folder) / "calls.jsonl"
-        args = [sys.executable, "-m", "mcpgen_runtime.mock", str(spec_file), "--seed", str(seed),
-                "--record", str(record)]
+        args = [
+            sys.executable,
+            "-m",
+            "mcpgen_runtime.mock",
+            str(spec_file),
+            "--seed",
+            str(seed),
+            "--record",
+            str(record),
+        ]
         if isinstance(responses, ToolResponses):
             raise ValueError("an out-of-process mock takes responses as a file or a mapping")
         if isinstance(responses, Mapping):
@@ -162,10 +199,18 @@ def _serving(server: MockServer) -> Iterator[str]:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(McpAsgiApp(server), log_level="warning", lifespan="off",
-                            server_header=False, date_header=False, timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        McpAsgiApp(server),
+        log_level="warning",
+        lifespan="off",
+        server_header=False,
+        date_header=False,
+        timeout_graceful_shutdown=2,
+    )
     web = uvicorn.Server(config)
-    thread = threading.Thread(target=web.run, kwargs={"sockets": [sock]}, name=f"mcpgen-mock:{port}", daemon=True)
+    thread = threading.Thread(
+        target=web.run, kwargs={"sockets": [sock]}, name=f"mcpgen-mock:{port}", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + STARTUP_TIMEOUT_S
     while not web.started:
@@ -188,9 +233,13 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def _child(args: list[str], port: int, env: Mapping[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+def _child(
+    args: list[str], port: int, env: Mapping[str, str], log: Path
+) -> Iterator[subprocess.Popen[bytes]]:
     with log.open("wb") as stderr:  # a file, not a pipe: nobody has to drain it while the test runs
-        proc = subprocess.Popen(args, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr)
+        proc = subprocess.Popen(
+            args, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
+        )
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while True:
@@ -200,7 +249,9 @@ def _child(args: list[str], port: int, env: Mapping[str, str], log: Path) -> Ite
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
                 break
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the mock did not listen on 127.0.0.1:{port} within {STARTUP_TIMEOUT_S:g} s")
+                raise RuntimeError(
+                    f"the mock did not listen on 127.0.0.1:{port} within {STARTUP_TIMEOUT_S:g} s"
+                )
             time.sleep(0.05)
         yield proc
     finally:

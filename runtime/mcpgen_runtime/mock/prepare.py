@@ -40,22 +40,63 @@ MAX_UNROLL: Final = 3  # how often one `$ref` target may repeat on a path before
 MAX_NODES: Final = 20_000  # an inlined schema larger than this is refused (exponential $ref fan-out)
 MAX_DEPTH: Final = 200
 
-_DROPPED: Final = frozenset({
-    "$schema", "$id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$comment", "$vocabulary",
-    "title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly",
-    "minContains", "maxContains", "unevaluatedProperties", "unevaluatedItems",
-})
+_DROPPED: Final = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$anchor",
+        "$dynamicAnchor",
+        "$defs",
+        "definitions",
+        "$comment",
+        "$vocabulary",
+        "title",
+        "description",
+        "examples",
+        "default",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "minContains",
+        "maxContains",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+    }
+)
 _ONE_SCHEMA: Final = ("additionalProperties", "propertyNames", "contains", "additionalItems", "then", "else")
 _SCHEMA_LISTS: Final = ("allOf", "anyOf", "oneOf")
 _SCHEMA_MAPS: Final = ("properties", "patternProperties")
-_OBJECT_KEYWORDS: Final = frozenset({
-    "properties", "required", "patternProperties", "additionalProperties", "minProperties", "maxProperties",
-    "dependentRequired", "dependentSchemas", "dependencies", "propertyNames",
-})
-_OPENS_OBJECT: Final = frozenset({
-    "additionalProperties", "patternProperties", "unevaluatedProperties", "allOf", "anyOf", "oneOf", "not",
-    "if", "dependentSchemas", "dependencies", "$ref", "$dynamicRef", "$recursiveRef",
-})
+_OBJECT_KEYWORDS: Final = frozenset(
+    {
+        "properties",
+        "required",
+        "patternProperties",
+        "additionalProperties",
+        "minProperties",
+        "maxProperties",
+        "dependentRequired",
+        "dependentSchemas",
+        "dependencies",
+        "propertyNames",
+    }
+)
+_OPENS_OBJECT: Final = frozenset(
+    {
+        "additionalProperties",
+        "patternProperties",
+        "unevaluatedProperties",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "dependentSchemas",
+        "dependencies",
+        "$ref",
+        "$dynamicRef",
+        "$recursiveRef",
+    }
+)
 
 
 class UnsupportedSchema(ValueError):
@@ -66,8 +107,9 @@ def _refuse(uri: str) -> referencing.Resource[Any]:
     raise referencing.exceptions.NoSuchResource(uri)
 
 
-def prepare(schema: Mapping[str, Any] | bool, *, prefer_examples: bool = True,
-            close_objects: bool = True) -> Any:
+def prepare(
+    schema: Mapping[str, Any] | bool, *, prefer_examples: bool = True, close_objects: bool = True
+) -> Any:
     """The generation schema for `schema` (see the module docstring); `UnsupportedSchema` if none."""
     if isinstance(schema, bool):
         return schema
@@ -92,13 +134,16 @@ class _Walker:
         self.close = close
         self.nodes = 0
 
-    def walk(self, node: Any, resolver: Any, path: tuple[int, ...], *, preferable: bool, closable: bool,
-             depth: int) -> Any:
+    def walk(
+        self, node: Any, resolver: Any, path: tuple[int, ...], *, preferable: bool, closable: bool, depth: int
+    ) -> Any:
         if isinstance(node, bool) or not isinstance(node, Mapping):
             return node if isinstance(node, bool) else True
         self.nodes += 1
         if self.nodes > MAX_NODES:
-            raise UnsupportedSchema(f"the schema grows past {MAX_NODES} subschemas once its $refs are inlined")
+            raise UnsupportedSchema(
+                f"the schema grows past {MAX_NODES} subschemas once its $refs are inlined"
+            )
         if depth > MAX_DEPTH:
             raise UnsupportedSchema(f"the schema nests deeper than {MAX_DEPTH} levels")
         for keyword in ("$dynamicRef", "$recursiveRef"):
@@ -110,7 +155,9 @@ class _Walker:
 
         ref = node.get("$ref")
         if isinstance(ref, str):
-            return self._inline(node, ref, resolver, path, preferable=preferable, closable=closable, depth=depth)
+            return self._inline(
+                node, ref, resolver, path, preferable=preferable, closable=closable, depth=depth
+            )
 
         out: dict[str, Any] = {}
         kids = {"resolver": resolver, "path": path, "depth": depth + 1}
@@ -119,12 +166,16 @@ class _Walker:
             if key in _DROPPED or key.startswith("x-"):
                 continue
             if key in _SCHEMA_MAPS and isinstance(value, Mapping):
-                out[key] = {name: self.walk(sub, preferable=preferable, closable=True, **kids)
-                            for name, sub in value.items()}
+                out[key] = {
+                    name: self.walk(sub, preferable=preferable, closable=True, **kids)
+                    for name, sub in value.items()
+                }
             elif key in _SCHEMA_LISTS and isinstance(value, list):
                 # Merged members must stay open: closing one would forbid the others' properties.
                 member_closable = key != "allOf" and not own_object
-                out[key] = [self.walk(sub, preferable=preferable, closable=member_closable, **kids) for sub in value]
+                out[key] = [
+                    self.walk(sub, preferable=preferable, closable=member_closable, **kids) for sub in value
+                ]
             elif key in ("not", "if"):
                 out[key] = self.walk(value, preferable=False, closable=False, **kids)
             elif key in _ONE_SCHEMA:
@@ -143,8 +194,11 @@ class _Walker:
             elif key in ("dependentSchemas", "dependencies") and isinstance(value, Mapping):
                 deps = out.setdefault("dependencies", {})
                 for name, sub in value.items():
-                    deps[name] = sub if isinstance(sub, list) else self.walk(
-                        sub, preferable=False, closable=False, **kids)
+                    deps[name] = (
+                        sub
+                        if isinstance(sub, list)
+                        else self.walk(sub, preferable=False, closable=False, **kids)
+                    )
             else:
                 out[key] = value
         if self.modern and isinstance(node.get("prefixItems"), list) and "items" not in node:
@@ -160,8 +214,17 @@ class _Walker:
                 return {"enum": chosen}
         return out
 
-    def _inline(self, node: Mapping[str, Any], ref: str, resolver: Any, path: tuple[int, ...], *,
-                preferable: bool, closable: bool, depth: int) -> Any:
+    def _inline(
+        self,
+        node: Mapping[str, Any],
+        ref: str,
+        resolver: Any,
+        path: tuple[int, ...],
+        *,
+        preferable: bool,
+        closable: bool,
+        depth: int,
+    ) -> Any:
         try:
             resolved = resolver.lookup(ref)
         except referencing.exceptions.Unresolvable as exc:
@@ -169,8 +232,14 @@ class _Walker:
         target = resolved.contents
         if path.count(id(target)) >= MAX_UNROLL:
             return False  # recursion cut off: this branch produces no values
-        inner = self.walk(target, resolved.resolver, (*path, id(target)), preferable=preferable,
-                          closable=closable and all(k == "$ref" or k in _DROPPED for k in node), depth=depth + 1)
+        inner = self.walk(
+            target,
+            resolved.resolver,
+            (*path, id(target)),
+            preferable=preferable,
+            closable=closable and all(k == "$ref" or k in _DROPPED for k in node),
+            depth=depth + 1,
+        )
         siblings = {k: v for k, v in node.items() if k != "$ref"}
         if not self.modern or not any(k not in _DROPPED for k in siblings):
             return inner  # draft-07 ignores a $ref's siblings; annotations alone change nothing
@@ -181,7 +250,11 @@ class _Walker:
 def _within_safe_range(schema: dict[str, Any]) -> None:
     """Bound an unbounded side of an integer schema by ±(2^53-1), unless that contradicts the other side."""
     low, high = schema.get("minimum"), schema.get("maximum")
-    if low is None and "exclusiveMinimum" not in schema and not (_is_number(high) and high < -MAX_SAFE_INTEGER):
+    if (
+        low is None
+        and "exclusiveMinimum" not in schema
+        and not (_is_number(high) and high < -MAX_SAFE_INTEGER)
+    ):
         schema["minimum"] = -MAX_SAFE_INTEGER
     if high is None and "exclusiveMaximum" not in schema and not (_is_number(low) and low > MAX_SAFE_INTEGER):
         schema["maximum"] = MAX_SAFE_INTEGER

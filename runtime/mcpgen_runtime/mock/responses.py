@@ -44,7 +44,15 @@ from ..schema import SchemaCompileError, compile_schema
 from ..server.core.input_requests import Elicit
 from ..tools import ToolSpec
 
-__all__ = ["Answer", "FaultPlan", "ResponsesError", "Rule", "ToolResponses", "load_responses", "parse_responses"]
+__all__ = [
+    "Answer",
+    "FaultPlan",
+    "ResponsesError",
+    "Rule",
+    "ToolResponses",
+    "load_responses",
+    "parse_responses",
+]
 
 MAX_FILE_BYTES: Final = 8 * 1024 * 1024
 MAX_LATENCY_MS: Final = 600_000
@@ -81,8 +89,13 @@ class Answer:
 
     @property
     def generated(self) -> bool:
-        return not (self.has_structured or self.text is not None or self.content is not None
-                    or self.error is not None or self.rpc_error is not None)
+        return not (
+            self.has_structured
+            or self.text is not None
+            or self.content is not None
+            or self.error is not None
+            or self.rpc_error is not None
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +134,9 @@ class ToolResponses:
 def _contains(value: Any, pattern: Any) -> bool:
     """`pattern` is `value`, or (objects) each of its keys is in `value` with a contained value."""
     if isinstance(pattern, Mapping):
-        return isinstance(value, Mapping) and all(k in value and _contains(value[k], v) for k, v in pattern.items())
+        return isinstance(value, Mapping) and all(
+            k in value and _contains(value[k], v) for k, v in pattern.items()
+        )
     if type(pattern) is not type(value) and not (_number(pattern) and _number(value)):
         return False  # True is not 1 in JSON
     return bool(pattern == value)
@@ -147,7 +162,9 @@ def load_responses(path: str | Path, tools: Mapping[str, ToolSpec]) -> ToolRespo
         try:
             import yaml
         except ImportError as exc:
-            raise ResponsesError(f"{path}: reading YAML needs PyYAML: pip install 'mcpgen-runtime[mock]'") from exc
+            raise ResponsesError(
+                f"{path}: reading YAML needs PyYAML: pip install 'mcpgen-runtime[mock]'"
+            ) from exc
         try:
             data = yaml.safe_load(raw)  # data only: no tags that build objects
         except yaml.YAMLError as exc:
@@ -162,6 +179,7 @@ def load_responses(path: str | Path, tools: Mapping[str, ToolSpec]) -> ToolRespo
 
 def parse_responses(data: Any, tools: Mapping[str, ToolSpec], *, source: str = "responses") -> ToolResponses:
     """Check already-parsed responses data against the served tools."""
+
     def fail(where: str, why: str) -> ResponsesError:
         return ResponsesError(f"{source}: {where}: {why}")
 
@@ -171,13 +189,17 @@ def parse_responses(data: Any, tools: Mapping[str, ToolSpec], *, source: str = "
         raise fail("top level", "expected a mapping with 'tools' (and optionally 'defaults')")
     unknown = sorted(set(data) - {"tools", "defaults"})
     if unknown:
-        raise fail("top level", f"unknown key(s) {', '.join(map(repr, unknown))}; expected 'tools', 'defaults'")
+        raise fail(
+            "top level", f"unknown key(s) {', '.join(map(repr, unknown))}; expected 'tools', 'defaults'"
+        )
     defaults = data.get("defaults") or {}
     if not isinstance(defaults, Mapping):
         raise fail("defaults", "expected a mapping")
     extra = sorted(set(defaults) - _FAULT_KEYS)
     if extra:
-        raise fail("defaults", f"unknown key(s) {', '.join(map(repr, extra))}; expected latency_ms, failure_rate")
+        raise fail(
+            "defaults", f"unknown key(s) {', '.join(map(repr, extra))}; expected latency_ms, failure_rate"
+        )
     plan = _faults(defaults, "defaults", fail)
     by_tool = data.get("tools") or {}
     if not isinstance(by_tool, Mapping):
@@ -202,8 +224,11 @@ def _rule(entry: Any, where: str, tool: ToolSpec, fail: Fail) -> Rule:
         raise fail(where, "expected a mapping")
     unknown = sorted(set(entry) - _RULE_KEYS)
     if unknown:
-        raise fail(where, f"unknown key(s) {', '.join(map(repr, unknown))}; expected some of "
-                   f"{', '.join(sorted(_RULE_KEYS))}")
+        raise fail(
+            where,
+            f"unknown key(s) {', '.join(map(repr, unknown))}; expected some of "
+            f"{', '.join(sorted(_RULE_KEYS))}",
+        )
     match = entry.get("match")
     if match is not None:
         if not isinstance(match, Mapping):
@@ -236,7 +261,10 @@ def _answer(entry: Mapping[str, Any], where: str, tool: ToolSpec, fail: Fail) ->
             except SchemaCompileError as exc:
                 raise fail(f"{where}.structured", f"the tool's outputSchema cannot be used: {exc}") from exc
             if issue is not None:
-                raise fail(f"{where}.structured", f"does not match the outputSchema of {tool.name!r} {issue.describe()}")
+                raise fail(
+                    f"{where}.structured",
+                    f"does not match the outputSchema of {tool.name!r} {issue.describe()}",
+                )
         content = _content(entry, where, fail) if "content" in entry else None
         return Answer(structured=value, has_structured=True, content=content)
     if "text" in entry:
@@ -245,11 +273,16 @@ def _answer(entry: Mapping[str, Any], where: str, tool: ToolSpec, fail: Fail) ->
         if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
             raise fail(f"{where}.text", "expected a string or a list of strings")
         if has_output:
-            raise fail(f"{where}.text", f"tool {tool.name!r} has an outputSchema: answer with 'structured' (TOOLS-18)")
+            raise fail(
+                f"{where}.text",
+                f"tool {tool.name!r} has an outputSchema: answer with 'structured' (TOOLS-18)",
+            )
         return Answer(text=tuple(texts))
     if "content" in entry:
         if has_output:
-            raise fail(f"{where}.content", f"tool {tool.name!r} has an outputSchema: add 'structured' (TOOLS-18)")
+            raise fail(
+                f"{where}.content", f"tool {tool.name!r} has an outputSchema: add 'structured' (TOOLS-18)"
+            )
         return Answer(content=_content(entry, where, fail))
     if "error" in entry:
         error = entry["error"]
@@ -301,8 +334,11 @@ def _faults(entry: Mapping[str, Any], where: str, fail: Fail) -> FaultPlan:
     if "latency_ms" in entry:
         value = entry["latency_ms"]
         bounds = value if isinstance(value, list) else [value, value]
-        if len(bounds) != 2 or not all(_number(b) and math.isfinite(b) for b in bounds) or \
-                not 0 <= bounds[0] <= bounds[1] <= MAX_LATENCY_MS:
+        if (
+            len(bounds) != 2
+            or not all(_number(b) and math.isfinite(b) for b in bounds)
+            or not 0 <= bounds[0] <= bounds[1] <= MAX_LATENCY_MS
+        ):
             raise fail(f"{where}.latency_ms", f"expected milliseconds (0..{MAX_LATENCY_MS}) or [low, high]")
         latency = (float(bounds[0]), float(bounds[1]))
     rate: float | None = None

@@ -78,9 +78,15 @@ class MockServer(ToolServer):
 
     __slots__ = ("_asking", "_counts", "_ids", "_lock", "_makers", "_record", "calls", "responses", "seed")
 
-    def __init__(self, definitions: Iterable[Mapping[str, Any]], *, seed: int = 0,
-                 responses: ToolResponses | str | Path | None = None, record: str | Path | None = None,
-                 config: ServerConfig | None = None) -> None:
+    def __init__(
+        self,
+        definitions: Iterable[Mapping[str, Any]],
+        *,
+        seed: int = 0,
+        responses: ToolResponses | str | Path | None = None,
+        record: str | Path | None = None,
+        config: ServerConfig | None = None,
+    ) -> None:
         if config is None:
             # MRTR-05: requestState is signed; a mock process lives for one session, so its own key will do.
             keys = None if os.environ.get(STATE_SECRET_ENV) else (secrets.token_bytes(32),)
@@ -132,15 +138,22 @@ class MockServer(ToolServer):
         if _CALL_KEY in state:  # a later input round of a recorded call
             call_id, number = state[_CALL_KEY], state[_NUMBER_KEY]
         else:
-            call_id, number = self._note_call(name, arguments, asking=rule is not None and rule.elicit is not None)
+            call_id, number = self._note_call(
+                name, arguments, asking=rule is not None and rule.elicit is not None
+            )
             state[_CALL_KEY], state[_NUMBER_KEY] = call_id, number
         faults = self.responses.faults_for(rule)
         if faults.latency_ms is not None:
             low, high = faults.latency_ms
             delay = low + (high - low) * unit_interval(self.seed, "latency", name, arguments, number)
             await asyncio.sleep(delay / 1000)
-        if faults.failure_rate and unit_interval(self.seed, "failure", name, arguments, number) < faults.failure_rate:
-            raise ToolExecutionError(f"Injected failure (failure_rate {faults.failure_rate:g}) in tool {name!r}")
+        if (
+            faults.failure_rate
+            and unit_interval(self.seed, "failure", name, arguments, number) < faults.failure_rate
+        ):
+            raise ToolExecutionError(
+                f"Injected failure (failure_rate {faults.failure_rate:g}) in tool {name!r}"
+            )
         if rule is not None and rule.elicit is not None:
             pending = ctx.need(rule.elicit)
             await ctx.ask()  # ends this round with input_required until the client has answered
@@ -208,9 +221,13 @@ def _canned(answer: Answer) -> Any:
     if answer.text is not None:
         return list(answer.text)
     if answer.has_structured:
-        content = list(answer.content) if answer.content is not None else [
-            {"type": "text", "text": _json.dumps(answer.structured).decode()}  # TOOLS-18
-        ]
+        content = (
+            list(answer.content)
+            if answer.content is not None
+            else [
+                {"type": "text", "text": _json.dumps(answer.structured).decode()}  # TOOLS-18
+            ]
+        )
         return ToolResult.model_validate({"content": content, "structuredContent": answer.structured})
     return ToolResult.model_validate({"content": list(answer.content or ())})
 
@@ -234,4 +251,3 @@ def read_record(path: str | Path) -> list[MockCall]:
         elif entry.get("call") in calls:
             calls[entry["call"]].elicited = entry.get("elicited")
     return list(calls.values())
-

@@ -130,9 +130,16 @@ def _draw(strategy: Any, seed: int, validate: Validate) -> list[Any]:
             found.append(value)
 
     pinned = settings(
-        database=None, derandomize=False, max_examples=EXAMPLES_PER_DRAW, phases=(Phase.generate,),
-        deadline=None, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
-        print_blob=False, report_multiple_bugs=False, backend="hypothesis",
+        database=None,
+        derandomize=False,
+        max_examples=EXAMPLES_PER_DRAW,
+        phases=(Phase.generate,),
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+        report_multiple_bugs=False,
+        backend="hypothesis",
     )
     test: Any = given(strategy)(collect)  # type: ignore[no-untyped-call]  # given() returns an untyped wrapper
     search: Callable[[], None] = seeded(seed)(pinned(test))

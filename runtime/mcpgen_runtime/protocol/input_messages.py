@@ -196,8 +196,12 @@ class ElicitResult:
     @classmethod
     def from_wire(cls, value: Mapping[str, Any]) -> ElicitResult:
         """An answer as received; ValueError when it is not a well-formed ElicitResult."""
-        action = _one_of(value, "action", _ELICIT_ACTIONS,
-                         'an ElicitResult needs "action": "accept", "decline" or "cancel"')
+        action = _one_of(
+            value,
+            "action",
+            _ELICIT_ACTIONS,
+            'an ElicitResult needs "action": "accept", "decline" or "cancel"',
+        )
         content = value.get("content")
         if content is not None:
             if not isinstance(content, dict):
@@ -208,7 +212,8 @@ class ElicitResult:
                 )
                 if not ok:
                     raise ValueError(
-                        f"ElicitResult content.{name} must be a string, number, boolean or list of strings")
+                        f"ElicitResult content.{name} must be a string, number, boolean or list of strings"
+                    )
         return cls(action, content)
 
 
@@ -217,7 +222,9 @@ SamplingContent: TypeAlias = TextContent | ImageContent | AudioContent | Mapping
 
 
 class _TextFactory(Protocol):
-    def __call__(self, text: str, *, model: str, stop_reason: str | None = "endTurn") -> CreateMessageResult: ...
+    def __call__(
+        self, text: str, *, model: str, stop_reason: str | None = "endTurn"
+    ) -> CreateMessageResult: ...
 
 
 class _Text:
@@ -231,8 +238,9 @@ class _Text:
     @overload
     def __get__(self, instance: CreateMessageResult, owner: type[CreateMessageResult]) -> str: ...
 
-    def __get__(self, instance: CreateMessageResult | None,
-                owner: type[CreateMessageResult]) -> _TextFactory | str:
+    def __get__(
+        self, instance: CreateMessageResult | None, owner: type[CreateMessageResult]
+    ) -> _TextFactory | str:
         if instance is None:
             return owner._of_text
         return "\n".join(_block_text(block) for block in instance.blocks if _is_text(block))
@@ -356,8 +364,13 @@ class ListRootsResult:
             if not isinstance(item, dict) or not isinstance(item.get("uri"), str):
                 raise ValueError('every root needs a string "uri"')
             name, meta = item.get("name"), item.get("_meta")
-            parsed.append(Root._received(item["uri"], name if isinstance(name, str) else None,
-                                         meta if isinstance(meta, dict) else None))
+            parsed.append(
+                Root._received(
+                    item["uri"],
+                    name if isinstance(name, str) else None,
+                    meta if isinstance(meta, dict) else None,
+                )
+            )
         return cls(tuple(parsed))
 
 
@@ -374,7 +387,8 @@ AsyncElicitCallback: TypeAlias = Callable[
     [ElicitRequest], ElicitResult | Mapping[str, Any] | Awaitable[ElicitResult | Mapping[str, Any]]
 ]
 AsyncSampleCallback: TypeAlias = Callable[
-    [CreateMessageRequest], CreateMessageResult | Mapping[str, Any] | Awaitable[CreateMessageResult | Mapping[str, Any]]
+    [CreateMessageRequest],
+    CreateMessageResult | Mapping[str, Any] | Awaitable[CreateMessageResult | Mapping[str, Any]],
 ]
 AsyncRootsCallback: TypeAlias = Callable[
     [ListRootsRequest], ListRootsResult | Mapping[str, Any] | Awaitable[ListRootsResult | Mapping[str, Any]]

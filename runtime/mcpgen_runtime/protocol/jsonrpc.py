@@ -90,4 +90,3 @@ def unwrap(message: Any, *, expected_id: RequestId, http_status: int | None = No
             raise ProtocolError(f"unknown resultType {result_type!r}")
         return value
     raise ProtocolError(f"response id {reply_id!r:.60} does not match request id {expected_id!r}")
-

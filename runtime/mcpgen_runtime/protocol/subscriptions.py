@@ -69,13 +69,17 @@ class SubscriptionFilter:
             tools_list_changed=value.get("toolsListChanged") is True,
             prompts_list_changed=value.get("promptsListChanged") is True,
             resources_list_changed=value.get("resourcesListChanged") is True,
-            resource_subscriptions=tuple(uri for uri in uris if isinstance(uri, str)) if isinstance(uris, list) else (),
+            resource_subscriptions=tuple(uri for uri in uris if isinstance(uri, str))
+            if isinstance(uris, list)
+            else (),
         )
 
     def missing_from(self, acknowledged: SubscriptionFilter) -> list[str]:
         """Requested notification types (wire names, resource URIs) the acknowledgment lacks."""
         missing = [name for attr, name in _FLAGS if getattr(self, attr) and not getattr(acknowledged, attr)]
-        missing += [uri for uri in self.resource_subscriptions if uri not in acknowledged.resource_subscriptions]
+        missing += [
+            uri for uri in self.resource_subscriptions if uri not in acknowledged.resource_subscriptions
+        ]
         return missing
 
 
@@ -88,14 +92,20 @@ def subscription_id(message: Mapping[str, Any]) -> Any:
 class ListenState:
     """Reads the messages of one listen stream; `accept` says what to deliver."""
 
-    def __init__(self, request_id: jsonrpc.RequestId, requested: SubscriptionFilter,
-                 on_notification: Callable[[Message], None]) -> None:
+    def __init__(
+        self,
+        request_id: jsonrpc.RequestId,
+        requested: SubscriptionFilter,
+        on_notification: Callable[[Message], None],
+    ) -> None:
         self.id = request_id
         self.requested = requested
         self.acknowledged: SubscriptionFilter | None = None
         self.unsupported: list[str] = []
         self.ended = False
-        self._on_notification = on_notification  # the client's dispatcher: cache invalidation, on_notification
+        self._on_notification = (
+            on_notification  # the client's dispatcher: cache invalidation, on_notification
+        )
 
     def accept(self, message: Message) -> Message | None:
         """The notification to deliver, or None (the acknowledgment, someone else's message, or
@@ -129,8 +139,14 @@ class ListenState:
 
     def _acknowledge(self, message: Message) -> None:
         params = message.get("params")
-        self.acknowledged = SubscriptionFilter.from_wire(params.get("notifications") if isinstance(params, dict) else None)
+        self.acknowledged = SubscriptionFilter.from_wire(
+            params.get("notifications") if isinstance(params, dict) else None
+        )
         self.unsupported = self.requested.missing_from(self.acknowledged)
         if self.unsupported:
-            warnings.warn(f"subscriptions/listen: the server does not deliver {', '.join(self.unsupported)} "
-                          "(SUB-04); listening for the rest", SubscriptionWarning, stacklevel=4)
+            warnings.warn(
+                f"subscriptions/listen: the server does not deliver {', '.join(self.unsupported)} "
+                "(SUB-04); listening for the rest",
+                SubscriptionWarning,
+                stacklevel=4,
+            )

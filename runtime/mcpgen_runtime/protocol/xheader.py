@@ -18,10 +18,26 @@ _ALLOWED_TYPES = frozenset({"string", "integer", "boolean"})
 MAX_SAFE_INTEGER = 2**53 - 1
 # Keywords whose subschemas may hold annotations that are *not* statically reachable (XHDR-08).
 _SUBSCHEMA_KEYWORDS = (
-    "items", "prefixItems", "additionalItems", "contains", "unevaluatedItems",
-    "oneOf", "anyOf", "allOf", "not", "if", "then", "else",
-    "additionalProperties", "patternProperties", "unevaluatedProperties", "propertyNames",
-    "dependentSchemas", "$defs", "definitions", "dependencies",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "contains",
+    "unevaluatedItems",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "additionalProperties",
+    "patternProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "dependentSchemas",
+    "$defs",
+    "definitions",
+    "dependencies",
 )
 
 
@@ -79,8 +95,14 @@ def analyze(input_schema: Mapping[str, Any]) -> tuple[list[HeaderParam], list[Vi
     violations: list[Violation] = []
     seen: dict[str, str] = {}  # lower-case header name -> pointer of first use
     if KEYWORD in input_schema:  # the root is the arguments object, not a parameter (XHDR-08)
-        violations.append(Violation("/" + KEYWORD, "XHDR-08", "x-mcp-header on the root inputSchema names no "
-                                    "parameter; it is only allowed on properties reachable through `properties`"))
+        violations.append(
+            Violation(
+                "/" + KEYWORD,
+                "XHDR-08",
+                "x-mcp-header on the root inputSchema names no "
+                "parameter; it is only allowed on properties reachable through `properties`",
+            )
+        )
     # Walk the statically reachable chain: root -> properties -> properties ...
     stack: list[tuple[Mapping[str, Any], str, tuple[str, ...]]] = [(input_schema, "", ())]
     while stack:
@@ -89,8 +111,12 @@ def analyze(input_schema: Mapping[str, Any]) -> tuple[list[HeaderParam], list[Vi
             if keyword in node:
                 for bad in _walk_unreachable(node[keyword], f"{pointer}/{keyword}"):
                     violations.append(
-                        Violation(bad, "XHDR-08", "x-mcp-header is only allowed on properties reachable "
-                                  "from the root through `properties` alone")
+                        Violation(
+                            bad,
+                            "XHDR-08",
+                            "x-mcp-header is only allowed on properties reachable "
+                            "from the root through `properties` alone",
+                        )
                     )
         properties = node.get("properties")
         if not isinstance(properties, Mapping):
@@ -106,7 +132,9 @@ def analyze(input_schema: Mapping[str, Any]) -> tuple[list[HeaderParam], list[Vi
                 else:
                     header = prop[KEYWORD]
                     seen[header.lower()] = prop_pointer
-                    params.append(HeaderParam(PARAM_PREFIX + header, (*path, name), _declared_type(prop) or ""))
+                    params.append(
+                        HeaderParam(PARAM_PREFIX + header, (*path, name), _declared_type(prop) or "")
+                    )
             stack.append((prop, prop_pointer, (*path, name)))
     params.sort(key=lambda p: p.path)
     violations.sort(key=lambda v: v.pointer)
@@ -125,13 +153,16 @@ def _check_annotation(prop: Mapping[str, Any], pointer: str, seen: dict[str, str
     declared = _declared_type(prop)
     if declared not in _ALLOWED_TYPES:
         return Violation(
-            pointer + "/type", "XHDR-06",
+            pointer + "/type",
+            "XHDR-06",
             f"x-mcp-header {header!r} annotates a property of type {prop.get('type')!r}; "
             "only string, integer or boolean are allowed",
         )
     if header.lower() in seen:
         return Violation(
-            where, "XHDR-05", f"x-mcp-header {header!r} duplicates the one at {seen[header.lower()]} (case-insensitive)"
+            where,
+            "XHDR-05",
+            f"x-mcp-header {header!r} duplicates the one at {seen[header.lower()]} (case-insensitive)",
         )
     return None
 
@@ -148,7 +179,9 @@ def extract(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return value
 
 
-def request_headers(params: tuple[HeaderParam, ...] | list[HeaderParam], arguments: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+def request_headers(
+    params: tuple[HeaderParam, ...] | list[HeaderParam], arguments: Mapping[str, Any]
+) -> Iterator[tuple[str, str]]:
     """(header, raw text) for every annotated argument present; the caller encodes the text."""
     for param in params:
         text = param_value_text(extract(arguments, param.path))

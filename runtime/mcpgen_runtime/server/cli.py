@@ -24,7 +24,12 @@ from .store import STORE_ENV, Store, StoreUnavailable, open_store
 from .tool_server import ToolServer
 
 __all__ = [
-    "HELP_OPTIONS", "SectionedCommand", "build_command", "parse_command_line", "program_name", "serve_main",
+    "HELP_OPTIONS",
+    "SectionedCommand",
+    "build_command",
+    "parse_command_line",
+    "program_name",
+    "serve_main",
 ]
 
 _LIMITS = HttpLimits()  # the defaults, for --help
@@ -35,8 +40,9 @@ class SectionedCommand(click.Command):
     """A click command whose --help lists some options under headings of their own (`sections`:
     title, one line about them, the options' parameter names), the rest under "Options"."""
 
-    def __init__(self, *args: Any, sections: Sequence[tuple[str, str, Sequence[str]]] = (),
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, sections: Sequence[tuple[str, str, Sequence[str]]] = (), **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.sections = sections
 
@@ -79,8 +85,9 @@ class _RateLimitType(click.ParamType):  # type: ignore[type-arg]
         try:
             return RateLimit(float(rate), int(burst) if sep else RateLimit.burst)
         except ValueError:
-            self.fail(f"takes RATE/BURST, e.g. 5/20 (a positive rate, a burst >= 1), not {value!r}",
-                      param, ctx)
+            self.fail(
+                f"takes RATE/BURST, e.g. 5/20 (a positive rate, a burst >= 1), not {value!r}", param, ctx
+            )
 
 
 def build_command() -> click.Command:
@@ -99,68 +106,152 @@ def build_command() -> click.Command:
         # HTTP-04: local by default; binding elsewhere is an explicit choice.
         opt("--host", default="127.0.0.1", metavar="ADDRESS", help="interface to bind (default 127.0.0.1)"),
         opt("--port", type=int, default=8000, metavar="PORT", help="TCP port (default 8000)"),
-        opt("--page-size", type=int, default=None, metavar="N",
-            help="tools per tools/list page (0: no pagination)"),
-        opt("--modern-only", is_flag=True,
-            help="serve MCP 2026-07-28 only; answer initialize with an error naming it"),
-        opt("--shutdown-grace", type=float, default=None, metavar="SECONDS",
-            help="on SIGTERM, how long calls in flight may take to finish (default 10)"),
-        opt("--store", metavar="URL", default=None,
+        opt(
+            "--page-size",
+            type=int,
+            default=None,
+            metavar="N",
+            help="tools per tools/list page (0: no pagination)",
+        ),
+        opt(
+            "--modern-only",
+            is_flag=True,
+            help="serve MCP 2026-07-28 only; answer initialize with an error naming it",
+        ),
+        opt(
+            "--shutdown-grace",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="on SIGTERM, how long calls in flight may take to finish (default 10)",
+        ),
+        opt(
+            "--store",
+            metavar="URL",
+            default=None,
             help=f"state shared by replicas: 'memory' (default) or redis://host:6379/0 "
-                 f"(default: ${STORE_ENV}); a shared store needs MCPGEN_STATE_SECRET"),
-        opt("--rate-limit", type=_RateLimitType(), default=None, metavar="RATE/BURST",
+            f"(default: ${STORE_ENV}); a shared store needs MCPGEN_STATE_SECRET",
+        ),
+        opt(
+            "--rate-limit",
+            type=_RateLimitType(),
+            default=None,
+            metavar="RATE/BURST",
             help="tool calls per caller: RATE per second sustained, bursts of BURST, e.g. 5/20 "
-                 "(SEC-03; with a shared store the budget holds across replicas)"),
+            "(SEC-03; with a shared store the budget holds across replicas)",
+        ),
         opt("--oauth-issuer", metavar="URL", help="the authorization server's issuer"),
-        opt("--resource", metavar="URL",
-            help="this server's public URL, e.g. https://mcp.example.com/mcp (the tokens' audience)"),
+        opt(
+            "--resource",
+            metavar="URL",
+            help="this server's public URL, e.g. https://mcp.example.com/mcp (the tokens' audience)",
+        ),
         opt("--jwks-uri", metavar="URL", help="the issuer's JWKS (default: from its metadata)"),
-        opt("--token-leeway", type=int, default=30, metavar="SECONDS",
-            help="clock skew allowed on exp/nbf (default 30)"),
-        opt("--token-type", "token_types", multiple=True, metavar="TYP",
+        opt(
+            "--token-leeway",
+            type=int,
+            default=30,
+            metavar="SECONDS",
+            help="clock skew allowed on exp/nbf (default 30)",
+        ),
+        opt(
+            "--token-type",
+            "token_types",
+            multiple=True,
+            metavar="TYP",
             help="also accept JWTs whose typ header is TYP, e.g. JWT ('none': no typ), from an issuer that "
-                 "does not type its access tokens at+jwt (RFC 9068; repeatable)"),
-        opt("--scope", "scopes", multiple=True, metavar="SCOPE",
-            help="a scope every request needs (repeatable)"),
-        opt("--tool-scope", "tool_scopes", multiple=True, metavar="TOOL=SCOPE",
-            help="a scope calls of TOOL need as well (repeatable; adds to the generated defaults)"),
-        opt("--header-timeout", type=float, metavar="SECONDS",
-            help=f"request line and headers (default {_LIMITS.header_timeout_s:g})"),
-        opt("--body-idle-timeout", type=float, metavar="SECONDS",
-            help=f"longest pause within a request body (default {_LIMITS.body_idle_timeout_s:g})"),
-        opt("--body-timeout", type=float, metavar="SECONDS",
-            help=f"a whole request body (default {_LIMITS.body_timeout_s:g})"),
-        opt("--max-slow-connections", type=int, metavar="N",
+            "does not type its access tokens at+jwt (RFC 9068; repeatable)",
+        ),
+        opt(
+            "--scope",
+            "scopes",
+            multiple=True,
+            metavar="SCOPE",
+            help="a scope every request needs (repeatable)",
+        ),
+        opt(
+            "--tool-scope",
+            "tool_scopes",
+            multiple=True,
+            metavar="TOOL=SCOPE",
+            help="a scope calls of TOOL need as well (repeatable; adds to the generated defaults)",
+        ),
+        opt(
+            "--header-timeout",
+            type=float,
+            metavar="SECONDS",
+            help=f"request line and headers (default {_LIMITS.header_timeout_s:g})",
+        ),
+        opt(
+            "--body-idle-timeout",
+            type=float,
+            metavar="SECONDS",
+            help=f"longest pause within a request body (default {_LIMITS.body_idle_timeout_s:g})",
+        ),
+        opt(
+            "--body-timeout",
+            type=float,
+            metavar="SECONDS",
+            help=f"a whole request body (default {_LIMITS.body_timeout_s:g})",
+        ),
+        opt(
+            "--max-slow-connections",
+            type=int,
+            metavar="N",
             help=f"connections still receiving a request; past it the oldest is closed "
-                 f"(default {_LIMITS.max_slow_connections})"),
-        opt("--parser", type=click.Choice(["auto", "h11", "httptools"]), default="auto",
-            help="uvicorn's HTTP/1.1 parser (default auto: httptools when installed)"),
-        opt("--log-level", default="warning",
+            f"(default {_LIMITS.max_slow_connections})",
+        ),
+        opt(
+            "--parser",
+            type=click.Choice(["auto", "h11", "httptools"]),
+            default="auto",
+            help="uvicorn's HTTP/1.1 parser (default auto: httptools when installed)",
+        ),
+        opt(
+            "--log-level",
+            default="warning",
             type=click.Choice(["debug", "info", "warning", "error", "critical"]),
-            help="log level; logs go to stderr (default warning)"),
+            help="log level; logs go to stderr (default warning)",
+        ),
     ]
     for decorate in reversed(params):
         read = decorate(read)
     return click.command(
-        "serve", cls=SectionedCommand, context_settings=HELP_OPTIONS,
+        "serve",
+        cls=SectionedCommand,
+        context_settings=HELP_OPTIONS,
         help="Serve MCP tools (protocol 2026-07-28; 2025-11-25, 2025-06-18 and 2025-03-26 clients through "
-             "initialize).",
+        "initialize).",
         sections=[
-            ("OAuth (HTTP)",
-             "protect the server: bearer JWTs from the authorization server, checked against its keys",
-             ["oauth_issuer", "resource", "jwks_uri", "token_leeway", "token_types", "scopes", "tool_scopes"]),
-            ("Slow clients (HTTP)",
-             "how long a request may take to arrive, and how many may be arriving at once",
-             ["header_timeout", "body_idle_timeout", "body_timeout", "max_slow_connections", "parser"]),
-        ])(read)
+            (
+                "OAuth (HTTP)",
+                "protect the server: bearer JWTs from the authorization server, checked against its keys",
+                [
+                    "oauth_issuer",
+                    "resource",
+                    "jwks_uri",
+                    "token_leeway",
+                    "token_types",
+                    "scopes",
+                    "tool_scopes",
+                ],
+            ),
+            (
+                "Slow clients (HTTP)",
+                "how long a request may take to arrive, and how many may be arriving at once",
+                ["header_timeout", "body_idle_timeout", "body_timeout", "max_slow_connections", "parser"],
+            ),
+        ],
+    )(read)
 
 
 def parse_command_line(command: click.Command, argv: Sequence[str] | None, prog: str) -> dict[str, Any]:
     """Run click's parsing of `argv` (None: the process's arguments) and return what the command
     returned; `--help` and usage errors end the process as click ends it (exit 0, exit 2)."""
     try:
-        result = command.main(args=None if argv is None else list(argv), prog_name=prog,
-                              standalone_mode=False)
+        result = command.main(
+            args=None if argv is None else list(argv), prog_name=prog, standalone_mode=False
+        )
     except click.ClickException as exc:
         exc.show()
         raise SystemExit(exc.exit_code) from None
@@ -181,8 +272,11 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
     package = server_cls.__module__.partition(".")[0]
     args = parse_command_line(build_command(), argv, program_name(f"python -m {package}"))
     # Logs never go to stdout: on stdio it carries protocol messages only (STDIO-03).
-    logging.basicConfig(stream=sys.stderr, level=args["log_level"].upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args["log_level"].upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     try:
         config = server_cls.default_config()
         if args["page_size"] is not None:
@@ -193,10 +287,16 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             config = dataclasses.replace(config, shutdown_grace_s=args["shutdown_grace"])
         if args["modern_only"]:
             config = dataclasses.replace(config, modern_only=True)
-        given = {name: value for name, value in (
-            ("header_timeout_s", args["header_timeout"]), ("body_idle_timeout_s", args["body_idle_timeout"]),
-            ("body_timeout_s", args["body_timeout"]), ("max_slow_connections", args["max_slow_connections"]),
-        ) if value is not None}
+        given = {
+            name: value
+            for name, value in (
+                ("header_timeout_s", args["header_timeout"]),
+                ("body_idle_timeout_s", args["body_idle_timeout"]),
+                ("body_timeout_s", args["body_timeout"]),
+                ("max_slow_connections", args["max_slow_connections"]),
+            )
+            if value is not None
+        }
         if given:
             config = dataclasses.replace(config, http_limits=dataclasses.replace(config.http_limits, **given))
         if args["oauth_issuer"] or args["resource"]:
@@ -245,7 +345,9 @@ def _protected_resource(args: dict[str, Any], server_cls: type[ToolServer]) -> A
 
     # What tools need: their definitions' _meta (the spec file), then handlers.py's _tool_scopes_, then flags.
     tool_scopes = declared_tool_scopes(server_cls._tool_definitions_)
-    tool_scopes.update({name: tuple(scopes) for name, scopes in getattr(server_cls, "_tool_scopes_", {}).items()})
+    tool_scopes.update(
+        {name: tuple(scopes) for name, scopes in getattr(server_cls, "_tool_scopes_", {}).items()}
+    )
     for item in args["tool_scopes"]:
         tool, sep, scope = item.partition("=")
         if not sep or not tool or not scope:
@@ -253,8 +355,17 @@ def _protected_resource(args: dict[str, Any], server_cls: type[ToolServer]) -> A
         tool_scopes[tool] = (*tool_scopes.get(tool, ()), scope)
     base = (*getattr(server_cls, "_scopes_", ()), *args["scopes"])
     types = [None if typ.lower() == "none" else typ for typ in args["token_types"]]
-    verifier = JwtVerifier(args["oauth_issuer"], audience=args["resource"], jwks_uri=args["jwks_uri"],
-                           leeway=args["token_leeway"], token_types=(*ACCESS_TOKEN_TYPES, *types))
-    return ProtectedResource(verify=verifier, resource=args["resource"],
-                             authorization_servers=(args["oauth_issuer"],),
-                             scopes=tuple(dict.fromkeys(base)), tool_scopes=tool_scopes)
+    verifier = JwtVerifier(
+        args["oauth_issuer"],
+        audience=args["resource"],
+        jwks_uri=args["jwks_uri"],
+        leeway=args["token_leeway"],
+        token_types=(*ACCESS_TOKEN_TYPES, *types),
+    )
+    return ProtectedResource(
+        verify=verifier,
+        resource=args["resource"],
+        authorization_servers=(args["oauth_issuer"],),
+        scopes=tuple(dict.fromkeys(base)),
+        tool_scopes=tool_scopes,
+    )

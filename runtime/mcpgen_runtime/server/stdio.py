@@ -144,7 +144,9 @@ async def _open_writer(stream: BinaryIO) -> Callable[[bytes], Awaitable[None]]:
     return write
 
 
-async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, shutdown_grace: float = 2.0) -> None:
+async def serve_stdio(
+    server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, shutdown_grace: float = 2.0
+) -> None:
     """Answer messages from `stdin` on `stdout` until end of input."""
     limit = server.config.max_body_bytes
     read_line = await _open_reader(stdin, limit)
@@ -170,17 +172,28 @@ async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, 
             return
         if outcome.response is not None:
             await writer.send(outcome.response)
-            if type(message) is dict and message.get("method") == "subscriptions/listen" and "result" in outcome.response:
+            if (
+                type(message) is dict
+                and message.get("method") == "subscriptions/listen"
+                and "result" in outcome.response
+            ):
                 # The server ended this subscription (SUB-07 answered above); SUB-08: say so.
-                await writer.send(jsonrpc.notification("notifications/cancelled", {
-                    "requestId": message["id"], "reason": "subscription closed by the server"}))
+                await writer.send(
+                    jsonrpc.notification(
+                        "notifications/cancelled",
+                        {"requestId": message["id"], "reason": "subscription closed by the server"},
+                    )
+                )
 
     while not writer.broken:
         try:
             line = await read_line()
         except _LineTooLong as skipped:  # answered once, then the next line is served
-            await writer.send(jsonrpc.error(_leading_id(skipped.head), jsonrpc.INVALID_REQUEST,
-                                            f"Message exceeds {limit} bytes"))
+            await writer.send(
+                jsonrpc.error(
+                    _leading_id(skipped.head), jsonrpc.INVALID_REQUEST, f"Message exceeds {limit} bytes"
+                )
+            )
             continue
         if not line:
             break
@@ -191,7 +204,11 @@ async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, 
         except _json.JSONDecodeError:
             await writer.send(jsonrpc.error(None, jsonrpc.PARSE_ERROR, "Parse error"))
             continue
-        if type(message) is dict and "id" not in message and message.get("method") == "notifications/cancelled":
+        if (
+            type(message) is dict
+            and "id" not in message
+            and message.get("method") == "notifications/cancelled"
+        ):
             _cancel(in_flight, message.get("params"))
             continue
         in_session: IncomingRequest | None = None
@@ -213,11 +230,24 @@ async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, 
                     await legacy.notification(session, method, message.get("params"))
                     continue
                 if method == "initialize":
-                    await writer.send(jsonrpc.error(message.get("id"), jsonrpc.INVALID_REQUEST,
-                                                    "This connection is already initialized"))
+                    await writer.send(
+                        jsonrpc.error(
+                            message.get("id"),
+                            jsonrpc.INVALID_REQUEST,
+                            "This connection is already initialized",
+                        )
+                    )
                     continue
-                in_session = IncomingRequest("stdio", None, writer.send, None, None, None, None,
-                                             SessionChannel(legacy.options, session, writer.send))
+                in_session = IncomingRequest(
+                    "stdio",
+                    None,
+                    writer.send,
+                    None,
+                    None,
+                    None,
+                    None,
+                    SessionChannel(legacy.options, session, writer.send),
+                )
         task = asyncio.create_task(answer(message, in_session))
         msg_id = message.get("id") if type(message) is dict else None
         if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
@@ -242,7 +272,9 @@ async def serve_stdio(server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, 
 
 # `{"jsonrpc": "2.0", "id": ...` or `{"id": ...` at the very start of a line: the top-level id,
 # since no other object can have opened before it.
-_LEADING_ID = re.compile(rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,100}")\s*[,}]')
+_LEADING_ID = re.compile(
+    rb'\A\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,100}")\s*[,}]'
+)
 
 
 def _leading_id(head: bytes) -> str | int | None:
@@ -277,7 +309,9 @@ def _cancel(in_flight: dict[Any, asyncio.Task[None]], params: Any) -> None:
         return
     task = in_flight.get(request_id)
     if task is not None and not task.done():
-        _LOG.info("request %r cancelled by the client: %s", request_id, params.get("reason", "no reason given"))
+        _LOG.info(
+            "request %r cancelled by the client: %s", request_id, params.get("reason", "no reason given")
+        )
         task.cancel()
 
 

@@ -182,8 +182,13 @@ class AsyncConnection(asyncio.BufferedProtocol):
 
     def stale(self) -> bool:
         """An idle connection with something received (EOF, stray bytes) or of another loop."""
-        return (self.loop is not asyncio.get_running_loop() or self._eof or bool(self._chunks)
-                or self.transport is None or self.transport.is_closing())
+        return (
+            self.loop is not asyncio.get_running_loop()
+            or self._eof
+            or bool(self._chunks)
+            or self.transport is None
+            or self.transport.is_closing()
+        )
 
     def drain(self) -> bytes | None:
         """Whatever has already arrived, without waiting (None: nothing)."""
@@ -212,7 +217,9 @@ class AsyncConnector:
     def __init__(self) -> None:
         self._watchdog: Watchdog | None = None
 
-    async def connect(self, origin: Origin, context: ssl.SSLContext | None, deadline: float | None) -> AsyncConnection:
+    async def connect(
+        self, origin: Origin, context: ssl.SSLContext | None, deadline: float | None
+    ) -> AsyncConnection:
         """A connected (and, with `context`, TLS-verified) connection; OSError (TimeoutError
         at `deadline`) when that fails."""
         loop = asyncio.get_running_loop()
@@ -222,7 +229,10 @@ class AsyncConnector:
                 watchdog.close()
             watchdog = self._watchdog = Watchdog(loop)
         connecting = loop.create_connection(
-            lambda: AsyncConnection(loop, watchdog), origin.host, origin.port, ssl=context,
+            lambda: AsyncConnection(loop, watchdog),
+            origin.host,
+            origin.port,
+            ssl=context,
             server_hostname=origin.host if context else None,
         )
         if deadline is None:

@@ -37,8 +37,10 @@ def connect_failed(url: str, exc: BaseException) -> ConnectError:
 
 def exchange_failed(url: str, exc: BaseException) -> TransportError:
     # A connection cut during the exchange (a replica that died, say): retryable, maybe elsewhere.
-    return TransportError(f"HTTP exchange with {url} failed: {type(exc).__name__}: {exc}",
-                          retryable=isinstance(exc, OSError | EOFError))
+    return TransportError(
+        f"HTTP exchange with {url} failed: {type(exc).__name__}: {exc}",
+        retryable=isinstance(exc, OSError | EOFError),
+    )
 
 
 def stream_ended(url: str) -> ResponseLostError:
@@ -48,8 +50,9 @@ def stream_ended(url: str) -> ResponseLostError:
 
 def status_error(status: int, body: bytes) -> HttpStatusError:
     """A non-2xx reply to a request without a JSON-RPC error in its body."""
-    return HttpStatusError(f"HTTP {status} without a JSON-RPC error body", status_code=status,
-                           body=body[:BODY_PREVIEW])
+    return HttpStatusError(
+        f"HTTP {status} without a JSON-RPC error body", status_code=status, body=body[:BODY_PREVIEW]
+    )
 
 
 def challenged(status: int, body: bytes, www_authenticate: str) -> HttpStatusError:
@@ -63,15 +66,24 @@ def challenged(status: int, body: bytes, www_authenticate: str) -> HttpStatusErr
         why = f" ({challenge.error[:60]}{': ' + description[:200] if description else ''})"
         if challenge.scopes:
             why += f", needs scope {' '.join(challenge.scopes)[:200]}"
-    what = "refused the request's authorization" if status == 403 or (challenge and challenge.error) else \
-        "asks for authorization"
-    return HttpStatusError(f"HTTP {status}: the server {what}{why}", status_code=status,
-                           body=body[:BODY_PREVIEW], www_authenticate=www_authenticate)
+    what = (
+        "refused the request's authorization"
+        if status == 403 or (challenge and challenge.error)
+        else "asks for authorization"
+    )
+    return HttpStatusError(
+        f"HTTP {status}: the server {what}{why}",
+        status_code=status,
+        body=body[:BODY_PREVIEW],
+        www_authenticate=www_authenticate,
+    )
 
 
 def rejected(what: str, status: int, body: bytes) -> HttpStatusError:
     """A non-2xx reply to a POST that carries no request (`what`: a notification, an answer)."""
-    return HttpStatusError(f"{what} rejected with HTTP {status}", status_code=status, body=body[:BODY_PREVIEW])
+    return HttpStatusError(
+        f"{what} rejected with HTTP {status}", status_code=status, body=body[:BODY_PREVIEW]
+    )
 
 
 def from_httpx(exc: Exception, url: str) -> TransportError:
@@ -83,4 +95,3 @@ def from_httpx(exc: Exception, url: str) -> TransportError:
     if isinstance(exc, httpx.TimeoutException):
         return RequestTimeoutError(f"no response from {url} in time: {exc}")
     return exchange_failed(url, exc)
-

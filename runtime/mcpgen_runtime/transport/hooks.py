@@ -33,5 +33,8 @@ AsyncOnRequest = Callable[[Message], Awaitable[Message]]
 
 def hook_failed(request: Message, exc: Exception) -> Message:
     """The answer to `request` when the `on_request` hook raised `exc`."""
-    return error(request.get("id"), INTERNAL_ERROR, f"the client failed to answer {request.get('method')!r}: "
-                                                    f"{type(exc).__name__}: {exc}")
+    return error(
+        request.get("id"),
+        INTERNAL_ERROR,
+        f"the client failed to answer {request.get('method')!r}: {type(exc).__name__}: {exc}",
+    )

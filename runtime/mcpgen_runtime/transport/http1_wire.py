@@ -143,7 +143,9 @@ class HeadBuilder:
             _check_value(name, value)
         self._start = f"POST {origin.target} HTTP/1.1\r\nHost: {origin.host_header}\r\n"
         self._defaults = {_lower_name(name): (name, value) for name, value in defaults.items()}
-        self._prefix = (self._start + "".join(f"{n}: {v}\r\n" for n, v in self._defaults.values())).encode("ascii")
+        self._prefix = (self._start + "".join(f"{n}: {v}\r\n" for n, v in self._defaults.values())).encode(
+            "ascii"
+        )
         self._cache: dict[tuple[tuple[str, str], ...], bytes] = {}
 
     def head(self, headers: Mapping[str, str], content_length: int) -> bytes:
@@ -368,7 +370,9 @@ class BodyDecoder:
             end = buffer.find(b"\n", pos)
             if end < 0:
                 if size - pos > 4096:
-                    raise ProtocolError(f"chunked response from {self.url}: a chunk-size or trailer line over 4096 bytes")
+                    raise ProtocolError(
+                        f"chunked response from {self.url}: a chunk-size or trailer line over 4096 bytes"
+                    )
                 break
             line = buffer[pos:end].rstrip(b"\r")
             pos = end + 1
@@ -385,7 +389,9 @@ class BodyDecoder:
                     state = "trailer"
                 else:
                     if self.budget is not None:
-                        self._spend(chunk_size)  # refused before its data: 0xffffffffffffffff is no allocation
+                        self._spend(
+                            chunk_size
+                        )  # refused before its data: 0xffffffffffffffff is no allocation
                     self._remaining = chunk_size
                     state = "data"
             elif not line:  # the blank line after the trailer section ends the body
@@ -405,5 +411,6 @@ class BodyDecoder:
         if self.framing == "close":
             self.done = True
             return
-        raise TransportError("the server closed the connection before the response body was complete",
-                             retryable=True)
+        raise TransportError(
+            "the server closed the connection before the response body was complete", retryable=True
+        )

@@ -37,7 +37,8 @@ def check_limit(value: int) -> int:
 def too_large(source: str, limit: int, what: str = "response") -> ResponseTooLargeError:
     """`what` from `source` (a URL, or a stdio server's program) over `limit` bytes."""
     return ResponseTooLargeError(
-        f"{what} from {source} exceeds the client's limit of {limit} bytes (max_response_bytes)", limit=limit)
+        f"{what} from {source} exceeds the client's limit of {limit} bytes (max_response_bytes)", limit=limit
+    )
 
 
 def refuse_encoding(headers: Mapping[str, str], url: str) -> None:
@@ -45,8 +46,10 @@ def refuse_encoding(headers: Mapping[str, str], url: str) -> None:
     decompressor's output size. Raises `ProtocolError`."""
     coding = headers.get("content-encoding")
     if coding is not None and coding.strip().lower() not in ("", "identity"):
-        raise ProtocolError(f"{url} sent a {coding[:40]!r}-encoded response although the client asked for "
-                            "identity (Accept-Encoding); compressed responses are refused")
+        raise ProtocolError(
+            f"{url} sent a {coding[:40]!r}-encoded response although the client asked for "
+            "identity (Accept-Encoding); compressed responses are refused"
+        )
 
 
 def declared_length(headers: Mapping[str, str]) -> int | None:

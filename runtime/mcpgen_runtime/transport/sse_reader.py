@@ -73,13 +73,26 @@ class SseDecoder:
     `limits.py`): an event that never ends is cut there with `ResponseTooLargeError`.
     """
 
-    __slots__ = ("_buffer", "_data", "_event", "_held", "_size", "event_names", "last_id", "limit", "retry_ms",
-                 "source")
+    __slots__ = (
+        "_buffer",
+        "_data",
+        "_event",
+        "_held",
+        "_size",
+        "event_names",
+        "last_id",
+        "limit",
+        "retry_ms",
+        "source",
+    )
 
-    def __init__(self, *, named: bool = False, limit: int = DEFAULT_MAX_RESPONSE_BYTES,
-                 source: str = "the server") -> None:
+    def __init__(
+        self, *, named: bool = False, limit: int = DEFAULT_MAX_RESPONSE_BYTES, source: str = "the server"
+    ) -> None:
         self._buffer = b""  # the start of an unfinished line
-        self._held: list[bytes] = []  # and its continuation, kept apart until the line ends: no rescan, no copy
+        self._held: list[
+            bytes
+        ] = []  # and its continuation, kept apart until the line ends: no rescan, no copy
         self._data: list[bytes] | None = None
         self._size = 0  # bytes of the event's data lines so far
         self.limit = limit
@@ -183,9 +196,15 @@ class ResponseStream:
 
     __slots__ = ("_id", "_on_notification", "decoder", "requests")
 
-    def __init__(self, request_id: Any, on_notification: OnNotification | None,
-                 requests: list[Message] | None = None, *, limit: int = DEFAULT_MAX_RESPONSE_BYTES,
-                 source: str = "the server") -> None:
+    def __init__(
+        self,
+        request_id: Any,
+        on_notification: OnNotification | None,
+        requests: list[Message] | None = None,
+        *,
+        limit: int = DEFAULT_MAX_RESPONSE_BYTES,
+        source: str = "the server",
+    ) -> None:
         self.decoder = SseDecoder(limit=limit, source=source)
         self._id = request_id
         self._on_notification = on_notification
@@ -230,8 +249,13 @@ class EventMessages:
 
     __slots__ = ("decoder", "requests")
 
-    def __init__(self, requests: list[Message] | None = None, *, limit: int = DEFAULT_MAX_RESPONSE_BYTES,
-                 source: str = "the server") -> None:
+    def __init__(
+        self,
+        requests: list[Message] | None = None,
+        *,
+        limit: int = DEFAULT_MAX_RESPONSE_BYTES,
+        source: str = "the server",
+    ) -> None:
         self.decoder = SseDecoder(limit=limit, source=source)
         self.requests = requests
 

@@ -66,7 +66,9 @@ class _StderrTail:
 
     def __init__(self, stream: IO[bytes], max_lines: int = STDERR_TAIL_LINES) -> None:
         self._lines: deque[bytes] = deque(maxlen=max_lines)
-        self._thread = threading.Thread(target=self._drain, args=(stream,), name="mcpgen-stdio-stderr", daemon=True)
+        self._thread = threading.Thread(
+            target=self._drain, args=(stream,), name="mcpgen-stdio-stderr", daemon=True
+        )
         self._thread.start()
 
     def _drain(self, stream: IO[bytes]) -> None:
@@ -86,18 +88,32 @@ class StdioTransport:
 
     sends_headers = False
 
-    def __init__(self, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-                 cwd: str | os.PathLike[str] | None = None, on_request: OnRequest | None = None,
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        on_request: OnRequest | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         self.command = program(command)
         self.on_request = on_request
         check_limit(max_response_bytes)
         try:
-            self._proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                          stderr=subprocess.PIPE, env=child_env(env), cwd=cwd)
+            self._proc = subprocess.Popen(
+                self.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=child_env(env),
+                cwd=cwd,
+            )
         except OSError as exc:
             raise ConnectError(f"cannot start {self.command[0]!r}: {exc}") from exc
-        assert self._proc.stdin is not None and self._proc.stdout is not None and self._proc.stderr is not None
+        assert (
+            self._proc.stdin is not None and self._proc.stdout is not None and self._proc.stderr is not None
+        )
         self._stdin = self._proc.stdin
         self._stdout = self._proc.stdout
         self._fd = self._stdout.fileno()
@@ -119,8 +135,14 @@ class StdioTransport:
     def start(self) -> None:
         """Nothing to do: the process started with the transport."""
 
-    def request(self, message: Message, headers: Mapping[str, str], *, timeout: float | None,
-                on_notification: OnNotification | None = None) -> Reply:
+    def request(
+        self,
+        message: Message,
+        headers: Mapping[str, str],
+        *,
+        timeout: float | None,
+        on_notification: OnNotification | None = None,
+    ) -> Reply:
         request_id = message.get("id")
         with self._lock:
             self._write(encode(message))
@@ -292,9 +314,15 @@ class AsyncStdioTransport:
 
     sends_headers = False
 
-    def __init__(self, command: Sequence[str], *, env: Mapping[str, str] | None = None,
-                 cwd: str | os.PathLike[str] | None = None, on_request: AsyncOnRequest | None = None,
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        on_request: AsyncOnRequest | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         self.command = program(command)
         self.on_request = on_request
         self._max_line = check_limit(max_response_bytes)
@@ -321,8 +349,12 @@ class AsyncStdioTransport:
                 return
             try:
                 self._proc = await asyncio.create_subprocess_exec(
-                    *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE, env=self._env, cwd=self._cwd,
+                    *self.command,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    env=self._env,
+                    cwd=self._cwd,
                 )
             except OSError as exc:
                 raise ConnectError(f"cannot start {self.command[0]!r}: {exc}") from exc
@@ -331,8 +363,14 @@ class AsyncStdioTransport:
                 asyncio.create_task(self._read_stderr(), name="mcpgen-stdio-stderr"),
             ]
 
-    async def request(self, message: Message, headers: Mapping[str, str], *, timeout: float | None,
-                      on_notification: OnNotification | None = None) -> Reply:
+    async def request(
+        self,
+        message: Message,
+        headers: Mapping[str, str],
+        *,
+        timeout: float | None,
+        on_notification: OnNotification | None = None,
+    ) -> Reply:
         if self._proc is None:
             await self.start()
         request_id = message.get("id")
@@ -377,7 +415,9 @@ class AsyncStdioTransport:
         finally:
             self._streams.close(request_id)
             if not ended:
-                await asyncio.shield(self._try_write(cancel_line(request_id, "subscription closed by the client")))
+                await asyncio.shield(
+                    self._try_write(cancel_line(request_id, "subscription closed by the client"))
+                )
 
     async def notify(self, message: Message, headers: Mapping[str, str]) -> None:
         if self._proc is None:

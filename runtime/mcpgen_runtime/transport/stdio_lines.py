@@ -36,12 +36,19 @@ def encode(message: Message) -> bytes:
 
 
 def cancel_line(request_id: Any, reason: str) -> bytes:
-    return encode({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                   "params": {"requestId": request_id, "reason": reason}})
+    return encode(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": request_id, "reason": reason},
+        }
+    )
 
 
 def parse_line(line: bytes) -> Message:
-    return decode(line, "server wrote a non-JSON line to stdout", "server wrote a non-object JSON line to stdout")
+    return decode(
+        line, "server wrote a non-JSON line to stdout", "server wrote a non-object JSON line to stdout"
+    )
 
 
 def program(command: Sequence[str]) -> list[str]:
@@ -86,11 +93,14 @@ class LineSplitter:
         limit = self.limit
         out: list[bytes | ResponseTooLargeError] = [
             line if len(line) <= limit else too_large(self.source, limit, "stdout line")
-            for line in complete if line.strip()
+            for line in complete
+            if line.strip()
         ]
         return self._hold(rest, out) if rest else out
 
-    def _hold(self, piece: bytes, out: list[bytes | ResponseTooLargeError]) -> list[bytes | ResponseTooLargeError]:
+    def _hold(
+        self, piece: bytes, out: list[bytes | ResponseTooLargeError]
+    ) -> list[bytes | ResponseTooLargeError]:
         held = self._held + len(piece)
         if held > self.limit:
             self._partial, self._held, self._skipping = [], 0, True
@@ -170,8 +180,11 @@ class StreamRoutes:
 def exited(command: list[str], returncode: int | None, stderr_tail: str) -> ServerExitedError:
     status = f"exited with code {returncode}" if returncode is not None else "closed its stdout"
     last = next((line.strip() for line in reversed(stderr_tail.splitlines()) if line.strip()), "")
-    return ServerExitedError(f"server process {command[0]!r} {status}" + (f"; stderr: {last[:300]}" if last else ""),
-                             returncode=returncode, stderr_tail=stderr_tail)
+    return ServerExitedError(
+        f"server process {command[0]!r} {status}" + (f"; stderr: {last[:300]}" if last else ""),
+        returncode=returncode,
+        stderr_tail=stderr_tail,
+    )
 
 
 def copy_exit(exited: ServerExitedError) -> ServerExitedError:

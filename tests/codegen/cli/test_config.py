@@ -60,7 +60,10 @@ TARGET = '[[tool.mcpgen.targets]]\nsource = "s.json"\nkind = "client"\noutput = 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (TARGET + "packge = 'q'\n", "#1: unknown key(s) 'packge'; expected source, kind, output, package, strict"),
+        (
+            TARGET + "packge = 'q'\n",
+            "#1: unknown key(s) 'packge'; expected source, kind, output, package, strict",
+        ),
         (TARGET.replace('"client"', '"both"'), "kind 'both' is unknown; expected 'client' or 'server'"),
         (TARGET.replace('package = "p"\n', ""), "#1: missing key(s) 'package'"),
         (TARGET.replace('"p"', '"my-pkg"'), "package 'my-pkg' is not a valid Python identifier"),

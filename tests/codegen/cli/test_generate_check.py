@@ -55,8 +55,11 @@ def _run(project: Path, *args: str) -> tuple[int, str]:
 
 
 def _snapshot(project: Path) -> dict[str, tuple[bytes, int]]:
-    return {str(p.relative_to(project)): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted((project / "gen").rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(project)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted((project / "gen").rglob("*"))
+        if p.is_file()
+    }
 
 
 def _no_build(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,7 +73,12 @@ def test_generate_then_check(project: Path, monkeypatch: pytest.MonkeyPatch) -> 
     code, out = _run(project)
     assert code == 0, out
     manifest = json.loads((project / "gen" / "demo_server" / MANIFEST_NAME).read_text())
-    assert manifest["user_files"] == ["Dockerfile", "deploy/compose.yaml", "deploy/nginx.conf", "handlers.py"] and set(manifest["sha256"]) == set(manifest["files"])
+    assert manifest["user_files"] == [
+        "Dockerfile",
+        "deploy/compose.yaml",
+        "deploy/nginx.conf",
+        "handlers.py",
+    ] and set(manifest["sha256"]) == set(manifest["files"])
     before = _snapshot(project)
     _no_build(monkeypatch)  # fresh targets are answered from the manifest alone
     code, out = _run(project, "--check")
@@ -146,7 +154,9 @@ def test_plain_client_command_keeps_the_cache(project: Path, monkeypatch: pytest
     """`mcpgen client` into a `generate` target writes the same files and keeps the manifest's key."""
     assert _run(project)[0] == 0
     before = _snapshot(project)
-    result = CliRunner().invoke(cli.main, ["client", "specs/shapes.json", "-o", "gen", "--package", "demo_client"])
+    result = CliRunner().invoke(
+        cli.main, ["client", "specs/shapes.json", "-o", "gen", "--package", "demo_client"]
+    )
     assert result.exit_code == 0, result.output
     assert _snapshot(project) == before
     _no_build(monkeypatch)

@@ -40,7 +40,9 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, cwd=cwd, env=_env(cwd), capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        argv, cwd=cwd, env=_env(cwd), capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def _project(root: Path, pyproject: str | None) -> Path:
@@ -69,8 +71,12 @@ def _code_lines(path: Path) -> list[str]:
     text = path.read_text("utf-8")
     with path.open("rb") as fh:
         tokens = list(tokenize.tokenize(fh.readline))
-    spoken = {row for tok in tokens if tok.type in (tokenize.STRING, tokenize.COMMENT)
-              for row in range(tok.start[0], tok.end[0] + 1)}
+    spoken = {
+        row
+        for tok in tokens
+        if tok.type in (tokenize.STRING, tokenize.COMMENT)
+        for row in range(tok.start[0], tok.end[0] + 1)
+    }
     return [line for number, line in enumerate(text.splitlines(), start=1) if number not in spoken]
 
 
@@ -117,9 +123,18 @@ package = "conformance_client"
 """
 
 
-@pytest.mark.parametrize(("length", "extra"), [(100, ""), (79, 'target-version = ["py311", "py312"]'),
-                                               (120, "skip-magic-trailing-comma = true"), (88, "preview = true")])
-def test_black_table_is_followed_and_check_stays_green_after_black(tmp_path: Path, length: int, extra: str) -> None:
+@pytest.mark.parametrize(
+    ("length", "extra"),
+    [
+        (100, ""),
+        (79, 'target-version = ["py311", "py312"]'),
+        (120, "skip-magic-trailing-comma = true"),
+        (88, "preview = true"),
+    ],
+)
+def test_black_table_is_followed_and_check_stays_green_after_black(
+    tmp_path: Path, length: int, extra: str
+) -> None:
     project = _project(tmp_path / "custom", CUSTOM.format(length=length, extra=extra))
     generated = _run([str(MCPGEN), "generate"], project)
     assert generated.returncode == 0, generated.stderr
@@ -135,9 +150,11 @@ def test_black_table_is_followed_and_check_stays_green_after_black(tmp_path: Pat
 
 def test_line_length_overrides(tmp_path: Path) -> None:
     """[tool.mcpgen] line-length (every target, then one target) and --line-length beat [tool.black]."""
-    pyproject = CUSTOM.format(length=100, extra="").replace(
-        "[[tool.mcpgen.targets]]", "[tool.mcpgen]\nline-length = 95\n\n[[tool.mcpgen.targets]]", 1
-    ).replace('package = "conformance_client"', 'package = "conformance_client"\nline-length = 90')
+    pyproject = (
+        CUSTOM.format(length=100, extra="")
+        .replace("[[tool.mcpgen.targets]]", "[tool.mcpgen]\nline-length = 95\n\n[[tool.mcpgen.targets]]", 1)
+        .replace('package = "conformance_client"', 'package = "conformance_client"\nline-length = 90')
+    )
     project = _project(tmp_path / "override", pyproject)
     assert _run([str(MCPGEN), "generate"], project).returncode == 0
     widths = {pkg: _longest_line(project, pkg) for pkg in ("shapes_client", "conformance_client")}
@@ -145,13 +162,19 @@ def test_line_length_overrides(tmp_path: Path) -> None:
     fresh = _run([str(MCPGEN), "generate", "--check"], project)
     assert fresh.returncode == 0, fresh.stdout
     # the style is part of each target's input key: a new line length makes the targets stale
-    (project / "pyproject.toml").write_text(pyproject.replace("line-length = 95", "line-length = 99"), "utf-8")
+    (project / "pyproject.toml").write_text(
+        pyproject.replace("line-length = 95", "line-length = 99"), "utf-8"
+    )
     stale = _run([str(MCPGEN), "generate", "--check"], project)
     assert stale.returncode == 1 and "2 stale, 1 up to date" in stale.stdout, stale.stdout
-    flag = _run([str(MCPGEN), "client", "specs/shapes.json", "-o", "src/cli", "--line-length", "120"], project)
+    flag = _run(
+        [str(MCPGEN), "client", "specs/shapes.json", "-o", "src/cli", "--line-length", "120"], project
+    )
     assert flag.returncode == 0, flag.stderr
     assert 100 < _longest_line(project, "cli") <= 120
-    refused = _run([str(MCPGEN), "client", "specs/shapes.json", "-o", "src/cli", "--line-length", "5"], project)
+    refused = _run(
+        [str(MCPGEN), "client", "specs/shapes.json", "-o", "src/cli", "--line-length", "5"], project
+    )
     assert refused.returncode == 2 and "line-length must be a whole number" in refused.stderr
 
 
@@ -159,8 +182,12 @@ def test_project_style_reads_the_table_black_reads(tmp_path: Path) -> None:
     outer = tmp_path / "outer"
     inner = outer / "pkg" / "sub"
     inner.mkdir(parents=True)
-    (outer / "pyproject.toml").write_text('[tool.black]\nline-length = 101\ntarget-version = ["PY312", "py311"]\n')
-    (outer / "pkg" / "pyproject.toml").write_text('[project]\nname = "x"\n')  # no [tool.black]: black looks further up
+    (outer / "pyproject.toml").write_text(
+        '[tool.black]\nline-length = 101\ntarget-version = ["PY312", "py311"]\n'
+    )
+    (outer / "pkg" / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n'
+    )  # no [tool.black]: black looks further up
     assert project_style(inner / "not-yet") == Style(line_length=101, target_versions=("py311", "py312"))
     (outer / "pkg" / ".git").mkdir()  # a repository root: black stops here, with its defaults
     assert project_style(inner) == Style()
@@ -179,14 +206,22 @@ def test_two_checkouts_generate_identical_bytes(tmp_path: Path) -> None:
     first = _project(tmp_path / "a" / "checkout", pyproject)
     second = _project(tmp_path / "elsewhere" / "deeper" / "clone", pyproject)
     assert _run([str(MCPGEN), "generate"], first).returncode == 0
-    assert _run([str(MCPGEN), "generate", "--config", str(second / "pyproject.toml")], second / "specs").returncode == 0
+    assert (
+        _run(
+            [str(MCPGEN), "generate", "--config", str(second / "pyproject.toml")], second / "specs"
+        ).returncode
+        == 0
+    )
     for project in (first, second):  # one-off commands: an absolute source path, relative output
         done = _run([str(MCPGEN), "server", str(project / "specs" / "weather.json"), "-o", "src"], project)
         assert done.returncode == 0, done.stderr
 
     def tree(root: Path) -> dict[str, bytes]:
-        return {path.relative_to(root).as_posix(): path.read_bytes()
-                for path in sorted((root / "src").rglob("*")) if path.is_file() and "__pycache__" not in path.parts}
+        return {
+            path.relative_to(root).as_posix(): path.read_bytes()
+            for path in sorted((root / "src").rglob("*"))
+            if path.is_file() and "__pycache__" not in path.parts
+        }
 
     assert tree(first) == tree(second)
     header = (first / "src" / "weather_server" / "base.py").read_text().splitlines()[0]

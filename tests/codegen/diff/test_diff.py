@@ -15,8 +15,13 @@ from codegen.diff.formats import render
 from tests.support import needs_shared
 
 
-def tool(name: str = "t", properties: dict[str, Any] | None = None, required: list[str] | None = None,
-         output: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+def tool(
+    name: str = "t",
+    properties: dict[str, Any] | None = None,
+    required: list[str] | None = None,
+    output: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object", "properties": properties or {}}
     if required:
         schema["required"] = required
@@ -66,45 +71,58 @@ def test_input_property_added_optional_removed_renamed() -> None:
     assert forward == {("input-described", "/inputSchema/properties/b", "compatible", "breaking")}
     assert back == {("input-removed", "/inputSchema/properties/b", "breaking", "compatible")}
     renamed = tool(properties={"alpha": {"type": "string"}})
-    assert judged([old], [renamed]) == {("input-renamed", "/inputSchema/properties/a", "breaking", "breaking")}
+    assert judged([old], [renamed]) == {
+        ("input-renamed", "/inputSchema/properties/a", "breaking", "breaking")
+    }
 
 
-@pytest.mark.parametrize(("before", "after", "pointer"), [
-    ({"type": ["string", "integer"]}, {"type": "string"}, "/type"),
-    ({"type": "number"}, {"type": "integer"}, "/type"),
-    ({"enum": ["a", "b"]}, {"enum": ["a"]}, "/enum"),
-    ({"type": "string"}, {"type": "string", "const": "x"}, "/const"),
-    ({"type": "integer"}, {"type": "integer", "minimum": 1}, "/minimum"),
-    ({"type": "integer", "minimum": 1}, {"type": "integer", "minimum": 5}, "/minimum"),
-    ({"type": "integer", "maximum": 9}, {"type": "integer", "maximum": 5}, "/maximum"),
-    ({"type": "string", "minLength": 1}, {"type": "string", "minLength": 2}, "/minLength"),
-    ({"type": "string", "maxLength": 9}, {"type": "string", "maxLength": 2}, "/maxLength"),
-    ({"type": "array", "minItems": 0}, {"type": "array", "minItems": 1}, "/minItems"),
-    ({"type": "array", "maxItems": 9}, {"type": "array", "maxItems": 3}, "/maxItems"),
-    ({"type": "string"}, {"type": "string", "pattern": "^a"}, "/pattern"),
-    ({"type": "string"}, {"type": "string", "format": "email"}, "/format"),
-    ({"type": "object"}, {"type": "object", "additionalProperties": False}, "/additionalProperties"),
-    ({"type": "array"}, {"type": "array", "uniqueItems": True}, "/uniqueItems"),
-    ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, {"anyOf": [{"type": "string"}]}, "/anyOf"),
-])
+@pytest.mark.parametrize(
+    ("before", "after", "pointer"),
+    [
+        ({"type": ["string", "integer"]}, {"type": "string"}, "/type"),
+        ({"type": "number"}, {"type": "integer"}, "/type"),
+        ({"enum": ["a", "b"]}, {"enum": ["a"]}, "/enum"),
+        ({"type": "string"}, {"type": "string", "const": "x"}, "/const"),
+        ({"type": "integer"}, {"type": "integer", "minimum": 1}, "/minimum"),
+        ({"type": "integer", "minimum": 1}, {"type": "integer", "minimum": 5}, "/minimum"),
+        ({"type": "integer", "maximum": 9}, {"type": "integer", "maximum": 5}, "/maximum"),
+        ({"type": "string", "minLength": 1}, {"type": "string", "minLength": 2}, "/minLength"),
+        ({"type": "string", "maxLength": 9}, {"type": "string", "maxLength": 2}, "/maxLength"),
+        ({"type": "array", "minItems": 0}, {"type": "array", "minItems": 1}, "/minItems"),
+        ({"type": "array", "maxItems": 9}, {"type": "array", "maxItems": 3}, "/maxItems"),
+        ({"type": "string"}, {"type": "string", "pattern": "^a"}, "/pattern"),
+        ({"type": "string"}, {"type": "string", "format": "email"}, "/format"),
+        ({"type": "object"}, {"type": "object", "additionalProperties": False}, "/additionalProperties"),
+        ({"type": "array"}, {"type": "array", "uniqueItems": True}, "/uniqueItems"),
+        ({"anyOf": [{"type": "string"}, {"type": "integer"}]}, {"anyOf": [{"type": "string"}]}, "/anyOf"),
+    ],
+)
 def test_input_narrowing_breaks_clients_and_widening_breaks_servers(
-        before: dict[str, Any], after: dict[str, Any], pointer: str) -> None:
+    before: dict[str, Any], after: dict[str, Any], pointer: str
+) -> None:
     prefix = "/inputSchema/properties/v"
     forward, back = both_ways(tool(properties={"v": before}), tool(properties={"v": after}))
     assert forward == {("input-narrowed", prefix + pointer, "breaking", "compatible")}
     assert back == {("input-widened", prefix + pointer, "compatible", "breaking")}
 
 
-@pytest.mark.parametrize(("before", "after"), [
-    ({"type": "string", "pattern": "^a"}, {"type": "string", "pattern": "^b"}),
-    ({"not": {"type": "string"}}, {"not": {"type": "integer"}}),
-    ({"if": {"type": "string"}, "then": {"minLength": 1}}, {"if": {"type": "string"}, "then": {"minLength": 2}}),
-    ({"oneOf": [{"type": "string"}]}, {"oneOf": [{"type": "string"}, {"type": "integer"}]}),
-    ({"allOf": [{"type": "string"}]}, {"allOf": [{"minLength": 1}]}),
-    ({"$ref": "https://example.com/a"}, {"$ref": "https://example.com/b"}),
-])
-def test_undecidable_changes_are_possibly_breaking_never_compatible(before: dict[str, Any],
-                                                                    after: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ({"type": "string", "pattern": "^a"}, {"type": "string", "pattern": "^b"}),
+        ({"not": {"type": "string"}}, {"not": {"type": "integer"}}),
+        (
+            {"if": {"type": "string"}, "then": {"minLength": 1}},
+            {"if": {"type": "string"}, "then": {"minLength": 2}},
+        ),
+        ({"oneOf": [{"type": "string"}]}, {"oneOf": [{"type": "string"}, {"type": "integer"}]}),
+        ({"allOf": [{"type": "string"}]}, {"allOf": [{"minLength": 1}]}),
+        ({"$ref": "https://example.com/a"}, {"$ref": "https://example.com/b"}),
+    ],
+)
+def test_undecidable_changes_are_possibly_breaking_never_compatible(
+    before: dict[str, Any], after: dict[str, Any]
+) -> None:
     for old, new in ((before, after), (after, before)):
         changes = diff_tools([tool(properties={"v": old})], [tool(properties={"v": new})]).changes
         assert changes, (old, new)
@@ -112,7 +130,11 @@ def test_undecidable_changes_are_possibly_breaking_never_compatible(before: dict
 
 
 def test_output_changes_mirror_inputs() -> None:
-    out = {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "string"}}, "required": ["x", "y"]}
+    out = {
+        "type": "object",
+        "properties": {"x": {"type": "integer"}, "y": {"type": "string"}},
+        "required": ["x", "y"],
+    }
     fewer = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
     forward, back = both_ways(tool(output=out), tool(output=fewer))
     assert forward == {("output-removed", "/outputSchema/properties/y", "breaking", "compatible")}
@@ -123,10 +145,12 @@ def test_output_changes_mirror_inputs() -> None:
     assert back == {("output-narrowed", "/outputSchema/required", "compatible", "breaking")}
     widened_type = {**out, "properties": {**out["properties"], "x": {"type": ["integer", "null"]}}}
     assert judged([tool(output=out)], [tool(output=widened_type)]) == {
-        ("output-widened", "/outputSchema/properties/x/type", "breaking", "compatible")}
+        ("output-widened", "/outputSchema/properties/x/type", "breaking", "compatible")
+    }
     extra_field = {**out, "properties": {**out["properties"], "z": {"type": "string"}}}
     assert judged([tool(output=out)], [tool(output=extra_field)]) == {
-        ("output-described", "/outputSchema/properties/z", "compatible", "compatible")}
+        ("output-described", "/outputSchema/properties/z", "compatible", "compatible")
+    }
 
 
 def test_output_schema_added_or_removed() -> None:
@@ -162,19 +186,53 @@ def test_behaviour_annotations_are_flagged_and_text_is_cosmetic() -> None:
 
 def test_refs_are_followed_on_both_sides_and_cycles_end() -> None:
     def with_defs(max_length: int) -> dict[str, Any]:
-        return {"name": "t", "inputSchema": {
-            "type": "object", "properties": {"node": {"$ref": "#/$defs/node"}},
-            "$defs": {"node": {"type": "object", "properties": {
-                "label": {"type": "string", "maxLength": max_length},
-                "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}}}
+        return {
+            "name": "t",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"node": {"$ref": "#/$defs/node"}},
+                "$defs": {
+                    "node": {
+                        "type": "object",
+                        "properties": {
+                            "label": {"type": "string", "maxLength": max_length},
+                            "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+                        },
+                    }
+                },
+            },
+        }
+
     assert judged([with_defs(10)], [with_defs(10)]) == set()
     assert judged([with_defs(10)], [with_defs(5)]) == {
-        ("input-narrowed", "/inputSchema/properties/node/properties/label/maxLength", "breaking", "compatible")}
-    inline = {"name": "t", "inputSchema": {"type": "object", "properties": {"node": {
-        "type": "object", "properties": {"label": {"type": "string", "maxLength": 10},
-                                         "children": {"type": "array", "items": {}}}}}}}
-    assert ("input-narrowed", "/inputSchema/properties/node/properties/children/items/type",
-            "breaking", "compatible") in judged([inline], [with_defs(10)])
+        (
+            "input-narrowed",
+            "/inputSchema/properties/node/properties/label/maxLength",
+            "breaking",
+            "compatible",
+        )
+    }
+    inline = {
+        "name": "t",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "node": {
+                    "type": "object",
+                    "properties": {
+                        "label": {"type": "string", "maxLength": 10},
+                        "children": {"type": "array", "items": {}},
+                    },
+                }
+            },
+        },
+    }
+    assert (
+        "input-narrowed",
+        "/inputSchema/properties/node/properties/children/items/type",
+        "breaking",
+        "compatible",
+    ) in judged([inline], [with_defs(10)])
 
 
 def test_the_github_list_against_a_modified_copy() -> None:
@@ -212,8 +270,9 @@ def test_markdown_escapes_spec_text() -> None:
 def specs(tmp_path: Path) -> tuple[Path, Path, Path]:
     base = [tool("a", {"x": {"type": "string"}}), tool("b")]
     (old := tmp_path / "old.json").write_text(json.dumps({"tools": base}))
-    (widened := tmp_path / "widened.json").write_text(json.dumps(
-        {"tools": [tool("a", {"x": {"type": ["string", "null"]}}), tool("b")]}))
+    (widened := tmp_path / "widened.json").write_text(
+        json.dumps({"tools": [tool("a", {"x": {"type": ["string", "null"]}}), tool("b")]})
+    )
     (removed := tmp_path / "removed.json").write_text(json.dumps({"tools": base[:1]}))
     return old, widened, removed
 
@@ -227,7 +286,10 @@ def test_exit_codes(specs: tuple[Path, Path, Path], tmp_path: Path) -> None:
     assert runner.invoke(main, ["diff", str(old), str(widened), "--for", "client"]).exit_code == 0
     assert runner.invoke(main, ["diff", str(old), str(widened), "--for", "server"]).exit_code == 1
     assert runner.invoke(main, ["diff", str(removed), str(old), "--for", "client"]).exit_code == 0
-    assert runner.invoke(main, ["diff", str(removed), str(old), "--for", "client", "--fail-on", "any"]).exit_code == 1
+    assert (
+        runner.invoke(main, ["diff", str(removed), str(old), "--for", "client", "--fail-on", "any"]).exit_code
+        == 1
+    )
     assert runner.invoke(main, ["diff", str(old)]).exit_code == 2
     assert runner.invoke(main, ["diff", str(old), str(tmp_path / "missing.json")]).exit_code == 2
     assert runner.invoke(main, ["diff", str(old), str(old), "--format", "yaml"]).exit_code == 2
@@ -245,9 +307,18 @@ def test_hostile_shapes_end_quickly_with_an_answer() -> None:
         inner = inner["items"]
     deeper = _rebuilt(deep, 2000, {"type": "string"})
     # exponential fan-out through $refs: d0 -> d1 twice -> d2 four times ... -> d40
-    defs = {f"d{i}": {"type": "object", "properties": {"x": {"$ref": f"#/$defs/d{i + 1}"},
-                                                       "y": {"$ref": f"#/$defs/d{i + 1}"}}} for i in range(40)}
-    fan_old = {"type": "object", "properties": {"root": {"$ref": "#/$defs/d0"}}, "$defs": {**defs, "d40": {"type": "string"}}}
+    defs = {
+        f"d{i}": {
+            "type": "object",
+            "properties": {"x": {"$ref": f"#/$defs/d{i + 1}"}, "y": {"$ref": f"#/$defs/d{i + 1}"}},
+        }
+        for i in range(40)
+    }
+    fan_old = {
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/d0"}},
+        "$defs": {**defs, "d40": {"type": "string"}},
+    }
     fan_new = {**fan_old, "$defs": {**defs, "d40": {"type": "integer"}}}
     started = time.monotonic()
     deep_report = diff_tools([tool(properties={"v": deep})], [tool(properties={"v": deeper})])

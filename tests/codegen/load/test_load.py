@@ -73,7 +73,8 @@ def test_single_tool_document_is_its_own_pointer() -> None:
     assert spec.single_tool
     assert spec.tool_pointer(0) == ""
     assert resolve_pointer(_document(path), spec.tool_pointer(0) + "/inputSchema/properties/days") == {
-        "type": "integer", "minimum": "one"
+        "type": "integer",
+        "minimum": "one",
     }
 
 
@@ -119,7 +120,9 @@ def test_directory(tmp_path: Path) -> None:
 
 def test_not_utf8(tmp_path: Path) -> None:
     path = _write(tmp_path, b'{"tools": [{"name": "caf\xe9"}]}')
-    with pytest.raises(SpecLoadError, match=r"not UTF-8 text: invalid byte b'\\xe9' at line 1 \(byte offset 24\)"):
+    with pytest.raises(
+        SpecLoadError, match=r"not UTF-8 text: invalid byte b'\\xe9' at line 1 \(byte offset 24\)"
+    ):
         load_file(path)
 
 
@@ -141,7 +144,9 @@ def test_empty_file(tmp_path: Path) -> None:
 def test_non_finite_numbers_rejected(tmp_path: Path, literal: str, line: int, column: int) -> None:
     # The string "NaN Infinity" on line 1 must not be mistaken for the literal.
     text = '{"note": "NaN Infinity 1e400",\n "tools": [{"name": "a", "x": ' + literal + "}]}"
-    with pytest.raises(SpecLoadError, match=rf"line {line}, column {column}: '{literal}' is not a finite number"):
+    with pytest.raises(
+        SpecLoadError, match=rf"line {line}, column {column}: '{literal}' is not a finite number"
+    ):
         load_file(_write(tmp_path, text))
 
 
@@ -209,8 +214,11 @@ def test_bare_array_with_non_object(tmp_path: Path) -> None:
 
 def test_jsonrpc_error_response(tmp_path: Path) -> None:
     text = '{"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}'
-    with pytest.raises(SpecLoadError, match=r"JSON-RPC error response \(code an integer -32601, message a string "
-                       r"'Method not found'\)"):
+    with pytest.raises(
+        SpecLoadError,
+        match=r"JSON-RPC error response \(code an integer -32601, message a string "
+        r"'Method not found'\)",
+    ):
         load_file(_write(tmp_path, text))
 
 
@@ -278,15 +286,23 @@ BAD_HEADER_TOOL = {
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     state: dict[str, Any] = {
-        "client": FakeClient({
-            None: FakePage([{"name": "a", "inputSchema": {"type": "object"}}], "c1"),
-            "c1": FakePage([BAD_HEADER_TOOL], "c2"),
-            "c2": FakePage([{"name": "c", "inputSchema": {"type": "object"}}]),
-        }),
+        "client": FakeClient(
+            {
+                None: FakePage([{"name": "a", "inputSchema": {"type": "object"}}], "c1"),
+                "c1": FakePage([BAD_HEADER_TOOL], "c2"),
+                "c2": FakePage([{"name": "c", "inputSchema": {"type": "object"}}]),
+            }
+        ),
     }
 
-    def open_http(url: str, headers: Any, timeout: float, era: str = "auto", auth: Any = None,
-                  max_response_bytes: int | None = None) -> FakeClient:
+    def open_http(
+        url: str,
+        headers: Any,
+        timeout: float,
+        era: str = "auto",
+        auth: Any = None,
+        max_response_bytes: int | None = None,
+    ) -> FakeClient:
         state["http"] = (url, headers, timeout)
         state["max_response_bytes"] = max_response_bytes
         client: FakeClient = state["client"]
@@ -304,14 +320,23 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 
 
 def test_load_url_reads_every_page_unfiltered(fake: dict[str, Any]) -> None:
-    spec = load_url("https://user:secret@example.com:8443/mcp?key=abc#frag", headers={"Authorization": "x"},
-                    timeout=5.0)
-    assert [t["name"] for t in spec.tools] == ["a", "bad_header", "c"]  # invalid x-mcp-header kept for validate
+    spec = load_url(
+        "https://user:secret@example.com:8443/mcp?key=abc#frag", headers={"Authorization": "x"}, timeout=5.0
+    )
+    assert [t["name"] for t in spec.tools] == [
+        "a",
+        "bad_header",
+        "c",
+    ]  # invalid x-mcp-header kept for validate
     assert spec.source == "https://example.com:8443/mcp"
     assert spec.pointer_prefix == "/tools"
     assert fake["client"].calls == ["server/discover", "tools/list None", "tools/list c1", "tools/list c2"]
     assert fake["client"].closed
-    assert fake["http"] == ("https://user:secret@example.com:8443/mcp?key=abc#frag", {"Authorization": "x"}, 5.0)
+    assert fake["http"] == (
+        "https://user:secret@example.com:8443/mcp?key=abc#frag",
+        {"Authorization": "x"},
+        5.0,
+    )
 
 
 def test_load_stdio_source_name_and_argv(fake: dict[str, Any]) -> None:
@@ -346,7 +371,9 @@ def test_runtime_errors_become_spec_load_errors_without_secrets(fake: dict[str, 
     with pytest.raises(SpecLoadError) as info:
         load_url(url)
     message = str(info.value)
-    assert message.startswith("https://example.com/mcp: tools/list page 1 failed: ConnectError: cannot connect to ")
+    assert message.startswith(
+        "https://example.com/mcp: tools/list page 1 failed: ConnectError: cannot connect to "
+    )
     assert message.endswith("cannot connect to https://example.com/mcp")
     assert "hunter2" not in message and "topsecret" not in message
     assert isinstance(info.value.__cause__, ConnectError)
@@ -357,27 +384,37 @@ def test_discover_failure_names_the_stage(fake: dict[str, Any]) -> None:
         raise MethodNotFoundError(-32601, "Method not found")
 
     fake["client"].discover = refuse
-    with pytest.raises(SpecLoadError, match=r"^http://example.com/mcp: server/discover failed: server answered "
-                       r"with JSON-RPC error -32601: 'Method not found'$"):
+    with pytest.raises(
+        SpecLoadError,
+        match=r"^http://example.com/mcp: server/discover failed: server answered "
+        r"with JSON-RPC error -32601: 'Method not found'$",
+    ):
         load_url("http://example.com/mcp")
 
 
 def test_remote_error_text_is_repr(fake: dict[str, Any]) -> None:
     fake["client"].fail = MethodNotFoundError(-32601, "no such method\x1b[31m", http_status=404)
-    with pytest.raises(SpecLoadError, match=r"JSON-RPC error -32601: 'no such method\\x1b\[31m' \(HTTP 404\)"):
+    with pytest.raises(
+        SpecLoadError, match=r"JSON-RPC error -32601: 'no such method\\x1b\[31m' \(HTTP 404\)"
+    ):
         load_url("http://example.com/mcp")
 
 
 def test_server_exit_reports_stderr_tail(fake: dict[str, Any]) -> None:
     fake["client"].fail = ServerExitedError("gone", returncode=3, stderr_tail="Traceback ...\nboom\n")
-    with pytest.raises(SpecLoadError, match=r"stdio:srv: tools/list page 1 failed: server process exited \(code 3\); stderr ends with "
-                       r"'Traceback ...\\nboom\\n'"):
+    with pytest.raises(
+        SpecLoadError,
+        match=r"stdio:srv: tools/list page 1 failed: server process exited \(code 3\); stderr ends with "
+        r"'Traceback ...\\nboom\\n'",
+    ):
         load_stdio("srv")
 
 
 def test_os_errors_are_translated(fake: dict[str, Any]) -> None:
     fake["client"].fail = FileNotFoundError(2, "No such file or directory")
-    with pytest.raises(SpecLoadError, match="stdio:missing-binary: tools/list page 1 failed: FileNotFoundError"):
+    with pytest.raises(
+        SpecLoadError, match="stdio:missing-binary: tools/list page 1 failed: FileNotFoundError"
+    ):
         load_stdio("missing-binary")
 
 
@@ -408,9 +445,14 @@ def test_listed_tools_must_be_objects(fake: dict[str, Any]) -> None:
 
 
 def test_input_required_while_listing_is_a_clear_error(fake: dict[str, Any]) -> None:
-    fake["client"].fail = InputRequiredError("tools/list None needs input", input_requests={}, request_state="s")
-    with pytest.raises(SpecLoadError, match=r"^http://example.com/mcp: tools/list page 1 failed: the server asked "
-                       r"for user input while mcpgen was listing its tools$"):
+    fake["client"].fail = InputRequiredError(
+        "tools/list None needs input", input_requests={}, request_state="s"
+    )
+    with pytest.raises(
+        SpecLoadError,
+        match=r"^http://example.com/mcp: tools/list page 1 failed: the server asked "
+        r"for user input while mcpgen was listing its tools$",
+    ):
         load_url("http://example.com/mcp")
 
 
@@ -435,9 +477,22 @@ def test_live_sources_use_the_runtime_client(monkeypatch: pytest.MonkeyPatch) ->
     live._open_stdio(["server", "--flag"])
     listing = {"era": "auto", "capabilities": live.LISTING_CAPABILITIES}
     assert made == [
-        (("https://example.com/mcp",), {"headers": {"Authorization": "x"}, "timeout": 5.0, "tools": (), "cache": False,
-                                        **listing, "auth": None, "max_response_bytes": 64 << 20}),
-        (("stdio", ["server", "--flag"]), {"tools": (), "cache": False, **listing, "max_response_bytes": 64 << 20}),
+        (
+            ("https://example.com/mcp",),
+            {
+                "headers": {"Authorization": "x"},
+                "timeout": 5.0,
+                "tools": (),
+                "cache": False,
+                **listing,
+                "auth": None,
+                "max_response_bytes": 64 << 20,
+            },
+        ),
+        (
+            ("stdio", ["server", "--flag"]),
+            {"tools": (), "cache": False, **listing, "max_response_bytes": 64 << 20},
+        ),
     ]
 
 
@@ -571,12 +626,16 @@ def test_load_stdio_real_transport_keeps_invalid_tools() -> None:
 
 
 def test_load_stdio_missing_program() -> None:
-    with pytest.raises(SpecLoadError, match=r"stdio:no-such-mcp-server-xyz: connecting failed: ConnectError: cannot start"):
+    with pytest.raises(
+        SpecLoadError, match=r"stdio:no-such-mcp-server-xyz: connecting failed: ConnectError: cannot start"
+    ):
         load_stdio("no-such-mcp-server-xyz --flag")
 
 
 def test_load_stdio_server_that_exits() -> None:
-    command = f"{shlex.quote(sys.executable)} -c \"import sys; sys.stderr.write('bad config\\n'); sys.exit(3)\""
+    command = (
+        f"{shlex.quote(sys.executable)} -c \"import sys; sys.stderr.write('bad config\\n'); sys.exit(3)\""
+    )
     with pytest.raises(SpecLoadError) as info:
         load_stdio(command)
     assert str(info.value).startswith(f"stdio:{Path(sys.executable).name}: ")

@@ -32,13 +32,18 @@ def test_plan_classes_reserves_tool_classes_first() -> None:
         {"name": "list", "inputSchema": {}},
     ]
     plans = plan_classes(tools)
-    assert [(p.input_class, p.output_class) for p in plans] == [("GetUserInput", "GetUserOutput"), ("ListInput", None)]
+    assert [(p.input_class, p.output_class) for p in plans] == [
+        ("GetUserInput", "GetUserOutput"),
+        ("ListInput", None),
+    ]
 
 
 def test_def_stems_and_path_names() -> None:
     stems = def_class_stems({"$defs": {"user-info": {}}, "definitions": {"x": {}}}, "Tool")
     assert stems == {("$defs", "user-info"): "ToolUserInfoDef", ("definitions", "x"): "ToolXDef"}
-    assert path_name("/$defs/user-info/properties/tags/items", "ToolInput", stems) == "ToolUserInfoDefTagsItem"
+    assert (
+        path_name("/$defs/user-info/properties/tags/items", "ToolInput", stems) == "ToolUserInfoDefTagsItem"
+    )
     assert path_name("/properties/a/anyOf/1", "ToolInput", stems) == "ToolInputAOption2"
     assert path_name("/properties/m/additionalProperties", "ToolInput", stems) == "ToolInputMValue"
     assert path_name("/prefixItems/0", "ToolInput", stems) == "ToolInputItem1"
@@ -48,7 +53,10 @@ def test_def_stems_and_path_names() -> None:
 
 
 def test_open_document_resolves_refs_to_pointers() -> None:
-    tool = {"name": "t", "inputSchema": {"properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"type": "string"}}}}
+    tool = {
+        "name": "t",
+        "inputSchema": {"properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"type": "string"}}},
+    }
     doc = open_document(0, tool, "inputSchema", "TInput", "T")
     assert doc.refs == {"/properties/a": "/$defs/A"}
     assert doc.node("/$defs/A") == {"type": "string"}
@@ -60,8 +68,13 @@ def test_open_document_refuses_what_it_cannot_model() -> None:
     with pytest.raises(UnsupportedSchemaError, match="not a JSON object"):
         open_document(0, {"name": "t", "inputSchema": []}, "inputSchema", "TInput", "T")
     with pytest.raises(UnsupportedSchemaError, match="never fetched"):
-        open_document(0, {"name": "t", "inputSchema": {"$ref": "https://example.com/s.json"}}, "inputSchema",
-                      "TInput", "T")
+        open_document(
+            0,
+            {"name": "t", "inputSchema": {"$ref": "https://example.com/s.json"}},
+            "inputSchema",
+            "TInput",
+            "T",
+        )
 
 
 # -------------------------------------------------------------------------------------- schemafacts
@@ -85,8 +98,10 @@ def test_declared_types_and_merge() -> None:
     assert declared_types("string") == {"string"}
     assert declared_types(["null", "nonsense", 3]) == {"null"}
     assert declared_types(None) is None
-    merged = merge_facts(Facts(properties={"a": ["/p"]}, required=["a"]), Facts(properties={"a": ["/q"], "b": ["/r"]},
-                                                                               required=["b"], closed=True))
+    merged = merge_facts(
+        Facts(properties={"a": ["/p"]}, required=["a"]),
+        Facts(properties={"a": ["/q"], "b": ["/r"]}, required=["b"], closed=True),
+    )
     assert merged.properties == {"a": ["/p", "/q"], "b": ["/r"]}
     assert merged.required == ["a", "b"] and merged.closed and merged.object_like
 
@@ -107,10 +122,19 @@ def test_field_keeps_a_default_only_when_it_fits_the_type() -> None:
 
 def test_field_bounds_keep_their_exact_meaning() -> None:
     bounds = {"minimum": 1.0, "maximum": 5, "multipleOf": 2, "minLength": 3}
-    assert field_def("n", "n", INT, True, {}, bounds, {}).constraints == (("ge", 1), ("le", 5), ("multiple_of", 2))
-    assert field_def("x", "x", Union((INT, FLOAT)), True, {}, bounds, {}).constraints == (("ge", 1.0), ("le", 5))
+    assert field_def("n", "n", INT, True, {}, bounds, {}).constraints == (
+        ("ge", 1),
+        ("le", 5),
+        ("multiple_of", 2),
+    )
+    assert field_def("x", "x", Union((INT, FLOAT)), True, {}, bounds, {}).constraints == (
+        ("ge", 1.0),
+        ("le", 5),
+    )
     assert field_def("s", "s", STR, True, {}, bounds, {}).constraints == (("min_length", 3),)
-    assert field_def("l", "l", ListOf(STR), True, {}, {"minItems": 2.0}, {}).constraints == (("min_length", 2),)
+    assert field_def("l", "l", ListOf(STR), True, {}, {"minItems": 2.0}, {}).constraints == (
+        ("min_length", 2),
+    )
 
 
 def test_field_description_is_capped() -> None:

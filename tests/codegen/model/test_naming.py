@@ -83,7 +83,15 @@ def test_runtime_member_names_are_reserved(wire: str, expected: str) -> None:
 
 def test_runtime_classes_are_consulted() -> None:
     members = naming.runtime_member_names()
-    assert {"close", "call_tool", "list_tools", "discover", "_call", "_call_structured", "__init__"} <= members
+    assert {
+        "close",
+        "call_tool",
+        "list_tools",
+        "discover",
+        "_call",
+        "_call_structured",
+        "__init__",
+    } <= members
     assert {"handle_message", "asgi_app", "run_stdio"} <= members
 
 
@@ -91,7 +99,12 @@ def test_case_and_separator_collisions_are_suffixed_in_sorted_order() -> None:
     wires = ["getUser", "get_user", "get-user", "GET_USER"]
     names = naming.method_names(wires)
     # the wire name that *is* the identifier keeps it; the rest follow in sorted wire-name order
-    assert names == {"get_user": "get_user", "GET_USER": "get_user_2", "get-user": "get_user_3", "getUser": "get_user_4"}
+    assert names == {
+        "get_user": "get_user",
+        "GET_USER": "get_user_2",
+        "get-user": "get_user_3",
+        "getUser": "get_user_4",
+    }
     assert len(set(names.values())) == len(wires)
 
 

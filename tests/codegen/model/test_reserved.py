@@ -43,11 +43,14 @@ def test_cache_round_trip(cache_home: Path) -> None:
     reserved._write_cache(cache_home, {"key": key, **names})
     assert reserved._read_cache(cache_home, key) == {kind: frozenset(value) for kind, value in names.items()}
     assert reserved._read_cache(cache_home, "another key") is None
-    assert not [p for p in cache_home.parent.iterdir() if p.name != cache_home.name]  # no temporary files left
+    assert not [
+        p for p in cache_home.parent.iterdir() if p.name != cache_home.name
+    ]  # no temporary files left
 
 
-@pytest.mark.parametrize("text", ["", "{", "[]", '{"key": "K", "runtime": [1], "basemodel": []}',
-                                  '{"key": "K", "runtime": []}'])
+@pytest.mark.parametrize(
+    "text", ["", "{", "[]", '{"key": "K", "runtime": [1], "basemodel": []}', '{"key": "K", "runtime": []}']
+)
 def test_damaged_cache_is_ignored(cache_home: Path, text: str) -> None:
     cache_home.parent.mkdir(parents=True)
     cache_home.write_text(text, "utf-8")

@@ -28,7 +28,10 @@ EDGE_TOOLS: list[dict[str, Any]] = [
         "name": "allof",
         "inputSchema": {
             "type": "object",
-            "allOf": [{"$ref": "#/definitions/base"}, {"properties": {"b": {"type": "integer"}}, "required": ["b"]}],
+            "allOf": [
+                {"$ref": "#/definitions/base"},
+                {"properties": {"b": {"type": "integer"}}, "required": ["b"]},
+            ],
             "definitions": {"base": {"type": "object", "properties": {"a": {"type": "string"}}}},
         },
     },
@@ -54,7 +57,10 @@ EDGE_TOOLS: list[dict[str, Any]] = [
         "name": "tree",
         "inputSchema": {
             "type": "object",
-            "properties": {"label": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#"}}},
+            "properties": {
+                "label": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#"}},
+            },
             "required": ["label"],
         },
         "outputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]},
@@ -76,12 +82,26 @@ EDGE_TOOLS: list[dict[str, Any]] = [
     },
     {"name": "empty_out", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}},
     # tool `a` names its nested schema `AInputBInput`, which is also tool `a_input_b`'s planned class
-    {"name": "a", "inputSchema": {"type": "object", "properties": {"b_input": {"type": "object", "properties": {
-        "x": {"type": "string"}}}}}},
+    {
+        "name": "a",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"b_input": {"type": "object", "properties": {"x": {"type": "string"}}}},
+        },
+    },
     {"name": "a_input_b", "inputSchema": {"type": "object", "properties": {"y": {"type": "string"}}}},
     # True == 1 in Python; as JSON values (and Literal members) they differ
-    {"name": "consts", "inputSchema": {"type": "object", "properties": {
-        "flag": {"const": True}, "one": {"const": 1}, "mixed": {"enum": [1, True, 0, False]}}}},
+    {
+        "name": "consts",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "flag": {"const": True},
+                "one": {"const": 1},
+                "mixed": {"enum": [1, True, 0, False]},
+            },
+        },
+    },
 ]
 
 
@@ -196,15 +216,25 @@ def test_planned_names() -> None:
 
 
 def test_titles_and_ids_never_name_anything() -> None:
-    tools = [{
-        "name": "t",
-        "inputSchema": {
-            "$id": "https://evil.example/schema", "title": "Evil", "type": "object",
-            "properties": {"title": {"type": "string", "title": "AlsoEvil"}, "x": {"$ref": "#anchor"}},
-            "$defs": {"d": {"$anchor": "anchor", "title": "DefEvil", "type": "object",
-                            "properties": {"k": {"type": "string"}}}},
-        },
-    }]
+    tools = [
+        {
+            "name": "t",
+            "inputSchema": {
+                "$id": "https://evil.example/schema",
+                "title": "Evil",
+                "type": "object",
+                "properties": {"title": {"type": "string", "title": "AlsoEvil"}, "x": {"$ref": "#anchor"}},
+                "$defs": {
+                    "d": {
+                        "$anchor": "anchor",
+                        "title": "DefEvil",
+                        "type": "object",
+                        "properties": {"k": {"type": "string"}},
+                    }
+                },
+            },
+        }
+    ]
     _, models = build_models(tools)
     text = repr(models)
     assert "Evil" not in text and "evil.example" not in text and "anchor" not in text.lower()

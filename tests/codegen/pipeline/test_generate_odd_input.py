@@ -49,6 +49,7 @@ def _one(diagnostics: list[Diagnostic], rule: str, pointer: str) -> Diagnostic:
 
 # ----------------------------------------------------------------------------------- $ref fan-out
 
+
 def _chain(levels: int, step: Any, leaf: dict[str, Any]) -> dict[str, Any]:
     defs = {f"d{i}": step(f"#/$defs/d{i + 1}") for i in range(levels)}
     defs[f"d{levels}"] = leaf
@@ -59,10 +60,18 @@ FAN_OUTS = {
     "two properties": lambda ref: {"type": "object", "properties": {"a": {"$ref": ref}, "b": {"$ref": ref}}},
     "anyOf and items": lambda ref: {"anyOf": [{"$ref": ref}, {"type": "array", "items": {"$ref": ref}}]},
     "allOf": lambda ref: {"allOf": [{"$ref": ref}, {"$ref": ref}]},
-    "map and tuple": lambda ref: {"type": "object", "additionalProperties": {"$ref": ref},
-                                  "properties": {"t": {"type": "array", "prefixItems": [{"$ref": ref}]}}},
-    "three ways": lambda ref: {"oneOf": [{"$ref": ref}, {"type": "array", "items": {"$ref": ref}},
-                                         {"type": "object", "properties": {"z": {"$ref": ref}}}]},
+    "map and tuple": lambda ref: {
+        "type": "object",
+        "additionalProperties": {"$ref": ref},
+        "properties": {"t": {"type": "array", "prefixItems": [{"$ref": ref}]}},
+    },
+    "three ways": lambda ref: {
+        "oneOf": [
+            {"$ref": ref},
+            {"type": "array", "items": {"$ref": ref}},
+            {"type": "object", "properties": {"z": {"$ref": ref}}},
+        ]
+    },
 }
 
 
@@ -82,9 +91,14 @@ def test_exponential_ref_fan_out_is_refused_quickly(tmp_path: Path, shape: str, 
 
 
 def test_anchored_fan_out_is_refused(tmp_path: Path) -> None:
-    defs: dict[str, Any] = {f"d{i}": {"$anchor": f"a{i}", "type": "array",
-                                      "items": {"anyOf": [{"$ref": f"#a{i + 1}"}, {"$ref": f"#a{i + 1}"}]}}
-                            for i in range(30)}
+    defs: dict[str, Any] = {
+        f"d{i}": {
+            "$anchor": f"a{i}",
+            "type": "array",
+            "items": {"anyOf": [{"$ref": f"#a{i + 1}"}, {"$ref": f"#a{i + 1}"}]},
+        }
+        for i in range(30)
+    }
     defs["d30"] = {"$anchor": "a30", "type": "string"}
     schema = {"type": "object", "properties": {"x": {"$ref": "#a0"}}, "$defs": defs}
     with pytest.raises(SpecValidationError, match="expands to"):
@@ -94,20 +108,38 @@ def test_anchored_fan_out_is_refused(tmp_path: Path) -> None:
 def test_shared_and_recursive_definitions_are_not_fan_out(tmp_path: Path) -> None:
     """Many references to one definition, and a recursive tree, stay well inside the limit."""
     shared = {f"p{i}": {"$ref": "#/$defs/text"} for i in range(200)}
-    tree = {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
-                                             "left": {"$ref": "#/$defs/node"}, "right": {"$ref": "#/$defs/node"}}}
-    schema = {"type": "object", "properties": {**shared, "root": {"$ref": "#/$defs/node"}},
-              "$defs": {"text": {"type": "object", "properties": {"content": {"type": "string"}}}, "node": tree}}
+    tree = {
+        "type": "object",
+        "properties": {
+            "children": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+            "left": {"$ref": "#/$defs/node"},
+            "right": {"$ref": "#/$defs/node"},
+        },
+    }
+    schema = {
+        "type": "object",
+        "properties": {**shared, "root": {"$ref": "#/$defs/node"}},
+        "$defs": {"text": {"type": "object", "properties": {"content": {"type": "string"}}}, "node": tree},
+    }
     validated = validate(load_file(_file(tmp_path, {"tools": [_tool("deep", schema)]})))
     assert [t["name"] for t in validated.tools] == ["deep"]
     build_client(validated, package="deep_client")
 
 
-@pytest.mark.parametrize(("defs", "steps"), [
-    ({"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, ["/$defs/a/$ref", "/$defs/b/$ref", "/$defs/a"]),
-    ({"a": {"$ref": "#/$defs/a"}}, ["/$defs/a/$ref", "/$defs/a"]),
-    ({"a": {"allOf": [{"$ref": "#/$defs/a"}]}}, ["/$defs/a/allOf/0", "/$defs/a/allOf/0/$ref", "/$defs/a"]),
-])
+@pytest.mark.parametrize(
+    ("defs", "steps"),
+    [
+        (
+            {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+            ["/$defs/a/$ref", "/$defs/b/$ref", "/$defs/a"],
+        ),
+        ({"a": {"$ref": "#/$defs/a"}}, ["/$defs/a/$ref", "/$defs/a"]),
+        (
+            {"a": {"allOf": [{"$ref": "#/$defs/a"}]}},
+            ["/$defs/a/allOf/0", "/$defs/a/allOf/0/$ref", "/$defs/a"],
+        ),
+    ],
+)
 def test_ref_loop_names_the_offending_ref(tmp_path: Path, defs: dict[str, Any], steps: list[str]) -> None:
     schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/a"}}, "$defs": defs}
     with pytest.raises(SpecValidationError) as caught:
@@ -119,8 +151,11 @@ def test_ref_loop_names_the_offending_ref(tmp_path: Path, defs: dict[str, Any], 
 
 # -------------------------------------------------------------------------------- tool-level oddities
 
+
 def test_header_annotation_on_the_root_excludes_the_tool(tmp_path: Path) -> None:
-    bad = _tool("rooted", {"type": "object", "x-mcp-header": "Region", "properties": {"r": {"type": "string"}}})
+    bad = _tool(
+        "rooted", {"type": "object", "x-mcp-header": "Region", "properties": {"r": {"type": "string"}}}
+    )
     validated = validate(load_file(_file(tmp_path, {"tools": [bad, _tool("fine")]})))
     assert [t["name"] for t in validated.tools] == ["fine"]
     warning = _one(validated.warnings, "XHDR-08", "/tools/0/inputSchema/x-mcp-header")
@@ -136,13 +171,21 @@ def test_empty_tool_name_is_excluded(tmp_path: Path) -> None:
         validate(load_file(path), strict=True)
 
 
-@pytest.mark.parametrize(("member", "pointer"), [
-    ('"pattern": "(["', "/tools/1/inputSchema/properties/a/pattern"),
-    ('"patternProperties": {"[a-": {"type": "string"}}', "/tools/1/inputSchema/properties/a/patternProperties/[a-"),
-])
+@pytest.mark.parametrize(
+    ("member", "pointer"),
+    [
+        ('"pattern": "(["', "/tools/1/inputSchema/properties/a/pattern"),
+        (
+            '"patternProperties": {"[a-": {"type": "string"}}',
+            "/tools/1/inputSchema/properties/a/patternProperties/[a-",
+        ),
+    ],
+)
 def test_invalid_regex_excludes_the_tool(tmp_path: Path, member: str, pointer: str) -> None:
-    text = ('{"tools": [{"name": "fine", "inputSchema": {"type": "object"}}, {"name": "re", "inputSchema": '
-            '{"type": "object", "properties": {"a": {"type": "string", ' + member + "}}}}]}")
+    text = (
+        '{"tools": [{"name": "fine", "inputSchema": {"type": "object"}}, {"name": "re", "inputSchema": '
+        '{"type": "object", "properties": {"a": {"type": "string", ' + member + "}}}}]}"
+    )
     validated = validate(load_file(_file(tmp_path, text)))
     assert [t["name"] for t in validated.tools] == ["fine"]
     warning = _one(validated.warnings, "MCPGEN-REGEX", pointer)
@@ -151,22 +194,38 @@ def test_invalid_regex_excludes_the_tool(tmp_path: Path, member: str, pointer: s
 
 def test_long_description_is_accepted_and_generated(tmp_path: Path) -> None:
     text = ("Line of prose with \"quotes\", \\backslashes\\ and '''triple''' quotes. " * 1500)[:100_000]
-    tool = _tool("long", {"type": "object", "properties": {"q": {"type": "string", "description": text}}},
-                 description=text)
+    tool = _tool(
+        "long",
+        {"type": "object", "properties": {"q": {"type": "string", "description": text}}},
+        description=text,
+    )
     validated = validate(load_file(_file(tmp_path, {"tools": [tool]})))
-    client, server = build_client(validated, package="long_client"), build_server(validated, package="long_server")
+    client, server = (
+        build_client(validated, package="long_client"),
+        build_server(validated, package="long_server"),
+    )
     assert json.loads(client.files["tools.json"])["tools"][0]["description"] == text
     assert b"triple" in client.files["client.py"] and b"triple" in server.files["models.py"]
 
 
 # ---------------------------------------------------------------------------------- document oddities
 
-@pytest.mark.parametrize(("text", "where"), [
-    ('{"tools": [{"name": "a", "name": "b", "inputSchema": {"type": "object"}}]}', "tool 'b' at /tools/0:"),
-    ('{"tools": [{"name": "t", "inputSchema": {"type": "object", "properties": {"p": {"type": "string", '
-     '"type": "integer"}}}}]}', "tool 't' at /tools/0/inputSchema/properties/p:"),
-    ('{"tools": [], "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}', "at /:"),
-])
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (
+            '{"tools": [{"name": "a", "name": "b", "inputSchema": {"type": "object"}}]}',
+            "tool 'b' at /tools/0:",
+        ),
+        (
+            '{"tools": [{"name": "t", "inputSchema": {"type": "object", "properties": {"p": {"type": "string", '
+            '"type": "integer"}}}}]}',
+            "tool 't' at /tools/0/inputSchema/properties/p:",
+        ),
+        ('{"tools": [], "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}', "at /:"),
+    ],
+)
 def test_duplicate_member_names_refuse_the_file(tmp_path: Path, text: str, where: str) -> None:
     with pytest.raises(SpecLoadError, match="duplicate member names") as caught:
         load_file(_file(tmp_path, text))
@@ -174,39 +233,53 @@ def test_duplicate_member_names_refuse_the_file(tmp_path: Path, text: str, where
 
 
 def test_json_rpc_envelope_is_accepted_with_a_note(tmp_path: Path) -> None:
-    path = _file(tmp_path, {"jsonrpc": "2.0", "id": 7, "result": {"resultType": "complete", "tools": [_tool("t")]}})
+    path = _file(
+        tmp_path, {"jsonrpc": "2.0", "id": 7, "result": {"resultType": "complete", "tools": [_tool("t")]}}
+    )
     validated = validate(load_file(path))
     note = _one(validated.warnings, "MCPGEN-JSON", "/result")
     assert "JSON-RPC response" in note.message and "/result/tools" in note.message
     assert validated.tools == [_tool("t")]
 
 
-@pytest.mark.parametrize(("document", "says"), [
-    ({"resultType": "input_required", "inputRequests": {}, "requestState": "s"},
-     "at /resultType: this is an input_required result"),
-    ({"resultType": "input_required", "tools": []}, "at /resultType: this is an input_required result"),
-    ({"resultType": "partial", "tools": []}, "at /resultType: unknown resultType 'partial'"),
-    ({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required", "inputRequests": {}}},
-     "at /result/resultType: this is an input_required result"),
-])
+@pytest.mark.parametrize(
+    ("document", "says"),
+    [
+        (
+            {"resultType": "input_required", "inputRequests": {}, "requestState": "s"},
+            "at /resultType: this is an input_required result",
+        ),
+        ({"resultType": "input_required", "tools": []}, "at /resultType: this is an input_required result"),
+        ({"resultType": "partial", "tools": []}, "at /resultType: unknown resultType 'partial'"),
+        (
+            {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required", "inputRequests": {}}},
+            "at /result/resultType: this is an input_required result",
+        ),
+    ],
+)
 def test_results_that_are_not_tool_lists_are_refused(tmp_path: Path, document: Any, says: str) -> None:
     with pytest.raises(SpecLoadError, match=says):
         load_file(_file(tmp_path, document))
 
 
 def _number_spec(tmp_path: Path, member: str) -> ValidatedSpec:
-    text = ('{"tools": [{"name": "fine", "inputSchema": {"type": "object"}}, {"name": "n", "inputSchema": '
-            '{"type": "object", "properties": {"a": {"type": "number", ' + member + "}}}}]}")
+    text = (
+        '{"tools": [{"name": "fine", "inputSchema": {"type": "object"}}, {"name": "n", "inputSchema": '
+        '{"type": "object", "properties": {"a": {"type": "number", ' + member + "}}}}]}"
+    )
     return validate(load_file(_file(tmp_path, text)))
 
 
-@pytest.mark.parametrize(("member", "pointer"), [
-    ('"default": 1e400', "/tools/1/inputSchema/properties/a/default"),
-    ('"default": {"deep": [1, -1e400]}', "/tools/1/inputSchema/properties/a/default"),
-    ('"examples": [1e999]', "/tools/1/inputSchema/properties/a/examples"),
-    ('"maximum": 1e400', "/tools/1/inputSchema/properties/a/maximum"),
-    ('"minimum": -1e400', "/tools/1/inputSchema/properties/a/minimum"),
-])
+@pytest.mark.parametrize(
+    ("member", "pointer"),
+    [
+        ('"default": 1e400', "/tools/1/inputSchema/properties/a/default"),
+        ('"default": {"deep": [1, -1e400]}', "/tools/1/inputSchema/properties/a/default"),
+        ('"examples": [1e999]', "/tools/1/inputSchema/properties/a/examples"),
+        ('"maximum": 1e400', "/tools/1/inputSchema/properties/a/maximum"),
+        ('"minimum": -1e400', "/tools/1/inputSchema/properties/a/minimum"),
+    ],
+)
 def test_unusable_number_is_dropped_and_the_tool_kept(tmp_path: Path, member: str, pointer: str) -> None:
     validated = _number_spec(tmp_path, member)
     assert [t["name"] for t in validated.tools] == ["fine", "n"]

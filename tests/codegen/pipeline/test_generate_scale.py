@@ -33,7 +33,9 @@ SLOW = 60.0  # seconds; the budget is 10 s on an idle machine (bench/gen_bench.p
 
 
 @pytest.fixture(scope="module")
-def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GeneratedPackage, GeneratedPackage, float]]:
+def synthetic(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[GeneratedPackage, GeneratedPackage, float]]:
     path = tmp_path_factory.mktemp("synthetic") / "synthetic.json"
     path.write_text(json.dumps({"tools": make_tools(1000)}), "utf-8")
     start = time.perf_counter()
@@ -43,8 +45,9 @@ def synthetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Genera
 
 
 @pytest.fixture(scope="module")
-def imported(synthetic: tuple[GeneratedPackage, GeneratedPackage, float],
-             tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+def imported(
+    synthetic: tuple[GeneratedPackage, GeneratedPackage, float], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ModuleType]:
     root = tmp_path_factory.mktemp("synthetic_pkgs")
     write_package(root, synthetic[0])
     sys.path.insert(0, str(root))

@@ -44,8 +44,9 @@ def packages() -> tuple[GeneratedPackage, GeneratedPackage]:
 
 
 @pytest.fixture(scope="module")
-def imported(packages: tuple[GeneratedPackage, GeneratedPackage],
-             tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, ModuleType]]:
+def imported(
+    packages: tuple[GeneratedPackage, GeneratedPackage], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ModuleType, ModuleType]]:
     root = tmp_path_factory.mktemp("shapes")
     for package in packages:
         write_package(root, package)
@@ -108,14 +109,26 @@ EXPECTED: list[tuple[str, str, str]] = [
     ("UnionsInputWithBaseOption1", "id", "str"),  # the base's fields in every branch
     ("UnionsInputWithBaseOption1", "email", "str"),
     ("UnionsInput", "required_only", "UnionsInputRequiredOnly | None"),  # branches only constrain
-    ("DiscriminatedInput", "shape",
-     "Annotated[DiscriminatedCircleDef | DiscriminatedSquareDef, Field(discriminator='kind')]"),
-    ("DiscriminatedInput", "pet",
-     "Annotated[DiscriminatedInputPetOption1 | DiscriminatedInputPetOption2, Field(discriminator='type')] | None"),
-    ("DiscriminatedInput", "event",
-     "Annotated[DiscriminatedInputEventOption1 | DiscriminatedInputEventOption2, Field(discriminator='type')] | None"),
-    ("DiscriminatedOutput", "root",
-     "Annotated[DiscriminatedOutputOption1 | DiscriminatedOutputOption2, Field(discriminator='status')]"),
+    (
+        "DiscriminatedInput",
+        "shape",
+        "Annotated[DiscriminatedCircleDef | DiscriminatedSquareDef, Field(discriminator='kind')]",
+    ),
+    (
+        "DiscriminatedInput",
+        "pet",
+        "Annotated[DiscriminatedInputPetOption1 | DiscriminatedInputPetOption2, Field(discriminator='type')] | None",
+    ),
+    (
+        "DiscriminatedInput",
+        "event",
+        "Annotated[DiscriminatedInputEventOption1 | DiscriminatedInputEventOption2, Field(discriminator='type')] | None",
+    ),
+    (
+        "DiscriminatedOutput",
+        "root",
+        "Annotated[DiscriminatedOutputOption1 | DiscriminatedOutputOption2, Field(discriminator='status')]",
+    ),
     ("AllOfInputMerged", "a", "str"),
     ("AllOfInputMerged", "b", "int | None"),
     ("AllOfInputExtended", "id", "str"),
@@ -167,25 +180,54 @@ def test_every_model_builds(imported: Any) -> None:
 
 def test_annotations(packages: tuple[GeneratedPackage, GeneratedPackage]) -> None:
     fields = _fields(packages)
-    wrong = [(cls, name, fields.get((cls, name)), want) for cls, name, want in EXPECTED
-             if fields.get((cls, name)) != want]
+    wrong = [
+        (cls, name, fields.get((cls, name)), want)
+        for cls, name, want in EXPECTED
+        if fields.get((cls, name)) != want
+    ]
     assert not wrong, "\n".join(map(repr, wrong))
 
 
-def test_field_names_and_wire_names(packages: tuple[GeneratedPackage, GeneratedPackage], imported: Any) -> None:
+def test_field_names_and_wire_names(
+    packages: tuple[GeneratedPackage, GeneratedPackage], imported: Any
+) -> None:
     models = imported[0].models
-    aliases = {name: (info.serialization_alias or name) for name, info in models.NamesInput.model_fields.items()}
+    aliases = {
+        name: (info.serialization_alias or name) for name, info in models.NamesInput.model_fields.items()
+    }
     assert aliases == {
-        "class_": "class", "from_": "from", "match": "match", "type": "type", "self": "self", "list_": "list",
-        "str_": "str", "id": "id", "field_2fa": "2fa", "first_name_3": "first-name", "first_name_4": "first.name",
-        "first_name_2": "first name", "first_name_5": "firstName", "first_name": "first_name", "name_2": "Name",
-        "name": "name", "uber": "über", "field": "天气", "meta": "_meta", "model_config_": "model_config",
-        "json_": "json", "field_model_dump_json": "model_dump_json",
+        "class_": "class",
+        "from_": "from",
+        "match": "match",
+        "type": "type",
+        "self": "self",
+        "list_": "list",
+        "str_": "str",
+        "id": "id",
+        "field_2fa": "2fa",
+        "first_name_3": "first-name",
+        "first_name_4": "first.name",
+        "first_name_2": "first name",
+        "first_name_5": "firstName",
+        "first_name": "first_name",
+        "name_2": "Name",
+        "name": "name",
+        "uber": "über",
+        "field": "天气",
+        "meta": "_meta",
+        "model_config_": "model_config",
+        "json_": "json",
+        "field_model_dump_json": "model_dump_json",
     }
     signature = inspect.signature(imported[0].Client.names)
-    positional = [p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+    positional = [
+        p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    ]
     assert positional == ["self"]  # two required properties: every parameter is keyword-only
-    assert list(signature.parameters)[1:3] == ["class_", "first_name_3"]  # required first, in `required` order
+    assert list(signature.parameters)[1:3] == [
+        "class_",
+        "first_name_3",
+    ]  # required first, in `required` order
     assert "self_" in signature.parameters  # the property `self` cannot be a parameter named self
     methods = {"names.tool-v2": "names_tool_v2_2", "Names.Tool-V2": "names_tool_v2"}
     for wire, method in methods.items():
@@ -197,44 +239,132 @@ def test_field_names_and_wire_names(packages: tuple[GeneratedPackage, GeneratedP
 VALID_INPUTS: dict[str, list[dict[str, Any]]] = {
     "no_args": [{}],
     "no_args_open": [{}, {"anything": [1, {"x": None}]}],
-    "nested_objects": [{"outer": {"inner": {"leaf": "x"}}}, {"outer": {"inner": {"leaf": "x", "more": 1}, "o": 2}}],
-    "array_of_objects": [{"items": []}, {"items": [{"id": 1, "tags": ["a"]}], "matrix": [[{"x": 1.5}], [], [{"x": 2}]]}],
-    "enums": [{"color": "red"}, {"color": "blue", "level": 3, "mixed": 2.5, "nullable_enum": None, "single": "only"},
-              *({"color": "green", "mixed": value} for value in ["a", 1, True, None, {"k": "v"}, [1]])],
-    "consts": [{"kind": "fixed", "version": 2, "flag": True, "nothing": None, "ratio": 0.5, "shape": {"a": [1, 2]}}],
-    "nullables": [{"required_nullable": None}, {"required_nullable": "x", "by_type_array": None, "by_any_of": None,
-                  "by_one_of": 1.5, "object_or_null": None, "multi_type": False},
-                  {"required_nullable": "y", "by_one_of": 3, "object_or_null": {"a": "b"}, "multi_type": 7}],
-    "unions": [{"any_of": "s"}, {"any_of": 5}, {"any_of": {"x": 1}}, {"one_of": {"a": "x"}}, {"one_of": {"b": 2}},
-               {"with_base": {"id": "1", "email": "e"}}, {"with_base": {"id": "2", "phone": "p"}},
-               {"required_only": {"email": "e"}}],
-    "discriminated": [{"shape": {"kind": "circle", "radius": 1}},
-                      {"shape": {"kind": "square", "side": 2.5}, "pet": {"type": "dog", "barks": True},
-                       "event": {"@type": "key", "code": "K"}},
-                      {"shape": {"kind": "circle", "radius": 0.5}, "event": None}],
-    "all_of": [{"merged": {"a": "x", "b": 1}, "extended": {"id": "i", "name": "n", "extra": True}, "narrowed": "ab"}],
-    "maps": [{"counts": {"a": 1}, "objects": {"k": {"v": "x"}}, "prefixed": {"x-a": "s", "other": [1]},
-              "only_patterns": {"abc": 1.5, "123": "s"}, "free": {"k": None},
-              "fixed_and_extra": {"fixed": "f", "flag": True}}],
-    "tuples": [{"point": [1, 2.5], "pair": ["a", 1], "up_to_two": [], "open_tuple": ["a", 1.5, 2]},
-               {"up_to_two": ["a"]}, {"up_to_two": ["a", 2]}, {"open_tuple": []}],
-    "recursive_defs": [{"tree": {"value": 1, "children": [{"value": 2, "children": []}]}, "nested": [1, [2, [3]], []]}],
+    "nested_objects": [
+        {"outer": {"inner": {"leaf": "x"}}},
+        {"outer": {"inner": {"leaf": "x", "more": 1}, "o": 2}},
+    ],
+    "array_of_objects": [
+        {"items": []},
+        {"items": [{"id": 1, "tags": ["a"]}], "matrix": [[{"x": 1.5}], [], [{"x": 2}]]},
+    ],
+    "enums": [
+        {"color": "red"},
+        {"color": "blue", "level": 3, "mixed": 2.5, "nullable_enum": None, "single": "only"},
+        *({"color": "green", "mixed": value} for value in ["a", 1, True, None, {"k": "v"}, [1]]),
+    ],
+    "consts": [
+        {"kind": "fixed", "version": 2, "flag": True, "nothing": None, "ratio": 0.5, "shape": {"a": [1, 2]}}
+    ],
+    "nullables": [
+        {"required_nullable": None},
+        {
+            "required_nullable": "x",
+            "by_type_array": None,
+            "by_any_of": None,
+            "by_one_of": 1.5,
+            "object_or_null": None,
+            "multi_type": False,
+        },
+        {"required_nullable": "y", "by_one_of": 3, "object_or_null": {"a": "b"}, "multi_type": 7},
+    ],
+    "unions": [
+        {"any_of": "s"},
+        {"any_of": 5},
+        {"any_of": {"x": 1}},
+        {"one_of": {"a": "x"}},
+        {"one_of": {"b": 2}},
+        {"with_base": {"id": "1", "email": "e"}},
+        {"with_base": {"id": "2", "phone": "p"}},
+        {"required_only": {"email": "e"}},
+    ],
+    "discriminated": [
+        {"shape": {"kind": "circle", "radius": 1}},
+        {
+            "shape": {"kind": "square", "side": 2.5},
+            "pet": {"type": "dog", "barks": True},
+            "event": {"@type": "key", "code": "K"},
+        },
+        {"shape": {"kind": "circle", "radius": 0.5}, "event": None},
+    ],
+    "all_of": [
+        {"merged": {"a": "x", "b": 1}, "extended": {"id": "i", "name": "n", "extra": True}, "narrowed": "ab"}
+    ],
+    "maps": [
+        {
+            "counts": {"a": 1},
+            "objects": {"k": {"v": "x"}},
+            "prefixed": {"x-a": "s", "other": [1]},
+            "only_patterns": {"abc": 1.5, "123": "s"},
+            "free": {"k": None},
+            "fixed_and_extra": {"fixed": "f", "flag": True},
+        }
+    ],
+    "tuples": [
+        {"point": [1, 2.5], "pair": ["a", 1], "up_to_two": [], "open_tuple": ["a", 1.5, 2]},
+        {"up_to_two": ["a"]},
+        {"up_to_two": ["a", 2]},
+        {"open_tuple": []},
+    ],
+    "recursive_defs": [
+        {"tree": {"value": 1, "children": [{"value": 2, "children": []}]}, "nested": [1, [2, [3]], []]}
+    ],
     "recursive_root": [{"name": "a", "parent": {"name": "b", "parent": {"name": "c"}}}],
     "draft07": [{"item": {"id": "x"}, "pair": ["a", 1]}],
-    "defaults": [{}, {"s": "x", "i": 1, "f": 2, "neg": 0, "big": 1.5, "b": True, "n": None, "a": [], "o": {},
-                      "m": {}, "e": "x", "unicode": "", "wrong": 3}],
-    "conditionals": [{"country": "US", "postcode": "12345", "state": "CA"}, {"country": "DE", "state": None},
-                     {"country": "DE", "email": "not an email", "when": "whenever", "site": "::"}],  # formats: annotations
+    "defaults": [
+        {},
+        {
+            "s": "x",
+            "i": 1,
+            "f": 2,
+            "neg": 0,
+            "big": 1.5,
+            "b": True,
+            "n": None,
+            "a": [],
+            "o": {},
+            "m": {},
+            "e": "x",
+            "unicode": "",
+            "wrong": 3,
+        },
+    ],
+    "conditionals": [
+        {"country": "US", "postcode": "12345", "state": "CA"},
+        {"country": "DE", "state": None},
+        {"country": "DE", "email": "not an email", "when": "whenever", "site": "::"},
+    ],  # formats: annotations
     "constraints": [{"name": "a" * 10, "count": 100, "ratio": 0.999, "tags": ["a", "b", "c"]}, {"count": 0}],
     "output_string": [{}],
     "closed_object": [{"a": "x"}, {}],
     "anything": [{"any": [1, {"a": None}], "true": "x", "typed_any": {"k": [1]}}, {"typed_any": None}],
     "ref_siblings": [{"described": {"id": "d"}, "nullable_ref": None, "items_ref": [{"id": "1"}]}],
     "root_union": [{"query": "q"}, {"id": 1}],
-    "names": [{"class": "c", "first-name": "f", "from": 1, "match": "m", "type": "t", "self": "s", "list": "l",
-               "str": "s", "id": "i", "2fa": True, "first.name": "a", "first name": "b", "firstName": "c",
-               "first_name": "d", "Name": "N", "name": "n", "über": "u", "天气": "w", "_meta": "m",
-               "model_config": "c", "json": "j", "model_dump_json": "d"}],
+    "names": [
+        {
+            "class": "c",
+            "first-name": "f",
+            "from": 1,
+            "match": "m",
+            "type": "t",
+            "self": "s",
+            "list": "l",
+            "str": "s",
+            "id": "i",
+            "2fa": True,
+            "first.name": "a",
+            "first name": "b",
+            "firstName": "c",
+            "first_name": "d",
+            "Name": "N",
+            "name": "n",
+            "über": "u",
+            "天气": "w",
+            "_meta": "m",
+            "model_config": "c",
+            "json": "j",
+            "model_dump_json": "d",
+        }
+    ],
 }
 
 VALID_OUTPUTS: dict[str, list[Any]] = {
@@ -274,8 +404,9 @@ def _class_names(packages: tuple[GeneratedPackage, GeneratedPackage]) -> dict[st
 
 
 @pytest.mark.parametrize("tool", sorted(VALID_INPUTS))
-def test_valid_inputs_are_accepted_unchanged(tool: str, imported: Any,
-                                             packages: tuple[GeneratedPackage, GeneratedPackage]) -> None:
+def test_valid_inputs_are_accepted_unchanged(
+    tool: str, imported: Any, packages: tuple[GeneratedPackage, GeneratedPackage]
+) -> None:
     model = getattr(imported[0].models, _class_names(packages)[tool][0])
     for instance in VALID_INPUTS[tool]:
         _check_valid(TOOLS[tool]["inputSchema"], instance)
@@ -284,8 +415,9 @@ def test_valid_inputs_are_accepted_unchanged(tool: str, imported: Any,
 
 
 @pytest.mark.parametrize("tool", sorted(VALID_OUTPUTS))
-def test_valid_outputs_are_accepted_unchanged(tool: str, imported: Any,
-                                              packages: tuple[GeneratedPackage, GeneratedPackage]) -> None:
+def test_valid_outputs_are_accepted_unchanged(
+    tool: str, imported: Any, packages: tuple[GeneratedPackage, GeneratedPackage]
+) -> None:
     output = _class_names(packages)[tool][1]
     assert output is not None
     model = getattr(imported[0].models, output)
@@ -296,18 +428,27 @@ def test_valid_outputs_are_accepted_unchanged(tool: str, imported: Any,
 
 
 def test_every_tool_has_samples() -> None:
-    assert set(VALID_INPUTS) | {"output_integer", "output_array", "output_union", "names.tool-v2",
-                                "Names.Tool-V2"} == set(TOOLS)
+    assert set(VALID_INPUTS) | {
+        "output_integer",
+        "output_array",
+        "output_union",
+        "names.tool-v2",
+        "Names.Tool-V2",
+    } == set(TOOLS)
     assert set(VALID_OUTPUTS) == {name for name, tool in TOOLS.items() if "outputSchema" in tool}
 
 
 def test_models_check_what_types_can_say(imported: Any) -> None:
     models = imported[0].models
     bad = [
-        (models.ConstraintsInput, {"name": ""}), (models.ConstraintsInput, {"count": 3}),
-        (models.ConstraintsInput, {"ratio": 1}), (models.ConstraintsInput, {"tags": []}),
-        (models.ClosedObjectInput, {"a": "x", "b": 1}), (models.TuplesInput, {"pair": ["a"]}),
-        (models.EnumsInput, {"color": "pink"}), (models.ConstsInput, {"kind": "other"}),
+        (models.ConstraintsInput, {"name": ""}),
+        (models.ConstraintsInput, {"count": 3}),
+        (models.ConstraintsInput, {"ratio": 1}),
+        (models.ConstraintsInput, {"tags": []}),
+        (models.ClosedObjectInput, {"a": "x", "b": 1}),
+        (models.TuplesInput, {"pair": ["a"]}),
+        (models.EnumsInput, {"color": "pink"}),
+        (models.ConstsInput, {"kind": "other"}),
         (models.DiscriminatedInput, {"shape": {"kind": "triangle"}}),
     ]
     for model, instance in bad:
@@ -347,12 +488,26 @@ def test_methods_send_wire_names(imported: Any) -> None:
     recorder = _Recorder()
     client = object.__new__(client_module.Client)
     client._call, client._call_structured = recorder._call, recorder._call_structured
-    client.names(class_="c", first_name_3="f", self_="s", uber="u", field="w", meta="m", field_model_dump_json="d",
-                 first_name_5="fn")
+    client.names(
+        class_="c",
+        first_name_3="f",
+        self_="s",
+        uber="u",
+        field="w",
+        meta="m",
+        field_model_dump_json="d",
+        first_name_5="fn",
+    )
     name, arguments = recorder.sent[-1]
     assert name == "names"
     assert {k: v for k, v in arguments.items() if v is not UNSET} == {
-        "class": "c", "first-name": "f", "self": "s", "über": "u", "天气": "w", "_meta": "m", "model_dump_json": "d",
+        "class": "c",
+        "first-name": "f",
+        "self": "s",
+        "über": "u",
+        "天气": "w",
+        "_meta": "m",
+        "model_dump_json": "d",
         "firstName": "fn",
     }
     client.no_args()
@@ -387,11 +542,13 @@ def test_client_and_server_enforce_the_original_schema(imported: Any) -> None:
     with client_module.Client(transport=Loopback(Impl())) as client:
         assert client.conditionals("US", postcode="12345").accepted is True
         assert client.conditionals("DE", email="not an email").accepted is True  # formats are annotations
-        for kwargs, wire in (({"country": "US"}, {"country": "US"}),
-                             ({"country": "DE", "not_zero": 0}, {"country": "DE", "not_zero": 0}),
-                             ({"country": "DE", "card": "4111"}, {"country": "DE", "card": "4111"}),
-                             ({"country": "DE", "code": "abc"}, {"country": "DE", "code": "abc"}),
-                             ({"country": "US", "postcode": "ABCDE"}, {"country": "US", "postcode": "ABCDE"})):
+        for kwargs, wire in (
+            ({"country": "US"}, {"country": "US"}),
+            ({"country": "DE", "not_zero": 0}, {"country": "DE", "not_zero": 0}),
+            ({"country": "DE", "card": "4111"}, {"country": "DE", "card": "4111"}),
+            ({"country": "DE", "code": "abc"}, {"country": "DE", "code": "abc"}),
+            ({"country": "US", "postcode": "ABCDE"}, {"country": "US", "postcode": "ABCDE"}),
+        ):
             country = kwargs.pop("country")
             with pytest.raises(ToolArgumentsError):
                 client.conditionals(country, **kwargs)

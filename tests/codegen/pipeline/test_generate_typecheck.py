@@ -57,8 +57,14 @@ class Tree:
 
 
 def _start(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(args, cwd=cwd, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        args,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -66,21 +72,53 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tree]:
     root = tmp_path_factory.mktemp("typed")
     packages: list[str] = []
     for key, spec in specs_to_check().items():
-        for package in (build_client(spec, package=f"tc_{key}_client"), build_server(spec, package=f"tc_{key}_server")):
+        for package in (
+            build_client(spec, package=f"tc_{key}_client"),
+            build_server(spec, package=f"tc_{key}_server"),
+        ):
             write_package(root, package)
             packages.append(package.package)
-    (root / "mypy.ini").write_text("[mypy]\nstrict = True\nplugins = pydantic.mypy\nfollow_imports = silent\n"
-                                   "python_version = 3.11\n", "utf-8")
-    mypy = _start([sys.executable, "-m", "mypy", "--config-file", str(root / "mypy.ini"),
-                   "--cache-dir", str(root / ".mypy_cache"), *(arg for p in packages for arg in ("-p", p))],
-                  root, {"MYPYPATH": str(ROOT)})
+    (root / "mypy.ini").write_text(
+        "[mypy]\nstrict = True\nplugins = pydantic.mypy\nfollow_imports = silent\npython_version = 3.11\n",
+        "utf-8",
+    )
+    mypy = _start(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(root / "mypy.ini"),
+            "--cache-dir",
+            str(root / ".mypy_cache"),
+            *(arg for p in packages for arg in ("-p", p)),
+        ],
+        root,
+        {"MYPYPATH": str(ROOT)},
+    )
     pyright = None
     if (BIN / "pyright").exists() and shutil.which("node") is not None:
-        (root / "pyrightconfig.json").write_text(json.dumps({
-            "typeCheckingMode": "strict", "pythonVersion": "3.11", "extraPaths": [str(ROOT)], "include": packages,
-        }), "utf-8")
-        pyright = _start([str(BIN / "pyright"), "--project", str(root / "pyrightconfig.json"),
-                          "--pythonpath", sys.executable], root)
+        (root / "pyrightconfig.json").write_text(
+            json.dumps(
+                {
+                    "typeCheckingMode": "strict",
+                    "pythonVersion": "3.11",
+                    "extraPaths": [str(ROOT)],
+                    "include": packages,
+                }
+            ),
+            "utf-8",
+        )
+        pyright = _start(
+            [
+                str(BIN / "pyright"),
+                "--project",
+                str(root / "pyrightconfig.json"),
+                "--pythonpath",
+                sys.executable,
+            ],
+            root,
+        )
     tree = Tree(root, packages, mypy, pyright)
     try:
         yield tree
@@ -103,13 +141,24 @@ def test_every_spec_is_checked(tree: Tree) -> None:
 
 
 def test_ruff_check(tree: Tree) -> None:
-    result = subprocess.run([
-        str(BIN / "ruff"), "check", "--no-cache",
-        "--config", str(ROOT / "pyproject.toml"),
-        # in a user's project the runtime is a third-party package, as it is for pydantic
-        "--config", "lint.isort.known-third-party = ['mcpgen_runtime']",
-        *tree.packages,
-    ], cwd=tree.root, capture_output=True, text=True, timeout=300, check=False)
+    result = subprocess.run(
+        [
+            str(BIN / "ruff"),
+            "check",
+            "--no-cache",
+            "--config",
+            str(ROOT / "pyproject.toml"),
+            # in a user's project the runtime is a third-party package, as it is for pydantic
+            "--config",
+            "lint.isort.known-third-party = ['mcpgen_runtime']",
+            *tree.packages,
+        ],
+        cwd=tree.root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 

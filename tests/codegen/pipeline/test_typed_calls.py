@@ -40,51 +40,85 @@ from tests.codegen.pipeline.test_generate import clear_generator_caches, write_p
 from tests.runtime._client_helpers import LiveServer
 from tests.support import needs_shared
 
-NULLABLE_SCHEME = {"anyOf": [{"type": "string", "enum": ["light", "dark", "no-preference"]}, {"type": "null"}],
-                   "description": "Emulated color scheme; null clears the override."}
-RICH_TEXT = {"type": "object", "properties": {"text": {"type": "string"}, "link": {"$ref": "#/$defs/link"}},
-             "required": ["text"]}
+NULLABLE_SCHEME = {
+    "anyOf": [{"type": "string", "enum": ["light", "dark", "no-preference"]}, {"type": "null"}],
+    "description": "Emulated color scheme; null clears the override.",
+}
+RICH_TEXT = {
+    "type": "object",
+    "properties": {"text": {"type": "string"}, "link": {"$ref": "#/$defs/link"}},
+    "required": ["text"],
+}
 LINK = {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}
 
 
 def _page_tool(name: str) -> dict[str, Any]:
-    return {"name": name, "inputSchema": {
-        "type": "object",
-        "properties": {"page_id": {"type": "string"},
-                       "title": {"type": "array", "items": {"$ref": "#/$defs/richTextRequest"}}},
-        "required": ["page_id"],
-        "$defs": {"richTextRequest": RICH_TEXT, "link": LINK},
-    }}
+    return {
+        "name": name,
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "page_id": {"type": "string"},
+                "title": {"type": "array", "items": {"$ref": "#/$defs/richTextRequest"}},
+            },
+            "required": ["page_id"],
+            "$defs": {"richTextRequest": RICH_TEXT, "link": LINK},
+        },
+    }
 
 
 TOOLS: list[dict[str, Any]] = [
-    {"name": "browser_emulate_media", "inputSchema": {"type": "object", "properties": {
-        "colorScheme": NULLABLE_SCHEME,
-        "media": {"anyOf": [{"type": "string", "enum": ["screen", "print"]}, {"type": "null"}]},
-    }}},
-    {"name": "create_pull_request", "inputSchema": {  # properties sorted, `required` in its own order
-        "type": "object",
-        "properties": {name: {"type": "string"} for name in ("base", "body", "head", "owner", "repo", "title")}
-        | {"draft": {"type": "boolean"}},
-        "required": ["owner", "repo", "title", "head", "base"],
-    }},
-    {"name": "issue_write", "inputSchema": {
-        "type": "object",
-        "properties": {
-            "issue_number": {"type": "number"},
-            "labels": {"type": "array", "items": {"type": "string"}},
-            "method": {"type": "string", "enum": ["create", "update"]},
-            "owner": {"type": "string"},
-            "repo": {"type": "string"},
-            "type": {"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}]},
-            "per_page": {"type": "integer", "minimum": 1, "maximum": 100, "default": 30},
-            "point": {"type": "array", "prefixItems": [{"type": "number"}, {"type": "number"}], "items": False,
-                      "minItems": 2},
+    {
+        "name": "browser_emulate_media",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "colorScheme": NULLABLE_SCHEME,
+                "media": {"anyOf": [{"type": "string", "enum": ["screen", "print"]}, {"type": "null"}]},
+            },
         },
-        "required": ["method", "owner", "repo"],
-    }},
-    {"name": "get_weather", "inputSchema": {"type": "object", "properties": {
-        "units": {"type": "string", "enum": ["c", "f"]}, "location": {"type": "string"}}, "required": ["location"]}},
+    },
+    {
+        "name": "create_pull_request",
+        "inputSchema": {  # properties sorted, `required` in its own order
+            "type": "object",
+            "properties": {
+                name: {"type": "string"} for name in ("base", "body", "head", "owner", "repo", "title")
+            }
+            | {"draft": {"type": "boolean"}},
+            "required": ["owner", "repo", "title", "head", "base"],
+        },
+    },
+    {
+        "name": "issue_write",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "issue_number": {"type": "number"},
+                "labels": {"type": "array", "items": {"type": "string"}},
+                "method": {"type": "string", "enum": ["create", "update"]},
+                "owner": {"type": "string"},
+                "repo": {"type": "string"},
+                "type": {"anyOf": [{"type": "string", "minLength": 1}, {"type": "null"}]},
+                "per_page": {"type": "integer", "minimum": 1, "maximum": 100, "default": 30},
+                "point": {
+                    "type": "array",
+                    "prefixItems": [{"type": "number"}, {"type": "number"}],
+                    "items": False,
+                    "minItems": 2,
+                },
+            },
+            "required": ["method", "owner", "repo"],
+        },
+    },
+    {
+        "name": "get_weather",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"units": {"type": "string", "enum": ["c", "f"]}, "location": {"type": "string"}},
+            "required": ["location"],
+        },
+    },
     _page_tool("post_page"),
     _page_tool("patch_page"),
 ]
@@ -111,8 +145,11 @@ def _importable(root: Path, *packages: GeneratedPackage) -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def packages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, ModuleType]]:
-    with _importable(tmp_path_factory.mktemp("typed_calls"), build_client(_spec(TOOLS), package="tcalls_client"),
-                     build_server(_spec(TOOLS), package="tcalls_server")):
+    with _importable(
+        tmp_path_factory.mktemp("typed_calls"),
+        build_client(_spec(TOOLS), package="tcalls_client"),
+        build_server(_spec(TOOLS), package="tcalls_server"),
+    ):
         yield importlib.import_module("tcalls_client"), importlib.import_module("tcalls_server.handlers")
 
 
@@ -158,11 +195,15 @@ def _sent(server: LiveServer) -> list[dict[str, Any]]:
 def test_one_required_parameter_stays_positional(packages: tuple[ModuleType, ModuleType]) -> None:
     params = inspect.signature(packages[0].Client.get_weather).parameters
     assert [(p.name, p.kind.name) for p in params.values()] == [
-        ("self", "POSITIONAL_OR_KEYWORD"), ("location", "POSITIONAL_OR_KEYWORD"), ("units", "KEYWORD_ONLY")]
+        ("self", "POSITIONAL_OR_KEYWORD"),
+        ("location", "POSITIONAL_OR_KEYWORD"),
+        ("units", "KEYWORD_ONLY"),
+    ]
 
 
 def test_two_or_more_required_parameters_make_every_parameter_keyword_only(
-        packages: tuple[ModuleType, ModuleType]) -> None:
+    packages: tuple[ModuleType, ModuleType],
+) -> None:
     for cls in (packages[0].Client, packages[0].AsyncClient):
         params = list(inspect.signature(cls.create_pull_request).parameters.values())[1:]
         assert [p.name for p in params] == ["owner", "repo", "title", "head", "base", "body", "draft"]
@@ -171,7 +212,8 @@ def test_two_or_more_required_parameters_make_every_parameter_keyword_only(
 
 
 def test_optional_parameters_default_to_unset_and_none_only_where_null_is_allowed(
-        packages: tuple[ModuleType, ModuleType]) -> None:
+    packages: tuple[ModuleType, ModuleType],
+) -> None:
     params = inspect.signature(packages[0].Client.browser_emulate_media).parameters
     scheme = params["color_scheme"]
     assert scheme.default is UNSET and get_args(scheme.annotation)[1:] == (Unset, type(None))
@@ -184,8 +226,9 @@ def test_optional_parameters_default_to_unset_and_none_only_where_null_is_allowe
 # --------------------------------------------------------------------------------------- the wire
 
 
-def test_omitted_is_left_out_and_none_is_sent_as_null(packages: tuple[ModuleType, ModuleType],
-                                                      live: LiveServer) -> None:
+def test_omitted_is_left_out_and_none_is_sent_as_null(
+    packages: tuple[ModuleType, ModuleType], live: LiveServer
+) -> None:
     with packages[0].Client(live.url) as client, live.recording():
         _Seen.calls.clear()
         client.browser_emulate_media()
@@ -195,13 +238,22 @@ def test_omitted_is_left_out_and_none_is_sent_as_null(packages: tuple[ModuleType
     assert [fields for _, fields, _ in _Seen.calls] == [set(), {"color_scheme"}, {"color_scheme", "media"}]
 
 
-def test_keyword_arguments_reach_their_own_wire_names(packages: tuple[ModuleType, ModuleType],
-                                                      live: LiveServer) -> None:
+def test_keyword_arguments_reach_their_own_wire_names(
+    packages: tuple[ModuleType, ModuleType], live: LiveServer
+) -> None:
     with packages[0].Client(live.url) as client, live.recording():
-        client.create_pull_request(owner="octocat", repo="hello", title="Add feature", head="feature", base="main")
+        client.create_pull_request(
+            owner="octocat", repo="hello", title="Add feature", head="feature", base="main"
+        )
         client.get_weather("Berlin", units="c")
         [pull, weather] = _sent(live)
-    assert pull == {"owner": "octocat", "repo": "hello", "title": "Add feature", "head": "feature", "base": "main"}
+    assert pull == {
+        "owner": "octocat",
+        "repo": "hello",
+        "title": "Add feature",
+        "head": "feature",
+        "base": "main",
+    }
     assert weather == {"location": "Berlin", "units": "c"}
 
 
@@ -213,16 +265,24 @@ def test_values_are_sent_as_given(packages: tuple[ModuleType, ModuleType], live:
     assert type(sent["issue_number"]) is int  # an int stays an int (JSON number)
 
 
-@pytest.mark.parametrize(("arguments", "pointer", "why"), [
-    ({"type": ""}, "/type", "non-empty|too short|is not valid under any"),  # minLength inside anyOf
-    ({"issue_number": "10"}, "/issue_number", "not of type"),  # no lax coercion of "10"
-    ({"per_page": 0}, "/per_page", "less than the minimum"),
-    ({"point": (1, "x")}, "/point/1", "not of type"),
-    ({"issue_number": math.nan}, "/issue_number", "not a JSON number"),
-    ({"labels": {"a", "b"}}, "/labels", "set is not a JSON value"),
-])
-def test_what_the_schema_refuses_is_never_sent(packages: tuple[ModuleType, ModuleType], live: LiveServer,
-                                               arguments: dict[str, Any], pointer: str, why: str) -> None:
+@pytest.mark.parametrize(
+    ("arguments", "pointer", "why"),
+    [
+        ({"type": ""}, "/type", "non-empty|too short|is not valid under any"),  # minLength inside anyOf
+        ({"issue_number": "10"}, "/issue_number", "not of type"),  # no lax coercion of "10"
+        ({"per_page": 0}, "/per_page", "less than the minimum"),
+        ({"point": (1, "x")}, "/point/1", "not of type"),
+        ({"issue_number": math.nan}, "/issue_number", "not a JSON number"),
+        ({"labels": {"a", "b"}}, "/labels", "set is not a JSON value"),
+    ],
+)
+def test_what_the_schema_refuses_is_never_sent(
+    packages: tuple[ModuleType, ModuleType],
+    live: LiveServer,
+    arguments: dict[str, Any],
+    pointer: str,
+    why: str,
+) -> None:
     with packages[0].Client(live.url) as client, live.recording():
         with pytest.raises(ToolArgumentsError, match=why) as info:
             client.issue_write(method="create", owner="o", repo="r", **arguments)
@@ -230,8 +290,9 @@ def test_what_the_schema_refuses_is_never_sent(packages: tuple[ModuleType, Modul
         assert _sent(live) == []
 
 
-def test_the_server_still_refuses_what_a_raw_call_sends(packages: tuple[ModuleType, ModuleType],
-                                                        live: LiveServer) -> None:
+def test_the_server_still_refuses_what_a_raw_call_sends(
+    packages: tuple[ModuleType, ModuleType], live: LiveServer
+) -> None:
     with packages[0].Client(live.url) as client:
         result = client.call_tool("issue_write", {"method": "create", "owner": "o", "repo": "r", "type": ""})
     assert result.is_error and "/type" in result.text
@@ -265,8 +326,12 @@ def test_different_or_document_bound_defs_stay_apart() -> None:
     other["inputSchema"]["$defs"]["link"] = {"type": "object", "properties": {"href": {"type": "string"}}}
     names = _class_names([_page_tool("post_page"), other])
     # the links differ, so the rich texts that reach them differ too
-    assert {"PostPageRichTextRequestDef", "ArchivePageRichTextRequestDef", "PostPageLinkDef",
-            "ArchivePageLinkDef"} <= names
+    assert {
+        "PostPageRichTextRequestDef",
+        "ArchivePageRichTextRequestDef",
+        "PostPageLinkDef",
+        "ArchivePageLinkDef",
+    } <= names
     rooted = _page_tool("move_page")
     rooted["inputSchema"]["$defs"]["link"] = {"type": "object", "properties": {"parent": {"$ref": "#"}}}
     again = _page_tool("copy_page")
@@ -282,15 +347,36 @@ def test_sharing_is_bounded_on_hostile_shapes() -> None:
     deep: dict[str, Any] = {"type": "string"}
     for _ in range(900):
         deep = {"type": "object", "properties": {"a": deep}}
-    nested = [{"name": name, "inputSchema": {"type": "object", "properties": {"x": {"$ref": "#/$defs/d"}},
-                                             "$defs": {"d": deep}}} for name in ("a", "b")]
+    nested = [
+        {
+            "name": name,
+            "inputSchema": {
+                "type": "object",
+                "properties": {"x": {"$ref": "#/$defs/d"}},
+                "$defs": {"d": deep},
+            },
+        }
+        for name in ("a", "b")
+    ]
     with pytest.raises(UnsupportedSchemaError, match="SCHEMA-11"):
         build_models(nested)
-    web = {f"d{i}": {"type": "object", "properties": {
-        "left": {"$ref": f"#/$defs/d{(i + 1) % 40}"}, "right": {"$ref": f"#/$defs/d{(i * 7) % 40}"}}}
-        for i in range(40)}
-    tools = [{"name": f"t{i}", "inputSchema": {"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}},
-                                                "$defs": web}} for i in range(200)]
+    web = {
+        f"d{i}": {
+            "type": "object",
+            "properties": {
+                "left": {"$ref": f"#/$defs/d{(i + 1) % 40}"},
+                "right": {"$ref": f"#/$defs/d{(i * 7) % 40}"},
+            },
+        }
+        for i in range(40)
+    }
+    tools = [
+        {
+            "name": f"t{i}",
+            "inputSchema": {"type": "object", "properties": {"x": {"$ref": "#/$defs/d0"}}, "$defs": web},
+        }
+        for i in range(200)
+    ]
     started = time.monotonic()
     names = _class_names(tools)
     assert time.monotonic() - started < 20
@@ -309,7 +395,9 @@ def test_generated_files_stay_byte_identical() -> None:
 @pytest.fixture(scope="module")
 def github(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ModuleType, list[dict[str, Any]]]]:
     tools = json.loads(needs_shared("realworld", "github-tools.json").read_text("utf-8"))["tools"]
-    with _importable(tmp_path_factory.mktemp("typed_github"), build_client(_spec(tools), package="tcalls_github")):
+    with _importable(
+        tmp_path_factory.mktemp("typed_github"), build_client(_spec(tools), package="tcalls_github")
+    ):
         yield importlib.import_module("tcalls_github"), tools
 
 
@@ -320,8 +408,13 @@ def _methods(package: ModuleType) -> dict[str, tuple[str, str]]:
     found: dict[str, tuple[str, str]] = {}
     for method in client.body:
         if isinstance(method, ast.FunctionDef):
-            call = next(n for n in ast.walk(method) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                        and n.func.attr.startswith("_call"))
+            call = next(
+                n
+                for n in ast.walk(method)
+                if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr.startswith("_call")
+            )
             wire, model = call.args[0], call.args[2]
             assert isinstance(wire, ast.Constant) and isinstance(model, ast.Attribute)
             found[wire.value] = (method.name, model.attr)
@@ -329,7 +422,8 @@ def _methods(package: ModuleType) -> dict[str, tuple[str, str]]:
 
 
 def test_every_github_method_takes_its_required_parameters_in_required_order(
-        github: tuple[ModuleType, list[dict[str, Any]]]) -> None:
+    github: tuple[ModuleType, list[dict[str, Any]]],
+) -> None:
     package, tools = github
     methods = _methods(package)
     reordered = 0
@@ -343,8 +437,13 @@ def test_every_github_method_takes_its_required_parameters_in_required_order(
         wire = [fields[p.name].serialization_alias or p.name for p in params[: len(required)]]
         assert wire == required, tool["name"]
         kinds = {p.kind for p in params[: len(required)]}
-        assert kinds == ({inspect.Parameter.POSITIONAL_OR_KEYWORD} if len(required) == 1 else
-                         {inspect.Parameter.KEYWORD_ONLY} if required else set()), tool["name"]
+        assert kinds == (
+            {inspect.Parameter.POSITIONAL_OR_KEYWORD}
+            if len(required) == 1
+            else {inspect.Parameter.KEYWORD_ONLY}
+            if required
+            else set()
+        ), tool["name"]
     assert reordered >= 50  # the issue counted 58 tools whose sorted properties disagree with `required`
 
 
@@ -364,8 +463,15 @@ def test_github_issue_write_type_null_and_empty(github: tuple[ModuleType, list[d
 
 def test_schema_defaults_reach_docstrings_only_as_printable_text() -> None:
     hostile = 'x"""; import os #\u00a0\u202e\u2028\ud800 end'
-    tool = {"name": "t", "inputSchema": {"type": "object", "properties": {"s": {"type": "string", "default": hostile}}}}
-    source = build_client(_spec([tool]), package="tcalls_defaults").files["client.py"].decode("utf-8", "surrogatepass")
+    tool = {
+        "name": "t",
+        "inputSchema": {"type": "object", "properties": {"s": {"type": "string", "default": hostile}}},
+    }
+    source = (
+        build_client(_spec([tool]), package="tcalls_defaults")
+        .files["client.py"]
+        .decode("utf-8", "surrogatepass")
+    )
     assert all(ch.isprintable() or ch == "\n" for ch in source)
     assert '"""; import os' not in source.replace('\\"\\"\\"', "")
     # escaped for the docstring (its backslashes doubled in the source): the reader sees `\xa0...`

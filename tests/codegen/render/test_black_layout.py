@@ -32,8 +32,23 @@ from codegen.spec import ValidatedSpec, canonical_digest
 from tests.codegen.pipeline.test_generate import clear_generator_caches
 from tests.support import ROOT
 
-ALPHABET = [*"abcxyz_ -'\"\\{}%#\n\t", "\u202e", "\u2028", "\x00", "\x1b", "\x85", "é", "天", "😀", "\u3000",
-            '"""', "'''", "\\N{BULLET}", "\\x41", "\ud800"]
+ALPHABET = [
+    *"abcxyz_ -'\"\\{}%#\n\t",
+    "\u202e",
+    "\u2028",
+    "\x00",
+    "\x1b",
+    "\x85",
+    "é",
+    "天",
+    "😀",
+    "\u3000",
+    '"""',
+    "'''",
+    "\\N{BULLET}",
+    "\\x41",
+    "\ud800",
+]
 
 
 def _text(rng: random.Random, size: int) -> str:
@@ -78,8 +93,13 @@ def test_docstrings_survive_black() -> None:
 
 
 _NAMES = ["x", "name", "a" * 40, "very_long_parameter_name_for_layout", "b" * 70]
-_MODELS = ["Item", "VeryLongModelNameForLayoutPurposesOption1", "VeryLongModelNameForLayoutPurposesOption2",
-           "Short", "天气Model" if False else "WideModel"]
+_MODELS = [
+    "Item",
+    "VeryLongModelNameForLayoutPurposesOption1",
+    "VeryLongModelNameForLayoutPurposesOption2",
+    "Short",
+    "天气Model" if False else "WideModel",
+]
 
 
 def _random_type(rng: random.Random, depth: int = 0) -> ir.TypeExpr:
@@ -91,8 +111,12 @@ def _random_type(rng: random.Random, depth: int = 0) -> ir.TypeExpr:
     if choice == 2:
         return ir.ModelRef(rng.choice(_MODELS))
     if choice == 3:
-        return ir.Lit(tuple(rng.choice(["a", "value " * rng.randint(1, 9), "天气" * 5, 1, True])
-                            for _ in range(rng.randint(1, 6))))
+        return ir.Lit(
+            tuple(
+                rng.choice(["a", "value " * rng.randint(1, 9), "天气" * 5, 1, True])
+                for _ in range(rng.randint(1, 6))
+            )
+        )
     if choice == 4:
         return ir.AliasRef("SomeAliasName" * rng.randint(1, 4))
     if choice == 5:
@@ -126,12 +150,18 @@ def test_random_signatures_and_calls_survive_black() -> None:
         returns = typenodes.type_node(_random_type(rng), names, plain=True)
         name = pysource.ident(f"method_{index}_" + "m" * rng.randint(0, 60))
         header = layout.def_header(name, params, returns, indent="    ", is_async=rng.random() < 0.5)
-        items = [pysource.seq(pysource.literal(_text(rng, 20)), pysource.code(": "), pysource.ident("x"))
-                 for _ in range(rng.randint(0, 8))]
-        call = pysource.call(pysource.code("return self._call"), [
-            pysource.literal("w" * rng.randint(1, 50)), pysource.brk("{", items, "}") if items else pysource.code("{}"),
-            pysource.code("_m.Input" + "I" * rng.randint(0, 40)),
-        ])
+        items = [
+            pysource.seq(pysource.literal(_text(rng, 20)), pysource.code(": "), pysource.ident("x"))
+            for _ in range(rng.randint(0, 8))
+        ]
+        call = pysource.call(
+            pysource.code("return self._call"),
+            [
+                pysource.literal("w" * rng.randint(1, 50)),
+                pysource.brk("{", items, "}") if items else pysource.code("{}"),
+                pysource.code("_m.Input" + "I" * rng.randint(0, 40)),
+            ],
+        )
         body = layout.statement(call, indent="        ")
         methods.append(f"{header}\n        {pysource.docstring('doc', indent='        ')}\n{body}\n")
     source = "class C:\n" + "\n".join(methods)
@@ -151,7 +181,9 @@ def test_random_model_fields_survive_black(seed: int) -> None:
     for index in range(600):
         type_ = _random_type(rng)
         required = rng.random() < 0.3
-        default: Any = rng.choice([None, "text " * rng.randint(0, 30), 3, [1, 2] * rng.randint(0, 20), {"k": "v"}])
+        default: Any = rng.choice(
+            [None, "text " * rng.randint(0, 30), 3, [1, 2] * rng.randint(0, 20), {"k": "v"}]
+        )
         field = FieldDef(
             name=rng.choice(_NAMES) + f"_{index}",
             wire_name=rng.choice(["same", _text(rng, 30)]),
@@ -176,8 +208,14 @@ def _reorder_keywords(value: Any, parent: str | None = None) -> Any:
         return [_reorder_keywords(item) for item in value]
     if not isinstance(value, dict):
         return value
-    keep = parent in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
-                      "dependentRequired")
+    keep = parent in (
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+        "dependentRequired",
+    )
     items = list(value.items()) if keep else list(reversed(value.items()))
     return {key: _reorder_keywords(item, key) for key, item in items}
 
@@ -191,15 +229,19 @@ def test_code_does_not_depend_on_keyword_order() -> None:
         clear_generator_caches()
         spec = ValidatedSpec(source="shapes.json", tools=variant, digest=canonical_digest(variant))
         client, server = build_client(spec, package="p_client"), build_server(spec, package="p_server")
-        out.append({name: data for name, data in {**client.files, **server.files}.items() if name.endswith(".py")})
+        out.append(
+            {name: data for name, data in {**client.files, **server.files}.items() if name.endswith(".py")}
+        )
     assert out[0] == out[1]
 
 
 @pytest.mark.parametrize("count", [0, 1, 2])
 def test_small_specs(count: int) -> None:
     """No tools, one tool (a one-element bindings tuple keeps its comma), two tools."""
-    tools = [{"name": f"t{i}", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}
-             for i in range(count)]
+    tools = [
+        {"name": f"t{i}", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}
+        for i in range(count)
+    ]
     spec = ValidatedSpec(source="small.json", tools=tools, digest=canonical_digest(tools))
     for package in (build_client(spec, package="s_client"), build_server(spec, package="s_server")):
         for name, data in {**package.files, **package.user_files}.items():

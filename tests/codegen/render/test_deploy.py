@@ -28,8 +28,13 @@ def test_files_name_the_package_and_nothing_else() -> None:
         assert not re.search(r"@[A-Z_]+@", text) and text.endswith("\n")
     assert files == deploy_files("weather_server", __version__)  # deterministic
     dockerfile = files["Dockerfile"]
-    assert f'"mcpgen-runtime[fast,redis]=={__version__}"' in dockerfile  # compose.yaml sets MCPGEN_STORE=redis://
-    assert 'CMD ["python", "-m", "weather_server", "--http", "--host", "0.0.0.0", "--port", "8000"]' in dockerfile
+    assert (
+        f'"mcpgen-runtime[fast,redis]=={__version__}"' in dockerfile
+    )  # compose.yaml sets MCPGEN_STORE=redis://
+    assert (
+        'CMD ["python", "-m", "weather_server", "--http", "--host", "0.0.0.0", "--port", "8000"]'
+        in dockerfile
+    )
 
 
 def test_compose_runs_replicas_redis_and_nginx() -> None:
@@ -38,7 +43,9 @@ def test_compose_runs_replicas_redis_and_nginx() -> None:
     assert set(services) == {"app", "redis", "nginx"}
     app = services["app"]
     assert app["environment"]["MCPGEN_STORE"] == "redis://redis:6379/0"
-    assert app["environment"]["MCPGEN_STATE_SECRET"].startswith("${MCPGEN_STATE_SECRET:?")  # from the environment
+    assert app["environment"]["MCPGEN_STATE_SECRET"].startswith(
+        "${MCPGEN_STATE_SECRET:?"
+    )  # from the environment
     assert app["deploy"]["replicas"] == 3
     assert "/readyz" in " ".join(app["healthcheck"]["test"])
     assert services["nginx"]["volumes"] == ["./nginx.conf:/etc/nginx/nginx.conf:ro"]
@@ -47,23 +54,39 @@ def test_compose_runs_replicas_redis_and_nginx() -> None:
 
 def test_nginx_conf_has_the_proxy_rules() -> None:
     conf = nginx_conf("weather_server", __version__)
-    for directive in ("proxy_http_version 1.1;", 'proxy_set_header Connection "";', "proxy_buffering off;",
-                      "proxy_read_timeout 600s;", "proxy_next_upstream error timeout;", "keepalive 64;",
-                      "server app:8000 max_fails=1 fail_timeout=5s;", "listen 8080;", "client_body_timeout 10s;"):
+    for directive in (
+        "proxy_http_version 1.1;",
+        'proxy_set_header Connection "";',
+        "proxy_buffering off;",
+        "proxy_read_timeout 600s;",
+        "proxy_next_upstream error timeout;",
+        "keepalive 64;",
+        "server app:8000 max_fails=1 fail_timeout=5s;",
+        "listen 8080;",
+        "client_body_timeout 10s;",
+    ):
         assert directive in conf, directive
     assert "non_idempotent" not in conf.replace("(no `non_idempotent` here)", "")  # never resend a sent POST
-    several = nginx_conf("weather_server", __version__, upstreams=["127.0.0.1:1", "127.0.0.1:2"],
-                         listen="127.0.0.1:3", http_extra=["access_log off;"])
+    several = nginx_conf(
+        "weather_server",
+        __version__,
+        upstreams=["127.0.0.1:1", "127.0.0.1:2"],
+        listen="127.0.0.1:3",
+        http_extra=["access_log off;"],
+    )
     assert "server 127.0.0.1:1 max_fails=1" in several and "server 127.0.0.1:2 max_fails=1" in several
     assert "    access_log off;" in several and "listen 127.0.0.1:3;" in several
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"upstreams": ["app:8000; include /etc/passwd"]},
-    {"listen": "8080;\nserver {"},
-    {"http_extra": ["access_log off; } server {"]},
-    {"upstreams": []},
-])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"upstreams": ["app:8000; include /etc/passwd"]},
+        {"listen": "8080;\nserver {"},
+        {"http_extra": ["access_log off; } server {"]},
+        {"upstreams": []},
+    ],
+)
 def test_nginx_conf_refuses_what_is_not_an_address(kwargs: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         nginx_conf("weather_server", __version__, **kwargs)  # type: ignore[arg-type]

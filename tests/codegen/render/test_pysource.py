@@ -76,8 +76,27 @@ def test_comment_is_one_safe_line(text: str) -> None:
 @pytest.mark.parametrize(
     "value",
     [
-        None, True, False, 0, -1, 2**63, 1.5, -0.0, 1e300, "", "'", '"', '"""', "\\", "\n\r\x00\u202e",
-        "{{x}}", [], {}, [1, "a", None, [True]], {"a": {"b": [1.25, "c'\""]}}, {"": ""},
+        None,
+        True,
+        False,
+        0,
+        -1,
+        2**63,
+        1.5,
+        -0.0,
+        1e300,
+        "",
+        "'",
+        '"',
+        '"""',
+        "\\",
+        "\n\r\x00\u202e",
+        "{{x}}",
+        [],
+        {},
+        [1, "a", None, [True]],
+        {"a": {"b": [1.25, "c'\""]}},
+        {"": ""},
     ],
 )
 def test_literal_round_trips(value: object) -> None:
@@ -135,7 +154,11 @@ def test_laid_out_allows_only_line_breaks_commas_and_parentheses() -> None:
     assert pysource.laid_out(node, '    f("a b", x)', indent="    ") == '    f("a b", x)'
     split = '    f(\n        "a b",\n        x,\n    )'
     assert pysource.laid_out(node, split, indent="    ") == split
-    for forged in ['    f("a b", x); import os', '    f("a b", y)', '    f(\n        "a b",\n        x.y,\n    )']:
+    for forged in [
+        '    f("a b", x); import os',
+        '    f("a b", y)',
+        '    f(\n        "a b",\n        x.y,\n    )',
+    ]:
         with pytest.raises(InternalGeneratorError, match="layout changed"):
             pysource.laid_out(node, forged, indent="    ")
     with pytest.raises(InternalGeneratorError, match="indent"):
@@ -155,7 +178,9 @@ def test_only_pysource_mints_markers() -> None:
         tree = ast.parse(path.read_text("utf-8"))
         names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
         names |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
-        names |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
+        names |= {
+            alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names
+        }
         assert "_TOKEN" not in names, path.name
 
 

@@ -15,8 +15,36 @@ from codegen.refs import DRAFT_07, DRAFT_2020_12, Dialect
 from codegen.validate import metaschema
 
 DIALECTS: list[Dialect] = [DRAFT_2020_12, DRAFT_07]
-SCALARS: list[Any] = [None, True, False, 0, 1, -1, 2, 1.0, 0.5, -0.5, 2.0, float("inf"), "", "a", "#", "a#b", "#/x",
-                      "string", "object", "integer", "null", "bogus", "^a$", "[", "http://x", "A_b", "1abc", "a\n"]
+SCALARS: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2,
+    1.0,
+    0.5,
+    -0.5,
+    2.0,
+    float("inf"),
+    "",
+    "a",
+    "#",
+    "a#b",
+    "#/x",
+    "string",
+    "object",
+    "integer",
+    "null",
+    "bogus",
+    "^a$",
+    "[",
+    "http://x",
+    "A_b",
+    "1abc",
+    "a\n",
+]
 
 
 def _jsonschema_accepts(dialect: Dialect, node: Any) -> bool:
@@ -59,30 +87,36 @@ def test_predicate_is_never_more_lenient_than_jsonschema(dialect: Dialect) -> No
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-@pytest.mark.parametrize("node", [
-    {"type": "string", "description": "x", "minLength": 1, "maxLength": 10},
-    {"type": ["string", "null"], "enum": ["a", "b"], "default": "a"},
-    {"type": "object", "properties": {"a": {}}, "required": ["a"], "additionalProperties": False},
-    {"type": "array", "items": {"type": "integer"}, "minItems": 0, "uniqueItems": True},
-    {"anyOf": [{"type": "string"}, {"type": "null"}], "title": "t"},
-    {"$ref": "#/$defs/x", "$defs": {"x": True}},
-])
+@pytest.mark.parametrize(
+    "node",
+    [
+        {"type": "string", "description": "x", "minLength": 1, "maxLength": 10},
+        {"type": ["string", "null"], "enum": ["a", "b"], "default": "a"},
+        {"type": "object", "properties": {"a": {}}, "required": ["a"], "additionalProperties": False},
+        {"type": "array", "items": {"type": "integer"}, "minItems": 0, "uniqueItems": True},
+        {"anyOf": [{"type": "string"}, {"type": "null"}], "title": "t"},
+        {"$ref": "#/$defs/x", "$defs": {"x": True}},
+    ],
+)
 def test_common_subschemas_take_the_fast_path(dialect: Dialect, node: dict[str, Any]) -> None:
     assert metaschema._certainly_valid(dialect)(node)
     assert list(metaschema.problems(dialect, node)) == []
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-@pytest.mark.parametrize("node", [
-    {"type": "strin"},
-    {"type": ["string", "string"]},
-    {"minLength": -1},
-    {"minLength": True},
-    {"required": ["a", "a"]},
-    {"properties": {"a": 3}},
-    {"enum": "a"},
-    {"multipleOf": 0},
-])
+@pytest.mark.parametrize(
+    "node",
+    [
+        {"type": "strin"},
+        {"type": ["string", "string"]},
+        {"minLength": -1},
+        {"minLength": True},
+        {"required": ["a", "a"]},
+        {"properties": {"a": 3}},
+        {"enum": "a"},
+        {"multipleOf": 0},
+    ],
+)
 def test_invalid_subschemas_get_jsonschemas_errors(dialect: Dialect, node: dict[str, Any]) -> None:
     assert not metaschema._certainly_valid(dialect)(node)
     found = list(metaschema.problems(dialect, node))

@@ -44,8 +44,15 @@ def failing(loaded: LoadedSpec, **kwargs: Any) -> list[Diagnostic]:
     return info.value.diagnostics
 
 
-def find(diags: list[Diagnostic], rule: str, pointer: str, *, tool_name: str | None = "t",
-         severity: str = "error", text: str = "") -> Diagnostic:
+def find(
+    diags: list[Diagnostic],
+    rule: str,
+    pointer: str,
+    *,
+    tool_name: str | None = "t",
+    severity: str = "error",
+    text: str = "",
+) -> Diagnostic:
     """The one diagnostic for (rule, pointer); its printed form names source, tool, pointer and rule."""
     matches = [d for d in diags if d.rule == rule and d.pointer == pointer]
     assert matches, f"no {rule} at {pointer!r} in:\n" + "\n".join(map(str, diags))
@@ -187,7 +194,9 @@ def test_name_should_rules_warn_then_fail_under_strict(name: str, rule: str, tex
 
 
 def test_valid_names_pass_strict() -> None:
-    result = validate(spec(tool("getUser"), tool("DATA_EXPORT_v2"), tool("admin.tools.list"), tool("a-b")), strict=True)
+    result = validate(
+        spec(tool("getUser"), tool("DATA_EXPORT_v2"), tool("admin.tools.list"), tool("a-b")), strict=True
+    )
     assert result.warnings == []
 
 
@@ -216,8 +225,14 @@ def test_annotations_icons_meta_shapes() -> None:
 
 def test_meta_key_format() -> None:
     meta = {
-        "ui": {}, "com.example/thing": 1, "io.modelcontextprotocol/x": 1, "com.example/": 1,  # fine
-        "1com.example/x": 1, "com..x/y": 1, "-bad": 1, "com.example/bad-": 1,
+        "ui": {},
+        "com.example/thing": 1,
+        "io.modelcontextprotocol/x": 1,
+        "com.example/": 1,  # fine
+        "1com.example/x": 1,
+        "com..x/y": 1,
+        "-bad": 1,
+        "com.example/bad-": 1,
     }
     result = validate(spec(tool(_meta=meta)))
     warnings = result.warnings
@@ -295,7 +310,9 @@ def test_supported_dialects(uri: str) -> None:
     ],
 )
 def test_unsupported_dialect(declared: Any, shown: str) -> None:
-    diags = failing(spec(tool(schema={"$schema": declared, "type": "object"}, outputSchema={"$schema": declared})))
+    diags = failing(
+        spec(tool(schema={"$schema": declared, "type": "object"}, outputSchema={"$schema": declared}))
+    )
     for member in ("inputSchema", "outputSchema"):
         diag = find(diags, "SCHEMA-06", f"/tools/0/{member}/$schema", text="is not supported")
         assert f"dialect {shown} is not supported; supported: 2020-12, draft-07" in diag.message
@@ -303,8 +320,12 @@ def test_unsupported_dialect(declared: Any, shown: str) -> None:
 
 def test_nested_schema_dialect_must_match() -> None:
     schema = {"type": "object", "properties": {"a": {"$schema": "http://json-schema.org/draft-07/schema#"}}}
-    find(failing(spec(tool(schema=schema))), "SCHEMA-06", "/tools/0/inputSchema/properties/a/$schema",
-         text="differs from the schema's own (2020-12)")
+    find(
+        failing(spec(tool(schema=schema))),
+        "SCHEMA-06",
+        "/tools/0/inputSchema/properties/a/$schema",
+        text="differs from the schema's own (2020-12)",
+    )
 
 
 def test_meta_schema_errors_all_reported_with_pointers() -> None:
@@ -314,7 +335,12 @@ def test_meta_schema_errors_all_reported_with_pointers() -> None:
         "required": "a",
     }
     diags = failing(spec(tool(schema=schema, outputSchema={"type": 5})))
-    find(diags, "SCHEMA-07", "/tools/0/inputSchema/properties/a/type", text="not a valid 2020-12 schema: 'strin'")
+    find(
+        diags,
+        "SCHEMA-07",
+        "/tools/0/inputSchema/properties/a/type",
+        text="not a valid 2020-12 schema: 'strin'",
+    )
     find(diags, "SCHEMA-07", "/tools/0/inputSchema/properties/b/minimum", text="'x' is not of type 'number'")
     find(diags, "SCHEMA-07", "/tools/0/inputSchema/properties/c/items")
     find(diags, "SCHEMA-07", "/tools/0/inputSchema/required", text="'a' is not of type 'array'")
@@ -328,8 +354,12 @@ def test_draft07_schema_checked_against_draft07_meta_schema() -> None:
     ok = {"$schema": draft07, "type": "object", "properties": {"a": {"exclusiveMinimum": 1}}}
     assert validate(spec(tool(schema=ok))).warnings == []
     bad = {"$schema": draft07, "type": "object", "properties": {"a": {"exclusiveMinimum": True}}}
-    find(failing(spec(tool(schema=bad))), "SCHEMA-07", "/tools/0/inputSchema/properties/a/exclusiveMinimum",
-         text="not a valid draft-07 schema")
+    find(
+        failing(spec(tool(schema=bad))),
+        "SCHEMA-07",
+        "/tools/0/inputSchema/properties/a/exclusiveMinimum",
+        text="not a valid draft-07 schema",
+    )
 
 
 def test_meta_schema_error_cap() -> None:
@@ -346,22 +376,36 @@ def test_bad_refs_fixture() -> None:
     diags = failing(load_file(FIXTURES / "bad-refs.json"))
     base = "/tools/0/inputSchema/properties"
     name = "bad_refs"
-    find(diags, "SCHEMA-08", f"{base}/network/$ref", tool_name=name, text="network URI, which is never fetched")
+    find(
+        diags, "SCHEMA-08", f"{base}/network/$ref", tool_name=name, text="network URI, which is never fetched"
+    )
     find(diags, "SCHEMA-10", f"{base}/relative/$ref", tool_name=name, text="another document")
     find(diags, "SCHEMA-10", f"{base}/urn/$ref", tool_name=name, text="another document")
     missing = find(diags, "SCHEMA-07", f"{base}/missing_def/$ref", tool_name=name)
     assert missing.message.startswith("$ref '#/$defs/unknown': target '#/$defs/unknown' does not exist")
     assert "does not exist" in missing.message and "no member 'unknown' at /$defs" in missing.message
     find(diags, "SCHEMA-07", f"{base}/missing_anchor/$ref", tool_name=name, text="no $anchor named 'nowhere'")
-    find(diags, "SCHEMA-07", f"{base}/not_a_schema/$ref", tool_name=name, text="is an array of 1 item(s), not a schema")
+    find(
+        diags,
+        "SCHEMA-07",
+        f"{base}/not_a_schema/$ref",
+        tool_name=name,
+        text="is an array of 1 item(s), not a schema",
+    )
     assert len(diags) == 6
 
 
 def test_ref_resolved_against_id_shows_the_target() -> None:
-    schema = {"type": "object", "$id": "https://example.com/root.json",
-              "properties": {"a": {"$ref": "other.json#/x"}}}
+    schema = {
+        "type": "object",
+        "$id": "https://example.com/root.json",
+        "properties": {"a": {"$ref": "other.json#/x"}},
+    }
     diag = find(failing(spec(tool(schema=schema))), "SCHEMA-08", "/tools/0/inputSchema/properties/a/$ref")
-    assert "$ref 'other.json#/x' (-> 'https://example.com/other.json#/x'): refers to a network URI" in diag.message
+    assert (
+        "$ref 'other.json#/x' (-> 'https://example.com/other.json#/x'): refers to a network URI"
+        in diag.message
+    )
 
 
 def test_refs_in_output_schema_and_defs() -> None:
@@ -372,13 +416,20 @@ def test_refs_in_output_schema_and_defs() -> None:
 def test_ref_to_pointer_outside_keywords_is_indexed() -> None:
     schema = {
         "type": "object",
-        "components": {"Pet": {"type": "object", "properties": {"owner": {"$ref": "#/components/Owner"}}},
-                       "Owner": {"type": "object", "properties": {"home": {"$ref": "#/nowhere"}}}},
+        "components": {
+            "Pet": {"type": "object", "properties": {"owner": {"$ref": "#/components/Owner"}}},
+            "Owner": {"type": "object", "properties": {"home": {"$ref": "#/nowhere"}}},
+        },
         "properties": {"pet": {"$ref": "#/components/Pet"}},
     }
     diags = failing(spec(tool(schema=schema)))
     # The broken ref is only reachable through two refs into a non-keyword member; it is still found.
-    find(diags, "SCHEMA-07", "/tools/0/inputSchema/components/Owner/properties/home/$ref", text="does not exist")
+    find(
+        diags,
+        "SCHEMA-07",
+        "/tools/0/inputSchema/components/Owner/properties/home/$ref",
+        text="does not exist",
+    )
 
 
 def test_property_named_ref_is_not_a_reference() -> None:
@@ -391,8 +442,11 @@ def test_property_named_ref_is_not_a_reference() -> None:
     [
         {"type": "object", "$ref": "#"},
         {"type": "object", "allOf": [{"$ref": "#/$defs/a"}], "$defs": {"a": {"anyOf": [{"$ref": "#"}]}}},
-        {"type": "object", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"not": {"$ref": "#/$defs/a"}}},
-         "properties": {"x": {"$ref": "#/$defs/a"}}},
+        {
+            "type": "object",
+            "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"not": {"$ref": "#/$defs/a"}}},
+            "properties": {"x": {"$ref": "#/$defs/a"}},
+        },
     ],
 )
 def test_reference_loops_that_never_consume_input(schema: dict[str, Any]) -> None:
@@ -413,15 +467,31 @@ def test_recursion_through_properties_is_fine() -> None:
 
 def test_header_violation_excludes_only_that_tool() -> None:
     bad = tool("bad", {"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}})
-    nested = tool("nested", {"type": "object", "anyOf": [{"properties": {"r": {"type": "string",
-                                                                                "x-mcp-header": "R"}}}]})
-    good = tool("good", {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}})
+    nested = tool(
+        "nested",
+        {"type": "object", "anyOf": [{"properties": {"r": {"type": "string", "x-mcp-header": "R"}}}]},
+    )
+    good = tool(
+        "good", {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}
+    )
     result = validate(spec(bad, nested, good))
     assert [t["name"] for t in result.tools] == ["good"]
-    find(result.warnings, "XHDR-06", "/tools/0/inputSchema/properties/n/type", tool_name="bad", severity="warning",
-         text="excluded")
-    find(result.warnings, "XHDR-08", "/tools/1/inputSchema/anyOf/0/properties/r/x-mcp-header", tool_name="nested",
-         severity="warning", text="excluded")
+    find(
+        result.warnings,
+        "XHDR-06",
+        "/tools/0/inputSchema/properties/n/type",
+        tool_name="bad",
+        severity="warning",
+        text="excluded",
+    )
+    find(
+        result.warnings,
+        "XHDR-08",
+        "/tools/1/inputSchema/anyOf/0/properties/r/x-mcp-header",
+        tool_name="nested",
+        severity="warning",
+        text="excluded",
+    )
 
 
 def test_header_violation_is_still_a_warning_under_strict() -> None:
@@ -430,11 +500,16 @@ def test_header_violation_is_still_a_warning_under_strict() -> None:
     assert [t["name"] for t in result.tools] == ["ok"]
 
 
-@pytest.mark.parametrize("prop", ["password", "api_key", "apiKey", "authToken", "client_secret", "Authorization",
-                                  "credentials"])
+@pytest.mark.parametrize(
+    "prop", ["password", "api_key", "apiKey", "authToken", "client_secret", "Authorization", "credentials"]
+)
 def test_secret_looking_header_parameters(prop: str) -> None:
-    schema = {"type": "object", "properties": {"outer": {"type": "object", "properties": {
-        prop: {"type": "string", "x-mcp-header": "Thing"}}}}}
+    schema = {
+        "type": "object",
+        "properties": {
+            "outer": {"type": "object", "properties": {prop: {"type": "string", "x-mcp-header": "Thing"}}}
+        },
+    }
     pointer = f"/tools/0/inputSchema/properties/outer/properties/{prop}/x-mcp-header"
     result = validate(spec(tool(schema=schema)))
     assert len(result.tools) == 1
@@ -450,8 +525,12 @@ def test_ordinary_header_parameters_are_not_flagged(prop: str) -> None:
 
 def test_secret_looking_header_name() -> None:
     schema = {"type": "object", "properties": {"value": {"type": "string", "x-mcp-header": "X-Api-Key"}}}
-    find(validate(spec(tool(schema=schema))).warnings, "XHDR-12",
-         "/tools/0/inputSchema/properties/value/x-mcp-header", severity="warning")
+    find(
+        validate(spec(tool(schema=schema))).warnings,
+        "XHDR-12",
+        "/tools/0/inputSchema/properties/value/x-mcp-header",
+        severity="warning",
+    )
 
 
 # --------------------------------------------------------------------------- bounds (SCHEMA-11)
@@ -480,7 +559,9 @@ def test_deep_arrays_and_meta_are_bounded_too() -> None:
     deep_list: Any = []
     for _ in range(10_000):
         deep_list = [deep_list]
-    diags = failing(spec(tool(schema={"type": "object", "enum": deep_list}), tool("u", _meta={"x": deep_list})))
+    diags = failing(
+        spec(tool(schema={"type": "object", "enum": deep_list}), tool("u", _meta={"x": deep_list}))
+    )
     find(diags, "SCHEMA-11", "/tools/0/inputSchema/enum" + "/0" * 64, text="nested more than 64")
     find(diags, "MCPGEN-LIMITS", "/tools/1/_meta/x" + "/0" * 64, tool_name="u", text="nested more than 64")
 
@@ -522,8 +603,11 @@ def test_total_subschema_budget_stops_early() -> None:
 
 
 def test_schema_filling_the_budget_exactly_is_fully_checked() -> None:
-    schema = {"type": "object", "properties": {f"p{i}": {} for i in range(8)},
-              "$defs": {"h": {"type": "string"}}}  # 10 subschemas
+    schema = {
+        "type": "object",
+        "properties": {f"p{i}": {} for i in range(8)},
+        "$defs": {"h": {"type": "string"}},
+    }  # 10 subschemas
     schema["properties"]["p0"] = {"type": "number", "x-mcp-header": "P"}
     result = validate(spec(tool(schema=schema)), limits=Limits(max_subschemas=10))
     assert result.tools == []  # the x-mcp-header check still ran
@@ -532,8 +616,12 @@ def test_schema_filling_the_budget_exactly_is_fully_checked() -> None:
 
 def test_value_count_cap() -> None:
     schema = {"type": "object", "enum": list(range(1000))}
-    find(failing(spec(tool(schema=schema)), limits=Limits(max_values=500)), "SCHEMA-11", "/tools/0",
-         text="more than 500 JSON values")
+    find(
+        failing(spec(tool(schema=schema)), limits=Limits(max_values=500)),
+        "SCHEMA-11",
+        "/tools/0",
+        text="more than 500 JSON values",
+    )
 
 
 def test_total_value_cap_stops_early() -> None:
@@ -552,17 +640,32 @@ def test_too_many_tools() -> None:
 
 def test_string_length_caps() -> None:
     long_name = "n" * 2000
-    diags = failing(spec(
-        tool(long_name),
-        tool("d", description="x" * (64 * 1024 + 1)),
-        tool("k", {"type": "object", "properties": {"k" * 1025: {"type": "string"}}}),
-        tool("s", {"type": "object", "default": {"v": "y" * 100}}),
-    ), limits=Limits(max_string=50, max_description=64 * 1024))
+    diags = failing(
+        spec(
+            tool(long_name),
+            tool("d", description="x" * (64 * 1024 + 1)),
+            tool("k", {"type": "object", "properties": {"k" * 1025: {"type": "string"}}}),
+            tool("s", {"type": "object", "default": {"v": "y" * 100}}),
+        ),
+        limits=Limits(max_string=50, max_description=64 * 1024),
+    )
     shown = long_name[:77] + "..."
     find(diags, "MCPGEN-LIMITS", "/tools/0/name", tool_name=shown, text="2000 characters")
     find(diags, "MCPGEN-LIMITS", "/tools/1/description", tool_name="d", text="longer than the limit of 65536")
-    find(diags, "SCHEMA-11", "/tools/2/inputSchema/properties", tool_name="k", text="member name of 1025 characters")
-    find(diags, "SCHEMA-11", "/tools/3/inputSchema/default/v", tool_name="s", text="longer than the limit of 50")
+    find(
+        diags,
+        "SCHEMA-11",
+        "/tools/2/inputSchema/properties",
+        tool_name="k",
+        text="member name of 1025 characters",
+    )
+    find(
+        diags,
+        "SCHEMA-11",
+        "/tools/3/inputSchema/default/v",
+        tool_name="s",
+        text="longer than the limit of 50",
+    )
 
 
 # --------------------------------------------------------------------------- results

@@ -24,7 +24,9 @@ def py(body: str) -> bytes:
     return (HEADER + body).encode("utf-8")
 
 
-def make_pkg(version: int = 1, *, extra: dict[str, bytes] | None = None, handlers: bool = True) -> GeneratedPackage:
+def make_pkg(
+    version: int = 1, *, extra: dict[str, bytes] | None = None, handlers: bool = True
+) -> GeneratedPackage:
     files = {
         "__init__.py": py("from .client import Client\n"),
         "client.py": py(f"class Client:\n    version = {version}\n"),
@@ -32,7 +34,11 @@ def make_pkg(version: int = 1, *, extra: dict[str, bytes] | None = None, handler
         "tools.json": b'{"tools": []}\n',
         **(extra or {}),
     }
-    user = {"handlers.py": b"# Your code: mcpgen created this file once and never rewrites it.\n"} if handlers else {}
+    user = (
+        {"handlers.py": b"# Your code: mcpgen created this file once and never rewrites it.\n"}
+        if handlers
+        else {}
+    )
     return GeneratedPackage(package="demo", files=files, user_files=user)
 
 
@@ -75,7 +81,12 @@ def test_creates_package_with_manifest(tmp_path: Path) -> None:
     assert report.changed and not report.updated and not report.removed
     assert (pdir / "client.py").read_bytes() == make_pkg().files["client.py"]
     manifest = json.loads((pdir / MANIFEST_NAME).read_text("utf-8"))
-    assert manifest["files"] == ["__init__.py", "client.py", "models.py", "tools.json"]  # user files are not owned
+    assert manifest["files"] == [
+        "__init__.py",
+        "client.py",
+        "models.py",
+        "tools.json",
+    ]  # user files are not owned
     assert manifest["package"] == "demo"
     assert leftovers(tmp_path) == []
 
@@ -210,7 +221,9 @@ def test_stale_path_replaced_by_user_directory_is_kept(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------------- atomicity
 
 
-def test_failure_mid_write_leaves_previous_output_identical(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failure_mid_write_leaves_previous_output_identical(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_package(tmp_path, make_pkg(1, extra={"old.py": py("OLD\n")}))
     pdir = tmp_path / "demo"
     (pdir / "handlers.py").write_text("mine\n")
@@ -427,7 +440,14 @@ def test_check_reports_missing_extra_and_differing(tmp_path: Path) -> None:
 def test_check_missing_package(tmp_path: Path) -> None:
     diffs = check_package(tmp_path, make_pkg())
     assert {d.status for d in diffs} == {"missing"}
-    assert [d.path for d in diffs] == ["__init__.py", "client.py", "handlers.py", "models.py", "tools.json", MANIFEST_NAME]
+    assert [d.path for d in diffs] == [
+        "__init__.py",
+        "client.py",
+        "handlers.py",
+        "models.py",
+        "tools.json",
+        MANIFEST_NAME,
+    ]
     assert all(d.detail == "" for d in diffs if d.path != "handlers.py")  # no diff noise for missing files
     assert not (tmp_path / "demo").exists()
 
@@ -443,7 +463,9 @@ def test_check_reports_conflict(tmp_path: Path) -> None:
 
 def test_check_diff_is_capped(tmp_path: Path) -> None:
     write_package(tmp_path, make_pkg(extra={"big.py": py("".join(f"a{i} = {i}\n" for i in range(500)))}))
-    diffs = check_package(tmp_path, make_pkg(extra={"big.py": py("".join(f"b{i} = {i}\n" for i in range(500)))}))
+    diffs = check_package(
+        tmp_path, make_pkg(extra={"big.py": py("".join(f"b{i} = {i}\n" for i in range(500)))})
+    )
     detail = next(d for d in diffs if d.path == "big.py").detail
     assert len(detail.splitlines()) == DIFF_LINE_CAP + 1
     assert "more diff lines" in detail.splitlines()[-1]

@@ -64,8 +64,14 @@ def test_async_token_provider_may_be_a_coroutine(guarded: LiveServer) -> None:
     async def main(client: AsyncClient) -> list[str]:
         return [(await client.get_weather(city)).text for city in ("Paris", "Oslo")]
 
-    with driver("async", lambda: WeatherClient(guarded.url),
-                lambda: WeatherAsyncClient(guarded.url, token_provider=provider)) as drv, guarded.recording():
+    with (
+        driver(
+            "async",
+            lambda: WeatherClient(guarded.url),
+            lambda: WeatherAsyncClient(guarded.url, token_provider=provider),
+        ) as drv,
+        guarded.recording(),
+    ):
         texts = drv.run(main)
         assert "Paris" in texts[0] and "Oslo" in texts[1]
         assert authorizations(guarded) == ["Bearer token-0", "Bearer token-1"]
@@ -73,13 +79,20 @@ def test_async_token_provider_may_be_a_coroutine(guarded: LiveServer) -> None:
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_static_headers_and_missing_token(guarded: LiveServer, mode: str) -> None:
-    with driver(mode, lambda: Client(guarded.url, headers={"Authorization": "Bearer token-7"}),
-                lambda: AsyncClient(guarded.url, headers={"Authorization": "Bearer token-7"})) as drv, \
-            guarded.recording():
+    with (
+        driver(
+            mode,
+            lambda: Client(guarded.url, headers={"Authorization": "Bearer token-7"}),
+            lambda: AsyncClient(guarded.url, headers={"Authorization": "Bearer token-7"}),
+        ) as drv,
+        guarded.recording(),
+    ):
         assert "Rome" in drv("call_tool", "get_weather", {"location": "Rome"}).text
         assert authorizations(guarded) == ["Bearer token-7"]
-    with driver(mode, lambda: Client(guarded.url), lambda: AsyncClient(guarded.url)) as drv, \
-            pytest.raises(HttpStatusError) as info:
+    with (
+        driver(mode, lambda: Client(guarded.url), lambda: AsyncClient(guarded.url)) as drv,
+        pytest.raises(HttpStatusError) as info,
+    ):
         drv("call_tool", "get_weather", {"location": "Rome"})
     assert info.value.status_code == 401
 
@@ -90,19 +103,27 @@ def test_bad_token_providers() -> None:
 
     with pytest.raises(TypeError, match="coroutine"):
         Client("http://127.0.0.1:9/mcp", token_provider=coroutine)  # type: ignore[arg-type]
+
     def no_token() -> Any:
         return None
 
-    with ScriptedHttpServer(lambda rec: result(rec.body, {"content": []})) as server, \
-            Client(server.url, token_provider=no_token) as client, pytest.raises(TypeError, match="non-empty str"):
+    with (
+        ScriptedHttpServer(lambda rec: result(rec.body, {"content": []})) as server,
+        Client(server.url, token_provider=no_token) as client,
+        pytest.raises(TypeError, match="non-empty str"),
+    ):
         client.call_tool("x")
 
 
 def test_token_provider_unused_on_stdio() -> None:
     calls: list[int] = []
     command = [PYTHON, "-m", "tests.runtime.weather_server_app", "--stdio"]
-    with Client.stdio(command, env={"PYTHONPATH": subprocess_env()["PYTHONPATH"]}, cwd=ROOT,
-                      token_provider=lambda: str(calls.append(1)) or "t") as client:
+    with Client.stdio(
+        command,
+        env={"PYTHONPATH": subprocess_env()["PYTHONPATH"]},
+        cwd=ROOT,
+        token_provider=lambda: str(calls.append(1)) or "t",
+    ) as client:
         client.call_tool("get_weather", {"location": "Rome"})
     assert not calls  # stdio credentials come from the environment (BASE-25)
 
@@ -111,21 +132,31 @@ def test_token_provider_unused_on_stdio() -> None:
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_unsupported_version_is_renegotiated_with_our_server_ver02(open_server: LiveServer, mode: str) -> None:
-    with driver(mode, lambda: Client(open_server.url), lambda: AsyncClient(open_server.url)) as drv, \
-            open_server.recording() as received:
+def test_unsupported_version_is_renegotiated_with_our_server_ver02(
+    open_server: LiveServer, mode: str
+) -> None:
+    with (
+        driver(mode, lambda: Client(open_server.url), lambda: AsyncClient(open_server.url)) as drv,
+        open_server.recording() as received,
+    ):
         drv.client._core.use_protocol_version("2099-01-01")
         assert "Rome" in drv("call_tool", "get_weather", {"location": "Rome"}).text
         assert [r.headers["mcp-protocol-version"] for r in received] == ["2099-01-01", "2026-07-28"]
-        assert [r.body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] for r in received] == \
-            ["2099-01-01", "2026-07-28"]
+        assert [r.body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] for r in received] == [
+            "2099-01-01",
+            "2026-07-28",
+        ]
         assert received[0].body["id"] != received[1].body["id"]
         assert drv.client.protocol_version == "2026-07-28"
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_header_mismatch_refreshes_past_a_fresh_cache_and_retries_xhdr20(open_server: LiveServer, mode: str) -> None:
-    with driver(mode, lambda: WeatherClient(open_server.url), lambda: WeatherAsyncClient(open_server.url)) as drv:
+def test_header_mismatch_refreshes_past_a_fresh_cache_and_retries_xhdr20(
+    open_server: LiveServer, mode: str
+) -> None:
+    with driver(
+        mode, lambda: WeatherClient(open_server.url), lambda: WeatherAsyncClient(open_server.url)
+    ) as drv:
         drv("list_all_tools")  # the cache now holds a fresh listing
         stale = copy.deepcopy(list(spec.definition for spec in drv.client.tools.values()))
         sql = next(t for t in stale if t["name"] == "execute_sql")["inputSchema"]["properties"]
@@ -135,7 +166,10 @@ def test_header_mismatch_refreshes_past_a_fresh_cache_and_retries_xhdr20(open_se
             result_ = drv.run(lambda c: c.execute_sql(region="us-west1", query="SELECT 1"))
         assert "us-west1" in result_.text
         assert [r.method for r in received] == ["tools/call", "tools/list", "tools/call"]
-        assert "mcp-param-region" not in received[0].headers and received[2].headers["mcp-param-region"] == "us-west1"
+        assert (
+            "mcp-param-region" not in received[0].headers
+            and received[2].headers["mcp-param-region"] == "us-west1"
+        )
 
 
 def lost_then_answer(methods: list[str]) -> Any:
@@ -148,16 +182,21 @@ def lost_then_answer(methods: list[str]) -> Any:
         if method not in seen:
             seen.add(method)
             return Reply(content_type="text/event-stream", chunks=[b": keep-alive\n\n"])
-        return result(rec.body, {"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "public",
-                                 "content": []})
+        return result(
+            rec.body,
+            {"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "public", "content": []},
+        )
+
     return app
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_lost_read_is_reissued_but_a_lost_call_is_not_http26(mode: str) -> None:
     methods: list[str] = []
-    with ScriptedHttpServer(lost_then_answer(methods)) as server, \
-            driver(mode, lambda: Client(server.url), lambda: AsyncClient(server.url)) as drv:
+    with (
+        ScriptedHttpServer(lost_then_answer(methods)) as server,
+        driver(mode, lambda: Client(server.url), lambda: AsyncClient(server.url)) as drv,
+    ):
         assert drv("list_all_tools") == []
         ids = [body["id"] for body in server.bodies("tools/list")]
         assert len(ids) == 2 and ids[0] != ids[1]  # a new request with a new id

@@ -44,12 +44,20 @@ class Clock:
 
 
 def cache(clock: Clock | None = None, store: CacheStore | None = None) -> ResponseCache:
-    return ResponseCache(MemoryCacheStore() if store is None else store, server="http://s/mcp", clock=clock or Clock())
+    return ResponseCache(
+        MemoryCacheStore() if store is None else store, server="http://s/mcp", clock=clock or Clock()
+    )
 
 
-def page(names: list[str], *, cursor: str | None = None, ttl: Any = 60_000, scope: str = "public") -> dict[str, Any]:
-    result: dict[str, Any] = {"resultType": "complete", "ttlMs": ttl, "cacheScope": scope,
-                              "tools": [{"name": n, "inputSchema": {"type": "object"}} for n in names]}
+def page(
+    names: list[str], *, cursor: str | None = None, ttl: Any = 60_000, scope: str = "public"
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "resultType": "complete",
+        "ttlMs": ttl,
+        "cacheScope": scope,
+        "tools": [{"name": n, "inputSchema": {"type": "object"}} for n in names],
+    }
     if cursor is not None:
         result["nextCursor"] = cursor
     return {"result": result}
@@ -65,12 +73,18 @@ def test_key_is_method_plus_result_params_cache03() -> None:
     assert c.key("tools/list", {}, V, "") != c.key("server/discover", {}, V, "")
     assert c.key("tools/list", {}, V, "") != c.key("tools/list", {}, "2027-01-01", "")
     assert c.key("tools/list", {}, V, "") != c.key("tools/list", {}, V, "p")
-    assert c.key("tools/list", {"cursor": "a", "_meta": {"x": 1}}, V, "") == c.key("tools/list", {"cursor": "a"}, V, "")
-    assert c.key("tools/list", {}, V, "") != ResponseCache(MemoryCacheStore(), server="other").key("tools/list", {}, V, "")
+    assert c.key("tools/list", {"cursor": "a", "_meta": {"x": 1}}, V, "") == c.key(
+        "tools/list", {"cursor": "a"}, V, ""
+    )
+    assert c.key("tools/list", {}, V, "") != ResponseCache(MemoryCacheStore(), server="other").key(
+        "tools/list", {}, V, ""
+    )
 
 
-@pytest.mark.parametrize(("ttl", "expected"), [
-    (None, 0), (-5, 0), (0, 0), (1.5, 0), (True, 0), ("100", 0), (250, 250), (10**12, MAX_TTL_MS)])
+@pytest.mark.parametrize(
+    ("ttl", "expected"),
+    [(None, 0), (-5, 0), (0, 0), (1.5, 0), (True, 0), ("100", 0), (250, 250), (10**12, MAX_TTL_MS)],
+)
 def test_ttl_missing_negative_or_odd_is_zero_cache05_cache08_cache09(ttl: Any, expected: int) -> None:
     assert ttl_ms({} if ttl is None else {"ttlMs": ttl}) == expected
 
@@ -78,7 +92,13 @@ def test_ttl_missing_negative_or_odd_is_zero_cache05_cache08_cache09(ttl: Any, e
 def test_freshness_window_cache06_cache07() -> None:
     clock = Clock()
     c = cache(clock)
-    c.save("tools/list", {}, V, "", {"resultType": "complete", "ttlMs": 1000, "cacheScope": "public", "tools": []})
+    c.save(
+        "tools/list",
+        {},
+        V,
+        "",
+        {"resultType": "complete", "ttlMs": 1000, "cacheScope": "public", "tools": []},
+    )
     entry = c.lookup("tools/list", {}, V, "")
     assert entry is not None and c.is_fresh(entry)
     clock.now += 0.999
@@ -169,8 +189,17 @@ def test_each_page_has_its_own_clock_cache15() -> None:
 
 def test_served_results_are_private_copies() -> None:
     core = cached_core(Clock())
-    first, _ = drive(core.discover_flow(partition="p"),
-                     {"result": {"resultType": "complete", "ttlMs": 1000, "cacheScope": "public", "supportedVersions": [V]}})
+    first, _ = drive(
+        core.discover_flow(partition="p"),
+        {
+            "result": {
+                "resultType": "complete",
+                "ttlMs": 1000,
+                "cacheScope": "public",
+                "supportedVersions": [V],
+            }
+        },
+    )
     first["supportedVersions"].append("mutated")
     second, sent = drive(core.discover_flow(partition="p"))
     assert not sent and second["supportedVersions"] == [V]
@@ -193,10 +222,14 @@ def test_rejected_cursor_drops_every_page_and_starts_over_cache17() -> None:
     core = cached_core(clock)
     drive(core.list_all_flow(partition="p"), page(["a"], cursor="old", ttl=60_000), page(["b"], ttl=0))
     invalid = InvalidParamsError(-32602, "Invalid cursor")
-    definitions, sent = drive(core.list_all_flow(partition="p"), invalid, page(["a"], cursor="new"), page(["c"]))
+    definitions, sent = drive(
+        core.list_all_flow(partition="p"), invalid, page(["a"], cursor="new"), page(["c"])
+    )
     assert [o.message["params"].get("cursor") for o in sent] == ["old", None, "new"]
     assert [d["name"] for d in definitions] == ["a", "c"]
-    drive(core.list_all_flow(partition="p"), page(["a"], cursor="old", ttl=60_000))  # refill: page 1 cached anew
+    drive(
+        core.list_all_flow(partition="p"), page(["a"], cursor="old", ttl=60_000)
+    )  # refill: page 1 cached anew
     with pytest.raises(InvalidParamsError):  # restarting happens once
         drive(core.list_all_flow(partition="p", refresh=True), page(["a"], cursor="x"), invalid)
 
@@ -222,8 +255,10 @@ def weather() -> Iterator[LiveServer]:
 def test_generated_client_second_listing_sends_no_request(weather: LiveServer, mode: str) -> None:
     """Our generated server serves ttlMs=60000 (public): within it, the generated client
     answers listings and discover from its cache — counted at the server (CACHE-07)."""
-    with driver(mode, lambda: WeatherClient(weather.url), lambda: WeatherAsyncClient(weather.url)) as drv, \
-            weather.recording() as received:
+    with (
+        driver(mode, lambda: WeatherClient(weather.url), lambda: WeatherAsyncClient(weather.url)) as drv,
+        weather.recording() as received,
+    ):
         first = drv("list_all_tools")
         assert len(first) == 6 and weather.count("tools/list") == 3  # 2 tools per page
         assert drv("list_all_tools") == first
@@ -243,8 +278,10 @@ def test_private_results_are_per_token_public_ones_shared_cache13() -> None:
     current = ["alice-token"]
     for scope in ("private", "public"):
         config = ServerConfig(page_size=None, list_cache_scope=scope, auth=BearerAuth(tokens.get))
-        with LiveServer(WeatherServer(config)) as live, \
-                Client(live.url, token_provider=lambda: current[0]) as client:
+        with (
+            LiveServer(WeatherServer(config)) as live,
+            Client(live.url, token_provider=lambda: current[0]) as client,
+        ):
             current[0] = "alice-token"
             client.list_all_tools()
             client.list_all_tools()
@@ -311,7 +348,9 @@ def test_custom_store_is_used(weather: LiveServer) -> None:
 @pytest.fixture(scope="module")
 def sdk_url() -> Iterator[str]:
     port = free_port()
-    with running_server([PYTHON, str(ROOT / "tests" / "peers" / "sdk_server.py"), "--http", "--port", str(port)], port):
+    with running_server(
+        [PYTHON, str(ROOT / "tests" / "peers" / "sdk_server.py"), "--http", "--port", str(port)], port
+    ):
         yield f"http://127.0.0.1:{port}/mcp"
 
 

@@ -23,7 +23,7 @@ from mcpgen_runtime.errors import ProtocolError, RequestTimeoutError, Unsupporte
 
 pytestmark = pytest.mark.timeout(60)
 
-SCRIPT = r'''
+SCRIPT = r"""
 import json, sys
 plan, log = json.loads(sys.argv[1]), open(sys.argv[2], "a")
 for line in sys.stdin:
@@ -47,7 +47,7 @@ for line in sys.stdin:
         reply["result"] = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {},
                            "serverInfo": {"name": "scripted", "version": "1"}}
     sys.stdout.write(json.dumps(reply) + "\n"); sys.stdout.flush()
-'''
+"""
 
 INIT_OK = {"result": "echo-version"}
 NOT_FOUND = {"error": {"code": -32601, "message": "Method not found"}}
@@ -66,7 +66,9 @@ def received(log: Path) -> list[dict[str, Any]]:
 
 
 def test_any_non_modern_error_on_the_probe_means_legacy(tmp_path: Path) -> None:
-    command, log = peer(tmp_path, {"server/discover": NOT_FOUND, "initialize": INIT_OK, "tools/call": TOOL_OK})
+    command, log = peer(
+        tmp_path, {"server/discover": NOT_FOUND, "initialize": INIT_OK, "tools/call": TOOL_OK}
+    )
     with Client.stdio(command) as client:
         result = client.call_tool("anything", {"x": 1})
     assert result.text == "ok" and client.era == "legacy"  # no resultType: complete; `execution` tolerated
@@ -99,8 +101,13 @@ def test_garbage_on_the_probe_is_a_protocol_error(tmp_path: Path) -> None:
 
 
 def test_a_modern_error_on_the_probe_keeps_the_client_modern(tmp_path: Path) -> None:
-    unsupported = {"error": {"code": -32022, "message": "Unsupported protocol version",
-                             "data": {"supported": ["2099-01-01"], "requested": "2026-07-28"}}}
+    unsupported = {
+        "error": {
+            "code": -32022,
+            "message": "Unsupported protocol version",
+            "data": {"supported": ["2099-01-01"], "requested": "2026-07-28"},
+        }
+    }
     command, log = peer(tmp_path, {"server/discover": unsupported, "initialize": INIT_OK})
     with Client.stdio(command) as client, pytest.raises(UnsupportedProtocolVersionError):
         client.discover()
@@ -116,9 +123,17 @@ def test_no_revision_in_common_names_both_sides(tmp_path: Path) -> None:
 
 
 def test_a_refused_revision_is_retried_with_one_from_the_servers_list(tmp_path: Path) -> None:
-    refused = {"error": {"code": -32602, "message": "Unsupported protocol version",
-                         "data": {"supported": ["2025-03-26"], "requested": "2025-11-25"}}}
-    plan = {"initialize": [{"step": 1, "reply": refused}, {"step": 2, "reply": INIT_OK}], "tools/call": TOOL_OK}
+    refused = {
+        "error": {
+            "code": -32602,
+            "message": "Unsupported protocol version",
+            "data": {"supported": ["2025-03-26"], "requested": "2025-11-25"},
+        }
+    }
+    plan = {
+        "initialize": [{"step": 1, "reply": refused}, {"step": 2, "reply": INIT_OK}],
+        "tools/call": TOOL_OK,
+    }
     command, log = peer(tmp_path, plan)
     with Client.stdio(command, era="legacy") as client:
         assert client.call_tool("t").text == "ok"
@@ -159,7 +174,9 @@ def test_era_is_checked() -> None:
 class LegacyHttpPeer:
     """A minimal 2025-11-25 Streamable HTTP server: sessions, 404 for an expired one, GET 405."""
 
-    def __init__(self, *, expire_first_call: bool = False, early_close: bool = False, slow: float = 0) -> None:
+    def __init__(
+        self, *, expire_first_call: bool = False, early_close: bool = False, slow: float = 0
+    ) -> None:
         import http.server
         import threading
 
@@ -176,8 +193,13 @@ class LegacyHttpPeer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _reply(self, status: int, body: bytes = b"", headers: dict[str, str] | None = None,
-                       content_type: str = "application/json") -> None:
+            def _reply(
+                self,
+                status: int,
+                body: bytes = b"",
+                headers: dict[str, str] | None = None,
+                content_type: str = "application/json",
+            ) -> None:
                 self.send_response(status)
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
@@ -201,25 +223,37 @@ class LegacyHttpPeer:
                 method = message.get("method")
                 if method == "initialize":
                     peer.sessions += 1
-                    result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                              "serverInfo": {"name": "raw", "version": "1"}}
+                    result = {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "raw", "version": "1"},
+                    }
                     body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
                     self._reply(200, body, {"Mcp-Session-Id": f"session-{peer.sessions}"})
                 elif "id" not in message:
                     self._reply(202)
                 elif self.headers.get("Mcp-Session-Id") != f"session-{peer.sessions}":
-                    self._reply(400, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no session"}}')
+                    self._reply(
+                        400, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"no session"}}'
+                    )
                 elif peer.expire_first_call:
                     peer.expire_first_call = False
-                    self._reply(404, b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}')
+                    self._reply(
+                        404,
+                        b'{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}',
+                    )
                 elif peer.slow and message.get("method") == "tools/call":
                     time.sleep(peer.slow)
-                    self._reply(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}).encode())
+                    self._reply(
+                        200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {}}).encode()
+                    )
                 elif peer.early_close:
                     self._reply(200, b": keep-alive\n\n", content_type="text/event-stream")
                 else:
                     result = {"content": [{"type": "text", "text": f"ok in session-{peer.sessions}"}]}
-                    self._reply(200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
+                    self._reply(
+                        200, json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+                    )
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/mcp"
@@ -271,8 +305,11 @@ def test_a_stream_closed_early_without_an_event_id_loses_the_call() -> None:
 
 
 def cancelled_ids(peer: LegacyHttpPeer) -> list[Any]:
-    return [r[2]["params"]["requestId"] for r in peer.requests
-            if r[2] is not None and r[2].get("method") == "notifications/cancelled"]
+    return [
+        r[2]["params"]["requestId"]
+        for r in peer.requests
+        if r[2] is not None and r[2].get("method") == "notifications/cancelled"
+    ]
 
 
 def test_a_timed_out_legacy_http_call_is_cancelled_by_notification() -> None:

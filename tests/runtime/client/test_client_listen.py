@@ -118,8 +118,10 @@ class ChangingServer(WeatherServer):
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_our_server_list_changed_then_graceful_end_sub07(mode: str) -> None:
-    with LiveServer(ChangingServer()) as live, \
-            driver(mode, lambda: Client(live.url), lambda: AsyncClient(live.url)) as drv:
+    with (
+        LiveServer(ChangingServer()) as live,
+        driver(mode, lambda: Client(live.url), lambda: AsyncClient(live.url)) as drv,
+    ):
         sub = open_sub(drv, tools_list_changed=True)
         assert sub.acknowledged.tools_list_changed
         assert drv("call_tool", "announce").text == "1"
@@ -138,12 +140,19 @@ def sse(*messages: dict[str, Any]) -> list[bytes]:
 
 
 def ack(rec: Recorded, notifications: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-            "params": {"_meta": {SUB: rec.body["id"]}, "notifications": notifications}}
+    return {
+        "jsonrpc": "2.0",
+        "method": "notifications/subscriptions/acknowledged",
+        "params": {"_meta": {SUB: rec.body["id"]}, "notifications": notifications},
+    }
 
 
 def changed(rec: Recorded) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {SUB: rec.body["id"]}}}
+    return {
+        "jsonrpc": "2.0",
+        "method": "notifications/tools/list_changed",
+        "params": {"_meta": {SUB: rec.body["id"]}},
+    }
 
 
 def listen_app(stream: Any) -> Any:
@@ -151,18 +160,27 @@ def listen_app(stream: Any) -> Any:
         if rec.body["method"] != "subscriptions/listen":
             return result(rec.body, {"resultType": "complete", "content": []})
         return Reply(content_type="text/event-stream", chunks=stream(rec))
+
     return app
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_partial_acknowledgment_is_reported_sub04(mode: str) -> None:
     def stream(rec: Recorded) -> list[bytes]:
-        final = {"jsonrpc": "2.0", "id": rec.body["id"], "result": {"resultType": "complete", "_meta": {SUB: rec.body["id"]}}}
+        final = {
+            "jsonrpc": "2.0",
+            "id": rec.body["id"],
+            "result": {"resultType": "complete", "_meta": {SUB: rec.body["id"]}},
+        }
         return sse(ack(rec, {"toolsListChanged": True}), changed(rec), final)
 
-    with ScriptedHttpServer(listen_app(stream)) as server, \
-            driver(mode, lambda: Client(server.url), lambda: AsyncClient(server.url)) as drv:
-        sub = drv.client.listen(tools_list_changed=True, prompts_list_changed=True, resource_subscriptions=["file:///a"])
+    with (
+        ScriptedHttpServer(listen_app(stream)) as server,
+        driver(mode, lambda: Client(server.url), lambda: AsyncClient(server.url)) as drv,
+    ):
+        sub = drv.client.listen(
+            tools_list_changed=True, prompts_list_changed=True, resource_subscriptions=["file:///a"]
+        )
         with pytest.warns(SubscriptionWarning, match="promptsListChanged, file:///a"):
             drv.run(lambda _: sub.open())
         assert sub.unsupported == ["promptsListChanged", "file:///a"]
@@ -170,25 +188,34 @@ def test_partial_acknowledgment_is_reported_sub04(mode: str) -> None:
         with pytest.raises(StopAsyncIteration if drv.is_async else StopIteration):
             next_note(drv, sub)
         body = server.bodies("subscriptions/listen")[0]
-        assert body["params"]["notifications"] == {"toolsListChanged": True, "promptsListChanged": True,
-                                                   "resourceSubscriptions": ["file:///a"]}
+        assert body["params"]["notifications"] == {
+            "toolsListChanged": True,
+            "promptsListChanged": True,
+            "resourceSubscriptions": ["file:///a"],
+        }
         headers = server.requests[0].headers
         assert headers["mcp-method"] == "subscriptions/listen" and "text/event-stream" in headers["accept"]
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-@pytest.mark.parametrize(("case", "error"), [
-    ("before-ack", ProtocolError), ("error", MethodNotFoundError), ("cut", ResponseLostError)])
+@pytest.mark.parametrize(
+    ("case", "error"),
+    [("before-ack", ProtocolError), ("error", MethodNotFoundError), ("cut", ResponseLostError)],
+)
 def test_broken_streams(mode: str, case: str, error: type[Exception]) -> None:
     def stream(rec: Recorded) -> list[bytes]:
         if case == "before-ack":
             return sse(changed(rec), ack(rec, {"toolsListChanged": True}))
         if case == "error":
-            return sse({"jsonrpc": "2.0", "id": rec.body["id"], "error": {"code": -32601, "message": "no listen"}})
+            return sse(
+                {"jsonrpc": "2.0", "id": rec.body["id"], "error": {"code": -32601, "message": "no listen"}}
+            )
         return sse(ack(rec, {"toolsListChanged": True}))  # then the stream just ends
 
-    with ScriptedHttpServer(listen_app(stream)) as server, \
-            driver(mode, lambda: Client(server.url), lambda: AsyncClient(server.url)) as drv:
+    with (
+        ScriptedHttpServer(listen_app(stream)) as server,
+        driver(mode, lambda: Client(server.url), lambda: AsyncClient(server.url)) as drv,
+    ):
         sub = drv.client.listen()
         with pytest.raises(error):
             drv.run(lambda _: sub.open())  # the first two fail here, "cut" after its acknowledgment
@@ -223,8 +250,11 @@ def test_closing_a_stdio_subscription_sends_cancelled_sub10(mode: str, tmp_path:
     script.write_text(STDIO_LISTENER)
     command = [sys.executable, str(script), str(record)]
     notes: list[dict[str, Any]] = []
-    with driver(mode, lambda: Client.stdio(command, on_notification=notes.append),
-                lambda: AsyncClient.stdio(command, on_notification=notes.append)) as drv:
+    with driver(
+        mode,
+        lambda: Client.stdio(command, on_notification=notes.append),
+        lambda: AsyncClient.stdio(command, on_notification=notes.append),
+    ) as drv:
         sub = open_sub(drv)
         assert drv("call_tool", "x").text == "ok"  # the subscription's notification waits in its queue
         assert next_note(drv, sub)["method"] == "notifications/tools/list_changed"
@@ -233,8 +263,13 @@ def test_closing_a_stdio_subscription_sends_cancelled_sub10(mode: str, tmp_path:
     assert not notes  # subscription traffic never reaches a request's on_notification (SUB-06)
     sent = [json.loads(line) for line in record.read_text().splitlines()]
     cancels = [m for m in sent if m.get("method") == "notifications/cancelled"]
-    assert cancels == [{"jsonrpc": "2.0", "method": "notifications/cancelled",
-                        "params": {"requestId": sub.id, "reason": "subscription closed by the client"}}]
+    assert cancels == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": sub.id, "reason": "subscription closed by the client"},
+        }
+    ]
 
 
 def test_listen_needs_a_streaming_transport() -> None:
@@ -264,7 +299,9 @@ def test_listen_on_the_httpx_engine(sdk_url: str, mode: str) -> None:
         return Client(transport=HttpTransport(sdk_url, client=httpx.Client(headers=dict(BASE_HEADERS))))
 
     def make_async() -> AsyncClient:
-        return AsyncClient(transport=AsyncHttpTransport(sdk_url, client=httpx.AsyncClient(headers=dict(BASE_HEADERS))))
+        return AsyncClient(
+            transport=AsyncHttpTransport(sdk_url, client=httpx.AsyncClient(headers=dict(BASE_HEADERS)))
+        )
 
     with driver(mode, make_sync, make_async) as drv:
         assert drv.client.transport.engine == "httpx"

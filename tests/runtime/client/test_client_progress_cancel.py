@@ -43,9 +43,18 @@ def test_progress_callback_per_call_and_per_client_prog01_prog02(live: LiveServe
     per_client: list[tuple[Any, ...]] = []
     per_call: list[tuple[Any, ...]] = []
     notes: list[dict[str, Any]] = []
-    with driver(mode, lambda: Client(live.url, on_progress=lambda *a: per_client.append(a), on_notification=notes.append),
-                lambda: AsyncClient(live.url, on_progress=lambda *a: per_client.append(a),
-                                    on_notification=notes.append)) as drv, live.recording():
+    with (
+        driver(
+            mode,
+            lambda: Client(
+                live.url, on_progress=lambda *a: per_client.append(a), on_notification=notes.append
+            ),
+            lambda: AsyncClient(
+                live.url, on_progress=lambda *a: per_client.append(a), on_notification=notes.append
+            ),
+        ) as drv,
+        live.recording(),
+    ):
         assert drv("call_tool", "get_weather", SLOW).text == "Weather in Slow: foggy"
         drv("call_tool", "get_weather", SLOW, on_progress=lambda *a: per_call.append(a))
         drv("call_tool", "get_weather", SLOW)
@@ -53,7 +62,9 @@ def test_progress_callback_per_call_and_per_client_prog01_prog02(live: LiveServe
     expected = [(0, 100, "step 0"), (50, 100, "step 50"), (100, 100, "step 100")]
     assert per_client == expected * 2 and per_call == expected
     assert all(isinstance(token, str) for token in tokens) and len(set(tokens)) == 3  # PROG-01, PROG-02
-    assert sum(1 for n in notes if n["method"] == "notifications/progress") == 9  # on_notification still hears them
+    assert (
+        sum(1 for n in notes if n["method"] == "notifications/progress") == 9
+    )  # on_notification still hears them
 
 
 def test_no_progress_callback_sends_no_token(live: LiveServer) -> None:
@@ -67,10 +78,17 @@ def test_caller_token_is_kept_and_concurrent_calls_get_their_own_progress(live: 
     seen: dict[int, list[float]] = {0: [], 1: [], 2: []}
 
     async def main(client: AsyncClient) -> None:
-        await asyncio.gather(*(
-            client.call_tool("get_weather", SLOW, on_progress=lambda p, t, m, i=i: seen[i].append(p),
-                             meta={"progressToken": f"mine-{i}"} if i == 0 else None)
-            for i in range(3)))
+        await asyncio.gather(
+            *(
+                client.call_tool(
+                    "get_weather",
+                    SLOW,
+                    on_progress=lambda p, t, m, i=i: seen[i].append(p),
+                    meta={"progressToken": f"mine-{i}"} if i == 0 else None,
+                )
+                for i in range(3)
+            )
+        )
 
     with driver("async", lambda: Client(live.url), lambda: AsyncClient(live.url)) as drv, live.recording():
         drv.run(main)
@@ -85,8 +103,10 @@ def test_sdk_progress_over_every_transport() -> None:
         url = f"http://127.0.0.1:{port}/mcp"
         for make_sync, make_async in (
             (lambda: Client(url), lambda: AsyncClient(url)),
-            (lambda: Client.stdio([PYTHON, str(SDK_PEER), "--stdio"]),
-             lambda: AsyncClient.stdio([PYTHON, str(SDK_PEER), "--stdio"])),
+            (
+                lambda: Client.stdio([PYTHON, str(SDK_PEER), "--stdio"]),
+                lambda: AsyncClient.stdio([PYTHON, str(SDK_PEER), "--stdio"]),
+            ),
         ):
             for mode in ("sync", "async"):
                 seen: list[tuple[Any, ...]] = []
@@ -107,12 +127,16 @@ def test_generated_methods_take_options_through_a_view_cancel05(live: LiveServer
         with pytest.raises(RequestTimeoutError):
             drv.run(lambda _: view.execute_sql(region="eu", query="SLEEP 5"))
         assert time.monotonic() - started < 2
-        drv.run(lambda _: view.close() if mode == "sync" else view.aclose())  # a view does not own the connection
+        drv.run(
+            lambda _: view.close() if mode == "sync" else view.aclose()
+        )  # a view does not own the connection
         assert drv.run(lambda c: c.get_weather("Paris")).text.startswith("Weather in Paris")
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-def test_http_timeout_closes_the_stream_and_the_server_cancels_http21_cancel04(live: LiveServer, mode: str) -> None:
+def test_http_timeout_closes_the_stream_and_the_server_cancels_http21_cancel04(
+    live: LiveServer, mode: str
+) -> None:
     server: WeatherServer = live.server  # type: ignore[assignment]
     before = server.cancelled_sleeps
     with driver(mode, lambda: Client(live.url), lambda: AsyncClient(live.url)) as drv:
@@ -143,7 +167,9 @@ def test_http_task_cancellation_closes_the_stream_http21(live: LiveServer) -> No
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_stdio_timeout_cancels_at_the_server_and_late_reply_is_ignored_cancel03_cancel10(mode: str) -> None:
     kwargs: dict[str, Any] = {"env": STDIO_ENV, "cwd": ROOT}
-    with driver(mode, lambda: Client.stdio(STDIO, **kwargs), lambda: AsyncClient.stdio(STDIO, **kwargs)) as drv:
+    with driver(
+        mode, lambda: Client.stdio(STDIO, **kwargs), lambda: AsyncClient.stdio(STDIO, **kwargs)
+    ) as drv:
         assert drv("call_tool", "execute_sql", {"region": "eu", "query": "CANCELLED"}).text == "0"  # warm
         with pytest.raises(RequestTimeoutError):
             drv("call_tool", "execute_sql", {"region": "eu", "query": "SLEEP 5"}, timeout=0.3)
@@ -171,7 +197,9 @@ def test_stdio_task_cancellation_cancels_at_the_server_cancel03() -> None:
         return count
 
     kwargs: dict[str, Any] = {"env": STDIO_ENV, "cwd": ROOT}
-    with driver("async", lambda: Client.stdio(STDIO, **kwargs), lambda: AsyncClient.stdio(STDIO, **kwargs)) as drv:
+    with driver(
+        "async", lambda: Client.stdio(STDIO, **kwargs), lambda: AsyncClient.stdio(STDIO, **kwargs)
+    ) as drv:
         assert drv.run(main) == "1"
 
 

@@ -30,11 +30,13 @@ BAD_GATEWAY = Reply(status=502, body=b"<html>502 Bad Gateway</html>", content_ty
 
 def failing_first(n: int, failure: Any) -> Any:
     """An app whose first `n` tools/call requests get `failure` (a Reply, or a function of the request)."""
+
     def app(rec: Recorded) -> Reply:
         calls = sum(1 for r in server_requests(app) if r.body["method"] == "tools/call")
         if calls <= n:
             return failure(rec.body) if callable(failure) else failure
         return result(rec.body, DONE)
+
     return app
 
 
@@ -45,8 +47,11 @@ def server_requests(app: Any) -> list[Recorded]:
 def run(mode: str, app: Any, **kwargs: Any) -> tuple[Any, list[Recorded]]:
     with ScriptedHttpServer(app) as server:
         app.server = server
-        with driver(mode, lambda: Client(server.url, era="modern", **kwargs),
-                    lambda: AsyncClient(server.url, era="modern", **kwargs)) as drv:
+        with driver(
+            mode,
+            lambda: Client(server.url, era="modern", **kwargs),
+            lambda: AsyncClient(server.url, era="modern", **kwargs),
+        ) as drv:
             try:
                 return drv("call_tool", "t", {}), server.requests
             except McpRuntimeError as exc:
@@ -90,16 +95,23 @@ def test_client_errors_are_not_retried(mode: str) -> None:
 
 
 def test_a_cut_stream_and_a_refused_connection_are_retryable(mode: str) -> None:
-    cut = Reply(content_type="text/event-stream", chunks=[b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":"
-                                                          b"\"notifications/progress\",\"params\":{}}\n\n"])
+    cut = Reply(
+        content_type="text/event-stream",
+        chunks=[b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{}}\n\n'],
+    )
     outcome, _ = run(mode, failing_first(1, cut))
     assert isinstance(outcome, ResponseLostError) and outcome.retryable
     port = free_port()
     with socket.socket():  # nothing listens on `port`
         url = f"http://127.0.0.1:{port}/mcp"
-        with driver(mode, lambda: Client(url, era="modern", retries=1),
-                    lambda: AsyncClient(url, era="modern", retries=1)) as drv, \
-                pytest.raises(ConnectError) as refused:
+        with (
+            driver(
+                mode,
+                lambda: Client(url, era="modern", retries=1),
+                lambda: AsyncClient(url, era="modern", retries=1),
+            ) as drv,
+            pytest.raises(ConnectError) as refused,
+        ):
             drv("call_tool", "t", {})
     assert refused.value.retryable
     assert not TransportError("malformed").retryable and TransportError("cut", retryable=True).retryable

@@ -95,7 +95,11 @@ class Peer:
             return Client(self.url, **kwargs) if self.is_http else Client.stdio(STDIO_COMMAND, **kwargs)
 
         def make_async() -> AsyncClient:
-            return AsyncClient(self.url, **kwargs) if self.is_http else AsyncClient.stdio(STDIO_COMMAND, **kwargs)
+            return (
+                AsyncClient(self.url, **kwargs)
+                if self.is_http
+                else AsyncClient.stdio(STDIO_COMMAND, **kwargs)
+            )
 
         with driver(self.mode, make_sync, make_async, self.runner) as drv:
             yield drv
@@ -217,7 +221,9 @@ def test_get_weather_text(peer: Peer) -> None:
 
 
 def test_get_weather_data_structured(peer: Peer) -> None:
-    data = peer.client("_call_structured", "get_weather_data", {"location": "Lima"}, GetWeatherInput, WeatherData)
+    data = peer.client(
+        "_call_structured", "get_weather_data", {"location": "Lima"}, GetWeatherInput, WeatherData
+    )
     assert data == WeatherData(temperature=21.5, conditions="Sunny in Lima", humidity=40.0)
 
 
@@ -231,7 +237,9 @@ def test_list_users_array_output_root_model(peer: Peer) -> None:
 def test_calculate_sum(peer: Peer) -> None:
     assert peer.client("call_tool", "calculate_sum", {"a": 2, "b": 40.5}).text == "42.5"
     # `note=None` is an omitted optional: dropped, never sent as null.
-    assert peer.client("_call", "calculate_sum", {"a": 2, "b": 3, "note": None}, CalculateSumInput).text == "5"
+    assert (
+        peer.client("_call", "calculate_sum", {"a": 2, "b": 3, "note": None}, CalculateSumInput).text == "5"
+    )
 
 
 def test_get_current_time(peer: Peer) -> None:
@@ -270,13 +278,25 @@ def _tampering(peer: Peer, seen: list[str]) -> HttpTransport | AsyncHttpTranspor
         return changed
 
     class Sync(HttpTransport):
-        def request(self, message: Message, headers: Mapping[str, str], *, timeout: float | None,
-                    on_notification: OnNotification | None = None) -> Reply:
+        def request(
+            self,
+            message: Message,
+            headers: Mapping[str, str],
+            *,
+            timeout: float | None,
+            on_notification: OnNotification | None = None,
+        ) -> Reply:
             return super().request(message, tamper(message, headers), timeout=timeout)
 
     class Async(AsyncHttpTransport):
-        async def request(self, message: Message, headers: Mapping[str, str], *, timeout: float | None,
-                          on_notification: OnNotification | None = None) -> Reply:
+        async def request(
+            self,
+            message: Message,
+            headers: Mapping[str, str],
+            *,
+            timeout: float | None,
+            on_notification: OnNotification | None = None,
+        ) -> Reply:
             return await super().request(message, tamper(message, headers), timeout=timeout)
 
     return Sync(peer.url) if peer.mode == "sync" else Async(peer.url)
@@ -288,8 +308,10 @@ def test_wrong_header_value_is_header_mismatch_xhdr23(peer: Peer) -> None:
     http_only(peer)
     seen: list[str] = []
     transport: Any = _tampering(peer, seen)
-    make = (lambda: Client(transport=transport, tools=WEATHER_TOOLS),
-            lambda: AsyncClient(transport=transport, tools=WEATHER_TOOLS))
+    make = (
+        lambda: Client(transport=transport, tools=WEATHER_TOOLS),
+        lambda: AsyncClient(transport=transport, tools=WEATHER_TOOLS),
+    )
     with driver(peer.mode, *make) as drv, pytest.raises(HeaderMismatchError) as info:
         drv("call_tool", "execute_sql", {"region": "us-west1", "query": "SELECT 1"})
     assert info.value.code == -32020

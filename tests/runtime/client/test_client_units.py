@@ -69,16 +69,19 @@ def test_classify_body_non_2xx_with_and_without_jsonrpc() -> None:
 # -- header values (basic-transports-streamable-http.mdx, "Encoding examples" table) -------------
 
 
-@pytest.mark.parametrize(("value", "encoded"), [
-    ("us-west1", "us-west1"),
-    ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
-    (" padded ", "=?base64?IHBhZGRlZCA=?="),
-    ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
-    ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
-    ("us west 1", "us west 1"),      # interior spaces stay plain
-    ("\tindented", "=?base64?CWluZGVudGVk?="),  # any tab is encoded (XHDR-14)
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    ("value", "encoded"),
+    [
+        ("us-west1", "us-west1"),
+        ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+        (" padded ", "=?base64?IHBhZGRlZCA=?="),
+        ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
+        ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+        ("us west 1", "us west 1"),  # interior spaces stay plain
+        ("\tindented", "=?base64?CWluZGVudGVk?="),  # any tab is encoded (XHDR-14)
+        ("", ""),
+    ],
+)
 def test_header_encoding_spec_examples_xhdr14_xhdr16(value: str, encoded: str) -> None:
     assert encode_value(value) == encoded
 
@@ -113,23 +116,37 @@ CALL_OK = {"result": {"content": [{"type": "text", "text": "ok"}]}}
 
 
 def test_request_meta_and_headers_base30_base33_hdr07_hdr08() -> None:
-    core = ClientCore(tools=[SQL_TOOL], client_info={"name": "t", "version": "9"}, headers={"Authorization": "x"})
-    result, [out] = drive(core.call_flow("execute_sql", {"region": "eu", "query": "q"}, meta={"progressToken": 7}),
-                          CALL_OK)
+    core = ClientCore(
+        tools=[SQL_TOOL], client_info={"name": "t", "version": "9"}, headers={"Authorization": "x"}
+    )
+    result, [out] = drive(
+        core.call_flow("execute_sql", {"region": "eu", "query": "q"}, meta={"progressToken": 7}), CALL_OK
+    )
     assert isinstance(result, ToolResult) and result.text == "ok"
     assert out.message["params"] == {
-        "name": "execute_sql", "arguments": {"region": "eu", "query": "q"},
-        "_meta": {"progressToken": 7, "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {},
-                  "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "9"}},
+        "name": "execute_sql",
+        "arguments": {"region": "eu", "query": "q"},
+        "_meta": {
+            "progressToken": 7,
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "9"},
+        },
     }
-    assert dict(out.headers) == {"Authorization": "x", "MCP-Protocol-Version": "2026-07-28",
-                                 "Mcp-Method": "tools/call", "Mcp-Name": "execute_sql", "Mcp-Param-Region": "eu"}
+    assert dict(out.headers) == {
+        "Authorization": "x",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "execute_sql",
+        "Mcp-Param-Region": "eu",
+    }
 
 
 def test_caller_meta_cannot_override_protocol_keys_hdr02() -> None:
     core = ClientCore()
-    _, [out] = drive(core.call_flow("x", None, meta={"io.modelcontextprotocol/protocolVersion": "1999-01-01"}), CALL_OK)
+    _, [out] = drive(
+        core.call_flow("x", None, meta={"io.modelcontextprotocol/protocolVersion": "1999-01-01"}), CALL_OK
+    )
     assert out.message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
     assert out.headers["MCP-Protocol-Version"] == "2026-07-28"
     assert out.message["params"]["arguments"] == {}
@@ -161,10 +178,14 @@ class SqlInput(BaseModel):
 
 def test_prepare_arguments_drops_unset_optionals_and_sends_none_as_null() -> None:
     core = ClientCore()
-    assert core.prepare_arguments("execute_sql", {"region": "eu", "query": "q", "limit": UNSET, "dry-run": True},
-                                  SqlInput) == {"region": "eu", "query": "q", "dry-run": True}
-    assert core.prepare_arguments("execute_sql", {"region": "eu", "query": "q", "limit": None},
-                                  SqlInput) == {"region": "eu", "query": "q", "limit": None}
+    assert core.prepare_arguments(
+        "execute_sql", {"region": "eu", "query": "q", "limit": UNSET, "dry-run": True}, SqlInput
+    ) == {"region": "eu", "query": "q", "dry-run": True}
+    assert core.prepare_arguments("execute_sql", {"region": "eu", "query": "q", "limit": None}, SqlInput) == {
+        "region": "eu",
+        "query": "q",
+        "limit": None,
+    }
 
 
 def test_prepare_arguments_keeps_required_none_and_rejects_it() -> None:
@@ -195,8 +216,10 @@ def test_structured_output_root_model_and_errors() -> None:
 POINTS_TOOL = {
     "name": "t",
     "inputSchema": {"type": "object"},
-    "outputSchema": {"type": "array", "items": {"type": "object", "properties": {"x": {"type": "integer"}},
-                                                  "additionalProperties": False}},
+    "outputSchema": {
+        "type": "array",
+        "items": {"type": "object", "properties": {"x": {"type": "integer"}}, "additionalProperties": False},
+    },
 }
 
 
@@ -252,8 +275,15 @@ def test_structured_output_nested_past_the_depth_limit_is_a_typed_error() -> Non
     for _ in range(1000):
         inner.append([])
         inner = inner[0]
-    core = ClientCore(tools=[{"name": "t", "inputSchema": {"type": "object"},
-                              "outputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}])
+    core = ClientCore(
+        tools=[
+            {
+                "name": "t",
+                "inputSchema": {"type": "object"},
+                "outputSchema": {"type": "object", "properties": {"x": {"type": "string"}}},
+            }
+        ]
+    )
     result = ToolResult.model_validate({"content": [], "structuredContent": {"x": deep}})
     with pytest.raises(ToolOutputError, match="nested more than 100 levels") as caught:
         core.structured("t", result, RootModel[dict[str, Any]])

@@ -58,7 +58,9 @@ def http_client(mode: str, url: str, **kwargs: Any) -> Iterator[Driver]:
 
 
 @contextmanager
-def scripted(mode: str, app: Callable[[Recorded], Reply], **kwargs: Any) -> Iterator[tuple[Driver, ScriptedHttpServer]]:
+def scripted(
+    mode: str, app: Callable[[Recorded], Reply], **kwargs: Any
+) -> Iterator[tuple[Driver, ScriptedHttpServer]]:
     with ScriptedHttpServer(app) as server, http_client(mode, server.url, **kwargs) as drv:
         yield drv, server
 
@@ -67,6 +69,7 @@ def answer_by_method(answers: dict[str, Any]) -> Callable[[Recorded], Reply]:
     def app(rec: Recorded) -> Reply:
         value = answers[rec.body["method"]]
         return value(rec.body) if callable(value) else result(rec.body, value)
+
     return app
 
 
@@ -81,12 +84,19 @@ def test_first_post_rejected_with_32022_is_retried_ver02_hdr01_hdr02(mode: str) 
     """Conformance `request-metadata`: the first POST gets 400 + -32022 although we asked for a
     supported version; the client retries with a version from `supported`, a new id, and the
     header equal to `_meta` (HDR-01/02, BASE-30/33, HTTP-07)."""
+
     def app(rec: Recorded) -> Reply:
         if len(server.requests) == 1:
             requested = rec.body["params"]["_meta"][META + "protocolVersion"]
-            return error(rec.body, -32022, "Unsupported protocol version",
-                         {"supported": ["2026-07-28"], "requested": requested})
-        return result(rec.body, {"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}})
+            return error(
+                rec.body,
+                -32022,
+                "Unsupported protocol version",
+                {"supported": ["2026-07-28"], "requested": requested},
+            )
+        return result(
+            rec.body, {"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}}
+        )
 
     with ScriptedHttpServer(app) as server, http_client(mode, server.url) as drv:
         assert drv("discover")["supportedVersions"] == ["2026-07-28"]
@@ -104,8 +114,16 @@ def test_first_post_rejected_with_32022_is_retried_ver02_hdr01_hdr02(mode: str) 
 
 
 def test_no_mutual_version_raises_typed_error_ver02(mode: str) -> None:
-    app = answer_by_method({"server/discover": lambda req: error(
-        req, -32022, "Unsupported protocol version", {"supported": ["1999-01-01"], "requested": "2026-07-28"})})
+    app = answer_by_method(
+        {
+            "server/discover": lambda req: error(
+                req,
+                -32022,
+                "Unsupported protocol version",
+                {"supported": ["1999-01-01"], "requested": "2026-07-28"},
+            )
+        }
+    )
     with scripted(mode, app) as (drv, server), pytest.raises(UnsupportedProtocolVersionError) as info:
         drv("discover")
     assert info.value.code == -32022
@@ -115,8 +133,16 @@ def test_no_mutual_version_raises_typed_error_ver02(mode: str) -> None:
 
 
 def test_version_retry_happens_once_ver02(mode: str) -> None:
-    app = answer_by_method({"tools/list": lambda req: error(
-        req, -32022, "Unsupported protocol version", {"supported": ["2026-07-28"], "requested": "2026-07-28"})})
+    app = answer_by_method(
+        {
+            "tools/list": lambda req: error(
+                req,
+                -32022,
+                "Unsupported protocol version",
+                {"supported": ["2026-07-28"], "requested": "2026-07-28"},
+            )
+        }
+    )
     with scripted(mode, app) as (drv, server), pytest.raises(UnsupportedProtocolVersionError):
         drv("list_tools")
     assert len(server.requests) == 2
@@ -149,10 +175,24 @@ def test_missing_result_type_means_complete_base11(mode: str) -> None:
 
 
 def test_input_required_raises_with_requests_and_state_mrtr(mode: str) -> None:
-    requests = {"confirm": {"method": "elicitation/create", "params": {"message": "Sure?", "requestedSchema": {
-        "type": "object", "properties": {"ok": {"type": "boolean"}}}}}}
-    app = answer_by_method({"tools/call": {"resultType": "input_required", "inputRequests": requests,
-                                           "requestState": "opaque-state"}})
+    requests = {
+        "confirm": {
+            "method": "elicitation/create",
+            "params": {
+                "message": "Sure?",
+                "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+            },
+        }
+    }
+    app = answer_by_method(
+        {
+            "tools/call": {
+                "resultType": "input_required",
+                "inputRequests": requests,
+                "requestState": "opaque-state",
+            }
+        }
+    )
     with scripted(mode, app) as (drv, _), pytest.raises(InputRequiredError) as info:
         drv("call_tool", "confirm_delete", {"path": "x"})
     assert info.value.input_requests == requests
@@ -162,18 +202,27 @@ def test_input_required_raises_with_requests_and_state_mrtr(mode: str) -> None:
 # -- x-mcp-header mirroring and tool-definition checks ------------------------------------------
 
 CUSTOM_HEADER_PROPS = {
-    "region": ("string", "Region"), "priority": ("integer", "Priority"), "verbose": ("boolean", "Verbose"),
-    "debug": ("boolean", "Debug"), "empty_val": ("string", "EmptyVal"), "method_val": ("string", "Method"),
-    "non_ascii_val": ("string", "NonAscii"), "whitespace_val": ("string", "Whitespace"),
-    "leading_space_val": ("string", "LeadingSpace"), "trailing_space_val": ("string", "TrailingSpace"),
-    "internal_space_val": ("string", "InternalSpace"), "control_char_val": ("string", "ControlChar"),
-    "crlf_val": ("string", "CrLf"), "tab_val": ("string", "Tab"),
+    "region": ("string", "Region"),
+    "priority": ("integer", "Priority"),
+    "verbose": ("boolean", "Verbose"),
+    "debug": ("boolean", "Debug"),
+    "empty_val": ("string", "EmptyVal"),
+    "method_val": ("string", "Method"),
+    "non_ascii_val": ("string", "NonAscii"),
+    "whitespace_val": ("string", "Whitespace"),
+    "leading_space_val": ("string", "LeadingSpace"),
+    "trailing_space_val": ("string", "TrailingSpace"),
+    "internal_space_val": ("string", "InternalSpace"),
+    "control_char_val": ("string", "ControlChar"),
+    "crlf_val": ("string", "CrLf"),
+    "tab_val": ("string", "Tab"),
 }
 
 
 def _custom_header_tool(name: str) -> dict[str, Any]:
-    properties: dict[str, Any] = {key: {"type": kind, "x-mcp-header": header}
-                                  for key, (kind, header) in CUSTOM_HEADER_PROPS.items()}
+    properties: dict[str, Any] = {
+        key: {"type": kind, "x-mcp-header": header} for key, (kind, header) in CUSTOM_HEADER_PROPS.items()
+    }
     properties["float_val"] = {"type": "number"}
     properties["query"] = {"type": "string"}
     return {"name": name, "inputSchema": {"type": "object", "properties": properties}}
@@ -182,32 +231,66 @@ def _custom_header_tool(name: str) -> dict[str, Any]:
 def test_custom_headers_conformance_xhdr13_to_19(mode: str) -> None:
     """Conformance `http-custom-headers`: plain values as-is, integers in decimal, booleans
     lower-case, unsafe strings as =?base64?…?=, no header for unannotated or null values."""
-    app = answer_by_method({"tools/list": tools_listing(_custom_header_tool("test_custom_headers"),
-                                                        _custom_header_tool("test_custom_headers_null")),
-                            "tools/call": CALL_RESULT})
+    app = answer_by_method(
+        {
+            "tools/list": tools_listing(
+                _custom_header_tool("test_custom_headers"), _custom_header_tool("test_custom_headers_null")
+            ),
+            "tools/call": CALL_RESULT,
+        }
+    )
     with scripted(mode, app) as (drv, server):
         drv("list_all_tools")
-        drv("call_tool", "test_custom_headers", {
-            "region": "us-west1", "priority": 42, "verbose": False, "debug": True, "empty_val": "",
-            "method_val": "test-method", "float_val": 3.14159, "non_ascii_val": "Hello, 世界",
-            "whitespace_val": " padded ", "leading_space_val": " us-west1", "trailing_space_val": "us-west1 ",
-            "internal_space_val": "us west 1", "control_char_val": "line1\nline2", "crlf_val": "line1\r\nline2",
-            "tab_val": "\tindented", "query": "SELECT * FROM users"})
-        drv("call_tool", "test_custom_headers_null",
-            {"region": "us-east1", "priority": 1, "verbose": None, "query": "SELECT 1"})
+        drv(
+            "call_tool",
+            "test_custom_headers",
+            {
+                "region": "us-west1",
+                "priority": 42,
+                "verbose": False,
+                "debug": True,
+                "empty_val": "",
+                "method_val": "test-method",
+                "float_val": 3.14159,
+                "non_ascii_val": "Hello, 世界",
+                "whitespace_val": " padded ",
+                "leading_space_val": " us-west1",
+                "trailing_space_val": "us-west1 ",
+                "internal_space_val": "us west 1",
+                "control_char_val": "line1\nline2",
+                "crlf_val": "line1\r\nline2",
+                "tab_val": "\tindented",
+                "query": "SELECT * FROM users",
+            },
+        )
+        drv(
+            "call_tool",
+            "test_custom_headers_null",
+            {"region": "us-east1", "priority": 1, "verbose": None, "query": "SELECT 1"},
+        )
     full, null = server.requests[-2:]
     params = {k: v for k, v in full.headers.items() if k.startswith("mcp-param-")}
     assert params == {
-        "mcp-param-region": "us-west1", "mcp-param-priority": "42", "mcp-param-verbose": "false",
-        "mcp-param-debug": "true", "mcp-param-emptyval": "", "mcp-param-method": "test-method",
-        "mcp-param-nonascii": "=?base64?SGVsbG8sIOS4lueVjA==?=", "mcp-param-whitespace": "=?base64?IHBhZGRlZCA=?=",
-        "mcp-param-leadingspace": "=?base64?IHVzLXdlc3Qx?=", "mcp-param-trailingspace": "=?base64?dXMtd2VzdDEg?=",
-        "mcp-param-internalspace": "us west 1", "mcp-param-controlchar": "=?base64?bGluZTEKbGluZTI=?=",
-        "mcp-param-crlf": "=?base64?bGluZTENCmxpbmUy?=", "mcp-param-tab": "=?base64?CWluZGVudGVk?=",
+        "mcp-param-region": "us-west1",
+        "mcp-param-priority": "42",
+        "mcp-param-verbose": "false",
+        "mcp-param-debug": "true",
+        "mcp-param-emptyval": "",
+        "mcp-param-method": "test-method",
+        "mcp-param-nonascii": "=?base64?SGVsbG8sIOS4lueVjA==?=",
+        "mcp-param-whitespace": "=?base64?IHBhZGRlZCA=?=",
+        "mcp-param-leadingspace": "=?base64?IHVzLXdlc3Qx?=",
+        "mcp-param-trailingspace": "=?base64?dXMtd2VzdDEg?=",
+        "mcp-param-internalspace": "us west 1",
+        "mcp-param-controlchar": "=?base64?bGluZTEKbGluZTI=?=",
+        "mcp-param-crlf": "=?base64?bGluZTENCmxpbmUy?=",
+        "mcp-param-tab": "=?base64?CWluZGVudGVk?=",
     }
     assert full.headers["mcp-method"] == "tools/call" and full.headers["mcp-name"] == "test_custom_headers"
     assert {k: v for k, v in null.headers.items() if k.startswith("mcp-param-")} == {
-        "mcp-param-region": "us-east1", "mcp-param-priority": "1"}
+        "mcp-param-region": "us-east1",
+        "mcp-param-priority": "1",
+    }
 
 
 def _tool(name: str, **properties: Any) -> dict[str, Any]:
@@ -215,25 +298,68 @@ def _tool(name: str, **properties: Any) -> dict[str, Any]:
 
 
 INVALID_TOOLS = {
-    "invalid_empty_header": ("XHDR-02", _tool("invalid_empty_header", region={"type": "string", "x-mcp-header": ""})),
-    "invalid_object_header": ("XHDR-06", _tool("invalid_object_header", o={"type": "object", "x-mcp-header": "Obj"})),
-    "invalid_array_header": ("XHDR-06", _tool("invalid_array_header", a={"type": "array", "x-mcp-header": "Arr"})),
-    "invalid_null_header": ("XHDR-06", _tool("invalid_null_header", n={"type": "null", "x-mcp-header": "Nul"})),
-    "invalid_number_header": ("XHDR-06", _tool("invalid_number_header", n={"type": "number", "x-mcp-header": "Num"})),
-    "invalid_duplicate_same_case": ("XHDR-05", _tool(
-        "invalid_duplicate_same_case", a={"type": "string", "x-mcp-header": "Region"},
-        b={"type": "string", "x-mcp-header": "Region"})),
-    "invalid_duplicate_diff_case": ("XHDR-05", _tool(
-        "invalid_duplicate_diff_case", a={"type": "string", "x-mcp-header": "MyField"},
-        b={"type": "string", "x-mcp-header": "myfield"})),
-    "invalid_space_in_name": ("XHDR-03", _tool("invalid_space_in_name", r={"type": "string", "x-mcp-header": "My Region"})),
-    "invalid_colon_in_name": ("XHDR-03", _tool(
-        "invalid_colon_in_name", r={"type": "string", "x-mcp-header": "Region:Primary"})),
-    "invalid_non_ascii_name": ("XHDR-03", _tool("invalid_non_ascii_name", r={"type": "string", "x-mcp-header": "Région"})),
-    "invalid_control_char_name": ("XHDR-04", _tool(
-        "invalid_control_char_name", r={"type": "string", "x-mcp-header": "Region\t1"})),
-    "invalid_under_items": ("XHDR-08", _tool("invalid_under_items", xs={
-        "type": "array", "items": {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}}})),
+    "invalid_empty_header": (
+        "XHDR-02",
+        _tool("invalid_empty_header", region={"type": "string", "x-mcp-header": ""}),
+    ),
+    "invalid_object_header": (
+        "XHDR-06",
+        _tool("invalid_object_header", o={"type": "object", "x-mcp-header": "Obj"}),
+    ),
+    "invalid_array_header": (
+        "XHDR-06",
+        _tool("invalid_array_header", a={"type": "array", "x-mcp-header": "Arr"}),
+    ),
+    "invalid_null_header": (
+        "XHDR-06",
+        _tool("invalid_null_header", n={"type": "null", "x-mcp-header": "Nul"}),
+    ),
+    "invalid_number_header": (
+        "XHDR-06",
+        _tool("invalid_number_header", n={"type": "number", "x-mcp-header": "Num"}),
+    ),
+    "invalid_duplicate_same_case": (
+        "XHDR-05",
+        _tool(
+            "invalid_duplicate_same_case",
+            a={"type": "string", "x-mcp-header": "Region"},
+            b={"type": "string", "x-mcp-header": "Region"},
+        ),
+    ),
+    "invalid_duplicate_diff_case": (
+        "XHDR-05",
+        _tool(
+            "invalid_duplicate_diff_case",
+            a={"type": "string", "x-mcp-header": "MyField"},
+            b={"type": "string", "x-mcp-header": "myfield"},
+        ),
+    ),
+    "invalid_space_in_name": (
+        "XHDR-03",
+        _tool("invalid_space_in_name", r={"type": "string", "x-mcp-header": "My Region"}),
+    ),
+    "invalid_colon_in_name": (
+        "XHDR-03",
+        _tool("invalid_colon_in_name", r={"type": "string", "x-mcp-header": "Region:Primary"}),
+    ),
+    "invalid_non_ascii_name": (
+        "XHDR-03",
+        _tool("invalid_non_ascii_name", r={"type": "string", "x-mcp-header": "Région"}),
+    ),
+    "invalid_control_char_name": (
+        "XHDR-04",
+        _tool("invalid_control_char_name", r={"type": "string", "x-mcp-header": "Region\t1"}),
+    ),
+    "invalid_under_items": (
+        "XHDR-08",
+        _tool(
+            "invalid_under_items",
+            xs={
+                "type": "array",
+                "items": {"type": "object", "properties": {"r": {"type": "string", "x-mcp-header": "R"}}},
+            },
+        ),
+    ),
 }
 
 
@@ -252,7 +378,9 @@ def test_invalid_tool_definitions_are_dropped_with_warning_xhdr10_xhdr11(mode: s
     for name, (rule, _) in INVALID_TOOLS.items():
         assert any(f"{name!r}" in m and rule in m for m in messages), (name, rule, messages)
     assert server.requests[-1].headers["mcp-param-region"] == "us-west1"
-    assert [r.body["params"]["name"] for r in server.requests if r.body["method"] == "tools/call"] == ["valid_tool"]
+    assert [r.body["params"]["name"] for r in server.requests if r.body["method"] == "tools/call"] == [
+        "valid_tool"
+    ]
 
 
 def test_mcp_name_is_base64_when_unsafe_hdr09(mode: str) -> None:
@@ -261,7 +389,9 @@ def test_mcp_name_is_base64_when_unsafe_hdr09(mode: str) -> None:
         drv("call_tool", "wetter für heute")
         drv("call_tool", "my-hyphenated-tool")
     assert [r.headers["mcp-name"] for r in server.requests] == [
-        "=?base64?d2V0dGVyIGbDvHIgaGV1dGU=?=", "my-hyphenated-tool"]
+        "=?base64?d2V0dGVyIGbDvHIgaGV1dGU=?=",
+        "my-hyphenated-tool",
+    ]
 
 
 # -- pagination ----------------------------------------------------------------------------------
@@ -271,8 +401,11 @@ def test_repeated_cursor_is_pagination_error_page06(mode: str) -> None:
     def app(rec: Recorded) -> Reply:
         return result(rec.body, {**tools_listing(_tool(f"t{len(server.requests)}")), "nextCursor": "same"})
 
-    with ScriptedHttpServer(app) as server, http_client(mode, server.url) as drv, \
-            pytest.raises(PaginationError, match="twice"):
+    with (
+        ScriptedHttpServer(app) as server,
+        http_client(mode, server.url) as drv,
+        pytest.raises(PaginationError, match="twice"),
+    ):
         drv("list_all_tools")
     assert [r.body["params"].get("cursor") for r in server.requests] == [None, "same"]
 
@@ -281,8 +414,11 @@ def test_page_cap_is_pagination_error(mode: str) -> None:
     def app(rec: Recorded) -> Reply:
         return result(rec.body, {**tools_listing(), "nextCursor": f"c{len(server.requests)}"})
 
-    with ScriptedHttpServer(app) as server, http_client(mode, server.url) as drv, \
-            pytest.raises(PaginationError, match="3 pages"):
+    with (
+        ScriptedHttpServer(app) as server,
+        http_client(mode, server.url) as drv,
+        pytest.raises(PaginationError, match="3 pages"),
+    ):
         drv("list_all_tools", max_pages=3)
     assert len(server.requests) == 3
 
@@ -304,7 +440,9 @@ def _sse_reply(request: dict[str, Any], chunks: Callable[[int], list[bytes]], **
 def test_sse_reply_framing_http13_http19(mode: str) -> None:
     """HTTP-13/14/19: comments, event/id/retry fields, CRLF split between chunks, a reply for
     another id, multi-line data; notifications before the response reach on_notification."""
-    progress = b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}'
+    progress = (
+        b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}'
+    )
 
     def chunks(rid: int) -> list[bytes]:
         return [
@@ -331,21 +469,26 @@ def test_sse_stream_ending_without_response_is_transport_error_http26(mode: str)
 
 
 def test_sse_total_timeout_with_trickling_stream_cancel04(mode: str) -> None:
-    app = answer_by_method({"tools/call": lambda req: _sse_reply(
-        req, lambda rid: [b": tick\n\n"] * 20, chunk_delay=0.05)})
+    app = answer_by_method(
+        {"tools/call": lambda req: _sse_reply(req, lambda rid: [b": tick\n\n"] * 20, chunk_delay=0.05)}
+    )
     with scripted(mode, app) as (drv, _), pytest.raises(RequestTimeoutError):
         drv("call_tool", "x", timeout=0.3)
 
 
 def test_http_status_without_jsonrpc_body(mode: str) -> None:
-    app = answer_by_method({"tools/call": lambda req: Reply(status=502, body=b"bad gateway", content_type="text/plain")})
+    app = answer_by_method(
+        {"tools/call": lambda req: Reply(status=502, body=b"bad gateway", content_type="text/plain")}
+    )
     with scripted(mode, app) as (drv, _), pytest.raises(HttpStatusError) as info:
         drv("call_tool", "x")
     assert (info.value.status_code, info.value.body) == (502, b"bad gateway")
 
 
 def test_jsonrpc_error_with_http_status_is_typed_hdr05(mode: str) -> None:
-    app = answer_by_method({"tools/call": lambda req: error(req, -32601, "Method not found", "tools/call", 404)})
+    app = answer_by_method(
+        {"tools/call": lambda req: error(req, -32601, "Method not found", "tools/call", 404)}
+    )
     with scripted(mode, app) as (drv, _), pytest.raises(MethodNotFoundError) as info:
         drv("call_tool", "x")
     assert (info.value.code, info.value.data, info.value.http_status) == (-32601, "tools/call", 404)
@@ -368,7 +511,9 @@ def test_nothing_listening_is_connect_error(mode: str) -> None:
 @contextmanager
 def stdio_client(mode: str, script_mode: str, record: Path, **kwargs: Any) -> Iterator[Driver]:
     command = [PYTHON, "-c", STDIO_SCRIPT, script_mode, str(record)]
-    with driver(mode, lambda: Client.stdio(command, **kwargs), lambda: AsyncClient.stdio(command, **kwargs)) as drv:
+    with driver(
+        mode, lambda: Client.stdio(command, **kwargs), lambda: AsyncClient.stdio(command, **kwargs)
+    ) as drv:
         yield drv
 
 
@@ -388,8 +533,13 @@ def test_stdio_timeout_sends_cancelled_cancel03_stdio01(mode: str, tmp_path: Pat
     call = next(m for m in lines if m.get("method") == "tools/call")
     assert call["params"]["arguments"] == {"text": "two\nlines"}
     cancelled = [m for m in lines if m.get("method") == "notifications/cancelled"]
-    assert cancelled == [{"jsonrpc": "2.0", "method": "notifications/cancelled",
-                          "params": {"requestId": call["id"], "reason": "timeout"}}]
+    assert cancelled == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": call["id"], "reason": "timeout"},
+        }
+    ]
 
 
 def test_stdio_task_cancellation_sends_cancelled_cancel01(mode: str, tmp_path: Path) -> None:
@@ -408,8 +558,11 @@ def test_stdio_task_cancellation_sends_cancelled_cancel01(mode: str, tmp_path: P
         drv.run(cancel_midway)
     lines = _recorded_lines(record)
     call = next(m for m in lines if m.get("method") == "tools/call")
-    assert {"jsonrpc": "2.0", "method": "notifications/cancelled",
-            "params": {"requestId": call["id"], "reason": "cancelled by client"}} in lines
+    assert {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": call["id"], "reason": "cancelled by client"},
+    } in lines
 
 
 def test_stdio_server_exit_is_server_exited_error(mode: str, tmp_path: Path) -> None:
@@ -423,8 +576,10 @@ def test_stdio_server_exit_is_server_exited_error(mode: str, tmp_path: Path) -> 
 
 
 def test_stdio_non_json_line_is_protocol_error_stdio03(mode: str, tmp_path: Path) -> None:
-    with stdio_client(mode, "garbage", tmp_path / "stdin.log", timeout=5) as drv, \
-            pytest.raises(ProtocolError, match="non-JSON"):
+    with (
+        stdio_client(mode, "garbage", tmp_path / "stdin.log", timeout=5) as drv,
+        pytest.raises(ProtocolError, match="non-JSON"),
+    ):
         drv("discover")
 
 
@@ -434,7 +589,9 @@ def test_stdio_missing_program_is_connect_error(mode: str, tmp_path: Path) -> No
         if mode == "sync":
             Client.stdio(command)
         else:
+
             async def enter() -> None:
                 async with AsyncClient.stdio(command):
                     pass
+
             asyncio.run(enter())

@@ -41,6 +41,9 @@ def test_an_error_for_the_request_or_with_id_null_is_raised_typed() -> None:
 
 def test_a_non_2xx_http_reply_answers_its_post_whatever_its_id() -> None:
     with pytest.raises(RemoteError) as caught:
-        unwrap(reply("server-error", error={"code": -32600, "message": "Bad Request"}), expected_id=7,
-               http_status=400)
+        unwrap(
+            reply("server-error", error={"code": -32600, "message": "Bad Request"}),
+            expected_id=7,
+            http_status=400,
+        )
     assert caught.value.http_status == 400

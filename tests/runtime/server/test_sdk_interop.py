@@ -39,7 +39,9 @@ def run_peer(*target: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
     port = free_port()
-    with running_server([PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--page-size", "2"], port):
+    with running_server(
+        [PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--page-size", "2"], port
+    ):
         yield f"http://127.0.0.1:{port}/mcp"
 
 

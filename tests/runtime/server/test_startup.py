@@ -28,15 +28,26 @@ def _start(secret: str | None, *args: str) -> subprocess.CompletedProcess[str]:
     env.pop("MCPGEN_STATE_SECRET", None)
     if secret is not None:
         env["MCPGEN_STATE_SECRET"] = secret
-    return subprocess.run([sys.executable, "-m", "weather_server", *args], env=env, cwd=ROOT, capture_output=True,
-                          text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "weather_server", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
-@pytest.mark.parametrize(("secret", "says"), [
-    ("hunter2-short", "the secret is 13 bytes long, shorter than the 16 bytes"),
-    ("0123456789abcdef0123,hunter2-short", "secret 2 of 2 is 13 bytes long"),
-    (" , ,", "is set but holds no secret"),
-])
+@pytest.mark.parametrize(
+    ("secret", "says"),
+    [
+        ("hunter2-short", "the secret is 13 bytes long, shorter than the 16 bytes"),
+        ("0123456789abcdef0123,hunter2-short", "secret 2 of 2 is 13 bytes long"),
+        (" , ,", "is set but holds no secret"),
+    ],
+)
 @pytest.mark.parametrize("transport", ["--http", "--stdio"])
 def test_unusable_state_secret_stops_the_server_at_start(secret: str, says: str, transport: str) -> None:
     args = [transport, "--port", str(free_port())] if transport == "--http" else [transport]
@@ -52,11 +63,20 @@ def test_bad_option_stops_the_server_at_start() -> None:
     assert done.returncode == 2 and "weather_server: cannot start: --page-size must be >= 0" in done.stderr
 
 
-@pytest.mark.parametrize(("option", "says"), [
-    (("--header-timeout", "0"), "header_timeout_s, body_idle_timeout_s and body_timeout_s must be positive"),
-    (("--body-timeout", "-5"), "header_timeout_s, body_idle_timeout_s and body_timeout_s must be positive"),
-    (("--max-slow-connections", "0"), "max_slow_connections must be at least 1"),
-])
+@pytest.mark.parametrize(
+    ("option", "says"),
+    [
+        (
+            ("--header-timeout", "0"),
+            "header_timeout_s, body_idle_timeout_s and body_timeout_s must be positive",
+        ),
+        (
+            ("--body-timeout", "-5"),
+            "header_timeout_s, body_idle_timeout_s and body_timeout_s must be positive",
+        ),
+        (("--max-slow-connections", "0"), "max_slow_connections must be at least 1"),
+    ],
+)
 def test_unusable_http_limit_stops_the_server_at_start(option: tuple[str, str], says: str) -> None:
     done = _start(None, "--port", str(free_port()), *option)
     assert done.returncode == 2 and f"weather_server: cannot start: {says}" in done.stderr, done.stderr
@@ -97,12 +117,15 @@ def test_help_names_the_package_and_every_option_group(flag: str) -> None:
     assert "OAuth (HTTP):" in done.stdout and "Slow clients (HTTP):" in done.stdout
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (("--http", "--stdio"), "--http and --stdio: choose one"),
-    (("--port", "eighty"), "'eighty' is not a valid integer"),
-    (("--parser", "fast"), "'fast' is not one of 'auto', 'h11', 'httptools'"),
-    (("--no-such-flag",), "No such option '--no-such-flag'"),
-])
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--http", "--stdio"), "--http and --stdio: choose one"),
+        (("--port", "eighty"), "'eighty' is not a valid integer"),
+        (("--parser", "fast"), "'fast' is not one of 'auto', 'h11', 'httptools'"),
+        (("--no-such-flag",), "No such option '--no-such-flag'"),
+    ],
+)
 def test_usage_errors_exit_2_naming_the_option(args: tuple[str, ...], says: str) -> None:
     done = _start(None, *args)
     assert done.returncode == 2 and says in done.stderr, done.stderr

@@ -83,7 +83,9 @@ def test_requests_run_concurrently(peer: StdioPeer) -> None:
 def test_progress_notifications_prog01_prog03(peer: StdioPeer) -> None:
     peer.send(call(13, "get_weather", {"location": "Slow"}, progressToken="tok"))
     progress = [peer.recv() for _ in range(3)]
-    assert all(p["method"] == "notifications/progress" and p["params"]["progressToken"] == "tok" for p in progress)
+    assert all(
+        p["method"] == "notifications/progress" and p["params"]["progressToken"] == "tok" for p in progress
+    )
     assert [p["params"]["progress"] for p in progress] == [0, 50, 100]
     assert peer.recv()["id"] == 13
 
@@ -92,8 +94,13 @@ def test_cancelled_request_stops_and_is_not_answered_stdio09(peer: StdioPeer) ->
     """STDIO-09, CANCEL-09: notifications/cancelled stops the handler; no response follows."""
     peer.send(call("slow", "execute_sql", {"region": "eu", "query": "SLEEP 30"}, progressToken=1))
     assert peer.recv()["method"] == "notifications/progress"  # the handler is running
-    peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
-               "params": {"requestId": "slow", "reason": "test"}})
+    peer.send(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": "slow", "reason": "test"},
+        }
+    )
     peer.send(call(14, "execute_sql", {"region": "eu", "query": "CANCELLED"}))
     answer = peer.recv()
     assert answer["id"] == 14 and answer["result"]["content"][0]["text"] == "1"
@@ -108,8 +115,12 @@ def test_exits_on_eof_stdio11() -> None:
     lines = [json.dumps(request(i, "tools/list")) for i in range(3)]
     started = time.monotonic()
     done = subprocess.run(
-        [PYTHON, "-m", SERVER_MODULE, "--stdio"], input="\n".join(lines).encode() + b"\n",
-        cwd=ROOT, env=subprocess_env(), capture_output=True, timeout=20,
+        [PYTHON, "-m", SERVER_MODULE, "--stdio"],
+        input="\n".join(lines).encode() + b"\n",
+        cwd=ROOT,
+        env=subprocess_env(),
+        capture_output=True,
+        timeout=20,
     )
     assert done.returncode == 0, done.stderr.decode()
     assert time.monotonic() - started < 10

@@ -55,11 +55,22 @@ TOOL = {"name": "t", "inputSchema": {"type": "object"}}
 DEEP_TOOL = {
     "name": "deep",
     "inputSchema": {"type": "object"},
-    "outputSchema": {"$ref": "#/$defs/node", "$defs": {"node": {
-        "type": "object", "properties": {"child": {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "integer"}]}},
-        "required": ["child"]}}},
+    "outputSchema": {
+        "$ref": "#/$defs/node",
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {"child": {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "integer"}]}},
+                "required": ["child"],
+            }
+        },
+    },
 }
-LEGACY_INIT = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "h", "version": "1"}}
+LEGACY_INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "h", "version": "1"},
+}
 
 
 class Empty(BaseModel):
@@ -100,27 +111,46 @@ def client_url(url: str, engine: str) -> str:
     return url.replace("http://", f"http://user:{SECRET}@") if engine == "httpx" else url
 
 
-def run(mode: str, engine: str, url: str, *, era: str = "modern",
-        call: Callable[[Any], Any] = lambda client: client.call_tool("t", {})) -> Outcome:
-    options: dict[str, Any] = {"era": era, "cache": False, "tools": [TOOL, DEEP_TOOL], "timeout": TIMEOUT,
-                               "max_response_bytes": CAP}
+def run(
+    mode: str,
+    engine: str,
+    url: str,
+    *,
+    era: str = "modern",
+    call: Callable[[Any], Any] = lambda client: client.call_tool("t", {}),
+) -> Outcome:
+    options: dict[str, Any] = {
+        "era": era,
+        "cache": False,
+        "tools": [TOOL, DEEP_TOOL],
+        "timeout": TIMEOUT,
+        "max_response_bytes": CAP,
+    }
     target = client_url(url, engine)
     if mode == "sync":
+
         def blocking() -> None:
             with Client(target, **options) as client:
                 assert client.transport.engine == engine  # type: ignore[attr-defined]
                 call(client)
+
         return measured(blocking)
 
     async def main() -> None:
         async with AsyncClient(target, **options) as client:
             assert client.transport.engine == engine  # type: ignore[attr-defined]
             await call(client)
+
     return measured(lambda: asyncio.run(main()))
 
 
-def check(outcome: Outcome, error: type[BaseException], *, within: float = TIMEOUT + MARGIN,
-          memory: int = MEMORY_CEILING) -> BaseException:
+def check(
+    outcome: Outcome,
+    error: type[BaseException],
+    *,
+    within: float = TIMEOUT + MARGIN,
+    memory: int = MEMORY_CEILING,
+) -> BaseException:
     assert isinstance(outcome.error, error), f"expected {error.__name__}, got {outcome.error!r}"
     assert outcome.seconds < within, f"took {outcome.seconds:.2f}s"
     assert outcome.peak < memory, f"peak traced memory {outcome.peak / 2**20:.1f} MiB"
@@ -143,7 +173,10 @@ async def huge_chunk(message: Any, writer: Any) -> None:
 
 async def endless_sse_event(message: Any, writer: Any) -> None:
     start = b'data: {"jsonrpc": "2.0", "x": "'
-    writer.write(head(Content_Type="text/event-stream", Transfer_Encoding="chunked") + b"%x\r\n%s\r\n" % (len(start), start))
+    writer.write(
+        head(Content_Type="text/event-stream", Transfer_Encoding="chunked")
+        + b"%x\r\n%s\r\n" % (len(start), start)
+    )
     await endless(writer, b"10000\r\n" + b"x" * 0x10000 + b"\r\n")
 
 
@@ -153,7 +186,9 @@ async def endless_body(message: Any, writer: Any) -> None:
 
 
 async def trickled_body(message: Any, writer: Any) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {"content": [], "pad": "p" * 200}}).encode()
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": message["id"], "result": {"content": [], "pad": "p" * 200}}
+    ).encode()
     writer.write(head(Content_Type="application/json", Content_Length=str(len(body))))
     await trickle(writer, body, 0.5)
 
@@ -162,7 +197,9 @@ BOMB = gzip.compress(b" " * (64 * CAP))  # 64 MiB of JSON whitespace in ~64 KiB
 
 
 async def gzip_bomb(message: Any, writer: Any) -> None:
-    writer.write(head(Content_Type="application/json", Content_Encoding="gzip", Content_Length=str(len(BOMB))) + BOMB)
+    writer.write(
+        head(Content_Type="application/json", Content_Encoding="gzip", Content_Length=str(len(BOMB))) + BOMB
+    )
     await writer.drain()
 
 
@@ -191,18 +228,24 @@ async def deep_structured_content(message: Any, writer: Any) -> None:
 def legacy(answer: Behaviour) -> Behaviour:
     """A 2025-11-25 server: a session on `initialize`, 202 for notifications, no GET stream;
     `answer` answers the tools/call."""
+
     async def behave(message: Any, writer: Any) -> None:
         if message is None:  # GET (standalone stream) or DELETE (end of session)
             writer.write(head("405 Method Not Allowed", Content_Length="0"))
         elif message.get("method") == "initialize":
-            writer.write(json_reply({"jsonrpc": "2.0", "id": message["id"], "result": LEGACY_INIT},
-                                    Mcp_Session_Id="hostile-session"))
+            writer.write(
+                json_reply(
+                    {"jsonrpc": "2.0", "id": message["id"], "result": LEGACY_INIT},
+                    Mcp_Session_Id="hostile-session",
+                )
+            )
         elif "id" not in message:
             writer.write(head("202 Accepted", Content_Length="0"))
         else:
             await answer(message, writer)
             return
         await writer.drain()
+
     return behave
 
 
@@ -219,12 +262,16 @@ def http_sse_endless_event() -> Behaviour:
             await writer.drain()
             return
         await endless_stream(writer)
+
     return behave
 
 
 async def endless_stream(writer: Any) -> None:
-    writer.write(head(Content_Type="text/event-stream", Connection="close") + b"event: endpoint\ndata: /messages\n\n"
-                 + b"event: message\ndata: {")
+    writer.write(
+        head(Content_Type="text/event-stream", Connection="close")
+        + b"event: endpoint\ndata: /messages\n\n"
+        + b"event: message\ndata: {"
+    )
     await endless(writer)
 
 
@@ -278,11 +325,21 @@ async def trickled_head(message: Any, writer: Any) -> None:
     await trickle(writer, head(Content_Type="application/json", X_Padding="p" * 200), 0.5)
 
 
-@pytest.mark.parametrize(("mode", "engine"), [
-    ("sync", "http11"), ("async", "http11"), ("async", "httpx"),
-    pytest.param("sync", "httpx", marks=pytest.mark.skip(
-        reason="blocking httpx bounds each read of the head, not the whole head (README: Client limits)")),
-])
+@pytest.mark.parametrize(
+    ("mode", "engine"),
+    [
+        ("sync", "http11"),
+        ("async", "http11"),
+        ("async", "httpx"),
+        pytest.param(
+            "sync",
+            "httpx",
+            marks=pytest.mark.skip(
+                reason="blocking httpx bounds each read of the head, not the whole head (README: Client limits)"
+            ),
+        ),
+    ],
+)
 def test_trickled_head_ends_at_the_deadline(mode: str, engine: str) -> None:
     with serving(trickled_head) as server:
         outcome = run(mode, engine, server.url)
@@ -301,13 +358,17 @@ def test_gzip_bomb_is_refused(mode: str, engine: str) -> None:
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("era", ["modern", "legacy"])
-@pytest.mark.parametrize(("answer", "error"), [
-    pytest.param(wrong_id_error, ProtocolError, id="json"),
-    # The stream ends without the response: the request is lost (HTTP-26), never answered.
-    pytest.param(wrong_id_error_on_sse, ResponseLostError, id="sse"),
-])
-def test_error_with_a_wrong_id_is_no_answer(answer: Behaviour, error: type[McpRuntimeError], era: str, mode: str,
-                                            engine: str) -> None:
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        pytest.param(wrong_id_error, ProtocolError, id="json"),
+        # The stream ends without the response: the request is lost (HTTP-26), never answered.
+        pytest.param(wrong_id_error_on_sse, ResponseLostError, id="sse"),
+    ],
+)
+def test_error_with_a_wrong_id_is_no_answer(
+    answer: Behaviour, error: type[McpRuntimeError], era: str, mode: str, engine: str
+) -> None:
     with serving(answer if era == "modern" else legacy(answer)) as server:
         raised = check(run(mode, engine, server.url, era=era), error, within=MARGIN)
     assert error is ResponseLostError or "does not match" in str(raised)
@@ -323,7 +384,9 @@ def test_deep_structured_content_is_a_tool_output_error(mode: str, engine: str) 
     with serving(deep_structured_content) as server:
         # A 22 KB reply: the memory bound only rules out a runaway (compiling the tool's schema
         # and pydantic's validator for Node take a few MiB once).
-        error = check(run(mode, engine, server.url, call=_structured), ToolOutputError, within=MARGIN, memory=8 * CAP)
+        error = check(
+            run(mode, engine, server.url, call=_structured), ToolOutputError, within=MARGIN, memory=8 * CAP
+        )
     assert isinstance(error, ToolOutputError)
     assert error.pointer.startswith("/child/child/") and "nested more than" in str(error)
 
@@ -376,17 +439,25 @@ sys.stdin.buffer.read()
 
 def run_stdio(mode: str, script: str) -> Outcome:
     command = [sys.executable, "-c", script]
-    options: dict[str, Any] = {"era": "modern", "cache": False, "tools": [TOOL], "timeout": TIMEOUT,
-                               "max_response_bytes": CAP}
+    options: dict[str, Any] = {
+        "era": "modern",
+        "cache": False,
+        "tools": [TOOL],
+        "timeout": TIMEOUT,
+        "max_response_bytes": CAP,
+    }
     if mode == "sync":
+
         def blocking() -> None:
             with Client.stdio(command, **options) as client:
                 client.call_tool("t", {})
+
         return measured(blocking)
 
     async def main() -> None:
         async with AsyncClient.stdio(command, **options) as client:
             await client.call_tool("t", {})
+
     return measured(lambda: asyncio.run(main()))
 
 

@@ -42,22 +42,31 @@ def no_proxy_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     return monkeypatch
 
 
-@pytest.mark.parametrize(("url", "expected"), [
-    ("http://127.0.0.1:8000/mcp", ("http", "127.0.0.1", 8000, "/mcp", "127.0.0.1:8000")),
-    ("http://example.com/mcp?x=1&y=2#frag", ("http", "example.com", 80, "/mcp?x=1&y=2", "example.com")),
-    ("https://example.com/mcp", ("https", "example.com", 443, "/mcp", "example.com")),
-    ("https://example.com:8443", ("https", "example.com", 8443, "/", "example.com:8443")),
-    ("HTTP://[::1]:9000/m", ("http", "::1", 9000, "/m", "[::1]:9000")),
-    ("http://[::1]/m", ("http", "::1", 80, "/m", "[::1]")),
-])
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://127.0.0.1:8000/mcp", ("http", "127.0.0.1", 8000, "/mcp", "127.0.0.1:8000")),
+        ("http://example.com/mcp?x=1&y=2#frag", ("http", "example.com", 80, "/mcp?x=1&y=2", "example.com")),
+        ("https://example.com/mcp", ("https", "example.com", 443, "/mcp", "example.com")),
+        ("https://example.com:8443", ("https", "example.com", 8443, "/", "example.com:8443")),
+        ("HTTP://[::1]:9000/m", ("http", "::1", 9000, "/m", "[::1]:9000")),
+        ("http://[::1]/m", ("http", "::1", 80, "/m", "[::1]")),
+    ],
+)
 def test_lean_origin(no_proxy_env: pytest.MonkeyPatch, url: str, expected: tuple[Any, ...]) -> None:
     assert tuple(lean_origin(url) or ()) == expected
 
 
-@pytest.mark.parametrize("url", [
-    "ftp://example.com/x", "http://user:pw@example.com/mcp", "http:///nohost", "http://example.com:notaport/",
-    "unix:///tmp/socket",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://example.com/x",
+        "http://user:pw@example.com/mcp",
+        "http:///nohost",
+        "http://example.com:notaport/",
+        "unix:///tmp/socket",
+    ],
+)
 def test_lean_origin_declines_what_it_cannot_serve(no_proxy_env: pytest.MonkeyPatch, url: str) -> None:
     assert lean_origin(url) is None
 
@@ -121,19 +130,22 @@ def test_head_overrides_defaults_case_insensitively() -> None:
     assert text.endswith("X-A: 1\r\nContent-Length: 0\r\n\r\n")
 
 
-@pytest.mark.parametrize(("name", "value", "match"), [
-    ("X-Evil", "a\r\nInjected: yes", "CR, LF"),
-    ("X-Evil", "a\nb", "CR, LF"),
-    ("X-Evil", "a\rb", "CR, LF"),
-    ("X-Evil", "nul\x00", "CR, LF"),
-    ("X-Evil", "Grüße", "non-ASCII"),
-    ("Bad Name", "x", "invalid HTTP header name"),
-    ("Bad:Name", "x", "invalid HTTP header name"),
-    ("X-Evil\r\nInjected", "x", "invalid HTTP header name"),
-    ("", "x", "invalid HTTP header name"),
-    ("Content-Length", "5", "set by the transport"),
-    ("transfer-encoding", "chunked", "set by the transport"),
-])
+@pytest.mark.parametrize(
+    ("name", "value", "match"),
+    [
+        ("X-Evil", "a\r\nInjected: yes", "CR, LF"),
+        ("X-Evil", "a\nb", "CR, LF"),
+        ("X-Evil", "a\rb", "CR, LF"),
+        ("X-Evil", "nul\x00", "CR, LF"),
+        ("X-Evil", "Grüße", "non-ASCII"),
+        ("Bad Name", "x", "invalid HTTP header name"),
+        ("Bad:Name", "x", "invalid HTTP header name"),
+        ("X-Evil\r\nInjected", "x", "invalid HTTP header name"),
+        ("", "x", "invalid HTTP header name"),
+        ("Content-Length", "5", "set by the transport"),
+        ("transfer-encoding", "chunked", "set by the transport"),
+    ],
+)
 def test_head_rejects_injection(name: str, value: str, match: str) -> None:
     with pytest.raises(TransportError, match=match):
         _builder().head({name: value}, 1)
@@ -158,40 +170,53 @@ def test_head_cache_does_not_leak_between_header_sets() -> None:
 
 
 def test_parse_head_basics() -> None:
-    head = parse_head(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n"
-                      b"Set-Cookie: a=1\r\nset-cookie: b=2")
+    head = parse_head(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n"
+        b"Set-Cookie: a=1\r\nset-cookie: b=2"
+    )
     assert (head.status, head.keep_alive, head.framing, head.length) == (200, True, "length", 12)
     assert head.headers["content-type"] == "application/json"
     assert head.headers["set-cookie"] == "a=1, b=2"
 
 
-@pytest.mark.parametrize(("raw", "framing", "keep_alive"), [
-    (b"HTTP/1.1 200 OK\nContent-Length: 3", "length", True),  # bare LF
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked", "chunked", True),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked", "chunked", True),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5", "chunked", False),
-    (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip", "close", False),
-    (b"HTTP/1.1 200 OK", "close", False),
-    (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1", "length", False),
-    (b"HTTP/1.0 200 OK\r\nContent-Length: 1", "length", False),
-    (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1", "length", True),
-    (b"HTTP/1.1 204 No Content", "none", True),
-    (b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10", "none", True),
-    (b"HTTP/1.1 202 Accepted\r\nContent-Length: 0", "length", True),
-    (b"HTTP/1.1 200 OK\r\nContent-Length: 7, 7", "length", True),
-    (b"HTTP/1.1 200", "close", False),  # no reason phrase
-])
+@pytest.mark.parametrize(
+    ("raw", "framing", "keep_alive"),
+    [
+        (b"HTTP/1.1 200 OK\nContent-Length: 3", "length", True),  # bare LF
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked", "chunked", True),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked", "chunked", True),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5", "chunked", False),
+        (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip", "close", False),
+        (b"HTTP/1.1 200 OK", "close", False),
+        (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1", "length", False),
+        (b"HTTP/1.0 200 OK\r\nContent-Length: 1", "length", False),
+        (b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 1", "length", True),
+        (b"HTTP/1.1 204 No Content", "none", True),
+        (b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10", "none", True),
+        (b"HTTP/1.1 202 Accepted\r\nContent-Length: 0", "length", True),
+        (b"HTTP/1.1 200 OK\r\nContent-Length: 7, 7", "length", True),
+        (b"HTTP/1.1 200", "close", False),  # no reason phrase
+    ],
+)
 def test_parse_head_framing(raw: bytes, framing: str, keep_alive: bool) -> None:
     head = parse_head(raw)
     assert (head.framing, head.keep_alive) == (framing, keep_alive)
 
 
-@pytest.mark.parametrize("raw", [
-    b"HTTP/2 200 OK", b"ICY 200 OK", b"HTTP/1.1 2x0 OK", b"garbage",
-    b"HTTP/1.1 200 OK\r\nContent-Length: 5, 6", b"HTTP/1.1 200 OK\r\nContent-Length: -1",
-    b"HTTP/1.1 200 OK\r\nX-A: 1\r\n  folded", b"HTTP/1.1 200 OK\r\nno colon here",
-    b"HTTP/1.1 200 OK\r\nBad Name : x",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"HTTP/2 200 OK",
+        b"ICY 200 OK",
+        b"HTTP/1.1 2x0 OK",
+        b"garbage",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 5, 6",
+        b"HTTP/1.1 200 OK\r\nContent-Length: -1",
+        b"HTTP/1.1 200 OK\r\nX-A: 1\r\n  folded",
+        b"HTTP/1.1 200 OK\r\nno colon here",
+        b"HTTP/1.1 200 OK\r\nBad Name : x",
+    ],
+)
 def test_parse_head_rejects_malformed(raw: bytes) -> None:
     with pytest.raises(TransportError):
         parse_head(raw)
@@ -205,8 +230,7 @@ def _decode_in_pieces(head: bytes, wire: bytes, step: int) -> tuple[bytes, BodyD
     return out, decoder
 
 
-CHUNKED = (b"5;ext=1\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\n"
-           b"0\r\nTrailer: x\r\n\r\n")
+CHUNKED = b"5;ext=1\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\n0\r\nTrailer: x\r\n\r\n"
 
 
 @pytest.mark.parametrize("step", [1, 2, 3, 7, 1000])
@@ -217,8 +241,9 @@ def test_chunked_decoding_split_anywhere(step: int) -> None:
 
 
 def test_chunked_bare_lf_and_extra_bytes() -> None:
-    body, decoder = _decode_in_pieces(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked",
-                                      b"3\nabc\n0\n\nEXTRA", 1000)
+    body, decoder = _decode_in_pieces(
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked", b"3\nabc\n0\n\nEXTRA", 1000
+    )
     assert body == b"abc" and decoder.done and decoder.extra == b"EXTRA"
 
 
@@ -273,8 +298,14 @@ def read_request(sock: socket.socket, buffer: bytearray) -> bytes | None:
 
 def json_reply(body: bytes | dict[str, Any], status: str = "200 OK", extra: bytes = b"") -> bytes:
     payload = body if isinstance(body, bytes) else _json.dumps(body)
-    return (b"HTTP/1.1 " + status.encode() + b"\r\nContent-Type: application/json\r\n" + extra
-            + b"Content-Length: %d\r\n\r\n" % len(payload) + payload)
+    return (
+        b"HTTP/1.1 "
+        + status.encode()
+        + b"\r\nContent-Type: application/json\r\n"
+        + extra
+        + b"Content-Length: %d\r\n\r\n" % len(payload)
+        + payload
+    )
 
 
 def result_for(request: bytes, value: Any = None) -> dict[str, Any]:
@@ -366,16 +397,25 @@ class Runner:
     def __init__(self, mode: str, url: str, timeout: float | None = 5.0) -> None:
         self.mode = mode
         self.loop = asyncio.new_event_loop() if mode == "async" else None
-        self.transport: Any = HttpTransport(url, timeout=timeout) if mode == "sync" else AsyncHttpTransport(
-            url, timeout=timeout)
+        self.transport: Any = (
+            HttpTransport(url, timeout=timeout)
+            if mode == "sync"
+            else AsyncHttpTransport(url, timeout=timeout)
+        )
         assert self.transport.engine == "http11"
         self.ids = iter(range(1, 10_000))
 
-    def request(self, message: dict[str, Any] | None = None, headers: dict[str, str] | None = None,
-                timeout: float | None = 5.0, on_notification: Callable[[dict[str, Any]], None] | None = None
-                ) -> tuple[dict[str, Any], int | None]:
+    def request(
+        self,
+        message: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        timeout: float | None = 5.0,
+        on_notification: Callable[[dict[str, Any]], None] | None = None,
+    ) -> tuple[dict[str, Any], int | None]:
         message = message if message is not None else _message(next(self.ids))
-        call = self.transport.request(message, headers or {}, timeout=timeout, on_notification=on_notification)
+        call = self.transport.request(
+            message, headers or {}, timeout=timeout, on_notification=on_notification
+        )
         if self.loop is not None:
             return self.loop.run_until_complete(call)  # type: ignore[no-any-return]
         return call  # type: ignore[no-any-return]
@@ -430,6 +470,7 @@ def test_keep_alive_reuses_one_connection(mode: str) -> None:
 def test_idle_connection_closed_by_server_is_replaced(mode: str) -> None:
     """The server closes the connection after each reply (no `Connection: close`); the next
     request notices the closed idle connection and uses a new one."""
+
     def one_shot(server: RawServer, sock: socket.socket, index: int) -> None:
         request = read_request(sock, bytearray())
         assert request is not None
@@ -446,6 +487,7 @@ def test_idle_connection_closed_by_server_is_replaced(mode: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 def test_reused_connection_dying_before_any_byte_is_retried_once(mode: str) -> None:
     """A close racing with our reuse (request read, no reply byte): resent on a new connection."""
+
     def drop_second(server: RawServer, sock: socket.socket, index: int) -> None:
         buffer = bytearray()
         while (request := read_request(sock, buffer)) is not None:
@@ -472,6 +514,7 @@ def _no_stale_check(pool: Any) -> Callable[[], Any]:
         conn = pool._idle.pop()
         conn.reused = True
         return conn
+
     return checkout
 
 
@@ -511,7 +554,7 @@ def test_failure_after_a_response_byte_is_not_retried(mode: str) -> None:
 def test_truncated_body_is_transport_error(mode: str) -> None:
     def short(server: RawServer, sock: socket.socket, index: int) -> None:
         read_request(sock, bytearray())
-        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":")
+        sock.sendall(b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":')
 
     with serving(short, mode) as (_, runner), pytest.raises(TransportError, match="body was complete"):
         runner.request()
@@ -575,7 +618,9 @@ def test_chunked_close_delimited_and_interim_replies(mode: str) -> None:
         body = _json.dumps(result_for(request, "chunked"))
         # an interim 103, then a chunked reply written in small pieces
         sock.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n")
-        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        sock.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
         for i in range(0, len(body), 7):
             piece = body[i : i + 7]
             sock.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
@@ -583,8 +628,10 @@ def test_chunked_close_delimited_and_interim_replies(mode: str) -> None:
         sock.sendall(b"0\r\n\r\n")
         request = read_request(sock, buffer)  # the same connection, kept alive
         assert request is not None
-        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n"
-                     + _json.dumps(result_for(request, "until close")))
+        sock.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n"
+            + _json.dumps(result_for(request, "until close"))
+        )
         sock.shutdown(socket.SHUT_WR)
 
     with serving(variety, mode) as (server, runner):
@@ -601,8 +648,10 @@ def test_malformed_chunk_mid_body_fails_and_drops_the_connection(mode: str) -> N
         while (request := read_request(sock, buffer)) is not None:
             server.requests.append((index, request))
             if index == 0:
-                sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
-                             b"2\r\n{\"\r\n")
+                sock.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    b'2\r\n{"\r\n'
+                )
                 time.sleep(0.05)
                 sock.sendall(b"zz\r\n")
                 server.event("done").wait(5)
@@ -621,11 +670,14 @@ def test_malformed_chunk_mid_body_fails_and_drops_the_connection(mode: str) -> N
 def test_sse_is_streamed_incrementally(mode: str) -> None:
     """The final response is written only after the client has handed the notification to
     `on_notification`: a client that waited for the whole body would time out."""
+
     def sse(server: RawServer, sock: socket.socket, index: int) -> None:
         request = read_request(sock, bytearray())
         assert request is not None
         rid = _json.loads(request.split(b"\r\n\r\n", 1)[1])["id"]
-        sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+        sock.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
         note = b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}\n\n'
         sock.sendall(b"%x\r\n%s\r\n" % (len(note), note))
         if not server.event("notified").wait(5):
@@ -649,12 +701,15 @@ def test_sse_is_streamed_incrementally(mode: str) -> None:
 def test_abandoned_sse_stream_closes_the_connection(mode: str) -> None:
     """Reading stops at the response; the rest of the stream never comes, so the connection is
     closed (HTTP-21) rather than pooled; the next request opens a new one."""
+
     def endless(server: RawServer, sock: socket.socket, index: int) -> None:
         buffer = bytearray()
         while (request := read_request(sock, buffer)) is not None:
             server.requests.append((index, request))
             rid = _json.loads(request.split(b"\r\n\r\n", 1)[1])["id"]
-            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+            sock.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+            )
             event = b'data: {"jsonrpc":"2.0","id":%d,"result":{}}\n\n' % rid
             sock.sendall(b"%x\r\n%s\r\n" % (len(event), event))
             server.event("closed").wait(5) if index == 0 and sock.recv(1) == b"" else None
@@ -739,12 +794,15 @@ def test_closing_a_reply_whose_end_has_arrived_keeps_the_connection(mode: str) -
     """Closed before its body was read to the end: the end already waiting is read and the
     connection goes back to the pool (both sides; a reply whose end has not come is closed,
     HTTP-21, see test_abandoned_sse_stream_closes_the_connection)."""
+
     def in_two_parts(server: RawServer, sock: socket.socket, index: int) -> None:
         buffer = bytearray()
         while (request := read_request(sock, buffer)) is not None:
             server.requests.append((index, request))
-            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
-                         b"5\r\nhello\r\n")
+            sock.sendall(
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                b"5\r\nhello\r\n"
+            )
             time.sleep(0.05)
             sock.sendall(b"0\r\n\r\n")
 
@@ -821,6 +879,7 @@ def test_async_pool_concurrent_requests() -> None:
             body = _json.dumps(_message(i))
             response = await pool.post(builder.head({}, len(body)) + body, 5)
             return int(_json.loads(await response.aread())["id"])
+
         try:
             return await asyncio.gather(*(one(i) for i in range(30)))
         finally:
@@ -847,18 +906,26 @@ def _self_signed(tmp: Path) -> tuple[Path, Path]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
     cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                       critical=False)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+        )
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
     cert_path, key_path = tmp / "cert.pem", tmp / "key.pem"
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
     return cert_path, key_path
 
 
@@ -882,8 +949,9 @@ def test_https_verified_keep_alive(mode: str, tmp_path: Path, no_proxy_env: pyte
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_https_untrusted_certificate_is_connect_error(mode: str, tmp_path: Path,
-                                                      no_proxy_env: pytest.MonkeyPatch) -> None:
+def test_https_untrusted_certificate_is_connect_error(
+    mode: str, tmp_path: Path, no_proxy_env: pytest.MonkeyPatch
+) -> None:
     cert, key = _self_signed(tmp_path)
     server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_tls.load_cert_chain(cert, key)

@@ -37,7 +37,9 @@ def ours() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def sdk() -> Iterator[str]:
     port = free_port()
-    with running_server([PYTHON, str(ROOT / "tests" / "peers" / "sdk_server.py"), "--http", "--port", str(port)], port):
+    with running_server(
+        [PYTHON, str(ROOT / "tests" / "peers" / "sdk_server.py"), "--http", "--port", str(port)], port
+    ):
         yield f"http://127.0.0.1:{port}/mcp"
 
 
@@ -70,7 +72,11 @@ def test_ours_sse_progress_reaches_on_notification(mode: str, ours: str) -> None
     with client(mode, ours, on_notification=notes.append) as drv:
         result = drv("call_tool", "get_weather", {"location": "Slow"}, meta={"progressToken": "p1"})
         assert result.text == "Weather in Slow: foggy"
-        assert [n["params"]["progress"] for n in notes if n["method"] == "notifications/progress"] == [0, 50, 100]
+        assert [n["params"]["progress"] for n in notes if n["method"] == "notifications/progress"] == [
+            0,
+            50,
+            100,
+        ]
         assert drv("call_tool", "calculate_sum", {"a": 2, "b": 2}).text == "4"  # the client goes on
 
 
@@ -88,8 +94,13 @@ def test_ours_timeout_disconnect_cancels_the_handler_http21(mode: str, ours: str
     with client(mode, ours) as drv:
         before = int(drv("call_tool", "execute_sql", {"region": "eu", "query": "CANCELLED"}).text)
         with pytest.raises(RequestTimeoutError):
-            drv("call_tool", "execute_sql", {"region": "eu", "query": "SLEEP 5"},
-                meta={"progressToken": "t"}, timeout=0.5)
+            drv(
+                "call_tool",
+                "execute_sql",
+                {"region": "eu", "query": "SLEEP 5"},
+                meta={"progressToken": "t"},
+                timeout=0.5,
+            )
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             after = int(drv("call_tool", "execute_sql", {"region": "eu", "query": "CANCELLED"}).text)
@@ -107,5 +118,9 @@ def test_sdk_server_keep_alive_and_sse(mode: str, sdk: str) -> None:
         assert len(idle_sockets(drv)) == 1
         result = drv("call_tool", "count_progress", {"steps": 3}, meta={"progressToken": "s"})
         assert result.text == "counted 3"
-        assert [n["params"]["progress"] for n in notes if n["method"] == "notifications/progress"] == [1, 2, 3]
+        assert [n["params"]["progress"] for n in notes if n["method"] == "notifications/progress"] == [
+            1,
+            2,
+            3,
+        ]
         assert drv("call_tool", "calculate_sum", {"a": 1, "b": 1}).text == "2"

@@ -42,13 +42,19 @@ class Peer:
         self.http: httpx.Client | httpx.AsyncClient | None = None
         if kind == "stdio":
             command = [PYTHON, PEER, "--stdio"]
-            self.transport: Any = (StdioTransport(command, on_request=on_request) if mode == "sync"
-                                   else AsyncStdioTransport(command, on_request=on_request))
+            self.transport: Any = (
+                StdioTransport(command, on_request=on_request)
+                if mode == "sync"
+                else AsyncStdioTransport(command, on_request=on_request)
+            )
         else:
             if kind == "httpx":
                 self.http = httpx.Client() if mode == "sync" else httpx.AsyncClient()
-            self.transport = (HttpTransport(url, client=self.http, on_request=on_request) if mode == "sync"
-                              else AsyncHttpTransport(url, client=self.http, on_request=on_request))
+            self.transport = (
+                HttpTransport(url, client=self.http, on_request=on_request)
+                if mode == "sync"
+                else AsyncHttpTransport(url, client=self.http, on_request=on_request)
+            )
             assert self.transport.engine == kind
         assert isinstance(self.transport, SyncTransport if mode == "sync" else AsyncTransport)
 
@@ -66,6 +72,7 @@ class Peer:
 
         async def collect() -> list[dict[str, Any]]:
             return [item async for item in self.transport.stream(CALL, headers or {})]
+
         return self.run(collect())  # type: ignore[no-any-return]
 
     def close(self) -> None:
@@ -82,6 +89,7 @@ class Peer:
 
 def hook(mode: str, answer: Callable[[dict[str, Any]], dict[str, Any]], seen: list[dict[str, Any]]) -> Any:
     """`answer` as the `on_request` hook of `mode` (a coroutine function for asyncio)."""
+
     def sync_hook(request: dict[str, Any]) -> dict[str, Any]:
         seen.append(request)
         return answer(request)
@@ -89,6 +97,7 @@ def hook(mode: str, answer: Callable[[dict[str, Any]], dict[str, Any]], seen: li
     async def async_hook(request: dict[str, Any]) -> dict[str, Any]:
         await asyncio.sleep(0)
         return sync_hook(request)
+
     return sync_hook if mode == "sync" else async_hook
 
 

@@ -123,25 +123,50 @@ class AsyncClient(AsyncClientBase):
         self._oauth: AsyncOAuthLogin | None = None
         if auth is not None:
             if url is None or token_provider is not None:
-                raise ValueError("auth= needs a url (stdio servers take credentials from the environment: BASE-25) "
-                                 "and replaces token_provider")
+                raise ValueError(
+                    "auth= needs a url (stdio servers take credentials from the environment: BASE-25) "
+                    "and replaces token_provider"
+                )
             from ..oauth._async.login import AsyncOAuthLogin  # the auth extra: only when asked for
 
             self._oauth = AsyncOAuthLogin(auth, url)
             # only for the cache partition (None before the login); requests use authorize()
             token_provider = cast(AsyncTokenProvider, self._oauth.token)
-        self._check_callbacks({"on_elicit": on_elicit, "on_sample": on_sample, "on_roots": on_roots,
-                               "token_provider": token_provider})
+        self._check_callbacks(
+            {
+                "on_elicit": on_elicit,
+                "on_sample": on_sample,
+                "on_roots": on_roots,
+                "token_provider": token_provider,
+            }
+        )
         if tools is None:
             tools = self._tool_definitions_  # generated clients embed the definitions they were built from
-        self._transport: AsyncTransport = transport if transport is not None else AsyncHttpTransport(
-            cast(str, url), timeout=timeout, max_response_bytes=max_response_bytes)
+        self._transport: AsyncTransport = (
+            transport
+            if transport is not None
+            else AsyncHttpTransport(cast(str, url), timeout=timeout, max_response_bytes=max_response_bytes)
+        )
         self._core = core_for(
-            url, self._transport, headers=headers, token_provider=token_provider, client_info=client_info,
-            timeout=timeout, tools=tools, on_notification=on_notification, on_progress=on_progress,
-            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots}, elicitation_modes=elicitation_modes,
-            sampling_tools=sampling_tools, capabilities=capabilities, max_input_rounds=max_input_rounds, cache=cache,
-            era=era, legacy_version=legacy_version, retries=retries)
+            url,
+            self._transport,
+            headers=headers,
+            token_provider=token_provider,
+            client_info=client_info,
+            timeout=timeout,
+            tools=tools,
+            on_notification=on_notification,
+            on_progress=on_progress,
+            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots},
+            elicitation_modes=elicitation_modes,
+            sampling_tools=sampling_tools,
+            capabilities=capabilities,
+            max_input_rounds=max_input_rounds,
+            cache=cache,
+            era=era,
+            legacy_version=legacy_version,
+            retries=retries,
+        )
         self._static_headers = dict(headers or {})
         self._token_provider = token_provider
         self._auth: AsyncAuth | None = (
@@ -171,8 +196,11 @@ class AsyncClient(AsyncClientBase):
                 if type(step) is Outgoing:
                     try:
                         reply = await transport.request(
-                            step.message, step.headers if auth is None else await auth(step.headers),
-                            timeout=step.timeout, on_notification=notify)
+                            step.message,
+                            step.headers if auth is None else await auth(step.headers),
+                            timeout=step.timeout,
+                            on_notification=notify,
+                        )
                     except McpRuntimeError as exc:
                         if oauth is not None and await oauth.recover(exc, authorizations):
                             authorizations += 1  # logged in (again, AUTH-08): the same request once more
@@ -195,7 +223,9 @@ class AsyncClient(AsyncClientBase):
         except BaseException as exc:
             flow.close()
             if type(step) is Outgoing and not isinstance(exc, McpRuntimeError):
-                notice = self._core.cancel_notice(step.message)  # legacy HTTP: say it (a dropped stream is not)
+                notice = self._core.cancel_notice(
+                    step.message
+                )  # legacy HTTP: say it (a dropped stream is not)
                 if notice is not None:
                     await self._notify(notice)
             raise
@@ -239,15 +269,17 @@ class AsyncClient(AsyncClientBase):
 
     async def list_tools(self, cursor: str | None = None, *, refresh: bool = False) -> ToolsPage:
         """One page (invalid tools already dropped; cached per page); the tool table is left as is."""
-        page, _ = await self._run(self._core.list_page_flow(cursor, partition=await self._partition(),
-                                                           refresh=refresh))
+        page, _ = await self._run(
+            self._core.list_page_flow(cursor, partition=await self._partition(), refresh=refresh)
+        )
         return page
 
     async def list_all_tools(self, *, max_pages: int = 1000, refresh: bool = False) -> list[dict[str, Any]]:
         """Every page, from the cache while fresh; `refresh=True` re-fetches all of them from the
         first page (a consistent snapshot: CACHE-16)."""
-        return await self._run(self._core.list_all_flow(max_pages, partition=await self._partition(),
-                                                        refresh=refresh))
+        return await self._run(
+            self._core.list_all_flow(max_pages, partition=await self._partition(), refresh=refresh)
+        )
 
     async def call_tool(
         self,
@@ -262,32 +294,64 @@ class AsyncClient(AsyncClientBase):
     ) -> ToolResult:
         """Raw call: returns the result even when `isError` is true. `input_responses` and
         `request_state` resume a call that raised `InputRequiredError`."""
-        return await self._run(self._core.call_flow(
-            name, arguments, meta=meta, timeout=self._call_timeout if timeout is None else timeout,
-            on_progress=self._call_progress if on_progress is None else on_progress,
-            input_responses=input_responses, request_state=request_state))
+        return await self._run(
+            self._core.call_flow(
+                name,
+                arguments,
+                meta=meta,
+                timeout=self._call_timeout if timeout is None else timeout,
+                on_progress=self._call_progress if on_progress is None else on_progress,
+                input_responses=input_responses,
+                request_state=request_state,
+            )
+        )
 
-    async def _call(self, name: str, arguments: Mapping[str, Any] | BaseModel,
-                    input_model: type[BaseModel]) -> ToolResult:
-        return await self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
-                                                          self._call_progress))
+    async def _call(
+        self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel]
+    ) -> ToolResult:
+        return await self._run(
+            self._core.typed_call_flow(name, arguments, input_model, self._call_timeout, self._call_progress)
+        )
 
-    async def _call_structured(self, name: str, arguments: Mapping[str, Any] | BaseModel,
-                               input_model: type[BaseModel], output_model: type[M]) -> M:
-        result = await self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
-                                                            self._call_progress))
+    async def _call_structured(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | BaseModel,
+        input_model: type[BaseModel],
+        output_model: type[M],
+    ) -> M:
+        result = await self._run(
+            self._core.typed_call_flow(name, arguments, input_model, self._call_timeout, self._call_progress)
+        )
         return self._core.structured(name, result, output_model)
 
-    def listen(self, *, tools_list_changed: bool = True, prompts_list_changed: bool = False,
-               resources_list_changed: bool = False, resource_subscriptions: Sequence[str] = ()) -> AsyncSubscription:
+    def listen(
+        self,
+        *,
+        tools_list_changed: bool = True,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: Sequence[str] = (),
+    ) -> AsyncSubscription:
         """A `subscriptions/listen` stream; it opens on `with`, `open()` or the first item."""
-        return AsyncSubscription(self._open_listen, SubscriptionFilter(
-            tools_list_changed, prompts_list_changed, resources_list_changed, tuple(resource_subscriptions)))
+        return AsyncSubscription(
+            self._open_listen,
+            SubscriptionFilter(
+                tools_list_changed,
+                prompts_list_changed,
+                resources_list_changed,
+                tuple(resource_subscriptions),
+            ),
+        )
 
     async def _open_listen(self, requested: SubscriptionFilter) -> tuple[ListenState, AsyncIterator[Message]]:
-        stream = getattr(self._transport, "stream", None)  # transports written before stream() joined the contract
+        stream = getattr(
+            self._transport, "stream", None
+        )  # transports written before stream() joined the contract
         if stream is None:
-            raise TypeError(f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()")
+            raise TypeError(
+                f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()"
+            )
         await self._start()
         if self._core.era is None and not self._core.send_headers:
             await self._run(self._core.era_flow())  # stdio: the probe (HTTP: the listen request tells)
@@ -297,10 +361,14 @@ class AsyncClient(AsyncClientBase):
             return await self._open_legacy_listen(requested)
         outgoing = self._core.listen_request(requested)
         headers = outgoing.headers if self._auth is None else await self._auth(outgoing.headers)
-        return ListenState(outgoing.message["id"], requested, self._core.observe), stream(outgoing.message, headers)
+        return ListenState(outgoing.message["id"], requested, self._core.observe), stream(
+            outgoing.message, headers
+        )
 
-    async def _open_legacy_listen(self, requested: SubscriptionFilter,
-                                  ) -> tuple[LegacyListenState, AsyncIterator[Message]]:
+    async def _open_legacy_listen(
+        self,
+        requested: SubscriptionFilter,
+    ) -> tuple[LegacyListenState, AsyncIterator[Message]]:
         """A legacy server's notifications come unasked: on HTTP the session's GET stream, on
         stdio the lines that answer no request."""
         core = self._core
@@ -313,12 +381,16 @@ class AsyncClient(AsyncClientBase):
         if open_events is not None:
             events = cast(Any, transport).events() if await open_events(headers, core.notify) else None
             if events is None:
-                raise McpRuntimeError("the server offers no event stream for this session (GET answered 405); "
-                                      "it cannot send notifications")
+                raise McpRuntimeError(
+                    "the server offers no event stream for this session (GET answered 405); "
+                    "it cannot send notifications"
+                )
             return state, events.messages()
         unsolicited = getattr(transport, "unsolicited", None)
         if unsolicited is None:
-            raise McpRuntimeError(f"{type(transport).__name__} cannot deliver a legacy server's notifications")
+            raise McpRuntimeError(
+                f"{type(transport).__name__} cannot deliver a legacy server's notifications"
+            )
         return state, unsolicited()
 
     async def aclose(self) -> None:
@@ -332,10 +404,13 @@ class AsyncClient(AsyncClientBase):
         return self
 
     async def _start(self) -> None:
-        start = getattr(self._transport, "start", None)  # transports written before start() joined the contract
+        start = getattr(
+            self._transport, "start", None
+        )  # transports written before start() joined the contract
         if start is not None:
             await start()
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.aclose()

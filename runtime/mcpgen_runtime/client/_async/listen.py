@@ -62,8 +62,9 @@ class AsyncSubscription:
         try:
             message = await anext(self._stream)
         except StopAsyncIteration:
-            raise ResponseLostError("the listen stream closed without a final response; "
-                                    "listen again to resubscribe") from None
+            raise ResponseLostError(
+                "the listen stream closed without a final response; listen again to resubscribe"
+            ) from None
         return self._state.accept(message)
 
     def __aiter__(self) -> Self:
@@ -88,6 +89,7 @@ class AsyncSubscription:
     async def __aenter__(self) -> Self:
         return await self.open()
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.aclose()

@@ -124,25 +124,50 @@ class Client(SyncClientBase):
         self._oauth: OAuthLogin | None = None
         if auth is not None:
             if url is None or token_provider is not None:
-                raise ValueError("auth= needs a url (stdio servers take credentials from the environment: BASE-25) "
-                                 "and replaces token_provider")
+                raise ValueError(
+                    "auth= needs a url (stdio servers take credentials from the environment: BASE-25) "
+                    "and replaces token_provider"
+                )
             from ..oauth._sync.login import OAuthLogin  # the auth extra: only when asked for
 
             self._oauth = OAuthLogin(auth, url)
             # only for the cache partition (None before the login); requests use authorize()
             token_provider = cast(TokenProvider, self._oauth.token)
-        self._check_callbacks({"on_elicit": on_elicit, "on_sample": on_sample, "on_roots": on_roots,
-                               "token_provider": token_provider})
+        self._check_callbacks(
+            {
+                "on_elicit": on_elicit,
+                "on_sample": on_sample,
+                "on_roots": on_roots,
+                "token_provider": token_provider,
+            }
+        )
         if tools is None:
             tools = self._tool_definitions_  # generated clients embed the definitions they were built from
-        self._transport: SyncTransport = transport if transport is not None else HttpTransport(
-            cast(str, url), timeout=timeout, max_response_bytes=max_response_bytes)
+        self._transport: SyncTransport = (
+            transport
+            if transport is not None
+            else HttpTransport(cast(str, url), timeout=timeout, max_response_bytes=max_response_bytes)
+        )
         self._core = core_for(
-            url, self._transport, headers=headers, token_provider=token_provider, client_info=client_info,
-            timeout=timeout, tools=tools, on_notification=on_notification, on_progress=on_progress,
-            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots}, elicitation_modes=elicitation_modes,
-            sampling_tools=sampling_tools, capabilities=capabilities, max_input_rounds=max_input_rounds, cache=cache,
-            era=era, legacy_version=legacy_version, retries=retries)
+            url,
+            self._transport,
+            headers=headers,
+            token_provider=token_provider,
+            client_info=client_info,
+            timeout=timeout,
+            tools=tools,
+            on_notification=on_notification,
+            on_progress=on_progress,
+            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots},
+            elicitation_modes=elicitation_modes,
+            sampling_tools=sampling_tools,
+            capabilities=capabilities,
+            max_input_rounds=max_input_rounds,
+            cache=cache,
+            era=era,
+            legacy_version=legacy_version,
+            retries=retries,
+        )
         self._static_headers = dict(headers or {})
         self._token_provider = token_provider
         self._auth: Auth | None = (
@@ -172,8 +197,11 @@ class Client(SyncClientBase):
                 if type(step) is Outgoing:
                     try:
                         reply = transport.request(
-                            step.message, step.headers if auth is None else auth(step.headers),
-                            timeout=step.timeout, on_notification=notify)
+                            step.message,
+                            step.headers if auth is None else auth(step.headers),
+                            timeout=step.timeout,
+                            on_notification=notify,
+                        )
                     except McpRuntimeError as exc:
                         if oauth is not None and oauth.recover(exc, authorizations):
                             authorizations += 1  # logged in (again, AUTH-08): the same request once more
@@ -196,7 +224,9 @@ class Client(SyncClientBase):
         except BaseException as exc:
             flow.close()
             if type(step) is Outgoing and not isinstance(exc, McpRuntimeError):
-                notice = self._core.cancel_notice(step.message)  # legacy HTTP: say it (a dropped stream is not)
+                notice = self._core.cancel_notice(
+                    step.message
+                )  # legacy HTTP: say it (a dropped stream is not)
                 if notice is not None:
                     self._notify(notice)
             raise
@@ -240,15 +270,17 @@ class Client(SyncClientBase):
 
     def list_tools(self, cursor: str | None = None, *, refresh: bool = False) -> ToolsPage:
         """One page (invalid tools already dropped; cached per page); the tool table is left as is."""
-        page, _ = self._run(self._core.list_page_flow(cursor, partition=self._partition(),
-                                                           refresh=refresh))
+        page, _ = self._run(
+            self._core.list_page_flow(cursor, partition=self._partition(), refresh=refresh)
+        )
         return page
 
     def list_all_tools(self, *, max_pages: int = 1000, refresh: bool = False) -> list[dict[str, Any]]:
         """Every page, from the cache while fresh; `refresh=True` re-fetches all of them from the
         first page (a consistent snapshot: CACHE-16)."""
-        return self._run(self._core.list_all_flow(max_pages, partition=self._partition(),
-                                                        refresh=refresh))
+        return self._run(
+            self._core.list_all_flow(max_pages, partition=self._partition(), refresh=refresh)
+        )
 
     def call_tool(
         self,
@@ -263,32 +295,64 @@ class Client(SyncClientBase):
     ) -> ToolResult:
         """Raw call: returns the result even when `isError` is true. `input_responses` and
         `request_state` resume a call that raised `InputRequiredError`."""
-        return self._run(self._core.call_flow(
-            name, arguments, meta=meta, timeout=self._call_timeout if timeout is None else timeout,
-            on_progress=self._call_progress if on_progress is None else on_progress,
-            input_responses=input_responses, request_state=request_state))
+        return self._run(
+            self._core.call_flow(
+                name,
+                arguments,
+                meta=meta,
+                timeout=self._call_timeout if timeout is None else timeout,
+                on_progress=self._call_progress if on_progress is None else on_progress,
+                input_responses=input_responses,
+                request_state=request_state,
+            )
+        )
 
-    def _call(self, name: str, arguments: Mapping[str, Any] | BaseModel,
-                    input_model: type[BaseModel]) -> ToolResult:
-        return self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
-                                                          self._call_progress))
+    def _call(
+        self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel]
+    ) -> ToolResult:
+        return self._run(
+            self._core.typed_call_flow(name, arguments, input_model, self._call_timeout, self._call_progress)
+        )
 
-    def _call_structured(self, name: str, arguments: Mapping[str, Any] | BaseModel,
-                               input_model: type[BaseModel], output_model: type[M]) -> M:
-        result = self._run(self._core.typed_call_flow(name, arguments, input_model, self._call_timeout,
-                                                            self._call_progress))
+    def _call_structured(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | BaseModel,
+        input_model: type[BaseModel],
+        output_model: type[M],
+    ) -> M:
+        result = self._run(
+            self._core.typed_call_flow(name, arguments, input_model, self._call_timeout, self._call_progress)
+        )
         return self._core.structured(name, result, output_model)
 
-    def listen(self, *, tools_list_changed: bool = True, prompts_list_changed: bool = False,
-               resources_list_changed: bool = False, resource_subscriptions: Sequence[str] = ()) -> Subscription:
+    def listen(
+        self,
+        *,
+        tools_list_changed: bool = True,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: Sequence[str] = (),
+    ) -> Subscription:
         """A `subscriptions/listen` stream; it opens on `with`, `open()` or the first item."""
-        return Subscription(self._open_listen, SubscriptionFilter(
-            tools_list_changed, prompts_list_changed, resources_list_changed, tuple(resource_subscriptions)))
+        return Subscription(
+            self._open_listen,
+            SubscriptionFilter(
+                tools_list_changed,
+                prompts_list_changed,
+                resources_list_changed,
+                tuple(resource_subscriptions),
+            ),
+        )
 
     def _open_listen(self, requested: SubscriptionFilter) -> tuple[ListenState, Iterator[Message]]:
-        stream = getattr(self._transport, "stream", None)  # transports written before stream() joined the contract
+        stream = getattr(
+            self._transport, "stream", None
+        )  # transports written before stream() joined the contract
         if stream is None:
-            raise TypeError(f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()")
+            raise TypeError(
+                f"{type(self._transport).__name__} cannot stream; listen() needs a transport with stream()"
+            )
         self._start()
         if self._core.era is None and not self._core.send_headers:
             self._run(self._core.era_flow())  # stdio: the probe (HTTP: the listen request tells)
@@ -298,10 +362,14 @@ class Client(SyncClientBase):
             return self._open_legacy_listen(requested)
         outgoing = self._core.listen_request(requested)
         headers = outgoing.headers if self._auth is None else self._auth(outgoing.headers)
-        return ListenState(outgoing.message["id"], requested, self._core.observe), stream(outgoing.message, headers)
+        return ListenState(outgoing.message["id"], requested, self._core.observe), stream(
+            outgoing.message, headers
+        )
 
-    def _open_legacy_listen(self, requested: SubscriptionFilter,
-                                  ) -> tuple[LegacyListenState, Iterator[Message]]:
+    def _open_legacy_listen(
+        self,
+        requested: SubscriptionFilter,
+    ) -> tuple[LegacyListenState, Iterator[Message]]:
         """A legacy server's notifications come unasked: on HTTP the session's GET stream, on
         stdio the lines that answer no request."""
         core = self._core
@@ -314,12 +382,16 @@ class Client(SyncClientBase):
         if open_events is not None:
             events = cast(Any, transport).events() if open_events(headers, core.notify) else None
             if events is None:
-                raise McpRuntimeError("the server offers no event stream for this session (GET answered 405); "
-                                      "it cannot send notifications")
+                raise McpRuntimeError(
+                    "the server offers no event stream for this session (GET answered 405); "
+                    "it cannot send notifications"
+                )
             return state, events.messages()
         unsolicited = getattr(transport, "unsolicited", None)
         if unsolicited is None:
-            raise McpRuntimeError(f"{type(transport).__name__} cannot deliver a legacy server's notifications")
+            raise McpRuntimeError(
+                f"{type(transport).__name__} cannot deliver a legacy server's notifications"
+            )
         return state, unsolicited()
 
     def close(self) -> None:
@@ -333,10 +405,13 @@ class Client(SyncClientBase):
         return self
 
     def _start(self) -> None:
-        start = getattr(self._transport, "start", None)  # transports written before start() joined the contract
+        start = getattr(
+            self._transport, "start", None
+        )  # transports written before start() joined the contract
         if start is not None:
             start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()

@@ -63,8 +63,9 @@ class Subscription:
         try:
             message = next(self._stream)
         except StopIteration:
-            raise ResponseLostError("the listen stream closed without a final response; "
-                                    "listen again to resubscribe") from None
+            raise ResponseLostError(
+                "the listen stream closed without a final response; listen again to resubscribe"
+            ) from None
         return self._state.accept(message)
 
     def __iter__(self) -> Self:
@@ -89,6 +90,7 @@ class Subscription:
     def __enter__(self) -> Self:
         return self.open()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()

@@ -61,9 +61,13 @@ class OAuth:
         if self.private_key is not None and self.client_id is None:
             raise ValueError("private_key needs client_id")
         if self.grant not in ("auto", "authorization_code", "client_credentials"):
-            raise ValueError(f"grant must be auto, authorization_code or client_credentials, not {self.grant!r}")
+            raise ValueError(
+                f"grant must be auto, authorization_code or client_credentials, not {self.grant!r}"
+            )
         if self.max_authorizations < 1 or self.timeout <= 0 or self.max_response_bytes < 1024:
-            raise ValueError("max_authorizations >= 1, timeout > 0 and max_response_bytes >= 1024 are required")
+            raise ValueError(
+                "max_authorizations >= 1, timeout > 0 and max_response_bytes >= 1024 are required"
+            )
         if self.client_metadata_url is not None:
             parts = urlsplit(self.client_metadata_url)
             if parts.scheme != "https" or not parts.hostname or parts.path in ("", "/"):  # AUTH-18
@@ -73,7 +77,9 @@ class OAuth:
         return self.store if self.store is not None else default_token_store()
 
     def redirect_handler(self) -> RedirectHandler:
-        return self.redirect if self.redirect is not None else LoopbackRedirect(open_browser=self.open_browser)
+        return (
+            self.redirect if self.redirect is not None else LoopbackRedirect(open_browser=self.open_browser)
+        )
 
     def store_key(self, resource: str) -> str:
         """Tokens are kept per resource and client (the configured id, or `-` for dynamic ones)."""

@@ -35,11 +35,15 @@ from ...errors import AuthorizationError
 __all__ = ["CONNECTION_TIMEOUT", "LoopbackRedirect", "RedirectHandler"]
 
 CONNECTION_TIMEOUT = 5.0  # seconds a connection to the listener has to send its request
-_PAGE = (b"<!doctype html><meta charset=utf-8><title>mcpgen</title>"
-         b"<p>Login finished. You can close this window and return to the terminal.</p>")
-_WRONG_STATE = (b"<!doctype html><meta charset=utf-8><title>mcpgen</title>"
-                b"<p>This is not the answer the login in the terminal is waiting for (its state does not "
-                b"match), so it was ignored. You can close this window.</p>")
+_PAGE = (
+    b"<!doctype html><meta charset=utf-8><title>mcpgen</title>"
+    b"<p>Login finished. You can close this window and return to the terminal.</p>"
+)
+_WRONG_STATE = (
+    b"<!doctype html><meta charset=utf-8><title>mcpgen</title>"
+    b"<p>This is not the answer the login in the terminal is waiting for (its state does not "
+    b"match), so it was ignored. You can close this window.</p>"
+)
 
 
 class RedirectHandler(Protocol):
@@ -79,8 +83,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         states = parse_qs(parts.query, keep_blank_values=True).get("state", [])
         expected = server.state
-        if expected is not None and not (len(states) == 1 and hmac.compare_digest(
-                states[0].encode("utf-8", "replace"), expected.encode("utf-8", "replace"))):
+        if expected is not None and not (
+            len(states) == 1
+            and hmac.compare_digest(states[0].encode("utf-8", "replace"), expected.encode("utf-8", "replace"))
+        ):
             self._page(400, _WRONG_STATE)  # AUTH-17: someone else's redirect; keep waiting for ours
             return
         with server.lock:
@@ -111,9 +117,16 @@ def _state_of(url: str) -> str | None:
 class LoopbackRedirect:
     """Listen on 127.0.0.1 for the redirect; open the browser or print the URL."""
 
-    def __init__(self, *, open_browser: bool = True, port: int = 0, path: str = "/callback",
-                 timeout: float = 300.0, out: TextIO | None = None,
-                 opener: Callable[[str], Any] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        open_browser: bool = True,
+        port: int = 0,
+        path: str = "/callback",
+        timeout: float = 300.0,
+        out: TextIO | None = None,
+        opener: Callable[[str], Any] | None = None,
+    ) -> None:
         self.open_browser = open_browser
         self.port = port
         self.path = path
@@ -147,8 +160,12 @@ class LoopbackRedirect:
         redirect_uri = self.redirect_uri
         server.state, server.callback = _state_of(url), None
         server.arrived.clear()
-        serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                                   name="mcpgen-login-redirect", daemon=True)
+        serving = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name="mcpgen-login-redirect",
+            daemon=True,
+        )
         serving.start()
         try:
             out = self._out or sys.stderr

@@ -39,8 +39,9 @@ EraChoice = Literal["auto", "modern", "legacy"]
 ERAS: Final = ("auto", "modern", "legacy")
 
 # Error codes only a modern server sends: a reply carrying one identifies the server as modern.
-MODERN_ERROR_CODES: Final = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY,
-                                       UNSUPPORTED_PROTOCOL_VERSION})
+MODERN_ERROR_CODES: Final = frozenset(
+    {HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION}
+)
 # Seconds a stdio probe waits before taking silence for a legacy server (capped by the
 # client's own timeout): legacy servers may ignore a request that precedes `initialize`.
 PROBE_TIMEOUT: Final = 5.0

@@ -52,7 +52,11 @@ def initialize_params(
     protocol_version: str = LEGACY_PROTOCOL_VERSIONS[0],
 ) -> dict[str, Any]:
     """`initialize` params: the client's newest legacy revision, its capabilities and identity."""
-    return {"protocolVersion": protocol_version, "capabilities": dict(capabilities), "clientInfo": dict(client_info)}
+    return {
+        "protocolVersion": protocol_version,
+        "capabilities": dict(capabilities),
+        "clientInfo": dict(client_info),
+    }
 
 
 def negotiate_version(requested: object, supported: Sequence[str] = LEGACY_PROTOCOL_VERSIONS) -> str:
@@ -75,7 +79,9 @@ class Handshake:
         return self.protocol_version >= VERSION_HEADER_SINCE
 
 
-def parse_initialize_result(result: Mapping[str, Any], supported: Sequence[str] = LEGACY_PROTOCOL_VERSIONS) -> Handshake:
+def parse_initialize_result(
+    result: Mapping[str, Any], supported: Sequence[str] = LEGACY_PROTOCOL_VERSIONS
+) -> Handshake:
     """Read a server's `InitializeResult`; a revision this client does not speak is a clear error
     naming both sides' versions (the client then disconnects)."""
     version = result.get("protocolVersion")
@@ -112,14 +118,19 @@ def cancelled_notification(request_id: jsonrpc.RequestId, reason: str) -> jsonrp
 def discover_view(handshake: Handshake) -> dict[str, Any]:
     """What `initialize` settled, shaped like a `DiscoverResult`, so `discover()` answers alike
     in both eras (the legacy server's revision is its only supported version here)."""
-    view: dict[str, Any] = {"supportedVersions": [handshake.protocol_version],
-                            "capabilities": dict(handshake.capabilities), "serverInfo": dict(handshake.peer_info)}
+    view: dict[str, Any] = {
+        "supportedVersions": [handshake.protocol_version],
+        "capabilities": dict(handshake.capabilities),
+        "serverInfo": dict(handshake.peer_info),
+    }
     if handshake.instructions is not None:
         view["instructions"] = handshake.instructions
     return view
 
 
-def counter_offer(data: object, offered: str, supported: Sequence[str] = LEGACY_PROTOCOL_VERSIONS) -> str | None:
+def counter_offer(
+    data: object, offered: str, supported: Sequence[str] = LEGACY_PROTOCOL_VERSIONS
+) -> str | None:
     """After `initialize` was refused: the revision to offer next, from the `supported` list an
     unsupported-version error carries (`-32602`, data `{supported, requested}`); None when the
     error lists none. A list without any revision this client speaks is a `ProtocolError`
@@ -133,5 +144,7 @@ def counter_offer(data: object, offered: str, supported: Sequence[str] = LEGACY_
             return version
     if offered in theirs:
         return None  # refused for another reason: raise the server's error as it is
-    raise ProtocolError(f"no protocol version in common: the server supports {', '.join(theirs)[:300] or 'none'}; "
-                        f"this client speaks {', '.join((PROTOCOL_VERSION, *supported))}")
+    raise ProtocolError(
+        f"no protocol version in common: the server supports {', '.join(theirs)[:300] or 'none'}; "
+        f"this client speaks {', '.join((PROTOCOL_VERSION, *supported))}"
+    )

@@ -52,7 +52,16 @@ TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
 MODERN_ONLY_METHODS = frozenset({"server/discover", "subscriptions/listen"})
 
 # Most verbose first: a minimum level admits itself and everything after it.
-LOG_LEVELS: tuple[str, ...] = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+LOG_LEVELS: tuple[str, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
 _LOG_RANK = {level: rank for rank, level in enumerate(LOG_LEVELS)}
 
 _ABSENT: Any = object()
@@ -99,13 +108,18 @@ def parse_initialize(params: Any) -> tuple[str, Handshake]:
     return requested, Handshake(negotiate_version(requested, LEGACY_PROTOCOL_VERSIONS), capabilities, info)
 
 
-def initialize_result(version: str, capabilities: Mapping[str, Any], server_info: Mapping[str, Any],
-                      instructions: str | None) -> dict[str, Any]:
+def initialize_result(
+    version: str, capabilities: Mapping[str, Any], server_info: Mapping[str, Any], instructions: str | None
+) -> dict[str, Any]:
     """An `InitializeResult` for the negotiated `version`."""
     info = dict(server_info)
     if version < _TITLE_SINCE:
         info.pop("title", None)
-    result: dict[str, Any] = {"protocolVersion": version, "capabilities": dict(capabilities), "serverInfo": info}
+    result: dict[str, Any] = {
+        "protocolVersion": version,
+        "capabilities": dict(capabilities),
+        "serverInfo": info,
+    }
     if instructions is not None:
         result["instructions"] = instructions
     return result

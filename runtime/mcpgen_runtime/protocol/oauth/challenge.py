@@ -61,7 +61,7 @@ def parse_challenges(value: str) -> list[Challenge]:
         params: dict[str, str] = {}
         separated = False  # the comma before the next challenge is already consumed
         token68 = _TOKEN68.match(text, pos)
-        if token68 is not None and "=" not in text[pos:token68.end()].rstrip("= \t"):
+        if token68 is not None and "=" not in text[pos : token68.end()].rstrip("= \t"):
             pos = token68.end()  # a token68 credential hint: nothing MCP reads
         else:
             while True:
@@ -97,9 +97,14 @@ def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def bearer_challenge(*, resource_metadata: str | None = None, scopes: Iterable[str] = (),
-                     error: str | None = None, description: str | None = None,
-                     realm: str | None = None) -> str:
+def bearer_challenge(
+    *,
+    resource_metadata: str | None = None,
+    scopes: Iterable[str] = (),
+    error: str | None = None,
+    description: str | None = None,
+    realm: str | None = None,
+) -> str:
     """A `WWW-Authenticate: Bearer …` value (RFC 6750 §3, RFC 9728 §5.1)."""
     parts = []
     if realm is not None:

@@ -154,14 +154,17 @@ class ResourceMetadata:
             # RFC 9728 §3.3 / AUTH-13: a token for that resource must never be used here, nor this one there
             raise AuthorizationError(
                 f"the protected resource metadata names resource {resource[:200]!r}, which is not the "
-                f"server at {server_url}; refusing to log in (a misconfigured or impersonating server)")
+                f"server at {server_url}; refusing to log in (a misconfigured or impersonating server)"
+            )
         servers = _strings(document.get("authorization_servers"), "authorization_servers")
         if not servers:
             raise AuthorizationError("the protected resource metadata lists no authorization_servers")
         for server in servers:
             check_url(server, "an authorization server in the protected resource metadata")
         scopes = document.get("scopes_supported")
-        return cls(resource, servers, None if scopes is None else _strings(scopes, "scopes_supported"), document)
+        return cls(
+            resource, servers, None if scopes is None else _strings(scopes, "scopes_supported"), document
+        )
 
 
 _ENDPOINTS = ("authorization_endpoint", "token_endpoint", "registration_endpoint")
@@ -182,12 +185,17 @@ class ServerMetadata:
         if document.get("issuer") != issuer:
             raise AuthorizationError(
                 f"the metadata fetched for authorization server {issuer} names issuer "
-                f"{str(document.get('issuer'))[:200]!r}; refusing to use it (RFC 8414 §3.3)")
+                f"{str(document.get('issuer'))[:200]!r}; refusing to use it (RFC 8414 §3.3)"
+            )
         for name in _ENDPOINTS:
             if name in document:
                 check_url(document[name], f"{name} of {issuer}")
-        for name in ("scopes_supported", "code_challenge_methods_supported", "grant_types_supported",
-                     "token_endpoint_auth_methods_supported"):
+        for name in (
+            "scopes_supported",
+            "code_challenge_methods_supported",
+            "grant_types_supported",
+            "token_endpoint_auth_methods_supported",
+        ):
             _strings(document.get(name), f"{name} of {issuer}")
         return cls(issuer, document)
 
@@ -213,20 +221,25 @@ class ServerMetadata:
         if methods is None or "S256" not in methods:
             raise AuthorizationError(
                 f"authorization server {self.issuer} does not advertise PKCE with S256 "
-                "(code_challenge_methods_supported); refusing to log in")
+                "(code_challenge_methods_supported); refusing to log in"
+            )
 
 
 def fallback_metadata(server_url: str) -> ServerMetadata:
     """2025-03-26 servers without any metadata: the MCP server's origin is the authorization
     server, at its default paths (2025-03-26 basic/authorization § Fallbacks)."""
     base = origin_of(server_url)
-    return ServerMetadata(base, {
-        "issuer": base,
-        "authorization_endpoint": base + "/authorize",
-        "token_endpoint": base + "/token",
-        "registration_endpoint": base + "/register",
-        "code_challenge_methods_supported": ["S256"],
-    }, fallback=True)
+    return ServerMetadata(
+        base,
+        {
+            "issuer": base,
+            "authorization_endpoint": base + "/authorize",
+            "token_endpoint": base + "/token",
+            "registration_endpoint": base + "/register",
+            "code_challenge_methods_supported": ["S256"],
+        },
+        fallback=True,
+    )
 
 
 def scopes_union(*groups: Sequence[str] | None) -> tuple[str, ...]:

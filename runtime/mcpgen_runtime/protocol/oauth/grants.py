@@ -99,14 +99,17 @@ class ClientIdentity:
         return "none" if "none" in supported or self.client_secret is None else "client_secret_basic"
 
 
-def registration_request(client_name: str, redirect_uri: str | None, *, client_credentials: bool = False,
-                         auth_method: str = "none") -> dict[str, Any]:
+def registration_request(
+    client_name: str, redirect_uri: str | None, *, client_credentials: bool = False, auth_method: str = "none"
+) -> dict[str, Any]:
     """The RFC 7591 registration body: a native public client that may refresh (AUTH-06/14).
     No `scope`: servers refuse scopes they do not know there, and resource scopes are asked
     for in the authorization request."""
     body: dict[str, Any] = {
         "client_name": client_name,
-        "grant_types": ["client_credentials"] if client_credentials else ["authorization_code", "refresh_token"],
+        "grant_types": ["client_credentials"]
+        if client_credentials
+        else ["authorization_code", "refresh_token"],
         "response_types": [] if client_credentials else ["code"],
         "token_endpoint_auth_method": auth_method,
         "application_type": "native",
@@ -116,18 +119,27 @@ def registration_request(client_name: str, redirect_uri: str | None, *, client_c
     return body
 
 
-def parse_registration(document: Any, issuer: str, redirect_uri: str | None,
-                       requested_method: str | None = None) -> ClientIdentity:
+def parse_registration(
+    document: Any, issuer: str, redirect_uri: str | None, requested_method: str | None = None
+) -> ClientIdentity:
     """The registered client (RFC 7591 §3.2.1); its token endpoint authentication is what the
     server answered, else what was asked for."""
-    if not isinstance(document, dict) or not isinstance(document.get("client_id"), str) or not document["client_id"]:
+    if (
+        not isinstance(document, dict)
+        or not isinstance(document.get("client_id"), str)
+        or not document["client_id"]
+    ):
         raise AuthorizationError(f"the dynamic registration at {issuer} answered without a client_id")
     secret = document.get("client_secret")
     method = document.get("token_endpoint_auth_method", requested_method)
     return ClientIdentity(
-        client_id=document["client_id"][:MAX_TEXT], source="dynamic", issuer=issuer,
+        client_id=document["client_id"][:MAX_TEXT],
+        source="dynamic",
+        issuer=issuer,
         client_secret=secret if isinstance(secret, str) and secret else None,
-        auth_method=method if method in _AUTH_METHODS else None, redirect_uri=redirect_uri)
+        auth_method=method if method in _AUTH_METHODS else None,
+        redirect_uri=redirect_uri,
+    )
 
 
 @dataclass(frozen=True)
@@ -143,8 +155,15 @@ class AuthorizationRequest:
     redirect_uri: str
 
     @classmethod
-    def create(cls, metadata: ServerMetadata, client: ClientIdentity, *, redirect_uri: str, resource: str,
-               scopes: Sequence[str]) -> AuthorizationRequest:
+    def create(
+        cls,
+        metadata: ServerMetadata,
+        client: ClientIdentity,
+        *,
+        redirect_uri: str,
+        resource: str,
+        scopes: Sequence[str],
+    ) -> AuthorizationRequest:
         metadata.require_pkce()  # AUTH-09
         endpoint = metadata.endpoint("authorization_endpoint")
         if endpoint is None:
@@ -152,9 +171,16 @@ class AuthorizationRequest:
         verifier = generate_token(64)
         state = generate_token(32)
         url = prepare_grant_uri(
-            endpoint, client.client_id, "code", redirect_uri=redirect_uri, scope=" ".join(scopes) or None,
-            state=state, code_challenge=create_s256_code_challenge(verifier), code_challenge_method="S256",
-            resource=resource)  # AUTH-10
+            endpoint,
+            client.client_id,
+            "code",
+            redirect_uri=redirect_uri,
+            scope=" ".join(scopes) or None,
+            state=state,
+            code_challenge=create_s256_code_challenge(verifier),
+            code_challenge_method="S256",
+            resource=resource,
+        )  # AUTH-10
         return cls(str(url), state, verifier, metadata.issuer, metadata.iss_supported, redirect_uri)
 
 
@@ -176,16 +202,20 @@ def read_callback(request: AuthorizationRequest, callback_url: str) -> str:
     if iss is not None and iss != request.issuer:  # simple string comparison: no normalisation
         raise AuthorizationError(
             f"the authorization response came from issuer {_text(iss)!r}, not {request.issuer!r}; "
-            "discarded (possible mix-up attack)")
+            "discarded (possible mix-up attack)"
+        )
     if iss is None and request.iss_required:
         raise AuthorizationError(
             f"authorization server {request.issuer} advertises the iss response parameter but sent none; "
-            "discarded (RFC 9207)")
+            "discarded (RFC 9207)"
+        )
     error = one("error")
     if error is not None:
         description = one("error_description")
-        raise AuthorizationError(f"the authorization server refused: {_text(error)}"
-                                 + (f" ({_text(description)})" if description else ""))
+        raise AuthorizationError(
+            f"the authorization server refused: {_text(error)}"
+            + (f" ({_text(description)})" if description else "")
+        )
     code = one("code")
     if not code:
         raise AuthorizationError("the authorization response has no code")
@@ -198,8 +228,9 @@ def _basic(client_id: str, secret: str) -> str:
     return "Basic " + base64.b64encode(raw).decode()
 
 
-def token_request(metadata: ServerMetadata, client: ClientIdentity, grant_type: str,
-                  **params: Any) -> tuple[str, dict[str, str], str]:
+def token_request(
+    metadata: ServerMetadata, client: ClientIdentity, grant_type: str, **params: Any
+) -> tuple[str, dict[str, str], str]:
     """(token endpoint, headers, form body) for one token request, the client authenticated
     the way `client.method_for(metadata)` says."""
     endpoint = metadata.endpoint("token_endpoint")
@@ -214,16 +245,25 @@ def token_request(metadata: ServerMetadata, client: ClientIdentity, grant_type: 
             raise AuthorizationError("private_key_jwt needs the client's private key")
         # RFC 7523 §3 as MCP's client-credentials extension uses it: aud is the issuer
         assertion = sign_jwt_bearer_assertion(
-            client.private_key, issuer=client.client_id, audience=metadata.issuer, subject=client.client_id,
-            alg=client.signing_alg or "ES256", expires_in=300)
+            client.private_key,
+            issuer=client.client_id,
+            audience=metadata.issuer,
+            subject=client.client_id,
+            alg=client.signing_alg or "ES256",
+            expires_in=300,
+        )
         assertion = assertion.decode() if isinstance(assertion, bytes) else str(assertion)
-        body = _add(body, client_id=client.client_id, client_assertion_type=ASSERTION_TYPE,
-                    client_assertion=assertion)
+        body = _add(
+            body, client_id=client.client_id, client_assertion_type=ASSERTION_TYPE, client_assertion=assertion
+        )
     elif method == "client_secret_basic" and client.client_secret is not None:
         headers["Authorization"] = _basic(client.client_id, client.client_secret)
     else:
-        auth = ClientAuth(client.client_id, client.client_secret,
-                          "client_secret_post" if method == "client_secret_post" else "none")
+        auth = ClientAuth(
+            client.client_id,
+            client.client_secret,
+            "client_secret_post" if method == "client_secret_post" else "none",
+        )
         _, _, body = auth.prepare("POST", endpoint, {}, body)
     return endpoint, headers, body
 
@@ -248,16 +288,28 @@ class TokenSet:
         return self.expires_at is not None and (now if now is not None else time.time()) >= self.expires_at
 
     @classmethod
-    def from_response(cls, document: Any, *, resource: str, issuer: str, client_id: str,
-                      requested: Sequence[str], previous: TokenSet | None = None) -> TokenSet:
+    def from_response(
+        cls,
+        document: Any,
+        *,
+        resource: str,
+        issuer: str,
+        client_id: str,
+        requested: Sequence[str],
+        previous: TokenSet | None = None,
+    ) -> TokenSet:
         if not isinstance(document, dict):
-            raise AuthorizationError(f"the token endpoint of {issuer} answered with something other than a JSON object")
+            raise AuthorizationError(
+                f"the token endpoint of {issuer} answered with something other than a JSON object"
+            )
         token = document.get("access_token")
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS or not token.isascii():
             raise AuthorizationError(f"the token endpoint of {issuer} answered without a usable access_token")
         token_type = document.get("token_type")
         if not isinstance(token_type, str) or token_type.lower() != "bearer":
-            raise AuthorizationError(f"the token endpoint of {issuer} issued a {_text(token_type)} token, not Bearer")
+            raise AuthorizationError(
+                f"the token endpoint of {issuer} issued a {_text(token_type)} token, not Bearer"
+            )
         expires_in = document.get("expires_in")
         expires_at = None
         if isinstance(expires_in, int | float) and expires_in > 0:
@@ -266,9 +318,18 @@ class TokenSet:
         scope = document.get("scope")
         refresh = document.get("refresh_token")
         if not isinstance(refresh, str) or not refresh or len(refresh) > MAX_TOKEN_CHARS:
-            refresh = previous.refresh_token if previous is not None else None  # RFC 6749 §6: kept unless rotated
-        return cls(token, resource, issuer, client_id,
-                   tuple(scope.split()) if isinstance(scope, str) else tuple(requested), expires_at, refresh)
+            refresh = (
+                previous.refresh_token if previous is not None else None
+            )  # RFC 6749 §6: kept unless rotated
+        return cls(
+            token,
+            resource,
+            issuer,
+            client_id,
+            tuple(scope.split()) if isinstance(scope, str) else tuple(requested),
+            expires_at,
+            refresh,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -296,5 +357,6 @@ def token_error(status: int, document: Any, issuer: str) -> AuthorizationError:
         description = document.get("error_description")
         return AuthorizationError(
             f"the token endpoint of {issuer} refused (HTTP {status}): {_text(document['error'])}"
-            + (f" ({_text(description)})" if isinstance(description, str) else ""))
+            + (f" ({_text(description)})" if isinstance(description, str) else "")
+        )
     return AuthorizationError(f"the token endpoint of {issuer} answered HTTP {status}")

@@ -66,16 +66,26 @@ def _media_type(typ: Any) -> str | None:
 
 
 class JwtVerifier(CachedVerifier):
-    def __init__(self, issuer: str, *, audience: str, jwks_uri: str | None = None,
-                 algorithms: Collection[str] = DEFAULT_ALGORITHMS, leeway: int = 30,
-                 jwks_max_age: float = 3600.0, refetch_interval: float = 30.0, timeout: float = 5.0,
-                 required_claims: Collection[str] = ("exp",),
-                 token_types: Collection[str | None] = ACCESS_TOKEN_TYPES) -> None:
+    def __init__(
+        self,
+        issuer: str,
+        *,
+        audience: str,
+        jwks_uri: str | None = None,
+        algorithms: Collection[str] = DEFAULT_ALGORITHMS,
+        leeway: int = 30,
+        jwks_max_age: float = 3600.0,
+        refetch_interval: float = 30.0,
+        timeout: float = 5.0,
+        required_claims: Collection[str] = ("exp",),
+        token_types: Collection[str | None] = ACCESS_TOKEN_TYPES,
+    ) -> None:
         super().__init__()
         bad = {alg for alg in algorithms if alg.lower() == "none" or alg.upper().startswith("HS")}
         if bad:
-            raise ValueError(f"algorithms {sorted(bad)} are not allowed for access tokens "
-                             "verified with public keys")
+            raise ValueError(
+                f"algorithms {sorted(bad)} are not allowed for access tokens verified with public keys"
+            )
         parts = urlsplit(issuer)
         if parts.scheme not in ("http", "https") or not parts.hostname or "#" in issuer or " " in issuer:
             raise ValueError("the issuer is an http(s) URL without a fragment (RFC 8414 §2)")
@@ -112,8 +122,10 @@ class JwtVerifier(CachedVerifier):
             return self._refuse("no signing keys")
         try:
             decoded = jwt.decode(token, keys, algorithms=list(self.algorithms))
-            options: dict[str, Any] = {"iss": {"essential": True, "value": self.issuer},
-                                       "aud": {"essential": True, "value": self.audience}}
+            options: dict[str, Any] = {
+                "iss": {"essential": True, "value": self.issuer},
+                "aud": {"essential": True, "value": self.audience},
+            }
             for claim in self._required:
                 options.setdefault(claim, {"essential": True})
             jwt.JWTClaimsRegistry(leeway=self.leeway, **options).validate(decoded.claims)
@@ -130,8 +142,15 @@ class JwtVerifier(CachedVerifier):
         # No resource owner (RFC 9068 §2.2): the client's own token, never a user's principal.
         kind: Literal["user", "client"] = "client" if subject == client_id else "user"
         exp = claims.get("exp")
-        return TokenPrincipal(subject, self.issuer, scopes_of(claims), client_id,
-                              float(exp) if isinstance(exp, int | float) else None, claims, kind=kind)
+        return TokenPrincipal(
+            subject,
+            self.issuer,
+            scopes_of(claims),
+            client_id,
+            float(exp) if isinstance(exp, int | float) else None,
+            claims,
+            kind=kind,
+        )
 
     @staticmethod
     def _refuse(why: str) -> TokenPrincipal | None:
@@ -171,8 +190,11 @@ class JwtVerifier(CachedVerifier):
             if fetched is not None:
                 self._keys, self._fetched_at = fetched, time.monotonic()
         except TimeoutError:
-            _LOG.warning("cannot load the signing keys of %s: no complete answer within %gs",
-                         self.issuer, self._timeout)
+            _LOG.warning(
+                "cannot load the signing keys of %s: no complete answer within %gs",
+                self.issuer,
+                self._timeout,
+            )
         except Exception:  # never an unretrieved task exception; the keys we have stay
             _LOG.exception("cannot load the signing keys of %s", self.issuer)
         finally:

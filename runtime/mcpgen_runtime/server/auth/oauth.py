@@ -77,7 +77,12 @@ def declared_tool_scopes(definitions: Iterable[Mapping[str, Any]]) -> dict[str, 
         meta = definition.get("_meta")
         scopes = meta.get(SCOPES_META) if isinstance(meta, Mapping) else None
         name = definition.get("name")
-        if isinstance(name, str) and isinstance(scopes, list) and all(isinstance(s, str) for s in scopes) and scopes:
+        if (
+            isinstance(name, str)
+            and isinstance(scopes, list)
+            and all(isinstance(s, str) for s in scopes)
+            and scopes
+        ):
             found[name] = tuple(scopes)
     return found
 
@@ -158,8 +163,17 @@ class IntrospectionVerifier(CachedVerifier):
     The answer must be `active`, unexpired, from `issuer` when it names one, and for this
     resource (`aud`) when it names an audience (AUTH-23)."""
 
-    def __init__(self, endpoint: str, *, audience: str, client_id: str, client_secret: str,
-                 issuer: str | None = None, timeout: float = 5.0, max_cache_s: float = 60.0) -> None:
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        audience: str,
+        client_id: str,
+        client_secret: str,
+        issuer: str | None = None,
+        timeout: float = 5.0,
+        max_cache_s: float = 60.0,
+    ) -> None:
         super().__init__(max_cache_s=max_cache_s)
         self.endpoint = endpoint
         self.audience = audience
@@ -172,8 +186,12 @@ class IntrospectionVerifier(CachedVerifier):
 
         try:
             async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as client:
-                response = await client.post(self.endpoint, data={"token": token, "token_type_hint": "access_token"},
-                                             auth=self._credentials, headers={"Accept": "application/json"})
+                response = await client.post(
+                    self.endpoint,
+                    data={"token": token, "token_type_hint": "access_token"},
+                    auth=self._credentials,
+                    headers={"Accept": "application/json"},
+                )
             answer = _json.loads(response.content[:65536]) if response.status_code == 200 else None
         except (httpx.HTTPError, _json.JSONDecodeError) as exc:
             _LOG.warning("token introspection at %s failed: %s", self.endpoint, type(exc).__name__)
@@ -211,7 +229,9 @@ class ProtectedResource(BearerAuth):
     resource: str = ""
     authorization_servers: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()  # every request needs these
-    tool_scopes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # tools/call NAME needs these too
+    tool_scopes: Mapping[str, tuple[str, ...]] = field(
+        default_factory=dict
+    )  # tools/call NAME needs these too
     scopes_supported: tuple[str, ...] | None = None  # default: every scope above
     resource_name: str | None = None
 
@@ -224,16 +244,23 @@ class ProtectedResource(BearerAuth):
         if self.resource_metadata is None:
             object.__setattr__(self, "resource_metadata", metadata_url(self.resource))
 
-    def challenge(self, error: str | None = None, description: str | None = None,
-                  scopes: Iterable[str] | None = None) -> str:
+    def challenge(
+        self, error: str | None = None, description: str | None = None, scopes: Iterable[str] | None = None
+    ) -> str:
         """AUTH-21: the scopes a request needs go with every challenge."""
-        return bearer_challenge(resource_metadata=self.resource_metadata, error=error, description=description,
-                                scopes=self.scopes if scopes is None else scopes)
+        return bearer_challenge(
+            resource_metadata=self.resource_metadata,
+            error=error,
+            description=description,
+            scopes=self.scopes if scopes is None else scopes,
+        )
 
     def metadata_document(self) -> dict[str, Any]:
         supported = self.scopes_supported
         if supported is None:
-            supported = tuple(dict.fromkeys([*self.scopes, *(s for group in self.tool_scopes.values() for s in group)]))
+            supported = tuple(
+                dict.fromkeys([*self.scopes, *(s for group in self.tool_scopes.values() for s in group)])
+            )
         document: dict[str, Any] = {
             "resource": self.resource,
             "authorization_servers": list(self.authorization_servers),
@@ -255,8 +282,15 @@ class ProtectedResource(BearerAuth):
 class ProtectedResourceApp:
     """Serves the metadata and answers `403 insufficient_scope`; everything else goes to `app`."""
 
-    def __init__(self, app: ASGIApp, resource: ProtectedResource, *, config: ServerConfig | None = None,
-                 max_body_bytes: int | None = None, limits: HttpLimits | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        resource: ProtectedResource,
+        *,
+        config: ServerConfig | None = None,
+        max_body_bytes: int | None = None,
+        limits: HttpLimits | None = None,
+    ) -> None:
         if config is None:  # an McpAsgiApp knows its server's config
             config = getattr(getattr(app, "server", None), "config", None)
         self.app = app
@@ -276,9 +310,16 @@ class ProtectedResourceApp:
             return
         method = scope["method"]
         if method in ("GET", "HEAD") and scope["path"] in self._paths:
-            await _respond(send, 200, self._metadata if method == "GET" else b"", [
-                (b"content-type", b"application/json"), (b"cache-control", b"max-age=300"),
-                (b"access-control-allow-origin", b"*")])
+            await _respond(
+                send,
+                200,
+                self._metadata if method == "GET" else b"",
+                [
+                    (b"content-type", b"application/json"),
+                    (b"cache-control", b"max-age=300"),
+                    (b"access-control-allow-origin", b"*"),
+                ],
+            )
             return
         if method == "POST" and (token := _bearer(scope)) is not None:
             principal = self._verify(token)
@@ -303,8 +344,9 @@ class ProtectedResourceApp:
                     return
         await self.app(scope, receive, send)
 
-    async def _scope_check(self, scope: Any, principal: TokenPrincipal,
-                           receive: Any) -> tuple[str | None, Any]:
+    async def _scope_check(
+        self, scope: Any, principal: TokenPrincipal, receive: Any
+    ) -> tuple[str | None, Any]:
         """A challenge when the token is valid but lacks scopes (AUTH-21), else None; and the
         `receive` to go on with. A body this check must read and cannot (over the server's body
         limit, `_TooLarge`; not in time, `BodyTimeout`; the client left, `_Gone`) never reaches
@@ -312,7 +354,9 @@ class ProtectedResourceApp:
         resource = self.resource
         if principal.missing(resource.scopes):
             return self._refusal(resource.scopes), receive
-        if not resource.tool_scopes or not any(principal.missing(group) for group in resource.tool_scopes.values()):
+        if not resource.tool_scopes or not any(
+            principal.missing(group) for group in resource.tool_scopes.values()
+        ):
             return None, receive
         if _declared_length(scope) > self._max_body:
             raise _TooLarge
@@ -331,8 +375,11 @@ class ProtectedResourceApp:
         return None, replay
 
     def _refusal(self, needed: Iterable[str]) -> str:
-        return self.resource.challenge("insufficient_scope", "the access token lacks a scope this request needs",
-                                       scopes=dict.fromkeys(needed))
+        return self.resource.challenge(
+            "insufficient_scope",
+            "the access token lacks a scope this request needs",
+            scopes=dict.fromkeys(needed),
+        )
 
 
 class _TooLarge(Exception):
@@ -392,6 +439,11 @@ def _replaying(body: bytes, receive: Any) -> Any:
 
 
 async def _respond(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -58,8 +58,9 @@ class BearerAuth:
         return "Bearer " + ", ".join(parts)
 
 
-async def authenticate(auth: BearerAuth, headers: Mapping[str, str],
-                       verified: tuple[str, Any] | None = None) -> Any:
+async def authenticate(
+    auth: BearerAuth, headers: Mapping[str, str], verified: tuple[str, Any] | None = None
+) -> Any:
     """The principal for a request (None: anonymous and allowed); `Unauthorized` otherwise.
     `verified`: (token, result) of a verification made earlier for this request, used when the
     token is the same."""

@@ -63,8 +63,13 @@ class ServedMethod:
     cache_scope: CacheScope | None  # None: the config's list scope, "private" for authenticated callers
 
 
-def make_tool(spec: ToolSpec, handler: ToolHandler, input_model: type[BaseModel] | None,
-              output_model: type[BaseModel] | None, output_is_root: bool) -> ServedTool:
+def make_tool(
+    spec: ToolSpec,
+    handler: ToolHandler,
+    input_model: type[BaseModel] | None,
+    output_model: type[BaseModel] | None,
+    output_is_root: bool,
+) -> ServedTool:
     name = spec.name
     if output_model is not None and spec.output_schema is None:
         raise ValueError(f"tool {name!r}: binding has an output_model but the tool has no outputSchema")
@@ -86,8 +91,9 @@ def make_tool(spec: ToolSpec, handler: ToolHandler, input_model: type[BaseModel]
     )
 
 
-def bind_tools(server: object, definitions: list[dict[str, Any]],
-               bindings: tuple[ToolBinding, ...]) -> dict[str, ServedTool]:
+def bind_tools(
+    server: object, definitions: list[dict[str, Any]], bindings: tuple[ToolBinding, ...]
+) -> dict[str, ServedTool]:
     """Every listed tool with the async method of `server` its binding names; a listed tool
     without a binding, a binding without a tool, or a method that is not async is an error."""
     specs = tool_table(definitions)
@@ -105,8 +111,12 @@ def bind_tools(server: object, definitions: list[dict[str, Any]],
         binding = by_name[name]
         handler = getattr(server, binding.method, None)
         if handler is None or not inspect.iscoroutinefunction(handler):
-            raise TypeError(f"tool {name!r}: {type(server).__name__}.{binding.method} must be an async method")
-        tools[name] = make_tool(spec, handler, binding.input_model, binding.output_model, binding.output_is_root)
+            raise TypeError(
+                f"tool {name!r}: {type(server).__name__}.{binding.method} must be an async method"
+            )
+        tools[name] = make_tool(
+            spec, handler, binding.input_model, binding.output_model, binding.output_is_root
+        )
     return tools
 
 
@@ -117,8 +127,9 @@ def _cursor(offset: int, digest: str) -> str:
 Page = dict[str, Any]
 
 
-def build_pages(definitions: list[dict[str, Any]], config: ServerConfig,
-                complete: Callable[[Page], Page]) -> tuple[dict[str, Page], Page]:
+def build_pages(
+    definitions: list[dict[str, Any]], config: ServerConfig, complete: Callable[[Page], Page]
+) -> tuple[dict[str, Page], Page]:
     """Every tools/list page, prebuilt, as (pages by cursor, first page); `complete` stamps each.
 
     Cursors are opaque and stable for one tool set (PAGE-02): urlsafe Base64 of

@@ -42,7 +42,9 @@ __all__ = [
 ]
 
 LOCAL_HOSTS: tuple[str, ...] = ("localhost", "127.0.0.1", "[::1]")
-LOCAL_ORIGINS: tuple[str, ...] = tuple(f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCAL_HOSTS)
+LOCAL_ORIGINS: tuple[str, ...] = tuple(
+    f"{scheme}://{host}" for scheme in ("http", "https") for host in LOCAL_HOSTS
+)
 
 CacheScope = Literal["public", "private"]
 # Sends one server notification on the stream of the request it belongs to.
@@ -120,8 +122,12 @@ class SessionOptions:
     def __post_init__(self) -> None:
         if self.idle_timeout_s <= 0 or self.client_request_timeout_s <= 0:
             raise ValueError("idle_timeout_s and client_request_timeout_s must be positive")
-        limits = (self.max_sessions, self.max_pending_client_requests, self.replay_events,
-                  self.max_kept_streams)
+        limits = (
+            self.max_sessions,
+            self.max_pending_client_requests,
+            self.replay_events,
+            self.max_kept_streams,
+        )
         if min(limits) < 1:
             raise ValueError("session limits must be >= 1")
         if self.retry_ms < 0:

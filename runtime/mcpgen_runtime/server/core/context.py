@@ -77,9 +77,16 @@ __all__ = [
 _LOG = logging.getLogger("mcpgen.server")
 # Where `ctx.log` writes when the client did not ask for log messages (LOG-01: stderr / the server's log).
 _TOOL_LOG = logging.getLogger("mcpgen.tools")
-_PY_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
-              "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
-              "emergency": logging.CRITICAL}
+_PY_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
 
 T = TypeVar("T")
 
@@ -185,16 +192,36 @@ class RequestContext:
         self._auto_keys: itertools.count[int] | None = None
 
     @classmethod
-    def _for_request(cls, request: IncomingRequest, *, request_id: jsonrpc.RequestId, method: str,
-                     meta: Mapping[str, Any], protocol_version: str, client_capabilities: Mapping[str, Any],
-                     progress_interval: float) -> Self:
+    def _for_request(
+        cls,
+        request: IncomingRequest,
+        *,
+        request_id: jsonrpc.RequestId,
+        method: str,
+        meta: Mapping[str, Any],
+        protocol_version: str,
+        client_capabilities: Mapping[str, Any],
+        progress_interval: float,
+    ) -> Self:
         """The dispatcher's constructor, for any subclass (subclasses set their own fields
         afterwards): what the transport knows comes from `request`, the rest from the checked
         message. One positional call of `RequestContext.__init__`, no keyword packing per call."""
         ctx = cls.__new__(cls)
         RequestContext.__init__(
-            ctx, request_id, method, meta, protocol_version, client_capabilities, request.transport,
-            request.headers, request.principal, request.notify, None, None, request.open_stream, progress_interval,
+            ctx,
+            request_id,
+            method,
+            meta,
+            protocol_version,
+            client_capabilities,
+            request.transport,
+            request.headers,
+            request.principal,
+            request.notify,
+            None,
+            None,
+            request.open_stream,
+            progress_interval,
             request.channel,
         )
         return ctx
@@ -225,7 +252,9 @@ class RequestContext:
 
     # ---- progress ----------------------------------------------------------------------------
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """Send `notifications/progress` for this request.
 
         A no-op without a progress token (PROG-05), after the handler returned (PROG-08), or
@@ -234,7 +263,9 @@ class RequestContext:
         """
         if self._closed or self.progress_token is None or self._notify is None:
             return
-        if not math.isfinite(progress) or (self._last_progress is not None and progress <= self._last_progress):
+        if not math.isfinite(progress) or (
+            self._last_progress is not None and progress <= self._last_progress
+        ):
             _LOG.debug("dropping non-increasing progress %r for request %r", progress, self.request_id)
             return
         if self._progress_interval:
@@ -413,8 +444,10 @@ class RequestContext:
         else:
             try:
                 async with asyncio.TaskGroup() as group:  # one failure cancels the others
-                    asked = [group.create_task(channel.request(item.request.method, item.request.params()))
-                             for item in pending]
+                    asked = [
+                        group.create_task(channel.request(item.request.method, item.request.params()))
+                        for item in pending
+                    ]
             except BaseExceptionGroup as failed:
                 raise failed.exceptions[0] from None
             answers = [task.result() for task in asked]
@@ -422,27 +455,43 @@ class RequestContext:
             try:
                 item._set(item.request.parse(item.key, raw))
             except RpcError as exc:
-                raise ClientRequestError(f"The client's answer to {item.request.method} is not valid: "
-                                         f"{exc.message.partition(': ')[2] or exc.message}") from None
+                raise ClientRequestError(
+                    f"The client's answer to {item.request.method} is not valid: "
+                    f"{exc.message.partition(': ')[2] or exc.message}"
+                ) from None
 
-    async def elicit(self, message: str, requested_schema: Mapping[str, Any], *, key: str | None = None,
-                     single_use: bool = False) -> ElicitResult:
+    async def elicit(
+        self,
+        message: str,
+        requested_schema: Mapping[str, Any],
+        *,
+        key: str | None = None,
+        single_use: bool = False,
+    ) -> ElicitResult:
         """Ask the user for form data (IN-03); never for secrets (IN-05: use `elicit_url`).
         `single_use`: see `ask`."""
         pending = self.need(Elicit(message, requested_schema, key))
         await self.ask(single_use=single_use)
         return pending.value
 
-    async def elicit_url(self, message: str, url: str, *, key: str | None = None,
-                         single_use: bool = False) -> ElicitResult:
+    async def elicit_url(
+        self, message: str, url: str, *, key: str | None = None, single_use: bool = False
+    ) -> ElicitResult:
         """Send the user to `url` for an out-of-band interaction (URL mode, IN-11)."""
         pending = self.need(ElicitUrl(message, url, key))
         await self.ask(single_use=single_use)
         return pending.value
 
-    async def sample(self, messages: str | Sequence[Mapping[str, Any]], *, max_tokens: int,
-                     system_prompt: str | None = None, key: str | None = None,
-                     options: Mapping[str, Any] | None = None, single_use: bool = False) -> CreateMessageResult:
+    async def sample(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        key: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        single_use: bool = False,
+    ) -> CreateMessageResult:
         """Ask the client's model for a completion (`sampling/createMessage`)."""
         pending = self.need(Sample(messages, max_tokens, system_prompt, key, options))
         await self.ask(single_use=single_use)

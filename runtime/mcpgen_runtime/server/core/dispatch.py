@@ -70,18 +70,24 @@ __all__ = ["BUILTIN_METHODS", "CACHEABLE_METHODS", "REMOVED_METHODS", "Dispatche
 _LOG = logging.getLogger("mcpgen.server")
 
 # Methods of earlier revisions that this one removed: answered like unknown methods (RULES.md conformance §4.11).
-REMOVED_METHODS = frozenset({"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+REMOVED_METHODS = frozenset(
+    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
 # Served by the dispatcher itself; `add_method` cannot take them over.
 BUILTIN_METHODS = frozenset({"tools/call", "tools/list", "server/discover", "subscriptions/listen"})
 # Complete results of these carry ttlMs and cacheScope (CACHE-01).
-CACHEABLE_METHODS = frozenset({"prompts/list", "resources/list", "resources/templates/list", "resources/read"})
+CACHEABLE_METHODS = frozenset(
+    {"prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+)
 
 _DIRECT = IncomingRequest()
 _NO_ARGS: dict[str, Any] = {}
 
 
 def _err(id_: Any, code: int, message: str, data: Any = None, status: int | None = None) -> Outcome:
-    return Outcome(status if status is not None else status_for_code(code), jsonrpc.error(id_, code, message, data))
+    return Outcome(
+        status if status is not None else status_for_code(code), jsonrpc.error(id_, code, message, data)
+    )
 
 
 def _valid_id(value: Any) -> bool:
@@ -147,7 +153,9 @@ class Dispatcher:
         info: dict[str, Any] = {"name": cfg.name, "version": cfg.version}
         if cfg.title is not None:
             info["title"] = cfg.title
-        self._result_meta: dict[str, Any] | None = {SERVER_INFO_KEY: info} if cfg.include_server_info else None
+        self._result_meta: dict[str, Any] | None = (
+            {SERVER_INFO_KEY: info} if cfg.include_server_info else None
+        )
         self._definitions = list(type(self)._tool_definitions_)
         self._tools = catalog.bind_tools(self, self._definitions, type(self)._tool_bindings_)
         # Every tool this process can serve (a shared tool set names tools by name: fanout.py).
@@ -157,8 +165,9 @@ class Dispatcher:
         self._supported_list = list(SUPPORTED_PROTOCOL_VERSIONS)
         modern = ", ".join(SUPPORTED_PROTOCOL_VERSIONS)
         self._initialize_hint = (
-            f"this server speaks only MCP {modern}, which has no initialize" if cfg.modern_only else
-            f"MCP {modern} requests carry _meta and need no initialize; for "
+            f"this server speaks only MCP {modern}, which has no initialize"
+            if cfg.modern_only
+            else f"MCP {modern} requests carry _meta and need no initialize; for "
             f"{', '.join(LEGACY_PROTOCOL_VERSIONS)} send initialize without _meta"
         )
         self._methods: dict[str, ServedMethod] = {}
@@ -171,11 +180,15 @@ class Dispatcher:
             self._probes.add("store", self._store.ping)  # /readyz: unready while the store is unreachable
         # Per-process buckets stay synchronous (the hot path awaits nothing); a shared store's are atomic there.
         self._shared_limit = cfg.rate_limit if cfg.rate_limit is not None and self._store.shared else None
-        self._limiter = RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None and not self._store.shared else None
+        self._limiter = (
+            RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None and not self._store.shared else None
+        )
         self._fanout = Fanout(self._store, self._hub, self._adopt_tools)
         self._single_use_tools = set(type(self)._single_use_state_)
         if unknown := self._single_use_tools - set(self._tools):
-            raise ValueError(f"_single_use_state_ names tools that are not served: {', '.join(sorted(unknown))}")
+            raise ValueError(
+                f"_single_use_state_ names tools that are not served: {', '.join(sorted(unknown))}"
+            )
         self._state_codec: StateCodec | None = None  # made on first use (it may warn about its key)
         self._progress_interval = cfg.progress_interval_ms / 1000
         self._rebuild_discover()
@@ -193,8 +206,11 @@ class Dispatcher:
         )
         # SUB-03: a listen stream honours exactly the notifications the capabilities announce.
         caps = self._capabilities
-        kinds = {f"{name}ListChanged" for name in ("tools", "prompts", "resources")
-                 if caps.get(name, {}).get("listChanged") is True}
+        kinds = {
+            f"{name}ListChanged"
+            for name in ("tools", "prompts", "resources")
+            if caps.get(name, {}).get("listChanged") is True
+        }
         if caps.get("resources", {}).get("subscribe") is True:
             kinds.add("resourceSubscriptions")
         self._subscription_kinds = frozenset(kinds)
@@ -227,9 +243,17 @@ class Dispatcher:
 
     # ---- run-time changes ---------------------------------------------------------------
 
-    def add_tool(self, definition: Mapping[str, Any], handler: ToolHandler, *,
-                 input_model: type[BaseModel] | None = None, output_model: type[BaseModel] | None = None,
-                 output_is_root: bool = False, notify: bool = True, single_use_state: bool = False) -> None:
+    def add_tool(
+        self,
+        definition: Mapping[str, Any],
+        handler: ToolHandler,
+        *,
+        input_model: type[BaseModel] | None = None,
+        output_model: type[BaseModel] | None = None,
+        output_is_root: bool = False,
+        notify: bool = True,
+        single_use_state: bool = False,
+    ) -> None:
         """Serve one more tool (appended to the listing) and tell listeners (TOOLS-05).
 
         `handler(args, ctx)` gets `input_model` instances, or the arguments dict (checked
@@ -258,8 +282,13 @@ class Dispatcher:
         definitions = [d for d in self._definitions if d.get("name") != name]
         self._swap_tools(definitions, {k: v for k, v in self._tools.items() if k != name}, notify)
 
-    def _swap_tools(self, definitions: list[dict[str, Any]], tools: dict[str, ServedTool], notify: bool,
-                    share: bool = True) -> None:
+    def _swap_tools(
+        self,
+        definitions: list[dict[str, Any]],
+        tools: dict[str, ServedTool],
+        notify: bool,
+        share: bool = True,
+    ) -> None:
         pages, first = catalog.build_pages(definitions, self.config, self._complete)
         # Swapped together between two awaits: no request sees a half-updated tool set.
         self._definitions, self._tools, self._pages, self._first_page = definitions, tools, pages, first
@@ -272,10 +301,16 @@ class Dispatcher:
         """Serve the tool set another replica changed to (fanout.py), with this process's handlers."""
         known = self._known_tools
         if missing := [name for name in names if name not in known]:
-            _LOG.warning("the shared tool set names tools this replica cannot serve: %s", ", ".join(missing[:20]))
+            _LOG.warning(
+                "the shared tool set names tools this replica cannot serve: %s", ", ".join(missing[:20])
+            )
         served = [name for name in dict.fromkeys(names) if name in known]
-        self._swap_tools([known[name][0] for name in served], {name: known[name][1] for name in served},
-                         notify, share=False)
+        self._swap_tools(
+            [known[name][0] for name in served],
+            {name: known[name][1] for name in served},
+            notify,
+            share=False,
+        )
 
     async def open_shared_state(self) -> None:
         """Join the replicas' change fan-out when the store is shared (`run_http`, `run_stdio` and
@@ -288,8 +323,14 @@ class Dispatcher:
         await self._fanout.close()
         await self._store.close()
 
-    def add_method(self, method: str, handler: MethodHandler, *, ttl_ms: int | None = None,
-                   cache_scope: CacheScope | None = None) -> None:
+    def add_method(
+        self,
+        method: str,
+        handler: MethodHandler,
+        *,
+        ttl_ms: int | None = None,
+        cache_scope: CacheScope | None = None,
+    ) -> None:
         """Serve `method` with `handler(params, ctx) -> result dict` (resultType and serverInfo are added).
 
         prompts/list, resources/list, resources/templates/list and resources/read results get
@@ -359,7 +400,11 @@ class Dispatcher:
             request = _DIRECT
         if type(message) is not dict:
             if isinstance(message, list):
-                return _err(None, jsonrpc.INVALID_REQUEST, "Batches are not supported: send one JSON-RPC message per request")
+                return _err(
+                    None,
+                    jsonrpc.INVALID_REQUEST,
+                    "Batches are not supported: send one JSON-RPC message per request",
+                )
             return _err(None, jsonrpc.INVALID_REQUEST, "The message must be a JSON-RPC request object")
         has_id = "id" in message
         id_ = message.get("id")
@@ -370,7 +415,9 @@ class Dispatcher:
             return _err(id_, jsonrpc.INVALID_REQUEST, 'The message must have "jsonrpc": "2.0"')
         if type(method) is not str:
             if "result" in message or "error" in message:
-                return _err(id_, jsonrpc.INVALID_REQUEST, "Clients must not send JSON-RPC responses to the server")
+                return _err(
+                    id_, jsonrpc.INVALID_REQUEST, "Clients must not send JSON-RPC responses to the server"
+                )
             return _err(id_, jsonrpc.INVALID_REQUEST, "The message has no method")
         params = message.get("params")
         if not has_id:
@@ -389,23 +436,38 @@ class Dispatcher:
         meta = params.get("_meta")
         if type(meta) is not dict:
             return self._fail(
-                id_, method, jsonrpc.INVALID_PARAMS,
+                id_,
+                method,
+                jsonrpc.INVALID_PARAMS,
                 f"params._meta must be an object carrying {PROTOCOL_VERSION_KEY} and {CLIENT_CAPABILITIES_KEY}",
             )
         version = meta.get(PROTOCOL_VERSION_KEY)
         if type(version) is not str:
-            return self._fail(id_, method, jsonrpc.INVALID_PARAMS, f"params._meta lacks {PROTOCOL_VERSION_KEY}")
+            return self._fail(
+                id_, method, jsonrpc.INVALID_PARAMS, f"params._meta lacks {PROTOCOL_VERSION_KEY}"
+            )
         capabilities = meta.get(CLIENT_CAPABILITIES_KEY)
         if type(capabilities) is not dict:
-            return self._fail(id_, method, jsonrpc.INVALID_PARAMS, f"params._meta lacks {CLIENT_CAPABILITIES_KEY}")
-        if header_version is not None and header_version != version and header_version.strip(" \t") != version:
             return self._fail(
-                id_, method, jsonrpc.HEADER_MISMATCH,
+                id_, method, jsonrpc.INVALID_PARAMS, f"params._meta lacks {CLIENT_CAPABILITIES_KEY}"
+            )
+        if (
+            header_version is not None
+            and header_version != version
+            and header_version.strip(" \t") != version
+        ):
+            return self._fail(
+                id_,
+                method,
+                jsonrpc.HEADER_MISMATCH,
                 "MCP-Protocol-Version header does not match params._meta protocolVersion",
             )
         if version not in self._supported:
             return self._fail(
-                id_, method, jsonrpc.UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version",
+                id_,
+                method,
+                jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
                 {"supported": self._supported_list, "requested": version},
             )
         if headers is not None:
@@ -424,13 +486,22 @@ class Dispatcher:
             elif method == "subscriptions/listen":
                 if self._store.shared and not self._fanout.active:
                     await self._fanout.start()  # changes made on other replicas reach this stream
-                return await listen(self._hub, self._subscription_kinds, id_, params, request,
-                                    keepalive_s=self.config.keepalive_s, meta=self._result_meta)
+                return await listen(
+                    self._hub,
+                    self._subscription_kinds,
+                    id_,
+                    params,
+                    request,
+                    keepalive_s=self.config.keepalive_s,
+                    meta=self._result_meta,
+                )
             else:
                 entry = self._methods.get(method)
                 if entry is None:
                     return self._fail(id_, method, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
-                result = await self._call_method(entry, id_, method, params, meta, version, capabilities, request)
+                result = await self._call_method(
+                    entry, id_, method, params, meta, version, capabilities, request
+                )
         except RpcError as exc:
             return self._fail(id_, method, exc.code, exc.message, exc.data, exc.http_status)
         except StoreUnavailable as exc:
@@ -463,8 +534,15 @@ class Dispatcher:
             raise RpcError(jsonrpc.INVALID_PARAMS, "Invalid cursor")  # PAGE-08
         return page
 
-    async def _call_tool(self, id_: jsonrpc.RequestId, params: dict[str, Any], meta: dict[str, Any], version: str,
-                         capabilities: dict[str, Any], request: IncomingRequest) -> dict[str, Any]:
+    async def _call_tool(
+        self,
+        id_: jsonrpc.RequestId,
+        params: dict[str, Any],
+        meta: dict[str, Any],
+        version: str,
+        capabilities: dict[str, Any],
+        request: IncomingRequest,
+    ) -> dict[str, Any]:
         name = params.get("name")
         if type(name) is not str:
             raise RpcError(jsonrpc.INVALID_PARAMS, "params.name must be a string")
@@ -477,8 +555,12 @@ class Dispatcher:
                 return rate_limited_result(name, wait, self._result_meta)
         elif self._shared_limit is not None:
             limit = self._shared_limit
-            wait = await self._store.take_token(bucket_key(self.config.auth, request), rate=limit.rate, burst=limit.burst,
-                                                ttl_s=limit.burst / limit.rate + 1.0)
+            wait = await self._store.take_token(
+                bucket_key(self.config.auth, request),
+                rate=limit.rate,
+                burst=limit.burst,
+                ttl_s=limit.burst / limit.rate + 1.0,
+            )
             if wait:
                 return rate_limited_result(name, wait, self._result_meta)
         arguments = params.get("arguments")
@@ -486,7 +568,9 @@ class Dispatcher:
             arguments = _NO_ARGS
         elif type(arguments) is not dict:
             raise RpcError(jsonrpc.INVALID_PARAMS, "params.arguments must be an object")
-        if request.headers is not None and tool.header_params and request.channel is None:  # legacy: no Mcp-Param-*
+        if (
+            request.headers is not None and tool.header_params and request.channel is None
+        ):  # legacy: no Mcp-Param-*
             problem = check_param_headers(tool.header_params, arguments, request.headers)
             if problem is not None:
                 raise RpcError(jsonrpc.HEADER_MISMATCH, problem)
@@ -499,7 +583,8 @@ class Dispatcher:
             if isinstance(value, int) and abs(value) > MAX_SAFE_INTEGER:
                 pointer = "/" + "/".join(path)
                 return error_result(
-                    f"Invalid arguments for tool {name!r} at {pointer}: integer outside ±(2^53-1)", self._result_meta
+                    f"Invalid arguments for tool {name!r} at {pointer}: integer outside ±(2^53-1)",
+                    self._result_meta,
                 )
         args: Any = arguments
         if tool.input_model is not None:
@@ -516,11 +601,18 @@ class Dispatcher:
                     args = parse(arguments, strict=False)
             except ValidationError as exc:
                 pointer, why = first_error(exc, arguments)
-                return error_result(f"Invalid arguments for tool {name!r} at {pointer}: {why}", self._result_meta)
+                return error_result(
+                    f"Invalid arguments for tool {name!r} at {pointer}: {why}", self._result_meta
+                )
 
         ctx = ToolContext._for_request(
-            request, request_id=id_, method="tools/call", meta=meta, protocol_version=version,
-            client_capabilities=capabilities, progress_interval=self._progress_interval,
+            request,
+            request_id=id_,
+            method="tools/call",
+            meta=meta,
+            protocol_version=version,
+            client_capabilities=capabilities,
+            progress_interval=self._progress_interval,
         )
         ctx.tool_name = name
         if "inputResponses" in params or "requestState" in params:  # an MRTR retry: the slow path
@@ -528,10 +620,18 @@ class Dispatcher:
         try:
             value = await tool.handler(args, ctx)
         except InputRequired as ask:
-            ended = self._end_round(ask, "tools/call", params, request, f"tool {name!r}",
-                                    single_use=name in self._single_use_tools)
+            ended = self._end_round(
+                ask,
+                "tools/call",
+                params,
+                request,
+                f"tool {name!r}",
+                single_use=name in self._single_use_tools,
+            )
             if ended is None:
-                return error_result(f"Tool {name!r} failed with an internal error (requestState)", self._result_meta)
+                return error_result(
+                    f"Tool {name!r} failed with an internal error (requestState)", self._result_meta
+                )
             return ended
         except ToolExecutionError as exc:
             return error_result(str(exc) or f"Tool {name!r} failed", self._result_meta)
@@ -542,18 +642,32 @@ class Dispatcher:
         except Exception as exc:
             # Details stay in the server log; the model gets a short, safe message (SEC-04).
             _LOG.exception("tool %r raised", name)
-            return error_result(f"Tool {name!r} failed with an internal error ({type(exc).__name__})",
-                                self._result_meta)
+            return error_result(
+                f"Tool {name!r} failed with an internal error ({type(exc).__name__})", self._result_meta
+            )
         finally:
             ctx.close()
         return shape_result(tool, value, self._result_meta)
 
-    async def _call_method(self, entry: ServedMethod, id_: jsonrpc.RequestId, method: str, params: dict[str, Any],
-                           meta: dict[str, Any], version: str, capabilities: dict[str, Any],
-                           request: IncomingRequest) -> dict[str, Any]:
+    async def _call_method(
+        self,
+        entry: ServedMethod,
+        id_: jsonrpc.RequestId,
+        method: str,
+        params: dict[str, Any],
+        meta: dict[str, Any],
+        version: str,
+        capabilities: dict[str, Any],
+        request: IncomingRequest,
+    ) -> dict[str, Any]:
         ctx = RequestContext._for_request(
-            request, request_id=id_, method=method, meta=meta, protocol_version=version,
-            client_capabilities=capabilities, progress_interval=self._progress_interval,
+            request,
+            request_id=id_,
+            method=method,
+            meta=meta,
+            protocol_version=version,
+            client_capabilities=capabilities,
+            progress_interval=self._progress_interval,
         )
         if method in MRTR_METHODS and ("inputResponses" in params or "requestState" in params):
             await self._resume_round(ctx, method, params, request)
@@ -568,7 +682,9 @@ class Dispatcher:
             raise
         except Exception as exc:
             _LOG.exception("handler of %s raised", method)
-            raise RpcError(jsonrpc.INTERNAL_ERROR, f"Internal error in {method} ({type(exc).__name__})") from exc
+            raise RpcError(
+                jsonrpc.INTERNAL_ERROR, f"Internal error in {method} ({type(exc).__name__})"
+            ) from exc
         finally:
             ctx.close()
         if not isinstance(value, dict):
@@ -598,27 +714,49 @@ class Dispatcher:
             )
         return codec
 
-    async def _resume_round(self, ctx: RequestContext, method: str, params: Mapping[str, Any],
-                            request: IncomingRequest) -> None:
-        single_use = resume_round(ctx, method, params, codec=self._codec,
-                                  principal_id=principal_id(self.config.auth, request.principal))
+    async def _resume_round(
+        self, ctx: RequestContext, method: str, params: Mapping[str, Any], request: IncomingRequest
+    ) -> None:
+        single_use = resume_round(
+            ctx,
+            method,
+            params,
+            codec=self._codec,
+            principal_id=principal_id(self.config.auth, request.principal),
+        )
         if single_use is not None:  # MRTR-11: the first redemption anywhere wins
             nonce, expires_ms = single_use
             ttl_s = max(1.0, expires_ms / 1000 - time.time() + 60.0)  # outlives the state (clock skew)
             if not await self._store.claim("used:" + nonce, ttl_s):
                 _LOG.info("rejected requestState for %s: already redeemed", method)
-                raise RpcError(jsonrpc.INVALID_PARAMS,
-                               "Invalid requestState: it was already used and is accepted only once; "
-                               "retry the request without it")
+                raise RpcError(
+                    jsonrpc.INVALID_PARAMS,
+                    "Invalid requestState: it was already used and is accepted only once; "
+                    "retry the request without it",
+                )
 
-    def _end_round(self, ask: InputRequired, method: str, params: Mapping[str, Any], request: IncomingRequest,
-                   what: str, *, single_use: bool = False) -> dict[str, Any] | None:
+    def _end_round(
+        self,
+        ask: InputRequired,
+        method: str,
+        params: Mapping[str, Any],
+        request: IncomingRequest,
+        what: str,
+        *,
+        single_use: bool = False,
+    ) -> dict[str, Any] | None:
         """The InputRequiredResult ending this round; None (logged) when the handler's state
         cannot be sealed (not JSON, or too large: a handler bug)."""
         try:
-            return input_required_result(ask, method, params, codec=self._codec(),
-                                         principal_id=principal_id(self.config.auth, request.principal),
-                                         meta=self._result_meta, single_use=single_use)
+            return input_required_result(
+                ask,
+                method,
+                params,
+                codec=self._codec(),
+                principal_id=principal_id(self.config.auth, request.principal),
+                meta=self._result_meta,
+                single_use=single_use,
+            )
         except (TypeError, ValueError):
             _LOG.exception("%s: cannot build its requestState", what)
             return None

@@ -8,7 +8,13 @@ from typing import Any
 
 from ...protocol import jsonrpc
 
-__all__ = ["ClientCapabilityRequired", "ClientRequestError", "RpcError", "ToolExecutionError", "status_for_code"]
+__all__ = [
+    "ClientCapabilityRequired",
+    "ClientRequestError",
+    "RpcError",
+    "ToolExecutionError",
+    "status_for_code",
+]
 
 
 class ToolExecutionError(Exception):

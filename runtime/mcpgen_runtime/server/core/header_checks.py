@@ -56,8 +56,11 @@ def check_standard_headers(headers: Mapping[str, str], method: str, params: Mapp
     return None
 
 
-def check_param_headers(header_params: tuple[tuple[HeaderParam, str], ...], arguments: Mapping[str, Any],
-                        headers: Mapping[str, str]) -> str | None:
+def check_param_headers(
+    header_params: tuple[tuple[HeaderParam, str], ...],
+    arguments: Mapping[str, Any],
+    headers: Mapping[str, str],
+) -> str | None:
     """Mcp-Param-* against the arguments (XHDR-22..25); the problem, or None.
 
     `header_params` is a tool's table of (param, lower-case header name)."""

@@ -38,8 +38,13 @@ class Probes:
 
     __slots__ = ("_checks", "draining", "health_path", "ready_path", "timeout_s")
 
-    def __init__(self, health_path: str | None, ready_path: str | None,
-                 checks: Sequence[tuple[str, ReadinessCheck]], timeout_s: float) -> None:
+    def __init__(
+        self,
+        health_path: str | None,
+        ready_path: str | None,
+        checks: Sequence[tuple[str, ReadinessCheck]],
+        timeout_s: float,
+    ) -> None:
         self.health_path = health_path
         self.ready_path = ready_path
         self.timeout_s = timeout_s

@@ -143,8 +143,10 @@ class Elicit(InputRequest[ElicitResult]):
             raise ValueError('requestedSchema must be {"type": "object", "properties": {...}}')
         for name, prop in properties.items():
             if not isinstance(prop, Mapping) or prop.get("type") not in _FORM_TYPES or "properties" in prop:
-                raise ValueError(f"requestedSchema property {name!r} must be a primitive (string, number, "
-                                 "integer, boolean or enum)")
+                raise ValueError(
+                    f"requestedSchema property {name!r} must be a primitive (string, number, "
+                    "integer, boolean or enum)"
+                )
 
     def params(self) -> dict[str, Any]:
         return {"mode": "form", "message": self.message, "requestedSchema": dict(self.requested_schema)}
@@ -288,8 +290,13 @@ class InputRequired(BaseException):
     """Ends the current round with an InputRequiredResult. Raised by the context; the server
     catches it. A BaseException so that a handler's `except Exception` cannot swallow it."""
 
-    def __init__(self, requests: dict[str, dict[str, Any]], carried: dict[str, Any], state: dict[str, Any],
-                 single_use: bool = False) -> None:
+    def __init__(
+        self,
+        requests: dict[str, dict[str, Any]],
+        carried: dict[str, Any],
+        state: dict[str, Any],
+        single_use: bool = False,
+    ) -> None:
         super().__init__("input required")
         self.single_use = single_use  # the requestState of this round may be redeemed once (MRTR-11)
         self.requests = requests  # key -> wire InputRequest (MRTR-03/04)
@@ -304,11 +311,16 @@ def check_input_responses(value: Any) -> Mapping[str, Any]:
     asked for it when the handler reads it, and entries nobody asked for are ignored (MRTR-23).
     """
     if not isinstance(value, dict):
-        raise RpcError(jsonrpc.INVALID_PARAMS, "params.inputResponses must be an object keyed by input request")
+        raise RpcError(
+            jsonrpc.INVALID_PARAMS, "params.inputResponses must be an object keyed by input request"
+        )
     for key, item in value.items():
         if not isinstance(item, dict):
-            raise _invalid(key, "each input response must be an object (ElicitResult, CreateMessageResult or "
-                                "ListRootsResult)")
+            raise _invalid(
+                key,
+                "each input response must be an object (ElicitResult, CreateMessageResult or "
+                "ListRootsResult)",
+            )
     return value
 
 
@@ -324,8 +336,14 @@ class Resumable(Protocol):
     def _resume(self, carried: dict[str, Any], asked: Sequence[str], state: dict[str, Any]) -> None: ...
 
 
-def resume_round(ctx: Resumable, method: str, params: Mapping[str, Any], *,
-                 codec: Callable[[], StateCodec], principal_id: str | None) -> tuple[str, int] | None:
+def resume_round(
+    ctx: Resumable,
+    method: str,
+    params: Mapping[str, Any],
+    *,
+    codec: Callable[[], StateCodec],
+    principal_id: str | None,
+) -> tuple[str, int] | None:
     """Check `inputResponses` (MRTR-21) and verify `requestState` (MRTR-05..10) of a retry.
 
     `codec` is asked for only when the retry carries a state (making one may warn about its key).
@@ -360,9 +378,16 @@ def resume_round(ctx: Resumable, method: str, params: Mapping[str, Any], *,
     return None
 
 
-def input_required_result(ask: InputRequired, method: str, params: Mapping[str, Any], *, codec: StateCodec,
-                          principal_id: str | None, meta: dict[str, Any] | None,
-                          single_use: bool = False) -> dict[str, Any]:
+def input_required_result(
+    ask: InputRequired,
+    method: str,
+    params: Mapping[str, Any],
+    *,
+    codec: StateCodec,
+    principal_id: str | None,
+    meta: dict[str, Any] | None,
+    single_use: bool = False,
+) -> dict[str, Any]:
     """An InputRequiredResult (MRTR-01/04/12): never cacheable, so no hints (CACHE-02). Its state
     is single-use when the ask or the caller (a tool option) says so (MRTR-11).
     TypeError or ValueError when `ctx.state` is not JSON or too large (a handler bug)."""

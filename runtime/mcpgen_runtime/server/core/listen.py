@@ -151,9 +151,16 @@ class SubscriptionHub:
             subscription.close()
 
 
-async def listen(hub: SubscriptionHub, supported: frozenset[str], id_: jsonrpc.RequestId,
-                 params: Mapping[str, Any], request: IncomingRequest, *, keepalive_s: float,
-                 meta: Mapping[str, Any] | None) -> Outcome:
+async def listen(
+    hub: SubscriptionHub,
+    supported: frozenset[str],
+    id_: jsonrpc.RequestId,
+    params: Mapping[str, Any],
+    request: IncomingRequest,
+    *,
+    keepalive_s: float,
+    meta: Mapping[str, Any] | None,
+) -> Outcome:
     """One `subscriptions/listen` stream: acknowledgment first (SUB-02), then the notifications
     the client opted into and the server honours (`supported`, SUB-01/03), each tagged with the
     subscription id (SUB-05); a final response when the server ends it (SUB-07). Returns only
@@ -172,7 +179,9 @@ async def listen(hub: SubscriptionHub, supported: frozenset[str], id_: jsonrpc.R
     keepalive = request.keepalive
     interval = keepalive_s if keepalive is not None else None
     try:
-        await notify(subscription.tagged("notifications/subscriptions/acknowledged", {"notifications": honoured}))
+        await notify(
+            subscription.tagged("notifications/subscriptions/acknowledged", {"notifications": honoured})
+        )
         while True:
             batch = await subscription.next_batch(interval)
             if batch is None:
@@ -184,6 +193,8 @@ async def listen(hub: SubscriptionHub, supported: frozenset[str], id_: jsonrpc.R
                 await notify(notification)
     finally:
         hub.discard(subscription)
-    result: dict[str, Any] = {"resultType": jsonrpc.RESULT_COMPLETE,
-                              "_meta": {**(meta or {}), SUBSCRIPTION_ID_KEY: id_}}
+    result: dict[str, Any] = {
+        "resultType": jsonrpc.RESULT_COMPLETE,
+        "_meta": {**(meta or {}), SUBSCRIPTION_ID_KEY: id_},
+    }
     return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": result})

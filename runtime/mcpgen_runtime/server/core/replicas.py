@@ -53,9 +53,15 @@ def store_unavailable(id_: Any, exc: StoreUnavailable) -> Outcome:
     """The retryable answer to a request that needed the shared store while it was down: HTTP 503
     (with `Retry-After`, added by the HTTP layer) and `-32603` whose data says it can be retried."""
     _LOG.warning("%s", exc)
-    return Outcome(503, jsonrpc.error(
-        id_, jsonrpc.INTERNAL_ERROR, "The server's shared store is unavailable; retry the request shortly",
-        {"retryable": True, "retryAfterMs": STORE_RETRY_AFTER_MS}))
+    return Outcome(
+        503,
+        jsonrpc.error(
+            id_,
+            jsonrpc.INTERNAL_ERROR,
+            "The server's shared store is unavailable; retry the request shortly",
+            {"retryable": True, "retryAfterMs": STORE_RETRY_AFTER_MS},
+        ),
+    )
 
 
 def resolve_store(config: ServerConfig) -> Store:
@@ -71,7 +77,8 @@ def resolve_store(config: ServerConfig) -> Store:
         raise StateSecretError(
             f"the shared store {store.description} needs a requestState secret every replica shares: set "
             f"{STATE_SECRET_ENV} (or ServerConfig.state_secrets), else a multi-round call retried on another "
-            "replica is refused")
+            "replica is refused"
+        )
     return store
 
 
@@ -82,7 +89,6 @@ def bucket_key(auth: BearerAuth | None, request: IncomingRequest) -> str:
     if ident is not None:
         return "bucket:p:" + hashlib.sha256(ident.encode("utf-8", "replace")).hexdigest()[:32]
     return "bucket:a:" + (request.peer or "")[:64]
-
 
 
 class Fanout:

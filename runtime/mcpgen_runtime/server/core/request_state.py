@@ -48,8 +48,16 @@ import orjson
 
 from ... import _json
 
-__all__ = ["STATE_SECRET_ENV", "StateCodec", "StateError", "StateSecretError", "canonical", "configured_keys",
-           "principal_digest", "request_digest"]
+__all__ = [
+    "STATE_SECRET_ENV",
+    "StateCodec",
+    "StateError",
+    "StateSecretError",
+    "canonical",
+    "configured_keys",
+    "principal_digest",
+    "request_digest",
+]
 
 _LOG = logging.getLogger("mcpgen.server")
 
@@ -71,7 +79,7 @@ class StateSecretError(ValueError):
 
 _SECRET_HINT = (
     "set a random value of {n} bytes or more, e.g. the output of "
-    "`python -c \"import secrets; print(secrets.token_urlsafe(32))\"`"
+    '`python -c "import secrets; print(secrets.token_urlsafe(32))"`'
 )
 
 
@@ -162,8 +170,14 @@ def _key_bytes(secret: str | bytes) -> bytes:
 class StateCodec:
     """Seals and opens request states with HMAC-SHA256; `keys[0]` signs, any key verifies."""
 
-    def __init__(self, keys: Sequence[str | bytes], *, ttl_s: float = 600.0, max_bytes: int = 64 * 1024,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        keys: Sequence[str | bytes],
+        *,
+        ttl_s: float = 600.0,
+        max_bytes: int = 64 * 1024,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         if not keys:
             raise ValueError("StateCodec needs at least one key")
         if ttl_s <= 0:
@@ -174,14 +188,16 @@ class StateCodec:
         self._clock = clock
 
     @classmethod
-    def from_config(cls, configured: Sequence[str | bytes] | None, *, ttl_s: float = 600.0,
-                    max_bytes: int = 64 * 1024) -> StateCodec:
+    def from_config(
+        cls, configured: Sequence[str | bytes] | None, *, ttl_s: float = 600.0, max_bytes: int = 64 * 1024
+    ) -> StateCodec:
         """Keys from the config, else `MCPGEN_STATE_SECRET`, else a random per-process key (warned)."""
         keys: Sequence[str | bytes] | None = configured_keys(configured)
         if not keys:
             _LOG.warning(
                 "%s is not set: requestState is signed with a random per-process key, so a multi-round "
-                "retry served by another process or after a restart will be rejected", STATE_SECRET_ENV,
+                "retry served by another process or after a restart will be rejected",
+                STATE_SECRET_ENV,
             )
             keys = [secrets.token_bytes(32)]
         return cls(keys, ttl_s=ttl_s, max_bytes=max_bytes)
@@ -189,8 +205,16 @@ class StateCodec:
     def _mac(self, key: bytes, payload: str) -> bytes:
         return hmac.new(key, _CONTEXT + payload.encode("ascii"), hashlib.sha256).digest()
 
-    def seal(self, *, principal: str, request: str, asked: Sequence[str], carried: Mapping[str, Any],
-             state: Mapping[str, Any], single_use: bool = False) -> str:
+    def seal(
+        self,
+        *,
+        principal: str,
+        request: str,
+        asked: Sequence[str],
+        carried: Mapping[str, Any],
+        state: Mapping[str, Any],
+        single_use: bool = False,
+    ) -> str:
         body: dict[str, Any] = {
             "exp": int(self._clock() * 1000) + self._ttl_ms,
             "n": _b64(secrets.token_bytes(9)),
@@ -208,7 +232,9 @@ class StateCodec:
             raise TypeError(f"ctx.state and input answers must be JSON data: {exc}") from exc
         token = f"{_VERSION}.{payload}.{_b64(self._mac(self._keys[0], payload))}"
         if len(token) > self._max:
-            raise ValueError(f"requestState would be {len(token)} bytes (limit {self._max}); keep ctx.state small")
+            raise ValueError(
+                f"requestState would be {len(token)} bytes (limit {self._max}); keep ctx.state small"
+            )
         return token
 
     def open(self, token: str, *, principal: str, request: str) -> dict[str, Any]:

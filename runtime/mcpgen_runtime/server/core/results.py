@@ -97,7 +97,9 @@ def shape_result(tool: ServedTool, value: Any, meta: dict[str, Any] | None) -> d
             return _structured_result(structured, meta)
         content = _as_content(value)
         if content is None:  # plain JSON data from a tool without outputSchema
-            structured = value.model_dump(mode="json", by_alias=True) if isinstance(value, BaseModel) else value
+            structured = (
+                value.model_dump(mode="json", by_alias=True) if isinstance(value, BaseModel) else value
+            )
             return _structured_result(structured, meta)
     except (ValidationError, TypeError, ValueError) as exc:  # model rejected the value, or not JSON
         return _invalid_output(name, str(exc).splitlines()[0], meta)

@@ -104,7 +104,9 @@ class _Allowlist:
             return True
         if self._origins:
             scheme, sep, authority = value.partition("://")
-            return bool(sep) and "/" not in authority and f"{scheme}://{_split_port(authority)}" in self._exact
+            return (
+                bool(sep) and "/" not in authority and f"{scheme}://{_split_port(authority)}" in self._exact
+            )
         return _split_port(value) in self._exact
 
 
@@ -116,7 +118,9 @@ def _accepts(header: str | None) -> tuple[bool, bool]:
     for part in header.split(","):
         media, _, parameters = part.partition(";")
         media = media.strip().lower()
-        if any(p.strip().replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in parameters.split(";")):
+        if any(
+            p.strip().replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in parameters.split(";")
+        ):
             continue
         if media in ("application/json", "application/*", "*/*"):
             json_ok = True
@@ -142,8 +146,13 @@ class _SseStream:
     async def notify(self, message: dict[str, Any]) -> None:
         if not self.started:
             await self.open()
-        await self.send({"type": "http.response.body", "body": EVENT_PREFIX + _json.dumps(message) + EVENT_SUFFIX,
-                         "more_body": True})
+        await self.send(
+            {
+                "type": "http.response.body",
+                "body": EVENT_PREFIX + _json.dumps(message) + EVENT_SUFFIX,
+                "more_body": True,
+            }
+        )
 
     async def keepalive(self) -> None:
         if self.started:
@@ -162,7 +171,9 @@ class McpAsgiApp:
         self.server = server
         cfg = server.config
         hosts = cfg.allowed_hosts if allowed_hosts is _UNSET else allowed_hosts
-        self._origins = _Allowlist(cfg.allowed_origins, origins=True) if cfg.allowed_origins is not None else None
+        self._origins = (
+            _Allowlist(cfg.allowed_origins, origins=True) if cfg.allowed_origins is not None else None
+        )
         self._hosts = _Allowlist(hosts, origins=False) if hosts is not None else None
         self._max_body = cfg.max_body_bytes
         self._limits = cfg.http_limits
@@ -209,8 +220,13 @@ class McpAsgiApp:
             return
         verb = scope["method"]
         if verb != "POST" and not (block.legacy and verb in _LEGACY_VERBS):
-            await send({"type": "http.response.start", "status": 405,
-                        "headers": [(b"allow", b"POST"), (b"content-length", b"0")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 405,
+                    "headers": [(b"allow", b"POST"), (b"content-length", b"0")],
+                }
+            )
             await send({"type": "http.response.body", "body": b""})
             return
         principal = scope.get("user")
@@ -218,14 +234,26 @@ class McpAsgiApp:
             try:
                 principal = await authenticate(self._auth, headers, scope.get(VERIFIED_TOKEN))
             except Unauthorized as exc:  # HTTP-05, RFC 6750 §3
-                await send({"type": "http.response.start", "status": 401, "headers": [
-                    (b"www-authenticate", exc.challenge.encode("latin-1", "replace")), (b"content-length", b"0")]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"www-authenticate", exc.challenge.encode("latin-1", "replace")),
+                            (b"content-length", b"0"),
+                        ],
+                    }
+                )
                 await send({"type": "http.response.body", "body": b""})
                 return
         legacy = self._legacy
         if verb != "POST":  # a legacy session's stream (GET) or end (DELETE)
             assert legacy is not None
-            await (legacy.get(block, principal, receive, send) if verb == "GET" else legacy.delete(block, principal, send))
+            await (
+                legacy.get(block, principal, receive, send)
+                if verb == "GET"
+                else legacy.delete(block, principal, send)
+            )
             return
         if block.unacceptable is not None:  # Content-Type, Accept
             await send_error(send, *block.unacceptable)
@@ -299,16 +327,26 @@ class McpAsgiApp:
         if version is not None:
             version = version.strip(" \t")
         # A 2026-07-28 version header makes the request modern whatever else it carries (HTTP-24).
-        legacy = self._legacy is not None and version not in _MODERN_VERSIONS and (
-            session_id is not None or version in _LEGACY_VERSIONS)
+        legacy = (
+            self._legacy is not None
+            and version not in _MODERN_VERSIONS
+            and (session_id is not None or version in _LEGACY_VERSIONS)
+        )
         return _Block(
             headers,
             length is not None and length.isdigit() and int(length) > self._max_body,
-            refused, unacceptable, json_ok, sse_ok, legacy, session_id, version,
+            refused,
+            unacceptable,
+            json_ok,
+            sse_ok,
+            legacy,
+            session_id,
+            version,
         )
 
-    async def _read_slowly(self, message: Any, pending: Any, first: Any, receive: Receive,
-                           send: Send) -> bytes | None:
+    async def _read_slowly(
+        self, message: Any, pending: Any, first: Any, receive: Receive, send: Send
+    ) -> bytes | None:
         """A body still on its way or in several parts, within the body deadlines: the body (maybe
         past the size limit, for the 413), or None when the client went away or was too slow (408)."""
         try:
@@ -326,8 +364,18 @@ class McpAsgiApp:
             await send_error(send, 408, f"{exc}; closing the connection", close=True)
             return None
 
-    async def _watched(self, message: Any, headers: Mapping[str, str], principal: Any, peer: str | None,
-                       receive: Receive, send: Send, json_ok: bool, sse_ok: bool, listen: bool) -> None:
+    async def _watched(
+        self,
+        message: Any,
+        headers: Mapping[str, str],
+        principal: Any,
+        peer: str | None,
+        receive: Receive,
+        send: Send,
+        json_ok: bool,
+        sse_ok: bool,
+        listen: bool,
+    ) -> None:
         """Run a request whose handler may take time; a client disconnect cancels it (HTTP-21).
 
         The handler runs in this task; a small watcher task waits for `http.disconnect` and
@@ -337,8 +385,9 @@ class McpAsgiApp:
         # Positional (the field order of IncomingRequest): this runs for every tools/call.
         if sse_ok:
             stream = sse = _SseStream(send)
-            request = IncomingRequest("http", headers, sse.notify, principal, sse.open,
-                                      sse.keepalive if listen else None, peer)
+            request = IncomingRequest(
+                "http", headers, sse.notify, principal, sse.open, sse.keepalive if listen else None, peer
+            )
         else:
             request = IncomingRequest("http", headers, None, principal, None, None, peer)
         work = self.server.handle_message(message, request)
@@ -457,7 +506,9 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000, *, parser: HttpParser = "auto") -> None:
+def run_http(
+    server: Dispatcher, host: str = "127.0.0.1", port: int = 8000, *, parser: HttpParser = "auto"
+) -> None:
     """Serve with uvicorn until interrupted; `parser` is uvicorn's HTTP/1.1 parser ("auto": httptools
     when installed, else h11). Slow clients are bounded by `ServerConfig.http_limits` (slow_clients.py).
 
@@ -470,20 +521,30 @@ def run_http(server: Dispatcher, host: str = "127.0.0.1", port: int = 8000, *, p
     allowed_hosts = server.config.allowed_hosts
     if allowed_hosts == LOCAL_HOSTS and not _is_loopback(host):
         # Remote clients address the server by names we cannot guess; the Origin check stays on.
-        _LOG.warning("bound to %s: Host header check disabled (set ServerConfig.allowed_hosts to enable it)", host)
+        _LOG.warning(
+            "bound to %s: Host header check disabled (set ServerConfig.allowed_hosts to enable it)", host
+        )
         allowed_hosts = None
     mcp_app = McpAsgiApp(server, allowed_hosts=allowed_hosts)
     app: ASGIApp = mcp_app
     if (wrap := getattr(server.config.auth, "wrap_app", None)) is not None:
-        app = wrap(app, server.config)  # a ProtectedResource (auth/oauth.py): metadata, 403 insufficient_scope
+        app = wrap(
+            app, server.config
+        )  # a ProtectedResource (auth/oauth.py): metadata, 403 insufficient_scope
     limits = server.config.http_limits
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", lifespan="off",
-        server_header=False, date_header=False,
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        server_header=False,
+        date_header=False,
         # uvicorn takes whole seconds: rounded up, so a grace period is never cut short.
         timeout_graceful_shutdown=math.ceil(server.config.shutdown_grace_s),
         timeout_keep_alive=math.ceil(server.config.keep_alive_s),
-        http=guarded_protocol(parser, SlowClients(limits)), h11_max_incomplete_event_size=limits.max_header_bytes,
+        http=guarded_protocol(parser, SlowClients(limits)),
+        h11_max_incomplete_event_size=limits.max_header_bytes,
         ws="none",  # no WebSocket endpoint: an Upgrade request is answered as plain HTTP
     )
 

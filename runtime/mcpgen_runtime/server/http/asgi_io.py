@@ -51,19 +51,36 @@ EVENT_SUFFIX: Final = b"\n\n"
 
 
 async def send_body(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*headers, (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
 async def send_empty(send: Send, status: int, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*(headers or ()), (b"content-length", b"0")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*(headers or ()), (b"content-length", b"0")],
+        }
+    )
     await send({"type": "http.response.body", "body": b""})
 
 
-async def send_error(send: Send, status: int, message: str, *, code: int = jsonrpc.INVALID_REQUEST,
-                     close: bool = False, id_: Any = None) -> None:
+async def send_error(
+    send: Send,
+    status: int,
+    message: str,
+    *,
+    code: int = jsonrpc.INVALID_REQUEST,
+    close: bool = False,
+    id_: Any = None,
+) -> None:
     headers = [*JSON_HEADERS, (b"connection", b"close")] if close else JSON_HEADERS
     await send_body(send, status, _json.dumps(jsonrpc.error(id_, code, message)), headers)
 
@@ -77,7 +94,9 @@ async def reply(send: Send, outcome: Outcome, *, sse: bool) -> None:
         await send({"type": "http.response.body", "body": b""})
     elif sse and status == 200:  # a client that only takes SSE gets a one-event stream
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-        await send({"type": "http.response.body", "body": EVENT_PREFIX + _json.dumps(response) + EVENT_SUFFIX})
+        await send(
+            {"type": "http.response.body", "body": EVENT_PREFIX + _json.dumps(response) + EVENT_SUFFIX}
+        )
     else:  # send_body, inlined: this is every JSON reply
         body = _json.dumps(response)
         headers = [CONTENT_TYPE_JSON, (b"content-length", b"%d" % len(body))]

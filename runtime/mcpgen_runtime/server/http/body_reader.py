@@ -59,7 +59,9 @@ def body_deadline(limits: HttpLimits) -> float:
     return time.monotonic() + limits.body_timeout_s
 
 
-async def read_rest(receive: Receive, first: bytes, max_body: int, limits: HttpLimits, deadline: float) -> bytes | None:
+async def read_rest(
+    receive: Receive, first: bytes, max_body: int, limits: HttpLimits, deadline: float
+) -> bytes | None:
     """The remaining parts of a body sent in several, within the body limits; stops reading past
     `max_body` (the caller answers 413). None: the client went away."""
     chunks = [first]
@@ -83,5 +85,8 @@ async def receive_within(awaitable: Awaitable[Message], limits: HttpLimits, dead
         async with asyncio.timeout(max(0.0, min(limits.body_idle_timeout_s, deadline - now))):
             return await awaitable
     except TimeoutError:
-        raise BodyTimeout(f"no part of the request body for {limits.body_idle_timeout_s:g} s" if idle
-                          else f"request body not complete within {limits.body_timeout_s:g} s") from None
+        raise BodyTimeout(
+            f"no part of the request body for {limits.body_idle_timeout_s:g} s"
+            if idle
+            else f"request body not complete within {limits.body_timeout_s:g} s"
+        ) from None

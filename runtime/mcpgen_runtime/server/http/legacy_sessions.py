@@ -96,7 +96,8 @@ class _PostCall(SessionChannel):
             options = self.options
             priming = self.protocol_version >= POLLING_SINCE
             stream = self.stream = self.session.new_stream(
-                replay=options.replay_events, priming=priming, retry_ms=options.retry_ms if priming else None)
+                replay=options.replay_events, priming=priming, retry_ms=options.retry_ms if priming else None
+            )
             self.session.keep_stream(stream, options.max_kept_streams)
         return stream
 
@@ -113,8 +114,10 @@ class _PostCall(SessionChannel):
             return
         get_stream = self.session.get_stream
         if get_stream is None or not get_stream.attached:
-            raise ClientRequestError("The client accepts no text/event-stream reply to this request and has no GET "
-                                     "stream open, so the server cannot send it anything mid-request")
+            raise ClientRequestError(
+                "The client accepts no text/event-stream reply to this request and has no GET "
+                "stream open, so the server cannot send it anything mid-request"
+            )
         get_stream.emit(message)
 
     async def close_stream(self) -> None:
@@ -155,7 +158,9 @@ class LegacyHttp:
         elif shared is not None:
             self.store = shared
         else:
-            self.store = MemorySessionStore(idle_timeout_s=options.idle_timeout_s, max_sessions=options.max_sessions)
+            self.store = MemorySessionStore(
+                idle_timeout_s=options.idle_timeout_s, max_sessions=options.max_sessions
+            )
         self.legacy = LegacyDispatcher(server, self.store)
         self.options = options
         self._auth = config.auth
@@ -167,7 +172,9 @@ class LegacyHttp:
 
     # ---- initialize -------------------------------------------------------------------------------
 
-    async def initialize(self, message: dict[str, Any], head: LegacyRequestHead, principal: Any, send: Send) -> None:
+    async def initialize(
+        self, message: dict[str, Any], head: LegacyRequestHead, principal: Any, send: Send
+    ) -> None:
         outcome, handshake = self.legacy.initialize(message)
         if handshake is None:
             await reply(send, outcome, sse=not head.json_ok)
@@ -179,10 +186,17 @@ class LegacyHttp:
             await _store_down(send, exc, message.get("id"))
             return
         if not added:
-            _LOG.warning("legacy session refused: %s busy sessions (ServerConfig.sessions.max_sessions)",
-                         self.legacy.options.max_sessions)
-            await send_error(send, 503, "Too many open sessions; try again later", code=jsonrpc.INTERNAL_ERROR,
-                             id_=message.get("id"))
+            _LOG.warning(
+                "legacy session refused: %s busy sessions (ServerConfig.sessions.max_sessions)",
+                self.legacy.options.max_sessions,
+            )
+            await send_error(
+                send,
+                503,
+                "Too many open sessions; try again later",
+                code=jsonrpc.INTERNAL_ERROR,
+                id_=message.get("id"),
+            )
             return
         assert session.id is not None
         body = _json.dumps(outcome.response)
@@ -194,7 +208,9 @@ class LegacyHttp:
 
     # ---- the session of a request ------------------------------------------------------------------
 
-    async def _session(self, head: LegacyRequestHead, principal: Any, send: Send, id_: Any = None) -> Session | None:
+    async def _session(
+        self, head: LegacyRequestHead, principal: Any, send: Send, id_: Any = None
+    ) -> Session | None:
         session_id = head.session_id
         if session_id is None:
             await send_error(send, 400, "Missing Mcp-Session-Id header: send initialize first", id_=id_)
@@ -206,19 +222,33 @@ class LegacyHttp:
             return None
         # Another principal's session is answered like an unknown one: it must not learn it exists.
         if session is None or session.principal != principal_id(self._auth, principal):
-            await send_error(send, 404, "Session not found: it ended or expired; send initialize again", id_=id_)
+            await send_error(
+                send, 404, "Session not found: it ended or expired; send initialize again", id_=id_
+            )
             return None
         version = head.version
         if version is not None and version != session.protocol_version:
-            await send_error(send, 400, f"MCP-Protocol-Version {version[:40]!r} does not match the version "
-                                        f"negotiated for this session ({session.protocol_version})", id_=id_)
+            await send_error(
+                send,
+                400,
+                f"MCP-Protocol-Version {version[:40]!r} does not match the version "
+                f"negotiated for this session ({session.protocol_version})",
+                id_=id_,
+            )
             return None
         return session
 
     # ---- POST ---------------------------------------------------------------------------------------
 
-    async def post(self, message: Any, head: LegacyRequestHead, principal: Any, peer: str | None,
-                   receive: Receive, send: Send) -> None:
+    async def post(
+        self,
+        message: Any,
+        head: LegacyRequestHead,
+        principal: Any,
+        peer: str | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
         if type(message) is not dict:
             await send_error(send, 400, "Batches are not supported: send one JSON-RPC message per request")
             return
@@ -250,16 +280,32 @@ class LegacyHttp:
         else:
             await self._request(session, message, head, principal, peer, receive, send)
 
-    async def _request(self, session: Session, message: dict[str, Any], head: LegacyRequestHead, principal: Any,
-                       peer: str | None, receive: Receive, send: Send) -> None:
+    async def _request(
+        self,
+        session: Session,
+        message: dict[str, Any],
+        head: LegacyRequestHead,
+        principal: Any,
+        peer: str | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
         """Run one request. The handler runs in this task from start to end (task-bound state such
         as `asyncio.timeout` stays valid); once it has to wait, a writer task streams what it emits.
         A client that leaves does not stop it (not a cancellation in these revisions): what it still
         sends is kept for a resume."""
         id_ = message.get("id")
         call = _PostCall(self.options, session, id_, head.sse_ok)
-        request = IncomingRequest("http", head.headers, call.notify if head.sse_ok else None, principal,
-                                  call.open if head.sse_ok else None, None, peer, call)
+        request = IncomingRequest(
+            "http",
+            head.headers,
+            call.notify if head.sse_ok else None,
+            principal,
+            call.open if head.sse_ok else None,
+            None,
+            peer,
+            call,
+        )
         work = self.legacy.handle(session, message, request)
         # Most handlers finish without suspending: answer at once, no task (as the modern path does).
         try:
@@ -269,8 +315,11 @@ class LegacyHttp:
             return
         call.task = asyncio.current_task()
         session.track(id_, call)
-        writer = (asyncio.get_running_loop().create_task(self._write_post(call, call.ensure(), receive, send, head))
-                  if head.sse_ok else None)
+        writer = (
+            asyncio.get_running_loop().create_task(self._write_post(call, call.ensure(), receive, send, head))
+            if head.sse_ok
+            else None
+        )
         outcome: Outcome | None
         try:
             outcome = await Resumed(work, first)
@@ -295,8 +344,9 @@ class LegacyHttp:
         else:
             await reply(send, outcome, sse=False)
 
-    async def _write_post(self, call: _PostCall, stream: EventStream, receive: Receive, send: Send,
-                          head: LegacyRequestHead) -> None:
+    async def _write_post(
+        self, call: _PostCall, stream: EventStream, receive: Receive, send: Send, head: LegacyRequestHead
+    ) -> None:
         """Until the stream opens: wait (the reply may still be JSON); then stream it."""
         wake = stream.wake
         watcher = asyncio.get_running_loop().create_task(_watch(receive, wake))
@@ -331,8 +381,17 @@ class LegacyHttp:
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         await send({"type": "http.response.body", "body": b"".join(stream.take())})
 
-    async def _pump(self, session: Session, stream: EventStream, wake: asyncio.Event, backlog: list[bytes],
-                    watcher: asyncio.Task[None], send: Send, *, keepalive_s: float | None) -> None:
+    async def _pump(
+        self,
+        session: Session,
+        stream: EventStream,
+        wake: asyncio.Event,
+        backlog: list[bytes],
+        watcher: asyncio.Task[None],
+        send: Send,
+        *,
+        keepalive_s: float | None,
+    ) -> None:
         """Write `stream` to this response until it finishes, the server closes the connection
         (polling), the client leaves, or another connection takes the stream over."""
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
@@ -383,7 +442,9 @@ class LegacyHttp:
                 await self._follow(session, last_event_id, receive, send)
                 return
             if found is None:
-                await send_error(send, 400, "Last-Event-ID names no stream of this session that can be resumed")
+                await send_error(
+                    send, 400, "Last-Event-ID names no stream of this session that can be resumed"
+                )
                 return
             stream, after = found
             backlog = stream.attach(after)
@@ -394,8 +455,9 @@ class LegacyHttp:
                 return
             options = self.legacy.options
             priming = session.protocol_version >= POLLING_SINCE
-            stream = session.new_stream(replay=options.replay_events, priming=priming,
-                                        retry_ms=options.retry_ms if priming else None)
+            stream = session.new_stream(
+                replay=options.replay_events, priming=priming, retry_ms=options.retry_ms if priming else None
+            )
             session.get_stream = stream
             stream.open()
             backlog = stream.take()
@@ -409,8 +471,15 @@ class LegacyHttp:
         wake = stream.wake
         watcher = asyncio.get_running_loop().create_task(_watch(receive, wake))
         try:
-            await self._pump(session, stream, wake, backlog, watcher, send,
-                             keepalive_s=self._keepalive_s if listening else None)
+            await self._pump(
+                session,
+                stream,
+                wake,
+                backlog,
+                watcher,
+                send,
+                keepalive_s=self._keepalive_s if listening else None,
+            )
         finally:
             watcher.cancel()
             if listening:
@@ -424,7 +493,6 @@ class LegacyHttp:
         await self.store.remove(session.id)
         session.end()
         await send_empty(send, 200)
-
 
     # ---- sessions shared by replicas (legacy/shared_sessions.py) ---------------------------------
 
@@ -454,11 +522,18 @@ class LegacyHttp:
         watcher = asyncio.get_running_loop().create_task(_watch(receive, gone))
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         try:
-            async for event in self.shared.follow(session, parsed[0], parsed[1], wait_s=min(self._keepalive_s, 5.0)):
+            async for event in self.shared.follow(
+                session, parsed[0], parsed[1], wait_s=min(self._keepalive_s, 5.0)
+            ):
                 if gone.is_set():
                     return
-                await send({"type": "http.response.body", "body": sse.KEEPALIVE if event is None else event,
-                            "more_body": True})
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": sse.KEEPALIVE if event is None else event,
+                        "more_body": True,
+                    }
+                )
         except StoreUnavailable as exc:
             _LOG.warning("resumed stream ended: %s", exc)  # the client resumes again later
         finally:

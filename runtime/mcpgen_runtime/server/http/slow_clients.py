@@ -56,8 +56,9 @@ _BODY: Final = 2  # header block complete, body still arriving
 
 _TIMEOUT_408: Final = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 _BUSY_503: Final = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-_TOO_LARGE_431: Final = (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\n"
-                         b"connection: close\r\n\r\n")
+_TOO_LARGE_431: Final = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+)
 
 
 class SlowClients:
@@ -142,7 +143,11 @@ class _Guarded:
 
     def _close_if_idle(self) -> None:
         cycle = self.cycle
-        if (cycle is None or cycle.response_complete) and self.mcp_phase == _IDLE and not self.transport.is_closing():
+        if (
+            (cycle is None or cycle.response_complete)
+            and self.mcp_phase == _IDLE
+            and not self.transport.is_closing()
+        ):
             self.transport.close()
 
     def _last_request(self) -> None:

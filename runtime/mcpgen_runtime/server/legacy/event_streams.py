@@ -36,8 +36,21 @@ Mirror = Callable[[int, bytes], None]
 class EventStream:
     """A numbered SSE stream with a bounded replay buffer and at most one attached connection."""
 
-    __slots__ = ("_attached", "_log", "_outbox", "_position", "_replay", "_retry_ms", "closing", "finished", "id",
-                 "mirror", "opened", "priming", "wake")
+    __slots__ = (
+        "_attached",
+        "_log",
+        "_outbox",
+        "_position",
+        "_replay",
+        "_retry_ms",
+        "closing",
+        "finished",
+        "id",
+        "mirror",
+        "opened",
+        "priming",
+        "wake",
+    )
 
     def __init__(self, stream_id: str, *, replay: int, priming: bool, retry_ms: int | None) -> None:
         self.id = stream_id
@@ -72,7 +85,9 @@ class EventStream:
             return
         self.open()
         self._position += 1
-        self._record(self._position, sse.message_event(_json.dumps(message), sse.event_id(self.id, self._position)))
+        self._record(
+            self._position, sse.message_event(_json.dumps(message), sse.event_id(self.id, self._position))
+        )
 
     def finish(self, response: dict[str, Any] | None) -> None:
         """End the stream, with its request's response as the last event (None: no response, e.g.

@@ -89,15 +89,18 @@ class LegacyDispatcher:
         """The answer to an `initialize` request and, when it is valid, what it settled."""
         id_ = message.get("id")
         if not _valid_id(id_):
-            return Outcome(400, jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "initialize needs a string or integer id")), None
+            return Outcome(
+                400, jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "initialize needs a string or integer id")
+            ), None
         try:
             requested, handshake = parse_initialize(message.get("params"))
         except ValueError as exc:
             return Outcome(400, jsonrpc.error(id_, jsonrpc.INVALID_PARAMS, str(exc))), None
         if requested != handshake.protocol_version:
             _LOG.debug("initialize asked for %.40r; answering %s", requested, handshake.protocol_version)
-        result = initialize_result(handshake.protocol_version, self.capabilities(), self.server_info,
-                                   self.server.config.instructions)
+        result = initialize_result(
+            handshake.protocol_version, self.capabilities(), self.server_info, self.server.config.instructions
+        )
         return Outcome(200, jsonrpc.result(id_, result)), handshake
 
     def capabilities(self) -> dict[str, Any]:
@@ -108,8 +111,13 @@ class LegacyDispatcher:
 
     def open_session(self, handshake: Handshake, session_id: str | None, principal: str | None) -> Session:
         capabilities = handshake.capabilities
-        return Session(session_id, principal, handshake.protocol_version,
-                       capabilities if type(capabilities) is dict else dict(capabilities), handshake.peer_info)
+        return Session(
+            session_id,
+            principal,
+            handshake.protocol_version,
+            capabilities if type(capabilities) is dict else dict(capabilities),
+            handshake.peer_info,
+        )
 
     # ---- one message of a session --------------------------------------------------------------
 
@@ -117,10 +125,16 @@ class LegacyDispatcher:
         """Answer one request of `session` (`message` has an id and a method)."""
         id_: jsonrpc.RequestId = message.get("id")  # type: ignore[assignment]  # checked next
         if not _valid_id(id_):
-            return Outcome(400, jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "The request id must be a string or an integer"))
+            return Outcome(
+                400,
+                jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "The request id must be a string or an integer"),
+            )
         method = message.get("method")
         if message.get("jsonrpc") != "2.0" or type(method) is not str:
-            return Outcome(400, jsonrpc.error(id_, jsonrpc.INVALID_REQUEST, 'A request needs "jsonrpc": "2.0" and a method'))
+            return Outcome(
+                400,
+                jsonrpc.error(id_, jsonrpc.INVALID_REQUEST, 'A request needs "jsonrpc": "2.0" and a method'),
+            )
         params = message.get("params")
         if params is None:
             params = _NO_PARAMS
@@ -133,8 +147,9 @@ class LegacyDispatcher:
         try:
             if method == "tools/call":
                 try:
-                    result = await server._call_tool(id_, params, meta, session.protocol_version,
-                                                     session.client_capabilities, request)
+                    result = await server._call_tool(
+                        id_, params, meta, session.protocol_version, session.client_capabilities, request
+                    )
                 except ClientCapabilityRequired as exc:
                     result = error_result(f"Tool {params.get('name')!r} {self._missing(exc)}", None)
                 return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": legacy_call_result(result)})
@@ -145,14 +160,24 @@ class LegacyDispatcher:
             elif method == SET_LEVEL:
                 return await self._set_level(session, id_, params)
             elif method in MODERN_ONLY_METHODS:
-                return _error(id_, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method} (MCP 2026-07-28 only)")
+                return _error(
+                    id_, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method} (MCP 2026-07-28 only)"
+                )
             else:
                 entry = server._methods.get(method)
                 if entry is None:
                     return _error(id_, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
                 try:
-                    result = await server._call_method(entry, id_, method, params, meta, session.protocol_version,
-                                                       session.client_capabilities, request)
+                    result = await server._call_method(
+                        entry,
+                        id_,
+                        method,
+                        params,
+                        meta,
+                        session.protocol_version,
+                        session.client_capabilities,
+                        request,
+                    )
                 except ClientCapabilityRequired as exc:
                     return _error(id_, jsonrpc.INVALID_REQUEST, f"{method} {self._missing(exc)}")
         except RpcError as exc:
@@ -200,8 +225,11 @@ class LegacyDispatcher:
         elif method == CANCELLED:
             request_id = params.get("requestId") if type(params) is dict else None
             if _valid_id(request_id) and session.cancel(request_id):
-                _LOG.info("request %r cancelled by the client: %.200s", request_id,
-                          params.get("reason", "no reason given"))
+                _LOG.info(
+                    "request %r cancelled by the client: %.200s",
+                    request_id,
+                    params.get("reason", "no reason given"),
+                )
             else:
                 return False
         else:
@@ -262,8 +290,11 @@ class SessionChannel:
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         options = self.options
         return await self.session.ask_client(
-            method, server_request_params(method, params, self.protocol_version), self.send,
-            timeout=options.client_request_timeout_s, limit=options.max_pending_client_requests,
+            method,
+            server_request_params(method, params, self.protocol_version),
+            self.send,
+            timeout=options.client_request_timeout_s,
+            limit=options.max_pending_client_requests,
         )
 
     async def log(self, level: str, data: Any, logger: str | None) -> None:

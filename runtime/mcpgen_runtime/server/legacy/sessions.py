@@ -54,12 +54,33 @@ class Session:
     """One legacy session. The first seven fields are its record; the rest live in this process
     only and are created on first use (an idle session holds none of them)."""
 
-    __slots__ = ("_calls", "_next_request", "_next_stream", "_pending", "_streams", "client_capabilities",
-                 "client_info", "get_stream", "id", "initialized", "last_seen", "log_level", "on_new_stream",
-                 "principal", "protocol_version", "stream_prefix")
+    __slots__ = (
+        "_calls",
+        "_next_request",
+        "_next_stream",
+        "_pending",
+        "_streams",
+        "client_capabilities",
+        "client_info",
+        "get_stream",
+        "id",
+        "initialized",
+        "last_seen",
+        "log_level",
+        "on_new_stream",
+        "principal",
+        "protocol_version",
+        "stream_prefix",
+    )
 
-    def __init__(self, session_id: str | None, principal: str | None, protocol_version: str,
-                 client_capabilities: dict[str, Any], client_info: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        session_id: str | None,
+        principal: str | None,
+        protocol_version: str,
+        client_capabilities: dict[str, Any],
+        client_info: Mapping[str, Any],
+    ) -> None:
         self.id = session_id  # None on stdio
         self.principal = principal  # principal_id of whoever opened it; None when anonymous
         self.protocol_version = protocol_version
@@ -81,12 +102,15 @@ class Session:
     @property
     def busy(self) -> bool:
         """A call runs, an answer is awaited or the GET stream is attached: never idle-expired."""
-        return bool(self._calls or self._pending) or (self.get_stream is not None and self.get_stream.attached)
+        return bool(self._calls or self._pending) or (
+            self.get_stream is not None and self.get_stream.attached
+        )
 
     # ---- server-to-client requests ------------------------------------------------------------
 
-    async def ask_client(self, method: str, params: dict[str, Any], send: SendMessage, *,
-                         timeout: float, limit: int) -> dict[str, Any]:
+    async def ask_client(
+        self, method: str, params: dict[str, Any], send: SendMessage, *, timeout: float, limit: int
+    ) -> dict[str, Any]:
         """Send a request to the client and return its result; `ClientRequestError` when it answers
         with an error, does not answer within `timeout`, or `limit` requests already wait. When the
         call is cancelled (or times out) the client is told with `notifications/cancelled`."""
@@ -94,8 +118,9 @@ class Session:
         if pending is None:
             pending = self._pending = {}
         if len(pending) >= limit:
-            raise ClientRequestError(f"The client already has {limit} unanswered requests from this server; "
-                                     f"{method} was not sent")
+            raise ClientRequestError(
+                f"The client already has {limit} unanswered requests from this server; {method} was not sent"
+            )
         self._next_request += 1
         request_id = self._next_request
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -129,8 +154,11 @@ class Session:
             error = message.get("error")
             text = error.get("message") if isinstance(error, dict) else None
             code = error.get("code") if isinstance(error, dict) else None
-            answer.set_exception(ClientRequestError(
-                f"The client answered with error {code}: {str(text)[:200] if text is not None else 'no message'}"))
+            answer.set_exception(
+                ClientRequestError(
+                    f"The client answered with error {code}: {str(text)[:200] if text is not None else 'no message'}"
+                )
+            )
         elif type(message.get("result")) is dict:
             answer.set_result(message["result"])
         else:
@@ -161,8 +189,9 @@ class Session:
 
     def new_stream(self, *, replay: int, priming: bool, retry_ms: int | None) -> EventStream:
         self._next_stream += 1
-        stream = EventStream(f"{self.stream_prefix}{self._next_stream}", replay=replay, priming=priming,
-                             retry_ms=retry_ms)
+        stream = EventStream(
+            f"{self.stream_prefix}{self._next_stream}", replay=replay, priming=priming, retry_ms=retry_ms
+        )
         if self.on_new_stream is not None:
             self.on_new_stream(stream)
         return stream
@@ -215,8 +244,13 @@ class Session:
 class MemorySessionStore:
     """Sessions in this process: idle expiry, a cap, least recently used first in line."""
 
-    def __init__(self, *, idle_timeout_s: float = 1800.0, max_sessions: int = 10_000,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        idle_timeout_s: float = 1800.0,
+        max_sessions: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._idle = idle_timeout_s
         self._max = max_sessions
         self._clock = clock

@@ -38,10 +38,16 @@ _MAX_LOCAL = 10_000
 
 
 def _record(session: Session) -> bytes:
-    return _json.dumps({
-        "p": session.principal, "v": session.protocol_version, "c": session.client_capabilities,
-        "i": dict(session.client_info), "l": session.log_level, "n": session.initialized,
-    })
+    return _json.dumps(
+        {
+            "p": session.principal,
+            "v": session.protocol_version,
+            "c": session.client_capabilities,
+            "i": dict(session.client_info),
+            "l": session.log_level,
+            "n": session.initialized,
+        }
+    )
 
 
 class SharedSessionStore:
@@ -82,7 +88,9 @@ class SharedSessionStore:
             return None
         record = _json.loads(raw)
         if local is None:  # opened on another replica
-            local = Session(session_id, record.get("p"), record["v"], record.get("c") or {}, record.get("i") or {})
+            local = Session(
+                session_id, record.get("p"), record["v"], record.get("c") or {}, record.get("i") or {}
+            )
             self._keep(local)
         else:
             self._local.move_to_end(session_id)
@@ -141,8 +149,9 @@ class SharedSessionStore:
         """Whether another replica mirrored a stream of this id for `session`."""
         return bool(await self._store.read(f"events:{session.id}:{stream_id}", 0, count=1))
 
-    async def follow(self, session: Session, stream_id: str, after: int, *,
-                     wait_s: float) -> AsyncIterator[bytes | None]:
+    async def follow(
+        self, session: Session, stream_id: str, after: int, *, wait_s: float
+    ) -> AsyncIterator[bytes | None]:
         """The SSE events of a stream produced elsewhere, after position `after`: the replay, then
         each new one as it is written; None after `wait_s` without one (time for a keep-alive).
         Ends when the stream finished or its log expired."""
@@ -197,5 +206,3 @@ class SharedSessionStore:
 def shared_session_store(store: Store, options: SessionOptions) -> SharedSessionStore | None:
     """The session store for a shared `store` (None: keep sessions in memory)."""
     return SharedSessionStore(store, options) if store.shared else None
-
-

@@ -10,7 +10,15 @@ from __future__ import annotations
 from .base import Store, StoreUnavailable, Unsubscribe, namespace_prefix
 from .memory import MemoryStore
 
-__all__ = ["STORE_ENV", "MemoryStore", "Store", "StoreUnavailable", "Unsubscribe", "namespace_prefix", "open_store"]
+__all__ = [
+    "STORE_ENV",
+    "MemoryStore",
+    "Store",
+    "StoreUnavailable",
+    "Unsubscribe",
+    "namespace_prefix",
+    "open_store",
+]
 
 STORE_ENV = "MCPGEN_STORE"
 _REDIS_SCHEMES = ("redis://", "rediss://", "unix://")

@@ -27,7 +27,14 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
-__all__ = ["MAX_LOG_LENGTH", "MAX_VALUE_BYTES", "Store", "StoreUnavailable", "Unsubscribe", "namespace_prefix"]
+__all__ = [
+    "MAX_LOG_LENGTH",
+    "MAX_VALUE_BYTES",
+    "Store",
+    "StoreUnavailable",
+    "Unsubscribe",
+    "namespace_prefix",
+]
 
 MAX_VALUE_BYTES = 1024 * 1024  # one record, event or shared value
 MAX_LOG_LENGTH = 10_000  # events kept per log
@@ -95,7 +102,9 @@ class Store(ABC):
         events and expires `ttl_s` after the last append."""
 
     @abstractmethod
-    async def read(self, log: str, after: int, *, block_s: float = 0.0, count: int = 1000) -> list[tuple[int, bytes]]:
+    async def read(
+        self, log: str, after: int, *, block_s: float = 0.0, count: int = 1000
+    ) -> list[tuple[int, bytes]]:
         """Events after position `after`, oldest first (at most `count`). With `block_s` > 0 and
         nothing there yet, wait up to that long for the next append (a tail); [] on timeout.
         Events that fell out of the log are skipped."""

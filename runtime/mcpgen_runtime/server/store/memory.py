@@ -125,7 +125,9 @@ class MemoryStore(Store):
         wake.set()
         return entry.last
 
-    async def read(self, log: str, after: int, *, block_s: float = 0.0, count: int = 1000) -> list[tuple[int, bytes]]:
+    async def read(
+        self, log: str, after: int, *, block_s: float = 0.0, count: int = 1000
+    ) -> list[tuple[int, bytes]]:
         entry = self._live_log(log)
         if entry is not None and entry.last > after:
             return [(position, data) for position, data in entry.events if position > after][:count]

@@ -113,7 +113,9 @@ class RedisStore(Store):
         try:
             return await what
         except _FAILURES as exc:
-            raise StoreUnavailable(f"the shared store {self._url} is unavailable ({type(exc).__name__})") from None
+            raise StoreUnavailable(
+                f"the shared store {self._url} is unavailable ({type(exc).__name__})"
+            ) from None
 
     # ---- records -----------------------------------------------------------------------------
 
@@ -147,13 +149,16 @@ class RedisStore(Store):
         entry_id, _ = await self._call(pipe.execute())
         return int(entry_id.rpartition(b"-")[2])
 
-    async def read(self, log: str, after: int, *, block_s: float = 0.0, count: int = 1000) -> list[tuple[int, bytes]]:
+    async def read(
+        self, log: str, after: int, *, block_s: float = 0.0, count: int = 1000
+    ) -> list[tuple[int, bytes]]:
         key = self._key(log)
         if block_s > 0:
             try:
                 async with asyncio.timeout(block_s + self._timeout):
-                    reply = await self._call(self._blocking.xread({key: f"0-{after}"}, count=count,
-                                                                  block=_ms(block_s)))
+                    reply = await self._call(
+                        self._blocking.xread({key: f"0-{after}"}, count=count, block=_ms(block_s))
+                    )
             except TimeoutError:
                 raise StoreUnavailable(f"the shared store {self._url} did not answer in time") from None
         else:
@@ -232,8 +237,11 @@ class RedisStore(Store):
             try:
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
             except Exception as exc:  # never let fan-out die: replace the connection
-                _LOG.warning("shared store %s: pub/sub connection lost (%s); reconnecting", self._url,
-                             type(exc).__name__)
+                _LOG.warning(
+                    "shared store %s: pub/sub connection lost (%s); reconnecting",
+                    self._url,
+                    type(exc).__name__,
+                )
                 self._pubsub = None
                 with contextlib.suppress(Exception):
                     await pubsub.aclose()
@@ -245,11 +253,11 @@ class RedisStore(Store):
             channel = message["channel"]
             if not channel.startswith(prefix):
                 continue
-            for deliver in list(self._subscribers.get(channel[len(prefix):].decode(), ())):
+            for deliver in list(self._subscribers.get(channel[len(prefix) :].decode(), ())):
                 try:
                     deliver(message["data"])
                 except Exception:
-                    _LOG.exception("a subscriber of %s failed", channel[len(prefix):].decode())
+                    _LOG.exception("a subscriber of %s failed", channel[len(prefix) :].decode())
 
     # ---- life -----------------------------------------------------------------------------------------
 

@@ -19,7 +19,11 @@ class AsyncTransport(Protocol):
         ...
 
     async def request(
-        self, message: Message, headers: Mapping[str, str], *, timeout: float | None,
+        self,
+        message: Message,
+        headers: Mapping[str, str],
+        *,
+        timeout: float | None,
         on_notification: OnNotification | None = None,
     ) -> Reply:
         """Send one JSON-RPC request; return (response message, HTTP status or None).

@@ -33,8 +33,12 @@ if TYPE_CHECKING:
     import httpx
 
 
-def open_engine(url: str, timeout: float | None, client: httpx.AsyncClient | None,
-                max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> AsyncEngine:
+def open_engine(
+    url: str,
+    timeout: float | None,
+    client: httpx.AsyncClient | None,
+    max_body: int = DEFAULT_MAX_RESPONSE_BYTES,
+) -> AsyncEngine:
     """The lean engine when it can serve `url` and no httpx client was given, else httpx."""
     origin = lean_origin(url) if client is None else None
     if origin is not None:
@@ -45,8 +49,9 @@ def open_engine(url: str, timeout: float | None, client: httpx.AsyncClient | Non
 class AsyncLeanEngine:
     name = "http11"
 
-    def __init__(self, origin: Origin, url: str, timeout: float | None,
-                 max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self, origin: Origin, url: str, timeout: float | None, max_body: int = DEFAULT_MAX_RESPONSE_BYTES
+    ) -> None:
         self.timeout = timeout
         self.max_body = max_body
         self.pool = AsyncPool(origin, shown_url(url), timeout=timeout, max_body=max_body)
@@ -65,8 +70,13 @@ class AsyncLeanEngine:
 class AsyncHttpxEngine:
     name = "httpx"
 
-    def __init__(self, url: str, timeout: float | None, client: httpx.AsyncClient | None,
-                 max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self,
+        url: str,
+        timeout: float | None,
+        client: httpx.AsyncClient | None,
+        max_body: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         import httpx
 
         self.url = url
@@ -74,16 +84,23 @@ class AsyncHttpxEngine:
         self.timeout = timeout
         self.max_body = max_body
         self._owns_client = client is None
-        self._client = httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=timeout) if client is None else client
+        self._client = (
+            httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=timeout) if client is None else client
+        )
 
-    async def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> AsyncHttpxResponse:
+    async def post(
+        self, body: bytes, headers: Mapping[str, str], timeout: float | None
+    ) -> AsyncHttpxResponse:
         return await self._send("POST", body, headers, timeout)
 
-    async def bare(self, method: str, headers: Mapping[str, str], timeout: float | None) -> AsyncHttpxResponse:
+    async def bare(
+        self, method: str, headers: Mapping[str, str], timeout: float | None
+    ) -> AsyncHttpxResponse:
         return await self._send(method, None, headers, timeout)
 
-    async def _send(self, method: str, body: bytes | None, headers: Mapping[str, str],
-                    timeout: float | None) -> AsyncHttpxResponse:
+    async def _send(
+        self, method: str, body: bytes | None, headers: Mapping[str, str], timeout: float | None
+    ) -> AsyncHttpxResponse:
         import httpx
 
         client = self._client
@@ -116,10 +133,21 @@ class AsyncHttpxResponse:
     """An httpx response as the engine interface has it: failures mapped, the body bounded by
     the request's deadline and `max_body` (both lifted by `forever`)."""
 
-    __slots__ = ("_budget", "_chunks", "_deadline", "_limit", "_response", "_timeout", "_url", "headers", "status")
+    __slots__ = (
+        "_budget",
+        "_chunks",
+        "_deadline",
+        "_limit",
+        "_response",
+        "_timeout",
+        "_url",
+        "headers",
+        "status",
+    )
 
-    def __init__(self, response: httpx.Response, url: str, timeout: float | None, deadline: float | None,
-                 max_body: int) -> None:
+    def __init__(
+        self, response: httpx.Response, url: str, timeout: float | None, deadline: float | None, max_body: int
+    ) -> None:
         self._response = response
         self._url = url
         self._timeout = timeout
@@ -151,7 +179,9 @@ class AsyncHttpxResponse:
                         raise too_large(self._url, self._limit)
                 yield chunk
                 if self._deadline is not None and time.monotonic() > self._deadline:
-                    raise timed_out(self._url, self._timeout)  # the blocking side: httpx bounds each read only
+                    raise timed_out(
+                        self._url, self._timeout
+                    )  # the blocking side: httpx bounds each read only
         except httpx.HTTPError as exc:
             raise from_httpx(exc, self._url) from exc
         except TimeoutError as exc:

@@ -40,8 +40,14 @@ def same_origin_endpoint(url: str, announced: str) -> str:
     """The absolute endpoint URI, checked to be on `url`'s origin."""
     endpoint = urljoin(url, announced.strip()[:MAX_ENDPOINT])
     base, target = urlsplit(url), urlsplit(endpoint)
-    if (base.scheme.lower(), base.hostname, base.port) != (target.scheme.lower(), target.hostname, target.port):
-        raise ProtocolError(f"the HTTP+SSE server announced an endpoint on another origin: {endpoint[:200]!r}")
+    if (base.scheme.lower(), base.hostname, base.port) != (
+        target.scheme.lower(),
+        target.hostname,
+        target.port,
+    ):
+        raise ProtocolError(
+            f"the HTTP+SSE server announced an endpoint on another origin: {endpoint[:200]!r}"
+        )
     return endpoint
 
 
@@ -49,8 +55,9 @@ class AsyncHttpSseTransport:
     """One HTTP+SSE connection: the event stream (a `GET` with `engine`, the transport's) and the
     endpoint POSTs go to (an engine of its own, with `client` when one was passed in)."""
 
-    def __init__(self, endpoint: AsyncEndpoint, engine: AsyncEngine,
-                 client: httpx.AsyncClient | None) -> None:
+    def __init__(
+        self, endpoint: AsyncEndpoint, engine: AsyncEngine, client: httpx.AsyncClient | None
+    ) -> None:
         self._endpoint = endpoint
         self._engine = engine
         self._timeout = engine.timeout
@@ -74,8 +81,11 @@ class AsyncHttpSseTransport:
                 content = await stream.aread()
             finally:
                 await stream.aclose()
-            raise rejected("GET for an HTTP+SSE stream (the server has no Streamable HTTP endpoint either)",
-                           stream.status, content)
+            raise rejected(
+                "GET for an HTTP+SSE stream (the server has no Streamable HTTP endpoint either)",
+                stream.status,
+                content,
+            )
         announced: str | None = None
         pending: list[Message] = []
         try:
@@ -85,10 +95,14 @@ class AsyncHttpSseTransport:
                         announced = same_origin_endpoint(endpoint.url, data.decode("utf-8", "replace"))
                     elif name == "message" and data.strip():
                         if len(pending) >= MAX_EVENTS_BEFORE_ENDPOINT:
-                            raise ProtocolError(f"{endpoint.shown_url} sent more than "
-                                                f"{MAX_EVENTS_BEFORE_ENDPOINT} messages before its "
-                                                "HTTP+SSE endpoint event")
-                        pending.append(decode(data, "SSE event data is not JSON", "SSE event is not a JSON-RPC message"))
+                            raise ProtocolError(
+                                f"{endpoint.shown_url} sent more than "
+                                f"{MAX_EVENTS_BEFORE_ENDPOINT} messages before its "
+                                "HTTP+SSE endpoint event"
+                            )
+                        pending.append(
+                            decode(data, "SSE event data is not JSON", "SSE event is not a JSON-RPC message")
+                        )
                 if announced is not None:
                     break
         except BaseException:
@@ -120,7 +134,9 @@ class AsyncHttpSseTransport:
                 for name, data in self._events(chunk):
                     if name == "message" and data.strip():
                         try:
-                            message = decode(data, "SSE event data is not JSON", "SSE event is not a JSON-RPC message")
+                            message = decode(
+                                data, "SSE event data is not JSON", "SSE event is not a JSON-RPC message"
+                            )
                         except ProtocolError:
                             continue  # one bad event does not end the stream
                         await self._dispatch(message)
@@ -154,8 +170,13 @@ class AsyncHttpSseTransport:
                     seen.add(id(on_notification))
                     on_notification(message)
 
-    async def request(self, message: Message, headers: Mapping[str, str], timeout: float | None,
-                      on_notification: OnNotification | None) -> Reply:
+    async def request(
+        self,
+        message: Message,
+        headers: Mapping[str, str],
+        timeout: float | None,
+        on_notification: OnNotification | None,
+    ) -> Reply:
         request_id = message.get("id")
         waiter = AsyncWaiter()
         self._waiting[request_id] = (waiter, on_notification)

@@ -50,13 +50,15 @@ class AsyncEngine(Protocol):
     name: str
     timeout: float | None  # for POSTs that carry no request (notifications, answers to the peer)
 
-    async def post(self, body: bytes, headers: Mapping[str, str],
-                   timeout: float | None) -> AsyncEngineResponse:
+    async def post(
+        self, body: bytes, headers: Mapping[str, str], timeout: float | None
+    ) -> AsyncEngineResponse:
         """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline."""
         ...
 
-    async def bare(self, method: str, headers: Mapping[str, str],
-                   timeout: float | None) -> AsyncEngineResponse:
+    async def bare(
+        self, method: str, headers: Mapping[str, str], timeout: float | None
+    ) -> AsyncEngineResponse:
         """A request without a body (`GET`, `DELETE`: the legacy session's)."""
         ...
 
@@ -87,8 +89,9 @@ class AsyncEventSource(Protocol):
     @property
     def endpoint(self) -> AsyncEndpoint: ...
 
-    async def open_stream(self, headers: Mapping[str, str], last_event_id: str | None,
-                          deadline: float | None) -> AsyncEngineResponse:
+    async def open_stream(
+        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | None
+    ) -> AsyncEngineResponse:
         """`GET` the session's events: resumed after `last_event_id`, or the standalone stream."""
         ...
 

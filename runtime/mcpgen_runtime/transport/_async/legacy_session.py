@@ -55,8 +55,9 @@ def session_id_from(headers: Mapping[str, str]) -> str | None:
 class AsyncLegacySession:
     """The legacy session over `engine` (the transport's), or over HTTP+SSE once that is taken."""
 
-    def __init__(self, endpoint: AsyncEndpoint, engine: AsyncEngine,
-                 client: httpx.AsyncClient | None) -> None:
+    def __init__(
+        self, endpoint: AsyncEndpoint, engine: AsyncEngine, client: httpx.AsyncClient | None
+    ) -> None:
         self._endpoint = endpoint
         self._engine = engine
         self._client = client
@@ -73,8 +74,13 @@ class AsyncLegacySession:
         session = self.session_id
         return headers if session is None else {**headers, SESSION_ID: session}
 
-    async def request(self, message: Message, headers: Mapping[str, str], timeout: float | None,
-                      on_notification: OnNotification | None) -> Reply:
+    async def request(
+        self,
+        message: Message,
+        headers: Mapping[str, str],
+        timeout: float | None,
+        on_notification: OnNotification | None,
+    ) -> Reply:
         """A request in the session (an `initialize` opens a new one); an SSE reply is resumable."""
         if self._http_sse is not None:
             return await self._http_sse.request(message, headers, timeout, on_notification)
@@ -99,8 +105,9 @@ class AsyncLegacySession:
             if not initializing:
                 self._session_headers = headers
             if is_event_stream(response.headers.get("content-type", "")):
-                reply = await self._read_resumable(response, message.get("id"), headers, on_notification,
-                                                   deadline)
+                reply = await self._read_resumable(
+                    response, message.get("id"), headers, on_notification, deadline
+                )
                 await response.linger(LINGER)  # the server ends the stream right after the response
                 return reply, status
             return classify_body(status, await response.aread()), status
@@ -108,8 +115,12 @@ class AsyncLegacySession:
             await response.aclose()
 
     async def _read_resumable(
-        self, response: AsyncEngineResponse, request_id: Any, headers: Mapping[str, str],
-        on_notification: OnNotification | None, deadline: float | None,
+        self,
+        response: AsyncEngineResponse,
+        request_id: Any,
+        headers: Mapping[str, str],
+        on_notification: OnNotification | None,
+        deadline: float | None,
     ) -> Message:
         """The response on an SSE reply; a stream that ends after an event id without the response
         is resumed: wait the server's `retry`, then `GET` with `Last-Event-ID` (2025-11-25 polling).
@@ -118,13 +129,19 @@ class AsyncLegacySession:
         endpoint = self._endpoint
         on_request = endpoint.on_request
         requests: list[Message] | None = None if on_request is None else []
-        stream = ResponseStream(request_id, on_notification, requests, limit=endpoint.max_response_bytes,
-                                source=endpoint.shown_url)
+        stream = ResponseStream(
+            request_id,
+            on_notification,
+            requests,
+            limit=endpoint.max_response_bytes,
+            source=endpoint.shown_url,
+        )
         current = response
         try:
             for _ in range(MAX_RESUMES + 1):
-                message = await read_until_response(self._engine, on_request, current, stream, requests,
-                                                    headers)
+                message = await read_until_response(
+                    self._engine, on_request, current, stream, requests, headers
+                )
                 if message is not None:
                     return message
                 decoder = stream.decoder
@@ -145,8 +162,9 @@ class AsyncLegacySession:
             if current is not response:
                 await current.aclose()
 
-    async def open_stream(self, headers: Mapping[str, str], last_event_id: str | None,
-                          deadline: float | None) -> AsyncEngineResponse:
+    async def open_stream(
+        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | None
+    ) -> AsyncEngineResponse:
         """`GET` the endpoint for the session's events: a resumed stream (`last_event_id`) or
         the standalone one. A reply that is no event stream raises `HttpStatusError`."""
         get_headers = {**self._in_session(headers), "Accept": "text/event-stream"}

@@ -25,8 +25,12 @@ async def post_only(engine: AsyncEngine, message: Message, headers: Mapping[str,
         raise rejected(what, response.status, content)
 
 
-async def answer_all(engine: AsyncEngine, on_request: AsyncOnRequest | None, requests: list[Message],
-                     headers: Mapping[str, str]) -> None:
+async def answer_all(
+    engine: AsyncEngine,
+    on_request: AsyncOnRequest | None,
+    requests: list[Message],
+    headers: Mapping[str, str],
+) -> None:
     """Answer the peer's `requests` through the `on_request` hook, each with its own POST."""
     assert on_request is not None
     while requests:
@@ -39,8 +43,12 @@ async def answer_all(engine: AsyncEngine, on_request: AsyncOnRequest | None, req
 
 
 async def read_until_response(
-    engine: AsyncEngine, on_request: AsyncOnRequest | None, response: AsyncEngineResponse,
-    stream: ResponseStream, requests: list[Message] | None, headers: Mapping[str, str],
+    engine: AsyncEngine,
+    on_request: AsyncOnRequest | None,
+    response: AsyncEngineResponse,
+    stream: ResponseStream,
+    requests: list[Message] | None,
+    headers: Mapping[str, str],
 ) -> Message | None:
     """Read `response` until the response message (None: the body ended without it),
     answering the peer's requests as they come."""

@@ -30,8 +30,9 @@ class AsyncSessionEvents:
     """The session's GET stream: opened by `open()` (the first GET waits for its head, so the
     server knows the stream before the next request), then read by a worker."""
 
-    def __init__(self, session: AsyncEventSource, headers: Mapping[str, str],
-                 on_notification: OnNotification | None) -> None:
+    def __init__(
+        self, session: AsyncEventSource, headers: Mapping[str, str], on_notification: OnNotification | None
+    ) -> None:
         self._session = session
         self._headers = dict(headers)
         self._on_notification = on_notification
@@ -77,8 +78,11 @@ class AsyncSessionEvents:
         """Read one connection of the stream to its end; True when any event arrived."""
         requests: list[Message] = []
         endpoint = self._session.endpoint
-        events = EventMessages(requests if endpoint.on_request is not None else None,
-                               limit=endpoint.max_response_bytes, source=endpoint.shown_url)
+        events = EventMessages(
+            requests if endpoint.on_request is not None else None,
+            limit=endpoint.max_response_bytes,
+            source=endpoint.shown_url,
+        )
         got_any = False
         try:
             async for chunk in response.aiter_body():

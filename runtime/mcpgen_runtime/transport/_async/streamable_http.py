@@ -42,9 +42,15 @@ class AsyncHttpTransport:
 
     sends_headers = True
 
-    def __init__(self, url: str, *, timeout: float | None = 30.0, client: httpx.AsyncClient | None = None,
-                 on_request: AsyncOnRequest | None = None,
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float | None = 30.0,
+        client: httpx.AsyncClient | None = None,
+        on_request: AsyncOnRequest | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         self.url = url
         self.shown_url = shown_url(url)  # for messages
         self.on_request = on_request
@@ -55,7 +61,7 @@ class AsyncHttpTransport:
 
     @property
     def engine(self) -> str:
-        """"http11" (the lean engine) or "httpx"."""
+        """ "http11" (the lean engine) or "httpx"."""
         return self._engine.name
 
     @property
@@ -67,7 +73,11 @@ class AsyncHttpTransport:
         """Nothing to start: connections open when a request needs one."""
 
     async def request(
-        self, message: Message, headers: Mapping[str, str], *, timeout: float | None,
+        self,
+        message: Message,
+        headers: Mapping[str, str],
+        *,
+        timeout: float | None,
         on_notification: OnNotification | None = None,
     ) -> Reply:
         legacy = self._legacy
@@ -87,14 +97,18 @@ class AsyncHttpTransport:
             await response.aclose()  # on an unfinished SSE stream this is the cancellation (HTTP-21)
 
     async def _read_stream(
-        self, response: AsyncEngineResponse, request_id: Any, headers: Mapping[str, str],
+        self,
+        response: AsyncEngineResponse,
+        request_id: Any,
+        headers: Mapping[str, str],
         on_notification: OnNotification | None,
     ) -> Message:
         """The response on an SSE reply, once its line arrives (the engine bounds the wait)."""
         on_request = self.on_request
         requests: list[Message] | None = None if on_request is None else []
-        stream = ResponseStream(request_id, on_notification, requests, limit=self.max_response_bytes,
-                                source=self.shown_url)
+        stream = ResponseStream(
+            request_id, on_notification, requests, limit=self.max_response_bytes, source=self.shown_url
+        )
         message = await read_until_response(self._engine, on_request, response, stream, requests, headers)
         if message is None:
             raise stream_ended(self.shown_url)

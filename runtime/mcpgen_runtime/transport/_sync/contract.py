@@ -20,7 +20,11 @@ class SyncTransport(Protocol):
         ...
 
     def request(
-        self, message: Message, headers: Mapping[str, str], *, timeout: float | None,
+        self,
+        message: Message,
+        headers: Mapping[str, str],
+        *,
+        timeout: float | None,
         on_notification: OnNotification | None = None,
     ) -> Reply:
         """Send one JSON-RPC request; return (response message, HTTP status or None).

@@ -34,8 +34,12 @@ if TYPE_CHECKING:
     import httpx
 
 
-def open_engine(url: str, timeout: float | None, client: httpx.Client | None,
-                max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> Engine:
+def open_engine(
+    url: str,
+    timeout: float | None,
+    client: httpx.Client | None,
+    max_body: int = DEFAULT_MAX_RESPONSE_BYTES,
+) -> Engine:
     """The lean engine when it can serve `url` and no httpx client was given, else httpx."""
     origin = lean_origin(url) if client is None else None
     if origin is not None:
@@ -46,8 +50,9 @@ def open_engine(url: str, timeout: float | None, client: httpx.Client | None,
 class LeanEngine:
     name = "http11"
 
-    def __init__(self, origin: Origin, url: str, timeout: float | None,
-                 max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self, origin: Origin, url: str, timeout: float | None, max_body: int = DEFAULT_MAX_RESPONSE_BYTES
+    ) -> None:
         self.timeout = timeout
         self.max_body = max_body
         self.pool = Pool(origin, shown_url(url), timeout=timeout, max_body=max_body)
@@ -66,8 +71,13 @@ class LeanEngine:
 class HttpxEngine:
     name = "httpx"
 
-    def __init__(self, url: str, timeout: float | None, client: httpx.Client | None,
-                 max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self,
+        url: str,
+        timeout: float | None,
+        client: httpx.Client | None,
+        max_body: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         import httpx
 
         self.url = url
@@ -75,16 +85,23 @@ class HttpxEngine:
         self.timeout = timeout
         self.max_body = max_body
         self._owns_client = client is None
-        self._client = httpx.Client(headers=dict(BASE_HEADERS), timeout=timeout) if client is None else client
+        self._client = (
+            httpx.Client(headers=dict(BASE_HEADERS), timeout=timeout) if client is None else client
+        )
 
-    def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> HttpxResponse:
+    def post(
+        self, body: bytes, headers: Mapping[str, str], timeout: float | None
+    ) -> HttpxResponse:
         return self._send("POST", body, headers, timeout)
 
-    def bare(self, method: str, headers: Mapping[str, str], timeout: float | None) -> HttpxResponse:
+    def bare(
+        self, method: str, headers: Mapping[str, str], timeout: float | None
+    ) -> HttpxResponse:
         return self._send(method, None, headers, timeout)
 
-    def _send(self, method: str, body: bytes | None, headers: Mapping[str, str],
-                    timeout: float | None) -> HttpxResponse:
+    def _send(
+        self, method: str, body: bytes | None, headers: Mapping[str, str], timeout: float | None
+    ) -> HttpxResponse:
         import httpx
 
         client = self._client
@@ -117,10 +134,21 @@ class HttpxResponse:
     """An httpx response as the engine interface has it: failures mapped, the body bounded by
     the request's deadline and `max_body` (both lifted by `forever`)."""
 
-    __slots__ = ("_budget", "_chunks", "_deadline", "_limit", "_response", "_timeout", "_url", "headers", "status")
+    __slots__ = (
+        "_budget",
+        "_chunks",
+        "_deadline",
+        "_limit",
+        "_response",
+        "_timeout",
+        "_url",
+        "headers",
+        "status",
+    )
 
-    def __init__(self, response: httpx.Response, url: str, timeout: float | None, deadline: float | None,
-                 max_body: int) -> None:
+    def __init__(
+        self, response: httpx.Response, url: str, timeout: float | None, deadline: float | None, max_body: int
+    ) -> None:
         self._response = response
         self._url = url
         self._timeout = timeout
@@ -152,7 +180,9 @@ class HttpxResponse:
                         raise too_large(self._url, self._limit)
                 yield chunk
                 if self._deadline is not None and time.monotonic() > self._deadline:
-                    raise timed_out(self._url, self._timeout)  # the blocking side: httpx bounds each read only
+                    raise timed_out(
+                        self._url, self._timeout
+                    )  # the blocking side: httpx bounds each read only
         except httpx.HTTPError as exc:
             raise from_httpx(exc, self._url) from exc
         except TimeoutError as exc:

@@ -51,13 +51,15 @@ class Engine(Protocol):
     name: str
     timeout: float | None  # for POSTs that carry no request (notifications, answers to the peer)
 
-    def post(self, body: bytes, headers: Mapping[str, str],
-                   timeout: float | None) -> EngineResponse:
+    def post(
+        self, body: bytes, headers: Mapping[str, str], timeout: float | None
+    ) -> EngineResponse:
         """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline."""
         ...
 
-    def bare(self, method: str, headers: Mapping[str, str],
-                   timeout: float | None) -> EngineResponse:
+    def bare(
+        self, method: str, headers: Mapping[str, str], timeout: float | None
+    ) -> EngineResponse:
         """A request without a body (`GET`, `DELETE`: the legacy session's)."""
         ...
 
@@ -88,8 +90,9 @@ class EventSource(Protocol):
     @property
     def endpoint(self) -> Endpoint: ...
 
-    def open_stream(self, headers: Mapping[str, str], last_event_id: str | None,
-                          deadline: float | None) -> EngineResponse:
+    def open_stream(
+        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | None
+    ) -> EngineResponse:
         """`GET` the session's events: resumed after `last_event_id`, or the standalone stream."""
         ...
 

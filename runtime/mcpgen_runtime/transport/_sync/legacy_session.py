@@ -56,8 +56,9 @@ def session_id_from(headers: Mapping[str, str]) -> str | None:
 class LegacySession:
     """The legacy session over `engine` (the transport's), or over HTTP+SSE once that is taken."""
 
-    def __init__(self, endpoint: Endpoint, engine: Engine,
-                 client: httpx.Client | None) -> None:
+    def __init__(
+        self, endpoint: Endpoint, engine: Engine, client: httpx.Client | None
+    ) -> None:
         self._endpoint = endpoint
         self._engine = engine
         self._client = client
@@ -74,8 +75,13 @@ class LegacySession:
         session = self.session_id
         return headers if session is None else {**headers, SESSION_ID: session}
 
-    def request(self, message: Message, headers: Mapping[str, str], timeout: float | None,
-                      on_notification: OnNotification | None) -> Reply:
+    def request(
+        self,
+        message: Message,
+        headers: Mapping[str, str],
+        timeout: float | None,
+        on_notification: OnNotification | None,
+    ) -> Reply:
         """A request in the session (an `initialize` opens a new one); an SSE reply is resumable."""
         if self._http_sse is not None:
             return self._http_sse.request(message, headers, timeout, on_notification)
@@ -100,8 +106,9 @@ class LegacySession:
             if not initializing:
                 self._session_headers = headers
             if is_event_stream(response.headers.get("content-type", "")):
-                reply = self._read_resumable(response, message.get("id"), headers, on_notification,
-                                                   deadline)
+                reply = self._read_resumable(
+                    response, message.get("id"), headers, on_notification, deadline
+                )
                 response.linger(LINGER)  # the server ends the stream right after the response
                 return reply, status
             return classify_body(status, response.read()), status
@@ -109,8 +116,12 @@ class LegacySession:
             response.close()
 
     def _read_resumable(
-        self, response: EngineResponse, request_id: Any, headers: Mapping[str, str],
-        on_notification: OnNotification | None, deadline: float | None,
+        self,
+        response: EngineResponse,
+        request_id: Any,
+        headers: Mapping[str, str],
+        on_notification: OnNotification | None,
+        deadline: float | None,
     ) -> Message:
         """The response on an SSE reply; a stream that ends after an event id without the response
         is resumed: wait the server's `retry`, then `GET` with `Last-Event-ID` (2025-11-25 polling).
@@ -119,13 +130,19 @@ class LegacySession:
         endpoint = self._endpoint
         on_request = endpoint.on_request
         requests: list[Message] | None = None if on_request is None else []
-        stream = ResponseStream(request_id, on_notification, requests, limit=endpoint.max_response_bytes,
-                                source=endpoint.shown_url)
+        stream = ResponseStream(
+            request_id,
+            on_notification,
+            requests,
+            limit=endpoint.max_response_bytes,
+            source=endpoint.shown_url,
+        )
         current = response
         try:
             for _ in range(MAX_RESUMES + 1):
-                message = read_until_response(self._engine, on_request, current, stream, requests,
-                                                    headers)
+                message = read_until_response(
+                    self._engine, on_request, current, stream, requests, headers
+                )
                 if message is not None:
                     return message
                 decoder = stream.decoder
@@ -146,8 +163,9 @@ class LegacySession:
             if current is not response:
                 current.close()
 
-    def open_stream(self, headers: Mapping[str, str], last_event_id: str | None,
-                          deadline: float | None) -> EngineResponse:
+    def open_stream(
+        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | None
+    ) -> EngineResponse:
         """`GET` the endpoint for the session's events: a resumed stream (`last_event_id`) or
         the standalone one. A reply that is no event stream raises `HttpStatusError`."""
         get_headers = {**self._in_session(headers), "Accept": "text/event-stream"}

@@ -45,9 +45,16 @@ DEFAULT_MAX_IDLE: Final = 16
 class Pool:
     """Keep-alive connections to one origin."""
 
-    def __init__(self, origin: Origin, url: str, *, timeout: float | None,
-                 ssl_context: ssl.SSLContext | None = None, max_idle: int = DEFAULT_MAX_IDLE,
-                 max_body: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+    def __init__(
+        self,
+        origin: Origin,
+        url: str,
+        *,
+        timeout: float | None,
+        ssl_context: ssl.SSLContext | None = None,
+        max_idle: int = DEFAULT_MAX_IDLE,
+        max_body: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
         self.origin = origin
         self.url = url
         self.timeout = timeout
@@ -107,7 +114,11 @@ class Pool:
             raise exchange_failed(self.url, exc.__cause__ or exc) from exc.__cause__
 
     def _exchange(
-        self, conn: Connection, payload: bytes, deadline: float | None, timeout: float | None,
+        self,
+        conn: Connection,
+        payload: bytes,
+        deadline: float | None,
+        timeout: float | None,
     ) -> Response:
         received = False
         try:
@@ -129,8 +140,9 @@ class Pool:
                         raise ReusedConnectionLost from send_error
                     if send_error is not None:
                         raise send_error
-                    raise TransportError(f"{self.url} closed the connection without a complete response head",
-                                         retryable=True)
+                    raise TransportError(
+                        f"{self.url} closed the connection without a complete response head", retryable=True
+                    )
                 received = True
                 head, buffer = final_head(buffer + data, self.url)
                 if head is not None:
@@ -165,10 +177,26 @@ class Response:
     """A reply whose head has been read; read the body whole (`aread`) or as it arrives
     (`aiter_body`), then close it (`aclose`)."""
 
-    __slots__ = ("_conn", "_deadline", "_decoder", "_pending", "_pool", "_timeout", "head", "headers", "status")
+    __slots__ = (
+        "_conn",
+        "_deadline",
+        "_decoder",
+        "_pending",
+        "_pool",
+        "_timeout",
+        "head",
+        "headers",
+        "status",
+    )
 
-    def __init__(self, pool: Pool, conn: Connection, head: ResponseHead, deadline: float | None,
-                 timeout: float | None) -> None:
+    def __init__(
+        self,
+        pool: Pool,
+        conn: Connection,
+        head: ResponseHead,
+        deadline: float | None,
+        timeout: float | None,
+    ) -> None:
         self._pool = pool
         self._conn: Connection | None = conn
         self._deadline = deadline

@@ -26,8 +26,12 @@ def post_only(engine: Engine, message: Message, headers: Mapping[str, str], what
         raise rejected(what, response.status, content)
 
 
-def answer_all(engine: Engine, on_request: OnRequest | None, requests: list[Message],
-                     headers: Mapping[str, str]) -> None:
+def answer_all(
+    engine: Engine,
+    on_request: OnRequest | None,
+    requests: list[Message],
+    headers: Mapping[str, str],
+) -> None:
     """Answer the peer's `requests` through the `on_request` hook, each with its own POST."""
     assert on_request is not None
     while requests:
@@ -40,8 +44,12 @@ def answer_all(engine: Engine, on_request: OnRequest | None, requests: list[Mess
 
 
 def read_until_response(
-    engine: Engine, on_request: OnRequest | None, response: EngineResponse,
-    stream: ResponseStream, requests: list[Message] | None, headers: Mapping[str, str],
+    engine: Engine,
+    on_request: OnRequest | None,
+    response: EngineResponse,
+    stream: ResponseStream,
+    requests: list[Message] | None,
+    headers: Mapping[str, str],
 ) -> Message | None:
     """Read `response` until the response message (None: the body ended without it),
     answering the peer's requests as they come."""

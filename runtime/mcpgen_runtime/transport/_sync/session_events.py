@@ -31,8 +31,9 @@ class SessionEvents:
     """The session's GET stream: opened by `open()` (the first GET waits for its head, so the
     server knows the stream before the next request), then read by a worker."""
 
-    def __init__(self, session: EventSource, headers: Mapping[str, str],
-                 on_notification: OnNotification | None) -> None:
+    def __init__(
+        self, session: EventSource, headers: Mapping[str, str], on_notification: OnNotification | None
+    ) -> None:
         self._session = session
         self._headers = dict(headers)
         self._on_notification = on_notification
@@ -78,8 +79,11 @@ class SessionEvents:
         """Read one connection of the stream to its end; True when any event arrived."""
         requests: list[Message] = []
         endpoint = self._session.endpoint
-        events = EventMessages(requests if endpoint.on_request is not None else None,
-                               limit=endpoint.max_response_bytes, source=endpoint.shown_url)
+        events = EventMessages(
+            requests if endpoint.on_request is not None else None,
+            limit=endpoint.max_response_bytes,
+            source=endpoint.shown_url,
+        )
         got_any = False
         try:
             for chunk in response.iter_body():

@@ -83,9 +83,15 @@ TOOLS: list[dict[str, Any]] = [
         "name": "people",
         "description": "array output (a RootModel) whose items have an optional, non-nullable field",
         "inputSchema": {"type": "object"},
-        "outputSchema": {"type": "array", "items": {
-            "type": "object", "properties": {"title": {"type": "string"}, "note": {"type": "string"}},
-            "required": ["title"], "additionalProperties": False}},
+        "outputSchema": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"title": {"type": "string"}, "note": {"type": "string"}},
+                "required": ["title"],
+                "additionalProperties": False,
+            },
+        },
     },
 ]
 
@@ -147,37 +153,45 @@ def shapes() -> ShapesServer:
 # ---- x-mcp-header value comparison ---------------------------------------------------------
 
 
-@pytest.mark.parametrize(("arguments", "headers"), [
-    ({"priority": 42}, {"Mcp-Param-Priority": "42"}),
-    ({"priority": 42}, {"Mcp-Param-Priority": "42.0"}),  # XHDR-25: numeric comparison
-    ({"priority": -7}, {"Mcp-Param-Priority": "-7"}),
-    ({"priority": 42.0}, {"Mcp-Param-Priority": "42"}),
-    ({"verbose": False}, {"Mcp-Param-Verbose": "false"}),
-    ({"verbose": True}, {"Mcp-Param-Verbose": "true"}),
-    ({"verbose": None}, {}),  # XHDR-24: null -> no header expected
-    ({"region": ""}, {"Mcp-Param-Region": ""}),
-    ({"region": "us west 1"}, {"mcp-param-region": "us west 1"}),  # HDR-10: names are case-insensitive
-])
-def test_param_headers_accepted_xhdr23_xhdr25(shapes: ShapesServer, arguments: dict[str, Any],
-                                              headers: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("arguments", "headers"),
+    [
+        ({"priority": 42}, {"Mcp-Param-Priority": "42"}),
+        ({"priority": 42}, {"Mcp-Param-Priority": "42.0"}),  # XHDR-25: numeric comparison
+        ({"priority": -7}, {"Mcp-Param-Priority": "-7"}),
+        ({"priority": 42.0}, {"Mcp-Param-Priority": "42"}),
+        ({"verbose": False}, {"Mcp-Param-Verbose": "false"}),
+        ({"verbose": True}, {"Mcp-Param-Verbose": "true"}),
+        ({"verbose": None}, {}),  # XHDR-24: null -> no header expected
+        ({"region": ""}, {"Mcp-Param-Region": ""}),
+        ({"region": "us west 1"}, {"mcp-param-region": "us west 1"}),  # HDR-10: names are case-insensitive
+    ],
+)
+def test_param_headers_accepted_xhdr23_xhdr25(
+    shapes: ShapesServer, arguments: dict[str, Any], headers: dict[str, str]
+) -> None:
     message = call(1, "headers", arguments)
     outcome = handle(shapes, message, http_request(message, **headers))
     assert result(outcome)["isError"] is False
 
 
-@pytest.mark.parametrize(("arguments", "headers"), [
-    ({"priority": 42}, {"Mcp-Param-Priority": "43"}),
-    ({"priority": 42}, {"Mcp-Param-Priority": "forty-two"}),
-    ({"priority": 42}, {"Mcp-Param-Priority": "0x2a"}),
-    ({"verbose": False}, {"Mcp-Param-Verbose": "False"}),
-    ({"verbose": True}, {"Mcp-Param-Verbose": "1"}),
-    ({"verbose": True}, {}),
-    ({"region": "a"}, {"Mcp-Param-Region": "a\x00"}),  # XHDR-22: invalid characters
-    ({"region": "é"}, {"Mcp-Param-Region": "Ã©"}),  # raw non-ASCII bytes (latin-1 in ASGI)
-    ({"region": "x"}, {"Mcp-Param-Region": "=?base64?eA==?=, x"}),  # a repeated header is combined
-])
-def test_param_headers_rejected_xhdr22_xhdr23(shapes: ShapesServer, arguments: dict[str, Any],
-                                              headers: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("arguments", "headers"),
+    [
+        ({"priority": 42}, {"Mcp-Param-Priority": "43"}),
+        ({"priority": 42}, {"Mcp-Param-Priority": "forty-two"}),
+        ({"priority": 42}, {"Mcp-Param-Priority": "0x2a"}),
+        ({"verbose": False}, {"Mcp-Param-Verbose": "False"}),
+        ({"verbose": True}, {"Mcp-Param-Verbose": "1"}),
+        ({"verbose": True}, {}),
+        ({"region": "a"}, {"Mcp-Param-Region": "a\x00"}),  # XHDR-22: invalid characters
+        ({"region": "é"}, {"Mcp-Param-Region": "Ã©"}),  # raw non-ASCII bytes (latin-1 in ASGI)
+        ({"region": "x"}, {"Mcp-Param-Region": "=?base64?eA==?=, x"}),  # a repeated header is combined
+    ],
+)
+def test_param_headers_rejected_xhdr22_xhdr23(
+    shapes: ShapesServer, arguments: dict[str, Any], headers: dict[str, str]
+) -> None:
     message = call(2, "headers", arguments)
     error(handle(shapes, message, http_request(message, **headers)), 400, -32020)
 
@@ -186,8 +200,10 @@ def test_header_values_are_trimmed() -> None:
     """RULES.md conformance §4.9: optional whitespace around header values is not part of the value."""
     server = WeatherServer()
     message = call(3, "get_weather", {"location": "Paris"})
-    req = http_request(message, **{"Mcp-Name": " get_weather\t", "Mcp-Method": "tools/call ",
-                                   "MCP-Protocol-Version": f" {VERSION}"})
+    req = http_request(
+        message,
+        **{"Mcp-Name": " get_weather\t", "Mcp-Method": "tools/call ", "MCP-Protocol-Version": f" {VERSION}"},
+    )
     assert result(handle(server, message, req))["isError"] is False
 
 
@@ -209,7 +225,8 @@ def test_result_shapes(shapes: ShapesServer) -> None:
 
     assert shaped("none")["content"] == []
     assert shaped("blocks")["content"] == [
-        {"type": "text", "text": "a"}, {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+        {"type": "text", "text": "a"},
+        {"type": "image", "data": "aGk=", "mimeType": "image/png"},
         {"type": "text", "text": "b"},
     ]
     assert shaped("block")["content"] == [{"type": "text", "text": "dict block"}]
@@ -226,13 +243,16 @@ def test_root_output_drops_nones_and_rejects_bad_items_tools19(shapes: ShapesSer
     assert result(handle(shapes, call(2, "people", {"kind": "bad"})))["isError"] is True
 
 
-@pytest.mark.parametrize(("kind", "structured"), [
-    ("model", {"title": "weekly"}),  # None dropped so the optional string property validates
-    ("dict", {"title": "plain dict"}),
-    ("result-ok", {"title": "x"}),
-    ("result-bad", None),
-    ("result-missing", None),
-])
+@pytest.mark.parametrize(
+    ("kind", "structured"),
+    [
+        ("model", {"title": "weekly"}),  # None dropped so the optional string property validates
+        ("dict", {"title": "plain dict"}),
+        ("result-ok", {"title": "x"}),
+        ("result-bad", None),
+        ("result-missing", None),
+    ],
+)
 def test_output_schema_enforced_tools19(shapes: ShapesServer, kind: str, structured: Any) -> None:
     res = result(handle(shapes, call(1, "report", {"kind": kind})))
     if structured is None:
@@ -244,16 +264,27 @@ def test_output_schema_enforced_tools19(shapes: ShapesServer, kind: str, structu
 # ---- envelope and _meta, without a transport ----------------------------------------------------
 
 
-@pytest.mark.parametrize(("message", "status", "code"), [
-    ({"jsonrpc": "2.0", "id": 1, "result": {}}, 400, -32600),  # clients never send responses
-    ({"jsonrpc": "2.0", "id": 1}, 400, -32600),
-    ({"jsonrpc": "2.0", "id": 1, "method": 5}, 400, -32600),
-    ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]}, 400, -32602),
-    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": meta()}}, 400, -32602),
-    ({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-      "params": {"name": "get_weather", "arguments": [], "_meta": meta()}}, 400, -32602),
-    ({"jsonrpc": "2.0", "id": 1, "method": "no/such", "params": {"_meta": meta()}}, 404, -32601),
-])
+@pytest.mark.parametrize(
+    ("message", "status", "code"),
+    [
+        ({"jsonrpc": "2.0", "id": 1, "result": {}}, 400, -32600),  # clients never send responses
+        ({"jsonrpc": "2.0", "id": 1}, 400, -32600),
+        ({"jsonrpc": "2.0", "id": 1, "method": 5}, 400, -32600),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]}, 400, -32602),
+        ({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": meta()}}, 400, -32602),
+        (
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "get_weather", "arguments": [], "_meta": meta()},
+            },
+            400,
+            -32602,
+        ),
+        ({"jsonrpc": "2.0", "id": 1, "method": "no/such", "params": {"_meta": meta()}}, 404, -32601),
+    ],
+)
 def test_envelope_errors(message: dict[str, Any], status: int, code: int) -> None:
     error(handle(WeatherServer(), message), status, code)
 
@@ -269,8 +300,13 @@ def test_notification_outcome_is_202_without_response() -> None:
 
 
 def test_no_pagination_and_no_server_info() -> None:
-    config = dataclasses.replace(WeatherServer.default_config(), page_size=None, include_server_info=False,
-                                 list_cache_scope="private", list_ttl_ms=0)
+    config = dataclasses.replace(
+        WeatherServer.default_config(),
+        page_size=None,
+        include_server_info=False,
+        list_cache_scope="private",
+        list_ttl_ms=0,
+    )
     server = WeatherServer(config)
     page = result(handle(server, request(1, "tools/list")))
     assert len(page["tools"]) == 6 and "nextCursor" not in page and "_meta" not in page
@@ -305,20 +341,32 @@ def test_default_identity_is_the_defining_package() -> None:
     assert list(server.tools) == ["t"]
 
 
-@pytest.mark.parametrize(("definitions", "bindings", "match"), [
-    ([_tool()], (), "no ToolBinding"),
-    ([], (ToolBinding("t", "run", Args, None),), "not listed"),
-    ([_tool()], (ToolBinding("t", "missing", Args, None),), "async method"),
-    ([_tool()], (ToolBinding("t", "sync_run", Args, None),), "async method"),
-    ([_tool()], (ToolBinding("t", "run", Args, Report),), "no outputSchema"),
-    ([_tool(), _tool()], (ToolBinding("t", "run", Args, None),), "duplicate"),
-    ([_tool(properties={"p": {"$ref": "https://example.com/p.json"}})], (ToolBinding("t", "run", Args, None),),
-     "never fetched"),  # SCHEMA-08/10
-    ([_tool(**{"$schema": "http://json-schema.org/draft-04/schema#"})], (ToolBinding("t", "run", Args, None),),
-     "unsupported JSON Schema dialect"),  # SCHEMA-06
-    ([_tool(properties={"p": {"type": "object", "x-mcp-header": "P"}})], (ToolBinding("t", "run", Args, None),),
-     "XHDR-06"),
-])
+@pytest.mark.parametrize(
+    ("definitions", "bindings", "match"),
+    [
+        ([_tool()], (), "no ToolBinding"),
+        ([], (ToolBinding("t", "run", Args, None),), "not listed"),
+        ([_tool()], (ToolBinding("t", "missing", Args, None),), "async method"),
+        ([_tool()], (ToolBinding("t", "sync_run", Args, None),), "async method"),
+        ([_tool()], (ToolBinding("t", "run", Args, Report),), "no outputSchema"),
+        ([_tool(), _tool()], (ToolBinding("t", "run", Args, None),), "duplicate"),
+        (
+            [_tool(properties={"p": {"$ref": "https://example.com/p.json"}})],
+            (ToolBinding("t", "run", Args, None),),
+            "never fetched",
+        ),  # SCHEMA-08/10
+        (
+            [_tool(**{"$schema": "http://json-schema.org/draft-04/schema#"})],
+            (ToolBinding("t", "run", Args, None),),
+            "unsupported JSON Schema dialect",
+        ),  # SCHEMA-06
+        (
+            [_tool(properties={"p": {"type": "object", "x-mcp-header": "P"}})],
+            (ToolBinding("t", "run", Args, None),),
+            "XHDR-06",
+        ),
+    ],
+)
 def test_construction_rejects_inconsistent_definitions(
     definitions: list[dict[str, Any]], bindings: tuple[ToolBinding, ...], match: str
 ) -> None:
@@ -326,8 +374,10 @@ def test_construction_rejects_inconsistent_definitions(
         _server_class(definitions, bindings)()
 
 
-@pytest.mark.parametrize("change", [{"page_size": 0}, {"list_ttl_ms": -1}, {"discover_cache_scope": "shared"},
-                                    {"max_body_bytes": 0}])
+@pytest.mark.parametrize(
+    "change",
+    [{"page_size": 0}, {"list_ttl_ms": -1}, {"discover_cache_scope": "shared"}, {"max_body_bytes": 0}],
+)
 def test_config_validation_cache05(change: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         ServerConfig(**change)
@@ -343,8 +393,14 @@ def test_progress_rules_prog03_prog05_prog08() -> None:
         sent.append(message)
 
     async def scenario() -> None:
-        ctx = ToolContext(request_id=1, tool_name="t", meta=meta(progressToken="p"), protocol_version=VERSION,
-                          client_capabilities={"sampling": {}}, notify=notify)
+        ctx = ToolContext(
+            request_id=1,
+            tool_name="t",
+            meta=meta(progressToken="p"),
+            protocol_version=VERSION,
+            client_capabilities={"sampling": {}},
+            notify=notify,
+        )
         await ctx.report_progress(1)
         await ctx.report_progress(1)  # not increasing: dropped (PROG-03)
         await ctx.report_progress(0.5)
@@ -353,8 +409,14 @@ def test_progress_rules_prog03_prog05_prog08() -> None:
         ctx.close()
         await ctx.report_progress(3)  # after completion: dropped (PROG-08)
         assert ctx.has_capability("sampling") and not ctx.has_capability("elicitation")
-        silent = ToolContext(request_id=2, tool_name="t", meta=meta(progressToken=True), protocol_version=VERSION,
-                             client_capabilities={}, notify=notify)
+        silent = ToolContext(
+            request_id=2,
+            tool_name="t",
+            meta=meta(progressToken=True),
+            protocol_version=VERSION,
+            client_capabilities={},
+            notify=notify,
+        )
         await silent.report_progress(1)  # a boolean is no token (PROG-01, PROG-05)
 
     asyncio.run(scenario())

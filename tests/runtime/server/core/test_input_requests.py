@@ -35,8 +35,11 @@ class Args(BaseModel):
 
 
 def _tool(name: str) -> dict[str, Any]:
-    return {"name": name, "description": name,
-            "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}}
+    return {
+        "name": name,
+        "description": name,
+        "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+    }
 
 
 NAMES = ["greet", "survey", "wizard", "portal", "toolsample", "auto", "dup", "swallow", "plain"]
@@ -46,7 +49,8 @@ class MrtrServer(ToolServer):
     _tool_definitions_: ClassVar[list[dict[str, Any]]] = [_tool(n) for n in NAMES]
     _tool_bindings_: ClassVar[tuple[ToolBinding, ...]] = tuple(ToolBinding(n, n, Args, None) for n in NAMES)
     _server_config_: ClassVar[ServerConfig | None] = ServerConfig(
-        name="mrtr-test", version="1", state_secrets=(SECRET,))
+        name="mrtr-test", version="1", state_secrets=(SECRET,)
+    )
 
     async def greet(self, args: Args, ctx: ToolContext) -> str:
         answer = await ctx.elicit("What is your name?", NAME, key="user_name")
@@ -71,8 +75,11 @@ class MrtrServer(ToolServer):
         return f"portal {answer.action}"
 
     async def toolsample(self, args: Args, ctx: ToolContext) -> str:
-        result = await ctx.sample([{"role": "user", "content": {"type": "text", "text": "hi"}}], max_tokens=5,
-                                  options={"tools": [{"name": "t", "inputSchema": {"type": "object"}}]})
+        result = await ctx.sample(
+            [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+            max_tokens=5,
+            options={"tools": [{"name": "t", "inputSchema": {"type": "object"}}]},
+        )
         return result.text
 
     async def auto(self, args: Args, ctx: ToolContext) -> str:
@@ -101,10 +108,21 @@ def run(server: ToolServer, message: Any, req: IncomingRequest | None = None) ->
     return asyncio.run(server.handle_message(message, req))
 
 
-def tool_call(id_: Any, name: str, *, caps: dict[str, Any] | None = None, arguments: dict[str, Any] | None = None,
-              responses: Any = ..., state: Any = ...) -> dict[str, Any]:
-    message = call(id_, name, arguments if arguments is not None else {},
-                   **{"io.modelcontextprotocol/clientCapabilities": ALL_CAPS if caps is None else caps})
+def tool_call(
+    id_: Any,
+    name: str,
+    *,
+    caps: dict[str, Any] | None = None,
+    arguments: dict[str, Any] | None = None,
+    responses: Any = ...,
+    state: Any = ...,
+) -> dict[str, Any]:
+    message = call(
+        id_,
+        name,
+        arguments if arguments is not None else {},
+        **{"io.modelcontextprotocol/clientCapabilities": ALL_CAPS if caps is None else caps},
+    )
     if responses is not ...:
         message["params"]["inputResponses"] = responses
     if state is not ...:
@@ -128,7 +146,12 @@ def accept(**content: Any) -> dict[str, Any]:
     return {"action": "accept", "content": content}
 
 
-SAMPLED = {"role": "assistant", "content": {"type": "text", "text": "Hi there"}, "model": "m", "stopReason": "endTurn"}
+SAMPLED = {
+    "role": "assistant",
+    "content": {"type": "text", "text": "Hi there"},
+    "model": "m",
+    "stopReason": "endTurn",
+}
 ROOTS = {"roots": [{"uri": "file:///a", "name": "A"}, {"uri": "file:///b"}]}
 
 
@@ -143,13 +166,21 @@ def server() -> MrtrServer:
 def test_elicitation_round_trip_mrtr01_mrtr04_mrtr12_cache02(server: MrtrServer) -> None:
     first = result(run(server, tool_call(1, "greet")))
     assert first["resultType"] == "input_required"
-    assert first["inputRequests"] == {"user_name": {"method": "elicitation/create", "params": {
-        "mode": "form", "message": "What is your name?", "requestedSchema": NAME}}}
+    assert first["inputRequests"] == {
+        "user_name": {
+            "method": "elicitation/create",
+            "params": {"mode": "form", "message": "What is your name?", "requestedSchema": NAME},
+        }
+    }
     assert isinstance(first["requestState"], str) and first["requestState"]
     assert "ttlMs" not in first and "cacheScope" not in first  # CACHE-02
     assert first["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "mrtr-test", "version": "1"}
-    done = result(run(server, tool_call(2, "greet", responses={"user_name": accept(name="Alice")},
-                                        state=first["requestState"])))
+    done = result(
+        run(
+            server,
+            tool_call(2, "greet", responses={"user_name": accept(name="Alice")}, state=first["requestState"]),
+        )
+    )
     assert done["resultType"] == "complete" and done["content"][0]["text"] == "Hello, Alice!"
 
 
@@ -164,37 +195,94 @@ def test_retry_without_state_and_declined_answers_in09(server: MrtrServer) -> No
 def test_several_requests_in_one_round_and_partial_answers_mrtr24(server: MrtrServer) -> None:
     first = result(run(server, tool_call(1, "survey")))
     assert {k: v["method"] for k, v in first["inputRequests"].items()} == {
-        "user_name": "elicitation/create", "greeting": "sampling/createMessage", "client_roots": "roots/list"}
+        "user_name": "elicitation/create",
+        "greeting": "sampling/createMessage",
+        "client_roots": "roots/list",
+    }
     assert first["inputRequests"]["greeting"]["params"] == {
-        "messages": [{"role": "user", "content": {"type": "text", "text": "Generate a greeting"}}], "maxTokens": 50}
+        "messages": [{"role": "user", "content": {"type": "text", "text": "Generate a greeting"}}],
+        "maxTokens": 50,
+    }
     assert first["inputRequests"]["client_roots"]["params"] == {}
     # Two of three answered: a fresh round asks for the missing one only, carrying the others.
-    partial = result(run(server, tool_call(2, "survey", state=first["requestState"], responses={
-        "user_name": accept(name="Alice"), "greeting": SAMPLED})))
+    partial = result(
+        run(
+            server,
+            tool_call(
+                2,
+                "survey",
+                state=first["requestState"],
+                responses={"user_name": accept(name="Alice"), "greeting": SAMPLED},
+            ),
+        )
+    )
     assert partial["resultType"] == "input_required" and list(partial["inputRequests"]) == ["client_roots"]
-    done = result(run(server, tool_call(3, "survey", state=partial["requestState"], responses={"client_roots": ROOTS})))
+    done = result(
+        run(server, tool_call(3, "survey", state=partial["requestState"], responses={"client_roots": ROOTS}))
+    )
     assert done["content"][0]["text"] == "Hi there Alice (2 roots)"
 
 
 def test_multi_round_carries_answers_and_handler_state(server: MrtrServer) -> None:
     r1 = result(run(server, tool_call(1, "wizard", arguments={"n": 7})))
     assert list(r1["inputRequests"]) == ["step1"]
-    r2 = result(run(server, tool_call(2, "wizard", arguments={"n": 7}, state=r1["requestState"],
-                                      responses={"step1": accept(name="Alice")})))
+    r2 = result(
+        run(
+            server,
+            tool_call(
+                2,
+                "wizard",
+                arguments={"n": 7},
+                state=r1["requestState"],
+                responses={"step1": accept(name="Alice")},
+            ),
+        )
+    )
     assert list(r2["inputRequests"]) == ["step2"] and r2["requestState"] != r1["requestState"]
-    r3 = result(run(server, tool_call(3, "wizard", arguments={"n": 7}, state=r2["requestState"],
-                                      responses={"step2": accept(color="blue")})))
+    r3 = result(
+        run(
+            server,
+            tool_call(
+                3,
+                "wizard",
+                arguments={"n": 7},
+                state=r2["requestState"],
+                responses={"step2": accept(color="blue")},
+            ),
+        )
+    )
     assert r3["content"][0]["text"] == "Alice likes blue (n=7)"
 
 
 def test_unknown_and_unasked_responses_are_ignored_mrtr23(server: MrtrServer) -> None:
-    done = result(run(server, tool_call(1, "greet", responses={
-        "user_name": accept(name="Alice"), "extra": accept(foo="bar"), "more": {"whatever": 1}})))
+    done = result(
+        run(
+            server,
+            tool_call(
+                1,
+                "greet",
+                responses={
+                    "user_name": accept(name="Alice"),
+                    "extra": accept(foo="bar"),
+                    "more": {"whatever": 1},
+                },
+            ),
+        )
+    )
     assert done["content"][0]["text"] == "Hello, Alice!"
     # With a state, only keys asked in the last round count: a pre-sent step2 is not taken.
     r1 = result(run(server, tool_call(1, "wizard")))
-    r2 = result(run(server, tool_call(2, "wizard", state=r1["requestState"], responses={
-        "step1": accept(name="Alice"), "step2": accept(color="red")})))
+    r2 = result(
+        run(
+            server,
+            tool_call(
+                2,
+                "wizard",
+                state=r1["requestState"],
+                responses={"step1": accept(name="Alice"), "step2": accept(color="red")},
+            ),
+        )
+    )
     assert list(r2["inputRequests"]) == ["step2"]
 
 
@@ -218,19 +306,24 @@ def test_malformed_input_responses_are_invalid_params_mrtr21(server: MrtrServer,
     error(run(server, tool_call(1, "greet", responses=responses)), -32602)
 
 
-@pytest.mark.parametrize(("tool", "responses", "why"), [
-    ("greet", {"user_name": {"action": "maybe"}}, "action"),
-    ("greet", {"user_name": {"action": "accept", "content": "Alice"}}, "content"),
-    ("greet", {"user_name": {"action": "accept", "content": {"name": {"nested": 1}}}}, "content.name"),
-    ("greet", {"user_name": accept(name=5)}, "requestedSchema"),  # IN-14
-    ("greet", {"user_name": accept()}, "requestedSchema"),
-    ("survey", {"greeting": {"role": "assistant", "content": {"type": "text", "text": "x"}}}, "model"),
-    ("survey", {"greeting": {"role": "robot", "content": {"type": "text"}, "model": "m"}}, "role"),
-    ("survey", {"greeting": {"role": "user", "content": "text", "model": "m"}}, "content"),
-    ("survey", {"client_roots": {"roots": "file:///a"}}, "roots"),
-    ("survey", {"client_roots": {"roots": [{"name": "no uri"}]}}, "uri"),
-])
-def test_malformed_answers_are_invalid_params(server: MrtrServer, tool: str, responses: Any, why: str) -> None:
+@pytest.mark.parametrize(
+    ("tool", "responses", "why"),
+    [
+        ("greet", {"user_name": {"action": "maybe"}}, "action"),
+        ("greet", {"user_name": {"action": "accept", "content": "Alice"}}, "content"),
+        ("greet", {"user_name": {"action": "accept", "content": {"name": {"nested": 1}}}}, "content.name"),
+        ("greet", {"user_name": accept(name=5)}, "requestedSchema"),  # IN-14
+        ("greet", {"user_name": accept()}, "requestedSchema"),
+        ("survey", {"greeting": {"role": "assistant", "content": {"type": "text", "text": "x"}}}, "model"),
+        ("survey", {"greeting": {"role": "robot", "content": {"type": "text"}, "model": "m"}}, "role"),
+        ("survey", {"greeting": {"role": "user", "content": "text", "model": "m"}}, "content"),
+        ("survey", {"client_roots": {"roots": "file:///a"}}, "roots"),
+        ("survey", {"client_roots": {"roots": [{"name": "no uri"}]}}, "uri"),
+    ],
+)
+def test_malformed_answers_are_invalid_params(
+    server: MrtrServer, tool: str, responses: Any, why: str
+) -> None:
     err = error(run(server, tool_call(1, tool, responses=responses)), -32602)
     assert why in err["message"]
 
@@ -251,15 +344,24 @@ def _first_state(server: ToolServer, name: str = "greet", **kwargs: Any) -> str:
 
 def test_tampered_state_is_rejected_mrtr07(server: MrtrServer) -> None:
     state = _first_state(server)
-    for bad in (state + "-TAMPERED", state[:-2] + ("AA" if not state.endswith("AA") else "BB"), "v1.x.y", "garbage"):
-        err = error(run(server, tool_call(2, "greet", state=bad, responses={"user_name": accept(name="A")})), -32602)
+    for bad in (
+        state + "-TAMPERED",
+        state[:-2] + ("AA" if not state.endswith("AA") else "BB"),
+        "v1.x.y",
+        "garbage",
+    ):
+        err = error(
+            run(server, tool_call(2, "greet", state=bad, responses={"user_name": accept(name="A")})), -32602
+        )
         assert "requestState" in err["message"]
 
 
 def test_state_replayed_on_another_request_is_rejected_mrtr10(server: MrtrServer) -> None:
     state = _first_state(server, "wizard", arguments={"n": 1})
     answer = {"step1": accept(name="A")}
-    err = error(run(server, tool_call(2, "wizard", arguments={"n": 2}, state=state, responses=answer)), -32602)
+    err = error(
+        run(server, tool_call(2, "wizard", arguments={"n": 2}, state=state, responses=answer)), -32602
+    )
     assert "different request" in err["message"]
     error(run(server, tool_call(3, "greet", state=state, responses=answer)), -32602)
     # The same request (arguments in another key order, extra _meta) is fine.
@@ -302,8 +404,9 @@ def test_key_rotation_signs_with_first_verifies_with_any() -> None:
     assert result(run(newer, retry))["resultType"] == "complete"
 
 
-def test_secret_from_environment_and_random_key_warning(monkeypatch: pytest.MonkeyPatch,
-                                                        caplog: pytest.LogCaptureFixture) -> None:
+def test_secret_from_environment_and_random_key_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.delenv(STATE_SECRET_ENV, raising=False)
     with caplog.at_level(logging.WARNING, logger="mcpgen.server"):
         lonely = MrtrServer(ServerConfig())
@@ -328,16 +431,20 @@ def test_short_secrets_are_refused() -> None:
 # ---- capabilities (MRTR-13, IN-02, IN-17, BASE-35/36) ------------------------------------------
 
 
-@pytest.mark.parametrize(("tool", "caps", "required"), [
-    ("greet", {}, {"elicitation": {}}),
-    ("greet", {"elicitation": {"url": {}}}, {"elicitation": {"form": {}}}),
-    ("portal", {"elicitation": {}}, {"elicitation": {"url": {}}}),
-    ("portal", {"elicitation": {"form": {}}}, {"elicitation": {"url": {}}}),
-    ("toolsample", {"sampling": {}}, {"sampling": {"tools": {}}}),
-    ("survey", {"elicitation": {}}, {"sampling": {}, "roots": {}}),
-])
-def test_undeclared_capability_is_32021_with_400(server: MrtrServer, tool: str, caps: dict[str, Any],
-                                                 required: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("tool", "caps", "required"),
+    [
+        ("greet", {}, {"elicitation": {}}),
+        ("greet", {"elicitation": {"url": {}}}, {"elicitation": {"form": {}}}),
+        ("portal", {"elicitation": {}}, {"elicitation": {"url": {}}}),
+        ("portal", {"elicitation": {"form": {}}}, {"elicitation": {"url": {}}}),
+        ("toolsample", {"sampling": {}}, {"sampling": {"tools": {}}}),
+        ("survey", {"elicitation": {}}, {"sampling": {}, "roots": {}}),
+    ],
+)
+def test_undeclared_capability_is_32021_with_400(
+    server: MrtrServer, tool: str, caps: dict[str, Any], required: dict[str, Any]
+) -> None:
     outcome = run(server, tool_call(1, tool, caps=caps))
     assert outcome.status == 400
     assert error(outcome, -32021)["data"] == {"requiredCapabilities": required}
@@ -345,8 +452,10 @@ def test_undeclared_capability_is_32021_with_400(server: MrtrServer, tool: str, 
 
 def test_declared_modes_are_used(server: MrtrServer) -> None:
     url = result(run(server, tool_call(1, "portal", caps={"elicitation": {"form": {}, "url": {}}})))
-    assert url["inputRequests"]["connect"] == {"method": "elicitation/create", "params": {
-        "mode": "url", "message": "Connect your account", "url": "https://example.com/connect"}}
+    assert url["inputRequests"]["connect"] == {
+        "method": "elicitation/create",
+        "params": {"mode": "url", "message": "Connect your account", "url": "https://example.com/connect"},
+    }
     sampled = result(run(server, tool_call(2, "toolsample", caps={"sampling": {"tools": {}}})))
     assert sampled["inputRequests"]["input_1"]["params"]["tools"][0]["name"] == "t"
 
@@ -363,8 +472,17 @@ def test_answers_need_no_capability(server: MrtrServer) -> None:
 def test_auto_keys_follow_call_order_mrtr03(server: MrtrServer) -> None:
     first = result(run(server, tool_call(1, "auto")))
     assert list(first["inputRequests"]) == ["input_1", "input_2"]
-    done = result(run(server, tool_call(2, "auto", state=first["requestState"], responses={
-        "input_1": accept(name="x"), "input_2": ROOTS})))
+    done = result(
+        run(
+            server,
+            tool_call(
+                2,
+                "auto",
+                state=first["requestState"],
+                responses={"input_1": accept(name="x"), "input_2": ROOTS},
+            ),
+        )
+    )
     assert done["content"][0]["text"] == "input_1 input_2"
 
 
@@ -378,8 +496,9 @@ def test_except_exception_cannot_swallow_the_round(server: MrtrServer) -> None:
 
 
 def test_pending_value_before_ask_is_an_error() -> None:
-    ctx = ToolContext(tool_name="t", request_id=1, meta=meta(), protocol_version="2026-07-28",
-                      client_capabilities=ALL_CAPS)
+    ctx = ToolContext(
+        tool_name="t", request_id=1, meta=meta(), protocol_version="2026-07-28", client_capabilities=ALL_CAPS
+    )
     pending = ctx.need(ListRoots(key="r"))
     assert not pending.answered
     with pytest.raises(RuntimeError, match="ask"):
@@ -397,9 +516,12 @@ class PromptServer(MrtrServer):
         self.add_method("prompts/list", self.list_prompts)
 
     async def get_prompt(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        answer = await ctx.elicit("Context?", {"type": "object", "properties": {"context": {"type": "string"}}},
-                                  key="user_context")
-        return {"messages": [{"role": "user", "content": {"type": "text", "text": str(answer.get("context"))}}]}
+        answer = await ctx.elicit(
+            "Context?", {"type": "object", "properties": {"context": {"type": "string"}}}, key="user_context"
+        )
+        return {
+            "messages": [{"role": "user", "content": {"type": "text", "text": str(answer.get("context"))}}]
+        }
 
     async def list_prompts(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         await ctx.list_roots()  # not allowed here: a server bug, never an InputRequiredResult
@@ -408,11 +530,14 @@ class PromptServer(MrtrServer):
 
 def test_prompts_get_may_ask_mrtr02() -> None:
     server = PromptServer()
-    message = request(1, "prompts/get", {"name": "p"}, **{"io.modelcontextprotocol/clientCapabilities": ALL_CAPS})
+    message = request(
+        1, "prompts/get", {"name": "p"}, **{"io.modelcontextprotocol/clientCapabilities": ALL_CAPS}
+    )
     first = result(run(server, message))
     assert first["resultType"] == "input_required" and "user_context" in first["inputRequests"]
-    message["params"].update(inputResponses={"user_context": accept(context="ctx")},
-                             requestState=first["requestState"])
+    message["params"].update(
+        inputResponses={"user_context": accept(context="ctx")}, requestState=first["requestState"]
+    )
     done = result(run(server, message))
     assert done["resultType"] == "complete" and done["messages"][0]["content"]["text"] == "ctx"
     assert "ttlMs" not in done  # prompts/get is not cacheable
@@ -423,14 +548,18 @@ def test_prompts_get_may_ask_mrtr02() -> None:
 
 def test_list_methods_never_answer_input_required_mrtr02() -> None:
     server = PromptServer()
-    outcome = run(server, request(1, "prompts/list", **{"io.modelcontextprotocol/clientCapabilities": ALL_CAPS}))
+    outcome = run(
+        server, request(1, "prompts/list", **{"io.modelcontextprotocol/clientCapabilities": ALL_CAPS})
+    )
     assert outcome.status == 500
     error(outcome, -32603)
 
 
 def test_mcp_name_is_checked_for_prompts_get_hdr08() -> None:
     server = PromptServer()
-    message = request(1, "prompts/get", {"name": "p"}, **{"io.modelcontextprotocol/clientCapabilities": ALL_CAPS})
+    message = request(
+        1, "prompts/get", {"name": "p"}, **{"io.modelcontextprotocol/clientCapabilities": ALL_CAPS}
+    )
     headers = {k.lower(): v for k, v in mcp_headers(message).items()}
     outcome = run(server, message, IncomingRequest("http", headers))
     error(outcome, -32020)
@@ -468,19 +597,28 @@ def test_answers_to_asked_questions_are_carried_even_if_unread() -> None:
     server = Reorder()
     r1 = result(run(server, tool_call(1, "plain")))
     assert list(r1["inputRequests"]) == ["a", "b"]
-    r2 = result(run(server, tool_call(2, "plain", state=r1["requestState"],
-                                      responses={"a": accept(name="A"), "b": accept(name="B")})))
+    r2 = result(
+        run(
+            server,
+            tool_call(
+                2, "plain", state=r1["requestState"], responses={"a": accept(name="A"), "b": accept(name="B")}
+            ),
+        )
+    )
     assert list(r2["inputRequests"]) == ["c"]
     done = result(run(server, tool_call(3, "plain", state=r2["requestState"], responses={"c": ROOTS})))
     assert done["content"][0]["text"] == "A B"
 
 
-@pytest.mark.parametrize("schema", [
-    {"type": "string"},
-    {"type": "object"},
-    {"type": "object", "properties": {"nested": {"type": "object", "properties": {}}}},
-    {"type": "object", "properties": {"x": "string"}},
-])
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "string"},
+        {"type": "object"},
+        {"type": "object", "properties": {"nested": {"type": "object", "properties": {}}}},
+        {"type": "object", "properties": {"x": "string"}},
+    ],
+)
 def test_form_schemas_must_be_flat_primitives_in03(schema: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         Elicit("m", schema)

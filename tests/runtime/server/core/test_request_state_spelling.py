@@ -64,7 +64,9 @@ def test_the_canonical_spelling_opens(codec: StateCodec, token: str) -> None:
 
 
 def test_the_mac_has_spare_bits_so_the_test_covers_them(token: str) -> None:
-    assert _same_bytes_spellings(token.split(".")[2]), "a 32-byte MAC leaves unused bits in its last character"
+    assert _same_bytes_spellings(token.split(".")[2]), (
+        "a 32-byte MAC leaves unused bits in its last character"
+    )
 
 
 def test_every_other_spelling_is_refused(codec: StateCodec, token: str) -> None:

@@ -26,20 +26,24 @@ ROOT = Path(__file__).resolve().parents[4]
 SPEC_DIR = SHARED / "spec"
 
 
-@pytest.mark.parametrize(("declared", "dialect"), [
-    (None, DRAFT202012),  # SCHEMA-01
-    ("https://json-schema.org/draft/2020-12/schema", DRAFT202012),
-    ("https://json-schema.org/draft/2020-12/schema#", DRAFT202012),
-    ("http://json-schema.org/draft-07/schema#", DRAFT7),
-    ("http://json-schema.org/draft-07/schema", DRAFT7),
-])
+@pytest.mark.parametrize(
+    ("declared", "dialect"),
+    [
+        (None, DRAFT202012),  # SCHEMA-01
+        ("https://json-schema.org/draft/2020-12/schema", DRAFT202012),
+        ("https://json-schema.org/draft/2020-12/schema#", DRAFT202012),
+        ("http://json-schema.org/draft-07/schema#", DRAFT7),
+        ("http://json-schema.org/draft-07/schema", DRAFT7),
+    ],
+)
 def test_dialects_schema01_schema03(declared: str | None, dialect: str) -> None:
     schema = {"type": "object"} if declared is None else {"$schema": declared, "type": "object"}
     assert dialect_of(schema) == dialect
 
 
-@pytest.mark.parametrize("declared", ["http://json-schema.org/draft-04/schema#",
-                                      "https://json-schema.org/draft/2019-09/schema", 7])
+@pytest.mark.parametrize(
+    "declared", ["http://json-schema.org/draft-04/schema#", "https://json-schema.org/draft/2019-09/schema", 7]
+)
 def test_unsupported_dialect_schema06(declared: Any) -> None:
     with pytest.raises(SchemaDialectError, match=r"unsupported JSON Schema dialect|must be a string"):
         compile_schema({"$schema": declared, "type": "object"})
@@ -47,8 +51,13 @@ def test_unsupported_dialect_schema06(declared: Any) -> None:
 
 def test_dialect_semantics_differ_schema05() -> None:
     """2020-12 `prefixItems` vs draft-07 tuple `items`: each schema is read in its own dialect."""
-    tuple_07 = compile_schema({"$schema": "http://json-schema.org/draft-07/schema#",
-                               "items": [{"type": "string"}], "additionalItems": False})
+    tuple_07 = compile_schema(
+        {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "items": [{"type": "string"}],
+            "additionalItems": False,
+        }
+    )
     assert tuple_07(["a"]) is None and tuple_07([1]) is not None and tuple_07(["a", "b"]) is not None
     prefix_2020 = compile_schema({"prefixItems": [{"type": "string"}], "items": False})
     assert prefix_2020(["a"]) is None and prefix_2020(["a", "b"]) is not None
@@ -59,27 +68,45 @@ def test_invalid_schema_schema07() -> None:
         compile_schema({"type": "object", "properties": {"a": {"type": "strin"}}})
 
 
-@pytest.mark.parametrize("ref", ["https://example.com/schemas/user.json", "http://127.0.0.1:1/x#/y",
-                                 "other.json", "#/$defs/missing", "#nowhere"])
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "https://example.com/schemas/user.json",
+        "http://127.0.0.1:1/x#/y",
+        "other.json",
+        "#/$defs/missing",
+        "#nowhere",
+    ],
+)
 def test_unresolvable_refs_fail_at_compile_schema08_schema10(ref: str) -> None:
     with pytest.raises(SchemaCompileError, match=r"\$ref"):
         compile_schema({"type": "object", "properties": {"p": {"$ref": ref}}, "$defs": {"d": {}}})
 
 
 def test_local_refs_anchors_and_embedded_ids_resolve() -> None:
-    validate = compile_schema({
-        "$defs": {
-            "addr": {"$anchor": "addressDef", "type": "object", "properties": {"city": {"type": "string"}}},
-            "inner": {"$id": "https://x.example/inner", "$defs": {"n": {"type": "integer"}}, "$ref": "#/$defs/n"},
-        },
-        "type": "object",
-        "properties": {
-            "a": {"$ref": "#addressDef"},
-            "b": {"$ref": "#/$defs/addr"},
-            "c": {"$ref": "https://x.example/inner"},
-            "meta": {"$ref": "https://json-schema.org/draft/2020-12/schema"},  # bundled, never fetched
-        },
-    })
+    validate = compile_schema(
+        {
+            "$defs": {
+                "addr": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                },
+                "inner": {
+                    "$id": "https://x.example/inner",
+                    "$defs": {"n": {"type": "integer"}},
+                    "$ref": "#/$defs/n",
+                },
+            },
+            "type": "object",
+            "properties": {
+                "a": {"$ref": "#addressDef"},
+                "b": {"$ref": "#/$defs/addr"},
+                "c": {"$ref": "https://x.example/inner"},
+                "meta": {"$ref": "https://json-schema.org/draft/2020-12/schema"},  # bundled, never fetched
+            },
+        }
+    )
     assert validate({"a": {"city": "Oslo"}, "b": {}, "c": 3, "meta": {"type": "string"}}) is None
     assert validate({"a": {"city": 1}}) == SchemaIssue("/a/city", "1 is not of type 'string'")
     assert validate({"c": "x"}) is not None
@@ -95,7 +122,9 @@ def test_conformance_fixture_schema_validates() -> None:
     assert validate({"contactMethod": "phone", "phone": "123"}) is None
     assert validate({"contactMethod": "phone", "email": "x@example.com"}) is not None  # if/then
     assert validate({"name": "x"}) is not None  # anyOf of required
-    assert validate({"email": "e", "address": {"city": 1}}) == SchemaIssue("/address/city", "1 is not of type 'string'")
+    assert validate({"email": "e", "address": {"city": 1}}) == SchemaIssue(
+        "/address/city", "1 is not of type 'string'"
+    )
     assert validate({"email": "e", "unknown_extra": 1}) is not None  # additionalProperties: false
 
 
@@ -108,8 +137,9 @@ def test_issue_pointer_escapes_and_message_is_bounded() -> None:
 
 
 def test_most_relevant_error_inside_any_of() -> None:
-    validate = compile_schema({"anyOf": [{"type": "string"}, {"type": "object", "properties": {
-        "q": {"type": "integer"}}}]})
+    validate = compile_schema(
+        {"anyOf": [{"type": "string"}, {"type": "object", "properties": {"q": {"type": "integer"}}}]}
+    )
     assert validate({"q": "x"}) == SchemaIssue("/q", "'x' is not of type 'integer'")
 
 
@@ -119,10 +149,38 @@ def test_format_is_an_annotation() -> None:
 
 # ---- the fast path agrees with jsonschema ---------------------------------------------------------
 
-SCALARS: list[Any] = [None, True, False, 0, 1, -1, 1.0, 1.5, -0.5, 2**53, "", "a", "abc", "us-west1", "é" * 3,
-                      "2024-01-01"]
-VALUES: list[Any] = [*SCALARS, [], [1], ["a", "b"], [1, "a"], [None], {}, {"a": 1}, {"a": "x", "b": [1]},
-                     {"kind": "x"}, [[1]], [{"a": 1}]]
+SCALARS: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    1.0,
+    1.5,
+    -0.5,
+    2**53,
+    "",
+    "a",
+    "abc",
+    "us-west1",
+    "é" * 3,
+    "2024-01-01",
+]
+VALUES: list[Any] = [
+    *SCALARS,
+    [],
+    [1],
+    ["a", "b"],
+    [1, "a"],
+    [None],
+    {},
+    {"a": 1},
+    {"a": "x", "b": [1]},
+    {"kind": "x"},
+    [[1]],
+    [{"a": 1}],
+]
 
 HAND_SCHEMAS: list[dict[str, Any]] = [
     {"type": ["string", "null"]},
@@ -150,12 +208,21 @@ HAND_SCHEMAS: list[dict[str, Any]] = [
     {"not": {"type": ["string", "array"]}},
     {"if": {"type": "string"}, "then": {"minLength": 2}, "else": {"type": "array"}},
     {"if": {"properties": {"kind": {"const": "x"}}}, "then": {"required": ["a"]}},
-    {"type": "object", "properties": {"a": {"type": "integer"}}, "title": "t", "x-mcp-header": "H",
-     "description": "annotations are ignored"},
+    {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "title": "t",
+        "x-mcp-header": "H",
+        "description": "annotations are ignored",
+    },
     {"type": ["object"], "properties": {"a": {"type": "number"}}, "required": ["a"], "minProperties": 1},
     {"type": ["object", "null"], "properties": {"a": {"type": "string"}}},
-    {"type": "object", "properties": {"a": {"type": "number"}}, "allOf": [{"required": ["a"]}],
-     "dependentRequired": {"a": ["b"]}},
+    {
+        "type": "object",
+        "properties": {"a": {"type": "number"}},
+        "allOf": [{"required": ["a"]}],
+        "dependentRequired": {"a": ["b"]},
+    },
     True,
     False,
 ]

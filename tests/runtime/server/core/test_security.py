@@ -26,7 +26,13 @@ KEY = "unit-test-secret-0123456789"
 
 
 def _seal(codec: StateCodec, **overrides: Any) -> str:
-    fields: dict[str, Any] = {"principal": "p", "request": "r", "asked": ["k"], "carried": {"a": 1}, "state": {"s": 2}}
+    fields: dict[str, Any] = {
+        "principal": "p",
+        "request": "r",
+        "asked": ["k"],
+        "carried": {"a": 1},
+        "state": {"s": 2},
+    }
     fields.update(overrides)
     return codec.seal(**fields)
 
@@ -44,7 +50,7 @@ def test_codec_round_trip_and_checks() -> None:
         codec.open(token, principal="p", request="x")
     version, payload, mac = token.split(".")
     middle = len(payload) // 2
-    forged = payload[:middle] + ("A" if payload[middle] != "A" else "B") + payload[middle + 1:]
+    forged = payload[:middle] + ("A" if payload[middle] != "A" else "B") + payload[middle + 1 :]
     with pytest.raises(StateError, match="integrity"):
         codec.open(f"{version}.{forged}.{mac}", principal="p", request="r")
     with pytest.raises(StateError, match="malformed"):
@@ -69,9 +75,12 @@ def test_codec_limits() -> None:
 def test_digests() -> None:
     assert principal_digest(None) == "" and principal_digest("a") != principal_digest("b")
     base = request_digest("tools/call", {"name": "t", "arguments": {"a": 1, "b": 2}, "_meta": {"x": 1}})
-    assert base == request_digest("tools/call", {"arguments": {"b": 2, "a": 1}, "name": "t", "requestState": "s",
-                                                 "inputResponses": {}})
-    assert request_digest("tools/call", {"name": "t"}) == request_digest("tools/call", {"name": "t", "arguments": {}})
+    assert base == request_digest(
+        "tools/call", {"arguments": {"b": 2, "a": 1}, "name": "t", "requestState": "s", "inputResponses": {}}
+    )
+    assert request_digest("tools/call", {"name": "t"}) == request_digest(
+        "tools/call", {"name": "t", "arguments": {}}
+    )
     assert base != request_digest("tools/call", {"name": "t", "arguments": {"a": 1, "b": 3}})
     assert base != request_digest("prompts/get", {"name": "t", "arguments": {"a": 1, "b": 2}})
 
@@ -86,8 +95,15 @@ def test_progress_interval_drops_bursts_but_never_the_final_update_prog07() -> N
         sent.append(message["params"]["progress"])
 
     async def scenario() -> None:
-        ctx = ToolContext(tool_name="t", request_id=1, meta=meta(progressToken="p"), protocol_version=VERSION,
-                          client_capabilities={}, notify=notify, progress_interval=60.0)
+        ctx = ToolContext(
+            tool_name="t",
+            request_id=1,
+            meta=meta(progressToken="p"),
+            protocol_version=VERSION,
+            client_capabilities={},
+            notify=notify,
+            progress_interval=60.0,
+        )
         for value in (1, 2, 3):
             await ctx.report_progress(value, total=10)
         await ctx.report_progress(10, total=10)  # final: always sent
@@ -167,8 +183,13 @@ def test_rate_limited_calls_become_is_error_results_sec03() -> None:
 def secured() -> Iterator[str]:
     port = free_port()
     env = {**subprocess_env(), "MCPGEN_TEST_AUTH": "1", "MCPGEN_TEST_RATE": "0.01,3"}
-    proc = subprocess.Popen([PYTHON, "-m", "tests.runtime.dynamic_server_app", "--http", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "tests.runtime.dynamic_server_app", "--http", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for_port(port, proc)
         yield f"http://127.0.0.1:{port}/mcp"
@@ -201,12 +222,16 @@ def test_malformed_authorization_is_401(secured: str) -> None:
 
 
 def test_principal_reaches_the_handler_and_binds_state_mrtr08(secured: str) -> None:
-    assert _post(secured, call(1, "whoami"), "token-carol").json()["result"]["content"][0]["text"] == "'carol'"
+    assert (
+        _post(secured, call(1, "whoami"), "token-carol").json()["result"]["content"][0]["text"] == "'carol'"
+    )
     caps: dict[str, Any] = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}
     first = _post(secured, call(2, "ask", {}, **caps), "token-dave").json()["result"]
     retry = call(3, "ask", {}, **caps)
-    retry["params"].update(requestState=first["requestState"],
-                           inputResponses={"user_name": {"action": "accept", "content": {"name": "D"}}})
+    retry["params"].update(
+        requestState=first["requestState"],
+        inputResponses={"user_name": {"action": "accept", "content": {"name": "D"}}},
+    )
     stolen = _post(secured, retry, "token-eve").json()
     assert stolen["error"]["code"] == -32602 and "principal" in stolen["error"]["message"]
     assert _post(secured, retry, "token-dave").json()["result"]["content"][0]["text"] == "Hello, D!"
@@ -221,13 +246,19 @@ def test_rate_limit_is_per_principal_over_http(secured: str) -> None:
 def test_optional_auth_serves_anonymous_callers() -> None:
     from mcpgen_runtime.server.core.bearer_auth import Unauthorized, authenticate
 
-    auth = BearerAuth(lambda token: "someone" if token == "ok" else None, required=False,
-                      resource_metadata="https://example.com/.well-known/oauth-protected-resource")
+    auth = BearerAuth(
+        lambda token: "someone" if token == "ok" else None,
+        required=False,
+        resource_metadata="https://example.com/.well-known/oauth-protected-resource",
+    )
     assert asyncio.run(authenticate(auth, {})) is None
     assert asyncio.run(authenticate(auth, {"authorization": "bearer ok"})) == "someone"
     with pytest.raises(Unauthorized) as caught:
         asyncio.run(authenticate(auth, {"authorization": "Bearer nope"}))
-    assert 'resource_metadata="https://example.com/.well-known/oauth-protected-resource"' in caught.value.challenge
+    assert (
+        'resource_metadata="https://example.com/.well-known/oauth-protected-resource"'
+        in caught.value.challenge
+    )
 
     async def verify(token: str) -> str | None:  # async verifiers work too
         return "async-user"

@@ -58,16 +58,24 @@ def run(coro: Any) -> Any:
 def test_ack_first_then_tagged_notifications_sub01_sub02_sub03_sub05() -> None:
     async def scenario() -> None:
         server = DynamicServer(ServerConfig())
-        sub = Listener(server, listen(7, toolsListChanged=True, promptsListChanged=True, resourcesListChanged=False))
+        sub = Listener(
+            server, listen(7, toolsListChanged=True, promptsListChanged=True, resourcesListChanged=False)
+        )
         ack = await sub.next()
         # prompts are not served: not honoured, so not echoed (SUB-03)
-        assert ack == {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                       "params": {"notifications": {"toolsListChanged": True}, "_meta": {SUB_ID: 7}}}
+        assert ack == {
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"notifications": {"toolsListChanged": True}, "_meta": {SUB_ID: 7}},
+        }
         assert server.notify_list_changed("tools") == 1
         assert server.notify_list_changed("prompts") == 0
         changed = await sub.next()
-        assert changed == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
-                           "params": {"_meta": {SUB_ID: 7}}}
+        assert changed == {
+            "jsonrpc": "2.0",
+            "method": "notifications/tools/list_changed",
+            "params": {"_meta": {SUB_ID: 7}},
+        }
         sub.task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await sub.task
@@ -119,9 +127,14 @@ def test_server_close_answers_the_listen_request_sub07() -> None:
         server.close_subscriptions()
         outcome = await asyncio.wait_for(sub.task, 2)
         assert outcome.status == 200
-        assert outcome.response == {"jsonrpc": "2.0", "id": "s1", "result": {
-            "resultType": "complete", "_meta": {SERVER_INFO: {"name": "mcpgen-server", "version": "0.0.0"},
-                                                SUB_ID: "s1"}}}
+        assert outcome.response == {
+            "jsonrpc": "2.0",
+            "id": "s1",
+            "result": {
+                "resultType": "complete",
+                "_meta": {SERVER_INFO: {"name": "mcpgen-server", "version": "0.0.0"}, SUB_ID: "s1"},
+            },
+        }
 
     run(scenario())
 
@@ -138,15 +151,24 @@ def test_keepalive_on_idle_streams_http19() -> None:
     run(scenario())
 
 
-@pytest.mark.parametrize("params", [{}, {"notifications": []}, {"notifications": {"toolsListChanged": "yes"}},
-                                    {"notifications": {"resourceSubscriptions": "file:///x"}}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"notifications": []},
+        {"notifications": {"toolsListChanged": "yes"}},
+        {"notifications": {"resourceSubscriptions": "file:///x"}},
+    ],
+)
 def test_malformed_filters_are_invalid_params(params: dict[str, Any]) -> None:
     server = DynamicServer(ServerConfig())
 
     async def notify(m: dict[str, Any]) -> None:
         raise AssertionError("nothing may be sent")
 
-    outcome = run(server.handle_message(request(1, "subscriptions/listen", params), IncomingRequest(notify=notify)))
+    outcome = run(
+        server.handle_message(request(1, "subscriptions/listen", params), IncomingRequest(notify=notify))
+    )
     assert outcome.response is not None and outcome.response["error"]["code"] == -32602
 
 
@@ -160,9 +182,13 @@ def test_resource_subscriptions_are_per_uri() -> None:
         server = DynamicServer(ServerConfig())
         assert server.notify_resource_updated("file:///a") == 0  # not declared: nothing sent
         server.declare_capability("resources", {"subscribe": True})
-        sub = Listener(server, listen(1, resourceSubscriptions=["file:///a", "file:///a"], toolsListChanged=True))
+        sub = Listener(
+            server, listen(1, resourceSubscriptions=["file:///a", "file:///a"], toolsListChanged=True)
+        )
         assert (await sub.next())["params"]["notifications"] == {
-            "toolsListChanged": True, "resourceSubscriptions": ["file:///a"]}
+            "toolsListChanged": True,
+            "resourceSubscriptions": ["file:///a"],
+        }
         assert server.notify_resource_updated("file:///b") == 0
         assert server.notify_resource_updated("file:///a") == 1
         assert (await sub.next())["params"] == {"uri": "file:///a", "_meta": {SUB_ID: 1}}
@@ -187,9 +213,13 @@ def test_tools_changed_at_run_time_tools02_tools05() -> None:
         assert (await sub.next())["method"] == "notifications/tools/list_changed"
         assert names(await server.handle_message(request(3, "tools/list"))) == [*before, "extra"]
         extra = await server.handle_message(call(4, "extra", {"x": 1}))
-        assert extra.response is not None and extra.response["result"]["content"][0]["text"] == "extra got ['x']"
+        assert (
+            extra.response is not None and extra.response["result"]["content"][0]["text"] == "extra got ['x']"
+        )
         invalid = await server.handle_message(call(5, "extra", {"x": "one"}))
-        assert invalid.response is not None and invalid.response["result"]["isError"] is True  # schema-checked
+        assert (
+            invalid.response is not None and invalid.response["result"]["isError"] is True
+        )  # schema-checked
         await server.handle_message(call(6, "mutate", {"op": "remove"}))
         assert (await sub.next())["method"] == "notifications/tools/list_changed"
         gone = await server.handle_message(call(7, "extra", {}))
@@ -207,15 +237,25 @@ def test_add_tool_replaces_in_place_and_rejects_bad_input() -> None:
         return "replaced"
 
     order = list(server.tools)
-    server.add_tool({"name": "whoami", "description": "new", "inputSchema": {"type": "object"}}, handler, notify=False)
+    server.add_tool(
+        {"name": "whoami", "description": "new", "inputSchema": {"type": "object"}}, handler, notify=False
+    )
     assert list(server.tools) == order
     outcome = run(server.handle_message(call(1, "whoami", {})))
     assert outcome.response is not None and outcome.response["result"]["content"][0]["text"] == "replaced"
     with pytest.raises(TypeError):
         server.add_tool({"name": "sync", "inputSchema": {"type": "object"}}, lambda a, c: "x")  # type: ignore[arg-type,return-value]
     with pytest.raises(ValueError):
-        server.add_tool({"name": "bad", "inputSchema": {"type": "object", "properties": {
-            "p": {"type": "number", "x-mcp-header": "P"}}}}, handler)  # XHDR-06
+        server.add_tool(
+            {
+                "name": "bad",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"p": {"type": "number", "x-mcp-header": "P"}},
+                },
+            },
+            handler,
+        )  # XHDR-06
     with pytest.raises(KeyError):
         server.remove_tool("nope")
 
@@ -242,7 +282,9 @@ class Extras(DynamicServer):
         return {"echo": params.get("value"), "method": ctx.method}
 
 
-def _result(server: ToolServer, message: dict[str, Any], req: IncomingRequest | None = None) -> dict[str, Any]:
+def _result(
+    server: ToolServer, message: dict[str, Any], req: IncomingRequest | None = None
+) -> dict[str, Any]:
     outcome = run(server.handle_message(message, req))
     assert outcome.status == 200 and outcome.response is not None and "result" in outcome.response, outcome
     return dict(outcome.response["result"])
@@ -251,11 +293,19 @@ def _result(server: ToolServer, message: dict[str, Any], req: IncomingRequest | 
 def test_extra_methods_get_caching_hints_cache01_cache13() -> None:
     server = Extras(ServerConfig(list_ttl_ms=1234))
     listed = _result(server, request(1, "resources/list"))
-    assert listed == {"resources": [], "ttlMs": 1234, "cacheScope": "public", "resultType": "complete",
-                      "_meta": {SERVER_INFO: {"name": "mcpgen-server", "version": "0.0.0"}}}
+    assert listed == {
+        "resources": [],
+        "ttlMs": 1234,
+        "cacheScope": "public",
+        "resultType": "complete",
+        "_meta": {SERVER_INFO: {"name": "mcpgen-server", "version": "0.0.0"}},
+    }
     # The handler's own hints win; an authenticated caller's results default to private.
     assert _result(server, request(2, "resources/read", {"uri": "u"}))["cacheScope"] == "private"
-    assert _result(server, request(3, "resources/list"), IncomingRequest(principal="alice"))["cacheScope"] == "private"
+    assert (
+        _result(server, request(3, "resources/list"), IncomingRequest(principal="alice"))["cacheScope"]
+        == "private"
+    )
     echoed = _result(server, request(4, "x-example/echo", {"value": 3}))
     assert (echoed["echo"], echoed["ttlMs"], echoed["cacheScope"]) == (3, 5, "public")
     assert "ttlMs" not in _result(server, request(5, "x-example/plain"))
@@ -266,7 +316,9 @@ def test_extra_methods_get_caching_hints_cache01_cache13() -> None:
 def test_unregistered_and_reserved_methods() -> None:
     server = Extras(ServerConfig())
     outcome = run(server.handle_message(request(1, "prompts/list")))
-    assert outcome.status == 404 and outcome.response is not None and outcome.response["error"]["code"] == -32601
+    assert (
+        outcome.status == 404 and outcome.response is not None and outcome.response["error"]["code"] == -32601
+    )
     for method in ("tools/call", "initialize", "subscriptions/listen", "notifications/x"):
         with pytest.raises(ValueError):
             server.add_method(method, server.echo)
@@ -281,8 +333,13 @@ def test_unregistered_and_reserved_methods() -> None:
 def dynamic_http() -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     port = free_port()
     env = {**subprocess_env(), "MCPGEN_TEST_KEEPALIVE": "0.2"}
-    proc = subprocess.Popen([PYTHON, "-m", "tests.runtime.dynamic_server_app", "--http", "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "tests.runtime.dynamic_server_app", "--http", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for_port(port, proc)
         yield f"http://127.0.0.1:{port}/mcp", proc
@@ -322,9 +379,12 @@ class SseReader:
 
     def _pump(self, url: str, message: dict[str, Any]) -> None:
         try:
-            with httpx.Client(timeout=10) as client, client.stream(
-                "POST", url, content=json.dumps(message).encode(), headers=mcp_headers(message)
-            ) as response:
+            with (
+                httpx.Client(timeout=10) as client,
+                client.stream(
+                    "POST", url, content=json.dumps(message).encode(), headers=mcp_headers(message)
+                ) as response,
+            ):
                 with self.cond:
                     self.status, self.headers = response.status_code, dict(response.headers)
                 for line in response.iter_lines():
@@ -368,11 +428,16 @@ def test_listen_over_http_streams_sse_http18_http19(dynamic_http: tuple[str, Any
         assert reader.status == 200
         assert reader.headers["content-type"] == "text/event-stream"
         assert reader.headers["x-accel-buffering"] == "no"
-        assert ack["method"] == "notifications/subscriptions/acknowledged" and ack["params"]["_meta"][SUB_ID] == 99
+        assert (
+            ack["method"] == "notifications/subscriptions/acknowledged"
+            and ack["params"]["_meta"][SUB_ID] == 99
+        )
         reader.wait_for(lambda item: item[0] == "comment")  # keep-alive after 0.2 s idle
         assert _text(client, url, call(1, "subscribers")) == "1"
         assert _text(client, url, call(2, "mutate", {"op": "touch"})) == "touch done"
-        _, changed = reader.wait_for(lambda item: item[0] == "event" and item[1]["method"].endswith("list_changed"))
+        _, changed = reader.wait_for(
+            lambda item: item[0] == "event" and item[1]["method"].endswith("list_changed")
+        )
         assert changed["params"]["_meta"][SUB_ID] == 99
         # Closing the stream ends the subscription (SUB-10, HTTP-21).
         reader.close()
@@ -405,8 +470,13 @@ def test_disconnect_cancels_any_handler_http21_cancel02(dynamic_http: tuple[str,
 
 def test_shutdown_ends_listen_streams_gracefully_sub07() -> None:
     port = free_port()
-    proc = subprocess.Popen([PYTHON, "-m", "tests.runtime.dynamic_server_app", "--http", "--port", str(port)],
-                            cwd=ROOT, env=subprocess_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [PYTHON, "-m", "tests.runtime.dynamic_server_app", "--http", "--port", str(port)],
+        cwd=ROOT,
+        env=subprocess_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         wait_for_port(port, proc)
         reader = SseReader(f"http://127.0.0.1:{port}/mcp", listen("bye", toolsListChanged=True))
@@ -431,9 +501,14 @@ def test_shutdown_ends_listen_streams_gracefully_sub07() -> None:
 
 class Peer:
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([PYTHON, "-m", "tests.runtime.dynamic_server_app", "--stdio"], cwd=ROOT,
-                                     env=subprocess_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [PYTHON, "-m", "tests.runtime.dynamic_server_app", "--stdio"],
+            cwd=ROOT,
+            env=subprocess_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -456,7 +531,9 @@ def test_listen_over_stdio_tags_and_cancels_stdio07_sub08_sub10() -> None:
         assert acks == {"a", "b"}
         peer.send(call(1, "mutate", {"op": "touch"}))
         got = [peer.recv() for _ in range(3)]
-        changed = sorted(m["params"]["_meta"][SUB_ID] for m in got if m.get("method") == "notifications/tools/list_changed")
+        changed = sorted(
+            m["params"]["_meta"][SUB_ID] for m in got if m.get("method") == "notifications/tools/list_changed"
+        )
         assert changed == ["a", "b"] and any(m.get("id") == 1 for m in got)
         # The client ends "a" (SUB-10): no answer, and no more notifications for it.
         peer.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "a"}})
@@ -470,8 +547,11 @@ def test_listen_over_stdio_tags_and_cancels_stdio07_sub08_sub10() -> None:
         peer.proc.stdin.close()
         final = peer.recv()
         assert final["id"] == "b" and final["result"]["_meta"][SUB_ID] == "b"
-        assert peer.recv() == {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
-            "requestId": "b", "reason": "subscription closed by the server"}}
+        assert peer.recv() == {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": "b", "reason": "subscription closed by the server"},
+        }
         assert peer.proc.wait(timeout=10) == 0
     finally:
         if peer.proc.poll() is None:

@@ -43,13 +43,19 @@ def http(base_url: str) -> Iterator[httpx.Client]:
         yield client
 
 
-def post(http: httpx.Client, message: Any, *, headers: dict[str, str] | None = None,
-         drop: tuple[str, ...] = ()) -> httpx.Response:
+def post(
+    http: httpx.Client, message: Any, *, headers: dict[str, str] | None = None, drop: tuple[str, ...] = ()
+) -> httpx.Response:
     """POST `message` with the standard headers, `headers` overriding and `drop` removing some."""
-    sent = mcp_headers(message) if isinstance(message, dict) and "method" in message else {
-        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": VERSION,
-    }
+    sent = (
+        mcp_headers(message)
+        if isinstance(message, dict) and "method" in message
+        else {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": VERSION,
+        }
+    )
     lowered = {k.lower(): (k, v) for k, v in sent.items()}
     for key, value in (headers or {}).items():
         lowered[key.lower()] = (key, value)
@@ -89,7 +95,9 @@ def test_discover_ver03_ver04_cache01(http: httpx.Client) -> None:
     response = post(http, request("d1", "server/discover"), headers={"Mcp-Session-Id": "abc"})
     result = result_of(response, "d1")
     assert result["supportedVersions"] == [VERSION]
-    assert result["capabilities"] == {"tools": {"listChanged": True}}  # subscriptions/listen is served (TOOLS-05)
+    assert result["capabilities"] == {
+        "tools": {"listChanged": True}
+    }  # subscriptions/listen is served (TOOLS-05)
     assert result["instructions"] == "Weather tools for tests."
     assert result["ttlMs"] == 60000 and result["cacheScope"] == "public"
     assert "mcp-session-id" not in response.headers
@@ -97,8 +105,16 @@ def test_discover_ver03_ver04_cache01(http: httpx.Client) -> None:
 
 def test_discover_without_client_info_base33(http: httpx.Client) -> None:
     """BASE-33: clientInfo is optional."""
-    message = request(1, "server/discover", {"_meta": {
-        "io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {}}})
+    message = request(
+        1,
+        "server/discover",
+        {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    )
     result_of(post(http, message), 1)
 
 
@@ -133,7 +149,9 @@ def test_tools_list_keeps_definitions_intact(http: httpx.Client) -> None:
     assert result["tools"] == spec["tools"][:2]
 
 
-@pytest.mark.parametrize("cursor", ["not-a-cursor", "", base64.urlsafe_b64encode(b"2.000000000000").decode(), 7])
+@pytest.mark.parametrize(
+    "cursor", ["not-a-cursor", "", base64.urlsafe_b64encode(b"2.000000000000").decode(), 7]
+)
 def test_invalid_cursor_page08(http: httpx.Client, cursor: Any) -> None:
     """PAGE-08: a cursor the server did not issue is -32602."""
     error_of(post(http, request("c", "tools/list", {"cursor": cursor})), 400, -32602, "c")
@@ -173,12 +191,15 @@ def test_invalid_output_is_error_tools19(http: httpx.Client) -> None:
     assert "invalid output" in result["content"][0]["text"]
 
 
-@pytest.mark.parametrize(("name", "arguments", "expect"), [
-    ("calculate_sum", {"a": "two", "b": 1}, "at /a: 'two' is not of type 'number'"),  # draft-07 schema
-    ("get_weather", {}, "'location' is a required property"),
-    ("get_weather", {"location": 5}, "at /location"),
-    ("get_current_time", {"x": 1}, "Additional properties are not allowed"),
-])
+@pytest.mark.parametrize(
+    ("name", "arguments", "expect"),
+    [
+        ("calculate_sum", {"a": "two", "b": 1}, "at /a: 'two' is not of type 'number'"),  # draft-07 schema
+        ("get_weather", {}, "'location' is a required property"),
+        ("get_weather", {"location": 5}, "at /location"),
+        ("get_current_time", {"x": 1}, "Additional properties are not allowed"),
+    ],
+)
 def test_invalid_arguments_are_is_error_sec01_tools22(
     http: httpx.Client, name: str, arguments: dict[str, Any], expect: str
 ) -> None:
@@ -192,7 +213,10 @@ def test_invalid_arguments_are_is_error_sec01_tools22(
 def test_missing_arguments_member_is_empty_object(http: httpx.Client) -> None:
     """`arguments` may be omitted; get_current_time then reaches its (unimplemented) handler."""
     result = result_of(post(http, call(6, "get_current_time")), 6)
-    assert result["isError"] is True and result["content"][0]["text"] == "Tool 'get_current_time' is not implemented"
+    assert (
+        result["isError"] is True
+        and result["content"][0]["text"] == "Tool 'get_current_time' is not implemented"
+    )
 
 
 def test_tool_execution_error_tools22(http: httpx.Client) -> None:
@@ -234,12 +258,15 @@ def test_batch_is_invalid_request_http09(http: httpx.Client) -> None:
     error_of(post(http, [request(25, "tools/list")]), 400, -32600, None)
 
 
-@pytest.mark.parametrize("message", [
-    {"jsonrpc": "2.0", "id": None, "method": "tools/list", "params": {"_meta": meta()}},
-    {"jsonrpc": "2.0", "id": True, "method": "tools/list", "params": {"_meta": meta()}},
-    {"jsonrpc": "2.0", "id": 1.5, "method": "tools/list", "params": {"_meta": meta()}},
-    "just a string",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "id": None, "method": "tools/list", "params": {"_meta": meta()}},
+        {"jsonrpc": "2.0", "id": True, "method": "tools/list", "params": {"_meta": meta()}},
+        {"jsonrpc": "2.0", "id": 1.5, "method": "tools/list", "params": {"_meta": meta()}},
+        "just a string",
+    ],
+)
 def test_bad_ids_are_invalid_request_base03(http: httpx.Client, message: Any) -> None:
     error_of(post(http, message), 400, -32600, None)
 
@@ -250,7 +277,11 @@ def test_wrong_jsonrpc_version_echoes_id(http: httpx.Client) -> None:
 
 
 def test_notification_is_202_empty_http10_base16(http: httpx.Client) -> None:
-    message = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "_meta": meta()}}
+    message = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": 1, "_meta": meta()},
+    }
     response = post(http, message)
     assert response.status_code == 202 and response.content == b""
 
@@ -259,17 +290,29 @@ def test_notification_is_202_empty_http10_base16(http: httpx.Client) -> None:
 
 
 def test_missing_protocol_version_header_hdr06(http: httpx.Client) -> None:
-    error_of(post(http, call(10, "get_weather", {"location": "x"}), drop=("MCP-Protocol-Version",)),
-             400, -32020, 10)
+    error_of(
+        post(http, call(10, "get_weather", {"location": "x"}), drop=("MCP-Protocol-Version",)),
+        400,
+        -32020,
+        10,
+    )
 
 
-@pytest.mark.parametrize("params", [
-    {},
-    {"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}},
-    {"_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}},
-    {"_meta": {"io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": []}},
-    {"_meta": "nope"},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}},
+        {"_meta": {"io.modelcontextprotocol/protocolVersion": VERSION}},
+        {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": VERSION,
+                "io.modelcontextprotocol/clientCapabilities": [],
+            }
+        },
+        {"_meta": "nope"},
+    ],
+)
 def test_missing_meta_fields_base31_base32(http: httpx.Client, params: dict[str, Any]) -> None:
     """BASE-31/32: checked before the header/_meta version comparison (RULES.md conformance §4.6)."""
     message = {"jsonrpc": "2.0", "id": 20, "method": "server/discover", "params": params}
@@ -292,28 +335,39 @@ def test_unsupported_version_ver01_hdr04(http: httpx.Client) -> None:
 # ---- standard headers ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("headers", "drop"), [
-    ({}, ("Mcp-Method",)),
-    ({"Mcp-Method": "tools/list"}, ()),
-    ({"Mcp-Method": "TOOLS/CALL"}, ()),  # values are case-sensitive (HDR-10)
-    ({}, ("Mcp-Name",)),
-    ({"Mcp-Name": "get_weather_data"}, ()),
-    ({"Mcp-Name": "=?base64?Z2V0X3dlYXRoZXI?=" }, ()),  # bad padding
-    ({"Mcp-Name": "=?base64?Z2V0!!!X3dlYXRoZXI=?="}, ()),  # bad alphabet
-])
+@pytest.mark.parametrize(
+    ("headers", "drop"),
+    [
+        ({}, ("Mcp-Method",)),
+        ({"Mcp-Method": "tools/list"}, ()),
+        ({"Mcp-Method": "TOOLS/CALL"}, ()),  # values are case-sensitive (HDR-10)
+        ({}, ("Mcp-Name",)),
+        ({"Mcp-Name": "get_weather_data"}, ()),
+        ({"Mcp-Name": "=?base64?Z2V0X3dlYXRoZXI?="}, ()),  # bad padding
+        ({"Mcp-Name": "=?base64?Z2V0!!!X3dlYXRoZXI=?="}, ()),  # bad alphabet
+    ],
+)
 def test_standard_header_mismatch_hdr07_hdr08_hdr12(
     http: httpx.Client, headers: dict[str, str], drop: tuple[str, ...]
 ) -> None:
-    error_of(post(http, call(11, "get_weather", {"location": "x"}), headers=headers, drop=drop), 400, -32020, 11)
+    error_of(
+        post(http, call(11, "get_weather", {"location": "x"}), headers=headers, drop=drop), 400, -32020, 11
+    )
 
 
-@pytest.mark.parametrize("name_header", [
-    "get_weather",
-    "=?base64?" + base64.b64encode(b"get_weather").decode() + "?=",  # XHDR-17: decoded before comparing
-])
+@pytest.mark.parametrize(
+    "name_header",
+    [
+        "get_weather",
+        "=?base64?" + base64.b64encode(b"get_weather").decode() + "?=",  # XHDR-17: decoded before comparing
+    ],
+)
 def test_mcp_name_accepted_forms_xhdr17(http: httpx.Client, name_header: str) -> None:
-    response = post(http, call(12, "get_weather", {"location": "Paris"}),
-                    headers={"mcp-name": name_header, "mcp-method": "tools/call"})
+    response = post(
+        http,
+        call(12, "get_weather", {"location": "Paris"}),
+        headers={"mcp-name": name_header, "mcp-method": "tools/call"},
+    )
     assert result_of(response, 12)["isError"] is False
 
 
@@ -326,10 +380,19 @@ def test_header_blocks_are_checked_per_request_hdr08(http: httpx.Client) -> None
         error_of(post(http, other, headers={"mcp-name": "get_weather"}), 400, -32020, 14)
 
 
-@pytest.mark.parametrize("method", [
-    "initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
-    "unknown/method", "prompts/list", "resources/list",
-])
+@pytest.mark.parametrize(
+    "method",
+    [
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "unknown/method",
+        "prompts/list",
+        "resources/list",
+    ],
+)
 def test_unknown_and_removed_methods_are_404_hdr05(http: httpx.Client, method: str) -> None:
     error = error_of(post(http, request(101, method)), 404, -32601, 101)
     if method == "initialize":
@@ -352,27 +415,45 @@ def test_legacy_initialize_opens_a_session(http: httpx.Client) -> None:
 SQL = {"region": "us-west1", "query": "SELECT 1"}
 
 
-@pytest.mark.parametrize(("arguments", "header"), [
-    (SQL, "us-west1"),
-    ({"region": "Zürich", "query": "q"}, "=?base64?WsO8cmljaA==?="),
-    ({"region": " padded ", "query": "q"}, "=?base64?IHBhZGRlZCA=?="),
-    ({"region": "SGVsbG8=", "query": "q"}, "SGVsbG8="),  # no sentinel: a literal
-    ({"region": "=?base64?SGVsbG8=", "query": "q"}, "=?base64?SGVsbG8="),  # no suffix: a literal
-])
+@pytest.mark.parametrize(
+    ("arguments", "header"),
+    [
+        (SQL, "us-west1"),
+        ({"region": "Zürich", "query": "q"}, "=?base64?WsO8cmljaA==?="),
+        ({"region": " padded ", "query": "q"}, "=?base64?IHBhZGRlZCA=?="),
+        ({"region": "SGVsbG8=", "query": "q"}, "SGVsbG8="),  # no sentinel: a literal
+        ({"region": "=?base64?SGVsbG8=", "query": "q"}, "=?base64?SGVsbG8="),  # no suffix: a literal
+    ],
+)
 def test_param_header_matches_xhdr23(http: httpx.Client, arguments: dict[str, Any], header: str) -> None:
     response = post(http, call(13, "execute_sql", arguments), headers={"mcp-param-region": header})
     result = result_of(response, 13)
     assert result["content"][0]["text"].startswith(arguments["region"] + ":")
 
 
-@pytest.mark.parametrize(("arguments", "headers", "drop"), [
-    (SQL, {}, ("Mcp-Param-Region",)),  # XHDR-24: value in body, header missing
-    (SQL, {"Mcp-Param-Region": "eu-west1"}, ()),  # mismatch
-    (SQL, {"Mcp-Param-Region": "US-WEST1"}, ()),  # values are case-sensitive
-    ({"region": "Hello", "query": "q"}, {"Mcp-Param-Region": "=?base64?SGVsbG8?="}, ()),  # bad padding (XHDR-22)
-    ({"region": "Hello", "query": "q"}, {"Mcp-Param-Region": "=?base64?SGVs!!!bG8=?="}, ()),  # bad characters
-    ({"region": None, "query": "q"}, {"Mcp-Param-Region": "us-west1"}, ()),  # header claims an absent value
-])
+@pytest.mark.parametrize(
+    ("arguments", "headers", "drop"),
+    [
+        (SQL, {}, ("Mcp-Param-Region",)),  # XHDR-24: value in body, header missing
+        (SQL, {"Mcp-Param-Region": "eu-west1"}, ()),  # mismatch
+        (SQL, {"Mcp-Param-Region": "US-WEST1"}, ()),  # values are case-sensitive
+        (
+            {"region": "Hello", "query": "q"},
+            {"Mcp-Param-Region": "=?base64?SGVsbG8?="},
+            (),
+        ),  # bad padding (XHDR-22)
+        (
+            {"region": "Hello", "query": "q"},
+            {"Mcp-Param-Region": "=?base64?SGVs!!!bG8=?="},
+            (),
+        ),  # bad characters
+        (
+            {"region": None, "query": "q"},
+            {"Mcp-Param-Region": "us-west1"},
+            (),
+        ),  # header claims an absent value
+    ],
+)
 def test_param_header_mismatch_xhdr22_xhdr23_xhdr24(
     http: httpx.Client, arguments: dict[str, Any], headers: dict[str, str], drop: tuple[str, ...]
 ) -> None:
@@ -390,7 +471,9 @@ def test_null_param_needs_no_header_xhdr24(http: httpx.Client) -> None:
 
 @pytest.mark.parametrize("method", ["GET", "DELETE", "PUT"])
 def test_non_post_is_405_http23(http: httpx.Client, method: str) -> None:
-    response = http.request(method, "", headers={"Accept": "text/event-stream", "MCP-Protocol-Version": VERSION})
+    response = http.request(
+        method, "", headers={"Accept": "text/event-stream", "MCP-Protocol-Version": VERSION}
+    )
     assert response.status_code == 405 and response.headers["allow"] == "POST"
     assert "mcp-session-id" not in response.headers
 
@@ -403,7 +486,9 @@ def test_content_type_must_be_json(http: httpx.Client, content_type: str | None)
 
 
 def test_content_type_with_charset_is_fine(http: httpx.Client) -> None:
-    response = post(http, request(1, "tools/list"), headers={"Content-Type": "application/json; charset=utf-8"})
+    response = post(
+        http, request(1, "tools/list"), headers={"Content-Type": "application/json; charset=utf-8"}
+    )
     result_of(response, 1)
 
 
@@ -411,7 +496,9 @@ def test_accept_must_allow_json_or_sse(http: httpx.Client) -> None:
     error_of(post(http, request(1, "tools/list"), headers={"Accept": "text/html"}), 406, -32600, None)
     # Either one alone is acceptable; reversed order too (RULES.md conformance §3).
     result_of(post(http, request(2, "tools/list"), headers={"Accept": "application/json"}), 2)
-    result_of(post(http, request(3, "tools/list"), headers={"Accept": "text/event-stream, application/json"}), 3)
+    result_of(
+        post(http, request(3, "tools/list"), headers={"Accept": "text/event-stream, application/json"}), 3
+    )
 
 
 def test_sse_only_client_gets_a_stream_http12(http: httpx.Client) -> None:
@@ -431,7 +518,7 @@ def test_body_over_limit_is_413(http: httpx.Client) -> None:
 
 def _chunked(body: bytes, size: int = 1000) -> Iterator[bytes]:
     for start in range(0, len(body), size):
-        yield body[start:start + size]
+        yield body[start : start + size]
 
 
 def test_chunked_bodies_are_read_whole_and_limited(http: httpx.Client, base_url: str) -> None:
@@ -451,8 +538,9 @@ def test_chunked_bodies_are_read_whole_and_limited(http: httpx.Client, base_url:
     result_of(post(http, request(7, "tools/list")), 7)  # the server is fine
 
 
-@pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://localhost.evil.example:80",
-                                    "https://127.0.0.1.nip.io"])
+@pytest.mark.parametrize(
+    "origin", ["http://evil.example", "null", "http://localhost.evil.example:80", "https://127.0.0.1.nip.io"]
+)
 def test_foreign_origin_is_403_http02_http03(http: httpx.Client, origin: str) -> None:
     response = post(http, request(1, "tools/list"), headers={"Origin": origin})
     assert response.status_code == 403
@@ -508,9 +596,12 @@ def test_disconnect_cancels_handler_http21(http: httpx.Client, base_url: str) ->
     """HTTP-21: closing the SSE response stream cancels the request's handler."""
     before = _cancelled_count(http)
     message = call(41, "execute_sql", {"region": "eu", "query": "SLEEP 30"}, progressToken="p")
-    with httpx.Client(timeout=10) as other, other.stream(
-        "POST", base_url, content=json.dumps(message).encode(), headers=mcp_headers(message)
-    ) as response:
+    with (
+        httpx.Client(timeout=10) as other,
+        other.stream(
+            "POST", base_url, content=json.dumps(message).encode(), headers=mcp_headers(message)
+        ) as response,
+    ):
         assert response.headers["content-type"] == "text/event-stream"
         first = next(response.iter_lines())
         assert first.startswith("event: message")

@@ -80,7 +80,10 @@ def test_probe_paths_are_configurable() -> None:
     with pytest.raises(ValueError, match="start with '/'"):
         ServerConfig(health_path="healthz")
     server = WeatherServer(ServerConfig(health_path="/live", ready_path=None))
-    with LiveServer(server) as live, httpx.Client(base_url=f"http://127.0.0.1:{live.port}", timeout=5) as http:
+    with (
+        LiveServer(server) as live,
+        httpx.Client(base_url=f"http://127.0.0.1:{live.port}", timeout=5) as http,
+    ):
         assert http.get("/live").status_code == 200
         assert http.get("/readyz").status_code == 405  # not a probe any more: the MCP endpoint's GET
 
@@ -158,8 +161,10 @@ def test_sigterm_ends_a_legacy_sessions_get_stream() -> None:
     to another replica), instead of holding the shutdown up until the grace period is over."""
     port = free_port()
     args = [PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--shutdown-grace", "8"]
-    with running_server(args, port) as proc, \
-            httpx.Client(base_url=f"http://127.0.0.1:{port}/mcp", timeout=15) as http:
+    with (
+        running_server(args, port) as proc,
+        httpx.Client(base_url=f"http://127.0.0.1:{port}/mcp", timeout=15) as http,
+    ):
         session = LegacySession(http)
         session.initialize()
         headers = {k: v for k, v in session.headers().items() if k != "Content-Type"}
@@ -205,9 +210,11 @@ def test_sigterm_answers_a_request_on_an_idle_keepalive_connection(parser: str) 
         pytest.skip("httptools is not installed (make test installs it into tests/peers/.site-fast)")
     port = free_port()
     args = [PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--parser", parser]
-    with running_server(args, port, env=env) as proc, \
-            socket.create_connection(("127.0.0.1", port), timeout=5) as pooled, \
-            socket.create_connection(("127.0.0.1", port), timeout=5) as unused:
+    with (
+        running_server(args, port, env=env) as proc,
+        socket.create_connection(("127.0.0.1", port), timeout=5) as pooled,
+        socket.create_connection(("127.0.0.1", port), timeout=5) as unused,
+    ):
         assert _get(pooled, "/healthz").startswith(b"HTTP/1.1 200")
         assert _get(unused, "/healthz").startswith(b"HTTP/1.1 200")
         proc.send_signal(signal.SIGTERM)

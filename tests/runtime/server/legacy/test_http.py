@@ -80,11 +80,20 @@ def name_answer(received: dict[str, Any]) -> dict[str, Any]:
 # ---- handshake and session ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("requested", "negotiated"), [
-    ("2025-11-25", "2025-11-25"), ("2025-06-18", "2025-06-18"), ("2025-03-26", "2025-03-26"),
-    ("2024-11-05", "2025-11-25"), ("2026-07-28", "2025-11-25"), ("1999-01-01", "2025-11-25"),
-])
-def test_initialize_negotiates_and_opens_a_session(http: httpx.Client, requested: str, negotiated: str) -> None:
+@pytest.mark.parametrize(
+    ("requested", "negotiated"),
+    [
+        ("2025-11-25", "2025-11-25"),
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-11-05", "2025-11-25"),
+        ("2026-07-28", "2025-11-25"),
+        ("1999-01-01", "2025-11-25"),
+    ],
+)
+def test_initialize_negotiates_and_opens_a_session(
+    http: httpx.Client, requested: str, negotiated: str
+) -> None:
     """Version negotiation of every legacy revision: the requested one when spoken, else the newest;
     a session id of visible ASCII from a CSPRNG; capabilities include logging (setLevel)."""
     opened = LegacySession(http, token=ALICE, version=requested)
@@ -119,11 +128,18 @@ def test_results_have_the_legacy_shape(http: httpx.Client) -> None:
 
 def test_requests_need_the_session(http: httpx.Client) -> None:
     """A legacy request without Mcp-Session-Id is 400; an unknown one 404."""
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-               "Authorization": f"Bearer {ALICE}"}
-    missing = http.post("", json=request(1, "tools/list"), headers={**headers, "MCP-Protocol-Version": "2025-11-25"})
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Authorization": f"Bearer {ALICE}",
+    }
+    missing = http.post(
+        "", json=request(1, "tools/list"), headers={**headers, "MCP-Protocol-Version": "2025-11-25"}
+    )
     assert missing.status_code == 400 and "Mcp-Session-Id" in missing.json()["error"]["message"]
-    unknown = http.post("", json=request(1, "tools/list"), headers={**headers, "Mcp-Session-Id": "no-such-session"})
+    unknown = http.post(
+        "", json=request(1, "tools/list"), headers={**headers, "Mcp-Session-Id": "no-such-session"}
+    )
     assert unknown.status_code == 404
 
 
@@ -172,11 +188,20 @@ def test_origin_and_body_limits_apply_to_sessions(http: httpx.Client) -> None:
 def test_modern_requests_beside_sessions(http: httpx.Client) -> None:
     """The same endpoint still serves 2026-07-28 statelessly; a session id on a modern request is ignored (HTTP-24)."""
     opened = session(http)
-    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
     message = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "whoami", "_meta": meta}}
-    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-               "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "whoami",
-               "Authorization": f"Bearer {ALICE}", "Mcp-Session-Id": str(opened.session_id)}
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "whoami",
+        "Authorization": f"Bearer {ALICE}",
+        "Mcp-Session-Id": str(opened.session_id),
+    }
     reply = http.post("", json=message, headers=headers)
     assert reply.status_code == 200 and reply.json()["result"]["resultType"] == "complete"
     assert "mcp-session-id" not in reply.headers
@@ -212,13 +237,21 @@ def test_several_asks_at_once(http: httpx.Client) -> None:
     def answer(received: dict[str, Any]) -> dict[str, Any]:
         return {
             "elicitation/create": {"action": "accept", "content": {"name": "Ada"}},
-            "sampling/createMessage": {"role": "assistant", "model": "m", "content": {"type": "text", "text": "Hi"}},
+            "sampling/createMessage": {
+                "role": "assistant",
+                "model": "m",
+                "content": {"type": "text", "text": "Hi"},
+            },
             "roots/list": {"roots": [{"uri": "file:///tmp"}]},
         }[received["method"]]
 
     done = opened.exchange(call(1, "ask_three"), answer=answer)
     assert done.result["content"][0]["text"] == "Hi, Ada; 1 root(s)"
-    assert sorted(r["method"] for r in done.requests) == ["elicitation/create", "roots/list", "sampling/createMessage"]
+    assert sorted(r["method"] for r in done.requests) == [
+        "elicitation/create",
+        "roots/list",
+        "sampling/createMessage",
+    ]
     assert len({r["id"] for r in done.requests}) == 3
 
 
@@ -237,7 +270,10 @@ def test_a_client_that_never_answers_gets_a_bounded_wait(http: httpx.Client) -> 
     started = time.monotonic()
     done = opened.exchange(call(1, "ask"), answer=lambda received: None)
     assert 0.9 < time.monotonic() - started < 5
-    assert done.result["isError"] is True and "did not answer elicitation/create" in done.result["content"][0]["text"]
+    assert (
+        done.result["isError"] is True
+        and "did not answer elicitation/create" in done.result["content"][0]["text"]
+    )
     (asked,) = done.requests
     cancelled = [n for n in done.notifications if n["method"] == "notifications/cancelled"]
     assert cancelled and cancelled[0]["params"]["requestId"] == asked["id"]
@@ -245,10 +281,16 @@ def test_a_client_that_never_answers_gets_a_bounded_wait(http: httpx.Client) -> 
 
 def test_an_error_answer_fails_the_ask(http: httpx.Client) -> None:
     opened = session(http, capabilities=ELICIT_CAPS)
-    with http.stream("POST", "", content=json.dumps(call(1, "ask")).encode(), headers=opened.headers()) as reply:
+    with http.stream(
+        "POST", "", content=json.dumps(call(1, "ask")).encode(), headers=opened.headers()
+    ) as reply:
         events = iter_events(reply.iter_lines())
         asked = next(m for m in (e.message for e in events) if m is not None and "method" in m)
-        error = {"jsonrpc": "2.0", "id": asked["id"], "error": {"code": -1, "message": "user closed the dialog"}}
+        error = {
+            "jsonrpc": "2.0",
+            "id": asked["id"],
+            "error": {"code": -1, "message": "user closed the dialog"},
+        }
         assert opened.post(error).status_code == 202
         final = next(m for m in (e.message for e in events) if m is not None and m.get("id") == 1)
     text = final["result"]["content"][0]["text"]
@@ -272,11 +314,17 @@ def test_progress_and_log_messages(http: httpx.Client) -> None:
     opened = session(http)
     progress = opened.exchange(call(1, "progress", {"steps": 3}, progressToken="tok"))
     assert [(n["params"]["progressToken"], n["params"]["progress"]) for n in progress.notifications] == [
-        ("tok", 1), ("tok", 2), ("tok", 3)]
+        ("tok", 1),
+        ("tok", 2),
+        ("tok", 3),
+    ]
     everything = opened.exchange(call(2, "log"))
     assert [n["params"]["level"] for n in everything.notifications] == ["debug", "info", "warning", "error"]
-    assert everything.notifications[0]["params"] == {"level": "debug", "logger": "legacy-test",
-                                                     "data": {"level was": "debug"}}
+    assert everything.notifications[0]["params"] == {
+        "level": "debug",
+        "logger": "legacy-test",
+        "data": {"level was": "debug"},
+    }
     assert opened.exchange(request(3, "logging/setLevel", {"level": "warning"})).result == {}
     filtered = opened.exchange(call(4, "log"))
     assert [n["params"]["level"] for n in filtered.notifications] == ["warning", "error"]
@@ -285,8 +333,9 @@ def test_progress_and_log_messages(http: httpx.Client) -> None:
 def test_cancelled_notification_stops_the_call(http: httpx.Client) -> None:
     opened = session(http)
     before = opened.exchange(call(1, "cancelled")).result["content"][0]["text"]
-    with http.stream("POST", "", content=json.dumps(call(2, "sleep", {"seconds": 30})).encode(),
-                     headers=opened.headers()) as reply:
+    with http.stream(
+        "POST", "", content=json.dumps(call(2, "sleep", {"seconds": 30})).encode(), headers=opened.headers()
+    ) as reply:
         events = iter_events(reply.iter_lines())
         assert next(events).data == ""  # the priming event: the handler runs
         cancel = notification("notifications/cancelled", {"requestId": 2, "reason": "user gave up"})
@@ -302,8 +351,9 @@ def test_disconnect_is_not_cancellation_and_the_stream_resumes(http: httpx.Clien
     followed and delivers the result."""
     opened = session(http)
     before = opened.exchange(call(1, "cancelled")).result["content"][0]["text"]
-    with http.stream("POST", "", content=json.dumps(call(2, "sleep", {"seconds": 0.4})).encode(),
-                     headers=opened.headers()) as reply:
+    with http.stream(
+        "POST", "", content=json.dumps(call(2, "sleep", {"seconds": 0.4})).encode(), headers=opened.headers()
+    ) as reply:
         seen = next(iter_events(reply.iter_lines()))  # the priming event, then the client leaves
     assert seen.id is not None and seen.data == ""
     time.sleep(0.6)
@@ -342,7 +392,9 @@ def test_get_stream_carries_list_changed(http: httpx.Client) -> None:
     """The standalone GET stream: priming event, list_changed when the tool set changes, keep-alive
     comments; one per session (409)."""
     opened = session(http)
-    with http.stream("GET", "", headers={k: v for k, v in opened.headers().items() if k != "Content-Type"}) as stream:
+    with http.stream(
+        "GET", "", headers={k: v for k, v in opened.headers().items() if k != "Content-Type"}
+    ) as stream:
         assert stream.status_code == 200 and stream.headers["content-type"].startswith("text/event-stream")
         lines = stream.iter_lines()
         events = iter_events(lines)
@@ -361,7 +413,9 @@ def test_get_stream_carries_list_changed(http: httpx.Client) -> None:
 def test_get_and_delete_without_a_session_stay_405(http: httpx.Client) -> None:
     """HTTP-23 for modern clients: GET/DELETE without Mcp-Session-Id are not legacy requests."""
     for verb in ("GET", "DELETE"):
-        reply = http.request(verb, "", headers={"Accept": "text/event-stream", "Authorization": f"Bearer {ALICE}"})
+        reply = http.request(
+            verb, "", headers={"Accept": "text/event-stream", "Authorization": f"Bearer {ALICE}"}
+        )
         assert reply.status_code == 405 and reply.headers["allow"] == "POST"
 
 
@@ -381,8 +435,11 @@ def test_session_cap_and_idle_expiry(small_url: str) -> None:
             for busy in (second, third, fourth):
                 response = streams.enter_context(http.stream("GET", "", headers=busy.headers()))
                 assert response.status_code == 200
-            refused = http.post("", json=request(0, "initialize", {"protocolVersion": "2025-11-25"}),
-                                headers={"Content-Type": "application/json", "Accept": "application/json"})
+            refused = http.post(
+                "",
+                json=request(0, "initialize", {"protocolVersion": "2025-11-25"}),
+                headers={"Content-Type": "application/json", "Accept": "application/json"},
+            )
             assert refused.status_code == 503
         time.sleep(1.3)
         assert third.post(request(4, "ping")).status_code == 404  # idle past 1 s
@@ -405,11 +462,23 @@ def test_modern_only_answers_initialize_with_its_versions() -> None:
     """VER-08: modern_only names the versions it speaks in the error to initialize; GET/DELETE with
     a session id stay 405 (HTTP-23/24)."""
     with serve({}, "--modern-only") as served, httpx.Client(base_url=served, timeout=10) as http:
-        message = request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                            "clientInfo": {"name": "old", "version": "1"}})
-        reply = http.post("", json=message, headers={"Content-Type": "application/json",
-                                                     "Accept": "application/json, text/event-stream"})
+        message = request(
+            0,
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "old", "version": "1"},
+            },
+        )
+        reply = http.post(
+            "",
+            json=message,
+            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+        )
         assert reply.status_code == 400 and "mcp-session-id" not in reply.headers
         error = reply.json()["error"]
         assert error["data"]["supported"] == ["2026-07-28"] and "2026-07-28" in error["message"]
-        assert http.get("", headers={"Mcp-Session-Id": "abc", "Accept": "text/event-stream"}).status_code == 405
+        assert (
+            http.get("", headers={"Mcp-Session-Id": "abc", "Accept": "text/event-stream"}).status_code == 405
+        )

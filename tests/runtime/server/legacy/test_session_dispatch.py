@@ -151,17 +151,22 @@ def test_stream_numbers_events_and_keeps_a_bounded_replay_buffer() -> None:
                 assert len(stream.take()) == 4  # a connection that keeps up
         assert not stream.closing
         for index in range(6):
-            stream.emit({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 20 + index}})
+            stream.emit(
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 20 + index}}
+            )
         assert stream.closing  # one that falls more than `replay` events behind is ended
         stream.detach()
         stream.emit({"jsonrpc": "2.0", "id": 1, "result": {}})
         assert stream.take() == []  # detached: buffered only
         replay = stream.attach(after=0)  # older events than the buffer holds are gone
         assert [parse_event_id(chunk.split(b"\n")[0][4:].decode()) for chunk in replay] == [
-            ("7", n) for n in range(23, 28)]
+            ("7", n) for n in range(23, 28)
+        ]
         old_wake = stream.wake
         stream.attach(after=None)
-        assert old_wake.is_set() and stream.wake is not old_wake  # the old connection learns it lost the stream
+        assert (
+            old_wake.is_set() and stream.wake is not old_wake
+        )  # the old connection learns it lost the stream
         stream.finish(None)
         stream.emit({"jsonrpc": "2.0", "method": "late"})
         assert stream.take() == []
@@ -182,41 +187,75 @@ def test_sse_encoding_and_event_ids() -> None:
 
 
 def test_initialize_params_and_result() -> None:
-    requested, handshake = parse_initialize({"protocolVersion": "2024-11-05", "capabilities": {"roots": {}},
-                                             "clientInfo": {"name": "c", "version": "1"}})
+    requested, handshake = parse_initialize(
+        {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {"roots": {}},
+            "clientInfo": {"name": "c", "version": "1"},
+        }
+    )
     assert requested == "2024-11-05" and handshake.protocol_version == "2025-11-25"
     assert handshake.capabilities == {"roots": {}}
-    for bad in (None, [], {}, {"protocolVersion": 1}, {"protocolVersion": "2025-06-18", "capabilities": []},
-                {"protocolVersion": "2025-06-18", "clientInfo": "me"}):
+    for bad in (
+        None,
+        [],
+        {},
+        {"protocolVersion": 1},
+        {"protocolVersion": "2025-06-18", "capabilities": []},
+        {"protocolVersion": "2025-06-18", "clientInfo": "me"},
+    ):
         with pytest.raises(ValueError):
             parse_initialize(bad)
     result = initialize_result("2025-03-26", {"tools": {}}, {"name": "s", "version": "1", "title": "S"}, None)
-    assert result == {"protocolVersion": "2025-03-26", "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "s", "version": "1"}}
+    assert result == {
+        "protocolVersion": "2025-03-26",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "s", "version": "1"},
+    }
 
 
 def test_results_lose_what_legacy_revisions_lack() -> None:
     server_meta = {"io.modelcontextprotocol/serverInfo": {"name": "s"}}
-    modern = {"content": [], "isError": False, "resultType": "complete", "ttlMs": 5, "cacheScope": "public",
-              "_meta": server_meta}
+    modern = {
+        "content": [],
+        "isError": False,
+        "resultType": "complete",
+        "ttlMs": 5,
+        "cacheScope": "public",
+        "_meta": server_meta,
+    }
     assert legacy_result(modern) == {"content": [], "isError": False}
     assert modern["resultType"] == "complete"  # not changed in place
     mixed = {"resultType": "complete", "_meta": {**server_meta, "dev.example/x": 1}}
     assert legacy_result(mixed) == {"_meta": {"dev.example/x": 1}}
     assert "structuredContent" not in legacy_call_result({"content": [], "structuredContent": [1, 2]})
     assert legacy_call_result({"content": [], "structuredContent": {"a": 1}})["structuredContent"] == {"a": 1}
-    page = {"tools": [{"name": "a", "outputSchema": {"type": "array"}}, {"name": "b", "outputSchema": {"type": "object"}}],
-            "resultType": "complete", "ttlMs": 1, "cacheScope": "public"}
-    assert legacy_tools_page(page) == {"tools": [{"name": "a"}, {"name": "b", "outputSchema": {"type": "object"}}]}
+    page = {
+        "tools": [
+            {"name": "a", "outputSchema": {"type": "array"}},
+            {"name": "b", "outputSchema": {"type": "object"}},
+        ],
+        "resultType": "complete",
+        "ttlMs": 1,
+        "cacheScope": "public",
+    }
+    assert legacy_tools_page(page) == {
+        "tools": [{"name": "a"}, {"name": "b", "outputSchema": {"type": "object"}}]
+    }
 
 
 def test_log_levels_versions_and_era_markers() -> None:
     assert log_level_allows(None, "debug") and log_level_allows("warning", "error")
     assert not log_level_allows("warning", "info") and not log_level_allows("info", "nonsense")
-    assert unavailable_in("elicitation/create", "2025-03-26") and not unavailable_in("elicitation/create", "2025-06-18")
+    assert unavailable_in("elicitation/create", "2025-03-26") and not unavailable_in(
+        "elicitation/create", "2025-06-18"
+    )
     assert not unavailable_in("sampling/createMessage", "2025-03-26")
     form = {"mode": "form", "message": "m", "requestedSchema": {}}
-    assert server_request_params("elicitation/create", form, "2025-06-18") == {"message": "m", "requestedSchema": {}}
+    assert server_request_params("elicitation/create", form, "2025-06-18") == {
+        "message": "m",
+        "requestedSchema": {},
+    }
     assert server_request_params("elicitation/create", form, "2025-11-25") is form
     assert carries_modern_meta({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
     assert not carries_modern_meta({"_meta": {"progressToken": 1}}) and not carries_modern_meta(None)
@@ -229,8 +268,14 @@ def test_session_messages_in_process() -> None:
     """LegacyDispatcher without a transport: handshake, then requests whose asks go through a channel."""
     server = LegacyTestServer(ServerConfig(name="unit", sessions=SessionOptions(client_request_timeout_s=1)))
     era = LegacyDispatcher(server)
-    outcome, handshake = era.initialize({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                         "params": {"protocolVersion": "2025-03-26", "capabilities": {"roots": {}}}})
+    outcome, handshake = era.initialize(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-03-26", "capabilities": {"roots": {}}},
+        }
+    )
     assert handshake is not None and outcome.response is not None
     assert outcome.response["result"]["capabilities"]["logging"] == {}
     session = era.open_session(handshake, None, None)
@@ -241,20 +286,34 @@ def test_session_messages_in_process() -> None:
         async def write(message: dict[str, Any]) -> None:
             written.append(message)
             if "id" in message and "method" in message:  # answer at once, as a client would
-                asyncio.get_running_loop().call_soon(session.answer, {
-                    "jsonrpc": "2.0", "id": message["id"], "result": {"roots": [{"uri": "file:///x"}]}})
+                asyncio.get_running_loop().call_soon(
+                    session.answer,
+                    {"jsonrpc": "2.0", "id": message["id"], "result": {"roots": [{"uri": "file:///x"}]}},
+                )
 
-        request = IncomingRequest("direct", None, write, None, None, None, None, SessionChannel(era.options, session, write))
-        roots = await era.handle(session, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                           "params": {"name": "roots"}}, request)
-        assert roots.response == {"jsonrpc": "2.0", "id": 2,
-                                  "result": {"content": [{"type": "text", "text": "file:///x"}], "isError": False}}
-        ask = await era.handle(session, {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                                         "params": {"name": "ask"}}, request)
+        request = IncomingRequest(
+            "direct", None, write, None, None, None, None, SessionChannel(era.options, session, write)
+        )
+        roots = await era.handle(
+            session, {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "roots"}}, request
+        )
+        assert roots.response == {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "result": {"content": [{"type": "text", "text": "file:///x"}], "isError": False},
+        }
+        ask = await era.handle(
+            session, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "ask"}}, request
+        )
         assert ask.response is not None  # elicitation does not exist in 2025-03-26: refused, nothing sent
-        assert ask.response["result"]["isError"] is True and "elicitation" in ask.response["result"]["content"][0]["text"]
+        assert (
+            ask.response["result"]["isError"] is True
+            and "elicitation" in ask.response["result"]["content"][0]["text"]
+        )
         assert [m["method"] for m in written] == ["roots/list"]
-        bad = await era.handle(session, {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": []}, request)
+        bad = await era.handle(
+            session, {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": []}, request
+        )
         assert bad.status == 200 and bad.response is not None and bad.response["error"]["code"] == -32602
 
     run(scenario())
@@ -266,15 +325,28 @@ def test_idle_session_memory_budget() -> None:
     server = LegacyTestServer(ServerConfig(name="unit"))
     era = LegacyDispatcher(server)
     store = MemorySessionStore(idle_timeout_s=3600, max_sessions=20_000)
-    params = {"protocolVersion": "2025-11-25",
-              "capabilities": {"sampling": {}, "elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": True}},
-              "clientInfo": {"name": "conformance-test-client", "version": "1.0.0"}}
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {
+            "sampling": {},
+            "elicitation": {"form": {}, "url": {}},
+            "roots": {"listChanged": True},
+        },
+        "clientInfo": {"name": "conformance-test-client", "version": "1.0.0"},
+    }
 
     async def scenario(count: int) -> None:
         for _ in range(count):
-            message = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                **params, "capabilities": {k: dict(v) for k, v in params["capabilities"].items()},
-                "clientInfo": dict(params["clientInfo"])}}
+            message = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    **params,
+                    "capabilities": {k: dict(v) for k, v in params["capabilities"].items()},
+                    "clientInfo": dict(params["clientInfo"]),
+                },
+            }
             _, handshake = era.initialize(message)
             assert handshake is not None
             assert await store.add(era.open_session(handshake, new_session_id(), None))

@@ -31,9 +31,20 @@ def peer() -> Iterator[StdioPeer]:
         server.close()
 
 
-def initialize(peer: StdioPeer, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
-    peer.send(request(0, "initialize", {"protocolVersion": version, "capabilities": capabilities or {},
-                                        "clientInfo": {"name": "legacy-stdio", "version": "0"}}))
+def initialize(
+    peer: StdioPeer, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    peer.send(
+        request(
+            0,
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": capabilities or {},
+                "clientInfo": {"name": "legacy-stdio", "version": "0"},
+            },
+        )
+    )
     answer = peer.recv()
     assert answer["id"] == 0
     peer.send(notification("notifications/initialized"))
@@ -59,7 +70,9 @@ def test_initialize_makes_the_process_a_session(peer: StdioPeer) -> None:
     assert set(listing["result"]) == {"tools"}  # no resultType, ttlMs, cacheScope, serverInfo
     peer.send(request(2, "ping"))
     assert until_response(peer, 2)[0]["result"] == {}
-    peer.send(request(3, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {}}))
+    peer.send(
+        request(3, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {}})
+    )
     assert until_response(peer, 3)[0]["error"]["code"] == -32600  # once per process
 
 
@@ -75,7 +88,11 @@ def test_asks_are_requests_on_stdout(peer: StdioPeer) -> None:
     assert asked["elicitation/create"]["params"]["mode"] == "form"
     answers = {
         "elicitation/create": {"action": "accept", "content": {"name": "Ada"}},
-        "sampling/createMessage": {"role": "assistant", "model": "m", "content": {"type": "text", "text": "Hi"}},
+        "sampling/createMessage": {
+            "role": "assistant",
+            "model": "m",
+            "content": {"type": "text", "text": "Hi"},
+        },
         "roots/list": {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]},
     }
     for method, message in asked.items():
@@ -107,7 +124,9 @@ def test_log_level_and_progress(peer: StdioPeer) -> None:
     peer.send(call(3, "progress", {"steps": 2}, progressToken=7))
     _, before = until_response(peer, 3)
     assert [(m["method"], m["params"]["progress"]) for m in before] == [
-        ("notifications/progress", 1), ("notifications/progress", 2)]
+        ("notifications/progress", 1),
+        ("notifications/progress", 2),
+    ]
 
 
 def test_cancel_and_modern_messages_beside_the_session(peer: StdioPeer) -> None:
@@ -135,8 +154,17 @@ def test_modern_only_names_its_versions() -> None:
     """VER-08 on stdio: a modern-only server answers initialize with an error naming 2026-07-28."""
     server = StdioPeer("--modern-only", module=APP)
     try:
-        server.send(request(0, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                              "clientInfo": {"name": "old", "version": "1"}}))
+        server.send(
+            request(
+                0,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "old", "version": "1"},
+                },
+            )
+        )
         error = server.recv()["error"]
         assert error["data"]["supported"] == ["2026-07-28"] and "2026-07-28" in error["message"]
         server.send(request(1, "ping"))  # no session was opened: still the modern era

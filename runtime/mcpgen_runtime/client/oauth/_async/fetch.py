@@ -33,8 +33,10 @@ class AsyncFetcher:
         self.timeout = timeout
         self.max_bytes = max_bytes
         self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout), follow_redirects=False,
-            headers={"User-Agent": user_agent, "Accept": "application/json"})
+            timeout=httpx.Timeout(timeout),
+            follow_redirects=False,
+            headers={"User-Agent": user_agent, "Accept": "application/json"},
+        )
 
     async def get_json(self, url: str, what: str) -> Answer:
         """GET a metadata document: same-origin redirects followed."""
@@ -53,25 +55,39 @@ class AsyncFetcher:
 
     async def post_form(self, url: str, headers: Mapping[str, str], body: str, what: str) -> Answer:
         check_url(url, what)
-        status, _, content = await self._exchange("POST", url, what, time.monotonic() + self.timeout,
-                                                  headers=headers, content=body.encode())
+        status, _, content = await self._exchange(
+            "POST", url, what, time.monotonic() + self.timeout, headers=headers, content=body.encode()
+        )
         return status, self._json(content, status, what, url)
 
     async def post_json(self, url: str, document: Mapping[str, Any], what: str) -> Answer:
         check_url(url, what)
         status, _, content = await self._exchange(
-            "POST", url, what, time.monotonic() + self.timeout,
-            headers={"Content-Type": "application/json"}, content=_json.dumps(document))
+            "POST",
+            url,
+            what,
+            time.monotonic() + self.timeout,
+            headers={"Content-Type": "application/json"},
+            content=_json.dumps(document),
+        )
         return status, self._json(content, status, what, url)
 
-    async def _exchange(self, method: str, url: str, what: str, deadline: float, *,
-                        headers: Mapping[str, str] | None = None,
-                        content: bytes | None = None) -> tuple[int, httpx.Headers, bytes]:
+    async def _exchange(
+        self,
+        method: str,
+        url: str,
+        what: str,
+        deadline: float,
+        *,
+        headers: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+    ) -> tuple[int, httpx.Headers, bytes]:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise AuthorizationError(f"{what} at {url}: no answer within {self.timeout}s")
-        request = self._client.build_request(method, url, headers=headers, content=content,
-                                             timeout=httpx.Timeout(remaining))
+        request = self._client.build_request(
+            method, url, headers=headers, content=content, timeout=httpx.Timeout(remaining)
+        )
         try:
             response = await self._client.send(request, stream=True)
             try:
@@ -80,9 +96,13 @@ class AsyncFetcher:
                 async for chunk in response.aiter_bytes():
                     size += len(chunk)
                     if size > self.max_bytes:
-                        raise AuthorizationError(f"{what} at {url} is larger than {self.max_bytes} bytes; refused")
+                        raise AuthorizationError(
+                            f"{what} at {url} is larger than {self.max_bytes} bytes; refused"
+                        )
                     if time.monotonic() > deadline:
-                        raise AuthorizationError(f"{what} at {url}: no complete answer within {self.timeout}s")
+                        raise AuthorizationError(
+                            f"{what} at {url}: no complete answer within {self.timeout}s"
+                        )
                     chunks.append(chunk)
             finally:
                 await response.aclose()

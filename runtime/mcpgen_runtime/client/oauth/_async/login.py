@@ -87,8 +87,13 @@ class AsyncOAuthLogin:
         if attempt >= self.config.max_authorizations:
             raise AuthorizationError(self._refused(error, challenge), status_code=error.status_code)
         tokens = self._tokens
-        if (error.status_code == 401 and attempt == 0 and tokens is not None and tokens.refresh_token
-                and await self._refresh(tokens)):
+        if (
+            error.status_code == 401
+            and attempt == 0
+            and tokens is not None
+            and tokens.refresh_token
+            and await self._refresh(tokens)
+        ):
             return True
         await self.login(challenge)
         return True
@@ -129,8 +134,14 @@ class AsyncOAuthLogin:
     def _save(self, tokens: TokenSet) -> None:
         assert self._metadata is not None and self._client is not None
         self._tokens = tokens
-        self._store.save(self._key, {"tokens": tokens.to_dict(), "client": self._client.to_dict(),
-                                     "metadata": dict(self._metadata.document)})
+        self._store.save(
+            self._key,
+            {
+                "tokens": tokens.to_dict(),
+                "client": self._client.to_dict(),
+                "metadata": dict(self._metadata.document),
+            },
+        )
 
     def forget(self) -> None:
         """Drop the tokens of this server (memory and store)."""
@@ -142,14 +153,23 @@ class AsyncOAuthLogin:
         metadata, client = self._metadata, self._client
         if metadata is None or client is None or tokens.refresh_token is None:
             return False
-        endpoint, headers, body = token_request(metadata, client, "refresh_token",
-                                                refresh_token=tokens.refresh_token, resource=tokens.resource)
+        endpoint, headers, body = token_request(
+            metadata, client, "refresh_token", refresh_token=tokens.refresh_token, resource=tokens.resource
+        )
         status, document = await self._fetch().post_form(endpoint, headers, body, "the token endpoint")
         if not 200 <= status < 300:
             self.forget()
             return False
-        self._save(TokenSet.from_response(document, resource=tokens.resource, issuer=metadata.issuer,
-                                          client_id=client.client_id, requested=tokens.scopes, previous=tokens))
+        self._save(
+            TokenSet.from_response(
+                document,
+                resource=tokens.resource,
+                issuer=metadata.issuer,
+                client_id=client.client_id,
+                requested=tokens.scopes,
+                previous=tokens,
+            )
+        )
         return True
 
     # ---- the login ---------------------------------------------------------------------------
@@ -164,8 +184,9 @@ class AsyncOAuthLogin:
         if self._uses_client_credentials(metadata):
             client = self._configured_client(metadata) or await self._register(metadata, None, True)
             self._metadata, self._client = metadata, client
-            endpoint, headers, body = token_request(metadata, client, "client_credentials",
-                                                    scope=" ".join(scopes) or None, resource=resource)
+            endpoint, headers, body = token_request(
+                metadata, client, "client_credentials", scope=" ".join(scopes) or None, resource=resource
+            )
         else:
             redirect = self._redirect_handler()
             known = self._configured_client(metadata) or self._stored_client(metadata, redirect)
@@ -176,8 +197,9 @@ class AsyncOAuthLogin:
             else:
                 client = await self._register(metadata, redirect.redirect_uri, False)
             self._metadata, self._client = metadata, client
-            request = AuthorizationRequest.create(metadata, client, redirect_uri=redirect.redirect_uri,
-                                                  resource=resource, scopes=scopes)
+            request = AuthorizationRequest.create(
+                metadata, client, redirect_uri=redirect.redirect_uri, resource=resource, scopes=scopes
+            )
             callback = redirect.authorize(request.url)
             if inspect.isawaitable(callback):
                 callback = await callback
@@ -185,13 +207,20 @@ class AsyncOAuthLogin:
                 raise TypeError("a redirect handler's authorize() must return the callback URL (a str)")
             code = read_callback(request, callback)  # state and iss checked first (AUTH-11/17)
             endpoint, headers, body = token_request(
-                metadata, client, "authorization_code", code=code, redirect_uri=request.redirect_uri,
-                code_verifier=request.code_verifier, resource=resource)
+                metadata,
+                client,
+                "authorization_code",
+                code=code,
+                redirect_uri=request.redirect_uri,
+                code_verifier=request.code_verifier,
+                resource=resource,
+            )
         status, document = await self._fetch().post_form(endpoint, headers, body, "the token endpoint")
         if not 200 <= status < 300:
             raise token_error(status, document, metadata.issuer)
-        tokens = TokenSet.from_response(document, resource=resource, issuer=metadata.issuer,
-                                        client_id=client.client_id, requested=scopes)
+        tokens = TokenSet.from_response(
+            document, resource=resource, issuer=metadata.issuer, client_id=client.client_id, requested=scopes
+        )
         self._requested = scopes
         self._save(tokens)
         return tokens
@@ -217,7 +246,8 @@ class AsyncOAuthLogin:
                 # AUTH-04: credentials registered with one server are never shown to another
                 raise AuthorizationError(
                     f"{self.url} is protected by {', '.join(servers)}, not by {wanted}, which the configured "
-                    "client credentials belong to; register the client there")
+                    "client credentials belong to; register the client there"
+                )
             return wanted
         if servers:
             return servers[0]
@@ -232,8 +262,12 @@ class AsyncOAuthLogin:
             return fallback_metadata(self.url)
         raise AuthorizationError(f"authorization server {issuer} publishes no metadata (RFC 8414 or OpenID)")
 
-    def _scopes(self, challenge: Challenge | None, resource_metadata: ResourceMetadata | None,
-                metadata: ServerMetadata) -> tuple[str, ...]:
+    def _scopes(
+        self,
+        challenge: Challenge | None,
+        resource_metadata: ResourceMetadata | None,
+        metadata: ServerMetadata,
+    ) -> tuple[str, ...]:
         """AUTH-07/08: the configured scopes; else the challenge's united with those asked for
         before; else the resource's `scopes_supported`; plus `offline_access` (AUTH-14)."""
         if self.config.scopes is not None:
@@ -247,8 +281,12 @@ class AsyncOAuthLogin:
         else:
             scopes = ()
         offered = metadata.listed("scopes_supported") or ()
-        if (self.config.offline_access and "offline_access" in offered and "offline_access" not in scopes
-                and not self._uses_client_credentials(metadata)):
+        if (
+            self.config.offline_access
+            and "offline_access" in offered
+            and "offline_access" not in scopes
+            and not self._uses_client_credentials(metadata)
+        ):
             scopes = (*scopes, "offline_access")
         return scopes
 
@@ -264,15 +302,25 @@ class AsyncOAuthLogin:
         cfg = self.config
         if cfg.client_id is None:
             return None
-        return ClientIdentity(cfg.client_id, "pre-registered", metadata.issuer, cfg.client_secret,
-                              "private_key_jwt" if cfg.private_key is not None else None,
-                              private_key=cfg.private_key, signing_alg=cfg.signing_alg)
+        return ClientIdentity(
+            cfg.client_id,
+            "pre-registered",
+            metadata.issuer,
+            cfg.client_secret,
+            "private_key_jwt" if cfg.private_key is not None else None,
+            private_key=cfg.private_key,
+            signing_alg=cfg.signing_alg,
+        )
 
     def _client_key(self, issuer: str) -> str:
         return f"client {issuer}"  # AUTH-04: registrations are per authorization server
 
     def _stored_client(self, metadata: ServerMetadata, redirect: RedirectHandler) -> ClientIdentity | None:
-        if self._client is not None and self._client.issuer == metadata.issuer and self._client.source == "dynamic":
+        if (
+            self._client is not None
+            and self._client.issuer == metadata.issuer
+            and self._client.source == "dynamic"
+        ):
             client: ClientIdentity | None = self._client
         else:
             client = ClientIdentity.from_dict(self._store.load(self._client_key(metadata.issuer)) or {})
@@ -283,22 +331,31 @@ class AsyncOAuthLogin:
             reuse(client.redirect_uri)
         return client if client.redirect_uri == redirect.redirect_uri else None
 
-    async def _register(self, metadata: ServerMetadata, redirect_uri: str | None,
-                        client_credentials: bool) -> ClientIdentity:
+    async def _register(
+        self, metadata: ServerMetadata, redirect_uri: str | None, client_credentials: bool
+    ) -> ClientIdentity:
         endpoint = metadata.endpoint("registration_endpoint")
         if endpoint is None:
             raise AuthorizationError(
                 f"authorization server {metadata.issuer} has no registration endpoint and this client has no "
-                "client id for it: register a client there and pass client_id (mcpgen: --client-id)")
+                "client id for it: register a client there and pass client_id (mcpgen: --client-id)"
+            )
         supported = metadata.listed("token_endpoint_auth_methods_supported") or ("client_secret_basic",)
         method = "none" if "none" in supported and not client_credentials else supported[0]
-        body = registration_request(self.config.client_name, redirect_uri,
-                                    client_credentials=client_credentials, auth_method=method)
+        body = registration_request(
+            self.config.client_name, redirect_uri, client_credentials=client_credentials, auth_method=method
+        )
         status, document = await self._fetch().post_json(endpoint, body, "the client registration endpoint")
         if not 200 <= status < 300:
-            detail = document.get("error_description") or document.get("error") if isinstance(document, dict) else None
-            raise AuthorizationError(f"client registration at {metadata.issuer} failed (HTTP {status})"
-                                     + (f": {str(detail)[:300]}" if detail else ""))
+            detail = (
+                document.get("error_description") or document.get("error")
+                if isinstance(document, dict)
+                else None
+            )
+            raise AuthorizationError(
+                f"client registration at {metadata.issuer} failed (HTTP {status})"
+                + (f": {str(detail)[:300]}" if detail else "")
+            )
         client = parse_registration(document, metadata.issuer, redirect_uri, method)
         self._store.save(self._client_key(metadata.issuer), client.to_dict())
         return client
@@ -310,8 +367,11 @@ class AsyncOAuthLogin:
 
     def _fetch(self) -> AsyncFetcher:
         if self._fetcher is None:
-            self._fetcher = AsyncFetcher(timeout=self.config.timeout, max_bytes=self.config.max_response_bytes,
-                                         user_agent=f"mcpgen/{__version__}")
+            self._fetcher = AsyncFetcher(
+                timeout=self.config.timeout,
+                max_bytes=self.config.max_response_bytes,
+                user_agent=f"mcpgen/{__version__}",
+            )
         return self._fetcher
 
     def _refused(self, error: HttpStatusError, challenge: Challenge | None) -> str:
@@ -320,5 +380,7 @@ class AsyncOAuthLogin:
             what += f" {challenge.error[:80]}"
         if challenge is not None and challenge.scopes:
             what += f" (needs scope {' '.join(challenge.scopes)[:200]})"
-        return (f"{self.url} still refuses access after {self.config.max_authorizations} authorizations: {what}; "
-                "the account may lack the permission, or the server's scopes are misconfigured")
+        return (
+            f"{self.url} still refuses access after {self.config.max_authorizations} authorizations: {what}; "
+            "the account may lack the permission, or the server's scopes are misconfigured"
+        )

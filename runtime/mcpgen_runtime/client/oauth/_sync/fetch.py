@@ -34,8 +34,10 @@ class Fetcher:
         self.timeout = timeout
         self.max_bytes = max_bytes
         self._client = httpx.Client(
-            timeout=httpx.Timeout(timeout), follow_redirects=False,
-            headers={"User-Agent": user_agent, "Accept": "application/json"})
+            timeout=httpx.Timeout(timeout),
+            follow_redirects=False,
+            headers={"User-Agent": user_agent, "Accept": "application/json"},
+        )
 
     def get_json(self, url: str, what: str) -> Answer:
         """GET a metadata document: same-origin redirects followed."""
@@ -54,25 +56,39 @@ class Fetcher:
 
     def post_form(self, url: str, headers: Mapping[str, str], body: str, what: str) -> Answer:
         check_url(url, what)
-        status, _, content = self._exchange("POST", url, what, time.monotonic() + self.timeout,
-                                                  headers=headers, content=body.encode())
+        status, _, content = self._exchange(
+            "POST", url, what, time.monotonic() + self.timeout, headers=headers, content=body.encode()
+        )
         return status, self._json(content, status, what, url)
 
     def post_json(self, url: str, document: Mapping[str, Any], what: str) -> Answer:
         check_url(url, what)
         status, _, content = self._exchange(
-            "POST", url, what, time.monotonic() + self.timeout,
-            headers={"Content-Type": "application/json"}, content=_json.dumps(document))
+            "POST",
+            url,
+            what,
+            time.monotonic() + self.timeout,
+            headers={"Content-Type": "application/json"},
+            content=_json.dumps(document),
+        )
         return status, self._json(content, status, what, url)
 
-    def _exchange(self, method: str, url: str, what: str, deadline: float, *,
-                        headers: Mapping[str, str] | None = None,
-                        content: bytes | None = None) -> tuple[int, httpx.Headers, bytes]:
+    def _exchange(
+        self,
+        method: str,
+        url: str,
+        what: str,
+        deadline: float,
+        *,
+        headers: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+    ) -> tuple[int, httpx.Headers, bytes]:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise AuthorizationError(f"{what} at {url}: no answer within {self.timeout}s")
-        request = self._client.build_request(method, url, headers=headers, content=content,
-                                             timeout=httpx.Timeout(remaining))
+        request = self._client.build_request(
+            method, url, headers=headers, content=content, timeout=httpx.Timeout(remaining)
+        )
         try:
             response = self._client.send(request, stream=True)
             try:
@@ -81,9 +97,13 @@ class Fetcher:
                 for chunk in response.iter_bytes():
                     size += len(chunk)
                     if size > self.max_bytes:
-                        raise AuthorizationError(f"{what} at {url} is larger than {self.max_bytes} bytes; refused")
+                        raise AuthorizationError(
+                            f"{what} at {url} is larger than {self.max_bytes} bytes; refused"
+                        )
                     if time.monotonic() > deadline:
-                        raise AuthorizationError(f"{what} at {url}: no complete answer within {self.timeout}s")
+                        raise AuthorizationError(
+                            f"{what} at {url}: no complete answer within {self.timeout}s"
+                        )
                     chunks.append(chunk)
             finally:
                 response.close()

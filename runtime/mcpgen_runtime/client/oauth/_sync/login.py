@@ -88,8 +88,13 @@ class OAuthLogin:
         if attempt >= self.config.max_authorizations:
             raise AuthorizationError(self._refused(error, challenge), status_code=error.status_code)
         tokens = self._tokens
-        if (error.status_code == 401 and attempt == 0 and tokens is not None and tokens.refresh_token
-                and self._refresh(tokens)):
+        if (
+            error.status_code == 401
+            and attempt == 0
+            and tokens is not None
+            and tokens.refresh_token
+            and self._refresh(tokens)
+        ):
             return True
         self.login(challenge)
         return True
@@ -130,8 +135,14 @@ class OAuthLogin:
     def _save(self, tokens: TokenSet) -> None:
         assert self._metadata is not None and self._client is not None
         self._tokens = tokens
-        self._store.save(self._key, {"tokens": tokens.to_dict(), "client": self._client.to_dict(),
-                                     "metadata": dict(self._metadata.document)})
+        self._store.save(
+            self._key,
+            {
+                "tokens": tokens.to_dict(),
+                "client": self._client.to_dict(),
+                "metadata": dict(self._metadata.document),
+            },
+        )
 
     def forget(self) -> None:
         """Drop the tokens of this server (memory and store)."""
@@ -143,14 +154,23 @@ class OAuthLogin:
         metadata, client = self._metadata, self._client
         if metadata is None or client is None or tokens.refresh_token is None:
             return False
-        endpoint, headers, body = token_request(metadata, client, "refresh_token",
-                                                refresh_token=tokens.refresh_token, resource=tokens.resource)
+        endpoint, headers, body = token_request(
+            metadata, client, "refresh_token", refresh_token=tokens.refresh_token, resource=tokens.resource
+        )
         status, document = self._fetch().post_form(endpoint, headers, body, "the token endpoint")
         if not 200 <= status < 300:
             self.forget()
             return False
-        self._save(TokenSet.from_response(document, resource=tokens.resource, issuer=metadata.issuer,
-                                          client_id=client.client_id, requested=tokens.scopes, previous=tokens))
+        self._save(
+            TokenSet.from_response(
+                document,
+                resource=tokens.resource,
+                issuer=metadata.issuer,
+                client_id=client.client_id,
+                requested=tokens.scopes,
+                previous=tokens,
+            )
+        )
         return True
 
     # ---- the login ---------------------------------------------------------------------------
@@ -165,8 +185,9 @@ class OAuthLogin:
         if self._uses_client_credentials(metadata):
             client = self._configured_client(metadata) or self._register(metadata, None, True)
             self._metadata, self._client = metadata, client
-            endpoint, headers, body = token_request(metadata, client, "client_credentials",
-                                                    scope=" ".join(scopes) or None, resource=resource)
+            endpoint, headers, body = token_request(
+                metadata, client, "client_credentials", scope=" ".join(scopes) or None, resource=resource
+            )
         else:
             redirect = self._redirect_handler()
             known = self._configured_client(metadata) or self._stored_client(metadata, redirect)
@@ -177,8 +198,9 @@ class OAuthLogin:
             else:
                 client = self._register(metadata, redirect.redirect_uri, False)
             self._metadata, self._client = metadata, client
-            request = AuthorizationRequest.create(metadata, client, redirect_uri=redirect.redirect_uri,
-                                                  resource=resource, scopes=scopes)
+            request = AuthorizationRequest.create(
+                metadata, client, redirect_uri=redirect.redirect_uri, resource=resource, scopes=scopes
+            )
             callback = redirect.authorize(request.url)
             if inspect.isawaitable(callback):
                 callback = callback
@@ -186,13 +208,20 @@ class OAuthLogin:
                 raise TypeError("a redirect handler's authorize() must return the callback URL (a str)")
             code = read_callback(request, callback)  # state and iss checked first (AUTH-11/17)
             endpoint, headers, body = token_request(
-                metadata, client, "authorization_code", code=code, redirect_uri=request.redirect_uri,
-                code_verifier=request.code_verifier, resource=resource)
+                metadata,
+                client,
+                "authorization_code",
+                code=code,
+                redirect_uri=request.redirect_uri,
+                code_verifier=request.code_verifier,
+                resource=resource,
+            )
         status, document = self._fetch().post_form(endpoint, headers, body, "the token endpoint")
         if not 200 <= status < 300:
             raise token_error(status, document, metadata.issuer)
-        tokens = TokenSet.from_response(document, resource=resource, issuer=metadata.issuer,
-                                        client_id=client.client_id, requested=scopes)
+        tokens = TokenSet.from_response(
+            document, resource=resource, issuer=metadata.issuer, client_id=client.client_id, requested=scopes
+        )
         self._requested = scopes
         self._save(tokens)
         return tokens
@@ -218,7 +247,8 @@ class OAuthLogin:
                 # AUTH-04: credentials registered with one server are never shown to another
                 raise AuthorizationError(
                     f"{self.url} is protected by {', '.join(servers)}, not by {wanted}, which the configured "
-                    "client credentials belong to; register the client there")
+                    "client credentials belong to; register the client there"
+                )
             return wanted
         if servers:
             return servers[0]
@@ -233,8 +263,12 @@ class OAuthLogin:
             return fallback_metadata(self.url)
         raise AuthorizationError(f"authorization server {issuer} publishes no metadata (RFC 8414 or OpenID)")
 
-    def _scopes(self, challenge: Challenge | None, resource_metadata: ResourceMetadata | None,
-                metadata: ServerMetadata) -> tuple[str, ...]:
+    def _scopes(
+        self,
+        challenge: Challenge | None,
+        resource_metadata: ResourceMetadata | None,
+        metadata: ServerMetadata,
+    ) -> tuple[str, ...]:
         """AUTH-07/08: the configured scopes; else the challenge's united with those asked for
         before; else the resource's `scopes_supported`; plus `offline_access` (AUTH-14)."""
         if self.config.scopes is not None:
@@ -248,8 +282,12 @@ class OAuthLogin:
         else:
             scopes = ()
         offered = metadata.listed("scopes_supported") or ()
-        if (self.config.offline_access and "offline_access" in offered and "offline_access" not in scopes
-                and not self._uses_client_credentials(metadata)):
+        if (
+            self.config.offline_access
+            and "offline_access" in offered
+            and "offline_access" not in scopes
+            and not self._uses_client_credentials(metadata)
+        ):
             scopes = (*scopes, "offline_access")
         return scopes
 
@@ -265,15 +303,25 @@ class OAuthLogin:
         cfg = self.config
         if cfg.client_id is None:
             return None
-        return ClientIdentity(cfg.client_id, "pre-registered", metadata.issuer, cfg.client_secret,
-                              "private_key_jwt" if cfg.private_key is not None else None,
-                              private_key=cfg.private_key, signing_alg=cfg.signing_alg)
+        return ClientIdentity(
+            cfg.client_id,
+            "pre-registered",
+            metadata.issuer,
+            cfg.client_secret,
+            "private_key_jwt" if cfg.private_key is not None else None,
+            private_key=cfg.private_key,
+            signing_alg=cfg.signing_alg,
+        )
 
     def _client_key(self, issuer: str) -> str:
         return f"client {issuer}"  # AUTH-04: registrations are per authorization server
 
     def _stored_client(self, metadata: ServerMetadata, redirect: RedirectHandler) -> ClientIdentity | None:
-        if self._client is not None and self._client.issuer == metadata.issuer and self._client.source == "dynamic":
+        if (
+            self._client is not None
+            and self._client.issuer == metadata.issuer
+            and self._client.source == "dynamic"
+        ):
             client: ClientIdentity | None = self._client
         else:
             client = ClientIdentity.from_dict(self._store.load(self._client_key(metadata.issuer)) or {})
@@ -284,22 +332,31 @@ class OAuthLogin:
             reuse(client.redirect_uri)
         return client if client.redirect_uri == redirect.redirect_uri else None
 
-    def _register(self, metadata: ServerMetadata, redirect_uri: str | None,
-                        client_credentials: bool) -> ClientIdentity:
+    def _register(
+        self, metadata: ServerMetadata, redirect_uri: str | None, client_credentials: bool
+    ) -> ClientIdentity:
         endpoint = metadata.endpoint("registration_endpoint")
         if endpoint is None:
             raise AuthorizationError(
                 f"authorization server {metadata.issuer} has no registration endpoint and this client has no "
-                "client id for it: register a client there and pass client_id (mcpgen: --client-id)")
+                "client id for it: register a client there and pass client_id (mcpgen: --client-id)"
+            )
         supported = metadata.listed("token_endpoint_auth_methods_supported") or ("client_secret_basic",)
         method = "none" if "none" in supported and not client_credentials else supported[0]
-        body = registration_request(self.config.client_name, redirect_uri,
-                                    client_credentials=client_credentials, auth_method=method)
+        body = registration_request(
+            self.config.client_name, redirect_uri, client_credentials=client_credentials, auth_method=method
+        )
         status, document = self._fetch().post_json(endpoint, body, "the client registration endpoint")
         if not 200 <= status < 300:
-            detail = document.get("error_description") or document.get("error") if isinstance(document, dict) else None
-            raise AuthorizationError(f"client registration at {metadata.issuer} failed (HTTP {status})"
-                                     + (f": {str(detail)[:300]}" if detail else ""))
+            detail = (
+                document.get("error_description") or document.get("error")
+                if isinstance(document, dict)
+                else None
+            )
+            raise AuthorizationError(
+                f"client registration at {metadata.issuer} failed (HTTP {status})"
+                + (f": {str(detail)[:300]}" if detail else "")
+            )
         client = parse_registration(document, metadata.issuer, redirect_uri, method)
         self._store.save(self._client_key(metadata.issuer), client.to_dict())
         return client
@@ -311,8 +368,11 @@ class OAuthLogin:
 
     def _fetch(self) -> Fetcher:
         if self._fetcher is None:
-            self._fetcher = Fetcher(timeout=self.config.timeout, max_bytes=self.config.max_response_bytes,
-                                         user_agent=f"mcpgen/{__version__}")
+            self._fetcher = Fetcher(
+                timeout=self.config.timeout,
+                max_bytes=self.config.max_response_bytes,
+                user_agent=f"mcpgen/{__version__}",
+            )
         return self._fetcher
 
     def _refused(self, error: HttpStatusError, challenge: Challenge | None) -> str:
@@ -321,5 +381,7 @@ class OAuthLogin:
             what += f" {challenge.error[:80]}"
         if challenge is not None and challenge.scopes:
             what += f" (needs scope {' '.join(challenge.scopes)[:200]})"
-        return (f"{self.url} still refuses access after {self.config.max_authorizations} authorizations: {what}; "
-                "the account may lack the permission, or the server's scopes are misconfigured")
+        return (
+            f"{self.url} still refuses access after {self.config.max_authorizations} authorizations: {what}; "
+            "the account may lack the permission, or the server's scopes are misconfigured"
+        )
