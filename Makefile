@@ -61,6 +61,7 @@ demo: $(STAMP)
 # blocking twins and the checked-in bindings.
 check: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PY) scripts/sync_twins.py --check
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
