@@ -109,3 +109,18 @@ def test_generated_server_runs_with_the_server_extra(lean: tuple[Path, Path, Whe
         wait_for_port(port, server)
         out = ok(run([python, "-c", CALL_HTTP, f"http://127.0.0.1:{port}/mcp"], src))
     assert json.loads(out) == _expected_reading()
+
+
+def test_a_fresh_clone_imports_the_runtime_without_a_build_step(tmp_path: Path) -> None:
+    """The blocking twins are in git: a clone's runtime/ imports as it is, no install or build."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "clone"
+    ok(run(["git", "clone", "--quiet", "--no-local", ROOT, clone], tmp_path))
+    program = (
+        "import mcpgen_runtime.client as c, mcpgen_runtime.transport._sync.streamable_http as t; "
+        "print(c.Client.__module__, c.__file__, t.__file__, sep='\\n')"
+    )
+    module, *files = ok(run([sys.executable, "-c", program], clone / "runtime")).split()
+    assert module == "mcpgen_runtime.client._sync.client"
+    assert all(Path(file).is_relative_to(clone / "runtime") for file in files), files
