@@ -1,4 +1,4 @@
-"""The one real redis-server starter of the tests (tests/store and tests/cluster): own port on
+"""The one real redis-server starter of the tests (tests/runtime/server/store and tests/cluster): own port on
 loopback, own temp dir, no persistence; stoppable and restartable on the same port, empty
 (store-failure tests)."""
 

@@ -95,7 +95,7 @@ def test_the_sdk_gets_valid_answers_and_the_same_ones_for_the_same_seed(mock_htt
     assert_valid_against_output_schemas(tools, over_http)
     over_stdio = sdk(stdio(WEATHER_SPEC, "--seed", "5"), CALLS)
     again = sdk(mock_http(WEATHER_SPEC, "--seed", "5"), CALLS)
-    assert over_http["calls"] == over_stdio["calls"] == again["calls"]  # other seeds: tests/mock/
+    assert over_http["calls"] == over_stdio["calls"] == again["calls"]  # other seeds: tests/runtime/mock/
 
 
 RESPONSES = """\

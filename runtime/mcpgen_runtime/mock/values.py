@@ -157,7 +157,7 @@ def _without_local_constants() -> Iterator[None]:
     installed) module that happens to be imported — which would make an answer depend on
     the importing process and the user's code, and writes a cache to `.hypothesis/`. There is
     no setting for it, so its two private hooks are swapped for empty ones while a search
-    runs (under `_LOCK`); tests/mock/test_values.py proves answers stay the same.
+    runs (under `_LOCK`); tests/runtime/mock/test_values.py proves answers stay the same.
     """
     from hypothesis.internal.conjecture import providers
 
