@@ -1,9 +1,9 @@
 """MODEL -> RENDER (already formatted) -> CHECK for one package, in memory.
 
     build_client(spec, package="weather_client") -> GeneratedPackage
-        __init__.py, models.py, client.py, tools.json
+        __init__.py, models.py, client.py, __main__.py, tools.json, py.typed
     build_server(spec, package="weather_server") -> GeneratedPackage
-        __init__.py, models.py, base.py, __main__.py, tools.json; user files handlers.py, Dockerfile,
+        __init__.py, models.py, base.py, __main__.py, tools.json, py.typed; user files handlers.py, Dockerfile,
         deploy/nginx.conf, deploy/compose.yaml (render/deploy.py)
 
 The same ValidatedSpec and `Style` (render/black_format.py) always give the same bytes: no
@@ -41,10 +41,15 @@ from .model.ir import PackageIR
 from .render.black_format import BLACK_DEFAULTS, Style, compile_python, format_python, formatting
 from .render.deploy import deploy_files
 from .render.package import render_client, render_server
+from .render.project import ProjectMeta, render_project
 from .render.toolsjson import tools_json
-from .spec import GeneratedPackage, ValidatedSpec
+from .spec import GeneratedPackage, GeneratedProject, ValidatedSpec
 
-__all__ = ["build_client", "build_server", "generator_fingerprint", "input_key"]
+__all__ = ["PY_TYPED", "build_client", "build_project", "build_server", "generator_fingerprint", "input_key"]
+
+# PEP 561: every generated package is typed, so a package shipped inside a user's own wheel is
+# checked by mypy and pyright rather than reported `import-untyped` (an empty marker: not partial).
+PY_TYPED = "py.typed"
 
 _IR_CACHE: dict[int, tuple[ValidatedSpec, PackageIR]] = {}
 _IR_CACHE_SIZE = 4
@@ -173,6 +178,7 @@ def build_client(
         files = _encode(render_client(ir, cli_name=cli_name), compiled, style)
     _verify_methods(ir, "client.py", compiled["client.py"], ("Client", "AsyncClient"))
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
+    files[PY_TYPED] = b""
     return GeneratedPackage(package=package, files=dict(sorted(files.items())))
 
 
@@ -188,10 +194,23 @@ def build_server(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFA
     _verify_methods(ir, "base.py", compiled["base.py"], ("ServerBase",))
     _verify_methods(ir, "handlers.py", compiled["handlers.py"], ("Server",))
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
+    files[PY_TYPED] = b""
     # Dockerfile, deploy/nginx.conf, deploy/compose.yaml: written once, like handlers.py
     # (render/deploy.py says why).
     for path, text in deploy_files(package, ir.generator_version).items():
         user_files[path] = text.encode("utf-8")
     return GeneratedPackage(
         package=package, files=dict(sorted(files.items())), user_files=dict(sorted(user_files.items()))
+    )
+
+
+def build_project(
+    spec: ValidatedSpec, *, package: str, meta: ProjectMeta, style: Style = BLACK_DEFAULTS
+) -> GeneratedProject:
+    """The client package and the project around it (render/project.py): its command line is the
+    project's console script."""
+    client = build_client(spec, package=package, style=style, cli_name=meta.script)
+    files = render_project(_ir_for(spec, package), meta, client.files)
+    return GeneratedProject(
+        package=client, files={rel: text.encode("utf-8") for rel, text in sorted(files.items())}
     )

@@ -9,6 +9,23 @@ from typing import Any
 
 from .errors import Diagnostic
 
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"  # mcpgen_runtime.protocol.meta.SERVER_INFO_KEY
+
+
+def server_info_of(result: Any) -> dict[str, str] | None:
+    """`serverInfo` of a result: `_meta["io.modelcontextprotocol/serverInfo"]` (2026-07-28) or the
+    member `serverInfo` (an initialize result, or a discover answer from a legacy server); only
+    its string members are kept."""
+    if not isinstance(result, dict):
+        return None
+    meta = result.get("_meta")
+    info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
+    if not isinstance(info, dict):
+        info = result.get("serverInfo")
+    if not isinstance(info, dict):
+        return None
+    return {key: value for key, value in info.items() if isinstance(key, str) and isinstance(value, str)}
+
 
 def canonical_digest(tools: list[dict[str, Any]]) -> str:
     """sha256 of the tools as canonical JSON (sorted keys, compact, UTF-8); tool order is kept."""
@@ -29,6 +46,10 @@ class LoadedSpec:
     # positions of tools it found unusable (validate excludes them)
     notes: tuple[Diagnostic, ...] = ()
     unusable: frozenset[int] = frozenset()
+    # The server's `serverInfo` as found (untrusted; its string members only): a live server's
+    # `server/discover` answer, or a saved result's `_meta` / `serverInfo`. `mcpgen client
+    # --project` names and versions the project after it.
+    server_info: dict[str, str] | None = None
 
     @property
     def digest(self) -> str:
@@ -58,3 +79,13 @@ class GeneratedPackage:
     files: dict[str, bytes]  # generator-owned; rewritten by every run
     user_files: dict[str, bytes] = field(default_factory=dict)  # created once, then the user's (handlers.py)
     input_key: str | None = None  # pipeline.input_key of a [tool.mcpgen] target: recorded in the manifest
+
+
+@dataclass(frozen=True)
+class GeneratedProject:
+    """An installable project around a client package (`mcpgen client --project DIR`): the package
+    goes to `src/PACKAGE/`, `files` (pyproject.toml, README.md) to the project directory. Their user
+    sections hold their first content; the writer keeps what the user made of them."""
+
+    package: GeneratedPackage
+    files: dict[str, bytes]

@@ -273,13 +273,13 @@ strict_option = click.option(
 )
 
 
-def output_option(*, directory: bool, help_text: str) -> Callable[[_F], _F]:
-    """`-o/--output` (required): a directory to write a package into, or a file to write."""
+def output_option(*, directory: bool, help_text: str, required: bool = True) -> Callable[[_F], _F]:
+    """`-o/--output` (required unless said otherwise): a directory to write a package into, or a file to write."""
     return click.option(
         "-o",
         "--output",
         "out",
-        required=True,
+        required=required,
         type=click.Path(file_okay=not directory, dir_okay=directory, path_type=Path),
         help=help_text,
     )

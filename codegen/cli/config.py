@@ -11,6 +11,11 @@ line-length = 100               # optional: overrides the formatter's line lengt
 cli = "weather"                 # optional, clients only: the command name of the package's CLI
 ```
 
+A client target may instead write an installable project (`mcpgen client --project`):
+`project = "clients/weather"` (relative to the pyproject.toml, in place of `output`: the package
+goes to `clients/weather/src/PACKAGE/`), with optional `project-name` and `project-version`. Its
+console script is the package name in kebab case (`cli` is not used with `project`).
+
 `cli` names the generated command line (`python -m weather_client ...`) as a console script: its
 usage lines and `--help` say `weather`, and `mcpgen generate` reminds you of the line that
 installs it, `weather = "weather_client.__main__:main"` under `[project.scripts]` of the
@@ -65,6 +70,9 @@ _TARGET_KEYS = {
     "strict": bool,
     "line-length": int,
     "cli": str,
+    "project": str,
+    "project-name": str,
+    "project-version": str,
 }
 _CLI_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")  # a console-script name (entry point names)
 _REQUIRED = ("source", "kind", "output", "package")
@@ -90,6 +98,11 @@ class TargetConfig:
     strict: bool = False
     style: Style = BLACK_DEFAULTS  # the formatter style of the output directory's project (and overrides)
     cli: str | None = None  # a client's console-script name (`cli = "weather"`)
+    project: Path | None = (
+        None  # absolute: an installable project around the package (`output` is PROJECT/src)
+    )
+    project_name: str | None = None
+    project_version: str | None = None
 
     def describe(self) -> str:
         return f"target #{self.index} ({self.kind} {self.package!r} from {self.source})"
@@ -216,6 +229,16 @@ def _target(path: Path, base: Path, index: int, table: Any, line_length: int | N
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: expected a table, found {type(table).__name__}")
     _reject_unknown_keys(table, _TARGET_KEYS, where, expected=", ".join(_TARGET_KEYS))
+    if "project" in table:
+        if "output" in table or "cli" in table or table.get("kind") != "client":
+            raise ConfigError(
+                f"{where}: 'project' writes a client project (the package goes to PROJECT/src, its "
+                "console script is the package in kebab case): use it with kind = 'client' and without "
+                "'output' or 'cli'"
+            )
+        table = {**table, "output": f"{table['project']}/src"}
+    elif "project-name" in table or "project-version" in table:
+        raise ConfigError(f"{where}: 'project-name' and 'project-version' need 'project'")
     missing = [key for key in _REQUIRED if key not in table]
     if missing:
         raise ConfigError(f"{where}: missing key(s) {', '.join(map(repr, missing))}")
@@ -247,6 +270,7 @@ def _target(path: Path, base: Path, index: int, table: Any, line_length: int | N
         )
     source_path = (base / source).resolve()
     output_path = (base / output).resolve()
+    project = table.get("project")
     return TargetConfig(
         index=index,
         source=relative_source(source_path, base),
@@ -257,6 +281,9 @@ def _target(path: Path, base: Path, index: int, table: Any, line_length: int | N
         strict=bool(table.get("strict", False)),
         style=project_style(output_path, line_length=line_length),
         cli=cli,
+        project=None if project is None else (base / project).resolve(),
+        project_name=table.get("project-name"),
+        project_version=table.get("project-version"),
     )
 
 

@@ -48,10 +48,12 @@ from .config import (
     project_style,
     relative_source,
 )
+from .project import project_meta, project_options
 from .stages import Kind
 
 if TYPE_CHECKING:
     from ..spec import LoadedSpec, ValidatedSpec
+    from ..write.project import ProjectReport
 
 __all__ = ["client", "default_package_name", "generate", "server"]
 
@@ -98,7 +100,12 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 
 @click.command()
 @source_argument
-@output_dir_option
+@output_option(
+    directory=True,
+    help_text="Directory to write the package into (the package is DIR/NAME/); or give --project.",
+    required=False,
+)
+@project_options
 @_package_option("client")
 @line_length_option
 @strict_option
@@ -110,7 +117,10 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @reports_errors
 def client(
     source: str | None,
-    out: Path,
+    out: Path | None,
+    project: Path | None,
+    project_name: str | None,
+    project_version: str | None,
     package: str | None,
     line_length: int | None,
     strict: bool,
@@ -124,7 +134,30 @@ def client(
 
     Every generated file is rewritten; files you add to the package are kept. The generated
     client talks to servers of either era (2026-07-28, or initialize-based) with the same methods.
+    With --project DIR the package lands in DIR/src/ inside an installable project (pyproject.toml,
+    README.md): see the README's "Publishing a client".
     """
+    if (out is None) == (project is None):
+        raise click.UsageError("give either -o/--output DIR or --project DIR")
+    if project is None and (project_name is not None or project_version is not None):
+        raise click.UsageError("--project-name and --project-version need --project DIR")
+    if project is not None:
+        _generate_project(
+            source,
+            stdio,
+            headers,
+            project,
+            package,
+            strict,
+            login=login,
+            line_length=line_length,
+            era=era,
+            max_response_bytes=max_response_bytes,
+            name=project_name,
+            version=project_version,
+        )
+        return
+    assert out is not None
     _generate_one(
         "client",
         source,
@@ -216,6 +249,45 @@ def _generate_one(
     pkg = stages.build_package(kind, validated, name, style)
     report = write_package(out, pkg, overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
+
+
+def _generate_project(
+    source: str | None,
+    stdio: str | None,
+    headers: dict[str, str],
+    project: Path,
+    package: str | None,
+    strict: bool,
+    *,
+    login: Login,
+    line_length: int | None,
+    era: str,
+    max_response_bytes: int | None,
+    name: str | None,
+    version: str | None,
+) -> None:
+    from ..write.project import package_dir_of, write_project
+
+    require_source(source, stdio, headers)
+    out = package_dir_of(project)
+    style = project_style(out, line_length=line_length)
+    loaded = stages.load_spec(source, stdio, headers, login, era, max_response_bytes)
+    pkg_name = package or default_package_name(source, stdio, "client")
+    meta = project_meta(pkg_name, loaded.server_info, name, version)  # before the work: errors first
+    # relative to the project root above DIR: DIR's own pyproject.toml must not move it between runs
+    validated = _header_source(usable_spec(check_spec(loaded, strict)), source, project.parent)
+    built = stages.build_project(validated, pkg_name, meta, style)
+    report = write_project(project, built)
+    _print_report(report.package, None)
+    _print_project_report(project, report)
+
+
+def _print_project_report(project: Path, report: ProjectReport) -> None:
+    for label, paths in (("created", report.created), ("updated", report.updated)):
+        for rel in paths:
+            click.echo(f"{label:<8} {display_path(project / rel)}")
+    state = "up to date" if not (report.created or report.updated) else "written"
+    click.echo(f"{display_path(project)}: project files {state} (the sections marked 'yours' are kept)")
 
 
 def _print_report(report: WriteReport, user_hint: str | None) -> None:
@@ -311,6 +383,9 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
     failed = stale = 0
     for target in config.targets:
         try:
+            if target.project is not None:
+                stale += _run_project_target(target, loaded, checked, check=check)
+                continue
             key = _input_key(target, loaded, digests)
             if key is not None and is_fresh(target.output, target.package, key):
                 click.echo(
@@ -341,6 +416,39 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
             failed += 1
             report_error(exc, prefix=f"{target.describe()}: ")
     return failed, stale
+
+
+def _run_project_target(
+    target: TargetConfig,
+    loaded: dict[Path, LoadedSpec | McpgenError],
+    checked: dict[tuple[Path, bool], Checked | McpgenError],
+    *,
+    check: bool,
+) -> int:
+    """A target with `project`: always built (the project files hold the user's sections, so no
+    manifest can vouch for them); 1 when `check` finds it stale."""
+    from ..write.project import check_project, write_project
+
+    assert target.project is not None
+    validated = _validated_for(target, loaded, checked)
+    spec = loaded[target.source_path]
+    server_info = None if isinstance(spec, McpgenError) else spec.server_info
+    meta = project_meta(target.package, server_info, target.project_name, target.project_version)
+    built = stages.build_project(validated, target.package, meta, target.style)
+    shown = display_path(target.project)
+    if not check:
+        report = write_project(target.project, built)
+        _print_report(report.package, None)
+        _print_project_report(target.project, report)
+        return 0
+    diffs = check_project(target.project, built)
+    if not diffs:
+        click.echo(f"fresh: {shown}")
+        return 0
+    click.echo(f"stale: {shown} (target #{target.index})")
+    _print_diffs(diffs)
+    _print_tool_changes(target, validated)
+    return 1
 
 
 def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None:

@@ -14,10 +14,11 @@ if TYPE_CHECKING:
     from mcpgen_runtime.protocol.legacy.detect import EraChoice
 
     from ..render.black_format import Style
-    from ..spec import GeneratedPackage, LoadedSpec, ValidatedSpec
+    from ..render.project import ProjectMeta
+    from ..spec import GeneratedPackage, GeneratedProject, LoadedSpec, ValidatedSpec
     from .auth import Login
 
-__all__ = ["Kind", "build_package", "load_spec", "validate_spec"]
+__all__ = ["Kind", "build_package", "build_project", "load_spec", "validate_spec"]
 
 Kind = Literal["client", "server"]
 
@@ -64,3 +65,9 @@ def build_package(
     if kind == "client":
         return build_client(spec, package=package, style=style, cli_name=cli)
     return build_server(spec, package=package, style=style)
+
+
+def build_project(spec: ValidatedSpec, package: str, meta: ProjectMeta, style: Style) -> GeneratedProject:
+    from ..pipeline import build_project as build
+
+    return build(spec, package=package, meta=meta, style=style)

@@ -29,7 +29,7 @@ from typing import Any, Final
 
 from ..errors import Diagnostic, SpecLoadError
 from ..refs import describe, escape_token
-from ..spec import LoadedSpec
+from ..spec import LoadedSpec, server_info_of
 
 __all__ = ["MAX_FILE_BYTES", "checked_tools", "load_file", "parse_json", "spec_from_document"]
 
@@ -246,7 +246,12 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
         tools = document["tools"]
         if not isinstance(tools, list):
             raise SpecLoadError(f"{source}: /tools must be an array of tool objects; found {describe(tools)}")
-        return LoadedSpec(source, checked_tools(tools, source, "/tools"), pointer_prefix="/tools")
+        return LoadedSpec(
+            source,
+            checked_tools(tools, source, "/tools"),
+            pointer_prefix="/tools",
+            server_info=server_info_of(document),
+        )
     if "jsonrpc" in document or ("id" in document and ("result" in document or "error" in document)):
         if "method" in document:
             raise SpecLoadError(
@@ -286,7 +291,9 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
             "warning",
         )
         tools = checked_tools(tools, source, "/result/tools")
-        return LoadedSpec(source, tools, pointer_prefix="/result/tools", notes=(note,))
+        return LoadedSpec(
+            source, tools, pointer_prefix="/result/tools", notes=(note,), server_info=server_info_of(result)
+        )
     if "resultType" in document:
         _check_result_type(document, source, "")
     if "inputSchema" in document:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from ..errors import SpecLoadError
-from ..spec import LoadedSpec
+from ..spec import LoadedSpec, server_info_of
 from .document import checked_tools
 
 if TYPE_CHECKING:
@@ -129,12 +129,15 @@ def _runtime_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _list_every_tool(client: _ListingClient, source: str, stage: list[str]) -> list[dict[str, Any]]:
-    """`server/discover`, then every `tools/list` page, unfiltered, in listing order."""
+def _list_every_tool(
+    client: _ListingClient, source: str, stage: list[str], found: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """`server/discover`, then every `tools/list` page, unfiltered, in listing order; the
+    discover answer's `serverInfo` goes into `found`."""
     from mcpgen_runtime.client import InvalidToolWarning
 
     stage.append("server/discover")
-    client.discover()
+    found["server_info"] = server_info_of(client.discover())
     tools: list[Any] = []
     seen: set[str] = set()
     cursor: str | None = None
@@ -166,16 +169,17 @@ def _load_live(
     from mcpgen_runtime.errors import McpRuntimeError
 
     stage = ["connecting"]
+    found: dict[str, Any] = {}
     try:
         with opener() as client:
-            tools = _list_every_tool(client, source, stage)
+            tools = _list_every_tool(client, source, stage, found)
     except (McpRuntimeError, OSError) as exc:
         text = f"{stage[-1]} failed: {_runtime_message(exc)}"
         for secret, shown in secrets.items():
             text = text.replace(secret, shown)
         raise SpecLoadError(f"{source}: {text}") from exc
     # The tools are stored as a tools/list result would be: {"tools": [...]} -> /tools/N.
-    return LoadedSpec(source, tools, pointer_prefix="/tools")
+    return LoadedSpec(source, tools, pointer_prefix="/tools", server_info=found.get("server_info"))
 
 
 def load_url(
