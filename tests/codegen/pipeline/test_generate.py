@@ -49,8 +49,8 @@ def test_shared_specs_present() -> None:
     assert SHARED_SPECS.items() <= SPECS.items()
 
 
-CLIENT_FILES = {"__init__.py", "__main__.py", "models.py", "client.py", "tools.json"}
-SERVER_FILES = {"__init__.py", "models.py", "base.py", "__main__.py", "tools.json"}
+CLIENT_FILES = {"__init__.py", "__main__.py", "models.py", "client.py", "tools.json", "py.typed"}
+SERVER_FILES = {"__init__.py", "models.py", "base.py", "__main__.py", "tools.json", "py.typed"}
 
 
 def load_spec(path: Path) -> ValidatedSpec:
@@ -160,6 +160,7 @@ def test_file_sets(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]) 
     for client, server in built.values():
         assert set(client.files) == CLIENT_FILES and not client.user_files
         assert set(server.files) == SERVER_FILES
+        assert client.files["py.typed"] == server.files["py.typed"] == b""  # PEP 561, not partial
         assert set(server.user_files) == {
             "handlers.py",
             "Dockerfile",
