@@ -10,6 +10,7 @@ TOML whose values are the checked name and version, whatever the tools say.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -68,8 +69,10 @@ def _project(spec_path: Path) -> tuple[str, dict[str, Any], int]:
 def _check_structure(readme: str, tools: int) -> list[Any]:
     tokens = _parse(readme)
     # the only HTML: mcpgen's own comments (the header, the markers of the user's section)
-    comments = [token.content.split(" ", 2)[1] for token in tokens if token.type == "html_block"]
-    assert comments == ["Generated", ">>>", "<<<"], comments
+    blocks = [token.content for token in tokens if token.type == "html_block"]
+    assert [block.split(" ", 2)[1] for block in blocks] == ["Generated", ">>>", "<<<"], blocks
+    # each is one whole comment: nothing it holds can end it early and be read as HTML after it
+    assert all(re.fullmatch(r"<!--(?:(?!--).)*-->\n", block, re.S) for block in blocks), blocks
     kinds = {token.type for token in tokens}
     assert not kinds & {"html_inline", "link_open", "image", "em_open", "strong_open", "s_open"}
     assert not kinds & {
@@ -103,9 +106,10 @@ def test_payloads_render_as_their_own_text(tmp_path: Path) -> None:
         {"name": f"tool_{i}", "description": text, "inputSchema": {"type": "object"}}
         for i, text in enumerate(PAYLOADS)
     ]
-    spec = tmp_path / "payloads.json"
+    spec = tmp_path / "x--->]]<script>`.json"  # the source name lands in both headers
     spec.write_text(json.dumps({"tools": tools}), "utf-8")
-    readme, _, count = _project(spec)
+    readme, pyproject, count = _project(spec)
+    assert pyproject["project"]["name"] == "hostile-client"
     tokens = _check_structure(readme, count)
     paragraphs = [
         tokens[i + 1]
@@ -118,5 +122,5 @@ def test_payloads_render_as_their_own_text(tmp_path: Path) -> None:
         [inline] = [p for p in paragraphs if p.content == escaped]
         assert {child.type for child in inline.children} <= {"text"}
         assert "".join(child.content for child in inline.children) == " ".join(text.split())
-    html = markdown_it.MarkdownIt("commonmark").render(readme)
+    html = re.sub(r"<!--.*?-->", "", markdown_it.MarkdownIt("commonmark").render(readme), flags=re.S)
     assert "<script" not in html and "href" not in html and "<img" not in html and "<div" not in html

@@ -15,6 +15,7 @@ from click.testing import CliRunner, Result
 
 from codegen.cli import main
 from codegen.render.project import markdown_text
+from codegen.spec import server_info_of
 from tests.support import ROOT
 
 WEATHER = ROOT / "specs" / "weather.json"
@@ -238,3 +239,12 @@ def test_every_generated_package_ships_py_typed() -> None:
     for package in sorted((ROOT / "generated").iterdir()):
         if package.is_dir():
             assert (package / "py.typed").read_bytes() == b"", package
+
+
+def test_server_info_is_read_in_both_eras_shapes() -> None:
+    info = {"name": "acme", "version": "1.2", "title": "Acme", "extra": {"nested": 1}}
+    modern = {"tools": [], "_meta": {"io.modelcontextprotocol/serverInfo": info}}
+    legacy = {"supportedVersions": ["2025-11-25"], "serverInfo": info}  # a legacy server's discover view
+    expected = {"name": "acme", "version": "1.2", "title": "Acme"}  # strings only
+    assert server_info_of(modern) == server_info_of(legacy) == expected
+    assert server_info_of({"tools": []}) is None and server_info_of({"serverInfo": "x"}) is None
