@@ -269,6 +269,7 @@ def _generate_project(
     from ..write.project import package_dir_of, write_project
 
     require_source(source, stdio, headers)
+    project_meta(package or "pkg", None, name, version)  # bad flags stop the run before a server is asked
     out = package_dir_of(project)
     style = project_style(out, line_length=line_length)
     loaded = stages.load_spec(source, stdio, headers, login, era, max_response_bytes)

@@ -71,13 +71,17 @@ class ProjectError(McpgenError):
     """A project name or version that cannot be published, or a project that cannot be written."""
 
 
+def _fix(where: str, flag: str) -> str:
+    return "" if flag.startswith(where) else f"; pass {flag}"
+
+
 def check_project_name(name: str, where: str) -> str:
     """`name` when it is a PEP 508 distribution name; else ProjectError naming `where` (the flag or
     the place it came from)."""
     if not _NAME.match(name):
         raise ProjectError(
             f"{where}: {name[:100]!r} is not a valid distribution name (PEP 508: ASCII letters and digits, "
-            "'.', '_' or '-' inside, at most 100 characters); pass --project-name NAME"
+            "'.', '_' or '-' inside, at most 100 characters)" + _fix(where, "--project-name NAME")
         )
     return name
 
@@ -87,7 +91,7 @@ def check_project_version(version: str, where: str) -> str:
     if len(version) > _MAX_VERSION_CHARS or not _VERSION.match(version):
         raise ProjectError(
             f"{where}: {version[:100]!r} is not a PEP 440 version such as 1.2.0 or 1.2.0rc1 (local "
-            "versions, '+...', are refused by package indexes); pass --project-version VERSION"
+            "versions, '+...', are refused by package indexes)" + _fix(where, "--project-version VERSION")
         )
     return version
 
