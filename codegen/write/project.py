@@ -149,7 +149,7 @@ def check_project(project_dir: Path, project: GeneratedProject) -> list[FileDiff
     try:
         plan = _planned(project_dir, project)
     except OutputConflictError as exc:
-        return [*diffs, FileDiff(project_dir, "(project)", "conflict", str(exc))]
+        return [*diffs, FileDiff(project_dir, "", "conflict", str(exc))]  # the message names the file
     for rel, (action, data) in plan.items():
         if action == "create":
             diffs.append(FileDiff(project_dir, rel, "missing"))
