@@ -1,7 +1,8 @@
 """`make bench`: every benchmark, then bench/RESULTS.md.
 
     python -m bench [--quick] [--out bench/RESULTS.md]
-                    [--skip server,client,layers,legacy-server,legacy-client,legacy-sessions,scale,micro,roundtrips,gen,dcg]
+                    [--skip server,client,layers,legacy-server,legacy-client,legacy-sessions,scale,micro,
+                            roundtrips,gen,dcg]
                     [--variants h11,uvloop] [--duration S] [--repeats N] [--calls N]
 
 Runs bench/server_bench.py (throughput side by side), bench/client_bench.py (per-call latency),
@@ -162,9 +163,11 @@ def render(results: dict[str, Any], notes: str) -> str:
         "",
         "## Machine and versions",
         "",
-        f"- CPU: {machine['cpu']}, {machine['cores']} cores; kernel {machine['kernel']}; Python {machine['python']}",
-        f"- CPU in use by other processes just before the run: {results.get('cpu_in_use', 0) * 100:.0f}% of the "
-        f"machine; load average (1/5/15 min) at start: {results['load_start']}; at end: {results['load_end']}",
+        f"- CPU: {machine['cpu']}, {machine['cores']} cores; kernel {machine['kernel']}; "
+        f"Python {machine['python']}",
+        "- CPU in use by other processes just before the run: "
+        f"{results.get('cpu_in_use', 0) * 100:.0f}% of the machine; load average (1/5/15 min) at start: "
+        f"{results['load_start']}; at end: {results['load_end']}",
     ]
     if results["busy"]:
         lines.append(
@@ -205,11 +208,15 @@ def render(results: dict[str, Any], notes: str) -> str:
     client = results.get("client")
     if client:
         settings = client["settings"]
+        server_command = " ".join(
+            Path(client["server_command"][0]).name if i == 0 else a
+            for i, a in enumerate(client["server_command"])
+        )
         lines += [
             "## Clients: one sequential call",
             "",
             *_carried(results, "client"),
-            f"Against our generated server (`{' '.join(Path(client['server_command'][0]).name if i == 0 else a for i, a in enumerate(client['server_command']))}`), "
+            f"Against our generated server (`{server_command}`), "
             f"{settings['calls']} sequential `add(1, 2)` calls per round, {settings['repeats']} interleaved "
             "repeats, medians of the per-round medians. Baseline (`raw POST`): the cheapest honest raw "
             "HTTP request, a pre-built request (bytes) on one kept-alive blocking socket with TCP_NODELAY, "
@@ -285,7 +292,8 @@ def render(results: dict[str, Any], notes: str) -> str:
             "## Scale-out: replicas behind nginx (bench/scale.py)",
             "",
             *_carried(results, "scale"),
-            f"The generated bench_server, one uvicorn worker per replica (h11), behind the `deploy/nginx.conf` "
+            f"The generated bench_server, one uvicorn worker per replica (h11), behind the "
+            f"`deploy/nginx.conf` "
             f"`mcpgen server` ships (loopback addresses; nginx `worker_processes auto`), "
             f"{scaled['connections']} keep-alive connections of closed-loop `tools/call` (bench/loadgen.py); "
             "Redis store rows: a local redis-server (`MCPGEN_STORE`); rate limit on or off as labelled "
@@ -334,14 +342,14 @@ def _legacy_section(results: dict[str, Any]) -> list[str]:
             "### Servers: legacy `tools/call` throughput",
             "",
             *_carried(results, "legacy-server"),
-            "Same uvicorn settings, load generator and request (`add(1, 2)`, responses checked) as the table "
-            "above, except that the load generator is a legacy client: before the load every connection opens "
-            "its own session on that connection (`initialize`, `notifications/initialized`; untimed) and ends it "
-            "with DELETE afterwards. Our server takes both kinds of load in the same process, rounds interleaved "
-            "with the SDK's (order rotating): "
+            "Same uvicorn settings, load generator and request (`add(1, 2)`, responses checked) as the "
+            "table above, except that the load generator is a legacy client: before the load every "
+            "connection opens its own session on that connection (`initialize`, "
+            "`notifications/initialized`; untimed) and ends it with DELETE afterwards. Our server takes "
+            "both kinds of load in the same process, rounds interleaved with the SDK's (order rotating): "
             f"{settings['warmup']} s warm-up + {settings['duration']} s measured at each concurrency "
-            f"{settings['concurrency']}, {settings['repeats']} repeats, medians shown. `÷ mcpgen modern` is the "
-            "median over repeats of (req/s ÷ our server's modern req/s in the same repeat).",
+            f"{settings['concurrency']}, {settings['repeats']} repeats, medians shown. `÷ mcpgen modern` is "
+            "the median over repeats of (req/s ÷ our server's modern req/s in the same repeat).",
             "",
             server_bench.legacy_table(server["summary"]),
             "",
@@ -358,9 +366,9 @@ def _legacy_section(results: dict[str, Any]) -> list[str]:
             "Against our generated server (the same process serves both eras), as in the client table above: "
             f"{settings['calls']} sequential `add(1, 2)` calls per round, {settings['repeats']} interleaved "
             "repeats, medians of the per-round medians. Every client opens its session before its first "
-            "measured call. Baseline: a pre-built legacy `tools/call` (bytes, with the session's headers) on one "
-            "kept-alive blocking socket. Overhead = latency - the baseline's latency, compared with the "
-            'SDK client\'s forced to its initialize handshake (`mode="legacy"`).',
+            "measured call. Baseline: a pre-built legacy `tools/call` (bytes, with the session's headers) "
+            "on one kept-alive blocking socket. Overhead = latency - the baseline's latency, compared "
+            'with the SDK client\'s forced to its initialize handshake (`mode="legacy"`).',
             "",
             client_bench.table(client["summary"]),
             "",
@@ -376,9 +384,10 @@ def _legacy_section(results: dict[str, Any]) -> list[str]:
             "### Idle legacy sessions: server memory",
             "",
             *_carried(results, "legacy-sessions"),
-            f"bench/legacy_sessions.py: {sessions['rows'][0]['sessions']} sessions opened in-process (no sockets), "
-            "each from an `initialize` declaring sampling, elicitation and roots; Python allocations "
-            "(tracemalloc) still held once all are open and idle, after a garbage collection, per session.",
+            f"bench/legacy_sessions.py: {sessions['rows'][0]['sessions']} sessions opened in-process "
+            "(no sockets), each from an `initialize` declaring sampling, elicitation and roots; Python "
+            "allocations (tracemalloc) still held once all are open and idle, after a garbage collection, "
+            "per session.",
             "",
             legacy_sessions.table(sessions),
             "",

@@ -2,7 +2,8 @@
 imported by mcpgen. Driven by bench/dcg_compare.py:
 
     python bench/_dcg_worker.py generate IN_DIR OUT_DIR   each IN_DIR/*.json schema -> OUT_DIR/<stem>.py
-                                                          with the generator's defaults; a JSON report on stdout
+                                                          with the generator's defaults; a JSON report
+                                                          on stdout
     python bench/_dcg_worker.py judge OUT_DIR CASES.json  each case's instances through the root model of
                                                           OUT_DIR/<stem>.py; accepted flags on stdout
 """

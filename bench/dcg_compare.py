@@ -421,9 +421,11 @@ def run(tools_count: int) -> str:
             f"| no verdict (no model, or it raised) | {dcg_right[3]} | {mcpgen_right[3]} |",
             f"| valid instances changed by a round trip (`model_dump(mode='json', by_alias=True, "
             f"exclude_unset=True)`) | {len(changed(dcg_echoes))} | {len(changed(mcpgen_echoes))} |",
-            f"| mypy errors (default settings; mcpgen: models.py) | {dcg_checks['mypy_errors']} {dcg_checks['mypy_codes'] or ''} | "
+            "| mypy errors (default settings; mcpgen: models.py) | "
+            f"{dcg_checks['mypy_errors']} {dcg_checks['mypy_codes'] or ''} | "
             f"{mcpgen_checks['mypy_errors']} {mcpgen_checks['mypy_codes'] or ''} |",
-            f"| pyright errors (basic) | {dcg_checks['pyright_errors']} {dcg_checks['pyright_rules'] or ''} | "
+            f"| pyright errors (basic) | {dcg_checks['pyright_errors']} "
+            f"{dcg_checks['pyright_rules'] or ''} | "
             f"{mcpgen_checks['pyright_errors']} {mcpgen_checks['pyright_rules'] or ''} |",
         ]
         dcg_counts, mcpgen_counts = _pattern_counts(dcg_out), _pattern_counts(mcpgen_dir)

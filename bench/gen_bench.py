@@ -146,8 +146,10 @@ from codegen import pipeline
 t = {}
 start = time.perf_counter(); loaded = load_file(Path(sys.argv[1])); t["load"] = time.perf_counter() - start
 start = time.perf_counter(); spec = validate(loaded); t["validate"] = time.perf_counter() - start
-start = time.perf_counter(); client = pipeline.build_client(spec, package="c"); t["build client"] = time.perf_counter() - start
-start = time.perf_counter(); server = pipeline.build_server(spec, package="s"); t["build server"] = time.perf_counter() - start
+start = time.perf_counter(); client = pipeline.build_client(spec, package="c")
+t["build client"] = time.perf_counter() - start
+start = time.perf_counter(); server = pipeline.build_server(spec, package="s")
+t["build server"] = time.perf_counter() - start
 size = sum(len(d) for p in (client, server) for d in {**p.files, **p.user_files}.values())
 t["output MB"] = size / 1e6
 print(json.dumps(t))

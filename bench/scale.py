@@ -223,7 +223,8 @@ def _direct(rows: list[dict[str, Any]], store: str, rate_limit: bool) -> dict[st
 
 def _store_cost(redis: dict[str, Any], memory: dict[str, Any], what: str) -> str:
     return (
-        f"on a call that {what}, the Redis store costs {redis['replica_cpu_us'] - memory['replica_cpu_us']:+,.0f} µs "
+        f"on a call that {what}, the Redis store costs "
+        f"{redis['replica_cpu_us'] - memory['replica_cpu_us']:+,.0f} µs "
         f"of replica CPU and {redis['redis_cpu_us']:,.0f} µs in redis-server per call; latency p50 "
         f"{redis['p50_us'] - memory['p50_us']:+,.0f} µs, p99 {redis['p99_us'] - memory['p99_us']:+,.0f} µs "
         f"({redis['rps']:,.0f} vs {memory['rps']:,.0f} req/s in memory)"

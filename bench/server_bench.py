@@ -154,7 +154,8 @@ def run(
                         name = server.kind if era == "modern" else f"{server.kind}/{era}"
                         print(
                             f"  [{variant} rep {repeat + 1}/{repeats} c={concurrency:>3}] {name:<9} "
-                            f"{r.rps:8.0f} req/s  p50 {r.p50_us / 1000:6.2f} ms  p99 {r.p99_us / 1000:6.2f} ms  "
+                            f"{r.rps:8.0f} req/s  p50 {r.p50_us / 1000:6.2f} ms  "
+                            f"p99 {r.p99_us / 1000:6.2f} ms  "
                             f"cpu {r.cpu_us_per_request or 0:6.0f} us/req  errors {r.errors}",
                             file=log,
                             flush=True,
@@ -222,7 +223,8 @@ def summarize(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| uvicorn | conc | server | req/s | x ceiling | p50 ms | p99 ms | server CPU µs/req | peak RSS MiB | loadgen CPU | errors |",
+        "| uvicorn | conc | server | req/s | x ceiling | p50 ms | p99 ms | server CPU µs/req | peak RSS MiB "
+        "| loadgen CPU | errors |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
@@ -231,7 +233,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         cpu = f"{row['cpu_us']:.0f}" if row["cpu_us"] is not None else "-"
         rss = f"{row['peak_rss_mib']:.1f}" if row["peak_rss_mib"] is not None else "-"
         lines.append(
-            f"| {http}+{loop} | {row['concurrency']} | {LABELS[row['server']]} | {row['rps']:.0f} | {ratio} | "
+            f"| {http}+{loop} | {row['concurrency']} | {LABELS[row['server']]} | "
+            f"{row['rps']:.0f} | {ratio} | "
             f"{row['p50_ms']:.2f} | {row['p99_ms']:.2f} | {cpu} | {rss} | {row['loadgen_cpu'] * 100:.0f}% | "
             f"{row['errors']} |"
         )
@@ -317,8 +320,8 @@ ERA_LABELS = {"modern": "2026-07-28 (stateless)", "legacy": f"{loadgen.LEGACY_VE
 
 def legacy_table(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "| uvicorn | conc | server | client era | req/s | ÷ mcpgen modern | p50 ms | p99 ms | server CPU µs/req "
-        "| loadgen CPU | errors |",
+        "| uvicorn | conc | server | client era | req/s | ÷ mcpgen modern | p50 ms | p99 ms "
+        "| server CPU µs/req | loadgen CPU | errors |",
         "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:

@@ -367,7 +367,8 @@ class SchemaIndex:
     def _collect(
         self, node: dict[str, Any], pointer: str, base: str, children: list[tuple[str, Any]]
     ) -> None:
-        """Record the reference sites of `node`; append its subschemas (pointer suffix, schema) to `children`."""
+        """Record the reference sites of `node`; append its subschemas (pointer suffix, schema) to
+        `children`."""
         for keyword in REF_KEYWORDS:
             ref = node.get(keyword)
             if isinstance(ref, str):

@@ -168,7 +168,8 @@ class ScenarioResult:
         for check in self.failures + self.warnings:
             details = json.dumps(check.get("details"), sort_keys=True)[:1500]
             lines.append(
-                f"  {check.get('status')} {check.get('id')}: {check.get('errorMessage')}\n    details: {details}"
+                f"  {check.get('status')} {check.get('id')}: {check.get('errorMessage')}\n"
+                f"    details: {details}"
             )
         if not self.checks or self.returncode != 0:
             lines.append("  harness output (tail):\n" + self.output[-3000:])

@@ -32,7 +32,8 @@ with Client(sys.argv[1]) as client:
 CALL_STDIO = """
 import json, sys
 from weather_client import Client
-with Client.stdio([sys.argv[1], "-m", "weather_server", "--stdio"], env={"PYTHONPATH": sys.argv[2]}) as client:
+command = [sys.argv[1], "-m", "weather_server", "--stdio"]
+with Client.stdio(command, env={"PYTHONPATH": sys.argv[2]}) as client:
     print(json.dumps(client.get_weather_data("Berlin").model_dump()))
 """
 

@@ -102,7 +102,8 @@ from shapes_client import Client, models
 names = models.NamesInput(class_="c", first_name_3="f")
 assert names.model_dump(by_alias=True, exclude_unset=True) == {"class": "c", "first-name": "f"}, names
 core = ClientCore(tools=Client._tool_definitions_)
-sent = core.prepare_arguments("nullables", {"required_nullable": None, "by_any_of": UNSET}, models.NullablesInput)
+nullables = {"required_nullable": None, "by_any_of": UNSET}
+sent = core.prepare_arguments("nullables", nullables, models.NullablesInput)
 assert sent == {"required_nullable": None}, sent
 try:
     core.prepare_arguments("constraints", {"name": ""}, models.ConstraintsInput)
@@ -167,7 +168,8 @@ def test_the_wheel_ships_py_typed_and_runs_from_the_fresh_venv(installed: Instal
 
 
 def test_the_generated_command_line_runs_from_the_fresh_venv(installed: Installed) -> None:
-    """`python -m weather_client` needs nothing beyond `pip install mcpgen` (its runtime comes with `[cli]`)."""
+    """`python -m weather_client` needs nothing beyond `pip install mcpgen` (its runtime comes with
+    `[cli]`)."""
     shown = _ok(
         _run(
             [installed.venv_python, "-m", "weather_client", "get-weather-data", "--help"],

@@ -192,7 +192,10 @@ def test_conformance_section_references_resolve() -> None:
 
 def test_id_pattern_matches_citations_only() -> None:
     pattern = id_pattern()
-    prose = "UTF-8, utf-8, sha-256, RFC-9110, ISO-8601, draft-07, HTTP/1.1, HTTP-1.1, 2020-12, latin-1, x-mcp-header"
+    prose = (
+        "UTF-8, utf-8, sha-256, RFC-9110, ISO-8601, draft-07, HTTP/1.1, HTTP-1.1, 2020-12, latin-1, "
+        "x-mcp-header"
+    )
     assert [m[0] for m in pattern.finditer(prose)] == []
     cited = "see XHDR-02..04 (-> XHDR-10), MRTR-16/18 and HTTP-21."
     assert [rule for m in pattern.finditer(cited) for rule in expand(m)] == [

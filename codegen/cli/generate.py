@@ -325,15 +325,17 @@ def _print_diffs(diffs: Iterable[FileDiff]) -> None:
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="pyproject.toml with [tool.mcpgen] targets [default: the nearest one from the current directory up].",
+    help=(
+        "pyproject.toml with [tool.mcpgen] targets [default: the nearest one from the current directory up]."
+    ),
 )
 @reports_errors
 def generate(check: bool, config_path: Path | None) -> None:
     """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
 
     Each target has source (a spec file relative to pyproject.toml), kind (client or server),
-    output (a directory) and package; strict and line-length are optional. With --check nothing is written: stale
-    targets are listed with a short diff and the exit code is 1.
+    output (a directory) and package; strict and line-length are optional. With --check nothing
+    is written: stale targets are listed with a short diff and the exit code is 1.
     """
     if config_path is None:
         config_path = find_pyproject(Path.cwd())

@@ -156,7 +156,8 @@ def _list_every_tool(
             return checked_tools(tools, source, "/tools")
         if cursor in seen:
             raise SpecLoadError(
-                f"{source}: server repeated the tools/list cursor {cursor[:100]!r}; pagination would never end"
+                f"{source}: server repeated the tools/list cursor {cursor[:100]!r}; "
+                "pagination would never end"
             )
         seen.add(cursor)
     raise SpecLoadError(f"{source}: tools/list still had a next page after {MAX_PAGES} pages; giving up")

@@ -45,7 +45,8 @@ def load_source(
                 source, headers=headers, era=era, auth=auth, max_response_bytes=max_response_bytes
             )
         raise SpecLoadError(
-            f"{display_url(source)!r}: unsupported URL scheme {urlsplit(source).scheme!r}; use http(s):// or a file path"
+            f"{display_url(source)!r}: unsupported URL scheme {urlsplit(source).scheme!r}; "
+            "use http(s):// or a file path"
         )
     if headers:
         raise SpecLoadError(f"{source}: HTTP headers apply to URL sources only, not to files")

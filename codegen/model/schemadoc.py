@@ -117,7 +117,8 @@ class Budget:
         self.visits += 1
         if self.visits > MAX_VISITS:
             raise UnsupportedSchemaError(
-                f"{doc.where(pointer)}: more than {MAX_VISITS} subschema visits while building models (SCHEMA-11)"
+                f"{doc.where(pointer)}: more than {MAX_VISITS} subschema visits "
+                "while building models (SCHEMA-11)"
             )
         if not self.visits & 1023 and time.monotonic() > self.deadline:
             raise UnsupportedSchemaError(

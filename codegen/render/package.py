@@ -371,7 +371,8 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
             "server/__main__.py.jinja",
             header=header,
             module_doc=pysource.docstring(
-                f"Serve the tools: `python -m {ir.package} --http --port 8000` or `python -m {ir.package} --stdio`.",
+                f"Serve the tools: `python -m {ir.package} --http --port 8000` or "
+                f"`python -m {ir.package} --stdio`.",
                 indent="",
             ),
         ),

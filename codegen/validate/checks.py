@@ -251,7 +251,8 @@ def _check_bounds(run: _Run, tool: _Tool) -> tuple[bool, int]:
                 tool.name,
                 tool.pointer,
                 _limit_rule(where, tool.pointer),
-                f"the tool holds more than {limits.max_values} JSON values (limit reached at {where or '/'}); "
+                f"the tool holds more than {limits.max_values} JSON values "
+                f"(limit reached at {where or '/'}); "
                 "refusing to process a definition this large",
             )
             return False, count
@@ -315,7 +316,8 @@ def _check_fields(run: _Run, tool: _Tool, first_by_name: dict[str, str]) -> None
                 tool.name,
                 name_ptr,
                 "TOOLS-15",
-                f"duplicate tool name {name!r}, first listed at {first_by_name[name]}; tool names must be unique",
+                f"duplicate tool name {name!r}, first listed at {first_by_name[name]}; "
+                "tool names must be unique",
             )
         else:
             first_by_name[name] = name_ptr
@@ -476,8 +478,8 @@ def _check_schema(
                 tool.name,
                 pointer,
                 "MCPGEN-LIMITS",
-                f"the tools together hold more than {run.limits.max_total_subschemas} subschemas (limit reached "
-                f"at {pointer}{exc.pointer}); refusing to go on",
+                f"the tools together hold more than {run.limits.max_total_subschemas} subschemas "
+                f"(limit reached at {pointer}{exc.pointer}); refusing to go on",
             )
         else:
             run.add(

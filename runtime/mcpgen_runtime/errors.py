@@ -8,7 +8,8 @@
         HttpStatusError               an HTTP status without a JSON-RPC body
         ResponseLostError             a response stream ended before the response (HTTP-26)
       AuthorizationError              OAuth login failed, or a protected server refused the token (401/403)
-      ProtocolError                   the peer broke JSON-RPC/MCP framing (bad JSON, id mismatch, unknown resultType)
+      ProtocolError                   the peer broke JSON-RPC/MCP framing (bad JSON, id mismatch,
+                                      unknown resultType)
         ResponseTooLargeError         a response, SSE event or stdio line over the client's size limit
       RemoteError                     a JSON-RPC error response: code, message, data
         HeaderMismatchError           -32020

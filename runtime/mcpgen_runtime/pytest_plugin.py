@@ -57,7 +57,8 @@ def mcp_mock_factory() -> Iterator[Callable[..., McpMock]]:
 
 @pytest.fixture
 def mcp_mock(request: pytest.FixtureRequest, mcp_mock_factory: Callable[..., McpMock]) -> McpMock:
-    """A mock MCP server for this test, configured by `@pytest.mark.mcp_mock(...)` (see the module docstring)."""
+    """A mock MCP server for this test, configured by `@pytest.mark.mcp_mock(...)` (see the module
+    docstring)."""
     marker = request.node.get_closest_marker(_MARKER)
     if marker is None:
         raise pytest.UsageError(

@@ -113,7 +113,8 @@ def dialect_of(schema: Mapping[str, Any]) -> str:
     dialect = _DIALECTS.get(declared.rstrip("#"))
     if dialect is None:
         raise SchemaDialectError(
-            f"unsupported JSON Schema dialect {declared!r}; supported: 2020-12 ({DRAFT202012}) and draft-07 ({DRAFT7})"
+            f"unsupported JSON Schema dialect {declared!r}; "
+            f"supported: 2020-12 ({DRAFT202012}) and draft-07 ({DRAFT7})"
         )
     return dialect
 

@@ -3,7 +3,8 @@ program, conformance/client.py: one harness run per client scenario tagged 2026-
 ones, `auth/*`, through conformance/auth_client.py), and per legacy-era scenario at the
 initialize-based versions it is tagged for (`LEGACY_RUNS`).
 
-    conformance client --command "<python> conformance/client.py" --scenario NAME --spec-version 2026-07-28 -o DIR
+    conformance client --command "<python> conformance/client.py" --scenario NAME
+                       --spec-version 2026-07-28 -o DIR
 
 Every scenario must exit 0 with no FAILURE and no WARNING check; there is no expected-failures
 list. The harness validates every message the client sends against schema.json

@@ -48,7 +48,8 @@ def server_url() -> Iterator[str]:
 
 
 def test_every_applicable_scenario_is_run_or_excluded_with_a_reason() -> None:
-    """The installed harness's 2026-07-28 server scenarios = ours + the documented exclusions (conformance §8)."""
+    """The installed harness's 2026-07-28 server scenarios = ours + the documented exclusions
+    (conformance §8)."""
     listed = set(runner.list_server_scenarios())
     ours = set(runner.SCENARIOS)
     assert not ours - listed, f"scenarios the harness does not know: {sorted(ours - listed)}"

@@ -30,7 +30,8 @@ PROBE = textwrap.dedent("""
     from live_weather_client import AsyncClient, Client, models
 
     url = sys.argv[1]
-    out = {"methods": sorted(n for n, f in vars(Client).items() if inspect.isfunction(f) and not n.startswith("_"))}
+    methods = [n for n, f in vars(Client).items() if inspect.isfunction(f) and not n.startswith("_")]
+    out = {"methods": sorted(methods)}
     with Client(url) as client:
         data = client.get_weather_data("Oslo")
         out["data_type"] = type(data).__qualname__

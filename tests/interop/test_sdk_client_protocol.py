@@ -84,7 +84,8 @@ def test_sdk_client_answers_our_elicitation_and_sees_cache_hints_and_progress(ta
 
 
 def test_sdk_client_without_elicitation_gets_missing_capability(target: list[str]) -> None:
-    """Without a callback the SDK declares no elicitation capability: our server answers -32021 (MRTR-13, BASE-35)."""
+    """Without a callback the SDK declares no elicitation capability: our server answers -32021
+    (MRTR-13, BASE-35)."""
     out = _sdk(target, "--call", "test_input_required_result_elicitation", "{}")
     (call,) = out["calls"]
     assert out["elicitations"] == []

@@ -11,8 +11,9 @@ Run with the dev venv's Python instead, the same tools are served by SDK 2.3.0's
 Weather-like tools (`get_weather` with structured output, `add`), one that asks the user
 (`confirm_delete`: an `elicitation/create` mid-call), one that reports progress and logs
 (`count_progress`), one that samples and lists roots (`ask_model`), one that announces a tool
-list change (`change_tools`), and `slow_echo` (for timeouts and cancellation). It speaks only the initialize-based revisions: `server/discover`
-before `initialize` is an error, as with any such server.
+list change (`change_tools`), and `slow_echo` (for timeouts and cancellation). It speaks only the
+initialize-based revisions: `server/discover` before `initialize` is an error, as with any such
+server.
 """
 
 from __future__ import annotations

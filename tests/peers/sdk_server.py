@@ -126,7 +126,8 @@ def build_server(page_size: int) -> MCPServer[Any]:
 
     @server.tool()
     def list_users() -> types.CallToolResult:
-        # An array as structuredContent (allowed on 2026-07-28); the SDK would otherwise wrap it in {"result": ...}.
+        # An array as structuredContent (allowed on 2026-07-28); the SDK would otherwise wrap it in
+        # {"result": ...}.
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=json.dumps(LIST_USERS))],
             structured_content=LIST_USERS,

@@ -8,7 +8,8 @@ log, report progress, sleep, close their stream, change the tool set — written
     roots       lists the client's roots
     log         logs one message per level (debug .. error), answers "logged"
     progress    {"steps": n}: n progress notifications 10 ms apart, answers "done"
-    sleep       {"seconds": s}: opens its SSE stream (2025-11-25: a priming event), sleeps; records cancellations
+    sleep       {"seconds": s}: opens its SSE stream (2025-11-25: a priming event), sleeps;
+                records cancellations
     cancelled   how many sleeps were cancelled
     poll        closes its SSE stream (2025-11-25 polling), waits 0.2 s, answers "polled"
     mutate      {"op": "add"|"remove"|"touch"}: changes the tool set (list_changed)

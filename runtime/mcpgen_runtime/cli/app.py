@@ -177,7 +177,10 @@ def _tool_command(client_class: type[Client], tool: CliTool, definition: Mapping
         type=_JsonArguments(),
         default=None,
         metavar="ARGS",
-        help="All arguments as one JSON object (@FILE reads it from a file); options given too override its keys.",
+        help=(
+            "All arguments as one JSON object (@FILE reads it from a file); "
+            "options given too override its keys."
+        ),
     )
 
     def callback(**values: Any) -> int:

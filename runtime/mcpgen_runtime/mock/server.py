@@ -166,7 +166,8 @@ class MockServer(ToolServer):
             return _canned(answer)
         if spec.output_schema is None:
             quoted = canonical_json(arguments).decode()
-            return f"mcpgen mock: {name} called with {quoted[:TEXT_LIMIT]}{'…' if len(quoted) > TEXT_LIMIT else ''}"
+            more = "…" if len(quoted) > TEXT_LIMIT else ""
+            return f"mcpgen mock: {name} called with {quoted[:TEXT_LIMIT]}{more}"
         maker = self._makers.get(name)
         if maker is None:
             maker = self._makers[name] = ValueMaker(spec.output_schema)

@@ -89,7 +89,8 @@ def lean_origin(url: str) -> Origin | None:
 
 
 def default_ssl_context() -> ssl.SSLContext:
-    """Verified TLS like httpx's default: SSL_CERT_FILE / SSL_CERT_DIR, else certifi, else the system store."""
+    """Verified TLS like httpx's default: SSL_CERT_FILE / SSL_CERT_DIR, else certifi, else the
+    system store."""
     if os.environ.get("SSL_CERT_FILE"):
         return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
     if os.environ.get("SSL_CERT_DIR"):

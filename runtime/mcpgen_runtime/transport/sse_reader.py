@@ -3,8 +3,9 @@ a JSON body (`classify_body`) or an SSE stream (`SseDecoder`, `ResponseStream`, 
 
 Rules: HTTP-06/07/09 (one POST per message, Accept lists both types), HTTP-13 (both reply
 types), HTTP-15 (no server requests on a reply stream: dropped unless the transport has an
-`on_request` hook), HTTP-19 (SSE comments ignored), HTTP-20 (no resumption in this revision: `id:` and `retry:`
-are only recorded, for the legacy session's resumable streams: `_async/legacy_session.py`).
+`on_request` hook), HTTP-19 (SSE comments ignored), HTTP-20 (no resumption in this revision:
+`id:` and `retry:` are only recorded, for the legacy session's resumable streams:
+`_async/legacy_session.py`).
 """
 
 from __future__ import annotations

@@ -524,7 +524,8 @@ def test_generate_reports_each_failing_target(runner: CliRunner, tmp_path: Path,
     ("body", "message"),
     [
         (
-            '[[tool.mcpgen.targets]]\nsource = "s.json"\nkind = "client"\noutput = "g"\npackage = "p"\nsourse = 1\n',
+            '[[tool.mcpgen.targets]]\nsource = "s.json"\nkind = "client"\noutput = "g"\n'
+            'package = "p"\nsourse = 1\n',
             "unknown key(s) 'sourse'",
         ),
         (

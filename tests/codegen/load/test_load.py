@@ -497,7 +497,8 @@ def test_live_sources_use_the_runtime_client(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_reading_a_file_does_not_import_the_client() -> None:
-    """The runtime's client (and httpx) are imported for live sources only: `mcpgen validate FILE` stays fast."""
+    """The runtime's client (and httpx) are imported for live sources only: `mcpgen validate FILE`
+    stays fast."""
     script = (
         "import sys; from codegen.load.source import load_source; "
         f"load_source({str(FIXTURES / 'tools-list.json')!r}); "
@@ -546,7 +547,7 @@ def test_load_source_usage_errors(tmp_path: Path) -> None:
         load_source(None, stdio="server", headers={"X": "1"})
 
 
-# --------------------------------------------------------------------------- live sources (real runtime transports)
+# ------------------------------------------------------------------ live sources (real runtime transports)
 
 
 def _listing_stub() -> Any:

@@ -64,7 +64,8 @@ def test_unwritable_cache_is_skipped(tmp_path: Path) -> None:
 
 
 def test_key_follows_the_runtime_sources_and_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any change to a runtime module or to the interpreter gives another key: stale names are never reused."""
+    """Any change to a runtime module or to the interpreter gives another key: stale names are never
+    reused."""
     import mcpgen_runtime
 
     copy = tmp_path / "mcpgen_runtime"

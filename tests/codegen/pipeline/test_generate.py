@@ -513,7 +513,9 @@ from codegen.pipeline import build_client, build_server
 out = {}
 for key in [key for key in ("weather", "conformance", "shapes") if key in SPECS]:
     spec = load_spec(SPECS[key])
-    for pkg in (build_client(spec, package=f"gen_{key}_client"), build_server(spec, package=f"gen_{key}_server")):
+    client = build_client(spec, package=f"gen_{key}_client")
+    server = build_server(spec, package=f"gen_{key}_server")
+    for pkg in (client, server):
         for name, data in sorted({**pkg.files, **pkg.user_files}.items()):
             out[f"{pkg.package}/{name}"] = hashlib.sha256(data).hexdigest()
 json.dump(out, sys.stdout, sort_keys=True)

@@ -219,7 +219,8 @@ def test_long_description_is_accepted_and_generated(tmp_path: Path) -> None:
             "tool 'b' at /tools/0:",
         ),
         (
-            '{"tools": [{"name": "t", "inputSchema": {"type": "object", "properties": {"p": {"type": "string", '
+            '{"tools": [{"name": "t", "inputSchema": {"type": "object", '
+            '"properties": {"p": {"type": "string", '
             '"type": "integer"}}}}]}',
             "tool 't' at /tools/0/inputSchema/properties/p:",
         ),

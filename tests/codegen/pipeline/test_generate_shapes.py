@@ -117,12 +117,14 @@ EXPECTED: list[tuple[str, str, str]] = [
     (
         "DiscriminatedInput",
         "pet",
-        "Annotated[DiscriminatedInputPetOption1 | DiscriminatedInputPetOption2, Field(discriminator='type')] | None",
+        "Annotated[DiscriminatedInputPetOption1 | DiscriminatedInputPetOption2, "
+        "Field(discriminator='type')] | None",
     ),
     (
         "DiscriminatedInput",
         "event",
-        "Annotated[DiscriminatedInputEventOption1 | DiscriminatedInputEventOption2, Field(discriminator='type')] | None",
+        "Annotated[DiscriminatedInputEventOption1 | DiscriminatedInputEventOption2, "
+        "Field(discriminator='type')] | None",
     ),
     (
         "DiscriminatedOutput",

@@ -363,7 +363,8 @@ def test_wrong_answer_type_is_a_type_error() -> None:
             CreateMessageResult(
                 [ImageContent(data="AAAA", mimeType="image/png")], model="m", stop_reason=None
             ),
-            mcp_types.CreateMessageResultWithTools,  # the SDK's name for the block-list form of schema.ts's type
+            # the SDK's name for the block-list form of schema.ts's type
+            mcp_types.CreateMessageResultWithTools,
             {
                 "role": "assistant",
                 "content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}],

@@ -85,7 +85,8 @@ def test_match_is_a_subset_of_the_arguments_with_json_equality() -> None:
         ({"tools": {"get_weather": [{"txt": "x"}]}}, r"tools\.get_weather\[0\]: unknown key\(s\) 'txt'"),
         (
             {"tools": {"get_weather_data": [{"structured": {"temperature": "warm"}}]}},
-            r"tools\.get_weather_data\[0\]\.structured: does not match the outputSchema of 'get_weather_data'",
+            r"tools\.get_weather_data\[0\]\.structured: "
+            r"does not match the outputSchema of 'get_weather_data'",
         ),
         (
             {"tools": {"get_weather_data": [{"text": "sunny"}]}},

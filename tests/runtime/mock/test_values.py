@@ -87,7 +87,10 @@ def test_values_do_not_depend_on_the_literals_in_the_users_code(tmp_path: Path) 
         "if sys.argv[1:]: import userconstants\n"
         "from mcpgen_runtime.mock.values import ValueMaker\n"
         "from mcpgen_runtime.mock.canonical import derive_seed\n"
-        "schemas = [{'type': 'array', 'items': {'type': t}, 'minItems': 30, 'maxItems': 30} for t in ('string', 'integer')]\n"
+        "schemas = [\n"
+        "    {'type': 'array', 'items': {'type': t}, 'minItems': 30, 'maxItems': 30}\n"
+        "    for t in ('string', 'integer')\n"
+        "]\n"
         "print(json.dumps([ValueMaker(s).make(derive_seed(i)) for i in range(8) for s in schemas]))\n"
     )
     env = {**subprocess_env(), "PYTHONPATH": f"{project}:{subprocess_env()['PYTHONPATH']}"}

@@ -220,7 +220,10 @@ DEPTH = 1000  # the issue's bare RecursionError came at ~1,000 levels
 
 async def deep_structured_content(message: Any, writer: Any) -> None:
     deep = '{"child": ' * DEPTH + '"not an integer"' + "}" * DEPTH  # written out: json.dumps would recurse
-    body = f'{{"jsonrpc": "2.0", "id": {message["id"]}, "result": {{"content": [], "structuredContent": {deep}}}}}'
+    body = (
+        f'{{"jsonrpc": "2.0", "id": {message["id"]}, '
+        f'"result": {{"content": [], "structuredContent": {deep}}}}}'
+    )
     writer.write(head(Content_Type="application/json", Content_Length=str(len(body))) + body.encode())
     await writer.drain()
 
@@ -335,7 +338,9 @@ async def trickled_head(message: Any, writer: Any) -> None:
             "sync",
             "httpx",
             marks=pytest.mark.skip(
-                reason="blocking httpx bounds each read of the head, not the whole head (README: Client limits)"
+                reason=(
+                    "blocking httpx bounds each read of the head, not the whole head (README: Client limits)"
+                )
             ),
         ),
     ],
@@ -421,7 +426,8 @@ HUGE_LINE_THEN_ANSWER = """
 import json, sys
 request = json.loads(sys.stdin.buffer.readline())
 sys.stdout.buffer.write(b'{"pad": "' + b"x" * (3 << 20) + b'"}\\n')
-sys.stdout.buffer.write(json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}}).encode() + b"\\n")
+answer = {"jsonrpc": "2.0", "id": request["id"], "result": {"content": []}}
+sys.stdout.buffer.write(json.dumps(answer).encode() + b"\\n")
 sys.stdout.buffer.flush()
 sys.stdin.buffer.readline()
 """

@@ -678,7 +678,10 @@ def test_sse_is_streamed_incrementally(mode: str) -> None:
         sock.sendall(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
         )
-        note = b'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}\n\n'
+        note = (
+            b"event: message\n"
+            b'data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}\n\n'
+        )
         sock.sendall(b"%x\r\n%s\r\n" % (len(note), note))
         if not server.event("notified").wait(5):
             return

@@ -174,7 +174,8 @@ def log_level_allows(minimum: str | None, level: str) -> bool:
 
 
 def unavailable_in(method: str, version: str) -> bool:
-    """Whether the revision `version` has no server-to-client request `method` (elicitation before 2025-06-18)."""
+    """Whether the revision `version` has no server-to-client request `method` (elicitation before
+    2025-06-18)."""
     since = _REQUEST_SINCE.get(method)
     return since is not None and version < since
 

@@ -69,7 +69,8 @@ __all__ = ["BUILTIN_METHODS", "CACHEABLE_METHODS", "REMOVED_METHODS", "Dispatche
 
 _LOG = logging.getLogger("mcpgen.server")
 
-# Methods of earlier revisions that this one removed: answered like unknown methods (RULES.md conformance §4.11).
+# Methods of earlier revisions that this one removed: answered like unknown methods
+# (RULES.md conformance §4.11).
 REMOVED_METHODS = frozenset(
     {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 )
@@ -178,7 +179,8 @@ class Dispatcher:
         self._store = resolve_store(cfg)
         if self._store.shared:
             self._probes.add("store", self._store.ping)  # /readyz: unready while the store is unreachable
-        # Per-process buckets stay synchronous (the hot path awaits nothing); a shared store's are atomic there.
+        # Per-process buckets stay synchronous (the hot path awaits nothing); a shared store's are
+        # atomic there.
         self._shared_limit = cfg.rate_limit if cfg.rate_limit is not None and self._store.shared else None
         self._limiter = (
             RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None and not self._store.shared else None
@@ -352,7 +354,8 @@ class Dispatcher:
         )
 
     def declare_capability(self, name: str, settings: Mapping[str, Any] | None = None) -> None:
-        """Add (or update) a server capability in `server/discover`, e.g. `("prompts", {"listChanged": True})`."""
+        """Add (or update) a server capability in `server/discover`,
+        e.g. `("prompts", {"listChanged": True})`."""
         self._capabilities[name] = {**self._capabilities.get(name, {}), **dict(settings or {})}
         self._rebuild_discover()
 
@@ -439,7 +442,8 @@ class Dispatcher:
                 id_,
                 method,
                 jsonrpc.INVALID_PARAMS,
-                f"params._meta must be an object carrying {PROTOCOL_VERSION_KEY} and {CLIENT_CAPABILITIES_KEY}",
+                f"params._meta must be an object carrying {PROTOCOL_VERSION_KEY} "
+                f"and {CLIENT_CAPABILITIES_KEY}",
             )
         version = meta.get(PROTOCOL_VERSION_KEY)
         if type(version) is not str:

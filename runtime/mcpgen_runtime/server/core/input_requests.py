@@ -105,7 +105,8 @@ class InputRequest(Generic[T]):
 
 
 def _elicitation_modes(capabilities: Mapping[str, Any]) -> tuple[bool, bool]:
-    """(form allowed, url allowed); `elicitation: {}` means form only (client-elicitation.mdx § Capabilities)."""
+    """(form allowed, url allowed); `elicitation: {}` means form only
+    (client-elicitation.mdx § Capabilities)."""
     declared = capabilities.get("elicitation")
     if not isinstance(declared, dict):
         return False, False

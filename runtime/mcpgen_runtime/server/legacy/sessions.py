@@ -156,7 +156,8 @@ class Session:
             code = error.get("code") if isinstance(error, dict) else None
             answer.set_exception(
                 ClientRequestError(
-                    f"The client answered with error {code}: {str(text)[:200] if text is not None else 'no message'}"
+                    f"The client answered with error {code}: "
+                    f"{str(text)[:200] if text is not None else 'no message'}"
                 )
             )
         elif type(message.get("result")) is dict:

@@ -434,7 +434,8 @@ class Deferred(BaseModel):
 
 
 def test_input_model_checks_every_call_sec01() -> None:
-    """The first call builds a deferred validator, later calls use it directly: both parse and refuse alike."""
+    """The first call builds a deferred validator, later calls use it directly: both parse and
+    refuse alike."""
     seen: list[Any] = []
 
     class Server(_server_class([_tool(properties={"n": {}})], (ToolBinding("t", "run", Deferred, None),))):

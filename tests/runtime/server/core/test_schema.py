@@ -237,7 +237,8 @@ ALL_SPECS = (*COMMON_SPECS, ROOT / "specs" / "shapes.json")
 
 
 def test_shared_specs_present() -> None:
-    """The parametrized tests below cover the ../shared tool lists too (skipped, with the reason, without them)."""
+    """The parametrized tests below cover the ../shared tool lists too (skipped, with the reason,
+    without them)."""
     for path in SHARED_SPECS:
         needs_shared(*path.relative_to(SHARED).parts)
     assert all(path in COMMON_SPECS for path in SHARED_SPECS)

@@ -542,7 +542,8 @@ def test_listen_over_stdio_tags_and_cancels_stdio07_sub08_sub10() -> None:
         peer.send(call(3, "mutate", {"op": "touch"}))
         got = [peer.recv() for _ in range(2)]
         assert sorted(str(m.get("id") or m["params"]["_meta"][SUB_ID]) for m in got) == ["3", "b"]
-        # End of input: the server ends "b" itself: a final response, then notifications/cancelled (SUB-07/08).
+        # End of input: the server ends "b" itself: a final response, then notifications/cancelled
+        # (SUB-07/08).
         assert peer.proc.stdin is not None
         peer.proc.stdin.close()
         final = peer.recv()

@@ -186,7 +186,8 @@ def test_origin_and_body_limits_apply_to_sessions(http: httpx.Client) -> None:
 
 
 def test_modern_requests_beside_sessions(http: httpx.Client) -> None:
-    """The same endpoint still serves 2026-07-28 statelessly; a session id on a modern request is ignored (HTTP-24)."""
+    """The same endpoint still serves 2026-07-28 statelessly; a session id on a modern request is
+    ignored (HTTP-24)."""
     opened = session(http)
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -154,7 +154,8 @@ def test_a_listen_stream_on_one_replica_hears_changes_made_on_the_other(redis_se
             assert event["method"] == "notifications/tools/list_changed"
             assert event["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 7
 
-            # The run-time tool set: both know the handler of "extra" once each added it; then B's changes rule.
+            # The run-time tool set: both know the handler of "extra" once each added it; then B's
+            # changes rule.
             b.post(call(2, "mutate", {"op": "add"}))
             a.post(call(2, "mutate", {"op": "add"}))
             assert "extra" in _tool_names(a) and "extra" in _tool_names(b)
