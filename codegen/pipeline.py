@@ -3,8 +3,8 @@
     build_client(spec, package="weather_client") -> GeneratedPackage
         __init__.py, models.py, client.py, __main__.py, tools.json, py.typed
     build_server(spec, package="weather_server") -> GeneratedPackage
-        __init__.py, models.py, base.py, __main__.py, tools.json, py.typed; user files handlers.py, Dockerfile,
-        deploy/nginx.conf, deploy/compose.yaml (render/deploy.py)
+        __init__.py, models.py, base.py, __main__.py, tools.json, py.typed;
+        user files handlers.py, Dockerfile, deploy/nginx.conf, deploy/compose.yaml (render/deploy.py)
 
 The same ValidatedSpec and `Style` (render/black_format.py) always give the same bytes: no
 timestamps, no absolute paths, tool order as in the input, names chosen independently of input

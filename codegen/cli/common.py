@@ -274,7 +274,7 @@ strict_option = click.option(
 
 
 def output_option(*, directory: bool, help_text: str, required: bool = True) -> Callable[[_F], _F]:
-    """`-o/--output` (required unless said otherwise): a directory to write a package into, or a file to write."""
+    """`-o/--output` (required unless said otherwise): a directory to write a package into, or a file."""
     return click.option(
         "-o",
         "--output",

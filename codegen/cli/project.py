@@ -56,7 +56,10 @@ def project_options(function: _F) -> _F:
             click.option(
                 "--project-version",
                 metavar="VERSION",
-                help=f"Distribution version (PEP 440) [default: the server's serverInfo version, else {DEFAULT_VERSION}].",
+                help=(
+                    "Distribution version (PEP 440) "
+                    f"[default: the server's serverInfo version, else {DEFAULT_VERSION}]."
+                ),
             ),
         )
     ):

@@ -167,7 +167,8 @@ def _pyproject(ir: PackageIR, meta: ProjectMeta) -> str:
         + _region(
             PYPROJECT,
             "project",
-            "# More [project] keys (authors, license, classifiers) and tables of your own ([project.urls]).\n",
+            "# More [project] keys (authors, license, classifiers) and tables of your own\n"
+            "# ([project.urls]).\n",
         )
         + "\n"
         "[project.scripts]\n"
