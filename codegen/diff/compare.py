@@ -19,6 +19,10 @@ cannot read), narrowing it breaks servers (they must now produce less). A remove
 clients; an added tool breaks servers (it has to be implemented). `$ref`s are followed on both
 sides. Nothing here recurses without a bound or evaluates a pattern: hostile schemas can only
 make the answer "possibly breaking".
+
+One module over 600 lines on purpose: the classification is one recursive judgement over pairs of
+subschemas (keyword by keyword, `$ref`s followed on both sides), and its keyword rules read best
+side by side; the report formats are diff/formats.py.
 """
 
 from __future__ import annotations

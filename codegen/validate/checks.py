@@ -29,6 +29,10 @@ Rules, in the order they are checked per tool:
 
 Nothing from the spec is executed or imported; server-supplied text appears in messages
 only through repr().
+
+One module over 600 lines on purpose: the checks run in one pass per tool in the order above, each
+reading what the earlier ones established (bounds first, so later walks are cheap); the
+meta-schema check is validate/metaschema.py.
 """
 
 from __future__ import annotations
