@@ -180,12 +180,19 @@ class Checked:
         return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{warned}"
 
 
-def check_spec(loaded: LoadedSpec, strict: bool) -> Checked:
+def check_spec(loaded: LoadedSpec, strict: bool, *, python_names: bool = True) -> Checked:
+    """Validate `loaded`; with `python_names`, also warn about every tool or parameter the
+    generated code names differently from its wire name (model/renames.py)."""
     try:
         validated = stages.validate_spec(loaded, strict)
     except SpecValidationError as exc:
         return Checked(loaded, None, list(exc.diagnostics))
-    return Checked(loaded, validated, sorted(validated.warnings, key=Diagnostic.sort_key))
+    warnings = list(validated.warnings)
+    if python_names:
+        from ..model.renames import rename_warnings
+
+        warnings += rename_warnings(loaded, validated)
+    return Checked(loaded, validated, sorted(warnings, key=Diagnostic.sort_key))
 
 
 def usable_spec(checked: Checked) -> ValidatedSpec:

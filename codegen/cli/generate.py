@@ -7,6 +7,7 @@ import dataclasses
 import re
 import shlex
 import tomllib
+from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -312,11 +313,37 @@ def _print_report(report: WriteReport, user_hint: str | None) -> None:
         click.echo(f"{display_path(base)}: up to date ({len(report.unchanged)} file(s) unchanged)")
 
 
-def _print_diffs(diffs: Iterable[FileDiff]) -> None:
+_SAID = {
+    "missing": "missing",
+    "extra": "no longer generated",
+    "differs": "differ",
+    "header": "differ only in the header",
+    "conflict": "in conflict",
+}
+
+
+def _print_diffs(diffs: Iterable[FileDiff], *, tools_shown: bool = False) -> None:
+    """A summary line, then each file's diff; files whose only change is their header are named on
+    one line, and tools.json's diff is left out when its tool changes were `tools_shown`."""
+    diffs = list(diffs)
+    header_only = [diff for diff in diffs if diff.status == "header"]
+    counts: Counter[str] = Counter(diff.status for diff in diffs)
+    click.echo(
+        "  files: "
+        + ", ".join(f"{counts[status]} {said}" for status, said in _SAID.items() if counts[status])
+    )
     for diff in diffs:
+        if diff.status == "header":
+            continue
+        if tools_shown and diff.path == "tools.json" and diff.status == "differs":
+            click.echo(f"  {diff.status:<8} {display_path(diff.file)} (the tool changes above)")
+            continue
         click.echo(f"  {diff.status:<8} {display_path(diff.file)}")
         for line in diff.detail.splitlines():
             click.echo(f"    {line}")
+    if header_only:
+        names = ", ".join(diff.path for diff in header_only)
+        click.echo(f"  header   only the first-line header (the spec's sha256) differs in: {names}")
 
 
 @click.command()
@@ -406,8 +433,7 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
                     stale += 1
                     where = display_path(target.output / target.package)
                     click.echo(f"stale: {where} (target #{target.index})")
-                    _print_diffs(diffs)
-                    _print_tool_changes(target, validated)
+                    _print_diffs(diffs, tools_shown=_print_tool_changes(target, validated))
                 else:
                     click.echo(f"fresh: {display_path(target.output / target.package)}")
             else:
@@ -472,15 +498,16 @@ def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None
         )
 
 
-def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> None:
-    """When a stale target's tools changed, say whom the change breaks (`mcpgen diff` in short)."""
+def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> bool:
+    """When a stale target's tools changed, say whom the change breaks (`mcpgen diff` in short);
+    whether anything was said."""
     from ..diff.compare import diff_tools
     from ..diff.formats import summary_line
     from ..load.document import load_file
 
     checked_in = target.output / target.package / "tools.json"
     if not checked_in.exists():
-        return
+        return False
     shown = display_path(checked_in)
     report = diff_tools(load_file(shown).tools, validated.tools, old_source=shown, new_source=target.source)
     if report.changes:
@@ -492,6 +519,7 @@ def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> None:
                     f"servers: {change.server})"
                 )
         click.echo(f"  details: mcpgen diff --target {target.package}")
+    return bool(report.changes)
 
 
 def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError]) -> None:

@@ -52,7 +52,9 @@ def mock(
 
     require_source(spec, None, headers)
     keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
-    validated = usable_spec(check_spec(stages.load_spec(spec, None, headers), strict=False))
+    validated = usable_spec(
+        check_spec(stages.load_spec(spec, None, headers), strict=False, python_names=False)
+    )
     try:
         server = MockServer(validated.tools, seed=seed, responses=responses)
     except (ResponsesError, MockDependencyError, ValueError) as exc:

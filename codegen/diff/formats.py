@@ -1,12 +1,14 @@
 """`mcpgen diff` output: a table for a terminal, JSON for machines, Markdown for a pull request.
 
 Text from the specs (tool names, reasons quoting enum values, ...) is shown, never run; in
-Markdown it is escaped so a hostile name cannot break out of its table cell.
+Markdown, names and pointers are code spans and reasons keep their `name` code spans, and all
+other text is escaped, so a hostile name cannot break out of its table cell or become a link or HTML.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Final, Literal
 
@@ -84,22 +86,52 @@ def _table(report: DiffReport, style: Callable[[str, str], str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Markdown's inline syntax outside code spans: emphasis, links, images, HTML, entities, strikethrough,
+# and the table's cell separator. Each is shown as itself (a backslash escape, or an entity for HTML).
+_MD_SPECIAL: Final = re.compile(r"([\\`*_\[\]|~!])")
+# The code spans compare.py writes around names and keywords: opened at the start or after a space,
+# closed before the end, a space, ":" or "," (so a name holding backticks stays one span). Whatever a
+# hostile name does to this split, each piece is still either escaped text or a whole code span.
+_SPANS: Final = re.compile(r"(?:^|(?<= ))`(.+?)`(?=$|[ :,])")
+
+
+def _md_text(text: str) -> str:
+    """Plain text: every character Markdown would read shown as itself."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", escaped)
+
+
+def _code(text: str) -> str:
+    """A code span holding `text` verbatim (its fence longer than any backtick run inside; `|`
+    escaped for the table, which GFM undoes inside code spans too)."""
+    if not text.strip():
+        return _md_text(text)
+    body = text.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    pad = " " if body[0] in "` " or body[-1] in "` " else ""
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
 def _md(text: str) -> str:
-    escaped = _cell(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
-    return escaped.replace("<", "&lt;").replace(">", "&gt;")
+    """A reason (or any text): its `name` code spans kept as code spans, the rest escaped."""
+    flat, out, end = _cell(text), [], 0
+    for span in _SPANS.finditer(flat):
+        out += [_md_text(flat[end : span.start()]), _code(span.group(1))]
+        end = span.end()
+    return "".join([*out, _md_text(flat[end:])])
 
 
 def _markdown(report: DiffReport) -> str:
     lines = [
-        f"### mcpgen diff: {_md(report.old_source)} → {_md(report.new_source)}",
+        f"### mcpgen diff: {_md_text(_cell(report.old_source))} → {_md_text(_cell(report.new_source))}",
         "",
-        summary_line(report),
+        _md_text(summary_line(report)),
         "",
     ]
     if report.changes:
         lines += ["| client | server | tool | where | change |", "|---|---|---|---|---|"]
         lines += [
-            f"| {c.client} | {c.server} | {_md(c.tool)} | {_md(c.pointer or '/')} | {_md(c.reason)} |"
+            f"| {c.client} | {c.server} | {_code(_cell(c.tool))} | {_code(_cell(c.pointer or '/'))} | {_md(c.reason)} |"
             for c in _ordered(report)
         ]
     return "\n".join(lines) + "\n"

@@ -9,14 +9,15 @@ from pathlib import Path
 from typing import Literal
 
 from ..spec import GeneratedPackage
-from .manifest import MANIFEST_NAME
+from .manifest import GENERATED_MARKER, MANIFEST_NAME
 from .plan import plan_package
 
 __all__ = ["DIFF_LINE_CAP", "FileDiff", "check_package"]
 
 DIFF_LINE_CAP = 40  # lines of unified diff shown per file by check_package
 
-FileStatus = Literal["missing", "extra", "differs", "conflict"]
+# "header": the file differs only in its first-line header (the spec's sha256 changed), shown as one line
+FileStatus = Literal["missing", "extra", "differs", "header", "conflict"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,14 @@ class FileDiff:
         return f"{head}\n{self.detail}" if self.detail else head
 
 
+def _same_header(old: bytes, new: bytes) -> bytes:
+    """`old` with `new`'s first line when both open with the generated header: a changed header
+    (sha256 of the spec) is said once per target, not diffed in every file."""
+    if old.startswith(GENERATED_MARKER) and new.startswith(GENERATED_MARKER):
+        return new.partition(b"\n")[0] + b"\n" + old.partition(b"\n")[2]
+    return old
+
+
 def _diff(old: bytes, new: bytes, label: str) -> str:
     old_lines = old.decode("utf-8", errors="replace").splitlines(keepends=True)
     new_lines = new.decode("utf-8", errors="replace").splitlines(keepends=True)
@@ -53,7 +62,7 @@ def check_package(out_dir: Path, pkg: GeneratedPackage) -> list[FileDiff]:
     """Compare `pkg` with `out_dir/pkg.package/` without writing; an empty list means up to date.
 
     Reports owned files that are missing or differ (with a unified diff capped at DIFF_LINE_CAP
-    lines), owned files of an earlier run that are no longer generated (extra), files `write_package`
+    lines, leaving out a changed first-line header; "header" when nothing else changed), owned files of an earlier run that are no longer generated (extra), files `write_package`
     would refuse to overwrite (conflict), and missing user files. Existing user files are not compared.
     The manifest is compared too, so an empty result means `write_package` would touch nothing.
     """
@@ -70,6 +79,10 @@ def check_package(out_dir: Path, pkg: GeneratedPackage) -> list[FileDiff]:
             diffs.append(FileDiff(pdir, rel, "missing"))
             continue
         old = b"" if (pdir / rel).is_symlink() else (pdir / rel).read_bytes()
+        old = _same_header(old, data)
+        if old == data:
+            diffs.append(FileDiff(pdir, rel, "header"))
+            continue
         diffs.append(FileDiff(pdir, rel, "differs", _diff(old, data, f"{label}/{rel}")))
     diffs += [FileDiff(pdir, rel, "extra", "no longer generated; writing deletes it") for rel in plan.stale]
     for rel, (user_action, _) in plan.user.items():

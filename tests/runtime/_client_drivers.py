@@ -200,7 +200,7 @@ class ScriptedHttpServer:
 # argv: MODE RECORD_PATH. Records every stdin line to RECORD_PATH, then per MODE:
 #   silent   never answers tools/call; answers anything else with an empty complete result
 #   die      writes to stderr and exits 3 on the first request
-#   garbage  answers the first request with a non-JSON line
+#   garbage  answers the first request with 1000 non-JSON lines (past the client's limit of skipped lines)
 STDIO_SCRIPT = r"""
 import json, sys
 mode, record = sys.argv[1], sys.argv[2]
@@ -214,7 +214,7 @@ with open(record, "a") as log:
             sys.stderr.write("fatal: the scripted peer gives up\n"); sys.stderr.flush()
             sys.exit(3)
         if mode == "garbage":
-            sys.stdout.write("this is not json\n"); sys.stdout.flush()
+            sys.stdout.write("this is not json\n" * 1000); sys.stdout.flush()
             continue
         if mode == "silent" and msg["method"] == "tools/call":
             continue

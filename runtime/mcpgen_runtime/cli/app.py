@@ -121,6 +121,10 @@ def _check_settings(ctx: click.Context, settings: _Settings) -> None:
         )
 
 
+# `-h` as well as `--help`, on the group and on every tool's command (options are long: no clash).
+_HELP_OPTIONS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
+
+
 class _ToolGroup(click.Group):
     """The package's command: tools as subcommands, built on first use; exit codes as documented."""
 
@@ -197,6 +201,7 @@ def _tool_command(client_class: type[Client], tool: CliTool, definition: Mapping
         params=[*(plan.option for plan in plans), json_option],
         help=help_text(description or title or f"Call the {tool.name!r} tool."),
         short_help=help_text(title) if title else None,
+        context_settings=_HELP_OPTIONS,
     )
 
 
@@ -392,7 +397,7 @@ def build_cli(client_class: type[Client], tools: Sequence[CliTool], *, prog: str
         help=f"Call the tools of this MCP server from a shell: {prog} --url URL TOOL --option value."
         f"\n\n{_EXIT_CODES_HELP}",
         no_args_is_help=True,
-        context_settings={"max_content_width": 110},
+        context_settings={**_HELP_OPTIONS, "max_content_width": 110},
     )
     return group
 

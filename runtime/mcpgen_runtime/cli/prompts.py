@@ -62,7 +62,7 @@ class TerminalElicitation:
 
     def _ask(self, request: ElicitRequest) -> ElicitResult:
         click.echo(f"{printable(self.server)} asks: {help_text(request.message)}", err=True)
-        action = _prompt("Answer (accept, decline, cancel)", type=click.Choice(_ACTIONS), default="accept")
+        action = _prompt("Answer", type=click.Choice(_ACTIONS), default="accept")  # click shows the choices
         if action != "accept":
             return ElicitResult.decline() if action == "decline" else ElicitResult.cancel()
         schema = request.requested_schema or {}

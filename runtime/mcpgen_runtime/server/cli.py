@@ -18,6 +18,7 @@ from typing import Any
 
 import click
 
+from .._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .core.limits import HttpLimits
 from .core.ratelimit import RateLimit
 from .store import STORE_ENV, Store, StoreUnavailable, open_store
@@ -30,6 +31,7 @@ __all__ = [
     "parse_command_line",
     "program_name",
     "serve_main",
+    "startup_line",
 ]
 
 _LIMITS = HttpLimits()  # the defaults, for --help
@@ -311,10 +313,36 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
     except ValueError as exc:  # ServerConfig and the state secrets raise ValueError for bad settings
         print(f"{package}: cannot start: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    if args["transport"] == "stdio":
-        server.run_stdio()
-    else:
-        server.run_http(args["host"], args["port"], parser=args["parser"])
+    # One line on stderr when serving starts and one when it ends (Ctrl-C: exit 0, no traceback).
+    try:  # the transports end an interrupt themselves; this catches one between their steps
+        if args["transport"] == "stdio":
+            _say(startup_line(package, server, "stdio"))
+            server.run_stdio()
+        else:
+            host = args["host"]
+            url = f"http://{f'[{host}]' if ':' in host else host}:{args['port']}/mcp"
+            server.run_http(
+                host,
+                args["port"],
+                parser=args["parser"],
+                on_listening=lambda: _say(startup_line(package, server, url)),
+            )
+    except KeyboardInterrupt:
+        pass
+    _say(f"{package}: stopped")
+
+
+def startup_line(package: str, server: ToolServer, where: str) -> str:
+    """`<package>: serving N tools on <url | stdio> (MCP <revisions>)`: what a person starting the
+    server by hand sees, whatever the log level."""
+    served = f"MCP {', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
+    served += " only" if server.config.modern_only else f" and legacy {', '.join(LEGACY_PROTOCOL_VERSIONS)}"
+    count = len(server.tools)
+    return f"{package}: serving {count} tool{'' if count == 1 else 's'} on {where} ({served})"
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 def _check_reachable(config: Any, store: Store) -> None:

@@ -7,6 +7,8 @@ stdio.py drive any `Dispatcher`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .core.dispatch import Dispatcher
 from .http.app import ASGIApp, McpAsgiApp, run_http
 from .http.slow_clients import HttpParser
@@ -31,10 +33,18 @@ class ToolServer(Dispatcher):
         wrap = getattr(self.config.auth, "wrap_app", None)
         return wrap(app, self.config) if wrap is not None else app
 
-    def run_http(self, host: str = "127.0.0.1", port: int = 8000, *, parser: HttpParser = "auto") -> None:
+    def run_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        parser: HttpParser = "auto",
+        on_listening: Callable[[], None] | None = None,
+    ) -> None:
         """Serve Streamable HTTP with uvicorn until interrupted (HTTP-04: localhost by default);
-        `parser`: uvicorn's HTTP/1.1 parser, "auto" (httptools when installed), "h11" or "httptools"."""
-        run_http(self, host, port, parser=parser)
+        `parser`: uvicorn's HTTP/1.1 parser, "auto" (httptools when installed), "h11" or "httptools";
+        `on_listening`: called once the socket listens."""
+        run_http(self, host, port, parser=parser, on_listening=on_listening)
 
     def run_stdio(self) -> None:
         """Serve stdin/stdout until stdin closes (STDIO-11)."""

@@ -40,6 +40,7 @@ from .stdio_lines import (
     STDERR_LINE_LIMIT,
     STDERR_TAIL_LINES,
     LineSplitter,
+    StrayLines,
     StreamRoutes,
     answers,
     cancel_line,
@@ -48,7 +49,6 @@ from .stdio_lines import (
     encode,
     ends_stream,
     exited,
-    parse_line,
     program,
     tail_text,
 )
@@ -122,6 +122,7 @@ class StdioTransport:
         self._stderr = _StderrTail(self._proc.stderr)
         self._lines: deque[bytes | ProtocolError] = deque()
         self._splitter = LineSplitter(max_response_bytes, repr(self.command[0]))
+        self._stray = StrayLines(repr(self.command[0]))
         self._lock = threading.Lock()
         self._streams = StreamRoutes()
         self._unsolicited: list[deque[Message]] = []
@@ -253,22 +254,25 @@ class StdioTransport:
     def _next_message(self, deadline: float | None) -> Message | None:
         """The next message from stdout, or None when `deadline` passes first."""
         lines = self._lines
-        while not lines:
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or not self._selector.select(remaining):
-                    return None
-            try:
-                chunk = os.read(self._fd, _READ_SIZE)
-            except OSError as exc:
-                raise self._exit_error() from exc
-            if not chunk:
-                raise self._exit_error()
-            lines.extend(self._splitter.feed(chunk))
-        line = lines.popleft()
-        if isinstance(line, ProtocolError):
-            raise line  # a line over the limit, skipped: the request waiting now learns of it
-        return parse_line(line)
+        while True:
+            while not lines:
+                if deadline is not None:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0 or not self._selector.select(remaining):
+                        return None
+                try:
+                    chunk = os.read(self._fd, _READ_SIZE)
+                except OSError as exc:
+                    raise self._exit_error() from exc
+                if not chunk:
+                    raise self._exit_error()
+                lines.extend(self._splitter.feed(chunk))
+            line = lines.popleft()
+            if isinstance(line, ProtocolError):
+                raise line  # a line over the limit, skipped: the request waiting now learns of it
+            message = self._stray.parse(line)  # None: a banner or stray print, skipped
+            if message is not None:
+                return message
 
     def _exit_error(self) -> ServerExitedError:
         if self._exited is None:
@@ -335,6 +339,7 @@ class AsyncStdioTransport:
         self._tasks: list[asyncio.Task[None]] = []
         self._answering: set[asyncio.Task[None]] = set()
         self._stderr: deque[bytes] = deque(maxlen=STDERR_TAIL_LINES)
+        self._stray = StrayLines(repr(self.command[0]))
         self._exited: ServerExitedError | None = None
         self._exit_task: asyncio.Future[None] | None = None
         self._start_lock = asyncio.Lock()
@@ -459,11 +464,13 @@ class AsyncStdioTransport:
 
     def _dispatch(self, line: bytes) -> None:
         try:
-            message = parse_line(line)
+            message = self._stray.parse(line)
         except ProtocolError as exc:
-            # Unattributable garbage: every waiter learns the stream is broken.
+            # Too many lines that are not JSON, unattributable: every waiter learns the stream is broken.
             self._fail_waiters(exc)
             return
+        if message is None:
+            return  # a banner or stray print, skipped with a warning
         if is_response(message):
             reply_id = message["id"]
             entry = self._pending.get(reply_id)

@@ -3,19 +3,21 @@ goes; shared by both stdio transports (`stdio.py`).
 
 Rules: STDIO-01 (newline-delimited, no embedded newlines — orjson never emits raw newlines),
 STDIO-02 (stderr is a log, not an error signal: a bounded tail only `ServerExitedError`
-reports), STDIO-08 / CANCEL-03 (an abandoned request is cancelled with
+reports), STDIO-03 (stdout carries messages only: a line that is not JSON, such as a banner, is
+skipped with a warning, up to `STRAY_LINE_LIMIT` lines, then it is a protocol error), STDIO-08 / CANCEL-03 (an abandoned request is cancelled with
 `notifications/cancelled`), SUB-06 (listen streams are demultiplexed by the subscription id
 in `_meta`; no request's `on_notification` sees their messages).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from .. import _json
-from ..errors import ResponseTooLargeError, ServerExitedError
+from ..errors import ProtocolError, ResponseTooLargeError, ServerExitedError
 from ..protocol.jsonrpc import decode, is_response
 from ..protocol.meta import SUBSCRIPTION_ID_KEY
 from .hooks import Message
@@ -24,6 +26,10 @@ from .limits import DEFAULT_MAX_RESPONSE_BYTES, too_large
 SHUTDOWN_GRACE: Final = 2.0  # seconds to wait at each shutdown step (stdin EOF, SIGTERM)
 STDERR_TAIL_LINES: Final = 200
 STDERR_LINE_LIMIT: Final = 8192  # bytes kept per stderr line: the tail stays bounded
+STRAY_LINE_LIMIT: Final = 100  # stdout lines that are not JSON skipped before stdout counts as broken
+EXCERPT_BYTES: Final = 80  # of a skipped line, in its warning
+
+_LOG = logging.getLogger("mcpgen.client")
 
 
 def child_env(env: Mapping[str, str] | None) -> dict[str, str] | None:
@@ -49,6 +55,46 @@ def parse_line(line: bytes) -> Message:
     return decode(
         line, "server wrote a non-JSON line to stdout", "server wrote a non-object JSON line to stdout"
     )
+
+
+class StrayLines:
+    """Lines a server writes to stdout that are not JSON messages (a banner, a stray print):
+    each is skipped with one warning naming the server and an inert excerpt (escaped, at most
+    `EXCERPT_BYTES`), and the connection goes on; past `limit` such lines stdout is not a
+    protocol stream and each further one is a `ProtocolError` for whoever waits (STDIO-03)."""
+
+    __slots__ = ("count", "limit", "source")
+
+    def __init__(self, source: str, limit: int = STRAY_LINE_LIMIT) -> None:
+        self.source = source
+        self.limit = limit
+        self.count = 0
+
+    def parse(self, line: bytes) -> Message | None:
+        """The message on `line`, or None for a line skipped."""
+        try:
+            return parse_line(line)
+        except ProtocolError as exc:
+            self.count += 1
+            if self.count > self.limit:
+                raise ProtocolError(
+                    f"server {self.source} wrote more than {self.limit} lines that are not JSON-RPC "
+                    f"to stdout; the last: {exc}"
+                ) from None
+            _LOG.warning(
+                "server %s wrote a line that is not JSON-RPC to stdout (skipped, %d of at most %d): %s",
+                self.source,
+                self.count,
+                self.limit,
+                excerpt(line),
+            )
+            return None
+
+
+def excerpt(line: bytes) -> str:
+    """The start of `line` as escaped ASCII (`repr` of bytes: no control character survives)."""
+    shown = repr(line[:EXCERPT_BYTES])
+    return shown if len(line) <= EXCERPT_BYTES else f"{shown}... ({len(line)} bytes)"
 
 
 def program(command: Sequence[str]) -> list[str]:

@@ -259,11 +259,48 @@ def test_json_shape_is_stable() -> None:
     assert set(document["changes"][0]) == {"tool", "pointer", "kind", "client", "server", "reason"}
 
 
+def _rendered(markdown: str) -> str:
+    """The HTML a GitHub-like renderer (CommonMark + tables) makes of `markdown`."""
+    markdown_it = pytest.importorskip("markdown_it")  # rich's dependency
+    return str(markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown))
+
+
 def test_markdown_escapes_spec_text() -> None:
     evil = "x|y`<script>"
     report = diff_tools([tool(evil)], [], old_source="o", new_source="n")
+    html = _rendered(render(report, "markdown"))
+    assert "<script>" not in html
+    assert "<td><code>x|y`&lt;script&gt;</code></td>" in html  # the name, whole and inert
+
+
+def test_markdown_keeps_its_code_spans_and_escapes_hostile_text() -> None:
+    """Issue #21 trap 7e: the reasons' `name` code spans render as code; hostile names in them and
+    around them stay text (no link, no HTML, no emphasis, no extra table cell)."""
+    hostile = {
+        "a|b": {"type": "string"},
+        "`tick`": {"type": "string"},
+        "[x](https://evil.example)": {"type": "string"},
+        "<img src=x onerror=alert(1)>": {"type": "string"},
+        "**bold** ~~gone~~ \\|": {"type": "string"},
+    }
+    old = [tool("plain", {"flag": {"type": "boolean"}}), tool("<b>tool</b>|[t](u)")]
+    new = [tool("plain", {"flag": {"type": "boolean"}, "extra_flag": {"type": "boolean"}, **hostile})]
+    report = diff_tools(old, new, old_source="old [x](y).json", new_source="<new>.json")
     text = render(report, "markdown")
-    assert "<script>" not in text and "x\\|y\\`&lt;script&gt;" in text
+    html = _rendered(text)
+    assert "\\`" not in text  # backticks are code-span fences, never escaped
+    assert "optional property <code>extra_flag</code> added" in html
+    assert "<code>a|b</code>" in html and "<code>`tick`</code>" in html
+    assert "<code>[x](https://evil.example)</code>" in html
+    assert "<code>&lt;img src=x onerror=alert(1)&gt;</code>" in html
+    assert "<code>**bold** ~~gone~~ \\|</code>" in html
+    assert "<code>&lt;b&gt;tool&lt;/b&gt;|[t](u)</code>" in html
+    for tag in ("<a ", "<img", "<b>", "<strong>", "<em>", "<s>", "<del>"):
+        assert tag not in html, tag
+    assert "old [x](y).json" in html and "&lt;new&gt;.json" in html  # heading and summary, as text
+    rows = html.split("<tr>")[2:]
+    assert len(rows) == len(report.changes) == 7
+    assert all(row.count("<td>") == 5 for row in rows)  # no cell broken out of
 
 
 @pytest.fixture()

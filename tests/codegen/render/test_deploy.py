@@ -5,7 +5,12 @@ write. The nginx configuration itself runs in tests/cluster/."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +21,9 @@ from codegen.cli import main
 from codegen.errors import InternalGeneratorError
 from codegen.render.deploy import DEPLOY_FILES, deploy_files, nginx_conf
 from mcpgen_runtime._version import __version__
-from tests.support import ROOT
+from mcpgen_runtime.client import Client
+from tests.support import ROOT, free_port, wait_for_port
+from tests.wheels import Wheels, ok, run
 
 
 def test_files_name_the_package_and_nothing_else() -> None:
@@ -28,9 +35,11 @@ def test_files_name_the_package_and_nothing_else() -> None:
         assert not re.search(r"@[A-Z_]+@", text) and text.endswith("\n")
     assert files == deploy_files("weather_server", __version__)  # deterministic
     dockerfile = files["Dockerfile"]
+    # compose.yaml sets MCPGEN_STORE=redis://; the runtime comes from wheels/ when it is there
     assert (
-        f'"mcpgen-runtime[fast,redis]=={__version__}"' in dockerfile
-    )  # compose.yaml sets MCPGEN_STORE=redis://
+        "RUN pip install --no-cache-dir --find-links /srv/weather_server/wheels "
+        f'"mcpgen-runtime[fast,redis]=={__version__}"\n' in dockerfile
+    )
     assert (
         'CMD ["python", "-m", "weather_server", "--http", "--host", "0.0.0.0", "--port", "8000"]'
         in dockerfile
@@ -113,3 +122,85 @@ def test_written_once_then_the_users(tmp_path: Path) -> None:
     again = CliRunner().invoke(main, args, catch_exceptions=False)
     assert again.exit_code == 0, again.output
     assert (package / "deploy" / "nginx.conf").read_text() == edited  # regeneration keeps the user's edit
+
+
+@pytest.mark.parametrize("package", ["bench_server", "conformance_server", "shapes_server", "weather_server"])
+def test_checked_in_dockerfiles_are_the_templates(package: str) -> None:
+    """generated/'s Dockerfiles are user files, edited by hand to follow the template."""
+    dockerfile = (ROOT / "generated" / package / "Dockerfile").read_text("utf-8")
+    assert dockerfile == deploy_files(package, __version__)["Dockerfile"]
+
+
+def _steps(dockerfile: str, context: Path) -> tuple[list[list[str]], Path, list[str]]:
+    """The image's pip commands, its working directory and its CMD, with the image's paths mapped
+    to where the files are here (COPY sources are under `context`)."""
+    lines = dockerfile.replace("\\\n", " ").splitlines()
+    copies: list[tuple[str, Path]] = []
+    pips: list[list[str]] = []
+    workdir, cmd = Path("/"), []
+    for line in lines:
+        word, _, rest = line.partition(" ")
+        if word == "COPY":
+            source, target = shlex.split(rest)
+            copies.append((target.rstrip("/"), context / source))
+        elif word == "WORKDIR":
+            workdir = Path(rest.strip())
+        elif word == "CMD":
+            cmd = json.loads(rest)
+        elif word == "RUN":
+            for command in rest.split("&&"):
+                argv = shlex.split(command)
+                if argv[:2] == ["pip", "install"]:
+                    pips.append(argv)
+
+    def local(arg: str) -> str:
+        for target, source in copies:
+            if arg == target or arg.startswith(target + "/"):
+                return str(source) + arg[len(target) :]
+        return arg
+
+    here = next(source.parent for target, source in copies if target.startswith(str(workdir)))
+    return [[local(arg) for arg in argv] for argv in pips], here, cmd
+
+
+@pytest.mark.timeout(900)
+def test_dockerfile_installs_the_runtime_from_wheels_and_serves(tmp_path: Path, wheels: Wheels) -> None:
+    """Issue #21 trap 1: the image's pip steps, run in a fresh virtualenv with the runtime wheel in
+    wheels/ beside the Dockerfile (taken from there, not from an index), install a runtime that serves
+    the package as the image's CMD starts it."""
+    # the checked-in weather server (its handlers answer; its Dockerfile is the template's, above)
+    package = tmp_path / "srv" / "weather_server"
+    shutil.copytree(
+        ROOT / "generated" / "weather_server", package, ignore=shutil.ignore_patterns("__pycache__", "wheels")
+    )
+    (package / "wheels").mkdir()
+    shutil.copy(wheels.runtime, package / "wheels")  # as `pip wheel --no-deps --wheel-dir wheels runtime/`
+    pips, workdir, cmd = _steps((package / "Dockerfile").read_text("utf-8"), package)
+    assert pips and all("--no-cache-dir" in argv for argv in pips)
+    assert any(str(package / "wheels") in argv for argv in pips)  # the wheels/ beside the Dockerfile
+    ok(run([sys.executable, "-m", "venv", tmp_path / "venv"], tmp_path))
+    python = tmp_path / "venv" / "bin" / "python"
+    said = "".join(ok(run([python, "-m", *argv], tmp_path)) for argv in pips)
+    # pip names the wheel it installs (relative to where it runs): the one in wheels/, not an index's
+    assert re.search(
+        rf"^Processing \S*srv/weather_server/wheels/{re.escape(wheels.runtime.name)}$", said, re.M
+    )
+    installed = ok(run([python, "-m", "pip", "show", "mcpgen-runtime"], tmp_path))
+    assert f"Version: {__version__}" in installed
+    assert cmd[:3] == ["python", "-m", "weather_server"] and cmd[cmd.index("--port") + 1] == "8000"
+    port = free_port()
+    argv = [str(python), *cmd[1:]]
+    argv[argv.index("--port") + 1] = str(port)
+    argv[argv.index("--host") + 1] = "127.0.0.1"  # the image binds every interface; a test binds loopback
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    proc = subprocess.Popen(argv, cwd=workdir, env=clean, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for_port(port, proc)
+        with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            result = client.call_tool("get_weather", {"location": "Berlin"})
+        assert "Current weather in Berlin" in result.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        assert proc.stderr is not None
+        proc.stderr.close()

@@ -75,6 +75,20 @@ def test_form_answered_on_the_terminal(mock: RunningMock) -> None:
     assert "9 is not <= 7" in result.stderr
 
 
+def test_choices_are_printed_once(mock: RunningMock) -> None:
+    """Issue #21 trap 7d: each prompt lists its choices once, also when it is asked again."""
+    result = ask(mock, input="maybe\n\nX\nF\n3\n\n\n")
+    assert result.exit_code == 0, result.output
+    prompts = [line for line in result.stderr.splitlines() if line.startswith(("Answer", "Unit"))]
+    assert prompts == [
+        "Answer (accept, decline, cancel) [accept]: maybe",
+        "Answer (accept, decline, cancel) [accept]: ",
+        "Unit [C|F] [C]: X",
+        "Unit [C|F] [C]: F",
+    ]
+    assert "(C, F)" not in result.stderr and "(C|F)" not in result.stderr
+
+
 def test_defaults_are_offered(mock: RunningMock) -> None:
     result = ask(mock, input="accept\n\n2\n\n\n")
     assert result.exit_code == 0, result.output
@@ -141,6 +155,7 @@ def test_prompts_in_a_real_subprocess_over_stdio() -> None:
 
         done = cli(input="accept\nC\n5\nn\nhello\n")
         assert done.returncode == 0, done.stderr
+        assert "Answer (accept, decline, cancel) [accept]: Unit [C|F] [C]: " in done.stderr  # choices once
         assert json.loads(done.stdout)["temperature"] == 70.5
         assert stdio.calls[-1].elicited == {
             "action": "accept",

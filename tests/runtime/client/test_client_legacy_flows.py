@@ -3,7 +3,7 @@ real servers do (protocol/legacy/detect.py, client/legacy_flows.py): every case 
 bounded wait, never a hang.
 
 A peer here is a real subprocess running `SCRIPT` with a plan: for each method, the line(s) it
-writes back (`"silent"` writes nothing, `"garbage"` writes a non-JSON line). Its own log of what
+writes back (`"silent"` writes nothing, `"garbage"` writes 1000 non-JSON lines, past the client's limit). Its own log of what
 it received is read back to check the wire.
 """
 
@@ -35,7 +35,7 @@ for line in sys.stdin:
     if answer == "silent":
         continue
     if answer == "garbage":
-        sys.stdout.write("this is not JSON\n"); sys.stdout.flush(); continue
+        sys.stdout.write("this is not JSON\n" * 1000); sys.stdout.flush(); continue
     if isinstance(answer, dict) and "flood" in answer:
         note = json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
                            "params": {"level": "info", "data": "x" * 100}}) + "\n"

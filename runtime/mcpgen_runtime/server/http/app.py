@@ -32,6 +32,7 @@ stateless path above, where a session id is ignored and never minted (HTTP-24) a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 import math
@@ -507,15 +508,22 @@ def _is_loopback(host: str) -> bool:
 
 
 def run_http(
-    server: Dispatcher, host: str = "127.0.0.1", port: int = 8000, *, parser: HttpParser = "auto"
+    server: Dispatcher,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    parser: HttpParser = "auto",
+    on_listening: Callable[[], None] | None = None,
 ) -> None:
     """Serve with uvicorn until interrupted; `parser` is uvicorn's HTTP/1.1 parser ("auto": httptools
     when installed, else h11). Slow clients are bounded by `ServerConfig.http_limits` (slow_clients.py).
+    `on_listening` is called once the socket listens.
 
     SIGTERM or SIGINT drains the replica: readiness answers 503, the listener closes (a proxy's
     next connection goes to another replica), listen and legacy SSE streams end cleanly so their
     clients reconnect elsewhere, idle keep-alive connections close, and calls in flight finish,
-    for up to `ServerConfig.shutdown_grace_s`; then what still runs is cancelled."""
+    for up to `ServerConfig.shutdown_grace_s`; then what still runs is cancelled. An interrupt
+    (SIGINT, Ctrl-C) returns normally once drained, without a KeyboardInterrupt."""
     import uvicorn
 
     allowed_hosts = server.config.allowed_hosts
@@ -552,6 +560,8 @@ def run_http(
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await server.open_shared_state()  # a shared store: join the replicas' change fan-out
             await super().startup(sockets)
+            if self.started and on_listening is not None:
+                on_listening()
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             server.probes.draining = True
@@ -561,4 +571,6 @@ def run_http(
             await super().shutdown(sockets)
             await server.close_shared_state()
 
-    _Uvicorn(config).run()
+    # uvicorn re-raises the SIGINT it captured once drained: the KeyboardInterrupt ends here.
+    with contextlib.suppress(KeyboardInterrupt):
+        _Uvicorn(config).run()
