@@ -131,7 +131,8 @@ def _markdown(report: DiffReport) -> str:
     if report.changes:
         lines += ["| client | server | tool | where | change |", "|---|---|---|---|---|"]
         lines += [
-            f"| {c.client} | {c.server} | {_code(_cell(c.tool))} | {_code(_cell(c.pointer or '/'))} | {_md(c.reason)} |"
+            f"| {c.client} | {c.server} | {_code(_cell(c.tool))} | {_code(_cell(c.pointer or '/'))} "
+            f"| {_md(c.reason)} |"
             for c in _ordered(report)
         ]
     return "\n".join(lines) + "\n"

@@ -62,8 +62,9 @@ def check_package(out_dir: Path, pkg: GeneratedPackage) -> list[FileDiff]:
     """Compare `pkg` with `out_dir/pkg.package/` without writing; an empty list means up to date.
 
     Reports owned files that are missing or differ (with a unified diff capped at DIFF_LINE_CAP
-    lines, leaving out a changed first-line header; "header" when nothing else changed), owned files of an earlier run that are no longer generated (extra), files `write_package`
-    would refuse to overwrite (conflict), and missing user files. Existing user files are not compared.
+    lines, leaving out a changed first-line header; "header" when nothing else changed), owned
+    files of an earlier run that are no longer generated (extra), files `write_package` would
+    refuse to overwrite (conflict), and missing user files. Existing user files are not compared.
     The manifest is compared too, so an empty result means `write_package` would touch nothing.
     """
     out_dir = Path(os.path.abspath(out_dir))

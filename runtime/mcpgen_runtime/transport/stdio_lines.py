@@ -4,7 +4,8 @@ goes; shared by both stdio transports (`stdio.py`).
 Rules: STDIO-01 (newline-delimited, no embedded newlines — orjson never emits raw newlines),
 STDIO-02 (stderr is a log, not an error signal: a bounded tail only `ServerExitedError`
 reports), STDIO-03 (stdout carries messages only: a line that is not JSON, such as a banner, is
-skipped with a warning, up to `STRAY_LINE_LIMIT` lines, then it is a protocol error), STDIO-08 / CANCEL-03 (an abandoned request is cancelled with
+skipped with a warning, up to `STRAY_LINE_LIMIT` lines, then it is a protocol error),
+STDIO-08 / CANCEL-03 (an abandoned request is cancelled with
 `notifications/cancelled`), SUB-06 (listen streams are demultiplexed by the subscription id
 in `_meta`; no request's `on_notification` sees their messages).
 """

@@ -3,8 +3,8 @@ real servers do (protocol/legacy/detect.py, client/legacy_flows.py): every case 
 bounded wait, never a hang.
 
 A peer here is a real subprocess running `SCRIPT` with a plan: for each method, the line(s) it
-writes back (`"silent"` writes nothing, `"garbage"` writes 1000 non-JSON lines, past the client's limit). Its own log of what
-it received is read back to check the wire.
+writes back (`"silent"` writes nothing, `"garbage"` writes 1000 non-JSON lines, past the
+client's limit). Its own log of what it received is read back to check the wire.
 """
 
 from __future__ import annotations
