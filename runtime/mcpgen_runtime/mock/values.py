@@ -207,6 +207,10 @@ def _printable(value: Any) -> Any:
         pairs = [(_printable(k), _printable(v)) for k, v in value.items()]
         if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
             return value
-        tidy = dict(pairs)
-        return tidy if len(tidy) == len(value) else value  # two keys that became one: keep the original
+        tidy: dict[str, Any] = {}
+        for key, item in pairs:
+            while key in tidy:  # two keys that became one: the later gets a `_`
+                key += "_"
+            tidy[key] = item
+        return tidy
     return value
