@@ -61,7 +61,10 @@ def mock_http() -> Iterator[Any]:
         def start(spec: Path, *options: str) -> list[str]:
             port = free_port()
             stack.enter_context(
-                running_server([MCPGEN, "mock", str(spec), "--port", str(port), *options], port)
+                # subprocess_env: this checkout's runtime, not one an installed `mcpgen` script would find
+                running_server(
+                    [MCPGEN, "mock", str(spec), "--port", str(port), *options], port, env=subprocess_env()
+                )
             )
             return [f"http://127.0.0.1:{port}/mcp"]
 

@@ -14,11 +14,17 @@ in draft-07 spelling whose every instance is also an instance of the original �
   replace it as an `enum`, so the values a schema's author wrote come first;
 - with `close_objects`, objects that do not ask for other properties get
   `additionalProperties: false`, so answers carry the declared properties only;
-- unbounded integers stay within ±(2^53-1), which every JSON peer reads exactly.
+- unbounded integers stay within ±(2^53-1), which every JSON peer reads exactly, and unbounded
+  numbers within ±10^9;
+- with `prefer_examples`, a string or number without `examples`, `default`, `enum` or `const`
+  gets the plausible values realistic.py guesses from its `format` and its property's name (an
+  email address, a city, a humidity of 0..100), those valid against it, as an `enum`;
+- a value the schema leaves free (`true`, `{}`, the members of an open object, the items of an
+  array without `items`) is a string, number, boolean or null: what every peer can read.
 
 Rewrites happen only where they narrow: never under `not` or `if`, and objects are not closed
-where another schema is merged into them (`allOf` members, `anyOf`/`oneOf` members of a schema
-with properties of its own).
+(nor their free members, free items or missing `type` filled in) where another schema is merged
+into them (`allOf` members, `anyOf`/`oneOf` members of a schema with properties of its own).
 """
 
 from __future__ import annotations
@@ -33,12 +39,17 @@ import referencing.jsonschema
 from ..protocol.xheader import MAX_SAFE_INTEGER
 from ..schema import DRAFT7, SchemaCompileError, compile_schema, dialect_of
 from .canonical import canonical_json
+from .realistic import guesses
 
 __all__ = ["MAX_UNROLL", "UnsupportedSchema", "prepare"]
 
 MAX_UNROLL: Final = 3  # how often one `$ref` target may repeat on a path before it is cut off
 MAX_NODES: Final = 20_000  # an inlined schema larger than this is refused (exponential $ref fan-out)
 MAX_DEPTH: Final = 200
+MAX_NUMBER: Final = 10**9  # the bound of an unbounded number (integers: MAX_SAFE_INTEGER)
+# What a value the schema leaves free becomes: a scalar every JSON peer reads.
+FREE_TYPES: Final = ("string", "integer", "number", "boolean", "null")
+_COMPOSED: Final = frozenset({"allOf", "anyOf", "oneOf", "not", "if", "$ref", "enum", "const"})
 
 _DROPPED: Final = frozenset(
     {
@@ -124,6 +135,49 @@ def prepare(
     return walker.walk(schema, registry.resolver_with_root(root), (), preferable=True, closable=True, depth=0)
 
 
+_ARRAY_KEYWORDS: Final = frozenset(
+    {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems", "contains"}
+)
+_STRING_KEYWORDS: Final = frozenset({"minLength", "maxLength", "pattern", "format"})
+_NUMBER_KEYWORDS: Final = frozenset(
+    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+)
+
+
+def _free() -> dict[str, Any]:
+    """The schema of a value the original leaves free."""
+    out: dict[str, Any] = {"type": list(FREE_TYPES)}
+    _bound(out)
+    return out
+
+
+def _infer_type(node: Mapping[str, Any]) -> list[str]:
+    """The types a node without `type` is about, from its keywords; a keyword-less node: scalars."""
+    keys = set(node)
+    types = [
+        t
+        for t, hints in (
+            ("object", _OBJECT_KEYWORDS),
+            ("array", _ARRAY_KEYWORDS),
+            ("string", _STRING_KEYWORDS),
+            ("number", _NUMBER_KEYWORDS),
+        )
+        if hints & keys
+    ]
+    return types or list(FREE_TYPES)
+
+
+def _bound(schema: dict[str, Any]) -> None:
+    declared = schema.get("type")
+    types = (
+        {declared} if isinstance(declared, str) else set(declared) if isinstance(declared, list) else set()
+    )
+    if "number" in types:
+        _within(schema, MAX_NUMBER)
+    elif "integer" in types:
+        _within(schema, MAX_SAFE_INTEGER)
+
+
 class _Walker:
     __slots__ = ("close", "modern", "nodes", "prefer", "spec")
 
@@ -135,10 +189,23 @@ class _Walker:
         self.nodes = 0
 
     def walk(
-        self, node: Any, resolver: Any, path: tuple[int, ...], *, preferable: bool, closable: bool, depth: int
+        self,
+        node: Any,
+        resolver: Any,
+        path: tuple[int, ...],
+        *,
+        preferable: bool,
+        closable: bool,
+        depth: int,
+        name: str | None = None,
+        positive: bool = True,
     ) -> Any:
         if isinstance(node, bool) or not isinstance(node, Mapping):
-            return node if isinstance(node, bool) else True
+            if node is False:
+                return False
+            node = {}  # `true` (or a non-schema, read as `true`): free
+        if not positive:
+            preferable = closable = False
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise UnsupportedSchema(
@@ -156,19 +223,27 @@ class _Walker:
         ref = node.get("$ref")
         if isinstance(ref, str):
             return self._inline(
-                node, ref, resolver, path, preferable=preferable, closable=closable, depth=depth
+                node,
+                ref,
+                resolver,
+                path,
+                preferable=preferable,
+                closable=closable,
+                depth=depth,
+                name=name,
+                positive=positive,
             )
 
         out: dict[str, Any] = {}
-        kids = {"resolver": resolver, "path": path, "depth": depth + 1}
+        kids = {"resolver": resolver, "path": path, "depth": depth + 1, "positive": positive}
         own_object = any(k in node for k in ("properties", "required", "patternProperties"))
         for key, value in node.items():
             if key in _DROPPED or key.startswith("x-"):
                 continue
             if key in _SCHEMA_MAPS and isinstance(value, Mapping):
                 out[key] = {
-                    name: self.walk(sub, preferable=preferable, closable=True, **kids)
-                    for name, sub in value.items()
+                    member: self.walk(sub, preferable=preferable, closable=True, name=member, **kids)
+                    for member, sub in value.items()
                 }
             elif key in _SCHEMA_LISTS and isinstance(value, list):
                 # Merged members must stay open: closing one would forbid the others' properties.
@@ -177,7 +252,7 @@ class _Walker:
                     self.walk(sub, preferable=preferable, closable=member_closable, **kids) for sub in value
                 ]
             elif key in ("not", "if"):
-                out[key] = self.walk(value, preferable=False, closable=False, **kids)
+                out[key] = self.walk(value, preferable=False, closable=False, **{**kids, "positive": False})
             elif key in _ONE_SCHEMA:
                 out[key] = self.walk(value, preferable=preferable, closable=True, **kids)
             elif key == "items":
@@ -185,8 +260,8 @@ class _Walker:
                     out[key] = [self.walk(sub, preferable=preferable, closable=True, **kids) for sub in value]
                 elif self.modern and isinstance(node.get("prefixItems"), list):
                     out["additionalItems"] = self.walk(value, preferable=preferable, closable=True, **kids)
-                else:
-                    out[key] = self.walk(value, preferable=preferable, closable=True, **kids)
+                else:  # an array's items are named after it: `tags`, `emails`
+                    out[key] = self.walk(value, preferable=preferable, closable=True, name=name, **kids)
             elif key == "prefixItems" and self.modern and isinstance(value, list):
                 out["items"] = [self.walk(sub, preferable=preferable, closable=True, **kids) for sub in value]
             elif key == "dependentRequired" and isinstance(value, Mapping):
@@ -204,15 +279,35 @@ class _Walker:
         if self.modern and isinstance(node.get("prefixItems"), list) and "items" not in node:
             out.setdefault("additionalItems", True)
 
-        if out.get("type") == "integer":
-            _within_safe_range(out)
+        if positive and closable:
+            self._sendable(node, out)
         if self.close and closable:
             _close(node, out)
         if self.prefer and preferable:
-            chosen = _preferred(node, out)
+            chosen = _preferred(node, out, name)
             if chosen is not None:
                 return {"enum": chosen}
         return out
+
+    def _sendable(self, original: Mapping[str, Any], out: dict[str, Any]) -> None:
+        """Fill in what the original leaves free with values every peer reads (see the module docstring)."""
+        if "enum" in out or "const" in out:
+            return
+        if "type" not in out and not _COMPOSED.intersection(out):
+            out["type"] = _infer_type(out)
+        _bound(out)
+        declared = out.get("type")
+        types = (
+            {declared}
+            if isinstance(declared, str)
+            else set(declared)
+            if isinstance(declared, list)
+            else set()
+        )
+        if "array" in types and not {"items", "prefixItems"}.intersection(original):
+            out.setdefault("items", _free())
+        if "object" in types and not _OPENS_OBJECT.intersection(original):
+            out.setdefault("additionalProperties", _free())
 
     def _inline(
         self,
@@ -224,6 +319,8 @@ class _Walker:
         preferable: bool,
         closable: bool,
         depth: int,
+        name: str | None,
+        positive: bool,
     ) -> Any:
         try:
             resolved = resolver.lookup(ref)
@@ -239,25 +336,39 @@ class _Walker:
             preferable=preferable,
             closable=closable and all(k == "$ref" or k in _DROPPED for k in node),
             depth=depth + 1,
+            name=name,
+            positive=positive,
         )
         siblings = {k: v for k, v in node.items() if k != "$ref"}
         if not self.modern or not any(k not in _DROPPED for k in siblings):
             return inner  # draft-07 ignores a $ref's siblings; annotations alone change nothing
-        outer = self.walk(siblings, resolver, path, preferable=preferable, closable=False, depth=depth + 1)
+        outer = self.walk(
+            siblings,
+            resolver,
+            path,
+            preferable=preferable,
+            closable=False,
+            depth=depth + 1,
+            positive=positive,
+        )
         return {"allOf": [outer, inner]}
 
 
-def _within_safe_range(schema: dict[str, Any]) -> None:
-    """Bound an unbounded side of an integer schema by ±(2^53-1), unless that contradicts the other side."""
+def _within(schema: dict[str, Any], limit: int) -> None:
+    """Bound an unbounded side of a numeric schema by ±limit, unless that contradicts the other side."""
     low, high = schema.get("minimum"), schema.get("maximum")
+    for keyword in ("exclusiveMinimum", "exclusiveMaximum"):  # draft-04 booleans mean nothing alone
+        if isinstance(schema.get(keyword), bool):
+            return
+    if low is None and "exclusiveMinimum" not in schema and not (_is_number(high) and high < -limit):
+        schema["minimum"] = -limit
+    high_floor = schema.get("exclusiveMinimum", low)
     if (
-        low is None
-        and "exclusiveMinimum" not in schema
-        and not (_is_number(high) and high < -MAX_SAFE_INTEGER)
+        high is None
+        and "exclusiveMaximum" not in schema
+        and not (_is_number(high_floor) and high_floor >= limit)
     ):
-        schema["minimum"] = -MAX_SAFE_INTEGER
-    if high is None and "exclusiveMaximum" not in schema and not (_is_number(low) and low > MAX_SAFE_INTEGER):
-        schema["maximum"] = MAX_SAFE_INTEGER
+        schema["maximum"] = limit
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:
@@ -293,14 +404,17 @@ def _close(original: Mapping[str, Any], prepared: dict[str, Any]) -> None:
     prepared["additionalProperties"] = False
 
 
-def _preferred(original: Mapping[str, Any], prepared: dict[str, Any]) -> list[Any] | None:
-    """The subschema's `examples` and `default` that are valid against it, in that order."""
+def _preferred(original: Mapping[str, Any], prepared: dict[str, Any], name: str | None) -> list[Any] | None:
+    """The subschema's `examples` and `default` that are valid against it, in that order; without
+    them, for a string or number that lists no values of its own, the realistic guesses."""
     candidates: list[Any] = []
     examples = original.get("examples")
     if isinstance(examples, list):
         candidates.extend(examples)
     if "default" in original:
         candidates.append(original["default"])
+    if not candidates and not _COMPOSED.intersection(prepared):
+        candidates = guesses(name, prepared)
     if not candidates:
         return None
     try:

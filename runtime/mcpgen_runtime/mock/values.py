@@ -11,7 +11,12 @@ The schema hypothesis-jsonschema sees is the one `prepare.py` makes: `examples` 
 first, objects with their declared properties only, `$ref`s inlined. Should that schema be
 unsatisfiable (a closed object that a composition needs open, say), the maker tries again with
 fewer rewrites. Every value is checked against the *original* schema with
-`mcpgen_runtime.schema.compile_schema`; none valid means `ValueGenerationError`.
+`mcpgen_runtime.schema.compile_schema`; none valid means `ValueGenerationError`. Values that
+orjson cannot send (a lone surrogate, an integer past 64 bits) count as invalid, and control
+characters in strings become `?` where the schema still accepts the result.
+
+Objects are drawn by objects.py (hypothesis's public API) in place of hypothesis-jsonschema's
+own, which needs a private hypothesis function that hypothesis 6.170.10 removed.
 
 hypothesis and hypothesis-jsonschema are optional (`pip install 'mcpgen-runtime[mock]'`):
 `require_generator()` raises `MockDependencyError` saying so.
@@ -20,12 +25,16 @@ hypothesis and hypothesis-jsonschema are optional (`pip install 'mcpgen-runtime[
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
+import orjson
+
 from ..schema import Validate, compile_schema
+from .objects import objects_drawn_publicly
 from .prepare import UnsupportedSchema, prepare
 
 __all__ = ["MockDependencyError", "ValueGenerationError", "ValueMaker", "require_generator"]
@@ -51,21 +60,13 @@ _LOCK = threading.RLock()
 def require_generator() -> None:
     """Import the generator's libraries, or raise `MockDependencyError` telling how to install them."""
     try:
-        import hypothesis
+        import hypothesis  # noqa: F401
         import hypothesis_jsonschema  # noqa: F401
-        from hypothesis.internal.conjecture import utils as conjecture_utils
     except ImportError as exc:
         raise MockDependencyError(
             f"mcpgen mock generates answers with hypothesis and hypothesis-jsonschema ({exc.name} is not "
             f"installed): {INSTALL_HINT}"
         ) from exc
-    # hypothesis-jsonschema 0.23.1 draws object properties through hypothesis's private
-    # `many.more()`, which hypothesis 6.170.10 removed; mcpgen-runtime[mock] pins a release that has it.
-    if not callable(getattr(conjecture_utils.many, "more", None)):
-        raise MockDependencyError(
-            f"hypothesis {hypothesis.__version__} is too new for hypothesis-jsonschema "
-            f"(it needs hypothesis < 6.170.10): {INSTALL_HINT}"
-        )
 
 
 class ValueMaker:
@@ -85,7 +86,8 @@ class ValueMaker:
             why = self._unsupported or "no attempt"
             for strategy in self._attempts():
                 try:
-                    found = _draw(strategy, seed, self._validate)
+                    with objects_drawn_publicly():
+                        found = _draw(strategy, seed, self._validate)
                 except Exception as exc:  # hypothesis' own errors: unsatisfiable, invalid schema, ...
                     first_line = str(exc).splitlines()[0][:200] if str(exc) else ""
                     why = f"{type(exc).__name__}: {first_line}" if first_line else type(exc).__name__
@@ -111,7 +113,7 @@ class ValueMaker:
                 if prepared in seen:
                     continue
                 seen.append(prepared)
-                with warnings.catch_warnings():
+                with warnings.catch_warnings(), objects_drawn_publicly():
                     warnings.simplefilter("ignore")
                     strategies.append(from_schema(prepared, allow_x00=False, codec="utf-8"))
             self._strategies = strategies
@@ -126,8 +128,10 @@ def _draw(strategy: Any, seed: int, validate: Validate) -> list[Any]:
     found: list[Any] = []
 
     def collect(value: Any) -> None:
-        if validate(value) is None:
-            found.append(value)
+        if validate(value) is not None or not _sendable(value):
+            return
+        tidy = _printable(value)
+        found.append(tidy if tidy is value or validate(tidy) is None else value)
 
     pinned = settings(
         database=None,
@@ -159,8 +163,11 @@ def _without_local_constants() -> Iterator[None]:
     no setting for it, so its two private hooks are swapped for empty ones while a search
     runs (under `_LOCK`); tests/runtime/mock/test_values.py proves answers stay the same.
     """
-    from hypothesis.internal.conjecture import providers
-
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # older releases (6.103 here) have no providers module, nor local constants
+        yield
+        return
     if not hasattr(providers, "_get_local_constants"):  # a release without local constants
         yield
         return
@@ -174,3 +181,36 @@ def _without_local_constants() -> Iterator[None]:
         yield
     finally:
         providers._get_local_constants, providers.CONSTANTS_CACHE = saved
+
+
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _sendable(value: Any) -> bool:
+    """orjson writes it: strings without lone surrogates, integers within 64 bits."""
+    try:
+        orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return False
+    return True
+
+
+def _printable(value: Any) -> Any:
+    """`value` with the control characters of its strings (keys too) replaced by `?`; `value`
+    itself when there were none."""
+    if isinstance(value, str):
+        return _CONTROL.sub("?", value) if _CONTROL.search(value) else value
+    if isinstance(value, list):
+        items = [_printable(v) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if isinstance(value, dict):
+        pairs = [(_printable(k), _printable(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
+            return value
+        tidy: dict[str, Any] = {}
+        for key, item in pairs:
+            while key in tidy:  # two keys that became one: the later gets a `_`
+                key += "_"
+            tidy[key] = item
+        return tidy
+    return value
