@@ -9,7 +9,6 @@ its tool with a warning (MCPGEN-REGEX-UNENFORCED).
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
 import os
