@@ -109,3 +109,18 @@ def test_unenforceable_pattern_is_skipped_not_refused() -> None:
     assert translated.search is None and translated.reason and "backreference" in translated.reason
     validate = compile_schema({"type": "string", "pattern": pattern})
     assert validate("zzz") is None  # not enforced: every string passes
+
+
+def test_the_mock_draws_values_for_ecma_only_patterns() -> None:
+    """hypothesis draws with Python's `re`: the mock hands it the translation, and checks the original."""
+    pytest.importorskip(
+        "hypothesis_jsonschema", reason="the mock's value generator needs mcpgen-runtime[mock]"
+    )
+    from mcpgen_runtime.mock.values import ValueMaker
+
+    pattern = r"^(?<year>\d{4})-(?<month>\d{2})$"
+    maker = ValueMaker({"type": "string", "pattern": pattern})
+    search = translate(pattern).search
+    assert search is not None
+    values = [maker.make(seed) for seed in range(5)]
+    assert all(isinstance(v, str) and search(v) and v[:4].isascii() for v in values)

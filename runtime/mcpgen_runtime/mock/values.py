@@ -13,6 +13,10 @@ unsatisfiable (a closed object that a composition needs open, say), the maker tr
 fewer rewrites. Every value is checked against the *original* schema with
 `mcpgen_runtime.schema.compile_schema`; none valid means `ValueGenerationError`.
 
+hypothesis draws strings for `pattern`s with Python's `re`, so each ECMA-262 pattern is handed to
+it as its translation (`mcpgen_runtime.ecma_regex`) where that runs on plain `re` (named groups,
+ASCII `\\d`, `$` at the very end, ...); one that needs `\\p{…}` is left as written.
+
 hypothesis and hypothesis-jsonschema are optional (`pip install 'mcpgen-runtime[mock]'`):
 `require_generator()` raises `MockDependencyError` saying so.
 """
@@ -25,6 +29,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
+from .. import ecma_regex
 from ..schema import Validate, compile_schema
 from .prepare import UnsupportedSchema, prepare
 
@@ -113,9 +118,41 @@ class ValueMaker:
                 seen.append(prepared)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    strategies.append(from_schema(prepared, allow_x00=False, codec="utf-8"))
+                    strategies.append(from_schema(_python_patterns(prepared), allow_x00=False, codec="utf-8"))
             self._strategies = strategies
         return self._strategies
+
+
+_DATA_KEYWORDS: Final = frozenset({"enum", "const", "examples", "default"})
+
+
+def _python_pattern(pattern: str) -> str:
+    try:
+        translated = ecma_regex.translate(pattern)
+    except ecma_regex.EcmaSyntaxError:
+        return pattern  # compile_schema refused the schema already; nothing to draw from
+    if translated.search is None or translated.needs_regex or translated.python is None:
+        return pattern
+    return translated.python
+
+
+def _python_patterns(node: Any) -> Any:
+    """The prepared schema with every `pattern` (and `patternProperties` name) in Python's syntax."""
+    if isinstance(node, list):
+        return [_python_patterns(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DATA_KEYWORDS:
+            out[key] = value
+        elif key == "pattern" and isinstance(value, str):
+            out[key] = _python_pattern(value)
+        elif key == "patternProperties" and isinstance(value, dict):
+            out[key] = {_python_pattern(name): _python_patterns(sub) for name, sub in value.items()}
+        else:
+            out[key] = _python_patterns(value)
+    return out
 
 
 def _draw(strategy: Any, seed: int, validate: Validate) -> list[Any]:
