@@ -11,7 +11,8 @@ reference fails loudly instead of validating permissively (SCHEMA-10).
 Format assertions are off: 2020-12 treats `format` as an annotation, and checking costs
 time on every call.
 
-Patterns (`pattern`, `patternProperties`, and `additionalProperties` beside them) are ECMA-262
+Patterns (`pattern`, `patternProperties`, and the `additionalProperties`/`unevaluatedProperties`
+that depend on them) are ECMA-262
 regular expressions (MCPGEN-REGEX): `ecma_regex` translates each once, so `\\d` is ASCII, `$` is the
 very end, `(?<name>…)` and `\\p{L}` work; a schema whose pattern is invalid in ECMA-262 is
 refused, and a valid pattern without a faithful translation is not enforced (the generator warns).
@@ -131,6 +132,72 @@ def _additional_properties(
             )
 
 
+def _valid(errors: Iterator[ValidationError]) -> bool:
+    return next(errors, None) is None
+
+
+def _evaluated_keys(validator: Any, instance: Mapping[str, Any], schema: Any) -> set[str]:
+    """jsonschema's `find_evaluated_property_keys_by_schema` (4.26), with `patternProperties` names
+    matched as ECMA-262 patterns: the keys `unevaluatedProperties` must leave alone."""
+    if validator.is_type(schema, "boolean"):
+        return set()
+    keys: set[str] = set()
+    for keyword in ("$ref", "$dynamicRef"):
+        ref = schema.get(keyword)
+        if ref is not None:
+            resolved = validator._resolver.lookup(ref)
+            inner = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
+            keys |= _evaluated_keys(inner, instance, resolved.contents)
+    properties = schema.get("properties")
+    if validator.is_type(properties, "object"):
+        keys |= properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        sub = schema.get(keyword)
+        if sub is not None:
+            keys |= {k for k, v in instance.items() if _valid(validator.descend(v, sub))}
+    if "patternProperties" in schema:
+        searches = [_matching(p) for p in schema["patternProperties"]]
+        keys |= {k for k in instance if any(search(k) for search in searches)}
+    for name, sub in schema.get("dependentSchemas", {}).items():
+        if name in instance:
+            keys |= _evaluated_keys(validator, instance, sub)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for sub in schema.get(keyword, []):
+            if _valid(validator.descend(instance, sub)):
+                keys |= _evaluated_keys(validator, instance, sub)
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            keys |= _evaluated_keys(validator, instance, schema["if"])
+            if "then" in schema:
+                keys |= _evaluated_keys(validator, instance, schema["then"])
+        elif "else" in schema:
+            keys |= _evaluated_keys(validator, instance, schema["else"])
+    return keys
+
+
+def _unevaluated_properties(
+    validator: Any, unevaluated: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    evaluated = _evaluated_keys(validator, instance, schema)
+    failed = [
+        key
+        for key in instance
+        if key not in evaluated
+        and not _valid(validator.descend(instance[key], unevaluated, path=key, schema_path=key))
+    ]
+    if failed:
+        shown = ", ".join(repr(k) for k in sorted(failed))
+        verb = "was" if len(failed) == 1 else "were"
+        if unevaluated is False:
+            yield ValidationError(f"Unevaluated properties are not allowed ({shown} {verb} unexpected)")
+        else:
+            yield ValidationError(
+                f"Unevaluated properties are not valid under the given schema ({shown} {verb} unevaluated and invalid)"
+            )
+
+
 def _is_ecma_regex(instance: object) -> bool:
     return ecma_regex.is_valid(instance)
 
@@ -142,6 +209,11 @@ def _ecma_validator(base: Any) -> Any:
             "pattern": _pattern,
             "patternProperties": _pattern_properties,
             "additionalProperties": _additional_properties,
+            **(
+                {"unevaluatedProperties": _unevaluated_properties}
+                if "unevaluatedProperties" in base.VALIDATORS
+                else {}
+            ),
         },
     )
 
