@@ -12,10 +12,10 @@ Format assertions are off: 2020-12 treats `format` as an annotation, and checkin
 time on every call.
 
 Patterns (`pattern`, `patternProperties`, and the `additionalProperties`/`unevaluatedProperties`
-that depend on them) are ECMA-262
-regular expressions (MCPGEN-REGEX): `ecma_regex` translates each once, so `\\d` is ASCII, `$` is the
-very end, `(?<name>…)` and `\\p{L}` work; a schema whose pattern is invalid in ECMA-262 is
-refused, and a valid pattern without a faithful translation is not enforced (the generator warns).
+that depend on them) are ECMA-262 regular expressions (MCPGEN-REGEX): `ecma_regex` translates each
+once, so `\\d` is ASCII, `$` is the very end, `(?<name>…)` and `\\p{L}` work; a schema whose
+pattern is invalid in ECMA-262 is refused, and a valid pattern without a faithful translation is
+not enforced (the generator warns).
 
 Speed: jsonschema builds a validator object per subschema visit, which costs ~100 µs for
 a three-property object. Schemas that only use the common keywords (type, properties,
