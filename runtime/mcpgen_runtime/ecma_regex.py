@@ -53,6 +53,9 @@ _SPACE: Final = (
     (0x3000, 0x3000),
     (0xFEFF, 0xFEFF),
 )
+_QUANTIFIER: Final = re.compile(r"\{[0-9]+(,[0-9]*)?\}")
+_BOUNDS: Final = re.compile(r"([0-9]+)(,([0-9]*))?\}")
+_DIGITS: Final = re.compile(r"[0-9]+")
 _SYNTAX: Final = frozenset("^$\\.*+?()[]{}|/")
 _CONTROL: Final = {"f": 0x0C, "n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B}
 
@@ -669,7 +672,7 @@ class _Parser:
         return atom
 
     def quantifier_ahead(self) -> bool:
-        return re.match(r"\{[0-9]+(,[0-9]*)?\}", self.text[self.pos :]) is not None
+        return _QUANTIFIER.match(self.text, self.pos) is not None
 
     def quantifier(self, atom: Node) -> Node:
         ch = self.peek()
@@ -682,13 +685,13 @@ class _Parser:
         elif ch == "?":
             low, high = 0, 1
         else:
-            m = re.match(r"([0-9]+)(,([0-9]*))?\}", self.text[self.pos :])
+            m = _BOUNDS.match(self.text, self.pos)
             assert m is not None  # quantifier_ahead said so
             low = int(m.group(1))
             high = low if m.group(2) is None else (int(m.group(3)) if m.group(3) else None)
             if high is not None and high < low:
                 raise self.fail("numbers out of order in {} quantifier")
-            self.pos += m.end()
+            self.pos = m.end()
         lazy = self.eat("?")
         if self.peek() in ("*", "+", "?") or (self.peek() == "{" and self.quantifier_ahead()):
             raise self.fail("nothing to repeat")
@@ -861,9 +864,9 @@ class _Parser:
                 raise self.fail("invalid named reference", at)
             return ("ref", self.group_name(), at)
         if ch in "123456789" and ch:
-            m = re.match(r"[0-9]+", self.text[self.pos :])
+            m = _DIGITS.match(self.text, self.pos)
             assert m is not None
-            self.pos += m.end()
+            self.pos = m.end()
             return ("ref", int(m.group()), at)
         cp = self.character_escape(in_class=False)
         return ("chars", ((cp, cp),), False)
