@@ -79,6 +79,19 @@ def _tools() -> list[dict[str, Any]]:
             },
         },
         {
+            "name": "stamp",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"year": {"type": "string"}},
+                "required": ["year"],
+            },
+            "outputSchema": {
+                "type": "object",
+                "properties": {"year": {"type": "string", "pattern": r"^(?<y>\d{4})$"}},
+                "required": ["year"],
+            },
+        },
+        {
             "name": "loose",
             "inputSchema": {"type": "object", "properties": {"q": {"type": "string", "pattern": UNENFORCED}}},
         },
@@ -140,6 +153,9 @@ def live(generated: tuple[ModuleType, ModuleType, Path]) -> Iterator[LiveServer]
         async def loose(self, args: Any, ctx: Any) -> str:
             return "ok"
 
+        async def stamp(self, args: Any, ctx: Any) -> dict[str, str]:
+            return {"year": args.year}
+
     with LiveServer(Impl()) as server:
         yield server
 
@@ -147,13 +163,13 @@ def live(generated: tuple[ModuleType, ModuleType, Path]) -> Iterator[LiveServer]
 def test_valid_patterns_keep_their_tools(generated: tuple[ModuleType, ModuleType, Path]) -> None:
     client, _, spec = generated
     validated = validate(load_file(spec))
-    assert [t["name"] for t in validated.tools] == ["check", "tagged", "loose"]
+    assert [t["name"] for t in validated.tools] == ["check", "tagged", "stamp", "loose"]
     rules = sorted((w.rule, w.pointer) for w in validated.warnings)
     assert rules == [
-        ("MCPGEN-REGEX", "/tools/3/inputSchema/properties/q/pattern"),
-        ("MCPGEN-REGEX-UNENFORCED", "/tools/2/inputSchema/properties/q/pattern"),
+        ("MCPGEN-REGEX", "/tools/4/inputSchema/properties/q/pattern"),
+        ("MCPGEN-REGEX-UNENFORCED", "/tools/3/inputSchema/properties/q/pattern"),
     ]
-    assert all(hasattr(client.Client, name) for name in ("check", "tagged", "loose"))
+    assert all(hasattr(client.Client, name) for name in ("check", "tagged", "stamp", "loose"))
     assert not hasattr(client.Client, "broken")
 
 
@@ -207,3 +223,13 @@ def test_pattern_properties_and_unenforced_patterns(
         assert info.value.pointer == "/tags/Tag"
         client.loose(q="anything")  # not enforced on either side (warned at generation)
         assert not client.call_tool("loose", {"q": "zzz"}).is_error
+
+
+def test_the_server_checks_its_output_pattern_as_ecma(
+    generated: tuple[ModuleType, ModuleType, Path], live: LiveServer
+) -> None:
+    """The output check is the same translation: Python's `\\d` would accept Arabic-Indic digits."""
+    with generated[0].Client(live.url) as client:
+        assert client.stamp("2024").year == "2024"
+        result = client.call_tool("stamp", {"year": "\u0662\u0660\u0662\u0664"})
+        assert result.is_error and "invalid output" in result.text
