@@ -36,7 +36,7 @@ from typing import Any, Final
 
 __all__ = ["EcmaPattern", "EcmaSyntaxError", "search_function", "translate"]
 
-MAX_NESTING: Final = 200  # groups, classes and lookarounds inside one another
+MAX_NESTING: Final = 100  # groups and lookarounds inside one another
 _MAX_REPEAT: Final = 4_294_967_294  # Python's MAXREPEAT - 1
 _LINE_TERMINATORS: Final = ((0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029))
 _DIGIT: Final = ((0x30, 0x39),)
@@ -1104,6 +1104,8 @@ def translate(pattern: str) -> EcmaPattern:
         python = emitter.emit(tree)
     except _Unfaithful as exc:
         return EcmaPattern(pattern, None, reason=str(exc))
+    except RecursionError:
+        return EcmaPattern(pattern, None, reason="the pattern is nested too deeply")
     needs_regex = emitter.needs_regex
     try:
         search = _compile(python, needs_regex)

@@ -156,3 +156,14 @@ def test_unevaluated_properties_matches_the_json_schema_test_suite() -> None:
         {"type": "object", "patternProperties": {r"^\d$": {}}, "unevaluatedProperties": False}
     )
     assert digits({"3": 1}) is None and digits({"٣": 1}) is not None  # ECMA's \d is ASCII
+
+
+def test_hostile_patterns_are_bounded() -> None:
+    """Nesting past MAX_NESTING is not enforced (no RecursionError); long patterns parse in linear time."""
+    deep = translate("(" * 101 + "a" + ")" * 101)
+    assert deep.search is None and deep.reason is not None and "nested" in deep.reason
+    assert translate("(" * 100 + "a" + ")" * 100).search is not None
+    with pytest.raises(EcmaSyntaxError, match="position 0"):
+        translate("{" + "a{1}" * 50_000)
+    long = translate("[a-z]{1,2}" * 20_000)
+    assert long.search is not None and long.search("ab" * 20_000)
