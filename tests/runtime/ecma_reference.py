@@ -64,8 +64,10 @@ def realworld_patterns() -> list[str]:
 @functools.cache
 def corpus() -> tuple[Case, ...]:
     data = json.loads(CORPUS.read_text(encoding="utf-8"))
+    pool = data["pool"]
     cases = [
-        Case(c["pattern"], tuple(c["samples"]), c["source"], c.get("enforced", True)) for c in data["cases"]
+        Case(c["pattern"], tuple(dict.fromkeys(c["samples"] + pool)), c["source"], c.get("enforced", True))
+        for c in data["cases"]
     ]
     cases += [Case(p, tuple(REALWORLD_SAMPLES), "../shared/realworld", True) for p in realworld_patterns()]
     return tuple(cases)
