@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["EcmaPattern", "EcmaSyntaxError", "search_function", "translate"]
+__all__ = ["EcmaPattern", "EcmaSyntaxError", "expand_properties", "search_function", "translate"]
 
 MAX_NESTING: Final = 100  # groups and lookarounds inside one another
 _MAX_REPEAT: Final = 4_294_967_294  # Python's MAXREPEAT - 1
@@ -1124,6 +1124,58 @@ def translate(pattern: str) -> EcmaPattern:
     except (Exception, RecursionError) as exc:
         return EcmaPattern(pattern, python, needs_regex, f"the regex engine refuses its translation ({exc})")
     return EcmaPattern(pattern, python, needs_regex, None, search)
+
+
+_PROPERTY = re.compile(r"\\([pP])\{([^}]*)\}")
+
+
+@functools.cache
+def _every_character() -> str:
+    return "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+
+
+@functools.cache
+def _property_ranges(token: str) -> str:
+    """The code points of `\\p{…}` as a class body of `\\uXXXX` ranges (computed once with `regex`)."""
+    import regex  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    parts: list[str] = []
+    for run in regex.finditer(token + "+", _every_character()):
+        first, last = ord(run.group()[0]), ord(run.group()[-1])
+        spans = [(first, last)] if not first < 0xD800 < last else [(first, 0xD7FF), (0xE000, last)]
+        parts += [f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in spans]
+    return "".join(parts)
+
+
+def expand_properties(python: str) -> str:
+    """A translation (`EcmaPattern.python`) with its `\\p{…}`/`\\P{…}` spelled as `\\U` ranges that
+    Python's `re` reads (the mock's value generator draws with `re`); needs `regex` to list them. The translation escapes every other character, so a bare `[` or `]` delimits a class."""
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(python):
+        ch = python[i]
+        match = _PROPERTY.match(python, i) if ch == "\\" else None
+        if match is not None:
+            ranges = _property_ranges("\\p{" + match.group(2) + "}")
+            negated = match.group(1) == "P"
+            if in_class and negated:
+                # [..\P{X}..]: the complement of X's ranges, as ranges
+                ranges = _property_ranges("\\P{" + match.group(2) + "}")
+            out.append(ranges if in_class else ("[^" if negated else "[") + ranges + "]")
+            i = match.end()
+            continue
+        if ch == "\\":
+            out.append(python[i : i + 2])
+            i += 2
+            continue
+        if ch == "[" and not in_class:
+            in_class = True
+        elif ch == "]" and in_class:
+            in_class = False
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def search_function(pattern: str) -> Callable[[str], bool] | None:

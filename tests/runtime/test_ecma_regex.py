@@ -124,6 +124,33 @@ def test_the_mock_draws_values_for_ecma_only_patterns() -> None:
     assert search is not None
     values = [maker.make(seed) for seed in range(5)]
     assert all(isinstance(v, str) and search(v) and v[:4].isascii() for v in values)
+    letters = ValueMaker({"type": "string", "pattern": r"^\p{Lu}[\p{L}\p{N}]{2}$"})
+    upper = translate(r"^\p{Lu}[\p{L}\p{N}]{2}$").search
+    assert upper is not None and all(upper(letters.make(seed)) for seed in range(5))
+
+
+def test_expanded_properties_match_as_the_regex_engine_does() -> None:
+    """`expand_properties` (what the mock hands hypothesis) against the translation it came from."""
+    import re
+
+    from mcpgen_runtime.ecma_regex import expand_properties
+
+    compared = 0
+    for case in corpus():
+        try:
+            translated = translate(case.pattern)
+        except EcmaSyntaxError:
+            continue
+        if translated.search is None or not translated.needs_regex or translated.python is None:
+            continue
+        try:
+            plain = re.compile(expand_properties(translated.python))
+        except re.error:
+            continue  # variable-width lookbehind: only `regex` runs it
+        for sample in case.samples:
+            assert (plain.search(sample) is not None) == translated.search(sample), (case.pattern, sample)
+            compared += 1
+    assert compared > 1000
 
 
 def test_unevaluated_properties_matches_the_json_schema_test_suite() -> None:

@@ -14,8 +14,9 @@ fewer rewrites. Every value is checked against the *original* schema with
 `mcpgen_runtime.schema.compile_schema`; none valid means `ValueGenerationError`.
 
 hypothesis draws strings for `pattern`s with Python's `re`, so each ECMA-262 pattern is handed to
-it as its translation (`mcpgen_runtime.ecma_regex`) where that runs on plain `re` (named groups,
-ASCII `\\d`, `$` at the very end, ...); one that needs `\\p{…}` is left as written.
+it as its translation (`mcpgen_runtime.ecma_regex`: named groups, ASCII `\\d`, `$` at the very
+end, ...), with `\\p{…}` spelled out as code point ranges; only a variable-width lookbehind, which
+`re` cannot run, is left as written.
 
 hypothesis and hypothesis-jsonschema are optional (`pip install 'mcpgen-runtime[mock]'`):
 `require_generator()` raises `MockDependencyError` saying so.
@@ -24,6 +25,7 @@ hypothesis and hypothesis-jsonschema are optional (`pip install 'mcpgen-runtime[
 from __future__ import annotations
 
 import contextlib
+import re
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping
@@ -131,9 +133,16 @@ def _python_pattern(pattern: str) -> str:
         translated = ecma_regex.translate(pattern)
     except ecma_regex.EcmaSyntaxError:
         return pattern  # compile_schema refused the schema already; nothing to draw from
-    if translated.search is None or translated.needs_regex or translated.python is None:
+    if translated.search is None or translated.python is None:
         return pattern
-    return translated.python
+    if not translated.needs_regex:
+        return translated.python
+    expanded = ecma_regex.expand_properties(translated.python)
+    try:
+        re.compile(expanded)
+    except re.error:  # a variable-width lookbehind: hypothesis cannot draw from it
+        return pattern
+    return expanded
 
 
 def _python_patterns(node: Any) -> Any:
