@@ -21,8 +21,10 @@ Rules, in the order they are checked per tool:
     XHDR-02..08 (-> XHDR-10)   invalid `x-mcp-header` annotations exclude the tool, with a warning each
     XHDR-12                    annotated parameters that look secret: warnings, errors under `strict`
     SCHEMA-11                  no `$ref` whose target expands past `Limits.max_expanded` subschemas
-    MCPGEN-REGEX               `pattern`/`patternProperties` that Python's `re` cannot compile: the
-                               tool is excluded with a warning
+    MCPGEN-REGEX               `pattern`/`patternProperties` that is not valid ECMA-262 (`u` flag):
+                               the tool is excluded with a warning
+    MCPGEN-REGEX-UNENFORCED    a valid pattern the runtime cannot enforce faithfully: a warning, the
+                               tool is kept and that pattern is not checked
     MCPGEN-JSON                what LOAD noticed (a JSON-RPC envelope, numbers beyond double
                                range): its warnings are reported here, its unusable tools excluded
     MCPGEN-NO-TOOLS            a warning when every tool was excluded
@@ -43,6 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from mcpgen_runtime import ecma_regex
 from mcpgen_runtime.protocol import xheader
 from mcpgen_runtime.protocol.headers import PARAM_PREFIX
 
@@ -557,9 +560,10 @@ def _check_schema(
 
 
 def _check_patterns(run: _Run, tool: _Tool, index: SchemaIndex, pointer: str) -> None:
-    """MCPGEN-REGEX: every `pattern` and `patternProperties` name compiles as the runtime compiles
-    it (Python's `re`, as jsonschema does); one that does not would fail every call at run time,
-    so the tool is excluded with a warning naming the pointer."""
+    """MCPGEN-REGEX: every `pattern` and `patternProperties` name is an ECMA-262 regular expression
+    (`u` flag). One that is not would make the runtime refuse the schema, so the tool is excluded with
+    a warning naming the pointer; a valid one the runtime cannot enforce faithfully keeps its tool
+    and is reported (MCPGEN-REGEX-UNENFORCED): neither side checks that one pattern."""
     for sub_pointer, node in index.subschemas.items():
         if not isinstance(node, Mapping):
             continue
@@ -573,15 +577,25 @@ def _check_patterns(run: _Run, tool: _Tool, index: SchemaIndex, pointer: str) ->
             ]
         for where, regex in found:
             try:
-                re.compile(regex)
-            except (re.error, RecursionError, OverflowError) as exc:
+                translated = ecma_regex.translate(regex)
+            except ecma_regex.EcmaSyntaxError as exc:
                 tool.excluded = True
                 run.add(
                     tool.name,
                     pointer + where,
                     "MCPGEN-REGEX",
-                    f"{_clip(repr(regex), 120)} is not a regular expression this runtime can use ({exc}); "
+                    f"{_clip(repr(regex), 120)} is not a valid ECMA-262 regular expression ({exc}); "
                     "the tool is excluded from the generated bindings",
+                    "warning",
+                )
+                continue
+            if translated.reason is not None:
+                run.add(
+                    tool.name,
+                    pointer + where,
+                    "MCPGEN-REGEX-UNENFORCED",
+                    f"{_clip(repr(regex), 120)} is valid ECMA-262 but is not enforced: {translated.reason}; "
+                    "the tool is kept and neither the client nor the server checks this pattern",
                     "warning",
                 )
 

@@ -11,6 +11,12 @@ reference fails loudly instead of validating permissively (SCHEMA-10).
 Format assertions are off: 2020-12 treats `format` as an annotation, and checking costs
 time on every call.
 
+Patterns (`pattern`, `patternProperties`, and the `additionalProperties`/`unevaluatedProperties`
+that depend on them) are ECMA-262 regular expressions (MCPGEN-REGEX): `ecma_regex` translates each
+once, so `\\d` is ASCII, `$` is the very end, `(?<name>…)` and `\\p{L}` work; a schema whose
+pattern is invalid in ECMA-262 is refused, and a valid pattern without a faithful translation is
+not enforced (the generator warns).
+
 Speed: jsonschema builds a validator object per subschema visit, which costs ~100 µs for
 a three-property object. Schemas that only use the common keywords (type, properties,
 required, additionalProperties, items, enum/const, bounds, pattern, allOf/anyOf/oneOf/not,
@@ -21,7 +27,6 @@ describes the error, so the fast path can only ever make valid instances cheaper
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import chain
 from typing import Any, NamedTuple, cast
@@ -29,7 +34,12 @@ from typing import Any, NamedTuple, cast
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
-from jsonschema import Draft7Validator, Draft202012Validator  # type: ignore[import-untyped]
+from jsonschema import (  # type: ignore[import-untyped]
+    Draft7Validator,
+    Draft202012Validator,
+    FormatChecker,
+    validators,
+)
 from jsonschema.exceptions import (  # type: ignore[import-untyped]
     SchemaError,
     ValidationError,
@@ -37,6 +47,8 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped]
 )
 from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
 from referencing._core import Resolver  # not re-exported; used for a type only
+
+from . import ecma_regex
 
 __all__ = [
     "DRAFT7",
@@ -60,7 +72,169 @@ _DIALECTS: dict[str, str] = {
     "http://json-schema.org/draft-07/schema": DRAFT7,
     "https://json-schema.org/draft-07/schema": DRAFT7,
 }
-_VALIDATOR_BY_DIALECT: dict[str, Any] = {DRAFT202012: Draft202012Validator, DRAFT7: Draft7Validator}
+
+
+# ---- ECMA-262 patterns (MCPGEN-REGEX) ------------------------------------------------------
+
+
+def _pattern(
+    validator: Any, pattern: str, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "string"):
+        return
+    search = ecma_regex.search_function(pattern)
+    if search is not None and not search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _matching(pattern: str) -> Callable[[str], bool]:
+    search = ecma_regex.search_function(pattern)
+    return search if search is not None else _never  # not enforced: a key matches no such pattern
+
+
+def _pattern_properties(
+    validator: Any, patterns: Mapping[str, Any], instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        search = _matching(pattern)
+        for key, value in instance.items():
+            if search(key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _extras(instance: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    known = schema.get("properties", {})
+    searches = [_matching(p) for p in schema.get("patternProperties", {})]
+    return [k for k in instance if k not in known and not any(search(k) for search in searches)]
+
+
+def _additional_properties(
+    validator: Any, extra: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    extras = _extras(instance, schema)
+    if validator.is_type(extra, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], extra, path=key)
+    elif not extra and extras:
+        shown = ", ".join(repr(k) for k in sorted(extras))
+        if "patternProperties" in schema:
+            patterns = ", ".join(repr(p) for p in sorted(schema["patternProperties"]))
+            yield ValidationError(
+                f"{shown} {'does' if len(extras) == 1 else 'do'} not match any of the regexes: {patterns}"
+            )
+        else:
+            yield ValidationError(
+                f"Additional properties are not allowed "
+                f"({shown} {'was' if len(extras) == 1 else 'were'} unexpected)"
+            )
+
+
+def _valid(errors: Iterator[ValidationError]) -> bool:
+    return next(errors, None) is None
+
+
+def _evaluated_keys(validator: Any, instance: Mapping[str, Any], schema: Any) -> set[str]:
+    """jsonschema's `find_evaluated_property_keys_by_schema` (4.26), with `patternProperties` names
+    matched as ECMA-262 patterns: the keys `unevaluatedProperties` must leave alone."""
+    if validator.is_type(schema, "boolean"):
+        return set()
+    keys: set[str] = set()
+    for keyword in ("$ref", "$dynamicRef"):
+        ref = schema.get(keyword)
+        if ref is not None:
+            resolved = validator._resolver.lookup(ref)
+            inner = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
+            keys |= _evaluated_keys(inner, instance, resolved.contents)
+    properties = schema.get("properties")
+    if validator.is_type(properties, "object"):
+        keys |= properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        sub = schema.get(keyword)
+        if sub is not None:
+            keys |= {k for k, v in instance.items() if _valid(validator.descend(v, sub))}
+    if "patternProperties" in schema:
+        searches = [_matching(p) for p in schema["patternProperties"]]
+        keys |= {k for k in instance if any(search(k) for search in searches)}
+    for name, sub in schema.get("dependentSchemas", {}).items():
+        if name in instance:
+            keys |= _evaluated_keys(validator, instance, sub)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for sub in schema.get(keyword, []):
+            if _valid(validator.descend(instance, sub)):
+                keys |= _evaluated_keys(validator, instance, sub)
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            keys |= _evaluated_keys(validator, instance, schema["if"])
+            if "then" in schema:
+                keys |= _evaluated_keys(validator, instance, schema["then"])
+        elif "else" in schema:
+            keys |= _evaluated_keys(validator, instance, schema["else"])
+    return keys
+
+
+def _unevaluated_properties(
+    validator: Any, unevaluated: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    evaluated = _evaluated_keys(validator, instance, schema)
+    failed = [
+        key
+        for key in instance
+        if key not in evaluated
+        and not _valid(validator.descend(instance[key], unevaluated, path=key, schema_path=key))
+    ]
+    if failed:
+        shown = ", ".join(repr(k) for k in sorted(failed))
+        verb = "was" if len(failed) == 1 else "were"
+        if unevaluated is False:
+            yield ValidationError(f"Unevaluated properties are not allowed ({shown} {verb} unexpected)")
+        else:
+            yield ValidationError(
+                f"Unevaluated properties are not valid under the given schema "
+                f"({shown} {verb} unevaluated and invalid)"
+            )
+
+
+def _is_ecma_regex(instance: object) -> bool:
+    return ecma_regex.is_valid(instance)
+
+
+def _ecma_validator(base: Any) -> Any:
+    return validators.extend(
+        base,
+        {
+            "pattern": _pattern,
+            "patternProperties": _pattern_properties,
+            "additionalProperties": _additional_properties,
+            **(
+                {"unevaluatedProperties": _unevaluated_properties}
+                if "unevaluatedProperties" in base.VALIDATORS
+                else {}
+            ),
+        },
+    )
+
+
+def _ecma_format_checker(base: Any) -> Any:
+    """The meta-schema's format checker with `format: regex` meaning ECMA-262 (what `pattern` holds)."""
+    checker = FormatChecker(formats=())
+    checker.checkers = {**base.FORMAT_CHECKER.checkers, "regex": (_is_ecma_regex, ())}
+    return checker
+
+
+_VALIDATOR_BY_DIALECT: dict[str, Any] = {
+    DRAFT202012: _ecma_validator(Draft202012Validator),
+    DRAFT7: _ecma_validator(Draft7Validator),
+}
+_META_FORMATS: dict[str, Any] = {
+    DRAFT202012: _ecma_format_checker(Draft202012Validator),
+    DRAFT7: _ecma_format_checker(Draft7Validator),
+}
 _LABEL = {DRAFT202012: "2020-12", DRAFT7: "draft-07"}
 _SPEC_BY_DIALECT = {DRAFT202012: referencing.jsonschema.DRAFT202012, DRAFT7: referencing.jsonschema.DRAFT7}
 
@@ -390,14 +564,14 @@ def _other_tests(schema: Mapping[str, Any], sub: Callable[[Any], Predicate]) -> 
         tests.append(array_test)
     if any(key in schema for key in ("minLength", "maxLength", "pattern")):
         min_len, max_len = schema.get("minLength", 0), schema.get("maxLength")
-        search = re.compile(schema["pattern"]).search if "pattern" in schema else None
+        search = ecma_regex.search_function(schema["pattern"]) if "pattern" in schema else None
 
         def string_test(x: Any) -> bool:
             if not isinstance(x, str):
                 return True
             if len(x) < min_len or (max_len is not None and len(x) > max_len):
                 return False
-            return search is None or search(x) is not None
+            return search is None or search(x)
 
         tests.append(string_test)
     bounds = [
@@ -448,7 +622,7 @@ def fast_predicate(schema: Mapping[str, Any] | bool) -> Predicate | None:
     dialect = DRAFT202012 if isinstance(schema, bool) else dialect_of(schema)
     try:
         return _fast(schema, frozenset(_VALIDATOR_BY_DIALECT[dialect].VALIDATORS))
-    except (_Unsupported, re.error, TypeError, KeyError):
+    except (_Unsupported, ecma_regex.EcmaSyntaxError, TypeError, KeyError):
         return None
 
 
@@ -493,7 +667,7 @@ def compile_schema(schema: Mapping[str, Any] | bool) -> Validate:
         raise SchemaCompileError(f"a schema must be an object or a boolean, not {type(schema).__name__}")
     cls = _VALIDATOR_BY_DIALECT[dialect]
     try:
-        cls.check_schema(schema)
+        cls.check_schema(schema, format_checker=_META_FORMATS[dialect])
     except SchemaError as exc:
         where = json_pointer(exc.absolute_path)
         raise SchemaCompileError(

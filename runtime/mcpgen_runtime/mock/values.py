@@ -18,6 +18,11 @@ characters in strings become `?` where the schema still accepts the result.
 Objects are drawn by objects.py (hypothesis's public API) in place of hypothesis-jsonschema's
 own, which needs a private hypothesis function that hypothesis 6.170.10 removed.
 
+hypothesis draws strings for `pattern`s with Python's `re`, so each ECMA-262 pattern is handed to
+it as its translation (`mcpgen_runtime.ecma_regex`: named groups, ASCII `\\d`, `$` at the very
+end, ...), with `\\p{…}` spelled out as code point ranges; only a variable-width lookbehind, which
+`re` cannot run, is left as written.
+
 hypothesis and hypothesis-jsonschema are optional (`pip install 'mcpgen-runtime[mock]'`):
 `require_generator()` raises `MockDependencyError` saying so.
 """
@@ -33,6 +38,7 @@ from typing import Any, Final
 
 import orjson
 
+from .. import ecma_regex
 from ..schema import Validate, compile_schema
 from .objects import objects_drawn_publicly
 from .prepare import UnsupportedSchema, prepare
@@ -115,9 +121,48 @@ class ValueMaker:
                 seen.append(prepared)
                 with warnings.catch_warnings(), objects_drawn_publicly():
                     warnings.simplefilter("ignore")
-                    strategies.append(from_schema(prepared, allow_x00=False, codec="utf-8"))
+                    strategies.append(from_schema(_python_patterns(prepared), allow_x00=False, codec="utf-8"))
             self._strategies = strategies
         return self._strategies
+
+
+_DATA_KEYWORDS: Final = frozenset({"enum", "const", "examples", "default"})
+
+
+def _python_pattern(pattern: str) -> str:
+    try:
+        translated = ecma_regex.translate(pattern)
+    except ecma_regex.EcmaSyntaxError:
+        return pattern  # compile_schema refused the schema already; nothing to draw from
+    if translated.search is None or translated.python is None:
+        return pattern
+    if not translated.needs_regex:
+        return translated.python
+    expanded = ecma_regex.expand_properties(translated.python)
+    try:
+        re.compile(expanded)
+    except re.error:  # a variable-width lookbehind: hypothesis cannot draw from it
+        return pattern
+    return expanded
+
+
+def _python_patterns(node: Any) -> Any:
+    """The prepared schema with every `pattern` (and `patternProperties` name) in Python's syntax."""
+    if isinstance(node, list):
+        return [_python_patterns(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DATA_KEYWORDS:
+            out[key] = value
+        elif key == "pattern" and isinstance(value, str):
+            out[key] = _python_pattern(value)
+        elif key == "patternProperties" and isinstance(value, dict):
+            out[key] = {_python_pattern(name): _python_patterns(sub) for name, sub in value.items()}
+        else:
+            out[key] = _python_patterns(value)
+    return out
 
 
 def _draw(strategy: Any, seed: int, validate: Validate) -> list[Any]:

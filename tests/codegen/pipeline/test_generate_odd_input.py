@@ -175,6 +175,9 @@ def test_empty_tool_name_is_excluded(tmp_path: Path) -> None:
     ("member", "pointer"),
     [
         ('"pattern": "(["', "/tools/1/inputSchema/properties/a/pattern"),
+        # invalid in ECMA-262, what JSON Schema patterns are (Python's `re` accepts the first)
+        ('"pattern": "(?P<x>a)"', "/tools/1/inputSchema/properties/a/pattern"),
+        ('"pattern": "\\\\p{Foo}"', "/tools/1/inputSchema/properties/a/pattern"),
         (
             '"patternProperties": {"[a-": {"type": "string"}}',
             "/tools/1/inputSchema/properties/a/patternProperties/[a-",
