@@ -7,7 +7,8 @@ checkout's `mcpgen`, so no network is needed (`language: python` would pip-insta
 
     mcpgen           stale bindings fail the commit; `mcpgen generate` fixes it
     mcpgen-generate  stale bindings are regenerated; the commit fails once, then passes when staged
-    mcpgen-diff      a spec change that breaks clients or servers of its tools fails the commit
+    mcpgen-diff      a spec change since HEAD that breaks clients or servers of its tools fails the
+                     commit, regenerated or not; MCPGEN_ALLOW_BREAKING=1 accepts one
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def test_hooks_file() -> None:
         assert hook["language"] == "python" and hook["pass_filenames"] is False and hook["always_run"] is True
     assert hooks["mcpgen"]["entry"] == "mcpgen generate --check"
     assert hooks["mcpgen-generate"]["entry"] == "mcpgen generate"
-    assert hooks["mcpgen-diff"]["entry"] == "mcpgen diff --all-targets"
+    assert hooks["mcpgen-diff"]["entry"] == "mcpgen diff --all-targets --against HEAD"
 
 
 def test_check_hook_fails_stale_bindings(tmp_path: Path) -> None:
@@ -181,3 +182,42 @@ def test_diff_hook_fails_breaking_spec_changes_only(tmp_path: Path) -> None:
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert "mcpgen diff (breaking tool changes)" in output and "tool `list_users` removed" in output
+
+
+def _require_units(repo: Repo) -> None:
+    """The user's change of issue #21: a new required property on get_weather."""
+    spec = repo.path / "specs" / "weather.json"
+    data = json.loads(spec.read_text("utf-8"))
+    tool = next(tool for tool in data["tools"] if tool["name"] == "get_weather")
+    tool["inputSchema"]["properties"]["units"] = {"type": "string", "enum": ["metric", "imperial"]}
+    tool["inputSchema"].setdefault("required", []).append("units")
+    spec.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+
+
+def test_diff_hook_refuses_a_breaking_change_after_regeneration(tmp_path: Path) -> None:
+    """Issue #21 trap 2: edit the spec, `mcpgen generate && git add -A`, commit. tools.json now equals the
+    spec, but the hook compares with the spec as committed at HEAD, so the commit is still refused."""
+    repo = _make_repo(tmp_path, "mcpgen-diff")  # the first commit: no HEAD yet, nothing to compare
+    _require_units(repo)
+    repo.run(MCPGEN, "generate")
+    result = repo.commit("require units")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "mcpgen diff (breaking tool changes)" in output and "Failed" in output
+    assert "get_weather" in output and "required property `units` added" in output
+    assert "HEAD:specs/weather.json" in output and "MCPGEN_ALLOW_BREAKING=1" in output
+    assert repo.run("git", "rev-list", "--count", "HEAD").stdout.strip() == "1"
+    # accepted on purpose, for this commit only
+    repo.env["MCPGEN_ALLOW_BREAKING"] = "1"
+    result = repo.commit("require units (breaking on purpose)")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "accepted" in output or "Passed" in output
+    del repo.env["MCPGEN_ALLOW_BREAKING"]
+    assert repo.run("git", "rev-list", "--count", "HEAD").stdout.strip() == "2"
+    # a change that breaks nobody passes without it
+    _edit_spec(repo)
+    repo.run(MCPGEN, "generate")
+    result = repo.commit("reword a tool")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert repo.run("git", "rev-list", "--count", "HEAD").stdout.strip() == "3"
