@@ -47,6 +47,7 @@ __all__ = [
     "report_error",
     "reports_errors",
     "require_source",
+    "skip_invalid_option",
     "source_argument",
     "stdio_option",
     "strict_option",
@@ -173,16 +174,21 @@ class Checked:
         if self.validated is None:
             tools = {d.tool for d in self.errors if d.tool is not None}
             in_tools = f" in {len(tools)} tool(s)" if tools else ""
-            return f"{source}: not usable: {len(self.errors)} error(s){in_tools}{warned}"
+            hint = (
+                "; --skip-invalid (a target's skip_invalid = true) leaves those tools out and generates the rest"
+                if tools and len(tools) < len(self.loaded.tools)
+                else ""
+            )
+            return f"{source}: not usable: {len(self.errors)} error(s){in_tools}{warned}{hint}"
         usable = len(self.validated.tools)
         excluded = len(self.loaded.tools) - usable
         verdict = "" if self.usable else "not usable: "
         return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{warned}"
 
 
-def check_spec(loaded: LoadedSpec, strict: bool) -> Checked:
+def check_spec(loaded: LoadedSpec, strict: bool, skip_invalid: bool = False) -> Checked:
     try:
-        validated = stages.validate_spec(loaded, strict)
+        validated = stages.validate_spec(loaded, strict, skip_invalid)
     except SpecValidationError as exc:
         return Checked(loaded, None, list(exc.diagnostics))
     return Checked(loaded, validated, sorted(validated.warnings, key=Diagnostic.sort_key))
@@ -262,6 +268,14 @@ line_length_option = click.option(
     callback=_parse_line_length,
     help="Lay generated code out for this line length [default: line-length from the [tool.black] "
     "table black reads for the output directory, else black's 88].",
+)
+
+
+skip_invalid_option = click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Generate the usable tools of a server you do not control: a tool with errors is left out, "
+    "its errors printed as warnings (default: any error stops generation).",
 )
 
 

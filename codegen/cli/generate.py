@@ -33,6 +33,7 @@ from .common import (
     report_error,
     reports_errors,
     require_source,
+    skip_invalid_option,
     source_argument,
     stdio_option,
     strict_option,
@@ -102,6 +103,7 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @_package_option("client")
 @line_length_option
 @strict_option
+@skip_invalid_option
 @stdio_option
 @header_option
 @era_option
@@ -114,6 +116,7 @@ def client(
     package: str | None,
     line_length: int | None,
     strict: bool,
+    skip_invalid: bool,
     stdio: str | None,
     headers: dict[str, str],
     era: str,
@@ -138,6 +141,7 @@ def client(
         line_length=line_length,
         era=era,
         max_response_bytes=max_response_bytes,
+        skip_invalid=skip_invalid,
     )
 
 
@@ -152,6 +156,7 @@ def client(
 )
 @line_length_option
 @strict_option
+@skip_invalid_option
 @stdio_option
 @header_option
 @login_options
@@ -163,6 +168,7 @@ def server(
     overwrite_handlers: bool,
     line_length: int | None,
     strict: bool,
+    skip_invalid: bool,
     stdio: str | None,
     headers: dict[str, str],
     login: Login,
@@ -182,6 +188,7 @@ def server(
         overwrite=overwrite_handlers,
         login=login,
         line_length=line_length,
+        skip_invalid=skip_invalid,
     )
 
 
@@ -207,11 +214,12 @@ def _generate_one(
     line_length: int | None,
     era: str = "auto",
     max_response_bytes: int | None = None,
+    skip_invalid: bool = False,
 ) -> None:
     require_source(source, stdio, headers)
     style = project_style(out, line_length=line_length)
     loaded = stages.load_spec(source, stdio, headers, login, era, max_response_bytes)
-    validated = _header_source(usable_spec(check_spec(loaded, strict)), source, out)
+    validated = _header_source(usable_spec(check_spec(loaded, strict, skip_invalid)), source, out)
     name = package or default_package_name(source, stdio, kind)
     pkg = stages.build_package(kind, validated, name, style)
     report = write_package(out, pkg, overwrite_user_files=overwrite)
@@ -254,12 +262,14 @@ def _print_diffs(diffs: Iterable[FileDiff]) -> None:
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="pyproject.toml with [tool.mcpgen] targets [default: the nearest one from the current directory up].",
 )
+@skip_invalid_option
 @reports_errors
-def generate(check: bool, config_path: Path | None) -> None:
+def generate(check: bool, config_path: Path | None, skip_invalid: bool) -> None:
     """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
 
     Each target has source (a spec file relative to pyproject.toml), kind (client or server),
-    output (a directory) and package; strict and line-length are optional. With --check nothing is written: stale
+    output (a directory) and package; strict, skip_invalid and line-length are optional (--skip-invalid
+    sets skip_invalid for every target). With --check nothing is written: stale
     targets are listed with a short diff and the exit code is 1.
     """
     if config_path is None:
@@ -267,6 +277,10 @@ def generate(check: bool, config_path: Path | None) -> None:
         if config_path is None:
             raise ConfigError("no pyproject.toml in this directory or its parents; pass --config")
     config = load_config(config_path)
+    if skip_invalid:
+        config = dataclasses.replace(
+            config, targets=tuple(dataclasses.replace(t, skip_invalid=True) for t in config.targets)
+        )
     failed, stale = _run_targets(config, check=check)
     if check:
         fresh = len(config.targets) - stale - failed
@@ -297,6 +311,7 @@ def _input_key(
         strict=target.strict,
         style=target.style,
         cli=target.cli,
+        skip_invalid=target.skip_invalid,
     )
 
 
@@ -305,7 +320,7 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
 
     A target whose manifest records the same input key and whose files still have their recorded
     digests is fresh without being built (`write.is_fresh`)."""
-    checked: dict[tuple[Path, bool], Checked | McpgenError] = {}
+    checked: dict[tuple[Path, bool, bool], Checked | McpgenError] = {}
     loaded: dict[Path, LoadedSpec | McpgenError] = {}
     digests: dict[Path, str] = {}
     failed = stale = 0
@@ -398,16 +413,16 @@ def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenErro
 def _validated_for(
     target: TargetConfig,
     loaded: dict[Path, LoadedSpec | McpgenError],
-    checked: dict[tuple[Path, bool], Checked | McpgenError],
+    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
 ) -> ValidatedSpec:
-    key = (target.source_path, target.strict)
+    key = (target.source_path, target.strict, target.skip_invalid)
     if key not in checked:
         _loaded_for(target, loaded)
         spec_or_error = loaded[target.source_path]
         if isinstance(spec_or_error, McpgenError):
             checked[key] = spec_or_error
         else:
-            result = check_spec(spec_or_error, target.strict)
+            result = check_spec(spec_or_error, target.strict, target.skip_invalid)
             checked[key] = result
             if result.usable:  # warnings once per source; errors are reported per target below
                 for diagnostic in result.warnings:
