@@ -36,6 +36,7 @@ __all__ = [
     "EXIT_USAGE",
     "Checked",
     "Failed",
+    "add_stubs_option",
     "check_spec",
     "display_path",
     "era_option",
@@ -268,6 +269,14 @@ line_length_option = click.option(
     callback=_parse_line_length,
     help="Lay generated code out for this line length [default: line-length from the [tool.black] "
     "table black reads for the output directory, else black's 88].",
+)
+
+
+add_stubs_option = click.option(
+    "--add-stubs",
+    is_flag=True,
+    help="Append a stub method to class Server in handlers.py for each tool it does not implement "
+    "(the rest of the file is left as it is).",
 )
 
 

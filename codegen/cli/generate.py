@@ -4,6 +4,7 @@ and `mcpgen generate` (every `[tool.mcpgen]` target of a pyproject.toml, or `--c
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import shlex
 import tomllib
@@ -23,6 +24,7 @@ from .auth import Login, login_options
 from .common import (
     Checked,
     Failed,
+    add_stubs_option,
     check_spec,
     display_path,
     era_option,
@@ -154,6 +156,7 @@ def client(
     is_flag=True,
     help="Replace handlers.py with a fresh scaffold (by default it is created once and then yours).",
 )
+@add_stubs_option
 @line_length_option
 @strict_option
 @skip_invalid_option
@@ -166,6 +169,7 @@ def server(
     out: Path,
     package: str | None,
     overwrite_handlers: bool,
+    add_stubs: bool,
     line_length: int | None,
     strict: bool,
     skip_invalid: bool,
@@ -189,6 +193,7 @@ def server(
         login=login,
         line_length=line_length,
         skip_invalid=skip_invalid,
+        add_stubs=add_stubs,
     )
 
 
@@ -215,6 +220,7 @@ def _generate_one(
     era: str = "auto",
     max_response_bytes: int | None = None,
     skip_invalid: bool = False,
+    add_stubs: bool = False,
 ) -> None:
     require_source(source, stdio, headers)
     style = project_style(out, line_length=line_length)
@@ -224,6 +230,10 @@ def _generate_one(
     pkg = stages.build_package(kind, validated, name, style)
     report = write_package(out, pkg, overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
+    if kind == "server" and _report_handlers(
+        out / name, name, pkg.files, lambda: pkg.user_files.get("handlers.py"), add_stubs=add_stubs
+    ):
+        raise Failed
 
 
 def _print_report(report: WriteReport, user_hint: str | None) -> None:
@@ -263,8 +273,9 @@ def _print_diffs(diffs: Iterable[FileDiff]) -> None:
     help="pyproject.toml with [tool.mcpgen] targets [default: the nearest one from the current directory up].",
 )
 @skip_invalid_option
+@add_stubs_option
 @reports_errors
-def generate(check: bool, config_path: Path | None, skip_invalid: bool) -> None:
+def generate(check: bool, config_path: Path | None, skip_invalid: bool, add_stubs: bool) -> None:
     """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
 
     Each target has source (a spec file relative to pyproject.toml), kind (client or server),
@@ -272,6 +283,8 @@ def generate(check: bool, config_path: Path | None, skip_invalid: bool) -> None:
     sets skip_invalid for every target). With --check nothing is written: stale
     targets are listed with a short diff and the exit code is 1.
     """
+    if check and add_stubs:
+        raise click.UsageError("--add-stubs writes handlers.py; --check writes nothing: use one or the other")
     if config_path is None:
         config_path = find_pyproject(Path.cwd())
         if config_path is None:
@@ -281,7 +294,7 @@ def generate(check: bool, config_path: Path | None, skip_invalid: bool) -> None:
         config = dataclasses.replace(
             config, targets=tuple(dataclasses.replace(t, skip_invalid=True) for t in config.targets)
         )
-    failed, stale = _run_targets(config, check=check)
+    failed, stale = _run_targets(config, check=check, add_stubs=add_stubs)
     if check:
         fresh = len(config.targets) - stale - failed
         click.echo(f"{stale} stale, {fresh} up to date, {failed} failed (of {len(config.targets)} targets)")
@@ -315,7 +328,7 @@ def _input_key(
     )
 
 
-def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
+def _run_targets(config: GenerateConfig, *, check: bool, add_stubs: bool = False) -> tuple[int, int]:
     """Build every target (each source loaded and validated once); returns (failed, stale).
 
     A target whose manifest records the same input key and whose files still have their recorded
@@ -333,6 +346,10 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
                     if check
                     else f"{display_path(target.output / target.package)}: up to date"
                 )
+                if target.kind == "server" and _report_fresh_handlers(
+                    target, loaded, checked, add_stubs=add_stubs
+                ):
+                    failed += 1
                 continue
             validated = _validated_for(target, loaded, checked)
             built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
@@ -350,12 +367,97 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
             else:
                 _print_report(write_package(target.output, pkg), None)
                 _remind_console_script(config, target)
+            if target.kind == "server" and _report_handlers(
+                target.output / target.package,
+                target.package,
+                pkg.files,
+                functools.partial(pkg.user_files.get, "handlers.py"),
+                add_stubs=add_stubs,
+            ):
+                raise Failed
         except Failed:
             failed += 1
         except McpgenError as exc:
             failed += 1
             report_error(exc, prefix=f"{target.describe()}: ")
     return failed, stale
+
+
+def _report_fresh_handlers(
+    target: TargetConfig,
+    loaded: dict[Path, LoadedSpec | McpgenError],
+    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
+    *,
+    add_stubs: bool,
+) -> bool:
+    """handlers.py of a fresh server target, against base.py and models.py on disk (they are what
+    generating would write); the scaffold for stubs is built only when a tool lacks a method."""
+    package_dir = target.output / target.package
+    try:
+        files = {name: (package_dir / name).read_bytes() for name in ("base.py", "models.py")}
+    except OSError:
+        return False
+
+    def scaffold() -> bytes | None:
+        validated = _validated_for(target, loaded, checked)
+        built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
+        return built.user_files.get("handlers.py")
+
+    return _report_handlers(package_dir, target.package, files, scaffold, add_stubs=add_stubs)
+
+
+def _report_handlers(
+    package_dir: Path,
+    package: str,
+    files: dict[str, bytes],
+    scaffold: Callable[[], bytes | None],
+    *,
+    add_stubs: bool,
+) -> bool:
+    """Say what the user's handlers.py lacks or names in vain (`write.handlers`); with `add_stubs`,
+    append the missing methods. True when the package cannot serve until handlers.py is fixed."""
+    from ..write.handlers import add_stubs as appended
+    from ..write.handlers import check_handlers
+    from ..write.package import write_file_atomic
+
+    report = check_handlers(package_dir, package, files, None)
+    if report is None or report.clean:
+        return False
+    if report.unimplemented:
+        report = check_handlers(package_dir, package, files, scaffold()) or report
+    shown = display_path(report.path)
+    if report.problem:
+        click.echo(f"error: {shown}: {report.problem}", err=True)
+    for missing in report.missing:
+        click.echo(
+            f"error: {shown}:{missing.line}: `{missing.name}` is not defined in {missing.module}.py any more "
+            "(its tool was removed or renamed in the spec); change or delete the code that uses it: "
+            "the server cannot start until then",
+            err=True,
+        )
+    for line, method in report.stale_methods:
+        click.echo(
+            f"note: {shown}:{line}: method `{method}` handles no tool any more (removed from the spec?); "
+            "delete it",
+            err=True,
+        )
+    if report.unimplemented:
+        tools = ", ".join(repr(name) for name, _method in report.unimplemented)
+        if add_stubs:
+            write_file_atomic(report.path, appended(report))
+            click.echo(f"{'stubbed':<8} {shown}: class Server now has a method for {tools}")
+        else:
+            click.echo(
+                f"warning: {shown}: class Server implements no method for {len(report.unimplemented)} "
+                f'tool(s): {tools}; their calls answer "not implemented". Add with --add-stubs, or paste '
+                "into class Server:",
+                err=True,
+            )
+            for text in report.imports:
+                click.echo(f"    {text}    # at the top of handlers.py", err=True)
+            for text in report.stubs.splitlines():
+                click.echo(f"    {text}".rstrip(), err=True)
+    return report.broken
 
 
 def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None:
