@@ -34,6 +34,7 @@ __all__ = ["diff"]
 
 Side = Literal["client", "server", "both"]
 ALLOW_ENV = "MCPGEN_ALLOW_BREAKING"  # any value but "" or "0": breaking changes are reported, exit 0
+TRAILER = "Mcpgen-Allow-Breaking"  # with --commit-msg: the commit message trailer that accepts them
 
 
 @click.command()
@@ -96,6 +97,13 @@ ALLOW_ENV = "MCPGEN_ALLOW_BREAKING"  # any value but "" or "0": breaking changes
     is_flag=True,
     help="Report what breaks but exit 0: the change is meant (also MCPGEN_ALLOW_BREAKING=1 in the environment).",
 )
+@click.option(
+    "--commit-msg",
+    "commit_msg",
+    is_flag=True,
+    help=f"The last argument is a commit message file (pre-commit's commit-msg stage passes it): a "
+    f"`{TRAILER}: <why>` trailer in it accepts breaking changes as --allow-breaking does.",
+)
 @header_option
 @max_response_option
 def diff(
@@ -111,6 +119,7 @@ def diff(
     side: str,
     against: str | None,
     allow_breaking: bool,
+    commit_msg: bool,
     headers: dict[str, str],
     max_response_bytes: int | None,
 ) -> None:
@@ -121,6 +130,11 @@ def diff(
     compatible or cosmetic, with the tool, JSON pointer and reason.
     Exit codes: 0 nothing at the --fail-on level, 1 found, 2 usage or unreadable input, 3 a bug.
     """
+    message_file: str | None = None
+    if commit_msg:  # pre-commit appends the message file after every other argument
+        message_file, old, new = (new, old, None) if new else (old, None, None)
+        if message_file is None:
+            raise click.UsageError("--commit-msg: give the commit message file as the last argument")
     try:
         from ..diff.compare import diff_tools
         from ..diff.formats import Format, render
@@ -182,17 +196,40 @@ def diff(
         "any": ("breaking", "possibly-breaking", "compatible", "cosmetic"),
     }[fail_on]
     if any(report.worst(cast("Side", side)) in counted for report in reports):
-        if allow_breaking or os.environ.get(ALLOW_ENV, "").strip() not in ("", "0"):
-            click.echo(
-                f"mcpgen diff: {fail_on} change(s) accepted (--allow-breaking or {ALLOW_ENV})", err=True
+        trailer = _trailer(message_file) if message_file is not None else None
+        if allow_breaking or os.environ.get(ALLOW_ENV, "").strip() not in ("", "0") or trailer:
+            why = (
+                f"the commit's {TRAILER} trailer: {trailer}"
+                if trailer
+                else f"--allow-breaking or {ALLOW_ENV}"
             )
+            click.echo(f"mcpgen diff: {fail_on} change(s) accepted ({why})", err=True)
             return
-        click.echo(
-            f"mcpgen diff: {fail_on} change(s) found (see above). Meant? Accept them with --allow-breaking, "
-            f"or for one commit: {ALLOW_ENV}=1 git commit ...",
-            err=True,
+        how = (
+            f"add a `{TRAILER}: <why>` trailer to the commit message"
+            if message_file is not None
+            else f"--allow-breaking, or for one commit: {ALLOW_ENV}=1 git commit ..."
         )
+        click.echo(f"mcpgen diff: {fail_on} change(s) found (see above). Meant? Accept them: {how}", err=True)
         sys.exit(EXIT_FAILED)
+
+
+def _trailer(message_file: str) -> str | None:
+    """The value of the message's `Mcpgen-Allow-Breaking:` trailer (its last paragraph, as git reads
+    trailers; comment lines ignored), or None."""
+    try:
+        text = Path(message_file).read_text("utf-8", "replace")
+    except OSError as exc:
+        raise click.UsageError(f"--commit-msg: cannot read {message_file}: {exc.strerror or exc}") from exc
+    lines = [line.rstrip() for line in text.splitlines() if not line.startswith("#")]
+    while lines and not lines[-1]:
+        lines.pop()
+    paragraph = lines[len(lines) - lines[::-1].index("") :] if "" in lines else lines[1:]
+    for line in paragraph:
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == TRAILER.lower() and value.strip():
+            return value.strip()[:200]
+    return None
 
 
 def _against_pairs(files: Sequence[Path], rev: str) -> list[tuple[LoadedSpec, LoadedSpec]]:

@@ -16,7 +16,7 @@ import os
 import re
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -31,6 +31,7 @@ __all__ = [
     "HELP_OPTIONS",
     "SectionedCommand",
     "build_command",
+    "handlers_getattr",
     "load_handlers",
     "parse_command_line",
     "program_name",
@@ -344,6 +345,21 @@ def _warn_unimplemented(server_cls: type[ToolServer], package: str) -> None:
             'their calls answer "not implemented" (`mcpgen generate --add-stubs` adds stubs to class Server)',
             file=sys.stderr,
         )
+
+
+def handlers_getattr(package: str) -> Callable[[str], Any]:
+    """A generated server package's module `__getattr__`: `PACKAGE.Server` is imported from
+    handlers.py on first use, not when the package is, so that `python -m PACKAGE` reaches
+    `__main__.py` (and `load_handlers`) even when handlers.py no longer imports."""
+
+    def __getattr__(name: str) -> Any:
+        if name == "Server":
+            server_cls = importlib.import_module(f"{package}.handlers").Server
+            sys.modules[package].Server = server_cls
+            return server_cls
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
 
 
 def load_handlers(package: str | None) -> type[ToolServer]:
