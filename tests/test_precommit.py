@@ -9,6 +9,7 @@ checkout's `mcpgen`, so no network is needed (`language: python` would pip-insta
     mcpgen-generate  stale bindings are regenerated; the commit fails once, then passes when staged
     mcpgen-diff      a spec change since HEAD that breaks clients or servers of its tools fails the
                      commit, regenerated or not; MCPGEN_ALLOW_BREAKING=1 accepts one
+    mcpgen-diff-commit-msg  the same at the commit-msg stage: a `Mcpgen-Allow-Breaking:` trailer accepts one
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class Repo:
         return self.run("git", "commit", "-q", "-m", message, check=False)
 
 
-def _make_repo(tmp_path: Path, hook_id: str) -> Repo:
+def _make_repo(tmp_path: Path, hook_id: str, hook_type: str = "pre-commit") -> Repo:
     repo = Repo(tmp_path / "repo")
     repo.path.mkdir()
     (repo.path / "specs").mkdir()
@@ -111,7 +112,7 @@ def _make_repo(tmp_path: Path, hook_id: str) -> Repo:
     (repo.path / "pyproject.toml").write_text(PYPROJECT, "utf-8")
     (repo.path / ".pre-commit-config.yaml").write_text(_local_config(hook_id), "utf-8")
     repo.run("git", "init", "-q", "-b", "main")
-    repo.run(PRE_COMMIT, "install")
+    repo.run(PRE_COMMIT, "install", "--hook-type", hook_type)
     repo.run(MCPGEN, "generate")
     result = repo.commit("bindings")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -127,9 +128,13 @@ def _edit_spec(repo: Repo) -> None:
 
 def test_hooks_file() -> None:
     hooks = _hooks()
-    assert set(hooks) == {"mcpgen", "mcpgen-generate", "mcpgen-diff"}
-    for hook in hooks.values():
-        assert hook["language"] == "python" and hook["pass_filenames"] is False and hook["always_run"] is True
+    assert set(hooks) == {"mcpgen", "mcpgen-generate", "mcpgen-diff", "mcpgen-diff-commit-msg"}
+    for hook_id, hook in hooks.items():
+        assert hook["language"] == "python" and hook["always_run"] is True
+        # the commit-msg stage passes the message file, which is the one argument it reads
+        assert hook["pass_filenames"] is (hook_id == "mcpgen-diff-commit-msg")
+    assert hooks["mcpgen-diff-commit-msg"]["stages"] == ["commit-msg"]
+    assert hooks["mcpgen-diff-commit-msg"]["entry"] == "mcpgen diff --all-targets --against HEAD --commit-msg"
     assert hooks["mcpgen"]["entry"] == "mcpgen generate --check"
     assert hooks["mcpgen-generate"]["entry"] == "mcpgen generate"
     assert hooks["mcpgen-diff"]["entry"] == "mcpgen diff --all-targets --against HEAD"
@@ -221,3 +226,36 @@ def test_diff_hook_refuses_a_breaking_change_after_regeneration(tmp_path: Path) 
     result = repo.commit("reword a tool")
     assert result.returncode == 0, result.stdout + result.stderr
     assert repo.run("git", "rev-list", "--count", "HEAD").stdout.strip() == "3"
+
+
+def test_commit_msg_hook_accepts_a_breaking_change_with_a_trailer(tmp_path: Path) -> None:
+    """The trailer works at the commit-msg stage, where git has written the message (a pre-commit
+    stage hook runs before it exists)."""
+    repo = _make_repo(tmp_path, "mcpgen-diff-commit-msg", hook_type="commit-msg")
+    _require_units(repo)
+    repo.run(MCPGEN, "generate")
+    repo.run("git", "add", "-A")
+    result = repo.run("git", "commit", "-q", "-m", "require units", check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "required property `units` added" in output and "Mcpgen-Allow-Breaking: <why>" in output
+    # a trailer-looking line in the subject is not a trailer
+    result = repo.run("git", "commit", "-q", "-m", "Mcpgen-Allow-Breaking: no", check=False)
+    assert result.returncode != 0, result.stdout + result.stderr
+    result = repo.run(
+        "git",
+        "commit",
+        "-q",
+        "-m",
+        "require units",
+        "-m",
+        "Mcpgen-Allow-Breaking: every caller sends units since v2",
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert repo.run("git", "rev-list", "--count", "HEAD").stdout.strip() == "2"
+    _edit_spec(repo)  # cosmetic: passes without a trailer
+    repo.run(MCPGEN, "generate")
+    result = repo.commit("reword a tool")
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -355,7 +355,7 @@ def handlers_getattr(package: str) -> Callable[[str], Any]:
     def __getattr__(name: str) -> Any:
         if name == "Server":
             server_cls = importlib.import_module(f"{package}.handlers").Server
-            sys.modules[package].Server = server_cls
+            vars(sys.modules[package])["Server"] = server_cls  # later lookups skip this function
             return server_cls
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
