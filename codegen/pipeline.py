@@ -95,9 +95,10 @@ def input_key(
     strict: bool,
     style: Style = BLACK_DEFAULTS,
     cli: str | None = None,
+    skip_invalid: bool = False,
 ) -> str:
     """The key of one target's output: same key, same bytes (see the module docstring)."""
-    fields = {
+    fields: dict[str, object] = {
         "cli": cli,
         "digest": digest,
         "source": source,
@@ -113,6 +114,8 @@ def input_key(
         ],
         "generator": generator_fingerprint(),
     }
+    if skip_invalid:  # absent when off, so the keys of existing targets stay as they were
+        fields["skip_invalid"] = True
     return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 

@@ -7,7 +7,9 @@ checkout's `mcpgen`, so no network is needed (`language: python` would pip-insta
 
     mcpgen           stale bindings fail the commit; `mcpgen generate` fixes it
     mcpgen-generate  stale bindings are regenerated; the commit fails once, then passes when staged
-    mcpgen-diff      a spec change that breaks clients or servers of its tools fails the commit
+    mcpgen-diff      a spec change since HEAD that breaks clients or servers of its tools fails the
+                     commit, regenerated or not; MCPGEN_ALLOW_BREAKING=1 accepts one
+    mcpgen-diff-commit-msg  the same at the commit-msg stage: a `Mcpgen-Allow-Breaking:` trailer accepts one
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ class Repo:
         return self.run("git", "commit", "-q", "-m", message, check=False)
 
 
-def _make_repo(tmp_path: Path, hook_id: str) -> Repo:
+def _make_repo(tmp_path: Path, hook_id: str, hook_type: str = "pre-commit") -> Repo:
     repo = Repo(tmp_path / "repo")
     repo.path.mkdir()
     (repo.path / "specs").mkdir()
@@ -110,7 +112,7 @@ def _make_repo(tmp_path: Path, hook_id: str) -> Repo:
     (repo.path / "pyproject.toml").write_text(PYPROJECT, "utf-8")
     (repo.path / ".pre-commit-config.yaml").write_text(_local_config(hook_id), "utf-8")
     repo.run("git", "init", "-q", "-b", "main")
-    repo.run(PRE_COMMIT, "install")
+    repo.run(PRE_COMMIT, "install", "--hook-type", hook_type)
     repo.run(MCPGEN, "generate")
     result = repo.commit("bindings")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -126,12 +128,16 @@ def _edit_spec(repo: Repo) -> None:
 
 def test_hooks_file() -> None:
     hooks = _hooks()
-    assert set(hooks) == {"mcpgen", "mcpgen-generate", "mcpgen-diff"}
-    for hook in hooks.values():
-        assert hook["language"] == "python" and hook["pass_filenames"] is False and hook["always_run"] is True
+    assert set(hooks) == {"mcpgen", "mcpgen-generate", "mcpgen-diff", "mcpgen-diff-commit-msg"}
+    for hook_id, hook in hooks.items():
+        assert hook["language"] == "python" and hook["always_run"] is True
+        # the commit-msg stage passes the message file, which is the one argument it reads
+        assert hook["pass_filenames"] is (hook_id == "mcpgen-diff-commit-msg")
+    assert hooks["mcpgen-diff-commit-msg"]["stages"] == ["commit-msg"]
+    assert hooks["mcpgen-diff-commit-msg"]["entry"] == "mcpgen diff --all-targets --against HEAD --commit-msg"
     assert hooks["mcpgen"]["entry"] == "mcpgen generate --check"
     assert hooks["mcpgen-generate"]["entry"] == "mcpgen generate"
-    assert hooks["mcpgen-diff"]["entry"] == "mcpgen diff --all-targets"
+    assert hooks["mcpgen-diff"]["entry"] == "mcpgen diff --all-targets --against HEAD"
 
 
 def test_check_hook_fails_stale_bindings(tmp_path: Path) -> None:
@@ -181,3 +187,75 @@ def test_diff_hook_fails_breaking_spec_changes_only(tmp_path: Path) -> None:
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
     assert "mcpgen diff (breaking tool changes)" in output and "tool `list_users` removed" in output
+
+
+def _require_units(repo: Repo) -> None:
+    """The user's change of issue #21: a new required property on get_weather."""
+    spec = repo.path / "specs" / "weather.json"
+    data = json.loads(spec.read_text("utf-8"))
+    tool = next(tool for tool in data["tools"] if tool["name"] == "get_weather")
+    tool["inputSchema"]["properties"]["units"] = {"type": "string", "enum": ["metric", "imperial"]}
+    tool["inputSchema"].setdefault("required", []).append("units")
+    spec.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+
+
+def test_diff_hook_refuses_a_breaking_change_after_regeneration(tmp_path: Path) -> None:
+    """Issue #21 trap 2: edit the spec, `mcpgen generate && git add -A`, commit. tools.json now equals the
+    spec, but the hook compares with the spec as committed at HEAD, so the commit is still refused."""
+    repo = _make_repo(tmp_path, "mcpgen-diff")  # the first commit: no HEAD yet, nothing to compare
+    _require_units(repo)
+    repo.run(MCPGEN, "generate")
+    result = repo.commit("require units")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "mcpgen diff (breaking tool changes)" in output and "Failed" in output
+    assert "get_weather" in output and "required property `units` added" in output
+    assert "HEAD:specs/weather.json" in output and "MCPGEN_ALLOW_BREAKING=1" in output
+    assert repo.run("git", "rev-list", "--count", "HEAD").stdout.strip() == "1"
+    # accepted on purpose, for this commit only
+    repo.env["MCPGEN_ALLOW_BREAKING"] = "1"
+    result = repo.commit("require units (breaking on purpose)")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "accepted" in output or "Passed" in output
+    del repo.env["MCPGEN_ALLOW_BREAKING"]
+    assert repo.run("git", "rev-list", "--count", "HEAD").stdout.strip() == "2"
+    # a change that breaks nobody passes without it
+    _edit_spec(repo)
+    repo.run(MCPGEN, "generate")
+    result = repo.commit("reword a tool")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert repo.run("git", "rev-list", "--count", "HEAD").stdout.strip() == "3"
+
+
+def test_commit_msg_hook_accepts_a_breaking_change_with_a_trailer(tmp_path: Path) -> None:
+    """The trailer works at the commit-msg stage, where git has written the message (a pre-commit
+    stage hook runs before it exists)."""
+    repo = _make_repo(tmp_path, "mcpgen-diff-commit-msg", hook_type="commit-msg")
+    _require_units(repo)
+    repo.run(MCPGEN, "generate")
+    repo.run("git", "add", "-A")
+    result = repo.run("git", "commit", "-q", "-m", "require units", check=False)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "required property `units` added" in output and "Mcpgen-Allow-Breaking: <why>" in output
+    # a trailer-looking line in the subject is not a trailer
+    result = repo.run("git", "commit", "-q", "-m", "Mcpgen-Allow-Breaking: no", check=False)
+    assert result.returncode != 0, result.stdout + result.stderr
+    result = repo.run(
+        "git",
+        "commit",
+        "-q",
+        "-m",
+        "require units",
+        "-m",
+        "Mcpgen-Allow-Breaking: every caller sends units since v2",
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert repo.run("git", "rev-list", "--count", "HEAD").stdout.strip() == "2"
+    _edit_spec(repo)  # cosmetic: passes without a trailer
+    repo.run(MCPGEN, "generate")
+    result = repo.commit("reword a tool")
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -36,6 +36,7 @@ __all__ = [
     "EXIT_USAGE",
     "Checked",
     "Failed",
+    "add_stubs_option",
     "check_spec",
     "display_path",
     "era_option",
@@ -47,6 +48,7 @@ __all__ = [
     "report_error",
     "reports_errors",
     "require_source",
+    "skip_invalid_option",
     "source_argument",
     "stdio_option",
     "strict_option",
@@ -173,18 +175,26 @@ class Checked:
         if self.validated is None:
             tools = {d.tool for d in self.errors if d.tool is not None}
             in_tools = f" in {len(tools)} tool(s)" if tools else ""
-            return f"{source}: not usable: {len(self.errors)} error(s){in_tools}{warned}"
+            hint = (
+                "; --skip-invalid (a target's skip_invalid = true) leaves those tools out "
+                "and generates the rest"
+                if tools and len(tools) < len(self.loaded.tools)
+                else ""
+            )
+            return f"{source}: not usable: {len(self.errors)} error(s){in_tools}{warned}{hint}"
         usable = len(self.validated.tools)
         excluded = len(self.loaded.tools) - usable
         verdict = "" if self.usable else "not usable: "
         return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{warned}"
 
 
-def check_spec(loaded: LoadedSpec, strict: bool, *, python_names: bool = True) -> Checked:
+def check_spec(
+    loaded: LoadedSpec, strict: bool, skip_invalid: bool = False, *, python_names: bool = True
+) -> Checked:
     """Validate `loaded`; with `python_names`, also warn about every tool or parameter the
     generated code names differently from its wire name (model/renames.py)."""
     try:
-        validated = stages.validate_spec(loaded, strict)
+        validated = stages.validate_spec(loaded, strict, skip_invalid)
     except SpecValidationError as exc:
         return Checked(loaded, None, list(exc.diagnostics))
     warnings = list(validated.warnings)
@@ -269,6 +279,22 @@ line_length_option = click.option(
     callback=_parse_line_length,
     help="Lay generated code out for this line length [default: line-length from the [tool.black] "
     "table black reads for the output directory, else black's 88].",
+)
+
+
+add_stubs_option = click.option(
+    "--add-stubs",
+    is_flag=True,
+    help="Append a stub method to class Server in handlers.py for each tool it does not implement "
+    "(the rest of the file is left as it is).",
+)
+
+
+skip_invalid_option = click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Generate the usable tools of a server you do not control: a tool with errors is left out, "
+    "its errors printed as warnings (default: any error stops generation).",
 )
 
 

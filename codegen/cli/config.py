@@ -7,6 +7,7 @@ kind = "client"                 # "client" or "server"
 output = "generated"            # output directory, relative to the pyproject.toml
 package = "weather_client"      # package (directory) name written under `output`
 strict = false                  # optional: warnings become errors
+skip_invalid = false            # optional: leave out tools with errors (warned) instead of failing
 line-length = 100               # optional: overrides the formatter's line length for this target
 cli = "weather"                 # optional, clients only: the command name of the package's CLI
 ```
@@ -68,6 +69,7 @@ _TARGET_KEYS = {
     "output": str,
     "package": str,
     "strict": bool,
+    "skip_invalid": bool,
     "line-length": int,
     "cli": str,
     "project": str,
@@ -96,6 +98,7 @@ class TargetConfig:
     output: Path  # absolute
     package: str
     strict: bool = False
+    skip_invalid: bool = False  # tools with errors are left out (warnings) instead of failing the target
     style: Style = BLACK_DEFAULTS  # the formatter style of the output directory's project (and overrides)
     cli: str | None = None  # a client's console-script name (`cli = "weather"`)
     project: Path | None = (
@@ -279,6 +282,7 @@ def _target(path: Path, base: Path, index: int, table: Any, line_length: int | N
         output=output_path,
         package=package,
         strict=bool(table.get("strict", False)),
+        skip_invalid=bool(table.get("skip_invalid", False)),
         style=project_style(output_path, line_length=line_length),
         cli=cli,
         project=None if project is None else (base / project).resolve(),

@@ -4,6 +4,7 @@ source now), judged for clients and for servers of the tools."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from .common import (
     parse_stdio,
     report_error,
 )
-from .config import ConfigError, find_pyproject, load_config
+from .config import ConfigError, TargetConfig, find_pyproject, load_config
 
 if TYPE_CHECKING:
     from ..spec import LoadedSpec
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["diff"]
 
 Side = Literal["client", "server", "both"]
+ALLOW_ENV = "MCPGEN_ALLOW_BREAKING"  # any value but "" or "0": breaking changes are reported, exit 0
+TRAILER = "Mcpgen-Allow-Breaking"  # with --commit-msg: the commit message trailer that accepts them
 
 
 @click.command()
@@ -83,6 +86,27 @@ Side = Literal["client", "server", "both"]
     show_default=True,
     help="Whose breakage counts for --fail-on.",
 )
+@click.option(
+    "--against",
+    metavar="REV",
+    help="Compare FILE (or each --target's spec) as committed at the git revision REV with the file now "
+    "(the pre-commit hook uses HEAD). A file that did not exist at REV is all new: nothing breaks.",
+)
+@click.option(
+    "--allow-breaking",
+    is_flag=True,
+    help=(
+        "Report what breaks but exit 0: the change is meant "
+        "(also MCPGEN_ALLOW_BREAKING=1 in the environment)."
+    ),
+)
+@click.option(
+    "--commit-msg",
+    "commit_msg",
+    is_flag=True,
+    help=f"The last argument is a commit message file (pre-commit's commit-msg stage passes it): a "
+    f"`{TRAILER}: <why>` trailer in it accepts breaking changes as --allow-breaking does.",
+)
 @header_option
 @max_response_option
 def diff(
@@ -96,20 +120,46 @@ def diff(
     fmt: str,
     fail_on: str,
     side: str,
+    against: str | None,
+    allow_breaking: bool,
+    commit_msg: bool,
     headers: dict[str, str],
     max_response_bytes: int | None,
 ) -> None:
     """What changed between two tool lists, judged for clients and for servers of the tools.
 
-    OLD and NEW are spec files or URLs (or --old-stdio/--new-stdio commands). Each change is
-    breaking, possibly breaking, compatible or cosmetic, with the tool, JSON pointer and reason.
+    OLD and NEW are spec files or URLs (or --old-stdio/--new-stdio commands); with --against REV, one
+    FILE is compared with itself as committed at REV. Each change is breaking, possibly breaking,
+    compatible or cosmetic, with the tool, JSON pointer and reason.
     Exit codes: 0 nothing at the --fail-on level, 1 found, 2 usage or unreadable input, 3 a bug.
     """
+    message_file: str | None = None
+    if commit_msg:  # pre-commit appends the message file after every other argument
+        message_file, old, new = (new, old, None) if new else (old, None, None)
+        if message_file is None:
+            raise click.UsageError("--commit-msg: give the commit message file as the last argument")
     try:
         from ..diff.compare import diff_tools
         from ..diff.formats import Format, render
 
-        if target_names or all_targets:
+        if against is not None:
+            if new or old_stdio or new_stdio:
+                raise click.UsageError(
+                    "--against REV compares one FILE (or --target/--all-targets) with itself as committed "
+                    "at REV; give no NEW or --old-stdio/--new-stdio"
+                )
+            if target_names or all_targets:
+                if old:
+                    raise click.UsageError("--target compares a target with its own source; give no FILE")
+                files = _target_sources(target_names, all_targets, config_path)
+            elif not old or "://" in old:
+                raise click.UsageError(
+                    "--against REV needs a FILE (a spec or tools.json in a git repository)"
+                )
+            else:
+                files = [Path(old)]
+            pairs = _against_pairs(files, against)
+        elif target_names or all_targets:
             if old or new or old_stdio or new_stdio:
                 raise click.UsageError("--target compares a target with its own source; give no OLD or NEW")
             pairs = _target_pairs(target_names, all_targets, config_path)
@@ -149,15 +199,68 @@ def diff(
         "any": ("breaking", "possibly-breaking", "compatible", "cosmetic"),
     }[fail_on]
     if any(report.worst(cast("Side", side)) in counted for report in reports):
+        trailer = _trailer(message_file) if message_file is not None else None
+        if allow_breaking or os.environ.get(ALLOW_ENV, "").strip() not in ("", "0") or trailer:
+            why = (
+                f"the commit's {TRAILER} trailer: {trailer}"
+                if trailer
+                else f"--allow-breaking or {ALLOW_ENV}"
+            )
+            click.echo(f"mcpgen diff: {fail_on} change(s) accepted ({why})", err=True)
+            return
+        how = (
+            f"add a `{TRAILER}: <why>` trailer to the commit message"
+            if message_file is not None
+            else f"--allow-breaking, or for one commit: {ALLOW_ENV}=1 git commit ..."
+        )
+        click.echo(f"mcpgen diff: {fail_on} change(s) found (see above). Meant? Accept them: {how}", err=True)
         sys.exit(EXIT_FAILED)
 
 
-def _target_pairs(
-    names: Sequence[str], every: bool, config_path: Path | None
-) -> list[tuple[LoadedSpec, LoadedSpec]]:
-    """(checked-in tools.json, source now) of each named target (or of every target), once per pair."""
-    from ..load.document import load_file
+def _trailer(message_file: str) -> str | None:
+    """The value of the message's `Mcpgen-Allow-Breaking:` trailer (its last paragraph, as git reads
+    trailers; comment lines ignored), or None."""
+    try:
+        text = Path(message_file).read_text("utf-8", "replace")
+    except OSError as exc:
+        raise click.UsageError(f"--commit-msg: cannot read {message_file}: {exc.strerror or exc}") from exc
+    lines = [line.rstrip() for line in text.splitlines() if not line.startswith("#")]
+    while lines and not lines[-1]:
+        lines.pop()
+    paragraph = lines[len(lines) - lines[::-1].index("") :] if "" in lines else lines[1:]
+    for line in paragraph:
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == TRAILER.lower() and value.strip():
+            return value.strip()[:200]
+    return None
 
+
+def _against_pairs(files: Sequence[Path], rev: str) -> list[tuple[LoadedSpec, LoadedSpec]]:
+    """(FILE as committed at REV, FILE now) for each file; a file new since REV is said so, not compared."""
+    from ..load.document import load_file
+    from ..load.git import load_at_revision
+
+    pairs = []
+    for path in files:
+        shown = display_path(path)
+        now = load_file(shown)
+        committed = load_at_revision(path, rev, shown)
+        if committed.spec is None:
+            click.echo(f"{committed.why}: every tool in {shown} is new; nothing to compare", err=True)
+            continue
+        pairs.append((committed.spec, now))
+    return pairs
+
+
+def _target_sources(names: Sequence[str], every: bool, config_path: Path | None) -> list[Path]:
+    """The spec file of each named target (or of every target), once each."""
+    sources: dict[Path, None] = {}
+    for target in _selected_targets(names, every, config_path):
+        sources[target.source_path.resolve()] = None
+    return list(sources)
+
+
+def _selected_targets(names: Sequence[str], every: bool, config_path: Path | None) -> list[TargetConfig]:
     if config_path is None:
         config_path = find_pyproject(Path.cwd())
         if config_path is None:
@@ -168,10 +271,17 @@ def _target_pairs(
         raise ConfigError(
             f"{display_path(config_path)} has no [tool.mcpgen] target with package {', '.join(unknown)}"
         )
+    return [target for target in targets if every or target.package in names]
+
+
+def _target_pairs(
+    names: Sequence[str], every: bool, config_path: Path | None
+) -> list[tuple[LoadedSpec, LoadedSpec]]:
+    """(checked-in tools.json, source now) of each named target (or of every target), once per pair."""
+    from ..load.document import load_file
+
     pairs: dict[tuple[bytes, Path], tuple[LoadedSpec, LoadedSpec]] = {}
-    for target in targets:
-        if not every and target.package not in names:
-            continue
+    for target in _selected_targets(names, every, config_path):
         checked_in = target.output / target.package / "tools.json"
         if not checked_in.exists():
             raise ConfigError(

@@ -4,6 +4,7 @@ and `mcpgen generate` (every `[tool.mcpgen]` target of a pyproject.toml, or `--c
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import shlex
 import tomllib
@@ -24,6 +25,7 @@ from .auth import Login, login_options
 from .common import (
     Checked,
     Failed,
+    add_stubs_option,
     check_spec,
     display_path,
     era_option,
@@ -34,6 +36,7 @@ from .common import (
     report_error,
     reports_errors,
     require_source,
+    skip_invalid_option,
     source_argument,
     stdio_option,
     strict_option,
@@ -110,6 +113,7 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @_package_option("client")
 @line_length_option
 @strict_option
+@skip_invalid_option
 @stdio_option
 @header_option
 @era_option
@@ -125,6 +129,7 @@ def client(
     package: str | None,
     line_length: int | None,
     strict: bool,
+    skip_invalid: bool,
     stdio: str | None,
     headers: dict[str, str],
     era: str,
@@ -156,6 +161,7 @@ def client(
             max_response_bytes=max_response_bytes,
             name=project_name,
             version=project_version,
+            skip_invalid=skip_invalid,
         )
         return
     assert out is not None
@@ -172,6 +178,7 @@ def client(
         line_length=line_length,
         era=era,
         max_response_bytes=max_response_bytes,
+        skip_invalid=skip_invalid,
     )
 
 
@@ -184,8 +191,10 @@ def client(
     is_flag=True,
     help="Replace handlers.py with a fresh scaffold (by default it is created once and then yours).",
 )
+@add_stubs_option
 @line_length_option
 @strict_option
+@skip_invalid_option
 @stdio_option
 @header_option
 @login_options
@@ -195,8 +204,10 @@ def server(
     out: Path,
     package: str | None,
     overwrite_handlers: bool,
+    add_stubs: bool,
     line_length: int | None,
     strict: bool,
+    skip_invalid: bool,
     stdio: str | None,
     headers: dict[str, str],
     login: Login,
@@ -216,6 +227,8 @@ def server(
         overwrite=overwrite_handlers,
         login=login,
         line_length=line_length,
+        skip_invalid=skip_invalid,
+        add_stubs=add_stubs,
     )
 
 
@@ -241,15 +254,21 @@ def _generate_one(
     line_length: int | None,
     era: str = "auto",
     max_response_bytes: int | None = None,
+    skip_invalid: bool = False,
+    add_stubs: bool = False,
 ) -> None:
     require_source(source, stdio, headers)
     style = project_style(out, line_length=line_length)
     loaded = stages.load_spec(source, stdio, headers, login, era, max_response_bytes)
-    validated = _header_source(usable_spec(check_spec(loaded, strict)), source, out)
+    validated = _header_source(usable_spec(check_spec(loaded, strict, skip_invalid)), source, out)
     name = package or default_package_name(source, stdio, kind)
     pkg = stages.build_package(kind, validated, name, style)
     report = write_package(out, pkg, overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
+    if kind == "server" and _report_handlers(
+        out / name, name, pkg.files, lambda: pkg.user_files.get("handlers.py"), add_stubs=add_stubs
+    ):
+        raise Failed
 
 
 def _generate_project(
@@ -266,6 +285,7 @@ def _generate_project(
     max_response_bytes: int | None,
     name: str | None,
     version: str | None,
+    skip_invalid: bool = False,
 ) -> None:
     from ..write.project import package_dir_of, write_project
 
@@ -277,7 +297,7 @@ def _generate_project(
     pkg_name = package or default_package_name(source, stdio, "client")
     meta = project_meta(pkg_name, loaded.server_info, name, version)  # before the work: errors first
     # relative to the project root above DIR: DIR's own pyproject.toml must not move it between runs
-    validated = _header_source(usable_spec(check_spec(loaded, strict)), source, project.parent)
+    validated = _header_source(usable_spec(check_spec(loaded, strict, skip_invalid)), source, project.parent)
     built = stages.build_project(validated, pkg_name, meta, style)
     report = write_project(project, built)
     _print_report(report.package, None)
@@ -356,20 +376,29 @@ def _print_diffs(diffs: Iterable[FileDiff], *, tools_shown: bool = False) -> Non
         "pyproject.toml with [tool.mcpgen] targets [default: the nearest one from the current directory up]."
     ),
 )
+@skip_invalid_option
+@add_stubs_option
 @reports_errors
-def generate(check: bool, config_path: Path | None) -> None:
+def generate(check: bool, config_path: Path | None, skip_invalid: bool, add_stubs: bool) -> None:
     """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
 
     Each target has source (a spec file relative to pyproject.toml), kind (client or server),
-    output (a directory) and package; strict and line-length are optional. With --check nothing
-    is written: stale targets are listed with a short diff and the exit code is 1.
+    output (a directory) and package; strict, skip_invalid and line-length are optional (--skip-invalid
+    sets skip_invalid for every target). With --check nothing is written: stale
+    targets are listed with a short diff and the exit code is 1.
     """
+    if check and add_stubs:
+        raise click.UsageError("--add-stubs writes handlers.py; --check writes nothing: use one or the other")
     if config_path is None:
         config_path = find_pyproject(Path.cwd())
         if config_path is None:
             raise ConfigError("no pyproject.toml in this directory or its parents; pass --config")
     config = load_config(config_path)
-    failed, stale = _run_targets(config, check=check)
+    if skip_invalid:
+        config = dataclasses.replace(
+            config, targets=tuple(dataclasses.replace(t, skip_invalid=True) for t in config.targets)
+        )
+    failed, stale = _run_targets(config, check=check, add_stubs=add_stubs)
     if check:
         fresh = len(config.targets) - stale - failed
         click.echo(f"{stale} stale, {fresh} up to date, {failed} failed (of {len(config.targets)} targets)")
@@ -399,15 +428,16 @@ def _input_key(
         strict=target.strict,
         style=target.style,
         cli=target.cli,
+        skip_invalid=target.skip_invalid,
     )
 
 
-def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
+def _run_targets(config: GenerateConfig, *, check: bool, add_stubs: bool = False) -> tuple[int, int]:
     """Build every target (each source loaded and validated once); returns (failed, stale).
 
     A target whose manifest records the same input key and whose files still have their recorded
     digests is fresh without being built (`write.is_fresh`)."""
-    checked: dict[tuple[Path, bool], Checked | McpgenError] = {}
+    checked: dict[tuple[Path, bool, bool], Checked | McpgenError] = {}
     loaded: dict[Path, LoadedSpec | McpgenError] = {}
     digests: dict[Path, str] = {}
     failed = stale = 0
@@ -423,6 +453,10 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
                     if check
                     else f"{display_path(target.output / target.package)}: up to date"
                 )
+                if target.kind == "server" and _report_fresh_handlers(
+                    target, loaded, checked, add_stubs=add_stubs
+                ):
+                    failed += 1
                 continue
             validated = _validated_for(target, loaded, checked)
             built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
@@ -439,6 +473,14 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
             else:
                 _print_report(write_package(target.output, pkg), None)
                 _remind_console_script(config, target)
+            if target.kind == "server" and _report_handlers(
+                target.output / target.package,
+                target.package,
+                pkg.files,
+                functools.partial(pkg.user_files.get, "handlers.py"),
+                add_stubs=add_stubs,
+            ):
+                raise Failed
         except Failed:
             failed += 1
         except McpgenError as exc:
@@ -450,7 +492,7 @@ def _run_targets(config: GenerateConfig, *, check: bool) -> tuple[int, int]:
 def _run_project_target(
     target: TargetConfig,
     loaded: dict[Path, LoadedSpec | McpgenError],
-    checked: dict[tuple[Path, bool], Checked | McpgenError],
+    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
     *,
     check: bool,
 ) -> int:
@@ -478,6 +520,83 @@ def _run_project_target(
     _print_diffs(diffs)
     _print_tool_changes(target, validated)
     return 1
+
+
+def _report_fresh_handlers(
+    target: TargetConfig,
+    loaded: dict[Path, LoadedSpec | McpgenError],
+    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
+    *,
+    add_stubs: bool,
+) -> bool:
+    """handlers.py of a fresh server target, against base.py and models.py on disk (they are what
+    generating would write); the scaffold for stubs is built only when a tool lacks a method."""
+    package_dir = target.output / target.package
+    try:
+        files = {name: (package_dir / name).read_bytes() for name in ("base.py", "models.py")}
+    except OSError:
+        return False
+
+    def scaffold() -> bytes | None:
+        validated = _validated_for(target, loaded, checked)
+        built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
+        return built.user_files.get("handlers.py")
+
+    return _report_handlers(package_dir, target.package, files, scaffold, add_stubs=add_stubs)
+
+
+def _report_handlers(
+    package_dir: Path,
+    package: str,
+    files: dict[str, bytes],
+    scaffold: Callable[[], bytes | None],
+    *,
+    add_stubs: bool,
+) -> bool:
+    """Say what the user's handlers.py lacks or names in vain (`write.handlers`); with `add_stubs`,
+    append the missing methods. True when the package cannot serve until handlers.py is fixed."""
+    from ..write.handlers import add_stubs as appended
+    from ..write.handlers import check_handlers
+    from ..write.package import write_file_atomic
+
+    report = check_handlers(package_dir, package, files, None)
+    if report is None or report.clean:
+        return False
+    if report.unimplemented:
+        report = check_handlers(package_dir, package, files, scaffold()) or report
+    shown = display_path(report.path)
+    if report.problem:
+        click.echo(f"error: {shown}: {report.problem}", err=True)
+    for missing in report.missing:
+        click.echo(
+            f"error: {shown}:{missing.line}: `{missing.name}` is not defined in {missing.module}.py any more "
+            "(its tool was removed or renamed in the spec); change or delete the code that uses it: "
+            "the server cannot start until then",
+            err=True,
+        )
+    for line, method in report.stale_methods:
+        click.echo(
+            f"note: {shown}:{line}: method `{method}` handles no tool any more (removed from the spec?); "
+            "delete it",
+            err=True,
+        )
+    if report.unimplemented:
+        tools = ", ".join(repr(name) for name, _method in report.unimplemented)
+        if add_stubs:
+            write_file_atomic(report.path, appended(report))
+            click.echo(f"{'stubbed':<8} {shown}: class Server now has a method for {tools}")
+        else:
+            click.echo(
+                f"warning: {shown}: class Server implements no method for {len(report.unimplemented)} "
+                f'tool(s): {tools}; their calls answer "not implemented". Add with --add-stubs, or paste '
+                "into class Server:",
+                err=True,
+            )
+            for text in report.imports:
+                click.echo(f"    {text}    # at the top of handlers.py", err=True)
+            for text in report.stubs.splitlines():
+                click.echo(f"    {text}".rstrip(), err=True)
+    return report.broken
 
 
 def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None:
@@ -537,16 +656,16 @@ def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenErro
 def _validated_for(
     target: TargetConfig,
     loaded: dict[Path, LoadedSpec | McpgenError],
-    checked: dict[tuple[Path, bool], Checked | McpgenError],
+    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
 ) -> ValidatedSpec:
-    key = (target.source_path, target.strict)
+    key = (target.source_path, target.strict, target.skip_invalid)
     if key not in checked:
         _loaded_for(target, loaded)
         spec_or_error = loaded[target.source_path]
         if isinstance(spec_or_error, McpgenError):
             checked[key] = spec_or_error
         else:
-            result = check_spec(spec_or_error, target.strict)
+            result = check_spec(spec_or_error, target.strict, target.skip_invalid)
             checked[key] = result
             if result.usable:  # warnings once per source; errors are reported per target below
                 for diagnostic in result.warnings:

@@ -51,10 +51,10 @@ def load_spec(
     )
 
 
-def validate_spec(spec: LoadedSpec, strict: bool) -> ValidatedSpec:
+def validate_spec(spec: LoadedSpec, strict: bool, skip_invalid: bool = False) -> ValidatedSpec:
     from ..validate.checks import validate
 
-    return validate(spec, strict=strict)
+    return validate(spec, strict=strict, skip_invalid=skip_invalid)
 
 
 def build_package(

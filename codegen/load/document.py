@@ -31,7 +31,7 @@ from ..errors import Diagnostic, SpecLoadError
 from ..refs import describe, escape_token
 from ..spec import LoadedSpec, server_info_of
 
-__all__ = ["MAX_FILE_BYTES", "checked_tools", "load_file", "parse_json", "spec_from_document"]
+__all__ = ["MAX_FILE_BYTES", "checked_tools", "load_bytes", "load_file", "parse_json", "spec_from_document"]
 
 MAX_FILE_BYTES: Final = 64 * 1024 * 1024
 _SHOWN_PROBLEMS: Final = 10
@@ -404,8 +404,18 @@ def _settle_numbers(spec: LoadedSpec, document: Any, numbers: list[tuple[str, An
 def load_file(path: str | os.PathLike[str]) -> LoadedSpec:
     """Read a JSON file holding tools in any accepted shape (see the module docstring)."""
     source = os.fspath(path)
+    return load_bytes(_read_capped(path, source), source)
+
+
+def load_bytes(data: bytes, source: str) -> LoadedSpec:
+    """A JSON document read elsewhere (a file as committed in git, say) → `LoadedSpec`, as `load_file`."""
+    if len(data) > MAX_FILE_BYTES:
+        raise SpecLoadError(
+            f"{source}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; "
+            "a tools/list document this large is not supported"
+        )
     oddities = _Oddities()
-    document = parse_json(_read_capped(path, source), source, oddities)
+    document = parse_json(data, source, oddities)
     spec = spec_from_document(document, source)
     if not (oddities.duplicates or oddities.out_of_range):
         return spec

@@ -29,6 +29,10 @@ Rules, in the order they are checked per tool:
                                range): its warnings are reported here, its unusable tools excluded
     MCPGEN-NO-TOOLS            a warning when every tool was excluded
 
+With `skip_invalid` (`--skip-invalid`), a tool with errors of its own is excluded instead: each of its
+errors becomes a warning saying so, and the other tools go on. Problems of the whole document (too
+many tools, totals across tools) still fail.
+
 Nothing from the spec is executed or imported; server-supplied text appears in messages
 only through repr().
 
@@ -39,6 +43,7 @@ meta-schema check is validate/metaschema.py.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Mapping
@@ -157,8 +162,12 @@ class _Tool:
 # --------------------------------------------------------------------------- entry point
 
 
-def validate(spec: LoadedSpec, *, strict: bool = False, limits: Limits = DEFAULT_LIMITS) -> ValidatedSpec:
-    """Check every tool; return the usable ones or raise SpecValidationError with all diagnostics."""
+def validate(
+    spec: LoadedSpec, *, strict: bool = False, limits: Limits = DEFAULT_LIMITS, skip_invalid: bool = False
+) -> ValidatedSpec:
+    """Check every tool; return the usable ones or raise SpecValidationError with all diagnostics.
+
+    `skip_invalid`: a tool with errors is excluded and its errors become warnings (`_skip_tool`)."""
     run = _Run(spec.source, strict, limits, subschemas_left=limits.max_total_subschemas)
     kept: list[dict[str, Any]] = []
     if len(spec.tools) > limits.max_tools:
@@ -186,6 +195,7 @@ def validate(spec: LoadedSpec, *, strict: bool = False, limits: Limits = DEFAULT
             else None
         )
         tool = _Tool(index, pointer, data, shown)
+        first = len(run.diagnostics)
         bounded, values = _check_bounds(run, tool)
         total_values += values
         if total_values > limits.max_total_values:
@@ -201,6 +211,8 @@ def validate(spec: LoadedSpec, *, strict: bool = False, limits: Limits = DEFAULT
             _check_schemas(run, tool)
             if run.exhausted:
                 raise SpecValidationError(run.diagnostics)
+        if skip_invalid:
+            _skip_tool(run, tool, first)
         if not tool.excluded:
             kept.append(data)
     if not any(d.severity == "error" for d in run.diagnostics) and spec.tools and not kept:
@@ -215,6 +227,23 @@ def validate(spec: LoadedSpec, *, strict: bool = False, limits: Limits = DEFAULT
         raise SpecValidationError(run.diagnostics)
     warnings = sorted(run.diagnostics, key=Diagnostic.sort_key)
     return ValidatedSpec(source=spec.source, tools=kept, digest=spec.digest, warnings=warnings)
+
+
+def _skip_tool(run: _Run, tool: _Tool, first: int) -> None:
+    """`--skip-invalid`: the errors found in this tool (diagnostics from `first` on) exclude it and
+    are reported as warnings, each with the tool, the pointer and the rule it breaks."""
+    found = run.diagnostics[first:]
+    if not any(d.severity == "error" for d in found):
+        return
+    tool.excluded = True
+    run.diagnostics[first:] = [
+        dataclasses.replace(
+            d, severity="warning", message=f"{d.message}; the tool is skipped (--skip-invalid)"
+        )
+        if d.severity == "error"
+        else d
+        for d in found
+    ]
 
 
 # --------------------------------------------------------------------------- bounds

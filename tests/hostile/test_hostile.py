@@ -62,6 +62,8 @@ _ALLOWED_CALLS = {
     "_call",
     "_call_structured",
     "serve_main",
+    "load_handlers",
+    "handlers_getattr",
     "CliTool",
     "run_cli",
     "main",

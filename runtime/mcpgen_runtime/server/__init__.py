@@ -15,7 +15,7 @@ asks are then real requests to the client (`ClientRequestError` when unanswered)
 
 from ..protocol.input_messages import CreateMessageResult, ElicitResult, ListRootsResult, Root
 from .auth.oauth import IntrospectionVerifier, ProtectedResource, TokenPrincipal
-from .cli import serve_main
+from .cli import handlers_getattr, load_handlers, serve_main
 from .core.bearer_auth import BearerAuth
 from .core.catalog import MethodHandler, ToolHandler
 from .core.config import (
@@ -87,5 +87,7 @@ __all__ = [
     "ToolHandler",
     "ToolReturn",
     "ToolServer",
+    "handlers_getattr",
+    "load_handlers",
     "serve_main",
 ]

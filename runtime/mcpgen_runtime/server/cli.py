@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib
 import logging
 import os
+import re
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
+from types import ModuleType
 from typing import Any
 
 import click
@@ -28,10 +32,13 @@ __all__ = [
     "HELP_OPTIONS",
     "SectionedCommand",
     "build_command",
+    "handlers_getattr",
+    "load_handlers",
     "parse_command_line",
     "program_name",
     "serve_main",
     "startup_line",
+    "unimplemented_tools",
 ]
 
 _LIMITS = HttpLimits()  # the defaults, for --help
@@ -313,6 +320,7 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
     except ValueError as exc:  # ServerConfig and the state secrets raise ValueError for bad settings
         print(f"{package}: cannot start: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
+    _warn_unimplemented(server_cls, package)
     # One line on stderr when serving starts and one when it ends (Ctrl-C: exit 0, no traceback).
     try:  # the transports end an interrupt themselves; this catches one between their steps
         if args["transport"] == "stdio":
@@ -343,6 +351,90 @@ def startup_line(package: str, server: ToolServer, where: str) -> str:
 
 def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def unimplemented_tools(server_cls: type[ToolServer]) -> list[str]:
+    """Wire names of the tools whose method `server_cls` takes unchanged from the generated base
+    (the class that declares `_tool_bindings_`): their calls answer "not implemented"."""
+    missing = []
+    for binding in getattr(server_cls, "_tool_bindings_", ()):
+        owner = next((k for k in server_cls.__mro__ if binding.method in vars(k)), None)
+        if owner is not None and "_tool_bindings_" in vars(owner) and owner is not server_cls:
+            missing.append(binding.name)
+    return missing
+
+
+def _warn_unimplemented(server_cls: type[ToolServer], package: str) -> None:
+    missing = unimplemented_tools(server_cls)
+    if missing:
+        names = ", ".join(repr(name) for name in missing)
+        print(
+            f"{package}: warning: handlers.py implements no method for {len(missing)} tool(s): {names}; "
+            'their calls answer "not implemented" (`mcpgen generate --add-stubs` adds stubs to class Server)',
+            file=sys.stderr,
+        )
+
+
+def handlers_getattr(package: str) -> Callable[[str], Any]:
+    """A generated server package's module `__getattr__`: `PACKAGE.Server` is imported from
+    handlers.py on first use, not when the package is, so that `python -m PACKAGE` reaches
+    `__main__.py` (and `load_handlers`) even when handlers.py no longer imports."""
+
+    def __getattr__(name: str) -> Any:
+        if name == "Server":
+            server_cls = importlib.import_module(f"{package}.handlers").Server
+            vars(sys.modules[package])["Server"] = server_cls  # later lookups skip this function
+            return server_cls
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+def load_handlers(package: str | None) -> type[ToolServer]:
+    """`PACKAGE.handlers.Server`, for a generated package's `__main__.py`.
+
+    handlers.py is the user's, and regenerating never rewrites it: after a tool is removed from the
+    spec it may still use a name the package's models.py or base.py no longer defines. Then the
+    server does not start: exit 2 and one line naming the name and the line of handlers.py, not a
+    traceback. Only that case is caught; any other error (the user's own imports and bugs)
+    propagates as it is."""
+    if not package:
+        raise SystemExit("run the server as `python -m PACKAGE`")
+    own = {f"{package}.models", f"{package}.base"}
+    try:
+        module = importlib.import_module(f"{package}.handlers")
+    except AttributeError as exc:  # _m.GetWeatherInput
+        if not (isinstance(exc.obj, ModuleType) and exc.obj.__name__ in own and exc.name):
+            raise
+        _stale_name(package, exc, exc.name, exc.obj.__name__)
+    except ImportError as exc:  # from .models import GetWeatherInput
+        found = re.match(r"cannot import name '([^']+)'", str(exc))
+        if type(exc) is not ImportError or exc.name not in own or found is None:
+            raise
+        _stale_name(package, exc, found.group(1), exc.name)
+    server_cls = getattr(module, "Server", None)
+    if not (isinstance(server_cls, type) and issubclass(server_cls, ToolServer)):
+        print(
+            f"{package}: cannot start: {module.__file__} defines no `class Server(ServerBase)`, "
+            "which the package serves",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    return server_cls
+
+
+def _stale_name(package: str, exc: BaseException, name: str, module: str) -> None:
+    frames = [
+        f for f in traceback.extract_tb(exc.__traceback__) if os.path.basename(f.filename) == "handlers.py"
+    ]
+    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else f"{package}/handlers.py"
+    print(
+        f"{package}: cannot start: {where} uses {name!r}, which {module} no longer defines (its tool was "
+        "removed or renamed in the spec); change or delete that code "
+        "(`mcpgen generate` lists every such place)",
+        file=sys.stderr,
+    )
+    raise SystemExit(2) from None
 
 
 def _check_reachable(config: Any, store: Store) -> None:

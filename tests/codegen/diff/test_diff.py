@@ -331,7 +331,7 @@ def test_exit_codes(specs: tuple[Path, Path, Path], tmp_path: Path) -> None:
     assert runner.invoke(main, ["diff", str(old), str(tmp_path / "missing.json")]).exit_code == 2
     assert runner.invoke(main, ["diff", str(old), str(old), "--format", "yaml"]).exit_code == 2
     result = runner.invoke(main, ["diff", str(old), str(removed), "--format", "json"])
-    assert json.loads(result.output)["changes"][0]["kind"] == "tool-removed"
+    assert json.loads(result.stdout)["changes"][0]["kind"] == "tool-removed"
 
 
 def test_hostile_shapes_end_quickly_with_an_answer() -> None:
