@@ -78,7 +78,7 @@ def running_server(
     """Start `args` (which must listen on `port`), wait until it accepts connections, stop it after."""
     full_env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated")]),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), str(ROOT), str(ROOT / "generated")]),
         **(env or {}),
     }
     proc = subprocess.Popen(
