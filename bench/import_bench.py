@@ -174,7 +174,9 @@ def table(result: dict[str, Any]) -> str:
         key = extra.get(name)
         help_s = f"{result['help_s'][key]:>9.3f}" if key else f"{'':>9}"
         call_s = f"{result['call_s'][key]:>11.3f}" if key else f"{'':>11}"
-        lines.append(f"{name:<28} {rows[name]['import_s']:>9.3f} {rows[name]['rss_mb']:>8.1f} {help_s} {call_s}")
+        lines.append(
+            f"{name:<28} {rows[name]['import_s']:>9.3f} {rows[name]['rss_mb']:>8.1f} {help_s} {call_s}"
+        )
     lines += [
         "",
         f"synthetic import ÷ runtime's: {big['import_s'] / runtime['import_s']:.2f} (target ≤ 1.5); "

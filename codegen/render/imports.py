@@ -20,14 +20,21 @@ from .typenodes import TypeNames
 __all__ = ["Imports", "natural", "type_names"]
 
 
-def natural(text: str) -> tuple[tuple[int, int, str], ...]:
-    """ruff's natural order: runs of digits compare as numbers (`T2` before `T10`)."""
-    return tuple(
-        (1, int(part), part) if part.isdigit() else (0, 0, part) for part in re.split(r"(\d+)", text) if part
-    )
+def natural(text: str) -> tuple[tuple[int, int, int, str], ...]:
+    """ruff's natural order (the `natord` crate): digits sort before letters; runs of digits compare
+    as numbers (`T2` before `T10`), except that a run with a leading zero compares digit by digit."""
+    key = []
+    for part in re.split(r"(\d+)", text):
+        if not part:
+            continue
+        if part.isdigit():
+            key.append((0, 0, 0, part) if part[0] == "0" else (0, 1, len(part), part))
+        else:
+            key.append((1, 0, 0, part))
+    return tuple(key)
 
 
-def _member_key(name: str) -> tuple[int, tuple[tuple[int, int, str], ...], str]:
+def _member_key(name: str) -> tuple[int, tuple[tuple[int, int, int, str], ...], str]:
     """isort/ruff `order-by-type`: CONSTANTS, then Classes, then everything else (natural order)."""
     kind = 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2
     return kind, natural(name.lower()), name
@@ -100,7 +107,9 @@ class Imports:
 
     def _from_line(self, module: str, members: list[tuple[str, str | None]]) -> PyCode:
         one_line = pysource.import_from(module, members)
-        if len(self.indent) + len(one_line) <= layout.line_length() or (len(members) == 1 and not self.indent):
+        if len(self.indent) + len(one_line) <= layout.line_length() or (
+            len(members) == 1 and not self.indent
+        ):
             return pysource.indent_lines(one_line, self.indent)
         # isort and black agree on one name per line with a trailing comma once the line is too long
         return pysource.indent_lines(pysource.import_from_wrapped(module, members), self.indent)

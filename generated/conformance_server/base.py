@@ -29,7 +29,7 @@ class ServerBase(ToolServer):
     """One `async def tool(self, args, ctx)` per tool; each raises NotImplementedError until overridden."""
 
     _tool_definitions_ = load_package_tools(__package__ or __name__)
-    _tool_models_ = _m
+    _tool_models_ = _m.__name__
     _tool_bindings_ = (
         ToolBinding(
             name="test_simple_text",

@@ -130,8 +130,8 @@ __all__: list[str] = [
     "MapsInputFixedAndExtra",
     "MapsInputObjectsValue",
     "NamesInput",
-    "NamesToolV22Input",
     "NamesToolV2Input",
+    "NamesToolV22Input",
     "NestedObjectsInput",
     "NestedObjectsInputOuter",
     "NestedObjectsInputOuterInner",
@@ -260,10 +260,11 @@ _MODULES: dict[str, str] = {
 if not TYPE_CHECKING:
 
     def __getattr__(name: str) -> Any:
-        module = _MODULES.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(_import_module(f"{__package__}._models.{module}"), name)
+        if name not in _MODULES:
+            message = f"module {__name__!r} has no attribute {name!r}"
+            raise AttributeError(message)
+        module = _import_module(f"{__package__}._models.{_MODULES[name]}")
+        value = getattr(module, name)
         globals()[name] = value
         return value
 
