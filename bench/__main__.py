@@ -2,7 +2,7 @@
 
     python -m bench [--quick] [--out bench/RESULTS.md]
                     [--skip server,client,layers,legacy-server,legacy-client,legacy-sessions,scale,micro,
-                            roundtrips,gen,dcg]
+                            roundtrips,gen,imports,dcg]
                     [--variants h11,uvloop] [--duration S] [--repeats N] [--calls N]
 
 Runs bench/server_bench.py (throughput side by side), bench/client_bench.py (per-call latency),
@@ -11,8 +11,10 @@ revisions: server throughput and client overhead in a 2025-11-25 session, by the
 modules, and bench/legacy_sessions.py, the memory of idle sessions), bench/scale.py (1, 2, 4
 replicas behind the shipped nginx configuration),
 bench/roundtrips.py (cache and multi-round-trip request counts), bench/micro.py (CPU of the
-parts), bench/gen_bench.py when it exists (generator speed) and bench/dcg_compare.py (mcpgen's
-models against datamodel-code-generator's; not with --quick), writes the raw data to
+parts), bench/gen_bench.py when it exists (generator speed), bench/import_bench.py (what importing
+a generated client and its command line cost: runtime alone, weather, 1,000 tools) and
+bench/dcg_compare.py (mcpgen's models against datamodel-code-generator's; not with --quick),
+writes the raw data to
 bench/out/ and the tables to RESULTS.md. Text below the notes marker in an existing
 RESULTS.md is kept, so hand-written analysis survives a rerun.
 """
@@ -56,6 +58,7 @@ PARTS = (
     "micro",
     "roundtrips",
     "gen",
+    "imports",
     "dcg",
 )
 NOTES_MARKER = "<!-- notes: everything below this line is hand-written and kept by `make bench` -->"
@@ -105,6 +108,26 @@ def _gen_bench(quick: bool) -> dict[str, Any] | None:
     if proc.returncode != 0 and quick and "--quick" in (proc.stderr or ""):
         command = command[:3]
         proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    return {
+        "command": " ".join(["python", *command[1:]]),
+        "returncode": proc.returncode,
+        "seconds": time.monotonic() - started,
+        "output": (proc.stdout or "")[-8000:] + ((proc.stderr or "")[-2000:] if proc.returncode else ""),
+    }
+
+
+def _import_bench(quick: bool) -> dict[str, Any]:
+    command = [
+        sys.executable,
+        "-m",
+        "bench.import_bench",
+        *(["--repeat", "1", "--tools", "100"] if quick else []),
+    ]
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    except subprocess.TimeoutExpired:
+        return {"command": " ".join(command[1:]), "returncode": None, "output": "timed out after 1800 s"}
     return {
         "command": " ".join(["python", *command[1:]]),
         "returncode": proc.returncode,
@@ -284,6 +307,19 @@ def render(results: dict[str, Any], notes: str) -> str:
             "## Generator",
             "",
             "bench/gen_bench.py does not exist yet; `make bench` runs it once it does.",
+            "",
+        ]
+    imports = results.get("imports")
+    if imports is not None:
+        lines += [
+            "## Importing generated clients (bench/import_bench.py)",
+            "",
+            *_carried(results, "imports"),
+            f"`{imports['command']}` (exit {imports['returncode']}):",
+            "",
+            "```",
+            imports["output"].strip(),
+            "```",
             "",
         ]
     scaled = results.get("scale")
@@ -566,6 +602,11 @@ def command(
         if results["gen"] is not None:
             save("gen", results["gen"])
             print(results["gen"]["output"], flush=True)
+    if "imports" not in skip:
+        print("== imports", file=sys.stderr, flush=True)
+        results["imports"] = _import_bench(quick)
+        save("imports", results["imports"])
+        print(results["imports"]["output"], flush=True)
     if "dcg" not in skip and not quick:
         print("== model generators", file=sys.stderr, flush=True)
         results["dcg"] = _dcg_compare()

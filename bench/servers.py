@@ -42,7 +42,11 @@ def free_port() -> int:
 
 
 def child_env() -> dict[str, str]:
-    paths = [str(ROOT), str(ROOT / "generated")]
+    paths = [
+        str(ROOT / "runtime"),
+        str(ROOT),
+        str(ROOT / "generated"),
+    ]  # this tree's runtime, also in a worktree
     if EXTRAS.is_dir():
         paths.append(str(EXTRAS))
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONDONTWRITEBYTECODE": "1"}

@@ -20,7 +20,7 @@ __all__ = ["MODULE_NAMES", "ClassNames", "ClassPlan", "def_class_stems", "path_n
 
 # Module-level names of models.py that a class or alias may not take.
 MODULE_NAMES: Final = frozenset(
-    {"Annotated", "Any", "BaseModel", "ConfigDict", "Field", "Literal", "RootModel"}
+    {"Annotated", "Any", "BaseModel", "ConfigDict", "Field", "Literal", "RootModel", "TYPE_CHECKING"}
 )
 
 # `$defs` keywords whose root entries get a class stem of their own.

@@ -71,6 +71,7 @@ GENERATED_MODULE_NAMES: frozenset[str] = frozenset(
         "ToolResult",
         "ToolReturn",
         "ToolServer",
+        "PackageTools",
         "load_package_tools",
         "models",
         "serve_main",

@@ -7,6 +7,7 @@ them in isort (ruff `I`) order; `type_names` gives the `TypeNames` of a module (
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,13 +17,27 @@ from . import layout, pysource
 from .pysource import Node, PyCode, PySource
 from .typenodes import TypeNames
 
-__all__ = ["Imports", "type_names"]
+__all__ = ["Imports", "natural", "type_names"]
 
 
-def _member_key(name: str) -> tuple[int, str, str]:
-    """isort/ruff `order-by-type`: CONSTANTS, then Classes, then everything else."""
+def natural(text: str) -> tuple[tuple[int, int, int, str], ...]:
+    """ruff's natural order (the `natord` crate): digits sort before letters; runs of digits compare
+    as numbers (`T2` before `T10`), except that a run with a leading zero compares digit by digit."""
+    key = []
+    for part in re.split(r"(\d+)", text):
+        if not part:
+            continue
+        if part.isdigit():
+            key.append((0, 0, 0, part) if part[0] == "0" else (0, 1, len(part), part))
+        else:
+            key.append((1, 0, 0, part))
+    return tuple(key)
+
+
+def _member_key(name: str) -> tuple[int, tuple[tuple[int, int, int, str], ...], str]:
+    """isort/ruff `order-by-type`: CONSTANTS, then Classes, then everything else (natural order)."""
     kind = 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2
-    return kind, name.lower(), name
+    return kind, natural(name.lower()), name
 
 
 @dataclass
@@ -30,6 +45,7 @@ class Imports:
     """An import block planned as data and printed in isort (ruff `I`) order."""
 
     future: bool = False
+    indent: str = ""  # the block's indentation (an `if TYPE_CHECKING:` block: 4 spaces)
     entries: set[tuple[str, str | None, str]] = field(default_factory=set)  # (module, name|None, local)
 
     def add(self, module: str, name: str | None = None, local: str | None = None) -> str:
@@ -62,7 +78,11 @@ class Imports:
                 {(m, local) for m, name, local in entries if name is None}, key=lambda e: (e[0].lower(), e)
             )
             for module, local in plain:
-                lines[section].append(pysource.import_module(module, None if local == module else local))
+                lines[section].append(
+                    pysource.indent_lines(
+                        pysource.import_module(module, None if local == module else local), self.indent
+                    )
+                )
             statements: list[tuple[tuple[Any, ...], str, list[tuple[str, str | None]]]] = []
             modules = sorted({m for m, name, _ in entries if name is not None})
             for module in modules:
@@ -85,13 +105,14 @@ class Imports:
         groups = [pysource.join(group, "\n") for group in lines if group]
         return pysource.join_blocks(groups)
 
-    @staticmethod
-    def _from_line(module: str, members: list[tuple[str, str | None]]) -> PyCode:
+    def _from_line(self, module: str, members: list[tuple[str, str | None]]) -> PyCode:
         one_line = pysource.import_from(module, members)
-        if len(one_line) <= layout.line_length() or len(members) == 1:
-            return one_line
+        if len(self.indent) + len(one_line) <= layout.line_length() or (
+            len(members) == 1 and not self.indent
+        ):
+            return pysource.indent_lines(one_line, self.indent)
         # isort and black agree on one name per line with a trailing comma once the line is too long
-        return pysource.import_from_wrapped(module, members)
+        return pysource.indent_lines(pysource.import_from_wrapped(module, members), self.indent)
 
 
 # ------------------------------------------------------------------------------------- type names

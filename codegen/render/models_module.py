@@ -1,4 +1,7 @@
-"""models.py of a generated package: one pydantic class per `ModelDef`, one alias per `AliasDef`.
+"""The models of a generated package: `_models/t<n>.py`, one module per tool holding the pydantic
+classes (`ModelDef`) and aliases (`AliasDef`) that tool is the first to reach (`model.modules`), and
+models.py, which names every one of them for type checkers and imports a module only when one of
+its names is first used (PEP 562 `__getattr__`): importing a package creates no class.
 
 The same text for a client and a server built from one IR (computed once per IR and style).
 """
@@ -7,14 +10,17 @@ from __future__ import annotations
 
 import functools
 
-from ..model.ir import FieldDef, ModelDef, ModelsIR, PackageIR, class_refs
+from ..model.ir import AliasDef, FieldDef, ModelDef, PackageIR, class_refs
+from ..model.modules import ModulePlan, plan_modules
 from . import black_format, layout, pysource
-from .imports import Imports, type_names
+from .imports import Imports, natural, type_names
 from .pysource import Node, PyCode, PySource
 from .templates import file_header, render_template
 from .typenodes import TypeNames, type_node
 
 __all__ = ["render_models"]
+
+MODELS_PACKAGE = "_models"
 
 _CLASS = " " * 4
 
@@ -106,37 +112,128 @@ def _config_statement(
     return layout.statement(pysource.seq(pysource.code("model_config = "), config_call), indent=_CLASS)
 
 
-def _models_body(models: ModelsIR, imports: Imports) -> tuple[PyCode, PyCode]:
-    """(the Literal aliases, the classes)."""
+def _module_body(
+    members: tuple[str, ...],
+    plan: ModulePlan,
+    aliases: dict[str, AliasDef],
+    models: dict[str, ModelDef],
+    imports: Imports,
+    this: str,
+) -> tuple[PyCode, PyCode]:
+    """(the Literal aliases, the classes) of one `_models/` module."""
     names = type_names(imports, prefix=None)
-    aliases = [
+    defined: set[str] = set()
+    for name in members:
+        model = models.get(name)
+        if model is None:
+            continue
+        found: list[str] = []
+        refs = [model.root] if model.root is not None else [f.type for f in model.fields]
+        for expr in refs:
+            _alias_and_class_refs(expr, found)
+        for ref in found:
+            home = plan.home[ref]
+            if home != this:
+                defined.add(imports.add(f".{home}", ref))
+    alias_lines = [
         layout.statement(
-            pysource.seq(pysource.code(f"{pysource.ident(a.name)} = "), type_node(a.value, names)), indent=""
+            pysource.seq(pysource.code(f"{pysource.ident(name)} = "), type_node(aliases[name].value, names)),
+            indent="",
         )
-        for a in models.aliases
+        for name in members
+        if name in aliases
     ]
     blocks: list[PySource] = []
-    defined: set[str] = set()
-    for model in models.models:
-        blocks.append(_model_block(model, names, defined, imports))
-        defined.add(model.name)
-    return pysource.join(aliases, "\n"), pysource.join(blocks, "\n\n\n")
+    for name in members:
+        model = models.get(name)
+        if model is not None:
+            blocks.append(_model_block(model, names, defined, imports))
+            defined.add(model.name)
+    return pysource.join(alias_lines, "\n"), pysource.join(blocks, "\n\n\n")
 
 
-_MODELS_TEXT: dict[int, tuple[ModelsIR, tuple[str, str, str, black_format.Style], str]] = {}
+def _alias_and_class_refs(expr: object, found: list[str]) -> None:
+    from ..model.ir import AliasRef, Annotated, DictOf, ListOf, ModelRef, TupleOf, Union
+
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ModelRef, AliasRef)):
+            if node.name not in found:
+                found.append(node.name)
+        elif isinstance(node, ListOf):
+            stack.append(node.item)
+        elif isinstance(node, DictOf):
+            stack.append(node.value)
+        elif isinstance(node, TupleOf):
+            stack.extend(node.items)
+        elif isinstance(node, Union):
+            stack.extend(node.members)
+        elif isinstance(node, Annotated):
+            stack.append(node.union)
 
 
-def render_models(ir: PackageIR) -> str:
-    """models.py (the same text for a client and a server built from one IR: computed once)."""
+def _facade(ir: PackageIR, plan: ModulePlan, header: object) -> str:
+    """models.py: every name for type checkers (`if TYPE_CHECKING:` imports, `__all__`), and the
+    table `__getattr__` imports a name's module from on first use."""
+    checking = Imports(indent="    ")
+    for module, members in plan.modules:
+        for name in members:
+            checking.add(f".{MODELS_PACKAGE}.{module}", name)
+    every = sorted(plan.home, key=_all_key)
+    exported = pysource.seq(
+        pysource.code("__all__: list[str] = "), pysource.brk("[", [pysource.literal(n) for n in every], "]")
+    )
+    table = pysource.seq(
+        pysource.code("_MODULES: dict[str, str] = "),
+        pysource.brk(
+            "{",
+            [
+                pysource.seq(pysource.literal(name), pysource.code(": "), pysource.literal(plan.home[name]))
+                for module, members in plan.modules
+                for name in members
+            ],
+            "}",
+        ),
+    )
+    return render_template(
+        "models.py.jinja",
+        header=header,
+        checking=checking.block() if plan.home else None,
+        exported=layout.statement(exported, indent=""),
+        table=layout.statement(table, indent=""),
+    )
+
+
+def _all_key(name: str) -> tuple[int, tuple[tuple[int, int, int, str], ...]]:
+    """ruff's `__all__` order (RUF022, isort-style): CONSTANTS, then Classes, then the rest; each
+    in natural order."""
+    kind = 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2
+    return kind, natural(name)
+
+
+_MODELS_TEXT: dict[int, tuple[object, tuple[str, str, str, black_format.Style], dict[str, str]]] = {}
+
+
+def render_models(ir: PackageIR) -> dict[str, str]:
+    """models.py and `_models/` (the same text for a client and a server built from one IR:
+    computed once)."""
     key = (ir.source, ir.digest, ir.generator_version, black_format.style())
     hit = _MODELS_TEXT.get(id(ir.models))
     if hit is not None and hit[0] is ir.models and hit[1] == key:
         return hit[2]
-    imports = Imports(future=True)
-    aliases, body = _models_body(ir.models, imports)
-    text = render_template(
-        "models.py.jinja", header=file_header(ir), imports=imports.block(), aliases=aliases, body=body
-    )
+    plan = plan_modules(ir.models, ir.tools)
+    aliases = {a.name: a for a in ir.models.aliases}
+    models = {m.name: m for m in ir.models.models}
+    header = file_header(ir)
+    files = {"models.py": _facade(ir, plan, header)}
+    files[f"{MODELS_PACKAGE}/__init__.py"] = render_template("models/__init__.py.jinja", header=header)
+    for module, members in plan.modules:
+        imports = Imports(future=True)
+        alias_text, body = _module_body(members, plan, aliases, models, imports, module)
+        files[f"{MODELS_PACKAGE}/{module}.py"] = render_template(
+            "models/module.py.jinja", header=header, imports=imports.block(), aliases=alias_text, body=body
+        )
     _MODELS_TEXT.clear()
-    _MODELS_TEXT[id(ir.models)] = (ir.models, key, text)
-    return text
+    _MODELS_TEXT[id(ir.models)] = (ir.models, key, files)
+    return files

@@ -196,17 +196,19 @@ def _handler(tool: ToolIR, names: TypeNames, tool_return: str) -> HandlerView:
     return HandlerView(pysource.join([header, pysource.indent_first(doc, _METHOD), body], "\n"))
 
 
-def _bindings(ir: PackageIR, names: TypeNames) -> PyCode:
+def _bindings(ir: PackageIR) -> PyCode:
+    """`_tool_bindings_ = (...)`: models by name, looked up in `_tool_models_` (models.py) on a
+    tool's first call, so serving a tool set imports no model until it is used."""
     entries: list[Node] = []
     for tool in ir.tools:
-        output: Node = names.qualify(tool.output_class) if tool.output_class else pysource.literal(None)
+        output: Node = pysource.literal(tool.output_class)
         entries.append(
             pysource.call(
                 pysource.ident("ToolBinding"),
                 [
                     pysource.keyword_arg("name", pysource.literal(tool.wire_name)),
                     pysource.keyword_arg("method", pysource.literal(tool.method_name)),
-                    pysource.keyword_arg("input_model", names.qualify(tool.input_class)),
+                    pysource.keyword_arg("input_model", pysource.literal(tool.input_class)),
                     pysource.keyword_arg("output_model", output),
                     pysource.keyword_arg("output_is_root", pysource.literal(tool.output_is_root)),
                 ],
@@ -232,18 +234,19 @@ def _runtime_check_context(ir: PackageIR) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------ modules
 
 
-def _cli_table(ir: PackageIR, names: TypeNames) -> PyCode:
+def _cli_table(ir: PackageIR) -> PyCode:
     """`_TOOLS = (CliTool(wire name, method, input model[, output model]), ...)`: what the command
-    line needs besides tools.json (which it reads as data: descriptions never become code)."""
+    line needs besides tools.json (which it reads as data: descriptions never become code). Models
+    by name: the command line imports (and builds) the models of the one tool it calls."""
     entries: list[Node] = []
     for tool in ir.tools:
         args: list[Node] = [
             pysource.literal(tool.wire_name),
             pysource.literal(tool.method_name),
-            names.qualify(tool.input_class),
+            pysource.literal(tool.input_class),
         ]
         if tool.output_class is not None:
-            args.append(names.qualify(tool.output_class))
+            args.append(pysource.literal(tool.output_class))
         entries.append(pysource.call(pysource.ident("CliTool"), args))
     value = pysource.brk("(", entries, ")", one_tuple=True) if entries else pysource.code("()")
     return layout.statement(pysource.seq(pysource.code("_TOOLS = "), value), indent="")
@@ -256,9 +259,7 @@ def render_cli_main(ir: PackageIR, *, cli_name: str | None = None) -> str:
     imports.add("mcpgen_runtime.cli", "CliTool")
     imports.add("mcpgen_runtime.cli", "run_cli")
     imports.add(".client", "Client")
-    names = type_names(imports, prefix="_m")
-    if ir.tools:
-        imports.add(".", "models", "_m")
+    imports.add(".", "models", "_m")
     prog = cli_name or f"python -m {ir.package}"
     return render_template(
         "client/__main__.py.jinja",
@@ -269,8 +270,19 @@ def render_cli_main(ir: PackageIR, *, cli_name: str | None = None) -> str:
             indent="",
         ),
         imports=imports.block(),
-        tools=_cli_table(ir, names),
-        prog=pysource.literal(prog),
+        tools=_cli_table(ir),
+        run=layout.statement(
+            pysource.call(
+                pysource.ident("run_cli"),
+                [
+                    pysource.code("Client"),
+                    pysource.code("_TOOLS"),
+                    pysource.keyword_arg("prog", pysource.literal(prog)),
+                    pysource.keyword_arg("models", pysource.code("_m")),
+                ],
+            ),
+            indent="    ",
+        ),
         main_doc=pysource.docstring(
             f"Run the command line (the entry point for a console script: `{ir.package}.__main__:main`).",
             indent="    ",
@@ -279,13 +291,13 @@ def render_cli_main(ir: PackageIR, *, cli_name: str | None = None) -> str:
 
 
 def render_client(ir: PackageIR, *, cli_name: str | None = None) -> dict[str, str]:
-    """`__init__.py`, `models.py`, `client.py`, `__main__.py`."""
-    imports = Imports()
+    """`__init__.py`, `models.py` and `_models/`, `client.py`, `__main__.py`."""
+    imports = Imports(future=True)  # annotations name models: evaluated never, so nothing is built
     fixed = {
         "RUNTIME_API_VERSION": imports.add("mcpgen_runtime._version", "RUNTIME_API_VERSION"),
         "_ClientBase": imports.add("mcpgen_runtime.client", "Client", "_ClientBase"),
         "_AsyncClientBase": imports.add("mcpgen_runtime.client", "AsyncClient", "_AsyncClientBase"),
-        "load_package_tools": imports.add("mcpgen_runtime.tools", "load_package_tools"),
+        "PackageTools": imports.add("mcpgen_runtime.tools", "PackageTools"),
     }
     taken = set(fixed) | {"Client", "AsyncClient", "_m", "_GENERATOR", "_RUNTIME_API", "_TOOL_DEFINITIONS"}
     names = type_names(imports, prefix="_m")
@@ -304,7 +316,7 @@ def render_client(ir: PackageIR, *, cli_name: str | None = None) -> dict[str, st
     )
     return {
         "__init__.py": render_template("client/__init__.py.jinja", header=header),
-        "models.py": render_models(ir),
+        **render_models(ir),
         "client.py": client,
         "__main__.py": render_cli_main(ir, cli_name=cli_name),
     }
@@ -322,7 +334,7 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
     """(generator-owned files, user files): `__init__.py`, `models.py`, `base.py`, `__main__.py`;
     `handlers.py`."""
     header = file_header(ir)
-    base_imports = Imports()
+    base_imports = Imports(future=True)  # annotations name models: evaluated never, so nothing is built
     fixed = {
         "RUNTIME_API_VERSION": base_imports.add("mcpgen_runtime._version", "RUNTIME_API_VERSION"),
         "ToolBinding": base_imports.add("mcpgen_runtime.server", "ToolBinding"),
@@ -332,7 +344,7 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
     taken = set(fixed) | {"ServerBase", "_m", "_GENERATOR", "_RUNTIME_API", "ToolContext", "ToolReturn"}
     names = type_names(base_imports, prefix="_m")
     handlers = [_handler(tool, names, "ToolReturn") for tool in ir.tools]
-    bindings = _bindings(ir, names)
+    bindings = _bindings(ir)
     _server_module_imports(ir, base_imports)
     _check_method_names(ir, base_imports.locals() | taken)
     base = render_template(
@@ -341,11 +353,12 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
         imports=base_imports.block(),
         handlers=pysource.join([h.method for h in handlers], "\n\n"),
         bindings=bindings,
+        has_tools=bool(ir.tools),
         **_runtime_check_context(ir),
     )
 
     # handlers.py needs the same annotations; plan its own imports the same way.
-    user_imports = Imports()
+    user_imports = Imports(future=True)
     user_imports.add(".base", "ServerBase")
     user_names = type_names(user_imports, prefix="_m")
     user_handlers = [_handler(tool, user_names, "ToolReturn") for tool in ir.tools]
@@ -365,7 +378,7 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
     )
     files = {
         "__init__.py": render_template("server/__init__.py.jinja", header=header),
-        "models.py": render_models(ir),
+        **render_models(ir),
         "base.py": base,
         "__main__.py": render_template(
             "server/__main__.py.jinja",

@@ -584,6 +584,13 @@ def indent_first(source: PySource, indent: str) -> PyCode:
     return PyCode(indent + source, _TOKEN)
 
 
+def indent_lines(source: PySource, indent: str) -> PyCode:
+    """Every line of `source` (a block at column 0) moved to `indent`."""
+    if indent.strip(" "):
+        raise InternalGeneratorError(f"indent must be spaces, got {indent!r}")
+    return PyCode("\n".join(indent + line if line else line for line in source.split("\n")), _TOKEN)
+
+
 def join_blocks(parts: Iterable[PySource]) -> PyCode:
     """Blocks separated by one blank line."""
     return join(parts, "\n\n")

@@ -8,12 +8,12 @@ from mcpgen_runtime.cli import CliTool, run_cli
 from . import models as _m
 from .client import Client
 
-_TOOLS = (CliTool("add", "add", _m.AddInput, _m.AddOutput),)
+_TOOLS = (CliTool("add", "add", "AddInput", "AddOutput"),)
 
 
 def main() -> None:
     """Run the command line (the entry point for a console script: `bench_client.__main__:main`)."""
-    run_cli(Client, _TOOLS, prog="python -m bench_client")
+    run_cli(Client, _TOOLS, prog="python -m bench_client", models=_m)
 
 
 if __name__ == "__main__":

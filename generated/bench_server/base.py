@@ -5,6 +5,8 @@ Override the handlers in handlers.py (`class Server(ServerBase)`); a handler lef
 every call with a "not implemented" tool error.
 """
 
+from __future__ import annotations
+
 from mcpgen_runtime._version import RUNTIME_API_VERSION
 from mcpgen_runtime.server import ToolBinding, ToolContext, ToolServer
 from mcpgen_runtime.tools import load_package_tools
@@ -12,7 +14,7 @@ from mcpgen_runtime.tools import load_package_tools
 from . import models as _m
 
 _GENERATOR = "mcpgen 0.1.0"
-_RUNTIME_API = 1
+_RUNTIME_API = 2
 
 if RUNTIME_API_VERSION != _RUNTIME_API:
     raise ImportError(
@@ -27,12 +29,13 @@ class ServerBase(ToolServer):
     """One `async def tool(self, args, ctx)` per tool; each raises NotImplementedError until overridden."""
 
     _tool_definitions_ = load_package_tools(__package__ or __name__)
+    _tool_models_ = _m.__name__
     _tool_bindings_ = (
         ToolBinding(
             name="add",
             method="add",
-            input_model=_m.AddInput,
-            output_model=_m.AddOutput,
+            input_model="AddInput",
+            output_model="AddOutput",
             output_is_root=False,
         ),
     )

@@ -9,23 +9,23 @@ from . import models as _m
 from .client import Client
 
 _TOOLS = (
-    CliTool("add_numbers", "add_numbers", _m.AddNumbersInput),
-    CliTool("test_headers", "test_headers", _m.TestHeadersInput),
-    CliTool("my-hyphenated-tool", "my_hyphenated_tool", _m.MyHyphenatedToolInput),
-    CliTool("test_custom_headers", "test_custom_headers", _m.TestCustomHeadersInput),
-    CliTool("test_custom_headers_null", "test_custom_headers_null", _m.TestCustomHeadersNullInput),
-    CliTool("valid_tool", "valid_tool", _m.ValidToolInput),
-    CliTool("test_mrtr_echo_state", "test_mrtr_echo_state", _m.TestMrtrEchoStateInput),
-    CliTool("test_mrtr_no_state", "test_mrtr_no_state", _m.TestMrtrNoStateInput),
-    CliTool("test_mrtr_unrelated", "test_mrtr_unrelated", _m.TestMrtrUnrelatedInput),
-    CliTool("test_mrtr_no_result_type", "test_mrtr_no_result_type", _m.TestMrtrNoResultTypeInput),
-    CliTool("json_schema_echo", "json_schema_echo", _m.JsonSchemaEchoInput),
+    CliTool("add_numbers", "add_numbers", "AddNumbersInput"),
+    CliTool("test_headers", "test_headers", "TestHeadersInput"),
+    CliTool("my-hyphenated-tool", "my_hyphenated_tool", "MyHyphenatedToolInput"),
+    CliTool("test_custom_headers", "test_custom_headers", "TestCustomHeadersInput"),
+    CliTool("test_custom_headers_null", "test_custom_headers_null", "TestCustomHeadersNullInput"),
+    CliTool("valid_tool", "valid_tool", "ValidToolInput"),
+    CliTool("test_mrtr_echo_state", "test_mrtr_echo_state", "TestMrtrEchoStateInput"),
+    CliTool("test_mrtr_no_state", "test_mrtr_no_state", "TestMrtrNoStateInput"),
+    CliTool("test_mrtr_unrelated", "test_mrtr_unrelated", "TestMrtrUnrelatedInput"),
+    CliTool("test_mrtr_no_result_type", "test_mrtr_no_result_type", "TestMrtrNoResultTypeInput"),
+    CliTool("json_schema_echo", "json_schema_echo", "JsonSchemaEchoInput"),
 )
 
 
 def main() -> None:
     """Run the command line (the entry point for a console script: `conformance_client.__main__:main`)."""
-    run_cli(Client, _TOOLS, prog="python -m conformance_client")
+    run_cli(Client, _TOOLS, prog="python -m conformance_client", models=_m)
 
 
 if __name__ == "__main__":

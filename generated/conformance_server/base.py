@@ -5,6 +5,8 @@ Override the handlers in handlers.py (`class Server(ServerBase)`); a handler lef
 every call with a "not implemented" tool error.
 """
 
+from __future__ import annotations
+
 from mcpgen_runtime._version import RUNTIME_API_VERSION
 from mcpgen_runtime.server import ToolBinding, ToolContext, ToolReturn, ToolServer
 from mcpgen_runtime.tools import load_package_tools
@@ -12,7 +14,7 @@ from mcpgen_runtime.tools import load_package_tools
 from . import models as _m
 
 _GENERATOR = "mcpgen 0.1.0"
-_RUNTIME_API = 1
+_RUNTIME_API = 2
 
 if RUNTIME_API_VERSION != _RUNTIME_API:
     raise ImportError(
@@ -27,200 +29,201 @@ class ServerBase(ToolServer):
     """One `async def tool(self, args, ctx)` per tool; each raises NotImplementedError until overridden."""
 
     _tool_definitions_ = load_package_tools(__package__ or __name__)
+    _tool_models_ = _m.__name__
     _tool_bindings_ = (
         ToolBinding(
             name="test_simple_text",
             method="test_simple_text",
-            input_model=_m.TestSimpleTextInput,
+            input_model="TestSimpleTextInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_image_content",
             method="test_image_content",
-            input_model=_m.TestImageContentInput,
+            input_model="TestImageContentInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_audio_content",
             method="test_audio_content",
-            input_model=_m.TestAudioContentInput,
+            input_model="TestAudioContentInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_embedded_resource",
             method="test_embedded_resource",
-            input_model=_m.TestEmbeddedResourceInput,
+            input_model="TestEmbeddedResourceInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_multiple_content_types",
             method="test_multiple_content_types",
-            input_model=_m.TestMultipleContentTypesInput,
+            input_model="TestMultipleContentTypesInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_tool_with_progress",
             method="test_tool_with_progress",
-            input_model=_m.TestToolWithProgressInput,
+            input_model="TestToolWithProgressInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_error_handling",
             method="test_error_handling",
-            input_model=_m.TestErrorHandlingInput,
+            input_model="TestErrorHandlingInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="json_schema_2020_12_tool",
             method="json_schema_2020_12_tool",
-            input_model=_m.JsonSchema202012ToolInput,
+            input_model="JsonSchema202012ToolInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_missing_capability",
             method="test_missing_capability",
-            input_model=_m.TestMissingCapabilityInput,
+            input_model="TestMissingCapabilityInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_streaming_elicitation",
             method="test_streaming_elicitation",
-            input_model=_m.TestStreamingElicitationInput,
+            input_model="TestStreamingElicitationInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_logging_tool",
             method="test_logging_tool",
-            input_model=_m.TestLoggingToolInput,
+            input_model="TestLoggingToolInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_trigger_tool_change",
             method="test_trigger_tool_change",
-            input_model=_m.TestTriggerToolChangeInput,
+            input_model="TestTriggerToolChangeInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_trigger_prompt_change",
             method="test_trigger_prompt_change",
-            input_model=_m.TestTriggerPromptChangeInput,
+            input_model="TestTriggerPromptChangeInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_input_required_result_elicitation",
             method="test_input_required_result_elicitation",
-            input_model=_m.TestInputRequiredResultElicitationInput,
+            input_model="TestInputRequiredResultElicitationInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_input_required_result_sampling",
             method="test_input_required_result_sampling",
-            input_model=_m.TestInputRequiredResultSamplingInput,
+            input_model="TestInputRequiredResultSamplingInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_input_required_result_list_roots",
             method="test_input_required_result_list_roots",
-            input_model=_m.TestInputRequiredResultListRootsInput,
+            input_model="TestInputRequiredResultListRootsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_input_required_result_request_state",
             method="test_input_required_result_request_state",
-            input_model=_m.TestInputRequiredResultRequestStateInput,
+            input_model="TestInputRequiredResultRequestStateInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_input_required_result_multiple_inputs",
             method="test_input_required_result_multiple_inputs",
-            input_model=_m.TestInputRequiredResultMultipleInputsInput,
+            input_model="TestInputRequiredResultMultipleInputsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_input_required_result_multi_round",
             method="test_input_required_result_multi_round",
-            input_model=_m.TestInputRequiredResultMultiRoundInput,
+            input_model="TestInputRequiredResultMultiRoundInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_input_required_result_tampered_state",
             method="test_input_required_result_tampered_state",
-            input_model=_m.TestInputRequiredResultTamperedStateInput,
+            input_model="TestInputRequiredResultTamperedStateInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_input_required_result_capabilities",
             method="test_input_required_result_capabilities",
-            input_model=_m.TestInputRequiredResultCapabilitiesInput,
+            input_model="TestInputRequiredResultCapabilitiesInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_custom_header_echo",
             method="test_custom_header_echo",
-            input_model=_m.TestCustomHeaderEchoInput,
+            input_model="TestCustomHeaderEchoInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_tool_with_logging",
             method="test_tool_with_logging",
-            input_model=_m.TestToolWithLoggingInput,
+            input_model="TestToolWithLoggingInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_sampling",
             method="test_sampling",
-            input_model=_m.TestSamplingInput,
+            input_model="TestSamplingInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_elicitation",
             method="test_elicitation",
-            input_model=_m.TestElicitationInput,
+            input_model="TestElicitationInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_elicitation_sep1034_defaults",
             method="test_elicitation_sep1034_defaults",
-            input_model=_m.TestElicitationSep1034DefaultsInput,
+            input_model="TestElicitationSep1034DefaultsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_elicitation_sep1330_enums",
             method="test_elicitation_sep1330_enums",
-            input_model=_m.TestElicitationSep1330EnumsInput,
+            input_model="TestElicitationSep1330EnumsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="test_reconnection",
             method="test_reconnection",
-            input_model=_m.TestReconnectionInput,
+            input_model="TestReconnectionInput",
             output_model=None,
             output_is_root=False,
         ),

@@ -9,41 +9,41 @@ from . import models as _m
 from .client import Client
 
 _TOOLS = (
-    CliTool("no_args", "no_args", _m.NoArgsInput),
-    CliTool("no_args_open", "no_args_open", _m.NoArgsOpenInput),
-    CliTool("nested_objects", "nested_objects", _m.NestedObjectsInput, _m.NestedObjectsOutput),
-    CliTool("array_of_objects", "array_of_objects", _m.ArrayOfObjectsInput, _m.ArrayOfObjectsOutput),
-    CliTool("enums", "enums", _m.EnumsInput),
-    CliTool("consts", "consts", _m.ConstsInput),
-    CliTool("nullables", "nullables", _m.NullablesInput),
-    CliTool("unions", "unions", _m.UnionsInput),
-    CliTool("discriminated", "discriminated", _m.DiscriminatedInput, _m.DiscriminatedOutput),
-    CliTool("all_of", "all_of", _m.AllOfInput, _m.AllOfOutput),
-    CliTool("maps", "maps", _m.MapsInput),
-    CliTool("tuples", "tuples", _m.TuplesInput),
-    CliTool("recursive_defs", "recursive_defs", _m.RecursiveDefsInput, _m.RecursiveDefsOutput),
-    CliTool("recursive_root", "recursive_root", _m.RecursiveRootInput),
-    CliTool("draft07", "draft07", _m.Draft07Input),
-    CliTool("defaults", "defaults", _m.DefaultsInput),
-    CliTool("conditionals", "conditionals", _m.ConditionalsInput, _m.ConditionalsOutput),
-    CliTool("constraints", "constraints", _m.ConstraintsInput),
-    CliTool("output_string", "output_string", _m.OutputStringInput, _m.OutputStringOutput),
-    CliTool("output_integer", "output_integer", _m.OutputIntegerInput, _m.OutputIntegerOutput),
-    CliTool("output_array", "output_array", _m.OutputArrayInput, _m.OutputArrayOutput),
-    CliTool("output_union", "output_union", _m.OutputUnionInput, _m.OutputUnionOutput),
-    CliTool("closed_object", "closed_object", _m.ClosedObjectInput, _m.ClosedObjectOutput),
-    CliTool("anything", "anything", _m.AnythingInput),
-    CliTool("ref_siblings", "ref_siblings", _m.RefSiblingsInput),
-    CliTool("root_union", "root_union", _m.RootUnionInput),
-    CliTool("names", "names", _m.NamesInput),
-    CliTool("names.tool-v2", "names_tool_v2_2", _m.NamesToolV22Input),
-    CliTool("Names.Tool-V2", "names_tool_v2", _m.NamesToolV2Input),
+    CliTool("no_args", "no_args", "NoArgsInput"),
+    CliTool("no_args_open", "no_args_open", "NoArgsOpenInput"),
+    CliTool("nested_objects", "nested_objects", "NestedObjectsInput", "NestedObjectsOutput"),
+    CliTool("array_of_objects", "array_of_objects", "ArrayOfObjectsInput", "ArrayOfObjectsOutput"),
+    CliTool("enums", "enums", "EnumsInput"),
+    CliTool("consts", "consts", "ConstsInput"),
+    CliTool("nullables", "nullables", "NullablesInput"),
+    CliTool("unions", "unions", "UnionsInput"),
+    CliTool("discriminated", "discriminated", "DiscriminatedInput", "DiscriminatedOutput"),
+    CliTool("all_of", "all_of", "AllOfInput", "AllOfOutput"),
+    CliTool("maps", "maps", "MapsInput"),
+    CliTool("tuples", "tuples", "TuplesInput"),
+    CliTool("recursive_defs", "recursive_defs", "RecursiveDefsInput", "RecursiveDefsOutput"),
+    CliTool("recursive_root", "recursive_root", "RecursiveRootInput"),
+    CliTool("draft07", "draft07", "Draft07Input"),
+    CliTool("defaults", "defaults", "DefaultsInput"),
+    CliTool("conditionals", "conditionals", "ConditionalsInput", "ConditionalsOutput"),
+    CliTool("constraints", "constraints", "ConstraintsInput"),
+    CliTool("output_string", "output_string", "OutputStringInput", "OutputStringOutput"),
+    CliTool("output_integer", "output_integer", "OutputIntegerInput", "OutputIntegerOutput"),
+    CliTool("output_array", "output_array", "OutputArrayInput", "OutputArrayOutput"),
+    CliTool("output_union", "output_union", "OutputUnionInput", "OutputUnionOutput"),
+    CliTool("closed_object", "closed_object", "ClosedObjectInput", "ClosedObjectOutput"),
+    CliTool("anything", "anything", "AnythingInput"),
+    CliTool("ref_siblings", "ref_siblings", "RefSiblingsInput"),
+    CliTool("root_union", "root_union", "RootUnionInput"),
+    CliTool("names", "names", "NamesInput"),
+    CliTool("names.tool-v2", "names_tool_v2_2", "NamesToolV22Input"),
+    CliTool("Names.Tool-V2", "names_tool_v2", "NamesToolV2Input"),
 )
 
 
 def main() -> None:
     """Run the command line (the entry point for a console script: `shapes_client.__main__:main`)."""
-    run_cli(Client, _TOOLS, prog="python -m shapes_client")
+    run_cli(Client, _TOOLS, prog="python -m shapes_client", models=_m)
 
 
 if __name__ == "__main__":

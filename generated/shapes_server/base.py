@@ -5,6 +5,8 @@ Override the handlers in handlers.py (`class Server(ServerBase)`); a handler lef
 every call with a "not implemented" tool error.
 """
 
+from __future__ import annotations
+
 from mcpgen_runtime._version import RUNTIME_API_VERSION
 from mcpgen_runtime.server import ToolBinding, ToolContext, ToolReturn, ToolServer
 from mcpgen_runtime.tools import load_package_tools
@@ -12,7 +14,7 @@ from mcpgen_runtime.tools import load_package_tools
 from . import models as _m
 
 _GENERATOR = "mcpgen 0.1.0"
-_RUNTIME_API = 1
+_RUNTIME_API = 2
 
 if RUNTIME_API_VERSION != _RUNTIME_API:
     raise ImportError(
@@ -27,207 +29,208 @@ class ServerBase(ToolServer):
     """One `async def tool(self, args, ctx)` per tool; each raises NotImplementedError until overridden."""
 
     _tool_definitions_ = load_package_tools(__package__ or __name__)
+    _tool_models_ = _m.__name__
     _tool_bindings_ = (
         ToolBinding(
             name="no_args",
             method="no_args",
-            input_model=_m.NoArgsInput,
+            input_model="NoArgsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="no_args_open",
             method="no_args_open",
-            input_model=_m.NoArgsOpenInput,
+            input_model="NoArgsOpenInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="nested_objects",
             method="nested_objects",
-            input_model=_m.NestedObjectsInput,
-            output_model=_m.NestedObjectsOutput,
+            input_model="NestedObjectsInput",
+            output_model="NestedObjectsOutput",
             output_is_root=False,
         ),
         ToolBinding(
             name="array_of_objects",
             method="array_of_objects",
-            input_model=_m.ArrayOfObjectsInput,
-            output_model=_m.ArrayOfObjectsOutput,
+            input_model="ArrayOfObjectsInput",
+            output_model="ArrayOfObjectsOutput",
             output_is_root=True,
         ),
         ToolBinding(
             name="enums",
             method="enums",
-            input_model=_m.EnumsInput,
+            input_model="EnumsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="consts",
             method="consts",
-            input_model=_m.ConstsInput,
+            input_model="ConstsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="nullables",
             method="nullables",
-            input_model=_m.NullablesInput,
+            input_model="NullablesInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="unions",
             method="unions",
-            input_model=_m.UnionsInput,
+            input_model="UnionsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="discriminated",
             method="discriminated",
-            input_model=_m.DiscriminatedInput,
-            output_model=_m.DiscriminatedOutput,
+            input_model="DiscriminatedInput",
+            output_model="DiscriminatedOutput",
             output_is_root=True,
         ),
         ToolBinding(
             name="all_of",
             method="all_of",
-            input_model=_m.AllOfInput,
-            output_model=_m.AllOfOutput,
+            input_model="AllOfInput",
+            output_model="AllOfOutput",
             output_is_root=False,
         ),
         ToolBinding(
             name="maps",
             method="maps",
-            input_model=_m.MapsInput,
+            input_model="MapsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="tuples",
             method="tuples",
-            input_model=_m.TuplesInput,
+            input_model="TuplesInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="recursive_defs",
             method="recursive_defs",
-            input_model=_m.RecursiveDefsInput,
-            output_model=_m.RecursiveDefsOutput,
+            input_model="RecursiveDefsInput",
+            output_model="RecursiveDefsOutput",
             output_is_root=False,
         ),
         ToolBinding(
             name="recursive_root",
             method="recursive_root",
-            input_model=_m.RecursiveRootInput,
+            input_model="RecursiveRootInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="draft07",
             method="draft07",
-            input_model=_m.Draft07Input,
+            input_model="Draft07Input",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="defaults",
             method="defaults",
-            input_model=_m.DefaultsInput,
+            input_model="DefaultsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="conditionals",
             method="conditionals",
-            input_model=_m.ConditionalsInput,
-            output_model=_m.ConditionalsOutput,
+            input_model="ConditionalsInput",
+            output_model="ConditionalsOutput",
             output_is_root=False,
         ),
         ToolBinding(
             name="constraints",
             method="constraints",
-            input_model=_m.ConstraintsInput,
+            input_model="ConstraintsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="output_string",
             method="output_string",
-            input_model=_m.OutputStringInput,
-            output_model=_m.OutputStringOutput,
+            input_model="OutputStringInput",
+            output_model="OutputStringOutput",
             output_is_root=True,
         ),
         ToolBinding(
             name="output_integer",
             method="output_integer",
-            input_model=_m.OutputIntegerInput,
-            output_model=_m.OutputIntegerOutput,
+            input_model="OutputIntegerInput",
+            output_model="OutputIntegerOutput",
             output_is_root=True,
         ),
         ToolBinding(
             name="output_array",
             method="output_array",
-            input_model=_m.OutputArrayInput,
-            output_model=_m.OutputArrayOutput,
+            input_model="OutputArrayInput",
+            output_model="OutputArrayOutput",
             output_is_root=True,
         ),
         ToolBinding(
             name="output_union",
             method="output_union",
-            input_model=_m.OutputUnionInput,
-            output_model=_m.OutputUnionOutput,
+            input_model="OutputUnionInput",
+            output_model="OutputUnionOutput",
             output_is_root=True,
         ),
         ToolBinding(
             name="closed_object",
             method="closed_object",
-            input_model=_m.ClosedObjectInput,
-            output_model=_m.ClosedObjectOutput,
+            input_model="ClosedObjectInput",
+            output_model="ClosedObjectOutput",
             output_is_root=False,
         ),
         ToolBinding(
             name="anything",
             method="anything",
-            input_model=_m.AnythingInput,
+            input_model="AnythingInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="ref_siblings",
             method="ref_siblings",
-            input_model=_m.RefSiblingsInput,
+            input_model="RefSiblingsInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="root_union",
             method="root_union",
-            input_model=_m.RootUnionInput,
+            input_model="RootUnionInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="names",
             method="names",
-            input_model=_m.NamesInput,
+            input_model="NamesInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="names.tool-v2",
             method="names_tool_v2_2",
-            input_model=_m.NamesToolV22Input,
+            input_model="NamesToolV22Input",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="Names.Tool-V2",
             method="names_tool_v2",
-            input_model=_m.NamesToolV2Input,
+            input_model="NamesToolV2Input",
             output_model=None,
             output_is_root=False,
         ),

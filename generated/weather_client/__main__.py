@@ -9,18 +9,18 @@ from . import models as _m
 from .client import Client
 
 _TOOLS = (
-    CliTool("get_weather", "get_weather", _m.GetWeatherInput),
-    CliTool("get_weather_data", "get_weather_data", _m.GetWeatherDataInput, _m.GetWeatherDataOutput),
-    CliTool("list_users", "list_users", _m.ListUsersInput, _m.ListUsersOutput),
-    CliTool("execute_sql", "execute_sql", _m.ExecuteSqlInput),
-    CliTool("calculate_sum", "calculate_sum", _m.CalculateSumInput),
-    CliTool("get_current_time", "get_current_time", _m.GetCurrentTimeInput),
+    CliTool("get_weather", "get_weather", "GetWeatherInput"),
+    CliTool("get_weather_data", "get_weather_data", "GetWeatherDataInput", "GetWeatherDataOutput"),
+    CliTool("list_users", "list_users", "ListUsersInput", "ListUsersOutput"),
+    CliTool("execute_sql", "execute_sql", "ExecuteSqlInput"),
+    CliTool("calculate_sum", "calculate_sum", "CalculateSumInput"),
+    CliTool("get_current_time", "get_current_time", "GetCurrentTimeInput"),
 )
 
 
 def main() -> None:
     """Run the command line (the entry point for a console script: `weather_client.__main__:main`)."""
-    run_cli(Client, _TOOLS, prog="python -m weather_client")
+    run_cli(Client, _TOOLS, prog="python -m weather_client", models=_m)
 
 
 if __name__ == "__main__":

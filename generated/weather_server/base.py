@@ -5,6 +5,8 @@ Override the handlers in handlers.py (`class Server(ServerBase)`); a handler lef
 every call with a "not implemented" tool error.
 """
 
+from __future__ import annotations
+
 from mcpgen_runtime._version import RUNTIME_API_VERSION
 from mcpgen_runtime.server import ToolBinding, ToolContext, ToolReturn, ToolServer
 from mcpgen_runtime.tools import load_package_tools
@@ -12,7 +14,7 @@ from mcpgen_runtime.tools import load_package_tools
 from . import models as _m
 
 _GENERATOR = "mcpgen 0.1.0"
-_RUNTIME_API = 1
+_RUNTIME_API = 2
 
 if RUNTIME_API_VERSION != _RUNTIME_API:
     raise ImportError(
@@ -27,46 +29,47 @@ class ServerBase(ToolServer):
     """One `async def tool(self, args, ctx)` per tool; each raises NotImplementedError until overridden."""
 
     _tool_definitions_ = load_package_tools(__package__ or __name__)
+    _tool_models_ = _m.__name__
     _tool_bindings_ = (
         ToolBinding(
             name="get_weather",
             method="get_weather",
-            input_model=_m.GetWeatherInput,
+            input_model="GetWeatherInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="get_weather_data",
             method="get_weather_data",
-            input_model=_m.GetWeatherDataInput,
-            output_model=_m.GetWeatherDataOutput,
+            input_model="GetWeatherDataInput",
+            output_model="GetWeatherDataOutput",
             output_is_root=False,
         ),
         ToolBinding(
             name="list_users",
             method="list_users",
-            input_model=_m.ListUsersInput,
-            output_model=_m.ListUsersOutput,
+            input_model="ListUsersInput",
+            output_model="ListUsersOutput",
             output_is_root=True,
         ),
         ToolBinding(
             name="execute_sql",
             method="execute_sql",
-            input_model=_m.ExecuteSqlInput,
+            input_model="ExecuteSqlInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="calculate_sum",
             method="calculate_sum",
-            input_model=_m.CalculateSumInput,
+            input_model="CalculateSumInput",
             output_model=None,
             output_is_root=False,
         ),
         ToolBinding(
             name="get_current_time",
             method="get_current_time",
-            input_model=_m.GetCurrentTimeInput,
+            input_model="GetCurrentTimeInput",
             output_model=None,
             output_is_root=False,
         ),

@@ -1,7 +1,7 @@
 """Versions that generated code and peers check against."""
 
 # Bumped whenever the surface that generated code calls changes incompatibly.
-RUNTIME_API_VERSION = 1
+RUNTIME_API_VERSION = 2
 
 # The MCP revision this runtime speaks, and every revision of that (stateless) era it accepts.
 PROTOCOL_VERSION = "2026-07-28"

@@ -2,14 +2,17 @@
 
 Generated packages ship the definitions they were built from as `tools.json` (data, never
 code); clients need them for x-mcp-header mirroring, servers for listing and validation.
+A generated client reads its tools.json on first use (`PackageTools`) and parses a tool's
+definition when that tool is first used (`ToolTable`): importing a 1,000-tool package and
+making a client cost nothing per tool.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, overload
 
 from . import _json
 from .protocol import xheader
@@ -67,3 +70,83 @@ def load_package_tools(package: str, resource: str = "tools.json") -> list[dict[
     if not isinstance(tools, list):
         raise ValueError(f"{package}/{resource}: 'tools' is not a list")
     return tools
+
+
+class PackageTools(Sequence[dict[str, Any]]):
+    """A generated package's tools.json, read and parsed the first time it is used."""
+
+    __slots__ = ("_tools", "package", "resource")
+
+    def __init__(self, package: str, resource: str = "tools.json") -> None:
+        self.package = package
+        self.resource = resource
+        self._tools: list[dict[str, Any]] | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self._tools is not None
+
+    def _load(self) -> list[dict[str, Any]]:
+        if self._tools is None:
+            self._tools = load_package_tools(self.package, self.resource)
+        return self._tools
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        return self._load()[index]
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self._load())
+
+    def __repr__(self) -> str:
+        return f"PackageTools({self.package!r}, {self.resource!r})"
+
+
+class ToolTable(Mapping[str, ToolSpec]):
+    """Wire name -> ToolSpec like `tool_table`, for definitions already validated (a generated
+    package's): the names are indexed on first use, each ToolSpec parsed when its tool is first
+    looked up (a bad definition raises ValueError then)."""
+
+    __slots__ = ("_index", "_source", "_specs")
+
+    def __init__(self, definitions: Iterable[Mapping[str, Any]]) -> None:
+        self._source = definitions
+        self._index: dict[str, Mapping[str, Any]] | None = None
+        self._specs: dict[str, ToolSpec] = {}
+
+    def _definitions(self) -> dict[str, Mapping[str, Any]]:
+        if self._index is None:
+            index: dict[str, Mapping[str, Any]] = {}
+            for definition in self._source:
+                name = str(definition.get("name"))
+                if name in index:
+                    raise ValueError(f"duplicate tool name {name!r}")
+                index[name] = definition
+            self._index = index
+        return self._index
+
+    def __getitem__(self, name: str) -> ToolSpec:
+        spec = self._specs.get(name)
+        if spec is None:
+            spec = self._specs[name] = ToolSpec.from_definition(self._definitions()[name])
+        return spec
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._definitions()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._definitions())
+
+    def __len__(self) -> int:
+        return len(self._definitions())
+
+    @property
+    def parsed(self) -> frozenset[str]:
+        """The tools whose definition has been parsed so far."""
+        return frozenset(self._specs)

@@ -1,9 +1,10 @@
 """The command line of a generated client package: `python -m PKG --url URL TOOL --opt value`.
 
-The generated `__main__.py` hands `run_cli` its `Client` class and one `CliTool` per tool
-(wire name, Python method name, input and output models); the tool definitions themselves are
-the package's tools.json, read as data. Each tool is a subcommand named by its method with `-`
-for `_`, built only when it is used or listed.
+The generated `__main__.py` hands `run_cli` its `Client` class, its models module and one `CliTool`
+per tool (wire name, Python method name, the names of its input and output models); the tool
+definitions themselves are the package's tools.json, read as data. Each tool is a subcommand named
+by its method with `-` for `_`, built only when it is used (`--help` lists the tools from their
+definitions): a call imports and builds the models of its own tool only.
 
 Exit codes (`python -m PKG --help` says the same):
 
@@ -25,8 +26,9 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Final, NoReturn
 
 import click
@@ -70,8 +72,9 @@ class CliTool:
 
     name: str  # wire name
     method: str  # the client's Python method; the subcommand is this with `-` for `_`
-    input_model: type[BaseModel]
-    output_model: type[BaseModel] | None = None  # None: the tool has no outputSchema
+    # a model class, or its name in the models module given to `run_cli` (imported on use)
+    input_model: type[BaseModel] | str
+    output_model: type[BaseModel] | str | None = None  # None: the tool has no outputSchema
 
     @property
     def command(self) -> str:
@@ -128,9 +131,12 @@ _HELP_OPTIONS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 class _ToolGroup(click.Group):
     """The package's command: tools as subcommands, built on first use; exit codes as documented."""
 
-    def __init__(self, client_class: type[Client], tools: Sequence[CliTool], **kwargs: Any) -> None:
+    def __init__(
+        self, client_class: type[Client], tools: Sequence[CliTool], models: ModuleType | None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.client_class = client_class
+        self.models = models
         self.by_command = {tool.command: tool for tool in tools}
         definitions = getattr(client_class, "_tool_definitions_", None) or []
         self.definitions: dict[str, Mapping[str, Any]] = {
@@ -144,7 +150,39 @@ class _ToolGroup(click.Group):
         tool = self.by_command.get(cmd_name)
         if tool is None:
             return None
-        return _tool_command(self.client_class, tool, self.definitions.get(tool.name, {}))
+        return _tool_command(self.client_class, self._resolved(tool), self.definitions.get(tool.name, {}))
+
+    def _resolved(self, tool: CliTool) -> CliTool:
+        """`tool` with its models as classes: a name is looked up in the models module only now."""
+        if isinstance(tool.input_model, str) or isinstance(tool.output_model, str):
+            if self.models is None:
+                raise TypeError(f"tool {tool.name!r}: model names need run_cli(..., models=MODULE)")
+            models = self.models
+
+            def model(value: type[BaseModel] | str | None) -> Any:
+                return getattr(models, value) if isinstance(value, str) else value
+
+            return replace(tool, input_model=model(tool.input_model), output_model=model(tool.output_model))
+        return tool
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The tool list of `--help`, from the definitions alone: no subcommand (and no model) is built."""
+        if not self.by_command:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in self.by_command)
+        rows = []
+        for name, tool in self.by_command.items():
+            definition = self.definitions.get(tool.name, {})
+            title, description = _text(definition, "title"), _text(definition, "description")
+            # the help texts `_tool_command` gives the command, shortened by click's own rule
+            listed = click.Command(
+                name,
+                help=help_text(description or title or f"Call the {tool.name!r} tool."),
+                short_help=help_text(title) if title else None,
+            )
+            rows.append((name, listed.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def main(
         self,
@@ -165,17 +203,23 @@ class _ToolGroup(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
+def _text(definition: Mapping[str, Any], key: str) -> str | None:
+    value = definition.get(key)
+    return value if isinstance(value, str) else None
+
+
 def _tool_command(client_class: type[Client], tool: CliTool, definition: Mapping[str, Any]) -> click.Command:
     schema = definition.get("inputSchema")
     schema = schema if isinstance(schema, Mapping) else {}
     fields: list[tuple[str, str]] = []
-    if not issubclass(tool.input_model, RootModel):  # an input that is not one object: --json only
-        for name, info in tool.input_model.model_fields.items():
+    input_model = _model(tool.input_model)
+    if not issubclass(input_model, RootModel):  # an input that is not one object: --json only
+        for name, info in input_model.model_fields.items():
             alias = info.validation_alias if isinstance(info.validation_alias, str) else info.alias
             fields.append((name, alias or name))
     plans = plan_options(schema, fields)
-    description = definition.get("description") if isinstance(definition.get("description"), str) else None
-    title = definition.get("title") if isinstance(definition.get("title"), str) else None
+    description = _text(definition, "description")
+    title = _text(definition, "title")
     json_option = click.Option(
         ["--json", "json_arguments"],
         type=_JsonArguments(),
@@ -203,6 +247,12 @@ def _tool_command(client_class: type[Client], tool: CliTool, definition: Mapping
         short_help=help_text(title) if title else None,
         context_settings=_HELP_OPTIONS,
     )
+
+
+def _model(model: type[BaseModel] | str) -> type[BaseModel]:
+    if isinstance(model, str):  # pragma: no cover - _ToolGroup resolves names before building
+        raise TypeError(f"model {model!r} was not resolved")
+    return model
 
 
 class _JsonArguments(JsonValue):
@@ -252,14 +302,16 @@ def _call(
     try:
         with _connect(client_class, settings, asker) as client:
             try:
-                result = client._call(tool.name, arguments, tool.input_model)
+                result = client._call(tool.name, arguments, _model(tool.input_model))
             except ToolError as exc:
                 if asker.refused is not None:  # a legacy server's request, refused inside the session
                     return _refused(asker.refused)
                 _show(exc.result, settings.output)
                 return EXIT_TOOL_ERROR
             if tool.output_model is not None:
-                client._core.structured(tool.name, result, tool.output_model)  # TOOLS-20: checked, then shown
+                client._core.structured(
+                    tool.name, result, _model(tool.output_model)
+                )  # TOOLS-20: checked, then shown
     except ToolArgumentsError as exc:
         raise click.UsageError(printable(str(exc)), ctx) from exc
     except (InputRefusedError, InputRequiredError) as exc:  # --no-input; or sampling/roots, unanswerable here
@@ -318,8 +370,11 @@ def _block_text(block: Mapping[str, Any]) -> str:
     return json_text(block)
 
 
-def build_cli(client_class: type[Client], tools: Sequence[CliTool], *, prog: str) -> click.Group:
-    """The click group for one generated package (what `run_cli` runs; tests invoke it directly)."""
+def build_cli(
+    client_class: type[Client], tools: Sequence[CliTool], *, prog: str, models: ModuleType | None = None
+) -> click.Group:
+    """The click group for one generated package (what `run_cli` runs; tests invoke it directly).
+    `models`: the module the names of model given as `str` in `tools` are looked up in."""
 
     def group_callback(
         url: str | None,
@@ -391,6 +446,7 @@ def build_cli(client_class: type[Client], tools: Sequence[CliTool], *, prog: str
     group = _ToolGroup(
         client_class,
         tools,
+        models,
         name=prog,
         params=params,
         callback=group_callback,
@@ -403,7 +459,12 @@ def build_cli(client_class: type[Client], tools: Sequence[CliTool], *, prog: str
 
 
 def run_cli(
-    client_class: type[Client], tools: Sequence[CliTool], *, prog: str, args: Sequence[str] | None = None
+    client_class: type[Client],
+    tools: Sequence[CliTool],
+    *,
+    prog: str,
+    args: Sequence[str] | None = None,
+    models: ModuleType | None = None,
 ) -> NoReturn:
     """Run the command line (what a generated `__main__.py` calls) and exit with its code."""
-    build_cli(client_class, tools, prog=prog).main(args, prog_name=prog)
+    build_cli(client_class, tools, prog=prog, models=models).main(args, prog_name=prog)

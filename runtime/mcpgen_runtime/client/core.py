@@ -61,7 +61,7 @@ from ..protocol.legacy.detect import (
 from ..protocol.legacy.handshake import VERSION_HEADER_SINCE, Handshake, discover_view
 from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
 from ..protocol.subscriptions import SubscriptionFilter
-from ..tools import ToolSpec, tool_table
+from ..tools import PackageTools, ToolSpec, ToolTable, tool_table
 from .arguments import model_arguments, wire_arguments
 from .input_responses import (
     DEFAULT_MAX_INPUT_ROUNDS,
@@ -182,12 +182,20 @@ class ClientCore(LegacyFlows):
         # The authorization context of `private` cache entries (CACHE-13); None: unknown (the
         # driver passes one per listing when a token provider is in use).
         self.default_partition = partition
-        self.tools: dict[str, ToolSpec] = tool_table(tools) if tools is not None else {}
+        # A generated package's own definitions are parsed per tool on first use; others at once.
+        self.tools: Mapping[str, ToolSpec] = (
+            ToolTable(tools)
+            if isinstance(tools, PackageTools)
+            else tool_table(tools)
+            if tools is not None
+            else {}
+        )
         self._extra_headers = dict(headers or {})
         self._ids = itertools.count(1)  # never reused (BASE-05)
-        self._declared: Mapping[str, ToolSpec] = MappingProxyType(
-            dict(self.tools)
-        )  # what structured() trusts
+        # what structured() trusts: the table given here (a ToolTable is read-only already)
+        self._declared: Mapping[str, ToolSpec] = (
+            self.tools if isinstance(self.tools, ToolTable) else MappingProxyType(dict(self.tools))
+        )
         self._input_checks: dict[str, Validate | None] = {}
         self._output_checks: dict[str, Validate | None] = {}
         self._parsers: dict[type[BaseModel], Callable[..., Any]] = {}

@@ -90,12 +90,16 @@ def test_generate_then_check(project: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_hand_edit_is_caught(project: Path) -> None:
     assert _run(project)[0] == 0
-    models = project / "gen" / "demo_client" / "models.py"
+    (models,) = [  # the `_models/` module of the tool (models.py only names the class)
+        path
+        for path in (project / "gen" / "demo_client" / "_models").glob("t*.py")
+        if "class NoArgsInput(" in path.read_text()
+    ]
     models.write_text(models.read_text().replace("class NoArgsInput(", "class Edited("), "utf-8")
     before = _snapshot(project)
     code, out = _run(project, "--check")
     assert code == 1, out
-    assert "stale: gen/demo_client" in out and "differs  gen/demo_client/models.py" in out
+    assert "stale: gen/demo_client" in out and f"differs  gen/demo_client/_models/{models.name}" in out
     assert "-class Edited(BaseModel):" in out and "+class NoArgsInput(BaseModel):" in out  # a unified diff
     assert "1 stale, 1 up to date" in out and "run `mcpgen generate`" in out
     assert _snapshot(project) == before  # --check wrote nothing

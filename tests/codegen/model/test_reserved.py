@@ -86,7 +86,11 @@ def test_a_fresh_process_reads_the_file_instead_of_importing_the_runtime(cache_h
         "import sys; from codegen.model import reserved; names = reserved.runtime_member_names(); "
         "print(len(names), 'mcpgen_runtime.client' in sys.modules, 'pydantic' in sys.modules)"
     )
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home.parent.parent), "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "XDG_CACHE_HOME": str(cache_home.parent.parent),
+        "PYTHONPATH": f"{ROOT / 'runtime'}:{ROOT}",
+    }
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert first.stdout.split()[1:] == ["True", "True"]  # computed from the live classes
     assert json.loads(cache_home.read_text("utf-8"))["key"] == reserved._cache_key()

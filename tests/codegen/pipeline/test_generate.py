@@ -53,6 +53,10 @@ CLIENT_FILES = {"__init__.py", "__main__.py", "models.py", "client.py", "tools.j
 SERVER_FILES = {"__init__.py", "models.py", "base.py", "__main__.py", "tools.json", "py.typed"}
 
 
+def _top(files: dict[str, bytes]) -> set[str]:
+    return {name for name in files if not name.startswith("_models/")}
+
+
 def load_spec(path: Path) -> ValidatedSpec:
     """The real LOAD and VALIDATE stages when present, else the plain JSON wrapped by hand."""
     # Display names as a user would type them: never an absolute path (that would leak into headers).
@@ -82,8 +86,13 @@ def build_every_model(models: ModuleType) -> int:
     from pydantic import BaseModel
 
     count = 0
-    for value in vars(models).values():
-        if isinstance(value, type) and issubclass(value, BaseModel) and value.__module__ == models.__name__:
+    # models.py names every class (`_MODULES`) and imports its `_models/` module on first use
+    for value in [getattr(models, name) for name in getattr(models, "_MODULES", vars(models))]:
+        if (
+            isinstance(value, type)
+            and issubclass(value, BaseModel)
+            and value.__module__.startswith(models.__name__.rpartition(".")[0])
+        ):
             value.model_rebuild(force=True)
             count += 1
     return count
@@ -158,8 +167,15 @@ def imported(
 
 def test_file_sets(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]) -> None:
     for client, server in built.values():
-        assert set(client.files) == CLIENT_FILES and not client.user_files
-        assert set(server.files) == SERVER_FILES
+        assert _top(client.files) == CLIENT_FILES and not client.user_files
+        assert _top(server.files) == SERVER_FILES
+        # one `_models/` module per tool, the same for both (models.py imports them on use)
+        tools = json.loads(client.files["tools.json"])["tools"]
+        modules = {name for name in client.files if name.startswith("_models/t")}
+        assert len(modules) == len(tools) and "_models/__init__.py" in client.files
+        assert {name: client.files[name] for name in modules} == {
+            name: server.files[name] for name in modules
+        }
         assert client.files["py.typed"] == server.files["py.typed"] == b""  # PEP 561, not partial
         assert set(server.user_files) == {
             "handlers.py",
@@ -210,7 +226,7 @@ def test_python_files_parse_and_are_black_stable(
             text = data.decode("utf-8")
             assert text.endswith("\n") and "\r" not in text
             module = ast.parse(text, filename=name)
-            if name == "models.py":
+            if name.startswith("_models/"):
                 classes = {node.name for node in module.body if isinstance(node, ast.ClassDef)}
                 assert "Model" not in classes, key  # no stray root model of the container document
             if key == "weather":
@@ -245,7 +261,7 @@ def test_weather_client_signatures(imported: dict[str, ModuleType]) -> None:
     assert package.__all__ == ["AsyncClient", "Client", "models"]
 
     def params(method: Any) -> list[tuple[str, Any, Any, Any]]:
-        signature = inspect.signature(method)
+        signature = inspect.signature(method, eval_str=True)
         return [(p.name, p.kind, p.annotation, p.default) for p in signature.parameters.values()]
 
     positional = inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -256,9 +272,15 @@ def test_weather_client_signatures(imported: dict[str, ModuleType]) -> None:
             ("self", positional, empty, empty),
             ("location", positional, str, empty),
         ]
-        assert inspect.signature(cls.get_weather).return_annotation is ToolResult
-        assert inspect.signature(cls.get_weather_data).return_annotation is models.GetWeatherDataOutput
-        assert inspect.signature(cls.list_users).return_annotation == list[models.ListUsersOutputItem]
+        assert inspect.signature(cls.get_weather, eval_str=True).return_annotation is ToolResult
+        assert (
+            inspect.signature(cls.get_weather_data, eval_str=True).return_annotation
+            is models.GetWeatherDataOutput
+        )
+        assert (
+            inspect.signature(cls.list_users, eval_str=True).return_annotation
+            == list[models.ListUsersOutputItem]
+        )
         # JSON "number": int | float, so an int argument is sent as an int (2, not 2.0); two required
         # parameters: keyword-only, in `required` order
         assert params(cls.calculate_sum)[1:] == [
@@ -281,7 +303,7 @@ def test_weather_client_signatures(imported: dict[str, ModuleType]) -> None:
         assert not inspect.iscoroutinefunction(getattr(package.Client, name))
         assert inspect.iscoroutinefunction(getattr(package.AsyncClient, name))
     tools = json.loads((Path(package.__file__).parent / "tools.json").read_text())["tools"]
-    assert package.Client._tool_definitions_ == tools
+    assert list(package.Client._tool_definitions_) == tools
 
 
 def test_every_tool_has_a_method(imported: dict[str, ModuleType], specs: dict[str, ValidatedSpec]) -> None:
@@ -292,7 +314,7 @@ def test_every_tool_has_a_method(imported: dict[str, ModuleType], specs: dict[st
         for wire in wire_names:
             for cls in (package.Client, package.AsyncClient):
                 method = getattr(cls, expected[wire])
-                signature = inspect.signature(method)
+                signature = inspect.signature(method, eval_str=True)
                 params = list(signature.parameters.values())[1:]
                 required = [p for p in params if p.default is inspect.Parameter.empty]
                 # required parameters first; positional only when there is exactly one of them
@@ -387,7 +409,7 @@ def test_methods_send_wire_names_unchanged(imported: dict[str, ModuleType], is_a
 def test_github_signature_shape(imported: dict[str, ModuleType]) -> None:
     needs_shared("realworld", "github-tools.json")
     github = imported["github_client"]
-    signature = inspect.signature(github.Client.actions_list)
+    signature = inspect.signature(github.Client.actions_list, eval_str=True)
     names = list(signature.parameters)
     assert names[:4] == ["self", "method", "owner", "repo"]
     assert signature.parameters["page"].kind is inspect.Parameter.KEYWORD_ONLY
@@ -396,7 +418,7 @@ def test_github_signature_shape(imported: dict[str, ModuleType]) -> None:
         github.models.ActionsListInputWorkflowRunsFilter | Unset
     )
     # the required parameters in the schema's `required` order, not its (sorted) property order
-    create = inspect.signature(github.Client.create_pull_request).parameters
+    create = inspect.signature(github.Client.create_pull_request, eval_str=True).parameters
     assert list(create)[1:6] == ["owner", "repo", "title", "head", "base"]
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for name, p in create.items() if name != "self")
 
@@ -416,12 +438,13 @@ def test_weather_server_base(imported: dict[str, ModuleType]) -> None:
     assert bindings["list_users"] == ToolBinding(
         name="list_users",
         method="list_users",
-        input_model=models.ListUsersInput,
-        output_model=models.ListUsersOutput,
+        input_model="ListUsersInput",
+        output_model="ListUsersOutput",
         output_is_root=True,
     )
+    assert package.ServerBase._tool_models_ == models.__name__
     assert bindings["get_weather"].output_model is None and not bindings["get_weather"].output_is_root
-    signature = inspect.signature(package.ServerBase.get_weather_data)
+    signature = inspect.signature(package.ServerBase.get_weather_data, eval_str=True)
     assert [(p.name, p.annotation) for p in signature.parameters.values()] == [
         ("self", inspect.Parameter.empty),
         ("args", models.GetWeatherDataInput),
@@ -534,7 +557,7 @@ def test_same_bytes_under_other_hash_seeds(
         subprocess.Popen(
             [PYTHON, "-c", _DIGEST_SCRIPT],
             cwd=ROOT,
-            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)},
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": f"{ROOT / 'runtime'}:{ROOT}"},
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )

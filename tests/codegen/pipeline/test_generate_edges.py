@@ -112,6 +112,7 @@ def edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
     root = tmp_path_factory.mktemp("edge")
     (root / package.package).mkdir()
     for name, data in package.files.items():
+        (root / package.package / name).parent.mkdir(exist_ok=True)  # _models/
         (root / package.package / name).write_bytes(data)
     sys.path.insert(0, str(root))
     try:
@@ -124,7 +125,7 @@ def edge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
 
 
 def _params(method: Any) -> dict[str, inspect.Parameter]:
-    return dict(list(inspect.signature(method).parameters.items())[1:])
+    return dict(list(inspect.signature(method, eval_str=True).parameters.items())[1:])
 
 
 def test_ref_at_the_root(edge: ModuleType) -> None:
@@ -189,7 +190,10 @@ def test_true_and_one_stay_distinct_literals(edge: ModuleType) -> None:
 
 
 def test_empty_output_schema(edge: ModuleType) -> None:
-    assert inspect.signature(edge.Client.empty_out).return_annotation is edge.models.EmptyOutOutput
+    assert (
+        inspect.signature(edge.Client.empty_out, eval_str=True).return_annotation
+        is edge.models.EmptyOutOutput
+    )
 
 
 def test_tool_classes_are_reserved_before_nested_ones(edge: ModuleType) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,6 +147,7 @@ def client_module(
     client = packages[0]
     (root / client.package).mkdir()
     for name, data in client.files.items():
+        (root / client.package / name).parent.mkdir(exist_ok=True)  # _models/
         (root / client.package / name).write_bytes(data)
     sys.path.insert(0, str(root))
     try:
@@ -186,6 +188,7 @@ _ALLOWED_CALLS = {
     "ConfigDict",
     "ImportError",
     "load_package_tools",
+    "PackageTools",
     "ToolBinding",
     "model_rebuild",
     "_call",
@@ -199,8 +202,13 @@ _ALLOWED_CALLS = {
 }
 
 
+# models.py's lazy import (`__getattr__` under `if not TYPE_CHECKING:`) and nothing else
+_FACADE_CALLS = {"AttributeError", "getattr", "_import_module", "globals", "sorted"}
+
+
 def test_no_code_beyond_the_plan(packages: tuple[GeneratedPackage, GeneratedPackage]) -> None:
     for path, module in _modules(packages).items():
+        facade = path.endswith("/models.py")
         for node in ast.walk(module):
             if isinstance(node, ast.Call):
                 func = node.func
@@ -211,24 +219,50 @@ def test_no_code_beyond_the_plan(packages: tuple[GeneratedPackage, GeneratedPack
                     if isinstance(func, ast.Attribute)
                     else None
                 )
-                assert name in _ALLOWED_CALLS, (path, ast.unparse(node)[:80])
+                assert name in _ALLOWED_CALLS | (_FACADE_CALLS if facade else set()), (
+                    path,
+                    ast.unparse(node)[:80],
+                )
             if isinstance(node, ast.Import | ast.ImportFrom):
                 module_name = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
                 assert node.level == 1 if isinstance(node, ast.ImportFrom) and node.level else True
-                assert module_name in (
-                    None,
-                    "__future__",
-                    "typing",
-                    "datetime",
-                    "pydantic",
-                    "models",
-                    "base",
-                    "handlers",
-                    "client",
-                ) or module_name.startswith("mcpgen_runtime"), module_name
+                assert (
+                    module_name
+                    in (
+                        None,
+                        "__future__",
+                        "typing",
+                        "datetime",
+                        "pydantic",
+                        "models",
+                        "base",
+                        "handlers",
+                        "client",
+                        *(["importlib"] if facade else []),
+                    )
+                    or module_name.startswith("mcpgen_runtime")
+                    or re.fullmatch(r"(_models\.)?t\d{4,}", module_name)
+                ), module_name
             assert not isinstance(node, ast.Lambda | ast.JoinedStr) or path.endswith(
-                ("client.py", "base.py")
+                ("client.py", "base.py", "/models.py")
             ), path
+        if facade:  # the two functions sit under `if not TYPE_CHECKING:`, with the table as data
+            (guarded,) = [
+                node
+                for node in module.body
+                if isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp)
+            ]
+            assert [f.name for f in guarded.body if isinstance(f, ast.FunctionDef)] == [
+                "__getattr__",
+                "__dir__",
+            ]
+            table = next(
+                n for n in module.body if isinstance(n, ast.AnnAssign) and ast.unparse(n.target) == "_MODULES"
+            )
+            assert isinstance(table.value, ast.Dict)
+            assert all(
+                isinstance(v, ast.Constant) and re.fullmatch(r"t\d{4,}", v.value) for v in table.value.values
+            )
         functions = [
             node.name for node in module.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
         ]
@@ -236,8 +270,8 @@ def test_no_code_beyond_the_plan(packages: tuple[GeneratedPackage, GeneratedPack
 
 
 def test_cli_table_holds_names_as_literals_only(packages: tuple[GeneratedPackage, GeneratedPackage]) -> None:
-    """The client's __main__.py lists (wire name, method, models) per tool as string literals and
-    model references; descriptions and every other server text stay in tools.json (data)."""
+    """The client's __main__.py lists (wire name, method, models) per tool as string literals;
+    descriptions and every other server text stay in tools.json (data)."""
     module = _modules(packages)["client/__main__.py"]
     table = next(
         node.value
@@ -251,10 +285,8 @@ def test_cli_table_holds_names_as_literals_only(packages: tuple[GeneratedPackage
         assert isinstance(entry, ast.Call) and isinstance(entry.func, ast.Name) and entry.func.id == "CliTool"
         wire, method, *models = entry.args
         assert isinstance(wire, ast.Constant) and isinstance(method, ast.Constant)
-        assert all(
-            isinstance(m, ast.Attribute) and isinstance(m.value, ast.Name) and m.value.id == "_m"
-            for m in models
-        )
+        # model names (looked up in models.py when the tool runs): literals, never code
+        assert all(isinstance(m, ast.Constant) and isinstance(m.value, str) for m in models)
         rows.append((wire.value, method.value))
     assert rows == [(tool["name"], EXPECTED_METHODS[tool["name"]]) for tool in HOSTILE_TOOLS]
 
@@ -299,7 +331,7 @@ def test_docstrings_are_the_cleaned_descriptions(
 def test_hostile_values_stay_data(client_module: ModuleType) -> None:
     from typing import Literal, get_args
 
-    signature = inspect.signature(client_module.Client.get_user_2)
+    signature = inspect.signature(client_module.Client.get_user_2, eval_str=True)
     params = signature.parameters
     assert list(params)[:3] == ["self", "self_", "title"]  # required first, in `required` order
     assert params["uber"].default is UNSET  # schema defaults are documented, not sent

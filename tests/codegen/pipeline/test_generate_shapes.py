@@ -62,9 +62,14 @@ def imported(
 
 def _fields(packages: tuple[GeneratedPackage, GeneratedPackage]) -> dict[tuple[str, str], str]:
     """(class, field) -> annotation source; ("alias", name) -> aliased type source."""
-    module = ast.parse(packages[0].files["models.py"].decode("utf-8"))
+    body = [  # every `_models/` module (models.py only names their classes)
+        node
+        for name, data in sorted(packages[0].files.items())
+        if name.startswith("_models/t")
+        for node in ast.parse(data.decode("utf-8")).body
+    ]
     out: dict[tuple[str, str], str] = {}
-    for node in module.body:
+    for node in body:
         if isinstance(node, ast.ClassDef):
             for stmt in node.body:
                 if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
@@ -177,7 +182,9 @@ EXPECTED: list[tuple[str, str, str]] = [
 
 
 def test_every_model_builds(imported: Any) -> None:
-    assert build_every_model(imported[0].models) >= 80 and build_every_model(imported[1].models) >= 80
+    assert (
+        build_every_model(imported[0].models) >= 76 and build_every_model(imported[1].models) >= 76
+    )  # every class
 
 
 def test_annotations(packages: tuple[GeneratedPackage, GeneratedPackage]) -> None:
@@ -221,7 +228,7 @@ def test_field_names_and_wire_names(
         "json_": "json",
         "field_model_dump_json": "model_dump_json",
     }
-    signature = inspect.signature(imported[0].Client.names)
+    signature = inspect.signature(imported[0].Client.names, eval_str=True)
     positional = [
         p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     ]
@@ -398,8 +405,8 @@ def _class_names(packages: tuple[GeneratedPackage, GeneratedPackage]) -> dict[st
             kw = {k.arg: k.value for k in node.keywords}
             output = kw["output_model"]
             out[ast.literal_eval(kw["name"])] = (
-                ast.unparse(kw["input_model"]).removeprefix("_m."),
-                None if isinstance(output, ast.Constant) else ast.unparse(output).removeprefix("_m."),
+                ast.literal_eval(kw["input_model"]),
+                ast.literal_eval(output),
             )
     assert set(out) == {tool["name"] for tool in tools}
     return out
@@ -524,7 +531,7 @@ def test_methods_send_wire_names(imported: Any) -> None:
     client.root_union({"id": 3})
     assert recorder.sent[-1] == ("root_union", {"id": 3})
     # a schema default is documented, not sent: omitted stays omitted
-    assert inspect.signature(client_module.Client.defaults).parameters["s"].default is UNSET
+    assert inspect.signature(client_module.Client.defaults, eval_str=True).parameters["s"].default is UNSET
     assert 'Defaults to "hello" when omitted.' in (client_module.Client.defaults.__doc__ or "")
 
 
@@ -564,7 +571,7 @@ def test_async_twin_matches(imported: Any) -> None:
             continue
         twin = getattr(client_module.AsyncClient, name)
         assert inspect.iscoroutinefunction(twin)
-        assert inspect.signature(twin) == inspect.signature(method)
+        assert inspect.signature(twin, eval_str=True) == inspect.signature(method, eval_str=True)
     asyncio.run(asyncio.sleep(0))
 
 

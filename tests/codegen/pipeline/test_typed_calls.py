@@ -193,7 +193,7 @@ def _sent(server: LiveServer) -> list[dict[str, Any]]:
 
 
 def test_one_required_parameter_stays_positional(packages: tuple[ModuleType, ModuleType]) -> None:
-    params = inspect.signature(packages[0].Client.get_weather).parameters
+    params = inspect.signature(packages[0].Client.get_weather, eval_str=True).parameters
     assert [(p.name, p.kind.name) for p in params.values()] == [
         ("self", "POSITIONAL_OR_KEYWORD"),
         ("location", "POSITIONAL_OR_KEYWORD"),
@@ -205,7 +205,7 @@ def test_two_or_more_required_parameters_make_every_parameter_keyword_only(
     packages: tuple[ModuleType, ModuleType],
 ) -> None:
     for cls in (packages[0].Client, packages[0].AsyncClient):
-        params = list(inspect.signature(cls.create_pull_request).parameters.values())[1:]
+        params = list(inspect.signature(cls.create_pull_request, eval_str=True).parameters.values())[1:]
         assert [p.name for p in params] == ["owner", "repo", "title", "head", "base", "body", "draft"]
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params)
         assert [p.default for p in params[5:]] == [UNSET, UNSET]
@@ -214,10 +214,10 @@ def test_two_or_more_required_parameters_make_every_parameter_keyword_only(
 def test_optional_parameters_default_to_unset_and_none_only_where_null_is_allowed(
     packages: tuple[ModuleType, ModuleType],
 ) -> None:
-    params = inspect.signature(packages[0].Client.browser_emulate_media).parameters
+    params = inspect.signature(packages[0].Client.browser_emulate_media, eval_str=True).parameters
     scheme = params["color_scheme"]
     assert scheme.default is UNSET and get_args(scheme.annotation)[1:] == (Unset, type(None))
-    issue = inspect.signature(packages[0].Client.issue_write).parameters
+    issue = inspect.signature(packages[0].Client.issue_write, eval_str=True).parameters
     assert get_args(issue["labels"].annotation) == (list[str], Unset)  # not nullable: no None
     assert issue["per_page"].default is UNSET  # the schema default is documented, not sent
     assert "per_page: Defaults to 30 when omitted." in (packages[0].Client.issue_write.__doc__ or "")
@@ -303,8 +303,8 @@ def test_the_server_still_refuses_what_a_raw_call_sends(
 
 def test_identical_defs_of_several_tools_are_one_class(packages: tuple[ModuleType, ModuleType]) -> None:
     client, models = packages[0], packages[0].models
-    post = inspect.signature(client.Client.post_page).parameters["title"].annotation
-    patch = inspect.signature(client.Client.patch_page).parameters["title"].annotation
+    post = inspect.signature(client.Client.post_page, eval_str=True).parameters["title"].annotation
+    patch = inspect.signature(client.Client.patch_page, eval_str=True).parameters["title"].annotation
     assert post == patch == list[models.RichTextRequestDef] | Unset
     assert models.RichTextRequestDef.model_fields["link"].annotation == models.LinkDef | None
     assert not [name for name in vars(models) if name.endswith(("PageRichTextRequestDef", "PageLinkDef"))]
@@ -432,7 +432,9 @@ def test_every_github_method_takes_its_required_parameters_in_required_order(
         properties = list(tool["inputSchema"].get("properties", {}))
         reordered += [p for p in properties if p in required] != required
         method_name, input_class = methods[tool["name"]]
-        params = list(inspect.signature(getattr(package.Client, method_name)).parameters.values())[1:]
+        params = list(
+            inspect.signature(getattr(package.Client, method_name), eval_str=True).parameters.values()
+        )[1:]
         fields = getattr(package.models, input_class).model_fields
         wire = [fields[p.name].serialization_alias or p.name for p in params[: len(required)]]
         assert wire == required, tool["name"]
@@ -457,7 +459,7 @@ def test_github_issue_write_type_null_and_empty(github: tuple[ModuleType, list[d
     with pytest.raises(ToolArgumentsError) as info:  # minLength inside anyOf: no type can say it
         core.prepare_arguments("issue_write", {**base, "type": ""}, model)
     assert info.value.pointer == "/type"
-    annotation = inspect.signature(package.Client.issue_write).parameters["type"].annotation
+    annotation = inspect.signature(package.Client.issue_write, eval_str=True).parameters["type"].annotation
     assert get_args(annotation) == (str, Unset, type(None))
 
 

@@ -45,9 +45,10 @@ def test_the_name_is_the_commands_and_the_script_line_is_named(tmp_path: Path) -
         'wx_client: wx = "wx_client.__main__:main"'
     ) in done.stdout
     assert (
-        'run_cli(Client, _TOOLS, prog="wx")' in (tmp_path / "out" / "wx_client" / "__main__.py").read_text()
+        'run_cli(Client, _TOOLS, prog="wx", models=_m)'
+        in (tmp_path / "out" / "wx_client" / "__main__.py").read_text()
     )
-    env = {**subprocess_env(), "PYTHONPATH": f"{tmp_path / 'out'}:{ROOT}"}
+    env = {**subprocess_env(), "PYTHONPATH": f"{tmp_path / 'out'}:{subprocess_env()['PYTHONPATH']}"}
     shown = subprocess.run(
         [sys.executable, "-c", "from wx_client.__main__ import main; main()", "--help"],
         env=env,

@@ -31,9 +31,8 @@ def cli(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     sys.path.insert(0, str(root))
     try:
         package = importlib.import_module("conformance_cli")
-        yield build_cli(
-            package.Client, importlib.import_module("conformance_cli.__main__")._TOOLS, prog="conf"
-        )
+        main = importlib.import_module("conformance_cli.__main__")
+        yield build_cli(package.Client, main._TOOLS, prog="conf", models=main._m)
     finally:
         sys.path.remove(str(root))
         for name in [m for m in sys.modules if m.startswith("conformance_cli")]:
@@ -84,7 +83,7 @@ def test_stdio_server(cli: Any) -> None:
     result = CliRunner().invoke(
         cli,
         ["--stdio", server, "--format", "text", "test-simple-text"],
-        env={"PYTHONPATH": f"{ROOT}:{ROOT / 'generated'}"},
+        env={"PYTHONPATH": f"{ROOT / 'runtime'}:{ROOT}:{ROOT / 'generated'}"},
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output

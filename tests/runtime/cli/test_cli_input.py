@@ -22,7 +22,8 @@ from tests.support import PYTHON, ROOT, subprocess_env
 
 pytestmark = pytest.mark.timeout(90)
 
-CLI = build_cli(Client, importlib.import_module("weather_client.__main__")._TOOLS, prog="weather")
+_MAIN = importlib.import_module("weather_client.__main__")
+CLI = build_cli(Client, _MAIN._TOOLS, prog="weather", models=_MAIN._m)
 FORM = {
     "type": "object",
     "properties": {

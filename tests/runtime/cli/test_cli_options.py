@@ -25,7 +25,9 @@ from tests.support import ROOT
 pytestmark = pytest.mark.timeout(90)
 
 _shapes = importlib.import_module("shapes_client.__main__")
-CLI = build_cli(importlib.import_module("shapes_client").Client, _shapes._TOOLS, prog="shapes")
+CLI = build_cli(
+    importlib.import_module("shapes_client").Client, _shapes._TOOLS, prog="shapes", models=_shapes._m
+)
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +160,7 @@ def test_hostile_help_is_inert(hostile: dict[str, Any], capfd: pytest.CaptureFix
     its escape; `\\b` and `\\f` never reach click (no unwrapped paragraph, no cut help)."""
     seen = 0
     for package, main in hostile.values():
-        cli = build_cli(package.Client, main._TOOLS, prog="hostile")
+        cli = build_cli(package.Client, main._TOOLS, prog="hostile", models=main._m)
         listing = CliRunner().invoke(cli, ["--help"], catch_exceptions=False)
         assert listing.exit_code == 0 and _inert(listing.stdout), listing.stdout
         for tool in main._TOOLS:
@@ -175,7 +177,7 @@ def test_hostile_enum_values_are_choices_only_when_they_print(hostile: dict[str,
     """An enum whose values all print as typed is a choice; one holding a control, bidi or separator
     character is taken as a plain value instead (the schema check still holds it to the enum)."""
     package, main = hostile["text"]
-    cli = build_cli(package.Client, main._TOOLS, prog="hostile")
+    cli = build_cli(package.Client, main._TOOLS, prog="hostile", models=main._m)
     kinds = set()
     for tool in main._TOOLS:
         help_text = CliRunner().invoke(cli, [tool.command, "--help"], catch_exceptions=False).stdout

@@ -23,7 +23,8 @@ from tests.support import PYTHON, ROOT, free_port, running_server, subprocess_en
 
 pytestmark = pytest.mark.timeout(90)
 
-CLI = build_cli(Client, importlib.import_module("weather_client.__main__")._TOOLS, prog="weather")
+_MAIN = importlib.import_module("weather_client.__main__")
+CLI = build_cli(Client, _MAIN._TOOLS, prog="weather", models=_MAIN._m)
 
 
 @pytest.fixture(scope="module")

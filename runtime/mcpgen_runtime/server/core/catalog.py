@@ -12,6 +12,7 @@ import hashlib
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel
@@ -53,6 +54,21 @@ class ServedTool:
     header_params: tuple[tuple[HeaderParam, str], ...]  # (param, lower-case header name)
     integer_paths: tuple[tuple[str, ...], ...] = field(default=())  # header params of type integer
     parse_input: Callable[..., Any] | None = None  # input_model's validate_python, once pydantic has built it
+    # Models named in a module (a generated package's models.py), looked up by `resolve` on the
+    # tool's first call; None once looked up, or when the models were given as classes.
+    models: ModuleType | None = None
+    model_names: tuple[str | None, str | None] = (None, None)
+
+    def resolve(self) -> None:
+        """Look up the models given by name: their module is imported (and the classes created)
+        on the tool's first call, not when the server starts."""
+        models, (input_name, output_name) = self.models, self.model_names
+        if models is not None:
+            if input_name is not None:
+                self.input_model = getattr(models, input_name)
+            if output_name is not None:
+                self.output_model = getattr(models, output_name)
+            self.models = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +85,11 @@ def make_tool(
     input_model: type[BaseModel] | None,
     output_model: type[BaseModel] | None,
     output_is_root: bool,
+    *,
+    output_named: bool = False,
 ) -> ServedTool:
     name = spec.name
-    if output_model is not None and spec.output_schema is None:
+    if (output_model is not None or output_named) and spec.output_schema is None:
         raise ValueError(f"tool {name!r}: binding has an output_model but the tool has no outputSchema")
     try:
         validate_input = compile_schema(spec.input_schema)
@@ -92,10 +110,14 @@ def make_tool(
 
 
 def bind_tools(
-    server: object, definitions: list[dict[str, Any]], bindings: tuple[ToolBinding, ...]
+    server: object,
+    definitions: list[dict[str, Any]],
+    bindings: tuple[ToolBinding, ...],
+    models: ModuleType | None = None,
 ) -> dict[str, ServedTool]:
     """Every listed tool with the async method of `server` its binding names; a listed tool
-    without a binding, a binding without a tool, or a method that is not async is an error."""
+    without a binding, a binding without a tool, or a method that is not async is an error.
+    Models a binding names (`str`) are looked up in `models` on the tool's first call."""
     specs = tool_table(definitions)
     by_name: dict[str, ToolBinding] = {}
     for binding in bindings:
@@ -114,9 +136,25 @@ def bind_tools(
             raise TypeError(
                 f"tool {name!r}: {type(server).__name__}.{binding.method} must be an async method"
             )
-        tools[name] = make_tool(
-            spec, handler, binding.input_model, binding.output_model, binding.output_is_root
+        input_model, output_model = binding.input_model, binding.output_model
+        named = isinstance(input_model, str) or isinstance(output_model, str)
+        if named and models is None:
+            raise TypeError(f"tool {name!r}: a binding naming its models needs the server's _tool_models_")
+        tool = make_tool(
+            spec,
+            handler,
+            None if isinstance(input_model, str) else input_model,
+            None if isinstance(output_model, str) else output_model,
+            binding.output_is_root,
+            output_named=isinstance(output_model, str),
         )
+        if named:
+            tool.models = models
+            tool.model_names = (
+                input_model if isinstance(input_model, str) else None,
+                output_model if isinstance(output_model, str) else None,
+            )
+        tools[name] = tool
     return tools
 
 

@@ -140,8 +140,10 @@ class ToolBinding:
 
     name: str  # wire name
     method: str  # Python method on the server object
-    input_model: type[BaseModel]
-    output_model: type[BaseModel] | None  # None: the tool has no outputSchema
+    # A model class, or its name in the server's `_tool_models_` module (a generated package's
+    # models.py: looked up, so imported and built, when the tool is first called).
+    input_model: type[BaseModel] | str
+    output_model: type[BaseModel] | str | None  # None: the tool has no outputSchema
     output_is_root: bool = False  # output_model is a RootModel; handlers return the root value
 
 

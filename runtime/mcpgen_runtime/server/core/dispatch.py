@@ -35,6 +35,7 @@ resources/read (MRTR-02, input_requests.py).
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import logging
 import time
@@ -135,6 +136,8 @@ class Dispatcher:
 
     _tool_definitions_: ClassVar[list[dict[str, Any]]] = []
     _tool_bindings_: ClassVar[tuple[ToolBinding, ...]] = ()
+    # The module the bindings' model names are looked up in (a generated base names its models.py).
+    _tool_models_: ClassVar[str | None] = None
     # Identity and policy a generated base (or handlers.py) may preset; see `default_config`.
     _server_config_: ClassVar[ServerConfig | None] = None
     # Tools whose requestState is accepted once (MRTR-11); handlers.py may set it, `add_tool` too.
@@ -158,7 +161,13 @@ class Dispatcher:
             {SERVER_INFO_KEY: info} if cfg.include_server_info else None
         )
         self._definitions = list(type(self)._tool_definitions_)
-        self._tools = catalog.bind_tools(self, self._definitions, type(self)._tool_bindings_)
+        models = type(self)._tool_models_
+        self._tools = catalog.bind_tools(
+            self,
+            self._definitions,
+            type(self)._tool_bindings_,
+            importlib.import_module(models) if models is not None else None,
+        )
         # Every tool this process can serve (a shared tool set names tools by name: fanout.py).
         self._known_tools = {d["name"]: (d, self._tools[d["name"]]) for d in self._definitions}
         self._pages, self._first_page = catalog.build_pages(self._definitions, cfg, self._complete)
@@ -591,6 +600,8 @@ class Dispatcher:
                     self._result_meta,
                 )
         args: Any = arguments
+        if tool.models is not None:  # a generated package's models: imported on the first call
+            tool.resolve()
         if tool.input_model is not None:
             try:
                 parse = tool.parse_input
