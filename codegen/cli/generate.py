@@ -333,6 +333,8 @@ def _print_report(report: WriteReport, user_hint: str | None) -> None:
         click.echo(f"{display_path(base)}: up to date ({len(report.unchanged)} file(s) unchanged)")
 
 
+HEADER_NAMES_SHOWN = 5
+
 _SAID = {
     "missing": "missing",
     "extra": "no longer generated",
@@ -362,7 +364,10 @@ def _print_diffs(diffs: Iterable[FileDiff], *, tools_shown: bool = False) -> Non
         for line in diff.detail.splitlines():
             click.echo(f"    {line}")
     if header_only:
-        names = ", ".join(diff.path for diff in header_only)
+        # a large catalog has a models module per tool: name a few, count the rest
+        shown = [diff.path for diff in header_only[:HEADER_NAMES_SHOWN]]
+        more = len(header_only) - len(shown)
+        names = ", ".join(shown) + (f" and {more} more" if more else "")
         click.echo(f"  header   only the first-line header (the spec's sha256) differs in: {names}")
 
 
