@@ -121,10 +121,6 @@ class Installed:
     project: Path  # the fresh project; generated packages and the user's program in src/
 
 
-_run = run
-_ok = ok
-
-
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory, wheels: Wheels) -> Iterator[Installed]:
     root = tmp_path_factory.mktemp("wheel")
@@ -139,7 +135,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory, wheels: Wheels) -> Itera
         ("server", "weather", "weather_server"),
         ("client", "shapes", "shapes_client"),
     ):
-        _ok(_run([mcpgen, kind, f"specs/{spec}.json", "-o", "src", "--package", package], project))
+        ok(run([mcpgen, kind, f"specs/{spec}.json", "-o", "src", "--package", package], project))
     (project / "src" / "app.py").write_text(APP, "utf-8")
     (project / "src" / "wrong.py").write_text(WRONG, "utf-8")
     yield Installed(python, project)
@@ -150,8 +146,8 @@ def _wrong_lines() -> set[int]:
 
 
 def test_the_wheel_ships_py_typed_and_runs_from_the_fresh_venv(installed: Installed) -> None:
-    where = _ok(
-        _run(
+    where = ok(
+        run(
             [
                 installed.venv_python,
                 "-c",
@@ -164,14 +160,14 @@ def test_the_wheel_ships_py_typed_and_runs_from_the_fresh_venv(installed: Instal
         package = Path(line).parent
         assert not package.is_relative_to(ROOT), f"imported from the checkout: {package}"
         assert (package / "py.typed").is_file(), package
-    assert _ok(_run([installed.venv_python, "-c", RUN], installed.project / "src")).strip() == "ok"
+    assert ok(run([installed.venv_python, "-c", RUN], installed.project / "src")).strip() == "ok"
 
 
 def test_the_generated_command_line_runs_from_the_fresh_venv(installed: Installed) -> None:
     """`python -m weather_client` needs nothing beyond `pip install mcpgen` (its runtime comes with
     `[cli]`)."""
-    shown = _ok(
-        _run(
+    shown = ok(
+        run(
             [installed.venv_python, "-m", "weather_client", "get-weather-data", "--help"],
             installed.project / "src",
         )
@@ -179,7 +175,7 @@ def test_the_generated_command_line_runs_from_the_fresh_venv(installed: Installe
     assert (
         "Usage: python -m weather_client get-weather-data [OPTIONS]" in shown and "--location TEXT" in shown
     )
-    refused = _run(
+    refused = run(
         [
             installed.venv_python,
             "-m",
@@ -201,7 +197,7 @@ def test_the_generated_command_line_runs_from_the_fresh_venv(installed: Installe
 def test_mypy_strict(installed: Installed, plugin: bool) -> None:
     config = installed.project / f"mypy-{int(plugin)}.ini"
     config.write_text("[mypy]\nstrict = True\n" + ("plugins = pydantic.mypy\n" if plugin else ""), "utf-8")
-    result = _run(
+    result = run(
         [
             BIN / "mypy",
             "--config-file",
@@ -237,7 +233,7 @@ def test_pyright_strict(installed: Installed) -> None:
         ),
         "utf-8",
     )
-    result = _run(
+    result = run(
         [BIN / "pyright", "--pythonpath", installed.venv_python, "-p", src / "pyrightconfig.json"], src
     )
     errors = re.findall(r"^\s+(\S+?):(\d+):\d+ - error: (.*)$", result.stdout, re.M)

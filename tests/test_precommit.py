@@ -59,11 +59,12 @@ def _hooks() -> dict[str, dict[str, object]]:
     return {hook["id"]: hook for hook in hooks}
 
 
-def _local_config(hook_id: str) -> str:
+def local_config(hook_id: str, mcpgen: Path = MCPGEN) -> str:
+    """A `repo: local` copy of one of .pre-commit-hooks.yaml's hooks, run with `mcpgen` (no network)."""
     hook = dict(_hooks()[hook_id])
     entry = str(hook["entry"])
     assert entry.split()[0] == "mcpgen"
-    hook["entry"] = str(MCPGEN) + entry[len("mcpgen") :]
+    hook["entry"] = str(mcpgen) + entry[len("mcpgen") :]
     hook["language"] = "system"
     return yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}, sort_keys=False)
 
@@ -110,7 +111,7 @@ def _make_repo(tmp_path: Path, hook_id: str, hook_type: str = "pre-commit") -> R
     (repo.path / "specs").mkdir()
     shutil.copy(ROOT / "specs" / "weather.json", repo.path / "specs" / "weather.json")
     (repo.path / "pyproject.toml").write_text(PYPROJECT, "utf-8")
-    (repo.path / ".pre-commit-config.yaml").write_text(_local_config(hook_id), "utf-8")
+    (repo.path / ".pre-commit-config.yaml").write_text(local_config(hook_id), "utf-8")
     repo.run("git", "init", "-q", "-b", "main")
     repo.run(PRE_COMMIT, "install", "--hook-type", hook_type)
     repo.run(MCPGEN, "generate")

@@ -18,9 +18,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.support import ROOT, free_port, wait_for_port
+from tests.test_precommit import local_config
 from tests.wheels import Wheels, new_venv, ok
 
 pytestmark = [
@@ -68,16 +68,6 @@ from weather_client import Client
 with Client(sys.argv[1]) as client:
     print(json.dumps(client.get_weather_data("Berlin").model_dump()))
 """
-
-
-def _hook_config(venv_bin: Path) -> str:
-    hooks = {
-        hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))
-    }
-    hook = dict(hooks["mcpgen-diff"])
-    hook["entry"] = str(venv_bin / "mcpgen") + str(hook["entry"])[len("mcpgen") :]
-    hook["language"] = "system"
-    return yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}, sort_keys=False)
 
 
 def test_the_readme_path_from_install_to_a_blocked_breaking_change(tmp_path: Path, wheels: Wheels) -> None:
@@ -159,7 +149,9 @@ def test_the_readme_path_from_install_to_a_blocked_breaking_change(tmp_path: Pat
     )
 
     # Keeping bindings fresh: the diff hook blocks a breaking change even after regeneration.
-    (project / ".pre-commit-config.yaml").write_text(_hook_config(venv_bin), "utf-8")
+    (project / ".pre-commit-config.yaml").write_text(
+        local_config("mcpgen-diff", venv_bin / "mcpgen"), "utf-8"
+    )
     ok(run("git", "init", "-q", "-b", "main"))
     ok(run("pre-commit", "install"))
     ok(run("git", "add", "-A"))
