@@ -50,6 +50,11 @@ class LoadedSpec:
     # `server/discover` answer, or a saved result's `_meta` / `serverInfo`. `mcpgen client
     # --project` names and versions the project after it.
     server_info: dict[str, str] | None = None
+    # Beyond tools (issue 22): the wire objects of `resources/list`, `resources/templates/list` and
+    # `prompts/list`, or a spec file's `resources`, `resourceTemplates` and `prompts` arrays, as found.
+    resources: list[dict[str, Any]] = field(default_factory=list)
+    resource_templates: list[dict[str, Any]] = field(default_factory=list)
+    prompts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def digest(self) -> str:
@@ -69,6 +74,10 @@ class ValidatedSpec:
     tools: list[dict[str, Any]]
     digest: str  # of the loaded input, so the header names what the user fed in
     warnings: list[Diagnostic] = field(default_factory=list)
+    # The usable resources, resource templates and prompts (wire shapes, source order)
+    resources: list[dict[str, Any]] = field(default_factory=list)
+    resource_templates: list[dict[str, Any]] = field(default_factory=list)
+    prompts: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
