@@ -1,0 +1,425 @@
+"""The real server behind `mcpgen mock --record` (and `--replay --passthrough`): HTTP or stdio.
+
+`Upstream` names it (a URL with headers, or a command with its environment and directory), so
+every way of naming a server (a URL, `--upstream-stdio CMD`, an entry of an MCP config file)
+ends in one value; `open_upstream` connects. Two faces:
+
+- `forward(method, headers, body)`: one HTTP exchange as the downstream client sent it, answered
+  as the upstream answered it (status, headers, body streamed). Over HTTP the bytes pass through
+  untouched, legacy `Mcp-Session-Id` and all; a stdio upstream is answered as a Streamable HTTP
+  server would (requests as SSE streams, notifications and answers `202`; ids remapped, since
+  several HTTP clients share the one process).
+- `exchange(message)`: one JSON-RPC message, and the messages the server sends back for it (its
+  notifications and requests, then the response), for a stdio client in front of an HTTP server
+  and for passthrough. Over HTTP it keeps the legacy session id and protocol version, and sets
+  the modern headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` from the tools it has seen listed).
+
+Uses httpx directly, never the runtime's client transport: a proxy passes traffic through, it
+does not interpret it (and the mock is a server: pyproject.toml's contracts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import shlex
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from .. import _json
+from ..protocol import headers as hdr
+from ..protocol.meta import PROGRESS_TOKEN_KEY, PROTOCOL_VERSION_KEY
+from ..protocol.xheader import analyze, request_headers
+from .cassette import display_upstream
+
+__all__ = [
+    "HttpUpstream",
+    "SseMessages",
+    "StdioUpstream",
+    "Upstream",
+    "UpstreamError",
+    "UpstreamReply",
+    "as_mapping",
+    "open_upstream",
+]
+
+MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+CONNECT_TIMEOUT_S: Final = 10.0
+# Not forwarded either way: hop-by-hop headers, and what the proxy sets itself.
+_HOP: Final = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "te",
+        "trailer",
+        "upgrade",
+        "proxy-connection",
+        "host",
+        "content-length",
+        "accept-encoding",
+        "content-encoding",
+        "date",
+        "server",
+    }
+)
+SSE: Final = "text/event-stream"
+
+
+class UpstreamError(Exception):
+    """The upstream could not be reached or started; the message names it without secrets."""
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """A real server: `url` (+ `headers`) or `command` (+ `env`, `cwd`)."""
+
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    command: Sequence[str] | None = None
+    env: Mapping[str, str] | None = None  # added to this process's environment
+    cwd: str | None = None
+
+    @staticmethod
+    def stdio(command: str | Sequence[str], **options: Any) -> Upstream:
+        argv = shlex.split(command) if isinstance(command, str) else list(command)
+        return Upstream(command=argv, **options)
+
+    def display(self) -> str:
+        if self.url is not None:
+            return display_upstream(self.url)
+        return display_upstream(" ".join(self.command or ()))
+
+
+@dataclass
+class UpstreamReply:
+    status: int
+    headers: list[tuple[str, str]]
+    body: AsyncIterator[bytes]
+    close: Callable[[], Awaitable[None]]
+
+    @property
+    def content_type(self) -> str:
+        for name, value in self.headers:
+            if name.lower() == "content-type":
+                return value.split(";")[0].strip().lower()
+        return ""
+
+
+class SseMessages:
+    """JSON messages out of an SSE body, fed in pieces (`data:` lines; other fields ignored)."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._data: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> list[Any]:
+        self._buffer += chunk
+        out: list[Any] = []
+        while (end := self._buffer.find(b"\n")) >= 0:
+            line, self._buffer = self._buffer[:end].rstrip(b"\r"), self._buffer[end + 1 :]
+            if not line:
+                if self._data:
+                    data, self._data = b"\n".join(self._data), []
+                    with contextlib.suppress(_json.JSONDecodeError):
+                        out.append(_json.loads(data))
+            elif line.startswith(b"data:"):
+                value = line[5:]
+                self._data.append(value[1:] if value.startswith(b" ") else value)
+            if len(self._buffer) > MAX_LINE_BYTES:
+                raise UpstreamError("an SSE event over 64 MiB")
+        return out
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """`value` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def sse_event(message: Mapping[str, Any]) -> bytes:
+    return b"event: message\ndata: " + _json.dumps(message) + b"\n\n"
+
+
+def _is_request(message: Any) -> bool:
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message
+
+
+def _is_response(message: Any) -> bool:
+    return (
+        isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message)
+    )
+
+
+async def open_upstream(upstream: Upstream) -> HttpUpstream | StdioUpstream:
+    if upstream.url is not None:
+        return HttpUpstream(upstream)
+    stdio = StdioUpstream(upstream)
+    await stdio.start()
+    return stdio
+
+
+class HttpUpstream:
+    def __init__(self, upstream: Upstream) -> None:
+        import httpx
+
+        assert upstream.url is not None
+        self.upstream = upstream
+        self.url = upstream.url
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(CONNECT_TIMEOUT_S, read=None), follow_redirects=False, trust_env=False
+        )
+        self._session: str | None = None  # exchange(): the legacy session the proxy holds
+        self._version: str | None = None  # exchange(): the legacy protocol version negotiated
+        self._tools: dict[str, Any] = {}  # exchange(): x-mcp-header parameters of tools seen listed
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def forward(self, method: str, headers: Sequence[tuple[str, str]], body: bytes) -> UpstreamReply:
+        import httpx
+
+        sent = [(name, value) for name, value in headers if name.lower() not in _HOP]
+        sent += list(self.upstream.headers.items())
+        request = self._client.build_request(method, self.url, headers=sent, content=body or None)
+        try:
+            response = await self._client.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise UpstreamError(f"{self.upstream.display()}: {type(exc).__name__}") from None
+        got = [(name, value) for name, value in response.headers.multi_items() if name.lower() not in _HOP]
+        return UpstreamReply(response.status_code, got, response.aiter_raw(), response.aclose)
+
+    def _headers(self, message: Mapping[str, Any]) -> dict[str, str]:
+        out = {"Content-Type": "application/json", "Accept": f"application/json, {SSE}"}
+        params = as_mapping(message.get("params"))
+        meta = as_mapping(params.get("_meta"))
+        method = message.get("method")
+        if PROTOCOL_VERSION_KEY in meta:  # modern: the standard headers (HDR rules), and x-mcp-header
+            out[hdr.PROTOCOL_VERSION] = str(meta[PROTOCOL_VERSION_KEY])
+            out[hdr.METHOD] = str(method)
+            field_name = hdr.NAME_FIELD_BY_METHOD.get(str(method))
+            if field_name is not None and isinstance(params.get(field_name), str):
+                out[hdr.NAME] = hdr.encode_value(params[field_name])
+            arguments = params.get("arguments")
+            header_params = self._tools.get(str(params.get("name")))
+            if method == "tools/call" and header_params and isinstance(arguments, Mapping):
+                for name, text in request_headers(header_params, arguments):
+                    out[hdr.PARAM_PREFIX + name] = hdr.encode_value(text)
+        else:
+            if self._version is not None:
+                out[hdr.PROTOCOL_VERSION] = self._version
+            if self._session is not None:
+                out[hdr.SESSION_ID] = self._session
+        out.update(self.upstream.headers)
+        return out
+
+    def _learn(self, request: Mapping[str, Any], message: Any) -> None:
+        result = message.get("result") if isinstance(message, dict) else None
+        if not isinstance(result, Mapping):
+            return
+        if request.get("method") == "initialize" and isinstance(result.get("protocolVersion"), str):
+            self._version = result["protocolVersion"]
+        if request.get("method") == "tools/list" and isinstance(result.get("tools"), list):
+            for tool in result["tools"]:
+                if isinstance(tool, Mapping) and isinstance(tool.get("inputSchema"), Mapping):
+                    params, _violations = analyze(tool["inputSchema"])
+                    self._tools[str(tool.get("name"))] = params
+
+    async def exchange(self, message: Mapping[str, Any]) -> AsyncIterator[Any]:
+        reply = await self.forward("POST", list(self._headers(message).items()), _json.dumps(message))
+        try:
+            for name, value in reply.headers:
+                if name.lower() == hdr.SESSION_ID_LC:
+                    self._session = value
+            if reply.content_type == SSE:
+                decoder = SseMessages()
+                async for chunk in reply.body:
+                    for item in decoder.feed(chunk):
+                        self._learn(message, item)
+                        yield item
+                return
+            body = b"".join([chunk async for chunk in reply.body])
+            if not body.strip():
+                if _is_request(message) and reply.status >= 400:
+                    yield _upstream_error(message, f"HTTP {reply.status} without a JSON-RPC body")
+                return
+            try:
+                item = _json.loads(body)
+            except _json.JSONDecodeError:
+                yield _upstream_error(message, f"HTTP {reply.status} with a body that is not JSON")
+                return
+            self._learn(message, item)
+            yield item
+        finally:
+            await reply.close()
+
+
+def _upstream_error(message: Mapping[str, Any], what: str) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": message.get("id"),
+        "error": {"code": -32603, "message": f"upstream: {what}"},
+    }
+
+
+class StdioUpstream:
+    """A server process; its stdout lines go to `listeners` (raw line, parsed message)."""
+
+    def __init__(self, upstream: Upstream) -> None:
+        assert upstream.command
+        self.upstream = upstream
+        self.proc: asyncio.subprocess.Process | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._write_lock = asyncio.Lock()
+        self.raw_listener: Callable[[bytes, Any], Awaitable[None]] | None = None  # stdio <-> stdio
+        self._ids = itertools.count(1)
+        self._pending: dict[int, tuple[Any, asyncio.Queue[Any], Any]] = {}  # proxy id -> (id, queue, token)
+        self.exited = asyncio.Event()
+
+    async def start(self) -> None:
+        env = {**os.environ, **(self.upstream.env or {})}
+        argv = list(self.upstream.command or ())
+        try:
+            self.proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=self.upstream.cwd,
+                limit=MAX_LINE_BYTES,
+            )
+        except OSError as exc:
+            raise UpstreamError(f"{self.upstream.display()}: cannot start: {exc.strerror or exc}") from None
+        self._reader = asyncio.create_task(self._read())
+
+    async def aclose(self) -> None:
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError, RuntimeError):
+                proc.stdin.close()
+        try:
+            await asyncio.wait_for(proc.wait(), 3)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 3)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+    async def write_line(self, line: bytes) -> None:
+        proc = self.proc
+        if proc is None or proc.stdin is None or self.exited.is_set():
+            raise UpstreamError(f"{self.upstream.display()}: the server process has exited")
+        async with self._write_lock:
+            proc.stdin.write(line.rstrip(b"\r\n") + b"\n")
+            try:
+                await proc.stdin.drain()
+            except (ConnectionError, OSError):
+                raise UpstreamError(f"{self.upstream.display()}: the server process has exited") from None
+
+    async def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        try:
+            while line := await self.proc.stdout.readline():
+                if not line.strip():
+                    continue
+                try:
+                    message = _json.loads(line)
+                except _json.JSONDecodeError:
+                    message = None  # a banner or stray print: passed on, never matched
+                if self.raw_listener is not None:
+                    await self.raw_listener(line, message)
+                else:
+                    self._route(message)
+        except (ValueError, asyncio.LimitOverrunError):
+            pass  # a line over the limit: the process is treated as gone
+        finally:
+            self.exited.set()
+            for _id, queue, _token in self._pending.values():
+                queue.put_nowait(None)
+
+    # ---- forward / exchange: messages from several clients over the one process -------------
+
+    def _route(self, message: Any) -> None:
+        if not isinstance(message, dict):
+            return
+        if _is_response(message) and message.get("id") in self._pending:
+            original, queue, _token = self._pending.pop(message["id"])
+            queue.put_nowait({**message, "id": original})
+            return
+        params = as_mapping(message.get("params"))
+        token = params.get(PROGRESS_TOKEN_KEY) if message.get("method") == "notifications/progress" else None
+        targets = [entry for entry in self._pending.values() if token is not None and entry[2] == token]
+        if not targets and self._pending:
+            targets = [list(self._pending.values())[-1]]  # the latest request in flight
+        for _original, queue, _token in targets[:1]:
+            queue.put_nowait(message)
+
+    async def exchange(self, message: Mapping[str, Any]) -> AsyncIterator[Any]:
+        if not _is_request(message):
+            await self.write_line(_json.dumps(message))
+            return
+        proxy_id = next(self._ids)
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        params = as_mapping(message.get("params"))
+        meta = as_mapping(params.get("_meta"))
+        self._pending[proxy_id] = (message["id"], queue, meta.get(PROGRESS_TOKEN_KEY))
+        try:
+            await self.write_line(_json.dumps({**message, "id": proxy_id}))
+            while True:
+                item = await queue.get()
+                if item is None:
+                    yield _upstream_error(message, "the server process exited before answering")
+                    return
+                yield item
+                if _is_response(item) and item.get("id") == message["id"]:
+                    return
+        finally:
+            self._pending.pop(proxy_id, None)
+
+    async def forward(self, method: str, headers: Sequence[tuple[str, str]], body: bytes) -> UpstreamReply:
+        """Answer one HTTP exchange as a Streamable HTTP server (without sessions) would."""
+
+        async def nothing() -> AsyncIterator[bytes]:
+            return
+            yield b""
+
+        async def done() -> None:
+            return None
+
+        if method != "POST":
+            return UpstreamReply(405, [("allow", "POST")], nothing(), done)
+        try:
+            message = _json.loads(body)
+        except _json.JSONDecodeError:
+            error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
+            return UpstreamReply(400, [("content-type", "application/json")], _once(_json.dumps(error)), done)
+        if not _is_request(message):
+            await self.write_line(_json.dumps(message))
+            return UpstreamReply(202, [], nothing(), done)
+        messages = self.exchange(message)
+        assert isinstance(messages, AsyncGenerator)
+
+        async def events() -> AsyncIterator[bytes]:
+            async for item in messages:
+                yield sse_event(item)
+
+        async def close() -> None:
+            await messages.aclose()
+
+        return UpstreamReply(200, [("content-type", SSE), ("cache-control", "no-cache")], events(), close)
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
