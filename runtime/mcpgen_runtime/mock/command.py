@@ -146,7 +146,8 @@ def serve_record(
     """Proxy to `upstream`, writing `cassette`, until interrupted (HTTP) or stdin closes (stdio)."""
     from .record import record_http, record_stdio
 
-    scrubber = Scrubber(scrub_headers, upstream.headers.values())
+    # Headers and environment given to the upstream are credentials until shown otherwise.
+    scrubber = Scrubber(scrub_headers, [*upstream.headers.values(), *(upstream.env or {}).values()])
     if transport == "stdio":
         if faults is not None and faults.active:
             raise ValueError("fault injection while recording needs --http")

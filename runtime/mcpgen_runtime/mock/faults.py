@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import re
 import sys
@@ -191,6 +192,16 @@ def _is_request(message: Any) -> bool:
     return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message
 
 
+_UNFINISHED = "ASGI callable returned without completing response."
+
+
+class _QuietDrops(logging.Filter):
+    """uvicorn logs every connection a drop cuts as an error; those are the point here."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != _UNFINISHED
+
+
 class FaultyApp:
     """An ASGI app with `faults` injected in front of `app` (POSTed JSON-RPC requests only; every
     response body trickled under a slow stream)."""
@@ -198,6 +209,10 @@ class FaultyApp:
     def __init__(self, app: ASGIApp, injector: FaultInjector) -> None:
         self.app = app
         self.injector = injector
+        if injector.faults.drop_rate:
+            uvicorn_errors = logging.getLogger("uvicorn.error")
+            if not any(isinstance(f, _QuietDrops) for f in uvicorn_errors.filters):
+                uvicorn_errors.addFilter(_QuietDrops())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
