@@ -2,7 +2,10 @@
 
 A request is matched on its era, method and params without `_meta` (cassette.py `request_key`:
 for `tools/call` the tool and its arguments; `initialize` on its protocol version, else any
-recorded `initialize`), after the same scrubbing the recording had. The n-th request with one key
+recorded `initialize`), after the same scrubbing the recording had. The era handshake replays
+too: when the recorded server is legacy (it answered `initialize`, and every modern request it
+got with an error), any modern request gets that recorded refusal, so a client that probes
+differently from the one recorded still finds the server legacy and falls back. The n-th request with one key
 gets the n-th recorded answer with that key, and the last one from then on, so a replay is the
 same every time. The answer is what was recorded: the server's messages (notifications, and its
 requests, whose answers are accepted and not checked), then the response, under the client's id
@@ -62,6 +65,14 @@ class Replayer:
             self._index.setdefault(key, []).append(entry)
             if key[1] == "initialize":
                 self._initialize.setdefault(key[0], []).append(entry)
+        # A legacy server's answer to a modern request (its era, as a probe saw it): what any modern
+        # request gets from a cassette whose server never answered one with a result.
+        modern = [entry for entry in self.cassette.exchanges if request_key(entry["request"])[0] == "modern"]
+        self._legacy_refusal = (
+            modern[0]
+            if self._initialize.get("legacy") and modern and all("error" in e["response"] for e in modern)
+            else None
+        )
         self._served: dict[tuple[str, str, bytes], int] = {}
         self._lock = threading.Lock()
         self.misses: list[str] = []  # every request that had no recorded answer, described
@@ -76,14 +87,27 @@ class Replayer:
             entries = self._index.get(key)
             if not entries and key[1] == "initialize":
                 entries = self._initialize.get(key[0])
+            if not entries and key[0] == "modern" and self._legacy_refusal is not None:
+                return self._legacy_refusal
             if not entries:
                 return None
             number = self._served.get(key, 0)
             self._served[key] = number + 1
         return entries[min(number, len(entries) - 1)]
 
-    def answer(self, message: Mapping[str, Any], entry: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """The recorded messages, then the response, under `message`'s id and progress token."""
+    def status_of(self, entry: Mapping[str, Any]) -> int:
+        """The HTTP status of a recorded answer: as recorded, else (recorded on stdio) 200, or 400
+        for a legacy server's refusal of a modern request, as legacy HTTP servers answer it."""
+        recorded = entry.get("status")
+        if isinstance(recorded, int):
+            return recorded
+        return 400 if entry is self._legacy_refusal else 200
+
+    def answer(
+        self, message: Mapping[str, Any], entry: Mapping[str, Any], *, http: bool = False
+    ) -> list[dict[str, Any]]:
+        """The recorded messages, then the response, under `message`'s id and progress token
+        (over HTTP, a response recorded under another id keeps it: its status answers the POST)."""
         recorded_token = _progress_token(entry["request"])
         token = _progress_token(message)
         out: list[dict[str, Any]] = []
@@ -100,7 +124,7 @@ class Replayer:
                 item = {**item, "params": {**item["params"], "progressToken": token}}
             out.append(item)
         response = entry["response"]
-        if response.get("id") == entry["request"].get("id"):  # else: answered under another id, as recorded
+        if not http or response.get("id") == entry["request"].get("id"):
             response = {**response, "id": message.get("id")}
         out.append(response)
         return out
@@ -215,8 +239,8 @@ class ReplayApp:
             messages = await self._unmatched(message)
             status, stream = 200, len(messages) > 1
         else:
-            messages = self.replayer.answer(message, entry)
-            status, stream = int(entry.get("status") or 200), bool(entry.get("stream"))
+            messages = self.replayer.answer(message, entry, http=True)
+            status, stream = self.replayer.status_of(entry), bool(entry.get("stream"))
             if entry.get("session"):
                 session = dict(scope["headers"]).get(b"mcp-session-id")
                 if message.get("method") == "initialize" or session is None:

@@ -174,6 +174,7 @@ class HttpUpstream:
         self._session: str | None = None  # exchange(): the legacy session the proxy holds
         self._version: str | None = None  # exchange(): the legacy protocol version negotiated
         self._tools: dict[str, Any] = {}  # exchange(): x-mcp-header parameters of tools seen listed
+        self._listed = False  # exchange(): whether the proxy listed the tools itself
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -206,7 +207,7 @@ class HttpUpstream:
             header_params = self._tools.get(str(params.get("name")))
             if method == "tools/call" and header_params and isinstance(arguments, Mapping):
                 for name, text in request_headers(header_params, arguments):
-                    out[hdr.PARAM_PREFIX + name] = hdr.encode_value(text)
+                    out[name] = hdr.encode_value(text)  # name: Mcp-Param-…
         else:
             if self._version is not None:
                 out[hdr.PROTOCOL_VERSION] = self._version
@@ -227,7 +228,39 @@ class HttpUpstream:
                     params, _violations = analyze(tool["inputSchema"])
                     self._tools[str(tool.get("name"))] = params
 
+    async def _learn_tools(self, meta: Mapping[str, Any]) -> None:
+        """A modern `tools/call` from a client that sends no headers (stdio): the proxy reads the
+        tools' `x-mcp-header` parameters once, with its own `tools/list` (every page; not recorded)."""
+        self._listed = True
+        cursor: Any = None
+        for page in range(100):
+            params: dict[str, Any] = {"_meta": dict(meta)}
+            if cursor is not None:
+                params["cursor"] = cursor
+            request = {
+                "jsonrpc": "2.0",
+                "id": f"mcpgen-proxy-{page}",
+                "method": "tools/list",
+                "params": params,
+            }
+            cursor = None
+            async for item in self._exchange(request):
+                result = item.get("result") if isinstance(item, dict) else None
+                if isinstance(result, Mapping):
+                    cursor = result.get("nextCursor")
+            if not isinstance(cursor, str):
+                return
+
     async def exchange(self, message: Mapping[str, Any]) -> AsyncIterator[Any]:
+        params = as_mapping(message.get("params"))
+        meta = as_mapping(params.get("_meta"))
+        modern_call = message.get("method") == "tools/call" and PROTOCOL_VERSION_KEY in meta
+        if modern_call and not self._listed and str(params.get("name")) not in self._tools:
+            await self._learn_tools({k: v for k, v in meta.items() if k != PROGRESS_TOKEN_KEY})
+        async for item in self._exchange(message):
+            yield item
+
+    async def _exchange(self, message: Mapping[str, Any]) -> AsyncIterator[Any]:
         reply = await self.forward("POST", list(self._headers(message).items()), _json.dumps(message))
         try:
             for name, value in reply.headers:
