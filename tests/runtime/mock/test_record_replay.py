@@ -96,7 +96,7 @@ def everything(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
             str(out),
             "--package",
             "everything_client",
-        ],  # fmt: skip
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -285,9 +285,9 @@ def test_a_modern_server_recorded_over_http_and_stdio_replays(tmp_path: Path) ->
         with WeatherClient(server_url) as client:
             live = weather_session(client)
             assert client.era == "modern"
-        with serving(mcpgen_mock("--record", server_url, "-o", str(http_cassette))) as proxy:
-            with WeatherClient(proxy) as client:
-                assert weather_session(client) == live
+        recording = serving(mcpgen_mock("--record", server_url, "-o", str(http_cassette)))
+        with recording as proxy, WeatherClient(proxy) as client:
+            assert weather_session(client) == live
         stdio_proxy = mcpgen_mock("--record", server_url, "-o", str(stdio_cassette), "--stdio")
         with WeatherClient.stdio(stdio_proxy, env=subprocess_env()) as client:
             assert weather_session(client) == live
