@@ -210,6 +210,7 @@ class RecordingApp:
         stream = reply.content_type == SSE
         decoder = SseMessages() if stream else None
         collected: list[bytes] = []
+        collected_bytes = 0
 
         def seen(item: Any) -> None:
             if entry is not None:
@@ -218,14 +219,16 @@ class RecordingApp:
                 self.recorder.note("server_message", item)
 
         async def pump() -> None:
+            nonlocal collected_bytes
             out_headers = [(name.encode("latin-1"), value.encode("latin-1")) for name, value in reply.headers]
             await send({"type": "http.response.start", "status": reply.status, "headers": out_headers})
             async for chunk in reply.body:
                 if decoder is not None:
                     for item in decoder.feed(chunk):
                         seen(item)
-                elif len(collected) < 4096:
+                elif collected_bytes <= MAX_BODY_BYTES:  # past it: passed on, not recorded
                     collected.append(chunk)
+                    collected_bytes += len(chunk)
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
@@ -241,7 +244,7 @@ class RecordingApp:
             with contextlib.suppress(asyncio.CancelledError):
                 await watching
             await reply.close()
-        if decoder is None and collected:
+        if decoder is None and collected and collected_bytes <= MAX_BODY_BYTES:
             with contextlib.suppress(_json.JSONDecodeError):
                 seen(_json.loads(b"".join(collected)))
         if entry is not None:

@@ -163,6 +163,59 @@ def test_server_everything_recorded_over_stdio_replays_to_both_clients(
     assert loaded.upstream == "stdio: node"
 
 
+def test_passthrough_sends_what_the_cassette_lacks_to_the_real_server(
+    everything: list[str], tmp_path: Path
+) -> None:
+    client_class = importlib.import_module("everything_client").Client
+    cassette = tmp_path / "everything.yaml"
+    record = mcpgen_mock(
+        "--record", "--upstream-stdio", shlex.join(everything), "-o", str(cassette), "--stdio"
+    )
+    with client_class.stdio(record, env=subprocess_env()) as client:
+        assert client.echo("recorded").text == "Echo: recorded"
+    recorded = cassette.read_bytes()
+    replay = mcpgen_mock(
+        "--replay", str(cassette), "--passthrough", "--upstream-stdio", shlex.join(everything)
+    )
+    with client_class.stdio([*replay, "--stdio"], env=subprocess_env()) as client:
+        assert client.echo("recorded").text == "Echo: recorded"
+        assert client.echo("live only").text == "Echo: live only"  # the npm server answered it
+        assert client.get_sum(a=1, b=2).text == "The sum of 1 and 2 is 3."
+    with serving(replay) as url, client_class(url) as client:
+        assert client.echo("over http").text == "Echo: over http"
+    assert cassette.read_bytes() == recorded  # passthrough answers are not recorded
+
+
+def test_record_and_replay_usage_errors(tmp_path: Path) -> None:
+    cassette = tmp_path / "c.yaml"
+    cassette.write_text("cassette: 1\ninteractions: []\n")
+    spec = str(ROOT / "specs" / "weather.json")
+    cases = [
+        (["--record", "http://127.0.0.1:9/mcp"], "--record needs -o CASSETTE"),
+        (["--record", spec, "-o", str(tmp_path / "x.yaml")], "is not a server URL"),
+        (["--replay", str(cassette), spec], "a server goes with --passthrough"),
+        (["--replay", str(cassette), "--passthrough"], "--passthrough: name the real server"),
+        (["--record", "--replay", str(cassette), "http://127.0.0.1:9/mcp"], "choose one"),
+        (["-o", str(tmp_path / "x.yaml"), spec], "-o CASSETTE goes with --record"),
+        (["--latency", "soon", spec], "--latency 'soon': expected a duration"),
+    ]
+    for args, message in cases:
+        done = subprocess.run(
+            mcpgen_mock(*args), capture_output=True, text=True, env=subprocess_env(), timeout=60, check=False
+        )
+        assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
+    cassette.write_text("interactions: []\n")
+    bad = subprocess.run(
+        mcpgen_mock("--replay", str(cassette), "--stdio"),
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 1 and "c.yaml: not an mcpgen cassette" in bad.stderr
+
+
 def test_the_fixture_serves_a_cassette(everything: list[str], tmp_path: Path, mcp_mock_factory: Any) -> None:
     cassette = tmp_path / "everything.yaml"
     record = mcpgen_mock(
@@ -236,8 +289,10 @@ def test_an_sdk1_server_recorded_over_http_replays_its_sessions(tmp_path: Path) 
         record = mcpgen_mock(
             "--record", server_url, "-o", str(cassette), "--header", f"X-Upstream-Key: {CANARY}"
         )
+        record += ["--scrub-header", "X-Tenant"]
         with serving(record) as proxy:
-            through = legacy_session(proxy, headers={"Authorization": f"Bearer {CANARY}"})
+            headers = {"Authorization": f"Bearer {CANARY}", "X-Tenant": f"tenant-{CANARY}"}
+            through = legacy_session(proxy, headers=headers)
             through_sdk = sdk_client(*SDK1_CALLS, proxy)
     assert through == live and through_sdk == live_sdk
     assert live[1] == "legacy" and live[5:8] == ["deleted /tmp/x", "forty-two | roots: file:///srv/project",
@@ -245,7 +300,7 @@ def test_an_sdk1_server_recorded_over_http_replays_its_sessions(tmp_path: Path) 
     assert [call["progress"] for call in live_sdk["calls"]][3] != []
 
     text = cassette.read_text()
-    assert CANARY not in text and "authorization: '[scrubbed]'" in text
+    assert CANARY not in text and "authorization: '[scrubbed]'" in text and "x-tenant: '[scrubbed]'" in text
     assert "mcp-session-id: '[session]'" in text and "session: true" in text
     loaded = load_cassette(cassette)
     elicit = [m for e in loaded.exchanges for m in e["messages"] if m.get("method") == "elicitation/create"]
