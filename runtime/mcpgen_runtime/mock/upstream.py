@@ -310,6 +310,7 @@ class StdioUpstream:
         self._ids = itertools.count(1)
         self._pending: dict[int, tuple[Any, asyncio.Queue[Any], Any]] = {}  # proxy id -> (id, queue, token)
         self.exited = asyncio.Event()
+        self._modern_answered = False  # forward(): a modern request has had a result
 
     async def start(self) -> None:
         env = {**os.environ, **(self.upstream.env or {})}
@@ -441,6 +442,21 @@ class StdioUpstream:
         if not _is_request(message):
             await self.write_line(_json.dumps(message))
             return UpstreamReply(202, [], nothing(), done)
+        meta = as_mapping(as_mapping(message.get("params")).get("_meta"))
+        if PROTOCOL_VERSION_KEY in meta and not self._modern_answered:
+            # Until the server has answered a modern request, it may be legacy: its refusal goes
+            # out as a legacy HTTP server sends it (400 and the JSON error), for the client's probe.
+            answer = [item async for item in self.exchange(message)]
+            final = answer[-1] if answer else None
+            if isinstance(final, dict) and "error" in final:
+                return UpstreamReply(
+                    400, [("content-type", "application/json")], _once(_json.dumps(final)), done
+                )
+            self._modern_answered = True
+            body = b"".join(sse_event(item) for item in answer)
+            return UpstreamReply(
+                200, [("content-type", SSE), ("cache-control", "no-cache")], _once(body), done
+            )
         messages = self.exchange(message)
         assert isinstance(messages, AsyncGenerator)
 

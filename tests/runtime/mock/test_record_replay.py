@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from mcpgen_runtime.client import Client, CreateMessageResult, ElicitResult, ListRootsResult, Root
-from mcpgen_runtime.errors import RemoteError
+from mcpgen_runtime.errors import RemoteError, ServiceUnavailableError
 from mcpgen_runtime.mock import running_mock
 from mcpgen_runtime.mock.cassette import load_cassette
 from tests.support import (
@@ -154,6 +154,26 @@ def test_server_everything_recorded_over_stdio_replays_to_both_clients(
         assert sdk_client(*EVERYTHING_CALLS, url) == live_sdk
         with client_class(url) as client:
             assert generated_results(client) == live
+    faulty = client_class.stdio([*replay, "--stdio", "--error-rate", "1"], env=subprocess_env())
+    with faulty as client, pytest.raises(ServiceUnavailableError, match="Injected fault"):
+        client.echo("hello")
+
+    # An HTTP proxy in front of the stdio server: the same answers for HTTP clients. (Over HTTP the
+    # generated client sends its first call as a modern request, which this server answers without
+    # an `initialize`, so the client stays modern; over stdio it probes with server/discover first.)
+    http_cassette = tmp_path / "over-http.yaml"
+    record_http = mcpgen_mock(
+        "--record", "--upstream-stdio", shlex.join(everything), "-o", str(http_cassette)
+    )
+    with serving(record_http) as url:
+        with client_class(url) as client:
+            over_http = generated_results(client)
+        assert over_http[:3] == live[:3]
+        assert sdk_client(*EVERYTHING_CALLS, url) == live_sdk
+    with serving(mcpgen_mock("--replay", str(http_cassette))) as url:
+        with client_class(url) as client:
+            assert generated_results(client) == over_http
+        assert sdk_client(*EVERYTHING_CALLS, url) == live_sdk
 
     # The cassette as a person reads it: the exchanges in order, JSON-RPC objects as sent.
     loaded = load_cassette(cassette)
@@ -343,6 +363,11 @@ def test_a_modern_server_recorded_over_http_and_stdio_replays(tmp_path: Path) ->
         recording = serving(mcpgen_mock("--record", server_url, "-o", str(http_cassette)))
         with recording as proxy, WeatherClient(proxy) as client:
             assert weather_session(client) == live
+        failing = serving(
+            mcpgen_mock("--record", server_url, "-o", str(tmp_path / "x.yaml"), "--error-rate", "1")
+        )
+        with failing as proxy, WeatherClient(proxy) as client, pytest.raises(ServiceUnavailableError):
+            client.get_weather_data("Berlin")
         stdio_proxy = mcpgen_mock("--record", server_url, "-o", str(stdio_cassette), "--stdio")
         with WeatherClient.stdio(stdio_proxy, env=subprocess_env()) as client:
             assert weather_session(client) == live
