@@ -146,3 +146,20 @@ def test_mcpgen_mock_refuses_a_bad_fault_option() -> None:
         check=False,
     )
     assert done.returncode == 2 and "--error-rate '1.5': expected a fraction between 0 and 1" in done.stderr
+
+
+def test_over_stdio_a_drop_ends_the_process_and_a_slow_stream_trickles() -> None:
+    dropping = mcpgen_mock(WEATHER, "--stdio", "--drop-connection", "1")
+    with Client.stdio(dropping, env=subprocess_env()) as client, pytest.raises(TransportError) as info:
+        client.get_weather_data("Berlin")
+    assert "exit" in str(info.value).lower()
+    quick_mock = mcpgen_mock(WEATHER, "--stdio", "--seed", "4")
+    with Client.stdio(quick_mock, env=subprocess_env()) as client:
+        quick = client.get_weather_data("Berlin")
+    slow_mock = mcpgen_mock(WEATHER, "--stdio", "--seed", "4", "--slow-stream", "10ms")
+    with Client.stdio(slow_mock, env=subprocess_env()) as client:
+        client.get_current_time()  # the process has started
+        start = time.monotonic()
+        slow = client.get_weather_data("Berlin")
+        elapsed = time.monotonic() - start
+    assert slow == quick and elapsed >= 0.1

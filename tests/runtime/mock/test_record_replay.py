@@ -42,6 +42,7 @@ pytestmark = pytest.mark.timeout(300)
 SDK_CLIENT = str(ROOT / "tests" / "peers" / "sdk_client.py")
 SDK1_SERVER = str(ROOT / "tests" / "peers" / "sdk1_server.py")
 CANARY = "canary-5e1d0c7a9b3f42"
+GITHUB_CANARY = "ghp_" + "Zq8" * 12  # shaped like a GitHub token
 
 
 def mcpgen_mock(*args: str) -> list[str]:
@@ -314,6 +315,9 @@ def test_an_sdk1_server_recorded_over_http_replays_its_sessions(tmp_path: Path) 
             headers = {"Authorization": f"Bearer {CANARY}", "X-Tenant": f"tenant-{CANARY}"}
             through = legacy_session(proxy, headers=headers)
             through_sdk = sdk_client(*SDK1_CALLS, proxy)
+            with Client(proxy) as client:  # a token in the arguments, echoed back in the result
+                echoed = client.call_tool("get_weather", {"city": GITHUB_CANARY}).structured_content
+                assert echoed is not None and echoed["city"] == GITHUB_CANARY
     assert through == live and through_sdk == live_sdk
     assert live[1] == "legacy" and live[5:8] == ["deleted /tmp/x", "forty-two | roots: file:///srv/project",
                                                  "counted 3"]  # fmt: skip
@@ -321,6 +325,7 @@ def test_an_sdk1_server_recorded_over_http_replays_its_sessions(tmp_path: Path) 
 
     text = cassette.read_text()
     assert CANARY not in text and "authorization: '[scrubbed]'" in text and "x-tenant: '[scrubbed]'" in text
+    assert GITHUB_CANARY not in text and "city: '[scrubbed]'" in text
     assert "mcp-session-id: '[session]'" in text and "session: true" in text
     loaded = load_cassette(cassette)
     elicit = [m for e in loaded.exchanges for m in e["messages"] if m.get("method") == "elicitation/create"]
