@@ -150,7 +150,7 @@ def mock(
     or record a real server to a cassette (--record), or serve a cassette (--replay).
 
     SOURCE is a spec file, a generated package's tools.json, or a live server's URL. Arguments and
-    x-mcp-header are checked as a generated server checks them. Needs `pip install 'mcpgen-runtime[mock]'`.
+    x-mcp-header are checked as a generated server checks them. Needs `pip install 'mcpgen[mock]'`.
 
     \b
     mcpgen mock specs/weather.json --http --port 8000 --seed 7

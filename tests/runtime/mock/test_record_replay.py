@@ -389,3 +389,11 @@ def test_a_modern_server_recorded_over_http_and_stdio_replays(tmp_path: Path) ->
             with WeatherClient(mock.url, retries=3) as client:
                 assert weather_session(client) == live  # replay and faults together
             assert mock.injector is not None and mock.injector.injected["error"] >= 1
+
+
+def test_the_schema_driven_mock_reads_its_tools_from_a_stdio_server(everything: list[str]) -> None:
+    mock = mcpgen_mock("--upstream-stdio", shlex.join(everything), "--stdio", "--seed", "3")
+    with Client.stdio(mock, env=subprocess_env()) as client:
+        assert {"echo", "get-sum"} <= {tool["name"] for tool in client.list_all_tools()}
+        made_up = client.call_tool("get-sum", {"a": 1, "b": 2}).text
+    assert made_up.startswith("mcpgen mock: get-sum called with")  # the mock's answer, not the server's
