@@ -51,7 +51,11 @@ __all__ = [
     "Cassette",
     "CassetteError",
     "Scrubber",
+    "describe_request",
     "display_upstream",
+    "dump_cassette",
+    "is_request",
+    "is_response",
     "load_cassette",
     "request_key",
     "write_cassette",
@@ -162,6 +166,18 @@ def display_upstream(target: str) -> str:
         return urlunsplit((parts.scheme, host, parts.path, "", ""))
     program = target.split()[0] if target.split() else ""
     return f"stdio: {os.path.basename(program)}"
+
+
+def is_request(message: Any) -> bool:
+    """A JSON-RPC request: a method and an id."""
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message
+
+
+def is_response(message: Any) -> bool:
+    """A JSON-RPC response: no method, a result or an error."""
+    return (
+        isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message)
+    )
 
 
 def _params(message: Mapping[str, Any]) -> dict[str, Any]:

@@ -96,9 +96,9 @@ def serve_mock(
 
             serve_stdio_with_faults(lambda stdin, stdout: serve_stdio(server, stdin, stdout), injector)
         else:
-            from .record import _serve_asgi
+            from .record import serve_asgi
 
-            _serve_asgi(FaultyApp(server.asgi_app(), injector), host, port)
+            serve_asgi(FaultyApp(server.asgi_app(), injector), host, port)
         return
     if transport == "stdio":
         server.run_stdio()

@@ -32,7 +32,7 @@ from typing import Any, BinaryIO, Final
 
 from .. import _json
 from .canonical import unit_interval
-from .cassette import request_key
+from .cassette import is_request, request_key
 
 __all__ = [
     "PIECE_BYTES",
@@ -143,7 +143,7 @@ class FaultInjector:
 
     def decide(self, message: Any) -> Decision:
         faults = self.faults
-        if not faults.active or not _is_request(message):
+        if not faults.active or not is_request(message):
             return Decision()
         key = request_key(message)
         with self._lock:
@@ -186,10 +186,6 @@ def fault_error(request_id: Any, rate: float) -> dict[str, Any]:
             "data": {"retryable": True},
         },
     }
-
-
-def _is_request(message: Any) -> bool:
-    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message
 
 
 _UNFINISHED = "ASGI callable returned without completing response."
@@ -343,8 +339,11 @@ async def _filter_stdio(
         async with write_lock:
             await injector.trickle(line, raw)
 
+    forward_lock = asyncio.Lock()
+
     async def forward(line: bytes) -> None:
-        await loop.run_in_executor(None, to_server.write, line)
+        async with forward_lock:  # whole lines: a long one is written in several pieces
+            await loop.run_in_executor(None, to_server.write, line)
 
     async def request(line: bytes, message: dict[str, Any]) -> None:
         decision = injector.decide(message)
@@ -369,7 +368,7 @@ async def _filter_stdio(
             message = _json.loads(line)
         except _json.JSONDecodeError:
             message = None
-        if _is_request(message):
+        if is_request(message):
             task = asyncio.ensure_future(request(line, message))
             tasks.add(task)
             task.add_done_callback(tasks.discard)

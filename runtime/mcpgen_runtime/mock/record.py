@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .. import _json
-from .cassette import Scrubber, write_cassette
+from .cassette import Scrubber, is_request, is_response, write_cassette
 from .faults import FaultInjector, Faults, FaultyApp, Receive, Scope, Send, protocol_stdout
 from .upstream import (
     SSE,
@@ -32,13 +32,11 @@ from .upstream import (
     StdioUpstream,
     Upstream,
     UpstreamError,
-    _is_request,
-    _is_response,
     as_mapping,
     open_upstream,
 )
 
-__all__ = ["Recorder", "RecordingApp", "record_http", "record_stdio"]
+__all__ = ["Recorder", "RecordingApp", "record_http", "record_stdio", "serve_asgi"]
 
 _LOG = logging.getLogger("mcpgen.mock")
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -100,7 +98,7 @@ class Recorder:
         return entry
 
     def attach(self, entry: dict[str, Any], message: Any) -> None:
-        if _is_response(message) and message.get("id") == entry["request"].get("id"):
+        if is_response(message) and message.get("id") == entry["request"].get("id"):
             entry["response"] = self._scrub(message)
             self.save()
         else:
@@ -109,7 +107,7 @@ class Recorder:
     def close(self, entry: dict[str, Any], *, status: int, stream: bool, session: bool) -> None:
         messages = entry.pop("messages")
         response = entry.pop("response", None)
-        if response is None and messages and _is_response(messages[-1]):
+        if response is None and messages and is_response(messages[-1]):
             response = messages.pop()  # answered under another id (an error before the id was read)
         entry.update(status=status, stream=stream, session=session)
         entry["messages"] = messages
@@ -123,11 +121,11 @@ class Recorder:
 
     def client_message(self, message: Any) -> dict[str, Any] | None:
         """A message from a stdio client: a request opens an entry, anything else is noted."""
-        if _is_request(message):
+        if is_request(message):
             entry = self.open(message)
             self._by_id[_json.dumps(message["id"])] = entry
             return entry
-        self.note("client_response" if _is_response(message) else "notification", message)
+        self.note("client_response" if is_response(message) else "notification", message)
         return None
 
     def server_message(self, message: Any) -> None:
@@ -135,7 +133,7 @@ class Recorder:
         the request its progress token names, else the latest request open, else stands alone."""
         if not isinstance(message, dict):
             return
-        if _is_response(message):
+        if is_response(message):
             entry = self._by_id.pop(_json.dumps(message.get("id")), None)
             if entry is not None:
                 entry["response"] = self._scrub(message)
@@ -181,10 +179,10 @@ class RecordingApp:
             with contextlib.suppress(_json.JSONDecodeError):
                 message = _json.loads(body)
         entry = None
-        if _is_request(message):
+        if is_request(message):
             entry = self.recorder.open(message, headers)
         elif isinstance(message, dict):
-            self.recorder.note("client_response" if _is_response(message) else "notification", message)
+            self.recorder.note("client_response" if is_response(message) else "notification", message)
         try:
             reply = await self.upstream.forward(method, headers, body)
         except UpstreamError as exc:
@@ -280,7 +278,8 @@ async def _plain(send: Send, status: int, text: bytes) -> None:
     await send({"type": "http.response.body", "body": text})
 
 
-def _serve_asgi(app: Any, host: str, port: int) -> None:
+def serve_asgi(app: Any, host: str, port: int) -> None:
+    """Serve an ASGI app with uvicorn until interrupted (the proxy, a replay, a mock with faults)."""
     import uvicorn
 
     config = uvicorn.Config(
@@ -322,7 +321,7 @@ def record_http(
     app: Any = RecordingApp(Lazy(), recorder)  # type: ignore[arg-type]
     if faults is not None and faults.active:
         app = FaultyApp(app, FaultInjector(faults))
-    _serve_asgi(app, host, port)
+    serve_asgi(app, host, port)
 
 
 def record_stdio(
@@ -381,7 +380,7 @@ async def _record_stdio(
                     await write(_json.dumps(item))
             except UpstreamError as exc:
                 _LOG.warning("upstream: %s", exc)
-                if _is_request(message):
+                if is_request(message):
                     error = {
                         "jsonrpc": "2.0",
                         "id": message["id"],
@@ -398,7 +397,7 @@ async def _record_stdio(
             if not isinstance(message, dict):
                 continue
             recorder.client_message(message)
-            if not _is_request(message):  # in order: `notifications/initialized` before the next request
+            if not is_request(message):  # in order: `notifications/initialized` before the next request
                 await relay(message)
                 continue
             task = asyncio.ensure_future(relay(message))

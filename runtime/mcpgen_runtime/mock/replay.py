@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from .. import _json
-from .cassette import Cassette, Scrubber, describe_request, load_cassette, request_key
+from .cassette import Cassette, Scrubber, describe_request, is_request, load_cassette, request_key
 from .faults import FaultInjector, Faults, FaultyApp, Receive, Scope, Send, protocol_stdout
 from .upstream import (
     SSE,
@@ -40,7 +40,6 @@ from .upstream import (
     StdioUpstream,
     Upstream,
     UpstreamError,
-    _is_request,
     as_mapping,
     open_upstream,
 )
@@ -230,7 +229,7 @@ class ReplayApp:
             error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
             await _send(send, 400, [(b"content-type", b"application/json")], _json.dumps(error))
             return
-        if not _is_request(message):
+        if not is_request(message):
             await _send(send, 202, [], b"")  # notifications and answers to recorded server requests
             return
         entry = self.replayer.find(message)
@@ -298,10 +297,10 @@ def replay_http(
     scrubber: Scrubber | None = None,
 ) -> None:
     """Serve `cassette` on http://HOST:PORT/mcp until interrupted."""
-    from .record import _serve_asgi
+    from .record import serve_asgi
 
     app, _replayer = replay_app(cassette, faults=faults, passthrough=passthrough, scrubber=scrubber)
-    _serve_asgi(app, host, port)
+    serve_asgi(app, host, port)
 
 
 def replay_stdio(
@@ -376,7 +375,7 @@ async def serve_replay_stdio(
                 message = _json.loads(line)
             except _json.JSONDecodeError:
                 continue
-            if _is_request(message):
+            if is_request(message):
                 task = asyncio.ensure_future(serve(message))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)

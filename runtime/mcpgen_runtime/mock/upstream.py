@@ -33,7 +33,7 @@ from .. import _json
 from ..protocol import headers as hdr
 from ..protocol.meta import PROGRESS_TOKEN_KEY, PROTOCOL_VERSION_KEY
 from ..protocol.xheader import analyze, request_headers
-from .cassette import display_upstream
+from .cassette import display_upstream, is_request, is_response
 
 __all__ = [
     "HttpUpstream",
@@ -141,16 +141,6 @@ def as_mapping(value: Any) -> Mapping[str, Any]:
 
 def sse_event(message: Mapping[str, Any]) -> bytes:
     return b"event: message\ndata: " + _json.dumps(message) + b"\n\n"
-
-
-def _is_request(message: Any) -> bool:
-    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" in message
-
-
-def _is_response(message: Any) -> bool:
-    return (
-        isinstance(message, dict) and "method" not in message and ("result" in message or "error" in message)
-    )
 
 
 async def open_upstream(upstream: Upstream) -> HttpUpstream | StdioUpstream:
@@ -275,7 +265,7 @@ class HttpUpstream:
                 return
             body = b"".join([chunk async for chunk in reply.body])
             if not body.strip():
-                if _is_request(message) and reply.status >= 400:
+                if is_request(message) and reply.status >= 400:
                     yield _upstream_error(message, f"HTTP {reply.status} without a JSON-RPC body")
                 return
             try:
@@ -388,7 +378,7 @@ class StdioUpstream:
     def _route(self, message: Any) -> None:
         if not isinstance(message, dict):
             return
-        if _is_response(message) and message.get("id") in self._pending:
+        if is_response(message) and message.get("id") in self._pending:
             original, queue, _token = self._pending.pop(message["id"])
             queue.put_nowait({**message, "id": original})
             return
@@ -401,7 +391,7 @@ class StdioUpstream:
             queue.put_nowait(message)
 
     async def exchange(self, message: Mapping[str, Any]) -> AsyncIterator[Any]:
-        if not _is_request(message):
+        if not is_request(message):
             await self.write_line(_json.dumps(message))
             return
         proxy_id = next(self._ids)
@@ -417,7 +407,7 @@ class StdioUpstream:
                     yield _upstream_error(message, "the server process exited before answering")
                     return
                 yield item
-                if _is_response(item) and item.get("id") == message["id"]:
+                if is_response(item) and item.get("id") == message["id"]:
                     return
         finally:
             self._pending.pop(proxy_id, None)
@@ -439,7 +429,7 @@ class StdioUpstream:
         except _json.JSONDecodeError:
             error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
             return UpstreamReply(400, [("content-type", "application/json")], _once(_json.dumps(error)), done)
-        if not _is_request(message):
+        if not is_request(message):
             await self.write_line(_json.dumps(message))
             return UpstreamReply(202, [], nothing(), done)
         meta = as_mapping(as_mapping(message.get("params")).get("_meta"))
