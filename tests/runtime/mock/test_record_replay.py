@@ -397,3 +397,35 @@ def test_the_schema_driven_mock_reads_its_tools_from_a_stdio_server(everything: 
         assert {"echo", "get-sum"} <= {tool["name"] for tool in client.list_all_tools()}
         made_up = client.call_tool("get-sum", {"a": 1, "b": 2}).text
     assert made_up.startswith("mcpgen mock: get-sum called with")  # the mock's answer, not the server's
+
+
+def test_a_modern_multi_round_trip_call_replays(tmp_path: Path) -> None:
+    """MRTR (2026-07-28): the input_required result, the client's retry with its answer and the
+    server's requestState, and the final result, recorded from mcpgen's own server (the mock with an
+    elicitation rule) and replayed: the retry matches because it carries the recorded requestState."""
+    schema = {"type": "object", "properties": {"unit": {"type": "string", "enum": ["C", "F"]}}}
+    rules = [{"match": {"location": "ask"}, "elicit": {"message": "Unit?", "schema": schema}, "text": "in C"}]
+
+    def session(url: str) -> list[Any]:
+        asked: list[str] = []
+
+        def elicit(request: Any) -> ElicitResult:
+            asked.append(request.message)
+            return ElicitResult.accept({"unit": "C"})
+
+        with Client(url, on_elicit=elicit) as client:
+            return [client.call_tool("get_weather", {"location": "ask"}).text, asked, client.era]
+
+    cassette = tmp_path / "mrtr.yaml"
+    spec = ROOT / "specs" / "weather.json"
+    with running_mock(spec=spec, responses={"tools": {"get_weather": rules}}) as upstream:
+        live = session(upstream.url)  # type: ignore[arg-type]
+        with serving(mcpgen_mock("--record", str(upstream.url), "-o", str(cassette))) as proxy:
+            assert session(proxy) == live == ["in C", ["Unit?"], "modern"]
+    results = [
+        e["response"]["result"] for e in load_cassette(cassette).exchanges if "result" in e["response"]
+    ]
+    assert [r.get("resultType") for r in results[-2:]] == ["input_required", "complete"]
+    with running_mock(cassette=cassette) as replay:
+        assert session(replay.url) == live  # type: ignore[arg-type]
+        assert replay.misses == []
