@@ -136,6 +136,12 @@ def test_server_everything_recorded_over_stdio_replays_to_both_clients(
         "--record", "--upstream-stdio", shlex.join(everything), "-o", str(cassette), "--stdio"
     )
     assert sdk_client(*EVERYTHING_CALLS, "--", *record) == live_sdk  # the proxy changes nothing
+    again = tmp_path / "again.yaml"
+    record_again = mcpgen_mock(
+        "--record", "--upstream-stdio", shlex.join(everything), "-o", str(again), "--stdio"
+    )
+    assert sdk_client(*EVERYTHING_CALLS, "--", *record_again) == live_sdk
+    assert again.read_bytes() == cassette.read_bytes()  # the same traffic, the same file
     with client_class.stdio(everything) as client:
         live = generated_results(client)
     assert live[:2] == ["Echo: hello", "The sum of 2 and 40 is 42."] and live[3] == "legacy"
