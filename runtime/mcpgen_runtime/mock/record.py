@@ -309,13 +309,18 @@ def record_http(
     """Serve the recording proxy on http://HOST:PORT/mcp until interrupted."""
     recorder = Recorder(cassette, upstream.display(), scrubber)
     opened: list[HttpUpstream | StdioUpstream] = []
+    locks: list[asyncio.Lock] = []
 
     class Lazy:
-        """The upstream is opened in uvicorn's event loop, on the first request."""
+        """The upstream is opened in uvicorn's event loop, on the first request (once: a stdio
+        server is one process for every client)."""
 
         async def forward(self, method: str, headers: Sequence[tuple[str, str]], body: bytes) -> Any:
-            if not opened:
-                opened.append(await open_upstream(upstream))
+            if not locks:
+                locks.append(asyncio.Lock())
+            async with locks[0]:
+                if not opened:
+                    opened.append(await open_upstream(upstream))
             return await opened[0].forward(method, headers, body)
 
     app: Any = RecordingApp(Lazy(), recorder)  # type: ignore[arg-type]

@@ -8,7 +8,9 @@ ends in one value; `open_upstream` connects. Two faces:
   as the upstream answered it (status, headers, body streamed). Over HTTP the bytes pass through
   untouched, legacy `Mcp-Session-Id` and all; a stdio upstream is answered as a Streamable HTTP
   server would (requests as SSE streams, notifications and answers `202`; ids remapped, since
-  several HTTP clients share the one process).
+  several HTTP clients share the one process). It offers no GET stream: what the process sends
+  while no request is open reaches no HTTP client (a notification during a request goes to the
+  request its progress token names, else to the latest one).
 - `exchange(message)`: one JSON-RPC message, and the messages the server sends back for it (its
   notifications and requests, then the response), for a stdio client in front of an HTTP server
   and for passthrough. Over HTTP it keeps the legacy session id and protocol version, and sets
