@@ -183,6 +183,8 @@ class Passthrough:
                     pass
                 async for _ in self._open.exchange({"jsonrpc": "2.0", "method": "notifications/initialized"}):
                     pass
+            if message.get("method") == "initialize":
+                self._legacy_open = True  # the client's own handshake opens the session upstream
         return [item async for item in self._open.exchange(message)]
 
     async def aclose(self) -> None:
