@@ -378,6 +378,12 @@ async def _record_stdio(
                     break
             return
 
+        async def unsolicited(item: Any) -> None:  # the legacy session's GET stream
+            recorder.server_message(item)
+            await write(_json.dumps(item))
+
+        server.on_unsolicited = unsolicited
+
         async def relay(message: Any) -> None:
             try:
                 async for item in server.exchange(message):

@@ -13,8 +13,9 @@ ends in one value; `open_upstream` connects. Two faces:
   request its progress token names, else to the latest one).
 - `exchange(message)`: one JSON-RPC message, and the messages the server sends back for it (its
   notifications and requests, then the response), for a stdio client in front of an HTTP server
-  and for passthrough. Over HTTP it keeps the legacy session id and protocol version, and sets
-  the modern headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` from the tools it has seen listed).
+  and for passthrough. Over HTTP it keeps the legacy session id (from `initialize`'s answer),
+  protocol version and, given `on_unsolicited`, the session's GET stream, and sets the modern
+  headers (`Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` from the tools it has seen listed).
 
 Uses httpx directly, never the runtime's client transport: a proxy passes traffic through, it
 does not interpret it (and the mock is a server: pyproject.toml's contracts).
@@ -167,9 +168,34 @@ class HttpUpstream:
         self._version: str | None = None  # exchange(): the legacy protocol version negotiated
         self._tools: dict[str, Any] = {}  # exchange(): x-mcp-header parameters of tools seen listed
         self._listed = False  # exchange(): whether the proxy listed the tools itself
+        # exchange(): where the messages of the legacy session's GET stream go (a stdio client's proxy
+        # opens the stream for its client, as an HTTP client would); None: no GET stream.
+        self.on_unsolicited: Callable[[Any], Awaitable[None]] | None = None
+        self._listening: asyncio.Task[None] | None = None
 
     async def aclose(self) -> None:
+        if self._listening is not None:
+            self._listening.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listening
         await self._client.aclose()
+
+    async def _listen(self, headers: Mapping[str, str]) -> None:
+        """The legacy session's GET stream, read until it ends (a server without one says 405)."""
+        import httpx
+
+        callback = self.on_unsolicited
+        assert callback is not None
+        try:
+            async with self._client.stream("GET", self.url, headers=dict(headers)) as response:
+                if response.status_code != 200:
+                    return
+                decoder = SseMessages()
+                async for chunk in response.aiter_raw():
+                    for item in decoder.feed(chunk):
+                        await callback(item)
+        except (httpx.HTTPError, UpstreamError):
+            return
 
     async def forward(self, method: str, headers: Sequence[tuple[str, str]], body: bytes) -> UpstreamReply:
         import httpx
@@ -203,7 +229,7 @@ class HttpUpstream:
         else:
             if self._version is not None:
                 out[hdr.PROTOCOL_VERSION] = self._version
-            if self._session is not None:
+            if self._session is not None and method != "initialize":
                 out[hdr.SESSION_ID] = self._session
         out.update(self.upstream.headers)
         return out
@@ -256,13 +282,14 @@ class HttpUpstream:
         reply = await self.forward("POST", list(self._headers(message).items()), _json.dumps(message))
         try:
             for name, value in reply.headers:
-                if name.lower() == hdr.SESSION_ID_LC:
-                    self._session = value
+                if name.lower() == hdr.SESSION_ID_LC and message.get("method") == "initialize":
+                    self._session = value  # assigned by initialize's answer only (others may carry strays)
             if reply.content_type == SSE:
                 decoder = SseMessages()
                 async for chunk in reply.body:
                     for item in decoder.feed(chunk):
                         self._learn(message, item)
+                        self._maybe_listen(message, item)
                         yield item
                 return
             body = b"".join([chunk async for chunk in reply.body])
@@ -275,10 +302,30 @@ class HttpUpstream:
             except _json.JSONDecodeError:
                 yield _upstream_error(message, f"HTTP {reply.status} with a body that is not JSON")
                 return
+            if is_request(message) and is_response(item) and item.get("id") != message.get("id"):
+                # The one JSON answer to this POST, under another id (a 400 before the id was read):
+                # a stdio client needs it under its own.
+                item = {**item, "id": message.get("id")}
             self._learn(message, item)
+            self._maybe_listen(message, item)
             yield item
         finally:
             await reply.close()
+
+    def _maybe_listen(self, request: Mapping[str, Any], item: Any) -> None:
+        """After a legacy session opened (initialize answered with a session id): its GET stream."""
+        if (
+            self.on_unsolicited is None
+            or self._listening is not None
+            or request.get("method") != "initialize"
+            or self._session is None
+            or not (isinstance(item, dict) and "result" in item)
+        ):
+            return
+        headers = {"Accept": SSE, hdr.SESSION_ID: self._session, **self.upstream.headers}
+        if self._version is not None:
+            headers[hdr.PROTOCOL_VERSION] = self._version
+        self._listening = asyncio.ensure_future(self._listen(headers))
 
 
 def _upstream_error(message: Mapping[str, Any], what: str) -> dict[str, Any]:

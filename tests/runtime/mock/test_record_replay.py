@@ -283,9 +283,14 @@ class Answers:
         }
 
 
-def legacy_session(url: str, **options: Any) -> list[Any]:
+def legacy_session(url: str | None, command: list[str] | None = None, **options: Any) -> list[Any]:
     answers = Answers()
-    with Client(url, timeout=30, **answers.options(), **options) as client:
+    opened = (
+        Client(url, timeout=30, **answers.options(), **options)
+        if url is not None
+        else Client.stdio(command or [], timeout=30, env=subprocess_env(), **answers.options(), **options)
+    )
+    with opened as client:
         return [
             client.discover()["supportedVersions"],
             client.era,
@@ -324,7 +329,13 @@ def test_an_sdk1_server_recorded_over_http_replays_its_sessions(tmp_path: Path) 
             with Client(proxy) as client:  # a token in the arguments, echoed back in the result
                 echoed = client.call_tool("get_weather", {"city": GITHUB_CANARY}).structured_content
                 assert echoed is not None and echoed["city"] == GITHUB_CANARY
+        # A stdio client in front of the HTTP server: the proxy holds the session and its GET stream
+        # (where this server sends its sampling and roots requests).
+        stdio_cassette = tmp_path / "sdk1-stdio.yaml"
+        stdio_proxy = mcpgen_mock("--record", server_url, "-o", str(stdio_cassette), "--stdio")
+        assert legacy_session(None, stdio_proxy) == live
     assert through == live and through_sdk == live_sdk
+    assert legacy_session(None, [*mcpgen_mock("--replay", str(stdio_cassette)), "--stdio"]) == live
     assert live[1] == "legacy" and live[5:8] == ["deleted /tmp/x", "forty-two | roots: file:///srv/project",
                                                  "counted 3"]  # fmt: skip
     assert [call["progress"] for call in live_sdk["calls"]][3] != []
