@@ -159,6 +159,9 @@ class RecordingApp:
     def __init__(self, upstream: HttpUpstream | StdioUpstream, recorder: Recorder) -> None:
         self.upstream = upstream
         self.recorder = recorder
+        # Requests in flight by legacy session id: what the session's GET stream carries meanwhile
+        # (a server's sampling or roots request, a log line) belongs to the latest of them.
+        self._open: dict[str, list[dict[str, Any]]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -179,8 +182,11 @@ class RecordingApp:
             with contextlib.suppress(_json.JSONDecodeError):
                 message = _json.loads(body)
         entry = None
+        session_id = next((value for name, value in headers if name.lower() == "mcp-session-id"), "")
         if is_request(message):
             entry = self.recorder.open(message, headers)
+            if session_id:
+                self._open.setdefault(session_id, []).append(entry)
         elif isinstance(message, dict):
             self.recorder.note("client_response" if is_response(message) else "notification", message)
         try:
@@ -214,7 +220,11 @@ class RecordingApp:
             if entry is not None:
                 self.recorder.attach(entry, item)
             elif method == "GET" and isinstance(item, dict):
-                self.recorder.note("server_message", item)
+                in_flight = self._open.get(session_id)
+                if in_flight:
+                    self.recorder.attach(in_flight[-1], item)  # replayed within that request's stream
+                else:
+                    self.recorder.note("server_message", item)
 
         async def pump() -> None:
             nonlocal collected_bytes
@@ -246,6 +256,10 @@ class RecordingApp:
             with contextlib.suppress(_json.JSONDecodeError):
                 seen(_json.loads(b"".join(collected)))
         if entry is not None:
+            if session_id and entry in self._open.get(session_id, []):
+                self._open[session_id].remove(entry)
+                if not self._open[session_id]:
+                    del self._open[session_id]
             session = any(name.lower() == "mcp-session-id" for name, _ in reply.headers)
             self.recorder.close(entry, status=reply.status, stream=stream, session=session)
 

@@ -269,6 +269,11 @@ class Answers:
     def __init__(self) -> None:
         self.progress: list[float] = []
         self.asked: list[str] = []
+        self.sampled: list[str] = []
+
+    def sample(self, request: Any) -> CreateMessageResult:
+        self.sampled.append(request.messages[0].text)
+        return CreateMessageResult.text("forty-two", model="test-model")
 
     def options(self) -> dict[str, Any]:
         def elicit(request: Any) -> ElicitResult:
@@ -277,7 +282,7 @@ class Answers:
 
         return {
             "on_elicit": elicit,
-            "on_sample": lambda request: CreateMessageResult.text("forty-two", model="test-model"),
+            "on_sample": self.sample,
             "on_roots": lambda request: ListRootsResult([Root("file:///srv/project", "project")]),
             "on_progress": lambda done, total, message: self.progress.append(done),
         }
@@ -302,6 +307,7 @@ def legacy_session(url: str | None, command: list[str] | None = None, **options:
             client.call_tool("count_progress", {"steps": 3}).text,
             answers.progress,
             answers.asked,
+            answers.sampled,  # asked on the session's GET stream by this server
         ]
 
 
@@ -339,6 +345,7 @@ def test_an_sdk1_server_recorded_over_http_replays_its_sessions(tmp_path: Path) 
     assert live[1] == "legacy" and live[5:8] == ["deleted /tmp/x", "forty-two | roots: file:///srv/project",
                                                  "counted 3"]  # fmt: skip
     assert [call["progress"] for call in live_sdk["calls"]][3] != []
+    assert live[8:] == [[1, 2, 3], ["Delete /tmp/x?"], ["meaning?"]]  # progress, elicitation, sampling
 
     text = cassette.read_text()
     assert CANARY not in text and "authorization: '[scrubbed]'" in text and "x-tenant: '[scrubbed]'" in text
