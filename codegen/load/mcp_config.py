@@ -569,15 +569,17 @@ def _secrets(values: set[str]) -> frozenset[str]:
 # -- naming sources and finding files --------------------------------------------------------------
 
 
-def split_config_source(source: str) -> tuple[Path, str] | None:
-    """`FILE#NAME` -> (FILE, NAME) when FILE is an existing file and the whole source is not one;
-    the first `#` whose left side is a file counts, so a server name may hold `#`."""
-    if "#" not in source or "://" in source or Path(source).is_file():
+def split_config_source(source: str, base: Path | None = None) -> tuple[Path, str] | None:
+    """`FILE#NAME` -> (FILE, NAME) when FILE is an existing file (relative paths: to `base`, else
+    the current directory) and the whole source is not one; the first `#` whose left side is a
+    file counts, so a server name may hold `#`."""
+    root = Path() if base is None else base
+    if "#" not in source or "://" in source or (root / source).is_file():
         return None
     for match in re.finditer("#", source):
         left, name = source[: match.start()], source[match.end() :]
-        if left and name and Path(left).is_file():
-            return Path(left), name
+        if left and name and (root / left).is_file():
+            return root / left, name
     return None
 
 
