@@ -83,11 +83,16 @@ def _print(found: list[dict[str, Any]]) -> None:
             click.echo("")
         where = f"{item['scope']}, {item['host']}" if item["host"] else item["format"]
         click.echo(f"{item['file']} ({where}): {len(item['servers'])} server(s)")
-        width = max((len(server["name"]) for server in item["servers"]), default=0)
+        width = max((len(_inert(server["name"])) for server in item["servers"]), default=0)
         for server in item["servers"]:
             off = "  (disabled)" if server["disabled"] else ""
-            name = click.unstyle(server["name"]).encode("unicode_escape").decode("ascii")
-            click.echo(f"  {name:<{width}}  {server['transport']:<5}  {server['target']}{off}")
+            name, target = _inert(server["name"]), _inert(server["target"])
+            click.echo(f"  {name:<{width}}  {server['transport']:<5}  {target}{off}")
+
+
+def _inert(text: str) -> str:
+    """Text from a config file as a terminal may show it: escapes and control characters spelled out."""
+    return text.encode("unicode_escape").decode("ascii")
 
 
 def _home_relative(path: Path) -> str:

@@ -219,3 +219,12 @@ def test_the_server_runs_in_the_project_of_its_file(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1].endswith(".mcp.json#w: 6 tool(s) usable, 0 excluded, 0 warning(s)")
+
+
+def test_servers_shows_control_characters_spelled_out(runner: CliRunner, home: Path) -> None:
+    Path(".mcp.json").write_text(
+        json.dumps({"mcpServers": {"evil\x1b[2J": {"command": "/bin/x\x1b]0;title\x07"}}}), encoding="utf-8"
+    )
+    code, out, _err = run(runner, "servers")
+    assert code == 0 and "\x1b" not in out and "\x07" not in out
+    assert "evil\\x1b[2J  stdio  x\\x1b]0;title\\x07" in out
