@@ -228,3 +228,24 @@ def test_servers_shows_control_characters_spelled_out(runner: CliRunner, home: P
     code, out, _err = run(runner, "servers")
     assert code == 0 and "\x1b" not in out and "\x07" not in out
     assert "evil\\x1b[2J  stdio  x\\x1b]0;title\\x07" in out
+
+
+def test_a_target_reading_a_config_files_server(runner: CliRunner, home: Path) -> None:
+    """`source = "FILE#NAME"` in [tool.mcpgen]: generate, --check and diff --target start the server."""
+    Path(".mcp.json").write_text(json.dumps({"mcpServers": {"weather": WEATHER_STDIO}}), encoding="utf-8")
+    Path("pyproject.toml").write_text(
+        '[[tool.mcpgen.targets]]\nsource = ".mcp.json#weather"\nkind = "client"\noutput = "gen"\n'
+        'package = "weather_client"\n',
+        encoding="utf-8",
+    )
+    code, out, err = run(runner, "generate")
+    assert code == 0, err
+    header = Path("gen/weather_client/client.py").read_text().splitlines()[0]
+    assert " from .mcp.json#weather (sha256 " in header
+    code, out, err = run(runner, "generate", "--check")
+    assert code == 0 and "0 stale, 1 up to date" in out, out + err
+    code, out, err = run(runner, "diff", "--target", "weather_client")
+    assert code == 0, out + err
+    Path(".mcp.json").write_text(json.dumps({"mcpServers": {"other": WEATHER_STDIO}}), encoding="utf-8")
+    code, out, err = run(runner, "generate", "--check")
+    assert code == 1 and "server 'weather' at /mcpServers: MCPGEN-CONFIG: no server named 'weather'" in err
