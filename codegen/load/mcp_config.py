@@ -362,12 +362,18 @@ def workspace_folder(path: Path, cwd: Path, home: Path) -> Path:
 
 class _Expander:
     def __init__(
-        self, entry: ConfigEntry, inputs: Mapping[str, str], environ: Mapping[str, str], workspace: Path
+        self,
+        entry: ConfigEntry,
+        inputs: Mapping[str, str],
+        environ: Mapping[str, str],
+        workspace: Path,
+        home: Path,
     ) -> None:
         self.entry = entry
         self.inputs = inputs
         self.environ = environ
         self.workspace = workspace
+        self.home = home
         self.secrets: set[str] = set()
 
     def fail(self, pointer: str, what: str) -> McpConfigError:
@@ -384,7 +390,7 @@ class _Expander:
 
     def _variable(self, name: str, pointer: str) -> str:
         fixed = {
-            "userHome": str(Path.home()),
+            "userHome": str(self.home),
             "workspaceFolder": str(self.workspace),
             "workspaceFolderBasename": self.workspace.name,
             "pathSeparator": os.sep,
@@ -394,12 +400,12 @@ class _Expander:
             return fixed[name]
         scheme, colon, rest = name.partition(":")
         if colon and scheme == "env":
-            return self._env(rest, None, pointer)
+            return self._env(rest, None, pointer, name)
         if colon and scheme == "input":
             return self._input(rest, pointer)
         var, dash, default = name.partition(":-")
         if _ENV_NAME.match(var) and (dash or not colon):
-            return self._env(var, default if dash else None, pointer)
+            return self._env(var, default if dash else None, pointer, name)
         raise self.fail(
             pointer,
             f"unsupported variable ${{{name[:80]}}}: mcpgen expands ${{env:NAME}}, ${{NAME}}, "
@@ -407,14 +413,16 @@ class _Expander:
             "${workspaceFolderBasename} and ${pathSeparator}",
         )
 
-    def _env(self, var: str, default: str | None, pointer: str) -> str:
+    def _env(self, var: str, default: str | None, pointer: str, written: str) -> str:
         if var in self.environ:
             value = self.environ[var]
             self.secrets.add(value)
             return value
         if default is not None:
             return default
-        raise self.fail(pointer, f"environment variable {var!r} is not set (used as ${{env:{var}}})")
+        raise self.fail(
+            pointer, f"environment variable {var[:80]!r} is not set (used as ${{{written[:80]}}})"
+        )
 
     def _input(self, input_id: str, pointer: str) -> str:
         var = input_env_name(input_id)
@@ -472,8 +480,9 @@ def resolve_entry(
     entry = config.entry(name)
     environ = os.environ if environ is None else environ
     cwd = Path.cwd() if cwd is None else cwd
-    workspace = workspace_folder(config.path, cwd, Path.home() if home is None else home)
-    x = _Expander(entry, config.inputs, environ, workspace)
+    home = Path.home() if home is None else home
+    workspace = workspace_folder(config.path, cwd, home)
+    x = _Expander(entry, config.inputs, environ, workspace, home)
     data, pointer = entry.data, entry.pointer
     source = f"{shown_path if shown_path is not None else config.path}#{name}"
     if entry.transport == "stdio":
@@ -501,6 +510,8 @@ def resolve_entry(
     url = x.string(data[url_key], f"{pointer}/{url_key}")
     if not url.lower().startswith(("http://", "https://")):
         raise x.fail(f"{pointer}/{url_key}", f"{_shown_url(url)!r} is not an http(s) URL")
+    if any(ch.isspace() or ord(ch) < 0x20 for ch in url):
+        raise x.fail(f"{pointer}/{url_key}", "the URL contains whitespace or a control character")
     header_key = "http_headers" if entry.format == "codex" else "headers"
     headers = x.table(data.get(header_key, {}), f"{pointer}/{header_key}", headers=True)
     if entry.format == "codex":

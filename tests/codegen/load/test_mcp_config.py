@@ -171,7 +171,11 @@ def test_bad_shapes_name_file_server_and_pointer(tmp_path: Path, data: object, m
             {"command": "${env:NOPE}"},
             r"at /mcpServers/a/command: .*'NOPE' is not set \(used as \$\{env:NOPE\}\)",
         ),
-        ({"command": "x", "args": ["${NOPE}"]}, r"at /mcpServers/a/args/0: .*'NOPE' is not set"),
+        (
+            {"command": "x", "args": ["${NOPE}"]},
+            r"at /mcpServers/a/args/0: .*'NOPE' is not set \(used as \$\{NOPE\}\)",
+        ),
+        ({"url": "http://h/${env:LF}"}, r"at /mcpServers/a/url: .*whitespace or a control character"),
         ({"command": "${config:x}"}, r"at /mcpServers/a/command: .*unsupported variable \$\{config:x\}"),
         (
             {"command": "${input:key}"},
@@ -214,10 +218,13 @@ def test_variables_of_the_json_formats(tmp_path: Path) -> None:
         },
     )
     launch = resolve_entry(
-        read_config(path), "a", environ={"ONE": "1", "TWO": "two-value", "MCPGEN_INPUT_API_KEY": "sk-input"}
+        read_config(path),
+        "a",
+        environ={"ONE": "1", "TWO": "two-value", "MCPGEN_INPUT_API_KEY": "sk-input"},
+        home=tmp_path / "home",
     )
     assert launch.argv == (f"{project}/bin/server", "1", "two-value", "fallback", "proj")
-    assert launch.env == {"KEY": "sk-input", "PORT": "8080", "HOME_IS": str(Path.home())}
+    assert launch.env == {"KEY": "sk-input", "PORT": "8080", "HOME_IS": str(tmp_path / "home")}
     assert launch.cwd == str(project / "sub")
     assert launch.source == f"{path}#a"
     # values from the environment, inputs, env and headers are hidden in messages ("1" is too short)
