@@ -172,3 +172,35 @@ def test_mock_and_diff_take_a_config_files_server(laid_out: Path) -> None:
     assert "no changes" in same.stdout.lower(), same.stdout
     other = mcpgen(laid_out, "diff", f"{cursor}#weather", ".mcp.json#everything", "--fail-on", "any")
     assert other.returncode == 1 and "get_weather" in other.stdout
+
+
+def test_an_sse_server_of_claude_codes_file(tmp_path: Path) -> None:
+    """`"type": "sse"`: the npm reference server on the deprecated HTTP+SSE transport (GET /sse),
+    reached through the client's fallback, for generation and for the generated client."""
+    needs_peer(NODE, "Node 22 beside the conformance harness")
+    needs_peer(SERVER_EVERYTHING, "@modelcontextprotocol/server-everything")
+    port = free_port()
+    (tmp_path / "project").mkdir()
+    url = f"http://127.0.0.1:{port}/sse"
+    config = {"mcpServers": {"everything-sse": {"type": "sse", "url": url}}}
+    (tmp_path / "project" / ".mcp.json").write_text(json.dumps(config), encoding="utf-8")
+    with running_server([str(NODE), str(SERVER_EVERYTHING), "sse"], port, env={"PORT": str(port)}):
+        done = mcpgen(tmp_path, "client", "--config", ".mcp.json", "--server", "everything-sse", "-o", "out")
+        assert done.returncode == 0, done.stderr
+        script = (
+            "from everything_sse_client import Client\n"
+            f"with Client({url!r}) as c:\n    print(c.echo('hi').text)\n"
+        )
+        run = subprocess.run(
+            [sys.executable, "-c", script],
+            env={
+                "PYTHONPATH": os.pathsep.join(
+                    [str(tmp_path / "project" / "out"), str(ROOT / "runtime"), str(ROOT)]
+                )
+            },
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert run.returncode == 0 and run.stdout.strip() == "Echo: hi", run.stderr
