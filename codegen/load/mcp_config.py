@@ -244,23 +244,37 @@ def _read_document(path: Path) -> tuple[Any, bool]:
         raise McpConfigError(f"{path}: {RULE}: invalid JSON: {exc}") from exc
 
 
-def read_config(path: str | os.PathLike[str]) -> ConfigFile:
-    """The servers a config file defines, in file order; nothing expanded, nothing started."""
+def read_config(path: str | os.PathLike[str], *, cwd: Path | None = None) -> ConfigFile:
+    """The servers a config file defines, in file order; nothing expanded, nothing started.
+
+    `~/.claude.json` also holds Claude Code's local servers of each project (`claude mcp add`'s
+    default scope) under `/projects/<directory>/mcpServers`: those of `cwd` (default: the current
+    directory) are read too, after the user's, and win over a user server of the same name."""
     path = Path(path)
     document, is_toml = _read_document(path)
     if not isinstance(document, dict):
         raise _error(path, None, "", f"expected an object, found {_type_name(document)}")
+    tables: list[tuple[str, Any]] = []
     if is_toml:
         fmt: Format = "codex"
-        table = document.get("mcp_servers", {})
+        tables.append(("/mcp_servers", document.get("mcp_servers", {})))
+    elif path.name == ".claude.json":
+        fmt = "mcpServers"
+        tables.append(("/mcpServers", document.get("mcpServers", {})))
+        projects = document.get("projects")
+        here = str((Path.cwd() if cwd is None else cwd).resolve())
+        if (
+            isinstance(projects, dict)
+            and isinstance(projects.get(here), dict)
+            and "mcpServers" in projects[here]
+        ):
+            tables.append((f"/projects/{escape_token(here)}/mcpServers", projects[here]["mcpServers"]))
     elif "mcpServers" in document:
         fmt = "mcpServers"
-        table = document["mcpServers"]
+        tables.append(("/mcpServers", document["mcpServers"]))
     elif "servers" in document:
         fmt = "vscode"
-        table = document["servers"]
-    elif path.name == ".claude.json":  # Claude Code's user file: servers only once one is added
-        fmt, table = "mcpServers", {}
+        tables.append(("/servers", document["servers"]))
     else:
         raise _error(
             path,
@@ -269,23 +283,24 @@ def read_config(path: str | os.PathLike[str]) -> ConfigFile:
             "no servers: expected `mcpServers` (Claude, Cursor, Windsurf), `servers` (VS Code) "
             "or, in a .toml file, [mcp_servers.NAME] tables (Codex)",
         )
-    top = _servers_pointer(fmt)
-    if not isinstance(table, dict):
-        raise _error(path, None, top, f"expected an object of servers, found {_type_name(table)}")
     entries: dict[str, ConfigEntry] = {}
-    for name, data in table.items():
-        pointer = f"{top}/{escape_token(name)}"
-        if not isinstance(data, dict):
-            raise _error(path, name, pointer, f"expected an object, found {_type_name(data)}")
-        entries[name] = ConfigEntry(
-            file=path,
-            format=fmt,
-            name=name,
-            pointer=pointer,
-            transport=_transport(path, name, pointer, data, fmt),
-            data=data,
-            disabled=data.get("disabled") is True or data.get("enabled") is False,
-        )
+    for top, table in tables:
+        if not isinstance(table, dict):
+            raise _error(path, None, top, f"expected an object of servers, found {_type_name(table)}")
+        for name, data in table.items():
+            pointer = f"{top}/{escape_token(name)}"
+            if not isinstance(data, dict):
+                raise _error(path, name, pointer, f"expected an object, found {_type_name(data)}")
+            entries.pop(name, None)  # a project's own server comes after the user's of that name
+            entries[name] = ConfigEntry(
+                file=path,
+                format=fmt,
+                name=name,
+                pointer=pointer,
+                transport=_transport(path, name, pointer, data, fmt),
+                data=data,
+                disabled=data.get("disabled") is True or data.get("enabled") is False,
+            )
     inputs: dict[str, str] = {}
     if fmt == "vscode":
         inputs = _inputs(path, document.get("inputs", []))

@@ -18,6 +18,7 @@ from codegen.load.mcp_config import (
     strip_jsonc,
     well_known_files,
 )
+from codegen.refs import escape_token
 
 CONFIGS = Path(__file__).resolve().parents[2] / "interop" / "mcp_configs"
 
@@ -353,3 +354,26 @@ def test_well_known_files_per_platform(tmp_path: Path) -> None:
 def test_claude_json_without_servers_is_empty_not_an_error(tmp_path: Path) -> None:
     path = write_json(tmp_path / ".claude.json", {"numStartups": 3, "projects": {}})
     assert read_config(path).entries == {}
+
+
+def test_claude_json_holds_user_servers_and_this_projects_local_ones(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    path = write_json(
+        tmp_path / ".claude.json",
+        {
+            "mcpServers": {
+                "shared": {"command": "user-one"},
+                "docs": {"type": "http", "url": "https://d/mcp"},
+            },
+            "projects": {
+                str(project): {"mcpServers": {"shared": {"command": "local-one"}, "db": {"command": "db"}}},
+                "/elsewhere": {"mcpServers": {"other": {"command": "x"}}},
+            },
+        },
+    )
+    config = read_config(path, cwd=project)
+    assert list(config.entries) == ["docs", "shared", "db"]
+    assert config.entries["shared"].pointer == f"/projects/{escape_token(str(project))}/mcpServers/shared"
+    assert resolve_entry(config, "shared", environ={}).argv == ("local-one",)
+    assert list(read_config(path, cwd=tmp_path).entries) == ["shared", "docs"]
