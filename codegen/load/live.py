@@ -219,8 +219,9 @@ def load_url(
     # Longest first: the full URL becomes the display name, credential parts become ***.
     secrets = {url: source}
     userinfo = parts.netloc.rpartition("@")[0]
-    for secret in (userinfo, parts.password, parts.query, parts.fragment, *hidden):
-        if secret and len(secret) >= 3:
+    parts_and_hidden = {userinfo, parts.password or "", parts.query, parts.fragment, *hidden}
+    for secret in sorted(parts_and_hidden, key=len, reverse=True):  # a value before the parts of it
+        if len(secret) >= 3:
             secrets.setdefault(secret, "***")
     return _load_live(
         lambda: _open_http(url, headers, timeout, era, auth, max_response_bytes), source, secrets
