@@ -29,9 +29,10 @@ def servers(mcp_config: Path | None, as_json: bool) -> None:
 
     Without --config, the project's files in the current directory (.mcp.json, .cursor/mcp.json,
     .vscode/mcp.json, .codex/config.toml) and the user's (Claude Desktop, ~/.claude.json, ~/.cursor,
-    Windsurf, Codex) are read. For each server: its name, stdio or HTTP, and the command's name or
-    the URL (never arguments, env values or headers). Generate a client from one with
-    `mcpgen client --config FILE --server NAME -o DIR`. Exits 1 when a file cannot be read.
+    VS Code's user mcp.json, Windsurf, Codex) are read. For each server: its name, stdio or HTTP,
+    and the command's name or the URL (never arguments, env values or headers). Generate a client
+    from one with `mcpgen client --config FILE --server NAME -o DIR`. Exits 1 when a file cannot be
+    read.
     """
     from ..load.mcp_config import read_config, well_known_files
 

@@ -616,12 +616,12 @@ def well_known_files(
     need not exist."""
     environ = os.environ if environ is None else environ
     if platform == "darwin":
-        claude_desktop = home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
+        app_data = home / "Library" / "Application Support"
     elif platform == "win32":
-        claude_desktop = Path(environ.get("APPDATA", str(home))) / "Claude" / "claude_desktop_config.json"
+        app_data = Path(environ.get("APPDATA", str(home)))
     else:
-        claude_desktop = Path(environ.get("XDG_CONFIG_HOME", str(home / ".config"))) / "Claude"
-        claude_desktop = claude_desktop / "claude_desktop_config.json"
+        app_data = Path(environ.get("XDG_CONFIG_HOME", str(home / ".config")))
+    claude_desktop = app_data / "Claude" / "claude_desktop_config.json"
     codex_home = Path(environ["CODEX_HOME"]) if environ.get("CODEX_HOME") else home / ".codex"
     project = [
         ("project", "Claude Code", cwd / ".mcp.json"),
@@ -633,6 +633,7 @@ def well_known_files(
         ("user", "Claude Desktop", claude_desktop),
         ("user", "Claude Code", home / ".claude.json"),
         ("user", "Cursor", home / ".cursor" / "mcp.json"),
+        ("user", "VS Code", app_data / "Code" / "User" / "mcp.json"),
         ("user", "Windsurf", home / ".codeium" / "windsurf" / "mcp_config.json"),
         ("user", "Codex", codex_home / "config.toml"),
     ]

@@ -346,6 +346,8 @@ def test_well_known_files_per_platform(tmp_path: Path) -> None:
     ) in linux
     mac = {str(path) for _s, _h, path in well_known_files(cwd, home, "darwin", {"CODEX_HOME": "/c"})}
     assert f"{home}/Library/Application Support/Claude/claude_desktop_config.json" in mac
+    assert f"{home}/Library/Application Support/Code/User/mcp.json" in mac
+    assert ("VS Code", f"{home}/.config/Code/User/mcp.json") in linux
     assert "/c/config.toml" in mac
     at_home = well_known_files(home, home, "linux", {})  # run in the home directory: each file once
     assert [p for _s, _h, p in at_home].count(home / ".cursor" / "mcp.json") == 1
