@@ -256,6 +256,9 @@ def _target_sources(names: Sequence[str], every: bool, config_path: Path | None)
     """The spec file of each named target (or of every target), once each."""
     sources: dict[Path, None] = {}
     for target in _selected_targets(names, every, config_path):
+        if target.server is not None:  # a server of an MCP config file: no spec file in git
+            click.echo(f"{target.describe()}: a live server, not a file; --against skips it", err=True)
+            continue
         sources[target.source_path.resolve()] = None
     return list(sources)
 
@@ -293,5 +296,6 @@ def _target_pairs(
             target.source_path.resolve(),
         )  # a client and a server of one spec: once
         if key not in pairs:
-            pairs[key] = (load_file(display_path(checked_in)), load_file(display_path(target.source_path)))
+            now = stages.load_spec(target.load_name(), None, {})
+            pairs[key] = (load_file(display_path(checked_in)), now)
     return list(pairs.values())
