@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ConnectError, HttpStatusError, RequestTimeoutError, ResponseLostError, TransportError
 from ..protocol.oauth.challenge import bearer_of
+from .limits import Timeout, within_text
 
 BODY_PREVIEW: Final = 2000  # bytes of a rejected reply's body kept on HttpStatusError
 
@@ -27,8 +28,8 @@ def shown_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
-def timed_out(url: str, timeout: float | None) -> RequestTimeoutError:
-    return RequestTimeoutError(f"no response from {url} within {timeout}s")
+def timed_out(url: str, timeout: Timeout) -> RequestTimeoutError:
+    return RequestTimeoutError(f"no response from {url} {within_text(timeout)}")
 
 
 def connect_failed(url: str, exc: BaseException) -> ConnectError:
