@@ -87,12 +87,15 @@ def rejected(what: str, status: int, body: bytes) -> HttpStatusError:
     )
 
 
-def from_httpx(exc: Exception, url: str) -> TransportError:
-    """An httpx failure as the lean engine would have reported it."""
+def from_httpx(exc: Exception, url: str, timeout: Timeout = None) -> TransportError:
+    """An httpx failure as the lean engine would have reported it (a read timeout says how long
+    was waited when the request's `timeout` is known)."""
     import httpx  # only the httpx engine gets here, and it has imported httpx already
 
     if isinstance(exc, httpx.ConnectTimeout | httpx.ConnectError):
         return ConnectError(f"cannot connect to {url}: {exc}")
     if isinstance(exc, httpx.TimeoutException):
+        if timeout is not None:
+            return timed_out(url, timeout)
         return RequestTimeoutError(f"no response from {url} in time: {exc}")
     return exchange_failed(url, exc)

@@ -118,7 +118,7 @@ class AsyncHttpxEngine:
         try:
             response = await within(client.send(request, stream=True), expiry(deadline, time.monotonic))
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, self.shown_url) from exc
+            raise from_httpx(exc, self.shown_url, timeout) from exc
         except TimeoutError as exc:
             raise timed_out(self.shown_url, timeout) from exc
         try:
@@ -196,7 +196,7 @@ class AsyncHttpxResponse:
                         self._url, self._timeout
                     )  # the blocking side: httpx bounds each read only
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, self._url) from exc
+            raise from_httpx(exc, self._url, self._timeout) from exc
         except TimeoutError as exc:
             raise timed_out(self._url, self._timeout) from exc
 

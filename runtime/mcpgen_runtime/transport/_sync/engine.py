@@ -119,7 +119,7 @@ class HttpxEngine:
         try:
             response = within(client.send(request, stream=True), expiry(deadline, time.monotonic))
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, self.shown_url) from exc
+            raise from_httpx(exc, self.shown_url, timeout) from exc
         except TimeoutError as exc:
             raise timed_out(self.shown_url, timeout) from exc
         try:
@@ -197,7 +197,7 @@ class HttpxResponse:
                         self._url, self._timeout
                     )  # the blocking side: httpx bounds each read only
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, self._url) from exc
+            raise from_httpx(exc, self._url, self._timeout) from exc
         except TimeoutError as exc:
             raise timed_out(self._url, self._timeout) from exc
 
