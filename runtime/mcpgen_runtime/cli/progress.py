@@ -59,7 +59,7 @@ class ProgressDisplay:
         self._started = time.monotonic()
         self._lock = threading.Lock()
         self._paused = False
-        self._drawn = False  # a line of ours is on the terminal
+        self._drawn: str | None = None  # the line of ours on the terminal
         self._frame = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -122,13 +122,14 @@ class ProgressDisplay:
         line = self._line(plain=False)
         if len(line) >= width:
             line = line[: max(width - 2, 1)] + "~"
-        self._write(_CLEAR + line)
-        self._drawn = True
+        if line != self._drawn:  # a bar that has not moved is not redrawn
+            self._write(_CLEAR + line)
+            self._drawn = line
 
     def _erase(self) -> None:
-        if self._drawn:
+        if self._drawn is not None:
             self._write(_CLEAR)
-            self._drawn = False
+            self._drawn = None
 
     def _line(self, *, plain: bool) -> str:
         progress, total = self._progress, self._total

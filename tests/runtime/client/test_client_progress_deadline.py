@@ -86,10 +86,10 @@ def test_progress_restarts_the_timeout_and_max_time_ends_the_call_cancel06(
             drv.run(lambda _: view.call_tool("tick", {"steps": 100, "interval": 0.3}))
         assert 3 <= len(seen) < 100  # it heard progress until max_time ended it
 
-        with pytest.raises(RequestTimeoutError, match="within 1.5s without progress"):
+        with pytest.raises(RequestTimeoutError, match=r"within 1\.5s without progress"):
             drv("call_tool", "silent", {"seconds": 10}, max_time=30)  # silence still ends it
 
-        with pytest.raises(RequestTimeoutError, match=r"within 1.5s$"):  # without max_time: as before
+        with pytest.raises(RequestTimeoutError, match=r"within 1\.5s$"):  # without max_time: as before
             drv("call_tool", "tick", TICKS)
 
         assert drv("call_tool", "tick", {"steps": 1, "interval": 0}).text == "ticked 1"  # still usable
