@@ -6,6 +6,10 @@ definitions themselves are the package's tools.json, read as data. Each tool is 
 by its method with `-` for `_`, built only when it is used (`--help` lists the tools from their
 definitions): a call imports and builds the models of its own tool only.
 
+While a call runs, its progress is shown on stderr (`progress.py`; `--quiet` shows none).
+`--timeout` is the silence the call allows (its progress notifications restart the clock) and
+`--max-time` bounds the whole call (CANCEL-06): the client's `timeout` and `max_time`.
+
 Exit codes (`python -m PKG --help` says the same):
 
     0  the tool ran

@@ -8,16 +8,19 @@ and a hostile server's progress messages, which must reach neither terminal nor 
 from __future__ import annotations
 
 import fcntl
+import io
 import os
 import re
 import struct
 import subprocess
 import termios
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
+from mcpgen_runtime.cli.progress import ProgressDisplay
 from tests.runtime.progress_server_app import HOSTILE_MESSAGES
 from tests.support import PYTHON, ROOT, free_port, running_server, subprocess_env
 
@@ -218,3 +221,32 @@ def test_hostile_progress_messages_cannot_emit_escapes(env: dict[str, str], url:
 def test_stdout_keeps_the_result_alone(env: dict[str, str], url: str) -> None:
     done = cli(env, "--url", url, "--format", "text", "tick", "--steps", "2", "--interval", "0")
     assert (done.stdout, len(done.stderr.splitlines())) == ("ticked 2\n", 2)
+
+
+# ------------------------------------------------------------------ the display itself, in process
+
+
+def _eventually(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + 10
+    while not condition():
+        assert time.monotonic() < deadline, "the display did not draw within 10 s"
+        time.sleep(0.02)
+
+
+def test_a_form_pauses_the_terminal_line_and_long_messages_are_cut() -> None:
+    stream = io.StringIO()  # no terminal size to read: 80 columns
+    with ProgressDisplay(stream, "tool", terminal=True) as display:
+        display(1, 4, "x" * 300)
+        first = drawn(stream.getvalue())[-1]
+        assert first.startswith("tool [######------------------]  25% xxx") and first.endswith("~")
+        assert len(first) < 80  # one line: a wrapped line could not be redrawn in place
+        with display.pause():  # a form is being asked on the same terminal
+            assert stream.getvalue().endswith(CLEAR)  # the line was put away first
+            paused_at = len(stream.getvalue())
+            display(2, 4, "meanwhile")
+            time.sleep(0.3)  # several redraw ticks
+            assert len(stream.getvalue()) == paused_at  # nothing drawn over the form
+        _eventually(
+            lambda: drawn(stream.getvalue())[-1:] == ["tool [############------------]  50% meanwhile"]
+        )
+    assert stream.getvalue().endswith(CLEAR)
