@@ -26,7 +26,8 @@ pytestmark = pytest.mark.timeout(120)
 
 STDIO = [PYTHON, "-m", "tests.runtime.progress_server_app", "--stdio"]
 STDIO_OPTIONS: dict[str, Any] = {"env": {"PYTHONPATH": subprocess_env()["PYTHONPATH"]}, "cwd": ROOT}
-SILENCE = 1.5  # the clients' timeout: five times the gap between two progress notifications
+SILENCE = 1.5  # the calls' timeout: five times the gap between two progress notifications
+START = 60.0  # the clients' own timeout: a stdio server's start and a handshake count against it
 TICKS = {"steps": 10, "interval": 0.3}  # 3 s in all, twice the timeout
 
 
@@ -39,7 +40,7 @@ def live() -> Iterator[LiveServer]:
 def clients(
     live: LiveServer, connection: str, era: str
 ) -> tuple[Callable[[], Client], Callable[[], AsyncClient]]:
-    options: dict[str, Any] = {"timeout": SILENCE, "era": era}
+    options: dict[str, Any] = {"timeout": START, "era": era}
     if connection == "stdio":
         return (
             lambda: Client.stdio(STDIO, **STDIO_OPTIONS, **options),
@@ -48,10 +49,10 @@ def clients(
     if connection == "httpx":
         return (
             lambda: Client(
-                transport=HttpTransport(live.url, timeout=SILENCE, client=httpx.Client()), **options
+                transport=HttpTransport(live.url, timeout=START, client=httpx.Client()), **options
             ),
             lambda: AsyncClient(
-                transport=AsyncHttpTransport(live.url, timeout=SILENCE, client=httpx.AsyncClient()),
+                transport=AsyncHttpTransport(live.url, timeout=START, client=httpx.AsyncClient()),
                 **options,
             ),
         )
@@ -76,21 +77,23 @@ def test_progress_restarts_the_timeout_and_max_time_ends_the_call_cancel06(
 ) -> None:
     seen: list[float] = []
     with driver(mode, *clients(live, connection, era)) as drv:
-        # warm up with a generous timeout: a stdio server's start counts against the first request
-        assert drv("call_tool", "tick", {"steps": 1, "interval": 0}, timeout=60).text == "ticked 1"
+        # started, and the era settled, within the client's own generous timeout
+        assert drv("call_tool", "tick", {"steps": 1, "interval": 0}).text == "ticked 1"
         # no on_progress: with max_time the call still asks for progress, which keeps it alive
-        assert drv("call_tool", "tick", TICKS, max_time=30).text == "ticked 10"
+        assert drv("call_tool", "tick", TICKS, timeout=SILENCE, max_time=30).text == "ticked 10"
 
-        view = drv.client.with_options(max_time=2, on_progress=lambda p, t, m: seen.append(p))
+        view = drv.client.with_options(
+            timeout=SILENCE, max_time=2, on_progress=lambda p, t, m: seen.append(p)
+        )
         with pytest.raises(RequestTimeoutError, match="within the max time of 2s"):
             drv.run(lambda _: view.call_tool("tick", {"steps": 100, "interval": 0.3}))
         assert 3 <= len(seen) < 100  # it heard progress until max_time ended it
 
         with pytest.raises(RequestTimeoutError, match=r"within 1\.5s without progress"):
-            drv("call_tool", "silent", {"seconds": 10}, max_time=30)  # silence still ends it
+            drv("call_tool", "silent", {"seconds": 10}, timeout=SILENCE, max_time=30)  # silence ends it
 
         with pytest.raises(RequestTimeoutError, match=r"within 1\.5s$"):  # without max_time: as before
-            drv("call_tool", "tick", TICKS)
+            drv("call_tool", "tick", TICKS, timeout=SILENCE)
 
         assert drv("call_tool", "tick", {"steps": 1, "interval": 0}).text == "ticked 1"  # still usable
 
