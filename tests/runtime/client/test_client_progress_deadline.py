@@ -1,7 +1,8 @@
 """A call whose server reports progress keeps its deadline alive (CANCEL-06): with `max_time`,
 `timeout` bounds the silence (each progress notification restarts it) and `max_time` the whole
 call. Against a real server (tests/runtime/progress_server_app.py) in both eras, over HTTP (the
-lean engine and httpx) and stdio, with both drivers. Without `max_time` nothing changes:
+lean engine and httpx) and stdio, with both drivers; and the official SDK 1.x over the deprecated
+HTTP+SSE transport. Without `max_time` nothing changes:
 `timeout` stays one deadline over the request.
 """
 
@@ -20,11 +21,12 @@ from mcpgen_runtime.transport.limits import Deadline
 from tests.runtime._client_drivers import driver
 from tests.runtime._client_helpers import LiveServer
 from tests.runtime.progress_server_app import ProgressServer
-from tests.support import PYTHON, ROOT, subprocess_env
+from tests.support import PYTHON, ROOT, SDK1_PYTHON, free_port, needs_peer, running_server, subprocess_env
 
 pytestmark = pytest.mark.timeout(120)
 
 STDIO = [PYTHON, "-m", "tests.runtime.progress_server_app", "--stdio"]
+SDK1_PEER = ROOT / "tests" / "peers" / "sdk1_server.py"
 STDIO_OPTIONS: dict[str, Any] = {"env": {"PYTHONPATH": subprocess_env()["PYTHONPATH"]}, "cwd": ROOT}
 SILENCE = 1.5  # the calls' timeout: five times the gap between two progress notifications
 START = 60.0  # the clients' own timeout: a stdio server's start and a handshake count against it
@@ -122,3 +124,23 @@ def test_deadline_extends_up_to_its_end() -> None:
     assert not fresh.expired() and 0 < fresh.remaining() <= 1.0 and str(fresh) == "1s without progress"
     silent_only = Deadline(None, 3600.0)
     assert silent_only.remaining() > 3000 and str(silent_only) == "the max time of 3600s"
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_the_deprecated_http_sse_transport_takes_the_deadline_too(mode: str) -> None:
+    """The official SDK 1.x over HTTP+SSE (2024-11-05): replies come on the GET stream."""
+    needs_peer(SDK1_PYTHON, "the official SDK 1.30.0 venv")
+    port = free_port()
+    with running_server([str(SDK1_PYTHON), str(SDK1_PEER), "--sse", "--port", str(port)], port):
+        url = f"http://127.0.0.1:{port}/sse"
+        seen: list[float] = []
+        with driver(mode, lambda: Client(url, timeout=START), lambda: AsyncClient(url, timeout=START)) as drv:
+            view = drv.client.with_options(
+                timeout=SILENCE, max_time=30, on_progress=lambda p, t, m: seen.append(p)
+            )
+            assert drv.run(lambda _: view.call_tool("count_progress", {"steps": 3})).text == "counted 3"
+            assert seen == [1, 2, 3]
+            with pytest.raises(RequestTimeoutError, match=r"within 1\.5s without progress"):
+                drv.run(lambda _: view.call_tool("slow_echo", {"text": "hi", "seconds": 10}))
+            with pytest.raises(RequestTimeoutError, match=r"within the max time of 1\.2s"):
+                drv("call_tool", "slow_echo", {"text": "hi", "seconds": 10}, timeout=5, max_time=1.2)
