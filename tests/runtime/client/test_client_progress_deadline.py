@@ -2,8 +2,8 @@
 `timeout` bounds the silence (each progress notification restarts it) and `max_time` the whole
 call. Against a real server (tests/runtime/progress_server_app.py) in both eras, over HTTP (the
 lean engine and httpx) and stdio, with both drivers; and the official SDK 1.x over the deprecated
-HTTP+SSE transport. Without `max_time` nothing changes:
-`timeout` stays one deadline over the request.
+HTTP+SSE transport. Without `max_time` nothing changes: `timeout` stays one deadline over the
+request.
 """
 
 from __future__ import annotations
@@ -98,6 +98,21 @@ def test_progress_restarts_the_timeout_and_max_time_ends_the_call_cancel06(
             drv("call_tool", "tick", TICKS, timeout=SILENCE)
 
         assert drv("call_tool", "tick", {"steps": 1, "interval": 0}).text == "ticked 1"  # still usable
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_progress_on_a_resumed_legacy_stream_keeps_the_call_alive(live: LiveServer, mode: str) -> None:
+    """2025-11-25 polling: the server ends the SSE reply, the client resumes with `Last-Event-ID`
+    (a GET under the same deadline), and the progress that arrives there pushes it back too."""
+    seen: list[float] = []
+    make = (lambda: Client(live.url, era="legacy"), lambda: AsyncClient(live.url, era="legacy"))
+    with driver(mode, *make) as drv, live.recording() as received:
+        view = drv.client.with_options(
+            timeout=SILENCE, max_time=30, on_progress=lambda p, t, m: seen.append(p)
+        )
+        assert drv.run(lambda _: view.call_tool("resume", TICKS)).text == "resumed after 10"
+    assert seen == list(range(11))
+    assert any("last-event-id" in request.headers for request in received)  # it did resume
 
 
 def test_a_client_wide_max_time_and_generated_style_calls(live: LiveServer) -> None:
