@@ -22,6 +22,7 @@ import contextlib
 import os
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator
 from types import TracebackType
 from typing import Final, TextIO
@@ -118,10 +119,7 @@ class ProgressDisplay:
                     self._draw()
 
     def _draw(self) -> None:
-        width = _width(self.stream)
-        line = self._line(plain=False)
-        if len(line) >= width:
-            line = line[: max(width - 2, 1)] + "~"
+        line = _cut(self._line(plain=False), _width(self.stream) - 1)
         if line != self._drawn:  # a bar that has not moved is not redrawn
             self._write(_CLEAR + line)
             self._drawn = line
@@ -163,6 +161,26 @@ def _isatty(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def _cut(line: str, columns: int) -> str:
+    """`line` within `columns` terminal columns (wide characters take two, combining ones none),
+    ended by `~` when cut: a line that wrapped could not be redrawn in place."""
+    widths = [_columns(char) for char in line]
+    if sum(widths) <= columns:
+        return line
+    used = 0
+    for index, width in enumerate(widths):
+        if used + width > columns - 1:  # room for the `~`
+            return line[:index] + "~"
+        used += width
+    return line  # pragma: no cover - the sum above was larger
+
+
+def _columns(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
 def _width(stream: TextIO) -> int:

@@ -250,3 +250,12 @@ def test_a_form_pauses_the_terminal_line_and_long_messages_are_cut() -> None:
             lambda: drawn(stream.getvalue())[-1:] == ["tool [############------------]  50% meanwhile"]
         )
     assert stream.getvalue().endswith(CLEAR)
+
+
+def test_wide_characters_are_counted_as_two_columns() -> None:
+    stream = io.StringIO()  # 80 columns: the line gets at most 79
+    with ProgressDisplay(stream, "tool", terminal=True) as display:
+        display(1, None, "進捗" * 60)
+        line = drawn(stream.getvalue())[-1]
+    assert re.match(r"[|/\\-] tool: 1 進捗", line) and line.endswith("~")  # the spinner may have turned
+    assert sum(2 if "\u4e00" <= char <= "\u9fff" else 1 for char in line) <= 79
