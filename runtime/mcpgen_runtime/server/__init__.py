@@ -46,6 +46,17 @@ from .core.input_requests import (
     Sample,
 )
 from .core.ratelimit import RateLimit
+from .core.surfaces import (
+    CompletionBinding,
+    CompletionHandler,
+    PromptBinding,
+    PromptHandler,
+    ResourceNotFound,
+    ResourceReader,
+    ResourceTemplateBinding,
+    TemplateReader,
+    load_package_surfaces,
+)
 from .http.app import ASGIApp
 from .legacy.sessions import MemorySessionStore, Session
 from .tool_server import ToolServer
@@ -57,6 +68,8 @@ __all__ = [
     "BearerAuth",
     "ClientCapabilityRequired",
     "ClientRequestError",
+    "CompletionBinding",
+    "CompletionHandler",
     "CreateMessageResult",
     "Elicit",
     "ElicitResult",
@@ -70,9 +83,14 @@ __all__ = [
     "MethodHandler",
     "Outcome",
     "Pending",
+    "PromptBinding",
+    "PromptHandler",
     "ProtectedResource",
     "RateLimit",
     "RequestContext",
+    "ResourceNotFound",
+    "ResourceReader",
+    "ResourceTemplateBinding",
     "Root",
     "RpcError",
     "Sample",
@@ -80,6 +98,7 @@ __all__ = [
     "Session",
     "SessionOptions",
     "SessionStore",
+    "TemplateReader",
     "TokenPrincipal",
     "ToolBinding",
     "ToolContext",
@@ -89,5 +108,6 @@ __all__ = [
     "ToolServer",
     "handlers_getattr",
     "load_handlers",
+    "load_package_surfaces",
     "serve_main",
 ]
