@@ -266,6 +266,10 @@ def _completion(value: Any) -> dict[str, Any]:
     return {"completion": completion}
 
 
+def _cursor(offset: int, digest: str) -> str:
+    return base64.urlsafe_b64encode(f"{offset}.{digest}".encode()).decode().rstrip("=")
+
+
 def _not_found(uri: str, ctx: RequestContext) -> RpcError:
     # 2026-07-28 (SEP-2164): -32602 with data.uri; the legacy revisions: -32002.
     code = -32002 if ctx.protocol_version in LEGACY_PROTOCOL_VERSIONS else jsonrpc.INVALID_PARAMS
@@ -375,16 +379,16 @@ class Surfaces:
         if cursor is not None:
             try:
                 raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-                number, _, seen = raw.partition(".")
-                offset = int(number)
+                offset = int(raw.partition(".")[0])
             except (TypeError, ValueError):
-                seen, offset = "", -1
-            if seen != digest or not 0 < offset < len(items):
+                offset = -1
+            # Exactly a cursor this listing issued: its offset and the digest of this listing.
+            if not 0 < offset < len(items) or cursor != _cursor(offset, digest):
                 raise RpcError(jsonrpc.INVALID_PARAMS, "Invalid cursor")
         size = self._page_size or max(len(items), 1)
         page: dict[str, Any] = {key: items[offset : offset + size]}
         if offset + size < len(items):
-            page["nextCursor"] = base64.urlsafe_b64encode(f"{offset + size}.{digest}".encode()).decode()
+            page["nextCursor"] = _cursor(offset + size, digest)
         return page
 
     async def list_resources(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
