@@ -8,14 +8,16 @@ or None. Values of `{var}` (simple expansion) never span a `/`, `?`, `#` or `,`:
 expanded `../etc` correctly sent `..%2Fetc`, which matches as the one value `../etc`, and never
 as two path segments. Exploded list variables (`{/path*}`, `{?list*}`) give lists of strings.
 
-A malformed template (unbalanced braces, an unknown operator, an empty or invalid variable name)
-raises ValueError when compiled: a server with such a template does not start.
+A malformed template raises ValueError when compiled (`uri_template.parse`, the rules the generator
+validates spec files with, then the checks below): a server with such a template does not start.
 """
 
 from __future__ import annotations
 
 import re
 from urllib.parse import unquote
+
+from ...uri_template import parse
 
 __all__ = ["UriPattern", "Variables"]
 
@@ -43,6 +45,7 @@ class UriPattern:
     def __init__(self, template: str) -> None:
         if not isinstance(template, str) or not template:
             raise ValueError("a URI template must be a non-empty string")
+        parse(template)  # UriTemplateError (a ValueError) says what is wrong and where
         self.template = template
         parts: list[str] = []
         # (group name, operator, variable names, explode flags)

@@ -221,7 +221,7 @@ def test_bad_definitions_stop_the_server_at_start() -> None:
         server.add_resource({"uri": "x://y"}, read)
     with pytest.raises(TypeError, match="async"):
         server.add_resource({"uri": "x://y", "name": "y"}, sync_read)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="braces"):
+    with pytest.raises(ValueError, match="never closed"):
         server.add_resource_template({"uriTemplate": "x://{a", "name": "t"}, read_t)
     with pytest.raises(ValueError, match="two arguments"):
         server.add_prompt({"name": "p", "arguments": [{"name": "a"}, {"name": "a"}]}, get)
