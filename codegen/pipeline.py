@@ -39,11 +39,12 @@ from pathlib import Path
 from .errors import InternalGeneratorError
 from .model.build import build_ir
 from .model.ir import PackageIR
+from .model.surfaces import SurfacesIR, build_surfaces
 from .render.black_format import BLACK_DEFAULTS, Style, compile_python, format_python, formatting
 from .render.deploy import deploy_files
-from .render.package import render_client, render_server
+from .render.package import render_client, render_server, server_surface_methods
 from .render.project import ProjectMeta, render_project
-from .render.toolsjson import tools_json
+from .render.toolsjson import surfaces_json, tools_json
 from .spec import GeneratedPackage, GeneratedProject, ValidatedSpec
 
 __all__ = ["PY_TYPED", "build_client", "build_project", "build_server", "generator_fingerprint", "input_key"]
@@ -158,9 +159,11 @@ def _functions(code: types.CodeType) -> list[str]:
     return [const.co_name for const in code.co_consts if isinstance(const, types.CodeType)]
 
 
-def _verify_methods(ir: PackageIR, path: str, module: types.CodeType, classes: tuple[str, ...]) -> None:
+def _verify_methods(
+    ir: PackageIR, path: str, module: types.CodeType, classes: tuple[str, ...], extra: tuple[str, ...] = ()
+) -> None:
     """The compiled module defines exactly the planned methods in each generated class, in order."""
-    planned = [tool.method_name for tool in ir.tools]
+    planned = [tool.method_name for tool in ir.tools] + list(extra)
     bodies = {const.co_name: const for const in module.co_consts if isinstance(const, types.CodeType)}
     for name in classes:
         body = bodies.get(name)
@@ -168,6 +171,13 @@ def _verify_methods(ir: PackageIR, path: str, module: types.CodeType, classes: t
             raise InternalGeneratorError(f"generated {path} lacks class {name}")
         if _functions(body) != planned:
             raise InternalGeneratorError(f"generated {path}: class {name} methods differ from the plan")
+
+
+def _surfaces_for(spec: ValidatedSpec, ir: PackageIR) -> SurfacesIR:
+    """The resources, templates and prompts of `spec`, named clear of the tool methods."""
+    if not (spec.resources or spec.resource_templates or spec.prompts):
+        return SurfacesIR()
+    return build_surfaces(spec, taken=[tool.method_name for tool in ir.tools])
 
 
 def build_client(
@@ -190,14 +200,20 @@ def build_server(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFA
     """The server package (and the handlers.py scaffold), laid out for `style`."""
     _check_package_name(package)
     ir = _ir_for(spec, package)
+    surfaces = _surfaces_for(spec, ir)
     with formatting(style):
-        owned, user = render_server(ir)
+        owned, user = render_server(ir, surfaces)
         compiled: dict[str, types.CodeType] = {}
         files = _encode(owned, compiled, style)
         user_files = _encode(user, compiled, style)
-    _verify_methods(ir, "base.py", compiled["base.py"], ("ServerBase",))
-    _verify_methods(ir, "handlers.py", compiled["handlers.py"], ("Server",))
+    extra = server_surface_methods(ir, surfaces)
+    _verify_methods(ir, "base.py", compiled["base.py"], ("ServerBase",), extra)
+    _verify_methods(ir, "handlers.py", compiled["handlers.py"], ("Server",), extra)
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
+    if surfaces:  # resources, templates and prompts as data (read by load_package_surfaces)
+        files["surfaces.json"] = surfaces_json(spec.resources, spec.resource_templates, spec.prompts).encode(
+            "utf-8"
+        )
     files[PY_TYPED] = b""
     # Dockerfile, deploy/nginx.conf, deploy/compose.yaml: written once, like handlers.py
     # (render/deploy.py says why).

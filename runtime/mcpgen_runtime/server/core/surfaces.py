@@ -59,10 +59,13 @@ __all__ = [
     "COMPLETION_LIMIT",
     "CompletionBinding",
     "CompletionHandler",
+    "CompletionReturn",
     "PromptBinding",
     "PromptHandler",
+    "PromptReturn",
     "ResourceNotFound",
     "ResourceReader",
+    "ResourceReturn",
     "ResourceTemplateBinding",
     "Surfaces",
     "TemplateReader",
@@ -70,6 +73,13 @@ __all__ = [
 ]
 
 _LOG = logging.getLogger("mcpgen.server")
+
+# What handlers return (the module docstring says how each is sent).
+_Contents = str | bytes | BaseModel | Mapping[str, Any]
+ResourceReturn = _Contents | Sequence[_Contents]
+_Message = str | BaseModel | Mapping[str, Any]
+PromptReturn = _Message | Sequence[_Message]
+CompletionReturn = Sequence[str] | Mapping[str, Any]
 
 ResourceReader = Callable[[str, RequestContext], Awaitable[Any]]
 TemplateReader = Callable[[str, Variables, RequestContext], Awaitable[Any]]
@@ -112,7 +122,7 @@ class PromptBinding:
 @dataclass(frozen=True)
 class CompletionBinding:
     """Connects one argument of a prompt (`ref` "prompt", `key` its name) or variable of a template
-    (`ref` "resource", `key` its uriTemplate) to `await server.<method>(ctx, value, context)`."""
+    (`ref` "resource", `key` its uriTemplate) to `await server.<method>(value, context, ctx)`."""
 
     ref: Literal["prompt", "resource"]
     key: str
@@ -535,7 +545,5 @@ def prompt_getter(method: Callable[..., Awaitable[Any]], params: Sequence[tuple[
 
 
 def completer(method: Callable[..., Awaitable[Any]]) -> CompletionHandler:
-    async def complete(value: str, context: dict[str, str], ctx: RequestContext) -> Any:
-        return await method(ctx, value, context)
-
-    return complete
+    """A generated `complete_*(value, context, ctx)` method is a CompletionHandler as it is."""
+    return method
