@@ -8,7 +8,7 @@ for the official SDK clients and the runtime tests.
     prompts     greet (name required, style optional), plain (no arguments)
     completion  greet.name, greet.style, note://notes/{name} name
     tools       touch {uri}: notifications/resources/updated for it; grow: adds the prompt "late"
-                (notifications/prompts/list_changed)
+                (notifications/prompts/list_changed); shrink: removes it
 
 Run: python -m tests.runtime.surfaces_server_app --http --port 8000 | --stdio
 """
@@ -48,6 +48,7 @@ TOOLS = [
         "inputSchema": {"type": "object", "properties": {"uri": {"type": "string"}}, "required": ["uri"]},
     },
     {"name": "grow", "description": "add the prompt 'late'", "inputSchema": {"type": "object"}},
+    {"name": "shrink", "description": "remove the prompt 'late'", "inputSchema": {"type": "object"}},
 ]
 RESOURCES = [
     {"uri": "note://readme", "name": "readme", "title": "Read me", "mimeType": "text/markdown"},
@@ -146,6 +147,10 @@ class SurfacesServer(ToolServer):
 
         self.add_prompt({"name": "late", "description": "added at run time"}, late)
         return "grown"
+
+    async def shrink(self, args: Args, ctx: ToolContext) -> str:
+        self.remove_prompt("late")
+        return "shrunk"
 
 
 if __name__ == "__main__":

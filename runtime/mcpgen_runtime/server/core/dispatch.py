@@ -215,7 +215,7 @@ class Dispatcher:
         self._limiter = (
             RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None and not self._store.shared else None
         )
-        self._fanout = Fanout(self._store, self._hub, self._adopt_tools)
+        self._fanout = Fanout(self._store, self._hub, self._adopt_tools, self._adopt_surfaces)
         self._single_use_tools = set(type(self)._single_use_state_)
         if unknown := self._single_use_tools - set(self._tools):
             raise ValueError(
@@ -463,8 +463,7 @@ class Dispatcher:
         """Serve a static resource (`uri`, `name`, ...) read by `read(uri, ctx)` (surfaces.py);
         listeners get `notifications/resources/list_changed`. Declares `resources` on first use."""
         self._surface("resources").add_resource(definition, read)
-        if notify:
-            self.notify_list_changed("resources")
+        self._surfaces_changed("resources", notify)
 
     def add_resource_template(
         self, definition: Mapping[str, Any], read: TemplateReader, *, notify: bool = True
@@ -473,31 +472,26 @@ class Dispatcher:
         `read(uri, variables, ctx)`: `resources/read` of a URI no static resource has tries the
         templates in the order they were added."""
         self._surface("resources").add_template(definition, read)
-        if notify:
-            self.notify_list_changed("resources")
+        self._surfaces_changed("resources", notify)
 
     def remove_resource(self, uri: str, *, notify: bool = True) -> None:
         """Stop serving a static resource (KeyError when it is not served)."""
         self._surface("resources").remove_resource(uri)
-        if notify:
-            self.notify_list_changed("resources")
+        self._surfaces_changed("resources", notify)
 
     def remove_resource_template(self, uri_template: str, *, notify: bool = True) -> None:
         self._surface("resources").remove_template(uri_template)
-        if notify:
-            self.notify_list_changed("resources")
+        self._surfaces_changed("resources", notify)
 
     def add_prompt(self, definition: Mapping[str, Any], get: PromptHandler, *, notify: bool = True) -> None:
         """Serve a prompt (`name`, `arguments`) answered by `get(arguments, ctx)` (surfaces.py);
         listeners get `notifications/prompts/list_changed`. Declares `prompts` on first use."""
         self._surface("prompts").add_prompt(definition, get)
-        if notify:
-            self.notify_list_changed("prompts")
+        self._surfaces_changed("prompts", notify)
 
     def remove_prompt(self, name: str, *, notify: bool = True) -> None:
         self._surface("prompts").remove_prompt(name)
-        if notify:
-            self.notify_list_changed("prompts")
+        self._surfaces_changed("prompts", notify)
 
     def add_completion(
         self, ref: Literal["prompt", "resource"], key: str, argument: str, complete: CompletionHandler
@@ -510,6 +504,30 @@ class Dispatcher:
             raise ValueError(f"completion for {argument!r}: {key!r} is not served")
         surfaces.add_completion(ref, key, argument, complete)
         self._surface("completions")
+
+    def _surfaces_changed(self, kind: Literal["resources", "prompts"], notify: bool) -> None:
+        """Share the new set with the other replicas (replicas.py) and tell this one's listeners."""
+        surfaces = self._surfaces
+        assert surfaces is not None
+        self._fanout.share_surfaces(surfaces.keys(), kind if notify else None)
+        flag = f"{kind}ListChanged"
+        if notify and flag in self._subscription_kinds:
+            self._hub.publish(LIST_CHANGED[flag])
+
+    def _adopt_surfaces(self, keys: dict[str, list[str]], notify: str | None) -> None:
+        """Serve the resources, templates and prompts another replica changed to, with this
+        process's handlers (those it never had are logged and not served)."""
+        surfaces = self._surfaces
+        if surfaces is None:
+            return
+        if missing := surfaces.adopt(keys):
+            _LOG.warning(
+                "the shared resources and prompts name some this replica cannot serve: %s",
+                ", ".join(missing[:20]),
+            )
+        flag = f"{notify}ListChanged"
+        if notify is not None and flag in self._subscription_kinds:
+            self._hub.publish(LIST_CHANGED[flag])
 
     @property
     def surfaces(self) -> Surfaces | None:

@@ -291,6 +291,7 @@ class Surfaces:
 
     __slots__ = (
         "_completions",
+        "_known",
         "_listings",
         "_page_size",
         "_prompts",
@@ -307,6 +308,8 @@ class Surfaces:
         self._prompts: dict[str, _Prompt] = {}
         self._completions: dict[tuple[str, str, str], CompletionHandler] = {}
         self._listings: dict[str, tuple[list[dict[str, Any]], str]] = {}
+        # Everything this process has served, by key: what a shared set (replicas.py) may name.
+        self._known: dict[str, dict[str, Any]] = {"resources": {}, "resourceTemplates": {}, "prompts": {}}
 
     # ---- what is served ------------------------------------------------------------------------
 
@@ -327,7 +330,7 @@ class Surfaces:
         uri = _string(definition, "uri", "a resource")
         _string(definition, "name", f"resource {uri!r}")
         _async(read, f"resource {uri!r}")
-        self._resources[uri] = _Resource(definition, read)
+        self._resources[uri] = self._known["resources"][uri] = _Resource(definition, read)
         self._listings.pop("resources", None)
 
     def remove_resource(self, uri: str) -> None:
@@ -339,7 +342,8 @@ class Surfaces:
         template = _string(definition, "uriTemplate", "a resource template")
         _string(definition, "name", f"resource template {template!r}")
         _async(read, f"resource template {template!r}")
-        self._templates[template] = _Template(definition, UriPattern(template), read)
+        served = _Template(definition, UriPattern(template), read)
+        self._templates[template] = self._known["resourceTemplates"][template] = served
         self._listings.pop("resourceTemplates", None)
 
     def remove_template(self, uri_template: str) -> None:
@@ -351,12 +355,40 @@ class Surfaces:
         name = _string(definition, "name", "a prompt")
         arguments, required = _prompt_arguments(definition, name)
         _async(get, f"prompt {name!r}")
-        self._prompts[name] = _Prompt(definition, arguments, required, get)
+        self._prompts[name] = self._known["prompts"][name] = _Prompt(definition, arguments, required, get)
         self._listings.pop("prompts", None)
 
     def remove_prompt(self, name: str) -> None:
         del self._prompts[name]
         self._listings.pop("prompts", None)
+
+    def keys(self) -> dict[str, list[str]]:
+        """What is served, by key and in listing order (the set replicas share)."""
+        return {
+            "resources": list(self._resources),
+            "resourceTemplates": list(self._templates),
+            "prompts": list(self._prompts),
+        }
+
+    def adopt(self, keys: Mapping[str, Sequence[str]]) -> list[str]:
+        """Serve exactly `keys` (a kind left out stays as it is) from what this process has known;
+        returns the keys it never had (not served)."""
+        missing: list[str] = []
+        for kind, current in (
+            ("resources", self._resources),
+            ("resourceTemplates", self._templates),
+            ("prompts", self._prompts),
+        ):
+            wanted = keys.get(kind)
+            if wanted is None:
+                continue
+            known = self._known[kind]
+            missing += [key for key in wanted if key not in known]
+            chosen = {key: known[key] for key in dict.fromkeys(wanted) if key in known}
+            current.clear()
+            current.update(chosen)
+            self._listings.pop(kind, None)
+        return missing
 
     def add_completion(
         self, ref: Literal["prompt", "resource"], key: str, argument: str, complete: CompletionHandler
