@@ -49,6 +49,7 @@ def mock(
 
     from mcpgen_runtime.mock import MockDependencyError, MockServer, ResponsesError, serve_mock
     from mcpgen_runtime.mock.command import keep_hypothesis_files_in_the_cache
+    from mcpgen_runtime.mock.surfaces import serve_surfaces
 
     require_source(spec, None, headers)
     keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
@@ -57,6 +58,13 @@ def mock(
     )
     try:
         server = MockServer(validated.tools, seed=seed, responses=responses)
+        serve_surfaces(
+            server,
+            resources=validated.resources,
+            resource_templates=validated.resource_templates,
+            prompts=validated.prompts,
+            seed=seed,
+        )
     except (ResponsesError, MockDependencyError, ValueError) as exc:
         click.echo(f"error: {exc}", err=True)
         raise Failed from None

@@ -362,6 +362,10 @@ class Surfaces:
         del self._prompts[name]
         self._listings.pop("prompts", None)
 
+    def variables(self, uri_template: str) -> tuple[str, ...]:
+        """The variables of a served template (KeyError when it is not served)."""
+        return self._templates[uri_template].pattern.variables
+
     def keys(self) -> dict[str, list[str]]:
         """What is served, by key and in listing order (the set replicas share)."""
         return {
