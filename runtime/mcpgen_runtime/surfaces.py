@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
 from .content import ContentBlock
 
@@ -216,8 +216,4 @@ class Page(Generic[T]):
     ttl_ms: int = 0
     cache_scope: str | None = None
     cached: bool = False
-
-
-RESOURCES: TypeAdapter[list[Resource]] = TypeAdapter(list[Resource])
-RESOURCE_TEMPLATES: TypeAdapter[list[ResourceTemplate]] = TypeAdapter(list[ResourceTemplate])
-PROMPTS: TypeAdapter[list[Prompt]] = TypeAdapter(list[Prompt])
+    listed: tuple[Any, ...] = ()  # the page's entries as the server sent them, malformed ones included

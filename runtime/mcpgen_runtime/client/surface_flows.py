@@ -16,24 +16,25 @@ stale (CACHE-14: `ClientCore.observe`).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any, Final, TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..errors import InputRequiredRoundsExceededError, PaginationError, ProtocolError, RemoteError
 from ..protocol import jsonrpc
 from ..protocol.input_messages import InputResult
 from ..surfaces import (
-    PROMPTS,
-    RESOURCE_TEMPLATES,
-    RESOURCES,
     CompleteResult,
     Completion,
     Page,
+    Prompt,
     PromptRef,
     PromptResult,
     ReadResourceResult,
+    Resource,
+    ResourceTemplate,
     ResourceTemplateRef,
 )
 from .core import ClientCore
@@ -50,6 +51,7 @@ from .steps import Flow
 
 __all__ = [
     "LISTS",
+    "InvalidEntryWarning",
     "complete_flow",
     "get_prompt_flow",
     "list_all_flow",
@@ -59,18 +61,23 @@ __all__ = [
 
 M = TypeVar("M", bound=BaseModel)
 
-# method -> (result member, item parser)
-LISTS: Final[dict[str, tuple[str, TypeAdapter[Any]]]] = {
-    "resources/list": ("resources", RESOURCES),
-    "resources/templates/list": ("resourceTemplates", RESOURCE_TEMPLATES),
-    "prompts/list": ("prompts", PROMPTS),
+# method -> (result member, item model)
+LISTS: Final[dict[str, tuple[str, type[BaseModel]]]] = {
+    "resources/list": ("resources", Resource),
+    "resources/templates/list": ("resourceTemplates", ResourceTemplate),
+    "prompts/list": ("prompts", Prompt),
 }
+
+
+class InvalidEntryWarning(UserWarning):
+    """A listed resource, resource template or prompt was dropped: it lacks a field the protocol
+    requires (a `uri`, `uriTemplate` or `name` string, say)."""
 
 
 def list_page_flow(
     core: ClientCore, method: str, cursor: str | None, *, partition: str | None, refresh: bool = False
 ) -> Flow[Page[Any]]:
-    member, adapter = LISTS[method]
+    member, model = LISTS[method]
     params = {} if cursor is None else {"cursor": cursor}
     result, cached = yield from core.cached_flow(method, params, partition=partition, refresh=refresh)
     items = result.get(member)
@@ -79,10 +86,16 @@ def list_page_flow(
     next_cursor = result.get("nextCursor")
     if next_cursor is not None and not isinstance(next_cursor, str):
         raise ProtocolError(f"{method} nextCursor is not a string: {next_cursor!r:.100}")
-    try:
-        parsed = adapter.validate_python(items)
-    except ValidationError as exc:
-        raise ProtocolError(f"{method}: malformed entry: {_first(exc)}") from exc
+    parsed: list[Any] = []
+    for item in items:
+        try:
+            parsed.append(model.model_validate(item, strict=False))
+        except ValidationError as exc:
+            warnings.warn(
+                f"{method}: dropping malformed entry {item!r:.120}: {_first(exc)}",
+                InvalidEntryWarning,
+                stacklevel=3,
+            )
     ttl = result.get("ttlMs")
     scope = result.get("cacheScope")
     return Page(
@@ -91,6 +104,7 @@ def list_page_flow(
         ttl_ms=ttl if type(ttl) is int and ttl > 0 else 0,
         cache_scope=scope if isinstance(scope, str) else None,
         cached=cached,
+        listed=tuple(items),
     )
 
 
