@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .surfaces import SurfacesIR
+
 __all__ = [
     "AliasDef",
     "AliasRef",
@@ -278,3 +280,5 @@ class PackageIR:
     tools: tuple[ToolIR, ...]  # source order
     models: ModelsIR
     definitions: tuple[dict[str, Any], ...]  # the validated tool objects, source order (tools.json)
+    # resources, resource templates and prompts (issue 22): names and parameters, model/surfaces.py
+    surfaces: SurfacesIR = SurfacesIR()
