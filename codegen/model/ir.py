@@ -8,7 +8,7 @@ ever spliced into code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .surfaces import SurfacesIR
@@ -281,4 +281,4 @@ class PackageIR:
     models: ModelsIR
     definitions: tuple[dict[str, Any], ...]  # the validated tool objects, source order (tools.json)
     # resources, resource templates and prompts (issue 22): names and parameters, model/surfaces.py
-    surfaces: SurfacesIR = SurfacesIR()
+    surfaces: SurfacesIR = field(default_factory=SurfacesIR)
