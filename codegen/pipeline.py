@@ -158,9 +158,16 @@ def _functions(code: types.CodeType) -> list[str]:
     return [const.co_name for const in code.co_consts if isinstance(const, types.CodeType)]
 
 
-def _verify_methods(ir: PackageIR, path: str, module: types.CodeType, classes: tuple[str, ...]) -> None:
-    """The compiled module defines exactly the planned methods in each generated class, in order."""
-    planned = [tool.method_name for tool in ir.tools]
+def _verify_methods(
+    ir: PackageIR,
+    path: str,
+    module: types.CodeType,
+    classes: tuple[str, ...],
+    extra: tuple[str, ...] = (),
+) -> None:
+    """The compiled module defines exactly the planned methods in each generated class, in order:
+    one per tool, then `extra` (a client's resource template and prompt methods)."""
+    planned = [tool.method_name for tool in ir.tools] + list(extra)
     bodies = {const.co_name: const for const in module.co_consts if isinstance(const, types.CodeType)}
     for name in classes:
         body = bodies.get(name)
@@ -180,7 +187,9 @@ def build_client(
     compiled: dict[str, types.CodeType] = {}
     with formatting(style):
         files = _encode(render_client(ir, cli_name=cli_name), compiled, style)
-    _verify_methods(ir, "client.py", compiled["client.py"], ("Client", "AsyncClient"))
+    _verify_methods(
+        ir, "client.py", compiled["client.py"], ("Client", "AsyncClient"), ir.surfaces.method_names
+    )
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
     files[PY_TYPED] = b""
     return GeneratedPackage(package=package, files=dict(sorted(files.items())))
