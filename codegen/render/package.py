@@ -280,6 +280,7 @@ def render_cli_main(ir: PackageIR, *, cli_name: str | None = None) -> str:
                     pysource.code("_TOOLS"),
                     pysource.keyword_arg("prog", pysource.literal(prog)),
                     pysource.keyword_arg("models", pysource.code("_m")),
+                    *([pysource.keyword_arg("surfaces", pysource.literal(True))] if ir.surfaces else []),
                 ],
             ),
             indent="    ",

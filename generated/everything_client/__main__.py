@@ -13,7 +13,7 @@ _TOOLS = (CliTool("echo", "echo", "EchoInput"), CliTool("get-sum", "get_sum", "G
 
 def main() -> None:
     """Run the command line (the entry point for a console script: `everything_client.__main__:main`)."""
-    run_cli(Client, _TOOLS, prog="python -m everything_client", models=_m)
+    run_cli(Client, _TOOLS, prog="python -m everything_client", models=_m, surfaces=True)
 
 
 if __name__ == "__main__":

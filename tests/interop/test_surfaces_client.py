@@ -214,3 +214,52 @@ def test_sdk_servers_over_streamable_http(tmp_path: Path, sdk: str) -> None:
         url = f"http://127.0.0.1:{port}/mcp"
         _generate(tmp_path, "surfaces_client", [url])
         _check_sdk(_run(tmp_path, SDK_SCRIPT.replace("OPEN", f"Client({url!r})")))
+
+
+def test_the_command_line_lists_reads_and_gets_prompts(everything: tuple[Path, Path], tmp_path: Path) -> None:
+    """generated/everything_client's `python -m`: resources, read (a template, binary to --out),
+    prompts, prompt NAME --arg, complete."""
+    node, server = everything
+    base = [sys.executable, "-m", "everything_client", "--stdio", f"{node} {server} stdio"]
+
+    def cli(*args: str) -> str:
+        done = subprocess.run(
+            [*base, *args],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=subprocess_env(),
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    listed = json.loads(cli("resources"))
+    assert "demo://resource/static/document/architecture.md" in {r["uri"] for r in listed["resources"]}
+    assert {t["name"] for t in listed["resourceTemplates"]} == {
+        "Dynamic Text Resource",
+        "Dynamic Blob Resource",
+    }
+    out = tmp_path / "blob.bin"
+    cli("read", "--template", "demo://resource/dynamic/blob/{id}", "--arg", "id=4", "--out", str(out))
+    assert out.read_bytes().startswith(b"Resource 4")
+    text = cli("--format", "text", "read", "demo://resource/dynamic/text/5")
+    assert text.startswith("Resource 5")
+    assert "args-prompt" in {p["name"] for p in json.loads(cli("prompts"))["prompts"]}
+    messages = json.loads(cli("prompt", "args-prompt", "--arg", "city=Rome"))
+    assert messages[0]["content"]["text"] == "What's weather in Rome?"
+    assert (
+        cli("--format", "text", "complete", "--prompt", "completable-prompt", "department", "E")
+        == "Engineering\n"
+    )
+    unknown = subprocess.run(
+        [*base, "prompt", "no-such-prompt"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=subprocess_env(),
+        check=False,
+    )
+    assert unknown.returncode == 3, unknown.stderr
