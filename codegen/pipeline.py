@@ -159,14 +159,9 @@ def _functions(code: types.CodeType) -> list[str]:
 
 
 def _verify_methods(
-    ir: PackageIR,
-    path: str,
-    module: types.CodeType,
-    classes: tuple[str, ...],
-    extra: tuple[str, ...] = (),
+    ir: PackageIR, path: str, module: types.CodeType, classes: tuple[str, ...], extra: tuple[str, ...] = ()
 ) -> None:
-    """The compiled module defines exactly the planned methods in each generated class, in order:
-    one per tool, then `extra` (a client's resource template and prompt methods)."""
+    """The compiled module defines exactly the planned methods in each generated class, in order."""
     planned = [tool.method_name for tool in ir.tools] + list(extra)
     bodies = {const.co_name: const for const in module.co_consts if isinstance(const, types.CodeType)}
     for name in classes:
