@@ -263,3 +263,23 @@ def test_the_command_line_lists_reads_and_gets_prompts(everything: tuple[Path, P
         check=False,
     )
     assert unknown.returncode == 3, unknown.stderr
+
+
+def test_resource_updates_reach_listen_on_a_legacy_server(everything: tuple[Path, Path]) -> None:
+    """listen(resource_subscriptions=[uri]) on a legacy server sends resources/subscribe (RES-08);
+    the server's notifications/resources/updated for that URI arrive on the subscription, and the
+    cached resources/read of the URI is stale from then on (CACHE-14)."""
+    from mcpgen_runtime.client import Client
+
+    node, server = everything
+    uri = "demo://resource/static/document/architecture.md"
+    with Client.stdio([str(node), str(server), "stdio"]) as client:
+        client.read_resource(uri)
+        with client.listen(tools_list_changed=False, resource_subscriptions=[uri]) as subscription:
+            assert subscription.acknowledged is not None
+            assert subscription.acknowledged.resource_subscriptions == (uri,)
+            assert subscription.unsupported == []
+            client.call_tool("toggle-subscriber-updates", {})
+            note = next(iter(subscription))
+        assert note["method"] == "notifications/resources/updated"
+        assert note["params"]["uri"] == uri

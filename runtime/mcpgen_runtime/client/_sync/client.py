@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from ...cache import CacheStore, auth_partition
 from ...content import ToolResult
-from ...errors import McpRuntimeError
+from ...errors import McpRuntimeError, RemoteError
 from ...protocol.input_messages import (
     ELICIT,
     ROOTS,
@@ -482,8 +482,8 @@ class Client(SyncClientBase):
 
     def subscribe_resource(self, uri: str) -> None:
         """`resources/subscribe` (initialize-based revisions only): the server then sends
-        `notifications/resources/updated` for `uri`, which `listen(resources_updated=...)` and
-        `on_notification` receive. In 2026-07-28 subscribing is `listen(resource_subscriptions=[uri])`."""
+        `notifications/resources/updated` for `uri`, which `on_notification` receives (and
+        `listen(resource_subscriptions=[uri])` subscribes by itself). 2026-07-28 has no such request."""
         if self._core.era == MODERN:
             raise McpRuntimeError(
                 "resources/subscribe does not exist in MCP 2026-07-28; use "
@@ -559,8 +559,8 @@ class Client(SyncClientBase):
         headers: Mapping[str, str] = core.session_headers()
         if self._auth is not None:
             headers = self._auth(headers)
-        state = LegacyListenState(requested, core.observe)
         open_events = getattr(transport, "open_events", None)
+        stream: Iterator[Message]
         if open_events is not None:
             events = cast(Any, transport).events() if open_events(headers, core.notify) else None
             if events is None:
@@ -568,13 +568,22 @@ class Client(SyncClientBase):
                     "the server offers no event stream for this session (GET answered 405); "
                     "it cannot send notifications"
                 )
-            return state, events.messages()
-        unsolicited = getattr(transport, "unsolicited", None)
-        if unsolicited is None:
-            raise McpRuntimeError(
-                f"{type(transport).__name__} cannot deliver a legacy server's notifications"
-            )
-        return state, unsolicited()
+            stream = events.messages()
+        else:
+            unsolicited = getattr(transport, "unsolicited", None)
+            if unsolicited is None:
+                raise McpRuntimeError(
+                    f"{type(transport).__name__} cannot deliver a legacy server's notifications"
+                )
+            stream = unsolicited()
+        subscribed: list[str] = []
+        for uri in requested.resource_subscriptions:  # RES-08: resources/subscribe, once the stream is open
+            try:
+                self._run(core.request_flow("resources/subscribe", {"uri": uri}, name=uri))
+            except RemoteError:
+                continue  # reported unsupported (SUB-04)
+            subscribed.append(uri)
+        return LegacyListenState(requested, core.observe, tuple(subscribed)), stream
 
     def close(self) -> None:
         if not self._is_view:
