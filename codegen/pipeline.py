@@ -39,7 +39,6 @@ from pathlib import Path
 from .errors import InternalGeneratorError
 from .model.build import build_ir
 from .model.ir import PackageIR
-from .model.surfaces import SurfacesIR, build_surfaces
 from .render.black_format import BLACK_DEFAULTS, Style, compile_python, format_python, formatting
 from .render.deploy import deploy_files
 from .render.package import render_client, render_server, server_surface_methods
@@ -173,13 +172,6 @@ def _verify_methods(
             raise InternalGeneratorError(f"generated {path}: class {name} methods differ from the plan")
 
 
-def _surfaces_for(spec: ValidatedSpec, ir: PackageIR) -> SurfacesIR:
-    """The resources, templates and prompts of `spec`, named clear of the tool methods."""
-    if not (spec.resources or spec.resource_templates or spec.prompts):
-        return SurfacesIR()
-    return build_surfaces(spec, taken=[tool.method_name for tool in ir.tools])
-
-
 def build_client(
     spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFAULTS, cli_name: str | None = None
 ) -> GeneratedPackage:
@@ -190,7 +182,9 @@ def build_client(
     compiled: dict[str, types.CodeType] = {}
     with formatting(style):
         files = _encode(render_client(ir, cli_name=cli_name), compiled, style)
-    _verify_methods(ir, "client.py", compiled["client.py"], ("Client", "AsyncClient"))
+    _verify_methods(
+        ir, "client.py", compiled["client.py"], ("Client", "AsyncClient"), ir.surfaces.method_names
+    )
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
     files[PY_TYPED] = b""
     return GeneratedPackage(package=package, files=dict(sorted(files.items())))
@@ -200,7 +194,7 @@ def build_server(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFA
     """The server package (and the handlers.py scaffold), laid out for `style`."""
     _check_package_name(package)
     ir = _ir_for(spec, package)
-    surfaces = _surfaces_for(spec, ir)
+    surfaces = ir.surfaces
     with formatting(style):
         owned, user = render_server(ir, surfaces)
         compiled: dict[str, types.CodeType] = {}

@@ -35,6 +35,7 @@ from .imports import Imports, type_names
 from .models_module import render_models
 from .pysource import Node, PyCode
 from .server_surfaces import render_server_surfaces
+from .surfaces import render_resources_class, render_surface_methods
 from .templates import file_header, render_template
 from .typenodes import TypeNames, type_node
 
@@ -222,9 +223,9 @@ def _bindings(ir: PackageIR) -> PyCode:
 
 
 def _check_method_names(ir: PackageIR, module_names: set[str]) -> None:
-    for tool in ir.tools:
-        if tool.method_name in module_names:
-            raise InternalGeneratorError(f"method {tool.method_name!r} would shadow a module-level name")
+    for method in [*(tool.method_name for tool in ir.tools), *ir.surfaces.method_names]:
+        if method in module_names:
+            raise InternalGeneratorError(f"method {method!r} would shadow a module-level name")
 
 
 def _runtime_check_context(ir: PackageIR) -> dict[str, Any]:
@@ -282,6 +283,7 @@ def render_cli_main(ir: PackageIR, *, cli_name: str | None = None) -> str:
                     pysource.code("_TOOLS"),
                     pysource.keyword_arg("prog", pysource.literal(prog)),
                     pysource.keyword_arg("models", pysource.code("_m")),
+                    *([pysource.keyword_arg("surfaces", pysource.literal(True))] if ir.surfaces else []),
                 ],
             ),
             indent="    ",
@@ -305,20 +307,25 @@ def render_client(ir: PackageIR, *, cli_name: str | None = None) -> dict[str, st
     taken = set(fixed) | {"Client", "AsyncClient", "_m", "_GENERATOR", "_RUNTIME_API", "_TOOL_DEFINITIONS"}
     names = type_names(imports, prefix="_m")
     methods = [_client_method(tool, names, imports) for tool in ir.tools]
+    surfaces = render_surface_methods(ir.surfaces, imports)
+    resources = render_resources_class(ir.surfaces.resources, imports)
     if ir.tools:
         imports.add(".", "models", "_m")
-    _check_method_names(ir, imports.locals() | taken)
+    _check_method_names(ir, imports.locals() | taken | {"Resources"})
     header = file_header(ir)
     client = render_template(
         "client/client.py.jinja",
         header=header,
         imports=imports.block(),
-        sync_methods=pysource.join([m.sync for m in methods], "\n\n"),
-        async_methods=pysource.join([m.async_ for m in methods], "\n\n"),
+        sync_methods=pysource.join([*(m.sync for m in methods), *surfaces.sync], "\n\n"),
+        async_methods=pysource.join([*(m.async_ for m in methods), *surfaces.async_], "\n\n"),
+        resources=resources,
         **_runtime_check_context(ir),
     )
     return {
-        "__init__.py": render_template("client/__init__.py.jinja", header=header),
+        "__init__.py": render_template(
+            "client/__init__.py.jinja", header=header, has_resources=resources is not None
+        ),
         **render_models(ir),
         "client.py": client,
         "__main__.py": render_cli_main(ir, cli_name=cli_name),
