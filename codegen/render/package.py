@@ -398,7 +398,14 @@ def render_server(ir: PackageIR, surfaces: SurfacesIR | None = None) -> tuple[di
             "Tool handlers: override each method, then serve with\n"
             f"`python -m {ir.package} --http --port 8000` or `python -m {ir.package} --stdio`.\n\n"
             "Return the output model (or its root value) for tools with an outputSchema; otherwise a str,\n"
-            "a content block, a list of blocks or a ToolResult. Raise ToolExecutionError for a tool error.",
+            "a content block, a list of blocks or a ToolResult. Raise ToolExecutionError for a tool error."
+            + (
+                "\n\nResources and templates return str (text), bytes (binary) or contents; raise\n"
+                "ResourceNotFound for a URI you do not serve. Prompts return str, content blocks or messages;\n"
+                "completions the values to offer (README: Resources, prompts and completion)."
+                if surfaces
+                else ""
+            ),
             indent="",
         ),
     )
