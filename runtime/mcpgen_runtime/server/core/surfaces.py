@@ -5,11 +5,12 @@ through its `add_method` path (so results get `resultType`, `serverInfo` and cac
 `prompts/get` and `resources/read` may ask for client input, MRTR-02; legacy sessions get the
 same answers shaped for their revision):
 
-    resources/list, resources/templates/list   the definitions, paginated (opaque cursors)
+    resources/list, resources/templates/list   the definitions, paginated (opaque cursors; RES-01)
     resources/read                             a static resource by its exact URI, else the first
-                                               template whose RFC 6570 pattern matches (uri_match.py)
-    prompts/list, prompts/get                  required arguments checked, strings only
-    completion/complete                        per (prompt | template, argument) handler
+                                               template whose RFC 6570 pattern matches (uri_match.py;
+                                               RES-03, RES-05)
+    prompts/list, prompts/get                  required arguments checked, strings only (PROMPT-03)
+    completion/complete                        per (prompt | template, argument) handler (PROMPT-06/07)
 
 Definitions are checked when they are added (a bad one raises ValueError: a server does not start
 with it): a resource needs a string `uri` and `name`, a template a `uriTemplate` that compiles and a
@@ -27,7 +28,7 @@ A reader returns `str` (text), `bytes` (a blob, base64 on the wire), a `Resource
 contents dict (`uri` plus `text` or `blob`), or a list of these; the resource's `mimeType` is
 added when the reader gives none. It raises `ResourceNotFound` for a URI it does not have: the
 client gets `-32602` with `data.uri` (2026-07-28) or `-32002` (the legacy revisions), as it does
-for a URI nothing serves; an empty `contents` is never sent for that. A prompt returns `str` (one
+for a URI nothing serves; an empty `contents` is never sent for that (RES-04, ERR-04). A prompt returns `str` (one
 user text message), a content block, a message dict (`role`, `content`), a list of those, or a
 whole `GetPromptResult` dict. A completion returns a list of strings (the first 100 are sent,
 `hasMore` set when there were more) or a `completion` dict. `NotImplementedError` (a generated

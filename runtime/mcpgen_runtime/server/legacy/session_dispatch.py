@@ -220,7 +220,7 @@ class LegacyDispatcher:
         return Outcome(200, jsonrpc.result(id_, {}))
 
     async def _subscribe(self, session: Session, id_: Any, params: dict[str, Any], add: bool) -> Outcome:
-        """resources/subscribe and /unsubscribe: the session's URIs for
+        """resources/subscribe and /unsubscribe (RES-08): the session's URIs for
         `notifications/resources/updated` (kept in its record, so every replica sees them)."""
         if self.server.capabilities.get("resources", {}).get("subscribe") is not True:
             method = SUBSCRIBE if add else UNSUBSCRIBE
