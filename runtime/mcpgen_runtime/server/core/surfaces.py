@@ -25,14 +25,14 @@ Handlers and what they return:
     complete(value, context, ctx)      completions; context: the other arguments already chosen
 
 A reader returns `str` (text), `bytes` (a blob, base64 on the wire), a `ResourceContents`, a
-contents dict (`uri` plus `text` or `blob`), or a list of these; the resource's `mimeType` is
-added when the reader gives none. It raises `ResourceNotFound` for a URI it does not have: the
-client gets `-32602` with `data.uri` (2026-07-28) or `-32002` (the legacy revisions), as it does
-for a URI nothing serves; an empty `contents` is never sent for that (RES-04, ERR-04). A prompt returns `str` (one
-user text message), a content block, a message dict (`role`, `content`), a list of those, or a
+contents dict (`uri` plus `text` or `blob`), or a list of these; the resource's `mimeType` is added
+when the reader gives none. It raises `ResourceNotFound` for a URI it does not have: the client gets
+`-32602` with `data.uri` (2026-07-28) or `-32002` (the legacy revisions), as it does for a URI
+nothing serves; an empty `contents` is never sent for that (RES-04, ERR-04). A prompt returns `str`
+(one user text message), a content block, a message dict (`role`, `content`), a list of those, or a
 whole `GetPromptResult` dict. A completion returns a list of strings (the first 100 are sent,
-`hasMore` set when there were more) or a `completion` dict. `NotImplementedError` (a generated
-stub) answers `-32603` "not implemented", except for completions, which then offer nothing.
+`hasMore` set when there were more) or a `completion` dict. `NotImplementedError` (a generated stub)
+answers `-32603` "not implemented", except for completions, which then offer nothing.
 """
 
 from __future__ import annotations
