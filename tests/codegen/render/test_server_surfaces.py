@@ -208,3 +208,26 @@ def test_new_declarations_get_stubs_and_the_users_code_is_untouched(tmp_path: Pa
     (out / "handlers.py").write_text(updated)
     again = check_handlers(out, "demo_server", new.files, new.user_files["handlers.py"])
     assert again is not None and not again.unimplemented
+
+
+def test_mypy_strict_accepts_the_handlers_and_flags_a_wrong_override(tmp_path: Path) -> None:
+    package = build_server(
+        spec(resources=RESOURCES, resource_templates=TEMPLATES, prompts=PROMPTS), package="demo_server"
+    )
+    out = write(package, tmp_path)
+    wrong = HANDLERS.replace("*, ctx: str, value: str | None = None", "*, ctx: int, value: str | None = None")
+    assert wrong != HANDLERS
+    results = []
+    for text in (HANDLERS, wrong):
+        (out / "handlers.py").write_text(text)
+        done = subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "-p", "demo_server"],
+            cwd=tmp_path,
+            env={"PATH": "/usr/bin:/bin", "MYPYPATH": str(ROOT / "runtime")},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        results.append(done)
+    assert results[0].returncode == 0, results[0].stdout
+    assert results[1].returncode == 1 and '"prompt_import" is incompatible' in results[1].stdout
