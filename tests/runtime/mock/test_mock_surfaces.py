@@ -12,6 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mcpgen_runtime.mock import MockServer
 from mcpgen_runtime.mock.surfaces import PNG_1X1, load_spec_surfaces, serve_surfaces
 from tests.runtime.server_helpers import request
@@ -94,7 +96,9 @@ def test_load_spec_surfaces_reads_a_spec_or_the_surfaces_json_beside_tools_json(
     assert load_spec_surfaces(tmp_path / "tools.json")["resources"] == SPEC["resources"]
 
 
-def test_the_mock_command_serves_them_to_the_sdk_client(tmp_path: Path) -> None:
+@pytest.mark.parametrize("command", ["mcpgen_runtime.mock", "codegen.cli mock"])
+def test_the_mock_command_serves_them_to_the_sdk_client(command: str, tmp_path: Path) -> None:
+    """`python -m mcpgen_runtime.mock SPEC` and `mcpgen mock SPEC` (the generator's loader)."""
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps(SPEC))
     args = [
@@ -108,7 +112,7 @@ def test_the_mock_command_serves_them_to_the_sdk_client(tmp_path: Path) -> None:
         "--",
         PYTHON,
         "-m",
-        "mcpgen_runtime.mock",
+        *command.split(),
         "--stdio",
         str(spec),
     ]

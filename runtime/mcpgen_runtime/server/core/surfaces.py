@@ -525,6 +525,12 @@ class Surfaces:
         elif ref.get("type") == "ref/resource":
             key, kind = ref.get("uri"), "resource"
             template = self._templates.get(key) if isinstance(key, str) else None
+            if template is None and isinstance(key, str):  # a URI rather than a template: its template
+                template = next(
+                    (t for t in self._templates.values() if t.pattern.match(key) is not None), None
+                )
+                if template is not None:
+                    key = template.pattern.template
             if template is None:
                 raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown resource template: {key}")
             known = template.pattern.variables

@@ -190,6 +190,11 @@ def test_completion() -> None:
     assert len(many["values"]) == COMPLETION_LIMIT and many["hasMore"] is True
     template = {"type": "ref/resource", "uri": "note://notes/{name}"}
     assert complete(template, "name", "a")["values"] == ["ada", "alan"]
+    # The reference may be a URI the template matches rather than the template itself.
+    assert complete({"type": "ref/resource", "uri": "note://notes/x"}, "name", "g")["values"] == [
+        "grace",
+        "guido",
+    ]
     # A known argument without a handler offers nothing.
     assert complete({"type": "ref/resource", "uri": "file:///{+path}"}, "path", "a")["values"] == []
     for ref, name in (
