@@ -166,3 +166,29 @@ def test_list_changed_makes_cached_pages_stale() -> None:
     client.observe({"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"})
     _, sent = drive(list_all_flow(client, "prompts/list", partition=None), page)
     assert len(sent) == 1
+
+
+def test_a_modern_listen_stream_delivers_resource_updates_and_stales_the_read() -> None:
+    """2026-07-28: `notifications/resources/updated` on the listen stream (RES-08) is delivered, and
+    the cached read is refetched next time (CACHE-14)."""
+    from mcpgen_runtime.protocol.subscriptions import ListenState, SubscriptionFilter
+
+    client = core()
+    reply = ok({"contents": [{"uri": "x:a", "text": "v1"}], "ttlMs": 60_000, "cacheScope": "public"})
+    drive(read_resource_flow(client, "x:a", partition=None), reply)
+    state = ListenState(7, SubscriptionFilter(resource_subscriptions=("x:a",)), client.observe)
+    meta = {"io.modelcontextprotocol/subscriptionId": 7}
+    ack = {"notifications": {"resourceSubscriptions": ["x:a"]}, "_meta": meta}
+    assert (
+        state.accept({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack})
+        is None
+    )
+    assert state.unsupported == []
+    note = {
+        "jsonrpc": "2.0",
+        "method": "notifications/resources/updated",
+        "params": {"uri": "x:a", "_meta": meta},
+    }
+    assert state.accept(note) == note
+    _, sent = drive(read_resource_flow(client, "x:a", partition=None), reply)
+    assert len(sent) == 1
