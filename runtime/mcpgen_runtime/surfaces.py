@@ -21,7 +21,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
-from .content import ContentBlock
+from .content import ContentBlock, TextContent
 
 __all__ = [
     "BlobResourceContents",
