@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcpgen_runtime.uri_template import UriTemplateError, parse
+from mcpgen_runtime.uri_template import parse
 
 from ..spec import ValidatedSpec
 from . import naming
@@ -143,11 +143,9 @@ def _params(entries: Sequence[tuple[str, bool, str | None]]) -> tuple[SurfacePar
 
 
 def template_params(uri_template: str) -> tuple[SurfaceParam, ...]:
-    """A template's variables as parameters (the template is valid: validation parsed it)."""
-    try:
-        parsed = parse(uri_template)
-    except UriTemplateError:  # pragma: no cover - validation excludes such templates
-        return ()
+    """A template's variables as parameters. The template is valid (validation excludes the others:
+    RES-03); one that is not raises `UriTemplateError` rather than yield a method without them."""
+    parsed = parse(uri_template)
     entries = [
         (var.name, not parsed.operators(var.name) <= _QUERY_OPERATORS, None) for var in parsed.variables
     ]

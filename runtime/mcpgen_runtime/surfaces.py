@@ -21,7 +21,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
 
-from .content import ContentBlock
+from .content import ContentBlock, TextContent
 
 __all__ = [
     "BlobResourceContents",
@@ -171,7 +171,7 @@ class PromptResult(BaseModel):
     @property
     def text(self) -> str:
         """The text of every text message, joined by newlines."""
-        return "\n".join(m.content.text for m in self.messages if getattr(m.content, "type", None) == "text")  # type: ignore[union-attr]
+        return "\n".join(m.content.text for m in self.messages if isinstance(m.content, TextContent))
 
 
 class Completion(BaseModel):

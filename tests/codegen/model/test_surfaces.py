@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from codegen.load.document import load_file
+from codegen.model.renames import rename_warnings
 from codegen.model.surfaces import build_surfaces
 from codegen.spec import ValidatedSpec
+from codegen.validate.checks import validate
 
 
 def _spec(**kwargs: object) -> ValidatedSpec:
@@ -81,3 +87,28 @@ def test_resource_constants() -> None:
     )
     assert [r.constant_name for r in ir.resources] == ["README", "CLASS_", "README_2"]
     assert not build_surfaces(_spec())
+
+
+def test_renamed_methods_and_parameters_are_warned_about(tmp_path: Path) -> None:
+    path = tmp_path / "spec.json"
+    path.write_text(
+        json.dumps(
+            {
+                "tools": [{"name": "read_x", "inputSchema": {"type": "object"}}],
+                "resourceTemplates": [
+                    {"name": "resource", "uriTemplate": "x://{class}"},
+                    {"name": "x", "uriTemplate": "x://{a}"},
+                ],
+                "prompts": [{"name": "p", "arguments": [{"name": "self"}, {"name": "ok"}]}],
+            }
+        ),
+        "utf-8",
+    )
+    loaded = load_file(path)
+    found = {(d.pointer, d.message.split(" in Python")[0]) for d in rename_warnings(loaded, validate(loaded))}
+    assert found == {
+        ("/resourceTemplates/0/name", "resource template 'resource' is 'read_resource_'"),
+        ("/resourceTemplates/0/uriTemplate", "template variable 'class' is 'class_'"),
+        ("/resourceTemplates/1/name", "resource template 'x' is 'read_x_'"),
+        ("/prompts/0/arguments", "prompt argument 'self' is 'self_'"),
+    }
