@@ -29,8 +29,8 @@ _OPERATORS = "+#./;?&"
 # One value of each kind of expression: what its expansion can contain.
 _SIMPLE = r"[^/?#,&]*"
 _RESERVED = r"[^,]*?"
-_LABEL = r"[^/?#.,]*"
-_SEGMENT = r"[^/?#,;]*"
+_LABEL = r"[^/?#.]*"  # a list value, not exploded, keeps its commas: "a,b"
+_SEGMENT = r"[^/?#;]*"
 
 
 def _decode(value: str) -> str:
@@ -127,14 +127,14 @@ class UriPattern:
                 given: dict[str, list[str]] = {}
                 for pair in pairs:
                     key, _, value = pair.partition("=")
-                    given.setdefault(_decode(key), []).append(_decode(value))
+                    given.setdefault(key, []).append(_decode(value))  # names as the template spells them
                 for name, exploded in zip(variables, explode, strict=True):
                     if name in given:
                         values = given[name]
                         out[name] = values if exploded else ",".join(values)
                 if any(exploded for exploded in explode) and len(variables) == 1 and variables[0] not in out:
                     # {?list*} with keys other than the name: an associative explode, kept as "k=v" items
-                    items = [f"{k}={v}" for k, vs in given.items() for v in vs]
+                    items = [f"{_decode(k)}={v}" for k, vs in given.items() for v in vs]
                     if items:
                         out[variables[0]] = items
             else:  # "." and "/": one value per prefixed item
