@@ -331,3 +331,27 @@ def test_prompts_added_at_run_time_are_listed_and_announced() -> None:
 
 def test_resource_not_found_from_a_reader_is_raisable() -> None:
     assert ResourceNotFound("x://y").uri == "x://y"
+
+
+def test_resources_and_templates_changed_at_run_time_are_announced() -> None:
+    async def scenario() -> tuple[int, list[str], list[str]]:
+        server = SurfacesServer()
+        subscription = server.hub.open("t", {"resourcesListChanged": True})
+
+        async def read(uri: str, ctx: Any) -> str:
+            return "new"
+
+        server.add_resource({"uri": "note://new", "name": "new"}, read)
+        server.remove_resource_template("search://q{?term,limit}")
+        batch = await subscription.next_batch(1.0)
+        outcome = await server.handle_message(request(1, "resources/templates/list"))
+        assert outcome.response is not None
+        templates = [t["uriTemplate"] for t in outcome.response["result"]["resourceTemplates"]]
+        surfaces = server.surfaces
+        assert surfaces is not None
+        return len(batch or []), surfaces.keys()["resources"], templates
+
+    count, resources, templates = run(scenario())
+    assert count == 1  # two changes, one queued notification (coalesced)
+    assert resources[-1] == "note://new"
+    assert templates == ["note://notes/{name}", "file:///{+path}"]
