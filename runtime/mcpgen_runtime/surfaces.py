@@ -42,7 +42,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_CONFIG = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+# validators built on first use: importing the client costs no pydantic build for what it may never read
+_CONFIG = ConfigDict(extra="allow", populate_by_name=True, frozen=True, defer_build=True)
 
 
 class Resource(BaseModel):

@@ -26,7 +26,6 @@ import click
 
 from ..client import Client
 from ..errors import InputRequiredError, McpRuntimeError
-from ..surfaces import BlobResourceContents, PromptRef, ResourceTemplateRef, TextResourceContents
 from ..uri_template import UriTemplateError, expand
 from .text import json_text, printable
 
@@ -119,6 +118,8 @@ def surface_commands(connect: Connect) -> dict[str, click.Command]:
         assert uri is not None
 
         def action(client: Client) -> int:
+            from ..surfaces import BlobResourceContents, TextResourceContents  # models: on first use
+
             result = client.read_resource(uri)
             if out is not None:
                 data = b"".join(
@@ -186,6 +187,8 @@ def surface_commands(connect: Connect) -> dict[str, click.Command]:
         ctx = click.get_current_context()
         if (prompt_name is None) == (template is None):
             raise click.UsageError("give --prompt NAME or --template URI_TEMPLATE", ctx)
+        from ..surfaces import PromptRef, ResourceTemplateRef
+
         ref = PromptRef(prompt_name) if prompt_name is not None else ResourceTemplateRef(str(template))
         context = _pairs(ctx, args)
 

@@ -32,17 +32,6 @@ from ...protocol.jsonrpc import Message
 from ...protocol.legacy.detect import EraChoice
 from ...protocol.legacy.handshake import INITIALIZED
 from ...protocol.subscriptions import ListenState, SubscriptionFilter
-from ...surfaces import (
-    Completion,
-    Page,
-    Prompt,
-    PromptRef,
-    PromptResult,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    ResourceTemplateRef,
-)
 from ...transport import AsyncHttpTransport
 from ...transport.base import AsyncTransport
 from ...transport.limits import DEFAULT_MAX_RESPONSE_BYTES
@@ -63,16 +52,20 @@ from ..input_responses import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
 from ..legacy_flows import LEGACY, MODERN
 from ..legacy_listen import LegacyListenState
 from ..legacy_peer_requests import peer_response
-from ..surface_flows import (
-    complete_flow,
-    get_prompt_flow,
-    list_all_flow,
-    list_page_flow,
-    read_resource_flow,
-)
 from .listen import AsyncSubscription
 
 if TYPE_CHECKING:
+    from ...surfaces import (
+        Completion,
+        Page,
+        Prompt,
+        PromptRef,
+        PromptResult,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        ResourceTemplateRef,
+    )
     from ..oauth import OAuth
     from ..oauth._async.login import AsyncOAuthLogin
 
@@ -349,6 +342,8 @@ class AsyncClient(AsyncClientBase):
 
     async def list_resources(self, cursor: str | None = None, *, refresh: bool = False) -> Page[Resource]:
         """One `resources/list` page (cached per page for its `ttlMs`)."""
+        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
+
         return await self._run(
             list_page_flow(
                 self._core, "resources/list", cursor, partition=await self._partition(), refresh=refresh
@@ -357,6 +352,8 @@ class AsyncClient(AsyncClientBase):
 
     async def list_all_resources(self, *, max_pages: int = 1000, refresh: bool = False) -> list[Resource]:
         """Every `resources/list` page, in order."""
+        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
+
         return await self._run(
             list_all_flow(
                 self._core, "resources/list", max_pages, partition=await self._partition(), refresh=refresh
@@ -367,6 +364,8 @@ class AsyncClient(AsyncClientBase):
         self, cursor: str | None = None, *, refresh: bool = False
     ) -> Page[ResourceTemplate]:
         """One `resources/templates/list` page."""
+        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
+
         return await self._run(
             list_page_flow(
                 self._core,
@@ -381,6 +380,8 @@ class AsyncClient(AsyncClientBase):
         self, *, max_pages: int = 1000, refresh: bool = False
     ) -> list[ResourceTemplate]:
         """Every `resources/templates/list` page, in order."""
+        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
+
         return await self._run(
             list_all_flow(
                 self._core,
@@ -404,6 +405,8 @@ class AsyncClient(AsyncClientBase):
         """`resources/read`: text contents as `TextResourceContents`, binary ones as
         `BlobResourceContents` (bytes). Cached per URI for the result's `ttlMs`; input the server
         asks for is answered by the callbacks (or resumed with `input_responses`/`request_state`)."""
+        from ..surface_flows import read_resource_flow  # surfaces.py's models: imported on first use
+
         return await self._run(
             read_resource_flow(
                 self._core,
@@ -419,6 +422,8 @@ class AsyncClient(AsyncClientBase):
 
     async def list_prompts(self, cursor: str | None = None, *, refresh: bool = False) -> Page[Prompt]:
         """One `prompts/list` page."""
+        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
+
         return await self._run(
             list_page_flow(
                 self._core, "prompts/list", cursor, partition=await self._partition(), refresh=refresh
@@ -427,6 +432,8 @@ class AsyncClient(AsyncClientBase):
 
     async def list_all_prompts(self, *, max_pages: int = 1000, refresh: bool = False) -> list[Prompt]:
         """Every `prompts/list` page, in order."""
+        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
+
         return await self._run(
             list_all_flow(
                 self._core, "prompts/list", max_pages, partition=await self._partition(), refresh=refresh
@@ -444,6 +451,8 @@ class AsyncClient(AsyncClientBase):
         request_state: str | None = None,
     ) -> PromptResult:
         """`prompts/get`: the prompt's messages (role + one content block each)."""
+        from ..surface_flows import get_prompt_flow  # surfaces.py's models: imported on first use
+
         return await self._run(
             get_prompt_flow(
                 self._core,
@@ -468,6 +477,8 @@ class AsyncClient(AsyncClientBase):
         """`completion/complete`: suggestions for a prompt argument (`PromptRef(name)`) or a
         template variable (`ResourceTemplateRef(uri_template)`); `context` holds the arguments
         already chosen."""
+        from ..surface_flows import complete_flow  # surfaces.py's models: imported on first use
+
         return await self._run(
             complete_flow(
                 self._core,

@@ -33,17 +33,6 @@ from ...protocol.jsonrpc import Message
 from ...protocol.legacy.detect import EraChoice
 from ...protocol.legacy.handshake import INITIALIZED
 from ...protocol.subscriptions import ListenState, SubscriptionFilter
-from ...surfaces import (
-    Completion,
-    Page,
-    Prompt,
-    PromptRef,
-    PromptResult,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-    ResourceTemplateRef,
-)
 from ...transport import HttpTransport
 from ...transport.base import SyncTransport
 from ...transport.limits import DEFAULT_MAX_RESPONSE_BYTES
@@ -64,16 +53,20 @@ from ..input_responses import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
 from ..legacy_flows import LEGACY, MODERN
 from ..legacy_listen import LegacyListenState
 from ..legacy_peer_requests import peer_response
-from ..surface_flows import (
-    complete_flow,
-    get_prompt_flow,
-    list_all_flow,
-    list_page_flow,
-    read_resource_flow,
-)
 from .listen import Subscription
 
 if TYPE_CHECKING:
+    from ...surfaces import (
+        Completion,
+        Page,
+        Prompt,
+        PromptRef,
+        PromptResult,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        ResourceTemplateRef,
+    )
     from ..oauth import OAuth
     from ..oauth._sync.login import OAuthLogin
 
@@ -350,6 +343,8 @@ class Client(SyncClientBase):
 
     def list_resources(self, cursor: str | None = None, *, refresh: bool = False) -> Page[Resource]:
         """One `resources/list` page (cached per page for its `ttlMs`)."""
+        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
+
         return self._run(
             list_page_flow(
                 self._core, "resources/list", cursor, partition=self._partition(), refresh=refresh
@@ -358,6 +353,8 @@ class Client(SyncClientBase):
 
     def list_all_resources(self, *, max_pages: int = 1000, refresh: bool = False) -> list[Resource]:
         """Every `resources/list` page, in order."""
+        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
+
         return self._run(
             list_all_flow(
                 self._core, "resources/list", max_pages, partition=self._partition(), refresh=refresh
@@ -368,6 +365,8 @@ class Client(SyncClientBase):
         self, cursor: str | None = None, *, refresh: bool = False
     ) -> Page[ResourceTemplate]:
         """One `resources/templates/list` page."""
+        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
+
         return self._run(
             list_page_flow(
                 self._core,
@@ -382,6 +381,8 @@ class Client(SyncClientBase):
         self, *, max_pages: int = 1000, refresh: bool = False
     ) -> list[ResourceTemplate]:
         """Every `resources/templates/list` page, in order."""
+        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
+
         return self._run(
             list_all_flow(
                 self._core,
@@ -405,6 +406,8 @@ class Client(SyncClientBase):
         """`resources/read`: text contents as `TextResourceContents`, binary ones as
         `BlobResourceContents` (bytes). Cached per URI for the result's `ttlMs`; input the server
         asks for is answered by the callbacks (or resumed with `input_responses`/`request_state`)."""
+        from ..surface_flows import read_resource_flow  # surfaces.py's models: imported on first use
+
         return self._run(
             read_resource_flow(
                 self._core,
@@ -420,6 +423,8 @@ class Client(SyncClientBase):
 
     def list_prompts(self, cursor: str | None = None, *, refresh: bool = False) -> Page[Prompt]:
         """One `prompts/list` page."""
+        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
+
         return self._run(
             list_page_flow(
                 self._core, "prompts/list", cursor, partition=self._partition(), refresh=refresh
@@ -428,6 +433,8 @@ class Client(SyncClientBase):
 
     def list_all_prompts(self, *, max_pages: int = 1000, refresh: bool = False) -> list[Prompt]:
         """Every `prompts/list` page, in order."""
+        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
+
         return self._run(
             list_all_flow(
                 self._core, "prompts/list", max_pages, partition=self._partition(), refresh=refresh
@@ -445,6 +452,8 @@ class Client(SyncClientBase):
         request_state: str | None = None,
     ) -> PromptResult:
         """`prompts/get`: the prompt's messages (role + one content block each)."""
+        from ..surface_flows import get_prompt_flow  # surfaces.py's models: imported on first use
+
         return self._run(
             get_prompt_flow(
                 self._core,
@@ -469,6 +478,8 @@ class Client(SyncClientBase):
         """`completion/complete`: suggestions for a prompt argument (`PromptRef(name)`) or a
         template variable (`ResourceTemplateRef(uri_template)`); `context` holds the arguments
         already chosen."""
+        from ..surface_flows import complete_flow  # surfaces.py's models: imported on first use
+
         return self._run(
             complete_flow(
                 self._core,
