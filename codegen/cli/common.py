@@ -232,7 +232,16 @@ class Checked:
         usable = len(self.validated.tools)
         excluded = len(self.loaded.tools) - usable
         verdict = "" if self.usable else "not usable: "
-        return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{warned}"
+        extra = "".join(
+            f", {len(kept)} of {len(listed)} {what}(s)"
+            for what, kept, listed in (
+                ("resource", self.validated.resources, self.loaded.resources),
+                ("resource template", self.validated.resource_templates, self.loaded.resource_templates),
+                ("prompt", self.validated.prompts, self.loaded.prompts),
+            )
+            if listed
+        )
+        return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{extra}{warned}"
 
 
 def check_spec(

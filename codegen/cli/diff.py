@@ -3,6 +3,7 @@ source now), judged for clients and for servers of the tools."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -139,8 +140,8 @@ def diff(
         if message_file is None:
             raise click.UsageError("--commit-msg: give the commit message file as the last argument")
     try:
-        from ..diff.compare import diff_tools
         from ..diff.formats import Format, render
+        from ..diff.surfaces import diff_specs
 
         if against is not None:
             if new or old_stdio or new_stdio:
@@ -175,7 +176,7 @@ def diff(
                 None if new_stdio else new, new_stdio, headers, max_response_bytes=max_response_bytes
             )
             pairs = [(old_spec, new_spec)]
-        reports = [diff_tools(a.tools, b.tools, old_source=a.source, new_source=b.source) for a, b in pairs]
+        reports = [diff_specs(a, b) for a, b in pairs]
         colour = fmt == "table" and sys.stdout.isatty()
         style = (lambda text, c: click.style(text, fg=c)) if colour else (lambda text, _c: text)
         if fmt == "json" and len(reports) > 1:
@@ -296,6 +297,8 @@ def _target_pairs(
             target.source_path.resolve(),
         )  # a client and a server of one spec: once
         if key not in pairs:
-            now = stages.load_spec(target.load_name(), None, {})
+            # tools.json holds the tools alone: compare the tools (not resources, templates, prompts)
+            loaded = stages.load_spec(target.load_name(), None, {})
+            now = dataclasses.replace(loaded, resources=[], resource_templates=[], prompts=[])
             pairs[key] = (load_file(display_path(checked_in)), now)
     return list(pairs.values())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -92,8 +93,29 @@ def snapshot(
     url = config_source(mcp_config, server_name, url, stdio, headers)
     require_source(url, stdio, headers, "URL")
     loaded = stages.load_spec(url, stdio, headers, login, era, max_response_bytes)
-    text = json.dumps({"tools": loaded.tools}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    document: dict[str, Any] = {"tools": loaded.tools}
+    # what the server offers beside tools (issue 22), only when it has any: old snapshots stay the same
+    for member, entries in (
+        ("resources", loaded.resources),
+        ("resourceTemplates", loaded.resource_templates),
+        ("prompts", loaded.prompts),
+    ):
+        if entries:
+            document[member] = entries
+    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    counted = f"{len(loaded.tools)} tool(s)"
+    extra = [
+        f"{len(entries)} {what}(s)"
+        for what, entries in (
+            ("resource", loaded.resources),
+            ("resource template", loaded.resource_templates),
+            ("prompt", loaded.prompts),
+        )
+        if entries
+    ]
+    if extra:
+        counted = ", ".join([counted, *extra])
     if write_file_atomic(out, text.encode("utf-8")):
-        click.echo(f"saved {len(loaded.tools)} tool(s) from {loaded.source} to {display_path(out)}")
+        click.echo(f"saved {counted} from {loaded.source} to {display_path(out)}")
     else:
-        click.echo(f"{display_path(out)}: up to date ({len(loaded.tools)} tool(s))")
+        click.echo(f"{display_path(out)}: up to date ({counted})")

@@ -62,6 +62,7 @@ def mock(
 
     from mcpgen_runtime.mock import MockDependencyError, MockServer, ResponsesError, serve_mock
     from mcpgen_runtime.mock.command import keep_hypothesis_files_in_the_cache
+    from mcpgen_runtime.mock.surfaces import serve_surfaces
 
     spec = config_source(mcp_config, server_name, spec, None, headers)
     require_source(spec, None, headers, "SPEC")
@@ -71,6 +72,13 @@ def mock(
     )
     try:
         server = MockServer(validated.tools, seed=seed, responses=responses)
+        serve_surfaces(
+            server,
+            resources=validated.resources,
+            resource_templates=validated.resource_templates,
+            prompts=validated.prompts,
+            seed=seed,
+        )
     except (ResponsesError, MockDependencyError, ValueError) as exc:
         click.echo(f"error: {exc}", err=True)
         raise Failed from None

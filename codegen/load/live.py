@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from ..errors import SpecLoadError
 from ..spec import LoadedSpec, server_info_of
-from .document import checked_tools
+from .document import checked_entries, checked_tools
 
 if TYPE_CHECKING:
     from mcpgen_runtime.protocol.legacy.detect import EraChoice
@@ -59,6 +59,12 @@ class _ListingClient(Protocol):
     def discover(self) -> dict[str, Any]: ...
 
     def list_tools(self, cursor: str | None = None) -> _ListedPage: ...
+
+    def list_resources(self, cursor: str | None = None) -> _ListedPage: ...
+
+    def list_resource_templates(self, cursor: str | None = None) -> _ListedPage: ...
+
+    def list_prompts(self, cursor: str | None = None) -> _ListedPage: ...
 
 
 def display_url(url: str) -> str:
@@ -151,7 +157,9 @@ def _list_every_tool(
     from mcpgen_runtime.client import InvalidToolWarning
 
     stage.append("server/discover")
-    found["server_info"] = server_info_of(client.discover())
+    discovered = client.discover()
+    found["server_info"] = server_info_of(discovered)
+    found["capabilities"] = discovered.get("capabilities") if isinstance(discovered, dict) else None
     tools: list[Any] = []
     seen: set[str] = set()
     cursor: str | None = None
@@ -177,6 +185,63 @@ def _list_every_tool(
     raise SpecLoadError(f"{source}: tools/list still had a next page after {MAX_PAGES} pages; giving up")
 
 
+# (capability, LoadedSpec field, method, the client's page method, the spec file's member)
+_SURFACES: Final = (
+    ("resources", "resources", "resources/list", "list_resources", "resources"),
+    (
+        "resources",
+        "resource_templates",
+        "resources/templates/list",
+        "list_resource_templates",
+        "resourceTemplates",
+    ),
+    ("prompts", "prompts", "prompts/list", "list_prompts", "prompts"),
+)
+
+
+def _list_surfaces(
+    client: _ListingClient, source: str, stage: list[str], capabilities: Any
+) -> dict[str, list[dict[str, Any]]]:
+    """Every page of `resources/list`, `resources/templates/list` and `prompts/list` the server's
+    capabilities announce, each entry as listed (validation decides what is usable)."""
+    from mcpgen_runtime.client.surface_flows import InvalidEntryWarning
+
+    found: dict[str, list[dict[str, Any]]] = {}
+    if not isinstance(capabilities, dict):
+        return found
+    for capability, field_name, method, lister, member in _SURFACES:
+        if not isinstance(capabilities.get(capability), dict):
+            continue
+        entries: list[Any] = []
+        seen: set[str] = set()
+        cursor: str | None = None
+        for number in range(1, MAX_PAGES + 1):
+            stage.append(f"{method} page {number}")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", InvalidEntryWarning)
+                page = getattr(client, lister)(cursor)
+            entries.extend(page.listed)
+            if len(entries) > MAX_LISTED_TOOLS:
+                raise SpecLoadError(
+                    f"{source}: {method} listed more than {MAX_LISTED_TOOLS} entries; refusing to go on"
+                )
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+            if cursor in seen:
+                raise SpecLoadError(
+                    f"{source}: server repeated the {method} cursor {cursor[:100]!r}; "
+                    "pagination would never end"
+                )
+            seen.add(cursor)
+        else:
+            raise SpecLoadError(
+                f"{source}: {method} still had a next page after {MAX_PAGES} pages; giving up"
+            )
+        found[field_name] = checked_entries(entries, source, f"/{member}", "listed entry")
+    return found
+
+
 def _load_live(
     opener: Callable[[], AbstractContextManager[_ListingClient]], source: str, secrets: Mapping[str, str]
 ) -> LoadedSpec:
@@ -188,13 +253,22 @@ def _load_live(
     try:
         with opener() as client:
             tools = _list_every_tool(client, source, stage, found)
+            surfaces = _list_surfaces(client, source, stage, found.get("capabilities"))
     except (McpRuntimeError, OSError) as exc:
         text = f"{stage[-1]} failed: {_runtime_message(exc)}"
         for secret, shown in secrets.items():
             text = text.replace(secret, shown)
         raise SpecLoadError(f"{source}: {text}") from exc
     # The tools are stored as a tools/list result would be: {"tools": [...]} -> /tools/N.
-    return LoadedSpec(source, tools, pointer_prefix="/tools", server_info=found.get("server_info"))
+    return LoadedSpec(
+        source,
+        tools,
+        pointer_prefix="/tools",
+        server_info=found.get("server_info"),
+        resources=surfaces.get("resources", []),
+        resource_templates=surfaces.get("resource_templates", []),
+        prompts=surfaces.get("prompts", []),
+    )
 
 
 def load_url(

@@ -53,6 +53,7 @@ from ..protocol.input_messages import ElicitRequest, ElicitResult
 from .options import JsonValue, arguments_from, plan_options
 from .progress import ProgressDisplay
 from .prompts import InputRefusedError, TerminalElicitation
+from .surfaces import surface_commands
 from .text import help_text, json_text, printable
 
 __all__ = ["EXIT_INPUT", "EXIT_PROTOCOL", "EXIT_TOOL_ERROR", "EXIT_USAGE", "CliTool", "build_cli", "run_cli"]
@@ -148,24 +149,39 @@ class _ToolGroup(click.Group):
     """The package's command: tools as subcommands, built on first use; exit codes as documented."""
 
     def __init__(
-        self, client_class: type[Client], tools: Sequence[CliTool], models: ModuleType | None, **kwargs: Any
+        self,
+        client_class: type[Client],
+        tools: Sequence[CliTool],
+        models: ModuleType | None,
+        surfaces: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.client_class = client_class
         self.models = models
         self.by_command = {tool.command: tool for tool in tools}
+        # resources, read, prompts, prompt, complete (cli/surfaces.py): a tool of the same name wins
+        self.builtins: dict[str, click.Command] = (
+            {
+                name: command
+                for name, command in surface_commands(_surface_connect(client_class)).items()
+                if name not in self.by_command
+            }
+            if surfaces
+            else {}
+        )
         definitions = getattr(client_class, "_tool_definitions_", None) or []
         self.definitions: dict[str, Mapping[str, Any]] = {
             str(d.get("name")): d for d in definitions if isinstance(d, Mapping)
         }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(self.by_command)
+        return [*self.by_command, *self.builtins]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         tool = self.by_command.get(cmd_name)
         if tool is None:
-            return None
+            return self.builtins.get(cmd_name)
         return _tool_command(self.client_class, self._resolved(tool), self.definitions.get(tool.name, {}))
 
     def _resolved(self, tool: CliTool) -> CliTool:
@@ -183,9 +199,9 @@ class _ToolGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The tool list of `--help`, from the definitions alone: no subcommand (and no model) is built."""
-        if not self.by_command:
+        if not self.by_command and not self.builtins:
             return
-        limit = formatter.width - 6 - max(len(name) for name in self.by_command)
+        limit = formatter.width - 6 - max(len(name) for name in [*self.by_command, *self.builtins])
         rows = []
         for name, tool in self.by_command.items():
             definition = self.definitions.get(tool.name, {})
@@ -197,6 +213,7 @@ class _ToolGroup(click.Group):
                 short_help=help_text(title) if title else None,
             )
             rows.append((name, listed.get_short_help_str(limit)))
+        rows += [(name, command.get_short_help_str(limit)) for name, command in self.builtins.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -318,6 +335,19 @@ def _connect(
     )
 
 
+def _surface_connect(client_class: type[Client]) -> Callable[[click.Context], Client]:
+    """How the commands beyond tools (cli/surfaces.py) open their client: as a tool's command does."""
+
+    def connect(ctx: click.Context) -> Client:
+        settings: _Settings = ctx.find_object(_Settings)  # type: ignore[assignment]
+        _check_settings(ctx, settings)
+        server = settings.url or settings.stdio or "the server"
+        asker = TerminalElicitation(interactive=settings.interactive, server=server)
+        return _connect(client_class, settings, asker, None)  # no progress display: reads and prompts
+
+    return connect
+
+
 def _call(
     ctx: click.Context,
     client_class: type[Client],
@@ -418,10 +448,16 @@ def _block_text(block: Mapping[str, Any]) -> str:
 
 
 def build_cli(
-    client_class: type[Client], tools: Sequence[CliTool], *, prog: str, models: ModuleType | None = None
+    client_class: type[Client],
+    tools: Sequence[CliTool],
+    *,
+    prog: str,
+    models: ModuleType | None = None,
+    surfaces: bool = False,
 ) -> click.Group:
     """The click group for one generated package (what `run_cli` runs; tests invoke it directly).
-    `models`: the module the names of model given as `str` in `tools` are looked up in."""
+    `models`: the module the names of model given as `str` in `tools` are looked up in; `surfaces`:
+    offer `resources`, `read`, `prompts`, `prompt` and `complete` (cli/surfaces.py)."""
 
     def group_callback(
         url: str | None,
@@ -514,6 +550,7 @@ def build_cli(
         client_class,
         tools,
         models,
+        surfaces,
         name=prog,
         params=params,
         callback=group_callback,
@@ -532,6 +569,7 @@ def run_cli(
     prog: str,
     args: Sequence[str] | None = None,
     models: ModuleType | None = None,
+    surfaces: bool = False,
 ) -> NoReturn:
     """Run the command line (what a generated `__main__.py` calls) and exit with its code."""
-    build_cli(client_class, tools, prog=prog, models=models).main(args, prog_name=prog)
+    build_cli(client_class, tools, prog=prog, models=models, surfaces=surfaces).main(args, prog_name=prog)

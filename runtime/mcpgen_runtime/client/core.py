@@ -99,6 +99,13 @@ T = TypeVar("T")
 
 DEFAULT_TIMEOUT = 30.0
 TOOLS_LIST_CHANGED: Final = "notifications/tools/list_changed"
+# notification -> the cached methods it makes stale (CACHE-14)
+_STALE_AFTER: Final[Mapping[str, tuple[str, ...]]] = {
+    TOOLS_LIST_CHANGED: ("tools/list",),
+    "notifications/prompts/list_changed": ("prompts/list",),
+    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+    "notifications/resources/updated": ("resources/read",),
+}
 _NO_HEADERS: Final[Mapping[str, str]] = MappingProxyType({})
 _HEADER_CACHE_LIMIT = 1024  # (method, name) pairs; tool names come from the caller
 ElicitationMode = Literal["form", "url"]
@@ -319,19 +326,26 @@ class ClientCore(LegacyFlows):
     # -- cacheable reads ----------------------------------------------------------------
 
     def cached_flow(
-        self, method: str, params: Mapping[str, Any], *, partition: str | None, refresh: bool = False
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        partition: str | None,
+        refresh: bool = False,
+        name: str | None = None,
+        timeout: float | None = None,
     ) -> Flow[tuple[dict[str, Any], bool]]:
         """A cacheable request: a fresh cached result (CACHE-07), else fetched and stored; a
         failed refetch falls back to a stale entry with a `StaleCacheWarning`. Returns
         (result, served_from_cache); the result is the caller's own copy."""
         cache = self.cache
         if cache is None:
-            return (yield from self.request_flow(method, params)), False
+            return (yield from self.request_flow(method, params, name=name, timeout=timeout)), False
         entry = cache.lookup(method, params, self.protocol_version, partition)
         if entry is not None and not refresh and cache.is_fresh(entry):
             return _copy(entry.value), True
         try:
-            result = yield from self.request_flow(method, params)
+            result = yield from self.request_flow(method, params, name=name, timeout=timeout)
         except TransportError as exc:
             if entry is None:
                 raise
@@ -625,10 +639,13 @@ class ClientCore(LegacyFlows):
     # -- notifications and subscriptions -------------------------------------------------
 
     def observe(self, message: Message) -> None:
-        """What every notification does to the client itself: a tools list change makes the
-        cached `tools/list` pages stale at once (CACHE-14)."""
-        if message.get("method") == TOOLS_LIST_CHANGED and self.cache is not None:
-            self.cache.invalidate("tools/list")
+        """What every notification does to the client itself: a list change makes the cached
+        pages of that list stale at once, a resource update every cached `resources/read`
+        (CACHE-14)."""
+        stale = _STALE_AFTER.get(str(message.get("method")))
+        if stale and self.cache is not None:
+            for method in stale:
+                self.cache.invalidate(method)
 
     def _dispatch(self, message: Message) -> None:
         """Notifications that arrive with a reply: progress to its call's callback, then the
@@ -648,7 +665,7 @@ class ClientCore(LegacyFlows):
                         total if isinstance(total, int | float) else None,
                         text if isinstance(text, str) else None,
                     )
-        elif method == TOOLS_LIST_CHANGED:
+        elif method in _STALE_AFTER:
             self.observe(message)
         if self.on_notification is not None:
             self.on_notification(message)

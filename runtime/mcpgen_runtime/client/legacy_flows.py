@@ -53,7 +53,10 @@ __all__ = ["LEGACY", "MODERN", "REISSUED_METHODS", "LegacyFlows"]
 
 MODERN: Final = "modern"
 LEGACY: Final = "legacy"
-REISSUED_METHODS: Final = frozenset({DISCOVER, "tools/list"})  # reads: safe to send again (HTTP-26)
+# reads: safe to send again (HTTP-26)
+REISSUED_METHODS: Final = frozenset(
+    {DISCOVER, "tools/list", "resources/list", "resources/templates/list", "prompts/list", "resources/read"}
+)
 
 
 class LegacyFlows:

@@ -21,6 +21,7 @@ from .. import _json
 from ..server.cli import HELP_OPTIONS, parse_command_line
 from .responses import ResponsesError
 from .server import MockServer
+from .surfaces import load_spec_surfaces, serve_surfaces
 from .values import MockDependencyError
 
 __all__ = ["build_command", "keep_hypothesis_files_in_the_cache", "load_spec_file", "main", "serve_mock"]
@@ -109,6 +110,14 @@ def build_command() -> click.Command:
     )(read)
 
 
+def _surface_arguments(found: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "resources": found["resources"],
+        "resource_templates": found["resourceTemplates"],
+        "prompts": found["prompts"],
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_command_line(build_command(), argv, "python -m mcpgen_runtime.mock")
     keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
@@ -125,6 +134,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             responses=args["responses"],
             record=args["record"],
         )
+        serve_surfaces(server, **_surface_arguments(load_spec_surfaces(args["spec"])), seed=args["seed"])
     except (OSError, ValueError, ResponsesError, MockDependencyError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(1) from None
