@@ -3,8 +3,10 @@ cassette, or replay one (`mcpgen_runtime.mock`, the `mcpgen-runtime[mock]` extra
 injected on request.
 
 The real server a command reaches (the tools to mock, the upstream of `--record`, the passthrough of
-`--replay`) is named in one place, `_upstream`: SOURCE (a URL, with `--header`) or
-`--upstream-stdio CMD`.
+`--replay`) is named in one place, `_upstream`: SOURCE (a URL, with `--header`), `--upstream-stdio
+CMD`, or a server of an MCP config file (`--config FILE --server NAME`, or SOURCE `FILE#NAME`: its
+command, args, env and cwd, or its URL and headers; the values it supplies are scrubbed from
+cassettes).
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 
 from . import stages
-from .common import Failed, check_spec, header_option, parse_stdio, reports_errors, usable_spec
+from .common import (
+    Failed,
+    check_spec,
+    config_source,
+    header_option,
+    mcp_config_options,
+    parse_stdio,
+    reports_errors,
+    usable_spec,
+)
 
 if TYPE_CHECKING:
     from mcpgen_runtime.mock.faults import Faults
@@ -36,6 +47,23 @@ def _upstream(source: str | None, upstream_stdio: str | None, headers: Mapping[s
         raise click.UsageError("--header applies to server URLs only")
     if upstream_stdio is not None:
         return Upstream.stdio(upstream_stdio)
+    from ..load.mcp_config import read_config, resolve_entry, split_config_source
+
+    in_config = split_config_source(source) if source is not None else None
+    if in_config is not None:
+        path, name = in_config
+        launch = resolve_entry(read_config(path), name, shown_path=str(path))
+        if launch.transport == "stdio":
+            return Upstream(
+                command=launch.argv,
+                env=dict(launch.env),
+                cwd=launch.cwd,
+                label=launch.source,
+                secrets=launch.secrets,
+            )
+        return Upstream(
+            url=launch.url, headers=dict(launch.headers), label=launch.source, secrets=launch.secrets
+        )
     if source is not None and "://" in source:
         return Upstream(url=source, headers=dict(headers))
     return None
@@ -128,6 +156,7 @@ def _faults(seed: int, options: Mapping[str, Any]) -> Faults:
 @click.option(
     "--slow-stream", metavar="DURATION", help="Send every response in 16-byte pieces, DURATION apart."
 )
+@mcp_config_options
 @header_option
 @reports_errors
 def mock(
@@ -143,14 +172,17 @@ def mock(
     scrub_header: tuple[str, ...],
     replay: Path | None,
     passthrough: bool,
+    mcp_config: Path | None,
+    server_name: str | None,
     headers: dict[str, str],
     **fault_options: Any,
 ) -> None:
     """Serve SOURCE's tools with made-up answers that are valid against each tool's outputSchema;
     or record a real server to a cassette (--record), or serve a cassette (--replay).
 
-    SOURCE is a spec file, a generated package's tools.json, or a live server's URL. Arguments and
-    x-mcp-header are checked as a generated server checks them. Needs `pip install 'mcpgen[mock]'`.
+    SOURCE is a spec file, a generated package's tools.json, a live server's URL, or a server of an
+    MCP config file (--config FILE --server NAME, or FILE#NAME). Arguments and x-mcp-header are
+    checked as a generated server checks them. Needs `pip install 'mcpgen[mock]'`.
 
     \b
     mcpgen mock specs/weather.json --http --port 8000 --seed 7
@@ -164,7 +196,9 @@ def mock(
 
     transport_: Literal["http", "stdio"] = "stdio" if transport == "stdio" else "http"
     faults = _faults(seed, fault_options)
-    upstream = _upstream(spec, upstream_stdio, headers)
+    spec = config_source(mcp_config, server_name, spec, upstream_stdio, headers)
+    # The real server behind a proxy or a passthrough (a config file's entry is resolved only then).
+    upstream = _upstream(spec, upstream_stdio, headers) if record or passthrough else None
     logging.basicConfig(stream=sys.stderr, level="WARNING", format="%(levelname)s %(name)s: %(message)s")
     if record and replay is not None:
         raise click.UsageError("--record and --replay: choose one")
@@ -181,8 +215,12 @@ def mock(
     if scrub_header:
         raise click.UsageError("--scrub-header goes with --record or --replay")
     if spec is None and upstream_stdio is None:
-        raise click.UsageError("give SOURCE (a spec file or server URL), --upstream-stdio CMD, or --replay")
+        raise click.UsageError(
+            "give SOURCE (a spec file or server URL), --upstream-stdio CMD, --config FILE --server NAME, "
+            "or --replay"
+        )
     from mcpgen_runtime.mock import MockDependencyError, MockServer, ResponsesError, serve_mock
+    from mcpgen_runtime.mock.surfaces import serve_surfaces
 
     keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
     validated = usable_spec(
@@ -190,6 +228,13 @@ def mock(
     )
     try:
         server = MockServer(validated.tools, seed=seed, responses=responses)
+        serve_surfaces(
+            server,
+            resources=validated.resources,
+            resource_templates=validated.resource_templates,
+            prompts=validated.prompts,
+            seed=seed,
+        )
     except (ResponsesError, MockDependencyError, ValueError) as exc:
         click.echo(f"error: {exc}", err=True)
         raise Failed from None
@@ -218,7 +263,10 @@ def _record(
 
     if upstream is None:
         what = f"{spec!r} is not a server URL; " if spec is not None else ""
-        raise click.UsageError(f"--record: {what}name the real server: a URL, or --upstream-stdio CMD")
+        raise click.UsageError(
+            f"--record: {what}name the real server: a URL, --upstream-stdio CMD "
+            "or --config FILE --server NAME"
+        )
     if cassette is None:
         raise click.UsageError("--record needs -o CASSETTE")
     if responses is not None:
@@ -256,7 +304,9 @@ def _replay(
     if responses is not None:
         raise click.UsageError("--responses does not go with --replay")
     if passthrough and upstream is None:
-        raise click.UsageError("--passthrough: name the real server: a URL, or --upstream-stdio CMD")
+        raise click.UsageError(
+            "--passthrough: name the real server: a URL, --upstream-stdio CMD or --config FILE --server NAME"
+        )
     if not passthrough and (upstream is not None or spec is not None):
         raise click.UsageError("--replay serves the cassette alone; a server goes with --passthrough")
     where = "stdio" if transport == "stdio" else f"http://{host}:{port}/mcp"

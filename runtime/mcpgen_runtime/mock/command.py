@@ -26,6 +26,7 @@ from .cassette import CassetteError, Scrubber
 from .faults import Faults, parse_duration_ms, parse_latency, parse_rate
 from .responses import ResponsesError
 from .server import MockServer
+from .surfaces import load_spec_surfaces, serve_surfaces
 from .upstream import Upstream
 from .values import MockDependencyError
 
@@ -147,7 +148,9 @@ def serve_record(
     from .record import record_http, record_stdio
 
     # Headers and environment given to the upstream are credentials until shown otherwise.
-    scrubber = Scrubber(scrub_headers, [*upstream.headers.values(), *(upstream.env or {}).values()])
+    scrubber = Scrubber(
+        scrub_headers, [*upstream.headers.values(), *(upstream.env or {}).values(), *upstream.secrets]
+    )
     if transport == "stdio":
         if faults is not None and faults.active:
             raise ValueError("fault injection while recording needs --http")
@@ -221,6 +224,14 @@ def build_command() -> click.Command:
     )(read)
 
 
+def _surface_arguments(found: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "resources": found["resources"],
+        "resource_templates": found["resourceTemplates"],
+        "prompts": found["prompts"],
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_command_line(build_command(), argv, "python -m mcpgen_runtime.mock")
     keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
@@ -243,6 +254,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             responses=args["responses"],
             record=args["record"],
         )
+        serve_surfaces(server, **_surface_arguments(load_spec_surfaces(args["spec"])), seed=args["seed"])
     except (OSError, ValueError, ResponsesError, MockDependencyError, CassetteError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(1) from None

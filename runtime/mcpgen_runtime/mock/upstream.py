@@ -78,13 +78,17 @@ class UpstreamError(Exception):
 
 @dataclass(frozen=True)
 class Upstream:
-    """A real server: `url` (+ `headers`) or `command` (+ `env`, `cwd`)."""
+    """A real server: `url` (+ `headers`) or `command` (+ `env`, `cwd`). `label` names it in
+    messages and cassettes instead (an MCP config file's `FILE#NAME`); `secrets` are values to
+    scrub from cassettes besides the headers' and the environment's."""
 
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     command: Sequence[str] | None = None
     env: Mapping[str, str] | None = None  # added to this process's environment
     cwd: str | None = None
+    label: str | None = None
+    secrets: frozenset[str] = frozenset()
 
     @staticmethod
     def stdio(command: str | Sequence[str], **options: Any) -> Upstream:
@@ -92,6 +96,8 @@ class Upstream:
         return Upstream(command=argv, **options)
 
     def display(self) -> str:
+        if self.label is not None:
+            return self.label
         if self.url is not None:
             return display_upstream(self.url)
         return display_upstream(" ".join(self.command or ()))
