@@ -453,3 +453,21 @@ def test_a_modern_multi_round_trip_call_replays(tmp_path: Path) -> None:
     with running_mock(cassette=cassette) as replay:
         assert session(replay.url) == live  # type: ignore[arg-type]
         assert replay.misses == []
+
+
+def test_a_config_files_server_is_recorded_without_the_secrets_it_is_given(
+    everything: list[str], tmp_path: Path
+) -> None:
+    """`--record --config FILE --server NAME`: the server starts with the file's command and env;
+    the env's secret reaches it (its get-env tool shows it) and never the cassette."""
+    config = tmp_path / ".mcp.json"
+    entry = {"command": everything[0], "args": everything[1:], "env": {"EVERYTHING_CANARY": CANARY}}
+    config.write_text(json.dumps({"mcpServers": {"everything": entry}}))
+    cassette = tmp_path / "configured.yaml"
+    record = mcpgen_mock(
+        "--record", "--config", str(config), "--server", "everything", "-o", str(cassette), "--stdio"
+    )
+    seen = sdk_client("--call", "get-env", "{}", "--", *record)
+    assert CANARY in json.dumps(seen["calls"][0]["content"])  # the server was given the secret
+    text = cassette.read_text()
+    assert CANARY not in text and "EVERYTHING_CANARY" in text and "upstream: " + str(config) in text
