@@ -257,6 +257,9 @@ def _target_sources(names: Sequence[str], every: bool, config_path: Path | None)
     """The spec file of each named target (or of every target), once each."""
     sources: dict[Path, None] = {}
     for target in _selected_targets(names, every, config_path):
+        if target.server is not None:  # a server of an MCP config file: no spec file in git
+            click.echo(f"{target.describe()}: a live server, not a file; --against skips it", err=True)
+            continue
         sources[target.source_path.resolve()] = None
     return list(sources)
 
@@ -296,7 +299,10 @@ def _target_pairs(
         if key not in pairs:
             # tools.json holds the tools alone: compare the tools (not resources, templates, prompts)
             now = dataclasses.replace(
-                load_file(display_path(target.source_path)), resources=[], resource_templates=[], prompts=[]
+                stages.load_spec(target.load_name(), None, {}),
+                resources=[],
+                resource_templates=[],
+                prompts=[],
             )
             pairs[key] = (load_file(display_path(checked_in)), now)
     return list(pairs.values())

@@ -9,13 +9,22 @@ from pathlib import Path
 import click
 
 from . import stages
-from .common import Failed, check_spec, header_option, reports_errors, require_source, usable_spec
+from .common import (
+    Failed,
+    check_spec,
+    config_source,
+    header_option,
+    mcp_config_options,
+    reports_errors,
+    require_source,
+    usable_spec,
+)
 
 __all__ = ["mock"]
 
 
 @click.command()
-@click.argument("spec", metavar="SPEC")
+@click.argument("spec", metavar="[SPEC]", required=False)
 @click.option(
     "--http", "transport", flag_value="http", default=True, help="Serve Streamable HTTP (the default)."
 )
@@ -29,20 +38,24 @@ __all__ = ["mock"]
     metavar="FILE",
     help="Canned answers, errors, elicitation rounds, latency and failures per tool (YAML or JSON).",
 )
+@mcp_config_options
 @header_option
 @reports_errors
 def mock(
-    spec: str,
+    spec: str | None,
     transport: str,
     host: str,
     port: int,
     seed: int,
     responses: Path | None,
+    mcp_config: Path | None,
+    server_name: str | None,
     headers: dict[str, str],
 ) -> None:
     """Serve SPEC's tools with made-up answers that are valid against each tool's outputSchema.
 
-    SPEC is a spec file, a generated package's tools.json, or a live server's URL. Arguments and
+    SPEC is a spec file, a generated package's tools.json, a live server's URL, or a server of an MCP
+    config file (--config FILE --server NAME, or FILE#NAME). Arguments and
     x-mcp-header are checked as a generated server checks them. Needs `pip install 'mcpgen[mock]'`.
     """
     import logging
@@ -50,7 +63,8 @@ def mock(
     from mcpgen_runtime.mock import MockDependencyError, MockServer, ResponsesError, serve_mock
     from mcpgen_runtime.mock.command import keep_hypothesis_files_in_the_cache
 
-    require_source(spec, None, headers)
+    spec = config_source(mcp_config, server_name, spec, None, headers)
+    require_source(spec, None, headers, "SPEC")
     keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
     validated = usable_spec(
         check_spec(stages.load_spec(spec, None, headers), strict=False, python_names=False)

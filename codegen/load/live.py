@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shlex
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
@@ -28,7 +28,15 @@ if TYPE_CHECKING:
 # The runtime's client (`mcpgen_runtime.client.Client`) is imported only for live servers: reading
 # a spec file must not pay for it (about a third of a second per `mcpgen` run).
 
-__all__ = ["LISTING_CAPABILITIES", "MAX_LISTED_TOOLS", "MAX_PAGES", "display_url", "load_stdio", "load_url"]
+__all__ = [
+    "LISTING_CAPABILITIES",
+    "MAX_LISTED_TOOLS",
+    "MAX_PAGES",
+    "display_url",
+    "load_stdio",
+    "load_stdio_argv",
+    "load_url",
+]
 
 MAX_PAGES: Final = 1000
 MAX_LISTED_TOOLS: Final = 10_000
@@ -103,12 +111,18 @@ def _open_http(
 
 
 def _open_stdio(
-    argv: list[str], era: EraChoice = "auto", max_response_bytes: int | None = None
+    argv: list[str],
+    era: EraChoice = "auto",
+    max_response_bytes: int | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
 ) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
     return Client.stdio(
         argv,
+        env=env,
+        cwd=cwd,
         tools=(),
         cache=False,
         era=era,
@@ -265,18 +279,23 @@ def load_url(
     era: EraChoice = "auto",
     auth: Any = None,
     max_response_bytes: int | None = None,
+    source: str | None = None,
+    hidden: Iterable[str] = (),
 ) -> LoadedSpec:
     """All tools of a Streamable HTTP server, as it lists them; `auth` (an `OAuth`) logs in
-    when the server asks for it; `max_response_bytes` bounds each reply (None: 64 MiB)."""
+    when the server asks for it; `max_response_bytes` bounds each reply (None: 64 MiB).
+    `source` names the server in messages (default: the URL without credentials); each of
+    `hidden` (header values from a config file, say) is shown as *** in any message."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        raise SpecLoadError(f"{display_url(url)!r}: not an http(s) URL")
-    source = display_url(url)
+        raise SpecLoadError(f"{source or display_url(url)!r}: not an http(s) URL")
+    source = source or display_url(url)
     # Longest first: the full URL becomes the display name, credential parts become ***.
     secrets = {url: source}
     userinfo = parts.netloc.rpartition("@")[0]
-    for secret in (userinfo, parts.password, parts.query, parts.fragment):
-        if secret and len(secret) >= 3:
+    parts_and_hidden = {userinfo, parts.password or "", parts.query, parts.fragment, *hidden}
+    for secret in sorted(parts_and_hidden, key=len, reverse=True):  # a value before the parts of it
+        if len(secret) >= 3:
             secrets.setdefault(secret, "***")
     return _load_live(
         lambda: _open_http(url, headers, timeout, era, auth, max_response_bytes), source, secrets
@@ -293,3 +312,22 @@ def load_stdio(command: str, *, era: EraChoice = "auto", max_response_bytes: int
         raise SpecLoadError("stdio: the command is empty; pass the server's command line")
     source = f"stdio:{os.path.basename(argv[0])}"
     return _load_live(lambda: _open_stdio(argv, era, max_response_bytes), source, {})
+
+
+def load_stdio_argv(
+    argv: Sequence[str],
+    *,
+    source: str,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    hidden: Iterable[str] = (),
+    era: EraChoice = "auto",
+    max_response_bytes: int | None = None,
+) -> LoadedSpec:
+    """All tools of a stdio server started as `argv` (no shell) with `env` added to this process's
+    environment, in `cwd`; `source` names it in messages, each of `hidden` is shown as ***."""
+    command = list(argv)
+    if not command or not command[0]:
+        raise SpecLoadError(f"{source}: the command is empty")
+    secrets = {secret: "***" for secret in sorted(hidden, key=len, reverse=True) if len(secret) >= 3}
+    return _load_live(lambda: _open_stdio(command, era, max_response_bytes, env, cwd), source, secrets)

@@ -103,7 +103,14 @@ class AsyncClient(AsyncClientBase):
     What a server may send is bounded (README, Trust model): `timeout` is one deadline over a
     whole request (connect, head, every body byte); `max_response_bytes` (default 64 MiB) caps
     a response body, an SSE event and a stdio line (`.stdio(..., max_response_bytes=...)`);
-    past it the call raises `ResponseTooLargeError`."""
+    past it the call raises `ResponseTooLargeError`.
+
+    `max_time` (seconds, default None) makes a tool call's deadline one that progress keeps
+    alive (CANCEL-06): `timeout` then bounds the silence, restarted by each progress
+    notification of the call, and `max_time` the whole call, its input rounds included; such a
+    call asks for progress (a progressToken) even without `on_progress`. Without `max_time`,
+    `timeout` stays one deadline per request. `call_tool(..., max_time=...)` and
+    `with_options(max_time=...)` set it per call."""
 
     def __init__(
         self,
@@ -130,6 +137,7 @@ class AsyncClient(AsyncClientBase):
         auth: OAuth | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         retries: int = 0,
+        max_time: float | None = None,
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
@@ -167,6 +175,7 @@ class AsyncClient(AsyncClientBase):
             token_provider=token_provider,
             client_info=client_info,
             timeout=timeout,
+            max_time=max_time,
             tools=tools,
             on_notification=on_notification,
             on_progress=on_progress,
@@ -304,9 +313,11 @@ class AsyncClient(AsyncClientBase):
         on_progress: ProgressCallback | None = None,
         input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
         request_state: str | None = None,
+        max_time: float | None = None,
     ) -> ToolResult:
         """Raw call: returns the result even when `isError` is true. `input_responses` and
-        `request_state` resume a call that raised `InputRequiredError`."""
+        `request_state` resume a call that raised `InputRequiredError`. With `max_time`, `timeout`
+        is the silence allowed (progress restarts it) and `max_time` bounds the whole call."""
         return await self._run(
             self._core.call_flow(
                 name,
@@ -316,6 +327,7 @@ class AsyncClient(AsyncClientBase):
                 on_progress=self._call_progress if on_progress is None else on_progress,
                 input_responses=input_responses,
                 request_state=request_state,
+                max_time=self._call_max_time if max_time is None else max_time,
             )
         )
 
@@ -323,7 +335,9 @@ class AsyncClient(AsyncClientBase):
         self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel]
     ) -> ToolResult:
         return await self._run(
-            self._core.typed_call_flow(name, arguments, input_model, self._call_timeout, self._call_progress)
+            self._core.typed_call_flow(
+                name, arguments, input_model, self._call_timeout, self._call_progress, self._call_max_time
+            )
         )
 
     async def _call_structured(
@@ -334,7 +348,9 @@ class AsyncClient(AsyncClientBase):
         output_model: type[M],
     ) -> M:
         result = await self._run(
-            self._core.typed_call_flow(name, arguments, input_model, self._call_timeout, self._call_progress)
+            self._core.typed_call_flow(
+                name, arguments, input_model, self._call_timeout, self._call_progress, self._call_max_time
+            )
         )
         return self._core.structured(name, result, output_model)
 
