@@ -44,6 +44,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from ... import telemetry
 from ..._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ...pointers import first_error
 from ...protocol import jsonrpc
@@ -433,12 +434,54 @@ class Dispatcher:
             return _err(id_, jsonrpc.INVALID_REQUEST, "The message has no method")
         params = message.get("params")
         if not has_id:
+            otel = telemetry.active()
+            if otel is not None:
+                telemetry.ServerSpan(otel, method, None, params, transport=request.transport).end()
             return self._notification(method, params)
         if params is None:
             params = _NO_ARGS
         elif type(params) is not dict:
             return self._fail(id_, method, jsonrpc.INVALID_PARAMS, "params must be an object")
+        otel = telemetry.active()
+        if otel is not None:
+            return await self._traced(otel, id_, method, params, request)
+        return await self._request(id_, method, params, request)
 
+    async def _traced(
+        self, otel: telemetry.Otel, id_: Any, method: str, params: dict[str, Any], request: IncomingRequest
+    ) -> Outcome:
+        """`_request` inside a SERVER span and a duration measurement (telemetry.py)."""
+        meta = params.get("_meta")
+        version = meta.get(PROTOCOL_VERSION_KEY) if type(meta) is dict else None
+        span = telemetry.ServerSpan(
+            otel,
+            method,
+            id_,
+            params,
+            transport=request.transport,
+            protocol_version=version if type(version) is str else None,
+            headers=request.headers,
+            redact=self._redacted_paths(method, params),
+        )
+        try:
+            outcome = await self._request(id_, method, params, request)
+        except BaseException as exc:
+            span.end(exc=exc)
+            raise
+        span.end(outcome.response)
+        return outcome
+
+    def _redacted_paths(self, method: str, params: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
+        """Where a tool's Mcp-Param-* values sit in its arguments (kept out of telemetry)."""
+        if method != "tools/call":
+            return ()
+        name = params.get("name")
+        tool = self._tools.get(name) if type(name) is str else None
+        return tuple(param.path for param, _ in tool.header_params) if tool is not None else ()
+
+    async def _request(
+        self, id_: Any, method: str, params: dict[str, Any], request: IncomingRequest
+    ) -> Outcome:
         headers = request.headers
         header_version: str | None = None
         if headers is not None:

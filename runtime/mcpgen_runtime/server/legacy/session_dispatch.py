@@ -23,6 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ... import telemetry
 from ...protocol import jsonrpc
 from ...protocol.legacy.handshake import INITIALIZED, LOG_MESSAGE, PING, SET_LEVEL, Handshake
 from ...protocol.legacy.serving import (
@@ -140,6 +141,36 @@ class LegacyDispatcher:
             params = _NO_PARAMS
         elif type(params) is not dict:
             return _error(id_, jsonrpc.INVALID_PARAMS, "params must be an object")
+        otel = telemetry.active()
+        if otel is None:
+            return await self._request(session, id_, method, params, request)
+        span = telemetry.ServerSpan(
+            otel,
+            method,
+            id_,
+            params,
+            transport=request.transport,
+            protocol_version=session.protocol_version,
+            session_id=session.id,
+            headers=request.headers,
+            redact=self.server._redacted_paths(method, params),
+        )
+        try:
+            outcome = await self._request(session, id_, method, params, request)
+        except BaseException as exc:
+            span.end(exc=exc)
+            raise
+        span.end(outcome.response)
+        return outcome
+
+    async def _request(
+        self,
+        session: Session,
+        id_: jsonrpc.RequestId,
+        method: str,
+        params: dict[str, Any],
+        request: IncomingRequest,
+    ) -> Outcome:
         server = self.server
         meta = params.get("_meta")
         if type(meta) is not dict:
@@ -289,13 +320,30 @@ class SessionChannel:
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         options = self.options
-        return await self.session.ask_client(
-            method,
-            server_request_params(method, params, self.protocol_version),
-            self.send,
-            timeout=options.client_request_timeout_s,
-            limit=options.max_pending_client_requests,
-        )
+        wire = server_request_params(method, params, self.protocol_version)
+        otel = telemetry.active()
+        if otel is None:
+            return await self.session.ask_client(
+                method,
+                wire,
+                self.send,
+                timeout=options.client_request_timeout_s,
+                limit=options.max_pending_client_requests,
+            )
+        span = telemetry.PeerRequestSpan(otel, method, wire, self.protocol_version, self.session.id)
+        try:
+            result = await self.session.ask_client(
+                method,
+                span.params,
+                self.send,
+                timeout=options.client_request_timeout_s,
+                limit=options.max_pending_client_requests,
+            )
+        except BaseException as exc:
+            span.end(exc=exc)
+            raise
+        span.end({"result": result})
+        return result
 
     async def log(self, level: str, data: Any, logger: str | None) -> None:
         if not log_level_allows(self.session.log_level, level):
