@@ -590,6 +590,9 @@ class ServerSpan:
         if op.span is not None and method == "tools/call" and capture_content() and type(params) is dict:
             op.span.set_attribute(ARGUMENTS, _content(_redacted(params.get("arguments"), redact)))
 
+    def set_protocol_version(self, version: str) -> None:
+        self._op.set(PROTOCOL_VERSION, version)
+
     def end(self, response: Any = None, exc: BaseException | None = None) -> None:
         op = self._op
         if exc is not None:

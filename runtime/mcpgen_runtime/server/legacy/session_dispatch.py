@@ -86,8 +86,22 @@ class LegacyDispatcher:
 
     # ---- the handshake --------------------------------------------------------------------------
 
-    def initialize(self, message: dict[str, Any]) -> tuple[Outcome, Handshake | None]:
+    def initialize(
+        self, message: dict[str, Any], transport: str = "http"
+    ) -> tuple[Outcome, Handshake | None]:
         """The answer to an `initialize` request and, when it is valid, what it settled."""
+        otel = telemetry.active()
+        if otel is None:
+            return self._initialize(message)
+        params = message.get("params")
+        span = telemetry.ServerSpan(otel, "initialize", message.get("id"), params, transport=transport)
+        answer = self._initialize(message)
+        if answer[1] is not None:
+            span.set_protocol_version(answer[1].protocol_version)
+        span.end(answer[0].response)
+        return answer
+
+    def _initialize(self, message: dict[str, Any]) -> tuple[Outcome, Handshake | None]:
         id_ = message.get("id")
         if not _valid_id(id_):
             return Outcome(
@@ -248,6 +262,17 @@ class LegacyDispatcher:
         """A notification of `session`: `initialized` is noted, `cancelled` cancels the call it
         names (CANCEL-09; unknown ids are ignored, CANCEL-13); others are ignored. False when a
         cancellation named no call running here."""
+        otel = telemetry.active()
+        if otel is not None:
+            telemetry.ServerSpan(
+                otel,
+                method,
+                None,
+                params,
+                transport="stdio" if session.id is None else "http",
+                protocol_version=session.protocol_version,
+                session_id=session.id,
+            ).end()
         if method == INITIALIZED:
             if not session.initialized:
                 session.initialized = True
