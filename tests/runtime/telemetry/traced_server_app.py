@@ -3,6 +3,8 @@ JSON line to the file named by MCPGEN_TEST_SPANS (stdout is the stdio protocol's
 
 Run: MCPGEN_TEST_SPANS=spans.jsonl python -m tests.runtime.telemetry.traced_server_app --stdio
      [--app legacy] (the legacy test server; default: the weather server)
+     MCPGEN_TEST_SERVER_MODULE=conformance_server ... --http --port N (`python -m MODULE` traced:
+     the cluster tests' replicas; each record names the process)
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ class JsonLinesExporter(SpanExporter):
         self._path = path
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        with open(self._path, "a", encoding="utf-8") as out:
+        # One O_APPEND write per span: several processes may share the file.
+        fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
             for span in spans:
-                out.write(json.dumps(span_record(span)) + "\n")
+                os.write(fd, (json.dumps({**span_record(span), "pid": os.getpid()}) + "\n").encode())
+        finally:
+            os.close(fd)
         return SpanExportResult.SUCCESS
 
 
@@ -49,6 +55,13 @@ def main() -> None:
     provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(os.environ["MCPGEN_TEST_SPANS"])))
     trace.set_tracer_provider(provider)
     args = sys.argv[1:]
+    module = os.environ.get("MCPGEN_TEST_SERVER_MODULE")
+    if module is not None:
+        import runpy
+
+        sys.argv = [module, *args]
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+        return
     if args[:2] == ["--app", "legacy"]:
         from tests.runtime.legacy_server_app import LegacyTestServer as server
 
