@@ -656,7 +656,7 @@ def configure_from_environment(*, stdio: bool) -> bool:
             raise ValueError(f"{signal}=console writes to stdout, which carries the protocol on --stdio")
     env.setdefault("OTEL_LOGS_EXPORTER", "none")  # this runtime logs to stderr
     try:
-        _OTelSDKConfigurator().configure()
+        _OTelSDKConfigurator().configure()  # type: ignore[no-untyped-call]
     except Exception as exc:  # a named exporter that is not installed (an entry point lookup)
         raise ValueError(f"cannot configure OpenTelemetry from OTEL_* variables: {exc}") from None
     return True
