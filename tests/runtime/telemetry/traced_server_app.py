@@ -5,6 +5,7 @@ Run: MCPGEN_TEST_SPANS=spans.jsonl python -m tests.runtime.telemetry.traced_serv
      [--app legacy] (the legacy test server; default: the weather server)
      MCPGEN_TEST_SERVER_MODULE=conformance_server ... --http --port N (`python -m MODULE` traced:
      the cluster tests' replicas; each record names the process)
+     MCPGEN_TEST_SERVER_SCRIPT=tests/peers/sdk_server.py ... (the official SDK's server, traced)
 """
 
 from __future__ import annotations
@@ -55,6 +56,13 @@ def main() -> None:
     provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(os.environ["MCPGEN_TEST_SPANS"])))
     trace.set_tracer_provider(provider)
     args = sys.argv[1:]
+    script = os.environ.get("MCPGEN_TEST_SERVER_SCRIPT")  # e.g. the official SDK's peer
+    if script is not None:
+        import runpy
+
+        sys.argv = [script, *args]
+        runpy.run_path(script, run_name="__main__")
+        return
     module = os.environ.get("MCPGEN_TEST_SERVER_MODULE")
     if module is not None:
         import runpy
