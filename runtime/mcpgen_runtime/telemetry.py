@@ -177,8 +177,8 @@ def active() -> Otel | None:
         return _otel
     if _trace_mod is None:
         modules = sys.modules
-        if "opentelemetry.trace" not in modules and "opentelemetry.metrics" not in modules:
-            return None  # nobody imported OpenTelemetry, so nobody configured it
+        if modules.get("opentelemetry.trace") is None and modules.get("opentelemetry.metrics") is None:
+            return None  # nobody imported OpenTelemetry (or it is blocked), so nobody configured it
         return _probe()
     if _trace_mod._TRACER_PROVIDER is None and _metrics_mod._METER_PROVIDER is None:
         return None  # still the API's proxies: nothing would be recorded
