@@ -36,7 +36,7 @@ from typing import Any
 import click
 
 from . import _cli, loadgen, procstat
-from .servers import ROOT, EXTRAS, Server, start
+from .servers import EXTRAS, ROOT, Server, start
 
 MODES = ("baseline", "off", "no-provider", "sdk")
 ENV = "MCPGEN_BENCH_OTEL"
@@ -54,6 +54,7 @@ def apply_mode(mode: str | None) -> None:
     if mode == "no-provider":
         import opentelemetry.metrics
         import opentelemetry.trace  # noqa: F401
+
         return
     if mode != "sdk":
         raise SystemExit(f"unknown {ENV} mode {mode!r}")
@@ -89,7 +90,9 @@ def baseline_tree(rev: str) -> Iterator[Path]:
     """`runtime/` of `rev`, extracted into a temporary directory."""
     where = Path(tempfile.mkdtemp(prefix="mcpgen-otel-baseline-"))
     try:
-        archive = subprocess.run(["git", "archive", rev, "runtime"], cwd=ROOT, capture_output=True, check=True)
+        archive = subprocess.run(
+            ["git", "archive", rev, "runtime"], cwd=ROOT, capture_output=True, check=True
+        )
         subprocess.run(["tar", "-x", "-C", str(where)], input=archive.stdout, check=True)
         yield where / "runtime"
     finally:
@@ -156,9 +159,16 @@ def run(
                         else None
                     )
                     server_rounds.append(
-                        {"mode": mode, "repeat": repeat, "rps": result.rps, "cpu_us": cpu, "errors": result.errors}
+                        {
+                            "mode": mode,
+                            "repeat": repeat,
+                            "rps": result.rps,
+                            "cpu_us": cpu,
+                            "errors": result.errors,
+                        }
                     )
-                    print(f"  [server rep {repeat + 1}/{repeats}] {mode:<11} {result.rps:8.0f} req/s", file=log)
+                    step = f"rep {repeat + 1}/{repeats}] {mode:<11}"
+                    print(f"  [server {step} {result.rps:8.0f} req/s", file=log)
                     url = f"http://127.0.0.1:{servers['off'].port}/mcp"
                     client = subprocess.run(
                         [sys.executable, "-m", "bench.otel_bench", "client-worker", url, str(calls)],
@@ -170,17 +180,20 @@ def run(
                     )
                     measured = json.loads(client.stdout)
                     client_rounds.append({"mode": mode, "repeat": repeat, **measured})
-                    print(
-                        f"  [client rep {repeat + 1}/{repeats}] {mode:<11} {measured['median_us']:8.1f} µs/call",
-                        file=log,
-                    )
+                    print(f"  [client {step} {measured['median_us']:8.1f} µs/call", file=log)
         finally:
             for server in servers.values():
                 server.stop()
     return {
         "server": server_rounds,
         "client": client_rounds,
-        "settings": {"duration": duration, "warmup": warmup, "repeats": repeats, "calls": calls, "baseline": rev},
+        "settings": {
+            "duration": duration,
+            "warmup": warmup,
+            "repeats": repeats,
+            "calls": calls,
+            "baseline": rev,
+        },
         "machine": procstat.machine(),
         "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
@@ -264,10 +277,10 @@ def verdicts(data: dict[str, Any]) -> list[str]:
             f"{row['client_vs_baseline']:.3f}x baseline latency (within {WITHIN:.0%}) "
             f"{'PASS' if server_ok and client_ok else 'FAIL'}"
         )
-    sdk = rows["sdk"]
+    sdk, base = rows["sdk"], rows["baseline"]
     out.append(
-        f"{LABELS['sdk']}: server CPU +{sdk['server_cpu_us'] - rows['baseline']['server_cpu_us']:.0f} µs/req, "
-        f"client +{sdk['client_us'] - rows['baseline']['client_us']:.1f} µs/call (measured, no target)"
+        f"{LABELS['sdk']}: server CPU +{sdk['server_cpu_us'] - base['server_cpu_us']:.0f} µs/req, "
+        f"client +{sdk['client_us'] - base['client_us']:.1f} µs/call (measured, no target)"
     )
     return out
 
