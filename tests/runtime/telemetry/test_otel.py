@@ -200,3 +200,40 @@ def test_off_records_nothing_without_a_provider_in_a_fresh_process() -> None:
     )
     done = subprocess.run([PYTHON, "-c", code], env=subprocess_env(), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_http_traceparent_header_is_a_link(otel: Recorded, weather: LiveServer) -> None:
+    """The `_meta` context is the parent; the HTTP request's own `traceparent` header (another
+    trace, as an HTTP-level proxy or client instrumentation would send) becomes a link."""
+    import httpx
+
+    from tests.runtime.server_helpers import call, mcp_headers
+
+    meta_parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    header_parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    message = call(7, "get_weather", {"location": "Paris"}, traceparent=meta_parent)
+    headers = {**mcp_headers(message), "traceparent": header_parent}
+    reply = httpx.post(weather.url, json=message, headers=headers, timeout=10)
+    assert reply.status_code == 200
+    spans = otel.wait_for(has_server("tools/call get_weather"))
+    served = one(spans, "tools/call get_weather", SpanKind.SERVER)
+    assert served.parent is not None and served.context is not None
+    assert served.context.trace_id == 0x0AF7651916CD43DD8448EB211C80319C
+    assert served.parent.span_id == 0xB7AD6B7169203331 and served.parent.is_remote
+    assert [(link.context.trace_id, link.context.span_id) for link in served.links] == [
+        (0x4BF92F3577B34DA6A3CE929D0E0E4736, 0x00F067AA0BA902B7)
+    ]
+    assert (served.attributes or {})["jsonrpc.request.id"] == "7"
+
+
+def test_no_meta_context_starts_a_trace(otel: Recorded, weather: LiveServer) -> None:
+    import httpx
+
+    from tests.runtime.server_helpers import call, mcp_headers
+
+    message = call(8, "get_weather", {"location": "Paris"})
+    assert httpx.post(weather.url, json=message, headers=mcp_headers(message), timeout=10).status_code == 200
+    served = one(
+        otel.wait_for(has_server("tools/call get_weather")), "tools/call get_weather", SpanKind.SERVER
+    )
+    assert served.parent is None and not served.links
