@@ -606,9 +606,11 @@ class ServerSpan:
         op.end()
 
 
-def record_session(histogram: Any, seconds: float, attributes: Mapping[str, Any]) -> None:
-    if histogram is not None:
-        histogram.record(seconds, dict(attributes))
+def record_server_session(seconds: float, protocol_version: str, transport: str) -> None:
+    """`mcp.server.session.duration` of a legacy session this process opened and ended."""
+    otel = active()
+    if otel is not None and otel.server_session is not None:
+        otel.server_session.record(seconds, {PROTOCOL_VERSION: protocol_version, **_TRANSPORTS[transport]})
 
 
 # ---- `python -m PKG`: the SDK configured from OTEL_* variables --------------------------------

@@ -71,6 +71,13 @@ def test_legacy_session_with_an_elicitation(otel: Recorded) -> None:
     metric, points = recorded["mcp.client.session.duration"]
     assert metric.unit == "s" and [p.count for p in points] == [1]
     assert points[0].attributes["mcp.protocol.version"] == "2025-11-25"
+    metric, points = recorded["mcp.server.session.duration"]  # the client's DELETE ended it
+    assert metric.unit == "s" and [p.count for p in points] == [1]
+    assert points[0].attributes == {
+        "mcp.protocol.version": "2025-11-25",
+        "network.transport": "tcp",
+        "network.protocol.name": "http",
+    }
     durations = recorded["mcp.server.operation.duration"][1]
     assert {p.attributes["mcp.method.name"] for p in durations} >= {"initialize", "tools/call"}
     asks = recorded["mcp.client.operation.duration"][1]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -126,13 +127,16 @@ class LegacyDispatcher:
 
     def open_session(self, handshake: Handshake, session_id: str | None, principal: str | None) -> Session:
         capabilities = handshake.capabilities
-        return Session(
+        session = Session(
             session_id,
             principal,
             handshake.protocol_version,
             capabilities if type(capabilities) is dict else dict(capabilities),
             handshake.peer_info,
         )
+        if telemetry.active() is not None:
+            session.opened_at = time.monotonic()  # its end records mcp.server.session.duration
+        return session
 
     # ---- one message of a session --------------------------------------------------------------
 
