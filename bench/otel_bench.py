@@ -176,8 +176,9 @@ def run(
                         env={**_child_env(), **_env(mode, baseline)},
                         capture_output=True,
                         text=True,
-                        check=True,
                     )
+                    if client.returncode != 0:
+                        raise RuntimeError(f"client worker ({mode}) failed:\n{client.stderr[-3000:]}")
                     measured = json.loads(client.stdout)
                     client_rounds.append({"mode": mode, "repeat": repeat, **measured})
                     print(f"  [client {step} {measured['median_us']:8.1f} µs/call", file=log)
