@@ -297,6 +297,11 @@ def render(results: dict[str, Any], notes: str) -> str:
             "",
             otel_bench.table(otel),
             "",
+            "The same modes in-process, without sockets (bench/micro.py's server app, `handle_message` and "
+            "client core over a stub transport; CPU per operation, the minimum of 3 runs):",
+            "",
+            otel_bench.parts_table(otel),
+            "",
             *[f"- {line}" for line in otel_bench.verdicts(otel)],
             "",
         ]
@@ -621,6 +626,7 @@ def command(
             repeats=1 if quick else repeats or 5,
             calls=300 if quick else calls or 2000,
             rev=None,
+            parts_n=300 if quick else 3000,
         )
         save("otel", odata)
         results["otel"] = odata

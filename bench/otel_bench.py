@@ -127,7 +127,14 @@ def _client_worker(url: str, calls: int) -> dict[str, float]:
 
 
 def run(
-    *, duration: float, warmup: float, repeats: int, calls: int, rev: str | None, log: Any = sys.stderr
+    *,
+    duration: float,
+    warmup: float,
+    repeats: int,
+    calls: int,
+    rev: str | None,
+    parts_n: int = 3000,
+    log: Any = sys.stderr,
 ) -> dict[str, Any]:
     rev = rev or baseline_rev()
     modes = [m for m in MODES if m != "baseline" or rev is not None]
@@ -185,7 +192,23 @@ def run(
         finally:
             for server in servers.values():
                 server.stop()
+        # The same modes in-process, no sockets: what the load of a shared machine blurs less.
+        parts: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
+        for _ in range(3):
+            for mode in modes:
+                done = subprocess.run(
+                    [sys.executable, "-m", "bench.otel_bench", "parts-worker", str(parts_n)],
+                    cwd=ROOT,
+                    env={**_child_env(), **_env(mode, baseline)},
+                    capture_output=True,
+                    text=True,
+                )
+                if done.returncode != 0:
+                    raise RuntimeError(f"parts worker ({mode}) failed:\n{done.stderr[-3000:]}")
+                parts[mode].append(json.loads(done.stdout))
+        print(f"  parts: {json.dumps(parts)}", file=log)
     return {
+        "parts": {mode: {k: min(r[k] for r in runs) for k in runs[0]} for mode, runs in parts.items()},
         "server": server_rounds,
         "client": client_rounds,
         "settings": {
@@ -264,6 +287,27 @@ def table(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def parts_table(data: dict[str, Any]) -> str:
+    """CPU per operation in-process (no sockets), minimum of 3 runs of bench/micro.py's own minimum."""
+    parts = data.get("parts") or {}
+    base = parts.get("baseline")
+    lines = [
+        "| mode | server ASGI app µs | handle_message µs | vs baseline | client core µs | vs baseline |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for mode in MODES:
+        row = parts.get(mode)
+        if row is None:
+            continue
+        server_ratio = f"{row['handle_message_us'] / base['handle_message_us']:.3f}" if base else "-"
+        client_ratio = f"{row['client_core_us'] / base['client_core_us']:.3f}" if base else "-"
+        lines.append(
+            f"| {LABELS[mode]} | {row['asgi_us']:.1f} | {row['handle_message_us']:.1f} | {server_ratio} "
+            f"| {row['client_core_us']:.1f} | {client_ratio} |"
+        )
+    return "\n".join(lines)
+
+
 def verdicts(data: dict[str, Any]) -> list[str]:
     rows = {r["mode"]: r for r in summarize(data)}
     if "baseline" not in rows:
@@ -278,6 +322,17 @@ def verdicts(data: dict[str, Any]) -> list[str]:
             f"{row['client_vs_baseline']:.3f}x baseline latency (within {WITHIN:.0%}) "
             f"{'PASS' if server_ok and client_ok else 'FAIL'}"
         )
+    parts = data.get("parts") or {}
+    if "baseline" in parts:
+        base_parts = parts["baseline"]
+        for mode in ("off", "no-provider"):
+            server = parts[mode]["handle_message_us"] / base_parts["handle_message_us"]
+            client = parts[mode]["client_core_us"] / base_parts["client_core_us"]
+            ok = server <= 1 + WITHIN and client <= 1 + WITHIN
+            out.append(
+                f"{LABELS[mode]}, in-process CPU: handle_message {server:.3f}x, client core {client:.3f}x "
+                f"baseline (within {WITHIN:.0%}) {'PASS' if ok else 'FAIL'}"
+            )
     sdk, base = rows["sdk"], rows["baseline"]
     out.append(
         f"{LABELS['sdk']}: server CPU +{sdk['server_cpu_us'] - base['server_cpu_us']:.0f} µs/req, "
@@ -309,9 +364,30 @@ def command(
     if json_out is not None:
         json_out.write_text(json.dumps(data, indent=1))
     print(table(data))
+    print()
+    print(parts_table(data))
     for line in verdicts(data):
         print(f"- {line}")
     return data
+
+
+@command.command("parts-worker", hidden=True)
+@click.argument("n", type=int)
+def parts_worker(n: int) -> None:
+    """CPU per operation in-process, no sockets (bench/micro.py, minimum of 5 runs)."""
+    apply_mode(os.environ.get(ENV))
+    from . import micro
+
+    server = micro.server_app(n)
+    print(
+        json.dumps(
+            {
+                "asgi_us": server["ours_asgi_us"],
+                "handle_message_us": server["ours_handle_message_us"],
+                **micro.client_core(n),
+            }
+        )
+    )
 
 
 @command.command("client-worker", hidden=True)
