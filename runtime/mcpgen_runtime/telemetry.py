@@ -169,6 +169,7 @@ _otel: Otel | None = None
 _final = False  # both providers configured: _otel never changes again
 _trace_mod: Any = None
 _metrics_mod: Any = None
+_seen: tuple[Any, Any] = (None, None)  # the providers _probe last saw
 
 
 def active() -> Otel | None:
@@ -180,13 +181,16 @@ def active() -> Otel | None:
         if modules.get("opentelemetry.trace") is None and modules.get("opentelemetry.metrics") is None:
             return None  # nobody imported OpenTelemetry (or it is blocked), so nobody configured it
         return _probe()
-    if _trace_mod._TRACER_PROVIDER is None and _metrics_mod._METER_PROVIDER is None:
+    providers = (_trace_mod._TRACER_PROVIDER, _metrics_mod._METER_PROVIDER)
+    if providers[0] is None and providers[1] is None:
         return None  # still the API's proxies: nothing would be recorded
+    if providers[0] is _seen[0] and providers[1] is _seen[1]:
+        return _otel  # one of the two configured, as at the last look
     return _probe()
 
 
 def _probe() -> Otel | None:
-    global _otel, _final, _trace_mod, _metrics_mod
+    global _otel, _final, _trace_mod, _metrics_mod, _seen
     try:
         from opentelemetry import trace
         from opentelemetry.metrics import _internal as metrics_internal
@@ -197,6 +201,7 @@ def _probe() -> Otel | None:
     tracer_provider = trace.get_tracer_provider()
     meter_provider = get_meter_provider()
     _trace_mod, _metrics_mod = trace, metrics_internal
+    _seen = (trace._TRACER_PROVIDER, metrics_internal._METER_PROVIDER)
     tracing = not isinstance(tracer_provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
     metering = type(meter_provider).__name__ not in ("_ProxyMeterProvider", "NoOpMeterProvider")
     if not tracing and not metering:

@@ -237,3 +237,29 @@ def test_no_meta_context_starts_a_trace(otel: Recorded, weather: LiveServer) -> 
         otel.wait_for(has_server("tools/call get_weather")), "tools/call get_weather", SpanKind.SERVER
     )
     assert served.parent is None and not served.links
+
+
+def test_providers_configured_one_after_the_other_in_a_fresh_process() -> None:
+    """A meter provider first, a tracer provider later: each is picked up when it appears, and
+    the instrumentation is made once per combination, not per message."""
+    import subprocess
+
+    from tests.support import PYTHON, subprocess_env
+
+    code = (
+        "from opentelemetry import metrics, trace\n"
+        "from opentelemetry.sdk.metrics import MeterProvider\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "from mcpgen_runtime import telemetry\n"
+        "assert telemetry.active() is None\n"
+        "metrics.set_meter_provider(MeterProvider())\n"
+        "first = telemetry.active()\n"
+        "assert first is not None and first.tracer is None and first.server_duration is not None\n"
+        "assert telemetry.active() is first\n"
+        "trace.set_tracer_provider(TracerProvider())\n"
+        "both = telemetry.active()\n"
+        "assert both is not None and both is not first and both.tracer is not None\n"
+        "assert telemetry.active() is both\n"
+    )
+    done = subprocess.run([PYTHON, "-c", code], env=subprocess_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -65,7 +65,7 @@ def test_legacy_session_with_an_elicitation(otel: Recorded) -> None:
     assert (one(spans, "initialize", SpanKind.SERVER).attributes or {})[
         "mcp.protocol.version"
     ] == "2025-11-25"
-    assert one(spans, "notifications/initialized", SpanKind.CLIENT)
+    assert child_of(one(spans, "notifications/initialized", SpanKind.CLIENT), initialize)
 
     recorded = otel.read_metrics()
     metric, points = recorded["mcp.client.session.duration"]

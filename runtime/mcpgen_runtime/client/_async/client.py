@@ -220,7 +220,7 @@ class AsyncClient(AsyncClientBase):
                         step = flow.send(reply)
                 elif type(step) is Notify:
                     try:
-                        await self._notify(step)
+                        await self._notify(step, spans)
                     except McpRuntimeError as exc:
                         step = flow.throw(exc)
                     else:
@@ -248,14 +248,17 @@ class AsyncClient(AsyncClientBase):
                     step.message
                 )  # legacy HTTP: say it (a dropped stream is not)
                 if notice is not None:
-                    await self._notify(notice)
+                    await self._notify(notice, spans)
             raise
 
-    async def _notify(self, notice: Notify) -> None:
+    async def _notify(self, notice: Notify, spans: telemetry.ClientSpans | None = None) -> None:
         headers = notice.headers if self._auth is None else await self._auth(notice.headers)
-        otel = telemetry.active()
-        if otel is not None:
-            self._spans(otel).notification(notice.message)
+        if spans is None:
+            otel = telemetry.active()
+            if otel is not None:
+                spans = self._spans(otel)
+        if spans is not None:
+            spans.notification(notice.message)  # a child of the operation that sends it
         try:
             await self._transport.notify(notice.message, headers)
         except McpRuntimeError:

@@ -221,7 +221,7 @@ class Client(SyncClientBase):
                         step = flow.send(reply)
                 elif type(step) is Notify:
                     try:
-                        self._notify(step)
+                        self._notify(step, spans)
                     except McpRuntimeError as exc:
                         step = flow.throw(exc)
                     else:
@@ -249,14 +249,17 @@ class Client(SyncClientBase):
                     step.message
                 )  # legacy HTTP: say it (a dropped stream is not)
                 if notice is not None:
-                    self._notify(notice)
+                    self._notify(notice, spans)
             raise
 
-    def _notify(self, notice: Notify) -> None:
+    def _notify(self, notice: Notify, spans: telemetry.ClientSpans | None = None) -> None:
         headers = notice.headers if self._auth is None else self._auth(notice.headers)
-        otel = telemetry.active()
-        if otel is not None:
-            self._spans(otel).notification(notice.message)
+        if spans is None:
+            otel = telemetry.active()
+            if otel is not None:
+                spans = self._spans(otel)
+        if spans is not None:
+            spans.notification(notice.message)  # a child of the operation that sends it
         try:
             self._transport.notify(notice.message, headers)
         except McpRuntimeError:
