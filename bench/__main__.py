@@ -178,6 +178,32 @@ def _carried(results: dict[str, Any], part: str) -> list[str]:
     return [f"(Carried over from the run of {stamp}: `bench/out/{stamp}-{part}.json`.)", ""] if stamp else []
 
 
+def otel_section(otel: dict[str, Any], carried: list[str]) -> list[str]:
+    """The RESULTS.md section of bench/otel_bench.py's data."""
+    return [
+        "## OpenTelemetry: off, unconfigured, on",
+        "",
+        *carried,
+        "bench/otel_bench.py: the generated bench_server and bench_client per mode, each in processes "
+        "of its own; the baseline is the runtime before telemetry.py "
+        f"(`{otel['settings']['baseline']}`). Server: h11, concurrency 8, "
+        f"{otel['settings']['duration']:g} s per round, {otel['settings']['repeats']} interleaved "
+        f"repeats, medians. Client: {otel['settings']['calls']} sequential `add(1, 2)` calls per "
+        "repeat against "
+        "one server, medians.",
+        "",
+        otel_bench.table(otel),
+        "",
+        "The same modes in-process, without sockets (bench/micro.py's server app, `handle_message` and "
+        "client core over a stub transport; CPU per operation, the minimum of 3 runs):",
+        "",
+        otel_bench.parts_table(otel),
+        "",
+        *[f"- {line}" for line in otel_bench.verdicts(otel)],
+        "",
+    ]
+
+
 def render(results: dict[str, Any], notes: str) -> str:
     machine = results["machine"]
     lines = [
@@ -283,28 +309,7 @@ def render(results: dict[str, Any], notes: str) -> str:
         ]
     otel = results.get("otel")
     if otel:
-        lines += [
-            "## OpenTelemetry: off, unconfigured, on",
-            "",
-            *_carried(results, "otel"),
-            "bench/otel_bench.py: the generated bench_server and bench_client per mode, each in processes "
-            "of its own; the baseline is the runtime before telemetry.py "
-            f"(`{otel['settings']['baseline']}`). Server: h11, concurrency 8, "
-            f"{otel['settings']['duration']:g} s per round, {otel['settings']['repeats']} interleaved "
-            f"repeats, medians. Client: {otel['settings']['calls']} sequential `add(1, 2)` calls per "
-            "repeat against "
-            "one server, medians.",
-            "",
-            otel_bench.table(otel),
-            "",
-            "The same modes in-process, without sockets (bench/micro.py's server app, `handle_message` and "
-            "client core over a stub transport; CPU per operation, the minimum of 3 runs):",
-            "",
-            otel_bench.parts_table(otel),
-            "",
-            *[f"- {line}" for line in otel_bench.verdicts(otel)],
-            "",
-        ]
+        lines += otel_section(otel, _carried(results, "otel"))
     parts = results.get("micro")
     if parts:
         lines += [

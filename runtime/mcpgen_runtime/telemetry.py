@@ -170,6 +170,7 @@ _final = False  # both providers configured: _otel never changes again
 _trace_mod: Any = None
 _metrics_mod: Any = None
 _seen: tuple[Any, Any] = (None, None)  # the providers _probe last saw
+_loaded = sys.modules.get  # bound once: `active()` runs for every message
 
 
 def active() -> Otel | None:
@@ -177,8 +178,7 @@ def active() -> Otel | None:
     if _final:
         return _otel
     if _trace_mod is None:
-        modules = sys.modules
-        if modules.get("opentelemetry.trace") is None and modules.get("opentelemetry.metrics") is None:
+        if _loaded("opentelemetry.trace") is None and _loaded("opentelemetry.metrics") is None:
             return None  # nobody imported OpenTelemetry (or it is blocked), so nobody configured it
         return _probe()
     providers = (_trace_mod._TRACER_PROVIDER, _metrics_mod._METER_PROVIDER)

@@ -39,7 +39,7 @@ import importlib
 import inspect
 import logging
 import time
-from collections.abc import Hashable, Mapping
+from collections.abc import Coroutine, Hashable, Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -91,6 +91,11 @@ def _err(id_: Any, code: int, message: str, data: Any = None, status: int | None
     return Outcome(
         status if status is not None else status_for_code(code), jsonrpc.error(id_, code, message, data)
     )
+
+
+async def _answered(outcome: Outcome) -> Outcome:
+    """An answer known without running anything, as the coroutine `handle_message` returns."""
+    return outcome
 
 
 def _valid_id(value: Any) -> bool:
@@ -403,8 +408,15 @@ class Dispatcher:
 
     # ---- one message --------------------------------------------------------------------
 
-    async def handle_message(self, message: Any, request: IncomingRequest | None = None) -> Outcome:
-        """Validate and answer one parsed JSON-RPC message (see the module docstring for the order).
+    def handle_message(
+        self, message: Any, request: IncomingRequest | None = None
+    ) -> Coroutine[Any, Any, Outcome]:
+        """Validate and answer one parsed JSON-RPC message (see the module docstring for the order):
+        `await server.handle_message(message, request)`.
+
+        The envelope is checked here, before any coroutine exists; what is returned is the answer's
+        own coroutine (with telemetry active, the one that runs it in a span), so a request costs
+        one coroutine either way (telemetry.py, "free when off").
 
         `subscriptions/listen` returns only when the subscription ends (client cancellation
         raises CancelledError here; `close_subscriptions` makes it return its final response).
@@ -413,39 +425,47 @@ class Dispatcher:
             request = _DIRECT
         if type(message) is not dict:
             if isinstance(message, list):
-                return _err(
-                    None,
-                    jsonrpc.INVALID_REQUEST,
-                    "Batches are not supported: send one JSON-RPC message per request",
+                return _answered(
+                    _err(
+                        None,
+                        jsonrpc.INVALID_REQUEST,
+                        "Batches are not supported: send one JSON-RPC message per request",
+                    )
                 )
-            return _err(None, jsonrpc.INVALID_REQUEST, "The message must be a JSON-RPC request object")
+            return _answered(
+                _err(None, jsonrpc.INVALID_REQUEST, "The message must be a JSON-RPC request object")
+            )
         has_id = "id" in message
         id_ = message.get("id")
         if has_id and not _valid_id(id_):
-            return _err(None, jsonrpc.INVALID_REQUEST, "The request id must be a string or an integer")
+            return _answered(
+                _err(None, jsonrpc.INVALID_REQUEST, "The request id must be a string or an integer")
+            )
         method = message.get("method")
         if message.get("jsonrpc") != "2.0":
-            return _err(id_, jsonrpc.INVALID_REQUEST, 'The message must have "jsonrpc": "2.0"')
+            return _answered(_err(id_, jsonrpc.INVALID_REQUEST, 'The message must have "jsonrpc": "2.0"'))
         if type(method) is not str:
             if "result" in message or "error" in message:
-                return _err(
-                    id_, jsonrpc.INVALID_REQUEST, "Clients must not send JSON-RPC responses to the server"
+                return _answered(
+                    _err(
+                        id_, jsonrpc.INVALID_REQUEST, "Clients must not send JSON-RPC responses to the server"
+                    )
                 )
-            return _err(id_, jsonrpc.INVALID_REQUEST, "The message has no method")
+            return _answered(_err(id_, jsonrpc.INVALID_REQUEST, "The message has no method"))
         params = message.get("params")
         if not has_id:
             otel = telemetry.active()
             if otel is not None:
                 telemetry.ServerSpan(otel, method, None, params, transport=request.transport).end()
-            return self._notification(method, params)
+            return _answered(self._notification(method, params))
         if params is None:
             params = _NO_ARGS
         elif type(params) is not dict:
-            return self._fail(id_, method, jsonrpc.INVALID_PARAMS, "params must be an object")
+            return _answered(self._fail(id_, method, jsonrpc.INVALID_PARAMS, "params must be an object"))
         otel = telemetry.active()
         if otel is not None:
-            return await self._traced(otel, id_, method, params, request)
-        return await self._request(id_, method, params, request)
+            return self._traced(otel, id_, method, params, request)
+        return self._request(id_, method, params, request)
 
     async def _traced(
         self, otel: telemetry.Otel, id_: Any, method: str, params: dict[str, Any], request: IncomingRequest

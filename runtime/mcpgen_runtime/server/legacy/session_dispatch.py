@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from ... import telemetry
@@ -60,6 +60,10 @@ Deliver = Callable[[dict[str, Any]], Awaitable[None]]
 def _valid_id(value: Any) -> bool:
     cls = type(value)
     return cls is int or cls is str
+
+
+async def _answered(outcome: Outcome) -> Outcome:
+    return outcome
 
 
 def _error(id_: Any, code: int, message: str, data: Any = None) -> Outcome:
@@ -140,28 +144,51 @@ class LegacyDispatcher:
 
     # ---- one message of a session --------------------------------------------------------------
 
-    async def handle(self, session: Session, message: dict[str, Any], request: IncomingRequest) -> Outcome:
-        """Answer one request of `session` (`message` has an id and a method)."""
+    def handle(
+        self, session: Session, message: dict[str, Any], request: IncomingRequest
+    ) -> Coroutine[Any, Any, Outcome]:
+        """Answer one request of `session` (`message` has an id and a method): `await
+        legacy.handle(...)`. As `Dispatcher.handle_message`, the envelope is checked before any
+        coroutine exists, and the one returned is the answer's own (or its span's)."""
         id_: jsonrpc.RequestId = message.get("id")  # type: ignore[assignment]  # checked next
         if not _valid_id(id_):
-            return Outcome(
-                400,
-                jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "The request id must be a string or an integer"),
+            return _answered(
+                Outcome(
+                    400,
+                    jsonrpc.error(
+                        None, jsonrpc.INVALID_REQUEST, "The request id must be a string or an integer"
+                    ),
+                )
             )
         method = message.get("method")
         if message.get("jsonrpc") != "2.0" or type(method) is not str:
-            return Outcome(
-                400,
-                jsonrpc.error(id_, jsonrpc.INVALID_REQUEST, 'A request needs "jsonrpc": "2.0" and a method'),
+            return _answered(
+                Outcome(
+                    400,
+                    jsonrpc.error(
+                        id_, jsonrpc.INVALID_REQUEST, 'A request needs "jsonrpc": "2.0" and a method'
+                    ),
+                )
             )
         params = message.get("params")
         if params is None:
             params = _NO_PARAMS
         elif type(params) is not dict:
-            return _error(id_, jsonrpc.INVALID_PARAMS, "params must be an object")
+            return _answered(_error(id_, jsonrpc.INVALID_PARAMS, "params must be an object"))
         otel = telemetry.active()
         if otel is None:
-            return await self._request(session, id_, method, params, request)
+            return self._request(session, id_, method, params, request)
+        return self._traced(otel, session, id_, method, params, request)
+
+    async def _traced(
+        self,
+        otel: telemetry.Otel,
+        session: Session,
+        id_: jsonrpc.RequestId,
+        method: str,
+        params: dict[str, Any],
+        request: IncomingRequest,
+    ) -> Outcome:
         span = telemetry.ServerSpan(
             otel,
             method,
