@@ -181,10 +181,11 @@ def active() -> Otel | None:
         if _loaded("opentelemetry.trace") is None and _loaded("opentelemetry.metrics") is None:
             return None  # nobody imported OpenTelemetry (or it is blocked), so nobody configured it
         return _probe()
-    providers = (_trace_mod._TRACER_PROVIDER, _metrics_mod._METER_PROVIDER)
-    if providers[0] is None and providers[1] is None:
+    tracer_provider = _trace_mod._TRACER_PROVIDER
+    meter_provider = _metrics_mod._METER_PROVIDER
+    if tracer_provider is None and meter_provider is None:
         return None  # still the API's proxies: nothing would be recorded
-    if providers[0] is _seen[0] and providers[1] is _seen[1]:
+    if tracer_provider is _seen[0] and meter_provider is _seen[1]:
         return _otel  # one of the two configured, as at the last look
     return _probe()
 

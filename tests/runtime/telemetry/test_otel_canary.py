@@ -81,3 +81,22 @@ def test_secrets_never_recorded(otel: Recorded, capture: bool) -> None:
         result_text = str((sent.attributes or {})["gen_ai.tool.call.result"])
         assert "SELECT 1 -> 0 rows" in result_text
         assert "gen_ai.tool.call.result" in (served.attributes or {})
+
+
+def test_rejected_headers_are_not_recorded(otel: Recorded, capture: bool) -> None:
+    """A `Mcp-Param-Region` that disagrees with the body (-32020) and a bearer token: the error
+    span says what failed, never the values."""
+    import httpx
+
+    from tests.runtime.server_helpers import call, mcp_headers
+
+    message = call(3, "execute_sql", {"region": "eu", "query": "SELECT 1"})
+    headers = {**mcp_headers(message), "Mcp-Param-Region": REGION, "Authorization": f"Bearer {TOKEN}"}
+    with LiveServer(WeatherServer()) as live:
+        reply = httpx.post(live.url, json=message, headers=headers, timeout=10)
+        otel.wait_for(lambda s: any(x.kind == SpanKind.SERVER for x in s))
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == -32020
+    served = one(otel.spans(), "tools/call execute_sql", SpanKind.SERVER)
+    assert (served.attributes or {})["error.type"] == "-32020"
+    recorded = everything(otel)
+    assert TOKEN not in recorded and REGION not in recorded
