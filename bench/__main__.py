@@ -195,7 +195,8 @@ def otel_section(otel: dict[str, Any], carried: list[str]) -> list[str]:
         otel_bench.table(otel),
         "",
         "The same modes in-process, without sockets (bench/micro.py's server app, `handle_message` and "
-        "client core over a stub transport; CPU per operation, the minimum of 3 runs):",
+        f"client core over a stub transport; CPU per operation, the minimum of "
+        f"{otel['settings'].get('parts_rounds', 3)} interleaved rounds of 5 runs each):",
         "",
         otel_bench.parts_table(otel),
         "",
@@ -632,6 +633,7 @@ def command(
             calls=300 if quick else calls or 2000,
             rev=None,
             parts_n=300 if quick else 3000,
+            parts_rounds=1 if quick else 7,
         )
         save("otel", odata)
         results["otel"] = odata

@@ -134,6 +134,8 @@ def run(
     calls: int,
     rev: str | None,
     parts_n: int = 3000,
+    parts_rounds: int = 7,
+    end_to_end: bool = True,
     log: Any = sys.stderr,
 ) -> dict[str, Any]:
     rev = rev or baseline_rev()
@@ -143,12 +145,12 @@ def run(
     with _maybe_baseline(rev) as baseline:
         servers: dict[str, Server] = {}
         try:
-            for mode in modes:
+            for mode in modes if end_to_end else ():
                 servers[mode] = start("ours", "h11", env=_env(mode, baseline))
             for server in servers.values():  # warm every server before any measured round
                 loadgen.run_load("127.0.0.1", server.port, connections=8, duration=0.3, warmup=warmup)
             order = list(modes)
-            for repeat in range(repeats):
+            for repeat in range(repeats if end_to_end else 0):
                 shift = repeat % len(order)
                 for mode in order[shift:] + order[:shift]:
                     server = servers[mode]
@@ -194,8 +196,9 @@ def run(
                 server.stop()
         # The same modes in-process, no sockets: what the load of a shared machine blurs less.
         parts: dict[str, list[dict[str, float]]] = {mode: [] for mode in modes}
-        for _ in range(3):
-            for mode in modes:
+        for round_ in range(parts_rounds):
+            shift = round_ % len(modes)
+            for mode in modes[shift:] + modes[:shift]:
                 done = subprocess.run(
                     [sys.executable, "-m", "bench.otel_bench", "parts-worker", str(parts_n)],
                     cwd=ROOT,
@@ -212,6 +215,8 @@ def run(
         "server": server_rounds,
         "client": client_rounds,
         "settings": {
+            "parts_rounds": parts_rounds,
+            "parts_n": parts_n,
             "duration": duration,
             "warmup": warmup,
             "repeats": repeats,
@@ -272,6 +277,8 @@ LABELS = {
 
 def table(data: dict[str, Any]) -> str:
     rows = summarize(data)
+    if not rows:
+        return "(end-to-end rounds not run)"
     lines = [
         "| mode | server req/s | vs baseline | server CPU µs/req | client µs/call | vs baseline "
         "| client CPU µs/call | errors |",
@@ -288,7 +295,7 @@ def table(data: dict[str, Any]) -> str:
 
 
 def parts_table(data: dict[str, Any]) -> str:
-    """CPU per operation in-process (no sockets), minimum of 3 runs of bench/micro.py's own minimum."""
+    """CPU per operation in-process (no sockets): the minimum over the interleaved rounds."""
     parts = data.get("parts") or {}
     base = parts.get("baseline")
     lines = [
@@ -310,10 +317,10 @@ def parts_table(data: dict[str, Any]) -> str:
 
 def verdicts(data: dict[str, Any]) -> list[str]:
     rows = {r["mode"]: r for r in summarize(data)}
-    if "baseline" not in rows:
+    if "baseline" not in (data.get("parts") or {}):
         return ["no baseline (telemetry.py is not committed): nothing to compare with"]
     out = []
-    for mode in ("off", "no-provider"):
+    for mode in ("off", "no-provider") if rows else ():
         row = rows[mode]
         server_ok = row["rps_vs_baseline"] >= 1 - WITHIN
         client_ok = row["client_vs_baseline"] <= 1 + WITHIN
@@ -333,6 +340,8 @@ def verdicts(data: dict[str, Any]) -> list[str]:
                 f"{LABELS[mode]}, in-process CPU: handle_message {server:.3f}x, client core {client:.3f}x "
                 f"baseline (within {WITHIN:.0%}) {'PASS' if ok else 'FAIL'}"
             )
+    if not rows:
+        return out
     sdk, base = rows["sdk"], rows["baseline"]
     out.append(
         f"{LABELS['sdk']}: server CPU +{sdk['server_cpu_us'] - base['server_cpu_us']:.0f} µs/req, "
@@ -347,6 +356,8 @@ def verdicts(data: dict[str, Any]) -> list[str]:
 @click.option("--repeats", type=int, default=5)
 @click.option("--calls", type=int, default=2000)
 @click.option("--baseline", "rev", help="git revision of the runtime before telemetry (default: found)")
+@click.option("--parts-rounds", type=int, default=7, help="in-process rounds per mode (interleaved)")
+@click.option("--parts-only", is_flag=True, help="only the in-process table (no servers, no sockets)")
 @click.option("--json", "json_out", type=click.Path(path_type=Path))
 @click.pass_context
 def command(
@@ -356,11 +367,21 @@ def command(
     repeats: int,
     calls: int,
     rev: str | None,
+    parts_rounds: int,
+    parts_only: bool,
     json_out: Path | None,
 ) -> dict[str, Any] | None:
     if ctx.invoked_subcommand is not None:
         return None
-    data = run(duration=duration, warmup=warmup, repeats=repeats, calls=calls, rev=rev)
+    data = run(
+        duration=duration,
+        warmup=warmup,
+        repeats=repeats,
+        calls=calls,
+        rev=rev,
+        parts_rounds=parts_rounds,
+        end_to_end=not parts_only,
+    )
     if json_out is not None:
         json_out.write_text(json.dumps(data, indent=1))
     print(table(data))
@@ -374,7 +395,7 @@ def command(
 @command.command("parts-worker", hidden=True)
 @click.argument("n", type=int)
 def parts_worker(n: int) -> None:
-    """CPU per operation in-process, no sockets (bench/micro.py, minimum of 5 runs)."""
+    """CPU per operation in-process, no sockets (bench/micro.py: the minimum of 5 runs of n)."""
     apply_mode(os.environ.get(ENV))
     from . import micro
 
