@@ -39,7 +39,7 @@ import importlib
 import inspect
 import logging
 import time
-from collections.abc import Coroutine, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -91,11 +91,6 @@ def _err(id_: Any, code: int, message: str, data: Any = None, status: int | None
     return Outcome(
         status if status is not None else status_for_code(code), jsonrpc.error(id_, code, message, data)
     )
-
-
-async def _answered(outcome: Outcome) -> Outcome:
-    """An answer known without running anything, as the coroutine `handle_message` returns."""
-    return outcome
 
 
 def _valid_id(value: Any) -> bool:
@@ -408,15 +403,14 @@ class Dispatcher:
 
     # ---- one message --------------------------------------------------------------------
 
-    def handle_message(
-        self, message: Any, request: IncomingRequest | None = None
-    ) -> Coroutine[Any, Any, Outcome]:
-        """Validate and answer one parsed JSON-RPC message (see the module docstring for the order):
-        `await server.handle_message(message, request)`.
+    async def handle_message(
+        self, message: Any, request: IncomingRequest | None = None, *, _in_span: bool = False
+    ) -> Outcome:
+        """Validate and answer one parsed JSON-RPC message (see the module docstring for the order).
 
-        The envelope is checked here, before any coroutine exists; what is returned is the answer's
-        own coroutine (with telemetry active, the one that runs it in a span), so a request costs
-        one coroutine either way (telemetry.py, "free when off").
+        With telemetry active (telemetry.py) a request is answered inside a SERVER span: `_traced`
+        opens it and calls this again with `_in_span` (internal); when it is off, the cost is one
+        check, and no other coroutine.
 
         `subscriptions/listen` returns only when the subscription ends (client cancellation
         raises CancelledError here; `close_subscriptions` makes it return its final response).
@@ -425,83 +419,40 @@ class Dispatcher:
             request = _DIRECT
         if type(message) is not dict:
             if isinstance(message, list):
-                return _answered(
-                    _err(
-                        None,
-                        jsonrpc.INVALID_REQUEST,
-                        "Batches are not supported: send one JSON-RPC message per request",
-                    )
+                return _err(
+                    None,
+                    jsonrpc.INVALID_REQUEST,
+                    "Batches are not supported: send one JSON-RPC message per request",
                 )
-            return _answered(
-                _err(None, jsonrpc.INVALID_REQUEST, "The message must be a JSON-RPC request object")
-            )
+            return _err(None, jsonrpc.INVALID_REQUEST, "The message must be a JSON-RPC request object")
         has_id = "id" in message
         id_ = message.get("id")
         if has_id and not _valid_id(id_):
-            return _answered(
-                _err(None, jsonrpc.INVALID_REQUEST, "The request id must be a string or an integer")
-            )
+            return _err(None, jsonrpc.INVALID_REQUEST, "The request id must be a string or an integer")
         method = message.get("method")
         if message.get("jsonrpc") != "2.0":
-            return _answered(_err(id_, jsonrpc.INVALID_REQUEST, 'The message must have "jsonrpc": "2.0"'))
+            return _err(id_, jsonrpc.INVALID_REQUEST, 'The message must have "jsonrpc": "2.0"')
         if type(method) is not str:
             if "result" in message or "error" in message:
-                return _answered(
-                    _err(
-                        id_, jsonrpc.INVALID_REQUEST, "Clients must not send JSON-RPC responses to the server"
-                    )
+                return _err(
+                    id_, jsonrpc.INVALID_REQUEST, "Clients must not send JSON-RPC responses to the server"
                 )
-            return _answered(_err(id_, jsonrpc.INVALID_REQUEST, "The message has no method"))
+            return _err(id_, jsonrpc.INVALID_REQUEST, "The message has no method")
         params = message.get("params")
         if not has_id:
             otel = telemetry.active()
             if otel is not None:
                 telemetry.ServerSpan(otel, method, None, params, transport=request.transport).end()
-            return _answered(self._notification(method, params))
+            return self._notification(method, params)
         if params is None:
             params = _NO_ARGS
         elif type(params) is not dict:
-            return _answered(self._fail(id_, method, jsonrpc.INVALID_PARAMS, "params must be an object"))
-        otel = telemetry.active()
-        if otel is not None:
-            return self._traced(otel, id_, method, params, request)
-        return self._request(id_, method, params, request)
+            return self._fail(id_, method, jsonrpc.INVALID_PARAMS, "params must be an object")
+        if not _in_span:
+            otel = telemetry.active()
+            if otel is not None:
+                return await self._traced(otel, message, id_, method, params, request)
 
-    async def _traced(
-        self, otel: telemetry.Otel, id_: Any, method: str, params: dict[str, Any], request: IncomingRequest
-    ) -> Outcome:
-        """`_request` inside a SERVER span and a duration measurement (telemetry.py)."""
-        meta = params.get("_meta")
-        version = meta.get(PROTOCOL_VERSION_KEY) if type(meta) is dict else None
-        span = telemetry.ServerSpan(
-            otel,
-            method,
-            id_,
-            params,
-            transport=request.transport,
-            protocol_version=version if type(version) is str else None,
-            headers=request.headers,
-            redact=self._redacted_paths(method, params),
-        )
-        try:
-            outcome = await self._request(id_, method, params, request)
-        except BaseException as exc:
-            span.end(exc=exc)
-            raise
-        span.end(outcome.response)
-        return outcome
-
-    def _redacted_paths(self, method: str, params: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
-        """Where a tool's Mcp-Param-* values sit in its arguments (kept out of telemetry)."""
-        if method != "tools/call":
-            return ()
-        name = params.get("name")
-        tool = self._tools.get(name) if type(name) is str else None
-        return tuple(param.path for param, _ in tool.header_params) if tool is not None else ()
-
-    async def _request(
-        self, id_: Any, method: str, params: dict[str, Any], request: IncomingRequest
-    ) -> Outcome:
         headers = request.headers
         header_version: str | None = None
         if headers is not None:
@@ -583,6 +534,44 @@ class Dispatcher:
         except StoreUnavailable as exc:
             return store_unavailable(id_, exc)
         return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": result})
+
+    async def _traced(
+        self,
+        otel: telemetry.Otel,
+        message: dict[str, Any],
+        id_: Any,
+        method: str,
+        params: dict[str, Any],
+        request: IncomingRequest,
+    ) -> Outcome:
+        """`handle_message` inside a SERVER span and a duration measurement (telemetry.py)."""
+        meta = params.get("_meta")
+        version = meta.get(PROTOCOL_VERSION_KEY) if type(meta) is dict else None
+        span = telemetry.ServerSpan(
+            otel,
+            method,
+            id_,
+            params,
+            transport=request.transport,
+            protocol_version=version if type(version) is str else None,
+            headers=request.headers,
+            redact=self._redacted_paths(method, params),
+        )
+        try:
+            outcome = await self.handle_message(message, request, _in_span=True)
+        except BaseException as exc:
+            span.end(exc=exc)
+            raise
+        span.end(outcome.response)
+        return outcome
+
+    def _redacted_paths(self, method: str, params: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
+        """Where a tool's Mcp-Param-* values sit in its arguments (kept out of telemetry)."""
+        if method != "tools/call":
+            return ()
+        name = params.get("name")
+        tool = self._tools.get(name) if type(name) is str else None
+        return tuple(param.path for param, _ in tool.header_params) if tool is not None else ()
 
     def _fail(
         self, id_: Any, method: str, code: int, message: str, data: Any = None, status: int | None = None

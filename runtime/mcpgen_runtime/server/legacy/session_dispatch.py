@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ... import telemetry
@@ -60,10 +60,6 @@ Deliver = Callable[[dict[str, Any]], Awaitable[None]]
 def _valid_id(value: Any) -> bool:
     cls = type(value)
     return cls is int or cls is str
-
-
-async def _answered(outcome: Outcome) -> Outcome:
-    return outcome
 
 
 def _error(id_: Any, code: int, message: str, data: Any = None) -> Outcome:
@@ -144,78 +140,32 @@ class LegacyDispatcher:
 
     # ---- one message of a session --------------------------------------------------------------
 
-    def handle(
-        self, session: Session, message: dict[str, Any], request: IncomingRequest
-    ) -> Coroutine[Any, Any, Outcome]:
-        """Answer one request of `session` (`message` has an id and a method): `await
-        legacy.handle(...)`. As `Dispatcher.handle_message`, the envelope is checked before any
-        coroutine exists, and the one returned is the answer's own (or its span's)."""
+    async def handle(
+        self, session: Session, message: dict[str, Any], request: IncomingRequest, *, _in_span: bool = False
+    ) -> Outcome:
+        """Answer one request of `session` (`message` has an id and a method); with telemetry active,
+        inside a SERVER span (`_traced` calls this again with `_in_span`, as `handle_message` does)."""
         id_: jsonrpc.RequestId = message.get("id")  # type: ignore[assignment]  # checked next
         if not _valid_id(id_):
-            return _answered(
-                Outcome(
-                    400,
-                    jsonrpc.error(
-                        None, jsonrpc.INVALID_REQUEST, "The request id must be a string or an integer"
-                    ),
-                )
+            return Outcome(
+                400,
+                jsonrpc.error(None, jsonrpc.INVALID_REQUEST, "The request id must be a string or an integer"),
             )
         method = message.get("method")
         if message.get("jsonrpc") != "2.0" or type(method) is not str:
-            return _answered(
-                Outcome(
-                    400,
-                    jsonrpc.error(
-                        id_, jsonrpc.INVALID_REQUEST, 'A request needs "jsonrpc": "2.0" and a method'
-                    ),
-                )
+            return Outcome(
+                400,
+                jsonrpc.error(id_, jsonrpc.INVALID_REQUEST, 'A request needs "jsonrpc": "2.0" and a method'),
             )
         params = message.get("params")
         if params is None:
             params = _NO_PARAMS
         elif type(params) is not dict:
-            return _answered(_error(id_, jsonrpc.INVALID_PARAMS, "params must be an object"))
-        otel = telemetry.active()
-        if otel is None:
-            return self._request(session, id_, method, params, request)
-        return self._traced(otel, session, id_, method, params, request)
-
-    async def _traced(
-        self,
-        otel: telemetry.Otel,
-        session: Session,
-        id_: jsonrpc.RequestId,
-        method: str,
-        params: dict[str, Any],
-        request: IncomingRequest,
-    ) -> Outcome:
-        span = telemetry.ServerSpan(
-            otel,
-            method,
-            id_,
-            params,
-            transport=request.transport,
-            protocol_version=session.protocol_version,
-            session_id=session.id,
-            headers=request.headers,
-            redact=self.server._redacted_paths(method, params),
-        )
-        try:
-            outcome = await self._request(session, id_, method, params, request)
-        except BaseException as exc:
-            span.end(exc=exc)
-            raise
-        span.end(outcome.response)
-        return outcome
-
-    async def _request(
-        self,
-        session: Session,
-        id_: jsonrpc.RequestId,
-        method: str,
-        params: dict[str, Any],
-        request: IncomingRequest,
-    ) -> Outcome:
+            return _error(id_, jsonrpc.INVALID_PARAMS, "params must be an object")
+        if not _in_span:
+            otel = telemetry.active()
+            if otel is not None:
+                return await self._traced(otel, session, message, id_, method, params, request)
         server = self.server
         meta = params.get("_meta")
         if type(meta) is not dict:
@@ -261,6 +211,35 @@ class LegacyDispatcher:
         except StoreUnavailable as exc:  # a shared rate limit or state claim could not be checked
             return store_unavailable(id_, exc)
         return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": legacy_result(result)})
+
+    async def _traced(
+        self,
+        otel: telemetry.Otel,
+        session: Session,
+        message: dict[str, Any],
+        id_: jsonrpc.RequestId,
+        method: str,
+        params: dict[str, Any],
+        request: IncomingRequest,
+    ) -> Outcome:
+        span = telemetry.ServerSpan(
+            otel,
+            method,
+            id_,
+            params,
+            transport=request.transport,
+            protocol_version=session.protocol_version,
+            session_id=session.id,
+            headers=request.headers,
+            redact=self.server._redacted_paths(method, params),
+        )
+        try:
+            outcome = await self.handle(session, message, request, _in_span=True)
+        except BaseException as exc:
+            span.end(exc=exc)
+            raise
+        span.end(outcome.response)
+        return outcome
 
     def _tools_page(self, page: dict[str, Any]) -> dict[str, Any]:
         """The legacy form of a prebuilt tools/list page, made once per page (pages are replaced,
