@@ -211,7 +211,10 @@ def run(
                 parts[mode].append(json.loads(done.stdout))
         print(f"  parts: {json.dumps(parts)}", file=log)
     return {
-        "parts": {mode: {k: min(r[k] for r in runs) for k in runs[0]} for mode, runs in parts.items()},
+        "parts": {
+            mode: {k: min((r[k] for r in runs if r[k] is not None), default=None) for k in runs[0]}
+            for mode, runs in parts.items()
+        },
         "server": server_rounds,
         "client": client_rounds,
         "settings": {
@@ -299,8 +302,9 @@ def parts_table(data: dict[str, Any]) -> str:
     parts = data.get("parts") or {}
     base = parts.get("baseline")
     lines = [
-        "| mode | server ASGI app µs | handle_message µs | vs baseline | client core µs | vs baseline |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| mode | server ASGI app µs | handle_message µs | vs baseline | client core µs | vs baseline "
+        "| `telemetry.active()` ns |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for mode in MODES:
         row = parts.get(mode)
@@ -308,9 +312,11 @@ def parts_table(data: dict[str, Any]) -> str:
             continue
         server_ratio = f"{row['handle_message_us'] / base['handle_message_us']:.3f}" if base else "-"
         client_ratio = f"{row['client_core_us'] / base['client_core_us']:.3f}" if base else "-"
+        active = "-" if row.get("active_ns") is None else f"{row['active_ns']:.0f}"
         lines.append(
             f"| {LABELS[mode]} | {row['asgi_us']:.1f} | {row['handle_message_us']:.1f} | {server_ratio} "
-            f"| {row['client_core_us']:.1f} | {client_ratio} |"
+            f"| {row['client_core_us']:.1f} | {client_ratio} "
+            f"| {active} |"
         )
     return "\n".join(lines)
 
@@ -400,12 +406,23 @@ def parts_worker(n: int) -> None:
     from . import micro
 
     server = micro.server_app(n)
+    check_ns = None
+    try:
+        from mcpgen_runtime import telemetry
+    except ImportError:  # the baseline has no telemetry.py
+        pass
+    else:
+        import timeit
+
+        telemetry.active()
+        check_ns = min(timeit.repeat(telemetry.active, number=100_000, repeat=5)) * 1e4
     print(
         json.dumps(
             {
                 "asgi_us": server["ours_asgi_us"],
                 "handle_message_us": server["ours_handle_message_us"],
                 **micro.client_core(n),
+                "active_ns": check_ns,
             }
         )
     )
