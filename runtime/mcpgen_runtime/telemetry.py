@@ -65,6 +65,7 @@ __all__ = [
     "client_peer",
     "configure_from_environment",
     "set_capture_content",
+    "set_enabled",
 ]
 
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
@@ -171,6 +172,22 @@ _trace_mod: Any = None
 _metrics_mod: Any = None
 _seen: tuple[Any, Any] = (None, None)  # the providers _probe last saw
 _loaded = sys.modules.get  # bound once: `active()` runs for every message
+
+
+_switched_off: tuple[Otel | None, bool] | None = None  # set_enabled(False): what to restore
+
+
+def set_enabled(enabled: bool) -> None:
+    """Turn this runtime's instrumentation off (and on again) while a provider stays configured
+    for the rest of the program; on by default."""
+    global _otel, _final, _switched_off
+    if not enabled:
+        if _switched_off is None:
+            _switched_off = (_otel, _final)
+            _otel, _final = None, True  # `active()` answers None at its first test
+    elif _switched_off is not None:
+        _otel, _final = _switched_off
+        _switched_off = None
 
 
 def active() -> Otel | None:

@@ -16,6 +16,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from mcpgen_runtime import telemetry
+
 
 @dataclass
 class Recorded:
@@ -66,13 +68,20 @@ def _install() -> Recorded:
         reader = InMemoryMetricReader(preferred_temporality={Histogram: AggregationTemporality.DELTA})
         metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
         _RECORDED = Recorded(exporter, reader)
+        telemetry.set_enabled(False)  # on only inside the `otel` fixture
     return _RECORDED
 
 
 @pytest.fixture
 def otel() -> Iterator[Recorded]:
+    """The SDK's providers (set once for the process) with the runtime's instrumentation on for
+    this test only: tests elsewhere in the same process see the wire without trace context."""
     recorded = _install()
     recorded.exporter.clear()
     recorded.reader.get_metrics_data()  # drops what earlier tests recorded
-    yield recorded
-    recorded.exporter.clear()
+    telemetry.set_enabled(True)
+    try:
+        yield recorded
+    finally:
+        telemetry.set_enabled(False)
+        recorded.exporter.clear()

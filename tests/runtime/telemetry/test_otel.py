@@ -263,3 +263,20 @@ def test_providers_configured_one_after_the_other_in_a_fresh_process() -> None:
     )
     done = subprocess.run([PYTHON, "-c", code], env=subprocess_env(), capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_switched_off_sends_no_trace_context(otel: Recorded, weather: LiveServer) -> None:
+    """`set_enabled(False)`: no span, no metric, no `traceparent` in `_meta`, provider or not."""
+    telemetry.set_enabled(False)
+    try:
+        with weather.recording() as received, Client(weather.url, era="modern") as client:
+            client.call_tool("get_weather", {"location": "Paris"})
+    finally:
+        telemetry.set_enabled(True)
+    assert otel.spans() == [] and otel.read_metrics() == {}
+    call = next(r for r in received if r.method == "tools/call")
+    assert "traceparent" not in call.body["params"]["_meta"]
+    with weather.recording() as received, Client(weather.url, era="modern") as client:
+        client.call_tool("get_weather", {"location": "Paris"})
+    call = next(r for r in received if r.method == "tools/call")
+    assert "traceparent" in call.body["params"]["_meta"]
