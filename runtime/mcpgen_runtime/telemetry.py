@@ -422,6 +422,9 @@ class ClientSpans:
     last exchange did not end it (an `input_required` round, an error the flow retries): the
     rounds and retries of one call share one span and one trace context. Another request sent
     meanwhile (the re-listing of XHDR-20, the `initialize` of a legacy fallback) is a child span.
+    The driver makes the open span current while a request is on the wire and while the user's
+    callbacks run (`enter`/`leave`): HTTP-level instrumentation and a legacy server's own requests
+    nest under it.
     """
 
     __slots__ = ("_otel", "_parent", "_peer", "_redact", "_session", "_stack", "_version")

@@ -197,8 +197,10 @@ class AsyncClient(AsyncClientBase):
             step = next(flow)
             while True:
                 if type(step) is Outgoing:
+                    token = None
                     if spans is not None:
                         spans.request(step.message)
+                        token = spans.enter()  # HTTP instrumentation and peer requests: its children
                     try:
                         reply = await transport.request(
                             step.message,
@@ -207,15 +209,22 @@ class AsyncClient(AsyncClientBase):
                             on_notification=notify,
                         )
                     except McpRuntimeError as exc:
+                        if spans is not None:
+                            spans.leave(token)
                         if oauth is not None and await oauth.recover(exc, authorizations):
                             authorizations += 1  # logged in (again, AUTH-08): the same request once more
                             continue
                         if spans is not None:
                             spans.failed(exc)
                         step = flow.throw(exc)  # the flow may recover (stale cache, HTTP-26)
+                    except BaseException:
+                        if spans is not None:
+                            spans.leave(token)
+                        raise
                     else:
                         authorizations = 0
                         if spans is not None:
+                            spans.leave(token)
                             spans.reply(reply[0])
                         step = flow.send(reply)
                 elif type(step) is Notify:

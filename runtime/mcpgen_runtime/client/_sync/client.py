@@ -198,8 +198,10 @@ class Client(SyncClientBase):
             step = next(flow)
             while True:
                 if type(step) is Outgoing:
+                    token = None
                     if spans is not None:
                         spans.request(step.message)
+                        token = spans.enter()  # HTTP instrumentation and peer requests: its children
                     try:
                         reply = transport.request(
                             step.message,
@@ -208,15 +210,22 @@ class Client(SyncClientBase):
                             on_notification=notify,
                         )
                     except McpRuntimeError as exc:
+                        if spans is not None:
+                            spans.leave(token)
                         if oauth is not None and oauth.recover(exc, authorizations):
                             authorizations += 1  # logged in (again, AUTH-08): the same request once more
                             continue
                         if spans is not None:
                             spans.failed(exc)
                         step = flow.throw(exc)  # the flow may recover (stale cache, HTTP-26)
+                    except BaseException:
+                        if spans is not None:
+                            spans.leave(token)
+                        raise
                     else:
                         authorizations = 0
                         if spans is not None:
+                            spans.leave(token)
                             spans.reply(reply[0])
                         step = flow.send(reply)
                 elif type(step) is Notify:
