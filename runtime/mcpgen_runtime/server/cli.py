@@ -22,10 +22,10 @@ from typing import Any
 
 import click
 
-from .. import telemetry
 from .._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .core.limits import HttpLimits
 from .core.ratelimit import RateLimit
+from .otel_setup import configure_from_environment
 from .store import STORE_ENV, Store, StoreUnavailable, open_store
 from .tool_server import ToolServer
 
@@ -288,7 +288,7 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
-        telemetry.configure_from_environment(stdio=args["transport"] == "stdio")
+        configure_from_environment(stdio=args["transport"] == "stdio")
         config = server_cls.default_config()
         if args["page_size"] is not None:
             if args["page_size"] < 0:

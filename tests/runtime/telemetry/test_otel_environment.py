@@ -1,5 +1,5 @@
 """`python -m PKG` honours the standard OTEL_* variables when the SDK is installed
-(telemetry.configure_from_environment, called by serve_main): a real server process with
+(server/otel_setup.py, called by serve_main): a real server process with
 `OTEL_TRACES_EXPORTER=console` prints its spans, parented on this process's client span;
 what cannot work stops the server at start with exit 2 and one line."""
 
@@ -78,8 +78,8 @@ def test_what_cannot_work_stops_the_server(variables: dict[str, str], args: list
 def test_nothing_configured_without_export_variables() -> None:
     code = (
         "import os, sys\n"
-        "from mcpgen_runtime import telemetry\n"
-        "assert telemetry.configure_from_environment(stdio=False) is False\n"
+        "from mcpgen_runtime.server.otel_setup import configure_from_environment\n"
+        "assert configure_from_environment(stdio=False) is False\n"
         "assert not any(m.startswith('opentelemetry') for m in sys.modules)\n"
     )
     done = subprocess.run([PYTHON, "-c", code], env=CLEAN, capture_output=True, text=True)
