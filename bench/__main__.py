@@ -2,7 +2,7 @@
 
     python -m bench [--quick] [--out bench/RESULTS.md]
                     [--skip server,client,layers,legacy-server,legacy-client,legacy-sessions,scale,micro,
-                            roundtrips,gen,imports,dcg]
+                            roundtrips,otel,gen,imports,dcg]
                     [--variants h11,uvloop] [--duration S] [--repeats N] [--calls N]
 
 Runs bench/server_bench.py (throughput side by side), bench/client_bench.py (per-call latency),
@@ -10,7 +10,8 @@ bench/client_layers.py (the client call taken apart), the legacy era (initialize
 revisions: server throughput and client overhead in a 2025-11-25 session, by the same two
 modules, and bench/legacy_sessions.py, the memory of idle sessions), bench/scale.py (1, 2, 4
 replicas behind the shipped nginx configuration),
-bench/roundtrips.py (cache and multi-round-trip request counts), bench/micro.py (CPU of the
+bench/roundtrips.py (cache and multi-round-trip request counts), bench/otel_bench.py (what
+OpenTelemetry instrumentation costs: off, unconfigured, on), bench/micro.py (CPU of the
 parts), bench/gen_bench.py when it exists (generator speed), bench/import_bench.py (what importing
 a generated client and its command line cost: runtime alone, weather, 1,000 tools) and
 bench/dcg_compare.py (mcpgen's models against datamodel-code-generator's; not with --quick),
@@ -39,6 +40,7 @@ from . import (
     legacy_sessions,
     loadgen,
     micro,
+    otel_bench,
     procstat,
     roundtrips,
     scale,
@@ -57,6 +59,7 @@ PARTS = (
     "scale",
     "micro",
     "roundtrips",
+    "otel",
     "gen",
     "imports",
     "dcg",
@@ -175,6 +178,33 @@ def _carried(results: dict[str, Any], part: str) -> list[str]:
     return [f"(Carried over from the run of {stamp}: `bench/out/{stamp}-{part}.json`.)", ""] if stamp else []
 
 
+def otel_section(otel: dict[str, Any], carried: list[str]) -> list[str]:
+    """The RESULTS.md section of bench/otel_bench.py's data."""
+    return [
+        "## OpenTelemetry: off, unconfigured, on",
+        "",
+        *carried,
+        "bench/otel_bench.py: the generated bench_server and bench_client per mode, each in processes "
+        "of its own; the baseline is the runtime before telemetry.py "
+        f"(`{otel['settings']['baseline']}`). Server: h11, concurrency 8, "
+        f"{otel['settings']['duration']:g} s per round, {otel['settings']['repeats']} interleaved "
+        f"repeats, medians. Client: {otel['settings']['calls']} sequential `add(1, 2)` calls per "
+        "repeat against "
+        "one server, medians.",
+        "",
+        otel_bench.table(otel),
+        "",
+        "The same modes in-process, without sockets (bench/micro.py's server app, `handle_message` and "
+        f"client core over a stub transport; CPU per operation, the minimum of "
+        f"{otel['settings'].get('parts_rounds', 3)} interleaved rounds of 5 runs each):",
+        "",
+        otel_bench.parts_table(otel),
+        "",
+        *[f"- {line}" for line in otel_bench.verdicts(otel)],
+        "",
+    ]
+
+
 def render(results: dict[str, Any], notes: str) -> str:
     machine = results["machine"]
     lines = [
@@ -278,6 +308,9 @@ def render(results: dict[str, Any], notes: str) -> str:
             roundtrips.table(trips),
             "",
         ]
+    otel = results.get("otel")
+    if otel:
+        lines += otel_section(otel, _carried(results, "otel"))
     parts = results.get("micro")
     if parts:
         lines += [
@@ -591,6 +624,20 @@ def command(
         results["roundtrips"] = roundtrips.run()
         save("roundtrips", results["roundtrips"])
         print(roundtrips.table(results["roundtrips"]), flush=True)
+    if "otel" not in skip:
+        print("== OpenTelemetry", file=sys.stderr, flush=True)
+        odata = otel_bench.run(
+            duration=1.0 if quick else duration or 3.0,
+            warmup=0.3 if quick else 1.0,
+            repeats=1 if quick else repeats or 5,
+            calls=300 if quick else calls or 2000,
+            rev=None,
+            parts_n=300 if quick else 3000,
+            parts_rounds=1 if quick else 7,
+        )
+        save("otel", odata)
+        results["otel"] = odata
+        print(otel_bench.table(odata), flush=True)
     if "micro" not in skip:
         print("== parts", file=sys.stderr, flush=True)
         results["micro"] = micro.run(300 if quick else 5000)

@@ -13,6 +13,7 @@ the rate limit (bench/scale.py: a call that touches the store).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -82,6 +83,9 @@ def command(kind: str, port: int, http_name: str, loop: str, rate_limit: str | N
     for path in (ROOT, ROOT / "generated"):
         if str(path) not in sys.path:
             sys.path.insert(0, str(path))
+    from .otel_bench import ENV, apply_mode
+
+    apply_mode(os.environ.get(ENV))  # bench/otel_bench.py: OpenTelemetry off, unconfigured or on
 
     import uvicorn
 

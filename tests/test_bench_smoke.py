@@ -53,6 +53,7 @@ def test_make_bench_quick(tmp_path: Path) -> None:
         "### Servers: legacy `tools/call` throughput",
         "### Clients: one sequential call in a legacy session",
         "### Idle legacy sessions: server memory",
+        "## OpenTelemetry: off, unconfigured, on",
     ):
         assert heading in text, heading
     for row in (

@@ -51,8 +51,9 @@ def _stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: flo
 class Replica:
     """One server process on its own port; restartable."""
 
-    def __init__(self, index: int, env: dict[str, str], log_dir: Path) -> None:
+    def __init__(self, index: int, env: dict[str, str], log_dir: Path, module: str = PACKAGE) -> None:
         self.index = index
+        self.module = module
         self.port = free_port()
         self._env = env
         self._log = log_dir / f"replica-{index}.log"
@@ -77,7 +78,7 @@ class Replica:
                 [
                     PYTHON,
                     "-m",
-                    PACKAGE,
+                    self.module,
                     "--http",
                     "--port",
                     str(self.port),
@@ -111,13 +112,21 @@ class Replica:
 class Cluster:
     """redis-server + N replicas + nginx, in one temporary directory."""
 
-    def __init__(self, replicas: int = 3) -> None:
+    def __init__(
+        self, replicas: int = 3, *, module: str = PACKAGE, env: dict[str, str] | None = None
+    ) -> None:
+        """`module` runs each replica (`python -m MODULE --http ...`), with `env` added to theirs."""
         self.nginx_bin = binary("nginx")
         self.redis = RedisServer()  # skips, naming redis-server, when it is missing
         self.dir = Path(tempfile.mkdtemp(prefix="mcpgen-cluster-"))
         self.port = free_port()
-        env = {**subprocess_env(), "MCPGEN_STORE": self.redis.url, "MCPGEN_STATE_SECRET": STATE_SECRET}
-        self.replicas = [Replica(i, env, self.dir) for i in range(replicas)]
+        env = {
+            **subprocess_env(),
+            "MCPGEN_STORE": self.redis.url,
+            "MCPGEN_STATE_SECRET": STATE_SECRET,
+            **(env or {}),
+        }
+        self.replicas = [Replica(i, env, self.dir, module) for i in range(replicas)]
         self._nginx: Nginx | None = None
 
     @property
@@ -182,8 +191,10 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def running_cluster(replicas: int = 3) -> Iterator[Cluster]:
-    cluster = Cluster(replicas)
+def running_cluster(
+    replicas: int = 3, *, module: str = PACKAGE, env: dict[str, str] | None = None
+) -> Iterator[Cluster]:
+    cluster = Cluster(replicas, module=module, env=env)
     try:
         cluster.start()
         yield cluster

@@ -26,7 +26,7 @@ from collections.abc import (
 from os import PathLike
 from typing import Any, ClassVar, Self
 
-from .. import _json
+from .. import _json, telemetry
 from ..cache import CacheStore, MemoryCacheStore, ResponseCache, auth_partition
 from ..protocol.input_messages import ELICIT, ROOTS, SAMPLE, ProgressCallback
 from ..protocol.jsonrpc import Message
@@ -140,6 +140,7 @@ class ClientCommon:
     # Tool definitions used when `tools` is not passed; generated subclasses set their tools.json here.
     _tool_definitions_: ClassVar[Sequence[Mapping[str, Any]] | None] = None
     _core: ClientCore
+    _transport: SyncTransport | AsyncTransport
     _call_timeout: float | None = None
     _call_progress: ProgressCallback | None = None
     _call_max_time: float | None = None
@@ -165,6 +166,70 @@ class ClientCommon:
         if max_time is not None:
             view._call_max_time = check_max_time(max_time)
         return view
+
+    # ---- telemetry (telemetry.py; only reached when a provider is configured) ----
+
+    _otel_peer: dict[str, Any] | None = None
+    _session_opened_at: float | None = None
+
+    def _peer_attributes(self) -> dict[str, Any]:
+        peer = self._otel_peer
+        if peer is None:
+            url = getattr(self._transport, "url", None)
+            peer = self._otel_peer = telemetry.client_peer(
+                url if isinstance(url, str) else None, stdio=not self._core.send_headers
+            )
+        return peer
+
+    def _session_id(self) -> str | None:
+        session = getattr(self._transport, "session_id", None)
+        return session if isinstance(session, str) else None
+
+    def _header_paths(self, tool: str) -> tuple[tuple[str, ...], ...]:
+        spec = self._core.tools.get(tool)
+        return tuple(param.path for param in spec.header_params) if spec is not None else ()
+
+    def _spans(self, otel: telemetry.Otel) -> telemetry.ClientSpans:
+        """The CLIENT spans of one driver run."""
+        core = self._core
+        return telemetry.ClientSpans(
+            otel, self._peer_attributes(), lambda: core.protocol_version, self._session_id, self._header_paths
+        )
+
+    def _peer_span(self, otel: telemetry.Otel, message: Message) -> telemetry.ServerSpan:
+        """The SERVER span of a legacy server's own request (elicitation, sampling, roots)."""
+        params = message.get("params")
+        return telemetry.ServerSpan(
+            otel,
+            str(message.get("method")),
+            message.get("id"),
+            params if type(params) is dict else {},
+            transport="stdio" if not self._core.send_headers else "http",
+            protocol_version=self._core.protocol_version,
+            session_id=self._session_id(),
+        )
+
+    def _note_session(self, opened: bool) -> None:
+        """A legacy session opened or ended: `mcp.client.session.duration`."""
+        if opened:
+            self._session_opened_at = time.monotonic()
+            return
+        started, self._session_opened_at = self._session_opened_at, None
+        otel = telemetry.active()
+        if started is not None and otel is not None and otel.client_session is not None:
+            attributes = {
+                key: value
+                for key, value in self._peer_attributes().items()
+                if key
+                in (
+                    telemetry.TRANSPORT,
+                    telemetry.PROTOCOL_NAME,
+                    telemetry.SERVER_ADDRESS,
+                    telemetry.SERVER_PORT,
+                )
+            }
+            attributes[telemetry.PROTOCOL_VERSION] = self._core.protocol_version
+            otel.client_session.record(time.monotonic() - started, attributes)
 
     @property
     def tools(self) -> Mapping[str, ToolSpec]:

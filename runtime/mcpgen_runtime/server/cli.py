@@ -25,6 +25,7 @@ import click
 from .._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .core.limits import HttpLimits
 from .core.ratelimit import RateLimit
+from .otel_setup import configure_from_environment
 from .store import STORE_ENV, Store, StoreUnavailable, open_store
 from .tool_server import ToolServer
 
@@ -287,6 +288,7 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
+        configure_from_environment(stdio=args["transport"] == "stdio")
         config = server_cls.default_config()
         if args["page_size"] is not None:
             if args["page_size"] < 0:

@@ -215,7 +215,7 @@ async def serve_stdio(
         if legacy is not None and type(message) is dict and not carries_modern_meta(message.get("params")):
             if session is None:
                 if message.get("method") == "initialize" and "id" in message:
-                    outcome, handshake = legacy.initialize(message)
+                    outcome, handshake = legacy.initialize(message, "stdio")
                     await writer.send(outcome.response or {})
                     if handshake is not None:
                         session = legacy.open_session(handshake, None, None)

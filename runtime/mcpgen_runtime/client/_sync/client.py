@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from pydantic import BaseModel
 
+from ... import telemetry
 from ...cache import CacheStore, auth_partition
 from ...content import ToolResult
 from ...errors import McpRuntimeError, RemoteError
@@ -213,10 +214,16 @@ class Client(SyncClientBase):
         oauth = self._oauth
         authorizations = 0
         step: Step | None = None
+        otel = telemetry.active()
+        spans = None if otel is None else self._spans(otel)  # telemetry.py: None when off
         try:
             step = next(flow)
             while True:
                 if type(step) is Outgoing:
+                    token = None
+                    if spans is not None:
+                        spans.request(step.message)
+                        token = spans.enter()  # HTTP instrumentation and peer requests: its children
                     try:
                         reply = transport.request(
                             step.message,
@@ -225,36 +232,65 @@ class Client(SyncClientBase):
                             on_notification=notify,
                         )
                     except McpRuntimeError as exc:
+                        if spans is not None:
+                            spans.leave(token)
                         if oauth is not None and oauth.recover(exc, authorizations):
                             authorizations += 1  # logged in (again, AUTH-08): the same request once more
                             continue
+                        if spans is not None:
+                            spans.failed(exc)
                         step = flow.throw(exc)  # the flow may recover (stale cache, HTTP-26)
+                    except BaseException:
+                        if spans is not None:
+                            spans.leave(token)
+                        raise
                     else:
                         authorizations = 0
+                        if spans is not None:
+                            spans.leave(token)
+                            spans.reply(reply[0])
                         step = flow.send(reply)
                 elif type(step) is Notify:
                     try:
-                        self._notify(step)
+                        self._notify(step, spans)
                     except McpRuntimeError as exc:
                         step = flow.throw(exc)
                     else:
                         step = flow.send(None)
-                else:
+                elif spans is None:
                     step = flow.send(self._answer(cast(InputNeeded, step)))
+                else:
+                    token = spans.enter()
+                    try:
+                        answers = self._answer(cast(InputNeeded, step))
+                    finally:
+                        spans.leave(token)
+                    step = flow.send(answers)
         except StopIteration as done:
+            if spans is not None:
+                spans.end()
             return cast(T, done.value)
         except BaseException as exc:
+            if spans is not None:
+                spans.failed(exc)
+                spans.end()
             flow.close()
             if type(step) is Outgoing and not isinstance(exc, McpRuntimeError):
                 notice = self._core.cancel_notice(
                     step.message
                 )  # legacy HTTP: say it (a dropped stream is not)
                 if notice is not None:
-                    self._notify(notice)
+                    self._notify(notice, spans)
             raise
 
-    def _notify(self, notice: Notify) -> None:
+    def _notify(self, notice: Notify, spans: telemetry.ClientSpans | None = None) -> None:
         headers = notice.headers if self._auth is None else self._auth(notice.headers)
+        if spans is None:
+            otel = telemetry.active()
+            if otel is not None:
+                spans = self._spans(otel)
+        if spans is not None:
+            spans.notification(notice.message)  # a child of the operation that sends it
         try:
             self._transport.notify(notice.message, headers)
         except McpRuntimeError:
@@ -262,6 +298,7 @@ class Client(SyncClientBase):
                 raise
             return
         if notice.message.get("method") == INITIALIZED:
+            self._note_session(opened=True)
             self._session_opened(headers)
 
     def _session_opened(self, headers: Mapping[str, str]) -> None:
@@ -277,10 +314,25 @@ class Client(SyncClientBase):
 
     def _on_peer_request(self, message: Message) -> Message:
         """The transport's `on_request` hook in the legacy era (client/legacy_peer_requests.py)."""
-        planned = self._core.peer_request(message)
-        if not isinstance(planned, InputNeeded):
-            return planned
-        return peer_response(message, planned, self._answer(planned))
+        otel = telemetry.active()
+        if otel is None:
+            planned = self._core.peer_request(message)
+            if not isinstance(planned, InputNeeded):
+                return planned
+            return peer_response(message, planned, self._answer(planned))
+        span = self._peer_span(otel, message)  # the user's callback runs inside it
+        try:
+            planned = self._core.peer_request(message)
+            response = (
+                planned
+                if not isinstance(planned, InputNeeded)
+                else peer_response(message, planned, self._answer(planned))
+            )
+        except BaseException as exc:
+            span.end(exc=exc)
+            raise
+        span.end(response)
+        return response
 
     @property
     def transport(self) -> SyncTransport:
@@ -614,6 +666,8 @@ class Client(SyncClientBase):
 
     def close(self) -> None:
         if not self._is_view:
+            if self._session_opened_at is not None:
+                self._note_session(opened=False)
             if self._oauth is not None:
                 self._oauth.close()
             self._transport.close()

@@ -44,6 +44,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from ... import telemetry
 from ..._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ...pointers import first_error
 from ...protocol import jsonrpc
@@ -568,8 +569,14 @@ class Dispatcher:
 
     # ---- one message --------------------------------------------------------------------
 
-    async def handle_message(self, message: Any, request: IncomingRequest | None = None) -> Outcome:
+    async def handle_message(
+        self, message: Any, request: IncomingRequest | None = None, *, _in_span: bool = False
+    ) -> Outcome:
         """Validate and answer one parsed JSON-RPC message (see the module docstring for the order).
+
+        With telemetry active (telemetry.py) a request is answered inside a SERVER span: `_traced`
+        opens it and calls this again with `_in_span` (internal); when it is off, the cost is one
+        check, and no other coroutine.
 
         `subscriptions/listen` returns only when the subscription ends (client cancellation
         raises CancelledError here; `close_subscriptions` makes it return its final response).
@@ -599,11 +606,18 @@ class Dispatcher:
             return _err(id_, jsonrpc.INVALID_REQUEST, "The message has no method")
         params = message.get("params")
         if not has_id:
+            otel = telemetry.active()
+            if otel is not None:
+                telemetry.ServerSpan(otel, method, None, params, transport=request.transport).end()
             return self._notification(method, params)
         if params is None:
             params = _NO_ARGS
         elif type(params) is not dict:
             return self._fail(id_, method, jsonrpc.INVALID_PARAMS, "params must be an object")
+        if not _in_span:
+            otel = telemetry.active()
+            if otel is not None:
+                return await self._traced(otel, message, id_, method, params, request)
 
         headers = request.headers
         header_version: str | None = None
@@ -686,6 +700,44 @@ class Dispatcher:
         except StoreUnavailable as exc:
             return store_unavailable(id_, exc)
         return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": result})
+
+    async def _traced(
+        self,
+        otel: telemetry.Otel,
+        message: dict[str, Any],
+        id_: Any,
+        method: str,
+        params: dict[str, Any],
+        request: IncomingRequest,
+    ) -> Outcome:
+        """`handle_message` inside a SERVER span and a duration measurement (telemetry.py)."""
+        meta = params.get("_meta")
+        version = meta.get(PROTOCOL_VERSION_KEY) if type(meta) is dict else None
+        span = telemetry.ServerSpan(
+            otel,
+            method,
+            id_,
+            params,
+            transport=request.transport,
+            protocol_version=version if type(version) is str else None,
+            headers=request.headers,
+            redact=self._redacted_paths(method, params),
+        )
+        try:
+            outcome = await self.handle_message(message, request, _in_span=True)
+        except BaseException as exc:
+            span.end(exc=exc)
+            raise
+        span.end(outcome.response)
+        return outcome
+
+    def _redacted_paths(self, method: str, params: dict[str, Any]) -> tuple[tuple[str, ...], ...]:
+        """Where a tool's Mcp-Param-* values sit in its arguments (kept out of telemetry)."""
+        if method != "tools/call":
+            return ()
+        name = params.get("name")
+        tool = self._tools.get(name) if type(name) is str else None
+        return tuple(param.path for param, _ in tool.header_params) if tool is not None else ()
 
     def _fail(
         self, id_: Any, method: str, code: int, message: str, data: Any = None, status: int | None = None

@@ -21,9 +21,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ... import telemetry
 from ...protocol import jsonrpc
 from ...protocol.legacy.handshake import INITIALIZED, LOG_MESSAGE, PING, SET_LEVEL, Handshake
 from ...protocol.legacy.serving import (
@@ -89,8 +91,22 @@ class LegacyDispatcher:
 
     # ---- the handshake --------------------------------------------------------------------------
 
-    def initialize(self, message: dict[str, Any]) -> tuple[Outcome, Handshake | None]:
+    def initialize(
+        self, message: dict[str, Any], transport: str = "http"
+    ) -> tuple[Outcome, Handshake | None]:
         """The answer to an `initialize` request and, when it is valid, what it settled."""
+        otel = telemetry.active()
+        if otel is None:
+            return self._initialize(message)
+        params = message.get("params")
+        span = telemetry.ServerSpan(otel, "initialize", message.get("id"), params, transport=transport)
+        answer = self._initialize(message)
+        if answer[1] is not None:
+            span.set_protocol_version(answer[1].protocol_version)
+        span.end(answer[0].response)
+        return answer
+
+    def _initialize(self, message: dict[str, Any]) -> tuple[Outcome, Handshake | None]:
         id_ = message.get("id")
         if not _valid_id(id_):
             return Outcome(
@@ -115,18 +131,24 @@ class LegacyDispatcher:
 
     def open_session(self, handshake: Handshake, session_id: str | None, principal: str | None) -> Session:
         capabilities = handshake.capabilities
-        return Session(
+        session = Session(
             session_id,
             principal,
             handshake.protocol_version,
             capabilities if type(capabilities) is dict else dict(capabilities),
             handshake.peer_info,
         )
+        if telemetry.active() is not None:
+            session.opened_at = time.monotonic()  # its end records mcp.server.session.duration
+        return session
 
     # ---- one message of a session --------------------------------------------------------------
 
-    async def handle(self, session: Session, message: dict[str, Any], request: IncomingRequest) -> Outcome:
-        """Answer one request of `session` (`message` has an id and a method)."""
+    async def handle(
+        self, session: Session, message: dict[str, Any], request: IncomingRequest, *, _in_span: bool = False
+    ) -> Outcome:
+        """Answer one request of `session` (`message` has an id and a method); with telemetry active,
+        inside a SERVER span (`_traced` calls this again with `_in_span`, as `handle_message` does)."""
         id_: jsonrpc.RequestId = message.get("id")  # type: ignore[assignment]  # checked next
         if not _valid_id(id_):
             return Outcome(
@@ -144,6 +166,10 @@ class LegacyDispatcher:
             params = _NO_PARAMS
         elif type(params) is not dict:
             return _error(id_, jsonrpc.INVALID_PARAMS, "params must be an object")
+        if not _in_span:
+            otel = telemetry.active()
+            if otel is not None:
+                return await self._traced(otel, session, message, id_, method, params, request)
         server = self.server
         meta = params.get("_meta")
         if type(meta) is not dict:
@@ -191,6 +217,35 @@ class LegacyDispatcher:
         except StoreUnavailable as exc:  # a shared rate limit or state claim could not be checked
             return store_unavailable(id_, exc)
         return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": legacy_result(result)})
+
+    async def _traced(
+        self,
+        otel: telemetry.Otel,
+        session: Session,
+        message: dict[str, Any],
+        id_: jsonrpc.RequestId,
+        method: str,
+        params: dict[str, Any],
+        request: IncomingRequest,
+    ) -> Outcome:
+        span = telemetry.ServerSpan(
+            otel,
+            method,
+            id_,
+            params,
+            transport=request.transport,
+            protocol_version=session.protocol_version,
+            session_id=session.id,
+            headers=request.headers,
+            redact=self.server._redacted_paths(method, params),
+        )
+        try:
+            outcome = await self.handle(session, message, request, _in_span=True)
+        except BaseException as exc:
+            span.end(exc=exc)
+            raise
+        span.end(outcome.response)
+        return outcome
 
     def _tools_page(self, page: dict[str, Any]) -> dict[str, Any]:
         """The legacy form of a prebuilt tools/list page, made once per page (pages are replaced,
@@ -245,6 +300,17 @@ class LegacyDispatcher:
         """A notification of `session`: `initialized` is noted, `cancelled` cancels the call it
         names (CANCEL-09; unknown ids are ignored, CANCEL-13); others are ignored. False when a
         cancellation named no call running here."""
+        otel = telemetry.active()
+        if otel is not None:
+            telemetry.ServerSpan(
+                otel,
+                method,
+                None,
+                params,
+                transport="stdio" if session.id is None else "http",
+                protocol_version=session.protocol_version,
+                session_id=session.id,
+            ).end()
         if method == INITIALIZED:
             if not session.initialized:
                 session.initialized = True
@@ -332,13 +398,30 @@ class SessionChannel:
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         options = self.options
-        return await self.session.ask_client(
-            method,
-            server_request_params(method, params, self.protocol_version),
-            self.send,
-            timeout=options.client_request_timeout_s,
-            limit=options.max_pending_client_requests,
-        )
+        wire = server_request_params(method, params, self.protocol_version)
+        otel = telemetry.active()
+        if otel is None:
+            return await self.session.ask_client(
+                method,
+                wire,
+                self.send,
+                timeout=options.client_request_timeout_s,
+                limit=options.max_pending_client_requests,
+            )
+        span = telemetry.PeerRequestSpan(otel, method, wire, self.protocol_version, self.session.id)
+        try:
+            result = await self.session.ask_client(
+                method,
+                span.params,
+                self.send,
+                timeout=options.client_request_timeout_s,
+                limit=options.max_pending_client_requests,
+            )
+        except BaseException as exc:
+            span.end(exc=exc)
+            raise
+        span.end({"result": result})
+        return result
 
     async def log(self, level: str, data: Any, logger: str | None) -> None:
         if not log_level_allows(self.session.log_level, level):

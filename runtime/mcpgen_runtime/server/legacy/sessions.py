@@ -26,6 +26,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from ... import telemetry
 from ...protocol import jsonrpc
 from ...protocol.legacy.serving import CANCELLED
 from ...protocol.legacy.sse_writer import parse_event_id
@@ -68,6 +69,7 @@ class Session:
         "last_seen",
         "log_level",
         "on_new_stream",
+        "opened_at",
         "principal",
         "protocol_version",
         "resource_subscriptions",
@@ -100,6 +102,9 @@ class Session:
         # Shared sessions (shared_sessions.py): stream ids unique across replicas, streams mirrored.
         self.stream_prefix = ""
         self.on_new_stream: Callable[[EventStream], None] | None = None
+        # When this process opened it (LegacyDispatcher.open_session; None for a session opened by
+        # another replica): its end records mcp.server.session.duration (telemetry.py).
+        self.opened_at: float | None = None
 
     @property
     def busy(self) -> bool:
@@ -242,6 +247,11 @@ class Session:
         if self.get_stream is not None:
             self.get_stream.finish(None)
         self._streams = None
+        opened, self.opened_at = self.opened_at, None
+        if opened is not None:
+            telemetry.record_server_session(
+                time.monotonic() - opened, self.protocol_version, "stdio" if self.id is None else "http"
+            )
 
 
 class MemorySessionStore:

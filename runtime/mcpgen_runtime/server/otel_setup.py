@@ -1,0 +1,56 @@
+"""`python -m PKG` (cli.py) configures the OpenTelemetry SDK from the standard `OTEL_*` variables,
+as `opentelemetry-instrument` does; what is then recorded is mcpgen_runtime/telemetry.py's."""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["EXPORT_VARIABLES", "configure_from_environment"]
+
+# Any of these asks for export; without one a server configures nothing.
+EXPORT_VARIABLES = (
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_METRICS_EXPORTER",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+)
+
+
+def configure_from_environment(*, stdio: bool) -> bool:
+    """Configure the OpenTelemetry SDK from the standard `OTEL_*` variables, as
+    `opentelemetry-instrument` does, for a generated server's `python -m PKG` (server/cli.py).
+
+    Nothing happens unless one of `EXPORT_VARIABLES` is set (and `OTEL_SDK_DISABLED` is not
+    true), or when a tracer provider is already configured (the user's code, or the program runs
+    under `opentelemetry-instrument`). An OTLP endpoint alone means the OTLP exporters, as in
+    `opentelemetry-distro`. ValueError, with what to fix, when the SDK or a named exporter is not
+    installed, or when a console exporter would write to the stdout that stdio speaks on. True
+    when it configured the SDK."""
+    env = os.environ
+    if not any(env.get(name) for name in EXPORT_VARIABLES):
+        return False
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    try:
+        from opentelemetry import trace
+        from opentelemetry.sdk._configuration import _OTelSDKConfigurator
+    except ImportError:
+        raise ValueError(
+            "OTEL_* export variables are set but opentelemetry-sdk is not installed "
+            "(pip install opentelemetry-sdk opentelemetry-exporter-otlp)"
+        ) from None
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        return False  # configured already
+    otlp = any(env.get(name) for name in EXPORT_VARIABLES[2:])
+    for signal in ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER"):
+        if not env.get(signal) and otlp:  # what an OTLP endpoint means (opentelemetry-distro's default)
+            env[signal] = "otlp"
+        if stdio and "console" in env.get(signal, ""):
+            raise ValueError(f"{signal}=console writes to stdout, which carries the protocol on --stdio")
+    env.setdefault("OTEL_LOGS_EXPORTER", "none")  # this runtime logs to stderr
+    try:
+        _OTelSDKConfigurator().configure()  # type: ignore[no-untyped-call]
+    except Exception as exc:  # a named exporter that is not installed (an entry point lookup)
+        raise ValueError(f"cannot configure OpenTelemetry from OTEL_* variables: {exc}") from None
+    return True
