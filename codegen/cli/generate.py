@@ -477,7 +477,10 @@ def _run_targets(config: GenerateConfig, *, check: bool, add_stubs: bool = False
                     stale += 1
                     where = display_path(target.output / target.package)
                     click.echo(f"stale: {where} (target #{target.index})")
-                    _print_diffs(diffs, tools_shown=_print_tool_changes(target, validated))
+                    # tools.json as generated: the definitions are those on disk, no tool changed
+                    tools_changed = any(diff.path == "tools.json" for diff in diffs)
+                    shown = tools_changed and _print_tool_changes(target, validated)
+                    _print_diffs(diffs, tools_shown=shown)
                 else:
                     click.echo(f"fresh: {display_path(target.output / target.package)}")
             else:
