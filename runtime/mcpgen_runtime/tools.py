@@ -111,17 +111,23 @@ class PackageTools(Sequence[dict[str, Any]]):
 
     def find(self, name: str) -> dict[str, Any] | None:
         """The definition of the tool named `name` (None: no such tool). Before the whole file has
-        been parsed, only that tool's slice of it is (`_one_tool`); when the slice cannot be told
+        been parsed, only that tool's slice of it is (`sliced`); when the slice cannot be told
         for certain, the whole file is."""
-        if self._tools is None:
-            try:
-                data = resources.files(self.package).joinpath(self.resource).read_bytes()
-            except OSError:
-                data = b""
-            found = _one_tool(data, name)
-            if found is not None:
-                return found
+        found = self.sliced(name)
+        if found is not None:
+            return found
         return next((d for d in self._load() if isinstance(d, dict) and d.get("name") == name), None)
+
+    def sliced(self, name: str) -> dict[str, Any] | None:
+        """`name`'s definition from its own slice of the file, while the file has not been parsed
+        whole (`_one_tool`); None when it cannot be told that way (then parse it whole)."""
+        if self._tools is not None:
+            return None
+        try:
+            data = resources.files(self.package).joinpath(self.resource).read_bytes()
+        except OSError:
+            return None
+        return _one_tool(data, name)
 
 
 # tools.json as mcpgen writes it (`json.dumps(..., indent=2)` layout: codegen/render/toolsjson.py):
@@ -178,24 +184,20 @@ class ToolTable(Mapping[str, ToolSpec]):
     def __getitem__(self, name: str) -> ToolSpec:
         spec = self._specs.get(name)
         if spec is None:
-            source = self._source
-            definition: Mapping[str, Any] | None
-            if self._index is None and isinstance(source, PackageTools) and not source.loaded:
-                definition = source.find(name)  # that tool's definition only
-                if definition is None:
-                    raise KeyError(name)
-            else:
+            definition: Mapping[str, Any] | None = None
+            if self._index is None and isinstance(self._source, PackageTools):
+                definition = self._source.sliced(name)  # that tool's definition only
+            if definition is None:  # not to be told from a slice: the whole file, as before
                 definition = self._definitions()[name]
             spec = self._specs[name] = ToolSpec.from_definition(definition)
         return spec
 
     def __contains__(self, name: object) -> bool:
-        if isinstance(name, str) and self._index is None and isinstance(self._source, PackageTools):
-            try:
-                self[name]
-            except KeyError:
-                return False
+        if name in self._specs:
             return True
+        source = self._source
+        if isinstance(name, str) and self._index is None and isinstance(source, PackageTools):
+            return source.sliced(name) is not None or name in self._definitions()
         return name in self._definitions()
 
     def __iter__(self) -> Iterator[str]:
