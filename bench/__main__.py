@@ -11,8 +11,9 @@ revisions: server throughput and client overhead in a 2025-11-25 session, by the
 modules, and bench/legacy_sessions.py, the memory of idle sessions), bench/scale.py (1, 2, 4
 replicas behind the shipped nginx configuration),
 bench/roundtrips.py (cache and multi-round-trip request counts), bench/micro.py (CPU of the
-parts), bench/gen_bench.py when it exists (generator speed), bench/import_bench.py (what importing
-a generated client and its command line cost: runtime alone, weather, 1,000 tools) and
+parts), bench/gen_bench.py (generator speed, beside main before issue #20),
+bench/import_bench.py (what importing a generated client and its command line cost: runtime
+alone, weather, 1,000 tools) and
 bench/dcg_compare.py (mcpgen's models against datamodel-code-generator's; not with --quick),
 writes the raw data to
 bench/out/ and the tables to RESULTS.md. Text below the notes marker in an existing
