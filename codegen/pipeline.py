@@ -41,9 +41,9 @@ from .model.build import build_ir
 from .model.ir import PackageIR
 from .render.black_format import BLACK_DEFAULTS, Style, compile_python, format_python, formatting
 from .render.deploy import deploy_files
-from .render.package import render_client, render_server
+from .render.package import render_client, render_server, server_surface_methods
 from .render.project import ProjectMeta, render_project
-from .render.toolsjson import tools_json
+from .render.toolsjson import surfaces_json, tools_json
 from .spec import GeneratedPackage, GeneratedProject, ValidatedSpec
 
 __all__ = ["PY_TYPED", "build_client", "build_project", "build_server", "generator_fingerprint", "input_key"]
@@ -158,9 +158,11 @@ def _functions(code: types.CodeType) -> list[str]:
     return [const.co_name for const in code.co_consts if isinstance(const, types.CodeType)]
 
 
-def _verify_methods(ir: PackageIR, path: str, module: types.CodeType, classes: tuple[str, ...]) -> None:
+def _verify_methods(
+    ir: PackageIR, path: str, module: types.CodeType, classes: tuple[str, ...], extra: tuple[str, ...] = ()
+) -> None:
     """The compiled module defines exactly the planned methods in each generated class, in order."""
-    planned = [tool.method_name for tool in ir.tools]
+    planned = [tool.method_name for tool in ir.tools] + list(extra)
     bodies = {const.co_name: const for const in module.co_consts if isinstance(const, types.CodeType)}
     for name in classes:
         body = bodies.get(name)
@@ -180,7 +182,9 @@ def build_client(
     compiled: dict[str, types.CodeType] = {}
     with formatting(style):
         files = _encode(render_client(ir, cli_name=cli_name), compiled, style)
-    _verify_methods(ir, "client.py", compiled["client.py"], ("Client", "AsyncClient"))
+    _verify_methods(
+        ir, "client.py", compiled["client.py"], ("Client", "AsyncClient"), ir.surfaces.method_names
+    )
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
     files[PY_TYPED] = b""
     return GeneratedPackage(package=package, files=dict(sorted(files.items())))
@@ -190,14 +194,20 @@ def build_server(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFA
     """The server package (and the handlers.py scaffold), laid out for `style`."""
     _check_package_name(package)
     ir = _ir_for(spec, package)
+    surfaces = ir.surfaces
     with formatting(style):
-        owned, user = render_server(ir)
+        owned, user = render_server(ir, surfaces)
         compiled: dict[str, types.CodeType] = {}
         files = _encode(owned, compiled, style)
         user_files = _encode(user, compiled, style)
-    _verify_methods(ir, "base.py", compiled["base.py"], ("ServerBase",))
-    _verify_methods(ir, "handlers.py", compiled["handlers.py"], ("Server",))
+    extra = server_surface_methods(ir, surfaces)
+    _verify_methods(ir, "base.py", compiled["base.py"], ("ServerBase",), extra)
+    _verify_methods(ir, "handlers.py", compiled["handlers.py"], ("Server",), extra)
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
+    if surfaces:  # resources, templates and prompts as data (read by load_package_surfaces)
+        files["surfaces.json"] = surfaces_json(spec.resources, spec.resource_templates, spec.prompts).encode(
+            "utf-8"
+        )
     files[PY_TYPED] = b""
     # Dockerfile, deploy/nginx.conf, deploy/compose.yaml: written once, like handlers.py
     # (render/deploy.py says why).

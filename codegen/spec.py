@@ -27,7 +27,7 @@ def server_info_of(result: Any) -> dict[str, str] | None:
     return {key: value for key, value in info.items() if isinstance(key, str) and isinstance(value, str)}
 
 
-def canonical_digest(tools: list[dict[str, Any]]) -> str:
+def canonical_digest(tools: list[dict[str, Any]] | dict[str, Any]) -> str:
     """sha256 of the tools as canonical JSON (sorted keys, compact, UTF-8); tool order is kept."""
     text = json.dumps(tools, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     # "surrogatepass": JSON text may spell a lone surrogate ("\ud800"); the digest must still exist
@@ -58,7 +58,18 @@ class LoadedSpec:
 
     @property
     def digest(self) -> str:
-        return canonical_digest(self.tools)
+        """Of the tools alone while there is nothing else (the digests of existing specs stay as they
+        were); with resources, templates or prompts, of all four arrays."""
+        if not (self.resources or self.resource_templates or self.prompts):
+            return canonical_digest(self.tools)
+        return canonical_digest(
+            {
+                "tools": self.tools,
+                "resources": self.resources,
+                "resourceTemplates": self.resource_templates,
+                "prompts": self.prompts,
+            }
+        )
 
     def tool_pointer(self, index: int) -> str:
         if self.single_tool:

@@ -41,6 +41,22 @@ SERVER_PACKAGE = "conformance_server"
 # Signs requestState in the test server (the runtime would otherwise pick a random key and warn).
 TEST_STATE_SECRET = "conformance-test-secret-not-for-production"
 
+# Resources, resource templates, prompts and completion (issue 22): tagged 2025-06-18 onwards.
+_SURFACES: tuple[str, ...] = (
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "completion-complete",
+)
+# ... and the legacy revisions' resource subscriptions (removed in 2026-07-28: listen instead).
+_SUBSCRIPTIONS: tuple[str, ...] = ("resources-subscribe", "resources-unsubscribe")
+
 # Every server scenario of docs/RULES.md conformance §5 (tagged 2026-07-28), in its order.
 SCENARIOS: tuple[str, ...] = (
     "server-stateless",
@@ -72,6 +88,8 @@ SCENARIOS: tuple[str, ...] = (
     "input-required-result-capability-check",
     "input-required-result-ignore-extra-params",
     "input-required-result-validate-input",
+    *_SURFACES,
+    "sep-2164-resource-not-found",
 )
 
 # The initialize-based revisions: every tools-server scenario the harness tags with each version
@@ -105,6 +123,8 @@ LEGACY_SCENARIOS: dict[str, tuple[str, ...]] = {
         "server-sse-polling",
         "server-sse-multiple-streams",
         "dns-rebinding-protection",
+        *_SURFACES,
+        *_SUBSCRIPTIONS,
     ),
     "2025-06-18": (
         "server-initialize",
@@ -113,30 +133,16 @@ LEGACY_SCENARIOS: dict[str, tuple[str, ...]] = {
         "ping",
         "tools-list",
         *_LEGACY_TOOLS_CALLS,
+        *_SURFACES,
+        *_SUBSCRIPTIONS,
     ),
     "2025-03-26": ("server-session-lifecycle",),
 }
 
-# Server scenarios the harness lists for 2026-07-28 that docs/RULES.md conformance §8 excludes, and why.
-EXCLUDED: dict[str, str] = {
-    "completion-complete": "completion is not part of a tools server",
-    "resources-list": "resource fixtures (§8: resources scenarios excluded)",
-    "resources-read-text": "resource fixtures (§8)",
-    "resources-read-binary": "resource fixtures (§8)",
-    "resources-templates-read": "resource fixtures (§8)",
-    "sep-2164-resource-not-found": "resources error codes (§8)",
-    "prompts-list": "prompt fixtures (§8: prompts scenarios excluded)",
-    "prompts-get-simple": "prompt fixtures (§8)",
-    "prompts-get-with-args": "prompt fixtures (§8)",
-    "prompts-get-embedded-resource": "prompt fixtures (§8)",
-    "prompts-get-with-image": "prompt fixtures (§8)",
-}
-# ... and those it lists for the initialize-based revisions (the same reasons, plus resource subscriptions).
-LEGACY_EXCLUDED: dict[str, str] = {
-    **EXCLUDED,
-    "resources-subscribe": "resource subscriptions (§8)",
-    "resources-unsubscribe": "resource subscriptions (§8)",
-}
+# Server scenarios the harness lists that docs/RULES.md conformance §8 excludes, and why: none since
+# issue 22 (the fixture server serves resources, templates, prompts and completion).
+EXCLUDED: dict[str, str] = {}
+LEGACY_EXCLUDED: dict[str, str] = {}
 
 
 @dataclass
@@ -213,7 +219,8 @@ def conformance_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
     """`python -m conformance_server --http --port PORT` on 127.0.0.1, until the block ends."""
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated")]),
+        # This tree's runtime first (a worktree's venv may have another checkout's installed).
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), str(ROOT), str(ROOT / "generated")]),
         "MCPGEN_STATE_SECRET": TEST_STATE_SECRET,
     }
     proc = subprocess.Popen(

@@ -27,15 +27,18 @@ from tests.wheels import Wheels, new_venv, ok, run
 
 BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.timeout(900)  # building, installing and three checkers: about a minute on two cores
-PACKAGES = ("weather_client", "weather_server", "shapes_client")
+PACKAGES = ("weather_client", "weather_server", "shapes_client", "everything_client")
 
 APP = '''\
 """A user's program: every call here is right, and every checker must accept it."""
 
 from __future__ import annotations
 
+from everything_client import Client as EverythingClient
+from everything_client import Resources
 from mcpgen_runtime.errors import ToolArgumentsError
 from mcpgen_runtime.server import ToolContext
+from mcpgen_runtime.surfaces import BlobResourceContents, Completion, PromptRef, PromptResult
 from mcpgen_runtime.types import UNSET, Unset
 from shapes_client import Client as ShapesClient
 from shapes_client import models as shapes
@@ -65,6 +68,16 @@ def shapes_calls(client: ShapesClient, scheme: str | Unset = UNSET) -> shapes.Na
     return shapes.NamesInput(class_="c", first_name_3="f", from_=1)  # Python names, not wire names
 
 
+def surfaces(client: EverythingClient) -> tuple[bytes, PromptResult, Completion]:
+    text = client.read_dynamic_text_resource(resource_id="1").text  # a template: keyword-only str
+    content = client.read_dynamic_blob_resource(resource_id="2").contents[0]
+    data = content.blob if isinstance(content, BlobResourceContents) else text.encode()
+    client.read_resource(Resources.ARCHITECTURE_MD)
+    prompt = client.prompt_args_prompt(city="Oslo")  # the optional `state` left out
+    client.prompt_args_prompt(city="Oslo", state=UNSET)
+    return data, prompt, client.complete(PromptRef("completable-prompt"), "department", "E")
+
+
 class MyServer(Server):
     async def get_weather_data(
         self, args: server_models.GetWeatherDataInput, ctx: ToolContext
@@ -77,10 +90,18 @@ WRONG = '''\
 
 from __future__ import annotations
 
+from everything_client import Client as EverythingClient
 from shapes_client import Client as ShapesClient
 from shapes_client import models as shapes
 from weather_client import Client
 from weather_server import models as server_models
+
+
+def surface_calls(client: EverythingClient) -> None:
+    client.read_dynamic_text_resource(resource_id=1)  # wrong: template variables are str
+    client.read_dynamic_text_resource("1")  # wrong: template variables are keyword-only
+    client.prompt_args_prompt(state="BE")  # wrong: the required argument `city` is missing
+    client.prompt_args_prompt(city="Oslo", town="x")  # wrong: no such argument
 
 
 def calls(client: Client, other: ShapesClient) -> None:
@@ -127,13 +148,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory, wheels: Wheels) -> Itera
     python = new_venv(root / "venv", wheels.generator, wheels.runtime)
     project = root / "project"
     (project / "specs").mkdir(parents=True)
-    for name in ("weather.json", "shapes.json"):
+    for name in ("weather.json", "shapes.json", "everything.json"):
         shutil.copy(ROOT / "specs" / name, project / "specs" / name)
     mcpgen = root / "venv" / "bin" / "mcpgen"
     for kind, spec, package in (
         ("client", "weather", "weather_client"),
         ("server", "weather", "weather_server"),
         ("client", "shapes", "shapes_client"),
+        ("client", "everything", "everything_client"),
     ):
         ok(run([mcpgen, kind, f"specs/{spec}.json", "-o", "src", "--package", package], project))
     (project / "src" / "app.py").write_text(APP, "utf-8")

@@ -12,6 +12,7 @@ from .diff import diff
 from .generate import client, generate, server
 from .inspect import snapshot, validate
 from .mock import mock
+from .servers import servers
 
 __all__ = ["main"]
 
@@ -32,5 +33,5 @@ def main() -> None:
     """
 
 
-for _command in (validate, client, server, snapshot, diff, mock, generate, auth_group):
+for _command in (validate, client, server, snapshot, diff, mock, generate, servers, auth_group):
     main.add_command(_command)

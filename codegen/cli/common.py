@@ -38,11 +38,13 @@ __all__ = [
     "Failed",
     "add_stubs_option",
     "check_spec",
+    "config_source",
     "display_path",
     "era_option",
     "header_option",
     "line_length_option",
     "max_response_option",
+    "mcp_config_options",
     "output_option",
     "parse_stdio",
     "report_error",
@@ -143,11 +145,56 @@ def require_source(
     source: str | None, stdio: str | None, headers: Mapping[str, str], what: str = "SOURCE"
 ) -> None:
     if source is None and stdio is None:
-        raise click.UsageError(f"give {what} (a spec file or server URL) or --stdio CMD")
+        raise click.UsageError(
+            f"give {what} (a spec file or server URL), --stdio CMD or --config FILE --server NAME"
+        )
     if source is not None and stdio is not None:
         raise click.UsageError(f"give {what} or --stdio CMD, not both")
     if headers and (stdio is not None or "://" not in (source or "")):
         raise click.UsageError("--header applies to server URLs only")
+
+
+def mcp_config_options(func: _F) -> _F:
+    """`--config FILE --server NAME`: a server defined in an MCP config file (the `FILE#NAME` source)."""
+    func = click.option(
+        "--server",
+        "server_name",
+        metavar="NAME",
+        help="The server of --config FILE to read (`mcpgen servers --config FILE` lists them).",
+    )(func)
+    return click.option(
+        "--config",
+        "mcp_config",
+        type=click.Path(dir_okay=False, exists=True, path_type=Path),
+        metavar="FILE",
+        help="An MCP config file holding the server: claude_desktop_config.json, .cursor/mcp.json, "
+        ".mcp.json, Windsurf's mcp_config.json, .vscode/mcp.json or Codex's config.toml. Its command, "
+        "args, env and cwd, or its URL and headers, are used as the file says.",
+    )(func)
+
+
+def config_source(
+    mcp_config: Path | None,
+    server_name: str | None,
+    source: str | None,
+    stdio: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> str | None:
+    """SOURCE as the loaders take it: `FILE#NAME` for `--config FILE --server NAME`, else `source`."""
+    if mcp_config is None:
+        if server_name is not None:
+            raise click.UsageError("--server NAME needs --config FILE")
+        return source
+    if source is not None or stdio is not None:
+        raise click.UsageError("give SOURCE, --stdio CMD or --config FILE --server NAME, not several")
+    if headers:
+        raise click.UsageError("--header: a config file's server gets the headers the file gives it")
+    if server_name is None:
+        raise click.UsageError(
+            f"--config {display_path(mcp_config)} needs --server NAME "
+            f"(`mcpgen servers --config {display_path(mcp_config)}` lists them)"
+        )
+    return f"{mcp_config}#{server_name}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,7 +232,16 @@ class Checked:
         usable = len(self.validated.tools)
         excluded = len(self.loaded.tools) - usable
         verdict = "" if self.usable else "not usable: "
-        return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{warned}"
+        extra = "".join(
+            f", {len(kept)} of {len(listed)} {what}(s)"
+            for what, kept, listed in (
+                ("resource", self.validated.resources, self.loaded.resources),
+                ("resource template", self.validated.resource_templates, self.loaded.resource_templates),
+                ("prompt", self.validated.prompts, self.loaded.prompts),
+            )
+            if listed
+        )
+        return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{extra}{warned}"
 
 
 def check_spec(

@@ -28,7 +28,10 @@ the `[tool.black]` table black itself would read for the output directory, else 
 so `black .` leaves generated files as they are.
 
 Sources are files, never URLs: a build must be replayable offline (`mcpgen snapshot` saves a live
-server's tools to a file first). Unknown keys and kinds are errors, not silently ignored. A
+server's tools to a file first). A source may also name a server of an MCP config file,
+`source = ".mcp.json#github"` (the file relative to the pyproject.toml): that server is started (or
+reached) on every run, `--check` too, as `mcpgen client --config .mcp.json --server github` would.
+Unknown keys and kinds are errors, not silently ignored. A
 target's `source` is recorded in generated headers relative to the pyproject.toml's directory (the
 project root), so every checkout writes the same bytes.
 """
@@ -46,6 +49,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import McpgenError
+from ..load.mcp_config import split_config_source
 from ..render.black_format import BLACK_DEFAULTS, LINE_LENGTH_RANGE, Style
 
 __all__ = [
@@ -55,6 +59,7 @@ __all__ = [
     "TargetConfig",
     "check_line_length",
     "find_pyproject",
+    "header_path",
     "load_config",
     "project_root",
     "project_style",
@@ -106,6 +111,16 @@ class TargetConfig:
     )
     project_name: str | None = None
     project_version: str | None = None
+    # `source = "FILE#NAME"`: a server of an MCP config file. `source_path` is then FILE#NAME as a
+    # path (a key, never opened) and `config_file` the file itself
+    server: str | None = None
+    config_file: Path | None = None
+
+    def load_name(self) -> str:
+        """The source as the loaders take it: the spec file, or `FILE#NAME`."""
+        if self.server is not None and self.config_file is not None:
+            return f"{_display(self.config_file)}#{self.server}"
+        return _display(self.source_path)
 
     def describe(self) -> str:
         return f"target #{self.index} ({self.kind} {self.package!r} from {self.source})"
@@ -115,6 +130,13 @@ class TargetConfig:
 class GenerateConfig:
     path: Path  # the pyproject.toml read
     targets: tuple[TargetConfig, ...]
+
+
+def _display(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -140,6 +162,19 @@ def relative_source(source: Path, root: Path) -> str:
         return Path(os.path.relpath(source.resolve(), root.resolve())).as_posix()
     except ValueError:  # another drive (Windows): the file name is all that is machine-independent
         return source.name
+
+
+def header_path(path: Path, root: Path) -> str:
+    """A config file as generated headers record it (`FILE` of `FILE#NAME`): relative to the
+    project root when inside it, else `~/...` under the home directory (a user-level file such as
+    ~/.cursor/mcp.json), else as `relative_source` gives it."""
+    resolved = path.resolve()
+    if resolved.is_relative_to(root.resolve()):
+        return resolved.relative_to(root.resolve()).as_posix()
+    home = Path.home().resolve()
+    if resolved.is_relative_to(home):
+        return "~/" + resolved.relative_to(home).as_posix()
+    return relative_source(path, root)
 
 
 def _existing(directory: Path) -> Path:
@@ -271,13 +306,23 @@ def _target(path: Path, base: Path, index: int, table: Any, line_length: int | N
             f"{where}: cli {cli!r}: a console-script name (letters, digits, '.', '_', '-') "
             "for a client target"
         )
-    source_path = (base / source).resolve()
+    in_config = split_config_source(source, base)
+    server = config_file = None
+    if in_config is not None:
+        config_file, server = in_config[0].resolve(), in_config[1]
+        source_path = Path(f"{config_file}#{server}")
+        shown_source = f"{relative_source(config_file, base)}#{server}"
+    else:
+        source_path = (base / source).resolve()
+        shown_source = relative_source(source_path, base)
     output_path = (base / output).resolve()
     project = table.get("project")
     return TargetConfig(
         index=index,
-        source=relative_source(source_path, base),
+        source=shown_source,
         source_path=source_path,
+        server=server,
+        config_file=config_file,
         kind=kind,  # narrowed by the KINDS check above
         output=output_path,
         package=package,

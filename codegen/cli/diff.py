@@ -3,6 +3,7 @@ source now), judged for clients and for servers of the tools."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -139,8 +140,8 @@ def diff(
         if message_file is None:
             raise click.UsageError("--commit-msg: give the commit message file as the last argument")
     try:
-        from ..diff.compare import diff_tools
         from ..diff.formats import Format, render
+        from ..diff.surfaces import diff_specs
 
         if against is not None:
             if new or old_stdio or new_stdio:
@@ -175,7 +176,7 @@ def diff(
                 None if new_stdio else new, new_stdio, headers, max_response_bytes=max_response_bytes
             )
             pairs = [(old_spec, new_spec)]
-        reports = [diff_tools(a.tools, b.tools, old_source=a.source, new_source=b.source) for a, b in pairs]
+        reports = [diff_specs(a, b) for a, b in pairs]
         colour = fmt == "table" and sys.stdout.isatty()
         style = (lambda text, c: click.style(text, fg=c)) if colour else (lambda text, _c: text)
         if fmt == "json" and len(reports) > 1:
@@ -256,6 +257,9 @@ def _target_sources(names: Sequence[str], every: bool, config_path: Path | None)
     """The spec file of each named target (or of every target), once each."""
     sources: dict[Path, None] = {}
     for target in _selected_targets(names, every, config_path):
+        if target.server is not None:  # a server of an MCP config file: no spec file in git
+            click.echo(f"{target.describe()}: a live server, not a file; --against skips it", err=True)
+            continue
         sources[target.source_path.resolve()] = None
     return list(sources)
 
@@ -293,5 +297,8 @@ def _target_pairs(
             target.source_path.resolve(),
         )  # a client and a server of one spec: once
         if key not in pairs:
-            pairs[key] = (load_file(display_path(checked_in)), load_file(display_path(target.source_path)))
+            # tools.json holds the tools alone: compare the tools (not resources, templates, prompts)
+            loaded = stages.load_spec(target.load_name(), None, {})
+            now = dataclasses.replace(loaded, resources=[], resource_templates=[], prompts=[])
+            pairs[key] = (load_file(display_path(checked_in)), now)
     return list(pairs.values())

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import click
 
 from ..errors import McpgenError
+from ..load.mcp_config import split_config_source
 from ..write.check import FileDiff, check_package
 from ..write.manifest import is_fresh
 from ..write.package import WriteReport, write_package
@@ -27,11 +28,13 @@ from .common import (
     Failed,
     add_stubs_option,
     check_spec,
+    config_source,
     display_path,
     era_option,
     header_option,
     line_length_option,
     max_response_option,
+    mcp_config_options,
     output_option,
     report_error,
     reports_errors,
@@ -47,6 +50,7 @@ from .config import (
     GenerateConfig,
     TargetConfig,
     find_pyproject,
+    header_path,
     load_config,
     project_root,
     project_style,
@@ -59,16 +63,19 @@ if TYPE_CHECKING:
     from ..spec import LoadedSpec, ValidatedSpec
     from ..write.project import ProjectReport
 
-__all__ = ["client", "default_package_name", "generate", "server"]
+__all__ = ["client", "default_package_name", "generate", "package_names", "server"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def default_package_name(source: str | None, stdio: str | None, kind: Kind) -> str:
     """`specs/weather.json` → `weather_client`; `https://api.example.com/mcp` → `api_example_com_client`;
-    `--stdio "python -m some_server"` → `some_server_client`."""
+    `--stdio "python -m some_server"` → `some_server_client`; `.mcp.json#github` → `github_client`."""
     base = ""
-    if source:
+    in_config = split_config_source(source) if source else None
+    if in_config is not None:
+        base = in_config[1]
+    elif source:
         base = (urlsplit(source).hostname or "") if "://" in source else Path(source).stem
     elif stdio:
         try:
@@ -76,10 +83,12 @@ def default_package_name(source: str | None, stdio: str | None, kind: Kind) -> s
         except ValueError:
             argv = stdio.split()
         base = Path(argv[-1]).stem if argv else ""
+    return f"{_identifier(base)}_{kind}"
+
+
+def _identifier(base: str) -> str:
     ident = re.sub(r"[^0-9A-Za-z]+", "_", base).strip("_").lower() or "mcp"
-    if ident[0].isdigit():
-        ident = f"mcp_{ident}"
-    return f"{ident}_{kind}"
+    return f"mcp_{ident}" if ident[0].isdigit() else ident
 
 
 def _parse_package(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
@@ -115,6 +124,14 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @strict_option
 @skip_invalid_option
 @stdio_option
+@mcp_config_options
+@click.option(
+    "--all",
+    "every_server",
+    is_flag=True,
+    help="With --config FILE: one package per server of the file (named after each server, "
+    "e.g. github_client), into -o DIR; servers the file disables are left out.",
+)
 @header_option
 @era_option
 @max_response_option
@@ -131,6 +148,9 @@ def client(
     strict: bool,
     skip_invalid: bool,
     stdio: str | None,
+    mcp_config: Path | None,
+    server_name: str | None,
+    every_server: bool,
     headers: dict[str, str],
     era: str,
     max_response_bytes: int | None,
@@ -141,8 +161,28 @@ def client(
     Every generated file is rewritten; files you add to the package are kept. The generated
     client talks to servers of either era (2026-07-28, or initialize-based) with the same methods.
     With --project DIR the package lands in DIR/src/ inside an installable project (pyproject.toml,
-    README.md): see the README's "Publishing a client".
+    README.md): see the README's "Publishing a client". SOURCE may also be a server of an MCP config
+    file: --config FILE --server NAME (or FILE#NAME), or every server of it with --all.
     """
+    if every_server:
+        _every_server(
+            mcp_config,
+            server_name,
+            source,
+            stdio,
+            headers,
+            out,
+            project,
+            package,
+            strict,
+            login=login,
+            line_length=line_length,
+            era=era,
+            max_response_bytes=max_response_bytes,
+            skip_invalid=skip_invalid,
+        )
+        return
+    source = config_source(mcp_config, server_name, source, stdio, headers)
     if (out is None) == (project is None):
         raise click.UsageError("give either -o/--output DIR or --project DIR")
     if project is None and (project_name is not None or project_version is not None):
@@ -196,6 +236,7 @@ def client(
 @strict_option
 @skip_invalid_option
 @stdio_option
+@mcp_config_options
 @header_option
 @login_options
 @reports_errors
@@ -209,6 +250,8 @@ def server(
     strict: bool,
     skip_invalid: bool,
     stdio: str | None,
+    mcp_config: Path | None,
+    server_name: str | None,
     headers: dict[str, str],
     login: Login,
 ) -> None:
@@ -216,6 +259,7 @@ def server(
 
     handlers.py is created only when absent; base.py, models.py and the rest are rewritten every run.
     """
+    source = config_source(mcp_config, server_name, source, stdio, headers)
     _generate_one(
         "server",
         source,
@@ -238,7 +282,94 @@ def _header_source(spec: ValidatedSpec, source: str | None, out: Path) -> Valida
     URLs and stdio commands already carry their display names (no credentials, no query)."""
     if source is None or "://" in source:
         return spec
+    in_config = split_config_source(source)
+    if in_config is not None:  # FILE#NAME: the file as for a spec file, the server's name as given
+        path, name = in_config
+        return dataclasses.replace(spec, source=f"{header_path(path, project_root(out))}#{name}")
     return dataclasses.replace(spec, source=relative_source(Path(source), project_root(out)))
+
+
+def _every_server(
+    mcp_config: Path | None,
+    server_name: str | None,
+    source: str | None,
+    stdio: str | None,
+    headers: dict[str, str],
+    out: Path | None,
+    project: Path | None,
+    package: str | None,
+    strict: bool,
+    *,
+    login: Login,
+    line_length: int | None,
+    era: str,
+    max_response_bytes: int | None,
+    skip_invalid: bool,
+) -> None:
+    """`client --config FILE --all -o DIR`: one package per enabled server, each named after its
+    server (`package_names`); a server that fails is reported and the others are still generated."""
+    from ..load.mcp_config import read_config
+
+    if mcp_config is None:
+        raise click.UsageError("--all needs --config FILE (every server of that file)")
+    if server_name is not None or source is not None or stdio is not None or headers:
+        raise click.UsageError(
+            "--all generates every server of --config FILE: give no SOURCE, --server, --stdio or --header"
+        )
+    if package is not None or project is not None:
+        raise click.UsageError("--all names each package after its server: give no --package or --project")
+    if out is None:
+        raise click.UsageError("--all needs -o/--output DIR")
+    config = read_config(mcp_config)
+    enabled = [entry.name for entry in config.entries.values() if not entry.disabled]
+    for entry in config.entries.values():
+        if entry.disabled:
+            click.echo(f"skipped  {display_path(mcp_config)}#{entry.name}: disabled in the file")
+    if not enabled:
+        click.echo(f"error: {display_path(mcp_config)}: no enabled server to generate", err=True)
+        raise Failed
+    failed = 0
+    for name, pkg in package_names(enabled, "client").items():
+        try:
+            _generate_one(
+                "client",
+                f"{mcp_config}#{name}",
+                None,
+                {},
+                out,
+                pkg,
+                strict,
+                overwrite=False,
+                login=login,
+                line_length=line_length,
+                era=era,
+                max_response_bytes=max_response_bytes,
+                skip_invalid=skip_invalid,
+            )
+        except Failed:
+            failed += 1
+        except McpgenError as exc:
+            failed += 1
+            report_error(exc)
+    click.echo(f"{len(enabled) - failed} of {len(enabled)} server(s) generated into {display_path(out)}")
+    if failed:
+        raise Failed
+
+
+def package_names(servers: Iterable[str], kind: Kind) -> dict[str, str]:
+    """A package name per server name, in order: the name made an identifier plus `_client`
+    (`my-server` → `my_server_client`); a name taken by an earlier server gets `_2`, `_3`, ..."""
+    taken: set[str] = set()
+    names: dict[str, str] = {}
+    for server_name in servers:
+        base = _identifier(server_name)
+        candidate, number = f"{base}_{kind}", 1
+        while candidate in taken:
+            number += 1
+            candidate = f"{base}_{number}_{kind}"
+        taken.add(candidate)
+        names[server_name] = candidate
+    return names
 
 
 def _generate_one(
@@ -671,7 +802,7 @@ def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> bool:
 def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError]) -> None:
     if target.source_path not in loaded:
         try:
-            spec = stages.load_spec(display_path(target.source_path), None, {})
+            spec = stages.load_spec(target.load_name(), None, {})
             # The display name goes into generated headers: relative to pyproject.toml's directory
             # (config.relative_source), so the output depends neither on the checkout's path nor
             # on where mcpgen runs.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -14,10 +15,12 @@ from .auth import Login, login_options
 from .common import (
     Failed,
     check_spec,
+    config_source,
     display_path,
     era_option,
     header_option,
     max_response_option,
+    mcp_config_options,
     output_option,
     reports_errors,
     require_source,
@@ -32,17 +35,25 @@ __all__ = ["snapshot", "validate"]
 @click.command()
 @source_argument
 @stdio_option
+@mcp_config_options
 @strict_option
 @header_option
 @login_options
 @reports_errors
 def validate(
-    source: str | None, stdio: str | None, strict: bool, headers: dict[str, str], login: Login
+    source: str | None,
+    stdio: str | None,
+    mcp_config: Path | None,
+    server_name: str | None,
+    strict: bool,
+    headers: dict[str, str],
+    login: Login,
 ) -> None:
     """Check SOURCE's tool definitions and print every diagnostic.
 
     Exits 0 when the spec is usable (warnings allowed), 1 when it is not.
     """
+    source = config_source(mcp_config, server_name, source, stdio, headers)
     require_source(source, stdio, headers)
     checked = check_spec(stages.load_spec(source, stdio, headers, login), strict)
     for diagnostic in checked.diagnostics:
@@ -56,6 +67,7 @@ def validate(
 @click.argument("url", required=False, metavar="[URL]")
 @output_option(directory=False, help_text="Spec file to write, e.g. specs/example.json.")
 @stdio_option
+@mcp_config_options
 @header_option
 @era_option
 @max_response_option
@@ -65,6 +77,8 @@ def snapshot(
     url: str | None,
     out: Path,
     stdio: str | None,
+    mcp_config: Path | None,
+    server_name: str | None,
     headers: dict[str, str],
     era: str,
     max_response_bytes: int | None,
@@ -72,12 +86,36 @@ def snapshot(
 ) -> None:
     """Save a live server's complete tool list (every page) as a spec file for offline builds.
 
-    The file is {"tools": [...]} in the server's order, pretty-printed, replaced atomically.
+    The file is {"tools": [...]} in the server's order, pretty-printed, replaced atomically. The
+    server may be one of an MCP config file: --config FILE --server NAME (nothing of its command
+    line, env or headers is saved).
     """
+    url = config_source(mcp_config, server_name, url, stdio, headers)
     require_source(url, stdio, headers, "URL")
     loaded = stages.load_spec(url, stdio, headers, login, era, max_response_bytes)
-    text = json.dumps({"tools": loaded.tools}, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    document: dict[str, Any] = {"tools": loaded.tools}
+    # what the server offers beside tools (issue 22), only when it has any: old snapshots stay the same
+    for member, entries in (
+        ("resources", loaded.resources),
+        ("resourceTemplates", loaded.resource_templates),
+        ("prompts", loaded.prompts),
+    ):
+        if entries:
+            document[member] = entries
+    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    counted = f"{len(loaded.tools)} tool(s)"
+    extra = [
+        f"{len(entries)} {what}(s)"
+        for what, entries in (
+            ("resource", loaded.resources),
+            ("resource template", loaded.resource_templates),
+            ("prompt", loaded.prompts),
+        )
+        if entries
+    ]
+    if extra:
+        counted = ", ".join([counted, *extra])
     if write_file_atomic(out, text.encode("utf-8")):
-        click.echo(f"saved {len(loaded.tools)} tool(s) from {loaded.source} to {display_path(out)}")
+        click.echo(f"saved {counted} from {loaded.source} to {display_path(out)}")
     else:
-        click.echo(f"{display_path(out)}: up to date ({len(loaded.tools)} tool(s))")
+        click.echo(f"{display_path(out)}: up to date ({counted})")

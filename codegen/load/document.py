@@ -218,6 +218,39 @@ def checked_tools(tools: list[Any], source: str, prefix: str) -> list[dict[str, 
     return tools
 
 
+# spec-file member -> LoadedSpec field, for what a server offers beside tools (issue 22)
+SURFACE_MEMBERS: Final = (
+    ("resources", "resources", "resource"),
+    ("resourceTemplates", "resource_templates", "resource template"),
+    ("prompts", "prompts", "prompt"),
+)
+
+
+def checked_entries(entries: Any, source: str, prefix: str, what: str) -> list[dict[str, Any]]:
+    """A `resources` / `resourceTemplates` / `prompts` array: every entry a JSON object."""
+    if not isinstance(entries, list):
+        raise SpecLoadError(
+            f"{source}: {prefix} must be an array of {what} objects; found {describe(entries)}"
+        )
+    bad = [(i, e) for i, e in enumerate(entries) if not isinstance(e, dict)]
+    if bad:
+        lines = [
+            f"  {prefix}/{i}: expected a {what} object, found {describe(e)}" for i, e in bad[:_SHOWN_PROBLEMS]
+        ]
+        if len(bad) > _SHOWN_PROBLEMS:
+            lines.append(f"  ... and {len(bad) - _SHOWN_PROBLEMS} more")
+        raise SpecLoadError(f"{source}: {len(bad)} {what}(s) are not JSON objects:\n" + "\n".join(lines))
+    return entries
+
+
+def _surfaces(document: Mapping[str, Any], source: str) -> dict[str, list[dict[str, Any]]]:
+    return {
+        field_name: checked_entries(document[member], source, f"/{member}", what)
+        for member, field_name, what in SURFACE_MEMBERS
+        if member in document
+    }
+
+
 def _check_result_type(result: Mapping[str, Any], source: str, where: str) -> None:
     """A tools/list result is complete; an input_required result or an unknown type is refused."""
     if "resultType" not in result or result["resultType"] == "complete":
@@ -241,9 +274,10 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
         return LoadedSpec(source, checked_tools(document, source, ""), pointer_prefix="")
     if not isinstance(document, dict):
         raise SpecLoadError(f"{source}: {_EXPECTED}; found {_found(document)}")
-    if "tools" in document:
+    if "tools" in document or any(member in document for member, _, _ in SURFACE_MEMBERS):
         _check_result_type(document, source, "")
-        tools = document["tools"]
+        tools = document.get("tools", [])
+        surfaces = _surfaces(document, source)
         if not isinstance(tools, list):
             raise SpecLoadError(f"{source}: /tools must be an array of tool objects; found {describe(tools)}")
         return LoadedSpec(
@@ -251,6 +285,9 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
             checked_tools(tools, source, "/tools"),
             pointer_prefix="/tools",
             server_info=server_info_of(document),
+            resources=surfaces.get("resources", []),
+            resource_templates=surfaces.get("resource_templates", []),
+            prompts=surfaces.get("prompts", []),
         )
     if "jsonrpc" in document or ("id" in document and ("result" in document or "error" in document)):
         if "method" in document:

@@ -13,14 +13,14 @@ from __future__ import annotations
 import os
 import shlex
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
 
 from ..errors import SpecLoadError
 from ..spec import LoadedSpec, server_info_of
-from .document import checked_tools
+from .document import checked_entries, checked_tools
 
 if TYPE_CHECKING:
     from mcpgen_runtime.protocol.legacy.detect import EraChoice
@@ -28,7 +28,15 @@ if TYPE_CHECKING:
 # The runtime's client (`mcpgen_runtime.client.Client`) is imported only for live servers: reading
 # a spec file must not pay for it (about a third of a second per `mcpgen` run).
 
-__all__ = ["LISTING_CAPABILITIES", "MAX_LISTED_TOOLS", "MAX_PAGES", "display_url", "load_stdio", "load_url"]
+__all__ = [
+    "LISTING_CAPABILITIES",
+    "MAX_LISTED_TOOLS",
+    "MAX_PAGES",
+    "display_url",
+    "load_stdio",
+    "load_stdio_argv",
+    "load_url",
+]
 
 MAX_PAGES: Final = 1000
 MAX_LISTED_TOOLS: Final = 10_000
@@ -51,6 +59,12 @@ class _ListingClient(Protocol):
     def discover(self) -> dict[str, Any]: ...
 
     def list_tools(self, cursor: str | None = None) -> _ListedPage: ...
+
+    def list_resources(self, cursor: str | None = None) -> _ListedPage: ...
+
+    def list_resource_templates(self, cursor: str | None = None) -> _ListedPage: ...
+
+    def list_prompts(self, cursor: str | None = None) -> _ListedPage: ...
 
 
 def display_url(url: str) -> str:
@@ -97,12 +111,18 @@ def _open_http(
 
 
 def _open_stdio(
-    argv: list[str], era: EraChoice = "auto", max_response_bytes: int | None = None
+    argv: list[str],
+    era: EraChoice = "auto",
+    max_response_bytes: int | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
 ) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
     return Client.stdio(
         argv,
+        env=env,
+        cwd=cwd,
         tools=(),
         cache=False,
         era=era,
@@ -137,7 +157,9 @@ def _list_every_tool(
     from mcpgen_runtime.client import InvalidToolWarning
 
     stage.append("server/discover")
-    found["server_info"] = server_info_of(client.discover())
+    discovered = client.discover()
+    found["server_info"] = server_info_of(discovered)
+    found["capabilities"] = discovered.get("capabilities") if isinstance(discovered, dict) else None
     tools: list[Any] = []
     seen: set[str] = set()
     cursor: str | None = None
@@ -163,6 +185,63 @@ def _list_every_tool(
     raise SpecLoadError(f"{source}: tools/list still had a next page after {MAX_PAGES} pages; giving up")
 
 
+# (capability, LoadedSpec field, method, the client's page method, the spec file's member)
+_SURFACES: Final = (
+    ("resources", "resources", "resources/list", "list_resources", "resources"),
+    (
+        "resources",
+        "resource_templates",
+        "resources/templates/list",
+        "list_resource_templates",
+        "resourceTemplates",
+    ),
+    ("prompts", "prompts", "prompts/list", "list_prompts", "prompts"),
+)
+
+
+def _list_surfaces(
+    client: _ListingClient, source: str, stage: list[str], capabilities: Any
+) -> dict[str, list[dict[str, Any]]]:
+    """Every page of `resources/list`, `resources/templates/list` and `prompts/list` the server's
+    capabilities announce, each entry as listed (validation decides what is usable)."""
+    from mcpgen_runtime.client.surface_flows import InvalidEntryWarning
+
+    found: dict[str, list[dict[str, Any]]] = {}
+    if not isinstance(capabilities, dict):
+        return found
+    for capability, field_name, method, lister, member in _SURFACES:
+        if not isinstance(capabilities.get(capability), dict):
+            continue
+        entries: list[Any] = []
+        seen: set[str] = set()
+        cursor: str | None = None
+        for number in range(1, MAX_PAGES + 1):
+            stage.append(f"{method} page {number}")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", InvalidEntryWarning)
+                page = getattr(client, lister)(cursor)
+            entries.extend(page.listed)
+            if len(entries) > MAX_LISTED_TOOLS:
+                raise SpecLoadError(
+                    f"{source}: {method} listed more than {MAX_LISTED_TOOLS} entries; refusing to go on"
+                )
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+            if cursor in seen:
+                raise SpecLoadError(
+                    f"{source}: server repeated the {method} cursor {cursor[:100]!r}; "
+                    "pagination would never end"
+                )
+            seen.add(cursor)
+        else:
+            raise SpecLoadError(
+                f"{source}: {method} still had a next page after {MAX_PAGES} pages; giving up"
+            )
+        found[field_name] = checked_entries(entries, source, f"/{member}", "listed entry")
+    return found
+
+
 def _load_live(
     opener: Callable[[], AbstractContextManager[_ListingClient]], source: str, secrets: Mapping[str, str]
 ) -> LoadedSpec:
@@ -174,13 +253,22 @@ def _load_live(
     try:
         with opener() as client:
             tools = _list_every_tool(client, source, stage, found)
+            surfaces = _list_surfaces(client, source, stage, found.get("capabilities"))
     except (McpRuntimeError, OSError) as exc:
         text = f"{stage[-1]} failed: {_runtime_message(exc)}"
         for secret, shown in secrets.items():
             text = text.replace(secret, shown)
         raise SpecLoadError(f"{source}: {text}") from exc
     # The tools are stored as a tools/list result would be: {"tools": [...]} -> /tools/N.
-    return LoadedSpec(source, tools, pointer_prefix="/tools", server_info=found.get("server_info"))
+    return LoadedSpec(
+        source,
+        tools,
+        pointer_prefix="/tools",
+        server_info=found.get("server_info"),
+        resources=surfaces.get("resources", []),
+        resource_templates=surfaces.get("resource_templates", []),
+        prompts=surfaces.get("prompts", []),
+    )
 
 
 def load_url(
@@ -191,18 +279,23 @@ def load_url(
     era: EraChoice = "auto",
     auth: Any = None,
     max_response_bytes: int | None = None,
+    source: str | None = None,
+    hidden: Iterable[str] = (),
 ) -> LoadedSpec:
     """All tools of a Streamable HTTP server, as it lists them; `auth` (an `OAuth`) logs in
-    when the server asks for it; `max_response_bytes` bounds each reply (None: 64 MiB)."""
+    when the server asks for it; `max_response_bytes` bounds each reply (None: 64 MiB).
+    `source` names the server in messages (default: the URL without credentials); each of
+    `hidden` (header values from a config file, say) is shown as *** in any message."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        raise SpecLoadError(f"{display_url(url)!r}: not an http(s) URL")
-    source = display_url(url)
+        raise SpecLoadError(f"{source or display_url(url)!r}: not an http(s) URL")
+    source = source or display_url(url)
     # Longest first: the full URL becomes the display name, credential parts become ***.
     secrets = {url: source}
     userinfo = parts.netloc.rpartition("@")[0]
-    for secret in (userinfo, parts.password, parts.query, parts.fragment):
-        if secret and len(secret) >= 3:
+    parts_and_hidden = {userinfo, parts.password or "", parts.query, parts.fragment, *hidden}
+    for secret in sorted(parts_and_hidden, key=len, reverse=True):  # a value before the parts of it
+        if len(secret) >= 3:
             secrets.setdefault(secret, "***")
     return _load_live(
         lambda: _open_http(url, headers, timeout, era, auth, max_response_bytes), source, secrets
@@ -219,3 +312,22 @@ def load_stdio(command: str, *, era: EraChoice = "auto", max_response_bytes: int
         raise SpecLoadError("stdio: the command is empty; pass the server's command line")
     source = f"stdio:{os.path.basename(argv[0])}"
     return _load_live(lambda: _open_stdio(argv, era, max_response_bytes), source, {})
+
+
+def load_stdio_argv(
+    argv: Sequence[str],
+    *,
+    source: str,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    hidden: Iterable[str] = (),
+    era: EraChoice = "auto",
+    max_response_bytes: int | None = None,
+) -> LoadedSpec:
+    """All tools of a stdio server started as `argv` (no shell) with `env` added to this process's
+    environment, in `cwd`; `source` names it in messages, each of `hidden` is shown as ***."""
+    command = list(argv)
+    if not command or not command[0]:
+        raise SpecLoadError(f"{source}: the command is empty")
+    secrets = {secret: "***" for secret in sorted(hidden, key=len, reverse=True) if len(secret) >= 3}
+    return _load_live(lambda: _open_stdio(command, era, max_response_bytes, env, cwd), source, secrets)

@@ -52,6 +52,7 @@ from .fields import MAX_DESCRIPTION
 from .ir import NONE, ModelDef, ModelRef, ModelsIR, PackageIR, ParamIR, ToolIR, TypeExpr, Union, union
 from .schemadoc import MAX_DEPTH, MAX_SECONDS, MAX_SUBSCHEMAS, MAX_VISITS, SchemaDoc
 from .shareddefs import plan_shared
+from .surfaces import build_surfaces
 from .typebuild import TypeBuilder
 
 __all__ = [
@@ -179,4 +180,5 @@ def build_ir(spec: ValidatedSpec, *, package: str) -> PackageIR:
         tools=tuple(tool_irs),
         models=models,
         definitions=tuple(tools),
+        surfaces=build_surfaces(spec, taken=methods.values()),
     )

@@ -8,8 +8,10 @@ ever spliced into code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from .surfaces import SurfacesIR
 
 __all__ = [
     "AliasDef",
@@ -278,3 +280,5 @@ class PackageIR:
     tools: tuple[ToolIR, ...]  # source order
     models: ModelsIR
     definitions: tuple[dict[str, Any], ...]  # the validated tool objects, source order (tools.json)
+    # resources, resource templates and prompts (issue 22): names and parameters, model/surfaces.py
+    surfaces: SurfacesIR = field(default_factory=SurfacesIR)

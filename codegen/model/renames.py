@@ -17,6 +17,7 @@ from ..errors import Diagnostic
 from ..spec import LoadedSpec, ValidatedSpec
 from . import naming
 from .build import _param_name
+from .surfaces import PROMPT_PREFIX, TEMPLATE_PREFIX, SurfaceParam, build_surfaces
 
 __all__ = ["RULE", "rename_warnings"]
 
@@ -49,6 +50,57 @@ def rename_warnings(loaded: LoadedSpec, spec: ValidatedSpec) -> list[Diagnostic]
             warn(name, f"{at}/name", "tool", name, methods[name], why)
         for wire, python, why in _param_renames(tool.get("inputSchema")):
             warn(name, f"{at}/inputSchema/properties/{_escape(wire)}", "parameter", wire, python, why)
+    out += _surface_renames(loaded, spec, methods.values())
+    return out
+
+
+def _position(entries: Sequence[Any], entry: Any) -> int:
+    return next((i for i, candidate in enumerate(entries) if candidate is entry), 0)
+
+
+def _surface_renames(loaded: LoadedSpec, spec: ValidatedSpec, taken: Any) -> list[Diagnostic]:
+    """Resource templates and prompts whose method, or a parameter, is not the plain name."""
+    surfaces = build_surfaces(spec, taken=taken)
+    out: list[Diagnostic] = []
+    reserved = naming.method_reserved_names(taken)
+
+    def warn(pointer: str, what: str, wire: str, python: str, why: str) -> None:
+        message = f"{what} {wire!r} is {python!r} in Python: {why} (the wire name is sent unchanged)"
+        out.append(Diagnostic(spec.source, None, pointer, RULE, message, "warning"))
+
+    def method(pointer: str, what: str, wire: str, prefix: str, python: str) -> None:
+        plain = _plain(f"{prefix} {wire}", None)
+        if python == plain:
+            return
+        if plain in naming.runtime_member_names():
+            why = f"{plain!r} is an attribute of the runtime's Client"
+        elif plain in reserved:
+            why = f"{plain!r} is taken (a tool method, a keyword or builtin, or a generated name)"
+        else:
+            why = "another resource template or prompt maps to the same name"
+        warn(pointer, what, wire, python, why)
+
+    def params(pointer: str, what: str, entries: Sequence[SurfaceParam]) -> None:
+        for param in entries:
+            plain = _plain(param.wire_name, "arg")
+            if param.name == plain:
+                continue
+            if plain in naming.KEYWORDS:
+                why = f"{plain!r} is a Python keyword"
+            elif plain == "self":
+                why = "'self' is the method's own parameter"
+            else:
+                why = "the name it would take is already used"
+            warn(pointer, what, param.wire_name, param.name, why)
+
+    for template, source in zip(surfaces.templates, spec.resource_templates, strict=True):
+        at = f"/resourceTemplates/{_position(loaded.resource_templates, source)}"
+        method(f"{at}/name", "resource template", template.wire_name, TEMPLATE_PREFIX, template.method_name)
+        params(f"{at}/uriTemplate", "template variable", template.params)
+    for prompt, source in zip(surfaces.prompts, spec.prompts, strict=True):
+        at = f"/prompts/{_position(loaded.prompts, source)}"
+        method(f"{at}/name", "prompt", prompt.wire_name, PROMPT_PREFIX, prompt.method_name)
+        params(f"{at}/arguments", "prompt argument", prompt.params)
     return out
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InternalGeneratorError
+from ..model import naming
 from ..model.ir import (
     ANY,
     NONE,
@@ -28,10 +29,13 @@ from ..model.ir import (
     Union,
     union,
 )
+from ..model.surfaces import SurfacesIR
 from . import layout, pysource
 from .imports import Imports, type_names
 from .models_module import render_models
 from .pysource import Node, PyCode
+from .server_surfaces import render_server_surfaces
+from .surfaces import render_resources_class, render_surface_methods
 from .templates import file_header, render_template
 from .typenodes import TypeNames, type_node
 
@@ -219,9 +223,9 @@ def _bindings(ir: PackageIR) -> PyCode:
 
 
 def _check_method_names(ir: PackageIR, module_names: set[str]) -> None:
-    for tool in ir.tools:
-        if tool.method_name in module_names:
-            raise InternalGeneratorError(f"method {tool.method_name!r} would shadow a module-level name")
+    for method in [*(tool.method_name for tool in ir.tools), *ir.surfaces.method_names]:
+        if method in module_names:
+            raise InternalGeneratorError(f"method {method!r} would shadow a module-level name")
 
 
 def _runtime_check_context(ir: PackageIR) -> dict[str, Any]:
@@ -279,6 +283,7 @@ def render_cli_main(ir: PackageIR, *, cli_name: str | None = None) -> str:
                     pysource.code("_TOOLS"),
                     pysource.keyword_arg("prog", pysource.literal(prog)),
                     pysource.keyword_arg("models", pysource.code("_m")),
+                    *([pysource.keyword_arg("surfaces", pysource.literal(True))] if ir.surfaces else []),
                 ],
             ),
             indent="    ",
@@ -302,24 +307,40 @@ def render_client(ir: PackageIR, *, cli_name: str | None = None) -> dict[str, st
     taken = set(fixed) | {"Client", "AsyncClient", "_m", "_GENERATOR", "_RUNTIME_API", "_TOOL_DEFINITIONS"}
     names = type_names(imports, prefix="_m")
     methods = [_client_method(tool, names, imports) for tool in ir.tools]
+    surfaces = render_surface_methods(ir.surfaces, imports)
+    resources = render_resources_class(ir.surfaces.resources, imports)
     if ir.tools:
         imports.add(".", "models", "_m")
-    _check_method_names(ir, imports.locals() | taken)
+    _check_method_names(ir, imports.locals() | taken | {"Resources"})
     header = file_header(ir)
     client = render_template(
         "client/client.py.jinja",
         header=header,
         imports=imports.block(),
-        sync_methods=pysource.join([m.sync for m in methods], "\n\n"),
-        async_methods=pysource.join([m.async_ for m in methods], "\n\n"),
+        sync_methods=pysource.join([*(m.sync for m in methods), *surfaces.sync], "\n\n"),
+        async_methods=pysource.join([*(m.async_ for m in methods), *surfaces.async_], "\n\n"),
+        resources=resources,
         **_runtime_check_context(ir),
     )
     return {
-        "__init__.py": render_template("client/__init__.py.jinja", header=header),
+        "__init__.py": render_template(
+            "client/__init__.py.jinja", header=header, has_resources=resources is not None
+        ),
         **render_models(ir),
         "client.py": client,
         "__main__.py": render_cli_main(ir, cli_name=cli_name),
     }
+
+
+def _server_class_names(ir: PackageIR) -> set[str]:
+    """Names a generated server class has before its surface methods: the tool methods and every
+    attribute of the runtime's ToolServer (a surface method never shadows one)."""
+    return {tool.method_name for tool in ir.tools} | set(naming.method_reserved_names(()))
+
+
+def server_surface_methods(ir: PackageIR, surfaces: SurfacesIR) -> tuple[str, ...]:
+    """The methods the surfaces add to ServerBase and Server, in order (the pipeline checks them)."""
+    return render_server_surfaces(surfaces, Imports(), taken=_server_class_names(ir), base=False).method_names
 
 
 def _server_module_imports(ir: PackageIR, imports: Imports) -> None:
@@ -330,9 +351,10 @@ def _server_module_imports(ir: PackageIR, imports: Imports) -> None:
             imports.add("mcpgen_runtime.server", "ToolReturn")
 
 
-def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
+def render_server(ir: PackageIR, surfaces: SurfacesIR | None = None) -> tuple[dict[str, str], dict[str, str]]:
     """(generator-owned files, user files): `__init__.py`, `models.py`, `base.py`, `__main__.py`;
-    `handlers.py`."""
+    `handlers.py`. `surfaces`: resources, templates and prompts (server_surfaces.py)."""
+    surfaces = surfaces if surfaces is not None else SurfacesIR()
     header = file_header(ir)
     base_imports = Imports(future=True)  # annotations name models: evaluated never, so nothing is built
     fixed = {
@@ -347,12 +369,15 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
     bindings = _bindings(ir)
     _server_module_imports(ir, base_imports)
     _check_method_names(ir, base_imports.locals() | taken)
+    class_names = _server_class_names(ir)
+    extra = render_server_surfaces(surfaces, base_imports, taken=class_names, base=True)
     base = render_template(
         "server/base.py.jinja",
         header=header,
         imports=base_imports.block(),
-        handlers=pysource.join([h.method for h in handlers], "\n\n"),
+        handlers=pysource.join([*(h.method for h in handlers), *extra.methods], "\n\n"),
         bindings=bindings,
+        surfaces=extra.attributes,
         has_tools=bool(ir.tools),
         **_runtime_check_context(ir),
     )
@@ -363,16 +388,24 @@ def render_server(ir: PackageIR) -> tuple[dict[str, str], dict[str, str]]:
     user_names = type_names(user_imports, prefix="_m")
     user_handlers = [_handler(tool, user_names, "ToolReturn") for tool in ir.tools]
     _server_module_imports(ir, user_imports)
+    user_extra = render_server_surfaces(surfaces, user_imports, taken=class_names, base=False)
     handlers_py = render_template(
         "server/handlers.py.jinja",
         header=header,
         imports=user_imports.block(),
-        handlers=pysource.join([h.method for h in user_handlers], "\n\n"),
+        handlers=pysource.join([*(h.method for h in user_handlers), *user_extra.methods], "\n\n"),
         module_doc=pysource.docstring(
             "Tool handlers: override each method, then serve with\n"
             f"`python -m {ir.package} --http --port 8000` or `python -m {ir.package} --stdio`.\n\n"
             "Return the output model (or its root value) for tools with an outputSchema; otherwise a str,\n"
-            "a content block, a list of blocks or a ToolResult. Raise ToolExecutionError for a tool error.",
+            "a content block, a list of blocks or a ToolResult. Raise ToolExecutionError for a tool error."
+            + (
+                "\n\nResources and templates return str (text), bytes (binary) or contents; raise\n"
+                "ResourceNotFound for a URI you do not serve. Prompts return str, content blocks or\n"
+                "messages; completions the values to offer (README: Resources, prompts and completion)."
+                if surfaces
+                else ""
+            ),
             indent="",
         ),
     )

@@ -292,7 +292,35 @@ def _readme(ir: PackageIR, meta: ProjectMeta, client_py: str) -> str:
         if description.strip():
             lines.append(markdown_text(description) + "\n\n")
         lines.append(_fenced(f"{text}\n\n{_example(tool, params, kwonly)}"))
+    lines += _surfaces_section(ir, signatures)
     return "".join(lines)
+
+
+def _surfaces_section(
+    ir: PackageIR, signatures: Mapping[str, tuple[str, list[ast.arg], set[str]]]
+) -> list[str]:
+    """Resource templates and prompts (issue 22): only when the server has some, so the README of a
+    tools-only project stays as it was."""
+    surfaces = ir.surfaces
+    if not (surfaces.templates or surfaces.prompts or surfaces.resources):
+        return []
+    lines = [
+        "\n## Resources and prompts\n\n"
+        f"{len(surfaces.resources)} static resource(s) (`Resources.NAME`, read with `client.read_resource`), "
+        f"{len(surfaces.templates)} resource template(s) (`read_*` methods: a `ReadResourceResult`) and "
+        f"{len(surfaces.prompts)} prompt(s) (`prompt_*` methods: a `PromptResult`).\n"
+    ]
+    entries = [(t.wire_name, t.method_name, t.description or t.title or "") for t in surfaces.templates]
+    entries += [(p.wire_name, p.method_name, p.description or p.title or "") for p in surfaces.prompts]
+    for wire, method, description in entries:
+        signature = signatures.get(method)
+        if signature is None:
+            raise InternalGeneratorError(f"client.py has no method {method!r}")
+        lines.append(f"\n### {markdown_text(wire, 200)}\n\n")
+        if description.strip():
+            lines.append(markdown_text(description) + "\n\n")
+        lines.append(_fenced(signature[0]))
+    return lines
 
 
 def render_project(ir: PackageIR, meta: ProjectMeta, client_files: Mapping[str, bytes]) -> dict[str, str]:

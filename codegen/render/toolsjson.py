@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import InternalGeneratorError
 
-__all__ = ["tools_json"]
+__all__ = ["surfaces_json", "tools_json"]
 
 _encode_ascii = json.encoder.encode_basestring_ascii  # the C encoder json.dumps uses
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -92,3 +92,22 @@ def tools_json(definitions: Iterable[Mapping[str, Any]]) -> str:
     _TOOLS_JSON.clear()
     _TOOLS_JSON[id(definitions)] = (definitions, text)
     return text
+
+
+def surfaces_json(
+    resources: Iterable[Mapping[str, Any]],
+    resource_templates: Iterable[Mapping[str, Any]],
+    prompts: Iterable[Mapping[str, Any]],
+) -> str:
+    """surfaces.json: a server's validated resources, resource templates and prompts, written as
+    tools.json is (ASCII only, data never code); `load_package_surfaces` reads it."""
+    out: list[str] = []
+    _json_lines(
+        {
+            "resources": list(resources),
+            "resourceTemplates": list(resource_templates),
+            "prompts": list(prompts),
+        },
+        out,
+    )
+    return "".join(out) + "\n"

@@ -28,6 +28,7 @@ Rules, in the order they are checked per tool:
     MCPGEN-JSON                what LOAD noticed (a JSON-RPC envelope, numbers beyond double
                                range): its warnings are reported here, its unusable tools excluded
     MCPGEN-NO-TOOLS            a warning when every tool was excluded
+    RES-02/03, PROMPT-02, ...  resources, resource templates and prompts: validate/surfaces.py
 
 With `skip_invalid` (`--skip-invalid`), a tool with errors of its own is excluded instead: each of its
 errors becomes a warning saying so, and the other tools go on. Problems of the whole document (too
@@ -72,6 +73,7 @@ from ..refs import (
 )
 from ..spec import LoadedSpec, ValidatedSpec
 from . import metaschema
+from .surfaces import check_surfaces
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "validate"]
 
@@ -215,6 +217,16 @@ def validate(
             _skip_tool(run, tool, first)
         if not tool.excluded:
             kept.append(data)
+    surfaces = check_surfaces(
+        spec.resources,
+        spec.resource_templates,
+        spec.prompts,
+        source=spec.source,
+        limits=limits,
+        strict=strict,
+        skip_invalid=skip_invalid,
+    )
+    run.diagnostics.extend(surfaces.diagnostics)
     if not any(d.severity == "error" for d in run.diagnostics) and spec.tools and not kept:
         run.add(
             None,
@@ -226,7 +238,15 @@ def validate(
     if any(d.severity == "error" for d in run.diagnostics):
         raise SpecValidationError(run.diagnostics)
     warnings = sorted(run.diagnostics, key=Diagnostic.sort_key)
-    return ValidatedSpec(source=spec.source, tools=kept, digest=spec.digest, warnings=warnings)
+    return ValidatedSpec(
+        source=spec.source,
+        tools=kept,
+        digest=spec.digest,
+        warnings=warnings,
+        resources=surfaces.resources,
+        resource_templates=surfaces.resource_templates,
+        prompts=surfaces.prompts,
+    )
 
 
 def _skip_tool(run: _Run, tool: _Tool, first: int) -> None:

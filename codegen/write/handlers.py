@@ -2,7 +2,8 @@
 
 `mcpgen generate` never rewrites handlers.py, so a spec change can leave it behind:
 
-- a tool added to the spec has no method in `class Server` (its calls answer "not implemented");
+- a tool added to the spec has no method in `class Server` (its calls answer "not implemented"), nor
+  has a resource template, prompt or completable argument (their bindings in base.py; issue 22);
 - a tool removed from the spec leaves code that names what models.py or base.py no longer define
   (`_m.GetWeatherInput`), and the package no longer imports;
 - a method that handles no tool any more is dead code.
@@ -97,16 +98,46 @@ def _defined_names(tree: ast.Module) -> set[str]:
     return names
 
 
+_SURFACE_BINDINGS = {  # binding call -> the keyword that names what it serves
+    "ResourceTemplateBinding": "uri_template",
+    "PromptBinding": "name",
+    "CompletionBinding": "argument",
+}
+
+
 def _tool_methods(base: ast.Module) -> list[tuple[str, str]]:
-    """(wire name, method) of every tool, from `ServerBase._tool_bindings_` in base.py."""
+    """(wire name, method) of every tool, from `ServerBase._tool_bindings_` in base.py, then of every
+    resource template, prompt and completion (their bindings) and the static resources' reader."""
     found: list[tuple[str, str]] = []
+    surfaces: list[tuple[str, str]] = []
     for node in ast.walk(base):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ToolBinding":
             kw = {k.arg: k.value for k in node.keywords}
             name, method = kw.get("name"), kw.get("method")
             if isinstance(name, ast.Constant) and isinstance(method, ast.Constant):
                 found.append((str(name.value), str(method.value)))
-    return found
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in _SURFACE_BINDINGS:
+            kw = {k.arg: k.value for k in node.keywords}
+            what, method = kw.get(_SURFACE_BINDINGS[str(getattr(node.func, "id", ""))]), kw.get("method")
+            if isinstance(what, ast.Constant) and isinstance(method, ast.Constant):
+                surfaces.append((str(what.value), str(method.value)))
+        elif (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "_static_resource_method_" for t in node.targets)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            surfaces.append(("static resources", node.value.value))
+    order = {method: i for i, method in enumerate(_method_order(base))}
+    surfaces.sort(key=lambda entry: order.get(entry[1], len(order)))
+    return found + surfaces
+
+
+def _method_order(base: ast.Module) -> list[str]:
+    cls = next((n for n in base.body if isinstance(n, ast.ClassDef)), None)
+    if cls is None:
+        return []
+    return [n.name for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
 def _find_class(tree: ast.Module) -> ast.ClassDef | None:

@@ -11,11 +11,11 @@ The same handlers serve the initialize-based revisions (`--spec-version 2025-11-
 call's stream later (test_reconnection).
 
 Every tool does what its description in specs/conformance.json says. Beyond tools the suite
-needs prompts (a `prompts/list` listing the multi-round `prompts/get` prompt
-`test_input_required_result_prompt`) and resource listings with caching hints (one static resource,
-so that resources/read is exercised too); they are
-served through the runtime's generic `add_method` hook, and announced with
-`declare_capability` (server-stateless and caching check discover against what is served).
+needs resources, a resource template, prompts and completion (the resources-*, prompts-*,
+completion-complete and sep-2164 scenarios, caching, server-stateless, the MRTR non-tool request);
+they are served through the runtime's `add_resource`, `add_resource_template`, `add_prompt` and
+`add_completion`, which declare the matching capabilities (server-stateless and caching check
+discover against what is served).
 """
 
 from __future__ import annotations
@@ -29,13 +29,12 @@ from typing import Any, ClassVar
 
 from mcpgen_runtime._version import __version__
 from mcpgen_runtime.content import AudioContent, EmbeddedResource, ImageContent, ResourceContents, TextContent
-from mcpgen_runtime.protocol import jsonrpc
 from mcpgen_runtime.server import (
     Elicit,
     ListRoots,
     Pending,
     RequestContext,
-    RpcError,
+    ResourceNotFound,
     Sample,
     ServerConfig,
     ToolContext,
@@ -116,12 +115,51 @@ README = {
     "title": "About this server",
     "mimeType": "text/plain",
 }
-README_TEXT = "The mcpgen conformance fixture server: tools from specs/conformance.json, one prompt, this resource."
-
+README_TEXT = "The mcpgen conformance fixture server: tools from specs/conformance.json, prompts, resources."
+STATIC_TEXT = {
+    "uri": "test://static-text",
+    "name": "static-text",
+    "description": "A static text resource (resources-read-text).",
+    "mimeType": "text/plain",
+}
+STATIC_BINARY = {
+    "uri": "test://static-binary",
+    "name": "static-binary",
+    "description": "A static binary resource: a 1x1 PNG (resources-read-binary).",
+    "mimeType": "image/png",
+}
+WATCHED = {
+    "uri": "test://watched-resource",
+    "name": "watched-resource",
+    "description": "A resource to subscribe to (resources-subscribe, resources-unsubscribe).",
+    "mimeType": "text/plain",
+}
+DATA_TEMPLATE = {
+    "uriTemplate": "test://template/{id}/data",
+    "name": "template-data",
+    "description": "JSON data for an id (resources-templates-read).",
+    "mimeType": "application/json",
+}
+SIMPLE_PROMPT = {"name": "test_simple_prompt", "description": "A simple prompt without arguments."}
+ARGS_PROMPT = {
+    "name": "test_prompt_with_arguments",
+    "description": "A prompt with two required arguments.",
+    "arguments": [
+        {"name": "arg1", "description": "First test argument", "required": True},
+        {"name": "arg2", "description": "Second test argument", "required": True},
+    ],
+}
+EMBEDDED_PROMPT = {
+    "name": "test_prompt_with_embedded_resource",
+    "description": "A prompt embedding the resource it is given.",
+    "arguments": [{"name": "resourceUri", "description": "URI of the resource to embed", "required": True}],
+}
+IMAGE_PROMPT = {"name": "test_prompt_with_image", "description": "A prompt with an image."}
 MRTR_PROMPT = {
     "name": "test_input_required_result_prompt",
     "description": "Asks the user for context (elicitation, multi round-trip), then returns a prompt using it.",
 }
+ARG1_VALUES = ("test", "testing", "tested", "value1", "value2")
 
 
 class Server(ServerBase):
@@ -137,41 +175,72 @@ class Server(ServerBase):
 
     def __init__(self, config: ServerConfig | None = None) -> None:
         super().__init__(config)
-        # Prompts and resources beyond the tools (caching, server-stateless, MRTR non-tool request).
-        self.declare_capability("prompts", {"listChanged": True})
-        self.declare_capability("resources", {})
-        self.add_method("prompts/list", self.list_prompts)
-        self.add_method("prompts/get", self.get_prompt)
-        self.add_method("resources/list", self.list_resources)
-        self.add_method("resources/templates/list", self.list_resource_templates)
-        self.add_method("resources/read", self.read_resource)
+        for resource, read in (
+            (README, self.read_readme),
+            (STATIC_TEXT, self.read_static_text),
+            (STATIC_BINARY, self.read_static_binary),
+            (WATCHED, self.read_watched),
+        ):
+            self.add_resource(resource, read, notify=False)
+        self.add_resource_template(DATA_TEMPLATE, self.read_template_data, notify=False)
+        for prompt, get in (
+            (SIMPLE_PROMPT, self.simple_prompt),
+            (ARGS_PROMPT, self.prompt_with_arguments),
+            (EMBEDDED_PROMPT, self.prompt_with_embedded_resource),
+            (IMAGE_PROMPT, self.prompt_with_image),
+            (MRTR_PROMPT, self.mrtr_prompt),
+        ):
+            self.add_prompt(prompt, get, notify=False)
+        self.add_completion("prompt", ARGS_PROMPT["name"], "arg1", self.complete_arg1)
+        self.add_completion("resource", DATA_TEMPLATE["uriTemplate"], "id", self.complete_id)
 
-    # ---- prompts and resources ---------------------------------------------------------------
+    # ---- resources ---------------------------------------------------------------------------------
 
-    async def list_prompts(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        return {"prompts": [MRTR_PROMPT]}
+    async def read_readme(self, uri: str, ctx: RequestContext) -> str:
+        return README_TEXT
 
-    async def get_prompt(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        if params.get("name") != MRTR_PROMPT["name"]:
-            raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown prompt: {params.get('name')}")
+    async def read_static_text(self, uri: str, ctx: RequestContext) -> str:
+        return "This is the content of the static text resource."
+
+    async def read_static_binary(self, uri: str, ctx: RequestContext) -> bytes:
+        return base64.b64decode(PNG_1X1)
+
+    async def read_watched(self, uri: str, ctx: RequestContext) -> str:
+        return "A resource clients may subscribe to."
+
+    async def read_template_data(self, uri: str, variables: dict[str, Any], ctx: RequestContext) -> str:
+        id_ = variables["id"]
+        if not id_:
+            raise ResourceNotFound(uri)
+        return json.dumps({"id": id_, "templateTest": True, "data": f"Data for ID: {id_}"})
+
+    # ---- prompts and completion --------------------------------------------------------------------
+
+    async def simple_prompt(self, arguments: dict[str, str], ctx: RequestContext) -> str:
+        return "This is a simple prompt for testing."
+
+    async def prompt_with_arguments(self, arguments: dict[str, str], ctx: RequestContext) -> str:
+        return f"Prompt with arguments: arg1='{arguments['arg1']}', arg2='{arguments['arg2']}'"
+
+    async def prompt_with_embedded_resource(self, arguments: dict[str, str], ctx: RequestContext) -> list[Any]:
+        resource = ResourceContents(
+            uri=arguments["resourceUri"], mime_type="text/plain", text="Embedded resource content for testing."
+        )
+        return [EmbeddedResource(resource=resource), "Please process the embedded resource above."]
+
+    async def prompt_with_image(self, arguments: dict[str, str], ctx: RequestContext) -> list[Any]:
+        return [ImageContent(data=PNG_1X1, mime_type="image/png"), "Please analyze the image above."]
+
+    async def mrtr_prompt(self, arguments: dict[str, str], ctx: RequestContext) -> dict[str, Any]:
         answer = await ctx.elicit("What context should the prompt use?", CONTEXT_SCHEMA, key="user_context")
         context = str(answer.get("context", "")) if answer.accepted else "(none given)"
-        return {
-            "description": MRTR_PROMPT["description"],
-            "messages": [{"role": "user", "content": {"type": "text", "text": f"Use this context: {context}"}}],
-        }
+        return {"messages": [{"role": "user", "content": {"type": "text", "text": f"Use this context: {context}"}}]}
 
-    async def list_resources(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        # One static resource, so the caching scenario can check resources/read hints too.
-        return {"resources": [README]}
+    async def complete_arg1(self, value: str, context: dict[str, str], ctx: RequestContext) -> list[str]:
+        return [v for v in ARG1_VALUES if v.startswith(value)]
 
-    async def list_resource_templates(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        return {"resourceTemplates": []}
-
-    async def read_resource(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
-        if params.get("uri") != README["uri"]:
-            raise RpcError(jsonrpc.INVALID_PARAMS, "Resource not found", {"uri": params.get("uri")})
-        return {"contents": [{"uri": README["uri"], "mimeType": "text/plain", "text": README_TEXT}]}
+    async def complete_id(self, value: str, context: dict[str, str], ctx: RequestContext) -> list[str]:
+        return [v for v in ("1", "123", "42") if v.startswith(value)]
 
     # ---- content ---------------------------------------------------------------------------------
 

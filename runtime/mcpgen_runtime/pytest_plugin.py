@@ -10,7 +10,10 @@ test) takes what `mcpgen_runtime.mock.running_mock` takes: `spec=` (a spec file)
 `package=` (a generated package: its tools.json, and its `Client` for `mcp_mock.client`) or
 `tools=`; `seed=`, `responses=` (a file or a mapping), `transport="http"|"stdio"`,
 `in_process=` (HTTP in a thread of this process, the default, or a subprocess), and
-`client_class=`. The fixture yields a `mcpgen_runtime.testing.McpMock`; everything started
+`client_class=`; `cassette=` (a cassette `mcpgen mock --record` wrote: its recorded answers are
+served, a request it lacks fails with an error naming it, `mcp_mock.misses` lists them) and
+`faults=` (`{"latency": "100ms", "error_rate": 0.5, "drop_connection": 0.1, "slow_stream": "5ms"}`,
+deterministic with `seed=`). The fixture yields a `mcpgen_runtime.testing.McpMock`; everything started
 is stopped after the test.
 
 pytest imports this module in every session of an environment with mcpgen installed, so it
@@ -36,8 +39,9 @@ _MARKER = "mcp_mock"
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{_MARKER}(spec=None, package=None, tools=None, seed=0, responses=None, transport='http', "
-        "in_process=True, client_class=None): how the mcp_mock fixture starts its mock MCP server",
+        f"{_MARKER}(spec=None, package=None, tools=None, cassette=None, seed=0, responses=None, "
+        "transport='http', in_process=True, client_class=None, faults=None): how the mcp_mock "
+        "fixture starts its mock MCP server",
     )
 
 

@@ -33,6 +33,8 @@ class McpMock(RunningMock):
             command=running.command,
             server=running.server,
             record=running.record,
+            replayer=running.replayer,
+            injector=running.injector,
         )
         self.client_class = client_class
         self.async_client_class = async_client_class

@@ -3,6 +3,7 @@
 - `app.py`: the click group (connection options, one subcommand per tool), the call, output and exit codes
 - `options.py`: a tool's input schema as click options, and the options back as wire arguments
 - `prompts.py`: elicitation forms asked on the terminal (`--no-input` refuses instead)
+- `progress.py`: the call's progress on stderr (a bar or spinner on a terminal, plain lines elsewhere)
 - `text.py`: server-supplied text made inert for a terminal and for click's help formatter
 
 This package sits above `client/` (it drives the generated `Client`) and needs click: the

@@ -6,6 +6,10 @@ definitions themselves are the package's tools.json, read as data. Each tool is 
 by its method with `-` for `_`, built only when it is used (`--help` lists the tools from their
 definitions): a call imports and builds the models of its own tool only.
 
+While a call runs, its progress is shown on stderr (`progress.py`; `--quiet` shows none).
+`--timeout` is the silence the call allows (its progress notifications restart the clock) and
+`--max-time` bounds the whole call (CANCEL-06): the client's `timeout` and `max_time`.
+
 Exit codes (`python -m PKG --help` says the same):
 
     0  the tool ran
@@ -22,6 +26,7 @@ Exit codes (`python -m PKG --help` says the same):
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -40,13 +45,16 @@ from ..errors import (
     InputRequiredError,
     McpRuntimeError,
     MissingClientCapabilityError,
+    RequestTimeoutError,
     ToolArgumentsError,
     ToolError,
 )
-from ..protocol.input_messages import ElicitRequest
+from ..protocol.input_messages import ElicitRequest, ElicitResult
 from ..tools import PackageTools
 from .options import JsonValue, arguments_from, plan_options
+from .progress import ProgressDisplay
 from .prompts import InputRefusedError, TerminalElicitation
+from .surfaces import surface_commands
 from .text import help_text, json_text, printable
 
 __all__ = ["EXIT_INPUT", "EXIT_PROTOCOL", "EXIT_TOOL_ERROR", "EXIT_USAGE", "CliTool", "build_cli", "run_cli"]
@@ -57,6 +65,7 @@ EXIT_PROTOCOL: Final = 3
 EXIT_INPUT: Final = 4
 EXIT_INTERRUPTED: Final = 130
 _MAX_JSON_FILE: Final = 16 * 1024 * 1024
+DEFAULT_MAX_TIME: Final = 3600.0  # --max-time when not given (or --timeout, when that is longer)
 
 _EXIT_CODES_HELP: Final = (
     "\b\nExit codes:\n  0 the tool ran\n  1 the tool reported an error (isError)\n"
@@ -94,6 +103,14 @@ class _Settings:
     output: str
     interactive: bool
     era: str
+    max_time: float | None = None
+    quiet: bool = False
+
+    def call_max_time(self) -> float:
+        """What bounds the whole call: --max-time, else an hour (or --timeout when longer)."""
+        if self.max_time is not None:
+            return self.max_time
+        return max(DEFAULT_MAX_TIME, self.timeout or 0.0)
 
 
 def _header(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> dict[str, str]:
@@ -133,12 +150,27 @@ class _ToolGroup(click.Group):
     """The package's command: tools as subcommands, built on first use; exit codes as documented."""
 
     def __init__(
-        self, client_class: type[Client], tools: Sequence[CliTool], models: ModuleType | None, **kwargs: Any
+        self,
+        client_class: type[Client],
+        tools: Sequence[CliTool],
+        models: ModuleType | None,
+        surfaces: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.client_class = client_class
         self.models = models
         self.by_command = {tool.command: tool for tool in tools}
+        # resources, read, prompts, prompt, complete (cli/surfaces.py): a tool of the same name wins
+        self.builtins: dict[str, click.Command] = (
+            {
+                name: command
+                for name, command in surface_commands(_surface_connect(client_class)).items()
+                if name not in self.by_command
+            }
+            if surfaces
+            else {}
+        )
         source = getattr(client_class, "_tool_definitions_", None)  # not `or`: len() would read it all
         self._source: Sequence[Mapping[str, Any]] = () if source is None else source
         self._definitions: dict[str, Mapping[str, Any]] | None = None
@@ -158,12 +190,12 @@ class _ToolGroup(click.Group):
         return self._definitions
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(self.by_command)
+        return [*self.by_command, *self.builtins]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         tool = self.by_command.get(cmd_name)
         if tool is None:
-            return None
+            return self.builtins.get(cmd_name)
         return _tool_command(self.client_class, self._resolved(tool), self.definition(tool.name))
 
     def _resolved(self, tool: CliTool) -> CliTool:
@@ -181,9 +213,9 @@ class _ToolGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The tool list of `--help`, from the definitions alone: no subcommand (and no model) is built."""
-        if not self.by_command:
+        if not self.by_command and not self.builtins:
             return
-        limit = formatter.width - 6 - max(len(name) for name in self.by_command)
+        limit = formatter.width - 6 - max(len(name) for name in [*self.by_command, *self.builtins])
         rows = []
         for name, tool in self.by_command.items():
             definition = self.definitions.get(tool.name, {})
@@ -195,6 +227,7 @@ class _ToolGroup(click.Group):
                 short_help=help_text(title) if title else None,
             )
             rows.append((name, listed.get_short_help_str(limit)))
+        rows += [(name, command.get_short_help_str(limit)) for name, command in self.builtins.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -287,9 +320,21 @@ class _JsonArguments(JsonValue):
         return super().convert(value, param, ctx)
 
 
-def _connect(client_class: type[Client], settings: _Settings, on_elicit: TerminalElicitation) -> Client:
-    # every request bounded by --timeout (SEC-09); elicitation answered on the terminal (form mode only)
-    options: dict[str, Any] = {"timeout": settings.timeout, "on_elicit": on_elicit, "era": settings.era}
+def _connect(
+    client_class: type[Client],
+    settings: _Settings,
+    on_elicit: Callable[[ElicitRequest], ElicitResult],
+    on_progress: ProgressDisplay | None,
+) -> Client:
+    # every request bounded by --timeout (SEC-09), the call's silence only: its progress restarts
+    # the clock, and --max-time bounds it all (CANCEL-06); elicitation answered on the terminal
+    options: dict[str, Any] = {
+        "timeout": settings.timeout,
+        "max_time": settings.call_max_time(),
+        "on_progress": on_progress,
+        "on_elicit": on_elicit,
+        "era": settings.era,
+    }
     if settings.stdio is not None:
         return client_class.stdio(shlex.split(settings.stdio), **options)
     token_env = settings.token_env
@@ -304,6 +349,19 @@ def _connect(client_class: type[Client], settings: _Settings, on_elicit: Termina
     )
 
 
+def _surface_connect(client_class: type[Client]) -> Callable[[click.Context], Client]:
+    """How the commands beyond tools (cli/surfaces.py) open their client: as a tool's command does."""
+
+    def connect(ctx: click.Context) -> Client:
+        settings: _Settings = ctx.find_object(_Settings)  # type: ignore[assignment]
+        _check_settings(ctx, settings)
+        server = settings.url or settings.stdio or "the server"
+        asker = TerminalElicitation(interactive=settings.interactive, server=server)
+        return _connect(client_class, settings, asker, None)  # no progress display: reads and prompts
+
+    return connect
+
+
 def _call(
     ctx: click.Context,
     client_class: type[Client],
@@ -313,14 +371,22 @@ def _call(
 ) -> int:
     server = settings.url or settings.stdio or "the server"
     asker = TerminalElicitation(interactive=settings.interactive, server=server)
+    display = None if settings.quiet else ProgressDisplay(sys.stderr, tool.command)
+    on_elicit: Callable[[ElicitRequest], ElicitResult] = (
+        asker if display is None else _pausing(display, asker)
+    )
     try:
-        with _connect(client_class, settings, asker) as client:
-            try:
-                result = client._call(tool.name, arguments, _model(tool.input_model))
-            except ToolError as exc:
+        with _connect(client_class, settings, on_elicit, display) as client:
+            failed: ToolResult | None = None
+            with display if display is not None else contextlib.nullcontext():  # erased before output
+                try:
+                    result = client._call(tool.name, arguments, _model(tool.input_model))
+                except ToolError as exc:
+                    failed = exc.result
+            if failed is not None:
                 if asker.refused is not None:  # a legacy server's request, refused inside the session
                     return _refused(asker.refused)
-                _show(exc.result, settings.output)
+                _show(failed, settings.output)
                 return EXIT_TOOL_ERROR
             if tool.output_model is not None:
                 client._core.structured(
@@ -335,11 +401,22 @@ def _call(
     except McpRuntimeError as exc:
         if asker.refused is not None:
             return _refused(asker.refused)
-        return _fail(f"{type(exc).__name__}: {exc}", EXIT_PROTOCOL)
+        hint = " (see --timeout and --max-time)" if isinstance(exc, RequestTimeoutError) else ""
+        return _fail(f"{type(exc).__name__}: {exc}{hint}", EXIT_PROTOCOL)
     if asker.refused is not None:
         return _refused(asker.refused)
     _show(result, settings.output)
     return 0
+
+
+def _pausing(display: ProgressDisplay, asker: TerminalElicitation) -> Callable[[ElicitRequest], ElicitResult]:
+    """`asker` with the progress line put away while a form is asked on the same terminal."""
+
+    def ask(request: ElicitRequest) -> ElicitResult:
+        with display.pause():
+            return asker(request)
+
+    return ask
 
 
 def _refused(request: ElicitRequest) -> int:
@@ -385,10 +462,16 @@ def _block_text(block: Mapping[str, Any]) -> str:
 
 
 def build_cli(
-    client_class: type[Client], tools: Sequence[CliTool], *, prog: str, models: ModuleType | None = None
+    client_class: type[Client],
+    tools: Sequence[CliTool],
+    *,
+    prog: str,
+    models: ModuleType | None = None,
+    surfaces: bool = False,
 ) -> click.Group:
     """The click group for one generated package (what `run_cli` runs; tests invoke it directly).
-    `models`: the module the names of model given as `str` in `tools` are looked up in."""
+    `models`: the module the names of model given as `str` in `tools` are looked up in; `surfaces`:
+    offer `resources`, `read`, `prompts`, `prompt` and `complete` (cli/surfaces.py)."""
 
     def group_callback(
         url: str | None,
@@ -399,9 +482,13 @@ def build_cli(
         output: str,
         no_input: bool,
         era: str,
+        max_time: float | None,
+        quiet: bool,
     ) -> None:
         ctx = click.get_current_context()
-        ctx.obj = _Settings(url, stdio, headers, token_env, timeout, output, not no_input, era)
+        ctx.obj = _Settings(
+            url, stdio, headers, token_env, timeout, output, not no_input, era, max_time, quiet
+        )
 
     params: list[click.Parameter] = [
         click.Option(
@@ -433,7 +520,23 @@ def build_cli(
             type=click.FloatRange(min=0, min_open=True),
             default=30.0,
             show_default=True,
-            help="Seconds to wait for each response.",
+            help="Seconds of silence allowed: a call ends when neither its response nor a progress "
+            "notification arrives for this long (each progress notification restarts the clock).",
+        ),
+        click.Option(
+            ["--max-time"],
+            type=click.FloatRange(min=0, min_open=True),
+            default=None,
+            metavar="SECONDS",
+            help="Seconds the whole call may take, progress or not "
+            f"[default: {DEFAULT_MAX_TIME:g}, or --timeout when longer].",
+        ),
+        click.Option(
+            ["--quiet"],
+            is_flag=True,
+            default=False,
+            help="Show no progress on stderr (by default: a bar or spinner on a terminal, "
+            "a line per progress notification otherwise).",
         ),
         click.Option(
             ["--format", "output"],
@@ -461,6 +564,7 @@ def build_cli(
         client_class,
         tools,
         models,
+        surfaces,
         name=prog,
         params=params,
         callback=group_callback,
@@ -479,6 +583,7 @@ def run_cli(
     prog: str,
     args: Sequence[str] | None = None,
     models: ModuleType | None = None,
+    surfaces: bool = False,
 ) -> NoReturn:
     """Run the command line (what a generated `__main__.py` calls) and exit with its code."""
-    build_cli(client_class, tools, prog=prog, models=models).main(args, prog_name=prog)
+    build_cli(client_class, tools, prog=prog, models=models, surfaces=surfaces).main(args, prog_name=prog)

@@ -36,7 +36,7 @@ from ..tools import ToolSpec
 from ..transport.base import AsyncTransport, SyncTransport, sends_headers
 from ..transport.limits import DEFAULT_MAX_RESPONSE_BYTES
 from ..transport.stdio import AsyncStdioTransport, StdioTransport
-from .core import ClientCore, ElicitationMode, OnNotification, declared_capabilities
+from .core import ClientCore, ElicitationMode, OnNotification, check_max_time, declared_capabilities
 from .input_responses import InputNeeded
 
 __all__ = ["AsyncClientBase", "ClientCommon", "SyncClientBase", "bearer", "core_for"]
@@ -85,6 +85,7 @@ def core_for(
     client_info: Mapping[str, str] | None,
     timeout: float | None,
     tools: Iterable[Mapping[str, Any]] | None,
+    max_time: float | None = None,
     on_notification: OnNotification | None,
     on_progress: ProgressCallback | None,
     handlers: dict[str, Callable[[Any], Any] | None],
@@ -105,6 +106,7 @@ def core_for(
         tools=tools,
         headers=headers,
         timeout=timeout,
+        max_time=max_time,
         send_headers=True if url is not None else sends_headers(transport),
         capabilities=declared_capabilities(
             capabilities,
@@ -140,19 +142,28 @@ class ClientCommon:
     _core: ClientCore
     _call_timeout: float | None = None
     _call_progress: ProgressCallback | None = None
+    _call_max_time: float | None = None
     _is_view = False
 
     def with_options(
-        self, *, timeout: float | None = None, on_progress: ProgressCallback | None = None
+        self,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        max_time: float | None = None,
     ) -> Self:
-        """A view of this client whose calls (generated methods included) use `timeout` and
-        `on_progress`; it shares the connection, tool table and cache, and closing it is a no-op."""
+        """A view of this client whose calls (generated methods included) use `timeout`,
+        `on_progress` and `max_time` (the whole call's bound; `timeout` then counts silence,
+        restarted by each progress notification); it shares the connection, tool table and cache,
+        and closing it is a no-op."""
         view = copy.copy(self)
         view._is_view = True
         if timeout is not None:
             view._call_timeout = timeout
         if on_progress is not None:
             view._call_progress = on_progress
+        if max_time is not None:
+            view._call_max_time = check_max_time(max_time)
         return view
 
     @property

@@ -20,6 +20,7 @@ the cache, and a flow read top to bottom is the protocol's order of steps; the l
 from __future__ import annotations
 
 import itertools
+import math
 import secrets
 import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -62,6 +63,7 @@ from ..protocol.legacy.handshake import VERSION_HEADER_SINCE, Handshake, discove
 from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
 from ..protocol.subscriptions import SubscriptionFilter
 from ..tools import PackageTools, ToolSpec, ToolTable, tool_table
+from ..transport.limits import Deadline, Timeout
 from .arguments import model_arguments, wire_arguments
 from .input_responses import (
     DEFAULT_MAX_INPUT_ROUNDS,
@@ -97,6 +99,13 @@ T = TypeVar("T")
 
 DEFAULT_TIMEOUT = 30.0
 TOOLS_LIST_CHANGED: Final = "notifications/tools/list_changed"
+# notification -> the cached methods it makes stale (CACHE-14)
+_STALE_AFTER: Final[Mapping[str, tuple[str, ...]]] = {
+    TOOLS_LIST_CHANGED: ("tools/list",),
+    "notifications/prompts/list_changed": ("prompts/list",),
+    "notifications/resources/list_changed": ("resources/list", "resources/templates/list"),
+    "notifications/resources/updated": ("resources/read",),
+}
 _NO_HEADERS: Final[Mapping[str, str]] = MappingProxyType({})
 _HEADER_CACHE_LIMIT = 1024  # (method, name) pairs; tool names come from the caller
 ElicitationMode = Literal["form", "url"]
@@ -153,6 +162,7 @@ class ClientCore(LegacyFlows):
         tools: Iterable[Mapping[str, Any]] | None = None,
         headers: Mapping[str, str] | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
+        max_time: float | None = None,
         send_headers: bool = True,
         capabilities: Mapping[str, Any] | None = None,
         input_handlers: Mapping[str, Callable[[Any], Any]] | None = None,
@@ -168,6 +178,7 @@ class ClientCore(LegacyFlows):
         if max_input_rounds < 0 or retries < 0:
             raise ValueError("max_input_rounds and retries must be >= 0")
         self.timeout = timeout
+        self.max_time = check_max_time(max_time)
         self.send_headers = send_headers
         self.client_info: dict[str, str] = (
             dict(client_info) if client_info is not None else {"name": "mcpgen", "version": __version__}
@@ -256,7 +267,7 @@ class ClientCore(LegacyFlows):
         name: str | None = None,
         param_headers: Mapping[str, str] | None = None,
         meta: Mapping[str, Any] | None = None,
-        timeout: float | None = None,
+        timeout: Timeout = None,
     ) -> Flow[dict[str, Any]]:
         """One request → its result. Retried with a new id once at another version on -32022
         (VER-02), once when a read's reply stream broke before its response (HTTP-26), and up to
@@ -280,6 +291,8 @@ class ClientCore(LegacyFlows):
                 headers = {**headers, **param_headers}
             request_id = next(self._ids)
             message = jsonrpc.request(request_id, method, {**params, "_meta": request_meta_})
+            if isinstance(wait, Deadline):
+                wait.extend()  # each request of a call starts its silence afresh (CANCEL-06)
             try:
                 reply, status = yield Outgoing(message, headers, wait)
             except McpRuntimeError as exc:
@@ -313,19 +326,26 @@ class ClientCore(LegacyFlows):
     # -- cacheable reads ----------------------------------------------------------------
 
     def cached_flow(
-        self, method: str, params: Mapping[str, Any], *, partition: str | None, refresh: bool = False
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        partition: str | None,
+        refresh: bool = False,
+        name: str | None = None,
+        timeout: float | None = None,
     ) -> Flow[tuple[dict[str, Any], bool]]:
         """A cacheable request: a fresh cached result (CACHE-07), else fetched and stored; a
         failed refetch falls back to a stale entry with a `StaleCacheWarning`. Returns
         (result, served_from_cache); the result is the caller's own copy."""
         cache = self.cache
         if cache is None:
-            return (yield from self.request_flow(method, params)), False
+            return (yield from self.request_flow(method, params, name=name, timeout=timeout)), False
         entry = cache.lookup(method, params, self.protocol_version, partition)
         if entry is not None and not refresh and cache.is_fresh(entry):
             return _copy(entry.value), True
         try:
-            result = yield from self.request_flow(method, params)
+            result = yield from self.request_flow(method, params, name=name, timeout=timeout)
         except TransportError as exc:
             if entry is None:
                 raise
@@ -433,7 +453,11 @@ class ClientCore(LegacyFlows):
         on_progress: ProgressCallback | None = None,
         input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
         request_state: str | None = None,
+        max_time: float | None = None,
     ) -> Flow[ToolResult]:
+        """`tools/call`, with its input rounds. With `max_time` (here or the client's), `timeout` is
+        the silence allowed, restarted by each progress notification of the call, and `max_time`
+        bounds the whole call (CANCEL-06); the call asks for progress then even without a callback."""
         args: dict[str, Any] = (
             {} if arguments is None else (arguments if type(arguments) is dict else dict(arguments))
         )
@@ -442,6 +466,12 @@ class ClientCore(LegacyFlows):
         if input_responses is not None or request_state is not None:  # resuming by hand
             params = retry_params(base, answers_wire(input_responses or {}), request_state)
         progress = self.on_progress if on_progress is None else on_progress
+        limit = self.max_time if max_time is None else check_max_time(max_time)
+        wait: Timeout = timeout
+        if limit is not None:
+            deadline = Deadline(self.timeout if timeout is None else timeout, limit)
+            wait = deadline
+            progress = _keeping_alive(deadline, progress)
         token = None
         if progress is not None:
             meta, token = self._track_progress(progress, meta)
@@ -465,7 +495,7 @@ class ClientCore(LegacyFlows):
                         name=name,
                         param_headers=param_headers,
                         meta=meta,
-                        timeout=timeout,
+                        timeout=wait,
                     )
                 except HeaderMismatchError:
                     if refreshed or not self.send_headers:
@@ -547,9 +577,12 @@ class ClientCore(LegacyFlows):
         input_model: type[BaseModel],
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
+        max_time: float | None = None,
     ) -> Flow[ToolResult]:
         payload = self.prepare_arguments(name, arguments, input_model)
-        result = yield from self.call_flow(name, payload, timeout=timeout, on_progress=on_progress)
+        result = yield from self.call_flow(
+            name, payload, timeout=timeout, on_progress=on_progress, max_time=max_time
+        )
         if result.is_error:
             raise ToolError(name, result)
         return result
@@ -606,10 +639,13 @@ class ClientCore(LegacyFlows):
     # -- notifications and subscriptions -------------------------------------------------
 
     def observe(self, message: Message) -> None:
-        """What every notification does to the client itself: a tools list change makes the
-        cached `tools/list` pages stale at once (CACHE-14)."""
-        if message.get("method") == TOOLS_LIST_CHANGED and self.cache is not None:
-            self.cache.invalidate("tools/list")
+        """What every notification does to the client itself: a list change makes the cached
+        pages of that list stale at once, a resource update every cached `resources/read`
+        (CACHE-14)."""
+        stale = _STALE_AFTER.get(str(message.get("method")))
+        if stale and self.cache is not None:
+            for method in stale:
+                self.cache.invalidate(method)
 
     def _dispatch(self, message: Message) -> None:
         """Notifications that arrive with a reply: progress to its call's callback, then the
@@ -629,7 +665,7 @@ class ClientCore(LegacyFlows):
                         total if isinstance(total, int | float) else None,
                         text if isinstance(text, str) else None,
                     )
-        elif method == TOOLS_LIST_CHANGED:
+        elif method in _STALE_AFTER:
             self.observe(message)
         if self.on_notification is not None:
             self.on_notification(message)
@@ -640,6 +676,26 @@ class ClientCore(LegacyFlows):
             request_id, "subscriptions/listen", {"notifications": requested.wire(), "_meta": self._meta}
         )
         return Outgoing(message, self._headers("subscriptions/listen", None), None)
+
+
+def check_max_time(value: float | None) -> float | None:
+    """`max_time` as given: None, or a positive finite number of seconds (CANCEL-06: a maximum)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ValueError(f"max_time must be a positive finite number of seconds or None, not {value!r}")
+    return float(value)
+
+
+def _keeping_alive(deadline: Deadline, callback: ProgressCallback | None) -> ProgressCallback:
+    """The call's progress callback, which first pushes the call's deadline back."""
+
+    def progressed(progress: float, total: float | None, message: str | None) -> None:
+        deadline.extend()
+        if callback is not None:
+            callback(progress, total, message)
+
+    return progressed
 
 
 def _copy(value: dict[str, Any]) -> dict[str, Any]:

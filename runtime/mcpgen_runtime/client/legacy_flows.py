@@ -44,6 +44,7 @@ from ..protocol.legacy.handshake import (
     initialized_notification,
     parse_initialize_result,
 )
+from ..transport.limits import Deadline, Timeout
 from .input_responses import InputNeeded
 from .legacy_peer_requests import plan_peer_request
 from .steps import Flow, Notify, Outgoing
@@ -52,7 +53,10 @@ __all__ = ["LEGACY", "MODERN", "REISSUED_METHODS", "LegacyFlows"]
 
 MODERN: Final = "modern"
 LEGACY: Final = "legacy"
-REISSUED_METHODS: Final = frozenset({DISCOVER, "tools/list"})  # reads: safe to send again (HTTP-26)
+# reads: safe to send again (HTTP-26)
+REISSUED_METHODS: Final = frozenset(
+    {DISCOVER, "tools/list", "resources/list", "resources/templates/list", "prompts/list", "resources/read"}
+)
 
 
 class LegacyFlows:
@@ -80,7 +84,7 @@ class LegacyFlows:
         name: str | None = None,
         param_headers: Mapping[str, str] | None = None,
         meta: Mapping[str, Any] | None = None,
-        timeout: float | None = None,
+        timeout: Timeout = None,
     ) -> Flow[dict[str, Any]]:
         raise NotImplementedError  # ClientCore's
 
@@ -115,7 +119,7 @@ class LegacyFlows:
         name: str | None,
         param_headers: Mapping[str, str] | None,
         meta: Mapping[str, Any] | None,
-        timeout: float | None,
+        timeout: Timeout,
     ) -> Flow[dict[str, Any]]:
         if self.era is None and self.send_headers:
             # HTTP: the modern request goes out as it is; its failure may say "legacy" (VER-10).
@@ -191,7 +195,7 @@ class LegacyFlows:
         return handshake
 
     def _legacy_request_flow(
-        self, method: str, params: Mapping[str, Any], *, meta: Mapping[str, Any] | None, timeout: float | None
+        self, method: str, params: Mapping[str, Any], *, meta: Mapping[str, Any] | None, timeout: Timeout
     ) -> Flow[dict[str, Any]]:
         """One request in the legacy era: no protocol `_meta`, the session's headers; a read
         re-issued once after a lost stream; one new session after a 404 (the session expired)."""
@@ -205,6 +209,8 @@ class LegacyFlows:
                 request_id, method, {**params, "_meta": dict(meta)} if meta else dict(params)
             )
             headers = self._base_headers
+            if isinstance(wait, Deadline):
+                wait.extend()  # each request of a call starts its silence afresh (CANCEL-06)
             try:
                 reply, status = yield Outgoing(message, headers, wait)
             except ResponseLostError:

@@ -6,6 +6,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..transport.limits import Timeout
 from .input_responses import InputNeeded
 
 __all__ = ["Flow", "InputNeeded", "Notify", "Outgoing", "Step"]
@@ -19,7 +20,7 @@ class Outgoing:
 
     message: dict[str, Any]
     headers: Mapping[str, str]
-    timeout: float | None
+    timeout: Timeout  # seconds, or a `Deadline` that the call's progress pushes back
 
 
 @dataclass(slots=True)

@@ -4,6 +4,9 @@
 generator's diagnostics first; `python -m mcpgen_runtime.mock` needs only the runtime and reads
 spec files (`{"tools": [...]}`, a bare list, a JSON-RPC `tools/list` response, or a generated
 package's `tools.json`). The pytest plugin starts the latter for stdio and subprocess mocks.
+
+Both take `--record` (a proxy writing a cassette: record.py), `--replay CASSETTE` (replay.py) and
+the fault options (faults.py); `make_faults`, `serve_record` and `serve_replay` are where they end.
 """
 
 from __future__ import annotations
@@ -19,11 +22,24 @@ import click
 
 from .. import _json
 from ..server.cli import HELP_OPTIONS, parse_command_line
+from .cassette import CassetteError, Scrubber
+from .faults import Faults, parse_duration_ms, parse_latency, parse_rate
 from .responses import ResponsesError
 from .server import MockServer
+from .surfaces import load_spec_surfaces, serve_surfaces
+from .upstream import Upstream
 from .values import MockDependencyError
 
-__all__ = ["build_command", "keep_hypothesis_files_in_the_cache", "load_spec_file", "main", "serve_mock"]
+__all__ = [
+    "build_command",
+    "keep_hypothesis_files_in_the_cache",
+    "load_spec_file",
+    "main",
+    "make_faults",
+    "serve_mock",
+    "serve_record",
+    "serve_replay",
+]
 
 MAX_SPEC_BYTES: Final = 64 * 1024 * 1024
 Transport = Literal["http", "stdio"]
@@ -64,13 +80,105 @@ def keep_hypothesis_files_in_the_cache() -> None:
 
 
 def serve_mock(
-    server: MockServer, transport: Transport = "http", host: str = "127.0.0.1", port: int = 8000
+    server: MockServer,
+    transport: Transport = "http",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    faults: Faults | None = None,
 ) -> None:
-    """Serve until interrupted (HTTP) or until stdin closes (stdio)."""
+    """Serve until interrupted (HTTP) or until stdin closes (stdio), with `faults` injected."""
+    if faults is not None and faults.active:
+        from .faults import FaultInjector, FaultyApp, serve_stdio_with_faults
+
+        injector = FaultInjector(faults)
+        if transport == "stdio":
+            from ..server.stdio import serve_stdio
+
+            serve_stdio_with_faults(lambda stdin, stdout: serve_stdio(server, stdin, stdout), injector)
+        else:
+            from .record import serve_asgi
+
+            serve_asgi(FaultyApp(server.asgi_app(), injector), host, port)
+        return
     if transport == "stdio":
         server.run_stdio()
     else:
         server.run_http(host, port)
+
+
+def make_faults(
+    seed: int = 0,
+    latency: str | None = None,
+    error_rate: str | float | None = None,
+    drop_connection: str | float | None = None,
+    slow_stream: str | None = None,
+) -> Faults:
+    """`Faults` from the command-line spellings; `ValueError` naming the option that is wrong."""
+    try:
+        latency_ms = parse_latency(latency) if latency else None
+    except ValueError as exc:
+        raise ValueError(f"--latency {exc}") from None
+    try:
+        errors = parse_rate(error_rate) if error_rate is not None else 0.0
+    except ValueError as exc:
+        raise ValueError(f"--error-rate {exc}") from None
+    try:
+        drops = parse_rate(drop_connection) if drop_connection is not None else 0.0
+    except ValueError as exc:
+        raise ValueError(f"--drop-connection {exc}") from None
+    try:
+        slow = parse_duration_ms(slow_stream) if slow_stream else None
+    except ValueError as exc:
+        raise ValueError(f"--slow-stream {exc}") from None
+    return Faults(seed=seed, latency_ms=latency_ms, error_rate=errors, drop_rate=drops, slow_stream_ms=slow)
+
+
+def serve_record(
+    upstream: Upstream,
+    cassette: str | Path,
+    transport: Transport = "http",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    scrub_headers: Sequence[str] = (),
+    faults: Faults | None = None,
+) -> None:
+    """Proxy to `upstream`, writing `cassette`, until interrupted (HTTP) or stdin closes (stdio)."""
+    from .record import record_http, record_stdio
+
+    # Headers and environment given to the upstream are credentials until shown otherwise.
+    scrubber = Scrubber(
+        scrub_headers, [*upstream.headers.values(), *(upstream.env or {}).values(), *upstream.secrets]
+    )
+    if transport == "stdio":
+        if faults is not None and faults.active:
+            raise ValueError("fault injection while recording needs --http")
+        record_stdio(upstream, cassette, scrubber=scrubber)
+    else:
+        record_http(upstream, cassette, host=host, port=port, scrubber=scrubber, faults=faults)
+
+
+def serve_replay(
+    cassette: str | Path,
+    transport: Transport = "http",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    faults: Faults | None = None,
+    passthrough: Upstream | None = None,
+    scrub_headers: Sequence[str] = (),
+) -> None:
+    """Serve `cassette` until interrupted (HTTP) or stdin closes (stdio); `CassetteError` when unreadable."""
+    from .cassette import load_cassette
+    from .replay import replay_http, replay_stdio
+
+    loaded = load_cassette(cassette)
+    scrubber = Scrubber(scrub_headers)
+    if transport == "stdio":
+        replay_stdio(loaded, faults=faults, passthrough=passthrough, scrubber=scrubber)
+    else:
+        replay_http(loaded, host=host, port=port, faults=faults, passthrough=passthrough, scrubber=scrubber)
 
 
 def build_command() -> click.Command:
@@ -80,11 +188,14 @@ def build_command() -> click.Command:
         if options["http"] and options["stdio"]:
             raise click.UsageError("--http and --stdio: choose one")
         options["transport"] = "stdio" if options["stdio"] else "http"
+        if (options["spec"] is None) == (options["replay"] is None):
+            raise click.UsageError("give SPEC or --replay CASSETTE")
         return options
 
     opt = click.option
     params = [
-        click.argument("spec"),
+        click.argument("spec", required=False),
+        opt("--replay", metavar="CASSETTE", help="serve a cassette recorded by mcpgen mock --record"),
         opt("--http", is_flag=True, help="Streamable HTTP (default)"),
         opt("--stdio", is_flag=True, help="stdin/stdout"),
         opt("--host", default="127.0.0.1", metavar="ADDRESS", help="interface to bind (default 127.0.0.1)"),
@@ -92,6 +203,10 @@ def build_command() -> click.Command:
         opt("--seed", type=int, default=0, help="the same seed gives the same answers (default 0)"),
         opt("--responses", metavar="FILE", help="canned answers, errors and faults (YAML or JSON)"),
         opt("--record", metavar="FILE", help="append every call to FILE as JSON lines"),
+        opt("--latency", metavar="MS", help="delay every request: 100ms, or a range 50-200ms"),
+        opt("--error-rate", metavar="P", help="answer this fraction of requests with a retryable error"),
+        opt("--drop-connection", metavar="P", help="cut this fraction of exchanges (stdio: exit)"),
+        opt("--slow-stream", metavar="MS", help="send bodies in 16-byte pieces this far apart"),
         opt(
             "--log-level",
             type=click.Choice(["debug", "info", "warning", "error"]),
@@ -109,6 +224,14 @@ def build_command() -> click.Command:
     )(read)
 
 
+def _surface_arguments(found: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "resources": found["resources"],
+        "resource_templates": found["resourceTemplates"],
+        "prompts": found["prompts"],
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_command_line(build_command(), argv, "python -m mcpgen_runtime.mock")
     keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
@@ -119,13 +242,20 @@ def main(argv: Sequence[str] | None = None) -> None:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     try:
+        faults = make_faults(
+            args["seed"], args["latency"], args["error_rate"], args["drop_connection"], args["slow_stream"]
+        )
+        if args["replay"] is not None:
+            serve_replay(args["replay"], args["transport"], args["host"], args["port"], faults=faults)
+            return
         server = MockServer(
             load_spec_file(args["spec"]),
             seed=args["seed"],
             responses=args["responses"],
             record=args["record"],
         )
-    except (OSError, ValueError, ResponsesError, MockDependencyError) as exc:
+        serve_surfaces(server, **_surface_arguments(load_spec_surfaces(args["spec"])), seed=args["seed"])
+    except (OSError, ValueError, ResponsesError, MockDependencyError, CassetteError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(1) from None
-    serve_mock(server, args["transport"], args["host"], args["port"])
+    serve_mock(server, args["transport"], args["host"], args["port"], faults=faults)

@@ -8,6 +8,10 @@ Three ways to run it, all on 127.0.0.1 and all stopped when the `with` block end
 - `transport="stdio"`: nothing is started here; `command` is the argv a stdio client launches.
 
 Out of process, calls are read from the JSON-lines record the mock writes (`--record`).
+
+`cassette=` serves a cassette (replay.py) instead of made-up answers: its misses are in `misses`
+(in process); `faults=` (a `Faults`, or a mapping of the command-line options: `latency`,
+`error_rate`, `drop_connection`, `slow_stream`) injects faults (faults.py) with `seed`.
 """
 
 from __future__ import annotations
@@ -27,7 +31,10 @@ from typing import Any, Final, Literal
 from .. import _json
 from ..server.http.app import McpAsgiApp
 from ..tools import load_package_tools, tool_table
-from .command import load_spec_file
+from .cassette import load_cassette
+from .command import load_spec_file, make_faults
+from .faults import FaultInjector, Faults, FaultyApp
+from .replay import Replayer, replay_app
 from .responses import ToolResponses, parse_responses
 from .server import MockCall, MockServer, read_record
 
@@ -48,28 +55,37 @@ class RunningMock:
         command: list[str] | None = None,
         server: MockServer | None = None,
         record: Path | None = None,
+        replayer: Replayer | None = None,
+        injector: FaultInjector | None = None,
     ) -> None:
         self.tools = tools  # the served definitions, as listed
         self.url = url  # Streamable HTTP endpoint; None on stdio
         self.command = command  # stdio: the argv that starts the mock; None on HTTP
         self.server = server  # the MockServer when it runs in this process
         self.record = record  # out of process: the JSON-lines file the mock appends calls to
+        self.replayer = replayer  # the cassette's Replayer when one is replayed in this process
+        self.injector = injector  # in process: the faults injected (`injector.injected` counts them)
         self._skip = 0  # calls before the last reset() of an out-of-process mock
+
+    @property
+    def misses(self) -> list[str]:
+        """Replaying in this process: every request the cassette had no answer for, described."""
+        return list(self.replayer.misses) if self.replayer is not None else []
 
     @property
     def calls(self) -> list[MockCall]:
         """Every call the mock answered, in order (one per call, whatever its input rounds)."""
         if self.server is not None:
             return list(self.server.calls)
-        assert self.record is not None
+        if self.record is None:
+            return []  # a replayed cassette: its calls are the recorded ones
         return read_record(self.record)[self._skip :]
 
     def reset(self) -> None:
         """Forget the calls so far."""
         if self.server is not None:
             self.server.reset_calls()
-        else:
-            assert self.record is not None
+        elif self.record is not None:
             self._skip += len(self.calls)
 
     def calls_to(self, tool: str) -> list[dict[str, Any]]:
@@ -117,10 +133,18 @@ class RunningMock:
 
 
 def _definitions(
-    tools: Sequence[Mapping[str, Any]] | None, spec: str | Path | None, package: str | None
+    tools: Sequence[Mapping[str, Any]] | None,
+    spec: str | Path | None,
+    package: str | None,
+    cassette: str | Path | None = None,
 ) -> list[dict[str, Any]]:
     given = [x is not None for x in (tools, spec, package)]
-    if sum(given) != 1:
+    if cassette is not None:
+        if spec is not None:
+            raise ValueError("cassette= serves the recorded answers: give no spec=")
+        if tools is None and package is None:
+            return _cassette_tools(cassette)
+    elif sum(given) != 1:
         raise ValueError("give exactly one of tools=, spec= (a spec file) or package= (a generated package)")
     if tools is not None:
         return [dict(tool) for tool in tools]
@@ -130,33 +154,87 @@ def _definitions(
     return load_package_tools(package)
 
 
+def _cassette_tools(cassette: str | Path) -> list[dict[str, Any]]:
+    """The tools the cassette's first `tools/list` answers listed (every page of that listing)."""
+    tools: list[dict[str, Any]] = []
+    for entry in load_cassette(cassette).exchanges:
+        result = entry["response"].get("result")
+        if entry["request"].get("method") == "tools/list" and isinstance(result, Mapping):
+            listed = result.get("tools")
+            tools += (
+                [dict(tool) for tool in listed if isinstance(tool, Mapping)]
+                if isinstance(listed, list)
+                else []
+            )
+            if not result.get("nextCursor"):
+                break
+    return tools
+
+
+def _faults(seed: int, faults: Faults | Mapping[str, Any] | None) -> Faults | None:
+    if faults is None or isinstance(faults, Faults):
+        return faults
+    unknown = set(faults) - {"latency", "error_rate", "drop_connection", "slow_stream"}
+    if unknown:
+        raise ValueError(f"faults: unknown option(s) {', '.join(sorted(unknown))}")
+    options = {key: (None if value is None else str(value)) for key, value in faults.items()}
+    return make_faults(seed, **options)
+
+
+def _fault_args(faults: Faults | None) -> list[str]:
+    if faults is None or not faults.active:
+        return []
+    args = ["--seed", str(faults.seed)]
+    if faults.latency_ms:
+        args += ["--latency", f"{faults.latency_ms[0]!r}-{faults.latency_ms[1]!r}ms"]
+    if faults.error_rate:
+        args += ["--error-rate", repr(faults.error_rate)]
+    if faults.drop_rate:
+        args += ["--drop-connection", repr(faults.drop_rate)]
+    if faults.slow_stream_ms:
+        args += ["--slow-stream", f"{faults.slow_stream_ms!r}ms"]
+    return args
+
+
 @contextlib.contextmanager
 def running_mock(
     tools: Sequence[Mapping[str, Any]] | None = None,
     *,
     spec: str | Path | None = None,
     package: str | None = None,
+    cassette: str | Path | None = None,
     seed: int = 0,
     responses: str | Path | Mapping[str, Any] | ToolResponses | None = None,
     transport: Transport = "http",
     in_process: bool = True,
     env: Mapping[str, str] | None = None,
+    faults: Faults | Mapping[str, Any] | None = None,
 ) -> Iterator[RunningMock]:
-    """Serve the tools (`tools`, a `spec` file, or a generated `package`'s tools.json) until the block ends.
+    """Serve the tools (`tools`, a `spec` file, or a generated `package`'s tools.json), or a
+    `cassette`, until the block ends.
 
     `responses`: a responses file, or its content as a mapping. `env`: added to the environment
-    of an out-of-process mock.
+    of an out-of-process mock. `faults`: see the module docstring.
     """
-    definitions = _definitions(tools, spec, package)
+    definitions = _definitions(tools, spec, package, cassette)
+    injected = _faults(seed, faults)
     if transport not in ("http", "stdio"):
         raise ValueError(f"transport must be 'http' or 'stdio', not {transport!r}")
+    if cassette is not None:
+        if responses is not None:
+            raise ValueError("cassette= serves the recorded answers: give no responses=")
+        with _replaying(definitions, Path(cassette), injected, transport, in_process, env) as running:
+            yield running
+        return
     if transport == "http" and in_process:
         loaded = responses
         if isinstance(responses, Mapping):
             loaded = parse_responses(responses, tool_table(definitions))
         server = MockServer(definitions, seed=seed, responses=loaded)  # type: ignore[arg-type]
-        with _serving(server) as url:
-            yield RunningMock(definitions, url=url, server=server)
+        injector = FaultInjector(injected) if injected is not None and injected.active else None
+        app: Any = McpAsgiApp(server) if injector is None else FaultyApp(McpAsgiApp(server), injector)
+        with _serving(app) as url:
+            yield RunningMock(definitions, url=url, server=server, injector=injector)
         return
     with tempfile.TemporaryDirectory(prefix="mcpgen-mock-") as folder:
         spec_file = Path(folder) / "tools.json"
@@ -171,6 +249,7 @@ def running_mock(
             str(seed),
             "--record",
             str(record),
+            *_fault_args(injected),
         ]
         if isinstance(responses, ToolResponses):
             raise ValueError("an out-of-process mock takes responses as a file or a mapping")
@@ -192,15 +271,49 @@ def running_mock(
 
 
 @contextlib.contextmanager
-def _serving(server: MockServer) -> Iterator[str]:
-    """uvicorn in a daemon thread on a free loopback port; yields the MCP endpoint URL."""
+def _replaying(
+    definitions: list[dict[str, Any]],
+    cassette: Path,
+    faults: Faults | None,
+    transport: Transport,
+    in_process: bool,
+    env: Mapping[str, str] | None,
+) -> Iterator[RunningMock]:
+    if transport == "http" and in_process:
+        app, replayer = replay_app(cassette, faults=faults)
+        injector = app.injector if isinstance(app, FaultyApp) else None
+        with _serving(app) as url:
+            yield RunningMock(definitions, url=url, replayer=replayer, injector=injector)
+        return
+    load_cassette(cassette)  # a bad cassette fails the test here, with its message
+    args = [
+        sys.executable,
+        "-m",
+        "mcpgen_runtime.mock",
+        "--replay",
+        str(cassette.resolve()),
+        *_fault_args(faults),
+    ]
+    if transport == "stdio":
+        yield RunningMock(definitions, command=[*args, "--stdio"])
+        return
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="mcpgen-mock-") as folder:
+        child_env = {**os.environ, **(env or {})}
+        with _child([*args, "--http", "--port", str(port)], port, child_env, Path(folder) / "stderr.log"):
+            yield RunningMock(definitions, url=f"http://127.0.0.1:{port}/mcp")
+
+
+@contextlib.contextmanager
+def _serving(app: Any) -> Iterator[str]:
+    """`app` (ASGI) under uvicorn in a daemon thread on a free loopback port; yields the MCP endpoint URL."""
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(
-        McpAsgiApp(server),
+        app,
         log_level="warning",
         lifespan="off",
         server_header=False,

@@ -46,6 +46,20 @@ from .core.input_requests import (
     Sample,
 )
 from .core.ratelimit import RateLimit
+from .core.surfaces import (
+    CompletionBinding,
+    CompletionHandler,
+    CompletionReturn,
+    PromptBinding,
+    PromptHandler,
+    PromptReturn,
+    ResourceNotFound,
+    ResourceReader,
+    ResourceReturn,
+    ResourceTemplateBinding,
+    TemplateReader,
+    load_package_surfaces,
+)
 from .http.app import ASGIApp
 from .legacy.sessions import MemorySessionStore, Session
 from .tool_server import ToolServer
@@ -57,6 +71,9 @@ __all__ = [
     "BearerAuth",
     "ClientCapabilityRequired",
     "ClientRequestError",
+    "CompletionBinding",
+    "CompletionHandler",
+    "CompletionReturn",
     "CreateMessageResult",
     "Elicit",
     "ElicitResult",
@@ -70,9 +87,16 @@ __all__ = [
     "MethodHandler",
     "Outcome",
     "Pending",
+    "PromptBinding",
+    "PromptHandler",
+    "PromptReturn",
     "ProtectedResource",
     "RateLimit",
     "RequestContext",
+    "ResourceNotFound",
+    "ResourceReader",
+    "ResourceReturn",
+    "ResourceTemplateBinding",
     "Root",
     "RpcError",
     "Sample",
@@ -80,6 +104,7 @@ __all__ = [
     "Session",
     "SessionOptions",
     "SessionStore",
+    "TemplateReader",
     "TokenPrincipal",
     "ToolBinding",
     "ToolContext",
@@ -89,5 +114,6 @@ __all__ = [
     "ToolServer",
     "handlers_getattr",
     "load_handlers",
+    "load_package_surfaces",
     "serve_main",
 ]

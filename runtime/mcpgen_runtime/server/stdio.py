@@ -219,7 +219,7 @@ async def serve_stdio(
                     await writer.send(outcome.response or {})
                     if handshake is not None:
                         session = legacy.open_session(handshake, None, None)
-                        legacy.add_listener(writer.send)
+                        legacy.add_listener(writer.send, session)
                     continue
             else:
                 method = message.get("method")

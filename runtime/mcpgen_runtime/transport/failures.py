@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from ..errors import ConnectError, HttpStatusError, RequestTimeoutError, ResponseLostError, TransportError
 from ..protocol.oauth.challenge import bearer_of
+from .limits import Timeout, within_text
 
 BODY_PREVIEW: Final = 2000  # bytes of a rejected reply's body kept on HttpStatusError
 
@@ -27,8 +28,8 @@ def shown_url(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
-def timed_out(url: str, timeout: float | None) -> RequestTimeoutError:
-    return RequestTimeoutError(f"no response from {url} within {timeout}s")
+def timed_out(url: str, timeout: Timeout) -> RequestTimeoutError:
+    return RequestTimeoutError(f"no response from {url} {within_text(timeout)}")
 
 
 def connect_failed(url: str, exc: BaseException) -> ConnectError:
@@ -86,12 +87,15 @@ def rejected(what: str, status: int, body: bytes) -> HttpStatusError:
     )
 
 
-def from_httpx(exc: Exception, url: str) -> TransportError:
-    """An httpx failure as the lean engine would have reported it."""
+def from_httpx(exc: Exception, url: str, timeout: Timeout = None) -> TransportError:
+    """An httpx failure as the lean engine would have reported it (a read timeout says how long
+    was waited when the request's `timeout` is known)."""
     import httpx  # only the httpx engine gets here, and it has imported httpx already
 
     if isinstance(exc, httpx.ConnectTimeout | httpx.ConnectError):
         return ConnectError(f"cannot connect to {url}: {exc}")
     if isinstance(exc, httpx.TimeoutException):
+        if timeout is not None:
+            return timed_out(url, timeout)
         return RequestTimeoutError(f"no response from {url} in time: {exc}")
     return exchange_failed(url, exc)

@@ -34,7 +34,15 @@ from typing import IO, Any
 from ..errors import ConnectError, ProtocolError, RequestTimeoutError, ServerExitedError
 from ..protocol.jsonrpc import is_request, is_response
 from .hooks import AsyncOnRequest, Message, OnNotification, OnRequest, Reply, hook_failed
-from .limits import DEFAULT_MAX_RESPONSE_BYTES, check_limit
+from .limits import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    Deadline,
+    Timeout,
+    check_limit,
+    expiry,
+    start_deadline,
+    within_text,
+)
 from .stdio_lines import (
     SHUTDOWN_GRACE,
     STDERR_LINE_LIMIT,
@@ -141,18 +149,18 @@ class StdioTransport:
         message: Message,
         headers: Mapping[str, str],
         *,
-        timeout: float | None,
+        timeout: Timeout,
         on_notification: OnNotification | None = None,
     ) -> Reply:
         request_id = message.get("id")
         with self._lock:
             self._write(encode(message))
-            deadline = None if timeout is None else time.monotonic() + timeout
+            deadline = start_deadline(timeout, time.monotonic)
             while True:
-                reply = self._next_message(deadline)
+                reply = self._next_message(expiry(deadline, time.monotonic))  # progress may move it
                 if reply is None:
                     self._try_write(cancel_line(request_id, "timeout"))
-                    raise RequestTimeoutError(f"no response to request {request_id!r} within {timeout}s")
+                    raise RequestTimeoutError(f"no response to request {request_id!r} {within_text(timeout)}")
                 if answers(reply, request_id):
                     return reply, None
                 self._other(reply, on_notification)
@@ -373,7 +381,7 @@ class AsyncStdioTransport:
         message: Message,
         headers: Mapping[str, str],
         *,
-        timeout: float | None,
+        timeout: Timeout,
         on_notification: OnNotification | None = None,
     ) -> Reply:
         if self._proc is None:
@@ -385,11 +393,20 @@ class AsyncStdioTransport:
             await self._write(encode(message))
             if timeout is None:
                 return await future, None
+            if isinstance(timeout, Deadline):  # progress (read by the stdout task) moves it
+                while not future.done():
+                    left = timeout.remaining()
+                    if left <= 0:
+                        raise TimeoutError
+                    await asyncio.wait((future,), timeout=left)
+                return future.result(), None
             async with asyncio.timeout(timeout):
                 return await future, None
         except TimeoutError:
             await self._try_write(cancel_line(request_id, "timeout"))
-            raise RequestTimeoutError(f"no response to request {request_id!r} within {timeout}s") from None
+            raise RequestTimeoutError(
+                f"no response to request {request_id!r} {within_text(timeout)}"
+            ) from None
         except asyncio.CancelledError:
             # The caller gave up (task cancelled): tell the server to stop (CANCEL-01).
             await asyncio.shield(self._try_write(cancel_line(request_id, "cancelled by client")))

@@ -99,6 +99,7 @@ def test_every_command_and_option_has_help() -> None:
         "generate",
         "diff",
         "mock",
+        "servers",
         "auth",
     }
     auth = main.commands["auth"]

@@ -491,7 +491,14 @@ def test_live_sources_use_the_runtime_client(monkeypatch: pytest.MonkeyPatch) ->
         ),
         (
             ("stdio", ["server", "--flag"]),
-            {"tools": (), "cache": False, **listing, "max_response_bytes": 64 << 20},
+            {
+                "env": None,
+                "cwd": None,
+                "tools": (),
+                "cache": False,
+                **listing,
+                "max_response_bytes": 64 << 20,
+            },
         ),
     ]
 

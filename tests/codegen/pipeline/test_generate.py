@@ -68,7 +68,15 @@ def load_spec(path: Path) -> ValidatedSpec:
         tools = json.loads(path.read_text("utf-8"))["tools"]
         return ValidatedSpec(source=display, tools=tools, digest=canonical_digest(tools))
     spec = validate(load_file(path))
-    return ValidatedSpec(source=display, tools=spec.tools, digest=spec.digest, warnings=spec.warnings)
+    return ValidatedSpec(
+        source=display,
+        tools=spec.tools,
+        digest=spec.digest,
+        warnings=spec.warnings,
+        resources=spec.resources,
+        resource_templates=spec.resource_templates,
+        prompts=spec.prompts,
+    )
 
 
 def clear_generator_caches() -> None:

@@ -171,7 +171,7 @@ def test_server_starts_without_models_and_builds_a_tools_on_its_first_call(packa
         server = lazy_server.Server()
         assert loaded("lazy_server") == [], loaded("lazy_server")
         assert len(server.tools) == TOOLS
-        with harness._serving(server) as url, lazy_client.Client(url) as client:
+        with harness._serving(server.asgi_app()) as url, lazy_client.Client(url) as client:
             try:
                 client.run_order_v2()
             except ToolError as exc:  # the generated handler is not implemented

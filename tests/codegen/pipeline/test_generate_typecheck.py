@@ -94,7 +94,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tree]:
             *(arg for p in packages for arg in ("-p", p)),
         ],
         root,
-        {"MYPYPATH": str(ROOT)},
+        {"MYPYPATH": os.pathsep.join([str(ROOT), str(ROOT / "runtime")])},
     )
     pyright = None
     if (BIN / "pyright").exists() and shutil.which("node") is not None:
@@ -103,7 +103,7 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tree]:
                 {
                     "typeCheckingMode": "strict",
                     "pythonVersion": "3.11",
-                    "extraPaths": [str(ROOT)],
+                    "extraPaths": [str(ROOT), str(ROOT / "runtime")],
                     "include": packages,
                 }
             ),

@@ -97,10 +97,12 @@ def test_runtime_mock_help_and_usage_errors() -> None:
     for flag in ("-h", "--help"):
         shown = _runtime_mock(flag)
         assert shown.returncode == 0 and shown.stdout.startswith(
-            "Usage: python -m mcpgen_runtime.mock [OPTIONS] SPEC"
+            "Usage: python -m mcpgen_runtime.mock [OPTIONS] [SPEC]"
         )
         assert "--responses FILE" in shown.stdout and "--seed" in shown.stdout
-    assert _runtime_mock().returncode == 2  # SPEC missing
+        assert "--replay CASSETTE" in shown.stdout and "--error-rate P" in shown.stdout
+    nothing = _runtime_mock()
+    assert nothing.returncode == 2 and "give SPEC or --replay CASSETTE" in nothing.stderr
     both = _runtime_mock(WEATHER, "--http", "--stdio")
     assert both.returncode == 2 and "--http and --stdio: choose one" in both.stderr
     missing = _runtime_mock(str(ROOT / "nope.json"))

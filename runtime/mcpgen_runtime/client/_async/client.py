@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ...cache import CacheStore, auth_partition
 from ...content import ToolResult
-from ...errors import McpRuntimeError
+from ...errors import McpRuntimeError, RemoteError
 from ...protocol.input_messages import (
     ELICIT,
     ROOTS,
@@ -35,6 +35,8 @@ from ...protocol.subscriptions import ListenState, SubscriptionFilter
 from ...transport import AsyncHttpTransport
 from ...transport.base import AsyncTransport
 from ...transport.limits import DEFAULT_MAX_RESPONSE_BYTES
+from ...types import Unset
+from ...uri_template import expand
 from ..common import FORM_ONLY, AsyncAuth, AsyncClientBase, AsyncTokenProvider, bearer, core_for
 from ..core import (
     DEFAULT_TIMEOUT,
@@ -47,12 +49,23 @@ from ..core import (
     ToolsPage,
 )
 from ..input_responses import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
-from ..legacy_flows import LEGACY
+from ..legacy_flows import LEGACY, MODERN
 from ..legacy_listen import LegacyListenState
 from ..legacy_peer_requests import peer_response
 from .listen import AsyncSubscription
 
 if TYPE_CHECKING:
+    from ...surfaces import (
+        Completion,
+        Page,
+        Prompt,
+        PromptRef,
+        PromptResult,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+        ResourceTemplateRef,
+    )
     from ..oauth import OAuth
     from ..oauth._async.login import AsyncOAuthLogin
 
@@ -90,7 +103,14 @@ class AsyncClient(AsyncClientBase):
     What a server may send is bounded (README, Trust model): `timeout` is one deadline over a
     whole request (connect, head, every body byte); `max_response_bytes` (default 64 MiB) caps
     a response body, an SSE event and a stdio line (`.stdio(..., max_response_bytes=...)`);
-    past it the call raises `ResponseTooLargeError`."""
+    past it the call raises `ResponseTooLargeError`.
+
+    `max_time` (seconds, default None) makes a tool call's deadline one that progress keeps
+    alive (CANCEL-06): `timeout` then bounds the silence, restarted by each progress
+    notification of the call, and `max_time` the whole call, its input rounds included; such a
+    call asks for progress (a progressToken) even without `on_progress`. Without `max_time`,
+    `timeout` stays one deadline per request. `call_tool(..., max_time=...)` and
+    `with_options(max_time=...)` set it per call."""
 
     def __init__(
         self,
@@ -117,6 +137,7 @@ class AsyncClient(AsyncClientBase):
         auth: OAuth | None = None,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         retries: int = 0,
+        max_time: float | None = None,
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
@@ -154,6 +175,7 @@ class AsyncClient(AsyncClientBase):
             token_provider=token_provider,
             client_info=client_info,
             timeout=timeout,
+            max_time=max_time,
             tools=tools,
             on_notification=on_notification,
             on_progress=on_progress,
@@ -291,9 +313,11 @@ class AsyncClient(AsyncClientBase):
         on_progress: ProgressCallback | None = None,
         input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
         request_state: str | None = None,
+        max_time: float | None = None,
     ) -> ToolResult:
         """Raw call: returns the result even when `isError` is true. `input_responses` and
-        `request_state` resume a call that raised `InputRequiredError`."""
+        `request_state` resume a call that raised `InputRequiredError`. With `max_time`, `timeout`
+        is the silence allowed (progress restarts it) and `max_time` bounds the whole call."""
         return await self._run(
             self._core.call_flow(
                 name,
@@ -303,6 +327,7 @@ class AsyncClient(AsyncClientBase):
                 on_progress=self._call_progress if on_progress is None else on_progress,
                 input_responses=input_responses,
                 request_state=request_state,
+                max_time=self._call_max_time if max_time is None else max_time,
             )
         )
 
@@ -310,7 +335,9 @@ class AsyncClient(AsyncClientBase):
         self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel]
     ) -> ToolResult:
         return await self._run(
-            self._core.typed_call_flow(name, arguments, input_model, self._call_timeout, self._call_progress)
+            self._core.typed_call_flow(
+                name, arguments, input_model, self._call_timeout, self._call_progress, self._call_max_time
+            )
         )
 
     async def _call_structured(
@@ -321,9 +348,191 @@ class AsyncClient(AsyncClientBase):
         output_model: type[M],
     ) -> M:
         result = await self._run(
-            self._core.typed_call_flow(name, arguments, input_model, self._call_timeout, self._call_progress)
+            self._core.typed_call_flow(
+                name, arguments, input_model, self._call_timeout, self._call_progress, self._call_max_time
+            )
         )
         return self._core.structured(name, result, output_model)
+
+    # -- resources, resource templates, prompts, completions (client/surface_flows.py) ------
+
+    async def list_resources(self, cursor: str | None = None, *, refresh: bool = False) -> Page[Resource]:
+        """One `resources/list` page (cached per page for its `ttlMs`)."""
+        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
+
+        return await self._run(
+            list_page_flow(
+                self._core, "resources/list", cursor, partition=await self._partition(), refresh=refresh
+            )
+        )
+
+    async def list_all_resources(self, *, max_pages: int = 1000, refresh: bool = False) -> list[Resource]:
+        """Every `resources/list` page, in order."""
+        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
+
+        return await self._run(
+            list_all_flow(
+                self._core, "resources/list", max_pages, partition=await self._partition(), refresh=refresh
+            )
+        )
+
+    async def list_resource_templates(
+        self, cursor: str | None = None, *, refresh: bool = False
+    ) -> Page[ResourceTemplate]:
+        """One `resources/templates/list` page."""
+        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
+
+        return await self._run(
+            list_page_flow(
+                self._core,
+                "resources/templates/list",
+                cursor,
+                partition=await self._partition(),
+                refresh=refresh,
+            )
+        )
+
+    async def list_all_resource_templates(
+        self, *, max_pages: int = 1000, refresh: bool = False
+    ) -> list[ResourceTemplate]:
+        """Every `resources/templates/list` page, in order."""
+        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
+
+        return await self._run(
+            list_all_flow(
+                self._core,
+                "resources/templates/list",
+                max_pages,
+                partition=await self._partition(),
+                refresh=refresh,
+            )
+        )
+
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        refresh: bool = False,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
+        request_state: str | None = None,
+    ) -> ReadResourceResult:
+        """`resources/read`: text contents as `TextResourceContents`, binary ones as
+        `BlobResourceContents` (bytes). Cached per URI for the result's `ttlMs`; input the server
+        asks for is answered by the callbacks (or resumed with `input_responses`/`request_state`)."""
+        from ..surface_flows import read_resource_flow  # surfaces.py's models: imported on first use
+
+        return await self._run(
+            read_resource_flow(
+                self._core,
+                uri,
+                partition=await self._partition(),
+                refresh=refresh,
+                meta=meta,
+                timeout=self._call_timeout if timeout is None else timeout,
+                input_responses=input_responses,
+                request_state=request_state,
+            )
+        )
+
+    async def list_prompts(self, cursor: str | None = None, *, refresh: bool = False) -> Page[Prompt]:
+        """One `prompts/list` page."""
+        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
+
+        return await self._run(
+            list_page_flow(
+                self._core, "prompts/list", cursor, partition=await self._partition(), refresh=refresh
+            )
+        )
+
+    async def list_all_prompts(self, *, max_pages: int = 1000, refresh: bool = False) -> list[Prompt]:
+        """Every `prompts/list` page, in order."""
+        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
+
+        return await self._run(
+            list_all_flow(
+                self._core, "prompts/list", max_pages, partition=await self._partition(), refresh=refresh
+            )
+        )
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+        input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
+        request_state: str | None = None,
+    ) -> PromptResult:
+        """`prompts/get`: the prompt's messages (role + one content block each)."""
+        from ..surface_flows import get_prompt_flow  # surfaces.py's models: imported on first use
+
+        return await self._run(
+            get_prompt_flow(
+                self._core,
+                name,
+                arguments,
+                meta=meta,
+                timeout=self._call_timeout if timeout is None else timeout,
+                input_responses=input_responses,
+                request_state=request_state,
+            )
+        )
+
+    async def complete(
+        self,
+        ref: PromptRef | ResourceTemplateRef | Mapping[str, Any],
+        argument: str,
+        value: str = "",
+        *,
+        context: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> Completion:
+        """`completion/complete`: suggestions for a prompt argument (`PromptRef(name)`) or a
+        template variable (`ResourceTemplateRef(uri_template)`); `context` holds the arguments
+        already chosen."""
+        from ..surface_flows import complete_flow  # surfaces.py's models: imported on first use
+
+        return await self._run(
+            complete_flow(
+                self._core,
+                ref,
+                argument,
+                value,
+                context=context,
+                timeout=self._call_timeout if timeout is None else timeout,
+            )
+        )
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """`resources/subscribe` (initialize-based revisions only): the server then sends
+        `notifications/resources/updated` for `uri`, which `on_notification` receives (and
+        `listen(resource_subscriptions=[uri])` subscribes by itself). 2026-07-28 has no such request."""
+        if self._core.era == MODERN:
+            raise McpRuntimeError(
+                "resources/subscribe does not exist in MCP 2026-07-28; use "
+                "listen(resource_subscriptions=[uri]) instead"
+            )
+        await self._run(self._core.request_flow("resources/subscribe", {"uri": uri}, name=uri))
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """`resources/unsubscribe` (initialize-based revisions only)."""
+        if self._core.era == MODERN:
+            raise McpRuntimeError(
+                "resources/unsubscribe does not exist in MCP 2026-07-28; close the listen stream"
+            )
+        await self._run(self._core.request_flow("resources/unsubscribe", {"uri": uri}, name=uri))
+
+    async def _read_template(self, uri_template: str, values: Mapping[str, Any]) -> ReadResourceResult:
+        """A generated template method: the URI expanded by RFC 6570 (uri_template.py), then read."""
+        uri = expand(uri_template, {k: v for k, v in values.items() if not isinstance(v, Unset)})
+        return await self.read_resource(uri)
+
+    async def _get_prompt(self, name: str, arguments: Mapping[str, Any]) -> PromptResult:
+        """A generated prompt method: arguments left at `UNSET` are not sent."""
+        return await self.get_prompt(name, {k: v for k, v in arguments.items() if not isinstance(v, Unset)})
 
     def listen(
         self,
@@ -376,8 +585,8 @@ class AsyncClient(AsyncClientBase):
         headers: Mapping[str, str] = core.session_headers()
         if self._auth is not None:
             headers = await self._auth(headers)
-        state = LegacyListenState(requested, core.observe)
         open_events = getattr(transport, "open_events", None)
+        stream: AsyncIterator[Message]
         if open_events is not None:
             events = cast(Any, transport).events() if await open_events(headers, core.notify) else None
             if events is None:
@@ -385,13 +594,22 @@ class AsyncClient(AsyncClientBase):
                     "the server offers no event stream for this session (GET answered 405); "
                     "it cannot send notifications"
                 )
-            return state, events.messages()
-        unsolicited = getattr(transport, "unsolicited", None)
-        if unsolicited is None:
-            raise McpRuntimeError(
-                f"{type(transport).__name__} cannot deliver a legacy server's notifications"
-            )
-        return state, unsolicited()
+            stream = events.messages()
+        else:
+            unsolicited = getattr(transport, "unsolicited", None)
+            if unsolicited is None:
+                raise McpRuntimeError(
+                    f"{type(transport).__name__} cannot deliver a legacy server's notifications"
+                )
+            stream = unsolicited()
+        subscribed: list[str] = []
+        for uri in requested.resource_subscriptions:  # RES-08: resources/subscribe, once the stream is open
+            try:
+                await self._run(core.request_flow("resources/subscribe", {"uri": uri}, name=uri))
+            except RemoteError:
+                continue  # reported unsupported (SUB-04)
+            subscribed.append(uri)
+        return LegacyListenState(requested, core.observe, tuple(subscribed)), stream
 
     async def aclose(self) -> None:
         if not self._is_view:

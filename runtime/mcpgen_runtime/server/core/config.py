@@ -108,6 +108,7 @@ class SessionOptions:
     - `replay_events`: events kept per SSE stream for `Last-Event-ID` resumption.
     - `max_kept_streams`: finished streams kept per session until the client resumes them.
     - `retry_ms`: the SSE `retry` value sent with the priming event (2025-11-25).
+    - `max_resource_subscriptions`: URIs one session may hold `resources/subscribe` on.
     """
 
     store: SessionStore[Any] | None = None
@@ -118,6 +119,7 @@ class SessionOptions:
     replay_events: int = 100
     max_kept_streams: int = 16
     retry_ms: int = 1000
+    max_resource_subscriptions: int = 1000
 
     def __post_init__(self) -> None:
         if self.idle_timeout_s <= 0 or self.client_request_timeout_s <= 0:
@@ -127,6 +129,7 @@ class SessionOptions:
             self.max_pending_client_requests,
             self.replay_events,
             self.max_kept_streams,
+            self.max_resource_subscriptions,
         )
         if min(limits) < 1:
             raise ValueError("session limits must be >= 1")

@@ -65,6 +65,19 @@ from .ratelimit import RateLimiter
 from .replicas import Fanout, bucket_key, resolve_store, store_unavailable
 from .request_state import StateCodec, configured_keys
 from .results import complete, error_result, rate_limited_result, shape_result
+from .surfaces import (
+    CompletionBinding,
+    CompletionHandler,
+    PromptBinding,
+    PromptHandler,
+    ResourceReader,
+    ResourceTemplateBinding,
+    Surfaces,
+    TemplateReader,
+    completer,
+    prompt_getter,
+    template_reader,
+)
 
 __all__ = ["BUILTIN_METHODS", "CACHEABLE_METHODS", "REMOVED_METHODS", "Dispatcher"]
 
@@ -130,6 +143,7 @@ class Dispatcher:
         "_subscription_kinds",
         "_supported",
         "_supported_list",
+        "_surfaces",
         "_tools",
         "config",
     )
@@ -142,6 +156,13 @@ class Dispatcher:
     _server_config_: ClassVar[ServerConfig | None] = None
     # Tools whose requestState is accepted once (MRTR-11); handlers.py may set it, `add_tool` too.
     _single_use_state_: ClassVar[frozenset[str]] = frozenset()
+    # Resources, resource templates and prompts a generated base declares (surfaces.json) and the
+    # methods serving them (surfaces.py); empty: the server serves none of them.
+    _surface_definitions_: ClassVar[Mapping[str, list[dict[str, Any]]]] = {}
+    _static_resource_method_: ClassVar[str | None] = None
+    _resource_template_bindings_: ClassVar[tuple[ResourceTemplateBinding, ...]] = ()
+    _prompt_bindings_: ClassVar[tuple[PromptBinding, ...]] = ()
+    _completion_bindings_: ClassVar[tuple[CompletionBinding, ...]] = ()
 
     @classmethod
     def default_config(cls) -> ServerConfig:
@@ -194,7 +215,7 @@ class Dispatcher:
         self._limiter = (
             RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None and not self._store.shared else None
         )
-        self._fanout = Fanout(self._store, self._hub, self._adopt_tools)
+        self._fanout = Fanout(self._store, self._hub, self._adopt_tools, self._adopt_surfaces)
         self._single_use_tools = set(type(self)._single_use_state_)
         if unknown := self._single_use_tools - set(self._tools):
             raise ValueError(
@@ -202,7 +223,9 @@ class Dispatcher:
             )
         self._state_codec: StateCodec | None = None  # made on first use (it may warn about its key)
         self._progress_interval = cfg.progress_interval_ms / 1000
+        self._surfaces: Surfaces | None = None
         self._rebuild_discover()
+        self._bind_surfaces()
 
     def _rebuild_discover(self) -> None:
         cfg = self.config
@@ -367,6 +390,149 @@ class Dispatcher:
         e.g. `("prompts", {"listChanged": True})`."""
         self._capabilities[name] = {**self._capabilities.get(name, {}), **dict(settings or {})}
         self._rebuild_discover()
+
+    # ---- resources, resource templates, prompts, completions (surfaces.py) --------------------
+
+    def _surface(self, kind: Literal["resources", "prompts", "completions"]) -> Surfaces:
+        """The surfaces, with `kind`'s methods served and its capability declared on first use."""
+        surfaces = self._surfaces
+        if surfaces is None:
+            surfaces = self._surfaces = Surfaces(self.config.page_size)
+        if kind not in surfaces.installed:
+            surfaces.installed.add(kind)
+            for method, handler in surfaces.handlers(kind).items():
+                self.add_method(method, handler)
+            if kind == "completions":
+                self.declare_capability("completions", {})
+            else:
+                settings: dict[str, Any] = {"listChanged": self.config.list_changed}
+                if kind == "resources":
+                    settings["subscribe"] = True  # legacy resources/subscribe; listen resourceSubscriptions
+                self.declare_capability(kind, settings)
+        return surfaces
+
+    def _bind_surfaces(self) -> None:
+        """Serve what a generated base declares: its static resources through
+        `_static_resource_method_`, each template and prompt through its binding's method."""
+        cls = type(self)
+        declared = cls._surface_definitions_
+        if not declared and not cls._prompt_bindings_ and not cls._resource_template_bindings_:
+            return
+
+        def method(name: str, what: str) -> Any:
+            bound = getattr(self, name, None)
+            if bound is None or not inspect.iscoroutinefunction(bound):
+                raise TypeError(f"{what}: {cls.__name__}.{name} must be an async method")
+            return bound
+
+        resources = declared.get("resources", [])
+        if resources:
+            if cls._static_resource_method_ is None:
+                raise TypeError("static resources are declared but _static_resource_method_ is not set")
+            read = method(cls._static_resource_method_, "static resources")
+            for definition in resources:
+                self._surface("resources").add_resource(definition, read)
+        templates = {t.uri_template: t for t in cls._resource_template_bindings_}
+        for definition in declared.get("resourceTemplates", []):
+            binding = templates.pop(str(definition.get("uriTemplate")), None)
+            if binding is None:
+                raise ValueError(f"no ResourceTemplateBinding for {definition.get('uriTemplate')!r}")
+            reader = template_reader(method(binding.method, binding.uri_template), binding.params)
+            self._surface("resources").add_template(definition, reader)
+        prompts = {p.name: p for p in cls._prompt_bindings_}
+        for definition in declared.get("prompts", []):
+            bound = prompts.pop(str(definition.get("name")), None)
+            if bound is None:
+                raise ValueError(f"no PromptBinding for prompt {definition.get('name')!r}")
+            getter = prompt_getter(method(bound.method, f"prompt {bound.name!r}"), bound.params)
+            self._surface("prompts").add_prompt(definition, getter)
+        if templates or prompts:
+            undeclared = sorted([*templates, *prompts])
+            raise ValueError(f"bindings for undeclared templates or prompts: {undeclared}")
+        for completion in cls._completion_bindings_:
+            self.add_completion(
+                completion.ref,
+                completion.key,
+                completion.argument,
+                completer(method(completion.method, f"completion of {completion.argument!r}")),
+            )
+
+    def add_resource(
+        self, definition: Mapping[str, Any], read: ResourceReader, *, notify: bool = True
+    ) -> None:
+        """Serve a static resource (`uri`, `name`, ...) read by `read(uri, ctx)` (surfaces.py);
+        listeners get `notifications/resources/list_changed`. Declares `resources` on first use."""
+        self._surface("resources").add_resource(definition, read)
+        self._surfaces_changed("resources", notify)
+
+    def add_resource_template(
+        self, definition: Mapping[str, Any], read: TemplateReader, *, notify: bool = True
+    ) -> None:
+        """Serve a resource template (`uriTemplate`, RFC 6570, and `name`) read by
+        `read(uri, variables, ctx)`: `resources/read` of a URI no static resource has tries the
+        templates in the order they were added."""
+        self._surface("resources").add_template(definition, read)
+        self._surfaces_changed("resources", notify)
+
+    def remove_resource(self, uri: str, *, notify: bool = True) -> None:
+        """Stop serving a static resource (KeyError when it is not served)."""
+        self._surface("resources").remove_resource(uri)
+        self._surfaces_changed("resources", notify)
+
+    def remove_resource_template(self, uri_template: str, *, notify: bool = True) -> None:
+        self._surface("resources").remove_template(uri_template)
+        self._surfaces_changed("resources", notify)
+
+    def add_prompt(self, definition: Mapping[str, Any], get: PromptHandler, *, notify: bool = True) -> None:
+        """Serve a prompt (`name`, `arguments`) answered by `get(arguments, ctx)` (surfaces.py);
+        listeners get `notifications/prompts/list_changed`. Declares `prompts` on first use."""
+        self._surface("prompts").add_prompt(definition, get)
+        self._surfaces_changed("prompts", notify)
+
+    def remove_prompt(self, name: str, *, notify: bool = True) -> None:
+        self._surface("prompts").remove_prompt(name)
+        self._surfaces_changed("prompts", notify)
+
+    def add_completion(
+        self, ref: Literal["prompt", "resource"], key: str, argument: str, complete: CompletionHandler
+    ) -> None:
+        """Answer `completion/complete` for one argument of a prompt (`ref="prompt"`, `key` its name)
+        or one variable of a resource template (`ref="resource"`, `key` its uriTemplate) with
+        `complete(value, context, ctx)`. Declares `completions` on first use."""
+        surfaces = self._surfaces
+        if surfaces is None:
+            raise ValueError(f"completion for {argument!r}: {key!r} is not served")
+        surfaces.add_completion(ref, key, argument, complete)
+        self._surface("completions")
+
+    def _surfaces_changed(self, kind: Literal["resources", "prompts"], notify: bool) -> None:
+        """Share the new set with the other replicas (replicas.py) and tell this one's listeners."""
+        surfaces = self._surfaces
+        assert surfaces is not None
+        self._fanout.share_surfaces(surfaces.keys(), kind if notify else None)
+        flag = f"{kind}ListChanged"
+        if notify and flag in self._subscription_kinds:
+            self._hub.publish(LIST_CHANGED[flag])
+
+    def _adopt_surfaces(self, keys: dict[str, list[str]], notify: str | None) -> None:
+        """Serve the resources, templates and prompts another replica changed to, with this
+        process's handlers (those it never had are logged and not served)."""
+        surfaces = self._surfaces
+        if surfaces is None:
+            return
+        if missing := surfaces.adopt(keys):
+            _LOG.warning(
+                "the shared resources and prompts name some this replica cannot serve: %s",
+                ", ".join(missing[:20]),
+            )
+        flag = f"{notify}ListChanged"
+        if notify is not None and flag in self._subscription_kinds:
+            self._hub.publish(LIST_CHANGED[flag])
+
+    @property
+    def surfaces(self) -> Surfaces | None:
+        """The resources, templates and prompts served (None until one is added)."""
+        return self._surfaces
 
     def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"] = "tools") -> int:
         """Send `notifications/<kind>/list_changed` to the listen streams that asked for it

@@ -60,12 +60,13 @@ def honoured_filter(requested: Mapping[str, Any], supported: frozenset[str]) -> 
 class Subscription:
     """One open `subscriptions/listen` stream."""
 
-    __slots__ = ("_closed", "_queue", "_wake", "id", "kinds", "uris")
+    __slots__ = ("_closed", "_queue", "_wake", "every_uri", "id", "kinds", "uris")
 
     def __init__(self, id_: jsonrpc.RequestId, honoured: Mapping[str, Any]) -> None:
         self.id = id_
         self.kinds = frozenset(LIST_CHANGED[name] for name in LIST_CHANGED if honoured.get(name))
         self.uris = frozenset(honoured.get(RESOURCE_SUBSCRIPTIONS, ()))
+        self.every_uri = False  # the legacy sessions' forwarder: every resource update (it filters)
         self._queue: dict[tuple[str, str], dict[str, Any]] = {}  # insertion-ordered, coalescing
         self._wake = asyncio.Event()
         self._closed = False
@@ -140,7 +141,7 @@ class SubscriptionHub:
         """`notifications/resources/updated` for subscriptions that listed `uri`."""
         count = 0
         for subscription in self._open:
-            if uri in subscription.uris:
+            if uri in subscription.uris or subscription.every_uri:
                 subscription.offer(RESOURCE_UPDATED, {"uri": uri}, dedupe=uri)
                 count += 1
         return count

@@ -4,8 +4,9 @@ answer when the store is down (`store_unavailable`), rate-limit bucket keys, and
 
 `Fanout`: changes one replica makes that the others must see, through the store's pub/sub:
 list-changed and resource-updated notifications (every replica's `subscriptions/listen` streams
-and legacy GET streams get them, TOOLS-05, SUB-01) and the run-time tool set (`add_tool` /
-`remove_tool` on one replica; the others serve the same names with the handlers they have).
+and legacy GET streams get them, TOOLS-05, SUB-01), the run-time tool set (`add_tool` /
+`remove_tool` on one replica; the others serve the same names with the handlers they have), and
+likewise the run-time set of resources, resource templates and prompts (`share_surfaces`).
 
 With a store that is not shared (the default) every method returns at once and nothing is
 scheduled. With a shared one, `start` (the server's start-up, or its first listen stream) joins
@@ -42,8 +43,12 @@ _LOG = logging.getLogger("mcpgen.server")
 
 CHANNEL = "changes"
 TOOLS_VALUE = "tools"
+SURFACES_VALUE = "surfaces"
 # Adopts a tool set by name: (names, notify listeners).
 AdoptTools = Callable[[list[str], bool], None]
+# Adopts the served resources, templates and prompts by key ({"resources": [uri], "resourceTemplates":
+# [uriTemplate], "prompts": [name]}), then notifies listeners of that kind's list change (or None).
+AdoptSurfaces = Callable[[dict[str, list[str]], str | None], None]
 
 # How long a client should wait before retrying a request refused because the store is down.
 STORE_RETRY_AFTER_MS = 1000
@@ -94,12 +99,19 @@ def bucket_key(auth: BearerAuth | None, request: IncomingRequest) -> str:
 class Fanout:
     """Cross-replica changes of one server (see the module docstring)."""
 
-    __slots__ = ("_adopt", "_hub", "_origin", "_store", "_tasks", "_unsubscribe")
+    __slots__ = ("_adopt", "_adopt_surfaces", "_hub", "_origin", "_store", "_tasks", "_unsubscribe")
 
-    def __init__(self, store: Store, hub: SubscriptionHub, adopt_tools: AdoptTools) -> None:
+    def __init__(
+        self,
+        store: Store,
+        hub: SubscriptionHub,
+        adopt_tools: AdoptTools,
+        adopt_surfaces: AdoptSurfaces | None = None,
+    ) -> None:
         self._store = store
         self._hub = hub
         self._adopt = adopt_tools
+        self._adopt_surfaces = adopt_surfaces
         self._origin = secrets.token_hex(8)
         self._unsubscribe: Unsubscribe | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -119,6 +131,11 @@ class Fanout:
             names = _json.loads(stored)
             if isinstance(names, list):
                 self._adopt([n for n in names if isinstance(n, str)], False)
+        if self._adopt_surfaces is not None:
+            stored = await self._store.get_shared(SURFACES_VALUE)
+            keys = _json.loads(stored) if stored else None
+            if isinstance(keys, dict):
+                self._adopt_surfaces(_surface_keys(keys), None)
 
     async def close(self) -> None:
         if self._unsubscribe is not None:
@@ -137,21 +154,28 @@ class Fanout:
     def share_tools(self, names: Sequence[str], notify: bool) -> None:
         """This replica's tool set changed: store it and tell the others to serve the same names."""
         if self._unsubscribe is not None:
-            self._send({"o": self._origin, "k": "tools", "a": list(names), "n": notify}, list(names))
+            message = {"o": self._origin, "k": "tools", "a": list(names), "n": notify}
+            self._send(message, (TOOLS_VALUE, list(names)))
 
-    def _send(self, message: dict[str, Any], tools: list[str] | None) -> None:
+    def share_surfaces(self, keys: dict[str, list[str]], kind: str | None) -> None:
+        """This replica's resources, templates or prompts changed: store the set and tell the others
+        to serve the same keys (and, `kind` "resources" or "prompts", to tell their listeners)."""
+        if self._unsubscribe is not None:
+            self._send({"o": self._origin, "k": "surfaces", "a": keys, "n": kind}, (SURFACES_VALUE, keys))
+
+    def _send(self, message: dict[str, Any], value: tuple[str, Any] | None) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not serving (yet): nothing to tell
             return
-        task = loop.create_task(self._publish(_json.dumps(message), tools))
+        task = loop.create_task(self._publish(_json.dumps(message), value))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _publish(self, message: bytes, tools: list[str] | None) -> None:
+    async def _publish(self, message: bytes, value: tuple[str, Any] | None) -> None:
         try:
-            if tools is not None:
-                await self._store.put_shared(TOOLS_VALUE, _json.dumps(tools))
+            if value is not None:
+                await self._store.put_shared(value[0], _json.dumps(value[1]))
             await self._store.publish(CHANNEL, message)
         except StoreUnavailable as exc:
             _LOG.warning("a change was not shared with the other replicas: %s", exc)
@@ -174,3 +198,18 @@ class Fanout:
             self._hub.publish_resource_updated(argument)
         elif kind == "tools" and isinstance(argument, list):
             self._adopt([n for n in argument if isinstance(n, str)], message.get("n") is True)
+        elif kind == "surfaces" and isinstance(argument, dict) and self._adopt_surfaces is not None:
+            notify = message.get("n")
+            self._adopt_surfaces(
+                _surface_keys(argument), notify if notify in ("resources", "prompts") else None
+            )
+
+
+def _surface_keys(raw: dict[str, Any]) -> dict[str, list[str]]:
+    """The shared surface set as sent, keeping only lists of strings under the known keys."""
+    out: dict[str, list[str]] = {}
+    for key in ("resources", "resourceTemplates", "prompts"):
+        values = raw.get(key)
+        if isinstance(values, list):
+            out[key] = [v for v in values if isinstance(v, str)]
+    return out

@@ -467,7 +467,7 @@ class LegacyHttp:
             stream.emit(notification)
 
         if listening:
-            self.legacy.add_listener(deliver)
+            self.legacy.add_listener(deliver, session)
         wake = stream.wake
         watcher = asyncio.get_running_loop().create_task(_watch(receive, wake))
         try:

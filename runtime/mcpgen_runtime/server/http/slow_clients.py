@@ -21,7 +21,8 @@ On shutdown (`run_http` draining) an idle keep-alive connection is not closed at
 would: a proxy may be writing its next request on it at that moment and, since a POST it has begun
 sending is never resent, answer its client 502. It is answered once more with `Connection: close`,
 or closed after uvicorn's keep-alive timeout, which a proxy's own idle timeout (deploy/nginx.conf)
-undercuts.
+undercuts. A call in flight gets `Connection: close` on its response if that has not started; a
+streamed response whose head already promised keep-alive leaves its connection idle, as above.
 
 It checks deadlines on one timer per server every `header_timeout_s / 4` (at most 1 s) while any
 connection is receiving, not a timer per connection. A request that arrives in one read (nearly
@@ -137,7 +138,11 @@ class _Guarded:
         self.mcp_draining = True
         cycle = self.cycle
         if cycle is not None and not cycle.response_complete:
-            cycle.keep_alive = False  # answering: close after this response
+            if not cycle.response_started:
+                self._last_request()  # its response says `Connection: close`, so the proxy knows
+            # Else its head went out promising keep-alive: closing right after it would race the
+            # proxy's reuse (a 502), so the connection ends idle like any other (uvicorn's keep-alive
+            # timeout after the response, undercut by the proxy's) or after one more request.
         else:
             self.loop.call_later(self.timeout_keep_alive, self._close_if_idle)
 

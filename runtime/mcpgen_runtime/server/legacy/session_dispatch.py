@@ -19,6 +19,7 @@ these clients); `notifications/cancelled` cancels a call.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -40,7 +41,7 @@ from ...protocol.legacy.serving import (
 from ..core.config import IncomingRequest, Outcome, SessionOptions, SessionStore
 from ..core.dispatch import Dispatcher
 from ..core.handler_errors import ClientCapabilityRequired, RpcError
-from ..core.listen import LIST_CHANGED, Subscription
+from ..core.listen import LIST_CHANGED, RESOURCE_UPDATED, Subscription
 from ..core.replicas import store_unavailable
 from ..core.results import error_result
 from ..store import StoreUnavailable
@@ -51,6 +52,8 @@ __all__ = ["Deliver", "LegacyDispatcher", "SessionChannel"]
 _LOG = logging.getLogger("mcpgen.server")
 
 _NO_PARAMS: dict[str, Any] = {}
+SUBSCRIBE = "resources/subscribe"
+UNSUBSCRIBE = "resources/unsubscribe"
 # Delivers one notification to a listening client (a GET stream, or stdout).
 Deliver = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -79,7 +82,8 @@ class LegacyDispatcher:
         if cfg.title is not None:
             info["title"] = cfg.title
         self.server_info = info
-        self._listeners: set[Deliver] = set()
+        # Each listener with its session (None: every resource update reaches it).
+        self._listeners: dict[Deliver, Session | None] = {}
         self._forwarder: asyncio.Task[None] | None = None
         self._pages: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
 
@@ -159,6 +163,8 @@ class LegacyDispatcher:
                 return Outcome(200, jsonrpc.result(id_, {}))
             elif method == SET_LEVEL:
                 return await self._set_level(session, id_, params)
+            elif method in (SUBSCRIBE, UNSUBSCRIBE):
+                return await self._subscribe(session, id_, params, method == SUBSCRIBE)
             elif method in MODERN_ONLY_METHODS:
                 return _error(
                     id_, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method} (MCP 2026-07-28 only)"
@@ -213,6 +219,28 @@ class LegacyDispatcher:
             await self.store.save(session)
         return Outcome(200, jsonrpc.result(id_, {}))
 
+    async def _subscribe(self, session: Session, id_: Any, params: dict[str, Any], add: bool) -> Outcome:
+        """resources/subscribe and /unsubscribe (RES-08): the session's URIs for
+        `notifications/resources/updated` (kept in its record, so every replica sees them)."""
+        if self.server.capabilities.get("resources", {}).get("subscribe") is not True:
+            method = SUBSCRIBE if add else UNSUBSCRIBE
+            return _error(id_, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
+        uri = params.get("uri")
+        if type(uri) is not str or not uri:
+            return _error(id_, jsonrpc.INVALID_PARAMS, "params.uri must be a non-empty string")
+        uris = session.resource_subscriptions
+        if add:
+            if uris is None:
+                uris = session.resource_subscriptions = set()
+            if uri not in uris and len(uris) >= self.options.max_resource_subscriptions:
+                return _error(id_, jsonrpc.INVALID_PARAMS, "Too many resource subscriptions in this session")
+            uris.add(uri)
+        elif uris is not None:
+            uris.discard(uri)
+        if self.store is not None:
+            await self.store.save(session)
+        return Outcome(200, jsonrpc.result(id_, {}))
+
     async def notification(self, session: Session, method: str, params: Any) -> bool:
         """A notification of `session`: `initialized` is noted, `cancelled` cancels the call it
         names (CANCEL-09; unknown ids are ignored, CANCEL-13); others are ignored. False when a
@@ -238,16 +266,18 @@ class LegacyDispatcher:
 
     # ---- list-changed notifications for listening clients ------------------------------------------
 
-    def add_listener(self, deliver: Deliver) -> None:
-        """Send `notifications/*/list_changed` to `deliver` (a session's GET stream, or stdout)."""
-        self._listeners.add(deliver)
+    def add_listener(self, deliver: Deliver, session: Session | None = None) -> None:
+        """Send `notifications/*/list_changed` to `deliver` (a session's GET stream, or stdout), and
+        `notifications/resources/updated` for the URIs `session` subscribed to."""
+        self._listeners[deliver] = session
         if self._forwarder is None:
             hub = self.server.hub
             subscription = hub.open("legacy-sessions", dict.fromkeys(LIST_CHANGED, True))
+            subscription.every_uri = True
             self._forwarder = asyncio.get_running_loop().create_task(self._forward(subscription))
 
     def remove_listener(self, deliver: Deliver) -> None:
-        self._listeners.discard(deliver)
+        self._listeners.pop(deliver, None)
 
     async def _forward(self, subscription: Subscription) -> None:
         try:
@@ -260,7 +290,10 @@ class LegacyDispatcher:
                     params = {k: v for k, v in tagged.get("params", {}).items() if k != "_meta"}
                     if params:
                         notification["params"] = params
-                    for deliver in list(self._listeners):
+                    uri = params.get("uri") if tagged["method"] == RESOURCE_UPDATED else None
+                    for deliver, session in list(self._listeners.items()):
+                        if uri is not None and not await self._subscribed(session, uri):
+                            continue
                         try:
                             await deliver(notification)
                         except Exception:  # one broken listener never stops the others
@@ -268,6 +301,16 @@ class LegacyDispatcher:
         finally:
             self.server.hub.discard(subscription)
             self._forwarder = None
+
+    async def _subscribed(self, session: Session | None, uri: str) -> bool:
+        if session is None:
+            return False
+        if self.store is not None and session.id is not None:
+            # A subscription made through another replica is in the record.
+            with contextlib.suppress(StoreUnavailable):
+                await self.store.get(session.id)
+        uris = session.resource_subscriptions
+        return uris is not None and uri in uris
 
 
 class SessionChannel:

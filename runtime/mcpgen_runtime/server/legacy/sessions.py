@@ -70,6 +70,7 @@ class Session:
         "on_new_stream",
         "principal",
         "protocol_version",
+        "resource_subscriptions",
         "stream_prefix",
     )
 
@@ -88,6 +89,7 @@ class Session:
         self.client_info = client_info  # self-reported: for logs only
         self.log_level: str | None = None  # logging/setLevel; None sends every level
         self.initialized = False  # notifications/initialized arrived
+        self.resource_subscriptions: set[str] | None = None  # resources/subscribe URIs (record)
         self.last_seen = 0.0
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] | None = None
         self._calls: dict[Any, Cancellable] | None = None

@@ -46,6 +46,7 @@ def _record(session: Session) -> bytes:
             "i": dict(session.client_info),
             "l": session.log_level,
             "n": session.initialized,
+            "r": sorted(session.resource_subscriptions or ()),
         }
     )
 
@@ -96,6 +97,8 @@ class SharedSessionStore:
             self._local.move_to_end(session_id)
         local.log_level = record.get("l")
         local.initialized = bool(record.get("n"))
+        subscribed = record.get("r")
+        local.resource_subscriptions = set(subscribed) if subscribed else None
         return local
 
     async def remove(self, session_id: str) -> Session | None:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Protocol, runtime_checkable
 
 from ..hooks import AsyncOnRequest, Message, OnNotification, Reply
+from ..limits import Timeout
 
 
 @runtime_checkable
@@ -23,11 +24,13 @@ class AsyncTransport(Protocol):
         message: Message,
         headers: Mapping[str, str],
         *,
-        timeout: float | None,
+        timeout: Timeout,
         on_notification: OnNotification | None = None,
     ) -> Reply:
         """Send one JSON-RPC request; return (response message, HTTP status or None).
-        Notifications that arrive before the response go to `on_notification`."""
+        Notifications that arrive before the response go to `on_notification`. `timeout`:
+        seconds for one deadline over the whole request, or (only for a call made with
+        `max_time`) a `limits.Deadline` that progress pushes back, read before each wait."""
         ...
 
     async def notify(self, message: Message, headers: Mapping[str, str]) -> None:

@@ -24,7 +24,16 @@ from ...errors import McpRuntimeError
 from ..asyncio_backend import within
 from ..failures import from_httpx, shown_url, timed_out
 from ..http1_wire import HeadBuilder, Origin, lean_origin
-from ..limits import DEFAULT_MAX_RESPONSE_BYTES, declared_length, refuse_encoding, too_large
+from ..limits import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    Deadline,
+    Timeout,
+    declared_length,
+    expiry,
+    refuse_encoding,
+    start_deadline,
+    too_large,
+)
 from ..sse_reader import BASE_HEADERS, USER_AGENT
 from .interfaces import AsyncEngine
 from .pool import AsyncPool, AsyncResponse
@@ -57,10 +66,10 @@ class AsyncLeanEngine:
         self.pool = AsyncPool(origin, shown_url(url), timeout=timeout, max_body=max_body)
         self.heads = HeadBuilder(origin, {**BASE_HEADERS, "User-Agent": USER_AGENT})
 
-    async def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> AsyncResponse:
+    async def post(self, body: bytes, headers: Mapping[str, str], timeout: Timeout) -> AsyncResponse:
         return await self.pool.post(self.heads.head(headers, len(body)) + body, timeout)
 
-    async def bare(self, method: str, headers: Mapping[str, str], timeout: float | None) -> AsyncResponse:
+    async def bare(self, method: str, headers: Mapping[str, str], timeout: Timeout) -> AsyncResponse:
         return await self.pool.post(self.heads.bare(method, headers), timeout)
 
     async def aclose(self) -> None:
@@ -88,30 +97,28 @@ class AsyncHttpxEngine:
             httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=timeout) if client is None else client
         )
 
-    async def post(
-        self, body: bytes, headers: Mapping[str, str], timeout: float | None
-    ) -> AsyncHttpxResponse:
+    async def post(self, body: bytes, headers: Mapping[str, str], timeout: Timeout) -> AsyncHttpxResponse:
         return await self._send("POST", body, headers, timeout)
 
-    async def bare(
-        self, method: str, headers: Mapping[str, str], timeout: float | None
-    ) -> AsyncHttpxResponse:
+    async def bare(self, method: str, headers: Mapping[str, str], timeout: Timeout) -> AsyncHttpxResponse:
         return await self._send(method, None, headers, timeout)
 
     async def _send(
-        self, method: str, body: bytes | None, headers: Mapping[str, str], timeout: float | None
+        self, method: str, body: bytes | None, headers: Mapping[str, str], timeout: Timeout
     ) -> AsyncHttpxResponse:
         import httpx
 
         client = self._client
         merged = httpx.Headers(BASE_HEADERS)  # a client passed in may lack them (HTTP-07)
         merged.update(headers)
-        request = client.build_request(method, self.url, content=body, headers=merged, timeout=timeout)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        # httpx bounds each read: by the silence a `Deadline` allows (the whole budget without one)
+        per_read = (timeout.timeout or timeout.max_time) if isinstance(timeout, Deadline) else timeout
+        request = client.build_request(method, self.url, content=body, headers=merged, timeout=per_read)
+        deadline = start_deadline(timeout, time.monotonic)
         try:
-            response = await within(client.send(request, stream=True), deadline)
+            response = await within(client.send(request, stream=True), expiry(deadline, time.monotonic))
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, self.shown_url) from exc
+            raise from_httpx(exc, self.shown_url, timeout) from exc
         except TimeoutError as exc:
             raise timed_out(self.shown_url, timeout) from exc
         try:
@@ -146,7 +153,12 @@ class AsyncHttpxResponse:
     )
 
     def __init__(
-        self, response: httpx.Response, url: str, timeout: float | None, deadline: float | None, max_body: int
+        self,
+        response: httpx.Response,
+        url: str,
+        timeout: Timeout,
+        deadline: float | Deadline | None,
+        max_body: int,
     ) -> None:
         self._response = response
         self._url = url
@@ -170,7 +182,7 @@ class AsyncHttpxResponse:
         try:
             while True:
                 try:
-                    chunk = await within(anext(chunks), self._deadline)
+                    chunk = await within(anext(chunks), expiry(self._deadline, time.monotonic))
                 except StopAsyncIteration:
                     return
                 if self._budget is not None:
@@ -178,12 +190,13 @@ class AsyncHttpxResponse:
                     if self._budget < 0:
                         raise too_large(self._url, self._limit)
                 yield chunk
-                if self._deadline is not None and time.monotonic() > self._deadline:
+                ends = expiry(self._deadline, time.monotonic)
+                if ends is not None and time.monotonic() > ends:
                     raise timed_out(
                         self._url, self._timeout
                     )  # the blocking side: httpx bounds each read only
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, self._url) from exc
+            raise from_httpx(exc, self._url, self._timeout) from exc
         except TimeoutError as exc:
             raise timed_out(self._url, self._timeout) from exc
 

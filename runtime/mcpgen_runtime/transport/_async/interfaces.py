@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Protocol
 
 from ..hooks import AsyncOnRequest, Message
+from ..limits import Deadline, Timeout
 
 
 class AsyncEngineResponse(Protocol):
@@ -50,15 +51,12 @@ class AsyncEngine(Protocol):
     name: str
     timeout: float | None  # for POSTs that carry no request (notifications, answers to the peer)
 
-    async def post(
-        self, body: bytes, headers: Mapping[str, str], timeout: float | None
-    ) -> AsyncEngineResponse:
-        """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline."""
+    async def post(self, body: bytes, headers: Mapping[str, str], timeout: Timeout) -> AsyncEngineResponse:
+        """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline
+        (a `Deadline`: one that progress pushes back, `limits.py`)."""
         ...
 
-    async def bare(
-        self, method: str, headers: Mapping[str, str], timeout: float | None
-    ) -> AsyncEngineResponse:
+    async def bare(self, method: str, headers: Mapping[str, str], timeout: Timeout) -> AsyncEngineResponse:
         """A request without a body (`GET`, `DELETE`: the legacy session's)."""
         ...
 
@@ -90,7 +88,7 @@ class AsyncEventSource(Protocol):
     def endpoint(self) -> AsyncEndpoint: ...
 
     async def open_stream(
-        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | None
+        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | Deadline | None
     ) -> AsyncEngineResponse:
         """`GET` the session's events: resumed after `last_event_id`, or the standalone stream."""
         ...

@@ -25,6 +25,7 @@ from ...protocol.legacy.handshake import INITIALIZE
 from ..asyncio_backend import pause
 from ..failures import rejected, stream_ended, timed_out
 from ..hooks import Message, OnNotification, Reply
+from ..limits import Deadline, Timeout, expiry, start_deadline
 from ..sse_reader import ResponseStream, SseDecoder, classify_body, is_event_stream, retry_wait
 from .http_sse import AsyncHttpSseTransport
 from .interfaces import AsyncEndpoint, AsyncEngine, AsyncEngineResponse
@@ -78,7 +79,7 @@ class AsyncLegacySession:
         self,
         message: Message,
         headers: Mapping[str, str],
-        timeout: float | None,
+        timeout: Timeout,
         on_notification: OnNotification | None,
     ) -> Reply:
         """A request in the session (an `initialize` opens a new one); an SSE reply is resumable."""
@@ -88,7 +89,7 @@ class AsyncLegacySession:
         if initializing:
             self.session_id = None  # a new session: after a 404 the old one is gone
         headers = self._in_session(headers)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = start_deadline(timeout, time.monotonic)
         response = await self._engine.post(_json.dumps(message), headers, timeout)
         if initializing and response.status in (404, 405):  # no Streamable HTTP endpoint here
             await response.aclose()
@@ -120,7 +121,7 @@ class AsyncLegacySession:
         request_id: Any,
         headers: Mapping[str, str],
         on_notification: OnNotification | None,
-        deadline: float | None,
+        deadline: float | Deadline | None,
     ) -> Message:
         """The response on an SSE reply; a stream that ends after an event id without the response
         is resumed: wait the server's `retry`, then `GET` with `Last-Event-ID` (2025-11-25 polling).
@@ -148,8 +149,12 @@ class AsyncLegacySession:
                 if decoder.last_id is None:
                     break
                 wait = retry_wait(decoder.retry_ms)
-                if deadline is not None and time.monotonic() + wait >= deadline:
-                    raise timed_out(endpoint.shown_url, self._engine.timeout)
+                ends = expiry(deadline, time.monotonic)
+                if ends is not None and time.monotonic() + wait >= ends:
+                    raise timed_out(
+                        endpoint.shown_url,
+                        deadline if isinstance(deadline, Deadline) else self._engine.timeout,
+                    )
                 await pause(wait)
                 if current is not response:
                     await current.aclose()
@@ -163,7 +168,7 @@ class AsyncLegacySession:
                 await current.aclose()
 
     async def open_stream(
-        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | None
+        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | Deadline | None
     ) -> AsyncEngineResponse:
         """`GET` the endpoint for the session's events: a resumed stream (`last_event_id`) or
         the standalone one. A reply that is no event stream raises `HttpStatusError`."""
@@ -171,8 +176,13 @@ class AsyncLegacySession:
         get_headers.pop("Content-Type", None)
         if last_event_id is not None:
             get_headers[LAST_EVENT_ID] = last_event_id
-        timeout = None if deadline is None else max(deadline - time.monotonic(), 0.001)
-        timeout = self._engine.timeout if timeout is None else timeout
+        timeout: Timeout
+        if isinstance(deadline, Deadline):
+            timeout = deadline  # the resumed stream's progress counts as well
+        elif deadline is not None:
+            timeout = max(deadline - time.monotonic(), 0.001)
+        else:
+            timeout = self._engine.timeout
         response = await self._engine.bare("GET", get_headers, timeout)
         if 200 <= response.status < 300 and is_event_stream(response.headers.get("content-type", "")):
             return response

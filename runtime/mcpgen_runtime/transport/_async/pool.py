@@ -36,7 +36,15 @@ from ..http1_wire import (
     default_ssl_context,
     final_head,
 )
-from ..limits import DEFAULT_MAX_RESPONSE_BYTES, refuse_encoding, too_large
+from ..limits import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    Deadline,
+    Timeout,
+    expiry,
+    refuse_encoding,
+    start_deadline,
+    too_large,
+)
 
 DEFAULT_MAX_IDLE: Final = 16
 
@@ -96,17 +104,17 @@ class AsyncPool:
             conn.park()
             self._idle.append(conn)
 
-    async def post(self, payload: bytes, timeout: float | None) -> AsyncResponse:
+    async def post(self, payload: bytes, timeout: Timeout) -> AsyncResponse:
         """Send `payload` (a complete request) and read the reply head; `timeout` bounds the
-        whole exchange, the body included."""
-        deadline = None if timeout is None else now() + timeout
+        whole exchange, the body included (a `Deadline` is read again before each wait)."""
+        deadline = start_deadline(timeout, now)
         conn = self._checkout()
         if conn is not None:
             try:
                 return await self._exchange(conn, payload, deadline, timeout)
             except ReusedConnectionLost:
                 pass
-        conn = await self._connect(deadline)
+        conn = await self._connect(expiry(deadline, now))
         try:
             return await self._exchange(conn, payload, deadline, timeout)
         except ReusedConnectionLost as exc:  # a fresh connection is never retried
@@ -116,20 +124,20 @@ class AsyncPool:
         self,
         conn: AsyncConnection,
         payload: bytes,
-        deadline: float | None,
-        timeout: float | None,
+        deadline: float | Deadline | None,
+        timeout: Timeout,
     ) -> AsyncResponse:
         received = False
         try:
             send_error: OSError | None = None
             try:
-                conn.send(payload, deadline)
+                conn.send(payload, expiry(deadline, now))
             except RETRYABLE as exc:
                 send_error = exc  # the server may still have answered (an early reply); read it
             buffer = b""
             while True:
                 try:
-                    data = await conn.recv(deadline)
+                    data = await conn.recv(expiry(deadline, now))
                 except RETRYABLE as exc:
                     if not received and conn.reused:
                         raise ReusedConnectionLost from exc
@@ -193,8 +201,8 @@ class AsyncResponse:
         pool: AsyncPool,
         conn: AsyncConnection,
         head: ResponseHead,
-        deadline: float | None,
-        timeout: float | None,
+        deadline: float | Deadline | None,
+        timeout: Timeout,
     ) -> None:
         self._pool = pool
         self._conn: AsyncConnection | None = conn
@@ -262,7 +270,7 @@ class AsyncResponse:
             if conn is None:
                 return
             try:
-                data = await conn.recv(self._deadline)
+                data = await conn.recv(expiry(self._deadline, now))
             except TimeoutError as exc:
                 self._abort()
                 raise timed_out(self._pool.url, self._timeout) from exc

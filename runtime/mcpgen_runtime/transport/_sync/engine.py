@@ -25,7 +25,16 @@ from ...errors import McpRuntimeError
 from ..sync_backend import within
 from ..failures import from_httpx, shown_url, timed_out
 from ..http1_wire import HeadBuilder, Origin, lean_origin
-from ..limits import DEFAULT_MAX_RESPONSE_BYTES, declared_length, refuse_encoding, too_large
+from ..limits import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    Deadline,
+    Timeout,
+    declared_length,
+    expiry,
+    refuse_encoding,
+    start_deadline,
+    too_large,
+)
 from ..sse_reader import BASE_HEADERS, USER_AGENT
 from .interfaces import Engine
 from .pool import Pool, Response
@@ -58,10 +67,10 @@ class LeanEngine:
         self.pool = Pool(origin, shown_url(url), timeout=timeout, max_body=max_body)
         self.heads = HeadBuilder(origin, {**BASE_HEADERS, "User-Agent": USER_AGENT})
 
-    def post(self, body: bytes, headers: Mapping[str, str], timeout: float | None) -> Response:
+    def post(self, body: bytes, headers: Mapping[str, str], timeout: Timeout) -> Response:
         return self.pool.post(self.heads.head(headers, len(body)) + body, timeout)
 
-    def bare(self, method: str, headers: Mapping[str, str], timeout: float | None) -> Response:
+    def bare(self, method: str, headers: Mapping[str, str], timeout: Timeout) -> Response:
         return self.pool.post(self.heads.bare(method, headers), timeout)
 
     def close(self) -> None:
@@ -89,30 +98,28 @@ class HttpxEngine:
             httpx.Client(headers=dict(BASE_HEADERS), timeout=timeout) if client is None else client
         )
 
-    def post(
-        self, body: bytes, headers: Mapping[str, str], timeout: float | None
-    ) -> HttpxResponse:
+    def post(self, body: bytes, headers: Mapping[str, str], timeout: Timeout) -> HttpxResponse:
         return self._send("POST", body, headers, timeout)
 
-    def bare(
-        self, method: str, headers: Mapping[str, str], timeout: float | None
-    ) -> HttpxResponse:
+    def bare(self, method: str, headers: Mapping[str, str], timeout: Timeout) -> HttpxResponse:
         return self._send(method, None, headers, timeout)
 
     def _send(
-        self, method: str, body: bytes | None, headers: Mapping[str, str], timeout: float | None
+        self, method: str, body: bytes | None, headers: Mapping[str, str], timeout: Timeout
     ) -> HttpxResponse:
         import httpx
 
         client = self._client
         merged = httpx.Headers(BASE_HEADERS)  # a client passed in may lack them (HTTP-07)
         merged.update(headers)
-        request = client.build_request(method, self.url, content=body, headers=merged, timeout=timeout)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        # httpx bounds each read: by the silence a `Deadline` allows (the whole budget without one)
+        per_read = (timeout.timeout or timeout.max_time) if isinstance(timeout, Deadline) else timeout
+        request = client.build_request(method, self.url, content=body, headers=merged, timeout=per_read)
+        deadline = start_deadline(timeout, time.monotonic)
         try:
-            response = within(client.send(request, stream=True), deadline)
+            response = within(client.send(request, stream=True), expiry(deadline, time.monotonic))
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, self.shown_url) from exc
+            raise from_httpx(exc, self.shown_url, timeout) from exc
         except TimeoutError as exc:
             raise timed_out(self.shown_url, timeout) from exc
         try:
@@ -147,7 +154,12 @@ class HttpxResponse:
     )
 
     def __init__(
-        self, response: httpx.Response, url: str, timeout: float | None, deadline: float | None, max_body: int
+        self,
+        response: httpx.Response,
+        url: str,
+        timeout: Timeout,
+        deadline: float | Deadline | None,
+        max_body: int,
     ) -> None:
         self._response = response
         self._url = url
@@ -171,7 +183,7 @@ class HttpxResponse:
         try:
             while True:
                 try:
-                    chunk = within(next(chunks), self._deadline)
+                    chunk = within(next(chunks), expiry(self._deadline, time.monotonic))
                 except StopIteration:
                     return
                 if self._budget is not None:
@@ -179,12 +191,13 @@ class HttpxResponse:
                     if self._budget < 0:
                         raise too_large(self._url, self._limit)
                 yield chunk
-                if self._deadline is not None and time.monotonic() > self._deadline:
+                ends = expiry(self._deadline, time.monotonic)
+                if ends is not None and time.monotonic() > ends:
                     raise timed_out(
                         self._url, self._timeout
                     )  # the blocking side: httpx bounds each read only
         except httpx.HTTPError as exc:
-            raise from_httpx(exc, self._url) from exc
+            raise from_httpx(exc, self._url, self._timeout) from exc
         except TimeoutError as exc:
             raise timed_out(self._url, self._timeout) from exc
 

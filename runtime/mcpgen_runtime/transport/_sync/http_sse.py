@@ -25,7 +25,7 @@ from ...protocol.jsonrpc import decode, is_request, is_response
 from ..sync_backend import Waiter, Worker
 from ..failures import rejected, stream_ended, timed_out
 from ..hooks import Message, OnNotification, Reply, hook_failed
-from ..limits import MAX_EVENTS_BEFORE_ENDPOINT
+from ..limits import MAX_EVENTS_BEFORE_ENDPOINT, Deadline, Timeout, seconds_left
 from ..sse_reader import SseDecoder, is_event_stream
 from .engine import open_engine
 from .interfaces import Endpoint, Engine, EngineResponse
@@ -175,7 +175,7 @@ class HttpSseTransport:
         self,
         message: Message,
         headers: Mapping[str, str],
-        timeout: float | None,
+        timeout: Timeout,
         on_notification: OnNotification | None,
     ) -> Reply:
         request_id = message.get("id")
@@ -185,10 +185,14 @@ class HttpSseTransport:
             if self._ended:
                 raise stream_ended(self._endpoint.shown_url) from self._failure
             self.post(message, headers, "request")
-            try:
-                reply = waiter.wait(timeout)
-            except TimeoutError:
-                raise timed_out(self._endpoint.shown_url, timeout) from None
+            while True:
+                try:
+                    reply = waiter.wait(seconds_left(timeout))
+                    break
+                except TimeoutError:
+                    if not isinstance(timeout, Deadline) or timeout.expired():
+                        raise timed_out(self._endpoint.shown_url, timeout) from None
+                    # progress came meanwhile (on the stream): wait on
             if reply is None:
                 if self._failure is not None:
                     raise self._failure  # as a Future gives its one exception to every awaiter

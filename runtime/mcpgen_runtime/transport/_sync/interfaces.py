@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from typing import Protocol
 
 from ..hooks import OnRequest, Message
+from ..limits import Deadline, Timeout
 
 
 class EngineResponse(Protocol):
@@ -51,15 +52,12 @@ class Engine(Protocol):
     name: str
     timeout: float | None  # for POSTs that carry no request (notifications, answers to the peer)
 
-    def post(
-        self, body: bytes, headers: Mapping[str, str], timeout: float | None
-    ) -> EngineResponse:
-        """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline."""
+    def post(self, body: bytes, headers: Mapping[str, str], timeout: Timeout) -> EngineResponse:
+        """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline
+        (a `Deadline`: one that progress pushes back, `limits.py`)."""
         ...
 
-    def bare(
-        self, method: str, headers: Mapping[str, str], timeout: float | None
-    ) -> EngineResponse:
+    def bare(self, method: str, headers: Mapping[str, str], timeout: Timeout) -> EngineResponse:
         """A request without a body (`GET`, `DELETE`: the legacy session's)."""
         ...
 
@@ -91,7 +89,7 @@ class EventSource(Protocol):
     def endpoint(self) -> Endpoint: ...
 
     def open_stream(
-        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | None
+        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | Deadline | None
     ) -> EngineResponse:
         """`GET` the session's events: resumed after `last_event_id`, or the standalone stream."""
         ...

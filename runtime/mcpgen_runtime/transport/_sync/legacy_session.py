@@ -26,6 +26,7 @@ from ...protocol.legacy.handshake import INITIALIZE
 from ..sync_backend import pause
 from ..failures import rejected, stream_ended, timed_out
 from ..hooks import Message, OnNotification, Reply
+from ..limits import Deadline, Timeout, expiry, start_deadline
 from ..sse_reader import ResponseStream, SseDecoder, classify_body, is_event_stream, retry_wait
 from .http_sse import HttpSseTransport
 from .interfaces import Endpoint, Engine, EngineResponse
@@ -79,7 +80,7 @@ class LegacySession:
         self,
         message: Message,
         headers: Mapping[str, str],
-        timeout: float | None,
+        timeout: Timeout,
         on_notification: OnNotification | None,
     ) -> Reply:
         """A request in the session (an `initialize` opens a new one); an SSE reply is resumable."""
@@ -89,7 +90,7 @@ class LegacySession:
         if initializing:
             self.session_id = None  # a new session: after a 404 the old one is gone
         headers = self._in_session(headers)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        deadline = start_deadline(timeout, time.monotonic)
         response = self._engine.post(_json.dumps(message), headers, timeout)
         if initializing and response.status in (404, 405):  # no Streamable HTTP endpoint here
             response.close()
@@ -121,7 +122,7 @@ class LegacySession:
         request_id: Any,
         headers: Mapping[str, str],
         on_notification: OnNotification | None,
-        deadline: float | None,
+        deadline: float | Deadline | None,
     ) -> Message:
         """The response on an SSE reply; a stream that ends after an event id without the response
         is resumed: wait the server's `retry`, then `GET` with `Last-Event-ID` (2025-11-25 polling).
@@ -149,8 +150,12 @@ class LegacySession:
                 if decoder.last_id is None:
                     break
                 wait = retry_wait(decoder.retry_ms)
-                if deadline is not None and time.monotonic() + wait >= deadline:
-                    raise timed_out(endpoint.shown_url, self._engine.timeout)
+                ends = expiry(deadline, time.monotonic)
+                if ends is not None and time.monotonic() + wait >= ends:
+                    raise timed_out(
+                        endpoint.shown_url,
+                        deadline if isinstance(deadline, Deadline) else self._engine.timeout,
+                    )
                 pause(wait)
                 if current is not response:
                     current.close()
@@ -164,7 +169,7 @@ class LegacySession:
                 current.close()
 
     def open_stream(
-        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | None
+        self, headers: Mapping[str, str], last_event_id: str | None, deadline: float | Deadline | None
     ) -> EngineResponse:
         """`GET` the endpoint for the session's events: a resumed stream (`last_event_id`) or
         the standalone one. A reply that is no event stream raises `HttpStatusError`."""
@@ -172,8 +177,13 @@ class LegacySession:
         get_headers.pop("Content-Type", None)
         if last_event_id is not None:
             get_headers[LAST_EVENT_ID] = last_event_id
-        timeout = None if deadline is None else max(deadline - time.monotonic(), 0.001)
-        timeout = self._engine.timeout if timeout is None else timeout
+        timeout: Timeout
+        if isinstance(deadline, Deadline):
+            timeout = deadline  # the resumed stream's progress counts as well
+        elif deadline is not None:
+            timeout = max(deadline - time.monotonic(), 0.001)
+        else:
+            timeout = self._engine.timeout
         response = self._engine.bare("GET", get_headers, timeout)
         if 200 <= response.status < 300 and is_event_stream(response.headers.get("content-type", "")):
             return response

@@ -37,7 +37,15 @@ from ..http1_wire import (
     default_ssl_context,
     final_head,
 )
-from ..limits import DEFAULT_MAX_RESPONSE_BYTES, refuse_encoding, too_large
+from ..limits import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    Deadline,
+    Timeout,
+    expiry,
+    refuse_encoding,
+    start_deadline,
+    too_large,
+)
 
 DEFAULT_MAX_IDLE: Final = 16
 
@@ -97,17 +105,17 @@ class Pool:
             conn.park()
             self._idle.append(conn)
 
-    def post(self, payload: bytes, timeout: float | None) -> Response:
+    def post(self, payload: bytes, timeout: Timeout) -> Response:
         """Send `payload` (a complete request) and read the reply head; `timeout` bounds the
-        whole exchange, the body included."""
-        deadline = None if timeout is None else now() + timeout
+        whole exchange, the body included (a `Deadline` is read again before each wait)."""
+        deadline = start_deadline(timeout, now)
         conn = self._checkout()
         if conn is not None:
             try:
                 return self._exchange(conn, payload, deadline, timeout)
             except ReusedConnectionLost:
                 pass
-        conn = self._connect(deadline)
+        conn = self._connect(expiry(deadline, now))
         try:
             return self._exchange(conn, payload, deadline, timeout)
         except ReusedConnectionLost as exc:  # a fresh connection is never retried
@@ -117,20 +125,20 @@ class Pool:
         self,
         conn: Connection,
         payload: bytes,
-        deadline: float | None,
-        timeout: float | None,
+        deadline: float | Deadline | None,
+        timeout: Timeout,
     ) -> Response:
         received = False
         try:
             send_error: OSError | None = None
             try:
-                conn.send(payload, deadline)
+                conn.send(payload, expiry(deadline, now))
             except RETRYABLE as exc:
                 send_error = exc  # the server may still have answered (an early reply); read it
             buffer = b""
             while True:
                 try:
-                    data = conn.recv(deadline)
+                    data = conn.recv(expiry(deadline, now))
                 except RETRYABLE as exc:
                     if not received and conn.reused:
                         raise ReusedConnectionLost from exc
@@ -194,8 +202,8 @@ class Response:
         pool: Pool,
         conn: Connection,
         head: ResponseHead,
-        deadline: float | None,
-        timeout: float | None,
+        deadline: float | Deadline | None,
+        timeout: Timeout,
     ) -> None:
         self._pool = pool
         self._conn: Connection | None = conn
@@ -263,7 +271,7 @@ class Response:
             if conn is None:
                 return
             try:
-                data = conn.recv(self._deadline)
+                data = conn.recv(expiry(self._deadline, now))
             except TimeoutError as exc:
                 self._abort()
                 raise timed_out(self._pool.url, self._timeout) from exc

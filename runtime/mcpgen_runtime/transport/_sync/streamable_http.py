@@ -22,7 +22,7 @@ from ... import _json
 from ...protocol.legacy.handshake import INITIALIZE
 from ..failures import challenged, shown_url, stream_ended
 from ..hooks import OnRequest, Message, OnNotification, Reply
-from ..limits import DEFAULT_MAX_RESPONSE_BYTES, check_limit
+from ..limits import DEFAULT_MAX_RESPONSE_BYTES, Timeout, check_limit
 from ..sse_reader import EventMessages, ResponseStream, classify_body, is_event_stream
 from .engine import open_engine
 from .interfaces import EngineResponse
@@ -78,7 +78,7 @@ class HttpTransport:
         message: Message,
         headers: Mapping[str, str],
         *,
-        timeout: float | None,
+        timeout: Timeout,
         on_notification: OnNotification | None = None,
     ) -> Reply:
         legacy = self._legacy

@@ -12,7 +12,9 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import h11
 import httpx
+import orjson
 import pytest
 
 from mcpgen_runtime.client import Client
@@ -20,7 +22,7 @@ from mcpgen_runtime.errors import McpRuntimeError
 from mcpgen_runtime.server import ServerConfig
 from tests.runtime._client_helpers import LiveServer, WeatherServer
 from tests.runtime.legacy_helpers import LegacySession
-from tests.runtime.server_helpers import SERVER_MODULE
+from tests.runtime.server_helpers import SERVER_MODULE, call, mcp_headers
 from tests.support import PYTHON, free_port, httptools_env, running_server
 
 
@@ -228,3 +230,76 @@ def test_sigterm_answers_a_request_on_an_idle_keepalive_connection(parser: str) 
         assert unused.recv(1) == b""
         proc.wait(10)
         assert time.monotonic() - started < 7
+
+
+def _send_call(sock: socket.socket, client: h11.Connection, query: str, **meta: Any) -> None:
+    """A raw keep-alive POST of `execute_sql(query)` (2026-07-28 headers) on `sock`."""
+    message = call(1, "execute_sql", {"region": "eu", "query": query}, **meta)
+    body = orjson.dumps(message)
+    headers = [("Host", "127.0.0.1"), ("Content-Length", str(len(body))), *mcp_headers(message).items()]
+    sock.sendall(client.send(h11.Request(method="POST", target="/mcp", headers=headers)))
+    sock.sendall(client.send(h11.Data(data=body)) + client.send(h11.EndOfMessage()))
+
+
+def _next_event(sock: socket.socket, client: h11.Connection) -> Any:
+    while (event := client.next_event()) is h11.NEED_DATA:
+        client.receive_data(sock.recv(65536))
+    return event
+
+
+def _response(sock: socket.socket, client: h11.Connection) -> tuple[h11.Response, bytes]:
+    """The rest of the current response: its head (unless already read) and its body."""
+    head = _next_event(sock, client)
+    assert isinstance(head, h11.Response), head
+    body = b""
+    while not isinstance(event := _next_event(sock, client), h11.EndOfMessage):
+        body += event.data
+    return head, body
+
+
+def _says_close(head: h11.Response) -> bool:
+    return any(name == b"connection" and value.lower() == b"close" for name, value in head.headers)
+
+
+@pytest.mark.parametrize("parser", ["h11", "httptools"])
+def test_sigterm_during_a_call_never_closes_a_connection_the_proxy_thinks_is_kept(parser: str) -> None:
+    """A call in flight when the drain begins: if its response has not started, that response says
+    `Connection: close` (so a proxy does not pool the connection the replica is about to close); if
+    its head already went out promising keep-alive (a streamed reply), the connection is not closed
+    right after it (a proxy reusing it would lose a POST and answer 502) but answers once more."""
+    env = {} if parser == "h11" else httptools_env()
+    if env is None:
+        pytest.skip("httptools is not installed (make test installs it into tests/peers/.site-fast)")
+    port = free_port()
+    args = [PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--parser", parser]
+    with (
+        running_server(args, port, env=env) as proc,
+        socket.create_connection(("127.0.0.1", port), timeout=10) as plain,
+        socket.create_connection(("127.0.0.1", port), timeout=10) as streamed,
+    ):
+        plain_client, streamed_client = h11.Connection(h11.CLIENT), h11.Connection(h11.CLIENT)
+        _send_call(plain, plain_client, "SLEEP 1.0")  # no progress token: one JSON answer at the end
+        _send_call(streamed, streamed_client, "SLEEP 1.0", progressToken="p")  # an SSE stream at once
+        stream_head = _next_event(streamed, streamed_client)
+        assert isinstance(stream_head, h11.Response) and stream_head.status_code == 200
+        assert dict(stream_head.headers)[b"content-type"].startswith(b"text/event-stream")
+        time.sleep(0.2)  # both calls are in their handlers
+        proc.send_signal(signal.SIGTERM)
+
+        head, body = _response(plain, plain_client)
+        assert (head.status_code, _says_close(head)) == (200, True)
+        assert b"slept 1s in eu" in body
+        assert plain.recv(1) == b""  # closed after the answer it announced as the last
+
+        body = b""
+        while not isinstance(event := _next_event(streamed, streamed_client), h11.EndOfMessage):
+            body += event.data
+        assert b"slept 1s in eu" in body and not _says_close(stream_head)
+        streamed_client.start_next_cycle()
+        streamed.sendall(
+            streamed_client.send(h11.Request(method="GET", target="/healthz", headers=[("Host", "x")]))
+            + streamed_client.send(h11.EndOfMessage())
+        )
+        head, _ = _response(streamed, streamed_client)
+        assert (head.status_code, _says_close(head)) == (200, True)  # answered, and told it is the last
+        assert proc.wait(10) in (0, -signal.SIGTERM)

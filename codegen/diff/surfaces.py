@@ -1,0 +1,273 @@
+"""`mcpgen diff` beyond tools: resources, resource templates and prompts (issue 22).
+
+Judged like tools (diff/compare.py), once for a client (it reads resources, expands templates and
+gets prompts through generated methods) and once for a server (it serves them):
+
+    resource removed / template removed / prompt removed     breaking for clients
+    resource, template or prompt added                       breaking for servers (to be served)
+    template's uriTemplate changed (same name)               breaking for both: other URIs, other
+                                                             parameters
+    template or prompt renamed (same uriTemplate / same      breaking for both: the generated method
+      arguments)                                             has another name
+    prompt argument added as required, or made required     breaking for clients (calls lack it)
+    prompt argument added as optional, or made optional     breaking for servers (must accept it)
+    prompt argument removed                                  breaking for clients (calls send it)
+    resource's mimeType changed                              possibly breaking for clients
+    title, description, annotations, icons, _meta            cosmetic
+
+Entries are identified by URI (resources) and by name (templates, prompts); `Change.tool` names
+the entry ("prompt 'code_review'"), `Change.pointer` points inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..spec import LoadedSpec
+from .compare import Change, DiffReport, diff_tools
+
+__all__ = ["diff_specs", "diff_surfaces"]
+
+
+def _by(entries: Iterable[Mapping[str, Any]], key: str) -> dict[str, Mapping[str, Any]]:
+    found: dict[str, Mapping[str, Any]] = {}
+    for entry in entries:
+        value = entry.get(key) if isinstance(entry, Mapping) else None
+        if isinstance(value, str) and value not in found:
+            found[value] = entry
+    return found
+
+
+def _cosmetic(label: str, old: Mapping[str, Any], new: Mapping[str, Any], skip: set[str]) -> list[Change]:
+    changes = []
+    for member in sorted((set(old) | set(new)) - skip):
+        if old.get(member) != new.get(member):
+            changes.append(
+                Change(
+                    label, f"/{member}", f"{member}-changed", "cosmetic", "cosmetic", f"`{member}` changed"
+                )
+            )
+    return changes
+
+
+def _resources(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:
+    before, after = _by(old, "uri"), _by(new, "uri")
+    changes: list[Change] = []
+    for uri in sorted(set(before) - set(after)):
+        changes.append(
+            Change(
+                f"resource {uri!r}",
+                "",
+                "resource-removed",
+                "breaking",
+                "compatible",
+                f"resource `{uri}` removed",
+            )
+        )
+    for uri in sorted(set(after) - set(before)):
+        changes.append(
+            Change(
+                f"resource {uri!r}", "", "resource-added", "compatible", "breaking", f"resource `{uri}` added"
+            )
+        )
+    for uri in sorted(set(before) & set(after)):
+        a, b = before[uri], after[uri]
+        label = f"resource {uri!r}"
+        if a.get("mimeType") != b.get("mimeType"):
+            changes.append(
+                Change(
+                    label,
+                    "/mimeType",
+                    "resource-mime-type-changed",
+                    "possibly-breaking",
+                    "possibly-breaking",
+                    f"mimeType {a.get('mimeType')!r} -> {b.get('mimeType')!r}",
+                )
+            )
+        if a.get("name") != b.get("name"):
+            changes.append(
+                Change(
+                    label,
+                    "/name",
+                    "resource-renamed",
+                    "possibly-breaking",
+                    "compatible",
+                    f"name {a.get('name')!r} -> {b.get('name')!r} "
+                    "(the generated Resources constant follows it)",
+                )
+            )
+        changes += _cosmetic(label, a, b, {"uri", "name", "mimeType"})
+    return changes
+
+
+def _templates(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:
+    before, after = _by(old, "name"), _by(new, "name")
+    removed, added = sorted(set(before) - set(after)), sorted(set(after) - set(before))
+    changes: list[Change] = []
+    for old_name in list(removed):
+        same = [n for n in added if after[n].get("uriTemplate") == before[old_name].get("uriTemplate")]
+        if same:
+            removed.remove(old_name)
+            added.remove(same[0])
+            changes.append(
+                Change(
+                    f"resource template {old_name!r}",
+                    "/name",
+                    "template-renamed",
+                    "breaking",
+                    "breaking",
+                    f"resource template {old_name!r} renamed to {same[0]!r} (same uriTemplate): "
+                    "its generated method is renamed",
+                )
+            )
+    changes += [
+        Change(
+            f"resource template {n!r}",
+            "",
+            "template-removed",
+            "breaking",
+            "compatible",
+            f"resource template {n!r} removed",
+        )
+        for n in removed
+    ]
+    changes += [
+        Change(
+            f"resource template {n!r}",
+            "",
+            "template-added",
+            "compatible",
+            "breaking",
+            f"resource template {n!r} added",
+        )
+        for n in added
+    ]
+    for name in sorted(set(before) & set(after)):
+        a, b = before[name], after[name]
+        label = f"resource template {name!r}"
+        if a.get("uriTemplate") != b.get("uriTemplate"):
+            changes.append(
+                Change(
+                    label,
+                    "/uriTemplate",
+                    "template-uri-changed",
+                    "breaking",
+                    "breaking",
+                    f"uriTemplate {a.get('uriTemplate')!r} -> {b.get('uriTemplate')!r}",
+                )
+            )
+        changes += _cosmetic(label, a, b, {"name", "uriTemplate"})
+    return changes
+
+
+def _arguments(prompt: Mapping[str, Any]) -> dict[str, bool]:
+    arguments = prompt.get("arguments")
+    found: dict[str, bool] = {}
+    for argument in arguments if isinstance(arguments, list) else ():
+        if isinstance(argument, Mapping) and isinstance(argument.get("name"), str):
+            found.setdefault(argument["name"], argument.get("required") is True)
+    return found
+
+
+def _described(prompt: Mapping[str, Any]) -> dict[str, Any]:
+    arguments = prompt.get("arguments")
+    return {
+        a["name"]: (a.get("description"), a.get("title"))
+        for a in (arguments if isinstance(arguments, list) else ())
+        if isinstance(a, Mapping) and isinstance(a.get("name"), str)
+    }
+
+
+def _prompts(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:
+    before, after = _by(old, "name"), _by(new, "name")
+    changes: list[Change] = [
+        Change(f"prompt {n!r}", "", "prompt-removed", "breaking", "compatible", f"prompt {n!r} removed")
+        for n in sorted(set(before) - set(after))
+    ]
+    changes += [
+        Change(f"prompt {n!r}", "", "prompt-added", "compatible", "breaking", f"prompt {n!r} added")
+        for n in sorted(set(after) - set(before))
+    ]
+    for name in sorted(set(before) & set(after)):
+        a, b = _arguments(before[name]), _arguments(after[name])
+        label = f"prompt {name!r}"
+        for arg in sorted(set(a) - set(b)):
+            changes.append(
+                Change(
+                    label,
+                    "/arguments",
+                    "argument-removed",
+                    "breaking",
+                    "compatible",
+                    f"argument {arg!r} removed",
+                )
+            )
+        for arg in sorted(set(b) - set(a)):
+            if b[arg]:
+                changes.append(
+                    Change(
+                        label,
+                        "/arguments",
+                        "argument-added-required",
+                        "breaking",
+                        "compatible",
+                        f"required argument {arg!r} added",
+                    )
+                )
+            else:
+                changes.append(
+                    Change(
+                        label,
+                        "/arguments",
+                        "argument-added-optional",
+                        "compatible",
+                        "breaking",
+                        f"optional argument {arg!r} added",
+                    )
+                )
+        for arg in sorted(set(a) & set(b)):
+            if a[arg] != b[arg]:
+                now = "required" if b[arg] else "optional"
+                changes.append(
+                    Change(
+                        label,
+                        "/arguments",
+                        f"argument-made-{now}",
+                        "breaking" if b[arg] else "compatible",
+                        "compatible" if b[arg] else "breaking",
+                        f"argument {arg!r} is {now} now",
+                    )
+                )
+        old_text, new_text = _described(before[name]), _described(after[name])
+        if any(old_text[arg] != new_text[arg] for arg in set(old_text) & set(new_text)):
+            changes.append(
+                Change(
+                    label,
+                    "/arguments",
+                    "argument-described",
+                    "cosmetic",
+                    "cosmetic",
+                    "argument descriptions changed",
+                )
+            )
+        changes += _cosmetic(label, before[name], after[name], {"name", "arguments"})
+    return changes
+
+
+def diff_surfaces(old: LoadedSpec, new: LoadedSpec) -> list[Change]:
+    """Every change to the resources, resource templates and prompts from `old` to `new`."""
+    return [
+        *_resources(old.resources, new.resources),
+        *_templates(old.resource_templates, new.resource_templates),
+        *_prompts(old.prompts, new.prompts),
+    ]
+
+
+def diff_specs(old: LoadedSpec, new: LoadedSpec) -> DiffReport:
+    """`diff_tools` of the tools, plus the resources, templates and prompts."""
+    report = diff_tools(old.tools, new.tools, old_source=old.source, new_source=new.source)
+    extra = diff_surfaces(old, new)
+    if not extra:
+        return report
+    return DiffReport(report.old_source, report.new_source, (*report.changes, *extra))
