@@ -1,34 +1,46 @@
-"""Generator speed: wall-clock of real `mcpgen` runs, and where the time goes.
+"""Generator speed: wall-clock of real `mcpgen` runs, this tree beside the generator before issue #20.
 
-    python bench/gen_bench.py [--repeat 3] [--tree PATH] [--skip-stages]
+    python bench/gen_bench.py [--repeat 3] [--tree PATH] [--baseline-ref REF] [--skip-stages]
 
 Specs: the 117-tool GitHub list (../shared/realworld/github-tools.json) and the 1,000-tool synthetic
 spec (specs/tools/make_synthetic.py). Each is a temporary [tool.mcpgen] project with a client and a
 server target. Timed (median of --repeat runs, fresh processes, so imports count):
 
     generate (clean)      `mcpgen generate` into an empty output folder: load, validate, build, write
-    client + server       `mcpgen client` then `mcpgen server`, two processes (the budget's wording)
+                          client and server in one process
+    client + server       `mcpgen client` then `mcpgen server`, two processes
     check (fresh)         `mcpgen generate --check` on the unchanged tree
     check (hand edit)     the same after editing one generated file (no shortcut: build and compare)
 
-Runs share the per-user cache of reserved names (~/.cache/mcpgen, codegen/model/reserved.py) as a user's
-runs do; after an edit of mcpgen_runtime the first run rebuilds it (about half a second, once).
+Side by side in one run: the generator of this tree ("now") and the generator of --baseline-ref
+(default 940e9ef, main before issue #20; `git archive` of that commit into a temporary folder, its
+own runtime beside it), the two runs of every measurement interleaved in each repeat, so a busy
+machine slows both alike. `speed-up` is baseline ÷ now (issue #20: ≥ 2 for the synthetic spec's
+client + server). --baseline-ref "" measures this tree alone.
 
-Budgets: GitHub client + server <= 3 s, synthetic <= 10 s, fresh check of the synthetic <= 2 s.
---tree PATH measures another checkout's generator (e.g. a `git worktree` of an older commit) with
-this interpreter; --skip-stages omits the in-process breakdown.
+Each tree keeps its own per-user cache of reserved names (codegen/model/reserved.py, in a
+temporary XDG_CACHE_HOME: two generators sharing one file would rebuild it on every run), filled by
+a warm-up run that also writes byte code; neither is timed.
+
+Budgets (this tree): GitHub client + server <= 3 s, synthetic <= 10 s, fresh check of the
+synthetic <= 2 s. --tree PATH measures another checkout's generator as "now" (e.g. a `git
+worktree`) with this interpreter; --skip-stages omits the in-process breakdown.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -36,6 +48,8 @@ import click
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 GITHUB = ROOT.parent / "shared" / "realworld" / "github-tools.json"
+BASELINE_REF = "940e9ef"  # main before issue #20 (its part 4: generating is >= 2x faster than this)
+TARGET = ("synthetic", "client + server")  # issue #20's measurement; generate (clean) reported beside it
 BUDGETS = {
     ("github", "client + server"): 3.0,
     ("synthetic", "client + server"): 10.0,
@@ -70,8 +84,31 @@ def _synthetic(path: Path) -> None:
     path.write_text(json.dumps({"tools": make_tools(1000)}, indent=1) + "\n", "utf-8")
 
 
+# the cache of reserved names per tree (`_cache_dirs`); a tree without one uses the user's
+_CACHES: dict[Path, Path] = {}
+
+
 def _env(tree: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])}
+    """The tree's generator and its own runtime first on the path."""
+    paths = [str(tree), str(tree / "runtime"), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    if tree in _CACHES:
+        env["XDG_CACHE_HOME"] = str(_CACHES[tree])
+    return env
+
+
+@contextmanager
+def baseline_tree(ref: str) -> Iterator[Path]:
+    """The files of commit `ref` of this repository (`git archive`), in a temporary folder."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", ref], capture_output=True, check=False
+    )
+    if archive.returncode != 0:
+        raise click.ClickException(f"git archive {ref}: {archive.stderr.decode(errors='replace').strip()}")
+    with tempfile.TemporaryDirectory(prefix=f"gen-bench-{ref}-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(tmp, filter="data")
+        yield Path(tmp)
 
 
 class Failed(Exception):
@@ -101,36 +138,47 @@ def _median(runs: list[float]) -> float:
     return statistics.median(runs)
 
 
-def measure(tree: Path, name: str, spec: Path, repeat: int) -> dict[str, float]:
-    results: dict[str, float] = {}
+def measure(trees: dict[str, Path], name: str, spec: Path, repeat: int) -> dict[str, dict[str, float]]:
+    """{tree label: {measurement: median seconds}}; the trees' runs interleaved in every repeat."""
+    runs: dict[str, dict[str, list[float]]] = {label: {} for label in trees}
+
+    def record(label: str, measurement: str, seconds: float) -> None:
+        runs[label].setdefault(measurement, []).append(seconds)
+
     with tempfile.TemporaryDirectory(prefix="gen-bench-") as tmp:
-        project = Path(tmp)
-        shutil.copy(spec, project / "spec.json")
-        (project / "pyproject.toml").write_text(PYPROJECT.format(spec="spec.json", name=name), "utf-8")
-        runs = []
+        projects: dict[str, Path] = {}
+        for label, tree in trees.items():
+            project = projects[label] = Path(tmp) / label
+            project.mkdir()
+            shutil.copy(spec, project / "spec.json")
+            (project / "pyproject.toml").write_text(PYPROJECT.format(spec="spec.json", name=name), "utf-8")
+            _mcpgen(tree, project, "generate")  # warm-up: byte code and the cache of reserved names
         for _ in range(repeat):
-            shutil.rmtree(project / "out", ignore_errors=True)
-            runs.append(_mcpgen(tree, project, "generate"))
-        results["generate (clean)"] = _median(runs)
-        runs = []
+            for label, tree in trees.items():
+                shutil.rmtree(projects[label] / "out", ignore_errors=True)
+                record(label, "generate (clean)", _mcpgen(tree, projects[label], "generate"))
         for _ in range(repeat):
-            shutil.rmtree(project / "two", ignore_errors=True)
-            runs.append(
-                _mcpgen(tree, project, "client", "spec.json", "-o", "two", "--package", f"{name}_client")
-                + _mcpgen(tree, project, "server", "spec.json", "-o", "two", "--package", f"{name}_server")
-            )
-        results["client + server"] = _median(runs)
-        shutil.rmtree(project / "out", ignore_errors=True)
-        _mcpgen(tree, project, "generate")
-        results["check (fresh)"] = _median(
-            [_mcpgen(tree, project, "generate", "--check") for _ in range(repeat)]
-        )
-        client = project / "out" / f"{name}_client" / "client.py"
-        client.write_text(client.read_text("utf-8") + "# hand edit\n", "utf-8")
-        results["check (hand edit)"] = _median(
-            [_mcpgen(tree, project, "generate", "--check", expect_stale=True) for _ in range(repeat)]
-        )
-    return results
+            for label, tree in trees.items():
+                project = projects[label]
+                shutil.rmtree(project / "two", ignore_errors=True)
+                client = ("client", "spec.json", "-o", "two", "--package", f"{name}_client")
+                server = ("server", "spec.json", "-o", "two", "--package", f"{name}_server")
+                seconds = _mcpgen(tree, project, *client) + _mcpgen(tree, project, *server)
+                record(label, "client + server", seconds)
+        for label, tree in trees.items():
+            shutil.rmtree(projects[label] / "out", ignore_errors=True)
+            _mcpgen(tree, projects[label], "generate")
+        for _ in range(repeat):
+            for label, tree in trees.items():
+                record(label, "check (fresh)", _mcpgen(tree, projects[label], "generate", "--check"))
+        for label in trees:
+            client_py = projects[label] / "out" / f"{name}_client" / "client.py"
+            client_py.write_text(client_py.read_text("utf-8") + "# hand edit\n", "utf-8")
+        for _ in range(repeat):
+            for label, tree in trees.items():
+                seconds = _mcpgen(tree, projects[label], "generate", "--check", expect_stale=True)
+                record(label, "check (hand edit)", seconds)
+    return {label: {m: _median(values) for m, values in found.items()} for label, found in runs.items()}
 
 
 _STAGES = """
@@ -176,38 +224,82 @@ def stages(tree: Path, spec: Path) -> dict[str, float]:
 @click.option(
     "--tree", type=click.Path(path_type=Path), default=ROOT, help="checkout whose codegen/ to measure"
 )
+@click.option(
+    "--baseline-ref",
+    default=BASELINE_REF,
+    show_default=True,
+    help='the commit measured beside it ("" for none)',
+)
 @click.option("--skip-stages", is_flag=True)
-def command(repeat: int, tree: Path, skip_stages: bool) -> int:
+def command(repeat: int, tree: Path, baseline_ref: str, skip_stages: bool) -> int:
     tree = tree.resolve()
     with tempfile.TemporaryDirectory(prefix="gen-bench-specs-") as tmp:
         synthetic = Path(tmp) / "synthetic.json"
         _synthetic(synthetic)
         specs = {"github": GITHUB, "synthetic": synthetic}
-        print(f"generator: {tree}   python {sys.version.split()[0]}   repeat {repeat} (median)\n")
-        print(f"{'spec':<10} {'measure':<20} {'seconds':>8} {'budget':>8}")
-        print("-" * 50)
-        failed = False
+        if baseline_ref:
+            with baseline_tree(baseline_ref) as base:
+                return _report({"baseline": base, "now": tree}, baseline_ref, specs, repeat, skip_stages)
+        return _report({"now": tree}, "", specs, repeat, skip_stages)
+
+
+def _report(trees: dict[str, Path], ref: str, specs: dict[str, Path], repeat: int, skip_stages: bool) -> int:
+    with tempfile.TemporaryDirectory(prefix="gen-bench-cache-") as caches:
+        for label, path in trees.items():
+            _CACHES[path] = Path(caches) / label
+        try:
+            return _print_report(trees, ref, specs, repeat, skip_stages)
+        finally:
+            _CACHES.clear()
+
+
+def _print_report(
+    trees: dict[str, Path], ref: str, specs: dict[str, Path], repeat: int, skip_stages: bool
+) -> int:
+    now = trees["now"]
+    compared = "baseline" in trees
+    print(f"generator: {now}   python {sys.version.split()[0]}   repeat {repeat} (median)")
+    if compared:
+        print(f"baseline: {ref} (git archive), measured in the same run, runs interleaved")
+    print()
+    head = f"{'spec':<10} {'measure':<20}" + (f" {'baseline s':>10}" if compared else "")
+    head += f" {'now s':>8}" + (f" {'speed-up':>9}" if compared else "") + f" {'budget':>8}"
+    print(head)
+    print("-" * len(head))
+    failed = False
+    for name, spec in specs.items():
+        try:
+            measured = measure(trees, name, spec, repeat)
+        except Failed as exc:
+            print(f"{name:<10} {'generate':<20} {'failed':>8}  {str(exc)[:70]}")
+            failed = True
+            continue
+        for label, seconds in measured["now"].items():
+            budget = BUDGETS.get((name, label))
+            flag = "" if budget is None else f"{budget:>7.1f}" + ("" if seconds <= budget else " !")
+            failed |= budget is not None and seconds > budget
+            row = f"{name:<10} {label:<20}"
+            if compared:
+                base = measured["baseline"][label]
+                row += f" {base:>10.2f} {seconds:>8.2f} {base / seconds:>8.2f}x"
+            else:
+                row += f" {seconds:>8.2f}"
+            print(f"{row} {flag:>8}")
+            if compared and (name, label) == TARGET:
+                speedup = measured["baseline"][label] / seconds
+                print(f"{'':<10} {'':<20} issue #20: >= 2x faster: {'yes' if speedup >= 2 else 'NO'}")
+    if not skip_stages:
+        print(f"\n{'spec':<10} {'stage (in process)':<20}" + "".join(f" {label:>10}" for label in trees))
+        print("-" * (31 + 11 * len(trees)))
         for name, spec in specs.items():
             try:
-                measured = measure(tree, name, spec, repeat)
+                found = {label: stages(path, spec) for label, path in trees.items()}
             except Failed as exc:
-                print(f"{name:<10} {'generate':<20} {'failed':>8}  {str(exc)[:70]}")
-                failed = True
+                print(f"{name:<10} {'stages':<20} {'failed':>8}  {str(exc)[:70]}")
                 continue
-            for label, seconds in measured.items():
-                budget = BUDGETS.get((name, label))
-                flag = "" if budget is None else f"{budget:>7.1f}" + ("" if seconds <= budget else " !")
-                failed |= budget is not None and seconds > budget
-                print(f"{name:<10} {label:<20} {seconds:>8.2f} {flag:>8}")
-        if not skip_stages:
-            print(f"\n{'spec':<10} {'stage (in process)':<20} {'seconds':>8}")
-            print("-" * 41)
-            for name, spec in specs.items():
-                try:
-                    for label, value in stages(tree, spec).items():
-                        print(f"{name:<10} {label:<20} {value:>8.2f}")
-                except Failed as exc:
-                    print(f"{name:<10} {'stages':<20} {'failed':>8}  {str(exc)[:70]}")
+            for stage in found["now"]:
+                values = "".join(f" {found[label].get(stage, float('nan')):>10.2f}" for label in trees)
+                print(f"{name:<10} {stage:<20}{values}")
     return 1 if failed else 0
 
 

@@ -397,7 +397,12 @@ def _generate_one(
     report = write_package(out, pkg, overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
     if kind == "server" and _report_handlers(
-        out / name, name, pkg.files, lambda: pkg.user_files.get("handlers.py"), add_stubs=add_stubs
+        out / name,
+        name,
+        pkg.files,
+        lambda: pkg.user_files.get("handlers.py"),
+        add_stubs=add_stubs,
+        generated=pkg.user_files.get("handlers.py"),
     ):
         raise Failed
 
@@ -603,7 +608,10 @@ def _run_targets(config: GenerateConfig, *, check: bool, add_stubs: bool = False
                     stale += 1
                     where = display_path(target.output / target.package)
                     click.echo(f"stale: {where} (target #{target.index})")
-                    _print_diffs(diffs, tools_shown=_print_tool_changes(target, validated))
+                    # tools.json as generated: the definitions are those on disk, no tool changed
+                    tools_changed = any(diff.path == "tools.json" for diff in diffs)
+                    shown = tools_changed and _print_tool_changes(target, validated)
+                    _print_diffs(diffs, tools_shown=shown)
                 else:
                     click.echo(f"fresh: {display_path(target.output / target.package)}")
             else:
@@ -615,6 +623,7 @@ def _run_targets(config: GenerateConfig, *, check: bool, add_stubs: bool = False
                 pkg.files,
                 functools.partial(pkg.user_files.get, "handlers.py"),
                 add_stubs=add_stubs,
+                generated=pkg.user_files.get("handlers.py"),
             ):
                 raise Failed
         except Failed:
@@ -688,13 +697,19 @@ def _report_handlers(
     scaffold: Callable[[], bytes | None],
     *,
     add_stubs: bool,
+    generated: bytes | None = None,
 ) -> bool:
     """Say what the user's handlers.py lacks or names in vain (`write.handlers`); with `add_stubs`,
-    append the missing methods. True when the package cannot serve until handlers.py is fixed."""
+    append the missing methods. True when the package cannot serve until handlers.py is fixed.
+    `generated`: the scaffold this run built from `files`; a handlers.py still equal to it
+    implements every tool and imports only names they define, so it is not parsed (3 large
+    modules for a 1,000-tool server)."""
     from ..write.handlers import add_stubs as appended
     from ..write.handlers import check_handlers
     from ..write.package import write_file_atomic
 
+    if generated is not None and _same_bytes(package_dir / "handlers.py", generated):
+        return False
     report = check_handlers(package_dir, package, files, None)
     if report is None or report.clean:
         return False
@@ -733,6 +748,13 @@ def _report_handlers(
             for text in report.stubs.splitlines():
                 click.echo(f"    {text}".rstrip(), err=True)
     return report.broken
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    try:
+        return path.is_file() and not path.is_symlink() and path.read_bytes() == data
+    except OSError:
+        return False
 
 
 def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None:

@@ -240,6 +240,7 @@ def class_bases(wire_names: Iterable[str]) -> Mapping[str, str]:
     )
 
 
+@functools.lru_cache(maxsize=4096)  # the same property names recur across a catalog's tools
 def _field_identifier(wire: str) -> str:
     name = identifier(wire, style="snake", prefix="field", soft_keywords=False)
     if name.startswith(_PYDANTIC_PROTECTED_PREFIXES):  # a suffix cannot leave a protected namespace

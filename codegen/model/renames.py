@@ -33,6 +33,9 @@ def rename_warnings(loaded: LoadedSpec, spec: ValidatedSpec) -> list[Diagnostic]
     }
     wire_names = [str(tool["name"]) for tool in spec.tools]
     methods = naming.method_names(wire_names)
+    by_plain: dict[str, list[str]] = {}  # plain name -> the wire names that map to it, in order
+    for wire in wire_names:
+        by_plain.setdefault(_plain(wire, None), []).append(wire)
     out: list[Diagnostic] = []
 
     def warn(tool: str, pointer: str, what: str, wire: str, python: str, why: str) -> None:
@@ -42,7 +45,7 @@ def rename_warnings(loaded: LoadedSpec, spec: ValidatedSpec) -> list[Diagnostic]
     for tool in spec.tools:
         name = str(tool["name"])
         at = pointers.get(name, "")
-        why = _method_reason(name, methods[name], wire_names, methods)
+        why = _method_reason(name, methods[name], by_plain)
         if why is not None:
             warn(name, f"{at}/name", "tool", name, methods[name], why)
         for wire, python, why in _param_renames(tool.get("inputSchema")):
@@ -101,9 +104,7 @@ def _surface_renames(loaded: LoadedSpec, spec: ValidatedSpec, taken: Any) -> lis
     return out
 
 
-def _method_reason(
-    wire: str, final: str, wire_names: Sequence[str], methods: Mapping[str, str]
-) -> str | None:
+def _method_reason(wire: str, final: str, by_plain: Mapping[str, Sequence[str]]) -> str | None:
     plain = _plain(wire, None)
     if final == plain:
         return None
@@ -116,7 +117,7 @@ def _method_reason(
         reasons.append(f"{plain!r} is a name the generated modules use")
     elif plain in naming.BUILTIN_NAMES:
         reasons.append(f"{plain!r} is a Python builtin")
-    others = sorted(other for other in wire_names if other != wire and _plain(other, None) == plain)
+    others = sorted(other for other in by_plain.get(plain, ()) if other != wire)
     if others:
         reasons.append(f"{', '.join(map(repr, others))} also maps to {plain!r}")
     elif not reasons or final != naming.identifier(wire, reserved=naming.method_reserved_names()):

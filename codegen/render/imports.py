@@ -47,13 +47,16 @@ class Imports:
     future: bool = False
     indent: str = ""  # the block's indentation (an `if TYPE_CHECKING:` block: 4 spaces)
     entries: set[tuple[str, str | None, str]] = field(default_factory=set)  # (module, name|None, local)
+    # local name -> (module, name): what `add` checks a new entry against (models.py imports
+    # thousands of names)
+    _bound: dict[str, tuple[str, str | None]] = field(default_factory=dict, repr=False, compare=False)
 
     def add(self, module: str, name: str | None = None, local: str | None = None) -> str:
         """Record `from module import name as local` (or `import module as local`); return the local name."""
         local = local or name or module
-        for other in self.entries:
-            if other[2] == local and other[:2] != (module, name):
-                raise InternalGeneratorError(f"two imports bound to {local!r}")
+        bound = self._bound.setdefault(local, (module, name))
+        if bound != (module, name):
+            raise InternalGeneratorError(f"two imports bound to {local!r}")
         self.entries.add((module, name, local))
         return local
 
@@ -84,9 +87,12 @@ class Imports:
                     )
                 )
             statements: list[tuple[tuple[Any, ...], str, list[tuple[str, str | None]]]] = []
-            modules = sorted({m for m, name, _ in entries if name is not None})
-            for module in modules:
-                names = [(name, local) for m, name, local in entries if m == module and name is not None]
+            by_module: dict[str, list[tuple[str, str]]] = {}
+            for m, name, local in entries:
+                if name is not None:
+                    by_module.setdefault(m, []).append((name, local))
+            for module in sorted(by_module):
+                names = by_module[module]
                 unaliased = sorted((n for n, local in names if n == local), key=_member_key)
                 if unaliased:
                     statements.append(

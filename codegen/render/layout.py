@@ -100,7 +100,13 @@ def class_header(name: PyIdent, bases: Sequence[Node], *, indent: str = "") -> P
     node = pysource.seq(_CLASS, name, pysource.brk("(", bases, ")"), _COLON)
     one = indent + flat(node)
     if width(one) > line_length():
-        one = black_format.black_statement(one.removeprefix(indent), len(indent) // 4, header=True)
+        head, body = indent + "class " + name + "(", indent + "    " + flat(bases[0]) if bases else ""
+        if len(bases) == 1 and width(head) <= line_length() and width(body) <= line_length():
+            # black's right-hand split: the one base on a line of its own (a class line gets no
+            # trailing comma; a base that fits is not split further)
+            one = "\n".join([head, body, indent + "):"])
+        else:
+            one = black_format.black_statement(one.removeprefix(indent), len(indent) // 4, header=True)
     return pysource.laid_out(node, one, indent=indent)
 
 

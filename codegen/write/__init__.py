@@ -5,6 +5,7 @@ Besides LOAD this is the only stage that touches the disk. The rules:
 - **Atomic.** The complete new package is built in a temporary directory next to the target (same
   filesystem), then swapped in: old → backup, new → target, backup removed (restored if the second
   rename fails). An exception or interruption before the swap leaves the previous output untouched.
+  The new package is on disk before the swap (Linux: one sync(2); elsewhere a fsync per file).
 - **Ownership.** `.mcpgen-manifest.json` inside the package lists the generator-owned files. Owned
   files are rewritten; owned files that are no longer generated (stale) are dropped; everything else
   in the package directory (the user's `handlers.py`, files the user added, `__pycache__`) is carried

@@ -4,7 +4,8 @@ Generated packages ship the definitions they were built from as `tools.json` (da
 code); clients need them for x-mcp-header mirroring, servers for listing and validation.
 A generated client reads its tools.json on first use (`PackageTools`) and parses a tool's
 definition when that tool is first used (`ToolTable`): importing a 1,000-tool package and
-making a client cost nothing per tool.
+making a client cost nothing per tool, and calling one tool parses that tool's definition only
+(`PackageTools.find`: its slice of tools.json, located without parsing the rest).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
+from json.encoder import encode_basestring_ascii
 from typing import Any, overload
 
 from . import _json
@@ -107,6 +109,54 @@ class PackageTools(Sequence[dict[str, Any]]):
     def __repr__(self) -> str:
         return f"PackageTools({self.package!r}, {self.resource!r})"
 
+    def find(self, name: str) -> dict[str, Any] | None:
+        """The definition of the tool named `name` (None: no such tool). Before the whole file has
+        been parsed, only that tool's slice of it is (`sliced`); when the slice cannot be told
+        for certain, the whole file is."""
+        found = self.sliced(name)
+        if found is not None:
+            return found
+        return next((d for d in self._load() if isinstance(d, dict) and d.get("name") == name), None)
+
+    def sliced(self, name: str) -> dict[str, Any] | None:
+        """`name`'s definition from its own slice of the file, while the file has not been parsed
+        whole (`_one_tool`); None when it cannot be told that way (then parse it whole)."""
+        if self._tools is not None:
+            return None
+        try:
+            data = resources.files(self.package).joinpath(self.resource).read_bytes()
+        except OSError:
+            return None
+        return _one_tool(data, name)
+
+
+# tools.json as mcpgen writes it (`json.dumps(..., indent=2)` layout: codegen/render/toolsjson.py):
+# `{"tools": [...]}` with each tool an object at depth 2, so its first line is exactly 4 spaces and
+# `{`, its last 4 spaces and `}`, and its own keys (and only they) sit at 6 spaces. A JSON string
+# holds no raw newline, so these lines cannot occur inside a value.
+_TOOL_START = b"\n    {\n"
+_TOOL_END = b"\n    }"
+
+
+def _one_tool(data: bytes, name: str) -> dict[str, Any] | None:
+    """The definition of `name` parsed from its slice of tools.json `data`; None when the layout is
+    not the one above, the name is not found exactly once, or the slice is not that tool."""
+    key = b'\n      "name": ' + encode_basestring_ascii(name).encode("ascii")
+    at = data.find(key)
+    if at < 0 or data.find(key, at + 1) >= 0 or data[at + len(key) : at + len(key) + 1] not in (b",", b"\n"):
+        return None
+    start = data.rfind(_TOOL_START, 0, at + 1)  # the two share the newline before the key
+    end = data.find(_TOOL_END, at)
+    if start < 0 or end < 0:
+        return None
+    try:
+        definition = _json.loads(data[start + 1 : end + len(_TOOL_END)])
+    except _json.JSONDecodeError:
+        return None
+    if not isinstance(definition, dict) or definition.get("name") != name:
+        return None
+    return definition
+
 
 class ToolTable(Mapping[str, ToolSpec]):
     """Wire name -> ToolSpec like `tool_table`, for definitions already validated (a generated
@@ -134,10 +184,20 @@ class ToolTable(Mapping[str, ToolSpec]):
     def __getitem__(self, name: str) -> ToolSpec:
         spec = self._specs.get(name)
         if spec is None:
-            spec = self._specs[name] = ToolSpec.from_definition(self._definitions()[name])
+            definition: Mapping[str, Any] | None = None
+            if self._index is None and isinstance(self._source, PackageTools):
+                definition = self._source.sliced(name)  # that tool's definition only
+            if definition is None:  # not to be told from a slice: the whole file, as before
+                definition = self._definitions()[name]
+            spec = self._specs[name] = ToolSpec.from_definition(definition)
         return spec
 
     def __contains__(self, name: object) -> bool:
+        if name in self._specs:
+            return True
+        source = self._source
+        if isinstance(name, str) and self._index is None and isinstance(source, PackageTools):
+            return source.sliced(name) is not None or name in self._definitions()
         return name in self._definitions()
 
     def __iter__(self) -> Iterator[str]:

@@ -50,6 +50,7 @@ from ..errors import (
     ToolError,
 )
 from ..protocol.input_messages import ElicitRequest, ElicitResult
+from ..tools import PackageTools
 from .options import JsonValue, arguments_from, plan_options
 from .progress import ProgressDisplay
 from .prompts import InputRefusedError, TerminalElicitation
@@ -170,10 +171,23 @@ class _ToolGroup(click.Group):
             if surfaces
             else {}
         )
-        definitions = getattr(client_class, "_tool_definitions_", None) or []
-        self.definitions: dict[str, Mapping[str, Any]] = {
-            str(d.get("name")): d for d in definitions if isinstance(d, Mapping)
-        }
+        source = getattr(client_class, "_tool_definitions_", None)  # not `or`: len() would read it all
+        self._source: Sequence[Mapping[str, Any]] = () if source is None else source
+        self._definitions: dict[str, Mapping[str, Any]] | None = None
+
+    def definition(self, name: str) -> Mapping[str, Any]:
+        """The definition of the tool `name` ({} when there is none). A generated package's
+        tools.json is parsed for that tool alone until the whole list is needed (`--help`)."""
+        if self._definitions is None and isinstance(self._source, PackageTools):
+            return self._source.find(name) or {}
+        return self.definitions.get(name, {})
+
+    @property
+    def definitions(self) -> dict[str, Mapping[str, Any]]:
+        """Every definition by wire name (tools.json parsed whole)."""
+        if self._definitions is None:
+            self._definitions = {str(d.get("name")): d for d in self._source if isinstance(d, Mapping)}
+        return self._definitions
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [*self.by_command, *self.builtins]
@@ -182,7 +196,7 @@ class _ToolGroup(click.Group):
         tool = self.by_command.get(cmd_name)
         if tool is None:
             return self.builtins.get(cmd_name)
-        return _tool_command(self.client_class, self._resolved(tool), self.definitions.get(tool.name, {}))
+        return _tool_command(self.client_class, self._resolved(tool), self.definition(tool.name))
 
     def _resolved(self, tool: CliTool) -> CliTool:
         """`tool` with its models as classes: a name is looked up in the models module only now."""

@@ -187,3 +187,18 @@ def test_add_stubs_refuses_without_class_server(tmp_path: Path) -> None:
     assert served.returncode == 2 and "Traceback" not in served.stderr
     assert "defines no `class Server(ServerBase)`" in served.stderr
     assert "--add-stubs writes handlers.py" in _mcpgen(project, "generate", "--check", "--add-stubs").stderr
+
+
+def test_a_fresh_scaffold_is_clean_for_every_spec(tmp_path: Path) -> None:
+    """`generate` does not parse a handlers.py still equal to the scaffold it just built (a 1,000-tool
+    server's three large modules): that is sound only if the check would find nothing in it."""
+    from codegen.pipeline import build_server
+    from codegen.write.handlers import check_handlers
+    from tests.codegen.pipeline.test_generate import write_package
+    from tests.codegen.pipeline.test_generate_typecheck import specs_to_check
+
+    # every spec in specs/, the hostile list and corpus, a synthetic sample
+    for key, spec in specs_to_check().items():
+        package = build_server(spec, package=f"fresh_{key}")
+        report = check_handlers(write_package(tmp_path, package), package.package, package.files, None)
+        assert report is not None and report.clean, (key, report)

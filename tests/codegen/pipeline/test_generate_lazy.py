@@ -96,6 +96,8 @@ def test_import_and_client_build_nothing_and_one_call_builds_its_tool(packages: 
             result = client.run_order_v2()
             assert result is not None
             assert client.tools.parsed == {wire}, client.tools.parsed  # one definition parsed
+            # ... from its own slice of tools.json: the file was never parsed whole
+            assert not lazy_client.Client._tool_definitions_.loaded
         expected = models_of("lazy_client", wire)
         assert loaded("lazy_client") == expected, (loaded("lazy_client"), expected)
         print(json.dumps(expected))
@@ -144,13 +146,16 @@ def test_command_line_help_imports_no_model_and_a_call_only_its_own(packages: Pa
         import lazy_client.__main__ as main
 
         cli = build_cli(main.Client, main._TOOLS, prog="lazy", models=main._m)
-        listing = CliRunner().invoke(cli, ["--help"], catch_exceptions=False)
-        assert listing.exit_code == 0 and "run-order-v2" in listing.stdout, listing.output
-        assert loaded("lazy_client") == [], loaded("lazy_client")
         with running_mock(package="lazy_client") as mock:
             result = CliRunner().invoke(cli, ["--url", mock.url, "run-order-v2"], catch_exceptions=False)
         assert result.exit_code == 0, result.output
-        assert loaded("lazy_client") == models_of("lazy_client", "run_order_v2"), loaded("lazy_client")
+        expected = models_of("lazy_client", "run_order_v2")
+        assert loaded("lazy_client") == expected, loaded("lazy_client")
+        # the call read its own tool's slice of tools.json, never the whole file
+        assert not main.Client._tool_definitions_.loaded
+        listing = CliRunner().invoke(cli, ["--help"], catch_exceptions=False)
+        assert listing.exit_code == 0 and "run-order-v2" in listing.stdout, listing.output
+        assert loaded("lazy_client") == expected, loaded("lazy_client")  # `--help` imports no model
         """,
     )
 
@@ -166,7 +171,7 @@ def test_server_starts_without_models_and_builds_a_tools_on_its_first_call(packa
         server = lazy_server.Server()
         assert loaded("lazy_server") == [], loaded("lazy_server")
         assert len(server.tools) == TOOLS
-        with harness._serving(server) as url, lazy_client.Client(url) as client:
+        with harness._serving(server.asgi_app()) as url, lazy_client.Client(url) as client:
             try:
                 client.run_order_v2()
             except ToolError as exc:  # the generated handler is not implemented

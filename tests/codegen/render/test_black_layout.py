@@ -281,3 +281,27 @@ def test_width_needs_black_only_for_maybe_wide_text() -> None:
         assert all(layout._MAYBE_WIDE.match(chr(c)) for c in range(start, end + 1))
     for text in ["abc", "é—€→\u10ff", "天", "a\u1100b", "😀x", "\u3000", "\u115f\u1160"]:
         assert layout.width(text) == str_width(text)
+
+
+@pytest.mark.parametrize("line_length", [79, 88, 100])
+def test_long_class_lines_are_blacks(line_length: int) -> None:
+    """`class Name(Base):` too long for its line: the base on a line of its own when it fits there
+    (written without black), black's own layout otherwise; every width around the limit."""
+    style = black_format.Style(line_length=line_length)
+    mode = black_format.black_mode(style)
+    with black_format.formatting(style):
+        for size in range(line_length - 30, line_length + 60, 3):
+            name = pysource.ident("M" + "x" * size)
+            for base in (
+                pysource.ident("BaseModel"),
+                pysource.seq(
+                    pysource.ident("RootModel"),
+                    pysource.brk("[", [pysource.code("A" * (size // 2) + " | None")], "]", magic=False),
+                ),
+            ):
+                for indent in ("", "    "):
+                    outer = "class Outer:\n" if indent else ""
+                    header = layout.class_header(name, [base], indent=indent)
+                    one_line = f"{outer}{indent}class {name}({pysource.flat(base)}):\n{indent}    pass\n"
+                    source = f"{outer}{header}\n{indent}    pass\n"
+                    assert black.format_str(one_line, mode=mode) == source, source
