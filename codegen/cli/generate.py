@@ -455,8 +455,8 @@ def _print_report(report: WriteReport, user_hint: str | None) -> None:
         ("updated", report.updated),
         ("removed", report.removed),
     ):
-        for rel in paths:
-            click.echo(f"{label:<8} {display_path(base / rel)}")
+        for shown in _listed(paths):
+            click.echo(f"{label:<8} {display_path(base / shown[0])}{shown[1]}")
     for rel in report.preserved:
         hint = f"; {user_hint} replaces it" if user_hint else ""
         click.echo(f"{'kept':<8} {display_path(base / rel)} (yours{hint})")
@@ -470,6 +470,23 @@ def _print_report(report: WriteReport, user_hint: str | None) -> None:
 
 
 HEADER_NAMES_SHOWN = 5
+FILES_SHOWN_PER_FOLDER = 5
+
+
+def _listed(paths: Iterable[str]) -> list[tuple[str, str]]:
+    """What to print of `paths` (relative, "/"-separated): each file, except that a folder holding
+    more than FILES_SHOWN_PER_FOLDER of them (a large catalog's `_models/`) is one line with a count."""
+    by_folder: dict[str, list[str]] = {}
+    for rel in paths:
+        by_folder.setdefault(rel.rpartition("/")[0], []).append(rel)
+    shown: list[tuple[str, str]] = []
+    for folder, files in by_folder.items():
+        if folder and len(files) > FILES_SHOWN_PER_FOLDER:
+            shown.append((folder + "/", f" ({len(files)} files)"))
+        else:
+            shown.extend((rel, "") for rel in files)
+    return shown
+
 
 _SAID = {
     "missing": "missing",
