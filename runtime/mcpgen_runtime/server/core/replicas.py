@@ -99,7 +99,16 @@ def bucket_key(auth: BearerAuth | None, request: IncomingRequest) -> str:
 class Fanout:
     """Cross-replica changes of one server (see the module docstring)."""
 
-    __slots__ = ("_adopt", "_adopt_surfaces", "_hub", "_origin", "_store", "_tasks", "_unsubscribe")
+    __slots__ = (
+        "_adopt",
+        "_adopt_surfaces",
+        "_hub",
+        "_last_send",
+        "_origin",
+        "_store",
+        "_tasks",
+        "_unsubscribe",
+    )
 
     def __init__(
         self,
@@ -115,6 +124,7 @@ class Fanout:
         self._origin = secrets.token_hex(8)
         self._unsubscribe: Unsubscribe | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._last_send: asyncio.Task[None] | None = None
 
     @property
     def active(self) -> bool:
@@ -168,11 +178,18 @@ class Fanout:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # not serving (yet): nothing to tell
             return
-        task = loop.create_task(self._publish(_json.dumps(message), value))
+        task = loop.create_task(self._publish(_json.dumps(message), value, self._last_send))
+        self._last_send = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _publish(self, message: bytes, value: tuple[str, Any] | None) -> None:
+    async def _publish(
+        self, message: bytes, value: tuple[str, Any] | None, previous: asyncio.Task[None] | None
+    ) -> None:
+        # One change after the other: a store's connection pool may carry two concurrent sends on two
+        # connections, and the others would then adopt an older set after a newer one.
+        if previous is not None and not previous.done():
+            await asyncio.wait((previous,))
         try:
             if value is not None:
                 await self._store.put_shared(value[0], _json.dumps(value[1]))

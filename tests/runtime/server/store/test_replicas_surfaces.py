@@ -24,10 +24,17 @@ NAME_LATE = {"Mcp-Name": "late"}  # prompts/get carries its name in a header too
 
 
 def _prompt_names(replica: Replica) -> list[str]:
+    """Every page of prompts/list; a listing that changed between pages (its cursor refused, as a
+    server may once the set changes) is read again from the start."""
     names: list[str] = []
     params: dict[str, Any] = {}
     while True:
-        page = replica.post(request(50, "prompts/list", params)).json()["result"]
+        answer = replica.post(request(50, "prompts/list", params)).json()
+        if "error" in answer and params:
+            assert answer["error"]["code"] == -32602, answer
+            names, params = [], {}
+            continue
+        page = answer["result"]
         names += [p["name"] for p in page["prompts"]]
         if "nextCursor" not in page:
             return names
