@@ -217,12 +217,21 @@ class AsyncClient(AsyncClientBase):
             while True:
                 if type(step) is Outgoing:
                     try:
-                        reply = await transport.request(
-                            step.message,
-                            step.headers if auth is None else await auth(step.headers),
-                            timeout=step.timeout,
-                            on_notification=notify,
-                        )
+                        if step.also is None:
+                            reply = await transport.request(
+                                step.message,
+                                step.headers if auth is None else await auth(step.headers),
+                                timeout=step.timeout,
+                                on_notification=notify,
+                            )
+                        else:  # stdio only (`LegacyFlows.handshake_flow`): no auth
+                            reply = await transport.request(  # type: ignore[call-arg]
+                                step.message,
+                                step.headers,
+                                timeout=step.timeout,
+                                on_notification=notify,
+                                also=step.also,
+                            )
                     except McpRuntimeError as exc:
                         if oauth is not None and await oauth.recover(exc, authorizations):
                             authorizations += 1  # logged in (again, AUTH-08): the same request once more

@@ -218,12 +218,21 @@ class Client(SyncClientBase):
             while True:
                 if type(step) is Outgoing:
                     try:
-                        reply = transport.request(
-                            step.message,
-                            step.headers if auth is None else auth(step.headers),
-                            timeout=step.timeout,
-                            on_notification=notify,
-                        )
+                        if step.also is None:
+                            reply = transport.request(
+                                step.message,
+                                step.headers if auth is None else auth(step.headers),
+                                timeout=step.timeout,
+                                on_notification=notify,
+                            )
+                        else:  # stdio only (`LegacyFlows.handshake_flow`): no auth
+                            reply = transport.request(  # type: ignore[call-arg]
+                                step.message,
+                                step.headers,
+                                timeout=step.timeout,
+                                on_notification=notify,
+                                also=step.also,
+                            )
                     except McpRuntimeError as exc:
                         if oauth is not None and oauth.recover(exc, authorizations):
                             authorizations += 1  # logged in (again, AUTH-08): the same request once more
