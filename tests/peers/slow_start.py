@@ -5,9 +5,10 @@ before the answer comes (tests/runtime/client/test_client_slow_start.py).
     python tests/peers/slow_start.py --delay 1.5 --era modern --log received.jsonl
 
 `--era`: `modern` answers `server/discover` and refuses `initialize` with -32022 naming
-2026-07-28 (the official SDK 2.x does both); `dual` answers both; `legacy-error` answers the
-probe with -32601; `legacy-silent` ignores it. Every era answers `tools/call` with "ok
-(<era>)". Each line received is appended to `--log`.
+2026-07-28 (the official SDK 2.x does both); `modern-drops-probe` too, but leaves the first
+`server/discover` unanswered (a server that honours the probe's cancellation); `dual` answers
+both; `legacy-error` answers the probe with -32601; `legacy-silent` ignores it. Every era
+answers `tools/call` with "ok (<era>)". Each line received is appended to `--log`.
 """
 
 from __future__ import annotations
@@ -33,14 +34,19 @@ REFUSED = {
 }
 
 
+ERAS = ("modern", "modern-drops-probe", "dual", "legacy-error", "legacy-silent")
+
+
 def answer(era: str, message: dict[str, Any]) -> dict[str, Any] | None:
     method = message["method"]
     if method == "server/discover":
-        if era in ("modern", "dual"):
+        if era == "modern-drops-probe" and message["id"] == 1:
+            return None
+        if era.startswith("modern") or era == "dual":
             return {"result": DISCOVERED}
         return None if era == "legacy-silent" else {"error": NOT_FOUND}
     if method == "initialize":
-        if era == "modern":
+        if era.startswith("modern"):
             return {"error": REFUSED}
         version = message["params"]["protocolVersion"]
         info = {"name": "slow-start", "version": "1.0.0"}
@@ -53,7 +59,7 @@ def answer(era: str, message: dict[str, Any]) -> dict[str, Any] | None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, required=True)
-    parser.add_argument("--era", choices=("modern", "dual", "legacy-error", "legacy-silent"), required=True)
+    parser.add_argument("--era", choices=ERAS, required=True)
     parser.add_argument("--log", required=True)
     args = parser.parse_args()
     time.sleep(args.delay)  # a slow start: whatever the client sent waits in the pipe

@@ -79,6 +79,7 @@ class LegacyFlows:
     # stdio: the transport can hand `initialize` a timed-out probe's late answer (`Outgoing.also`)
     hears_late_replies: bool = False
     _late_probe: tuple[Any, ...] = ()  # ids of a probe that timed out, until the era is settled
+    _silent_probe: bool = False  # the probe timed out and no handshake has been tried since
     _ids: itertools.count[int]
     _extra_headers: dict[str, str]
     _base_headers: dict[str, str]
@@ -107,9 +108,22 @@ class LegacyFlows:
         if self.era is None and not self.send_headers:
             yield from self._probe_flow()
         if self.era == LEGACY and self.handshake is None:
-            yield from self.handshake_flow()
+            silent, self._silent_probe = self._silent_probe, False
+            try:
+                yield from self.handshake_flow()
+            except (RemoteError, ProtocolError) as exc:
+                if not silent:
+                    raise
+                # The probe went unanswered, and the server that now answers refuses `initialize`:
+                # it may be a modern server that was slow to start (or dropped the cancelled
+                # probe). Ask it once more (VER-07); only a modern answer changes the outcome.
+                era = yield from self._probe_flow()
+                self._silent_probe = False
+                if era != MODERN:
+                    raise exc
 
-    def _probe_flow(self) -> Flow[None]:
+    def _probe_flow(self) -> Flow[Era]:
+        """`server/discover` with a short wait (STDIO-13/14); returns the era it says."""
         wait = PROBE_TIMEOUT if self.timeout is None else min(self.timeout, PROBE_TIMEOUT)
         self.era = MODERN  # the probe is a modern request (and -32022 renegotiates: VER-02)
         sent: list[Any] = []
@@ -121,9 +135,12 @@ class LegacyFlows:
                     self.era = None  # no verdict (the process died, garbage on stdout): ask again next time
                 raise
             self.era = LEGACY
-            if isinstance(exc, RequestTimeoutError) and self.hears_late_replies:
-                # A slow starter may answer yet: the fallback `initialize` listens for it.
-                self._late_probe = tuple(sent)
+            if isinstance(exc, RequestTimeoutError):
+                self._silent_probe = True
+                if self.hears_late_replies:  # a slow starter may answer yet: `initialize` listens for it
+                    self._late_probe = tuple(sent)
+            return LEGACY
+        return MODERN
 
     def _is_late_probe(self, reply_id: Any) -> bool:
         return any(reply_id == sent and type(reply_id) is type(sent) for sent in self._late_probe)

@@ -93,6 +93,23 @@ def test_a_late_probe_answer_while_initialize_is_pending_is_no_protocol_error(
     assert seen == ["server/discover", "notifications/cancelled", "initialize", "tools/call", "tools/call"]
 
 
+def test_a_refused_initialize_after_a_silent_probe_probes_again_ver07(connect: Any, tmp_path: Path) -> None:
+    """No late answer to the probe, and `initialize` refused with a modern error: the server is
+    alive now, so it is asked once more, and answers as the modern server it is."""
+    command, log = slow(tmp_path, "modern-drops-probe")
+    drv = connect(command)
+    assert drv("call_tool", "anything").text == "ok (modern-drops-probe)"
+    assert drv.client.era == "modern"
+    seen = methods(log)
+    assert seen == [
+        "server/discover",
+        "notifications/cancelled",
+        "initialize",
+        "server/discover",
+        "tools/call",
+    ]
+
+
 @pytest.mark.parametrize("era", ["legacy-error", "legacy-silent"])
 def test_a_slow_legacy_server_stays_legacy_stdio14(connect: Any, tmp_path: Path, era: str) -> None:
     """A late ordinary error to the probe (or none) changes nothing: the handshake goes on."""
