@@ -2,8 +2,9 @@
 
 Rules (the framing ones are in `stdio_lines.py`): STDIO-08 / CANCEL-03 (a timed-out or
 abandoned request is cancelled with `notifications/cancelled`), CANCEL-10 (late responses are
-dropped), STDIO-10 (shutdown: close stdin, wait, then SIGTERM, then SIGKILL), SUB-06 (`stream()`
-yields the messages of one subscription), SUB-10 (closing a stream that has not ended sends
+dropped, unless the request awaited takes one: `also`, for a timed-out era probe), STDIO-10
+(shutdown: close stdin, wait, then SIGTERM, then SIGKILL), SUB-06 (`stream()` yields the
+messages of one subscription), SUB-10 (closing a stream that has not ended sends
 `notifications/cancelled` for its id).
 
 Two hand-written classes, because the two I/O models really differ: the blocking transport
