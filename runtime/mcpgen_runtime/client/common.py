@@ -101,7 +101,7 @@ def core_for(
     if on_progress is not None and inspect.iscoroutinefunction(on_progress):
         raise TypeError("on_progress runs as each notification arrives and must be a plain function")
     present = {method: handler for method, handler in handlers.items() if handler is not None}
-    return ClientCore(
+    core = ClientCore(
         client_info=client_info,
         tools=tools,
         headers=headers,
@@ -126,6 +126,8 @@ def core_for(
         era=era,
         legacy_version=legacy_version,
     )
+    core.hears_late_replies = url is None and bool(getattr(transport, "hears_late_replies", False))
+    return core
 
 
 def bearer(headers: Mapping[str, str], token: object) -> dict[str, str]:

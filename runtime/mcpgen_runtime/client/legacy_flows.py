@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from .._version import PROTOCOL_VERSION
 from ..errors import (
@@ -22,11 +22,13 @@ from ..errors import (
     RemoteError,
     RequestTimeoutError,
     ResponseLostError,
+    UnsupportedProtocolVersionError,
 )
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import Message
 from ..protocol.legacy.detect import (
     DISCOVER,
+    MODERN_ERROR_CODES,
     PROBE_TIMEOUT,
     Era,
     EraChoice,
@@ -51,6 +53,8 @@ from .steps import Flow, Notify, Outgoing
 
 __all__ = ["LEGACY", "MODERN", "REISSUED_METHODS", "LegacyFlows"]
 
+T = TypeVar("T")
+
 MODERN: Final = "modern"
 LEGACY: Final = "legacy"
 # reads: safe to send again (HTTP-26)
@@ -72,6 +76,10 @@ class LegacyFlows:
     client_info: dict[str, str]
     input_handlers: dict[str, Callable[[Any], Any]]
     _probed: dict[str, Any] | None
+    # stdio: the transport can hand `initialize` a timed-out probe's late answer (`Outgoing.also`)
+    hears_late_replies: bool = False
+    _late_probe: tuple[Any, ...] = ()  # ids of a probe that timed out, until the era is settled
+    _silent_probe: bool = False  # the probe timed out and no handshake has been tried since
     _ids: itertools.count[int]
     _extra_headers: dict[str, str]
     _base_headers: dict[str, str]
@@ -91,25 +99,76 @@ class LegacyFlows:
     def use_protocol_version(self, version: str) -> None:
         raise NotImplementedError  # ClientCore's
 
+    def _renegotiate(self, exc: UnsupportedProtocolVersionError) -> bool:
+        raise NotImplementedError  # ClientCore's
+
     def era_flow(self) -> Flow[None]:
         """Settle the era before a request that needs it: on stdio, the `server/discover`
         probe (STDIO-13/14); in the legacy era, the handshake if there is no session yet."""
         if self.era is None and not self.send_headers:
             yield from self._probe_flow()
         if self.era == LEGACY and self.handshake is None:
-            yield from self.handshake_flow()
+            silent, self._silent_probe = self._silent_probe, False
+            try:
+                yield from self.handshake_flow()
+            except (RemoteError, ProtocolError) as exc:
+                if not silent:
+                    raise
+                # The probe went unanswered, and the server that now answers refuses `initialize`:
+                # it may be a modern server that was slow to start (or dropped the cancelled
+                # probe). Ask it once more (VER-07); only a modern answer changes the outcome.
+                era = yield from self._probe_flow()
+                self._silent_probe = False
+                if era != MODERN:
+                    raise exc
 
-    def _probe_flow(self) -> Flow[None]:
+    def _probe_flow(self) -> Flow[Era]:
+        """`server/discover` with a short wait (STDIO-13/14); returns the era it says."""
         wait = PROBE_TIMEOUT if self.timeout is None else min(self.timeout, PROBE_TIMEOUT)
         self.era = MODERN  # the probe is a modern request (and -32022 renegotiates: VER-02)
+        sent: list[Any] = []
         try:
-            self._probed = yield from self.request_flow(DISCOVER, {}, timeout=wait)
+            self._probed = yield from _noting_ids(self.request_flow(DISCOVER, {}, timeout=wait), sent)
         except McpRuntimeError as exc:
             if not probe_says_legacy(exc):
                 if not isinstance(exc, RemoteError):
                     self.era = None  # no verdict (the process died, garbage on stdout): ask again next time
                 raise
             self.era = LEGACY
+            if isinstance(exc, RequestTimeoutError):
+                self._silent_probe = True
+                if self.hears_late_replies:  # a slow starter may answer yet: `initialize` listens for it
+                    self._late_probe = tuple(sent)
+            return LEGACY
+        return MODERN
+
+    def _is_late_probe(self, reply_id: Any) -> bool:
+        return any(reply_id == sent and type(reply_id) is type(sent) for sent in self._late_probe)
+
+    def _late_probe_says_modern(self, message: dict[str, Any]) -> bool:
+        """Whether `message` is the timed-out probe's answer and a modern one (STDIO-13): a
+        result, or a recognised modern error. Any other late error is dropped (legacy stays)."""
+        if not self._is_late_probe(message.get("id")):
+            return False
+        error = message.get("error")
+        return "result" in message or (isinstance(error, dict) and error.get("code") in MODERN_ERROR_CODES)
+
+    def _settle_late_probe(self, reply: dict[str, Any]) -> None:
+        """The probe's answer came after its wait, while `initialize` was pending: the server
+        is modern after all (the `initialize` is abandoned, never cancelled; its reply is dropped)."""
+        self._late_probe = ()
+        self.era = MODERN
+        self.handshake = None
+        self.use_protocol_version(PROTOCOL_VERSION)
+        try:
+            self._probed = jsonrpc.unwrap(reply, expected_id=reply["id"])
+        except UnsupportedProtocolVersionError as exc:
+            self._renegotiate(exc)  # VER-02: one of the versions it lists (or the next request says)
+        except RemoteError:
+            pass  # another modern error: modern, and the next request meets it again
+        except ProtocolError:
+            self.era = None  # not a result after all: no verdict
+            raise
 
     def _era_request_flow(
         self,
@@ -161,12 +220,13 @@ class LegacyFlows:
                 raise exc from modern_failure  # e.g. no revision in common: the handshake says it best
             raise modern_failure from exc
 
-    def handshake_flow(self) -> Flow[Handshake]:
+    def handshake_flow(self) -> Flow[Handshake | None]:
         """`initialize` offering `legacy_version` (the newest by default), then
         `notifications/initialized`. A server that answers with another revision this client
         speaks is followed; a server whose error lists supported revisions gets one more
         `initialize` with one of them; no revision in common is a `ProtocolError` naming both
-        sides' versions. The transport keeps the session the reply opens (`Mcp-Session-Id`)."""
+        sides' versions. The transport keeps the session the reply opens (`Mcp-Session-Id`).
+        None: a timed-out probe's modern answer arrived instead, and the era is modern."""
         offered = self.legacy_version
         tried: set[str] = set()
         while True:
@@ -175,19 +235,29 @@ class LegacyFlows:
             params = initialize_params(
                 capabilities=self.capabilities, client_info=self.client_info, protocol_version=offered
             )
-            reply, status = yield Outgoing(
-                initialize_request(request_id, params), self._extra_headers, self.timeout
-            )
+            also = self._late_probe_says_modern if self._late_probe else None
+            try:
+                reply, status = yield Outgoing(
+                    initialize_request(request_id, params), self._extra_headers, self.timeout, also
+                )
+            except McpRuntimeError:
+                self._late_probe = ()
+                raise
+            if also is not None and reply.get("id") != request_id and self._is_late_probe(reply.get("id")):
+                self._settle_late_probe(reply)
+                return None
             try:
                 result = jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
             except RemoteError as exc:
                 other = counter_offer(exc.data, offered)
                 if other is None or other in tried:  # each revision is offered once
+                    self._late_probe = ()
                     raise
                 offered = other
                 continue
             handshake = parse_initialize_result(result)
             break
+        self._late_probe = ()
         self.era = LEGACY
         self.handshake = handshake
         self.use_protocol_version(handshake.protocol_version)
@@ -255,3 +325,26 @@ class LegacyFlows:
     def peer_request(self, message: Message) -> InputNeeded | Message:
         """A legacy server's request: its response now, or the callback to run first."""
         return plan_peer_request(message, self.input_handlers, self.capabilities)
+
+
+def _noting_ids(flow: Flow[T], sent: list[Any]) -> Flow[T]:
+    """`flow` as it is, noting in `sent` the id of each request it sends."""
+    step = next(flow)
+    while True:
+        if type(step) is Outgoing:
+            sent.append(step.message.get("id"))
+        try:
+            value = yield step
+        except GeneratorExit:
+            flow.close()
+            raise
+        except BaseException as exc:
+            try:
+                step = flow.throw(exc)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            continue
+        try:
+            step = flow.send(value)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -21,6 +21,9 @@ class Outgoing:
     message: dict[str, Any]
     headers: Mapping[str, str]
     timeout: Timeout  # seconds, or a `Deadline` that the call's progress pushes back
+    # stdio only: a late reply to an earlier request given up on that this accepts ends the wait
+    # too, as the reply (the fallback `initialize` hears a timed-out probe's answer this way)
+    also: Callable[[dict[str, Any]], bool] | None = None
 
 
 @dataclass(slots=True)

@@ -2,8 +2,9 @@
 
 Rules (the framing ones are in `stdio_lines.py`): STDIO-08 / CANCEL-03 (a timed-out or
 abandoned request is cancelled with `notifications/cancelled`), CANCEL-10 (late responses are
-dropped), STDIO-10 (shutdown: close stdin, wait, then SIGTERM, then SIGKILL), SUB-06 (`stream()`
-yields the messages of one subscription), SUB-10 (closing a stream that has not ended sends
+dropped, unless the request awaited takes one: `also`, for a timed-out era probe), STDIO-10
+(shutdown: close stdin, wait, then SIGTERM, then SIGKILL), SUB-06 (`stream()` yields the
+messages of one subscription), SUB-10 (closing a stream that has not ended sends
 `notifications/cancelled` for its id).
 
 Two hand-written classes, because the two I/O models really differ: the blocking transport
@@ -27,7 +28,7 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -66,6 +67,8 @@ __all__ = ["SHUTDOWN_GRACE", "STDERR_TAIL_LINES", "AsyncStdioTransport", "StdioT
 _READ_SIZE = 1 << 16
 _STREAM_SLICE = 0.05  # seconds a blocking stream() reader holds the pipe before letting requests in
 UNSOLICITED_LIMIT = 1024  # notifications an `unsolicited()` reader may fall behind by (then: dropped)
+LATE_REPLIES = 8  # late replies the asyncio transport remembers for a request's `also`
+Accepts = Callable[[Message], bool]
 
 
 class _StderrTail:
@@ -95,6 +98,7 @@ class StdioTransport:
     """Blocking stdio transport: starts `command` at construction."""
 
     sends_headers = False
+    hears_late_replies = True  # `request(..., also=)`
 
     def __init__(
         self,
@@ -151,7 +155,9 @@ class StdioTransport:
         *,
         timeout: Timeout,
         on_notification: OnNotification | None = None,
+        also: Accepts | None = None,
     ) -> Reply:
+        """`also`: a response to another id (a request given up on) that it accepts is the reply too."""
         request_id = message.get("id")
         with self._lock:
             self._write(encode(message))
@@ -161,7 +167,7 @@ class StdioTransport:
                 if reply is None:
                     self._try_write(cancel_line(request_id, "timeout"))
                     raise RequestTimeoutError(f"no response to request {request_id!r} {within_text(timeout)}")
-                if answers(reply, request_id):
+                if answers(reply, request_id) or (also is not None and is_response(reply) and also(reply)):
                     return reply, None
                 self._other(reply, on_notification)
 
@@ -319,12 +325,14 @@ class StdioTransport:
 class _Pending:
     future: asyncio.Future[Message]
     on_notification: OnNotification | None
+    also: Accepts | None = None
 
 
 class AsyncStdioTransport:
     """asyncio stdio transport: the process starts on `start()` or the first request."""
 
     sends_headers = False
+    hears_late_replies = True  # `request(..., also=)`
 
     def __init__(
         self,
@@ -347,6 +355,7 @@ class AsyncStdioTransport:
         self._tasks: list[asyncio.Task[None]] = []
         self._answering: set[asyncio.Task[None]] = set()
         self._stderr: deque[bytes] = deque(maxlen=STDERR_TAIL_LINES)
+        self._late: deque[Message] = deque(maxlen=LATE_REPLIES)  # the last replies nobody awaited
         self._stray = StrayLines(repr(self.command[0]))
         self._exited: ServerExitedError | None = None
         self._exit_task: asyncio.Future[None] | None = None
@@ -383,12 +392,20 @@ class AsyncStdioTransport:
         *,
         timeout: Timeout,
         on_notification: OnNotification | None = None,
+        also: Accepts | None = None,
     ) -> Reply:
+        """The asyncio twin of `StdioTransport.request` (`also` hears the late replies read
+        shortly before too: the reader task does not wait for this request to be sent)."""
         if self._proc is None:
             await self.start()
+        if also is not None:
+            for late in self._late:
+                if also(late):
+                    self._late.remove(late)
+                    return late, None
         request_id = message.get("id")
         future: asyncio.Future[Message] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = _Pending(future, on_notification)
+        self._pending[request_id] = _Pending(future, on_notification, also)
         try:
             await self._write(encode(message))
             if timeout is None:
@@ -494,7 +511,10 @@ class AsyncStdioTransport:
             if entry is None and reply_id is None and "error" in message and len(self._pending) == 1:
                 entry = next(iter(self._pending.values()))
             if entry is None:
-                self._streams.route(message)  # or a late reply to a cancelled request (CANCEL-10)
+                entry = next((p for p in self._pending.values() if p.also and p.also(message)), None)
+            if entry is None:
+                if not self._streams.route(message):
+                    self._late.append(message)  # a late reply to a cancelled request: dropped (CANCEL-10)
             elif not entry.future.done():
                 entry.future.set_result(message)
         elif is_request(message):

@@ -224,12 +224,21 @@ class AsyncClient(AsyncClientBase):
                         spans.request(step.message)
                         token = spans.enter()  # HTTP instrumentation and peer requests: its children
                     try:
-                        reply = await transport.request(
-                            step.message,
-                            step.headers if auth is None else await auth(step.headers),
-                            timeout=step.timeout,
-                            on_notification=notify,
-                        )
+                        if step.also is None:
+                            reply = await transport.request(
+                                step.message,
+                                step.headers if auth is None else await auth(step.headers),
+                                timeout=step.timeout,
+                                on_notification=notify,
+                            )
+                        else:  # stdio only (`LegacyFlows.handshake_flow`): no auth
+                            reply = await transport.request(  # type: ignore[call-arg]
+                                step.message,
+                                step.headers,
+                                timeout=step.timeout,
+                                on_notification=notify,
+                                also=step.also,
+                            )
                     except McpRuntimeError as exc:
                         if spans is not None:
                             spans.leave(token)

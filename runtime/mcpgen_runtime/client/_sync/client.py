@@ -225,12 +225,21 @@ class Client(SyncClientBase):
                         spans.request(step.message)
                         token = spans.enter()  # HTTP instrumentation and peer requests: its children
                     try:
-                        reply = transport.request(
-                            step.message,
-                            step.headers if auth is None else auth(step.headers),
-                            timeout=step.timeout,
-                            on_notification=notify,
-                        )
+                        if step.also is None:
+                            reply = transport.request(
+                                step.message,
+                                step.headers if auth is None else auth(step.headers),
+                                timeout=step.timeout,
+                                on_notification=notify,
+                            )
+                        else:  # stdio only (`LegacyFlows.handshake_flow`): no auth
+                            reply = transport.request(  # type: ignore[call-arg]
+                                step.message,
+                                step.headers,
+                                timeout=step.timeout,
+                                on_notification=notify,
+                                also=step.also,
+                            )
                     except McpRuntimeError as exc:
                         if spans is not None:
                             spans.leave(token)

@@ -5,7 +5,12 @@ A dual-era client (`era="auto"`) decides from what the server answers (VER-07..1
 
 - stdio: it probes with `server/discover` before anything else (STDIO-13, VER-09). A result, or
   a recognised modern error, means modern; any other error, or no answer within
-  `PROBE_TIMEOUT`, means legacy (STDIO-14: never one error code).
+  `PROBE_TIMEOUT`, means legacy (STDIO-14: never one error code). A server slow to start may
+  answer after that wait: its result (or modern error) arriving while the fallback
+  `initialize` is pending still means modern (the handshake is abandoned), and an
+  `initialize` refused after a silent probe is followed by one more probe
+  (client/legacy_flows.py). The wait starts when the probe is sent: a process gives no sign
+  that it is ready before it answers.
 - HTTP: it sends the modern request it was going to send anyway (no extra round trip). A
   `4xx` whose body is a recognised modern JSON-RPC error means modern (VER-10); any other
   `4xx` — an empty body, a legacy server's error — means legacy. Authentication and rate
