@@ -118,6 +118,9 @@ class RemoteError(McpRuntimeError):
     """A JSON-RPC error response received from the peer (never a local failure: ERR-07)."""
 
     code_: ClassVar[int | None] = None
+    # The error carried the request's own id: the server read the request and answered it (not,
+    # say, a legacy server refusing a request outside a session with id null).
+    in_band: bool = False
 
     def __init__(self, code: int, message: str, data: Any = None, *, http_status: int | None = None) -> None:
         super().__init__(f"[{code}] {message}")

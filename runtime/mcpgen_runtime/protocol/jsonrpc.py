@@ -80,7 +80,9 @@ def unwrap(message: Any, *, expected_id: RequestId, http_status: int | None = No
     ours = reply_id == expected_id and type(reply_id) is type(expected_id)  # 1 is neither 1.0 nor True
     if "error" in message:
         if ours or reply_id is None or (http_status is not None and http_status >= 300):
-            raise RemoteError.from_error(message["error"], http_status=http_status)
+            error = RemoteError.from_error(message["error"], http_status=http_status)
+            error.in_band = ours
+            raise error
     elif ours:
         value = message.get("result")
         if not isinstance(value, dict):

@@ -19,7 +19,15 @@ from typing import Any
 import pytest
 
 from mcpgen_runtime.client import Client
-from mcpgen_runtime.errors import ProtocolError, RequestTimeoutError, UnsupportedProtocolVersionError
+from mcpgen_runtime.errors import (
+    InvalidParamsError,
+    MethodNotFoundError,
+    ProtocolError,
+    RequestTimeoutError,
+    UnsupportedProtocolVersionError,
+)
+from mcpgen_runtime.server import ServerConfig
+from tests.runtime._client_helpers import LiveServer, WeatherServer
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -341,3 +349,27 @@ def test_a_cancelled_legacy_http_task_is_cancelled_by_notification() -> None:
         assert cancelled_ids(peer) == [call["id"]]
     finally:
         peer.close()
+
+
+@pytest.mark.parametrize(
+    ("first_call", "error", "status"),
+    [
+        (lambda client: client.call_tool("no_such_tool", {}), InvalidParamsError, 400),
+        (lambda client: client.get_prompt("no_such_prompt", {}), MethodNotFoundError, 404),
+    ],
+    ids=["unknown tool", "unknown method"],
+)
+def test_a_modern_servers_answer_to_a_bad_first_request_keeps_the_client_modern(
+    first_call: Any, error: type[Exception], status: int
+) -> None:
+    """VER-10: a 400/404 carrying the request's own id and -32602/-32601 is the server having read
+    the request and refused it; falling back to `initialize` would send it twice and leave the
+    client on the legacy era for its lifetime (and give the legacy error codes)."""
+    with LiveServer(WeatherServer(ServerConfig(page_size=None))) as live, Client(live.url) as client:
+        with pytest.raises(error) as caught:
+            first_call(client)
+        assert caught.value.http_status == status  # type: ignore[attr-defined]
+        assert client.era == "modern"
+        assert live.count("initialize") == 0
+        assert len([r for r in live.requests if r.method not in (None, "server/discover")]) == 1
+        assert client.call_tool("get_weather", {"location": "Oslo"}).is_error is False

@@ -12,8 +12,10 @@ A dual-era client (`era="auto"`) decides from what the server answers (VER-07..1
   (client/legacy_flows.py). The wait starts when the probe is sent: a process gives no sign
   that it is ready before it answers.
 - HTTP: it sends the modern request it was going to send anyway (no extra round trip). A
-  `4xx` whose body is a recognised modern JSON-RPC error means modern (VER-10); any other
-  `4xx` — an empty body, a legacy server's error — means legacy. Authentication and rate
+  `4xx` whose body is a recognised modern JSON-RPC error means modern (VER-10), as does the
+  server's answer to the request itself (404 + -32601, 400 + -32602, with the request's id:
+  an unknown method or tool); any other `4xx` — an empty body, a legacy server's refusal
+  outside a session — means legacy. Authentication and rate
   limiting statuses (401, 403, 407, 429) say nothing about the era and are raised as they are.
 
 The verdict holds for the client's lifetime, which is the life of its stdio process or its
@@ -26,7 +28,13 @@ from __future__ import annotations
 from typing import Final, Literal
 
 from ...errors import HttpStatusError, McpRuntimeError, RemoteError, RequestTimeoutError
-from ..jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION
+from ..jsonrpc import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
 
 __all__ = [
     "ERAS",
@@ -51,6 +59,11 @@ MODERN_ERROR_CODES: Final = frozenset(
 # client's own timeout): legacy servers may ignore a request that precedes `initialize`.
 PROBE_TIMEOUT: Final = 5.0
 DISCOVER: Final = "server/discover"
+# A modern server's own answer to a request it read (the error carries the request's id): an unknown
+# method is 404 + -32601, as the transport requires, and bad parameters 400 + -32602 (its
+# validation failures). Legacy servers refuse a request outside a session with id null or their
+# own id ("server-error"), or with no JSON-RPC body at all.
+_MODERN_ANSWERS: Final = frozenset({(404, METHOD_NOT_FOUND), (400, INVALID_PARAMS)})
 # Statuses that are about the credentials or the load, not the protocol: never an era signal.
 _NOT_ERA_STATUSES: Final = frozenset({401, 403, 407, 429})
 
@@ -83,6 +96,8 @@ def http_says_legacy(exc: McpRuntimeError, method: str) -> bool:
         status = exc.http_status
         if is_modern_error(exc) or status is None or status in _NOT_ERA_STATUSES:
             return False
+        if exc.in_band and (status, exc.code) in _MODERN_ANSWERS and method != DISCOVER:
+            return False  # the request itself was read and refused: a modern server's answer
         return 400 <= status < 500 or (method == DISCOVER and 200 <= status < 300)
     if isinstance(exc, HttpStatusError):
         return 400 <= exc.status_code < 500 and exc.status_code not in _NOT_ERA_STATUSES
