@@ -73,6 +73,10 @@ class Replayer:
             if self._initialize.get("legacy") and modern and all("error" in e["response"] for e in modern)
             else None
         )
+        # A 2026-07-28 recording over HTTP holds no handshake (that client sends its first request
+        # as it is); a stdio client probes with server/discover, then falls back to initialize.
+        methods = {request_key(entry["request"])[1] for entry in self.cassette.exchanges}
+        self._no_handshake = bool(modern) and not methods & {"initialize", "server/discover"}
         self._served: dict[tuple[str, str, bytes], int] = {}
         self._lock = threading.Lock()
         self.misses: list[str] = []  # every request that had no recorded answer, described
@@ -140,12 +144,19 @@ class Replayer:
         if message.get("method") == "tools/call":
             data.update(tool=params.get("name"), arguments=params.get("arguments"))
         name = os.path.basename(self.cassette.path)
+        text = f"cassette {name} has no recorded answer for {what}"
+        if self._no_handshake and message.get("method") in ("initialize", "server/discover"):
+            text += (
+                " (it was recorded in 2026-07-28 requests without server/discover or initialize, as"
+                " a client over HTTP sends them: replay it with --http, or connect with era='modern',"
+                " --era modern on a generated command line)"
+            )
         return {
             "jsonrpc": "2.0",
             "id": message.get("id"),
             "error": {
                 "code": MISS_CODE,
-                "message": f"cassette {name} has no recorded answer for {what}",
+                "message": text,
                 "data": data,
             },
         }

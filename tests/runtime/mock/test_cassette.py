@@ -234,3 +234,29 @@ def test_a_stdio_recording_replayed_over_http_streams_the_servers_messages(tmp_p
     assert headers[b"content-type"] == b"application/json" and _json.loads(body)["id"] == 11
     headers, body = post(call(12, "http", {}))
     assert headers[b"content-type"] == b"application/json"
+
+
+def test_a_handshake_missing_from_a_modern_recording_is_explained(tmp_path: Path) -> None:
+    """Recorded over HTTP by a 2026-07-28 client, a cassette holds no handshake: a stdio client's
+    server/discover probe and initialize fallback miss, and the miss says how to replay it."""
+    modern = write(tmp_path, [{"request": call(1, "echo", {}, **MODERN_META), "response": result(1, "hi")}])
+    replayer = Replayer(modern)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25"},
+    }
+    for message in ({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}, initialize):
+        assert replayer.find(message) is None
+        assert "--era modern" in replayer.miss(message)["error"]["message"]
+    assert "--era" not in replayer.miss(call(3, "other", {}, **MODERN_META))["error"]["message"]
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    with_handshake = write(legacy, [{"request": {**initialize, "id": 1}, "response": result(1, "")}])
+    assert (
+        "--era"
+        not in Replayer(with_handshake).miss({**initialize, "params": {"protocolVersion": "x"}})["error"][
+            "message"
+        ]
+    )
