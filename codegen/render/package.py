@@ -401,8 +401,9 @@ def render_server(ir: PackageIR, surfaces: SurfacesIR | None = None) -> tuple[di
             "a content block, a list of blocks or a ToolResult. Raise ToolExecutionError for a tool error."
             + (
                 "\n\nResources and templates return str (text), bytes (binary) or contents; raise\n"
-                "ResourceNotFound for a URI you do not serve. Prompts return str, content blocks or\n"
-                "messages; completions the values to offer (README: Resources, prompts and completion)."
+                "ResourceNotFound (from mcpgen_runtime.server) for a URI you do not serve. Prompts return\n"
+                "str, content blocks or messages; completions the values to offer (README: Resources,\n"
+                "prompts and completion)."
                 if surfaces
                 else ""
             ),
