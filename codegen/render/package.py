@@ -73,6 +73,8 @@ def _args_section(params: Iterable[ParamIR]) -> str:
         text = pysource.clean_text(param.description or "")
         if param.has_default:  # documented, never sent for the caller: omitted stays omitted
             default = f"Defaults to {_default_text(param.default)} when omitted."
+            if text and not text.endswith((".", "!", "?")):
+                text += "."  # "Duration in seconds. Defaults to 10 …", not "seconds Defaults to"
             text = f"{text}{chr(10) if chr(10) in text else ' '}{default}" if text else default
         if not text:
             continue
