@@ -73,6 +73,8 @@ def _args_section(params: Iterable[ParamIR]) -> str:
         text = pysource.clean_text(param.description or "")
         if param.has_default:  # documented, never sent for the caller: omitted stays omitted
             default = f"Defaults to {_default_text(param.default)} when omitted."
+            if text and not text.endswith((".", "!", "?")):
+                text += "."  # "Duration in seconds. Defaults to 10 …", not "seconds Defaults to"
             text = f"{text}{chr(10) if chr(10) in text else ' '}{default}" if text else default
         if not text:
             continue
@@ -401,8 +403,9 @@ def render_server(ir: PackageIR, surfaces: SurfacesIR | None = None) -> tuple[di
             "a content block, a list of blocks or a ToolResult. Raise ToolExecutionError for a tool error."
             + (
                 "\n\nResources and templates return str (text), bytes (binary) or contents; raise\n"
-                "ResourceNotFound for a URI you do not serve. Prompts return str, content blocks or\n"
-                "messages; completions the values to offer (README: Resources, prompts and completion)."
+                "ResourceNotFound (from mcpgen_runtime.server) for a URI you do not serve. Prompts return\n"
+                "str, content blocks or messages; completions the values to offer (README: Resources,\n"
+                "prompts and completion)."
                 if surfaces
                 else ""
             ),

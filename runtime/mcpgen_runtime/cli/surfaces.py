@@ -107,7 +107,10 @@ def surface_commands(connect: Connect) -> dict[str, click.Command]:
     def read(uri: str | None, template: str | None, args: Sequence[str], out: Path | None) -> int:
         ctx = click.get_current_context()
         if (uri is None) == (template is None):
-            raise click.UsageError("give a URI or --template URI_TEMPLATE (with --arg KEY=VALUE)", ctx)
+            both = "not both" if uri is not None else "one of them"
+            raise click.UsageError(
+                f"give a URI or --template URI_TEMPLATE (with --arg KEY=VALUE), {both}", ctx
+            )
         if template is not None:
             try:
                 uri = expand(template, _pairs(ctx, args))  # RFC 6570: every value percent-encoded
@@ -186,7 +189,8 @@ def surface_commands(connect: Connect) -> dict[str, click.Command]:
     ) -> int:
         ctx = click.get_current_context()
         if (prompt_name is None) == (template is None):
-            raise click.UsageError("give --prompt NAME or --template URI_TEMPLATE", ctx)
+            both = "not both" if prompt_name is not None else "one of them"
+            raise click.UsageError(f"give --prompt NAME or --template URI_TEMPLATE, {both}", ctx)
         from ..surfaces import PromptRef, ResourceTemplateRef
 
         ref = PromptRef(prompt_name) if prompt_name is not None else ResourceTemplateRef(str(template))

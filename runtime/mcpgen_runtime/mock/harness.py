@@ -37,6 +37,7 @@ from .faults import FaultInjector, Faults, FaultyApp
 from .replay import Replayer, replay_app
 from .responses import ToolResponses, parse_responses
 from .server import MockCall, MockServer, read_record
+from .surfaces import load_spec_surfaces, serve_surfaces
 
 __all__ = ["RunningMock", "running_mock"]
 
@@ -154,6 +155,22 @@ def _definitions(
     return load_package_tools(package)
 
 
+def _surfaces(spec: str | Path | None, package: str | None) -> dict[str, list[dict[str, Any]]]:
+    """The resources, templates and prompts the mock serves beside the tools, as `mcpgen mock SPEC`
+    does: a spec file's arrays, or a generated server package's surfaces.json (a client package
+    ships none)."""
+    if spec is not None:
+        return load_spec_surfaces(spec)
+    if package is not None:
+        from importlib import resources
+
+        found = resources.files(package).joinpath("surfaces.json")
+        if found.is_file():
+            with resources.as_file(found) as path:
+                return load_spec_surfaces(path)
+    return {"resources": [], "resourceTemplates": [], "prompts": []}
+
+
 def _cassette_tools(cassette: str | Path) -> list[dict[str, Any]]:
     """The tools the cassette's first `tools/list` answers listed (every page of that listing)."""
     tools: list[dict[str, Any]] = []
@@ -210,13 +227,15 @@ def running_mock(
     env: Mapping[str, str] | None = None,
     faults: Faults | Mapping[str, Any] | None = None,
 ) -> Iterator[RunningMock]:
-    """Serve the tools (`tools`, a `spec` file, or a generated `package`'s tools.json), or a
-    `cassette`, until the block ends.
+    """Serve the tools (`tools`, a `spec` file, or a generated `package`'s tools.json), with the
+    spec's (or a server package's) resources, templates and prompts, or a `cassette`, until the
+    block ends.
 
     `responses`: a responses file, or its content as a mapping. `env`: added to the environment
     of an out-of-process mock. `faults`: see the module docstring.
     """
     definitions = _definitions(tools, spec, package, cassette)
+    surfaces = _surfaces(spec, package) if cassette is None else _surfaces(None, None)
     injected = _faults(seed, faults)
     if transport not in ("http", "stdio"):
         raise ValueError(f"transport must be 'http' or 'stdio', not {transport!r}")
@@ -231,14 +250,21 @@ def running_mock(
         if isinstance(responses, Mapping):
             loaded = parse_responses(responses, tool_table(definitions))
         server = MockServer(definitions, seed=seed, responses=loaded)  # type: ignore[arg-type]
+        serve_surfaces(
+            server,
+            resources=surfaces["resources"],
+            resource_templates=surfaces["resourceTemplates"],
+            prompts=surfaces["prompts"],
+            seed=seed,
+        )
         injector = FaultInjector(injected) if injected is not None and injected.active else None
         app: Any = McpAsgiApp(server) if injector is None else FaultyApp(McpAsgiApp(server), injector)
         with _serving(app) as url:
             yield RunningMock(definitions, url=url, server=server, injector=injector)
         return
     with tempfile.TemporaryDirectory(prefix="mcpgen-mock-") as folder:
-        spec_file = Path(folder) / "tools.json"
-        spec_file.write_bytes(_json.dumps({"tools": definitions}))
+        spec_file = Path(folder) / "spec.json"  # not tools.json, whose surfaces are read beside it
+        spec_file.write_bytes(_json.dumps({"tools": definitions, **surfaces}))
         record = Path(folder) / "calls.jsonl"
         args = [
             sys.executable,

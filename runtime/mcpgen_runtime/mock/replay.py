@@ -9,7 +9,8 @@ differently from the one recorded still finds the server legacy and falls back. 
 gets the n-th recorded answer with that key, and the last one from then on, so a replay is the
 same every time. The answer is what was recorded: the server's messages (notifications, and its
 requests, whose answers are accepted and not checked), then the response, under the client's id
-and progress token; over HTTP with the recorded status, as SSE when it was a stream, with a
+and progress token; over HTTP with the recorded status, as SSE when it was a stream (recorded on
+stdio: when the server sent messages before its response), with a
 legacy session id (`replay-1`, `replay-2`, …) where one was opened.
 
 A request the cassette does not hold is answered with JSON-RPC error -32603 whose message names
@@ -72,6 +73,10 @@ class Replayer:
             if self._initialize.get("legacy") and modern and all("error" in e["response"] for e in modern)
             else None
         )
+        # A 2026-07-28 recording over HTTP holds no handshake (that client sends its first request
+        # as it is); a stdio client probes with server/discover, then falls back to initialize.
+        methods = {request_key(entry["request"])[1] for entry in self.cassette.exchanges}
+        self._no_handshake = bool(modern) and not methods & {"initialize", "server/discover"}
         self._served: dict[tuple[str, str, bytes], int] = {}
         self._lock = threading.Lock()
         self.misses: list[str] = []  # every request that had no recorded answer, described
@@ -139,12 +144,19 @@ class Replayer:
         if message.get("method") == "tools/call":
             data.update(tool=params.get("name"), arguments=params.get("arguments"))
         name = os.path.basename(self.cassette.path)
+        text = f"cassette {name} has no recorded answer for {what}"
+        if self._no_handshake and message.get("method") in ("initialize", "server/discover"):
+            text += (
+                " (it was recorded in 2026-07-28 requests without server/discover or initialize, as"
+                " a client over HTTP sends them: replay it with --http, or connect with era='modern',"
+                " --era modern on a generated command line)"
+            )
         return {
             "jsonrpc": "2.0",
             "id": message.get("id"),
             "error": {
                 "code": MISS_CODE,
-                "message": f"cassette {name} has no recorded answer for {what}",
+                "message": text,
                 "data": data,
             },
         }
@@ -241,7 +253,7 @@ class ReplayApp:
             status, stream = 200, len(messages) > 1
         else:
             messages = self.replayer.answer(message, entry, http=True)
-            status, stream = self.replayer.status_of(entry), bool(entry.get("stream"))
+            status, stream = self.replayer.status_of(entry), _as_stream(entry, messages)
             if entry.get("session"):
                 session = dict(scope["headers"]).get(b"mcp-session-id")
                 if message.get("method") == "initialize" or session is None:
@@ -266,6 +278,14 @@ class ReplayApp:
         except UpstreamError as exc:
             error = {"code": MISS_CODE, "message": f"passthrough: {exc}"}
             return [{"jsonrpc": "2.0", "id": message.get("id"), "error": error}]
+
+
+def _as_stream(entry: Mapping[str, Any], messages: list[dict[str, Any]]) -> bool:
+    """Whether a recorded answer goes out over HTTP as SSE: as recorded over HTTP; recorded on
+    stdio (no `stream`), whenever the server sent messages before its response (progress, its own
+    requests), which a plain JSON body would drop."""
+    recorded = entry.get("stream")
+    return recorded if isinstance(recorded, bool) else len(messages) > 1
 
 
 async def _send(send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:

@@ -4,6 +4,7 @@ as `opentelemetry-instrument` does; what is then recorded is mcpgen_runtime/tele
 from __future__ import annotations
 
 import os
+import re
 
 __all__ = ["EXPORT_VARIABLES", "configure_from_environment"]
 
@@ -52,5 +53,26 @@ def configure_from_environment(*, stdio: bool) -> bool:
     try:
         _OTelSDKConfigurator().configure()  # type: ignore[no-untyped-call]
     except Exception as exc:  # a named exporter that is not installed (an entry point lookup)
-        raise ValueError(f"cannot configure OpenTelemetry from OTEL_* variables: {exc}") from None
+        raise ValueError(
+            f"cannot configure OpenTelemetry from OTEL_* variables: {exc}{_install_hint(exc)}"
+        ) from None
     return True
+
+
+# The distributions providing the SDK's exporter entry points (`otlp` is `otlp_proto_grpc`, …).
+_EXPORTER_PACKAGES = {
+    "otlp": "opentelemetry-exporter-otlp",
+    "zipkin": "opentelemetry-exporter-zipkin",
+    "prometheus": "opentelemetry-exporter-prometheus",
+}
+
+
+def _install_hint(exc: Exception) -> str:
+    """What to install when the SDK found no exporter of that name."""
+    found = re.match(r"Requested component '([^']+)' not found", str(exc))
+    if found is None:
+        return ""
+    package = _EXPORTER_PACKAGES.get(found.group(1).split("_")[0])
+    if package is not None:
+        return f" (pip install {package})"
+    return " (install the package that provides this exporter, or fix the name)"

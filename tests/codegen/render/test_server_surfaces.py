@@ -130,6 +130,8 @@ def test_base_binds_every_template_prompt_and_argument_by_safe_names() -> None:
     surfaces = json.loads(package.files["surfaces.json"])
     assert surfaces == {"resources": RESOURCES, "resourceTemplates": TEMPLATES, "prompts": PROMPTS}
     assert package.files["surfaces.json"].isascii()
+    # The scaffold's docstring says where the exception it names comes from (it imports no more).
+    assert "ResourceNotFound (from mcpgen_runtime.server)" in package.user_files["handlers.py"].decode()
 
 
 def test_a_server_without_surfaces_is_unchanged() -> None:

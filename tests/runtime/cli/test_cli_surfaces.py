@@ -33,7 +33,9 @@ def test_usage_errors_exit_2_before_any_connection() -> None:
     group = build_cli(Client, [], prog="pkg", surfaces=True)
     runner = CliRunner()
     both = runner.invoke(group, ["--url", "http://127.0.0.1:9/mcp", "read", "x:a", "--template", "x://{a}"])
-    assert both.exit_code == 2 and "give a URI or --template" in both.output
+    assert both.exit_code == 2 and "give a URI or --template" in both.output and "not both" in both.output
+    neither = runner.invoke(group, ["--url", "http://127.0.0.1:9/mcp", "read"])
+    assert neither.exit_code == 2 and "one of them" in neither.output
     bad_template = runner.invoke(
         group, ["--url", "http://127.0.0.1:9/mcp", "read", "--template", "x://{a b}"]
     )
@@ -41,7 +43,11 @@ def test_usage_errors_exit_2_before_any_connection() -> None:
     bad_arg = runner.invoke(group, ["--url", "http://127.0.0.1:9/mcp", "prompt", "p", "--arg", "novalue"])
     assert bad_arg.exit_code == 2 and "KEY=VALUE" in bad_arg.output
     no_ref = runner.invoke(group, ["--url", "http://127.0.0.1:9/mcp", "complete", "arg", "x"])
-    assert no_ref.exit_code == 2
+    assert no_ref.exit_code == 2 and "one of them" in no_ref.output
+    two_refs = runner.invoke(
+        group, ["--url", "http://127.0.0.1:9/mcp", "complete", "--prompt", "p", "--template", "x://{a}", "a"]
+    )
+    assert two_refs.exit_code == 2 and "not both" in two_refs.output
 
 
 def test_an_unreachable_server_is_exit_3() -> None:

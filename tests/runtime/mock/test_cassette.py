@@ -182,3 +182,81 @@ def test_a_bad_cassette_is_refused_with_the_file_and_the_place(
     with pytest.raises(CassetteError, match=r"bad\.yaml") as info:
         load_cassette(path)
     assert message in str(info.value)
+
+
+def test_a_stdio_recording_replayed_over_http_streams_the_servers_messages(tmp_path: Path) -> None:
+    """Recorded on stdio, an answer has no `stream`: over HTTP it goes out as SSE when the server
+    sent anything before its response (progress here), else as JSON; an HTTP recording's own
+    `stream: false` stays JSON."""
+    import asyncio
+
+    from mcpgen_runtime import _json
+    from mcpgen_runtime.mock.replay import ReplayApp
+
+    recorded = call(3, "count", {"steps": 2}, progressToken="progress-1")
+    progress = {"jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": "progress-1", "progress": 1, "total": 2}}  # fmt: skip
+    path = write(
+        tmp_path,
+        [
+            {"request": recorded, "messages": [progress], "response": result(3, "counted")},
+            {"request": call(4, "quick", {}), "messages": [], "response": result(4, "quick")},
+            {
+                "request": call(5, "http", {}),
+                "status": 200,
+                "stream": False,
+                "messages": [progress],
+                "response": result(5, "json"),
+            },
+        ],
+    )
+    app = ReplayApp(Replayer(path))
+
+    def post(message: dict[str, Any]) -> tuple[dict[bytes, bytes], bytes]:
+        sent: list[dict[str, Any]] = []
+        body = [{"type": "http.request", "body": _json.dumps(message), "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            return body.pop(0)
+
+        async def send(event: dict[str, Any]) -> None:
+            sent.append(event)
+
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+        asyncio.run(app(scope, receive, send))
+        return dict(sent[0]["headers"]), b"".join(e.get("body", b"") for e in sent[1:])
+
+    headers, body = post(call(10, "count", {"steps": 2}, progressToken="mine"))
+    assert headers[b"content-type"].startswith(b"text/event-stream")
+    events = [_json.loads(line[len(b"data: ") :]) for line in body.splitlines() if line.startswith(b"data: ")]
+    assert events[0]["params"]["progressToken"] == "mine" and events[-1]["id"] == 10
+    headers, body = post(call(11, "quick", {}))
+    assert headers[b"content-type"] == b"application/json" and _json.loads(body)["id"] == 11
+    headers, body = post(call(12, "http", {}))
+    assert headers[b"content-type"] == b"application/json"
+
+
+def test_a_handshake_missing_from_a_modern_recording_is_explained(tmp_path: Path) -> None:
+    """Recorded over HTTP by a 2026-07-28 client, a cassette holds no handshake: a stdio client's
+    server/discover probe and initialize fallback miss, and the miss says how to replay it."""
+    modern = write(tmp_path, [{"request": call(1, "echo", {}, **MODERN_META), "response": result(1, "hi")}])
+    replayer = Replayer(modern)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25"},
+    }
+    for message in ({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}, initialize):
+        assert replayer.find(message) is None
+        assert "--era modern" in replayer.miss(message)["error"]["message"]
+    assert "--era" not in replayer.miss(call(3, "other", {}, **MODERN_META))["error"]["message"]
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    with_handshake = write(legacy, [{"request": {**initialize, "id": 1}, "response": result(1, "")}])
+    assert (
+        "--era"
+        not in Replayer(with_handshake).miss({**initialize, "params": {"protocolVersion": "x"}})["error"][
+            "message"
+        ]
+    )

@@ -123,3 +123,22 @@ def test_the_mock_command_serves_them_to_the_sdk_client(command: str, tmp_path: 
     assert report["templates"] == ["db://{table}/rows{?limit}"]
     assert report["reads"][0]["contents"][0]["mimeType"] == "image/png"
     assert report["gets"][0]["messages"][0]["content"]["text"] == "Mock prompt 'greet' with who='Ada'."
+
+
+@pytest.mark.parametrize(("transport", "in_process"), [("http", True), ("http", False), ("stdio", False)])
+def test_the_pytest_harness_serves_a_specs_surfaces_too(
+    transport: str, in_process: bool, tmp_path: Path
+) -> None:
+    """`mcp_mock(spec=...)` (running_mock) serves the spec's resources, templates and prompts as
+    `mcpgen mock SPEC` does, in process and out of it."""
+    from mcpgen_runtime.client import Client
+    from mcpgen_runtime.mock.harness import running_mock
+
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(SPEC))
+    with running_mock(spec=spec, seed=3, transport=transport, in_process=in_process) as running:  # type: ignore[arg-type]
+        client = Client(running.url) if running.url else Client.stdio(running.command or [])
+        with client:
+            assert [r.uri for r in client.list_all_resources()] == [r["uri"] for r in SPEC["resources"]]
+            assert "file:///README.md" in client.read_resource("file:///README.md").text
+            assert client.get_prompt("greet", {"who": "ada"}).messages

@@ -64,6 +64,7 @@ def test_console_exporter_from_the_environment(otel: Recorded) -> None:
     [
         ({"OTEL_TRACES_EXPORTER": "console"}, ["--stdio"], "OTEL_TRACES_EXPORTER=console writes to stdout"),
         ({"OTEL_TRACES_EXPORTER": "no-such-exporter"}, ["--stdio"], "cannot configure OpenTelemetry"),
+        ({"OTEL_TRACES_EXPORTER": "zipkin_json"}, ["--stdio"], "(pip install opentelemetry-exporter-zipkin)"),
     ],
 )
 def test_what_cannot_work_stops_the_server(variables: dict[str, str], args: list[str], says: str) -> None:
