@@ -345,6 +345,17 @@ class _Operation:
     def fail(self, error_type: str, code: str | None = None, message: str | None = None) -> None:
         self.error = (error_type, code, message)
 
+    def failed(self, exc: BaseException) -> None:
+        error_type, code = _error_type(exc)
+        self.fail(error_type, code, type(exc).__name__)
+
+    def settle(self, response: Any, exc: BaseException | None) -> None:
+        """The outcome of a request this span covers: the exception it ended with, else its response."""
+        if exc is not None:
+            self.failed(exc)
+        elif response is not None:
+            self.reply(response)
+
     def end(self) -> None:
         attributes = self.attributes
         error = self.error
@@ -491,8 +502,7 @@ class ClientSpans:
     def failed(self, exc: BaseException) -> None:
         """A request failed, or the run ended with `exc`; a retry may still follow."""
         if self._stack:
-            error_type, code = _error_type(exc)
-            self._stack[-1][1].fail(error_type, code, type(exc).__name__)
+            self._stack[-1][1].failed(exc)
 
     def end(self) -> None:
         stack = self._stack
@@ -556,13 +566,8 @@ class PeerRequestSpan:
         self.params: dict[str, Any] = message["params"]
 
     def end(self, response: Any = None, exc: BaseException | None = None) -> None:
-        op = self._op
-        if exc is not None:
-            error_type, code = _error_type(exc)
-            op.fail(error_type, code, type(exc).__name__)
-        elif response is not None:
-            op.reply(response)
-        op.end()
+        self._op.settle(response, exc)
+        self._op.end()
 
 
 # ---- the server side -----------------------------------------------------------------------
@@ -621,11 +626,7 @@ class ServerSpan:
 
     def end(self, response: Any = None, exc: BaseException | None = None) -> None:
         op = self._op
-        if exc is not None:
-            error_type, code = _error_type(exc)
-            op.fail(error_type, code, type(exc).__name__)
-        elif response is not None:
-            op.reply(response)
+        op.settle(response, exc)
         if self._token is not None:
             op.otel.context.detach(self._token)
         op.end()

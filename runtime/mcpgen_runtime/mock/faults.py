@@ -57,6 +57,16 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+
+
+async def answer_lifespan(receive: Receive, send: Send) -> None:
+    """An ASGI lifespan scope of an app with nothing to start or stop (the proxies of record.py
+    and replay.py)."""
+    while (await receive())["type"] != "lifespan.shutdown":
+        await send({"type": "lifespan.startup.complete"})
+    await send({"type": "lifespan.shutdown.complete"})
+
+
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 

@@ -24,7 +24,16 @@ from typing import Any, BinaryIO
 
 from .. import _json
 from .cassette import Scrubber, is_request, is_response, write_cassette
-from .faults import FaultInjector, Faults, FaultyApp, Receive, Scope, Send, protocol_stdout
+from .faults import (
+    FaultInjector,
+    Faults,
+    FaultyApp,
+    Receive,
+    Scope,
+    Send,
+    answer_lifespan,
+    protocol_stdout,
+)
 from .upstream import (
     SSE,
     HttpUpstream,
@@ -165,9 +174,7 @@ class RecordingApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await answer_lifespan(receive, send)
             return
         if scope["type"] != "http":
             return

@@ -34,7 +34,16 @@ from typing import Any, BinaryIO, Final
 
 from .. import _json
 from .cassette import Cassette, Scrubber, describe_request, is_request, load_cassette, request_key
-from .faults import FaultInjector, Faults, FaultyApp, Receive, Scope, Send, protocol_stdout
+from .faults import (
+    FaultInjector,
+    Faults,
+    FaultyApp,
+    Receive,
+    Scope,
+    Send,
+    answer_lifespan,
+    protocol_stdout,
+)
 from .upstream import (
     SSE,
     HttpUpstream,
@@ -213,9 +222,7 @@ class ReplayApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                await send({"type": "lifespan.startup.complete"})
-            await send({"type": "lifespan.shutdown.complete"})
+            await answer_lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
