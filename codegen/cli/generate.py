@@ -517,7 +517,7 @@ def _print_diffs(diffs: Iterable[FileDiff], *, tools_shown: bool = False) -> Non
         for line in diff.detail.splitlines():
             click.echo(f"    {line}")
     if header_only:
-        # a large catalog has a models module per tool: name a few, count the rest
+        # a large catalog has hundreds of models modules: name a few, count the rest
         shown = [diff.path for diff in header_only[:HEADER_NAMES_SHOWN]]
         more = len(header_only) - len(shown)
         names = ", ".join(shown) + (f" and {more} more" if more else "")

@@ -1,5 +1,5 @@
-"""The models of a generated package: `_models/t<n>.py`, one module per tool holding the pydantic
-classes (`ModelDef`) and aliases (`AliasDef`) that tool is the first to reach (`model.modules`), and
+"""The models of a generated package: `_models/t<n>.py`, each holding the pydantic classes
+(`ModelDef`) and aliases (`AliasDef`) its consecutive tools are the first to reach (`model.modules`), and
 models.py, which names every one of them for type checkers and imports a module only when one of
 its names is first used (PEP 562 `__getattr__`): importing a package creates no class.
 

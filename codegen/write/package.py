@@ -56,7 +56,7 @@ def _flush() -> None:
     """The new package on disk before it is swapped in, so that a crash right after the swap cannot
     leave empty files in place of the old ones. On Linux one sync(2) for the whole package (and the
     files carried over into it): a fsync per file costs a journal commit each, seconds for a
-    1,000-tool package with its models module per tool."""
+    1,000-tool package with its models modules."""
     if _SYNC_ONCE:
         os.sync()
 

@@ -10,17 +10,19 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._models.t0001 import AddNumbersInput
-    from ._models.t0002 import TestHeadersInput
-    from ._models.t0003 import MyHyphenatedToolInput
-    from ._models.t0004 import TestCustomHeadersInput
-    from ._models.t0005 import TestCustomHeadersNullInput
-    from ._models.t0006 import ValidToolInput
-    from ._models.t0007 import TestMrtrEchoStateInput
-    from ._models.t0008 import TestMrtrNoStateInput
-    from ._models.t0009 import TestMrtrUnrelatedInput
-    from ._models.t0010 import TestMrtrNoResultTypeInput
-    from ._models.t0011 import JsonSchemaEchoInput
+    from ._models.t0001 import (
+        AddNumbersInput,
+        JsonSchemaEchoInput,
+        MyHyphenatedToolInput,
+        TestCustomHeadersInput,
+        TestCustomHeadersNullInput,
+        TestHeadersInput,
+        TestMrtrEchoStateInput,
+        TestMrtrNoResultTypeInput,
+        TestMrtrNoStateInput,
+        TestMrtrUnrelatedInput,
+        ValidToolInput,
+    )
 
 __all__: list[str] = [
     "AddNumbersInput",
@@ -38,16 +40,16 @@ __all__: list[str] = [
 
 _MODULES: dict[str, str] = {
     "AddNumbersInput": "t0001",
-    "TestHeadersInput": "t0002",
-    "MyHyphenatedToolInput": "t0003",
-    "TestCustomHeadersInput": "t0004",
-    "TestCustomHeadersNullInput": "t0005",
-    "ValidToolInput": "t0006",
-    "TestMrtrEchoStateInput": "t0007",
-    "TestMrtrNoStateInput": "t0008",
-    "TestMrtrUnrelatedInput": "t0009",
-    "TestMrtrNoResultTypeInput": "t0010",
-    "JsonSchemaEchoInput": "t0011",
+    "TestHeadersInput": "t0001",
+    "MyHyphenatedToolInput": "t0001",
+    "TestCustomHeadersInput": "t0001",
+    "TestCustomHeadersNullInput": "t0001",
+    "ValidToolInput": "t0001",
+    "TestMrtrEchoStateInput": "t0001",
+    "TestMrtrNoStateInput": "t0001",
+    "TestMrtrUnrelatedInput": "t0001",
+    "TestMrtrNoResultTypeInput": "t0001",
+    "JsonSchemaEchoInput": "t0001",
 }
 
 if not TYPE_CHECKING:

@@ -10,38 +10,40 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._models.t0001 import TestSimpleTextInput
-    from ._models.t0002 import TestImageContentInput
-    from ._models.t0003 import TestAudioContentInput
-    from ._models.t0004 import TestEmbeddedResourceInput
-    from ._models.t0005 import TestMultipleContentTypesInput
-    from ._models.t0006 import TestToolWithProgressInput
-    from ._models.t0007 import TestErrorHandlingInput
-    from ._models.t0008 import (
+    from ._models.t0001 import (
         JsonSchema202012ToolAddressDef,
         JsonSchema202012ToolInput,
         JsonSchema202012ToolInputContactMethod,
+        TestAudioContentInput,
+        TestCustomHeaderEchoInput,
+        TestEmbeddedResourceInput,
+        TestErrorHandlingInput,
+        TestImageContentInput,
+        TestInputRequiredResultCapabilitiesInput,
+        TestInputRequiredResultElicitationInput,
+        TestInputRequiredResultListRootsInput,
+        TestInputRequiredResultMultipleInputsInput,
+        TestInputRequiredResultMultiRoundInput,
+        TestInputRequiredResultRequestStateInput,
+        TestInputRequiredResultSamplingInput,
+        TestInputRequiredResultTamperedStateInput,
+        TestLoggingToolInput,
+        TestMissingCapabilityInput,
+        TestMultipleContentTypesInput,
+        TestSimpleTextInput,
+        TestStreamingElicitationInput,
+        TestToolWithProgressInput,
+        TestTriggerPromptChangeInput,
+        TestTriggerToolChangeInput,
     )
-    from ._models.t0009 import TestMissingCapabilityInput
-    from ._models.t0010 import TestStreamingElicitationInput
-    from ._models.t0011 import TestLoggingToolInput
-    from ._models.t0012 import TestTriggerToolChangeInput
-    from ._models.t0013 import TestTriggerPromptChangeInput
-    from ._models.t0014 import TestInputRequiredResultElicitationInput
-    from ._models.t0015 import TestInputRequiredResultSamplingInput
-    from ._models.t0016 import TestInputRequiredResultListRootsInput
-    from ._models.t0017 import TestInputRequiredResultRequestStateInput
-    from ._models.t0018 import TestInputRequiredResultMultipleInputsInput
-    from ._models.t0019 import TestInputRequiredResultMultiRoundInput
-    from ._models.t0020 import TestInputRequiredResultTamperedStateInput
-    from ._models.t0021 import TestInputRequiredResultCapabilitiesInput
-    from ._models.t0022 import TestCustomHeaderEchoInput
-    from ._models.t0023 import TestToolWithLoggingInput
-    from ._models.t0024 import TestSamplingInput
-    from ._models.t0025 import TestElicitationInput
-    from ._models.t0026 import TestElicitationSep1034DefaultsInput
-    from ._models.t0027 import TestElicitationSep1330EnumsInput
-    from ._models.t0028 import TestReconnectionInput
+    from ._models.t0023 import (
+        TestElicitationInput,
+        TestElicitationSep1034DefaultsInput,
+        TestElicitationSep1330EnumsInput,
+        TestReconnectionInput,
+        TestSamplingInput,
+        TestToolWithLoggingInput,
+    )
 
 __all__: list[str] = [
     "JsonSchema202012ToolAddressDef",
@@ -77,36 +79,36 @@ __all__: list[str] = [
 ]
 
 _MODULES: dict[str, str] = {
+    "JsonSchema202012ToolInputContactMethod": "t0001",
     "TestSimpleTextInput": "t0001",
-    "TestImageContentInput": "t0002",
-    "TestAudioContentInput": "t0003",
-    "TestEmbeddedResourceInput": "t0004",
-    "TestMultipleContentTypesInput": "t0005",
-    "TestToolWithProgressInput": "t0006",
-    "TestErrorHandlingInput": "t0007",
-    "JsonSchema202012ToolInputContactMethod": "t0008",
-    "JsonSchema202012ToolAddressDef": "t0008",
-    "JsonSchema202012ToolInput": "t0008",
-    "TestMissingCapabilityInput": "t0009",
-    "TestStreamingElicitationInput": "t0010",
-    "TestLoggingToolInput": "t0011",
-    "TestTriggerToolChangeInput": "t0012",
-    "TestTriggerPromptChangeInput": "t0013",
-    "TestInputRequiredResultElicitationInput": "t0014",
-    "TestInputRequiredResultSamplingInput": "t0015",
-    "TestInputRequiredResultListRootsInput": "t0016",
-    "TestInputRequiredResultRequestStateInput": "t0017",
-    "TestInputRequiredResultMultipleInputsInput": "t0018",
-    "TestInputRequiredResultMultiRoundInput": "t0019",
-    "TestInputRequiredResultTamperedStateInput": "t0020",
-    "TestInputRequiredResultCapabilitiesInput": "t0021",
-    "TestCustomHeaderEchoInput": "t0022",
+    "TestImageContentInput": "t0001",
+    "TestAudioContentInput": "t0001",
+    "TestEmbeddedResourceInput": "t0001",
+    "TestMultipleContentTypesInput": "t0001",
+    "TestToolWithProgressInput": "t0001",
+    "TestErrorHandlingInput": "t0001",
+    "JsonSchema202012ToolAddressDef": "t0001",
+    "JsonSchema202012ToolInput": "t0001",
+    "TestMissingCapabilityInput": "t0001",
+    "TestStreamingElicitationInput": "t0001",
+    "TestLoggingToolInput": "t0001",
+    "TestTriggerToolChangeInput": "t0001",
+    "TestTriggerPromptChangeInput": "t0001",
+    "TestInputRequiredResultElicitationInput": "t0001",
+    "TestInputRequiredResultSamplingInput": "t0001",
+    "TestInputRequiredResultListRootsInput": "t0001",
+    "TestInputRequiredResultRequestStateInput": "t0001",
+    "TestInputRequiredResultMultipleInputsInput": "t0001",
+    "TestInputRequiredResultMultiRoundInput": "t0001",
+    "TestInputRequiredResultTamperedStateInput": "t0001",
+    "TestInputRequiredResultCapabilitiesInput": "t0001",
+    "TestCustomHeaderEchoInput": "t0001",
     "TestToolWithLoggingInput": "t0023",
-    "TestSamplingInput": "t0024",
-    "TestElicitationInput": "t0025",
-    "TestElicitationSep1034DefaultsInput": "t0026",
-    "TestElicitationSep1330EnumsInput": "t0027",
-    "TestReconnectionInput": "t0028",
+    "TestSamplingInput": "t0023",
+    "TestElicitationInput": "t0023",
+    "TestElicitationSep1034DefaultsInput": "t0023",
+    "TestElicitationSep1330EnumsInput": "t0023",
+    "TestReconnectionInput": "t0023",
 }
 
 if not TYPE_CHECKING:

@@ -10,12 +10,11 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._models.t0001 import EchoInput
-    from ._models.t0002 import GetSumInput
+    from ._models.t0001 import EchoInput, GetSumInput
 
 __all__: list[str] = ["EchoInput", "GetSumInput"]
 
-_MODULES: dict[str, str] = {"EchoInput": "t0001", "GetSumInput": "t0002"}
+_MODULES: dict[str, str] = {"EchoInput": "t0001", "GetSumInput": "t0001"}
 
 if not TYPE_CHECKING:
 

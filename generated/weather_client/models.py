@@ -10,12 +10,17 @@ from importlib import import_module as _import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._models.t0001 import GetWeatherInput
-    from ._models.t0002 import GetWeatherDataInput, GetWeatherDataOutput
-    from ._models.t0003 import ListUsersInput, ListUsersOutput, ListUsersOutputItem
-    from ._models.t0004 import ExecuteSqlInput
-    from ._models.t0005 import CalculateSumInput
-    from ._models.t0006 import GetCurrentTimeInput
+    from ._models.t0001 import (
+        CalculateSumInput,
+        ExecuteSqlInput,
+        GetCurrentTimeInput,
+        GetWeatherDataInput,
+        GetWeatherDataOutput,
+        GetWeatherInput,
+        ListUsersInput,
+        ListUsersOutput,
+        ListUsersOutputItem,
+    )
 
 __all__: list[str] = [
     "CalculateSumInput",
@@ -31,14 +36,14 @@ __all__: list[str] = [
 
 _MODULES: dict[str, str] = {
     "GetWeatherInput": "t0001",
-    "GetWeatherDataInput": "t0002",
-    "GetWeatherDataOutput": "t0002",
-    "ListUsersInput": "t0003",
-    "ListUsersOutputItem": "t0003",
-    "ListUsersOutput": "t0003",
-    "ExecuteSqlInput": "t0004",
-    "CalculateSumInput": "t0005",
-    "GetCurrentTimeInput": "t0006",
+    "GetWeatherDataInput": "t0001",
+    "GetWeatherDataOutput": "t0001",
+    "ListUsersInput": "t0001",
+    "ListUsersOutputItem": "t0001",
+    "ListUsersOutput": "t0001",
+    "ExecuteSqlInput": "t0001",
+    "CalculateSumInput": "t0001",
+    "GetCurrentTimeInput": "t0001",
 }
 
 if not TYPE_CHECKING:

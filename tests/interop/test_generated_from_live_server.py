@@ -83,9 +83,11 @@ def test_client_generated_from_live_server_calls_it(sdk_http_url: str, workdir: 
     interpreter, has one method per listed tool, and calls the same server with typed results
     (execute_sql succeeds over HTTP, so the live definitions drive Mcp-Param-Region)."""
     done = mcpgen("client", sdk_http_url, "-o", "out", "--package", PACKAGE, cwd=workdir)
-    # six top-level files, then _models/: its __init__.py and one module per tool (lazy bindings)
-    assert f"out/{PACKAGE}: {6 + 1 + len(SDK_NAMES)} created" in done.stdout
     package = workdir / "out" / PACKAGE
+    # six top-level files, then _models/: its __init__.py and modules of consecutive tools (lazy)
+    modules = len(list((package / "_models").glob("t*.py")))
+    assert 1 <= modules <= len(SDK_NAMES)
+    assert f"out/{PACKAGE}: {6 + 1 + modules} created" in done.stdout
     assert sorted(p.name for p in package.iterdir() if p.is_file()) == [
         ".mcpgen-manifest.json",
         "__init__.py",
@@ -95,7 +97,6 @@ def test_client_generated_from_live_server_calls_it(sdk_http_url: str, workdir: 
         "py.typed",
         "tools.json",
     ]
-    assert len(list((package / "_models").glob("t*.py"))) == len(SDK_NAMES)
     assert f"from {sdk_http_url} " in (package / "client.py").read_text().splitlines()[0]
     assert [t["name"] for t in json.loads((package / "tools.json").read_text())["tools"]] == SDK_NAMES
 

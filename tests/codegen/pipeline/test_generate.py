@@ -177,10 +177,10 @@ def test_file_sets(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]) 
     for client, server in built.values():
         assert _top(client.files) == CLIENT_FILES and not client.user_files
         assert _top(server.files) == SERVER_FILES
-        # one `_models/` module per tool, the same for both (models.py imports them on use)
+        # `_models/` modules of consecutive tools, the same for both (models.py imports them on use)
         tools = json.loads(client.files["tools.json"])["tools"]
         modules = {name for name in client.files if name.startswith("_models/t")}
-        assert len(modules) == len(tools) and "_models/__init__.py" in client.files
+        assert 1 <= len(modules) <= len(tools) and "_models/__init__.py" in client.files
         assert {name: client.files[name] for name in modules} == {
             name: server.files[name] for name in modules
         }
