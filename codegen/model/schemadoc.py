@@ -100,9 +100,9 @@ def _has_refs(schema: Any) -> bool:
         if isinstance(node, dict):
             if "$ref" in node or "$dynamicRef" in node:
                 return True
-            stack.extend(value for value in node.values() if isinstance(value, (dict, list)))
+            stack.extend(node.values())  # scalars too: cheaper than filtering them here
         elif isinstance(node, list):
-            stack.extend(value for value in node if isinstance(value, (dict, list)))
+            stack.extend(node)
     return False
 
 

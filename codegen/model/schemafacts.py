@@ -135,7 +135,11 @@ def collect_facts(doc: SchemaDoc, pointer: str, depth: int, budget: Budget) -> F
 
 def _own_facts(pointer: str, node: Mapping[str, Any], facts: Facts) -> None:
     declared = declared_types(node.get("type"))
-    if declared is not None:
+    if declared is None:
+        pass
+    elif facts.types is None:
+        facts.types = declared  # a new set: no copy needed
+    else:
         facts.add_types(declared)
     if not _STRUCTURE_KEYWORDS.isdisjoint(node):  # most subschemas are scalars: skip the rest
         _structure_facts(pointer, node, facts)

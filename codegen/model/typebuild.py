@@ -162,7 +162,7 @@ class TypeBuilder:
             return target
         if "enum" in node or "const" in node:
             return self._literal(doc, pointer, node)
-        alternatives = self._alternatives(doc, pointer, node)
+        alternatives = self._alternatives(doc, pointer, node) if "oneOf" in node or "anyOf" in node else None
         if alternatives is not None:
             return self._union(doc, pointer, node, alternatives, depth)
         allof = node.get("allOf")
