@@ -131,6 +131,8 @@ def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
         return members[0]  # the most common case: nothing to flatten or merge
     if len(members) == 2:  # the common case: `T | None`
         first, second = members
+        if second is NONE and isinstance(first, _SIMPLE) and first != ANY:  # an optional field's type
+            return first if first == NONE else Union((first, NONE))
         if isinstance(first, _SIMPLE) and isinstance(second, _SIMPLE) and first != ANY and second != ANY:
             if first == second:
                 return first

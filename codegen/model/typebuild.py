@@ -240,6 +240,8 @@ class TypeBuilder:
                 head.append(AliasRef(name))
             else:
                 head.append(lit)
+        if not members:
+            return head[0]  # the values are distinct already: nothing for `union` to merge
         return union(head + members)
 
     def _union(
