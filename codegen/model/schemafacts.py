@@ -157,10 +157,10 @@ def _structure_facts(pointer: str, node: Mapping[str, Any], facts: Facts) -> Non
     properties = node.get("properties")
     if isinstance(properties, dict):
         facts.object_like = True
-        declared = facts.properties
-        prefix = pointer + "/properties/"
+        members = facts.properties
+        property_at = pointer + "/properties/"
         for name in properties:
-            declared.setdefault(name, []).append(prefix + escape_token(name))
+            members.setdefault(name, []).append(property_at + escape_token(name))
     required = node.get("required")
     if isinstance(required, list):
         for name in required:
