@@ -119,8 +119,9 @@ def _field_constraints(type_: TypeExpr, found: Mapping[str, Any]) -> tuple[tuple
     if kind is None:
         return ()
     out: list[tuple[str, int | float]] = []
-    for keyword, (argument, applies) in CONSTRAINTS.items():
-        value = found.get(keyword)
+    for keyword in [k for k in CONSTRAINTS if k in found]:  # in CONSTRAINTS order; usually one or two
+        argument, applies = CONSTRAINTS[keyword]
+        value = found[keyword]
         if value is None:
             continue
         if applies == "number" and kind not in ("integer", "number"):
