@@ -97,7 +97,12 @@ def unescape_token(token: str) -> str:
 
 def join_pointer(pointer: str, *tokens: str | int) -> str:
     """`pointer` extended by raw (unescaped) tokens."""
-    return pointer + "".join("/" + escape_token(token) for token in tokens)
+    for token in tokens:  # a loop, not a generator: the model builder joins pointers by the thousand
+        text = str(token)
+        if "~" in text or "/" in text:
+            text = text.replace("~", "~0").replace("/", "~1")
+        pointer += "/" + text
+    return pointer
 
 
 def split_pointer(pointer: str) -> list[str]:

@@ -82,7 +82,7 @@ def build_models(tools: list[dict[str, Any]]) -> tuple[list[ClassPlan], ModelsIR
             )
     shared = plan_shared(doc for doc, _plan in docs)
     shared.apply_stems()
-    builder.redirects = shared.redirects
+    builder.share(shared.redirects)
     try:
         for doc, _plan in docs:
             root = builder.type_at(doc, "", 0)

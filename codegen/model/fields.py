@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..refs import json_type
-from .ir import ANY, NONE, AliasDef, AliasRef, DictOf, FieldDef, ListOf, Lit, Prim, TypeExpr, Union, union
+from .ir import NONE, AliasDef, AliasRef, DictOf, FieldDef, ListOf, Lit, Prim, TypeExpr, Union, union
 
 __all__ = ["CONSTRAINTS", "CONSTRAINT_KEYWORDS", "MAX_DESCRIPTION", "field_def"]
 
@@ -32,8 +32,8 @@ CONSTRAINTS: Final = {  # JSON Schema keyword -> (pydantic Field keyword, the ty
 }
 CONSTRAINT_KEYWORDS: Final = frozenset(CONSTRAINTS)
 
-_STR, _INT, _FLOAT = Prim("str"), Prim("int"), Prim("float")
-_NUMBER: Final = Union((_INT, _FLOAT))
+_NUMBER: Final = Union((Prim("int"), Prim("float")))
+_PRIM_KINDS: Final = {"str": "string", "int": "integer"}  # Python type -> the JSON type bounds apply to
 
 
 def field_def(
@@ -59,7 +59,10 @@ def field_def(
             has_default, default = True, node["default"]
         constraints = _field_constraints(type_, bounds)
     field_type = type_ if required else union([type_, NONE])
-    nullable = type_ in (NONE, ANY) or (isinstance(type_, Union) and NONE in type_.members)
+    # `type_ in (NONE, ANY)`, without calling the dataclasses' __eq__ (this runs for every field)
+    nullable = (isinstance(type_, Prim) and type_.name in ("None", "Any")) or (
+        isinstance(type_, Union) and NONE in type_.members
+    )
     return FieldDef(
         name=name,
         wire_name=wire,
@@ -106,19 +109,19 @@ def _field_constraints(type_: TypeExpr, found: Mapping[str, Any]) -> tuple[tuple
     """pydantic Field keywords for the bounds in `found` that apply to `type_`, exactly as meant."""
     if not found:
         return ()
-    if type_ == _STR:
-        kind = "string"
-    elif type_ == _INT:
-        kind = "integer"
-    elif type_ == _NUMBER:
-        kind = "number"
+    kind: str | None = None
+    if isinstance(type_, Prim):
+        kind = _PRIM_KINDS.get(type_.name)
     elif isinstance(type_, ListOf):
         kind = "array"
-    else:
+    elif type_ == _NUMBER:
+        kind = "number"
+    if kind is None:
         return ()
     out: list[tuple[str, int | float]] = []
-    for keyword, (argument, applies) in CONSTRAINTS.items():
-        value = found.get(keyword)
+    for keyword in [k for k in CONSTRAINTS if k in found]:  # in CONSTRAINTS order; usually one or two
+        argument, applies = CONSTRAINTS[keyword]
+        value = found[keyword]
         if value is None:
             continue
         if applies == "number" and kind not in ("integer", "number"):

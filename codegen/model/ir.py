@@ -120,6 +120,9 @@ TypeExpr = Prim | Lit | ListOf | TupleOf | DictOf | ModelRef | AliasRef | Union 
 ANY = Prim("Any")
 NONE = Prim("None")
 
+_SIMPLE = (Prim, ListOf, DictOf, ModelRef, AliasRef, TupleOf, Annotated)  # no Union to flatten, no Lit
+_LEAVES = (Prim, Lit, AliasRef)  # mention no class
+
 
 def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
     """The union of `members`: nested unions flattened, duplicates dropped (first wins), literals
@@ -128,8 +131,9 @@ def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
         return members[0]  # the most common case: nothing to flatten or merge
     if len(members) == 2:  # the common case: `T | None`
         first, second = members
-        simple = (Prim, ListOf, DictOf, ModelRef, AliasRef, TupleOf, Annotated)
-        if isinstance(first, simple) and isinstance(second, simple) and first != ANY and second != ANY:
+        if second is NONE and isinstance(first, _SIMPLE) and first != ANY:  # an optional field's type
+            return first if first == NONE else Union((first, NONE))
+        if isinstance(first, _SIMPLE) and isinstance(second, _SIMPLE) and first != ANY and second != ANY:
             if first == second:
                 return first
             return Union((second, first)) if first == NONE else Union((first, second))
@@ -172,6 +176,8 @@ def class_refs(expr: TypeExpr) -> list[str]:
     stack: list[TypeExpr] = [expr]
     while stack:
         node = stack.pop()
+        if isinstance(node, _LEAVES):  # most of what a field type holds
+            continue
         if isinstance(node, ModelRef):
             if node.name not in found:
                 found.append(node.name)

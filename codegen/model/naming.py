@@ -17,6 +17,7 @@ import builtins
 import functools
 import hashlib
 import keyword
+import operator
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
@@ -183,10 +184,15 @@ def assign_names(
     rank = rank or (lambda wire, base: (wire != base,))
     suffix = suffix or (lambda base, n: f"{base}_{n}")
     bases = {wire: make(wire) for wire in sorted(set(wire_names))}
+    taken = taken if isinstance(taken, (set, frozenset)) else frozenset(taken)
+    distinct = set(bases.values())
+    if len(distinct) == len(bases) and taken.isdisjoint(distinct):
+        # the common case: every wire name keeps its base (in the order step 1 gives them)
+        return dict(sorted(bases.items(), key=operator.itemgetter(1)))
+    used: set[str] = set(taken)
     groups: dict[str, list[str]] = {}
     for wire, base in bases.items():
         groups.setdefault(base, []).append(wire)
-    used: set[str] = set(taken)
     result: dict[str, str] = {}
     for base in sorted(groups):
         members = groups[base]

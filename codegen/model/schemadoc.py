@@ -54,8 +54,11 @@ class SchemaDoc:
             node: Any = self.root
         else:
             parent_pointer, _, token = pointer.rpartition("/")
-            parent = self.node(parent_pointer)
-            token = token.replace("~1", "/").replace("~0", "~")
+            parent = self.nodes.get(parent_pointer, _MISSING)  # usually known: no recursion
+            if parent is _MISSING:
+                parent = self.node(parent_pointer)
+            if "~" in token:
+                token = token.replace("~1", "/").replace("~0", "~")
             if isinstance(parent, dict):
                 node = parent.get(token, True)
             elif isinstance(parent, list) and token.isdigit() and int(token) < len(parent):
@@ -100,9 +103,9 @@ def _has_refs(schema: Any) -> bool:
         if isinstance(node, dict):
             if "$ref" in node or "$dynamicRef" in node:
                 return True
-            stack.extend(value for value in node.values() if isinstance(value, (dict, list)))
+            stack.extend(node.values())  # scalars too: cheaper than filtering them here
         elif isinstance(node, list):
-            stack.extend(value for value in node if isinstance(value, (dict, list)))
+            stack.extend(node)
     return False
 
 

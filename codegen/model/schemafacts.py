@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..errors import UnsupportedSchemaError
-from ..refs import join_pointer
+from ..refs import escape_token, join_pointer
 from .fields import CONSTRAINT_KEYWORDS
 from .schemadoc import MAX_DEPTH, Budget, SchemaDoc
 
@@ -67,7 +67,7 @@ _STRUCTURE_KEYWORDS: Final = frozenset(
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class Facts:
     """What a subschema (with its `$ref` target and `allOf` members) says about a value's shape."""
 
@@ -121,11 +121,11 @@ def collect_facts(doc: SchemaDoc, pointer: str, depth: int, budget: Budget) -> F
         if not isinstance(node, dict):
             continue
         _own_facts(current, node, facts)
-        nested: list[str] = []
         ref = doc.refs.get(current)
-        if ref is not None:
-            nested.append(ref)
         allof = node.get("allOf")
+        if ref is None and not isinstance(allof, list):
+            continue  # the common case: nothing more to merge
+        nested: list[str] = [] if ref is None else [ref]
         if isinstance(allof, list):
             nested.extend(join_pointer(current, "allOf", i) for i in range(len(allof)))
         # oneOf/anyOf inside this subschema only narrow the value: leaving them out is honest.
@@ -135,14 +135,21 @@ def collect_facts(doc: SchemaDoc, pointer: str, depth: int, budget: Budget) -> F
 
 def _own_facts(pointer: str, node: Mapping[str, Any], facts: Facts) -> None:
     declared = declared_types(node.get("type"))
-    if declared is not None:
+    if declared is None:
+        pass
+    elif facts.types is None:
+        facts.types = declared  # a new set: no copy needed
+    else:
         facts.add_types(declared)
     if not _STRUCTURE_KEYWORDS.isdisjoint(node):  # most subschemas are scalars: skip the rest
         _structure_facts(pointer, node, facts)
+    if CONSTRAINT_KEYWORDS.isdisjoint(node):
+        return
+    constraints = facts.constraints
     for keyword in CONSTRAINT_KEYWORDS.intersection(node):
         value = node[keyword]
-        if keyword not in facts.constraints and _finite_number(value):
-            facts.constraints[keyword] = value
+        if keyword not in constraints and _finite_number(value):
+            constraints[keyword] = value
 
 
 def _structure_facts(pointer: str, node: Mapping[str, Any], facts: Facts) -> None:
@@ -150,8 +157,10 @@ def _structure_facts(pointer: str, node: Mapping[str, Any], facts: Facts) -> Non
     properties = node.get("properties")
     if isinstance(properties, dict):
         facts.object_like = True
+        members = facts.properties
+        property_at = pointer + "/properties/"
         for name in properties:
-            facts.properties.setdefault(name, []).append(join_pointer(pointer, "properties", name))
+            members.setdefault(name, []).append(property_at + escape_token(name))
     required = node.get("required")
     if isinstance(required, list):
         for name in required:

@@ -210,6 +210,10 @@ class _Key:
     name: str
 
 
+# `json.dumps(value, ensure_ascii=False)` without building an encoder per value
+_to_json: Final = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def canonical_digest(value: Any) -> str:
     """sha256 of `value` as canonical JSON (keys sorted), walked with an explicit stack: a schema
     nested as deep as the loader allows cannot exhaust the interpreter's stack here."""
@@ -230,7 +234,7 @@ def canonical_digest(value: Any) -> str:
             stack.append(_CLOSE_ARRAY)
             stack.extend(reversed(item))
         elif isinstance(item, _Key):
-            digest.update(json.dumps(item.name, ensure_ascii=False).encode("utf-8", "surrogatepass") + b":")
+            digest.update(_to_json(item.name).encode("utf-8", "surrogatepass") + b":")
         else:  # a scalar: self-delimiting JSON text, then a separator
-            digest.update(json.dumps(item, ensure_ascii=False).encode("utf-8", "surrogatepass") + b",")
+            digest.update(_to_json(item).encode("utf-8", "surrogatepass") + b",")
     return digest.hexdigest()

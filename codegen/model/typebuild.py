@@ -85,6 +85,12 @@ class TypeBuilder:
         self.facts_memo: dict[tuple[int, str], Facts] = {}
         # (document, root `$defs` entry) -> the identical entry modelled in its place (`shareddefs`)
         self.redirects: dict[tuple[int, str], tuple[SchemaDoc, str]] = {}
+        self.redirected_docs: set[int] = set()  # keys of the documents some redirect starts in
+
+    def share(self, redirects: dict[tuple[int, str], tuple[SchemaDoc, str]]) -> None:
+        """Model each redirected `$defs` entry as the identical entry it is redirected to."""
+        self.redirects = redirects
+        self.redirected_docs = {key for key, _entry in redirects}
 
     def document(
         self, key: int, tool: Mapping[str, Any], member: str, root_class: str, stem: str
@@ -104,7 +110,7 @@ class TypeBuilder:
         known = self.memo.get(key)
         if known is not None:
             return known
-        if self.redirects:
+        if doc.key in self.redirected_docs:
             shared = self._shared(doc, pointer)
             if shared is not None:  # an identical `$defs` entry of another document: one class for both
                 result = self.memo[key] = self.type_at(shared[0], shared[1], depth)
@@ -144,11 +150,11 @@ class TypeBuilder:
         node = doc.node(pointer)
         if not isinstance(node, dict):
             return ANY  # true (anything) or false (nothing: the runtime rejects every value)
-        if not SHAPE_KEYWORDS.intersection(node):
+        if SHAPE_KEYWORDS.isdisjoint(node):
             return ANY
         # A bare `$ref` (annotations aside) is its target's type: recursive refs reuse one class.
         ref = doc.refs.get(pointer)
-        if ref is not None and not _SHAPE_BESIDES_REF.intersection(node):
+        if ref is not None and _SHAPE_BESIDES_REF.isdisjoint(node):
             target = self.type_at(doc, ref, depth + 1)
             if pointer == "" and isinstance(target, ModelRef) and self._is_object_model(target.name):
                 # the tool's own class gets the target's fields (keyword parameters, not one dict)
@@ -156,7 +162,7 @@ class TypeBuilder:
             return target
         if "enum" in node or "const" in node:
             return self._literal(doc, pointer, node)
-        alternatives = self._alternatives(doc, pointer, node)
+        alternatives = self._alternatives(doc, pointer, node) if "oneOf" in node or "anyOf" in node else None
         if alternatives is not None:
             return self._union(doc, pointer, node, alternatives, depth)
         allof = node.get("allOf")
@@ -164,7 +170,7 @@ class TypeBuilder:
             isinstance(allof, list)
             and len(allof) == 1
             and ref is None
-            and not _SHAPE_BESIDES_ALLOF.intersection(node)
+            and _SHAPE_BESIDES_ALLOF.isdisjoint(node)
         ):
             return self.type_at(doc, join_pointer(pointer, "allOf", 0), depth + 1)
         facts = self.facts(doc, pointer, depth)
@@ -188,7 +194,7 @@ class TypeBuilder:
 
     def _shapes(self, doc: SchemaDoc, pointer: str) -> bool:
         node = doc.node(pointer)
-        return isinstance(node, dict) and bool(SHAPE_KEYWORDS.intersection(node))
+        return isinstance(node, dict) and not SHAPE_KEYWORDS.isdisjoint(node)
 
     def _literal(self, doc: SchemaDoc, pointer: str, node: Mapping[str, Any]) -> TypeExpr:
         values = node["enum"] if "enum" in node else [node["const"]]
@@ -234,6 +240,8 @@ class TypeBuilder:
                 head.append(AliasRef(name))
             else:
                 head.append(lit)
+        if not members:
+            return head[0]  # the values are distinct already: nothing for `union` to merge
         return union(head + members)
 
     def _union(
@@ -386,7 +394,10 @@ class TypeBuilder:
         for wire in wire_names:
             declarations = facts.properties.get(wire, [])
             required = wire in facts.required and wire in facts.properties
-            if declarations:
+            if len(declarations) == 1:  # the common case
+                chosen = self.type_at(doc, declarations[0], depth + 1)
+                source = declarations[0]
+            elif declarations:
                 options = [self.type_at(doc, p, depth + 1) for p in declarations]
                 chosen = next((t for t in options if t != ANY), ANY)  # any one declaration is a superset
                 source = declarations[options.index(chosen)] if chosen in options else declarations[0]
