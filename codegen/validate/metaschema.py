@@ -30,7 +30,7 @@ from ..refs import DRAFT_07, Dialect, escape_token, resolve_pointer
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
-__all__ = ["problems", "shallow_meta_schema"]
+__all__ = ["certainly_valid", "problems", "shallow_meta_schema"]
 
 _MESSAGE_LIMIT: Final = 300  # characters of a message (checks.py clips the same way)
 
@@ -143,7 +143,28 @@ def _all(checks: list[Check]) -> Check:
         return _always
     if len(checks) == 1:
         return checks[0]
-    return lambda x: all(check(x) for check in checks)
+
+    # loops: all() and any() over a generator cost more than most checks
+    def every(x: Any) -> bool:
+        for check in checks:  # noqa: SIM110
+            if not check(x):
+                return False
+        return True
+
+    return every
+
+
+def _any(checks: list[Check]) -> Check:
+    if len(checks) == 1:
+        return checks[0]
+
+    def some(x: Any) -> bool:
+        for check in checks:  # noqa: SIM110
+            if check(x):
+                return True
+        return False
+
+    return some
 
 
 def _type(types: Any) -> Check:
@@ -187,20 +208,18 @@ def _keyword(keyword: str, value: Any, schema: Mapping[str, Any]) -> Check:
         return _enum(value)
     if keyword in ("allOf", "anyOf") and isinstance(value, list) and value:
         checks = [_compile(sub) for sub in value]
-        if keyword == "allOf":
-            return _all(checks)
-        return lambda x: any(check(x) for check in checks)
+        return _all(checks) if keyword == "allOf" else _any(checks)
     if keyword == "properties" and isinstance(value, dict):
         return _properties({name: _compile(sub) for name, sub in value.items()})
     if keyword == "additionalProperties" and not {"properties", "patternProperties"} & schema.keys():
         each = _compile(value)  # no siblings: it applies to every member
-        return lambda x: not isinstance(x, dict) or all(each(v) for v in x.values())
+        return lambda x: not isinstance(x, dict) or all(map(each, x.values()))
     if keyword == "propertyNames":
         each = _compile(value)
-        return lambda x: not isinstance(x, dict) or all(each(k) for k in x)
+        return lambda x: not isinstance(x, dict) or all(map(each, x))
     if keyword == "items" and isinstance(value, (dict, bool)) and "prefixItems" not in schema:
         each = _compile(value)
-        return lambda x: not isinstance(x, list) or all(each(item) for item in x)
+        return lambda x: not isinstance(x, list) or all(map(each, x))
     if keyword == "minItems" and isinstance(value, int):
         return lambda x: not isinstance(x, list) or len(x) >= value
     if keyword == "uniqueItems" and isinstance(value, bool):
@@ -225,7 +244,8 @@ def _compile(schema: Any) -> Check:
 
 
 @functools.cache
-def _certainly_valid(dialect: Dialect) -> Check:
+def certainly_valid(dialect: Dialect) -> Check:
+    """True only for subschemas valid against the dialect's meta-schema (False: invalid or not sure)."""
     return _compile(shallow_meta_schema(dialect))
 
 
@@ -243,7 +263,7 @@ def _error_message(error: ValidationError) -> str:
 def problems(dialect: Dialect, subschema: Any) -> Iterator[tuple[str, str]]:
     """(pointer relative to the subschema, message) for every way `subschema` breaks the dialect's
     (shallow) meta-schema, in jsonschema's order; nothing for a valid one."""
-    if _certainly_valid(dialect)(subschema):
+    if certainly_valid(dialect)(subschema):
         return
     from jsonschema.exceptions import best_match
 
