@@ -122,3 +122,14 @@ def test_invalid_subschemas_get_jsonschemas_errors(dialect: Dialect, node: dict[
     found = list(metaschema.problems(dialect, node))
     assert found and all(message.startswith(f"not a valid {dialect} schema: ") for _where, message in found)
     assert len(found) == sum(1 for _ in metaschema._validator(dialect).iter_errors(node))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_meta_schema_read_from_files_is_the_registrys(dialect: Dialect) -> None:
+    """The documents read from jsonschema_specifications' files (no `referencing` import) flatten
+    to what its registry gives."""
+    shipped = metaschema._shipped_documents()
+    assert shipped is not None
+    from_files = metaschema._flatten(dialect, shipped)
+    assert from_files == metaschema._flatten(dialect, metaschema._registry_contents())
+    assert metaschema.shallow_meta_schema(dialect) == from_files
