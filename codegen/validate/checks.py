@@ -159,8 +159,8 @@ class _Tool:
     data: dict[str, Any]
     name: str | None  # as shown in diagnostics: the wire name, cut short only beyond max_identifier
     excluded: bool = False
-    # whether some object in the tool has an `x-mcp-header` member (found by _check_bounds): without
-    # one there is nothing for _check_headers to analyse
+    # whether some object in the tool (JSON as LOAD makes it: objects are dicts) has an `x-mcp-header`
+    # member, found by _check_bounds: without one there is nothing for _check_headers to analyse
     header_keyword: bool = True
 
 
