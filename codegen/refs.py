@@ -67,6 +67,10 @@ _IN_PLACE_SINGLE: Final = ("not", "if", "then", "else")
 _IN_PLACE_MAP: Final = ("dependentSchemas", "dependencies")
 _IN_PLACE: Final = frozenset({*_IN_PLACE_LIST, *_IN_PLACE_SINGLE, *_IN_PLACE_MAP})
 REF_KEYWORDS: Final = ("$ref", "$dynamicRef")
+_REF_SET: Final = frozenset(REF_KEYWORDS)
+_MAP_SET: Final = frozenset(_MAP_KEYWORDS)
+_LIST_SET: Final = frozenset(_LIST_KEYWORDS)
+_SINGLE_SET: Final = frozenset(_SINGLE_KEYWORDS)
 # Every keyword `SchemaIndex._walk` looks at (with `_enter_resource`, `_collect`): a subschema
 # without any of them is a leaf.
 _INDEXED_KEYWORDS: Final = frozenset(
@@ -364,40 +368,46 @@ class SchemaIndex:
                 self.bases[pointer] = base
                 self._collect(node, pointer, base, children)
             if len(subschemas) + len(stack) + len(children) > max_subschemas:
-                raise SchemaLimitError(pointer + (children[0][0] if children else ""), max_subschemas)
+                raise SchemaLimitError(children[0][0] if children else pointer, max_subschemas)
             if children:
-                self.children[pointer] = [pointer + suffix for suffix, _ in children]
-            stack.extend((pointer + suffix, child, base) for suffix, child in reversed(children))
+                self.children[pointer] = [child_pointer for child_pointer, _ in children]
+                stack.extend((child_pointer, child, base) for child_pointer, child in reversed(children))
 
     def _collect(
         self, node: dict[str, Any], pointer: str, base: str, children: list[tuple[str, Any]]
     ) -> None:
-        """Record the reference sites of `node`; append its subschemas (pointer suffix, schema) to
+        """Record the reference sites of `node`; append its subschemas (pointer, schema) to
         `children`."""
-        for keyword in REF_KEYWORDS:
-            ref = node.get(keyword)
-            if isinstance(ref, str):
-                self.refs.append(RefSite(pointer + "/" + keyword, keyword, ref, base))
-        for keyword in _MAP_KEYWORDS:
-            members = node.get(keyword)
-            if isinstance(members, dict):
-                children.extend(
-                    (f"/{keyword}/{escape_token(name)}", child)
-                    for name, child in members.items()
-                    if isinstance(child, (dict, bool))
-                )
-        for keyword in _LIST_KEYWORDS:
-            items = node.get(keyword)
-            if isinstance(items, list):
-                children.extend(
-                    (f"/{keyword}/{position}", child)
-                    for position, child in enumerate(items)
-                    if isinstance(child, (dict, bool))
-                )
-        for keyword in _SINGLE_KEYWORDS:
-            child = node.get(keyword)
-            if isinstance(child, (dict, bool)):
-                children.append(("/" + keyword, child))
+        # Most schema objects use one or two of these keywords: each group is skipped at once
+        # when the object has none of it (the order of `children` stays the keywords' order).
+        if not _REF_SET.isdisjoint(node):
+            for keyword in REF_KEYWORDS:
+                ref = node.get(keyword)
+                if isinstance(ref, str):
+                    self.refs.append(RefSite(pointer + "/" + keyword, keyword, ref, base))
+        if not _MAP_SET.isdisjoint(node):
+            for keyword in _MAP_KEYWORDS:
+                members = node.get(keyword)
+                if isinstance(members, dict):
+                    children.extend(
+                        (f"{pointer}/{keyword}/{escape_token(name)}", child)
+                        for name, child in members.items()
+                        if isinstance(child, (dict, bool))
+                    )
+        if not _LIST_SET.isdisjoint(node):
+            for keyword in _LIST_KEYWORDS:
+                items = node.get(keyword)
+                if isinstance(items, list):
+                    children.extend(
+                        (f"{pointer}/{keyword}/{position}", child)
+                        for position, child in enumerate(items)
+                        if isinstance(child, (dict, bool))
+                    )
+        if not _SINGLE_SET.isdisjoint(node):
+            for keyword in _SINGLE_KEYWORDS:
+                child = node.get(keyword)
+                if isinstance(child, (dict, bool)):
+                    children.append((f"{pointer}/{keyword}", child))
 
     def _enter_resource(self, node: dict[str, Any], pointer: str, base: str) -> str:
         """Register `$id` / anchors of `node`; return the base URI for it and its children."""
@@ -461,6 +471,8 @@ class SchemaIndex:
         reference with the root's expansion when no single target is past the limit. Iterative;
         each subschema is sized once (SCHEMA-11).
         """
+        if not self.refs and len(self.subschemas) <= limit:
+            return None  # without references the root stands for at most every subschema once
         size = self.expanded_sizes(_EXPANSION_CAP)
         if size.get("", 0) <= limit:
             return None
@@ -519,6 +531,8 @@ class SchemaIndex:
         Validation of such a schema never terminates, so it is rejected (SCHEMA-11). Returns the
         pointers along the loop (first repeated at the end), or None.
         """
+        if not self.refs:
+            return None  # keywords alone only lead to longer pointers: a loop needs a reference
         edges: dict[str, list[str]] = {}
         for pointer, node in self.subschemas.items():
             targets: list[str] = []

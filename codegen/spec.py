@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -56,10 +57,11 @@ class LoadedSpec:
     resource_templates: list[dict[str, Any]] = field(default_factory=list)
     prompts: list[dict[str, Any]] = field(default_factory=list)
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
         """Of the tools alone while there is nothing else (the digests of existing specs stay as they
-        were); with resources, templates or prompts, of all four arrays."""
+        were); with resources, templates or prompts, of all four arrays. Computed once: `mcpgen
+        generate` keys its targets by it and validate records it (what was loaded is not changed)."""
         if not (self.resources or self.resource_templates or self.prompts):
             return canonical_digest(self.tools)
         return canonical_digest(

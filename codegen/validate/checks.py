@@ -159,6 +159,9 @@ class _Tool:
     data: dict[str, Any]
     name: str | None  # as shown in diagnostics: the wire name, cut short only beyond max_identifier
     excluded: bool = False
+    # whether some object in the tool (JSON as LOAD makes it: objects are dicts) has an `x-mcp-header`
+    # member, found by _check_bounds: without one there is nothing for _check_headers to analyse
+    header_keyword: bool = True
 
 
 # --------------------------------------------------------------------------- entry point
@@ -286,6 +289,7 @@ def _check_bounds(run: _Run, tool: _Tool) -> tuple[bool, int]:
     max_key, max_text, max_string = limits.max_identifier, limits.max_description, limits.max_string
     count = 1
     problems: list[tuple[Link, str]] = []
+    header_keyword, header_member = False, xheader.KEYWORD
     stack: list[tuple[Any, int, Link]] = [(tool.data, 0, None)]
     pop, push = stack.pop, stack.append
     while stack:
@@ -314,6 +318,7 @@ def _check_bounds(run: _Run, tool: _Tool) -> tuple[bool, int]:
             return False, count
         depth += 1
         if isinstance(value, dict):
+            header_keyword = header_keyword or header_member in value
             if value and len(problems) < 10:
                 longest = max(map(len, value))
                 if longest > max_key:
@@ -344,6 +349,7 @@ def _check_bounds(run: _Run, tool: _Tool) -> tuple[bool, int]:
     for problem_link, problem in problems:
         where = link_pointer(problem_link, tool.pointer)
         run.add(tool.name, where, _limit_rule(where, tool.pointer), problem)
+    tool.header_keyword = header_keyword
     return True, count
 
 
@@ -548,7 +554,8 @@ def _check_schema(
         return None
     run.subschemas_left -= len(index.subschemas)
     for sub_pointer, sub in index.subschemas.items():
-        if sub_pointer and isinstance(sub, Mapping) and "$schema" in sub:
+        # subschemas are objects (Mappings) or booleans
+        if sub_pointer and not isinstance(sub, bool) and "$schema" in sub:
             nested = sub["$schema"]
             key = dialect_uri_key(nested) if isinstance(nested, str) else None
             if DIALECT_URIS.get(key or "") != dialect:
@@ -614,8 +621,8 @@ def _check_patterns(run: _Run, tool: _Tool, index: SchemaIndex, pointer: str) ->
     a warning naming the pointer; a valid one the runtime cannot enforce faithfully keeps its tool
     and is reported (MCPGEN-REGEX-UNENFORCED): neither side checks that one pattern."""
     for sub_pointer, node in index.subschemas.items():
-        if not isinstance(node, Mapping):
-            continue
+        if isinstance(node, bool) or ("pattern" not in node and "patternProperties" not in node):
+            continue  # the usual subschema, without patterns (the others are Mappings)
         found: list[tuple[str, str]] = []
         if isinstance(node.get("pattern"), str):
             found.append((sub_pointer + "/pattern", node["pattern"]))
@@ -684,9 +691,10 @@ def _dialect(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: str) ->
 def _check_meta_schema(run: _Run, tool: _Tool, index: SchemaIndex, pointer: str) -> None:
     """SCHEMA-05/07: every subschema against its dialect's (shallow) meta-schema; all errors reported."""
     seen: set[tuple[str, str]] = set()
+    certainly_valid = metaschema.certainly_valid(index.dialect)
     for sub_pointer, node in index.subschemas.items():
-        if isinstance(node, bool):
-            continue
+        if isinstance(node, bool) or certainly_valid(node):
+            continue  # the common case, decided without jsonschema
         for inner, message in metaschema.problems(index.dialect, node):
             where = sub_pointer + inner
             if (where, message) in seen:
@@ -719,6 +727,8 @@ def _looks_secret(text: str) -> bool:
 
 def _check_headers(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: str) -> None:
     """XHDR-02..08 via the runtime's own analysis: a violation excludes the tool (XHDR-10/11)."""
+    if not tool.header_keyword:
+        return  # no annotation anywhere: no parameter, no violation
     params, violations = xheader.analyze(schema)
     for violation in violations:
         tool.excluded = True

@@ -14,14 +14,19 @@ accept goes through jsonschema, whose errors (and messages) are the ones reporte
 may be stricter than jsonschema (it says "not sure" for anything it does not model) but never
 more lenient, so the diagnostics are exactly jsonschema's.
 
-jsonschema and its bundled meta-schemas are imported on first use.
+The meta-schemas are read from jsonschema_specifications' files on first use; jsonschema (and the
+registry of every draft it resolves with) is imported only for a subschema the predicate does not
+accept.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib.util
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urljoin
 
@@ -30,7 +35,7 @@ from ..refs import DRAFT_07, Dialect, escape_token, resolve_pointer
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError  # type: ignore[import-untyped]
 
-__all__ = ["problems", "shallow_meta_schema"]
+__all__ = ["certainly_valid", "problems", "shallow_meta_schema"]
 
 _MESSAGE_LIMIT: Final = 300  # characters of a message (checks.py clips the same way)
 
@@ -45,49 +50,88 @@ def _clip(text: str, limit: int = _MESSAGE_LIMIT) -> str:
 
 # --------------------------------------------------------------------------- flattening
 
+Contents = Callable[[str], Any]  # document URI (no fragment) -> the document
 
-def _inline(node: Any, base: str, documents: Any) -> Any:
+
+def _inline(node: Any, base: str, contents: Contents) -> Any:
     """`node` (part of a bundled meta-schema) with every `$ref` inlined and self-references shallow.
 
     Recurses over the bundled meta-schemas only: trusted, static and a few levels deep.
     """
     if isinstance(node, list):
-        return [_inline(item, base, documents) for item in node]
+        return [_inline(item, base, contents) for item in node]
     if not isinstance(node, dict):
         return node
     if node.get("$dynamicRef") == "#meta" or node.get("$ref") == "#":
         return dict(_SHALLOW)
-    inlined = {key: _inline(value, base, documents) for key, value in node.items() if key != "$ref"}
+    inlined = {key: _inline(value, base, contents) for key, value in node.items() if key != "$ref"}
     ref = node.get("$ref")
     if isinstance(ref, str):
         document_uri, _, fragment = urljoin(base, ref).partition("#")
-        target = resolve_pointer(documents.contents(document_uri), fragment)
-        inlined["allOf"] = [*inlined.get("allOf", []), _inline(target, document_uri, documents)]
+        target = resolve_pointer(contents(document_uri), fragment)
+        inlined["allOf"] = [*inlined.get("allOf", []), _inline(target, document_uri, contents)]
     return inlined
+
+
+def _shipped_documents() -> Contents | None:
+    """The 2020-12 and draft-07 meta-schema documents jsonschema_specifications ships, read from its
+    files by `$id`. Importing it builds a `referencing` registry of every draft's schemas, about
+    0.15 s of CPU for the few documents flattened here (jsonschema itself needs that registry only
+    for a subschema the fast predicate does not accept). None when its files are not found (a
+    zipped install, another layout): then its registry is used."""
+    spec = importlib.util.find_spec("jsonschema_specifications")  # finds it without importing it
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    schemas = Path(next(iter(spec.submodule_search_locations))) / "schemas"
+    documents: dict[str, Any] = {}
+    try:
+        vocabularies = sorted((schemas / "draft202012" / "vocabularies").iterdir())
+        for path in [
+            schemas / "draft7" / "metaschema.json",
+            schemas / "draft202012" / "metaschema.json",
+            *vocabularies,
+        ]:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            documents[document["$id"].rstrip("#")] = document
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return documents.__getitem__
+
+
+def _flatten(dialect: Dialect, contents: Contents) -> dict[str, Any]:
+    if dialect == DRAFT_07:
+        document = contents(_DRAFT_07_URI)
+        return {
+            "type": ["object", "boolean"],
+            "properties": _inline(document["properties"], _DRAFT_07_URI, contents),
+        }
+    root = contents(_DRAFT_2020_12_URI)
+    properties: dict[str, Any] = {}
+    for part in root["allOf"]:  # the vocabularies: meta/core, meta/applicator, ...
+        vocabulary_uri = urljoin(_DRAFT_2020_12_URI, part["$ref"])
+        properties.update(_inline(contents(vocabulary_uri)["properties"], vocabulary_uri, contents))
+    properties.update(
+        _inline(root["properties"], _DRAFT_2020_12_URI, contents)
+    )  # legacy: definitions, dependencies
+    return {"type": ["object", "boolean"], "properties": properties}
+
+
+def _registry_contents() -> Contents:
+    from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
+
+    return REGISTRY.contents  # type: ignore[no-any-return]
 
 
 @functools.cache
 def shallow_meta_schema(dialect: Dialect) -> dict[str, Any]:
     """The dialect's meta-schema without references; subschema positions only need "object or boolean"."""
-    from jsonschema_specifications import REGISTRY as documents  # type: ignore[import-untyped]
-
-    if dialect == DRAFT_07:
-        document = documents.contents(_DRAFT_07_URI)
-        return {
-            "type": ["object", "boolean"],
-            "properties": _inline(document["properties"], _DRAFT_07_URI, documents),
-        }
-    root = documents.contents(_DRAFT_2020_12_URI)
-    properties: dict[str, Any] = {}
-    for part in root["allOf"]:  # the vocabularies: meta/core, meta/applicator, ...
-        vocabulary_uri = urljoin(_DRAFT_2020_12_URI, part["$ref"])
-        properties.update(
-            _inline(documents.contents(vocabulary_uri)["properties"], vocabulary_uri, documents)
-        )
-    properties.update(
-        _inline(root["properties"], _DRAFT_2020_12_URI, documents)
-    )  # legacy: definitions, dependencies
-    return {"type": ["object", "boolean"], "properties": properties}
+    contents = _shipped_documents()
+    if contents is not None:
+        try:
+            return _flatten(dialect, contents)
+        except KeyError:  # a document it did not ship as a file
+            pass
+    return _flatten(dialect, _registry_contents())
 
 
 @functools.cache
@@ -143,7 +187,28 @@ def _all(checks: list[Check]) -> Check:
         return _always
     if len(checks) == 1:
         return checks[0]
-    return lambda x: all(check(x) for check in checks)
+
+    # loops: all() and any() over a generator cost more than most checks
+    def every(x: Any) -> bool:
+        for check in checks:  # noqa: SIM110
+            if not check(x):
+                return False
+        return True
+
+    return every
+
+
+def _any(checks: list[Check]) -> Check:
+    if len(checks) == 1:
+        return checks[0]
+
+    def some(x: Any) -> bool:
+        for check in checks:  # noqa: SIM110
+            if check(x):
+                return True
+        return False
+
+    return some
 
 
 def _type(types: Any) -> Check:
@@ -187,20 +252,18 @@ def _keyword(keyword: str, value: Any, schema: Mapping[str, Any]) -> Check:
         return _enum(value)
     if keyword in ("allOf", "anyOf") and isinstance(value, list) and value:
         checks = [_compile(sub) for sub in value]
-        if keyword == "allOf":
-            return _all(checks)
-        return lambda x: any(check(x) for check in checks)
+        return _all(checks) if keyword == "allOf" else _any(checks)
     if keyword == "properties" and isinstance(value, dict):
         return _properties({name: _compile(sub) for name, sub in value.items()})
     if keyword == "additionalProperties" and not {"properties", "patternProperties"} & schema.keys():
         each = _compile(value)  # no siblings: it applies to every member
-        return lambda x: not isinstance(x, dict) or all(each(v) for v in x.values())
+        return lambda x: not isinstance(x, dict) or all(map(each, x.values()))
     if keyword == "propertyNames":
         each = _compile(value)
-        return lambda x: not isinstance(x, dict) or all(each(k) for k in x)
+        return lambda x: not isinstance(x, dict) or all(map(each, x))
     if keyword == "items" and isinstance(value, (dict, bool)) and "prefixItems" not in schema:
         each = _compile(value)
-        return lambda x: not isinstance(x, list) or all(each(item) for item in x)
+        return lambda x: not isinstance(x, list) or all(map(each, x))
     if keyword == "minItems" and isinstance(value, int):
         return lambda x: not isinstance(x, list) or len(x) >= value
     if keyword == "uniqueItems" and isinstance(value, bool):
@@ -225,7 +288,8 @@ def _compile(schema: Any) -> Check:
 
 
 @functools.cache
-def _certainly_valid(dialect: Dialect) -> Check:
+def certainly_valid(dialect: Dialect) -> Check:
+    """True only for subschemas valid against the dialect's meta-schema (False: invalid or not sure)."""
     return _compile(shallow_meta_schema(dialect))
 
 
@@ -243,7 +307,7 @@ def _error_message(error: ValidationError) -> str:
 def problems(dialect: Dialect, subschema: Any) -> Iterator[tuple[str, str]]:
     """(pointer relative to the subschema, message) for every way `subschema` breaks the dialect's
     (shallow) meta-schema, in jsonschema's order; nothing for a valid one."""
-    if _certainly_valid(dialect)(subschema):
+    if certainly_valid(dialect)(subschema):
         return
     from jsonschema.exceptions import best_match
 

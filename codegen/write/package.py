@@ -63,11 +63,11 @@ def _flush() -> None:
 
 def _place(new_root: Path, rel: str, data: bytes, old: Path | None, made: set[str]) -> None:
     """Put one file at `rel` in `new_root`; `made`: the parent directories already checked (a
-    package's 1,000 models modules share one)."""
-    parent = PurePosixPath(rel).parent
-    if str(parent) not in made:
+    package's 1,000 models modules share one). `rel` is normalised (`paths.check_rel`)."""
+    parent = rel.rpartition("/")[0]
+    if parent not in made:
         dest = new_root
-        for part in parent.parts:  # create parents one by one, never through a link
+        for part in PurePosixPath(parent).parts:  # create parents one by one, never through a link
             dest = dest / part
             if dest.is_symlink() or (os.path.lexists(dest) and not dest.is_dir()):
                 raise UnsafePathError(
@@ -77,7 +77,7 @@ def _place(new_root: Path, rel: str, data: bytes, old: Path | None, made: set[st
                 dest.mkdir()
         if not is_inside(new_root / parent, new_root):
             raise UnsafePathError(f"{rel!r} would not land on a fresh path inside the package")
-        made.add(str(parent))
+        made.add(parent)
     dest = new_root / rel
     if os.path.lexists(dest):
         raise UnsafePathError(f"{rel!r} would not land on a fresh path inside the package")

@@ -45,16 +45,15 @@ class Plan:
 
 
 def _check_layout(paths: Iterable[str]) -> None:
-    """No generated path may be a directory prefix of another."""
+    """No generated path may be a directory prefix of another (paths as `check_rel` accepts them:
+    relative, '/'-separated, normalised, so a parent is the text before the last '/')."""
     files = set(paths)
     for rel in files:
-        parent = PurePosixPath(rel).parent
-        while str(parent) != ".":
-            if str(parent) in files:
-                raise InternalGeneratorError(
-                    f"generated path {rel!r} lies under generated file {str(parent)!r}"
-                )
-            parent = parent.parent
+        parent = rel.rpartition("/")[0]
+        while parent:
+            if parent in files:
+                raise InternalGeneratorError(f"generated path {rel!r} lies under generated file {parent!r}")
+            parent = parent.rpartition("/")[0]
 
 
 def _blocked_parent(package_dir: Path, rel: str, removable: frozenset[str]) -> str | None:
@@ -122,11 +121,18 @@ def plan_package(out_dir: Path, pkg: GeneratedPackage, *, overwrite_user_files: 
             ):
                 plan.stale.append(rel)
     removable = frozenset(plan.stale)
+    blocked_in: dict[str, str | None] = {}  # directory -> _blocked_parent (1,000 models share one)
+
+    def blocked_parent(rel: str) -> str | None:
+        directory = rel.rpartition("/")[0]
+        if directory not in blocked_in:
+            blocked_in[directory] = _blocked_parent(package_dir, rel, removable)
+        return blocked_in[directory]
 
     for rel, data in sorted(owned_new.items()):
         path = package_dir / rel
         action: Action = "create"
-        blocked = _blocked_parent(package_dir, rel, removable) if exists else None
+        blocked = blocked_parent(rel) if exists else None
         if blocked is not None:
             plan.conflicts.append((rel, f"{package_dir / blocked} is in the way (not a directory)"))
         elif exists and os.path.lexists(path):
@@ -151,7 +157,7 @@ def plan_package(out_dir: Path, pkg: GeneratedPackage, *, overwrite_user_files: 
 
     for rel, data in sorted(user_new.items()):
         path = package_dir / rel
-        blocked = _blocked_parent(package_dir, rel, removable) if exists else None
+        blocked = blocked_parent(rel) if exists else None
         if blocked is not None:
             plan.conflicts.append((rel, f"{package_dir / blocked} is in the way (not a directory)"))
             continue

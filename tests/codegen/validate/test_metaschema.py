@@ -75,7 +75,7 @@ def _random_subschema(rng: random.Random, keywords: list[str]) -> dict[str, Any]
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_predicate_is_never_more_lenient_than_jsonschema(dialect: Dialect) -> None:
     keywords = [*sorted(metaschema.shallow_meta_schema(dialect)["properties"]), "x-extension"]
-    certainly_valid = metaschema._certainly_valid(dialect)
+    certainly_valid = metaschema.certainly_valid(dialect)
     rng = random.Random(5)
     accepted = 0
     for _ in range(5000):
@@ -99,7 +99,7 @@ def test_predicate_is_never_more_lenient_than_jsonschema(dialect: Dialect) -> No
     ],
 )
 def test_common_subschemas_take_the_fast_path(dialect: Dialect, node: dict[str, Any]) -> None:
-    assert metaschema._certainly_valid(dialect)(node)
+    assert metaschema.certainly_valid(dialect)(node)
     assert list(metaschema.problems(dialect, node)) == []
 
 
@@ -118,7 +118,18 @@ def test_common_subschemas_take_the_fast_path(dialect: Dialect, node: dict[str, 
     ],
 )
 def test_invalid_subschemas_get_jsonschemas_errors(dialect: Dialect, node: dict[str, Any]) -> None:
-    assert not metaschema._certainly_valid(dialect)(node)
+    assert not metaschema.certainly_valid(dialect)(node)
     found = list(metaschema.problems(dialect, node))
     assert found and all(message.startswith(f"not a valid {dialect} schema: ") for _where, message in found)
     assert len(found) == sum(1 for _ in metaschema._validator(dialect).iter_errors(node))
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_meta_schema_read_from_files_is_the_registrys(dialect: Dialect) -> None:
+    """The documents read from jsonschema_specifications' files (no `referencing` import) flatten
+    to what its registry gives."""
+    shipped = metaschema._shipped_documents()
+    assert shipped is not None
+    from_files = metaschema._flatten(dialect, shipped)
+    assert from_files == metaschema._flatten(dialect, metaschema._registry_contents())
+    assert metaschema.shallow_meta_schema(dialect) == from_files
