@@ -92,7 +92,10 @@ _CACHES: dict[Path, Path] = {}
 def _env(tree: Path) -> dict[str, str]:
     """The tree's generator and its own runtime first on the path."""
     paths = [str(tree), str(tree / "runtime"), os.environ.get("PYTHONPATH", "")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    # byte code as an install leaves it (the warm-up writes it): without, every run compiles the
+    # generator's own sources first, the same constant added to both trees
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.pathsep.join(paths)
     if tree in _CACHES:
         env["XDG_CACHE_HOME"] = str(_CACHES[tree])
     return env
