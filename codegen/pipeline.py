@@ -10,7 +10,8 @@ The same ValidatedSpec and `Style` (render/black_format.py) always give the same
 timestamps, no absolute paths, tool order as in the input, names chosen independently of input
 order. Every module comes out of `render` in black's layout for the style (see `black_format`; a
 style the layout engine does not model is applied by black, file by file); here each is compiled
-once (a syntax error is a bug in mcpgen) and the generated classes are checked against the plan:
+once (`render/syntax.py`; a syntax error is a bug in mcpgen) and the generated classes are checked
+against the plan:
 each defines exactly the planned methods, in order. Writing the files is the WRITE stage's job
 (`codegen.write`).
 
@@ -32,17 +33,17 @@ import functools
 import hashlib
 import json
 import sys
-import types
 import unicodedata
 from pathlib import Path
 
 from .errors import InternalGeneratorError
 from .model.build import build_ir
 from .model.ir import PackageIR
-from .render.black_format import BLACK_DEFAULTS, Style, compile_python, format_python, formatting
+from .render.black_format import BLACK_DEFAULTS, Style, format_python, formatting
 from .render.deploy import deploy_files
 from .render.package import render_client, render_server, server_surface_methods
 from .render.project import ProjectMeta, render_project
+from .render.syntax import Methods, SyntaxCheck
 from .render.toolsjson import surfaces_json, tools_json
 from .spec import GeneratedPackage, GeneratedProject, ValidatedSpec
 
@@ -142,33 +143,35 @@ def _ir_for(spec: ValidatedSpec, package: str) -> PackageIR:
     return ir
 
 
-def _encode(files: dict[str, str], compiled: dict[str, types.CodeType], style: Style) -> dict[str, bytes]:
+def _encode(files: dict[str, str], check: SyntaxCheck, style: Style) -> dict[str, bytes]:
+    """Each file as bytes; every Python module (formatted by black when the layout engine does not
+    model the style) goes to the syntax check, with the generated classes whose methods it reports."""
     out: dict[str, bytes] = {}
     for path in sorted(files):
         text = files[path]
         if path.endswith(".py"):
             if not style.layout_exact:
                 text = format_python(path, text, style)
-            compiled[path] = compile_python(path, text)
+            check.add(path, text, _CHECKED_CLASSES.get(path, ()))
         out[path] = text.encode("utf-8")
     return out
 
 
-def _functions(code: types.CodeType) -> list[str]:
-    return [const.co_name for const in code.co_consts if isinstance(const, types.CodeType)]
+# the generated classes whose methods are compared with the plan, by module
+_CHECKED_CLASSES = {
+    "client.py": ("Client", "AsyncClient"),
+    "base.py": ("ServerBase",),
+    "handlers.py": ("Server",),
+}
 
 
-def _verify_methods(
-    ir: PackageIR, path: str, module: types.CodeType, classes: tuple[str, ...], extra: tuple[str, ...] = ()
-) -> None:
+def _verify_methods(ir: PackageIR, path: str, methods: Methods, extra: tuple[str, ...] = ()) -> None:
     """The compiled module defines exactly the planned methods in each generated class, in order."""
-    planned = [tool.method_name for tool in ir.tools] + list(extra)
-    bodies = {const.co_name: const for const in module.co_consts if isinstance(const, types.CodeType)}
-    for name in classes:
-        body = bodies.get(name)
-        if body is None:
+    planned = tuple(tool.method_name for tool in ir.tools) + extra
+    for name in _CHECKED_CLASSES[path]:
+        if name not in methods:
             raise InternalGeneratorError(f"generated {path} lacks class {name}")
-        if _functions(body) != planned:
+        if methods[name] != planned:
             raise InternalGeneratorError(f"generated {path}: class {name} methods differ from the plan")
 
 
@@ -179,12 +182,10 @@ def build_client(
     `cli_name`: the console-script name its command line calls itself (else `python -m PACKAGE`)."""
     _check_package_name(package)
     ir = _ir_for(spec, package)
-    compiled: dict[str, types.CodeType] = {}
+    check = SyntaxCheck()
     with formatting(style):
-        files = _encode(render_client(ir, cli_name=cli_name), compiled, style)
-    _verify_methods(
-        ir, "client.py", compiled["client.py"], ("Client", "AsyncClient"), ir.surfaces.method_names
-    )
+        files = _encode(render_client(ir, cli_name=cli_name), check, style)
+    _verify_methods(ir, "client.py", check.wait()["client.py"], ir.surfaces.method_names)
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
     files[PY_TYPED] = b""
     return GeneratedPackage(package=package, files=dict(sorted(files.items())))
@@ -197,12 +198,13 @@ def build_server(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFA
     surfaces = ir.surfaces
     with formatting(style):
         owned, user = render_server(ir, surfaces)
-        compiled: dict[str, types.CodeType] = {}
-        files = _encode(owned, compiled, style)
-        user_files = _encode(user, compiled, style)
+        check = SyntaxCheck()
+        files = _encode(owned, check, style)
+        user_files = _encode(user, check, style)
     extra = server_surface_methods(ir, surfaces)
-    _verify_methods(ir, "base.py", compiled["base.py"], ("ServerBase",), extra)
-    _verify_methods(ir, "handlers.py", compiled["handlers.py"], ("Server",), extra)
+    methods = check.wait()
+    _verify_methods(ir, "base.py", methods["base.py"], extra)
+    _verify_methods(ir, "handlers.py", methods["handlers.py"], extra)
     files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
     if surfaces:  # resources, templates and prompts as data (read by load_package_surfaces)
         files["surfaces.json"] = surfaces_json(spec.resources, spec.resource_templates, spec.prompts).encode(

@@ -24,7 +24,6 @@ import ast
 import contextlib
 import contextvars
 import functools
-import types
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -42,7 +41,6 @@ __all__ = [
     "black_mode",
     "black_statement",
     "check_python",
-    "compile_python",
     "format_python",
     "formatting",
     "line_length",
@@ -150,26 +148,6 @@ def check_python(path: str, text: str) -> None:
         raise InternalGeneratorError(
             f"generated {path} is not valid Python (line {exc.lineno}: {exc.msg}); this is a bug in mcpgen"
         ) from exc
-
-
-_COMPILED: dict[str, tuple[str, types.CodeType]] = {}
-
-
-def compile_python(path: str, text: str) -> types.CodeType:
-    """Compile the module (cheaper than building an AST, and stricter: `return` outside a function,
-    duplicate arguments, ... are errors too); a failure is a bug in mcpgen and names the file.
-    The last result per path is kept (a client and a server share models.py)."""
-    hit = _COMPILED.get(path)
-    if hit is not None and hit[0] == text:
-        return hit[1]
-    try:
-        code = compile(text, path, "exec", dont_inherit=True)
-    except SyntaxError as exc:
-        raise InternalGeneratorError(
-            f"generated {path} is not valid Python (line {exc.lineno}: {exc.msg}); this is a bug in mcpgen"
-        ) from exc
-    _COMPILED[path] = (text, code)
-    return code
 
 
 def black_statement(text: str, depth: int, header: bool = False) -> str:
