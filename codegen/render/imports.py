@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InternalGeneratorError
+from ..model.ir import TypeExpr
 from . import layout, pysource
 from .pysource import Node, PyCode, PySource
 from .typenodes import TypeNames
@@ -124,6 +125,12 @@ class Imports:
 # ------------------------------------------------------------------------------------- type names
 
 
+# `type_node`'s memo for each spelling (`prefix`): every module spelling names one way builds the
+# same nodes (models.py has one module per tool). Bounded: a long process renders many specs.
+_TYPE_MEMO: dict[str | None, dict[tuple[TypeExpr, bool], tuple[Node, tuple[str, ...]]]] = {}
+_TYPE_MEMO_SIZE = 65536
+
+
 def type_names(imports: Imports, *, prefix: str | None) -> TypeNames:
     """Type spelling for a module: models.py (`prefix` None) names classes directly, other modules
     as `_m.X`; typing/pydantic helpers are imported on first use."""
@@ -136,4 +143,7 @@ def type_names(imports: Imports, *, prefix: str | None) -> TypeNames:
     def use(name: str) -> str:
         return imports.add(sources[name], name)
 
-    return TypeNames(qualify, use)
+    memo = _TYPE_MEMO.setdefault(prefix, {})
+    if len(memo) > _TYPE_MEMO_SIZE:
+        memo.clear()
+    return TypeNames(qualify, use, memo)

@@ -24,7 +24,6 @@ import math
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from ..errors import InternalGeneratorError
@@ -125,56 +124,90 @@ class PyOp(PySource):
 
 
 # Nodes hold only markers and other nodes (checked as they are made), so `flat(node)` is always
-# checked source.
+# checked source. They are immutable, and written by hand rather than as frozen dataclasses: a
+# 1,000-tool package makes about 100,000 of them, and a frozen dataclass's __init__ costs twice as much.
 
 
-@dataclass(frozen=True, slots=True)
-class Brk:
+class _Composite:
+    """A node made of other nodes; `text` is its source on one line, computed once when it is made."""
+
+    __slots__ = ()
+    text: str
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} nodes are immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} nodes are immutable")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.text!r})"
+
+
+_set = object.__setattr__  # how a node's own __init__ writes its fields
+
+
+def _flat_all(nodes: Iterable[Node]) -> list[str]:
+    """The one-line text of each node (checked: markers and nodes only)."""
+    return [node if isinstance(node, PySource) else flat(node) for node in nodes]
+
+
+class Brk(_Composite):
     """A bracketed, comma-separated list of nodes: a call's arguments, a subscript, a list/dict display.
 
     `magic`: when black must split it, one item per line with a trailing comma is stable (false for
     one-item subscripts, where a trailing comma would change the meaning and black does not add one).
+    `one_tuple`: `(x,)`, a tuple of one keeps its comma on one line too.
     """
 
+    __slots__ = ("close", "items", "magic", "one_tuple", "open", "text")
     open: PySource
     items: tuple[Node, ...]
     close: PySource
     magic: bool
-    one_tuple: bool = False  # `(x,)`: a tuple of one keeps its comma on one line too
-    text: str = ""  # the node on one line (computed)
+    one_tuple: bool
 
-    def __post_init__(self) -> None:
-        if not (isinstance(self.open, PySource) and isinstance(self.close, PySource)):
-            raise InternalGeneratorError(f"refusing unchecked brackets {self.open!r:.20} {self.close!r:.20}")
-        comma = "," if self.one_tuple and len(self.items) == 1 else ""
-        object.__setattr__(self, "text", self.open + ", ".join(map(flat, self.items)) + comma + self.close)
+    def __init__(
+        self, open: PySource, items: tuple[Node, ...], close: PySource, magic: bool, one_tuple: bool = False
+    ) -> None:
+        if not (isinstance(open, PySource) and isinstance(close, PySource)):
+            raise InternalGeneratorError(f"refusing unchecked brackets {open!r:.20} {close!r:.20}")
+        comma = "," if one_tuple and len(items) == 1 else ""
+        _set(self, "open", open)
+        _set(self, "items", items)
+        _set(self, "close", close)
+        _set(self, "magic", magic)
+        _set(self, "one_tuple", one_tuple)
+        _set(self, "text", open + ", ".join(_flat_all(items)) + comma + close)
 
 
-@dataclass(frozen=True, slots=True)
-class Seq:
+class Seq(_Composite):
     """Nodes written one after the other."""
 
+    __slots__ = ("parts", "text")
     parts: tuple[Node, ...]
-    text: str = ""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "text", "".join(map(flat, self.parts)))
+    def __init__(self, parts: tuple[Node, ...]) -> None:
+        _set(self, "parts", parts)
+        _set(self, "text", "".join(_flat_all(parts)))
 
 
-@dataclass(frozen=True, slots=True)
-class Param:
+class Param(_Composite):
     """`name: annotation` or `name: annotation = default` (a parameter or an annotated assignment)."""
 
+    __slots__ = ("annotation", "default", "name", "text")
     name: PySource  # the identifier followed by ": "
     annotation: Node
     default: Node | None
-    text: str = ""
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, PySource):
-            raise InternalGeneratorError(f"refusing to lay out unchecked text {self.name!r:.80}")
-        text = self.name + flat(self.annotation)
-        object.__setattr__(self, "text", text if self.default is None else text + " = " + flat(self.default))
+    def __init__(self, name: PySource, annotation: Node, default: Node | None) -> None:
+        if not isinstance(name, PySource):
+            raise InternalGeneratorError(f"refusing to lay out unchecked text {name!r:.80}")
+        text = name + flat(annotation)
+        _set(self, "name", name)
+        _set(self, "annotation", annotation)
+        _set(self, "default", default)
+        _set(self, "text", text if default is None else text + " = " + flat(default))
 
 
 Node = PySource | Brk | Seq | Param
@@ -542,7 +575,7 @@ def flat(node: Node) -> str:
     """The node on one line."""
     if isinstance(node, PySource):
         return node  # already a str: no copy of a long literal
-    if isinstance(node, (Seq, Brk, Param)):
+    if isinstance(node, _Composite):
         return node.text
     raise InternalGeneratorError(f"refusing to lay out unchecked text {node!r:.80}")
 
