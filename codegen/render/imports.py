@@ -7,6 +7,7 @@ them in isort (ruff `I`) order; `type_names` gives the `TypeNames` of a module (
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from dataclasses import dataclass, field
@@ -21,11 +22,15 @@ from .typenodes import TypeNames
 __all__ = ["Imports", "natural", "type_names"]
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+@functools.lru_cache(maxsize=65536)  # module and member names recur in every module's imports
 def natural(text: str) -> tuple[tuple[int, int, int, str], ...]:
     """ruff's natural order (the `natord` crate): digits sort before letters; runs of digits compare
     as numbers (`T2` before `T10`), except that a run with a leading zero compares digit by digit."""
     key = []
-    for part in re.split(r"(\d+)", text):
+    for part in _DIGITS.split(text):
         if not part:
             continue
         if part.isdigit():

@@ -87,6 +87,11 @@ class PySource(str):
         return self
 
 
+# `_mint(PyCode, text)` is `PyCode(text, _TOKEN)` without a Python-level call (about 120,000 markers
+# for a 1,000-tool package); only this module uses it.
+_mint = str.__new__
+
+
 class PyIdent(PySource):
     """A valid, non-keyword identifier (or dotted module path)."""
 
@@ -147,11 +152,6 @@ class _Composite:
 _set = object.__setattr__  # how a node's own __init__ writes its fields
 
 
-def _flat_all(nodes: Iterable[Node]) -> list[str]:
-    """The one-line text of each node (checked: markers and nodes only)."""
-    return [node if isinstance(node, PySource) else flat(node) for node in nodes]
-
-
 class Brk(_Composite):
     """A bracketed, comma-separated list of nodes: a call's arguments, a subscript, a list/dict display.
 
@@ -178,7 +178,8 @@ class Brk(_Composite):
         _set(self, "close", close)
         _set(self, "magic", magic)
         _set(self, "one_tuple", one_tuple)
-        _set(self, "text", open + ", ".join(_flat_all(items)) + comma + close)
+        texts = [item if isinstance(item, PySource) else flat(item) for item in items]  # `flat` checks
+        _set(self, "text", open + ", ".join(texts) + comma + close)
 
 
 class Seq(_Composite):
@@ -188,8 +189,11 @@ class Seq(_Composite):
     parts: tuple[Node, ...]
 
     def __init__(self, parts: tuple[Node, ...]) -> None:
+        text = ""
+        for part in parts:  # mostly two or three parts
+            text += part if isinstance(part, PySource) else flat(part)  # `flat` checks what is no marker
         _set(self, "parts", parts)
-        _set(self, "text", "".join(_flat_all(parts)))
+        _set(self, "text", text)
 
 
 class Param(_Composite):
@@ -212,12 +216,12 @@ class Param(_Composite):
 
 Node = PySource | Brk | Seq | Param
 
-_COLON = PyCode(": ", _TOKEN)
-_OPEN_LIST = PyCode("[", _TOKEN)
-_CLOSE_LIST = PyCode("]", _TOKEN)
-_OPEN_DICT = PyCode("{", _TOKEN)
-_CLOSE_DICT = PyCode("}", _TOKEN)
-_BAR = PyOp(" | ", _TOKEN)
+_COLON = _mint(PyCode, ": ")
+_OPEN_LIST = _mint(PyCode, "[")
+_CLOSE_LIST = _mint(PyCode, "]")
+_OPEN_DICT = _mint(PyCode, "{")
+_CLOSE_DICT = _mint(PyCode, "}")
+_BAR = _mint(PyOp, " | ")
 
 
 # ------------------------------------------------------------------------------------ identifiers
@@ -237,7 +241,7 @@ def ident(name: str) -> PyIdent:
 @functools.lru_cache(maxsize=65536)  # the same names recur in statement after statement
 def _ident(name: str) -> PyIdent:
     _check_ident(name)
-    return PyIdent(name, _TOKEN)
+    return _mint(PyIdent, name)
 
 
 def dotted(name: str) -> PyIdent:
@@ -248,7 +252,7 @@ def dotted(name: str) -> PyIdent:
             _check_ident(part)
     elif not name:
         raise InternalGeneratorError("empty module path")
-    return PyIdent(name, _TOKEN)
+    return _mint(PyIdent, name)
 
 
 def import_from(module: str, names: Sequence[tuple[str, str | None]]) -> PyCode:
@@ -260,19 +264,19 @@ def import_from(module: str, names: Sequence[tuple[str, str | None]]) -> PyCode:
         parts.append(
             str(ident(name)) if alias is None or alias == name else f"{ident(name)} as {ident(alias)}"
         )
-    return PyCode(f"from {dotted(module)} import {', '.join(parts)}", _TOKEN)
+    return _mint(PyCode, f"from {dotted(module)} import {', '.join(parts)}")
 
 
 def import_from_wrapped(module: str, names: Sequence[tuple[str, str | None]]) -> PyCode:
     """`from module import (` one name per line `)`: the form isort and black agree on when too long."""
     single = import_from(module, names)  # validates every part
     members = single.split(" import ", 1)[1].split(", ")
-    return PyCode(f"from {module} import (\n" + "".join(f"    {m},\n" for m in members) + ")", _TOKEN)
+    return _mint(PyCode, f"from {module} import (\n" + "".join(f"    {m},\n" for m in members) + ")")
 
 
 def import_module(module: str, alias: str | None = None) -> PyCode:
     text = f"import {dotted(module)}" if alias is None else f"import {dotted(module)} as {ident(alias)}"
-    return PyCode(text, _TOKEN)
+    return _mint(PyCode, text)
 
 
 # --------------------------------------------------------------------------------------- literals
@@ -359,27 +363,33 @@ def _check_json(value: Any) -> None:
 
 def _literal_node(value: Any) -> Node:
     if value is None or isinstance(value, bool):
-        return PyLiteral(repr(value), _TOKEN)
+        return _mint(PyLiteral, repr(value))
     if isinstance(value, (int, float)):
-        return PyLiteral(_number(value), _TOKEN)
+        return _mint(PyLiteral, _number(value))
     if isinstance(value, str):
-        return PyLiteral(_string(value), _TOKEN)
+        return _string_literal(value)
     if isinstance(value, list):
         if not value:
-            return PyLiteral("[]", _TOKEN)
+            return _mint(PyLiteral, "[]")
         return Brk(_OPEN_LIST, tuple(_literal_node(item) for item in value), _CLOSE_LIST, True)
     if not value:
-        return PyLiteral("{}", _TOKEN)
+        return _mint(PyLiteral, "{}")
     items = tuple(
-        Seq((PyLiteral(_string(key), _TOKEN), _COLON, _literal_node(item))) for key, item in value.items()
+        Seq((_mint(PyLiteral, _string(key)), _COLON, _literal_node(item))) for key, item in value.items()
     )
     return Brk(_OPEN_DICT, items, _CLOSE_DICT, True)
 
 
 def literal_node(value: Any) -> Node:
     """A JSON value as a layout node: lists and objects can be split over lines like black does."""
-    _check_json(value)
+    if not (value is None or isinstance(value, (str, int, float))):  # a scalar has nothing to walk
+        _check_json(value)
     return _literal_node(value)
+
+
+@functools.lru_cache(maxsize=16384)  # wire names and descriptions recur: models, client, server, CLI
+def _string_literal(value: str) -> PyLiteral:
+    return _mint(PyLiteral, _string(value))
 
 
 def literal(value: Any) -> PyLiteral:
@@ -389,8 +399,8 @@ def literal(value: Any) -> PyLiteral:
     than MAX_LITERAL_ITEMS values are refused.
     """
     if isinstance(value, str):  # most literals (descriptions, names): nothing to walk
-        return PyLiteral(_string(value), _TOKEN)
-    return PyLiteral(flat(literal_node(value)), _TOKEN)
+        return _string_literal(value)
+    return _mint(PyLiteral, flat(literal_node(value)))
 
 
 # ------------------------------------------------------------------------------------------- text
@@ -476,9 +486,7 @@ def docstring(text: str, *, indent: str) -> PyDocstring:
     if len(lines) > 1:
         raw = lines[0] + "\n" + "\n".join(indent + line if line else "" for line in lines[1:]) + "\n" + indent
         if _BACKSLASH_NEWLINE.search(raw):
-            return PyDocstring(
-                '"""' + raw + '"""', _TOKEN
-            )  # black leaves such docstrings exactly as they are
+            return _mint(PyDocstring, '"""' + raw + '"""')  # black leaves such docstrings exactly as they are
         value = fix_multiline_docstring(raw, indent)
     else:
         raw = body
@@ -497,13 +505,13 @@ def docstring(text: str, *, indent: str) -> PyDocstring:
     width = black_format.line_length()
     if len(result_lines) > 1 and last + 3 > width and len(indent) + 3 <= width:  # pragma: no cover
         value += "\n" + indent  # black's rule; unreachable while multi-line docstrings end with the indent
-    return PyDocstring('"""' + value + '"""', _TOKEN)
+    return _mint(PyDocstring, '"""' + value + '"""')
 
 
 def comment(text: str) -> PyComment:
     """Text safe inside one `#` comment: a single line, no control or bidi characters, capped."""
     line = " ".join(clean_text(text, keep_newlines=False, max_chars=MAX_COMMENT_CHARS).split())
-    return PyComment(line, _TOKEN)
+    return _mint(PyComment, line)
 
 
 # ------------------------------------------------------------------------------------------ nodes
@@ -514,7 +522,7 @@ def seq(*parts: Node) -> Seq:
     return Seq(parts)
 
 
-_BRACKETS: Final = {pair: (PyCode(pair[0], _TOKEN), PyCode(pair[1], _TOKEN)) for pair in ("()", "[]", "{}")}
+_BRACKETS: Final = {pair: (_mint(PyCode, pair[0]), _mint(PyCode, pair[1])) for pair in ("()", "[]", "{}")}
 
 
 def brk(open_: str, items: Sequence[Node], close: str, *, magic: bool = True, one_tuple: bool = False) -> Brk:
@@ -536,7 +544,7 @@ def keyword_arg(name: str, value: Node) -> Seq:
 
 @functools.lru_cache(maxsize=1024)  # a handful of keywords (alias, description, ge, ...) used everywhere
 def _keyword_prefix(name: str) -> PyCode:
-    return PyCode(f"{ident(name)}=", _TOKEN)
+    return _mint(PyCode, f"{ident(name)}=")
 
 
 def annotated_name(name: str, annotation: Node, default: Node | None = None) -> Param:
@@ -549,7 +557,7 @@ def annotated_name(name: str, annotation: Node, default: Node | None = None) -> 
 
 @functools.lru_cache(maxsize=65536)  # field and parameter names recur (sync and async methods, handlers)
 def _name_prefix(name: PyIdent) -> PyCode:
-    return PyCode(name + ": ", _TOKEN)
+    return _mint(PyCode, name + ": ")
 
 
 @functools.lru_cache(maxsize=65536)  # a fixed set of fragments, used in every method
@@ -558,7 +566,7 @@ def code(text: str) -> PyCode:
     must be printable ASCII without quotes or newlines, so it cannot carry data."""
     if not text.isascii() or not text.isprintable() or any(c in text for c in "'\"\\#\n"):
         raise InternalGeneratorError(f"code fragment {text!r} is not a plain ASCII token sequence")
-    return PyCode(text, _TOKEN)
+    return _mint(PyCode, text)
 
 
 def union_of(members: Sequence[Node]) -> Seq:
@@ -607,21 +615,21 @@ def laid_out(node: Node, text: str, *, indent: str) -> PyCode:
     one_line = indent + flat(node)
     if text != one_line and not _same_but_layout(text, one_line):
         raise InternalGeneratorError(f"a layout changed more than line breaks of {one_line.strip()!r:.80}")
-    return PyCode(text, _TOKEN)
+    return _mint(PyCode, text)
 
 
 def indent_first(source: PySource, indent: str) -> PyCode:
     """`source` (whose later lines are already indented, like a docstring's) placed at `indent`."""
     if indent.strip(" "):
         raise InternalGeneratorError(f"indent must be spaces, got {indent!r}")
-    return PyCode(indent + source, _TOKEN)
+    return _mint(PyCode, indent + source)
 
 
 def indent_lines(source: PySource, indent: str) -> PyCode:
     """Every line of `source` (a block at column 0) moved to `indent`."""
     if indent.strip(" "):
         raise InternalGeneratorError(f"indent must be spaces, got {indent!r}")
-    return PyCode("\n".join(indent + line if line else line for line in source.split("\n")), _TOKEN)
+    return _mint(PyCode, "\n".join(indent + line if line else line for line in source.split("\n")))
 
 
 def join_blocks(parts: Iterable[PySource]) -> PyCode:
@@ -637,4 +645,4 @@ def join(parts: Iterable[PySource], separator: str) -> PyCode:
     for item in items:
         if not isinstance(item, PySource):
             raise InternalGeneratorError(f"refusing to join unchecked text {item!r:.80}")
-    return PyCode(separator.join(items), _TOKEN)
+    return _mint(PyCode, separator.join(items))
