@@ -40,6 +40,7 @@ def natural(text: str) -> tuple[tuple[int, int, int, str], ...]:
     return tuple(key)
 
 
+@functools.lru_cache(maxsize=65536)
 def _member_key(name: str) -> tuple[int, tuple[tuple[int, int, int, str], ...], str]:
     """isort/ruff `order-by-type`: CONSTANTS, then Classes, then everything else (natural order)."""
     kind = 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2
@@ -70,6 +71,7 @@ class Imports:
         return {entry[2] for entry in self.entries}
 
     @staticmethod
+    @functools.lru_cache(maxsize=4096)
     def _section(module: str) -> int:
         if module.startswith("."):
             return 3

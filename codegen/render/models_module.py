@@ -10,7 +10,22 @@ from __future__ import annotations
 
 import functools
 
-from ..model.ir import AliasDef, FieldDef, ModelDef, PackageIR, class_refs
+from ..model.ir import (
+    AliasDef,
+    AliasRef,
+    Annotated,
+    DictOf,
+    FieldDef,
+    ListOf,
+    Lit,
+    ModelDef,
+    ModelRef,
+    PackageIR,
+    Prim,
+    TupleOf,
+    Union,
+    class_refs,
+)
 from ..model.modules import ModulePlan, plan_modules
 from . import black_format, layout, pysource
 from .imports import Imports, natural, type_names
@@ -153,22 +168,22 @@ def _module_body(
 
 
 def _alias_and_class_refs(expr: object, found: list[str]) -> None:
-    from ..model.ir import AliasRef, Annotated, DictOf, ListOf, ModelRef, TupleOf, Union
-
     stack = [expr]
     while stack:
         node = stack.pop()
+        if isinstance(node, (Prim, Lit)):
+            continue
         if isinstance(node, (ModelRef, AliasRef)):
             if node.name not in found:
                 found.append(node.name)
+        elif isinstance(node, Union):
+            stack.extend(node.members)
         elif isinstance(node, ListOf):
             stack.append(node.item)
         elif isinstance(node, DictOf):
             stack.append(node.value)
         elif isinstance(node, TupleOf):
             stack.extend(node.items)
-        elif isinstance(node, Union):
-            stack.extend(node.members)
         elif isinstance(node, Annotated):
             stack.append(node.union)
 

@@ -244,6 +244,7 @@ def _ident(name: str) -> PyIdent:
     return _mint(PyIdent, name)
 
 
+@functools.lru_cache(maxsize=4096)  # a module's imports name the same few modules
 def dotted(name: str) -> PyIdent:
     """A module path: `a.b.c`, or a relative one (`.`, `.models`)."""
     stripped = name.lstrip(".")
@@ -629,6 +630,8 @@ def indent_lines(source: PySource, indent: str) -> PyCode:
     """Every line of `source` (a block at column 0) moved to `indent`."""
     if indent.strip(" "):
         raise InternalGeneratorError(f"indent must be spaces, got {indent!r}")
+    if not indent:
+        return _mint(PyCode, source)
     return _mint(PyCode, "\n".join(indent + line if line else line for line in source.split("\n")))
 
 
