@@ -138,9 +138,10 @@ _TYPE_MEMO: dict[str | None, dict[tuple[TypeExpr, bool], tuple[Node, tuple[str, 
 _TYPE_MEMO_SIZE = 65536
 
 
-def type_names(imports: Imports, *, prefix: str | None) -> TypeNames:
+def type_names(*imports: Imports, prefix: str | None) -> TypeNames:
     """Type spelling for a module: models.py (`prefix` None) names classes directly, other modules
-    as `_m.X`; typing/pydantic helpers are imported on first use."""
+    as `_m.X`; typing/pydantic helpers are imported on first use (into each of `imports`: modules
+    that share the code built with these names)."""
     sources = {"Any": "typing", "Literal": "typing", "Annotated": "typing", "Field": "pydantic"}
 
     def qualify(name: str) -> Node:
@@ -148,7 +149,9 @@ def type_names(imports: Imports, *, prefix: str | None) -> TypeNames:
         return checked if prefix is None else pysource.code(f"{prefix}.{checked}")
 
     def use(name: str) -> str:
-        return imports.add(sources[name], name)
+        for module in imports:
+            module.add(sources[name], name)
+        return name
 
     memo = _TYPE_MEMO.setdefault(prefix, {})
     if len(memo) > _TYPE_MEMO_SIZE:
