@@ -38,6 +38,8 @@ __all__ = ["render_models"]
 MODELS_PACKAGE = "_models"
 
 _CLASS = " " * 4
+_NONE = pysource.literal_node(None)  # the default of most optional fields
+_DEFAULT_NONE = pysource.keyword_arg("default", _NONE)
 
 
 def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
@@ -49,7 +51,7 @@ def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
     annotation = type_node(f.type, names)
     default: Node | None = None
     if not f.required:
-        default = pysource.literal_node(f.default if f.has_default else None)
+        default = pysource.literal_node(f.default) if f.has_default else _NONE
     keywords: list[Node] = []
     if f.name != f.wire_name:
         wire = pysource.literal(f.wire_name)
@@ -72,7 +74,7 @@ def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
         if layout.width(head) > layout.line_length():
             return layout.statement(simple, indent=_CLASS)
     if default is not None:
-        keywords.insert(0, pysource.keyword_arg("default", default))
+        keywords.insert(0, _DEFAULT_NONE if default is _NONE else pysource.keyword_arg("default", default))
     field_call = pysource.call(pysource.ident(names.use("Field")), keywords)
     return layout.statement(pysource.annotated_name(f.name, annotation, field_call), indent=_CLASS)
 

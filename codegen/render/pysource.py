@@ -548,11 +548,14 @@ def _keyword_prefix(name: str) -> PyCode:
     return _mint(PyCode, f"{ident(name)}=")
 
 
+_VALUE_NODES: Final = (PySource, Brk, Seq)  # what an annotation or a default may be
+
+
 def annotated_name(name: str, annotation: Node, default: Node | None = None) -> Param:
     """`name: annotation` or `name: annotation = default` (a parameter or a class attribute)."""
-    for part in (annotation, default):
-        if part is not None and not isinstance(part, (PySource, Brk, Seq)):
-            raise InternalGeneratorError(f"refusing to lay out unchecked text {part!r:.80}")
+    if not (isinstance(annotation, _VALUE_NODES) and (default is None or isinstance(default, _VALUE_NODES))):
+        part = default if isinstance(annotation, _VALUE_NODES) else annotation
+        raise InternalGeneratorError(f"refusing to lay out unchecked text {part!r:.80}")
     return Param(_name_prefix(ident(name)), annotation, default)
 
 
