@@ -120,13 +120,16 @@ class Imports:
         return pysource.join_blocks(groups)
 
     def _from_line(self, module: str, members: list[tuple[str, str | None]]) -> PyCode:
-        one_line = pysource.import_from(module, members)
-        if len(self.indent) + len(one_line) <= layout.line_length() or (
-            len(members) == 1 and not self.indent
-        ):
-            return pysource.indent_lines(one_line, self.indent)
-        # isort and black agree on one name per line with a trailing comma once the line is too long
-        return pysource.indent_lines(pysource.import_from_wrapped(module, members), self.indent)
+        return _from_line(module, tuple(members), self.indent, layout.line_length())
+
+
+@functools.lru_cache(maxsize=4096)  # `from pydantic import BaseModel, ConfigDict, Field` in every module
+def _from_line(module: str, members: tuple[tuple[str, str | None], ...], indent: str, limit: int) -> PyCode:
+    one_line = pysource.import_from(module, members)
+    if len(indent) + len(one_line) <= limit or (len(members) == 1 and not indent):
+        return pysource.indent_lines(one_line, indent)
+    # isort and black agree on one name per line with a trailing comma once the line is too long
+    return pysource.indent_lines(pysource.import_from_wrapped(module, members), indent)
 
 
 # ------------------------------------------------------------------------------------- type names
