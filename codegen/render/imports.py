@@ -7,12 +7,14 @@ them in isort (ruff `I`) order; `type_names` gives the `TypeNames` of a module (
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InternalGeneratorError
+from ..model.ir import TypeExpr
 from . import layout, pysource
 from .pysource import Node, PyCode, PySource
 from .typenodes import TypeNames
@@ -20,11 +22,15 @@ from .typenodes import TypeNames
 __all__ = ["Imports", "natural", "type_names"]
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+@functools.lru_cache(maxsize=65536)  # module and member names recur in every module's imports
 def natural(text: str) -> tuple[tuple[int, int, int, str], ...]:
     """ruff's natural order (the `natord` crate): digits sort before letters; runs of digits compare
     as numbers (`T2` before `T10`), except that a run with a leading zero compares digit by digit."""
     key = []
-    for part in re.split(r"(\d+)", text):
+    for part in _DIGITS.split(text):
         if not part:
             continue
         if part.isdigit():
@@ -34,6 +40,7 @@ def natural(text: str) -> tuple[tuple[int, int, int, str], ...]:
     return tuple(key)
 
 
+@functools.lru_cache(maxsize=65536)
 def _member_key(name: str) -> tuple[int, tuple[tuple[int, int, int, str], ...], str]:
     """isort/ruff `order-by-type`: CONSTANTS, then Classes, then everything else (natural order)."""
     kind = 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2
@@ -64,6 +71,7 @@ class Imports:
         return {entry[2] for entry in self.entries}
 
     @staticmethod
+    @functools.lru_cache(maxsize=4096)
     def _section(module: str) -> int:
         if module.startswith("."):
             return 3
@@ -112,21 +120,31 @@ class Imports:
         return pysource.join_blocks(groups)
 
     def _from_line(self, module: str, members: list[tuple[str, str | None]]) -> PyCode:
-        one_line = pysource.import_from(module, members)
-        if len(self.indent) + len(one_line) <= layout.line_length() or (
-            len(members) == 1 and not self.indent
-        ):
-            return pysource.indent_lines(one_line, self.indent)
-        # isort and black agree on one name per line with a trailing comma once the line is too long
-        return pysource.indent_lines(pysource.import_from_wrapped(module, members), self.indent)
+        return _from_line(module, tuple(members), self.indent, layout.line_length())
+
+
+@functools.lru_cache(maxsize=4096)  # `from pydantic import BaseModel, ConfigDict, Field` in every module
+def _from_line(module: str, members: tuple[tuple[str, str | None], ...], indent: str, limit: int) -> PyCode:
+    one_line = pysource.import_from(module, members)
+    if len(indent) + len(one_line) <= limit or (len(members) == 1 and not indent):
+        return pysource.indent_lines(one_line, indent)
+    # isort and black agree on one name per line with a trailing comma once the line is too long
+    return pysource.indent_lines(pysource.import_from_wrapped(module, members), indent)
 
 
 # ------------------------------------------------------------------------------------- type names
 
 
-def type_names(imports: Imports, *, prefix: str | None) -> TypeNames:
+# `type_node`'s memo for each spelling (`prefix`): every module spelling names one way builds the
+# same nodes (models.py has one module per tool). Bounded: a long process renders many specs.
+_TYPE_MEMO: dict[str | None, dict[tuple[TypeExpr, bool], tuple[Node, tuple[str, ...]]]] = {}
+_TYPE_MEMO_SIZE = 65536
+
+
+def type_names(*imports: Imports, prefix: str | None) -> TypeNames:
     """Type spelling for a module: models.py (`prefix` None) names classes directly, other modules
-    as `_m.X`; typing/pydantic helpers are imported on first use."""
+    as `_m.X`; typing/pydantic helpers are imported on first use (into each of `imports`: modules
+    that share the code built with these names)."""
     sources = {"Any": "typing", "Literal": "typing", "Annotated": "typing", "Field": "pydantic"}
 
     def qualify(name: str) -> Node:
@@ -134,6 +152,11 @@ def type_names(imports: Imports, *, prefix: str | None) -> TypeNames:
         return checked if prefix is None else pysource.code(f"{prefix}.{checked}")
 
     def use(name: str) -> str:
-        return imports.add(sources[name], name)
+        for module in imports:
+            module.add(sources[name], name)
+        return name
 
-    return TypeNames(qualify, use)
+    memo = _TYPE_MEMO.setdefault(prefix, {})
+    if len(memo) > _TYPE_MEMO_SIZE:
+        memo.clear()
+    return TypeNames(qualify, use, memo)

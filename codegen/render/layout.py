@@ -114,6 +114,10 @@ def class_header(name: PyIdent, bases: Sequence[Node], *, indent: str = "") -> P
 #
 # Each function returns the lines of one node at `indent` (followed by `suffix`, "" or ","), or None
 # when it cannot be sure of black's layout; `inside`: the node is an item of a split bracket.
+#
+# A node's one-line text is the text of its parts (`_parts`) one after the other, so the text before
+# its last part is a slice of `flat(node)`: the engine walks a node's parts only where it must look
+# at all of them (a union, an item of a split bracket).
 
 
 def _parts(node: Node) -> list[PySource | Brk]:
@@ -124,29 +128,55 @@ def _parts(node: Node) -> list[PySource | Brk]:
         if isinstance(item, Seq):
             stack.extend(reversed(item.parts))
         elif isinstance(item, Param):
-            stack.extend(
-                reversed([item.name, item.annotation, *([_EQUALS, item.default] if item.default else [])])
-            )
+            if item.default is not None:
+                stack += (item.default, _EQUALS)
+            stack += (item.annotation, item.name)
         else:
             out.append(item)
     return out
 
 
-def _union_members(node: Node) -> list[list[PySource | Brk]] | None:
-    """The operands of a top-level `A | B | ...` (None when `node` is no union)."""
+def _last_part(node: Node) -> PySource | Brk:
+    """`_parts(node)[-1]`, found without walking the whole node."""
+    item = node
+    while True:
+        if isinstance(item, Seq):
+            if not item.parts:
+                return _parts(node)[-1]  # an empty sequence at the end: the whole walk
+            item = item.parts[-1]
+        elif isinstance(item, Param):
+            item = item.annotation if item.default is None else item.default
+        else:
+            return item
+
+
+def _operands(parts: list[PySource | Brk]) -> list[list[PySource | Brk]] | None:
+    """The operands of a top-level `A | B | ...` (None when the parts make no union)."""
+    if not any(isinstance(part, PyOp) for part in parts):
+        return None
     members: list[list[PySource | Brk]] = [[]]
-    for part in _parts(node):
+    for part in parts:
         if isinstance(part, PyOp):
             members.append([])
         else:
             members[-1].append(part)
-    return members if len(members) > 1 else None
+    return members
+
+
+def _union_members(node: Node) -> list[list[PySource | Brk]] | None:
+    """The operands of a top-level `A | B | ...` (None when `node` is no union)."""
+    return _operands(_parts(node))
 
 
 def _item_lines(items: Sequence[Node], indent: str, depth: int) -> list[str] | None:
     """The items of a split bracket, each on its own line(s) at `indent` and followed by a comma."""
     out: list[str] = []
+    limit = line_length()
     for item in items:
+        line = indent + flat(item) + ","
+        if width(line) <= limit:  # most items fit: no call of `_lines` for them
+            out.append(line)
+            continue
         sub = _lines(item, indent, ",", inside=True, depth=depth)
         if sub is None:
             return None
@@ -167,13 +197,13 @@ def _operand_lines(members: list[list[PySource | Brk]], indent: str, depth: int)
 
 def _member_lines(member: list[PySource | Brk], indent: str, prefix: str, depth: int) -> list[str] | None:
     """One union operand at `indent` (after `prefix`, "" or "| "): one line, or its last bracket split."""
-    text = indent + prefix + "".join(flat(part) for part in member)
+    text = indent + prefix + "".join(map(flat, member))
     if width(text) <= line_length():
         return [text]
     last = member[-1]
     if not (isinstance(last, Brk) and last.items):
         return None
-    head = indent + prefix + "".join(flat(part) for part in member[:-1]) + last.open
+    head = text[: len(text) - len(last.text)] + last.open
     if width(head) > line_length():
         return None
     if not last.magic:  # a one-item subscript (`list[...]`): its item alone inside, no comma
@@ -189,7 +219,7 @@ def _member_lines(member: list[PySource | Brk], indent: str, prefix: str, depth:
 def _union_body(members: list[list[PySource | Brk]], indent: str, depth: int) -> list[str] | None:
     """black's layout of a union inside parentheses (its own, around a long type hint, or a
     subscript's): one line when it fits, else one operand per line, each after the first led by `| `."""
-    one = indent + " | ".join("".join(flat(part) for part in member) for member in members)
+    one = indent + " | ".join("".join(map(flat, member)) for member in members)
     if width(one) <= line_length():
         return [one]
     return _operand_lines(members, indent, depth)
@@ -208,18 +238,19 @@ def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list
         if value is None:
             return None
         return [indent + node.name + flat(node.annotation) + " = (", *value, indent + ")" + suffix]
-    members = _union_members(node.annotation)
+    parts = _parts(node.annotation)
+    members = _operands(parts)
     body: list[str] | None
     if members is not None:
         head = indent + node.name + "("
         body = _union_body(members, indent + "    ", depth)
         closing = indent + ")" + rest
     else:
-        parts = _parts(node.annotation)
         last = parts[-1]
         if not (isinstance(last, Brk) and last.items and last.magic):
             return None
-        head = indent + node.name + "".join(flat(part) for part in parts[:-1]) + last.open
+        annotation = flat(node.annotation)
+        head = indent + node.name + annotation[: len(annotation) - len(last.text)] + last.open
         body = _item_lines(last.items, indent + "    ", depth + 1)
         closing = indent + last.close + rest
     if body is None or width(head) > line_length():
@@ -229,7 +260,7 @@ def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list
     if node.default is None or members is None:
         return None
     # the value does not fit after the annotation either: `) = Field(` items `)`, as black splits it
-    value = _split_last_bracket(node.default, indent, suffix, inside=False, depth=depth + 1)
+    value = _split_last_bracket(node.default, indent, suffix, depth + 1)
     if value is None:
         return None
     joined = indent + ") = " + value[0][len(indent) :]  # value[0] is `indent + "Field("`
@@ -255,41 +286,43 @@ def _lines(node: Node, indent: str, suffix: str, *, inside: bool, depth: int = 0
             if body is None or width(head) > line_length() or width(closing) > line_length():
                 return None
             return [head, *body, closing]
-        members = _union_members(node.annotation)
-        if node.default is None and members is not None:
-            # `name: A | B | C` alone: with two or more `|` black keeps its parentheses around the
-            # annotation (can_omit_invisible_parens); with one, black decides by more rules: black
-            return _split_annotation(node, indent, suffix, depth) if len(members) > 2 else None
-        split = _split_last_bracket(node, indent, suffix, inside=False, depth=depth)
+        if node.default is None:
+            members = _union_members(node.annotation)
+            if members is not None:
+                # `name: A | B | C` alone: with two or more `|` black keeps its parentheses around the
+                # annotation (can_omit_invisible_parens); with one, black decides by more rules: black
+                return _split_annotation(node, indent, suffix, depth) if len(members) > 2 else None
+        split = _split_last_bracket(node, indent, suffix, depth)
         return split if split is not None else _split_annotation(node, indent, suffix, depth)
-    if inside:
-        members = _union_members(node)
-        if members is not None:  # `A`, `| B`, `| C,`: black splits at the operator
-            out = _operand_lines(members, indent, depth)
-            if out is None:
-                return None
-            out[-1] += suffix
-            return out if width(out[-1]) <= line_length() else None
-    return _split_last_bracket(node, indent, suffix, inside=inside, depth=depth)
+    if not inside:
+        return _split_last_bracket(node, indent, suffix, depth)
+    parts = _parts(node)
+    members = _operands(parts)
+    if members is not None:  # `A`, `| B`, `| C,`: black splits at the operator
+        out = _operand_lines(members, indent, depth)
+        if out is None:
+            return None
+        out[-1] += suffix
+        return out if width(out[-1]) <= line_length() else None
+    split = _split_last_bracket(node, indent, suffix, depth, parts[-1])
+    if split is None and not any(isinstance(part, Brk) for part in parts):
+        return [line]  # nothing black could split: it stays one (long) line
+    return split
 
 
 def _split_last_bracket(
-    node: Node, indent: str, suffix: str, *, inside: bool, depth: int
+    node: Node, indent: str, suffix: str, depth: int, last: PySource | Brk | None = None
 ) -> list[str] | None:
-    line = indent + flat(node) + suffix
-    parts = _parts(node)
-    last = parts[-1]
-    if isinstance(last, Brk) and last.items and last.magic:
-        head = indent + "".join(flat(part) for part in parts[:-1]) + last.open
-        if width(head) > line_length() or (inside and any(isinstance(p, PyOp) for p in parts[:-1])):
-            return None
-        items = _item_lines(last.items, indent + "    ", depth + 1)
-        if items is None:
-            return None
-        closing = indent + last.close + suffix
-        if width(closing) > line_length():
-            return None
-        return [head, *items, closing]
-    if inside and not any(isinstance(part, (Brk, PyOp)) for part in parts):
-        return [line]  # nothing black could split: it stays one (long) line
-    return None
+    """The node's last part, a bracket, split one item per line with a trailing comma (None when
+    the last part is no such bracket, or a line would not fit). `last`: `_last_part(node)`, if known."""
+    if last is None:
+        last = _last_part(node)
+    if not (isinstance(last, Brk) and last.items and last.magic):
+        return None
+    text = flat(node)
+    head = indent + text[: len(text) - len(last.text)] + last.open
+    closing = indent + last.close + suffix
+    if width(head) > line_length() or width(closing) > line_length():
+        return None
+    items = _item_lines(last.items, indent + "    ", depth + 1)
+    return None if items is None else [head, *items, closing]

@@ -10,7 +10,22 @@ from __future__ import annotations
 
 import functools
 
-from ..model.ir import AliasDef, FieldDef, ModelDef, PackageIR, class_refs
+from ..model.ir import (
+    AliasDef,
+    AliasRef,
+    Annotated,
+    DictOf,
+    FieldDef,
+    ListOf,
+    Lit,
+    ModelDef,
+    ModelRef,
+    PackageIR,
+    Prim,
+    TupleOf,
+    Union,
+    class_refs,
+)
 from ..model.modules import ModulePlan, plan_modules
 from . import black_format, layout, pysource
 from .imports import Imports, natural, type_names
@@ -23,6 +38,8 @@ __all__ = ["render_models"]
 MODELS_PACKAGE = "_models"
 
 _CLASS = " " * 4
+_NONE = pysource.literal_node(None)  # the default of most optional fields
+_DEFAULT_NONE = pysource.keyword_arg("default", _NONE)
 
 
 def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
@@ -34,7 +51,7 @@ def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
     annotation = type_node(f.type, names)
     default: Node | None = None
     if not f.required:
-        default = pysource.literal_node(f.default if f.has_default else None)
+        default = pysource.literal_node(f.default) if f.has_default else _NONE
     keywords: list[Node] = []
     if f.name != f.wire_name:
         wire = pysource.literal(f.wire_name)
@@ -57,7 +74,7 @@ def _field_statement(f: FieldDef, names: TypeNames) -> PyCode:
         if layout.width(head) > layout.line_length():
             return layout.statement(simple, indent=_CLASS)
     if default is not None:
-        keywords.insert(0, pysource.keyword_arg("default", default))
+        keywords.insert(0, _DEFAULT_NONE if default is _NONE else pysource.keyword_arg("default", default))
     field_call = pysource.call(pysource.ident(names.use("Field")), keywords)
     return layout.statement(pysource.annotated_name(f.name, annotation, field_call), indent=_CLASS)
 
@@ -153,22 +170,22 @@ def _module_body(
 
 
 def _alias_and_class_refs(expr: object, found: list[str]) -> None:
-    from ..model.ir import AliasRef, Annotated, DictOf, ListOf, ModelRef, TupleOf, Union
-
     stack = [expr]
     while stack:
         node = stack.pop()
+        if isinstance(node, (Prim, Lit)):
+            continue
         if isinstance(node, (ModelRef, AliasRef)):
             if node.name not in found:
                 found.append(node.name)
+        elif isinstance(node, Union):
+            stack.extend(node.members)
         elif isinstance(node, ListOf):
             stack.append(node.item)
         elif isinstance(node, DictOf):
             stack.append(node.value)
         elif isinstance(node, TupleOf):
             stack.extend(node.items)
-        elif isinstance(node, Union):
-            stack.extend(node.members)
         elif isinstance(node, Annotated):
             stack.append(node.union)
 

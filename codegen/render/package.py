@@ -366,7 +366,11 @@ def render_server(ir: PackageIR, surfaces: SurfacesIR | None = None) -> tuple[di
         "load_package_tools": base_imports.add("mcpgen_runtime.tools", "load_package_tools"),
     }
     taken = set(fixed) | {"ServerBase", "_m", "_GENERATOR", "_RUNTIME_API", "ToolContext", "ToolReturn"}
-    names = type_names(base_imports, prefix="_m")
+    # handlers.py declares the same handlers as base.py: laid out once, each module importing what
+    # their annotations name
+    user_imports = Imports(future=True)
+    user_imports.add(".base", "ServerBase")
+    names = type_names(base_imports, user_imports, prefix="_m")
     handlers = [_handler(tool, names, "ToolReturn") for tool in ir.tools]
     bindings = _bindings(ir)
     _server_module_imports(ir, base_imports)
@@ -384,18 +388,13 @@ def render_server(ir: PackageIR, surfaces: SurfacesIR | None = None) -> tuple[di
         **_runtime_check_context(ir),
     )
 
-    # handlers.py needs the same annotations; plan its own imports the same way.
-    user_imports = Imports(future=True)
-    user_imports.add(".base", "ServerBase")
-    user_names = type_names(user_imports, prefix="_m")
-    user_handlers = [_handler(tool, user_names, "ToolReturn") for tool in ir.tools]
     _server_module_imports(ir, user_imports)
     user_extra = render_server_surfaces(surfaces, user_imports, taken=class_names, base=False)
     handlers_py = render_template(
         "server/handlers.py.jinja",
         header=header,
         imports=user_imports.block(),
-        handlers=pysource.join([*(h.method for h in user_handlers), *user_extra.methods], "\n\n"),
+        handlers=pysource.join([*(h.method for h in handlers), *user_extra.methods], "\n\n"),
         module_doc=pysource.docstring(
             "Tool handlers: override each method, then serve with\n"
             f"`python -m {ir.package} --http --port 8000` or `python -m {ir.package} --stdio`.\n\n"

@@ -24,7 +24,6 @@ import math
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from ..errors import InternalGeneratorError
@@ -88,6 +87,11 @@ class PySource(str):
         return self
 
 
+# `_mint(PyCode, text)` is `PyCode(text, _TOKEN)` without a Python-level call (about 120,000 markers
+# for a 1,000-tool package); only this module uses it.
+_mint = str.__new__
+
+
 class PyIdent(PySource):
     """A valid, non-keyword identifier (or dotted module path)."""
 
@@ -125,66 +129,99 @@ class PyOp(PySource):
 
 
 # Nodes hold only markers and other nodes (checked as they are made), so `flat(node)` is always
-# checked source.
+# checked source. They are immutable, and written by hand rather than as frozen dataclasses: a
+# 1,000-tool package makes about 100,000 of them, and a frozen dataclass's __init__ costs twice as much.
 
 
-@dataclass(frozen=True, slots=True)
-class Brk:
+class _Composite:
+    """A node made of other nodes; `text` is its source on one line, computed once when it is made."""
+
+    __slots__ = ()
+    text: str
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} nodes are immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} nodes are immutable")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.text!r})"
+
+
+_set = object.__setattr__  # how a node's own __init__ writes its fields
+
+
+class Brk(_Composite):
     """A bracketed, comma-separated list of nodes: a call's arguments, a subscript, a list/dict display.
 
     `magic`: when black must split it, one item per line with a trailing comma is stable (false for
     one-item subscripts, where a trailing comma would change the meaning and black does not add one).
+    `one_tuple`: `(x,)`, a tuple of one keeps its comma on one line too.
     """
 
+    __slots__ = ("close", "items", "magic", "one_tuple", "open", "text")
     open: PySource
     items: tuple[Node, ...]
     close: PySource
     magic: bool
-    one_tuple: bool = False  # `(x,)`: a tuple of one keeps its comma on one line too
-    text: str = ""  # the node on one line (computed)
+    one_tuple: bool
 
-    def __post_init__(self) -> None:
-        if not (isinstance(self.open, PySource) and isinstance(self.close, PySource)):
-            raise InternalGeneratorError(f"refusing unchecked brackets {self.open!r:.20} {self.close!r:.20}")
-        comma = "," if self.one_tuple and len(self.items) == 1 else ""
-        object.__setattr__(self, "text", self.open + ", ".join(map(flat, self.items)) + comma + self.close)
+    def __init__(
+        self, open: PySource, items: tuple[Node, ...], close: PySource, magic: bool, one_tuple: bool = False
+    ) -> None:
+        if not (isinstance(open, PySource) and isinstance(close, PySource)):
+            raise InternalGeneratorError(f"refusing unchecked brackets {open!r:.20} {close!r:.20}")
+        comma = "," if one_tuple and len(items) == 1 else ""
+        _set(self, "open", open)
+        _set(self, "items", items)
+        _set(self, "close", close)
+        _set(self, "magic", magic)
+        _set(self, "one_tuple", one_tuple)
+        texts = [item if isinstance(item, PySource) else flat(item) for item in items]  # `flat` checks
+        _set(self, "text", open + ", ".join(texts) + comma + close)
 
 
-@dataclass(frozen=True, slots=True)
-class Seq:
+class Seq(_Composite):
     """Nodes written one after the other."""
 
+    __slots__ = ("parts", "text")
     parts: tuple[Node, ...]
-    text: str = ""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "text", "".join(map(flat, self.parts)))
+    def __init__(self, parts: tuple[Node, ...]) -> None:
+        text = ""
+        for part in parts:  # mostly two or three parts
+            text += part if isinstance(part, PySource) else flat(part)  # `flat` checks what is no marker
+        _set(self, "parts", parts)
+        _set(self, "text", text)
 
 
-@dataclass(frozen=True, slots=True)
-class Param:
+class Param(_Composite):
     """`name: annotation` or `name: annotation = default` (a parameter or an annotated assignment)."""
 
+    __slots__ = ("annotation", "default", "name", "text")
     name: PySource  # the identifier followed by ": "
     annotation: Node
     default: Node | None
-    text: str = ""
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.name, PySource):
-            raise InternalGeneratorError(f"refusing to lay out unchecked text {self.name!r:.80}")
-        text = self.name + flat(self.annotation)
-        object.__setattr__(self, "text", text if self.default is None else text + " = " + flat(self.default))
+    def __init__(self, name: PySource, annotation: Node, default: Node | None) -> None:
+        if not isinstance(name, PySource):
+            raise InternalGeneratorError(f"refusing to lay out unchecked text {name!r:.80}")
+        text = name + flat(annotation)
+        _set(self, "name", name)
+        _set(self, "annotation", annotation)
+        _set(self, "default", default)
+        _set(self, "text", text if default is None else text + " = " + flat(default))
 
 
 Node = PySource | Brk | Seq | Param
 
-_COLON = PyCode(": ", _TOKEN)
-_OPEN_LIST = PyCode("[", _TOKEN)
-_CLOSE_LIST = PyCode("]", _TOKEN)
-_OPEN_DICT = PyCode("{", _TOKEN)
-_CLOSE_DICT = PyCode("}", _TOKEN)
-_BAR = PyOp(" | ", _TOKEN)
+_COLON = _mint(PyCode, ": ")
+_OPEN_LIST = _mint(PyCode, "[")
+_CLOSE_LIST = _mint(PyCode, "]")
+_OPEN_DICT = _mint(PyCode, "{")
+_CLOSE_DICT = _mint(PyCode, "}")
+_BAR = _mint(PyOp, " | ")
 
 
 # ------------------------------------------------------------------------------------ identifiers
@@ -204,9 +241,10 @@ def ident(name: str) -> PyIdent:
 @functools.lru_cache(maxsize=65536)  # the same names recur in statement after statement
 def _ident(name: str) -> PyIdent:
     _check_ident(name)
-    return PyIdent(name, _TOKEN)
+    return _mint(PyIdent, name)
 
 
+@functools.lru_cache(maxsize=4096)  # a module's imports name the same few modules
 def dotted(name: str) -> PyIdent:
     """A module path: `a.b.c`, or a relative one (`.`, `.models`)."""
     stripped = name.lstrip(".")
@@ -215,7 +253,7 @@ def dotted(name: str) -> PyIdent:
             _check_ident(part)
     elif not name:
         raise InternalGeneratorError("empty module path")
-    return PyIdent(name, _TOKEN)
+    return _mint(PyIdent, name)
 
 
 def import_from(module: str, names: Sequence[tuple[str, str | None]]) -> PyCode:
@@ -227,19 +265,19 @@ def import_from(module: str, names: Sequence[tuple[str, str | None]]) -> PyCode:
         parts.append(
             str(ident(name)) if alias is None or alias == name else f"{ident(name)} as {ident(alias)}"
         )
-    return PyCode(f"from {dotted(module)} import {', '.join(parts)}", _TOKEN)
+    return _mint(PyCode, f"from {dotted(module)} import {', '.join(parts)}")
 
 
 def import_from_wrapped(module: str, names: Sequence[tuple[str, str | None]]) -> PyCode:
     """`from module import (` one name per line `)`: the form isort and black agree on when too long."""
     single = import_from(module, names)  # validates every part
     members = single.split(" import ", 1)[1].split(", ")
-    return PyCode(f"from {module} import (\n" + "".join(f"    {m},\n" for m in members) + ")", _TOKEN)
+    return _mint(PyCode, f"from {module} import (\n" + "".join(f"    {m},\n" for m in members) + ")")
 
 
 def import_module(module: str, alias: str | None = None) -> PyCode:
     text = f"import {dotted(module)}" if alias is None else f"import {dotted(module)} as {ident(alias)}"
-    return PyCode(text, _TOKEN)
+    return _mint(PyCode, text)
 
 
 # --------------------------------------------------------------------------------------- literals
@@ -326,27 +364,33 @@ def _check_json(value: Any) -> None:
 
 def _literal_node(value: Any) -> Node:
     if value is None or isinstance(value, bool):
-        return PyLiteral(repr(value), _TOKEN)
+        return _mint(PyLiteral, repr(value))
     if isinstance(value, (int, float)):
-        return PyLiteral(_number(value), _TOKEN)
+        return _mint(PyLiteral, _number(value))
     if isinstance(value, str):
-        return PyLiteral(_string(value), _TOKEN)
+        return _string_literal(value)
     if isinstance(value, list):
         if not value:
-            return PyLiteral("[]", _TOKEN)
+            return _mint(PyLiteral, "[]")
         return Brk(_OPEN_LIST, tuple(_literal_node(item) for item in value), _CLOSE_LIST, True)
     if not value:
-        return PyLiteral("{}", _TOKEN)
+        return _mint(PyLiteral, "{}")
     items = tuple(
-        Seq((PyLiteral(_string(key), _TOKEN), _COLON, _literal_node(item))) for key, item in value.items()
+        Seq((_mint(PyLiteral, _string(key)), _COLON, _literal_node(item))) for key, item in value.items()
     )
     return Brk(_OPEN_DICT, items, _CLOSE_DICT, True)
 
 
 def literal_node(value: Any) -> Node:
     """A JSON value as a layout node: lists and objects can be split over lines like black does."""
-    _check_json(value)
+    if not (value is None or isinstance(value, (str, int, float))):  # a scalar has nothing to walk
+        _check_json(value)
     return _literal_node(value)
+
+
+@functools.lru_cache(maxsize=16384)  # wire names and descriptions recur: models, client, server, CLI
+def _string_literal(value: str) -> PyLiteral:
+    return _mint(PyLiteral, _string(value))
 
 
 def literal(value: Any) -> PyLiteral:
@@ -356,8 +400,8 @@ def literal(value: Any) -> PyLiteral:
     than MAX_LITERAL_ITEMS values are refused.
     """
     if isinstance(value, str):  # most literals (descriptions, names): nothing to walk
-        return PyLiteral(_string(value), _TOKEN)
-    return PyLiteral(flat(literal_node(value)), _TOKEN)
+        return _string_literal(value)
+    return _mint(PyLiteral, flat(literal_node(value)))
 
 
 # ------------------------------------------------------------------------------------------- text
@@ -443,9 +487,7 @@ def docstring(text: str, *, indent: str) -> PyDocstring:
     if len(lines) > 1:
         raw = lines[0] + "\n" + "\n".join(indent + line if line else "" for line in lines[1:]) + "\n" + indent
         if _BACKSLASH_NEWLINE.search(raw):
-            return PyDocstring(
-                '"""' + raw + '"""', _TOKEN
-            )  # black leaves such docstrings exactly as they are
+            return _mint(PyDocstring, '"""' + raw + '"""')  # black leaves such docstrings exactly as they are
         value = fix_multiline_docstring(raw, indent)
     else:
         raw = body
@@ -464,13 +506,13 @@ def docstring(text: str, *, indent: str) -> PyDocstring:
     width = black_format.line_length()
     if len(result_lines) > 1 and last + 3 > width and len(indent) + 3 <= width:  # pragma: no cover
         value += "\n" + indent  # black's rule; unreachable while multi-line docstrings end with the indent
-    return PyDocstring('"""' + value + '"""', _TOKEN)
+    return _mint(PyDocstring, '"""' + value + '"""')
 
 
 def comment(text: str) -> PyComment:
     """Text safe inside one `#` comment: a single line, no control or bidi characters, capped."""
     line = " ".join(clean_text(text, keep_newlines=False, max_chars=MAX_COMMENT_CHARS).split())
-    return PyComment(line, _TOKEN)
+    return _mint(PyComment, line)
 
 
 # ------------------------------------------------------------------------------------------ nodes
@@ -481,7 +523,7 @@ def seq(*parts: Node) -> Seq:
     return Seq(parts)
 
 
-_BRACKETS: Final = {pair: (PyCode(pair[0], _TOKEN), PyCode(pair[1], _TOKEN)) for pair in ("()", "[]", "{}")}
+_BRACKETS: Final = {pair: (_mint(PyCode, pair[0]), _mint(PyCode, pair[1])) for pair in ("()", "[]", "{}")}
 
 
 def brk(open_: str, items: Sequence[Node], close: str, *, magic: bool = True, one_tuple: bool = False) -> Brk:
@@ -503,20 +545,23 @@ def keyword_arg(name: str, value: Node) -> Seq:
 
 @functools.lru_cache(maxsize=1024)  # a handful of keywords (alias, description, ge, ...) used everywhere
 def _keyword_prefix(name: str) -> PyCode:
-    return PyCode(f"{ident(name)}=", _TOKEN)
+    return _mint(PyCode, f"{ident(name)}=")
+
+
+_VALUE_NODES: Final = (PySource, Brk, Seq)  # what an annotation or a default may be
 
 
 def annotated_name(name: str, annotation: Node, default: Node | None = None) -> Param:
     """`name: annotation` or `name: annotation = default` (a parameter or a class attribute)."""
-    for part in (annotation, default):
-        if part is not None and not isinstance(part, (PySource, Brk, Seq)):
-            raise InternalGeneratorError(f"refusing to lay out unchecked text {part!r:.80}")
+    if not (isinstance(annotation, _VALUE_NODES) and (default is None or isinstance(default, _VALUE_NODES))):
+        part = default if isinstance(annotation, _VALUE_NODES) else annotation
+        raise InternalGeneratorError(f"refusing to lay out unchecked text {part!r:.80}")
     return Param(_name_prefix(ident(name)), annotation, default)
 
 
 @functools.lru_cache(maxsize=65536)  # field and parameter names recur (sync and async methods, handlers)
 def _name_prefix(name: PyIdent) -> PyCode:
-    return PyCode(name + ": ", _TOKEN)
+    return _mint(PyCode, name + ": ")
 
 
 @functools.lru_cache(maxsize=65536)  # a fixed set of fragments, used in every method
@@ -525,7 +570,7 @@ def code(text: str) -> PyCode:
     must be printable ASCII without quotes or newlines, so it cannot carry data."""
     if not text.isascii() or not text.isprintable() or any(c in text for c in "'\"\\#\n"):
         raise InternalGeneratorError(f"code fragment {text!r} is not a plain ASCII token sequence")
-    return PyCode(text, _TOKEN)
+    return _mint(PyCode, text)
 
 
 def union_of(members: Sequence[Node]) -> Seq:
@@ -542,7 +587,7 @@ def flat(node: Node) -> str:
     """The node on one line."""
     if isinstance(node, PySource):
         return node  # already a str: no copy of a long literal
-    if isinstance(node, (Seq, Brk, Param)):
+    if isinstance(node, _Composite):
         return node.text
     raise InternalGeneratorError(f"refusing to lay out unchecked text {node!r:.80}")
 
@@ -574,21 +619,23 @@ def laid_out(node: Node, text: str, *, indent: str) -> PyCode:
     one_line = indent + flat(node)
     if text != one_line and not _same_but_layout(text, one_line):
         raise InternalGeneratorError(f"a layout changed more than line breaks of {one_line.strip()!r:.80}")
-    return PyCode(text, _TOKEN)
+    return _mint(PyCode, text)
 
 
 def indent_first(source: PySource, indent: str) -> PyCode:
     """`source` (whose later lines are already indented, like a docstring's) placed at `indent`."""
     if indent.strip(" "):
         raise InternalGeneratorError(f"indent must be spaces, got {indent!r}")
-    return PyCode(indent + source, _TOKEN)
+    return _mint(PyCode, indent + source)
 
 
 def indent_lines(source: PySource, indent: str) -> PyCode:
     """Every line of `source` (a block at column 0) moved to `indent`."""
     if indent.strip(" "):
         raise InternalGeneratorError(f"indent must be spaces, got {indent!r}")
-    return PyCode("\n".join(indent + line if line else line for line in source.split("\n")), _TOKEN)
+    if not indent:
+        return _mint(PyCode, source)
+    return _mint(PyCode, "\n".join(indent + line if line else line for line in source.split("\n")))
 
 
 def join_blocks(parts: Iterable[PySource]) -> PyCode:
@@ -604,4 +651,4 @@ def join(parts: Iterable[PySource], separator: str) -> PyCode:
     for item in items:
         if not isinstance(item, PySource):
             raise InternalGeneratorError(f"refusing to join unchecked text {item!r:.80}")
-    return PyCode(separator.join(items), _TOKEN)
+    return _mint(PyCode, separator.join(items))

@@ -60,9 +60,14 @@ def environment() -> jinja2.Environment:
     return env
 
 
+@functools.cache  # models.py renders one template a thousand times
+def _template(name: str) -> jinja2.Template:
+    return environment().get_template(name)
+
+
 def render_template(template: str, **context: Any) -> str:
     try:
-        return environment().get_template(template).render(**context)
+        return _template(template).render(**context)
     except InternalGeneratorError as exc:
         raise InternalGeneratorError(f"{template}: {exc}") from exc
     except jinja2.TemplateError as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ..errors import InternalGeneratorError
@@ -23,57 +23,75 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def _encode_string(text: str) -> str:
     # JSON text may spell a lone surrogate ("\ud800"), but no UTF-8 encoder can send one and the
     # runtime's JSON reader refuses it: tools.json carries U+FFFD in its place.
-    return _encode_ascii(_SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text)
+    if text.isascii() or not _SURROGATE.search(text):
+        return _encode_ascii(text)
+    return _encode_ascii(_SURROGATE.sub("\ufffd", text))
+
+
+def _scalar(item: Any) -> str:
+    """A JSON value that is neither a string nor a non-empty container."""
+    if item is None:
+        return "null"
+    if item is True:
+        return "true"
+    if item is False:
+        return "false"
+    if isinstance(item, int):
+        return int.__repr__(item)
+    if isinstance(item, float):
+        if item != item or item in (float("inf"), float("-inf")):
+            raise InternalGeneratorError(f"non-finite number {item!r} in a tool definition")
+        return float.__repr__(item)
+    if isinstance(item, (dict, list)):
+        return "{}" if isinstance(item, dict) else "[]"
+    raise InternalGeneratorError(f"tool definitions hold a {type(item).__name__}, not JSON")
 
 
 def _json_lines(value: Any, out: list[str]) -> None:
     """`value` as `json.dumps(value, indent=2, ensure_ascii=True, allow_nan=False)` writes it, without
-    its pure-Python encoder (about 5x slower): an explicit stack, C-encoded strings."""
-    stack: list[tuple[Any, str]] = [(value, "")]
-    while stack:
-        item, indent = stack.pop()
-        if isinstance(item, str) and indent == "\x00":  # a pre-rendered fragment
-            out.append(item)
-            continue
-        if isinstance(item, str):
-            out.append(_encode_string(item))
-        elif item is None:
-            out.append("null")
-        elif item is True:
-            out.append("true")
-        elif item is False:
-            out.append("false")
-        elif isinstance(item, int):
-            out.append(int.__repr__(item))
-        elif isinstance(item, float):
-            if item != item or item in (float("inf"), float("-inf")):
-                raise InternalGeneratorError(f"non-finite number {item!r} in a tool definition")
-            out.append(float.__repr__(item))
-        elif isinstance(item, dict):
-            if not item:
-                out.append("{}")
-                continue
-            inner = indent + "  "
-            pending: list[tuple[Any, str]] = [("\n" + indent + "}", "\x00")]
-            for position, (key, child) in enumerate(reversed(item.items())):
-                if not isinstance(key, str):
-                    raise InternalGeneratorError(f"tool definition key {key!r} is not a string")
-                pending.append((child, inner))
-                lead = "{\n" if position == len(item) - 1 else ",\n"
-                pending.append((lead + inner + _encode_string(key) + ": ", "\x00"))
-            stack.extend(pending)
-        elif isinstance(item, list):
-            if not item:
-                out.append("[]")
-                continue
-            inner = indent + "  "
-            pending = [("\n" + indent + "]", "\x00")]
-            for position, child in enumerate(reversed(item)):
-                pending.append((child, inner))
-                pending.append((("[\n" if position == len(item) - 1 else ",\n") + inner, "\x00"))
-            stack.extend(pending)
-        else:
-            raise InternalGeneratorError(f"tool definitions hold a {type(item).__name__}, not JSON")
+    its pure-Python encoder (about 5x slower): each container's entries written in one loop, an
+    explicit stack of the containers left open, C-encoded strings."""
+    write = out.append
+    keys: dict[str, str] = {}  # each key's `"key": ` (a few dozen keys recur all over the schemas)
+    # The container being written: its remaining entries, whether they are (key, value) pairs, the
+    # indentation of its entries and what goes before the next one. `stack` holds the outer ones.
+    entries: Iterator[Any] = iter((value,))  # the value itself, as the one entry of a list
+    is_dict, indent, lead = False, "", ""
+    stack: list[tuple[Iterator[Any], bool, str, str]] = []
+    while True:
+        for entry in entries:
+            if is_dict:
+                key, item = entry
+                prefix = keys.get(key)
+                if prefix is None:
+                    if not isinstance(key, str):
+                        raise InternalGeneratorError(f"tool definition key {key!r} is not a string")
+                    prefix = keys[key] = _encode_string(key) + ": "
+                prefix = lead + prefix
+            else:
+                item, prefix = entry, lead
+            lead = ",\n" + indent
+            if isinstance(item, str):
+                write(prefix + _encode_string(item))
+            elif item and isinstance(item, (dict, list)):
+                stack.append((entries, is_dict, indent, lead))
+                indent += "  "
+                lead = "\n" + indent
+                if isinstance(item, dict):
+                    write(prefix + "{")
+                    entries, is_dict = iter(item.items()), True
+                else:
+                    write(prefix + "[")
+                    entries, is_dict = iter(item), False
+                break  # write the inner container's entries first
+            else:
+                write(prefix + _scalar(item))
+        else:  # every entry written: close the container, go on with the one around it
+            if not stack:
+                return
+            closing = "}" if is_dict else "]"
+            entries, is_dict, indent, lead = stack.pop()
+            write("\n" + indent + closing)
 
 
 _TOOLS_JSON: dict[int, tuple[Any, str]] = {}

@@ -22,12 +22,27 @@ class TypeNames:
 
     `qualify(class_or_alias)` gives `X` in models.py and `_m.X` elsewhere; `use("Any")` gives the
     local name of a typing/pydantic helper and records that the module imports it.
+
+    `shared`: the memo of `type_node`, which modules that spell names the same way may share (nodes
+    are immutable; what differs between such modules is only which helpers each one imports, and
+    the memo keeps those with each node).
     """
 
-    def __init__(self, qualify: Callable[[str], Node], use: Callable[[str], str]) -> None:
+    def __init__(
+        self,
+        qualify: Callable[[str], Node],
+        use: Callable[[str], str],
+        shared: dict[tuple[ir.TypeExpr, bool], tuple[Node, tuple[str, ...]]] | None = None,
+    ) -> None:
         self.qualify = qualify
-        self.use = use
-        self.cache: dict[tuple[ir.TypeExpr, bool], Node] = {}
+        self._use = use
+        self.memo = shared if shared is not None else {}
+        self._used: list[set[str]] = []  # helpers used by the expressions being built, innermost last
+
+    def use(self, name: str) -> str:
+        if self._used:
+            self._used[-1].add(name)
+        return self._use(name)
 
 
 _PRIMITIVES: Final = {"str": "str", "int": "int", "float": "float", "bool": "bool", "None": "None"}
@@ -35,12 +50,19 @@ _PRIMITIVES: Final = {"str": "str", "int": "int", "float": "float", "bool": "boo
 
 def type_node(expr: ir.TypeExpr, names: TypeNames, *, plain: bool = False) -> Node:
     """A type expression; `plain` drops `Annotated[..., Field(discriminator=...)]` metadata (method
-    signatures: the input model still validates with it). Memoised per module (`names`)."""
+    signatures: the input model still validates with it). Memoised (`names.memo`)."""
     key = (expr, plain)
-    node = names.cache.get(key)
-    if node is None:
-        node = names.cache[key] = _type_node(expr, names, plain=plain)
-    return node
+    entry = names.memo.get(key)
+    if entry is None:
+        names._used.append(set())
+        try:
+            node = _type_node(expr, names, plain=plain)
+        finally:
+            used = names._used.pop()
+        entry = names.memo[key] = (node, tuple(sorted(used)))
+    for helper in entry[1]:  # the module imports what the node names, however it was made
+        names.use(helper)
+    return entry[0]
 
 
 def _type_node(expr: ir.TypeExpr, names: TypeNames, *, plain: bool) -> Node:
