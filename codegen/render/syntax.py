@@ -9,7 +9,7 @@ are errors too), and a failure is a bug in mcpgen that names the file.
 
 A large package is checked in two halves at once: its biggest modules (a 1,000-tool client.py is
 1.9 MB, half a second to compile) by a helper process (`python -I -S`, started for this package,
-given the texts on its standard input), the rest here while it runs. Below `_SPLIT_BYTES` of Python
+reading the texts from an unnamed temporary file), the rest here while it runs. Below `_SPLIT_BYTES` of Python
 everything is compiled here: starting the helper would cost more than it saves. Should the helper
 fail to start or answer, its share is compiled here. A module already checked with the same text
 (models.py and `_models/` are the same for a client and a server) is not compiled again.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import marshal
 import subprocess
 import sys
-import threading
+import tempfile
 import types
 from collections.abc import Mapping
 
@@ -97,15 +97,17 @@ class SyntaxCheck:
             else:
                 todo.append((path, text, classes))
         helper, here = _split(todo)
-        answers: list[object] = []
-        thread = threading.Thread(target=_ask_helper, args=(helper, answers), daemon=True) if helper else None
-        if thread is not None:
-            thread.start()
-        for path, text, classes in here:
-            found[path] = _compile(path, text, classes)
-        if thread is not None:
-            thread.join()
-            found.update(_helper_results(helper, answers))
+        running = _start_helper(helper) if helper else None
+        try:
+            for path, text, classes in here:
+                found[path] = _compile(path, text, classes)
+        except BaseException:
+            if running is not None:  # no use for its answer now
+                running.kill()
+                running.wait()
+            raise
+        if helper:
+            found.update(_helper_results(helper, _answers(running)))
         for path, (text, _) in self._modules.items():
             _CHECKED[path] = (text, found[path])
         return found
@@ -126,30 +128,42 @@ def _split(
     return halves[0], halves[1]
 
 
-def _ask_helper(modules: list[tuple[str, str, tuple[str, ...]]], answers: list[object]) -> None:
-    """Run the helper on `modules` (in a thread: the wait releases the GIL); its answers, if any,
-    are appended to `answers`."""
+def _start_helper(modules: list[tuple[str, str, tuple[str, ...]]]) -> subprocess.Popen[bytes] | None:
+    """The helper process, compiling `modules` from an unnamed temporary file (not a pipe this
+    process would have to keep feeding while it compiles); None when it cannot start."""
     try:
-        done = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", _HELPER],
-            input=marshal.dumps(modules),
-            capture_output=True,
-            check=False,
-        )
-        if done.returncode == 0:
-            answers.append(marshal.loads(done.stdout))
-    except (OSError, ValueError, EOFError, TypeError):
-        pass  # compiled here instead (`_helper_results`)
+        with tempfile.TemporaryFile() as payload:
+            payload.write(marshal.dumps(modules))
+            payload.seek(0)
+            return subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _HELPER],
+                stdin=payload,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+    except (OSError, ValueError):
+        return None
 
 
-def _helper_results(
-    modules: list[tuple[str, str, tuple[str, ...]]], answers: list[object]
-) -> dict[str, Methods]:
+def _answers(helper: subprocess.Popen[bytes] | None) -> object:
+    """What the helper answered, or None (it did not start, failed, or said something unreadable)."""
+    if helper is None:
+        return None
+    out, _ = helper.communicate()
+    if helper.returncode != 0:
+        return None
+    try:
+        return marshal.loads(out)
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
+def _helper_results(modules: list[tuple[str, str, tuple[str, ...]]], answers: object) -> dict[str, Methods]:
     """The helper's methods per path; what it did not answer is compiled here."""
     answered: Mapping[str, tuple[bool, object]] = {}
-    if answers and isinstance(answers[0], list):
+    if isinstance(answers, list):
         answered = {
-            item[0]: (item[1], item[2]) for item in answers[0] if isinstance(item, tuple) and len(item) == 3
+            item[0]: (item[1], item[2]) for item in answers if isinstance(item, tuple) and len(item) == 3
         }
     found: dict[str, Methods] = {}
     for path, text, classes in modules:
