@@ -136,7 +136,7 @@ def _from_line(module: str, members: tuple[tuple[str, str | None], ...], indent:
 
 
 # `type_node`'s memo for each spelling (`prefix`): every module spelling names one way builds the
-# same nodes (models.py has one module per tool). Bounded: a long process renders many specs.
+# same nodes (a large package has hundreds of models modules). Bounded: a long process renders many specs.
 _TYPE_MEMO: dict[str | None, dict[tuple[TypeExpr, bool], tuple[Node, tuple[str, ...]]]] = {}
 _TYPE_MEMO_SIZE = 65536
 
