@@ -9,9 +9,9 @@
 The same ValidatedSpec and `Style` (render/black_format.py) always give the same bytes: no
 timestamps, no absolute paths, tool order as in the input, names chosen independently of input
 order. Every module comes out of `render` in black's layout for the style (see `black_format`; a
-style the layout engine does not model is applied by black, file by file); here each is compiled
-once (`render/syntax.py`; a syntax error is a bug in mcpgen) and the generated classes are checked
-against the plan:
+style the layout engine does not model is applied by black, file by file); each is compiled once
+(`render/syntax.py`; a syntax error is a bug in mcpgen) in the process that rendered it (render
+jobs, `render/jobs.py`, on two cores), and the generated classes are checked against the plan:
 each defines exactly the planned methods, in order. Writing the files is the WRITE stage's job
 (`codegen.write`).
 
@@ -34,6 +34,7 @@ import hashlib
 import json
 import sys
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import InternalGeneratorError
@@ -41,9 +42,12 @@ from .model.build import build_ir
 from .model.ir import PackageIR
 from .render.black_format import BLACK_DEFAULTS, Style, format_python, formatting
 from .render.deploy import deploy_files
-from .render.package import render_client, render_server, server_surface_methods
+from .render.jobs import Render
+from .render.jobs import run as run_jobs
+from .render.package import SERVER_USER_FILES, render_client, render_server, server_surface_methods
 from .render.project import ProjectMeta, render_project
-from .render.syntax import Methods, SyntaxCheck
+from .render.syntax import Methods
+from .render.syntax import check as check_syntax
 from .render.toolsjson import surfaces_json, tools_json
 from .spec import GeneratedPackage, GeneratedProject, ValidatedSpec
 
@@ -143,18 +147,27 @@ def _ir_for(spec: ValidatedSpec, package: str) -> PackageIR:
     return ir
 
 
-def _encode(files: dict[str, str], check: SyntaxCheck, style: Style) -> dict[str, bytes]:
-    """Each file as bytes; every Python module (formatted by black when the layout engine does not
-    model the style) goes to the syntax check, with the generated classes whose methods it reports."""
-    out: dict[str, bytes] = {}
-    for path in sorted(files):
-        text = files[path]
-        if path.endswith(".py"):
-            if not style.layout_exact:
-                text = format_python(path, text, style)
-            check.add(path, text, _CHECKED_CLASSES.get(path, ()))
-        out[path] = text.encode("utf-8")
-    return out
+def _finisher(style: Style) -> Callable[[str, str], tuple[str, Methods]]:
+    """What each rendered file goes through, in the process that rendered it: a Python module is
+    formatted by black when the layout engine does not model the style, then compiled
+    (`syntax.check`), reporting the methods of the generated classes the plan is checked against."""
+
+    def finish(path: str, text: str) -> tuple[str, Methods]:
+        if not path.endswith(".py"):
+            return text, {}
+        if not style.layout_exact:
+            text = format_python(path, text, style)
+        return text, check_syntax(path, text, _CHECKED_CLASSES.get(path, ()))
+
+    return finish
+
+
+def _render(jobs: list[Render], style: Style) -> tuple[dict[str, bytes], dict[str, Methods]]:
+    """(every file as bytes, the checked methods by module) of a package's jobs."""
+    with formatting(style):
+        done = run_jobs(jobs, _finisher(style))
+    files = {path: text.encode("utf-8") for path, (text, _) in sorted(done.items())}
+    return files, {path: methods for path, (_, methods) in done.items() if methods}
 
 
 # the generated classes whose methods are compared with the plan, by module
@@ -165,14 +178,21 @@ _CHECKED_CLASSES = {
 }
 
 
-def _verify_methods(ir: PackageIR, path: str, methods: Methods, extra: tuple[str, ...] = ()) -> None:
+def _verify_methods(
+    ir: PackageIR, path: str, methods: dict[str, Methods], extra: tuple[str, ...] = ()
+) -> None:
     """The compiled module defines exactly the planned methods in each generated class, in order."""
     planned = tuple(tool.method_name for tool in ir.tools) + extra
     for name in _CHECKED_CLASSES[path]:
-        if name not in methods:
+        if name not in methods.get(path, {}):
             raise InternalGeneratorError(f"generated {path} lacks class {name}")
-        if methods[name] != planned:
+        if methods[path][name] != planned:
             raise InternalGeneratorError(f"generated {path}: class {name} methods differ from the plan")
+
+
+def _data(name: str, text: Callable[[], str]) -> Render:
+    """A job for one data file (tools.json, surfaces.json): no Python, rendered like the rest."""
+    return lambda: {name: text()}
 
 
 def build_client(
@@ -182,11 +202,11 @@ def build_client(
     `cli_name`: the console-script name its command line calls itself (else `python -m PACKAGE`)."""
     _check_package_name(package)
     ir = _ir_for(spec, package)
-    check = SyntaxCheck()
     with formatting(style):
-        files = _encode(render_client(ir, cli_name=cli_name), check, style)
-    _verify_methods(ir, "client.py", check.wait()["client.py"], ir.surfaces.method_names)
-    files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
+        jobs = render_client(ir, cli_name=cli_name)
+    jobs.insert(1, _data("tools.json", lambda: tools_json(ir.definitions)))
+    files, methods = _render(jobs, style)
+    _verify_methods(ir, "client.py", methods, ir.surfaces.method_names)
     files[PY_TYPED] = b""
     return GeneratedPackage(package=package, files=dict(sorted(files.items())))
 
@@ -197,19 +217,21 @@ def build_server(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFA
     ir = _ir_for(spec, package)
     surfaces = ir.surfaces
     with formatting(style):
-        owned, user = render_server(ir, surfaces)
-        check = SyntaxCheck()
-        files = _encode(owned, check, style)
-        user_files = _encode(user, check, style)
-    extra = server_surface_methods(ir, surfaces)
-    methods = check.wait()
-    _verify_methods(ir, "base.py", methods["base.py"], extra)
-    _verify_methods(ir, "handlers.py", methods["handlers.py"], extra)
-    files["tools.json"] = tools_json(ir.definitions).encode("utf-8")
+        jobs = render_server(ir, surfaces)
+        extra = server_surface_methods(ir, surfaces)
+    jobs.insert(1, _data("tools.json", lambda: tools_json(ir.definitions)))
     if surfaces:  # resources, templates and prompts as data (read by load_package_surfaces)
-        files["surfaces.json"] = surfaces_json(spec.resources, spec.resource_templates, spec.prompts).encode(
-            "utf-8"
+        jobs.append(
+            _data(
+                "surfaces.json",
+                lambda: surfaces_json(spec.resources, spec.resource_templates, spec.prompts),
+            )
         )
+    rendered, methods = _render(jobs, style)
+    _verify_methods(ir, "base.py", methods, extra)
+    _verify_methods(ir, "handlers.py", methods, extra)
+    files = {path: data for path, data in rendered.items() if path not in SERVER_USER_FILES}
+    user_files = {path: data for path, data in rendered.items() if path in SERVER_USER_FILES}
     files[PY_TYPED] = b""
     # Dockerfile, deploy/nginx.conf, deploy/compose.yaml: written once, like handlers.py
     # (render/deploy.py says why).

@@ -3,7 +3,7 @@
 models.py, which names every one of them for type checkers and imports a module only when one of
 its names is first used (PEP 562 `__getattr__`): importing a package creates no class.
 
-The same text for a client and a server built from one IR (computed once per IR and style).
+Rendered as jobs (`jobs.Render`: one per module), the same for a client and a server built from one IR.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from ..model.ir import (
 from ..model.modules import ModulePlan, plan_modules
 from . import black_format, layout, pysource
 from .imports import Imports, natural, type_names
+from .jobs import Render
 from .pysource import Node, PyCode, PySource
 from .templates import file_header, render_template
 from .typenodes import TypeNames, type_node
@@ -190,7 +191,7 @@ def _alias_and_class_refs(expr: object, found: list[str]) -> None:
             stack.append(node.union)
 
 
-def _facade(ir: PackageIR, plan: ModulePlan, header: object) -> str:
+def _facade(plan: ModulePlan, header: object) -> str:
     """models.py: every name for type checkers (`if TYPE_CHECKING:` imports, `__all__`), and the
     table `__getattr__` imports a name's module from on first use."""
     checking = Imports(indent="    ")
@@ -229,28 +230,38 @@ def _all_key(name: str) -> tuple[int, tuple[tuple[int, int, int, str], ...]]:
     return kind, natural(name)
 
 
-_MODELS_TEXT: dict[int, tuple[object, tuple[str, str, str, black_format.Style], dict[str, str]]] = {}
+# the jobs of the last IR's models (and style): a client and a server share them, and so their text
+_MODELS_JOBS: dict[int, tuple[object, tuple[str, str, str, black_format.Style], list[Render]]] = {}
 
 
-def render_models(ir: PackageIR) -> dict[str, str]:
-    """models.py and `_models/` (the same text for a client and a server built from one IR:
-    computed once)."""
+def render_models(ir: PackageIR) -> list[Render]:
+    """The jobs rendering models.py and `_models/` (`render.jobs`): models.py and `_models/__init__.py`
+    first, then one job per module. The same job objects for a client and a server built from one
+    IR, so what they rendered once is reused."""
     key = (ir.source, ir.digest, ir.generator_version, black_format.style())
-    hit = _MODELS_TEXT.get(id(ir.models))
+    hit = _MODELS_JOBS.get(id(ir.models))
     if hit is not None and hit[0] is ir.models and hit[1] == key:
         return hit[2]
     plan = plan_modules(ir.models, ir.tools)
     aliases = {a.name: a for a in ir.models.aliases}
     models = {m.name: m for m in ir.models.models}
     header = file_header(ir)
-    files = {"models.py": _facade(ir, plan, header)}
-    files[f"{MODELS_PACKAGE}/__init__.py"] = render_template("models/__init__.py.jinja", header=header)
-    for module, members in plan.modules:
+
+    def package() -> dict[str, str]:
+        return {
+            "models.py": _facade(plan, header),
+            f"{MODELS_PACKAGE}/__init__.py": render_template("models/__init__.py.jinja", header=header),
+        }
+
+    def module(name: str, members: tuple[str, ...]) -> dict[str, str]:
         imports = Imports(future=True)
-        alias_text, body = _module_body(members, plan, aliases, models, imports, module)
-        files[f"{MODELS_PACKAGE}/{module}.py"] = render_template(
+        alias_text, body = _module_body(members, plan, aliases, models, imports, name)
+        text = render_template(
             "models/module.py.jinja", header=header, imports=imports.block(), aliases=alias_text, body=body
         )
-    _MODELS_TEXT.clear()
-    _MODELS_TEXT[id(ir.models)] = (ir.models, key, files)
-    return files
+        return {f"{MODELS_PACKAGE}/{name}.py": text}
+
+    jobs: list[Render] = [package, *(functools.partial(module, *entry) for entry in plan.modules)]
+    _MODELS_JOBS.clear()
+    _MODELS_JOBS[id(ir.models)] = (ir.models, key, jobs)
+    return jobs

@@ -9,6 +9,7 @@ place blocks and fixed text. models.py is `models_module`'s; tools.json is data,
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from ..model.ir import (
 from ..model.surfaces import SurfacesIR
 from . import layout, pysource
 from .imports import Imports, type_names
+from .jobs import Render
 from .models_module import render_models
 from .pysource import Node, PyCode
 from .server_surfaces import render_server_surfaces
@@ -39,7 +41,10 @@ from .surfaces import render_resources_class, render_surface_methods
 from .templates import file_header, render_template
 from .typenodes import TypeNames, type_node
 
-__all__ = ["render_cli_main", "render_client", "render_server"]
+__all__ = ["SERVER_USER_FILES", "render_cli_main", "render_client", "render_server"]
+
+# the files of a server package that are the user's once written (never overwritten)
+SERVER_USER_FILES = frozenset({"handlers.py"})
 
 _CLASS = " " * 4
 _DEFAULT_CHARS = 120  # of a schema default shown in a method's docstring
@@ -297,8 +302,13 @@ def render_cli_main(ir: PackageIR, *, cli_name: str | None = None) -> str:
     )
 
 
-def render_client(ir: PackageIR, *, cli_name: str | None = None) -> dict[str, str]:
-    """`__init__.py`, `models.py` and `_models/`, `client.py`, `__main__.py`."""
+def render_client(ir: PackageIR, *, cli_name: str | None = None) -> list[Render]:
+    """The jobs (`jobs.Render`) of `__init__.py`, `client.py` and `__main__.py`, then of models.py and
+    `_models/`."""
+    return [functools.partial(_render_client, ir, cli_name), *render_models(ir)]
+
+
+def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
     imports = Imports(future=True)  # annotations name models: evaluated never, so nothing is built
     fixed = {
         "RUNTIME_API_VERSION": imports.add("mcpgen_runtime._version", "RUNTIME_API_VERSION"),
@@ -315,21 +325,19 @@ def render_client(ir: PackageIR, *, cli_name: str | None = None) -> dict[str, st
         imports.add(".", "models", "_m")
     _check_method_names(ir, imports.locals() | taken | {"Resources"})
     header = file_header(ir)
-    client = render_template(
-        "client/client.py.jinja",
-        header=header,
-        imports=imports.block(),
-        sync_methods=pysource.join([*(m.sync for m in methods), *surfaces.sync], "\n\n"),
-        async_methods=pysource.join([*(m.async_ for m in methods), *surfaces.async_], "\n\n"),
-        resources=resources,
-        **_runtime_check_context(ir),
-    )
     return {
         "__init__.py": render_template(
             "client/__init__.py.jinja", header=header, has_resources=resources is not None
         ),
-        **render_models(ir),
-        "client.py": client,
+        "client.py": render_template(
+            "client/client.py.jinja",
+            header=header,
+            imports=imports.block(),
+            sync_methods=pysource.join([*(m.sync for m in methods), *surfaces.sync], "\n\n"),
+            async_methods=pysource.join([*(m.async_ for m in methods), *surfaces.async_], "\n\n"),
+            resources=resources,
+            **_runtime_check_context(ir),
+        ),
         "__main__.py": render_cli_main(ir, cli_name=cli_name),
     }
 
@@ -353,10 +361,15 @@ def _server_module_imports(ir: PackageIR, imports: Imports) -> None:
             imports.add("mcpgen_runtime.server", "ToolReturn")
 
 
-def render_server(ir: PackageIR, surfaces: SurfacesIR | None = None) -> tuple[dict[str, str], dict[str, str]]:
-    """(generator-owned files, user files): `__init__.py`, `models.py`, `base.py`, `__main__.py`;
-    `handlers.py`. `surfaces`: resources, templates and prompts (server_surfaces.py)."""
-    surfaces = surfaces if surfaces is not None else SurfacesIR()
+def render_server(ir: PackageIR, surfaces: SurfacesIR | None = None) -> list[Render]:
+    """The jobs (`jobs.Render`) of `__init__.py`, `base.py`, `__main__.py` and the user's `handlers.py`
+    (`SERVER_USER_FILES`), then models.py and `_models/`. `surfaces`: resources, templates and
+    prompts (server_surfaces.py)."""
+    shown = surfaces if surfaces is not None else SurfacesIR()
+    return [functools.partial(_render_server, ir, shown), *render_models(ir)]
+
+
+def _render_server(ir: PackageIR, surfaces: SurfacesIR) -> dict[str, str]:
     header = file_header(ir)
     base_imports = Imports(future=True)  # annotations name models: evaluated never, so nothing is built
     fixed = {
@@ -411,9 +424,8 @@ def render_server(ir: PackageIR, surfaces: SurfacesIR | None = None) -> tuple[di
             indent="",
         ),
     )
-    files = {
+    return {
         "__init__.py": render_template("server/__init__.py.jinja", header=header),
-        **render_models(ir),
         "base.py": base,
         "__main__.py": render_template(
             "server/__main__.py.jinja",
@@ -424,5 +436,5 @@ def render_server(ir: PackageIR, surfaces: SurfacesIR | None = None) -> tuple[di
                 indent="",
             ),
         ),
+        "handlers.py": handlers_py,
     }
-    return files, {"handlers.py": handlers_py}

@@ -24,7 +24,7 @@ import pytest
 from codegen import pipeline
 from codegen.model import naming
 from codegen.pipeline import build_client, build_server
-from codegen.render import black_format, imports, models_module, syntax, toolsjson
+from codegen.render import black_format, imports, models_module, toolsjson
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
 from mcpgen_runtime._version import __version__
 from mcpgen_runtime.types import UNSET, Unset
@@ -83,10 +83,9 @@ def clear_generator_caches() -> None:
     """Forget everything the generator memoises between builds (IR, models text, type nodes, black
     fallbacks)."""
     pipeline._IR_CACHE.clear()
-    models_module._MODELS_TEXT.clear()
+    models_module._MODELS_JOBS.clear()
     imports._TYPE_MEMO.clear()
     toolsjson._TOOLS_JSON.clear()
-    syntax._CHECKED.clear()
     black_format._black_statement.cache_clear()
 
 
