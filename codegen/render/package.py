@@ -362,52 +362,66 @@ def _server_module_imports(ir: PackageIR, imports: Imports) -> None:
 
 
 def render_server(ir: PackageIR, surfaces: SurfacesIR | None = None) -> list[Render]:
-    """The jobs (`jobs.Render`) of `__init__.py`, `base.py`, `__main__.py` and the user's `handlers.py`
-    (`SERVER_USER_FILES`), then models.py and `_models/`. `surfaces`: resources, templates and
-    prompts (server_surfaces.py)."""
+    """The jobs (`jobs.Render`) of `__init__.py`, `base.py` and `__main__.py`, of the user's
+    `handlers.py` (`SERVER_USER_FILES`), then of models.py and `_models/`. `surfaces`: resources,
+    templates and prompts (server_surfaces.py)."""
     shown = surfaces if surfaces is not None else SurfacesIR()
-    return [functools.partial(_render_server, ir, shown), *render_models(ir)]
+    return [
+        functools.partial(_render_server_base, ir, shown),
+        functools.partial(_render_handlers, ir, shown),
+        *render_models(ir),
+    ]
 
 
-def _render_server(ir: PackageIR, surfaces: SurfacesIR) -> dict[str, str]:
+def _render_server_base(ir: PackageIR, surfaces: SurfacesIR) -> dict[str, str]:
     header = file_header(ir)
-    base_imports = Imports(future=True)  # annotations name models: evaluated never, so nothing is built
+    imports = Imports(future=True)  # annotations name models: evaluated never, so nothing is built
     fixed = {
-        "RUNTIME_API_VERSION": base_imports.add("mcpgen_runtime._version", "RUNTIME_API_VERSION"),
-        "ToolBinding": base_imports.add("mcpgen_runtime.server", "ToolBinding"),
-        "ToolServer": base_imports.add("mcpgen_runtime.server", "ToolServer"),
-        "load_package_tools": base_imports.add("mcpgen_runtime.tools", "load_package_tools"),
+        "RUNTIME_API_VERSION": imports.add("mcpgen_runtime._version", "RUNTIME_API_VERSION"),
+        "ToolBinding": imports.add("mcpgen_runtime.server", "ToolBinding"),
+        "ToolServer": imports.add("mcpgen_runtime.server", "ToolServer"),
+        "load_package_tools": imports.add("mcpgen_runtime.tools", "load_package_tools"),
     }
     taken = set(fixed) | {"ServerBase", "_m", "_GENERATOR", "_RUNTIME_API", "ToolContext", "ToolReturn"}
-    # handlers.py declares the same handlers as base.py: laid out once, each module importing what
-    # their annotations name
-    user_imports = Imports(future=True)
-    user_imports.add(".base", "ServerBase")
-    names = type_names(base_imports, user_imports, prefix="_m")
-    handlers = [_handler(tool, names, "ToolReturn") for tool in ir.tools]
-    bindings = _bindings(ir)
-    _server_module_imports(ir, base_imports)
-    _check_method_names(ir, base_imports.locals() | taken)
-    class_names = _server_class_names(ir)
-    extra = render_server_surfaces(surfaces, base_imports, taken=class_names, base=True)
+    handlers = _handlers(ir, imports)
+    _check_method_names(ir, imports.locals() | taken)
+    extra = render_server_surfaces(surfaces, imports, taken=_server_class_names(ir), base=True)
     base = render_template(
         "server/base.py.jinja",
         header=header,
-        imports=base_imports.block(),
-        handlers=pysource.join([*(h.method for h in handlers), *extra.methods], "\n\n"),
-        bindings=bindings,
+        imports=imports.block(),
+        handlers=pysource.join([*handlers, *extra.methods], "\n\n"),
+        bindings=_bindings(ir),
         surfaces=extra.attributes,
         has_tools=bool(ir.tools),
         **_runtime_check_context(ir),
     )
+    return {
+        "__init__.py": render_template("server/__init__.py.jinja", header=header),
+        "base.py": base,
+        "__main__.py": render_template(
+            "server/__main__.py.jinja",
+            header=header,
+            module_doc=pysource.docstring(
+                f"Serve the tools: `python -m {ir.package} --http --port 8000` or "
+                f"`python -m {ir.package} --stdio`.",
+                indent="",
+            ),
+        ),
+    }
 
-    _server_module_imports(ir, user_imports)
-    user_extra = render_server_surfaces(surfaces, user_imports, taken=class_names, base=False)
-    handlers_py = render_template(
+
+def _render_handlers(ir: PackageIR, surfaces: SurfacesIR) -> dict[str, str]:
+    """handlers.py: the same handlers as base.py (a job of its own, so the two render side by side)."""
+    imports = Imports(future=True)
+    imports.add(".base", "ServerBase")
+    handlers = _handlers(ir, imports)
+    extra = render_server_surfaces(surfaces, imports, taken=_server_class_names(ir), base=False)
+    text = render_template(
         "server/handlers.py.jinja",
-        header=header,
-        imports=user_imports.block(),
-        handlers=pysource.join([*(h.method for h in handlers), *user_extra.methods], "\n\n"),
+        header=file_header(ir),
+        imports=imports.block(),
+        handlers=pysource.join([*handlers, *extra.methods], "\n\n"),
         module_doc=pysource.docstring(
             "Tool handlers: override each method, then serve with\n"
             f"`python -m {ir.package} --http --port 8000` or `python -m {ir.package} --stdio`.\n\n"
@@ -424,17 +438,12 @@ def _render_server(ir: PackageIR, surfaces: SurfacesIR) -> dict[str, str]:
             indent="",
         ),
     )
-    return {
-        "__init__.py": render_template("server/__init__.py.jinja", header=header),
-        "base.py": base,
-        "__main__.py": render_template(
-            "server/__main__.py.jinja",
-            header=header,
-            module_doc=pysource.docstring(
-                f"Serve the tools: `python -m {ir.package} --http --port 8000` or "
-                f"`python -m {ir.package} --stdio`.",
-                indent="",
-            ),
-        ),
-        "handlers.py": handlers_py,
-    }
+    return {"handlers.py": text}
+
+
+def _handlers(ir: PackageIR, imports: Imports) -> list[PyCode]:
+    """Every tool's handler, its annotations imported into `imports` with what a server module needs."""
+    names = type_names(imports, prefix="_m")
+    handlers = [_handler(tool, names, "ToolReturn").method for tool in ir.tools]
+    _server_module_imports(ir, imports)
+    return handlers
