@@ -37,9 +37,10 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
-from .errors import InternalGeneratorError
+from .errors import Diagnostic, InternalGeneratorError, SpecValidationError
 from .model.build import build_ir
 from .model.ir import PackageIR
+from .parallel import Beside, can_fork
 from .render.black_format import BLACK_DEFAULTS, Style, format_python, formatting
 from .render.deploy import deploy_files
 from .render.jobs import Render
@@ -49,9 +50,18 @@ from .render.project import ProjectMeta, render_project
 from .render.syntax import Methods
 from .render.syntax import check as check_syntax
 from .render.toolsjson import surfaces_json, tools_json
-from .spec import GeneratedPackage, GeneratedProject, ValidatedSpec
+from .spec import GeneratedPackage, GeneratedProject, LoadedSpec, ValidatedSpec
+from .validate.checks import validate
 
-__all__ = ["PY_TYPED", "build_client", "build_project", "build_server", "generator_fingerprint", "input_key"]
+__all__ = [
+    "PY_TYPED",
+    "build_client",
+    "build_project",
+    "build_server",
+    "generator_fingerprint",
+    "input_key",
+    "validate_and_model",
+]
 
 # PEP 561: every generated package is typed, so a package shipped inside a user's own wheel is
 # checked by mypy and pyright rather than reported `import-untyped` (an empty marker: not partial).
@@ -130,18 +140,83 @@ def _check_package_name(package: str) -> None:
         raise InternalGeneratorError(f"package name {package!r} is not a dotted Python identifier")
 
 
+# below this many tools validating costs too little to be worth modelling beside it
+_MODEL_BESIDE_TOOLS = 100
+
+
+def validate_and_model(loaded: LoadedSpec, *, strict: bool, skip_invalid: bool = False) -> ValidatedSpec:
+    """`validate(loaded)`, and the IR the build_client / build_server that follow will need.
+
+    For a large spec the two run side by side: a forked copy validates (`parallel.Beside`) while
+    this process models the tools as loaded. That IR is kept only when validation let every tool
+    and surface through unchanged, which makes it the IR of the validated spec; otherwise, or if
+    modelling unvalidated input failed, it is dropped (its error, if any, is validation's to
+    report) and the builds model the validated spec as usual. Modelling is bounded on any input
+    (model/schemadoc.py: SCHEMA-11)."""
+    check = functools.partial(_validated_or_diagnostics, loaded, strict, skip_invalid)
+    if len(loaded.tools) < _MODEL_BESIDE_TOOLS or not can_fork():
+        return _validated(check())
+    beside = Beside(check)
+    try:
+        assumed = ValidatedSpec(
+            source=loaded.source,
+            tools=list(loaded.tools),
+            digest=loaded.digest,
+            warnings=[],
+            resources=loaded.resources,
+            resource_templates=loaded.resource_templates,
+            prompts=loaded.prompts,
+        )
+        try:
+            ir: PackageIR | None = build_ir(assumed, package="_")
+        except Exception:  # unvalidated input: validation reports what is wrong with it
+            ir = None
+        validated = _validated(beside.result())
+    finally:
+        beside.cancel()
+    if ir is not None and _same_input(assumed, validated):
+        _remember_ir(validated, ir)
+    return validated
+
+
+def _validated_or_diagnostics(
+    loaded: LoadedSpec, strict: bool, skip_invalid: bool
+) -> ValidatedSpec | list[Diagnostic]:
+    """What `validate` returns or, for an invalid spec, the diagnostics it raises (an exception
+    that does not survive pickling intact)."""
+    try:
+        return validate(loaded, strict=strict, skip_invalid=skip_invalid)
+    except SpecValidationError as exc:
+        return list(exc.diagnostics)
+
+
+def _validated(outcome: ValidatedSpec | list[Diagnostic]) -> ValidatedSpec:
+    if isinstance(outcome, ValidatedSpec):
+        return outcome
+    raise SpecValidationError(outcome)
+
+
+def _same_input(known: ValidatedSpec, spec: ValidatedSpec) -> bool:
+    """Whether the IR of `known` is the IR of `spec`, but for the source its headers name."""
+    return (
+        known.digest == spec.digest
+        and known.tools == spec.tools  # the same list: one comparison of identities per tool
+        and (known.resources, known.resource_templates, known.prompts)
+        == (spec.resources, spec.resource_templates, spec.prompts)
+    )
+
+
 def _ir_for(spec: ValidatedSpec, package: str) -> PackageIR:
-    """build_ir, reused for the same spec object (client and server of one source)."""
-    hit = _IR_CACHE.get(id(spec))
-    if (
-        hit is not None
-        and hit[0] is spec
-        and hit[1].digest == spec.digest
-        and len(hit[1].tools) == len(spec.tools)
-    ):
-        return dataclasses.replace(hit[1], package=package)
-    ir = build_ir(spec, package=package)
-    _IR_CACHE[id(spec)] = (spec, ir)
+    """build_ir, reused for the same tools (a client and a server of one source; a spec whose source
+    was renamed for the headers); the package name and the source are the caller's."""
+    hit = _IR_CACHE.get(id(spec.tools))
+    if hit is not None and _same_input(hit[0], spec):
+        return dataclasses.replace(hit[1], package=package, source=spec.source)
+    return _remember_ir(spec, build_ir(spec, package=package))
+
+
+def _remember_ir(spec: ValidatedSpec, ir: PackageIR) -> PackageIR:
+    _IR_CACHE[id(spec.tools)] = (spec, ir)  # the spec keeps its tool list, and so the id, alive
     while len(_IR_CACHE) > _IR_CACHE_SIZE:
         del _IR_CACHE[next(iter(_IR_CACHE))]
     return ir

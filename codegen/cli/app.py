@@ -10,7 +10,7 @@ import click
 from mcpgen_runtime._version import PROTOCOL_VERSION, __version__
 
 from .auth import auth_group
-from .common import CONTEXT_SETTINGS
+from .common import CONTEXT_SETTINGS, PROGRAM
 from .diff import diff
 from .generate import client, generate, server
 from .inspect import snapshot, validate
@@ -25,7 +25,7 @@ class _Command(click.Group):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            return self.main(*args, **kwargs)
+            return self.main(*args, obj=PROGRAM, **kwargs)
         finally:
             # The interpreter's last act is a full collection over every object still alive: for
             # a 1,000-tool package, half a second spent looking for cycles in memory about to be

@@ -27,6 +27,7 @@ from .common import (
     Checked,
     Failed,
     add_stubs_option,
+    batch,
     check_spec,
     config_source,
     display_path,
@@ -137,6 +138,7 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @max_response_option
 @login_options
 @reports_errors
+@batch
 def client(
     source: str | None,
     out: Path | None,
@@ -240,6 +242,7 @@ def client(
 @header_option
 @login_options
 @reports_errors
+@batch
 def server(
     source: str | None,
     out: Path,
@@ -391,7 +394,7 @@ def _generate_one(
     require_source(source, stdio, headers)
     style = project_style(out, line_length=line_length)
     loaded = stages.load_spec(source, stdio, headers, login, era, max_response_bytes)
-    validated = _header_source(usable_spec(check_spec(loaded, strict, skip_invalid)), source, out)
+    validated = _header_source(usable_spec(check_spec(loaded, strict, skip_invalid, model=True)), source, out)
     name = package or default_package_name(source, stdio, kind)
     pkg = stages.build_package(kind, validated, name, style)
     report = write_package(out, pkg, overwrite_user_files=overwrite)
@@ -433,7 +436,8 @@ def _generate_project(
     pkg_name = package or default_package_name(source, stdio, "client")
     meta = project_meta(pkg_name, loaded.server_info, name, version)  # before the work: errors first
     # relative to the project root above DIR: DIR's own pyproject.toml must not move it between runs
-    validated = _header_source(usable_spec(check_spec(loaded, strict, skip_invalid)), source, project.parent)
+    checked = check_spec(loaded, strict, skip_invalid, model=True)
+    validated = _header_source(usable_spec(checked), source, project.parent)
     built = stages.build_project(validated, pkg_name, meta, style)
     report = write_project(project, built)
     _print_report(report.package, None)
@@ -537,6 +541,7 @@ def _print_diffs(diffs: Iterable[FileDiff], *, tools_shown: bool = False) -> Non
 @skip_invalid_option
 @add_stubs_option
 @reports_errors
+@batch
 def generate(check: bool, config_path: Path | None, skip_invalid: bool, add_stubs: bool) -> None:
     """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
 
@@ -840,7 +845,7 @@ def _validated_for(
         if isinstance(spec_or_error, McpgenError):
             checked[key] = spec_or_error
         else:
-            result = check_spec(spec_or_error, target.strict, target.skip_invalid)
+            result = check_spec(spec_or_error, target.strict, target.skip_invalid, model=True)
             checked[key] = result
             if result.usable:  # warnings once per source; errors are reported per target below
                 for diagnostic in result.warnings:

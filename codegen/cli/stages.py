@@ -77,7 +77,15 @@ def load_spec(
 
 
 @_collector_paused
-def validate_spec(spec: LoadedSpec, strict: bool, skip_invalid: bool = False) -> ValidatedSpec:
+def validate_spec(
+    spec: LoadedSpec, strict: bool, skip_invalid: bool = False, *, model: bool = False
+) -> ValidatedSpec:
+    """`model`: packages are built next, so their model is built meanwhile
+    (`pipeline.validate_and_model`)."""
+    if model:
+        from ..pipeline import validate_and_model
+
+        return validate_and_model(spec, strict=strict, skip_invalid=skip_invalid)
     from ..validate.checks import validate
 
     return validate(spec, strict=strict, skip_invalid=skip_invalid)

@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
-from .parallel import shared_map
+from ..parallel import shared_map
 
 __all__ = ["Render", "run"]
 

@@ -23,7 +23,8 @@ def check(path: str, text: str, classes: tuple[str, ...] = ()) -> Methods:
     """Compile `text` as module `path`; the methods each of `classes` defines (a class the module
     lacks is left out). Raises InternalGeneratorError for a syntax error."""
     try:
-        code = compile(text, path, "exec", dont_inherit=True)
+        # optimize=2: docstrings are parsed, then dropped rather than compiled into constants
+        code = compile(text, path, "exec", dont_inherit=True, optimize=2)
     except SyntaxError as exc:
         raise InternalGeneratorError(
             f"generated {path} is not valid Python (line {exc.lineno}: {exc.msg}); this is a bug in mcpgen"

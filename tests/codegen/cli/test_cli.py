@@ -6,6 +6,7 @@ about the CLI's own behaviour; tests marked `needs_pipeline` run the real codege
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
@@ -663,3 +664,27 @@ def test_a_large_catalogs_model_modules_are_reported_as_one_line_per_folder() ->
         ("_models/", " (7 files)"),
         ("deploy/nginx.conf", ""),
     ]
+
+
+@needs_pipeline
+def test_generator_commands_run_as_a_program_without_the_cycle_collector(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """As the `mcpgen` program, client, server and generate run with CPython's cyclic collector off
+    (they end when done, common.batch); other commands, and any command under CliRunner, keep it."""
+    probe = (
+        "import atexit, gc; atexit.register(lambda: print('collector', gc.isenabled()));"
+        "from codegen.cli import main; main()"
+    )
+    for args, enabled in (
+        (["client", WEATHER, "-o", tmp_path / "out", "--package", "w_client"], False),
+        (["server", WEATHER, "-o", tmp_path / "out", "--package", "w_server"], False),
+        (["validate", WEATHER], True),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *map(str, args)], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[-1] == f"collector {enabled}"
+    assert run(runner, "client", WEATHER, "-o", tmp_path / "again", "--package", "w_client").exit_code == 0
+    assert gc.isenabled()

@@ -1,4 +1,4 @@
-"""The two-process map the generator renders with (codegen/render/parallel.py): the same results
+"""The two-process map the generator renders with (codegen/parallel.py): the same results
 as a plain loop, every job run once, a job that fails in the forked copy raised here, and no fork
 while another thread runs."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codegen.render import parallel
+from codegen import parallel
 
 pytestmark = pytest.mark.skipif(not parallel.can_fork(), reason="forks only on Linux with one thread")
 
@@ -80,3 +80,27 @@ def test_no_fork_while_another_thread_runs(tmp_path: Path) -> None:
         stop.set()
         thread.join()
     assert results == [i * i for i in range(8)] and set(pids) == {os.getpid()}
+
+
+def test_beside_answers_from_the_copy_and_raises_here() -> None:
+    parent = os.getpid()
+    beside = parallel.Beside(lambda: {"pid": os.getpid(), "value": [1, "two"]})
+    answer = beside.result()
+    assert answer["value"] == [1, "two"] and answer["pid"] != parent
+    assert beside.ready() and beside.result() is answer
+
+    def failing() -> int:
+        raise ValueError(f"failed in {os.getpid()}")
+
+    with pytest.raises(ValueError, match=f"failed in {parent}"):  # run again here, raised here
+        parallel.Beside(failing).result()
+
+
+def test_beside_cancelled_leaves_no_process() -> None:
+    beside = parallel.Beside(lambda: threading.Event().wait(60))
+    copy = beside._copy
+    assert copy is not None and copy._pid is not None
+    pid = copy._pid
+    beside.cancel()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped: no such child
