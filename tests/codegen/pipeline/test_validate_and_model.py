@@ -98,7 +98,7 @@ def test_a_skipped_tool_is_not_in_the_model(tmp_path: Path, monkeypatch: pytest.
 
 def test_input_the_model_cannot_read_is_validations_to_report(tmp_path: Path) -> None:
     loaded = _spec(tmp_path, [*_weather(), {"name": 42, "inputSchema": []}])
-    with pytest.raises(SpecValidationError, match="MCPGEN-TOOL-SHAPE|TOOLS-07"):
+    with pytest.raises(SpecValidationError, match=r"MCPGEN-TOOL-SHAPE|TOOLS-07"):
         pipeline.validate_and_model(loaded, strict=False)
 
 
