@@ -61,7 +61,8 @@ from .project import project_meta, project_options
 from .stages import Kind
 
 if TYPE_CHECKING:
-    from ..spec import LoadedSpec, ValidatedSpec
+    from ..parallel import Beside
+    from ..spec import GeneratedPackage, LoadedSpec, ValidatedSpec
     from ..write.project import ProjectReport
 
 __all__ = ["client", "default_package_name", "generate", "package_names", "server"]
@@ -599,18 +600,24 @@ def _run_targets(config: GenerateConfig, *, check: bool, add_stubs: bool = False
     """Build every target (each source loaded and validated once); returns (failed, stale).
 
     A target whose manifest records the same input key and whose files still have their recorded
-    digests is fresh without being built (`write.is_fresh`)."""
+    digests is fresh without being built (`write.is_fresh`). A package is written by a forked copy
+    while the next target builds (`_Writing`); one write at a time, reported in target order."""
     checked: dict[tuple[Path, bool, bool], Checked | McpgenError] = {}
     loaded: dict[Path, LoadedSpec | McpgenError] = {}
     digests: dict[Path, str] = {}
     failed = stale = 0
+    writing: _Writing | None = None
     for target in config.targets:
         try:
             if target.project is not None:
+                failed += _finish(writing, config, add_stubs)
+                writing = None
                 stale += _run_project_target(target, loaded, checked, check=check)
                 continue
             key = _input_key(target, loaded, digests)
             if key is not None and is_fresh(target.output, target.package, key):
+                failed += _finish(writing, config, add_stubs)
+                writing = None
                 click.echo(
                     f"fresh: {display_path(target.output / target.package)}"
                     if check
@@ -624,36 +631,75 @@ def _run_targets(config: GenerateConfig, *, check: bool, add_stubs: bool = False
             validated = _validated_for(target, loaded, checked)
             built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
             pkg = dataclasses.replace(built, input_key=key)
-            if check:
-                diffs = check_package(target.output, pkg)
-                if diffs:
-                    stale += 1
-                    where = display_path(target.output / target.package)
-                    click.echo(f"stale: {where} (target #{target.index})")
-                    # tools.json as generated: the definitions are those on disk, no tool changed
-                    tools_changed = any(diff.path == "tools.json" for diff in diffs)
-                    shown = tools_changed and _print_tool_changes(target, validated)
-                    _print_diffs(diffs, tools_shown=shown)
-                else:
-                    click.echo(f"fresh: {display_path(target.output / target.package)}")
+            failed += _finish(writing, config, add_stubs)
+            writing = None
+            if not check:
+                writing = _Writing.start(target, pkg)
+                continue
+            diffs = check_package(target.output, pkg)
+            if diffs:
+                stale += 1
+                where = display_path(target.output / target.package)
+                click.echo(f"stale: {where} (target #{target.index})")
+                # tools.json as generated: the definitions are those on disk, no tool changed
+                tools_changed = any(diff.path == "tools.json" for diff in diffs)
+                shown = tools_changed and _print_tool_changes(target, validated)
+                _print_diffs(diffs, tools_shown=shown)
             else:
-                _print_report(write_package(target.output, pkg), None)
-                _remind_console_script(config, target)
-            if target.kind == "server" and _report_handlers(
-                target.output / target.package,
-                target.package,
-                pkg.files,
-                functools.partial(pkg.user_files.get, "handlers.py"),
-                add_stubs=add_stubs,
-                generated=pkg.user_files.get("handlers.py"),
-            ):
+                click.echo(f"fresh: {display_path(target.output / target.package)}")
+            if _handlers_broken(target, pkg, add_stubs):
                 raise Failed
         except Failed:
             failed += 1
         except McpgenError as exc:
             failed += 1
             report_error(exc, prefix=f"{target.describe()}: ")
-    return failed, stale
+    return failed + _finish(writing, config, add_stubs), stale
+
+
+@dataclasses.dataclass(frozen=True)
+class _Writing:
+    """A target's package being written (`write_package`) by a forked copy of this process while
+    the next target builds (`parallel.Beside`; written here, when it is joined, where no copy can
+    be forked). A failed write is done again here, raising its error."""
+
+    target: TargetConfig
+    package: GeneratedPackage
+    report: Beside[WriteReport]
+
+    @classmethod
+    def start(cls, target: TargetConfig, package: GeneratedPackage) -> _Writing:
+        from ..parallel import Beside
+
+        return cls(target, package, Beside(functools.partial(write_package, target.output, package)))
+
+
+def _finish(writing: _Writing | None, config: GenerateConfig, add_stubs: bool) -> int:
+    """Wait for a target's write and report it (and a server's handlers.py): 1 when it failed."""
+    if writing is None:
+        return 0
+    target = writing.target
+    try:
+        _print_report(writing.report.result(), None)
+        _remind_console_script(config, target)
+        if _handlers_broken(target, writing.package, add_stubs):
+            return 1
+    except McpgenError as exc:
+        report_error(exc, prefix=f"{target.describe()}: ")
+        return 1
+    return 0
+
+
+def _handlers_broken(target: TargetConfig, pkg: GeneratedPackage, add_stubs: bool) -> bool:
+    """A server target's handlers.py against the package just built (`_report_handlers`)."""
+    return target.kind == "server" and _report_handlers(
+        target.output / target.package,
+        target.package,
+        pkg.files,
+        functools.partial(pkg.user_files.get, "handlers.py"),
+        add_stubs=add_stubs,
+        generated=pkg.user_files.get("handlers.py"),
+    )
 
 
 def _run_project_target(

@@ -200,3 +200,19 @@ def test_spec_edit_report_is_compact(project: Path) -> None:
     assert "    +    added: bool | None = None" in lines  # the diff of what changed is there (models.py)
     assert "A changed description." in out
     assert len(lines) < 120, out  # was 250 lines with every header and tools.json diffed
+
+
+def test_a_write_that_fails_is_reported_for_its_target_and_the_next_is_written(project: Path) -> None:
+    """Each package is written by a forked copy while the next target builds (cli/generate.py
+    `_Writing`): a refused write is still reported for its own target, in order, and the other
+    target is written."""
+    (project / "gen").mkdir()
+    in_the_way = project / "gen" / "demo_client"
+    in_the_way.write_text("a file where the package would go\n", "utf-8")
+    code, output = _run(project)
+    assert code == 1
+    refused = output.index("error: target #1 (client 'demo_client' from specs/shapes.json): ")
+    assert "exists and is not a directory" in output[refused:].splitlines()[0]
+    assert refused < output.index("gen/demo_server: 15 created")
+    assert in_the_way.read_text("utf-8") == "a file where the package would go\n"
+    assert (project / "gen" / "demo_server" / "base.py").is_file()
