@@ -200,7 +200,7 @@ def _same_input(known: ValidatedSpec, spec: ValidatedSpec) -> bool:
     """Whether the IR of `known` is the IR of `spec`, but for the source its headers name."""
     return (
         known.digest == spec.digest
-        and known.tools == spec.tools  # the same list: one comparison of identities per tool
+        and known.tools == spec.tools  # from the cache, the same list: identities compare
         and (known.resources, known.resource_templates, known.prompts)
         == (spec.resources, spec.resource_templates, spec.prompts)
     )

@@ -20,7 +20,7 @@ from .servers import servers
 __all__ = ["main"]
 
 
-class _Command(click.Group):
+class _Program(click.Group):
     """The group as a program (`mcpgen`, `main()`): the process ends when the command does."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -33,7 +33,7 @@ class _Command(click.Group):
             gc.freeze()
 
 
-@click.group(cls=_Command, context_settings=CONTEXT_SETTINGS)
+@click.group(cls=_Program, context_settings=CONTEXT_SETTINGS)
 @click.version_option(
     __version__,
     "--version",
