@@ -8,8 +8,9 @@ ever spliced into code.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .surfaces import SurfacesIR
 
@@ -38,6 +39,30 @@ __all__ = [
 
 JsonScalar = str | int | float | bool | None
 PrimName = Literal["str", "int", "float", "bool", "None", "Any"]
+
+_Frozen = TypeVar("_Frozen", bound=type)
+
+
+def _slot_init(cls: _Frozen) -> _Frozen:
+    """`cls`, a frozen dataclass with slots, with an `__init__` that stores each field through its
+    slot: the generated one gets past the frozen `__setattr__` with an `object.__setattr__` call
+    per field, which makes a FieldDef twice as dear to create (the model builder creates thousands).
+    Same signature and defaults (immutable ones only: no default factories), still frozen."""
+    names: list[str] = []
+    namespace: dict[str, Any] = {}
+    for item in dataclasses.fields(cls):
+        assert item.default_factory is dataclasses.MISSING, f"{cls.__name__}.{item.name}: a factory"
+        namespace[f"_set_{item.name}"] = cls.__dict__[item.name].__set__  # the slot's own descriptor
+        if item.default is dataclasses.MISSING:
+            names.append(item.name)
+        else:
+            namespace[f"_default_{item.name}"] = item.default
+            names.append(f"{item.name}=_default_{item.name}")
+    body = "".join(f"\n    _set_{item.name}(self, {item.name})" for item in dataclasses.fields(cls))
+    exec(f"def __init__(self, {', '.join(names)}):{body}", namespace)  # as `dataclasses` builds one
+    namespace["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
+    setattr(cls, "__init__", namespace["__init__"])  # noqa: B010 - mypy rejects `cls.__init__ = ...`
+    return cls
 
 
 # ---------------------------------------------------------------------------------------- types
@@ -131,12 +156,20 @@ def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
         return members[0]  # the most common case: nothing to flatten or merge
     if len(members) == 2:  # the common case: `T | None`
         first, second = members
-        if second is NONE and isinstance(first, _SIMPLE) and first != ANY:  # an optional field's type
-            return first if first == NONE else Union((first, NONE))
-        if isinstance(first, _SIMPLE) and isinstance(second, _SIMPLE) and first != ANY and second != ANY:
+        # `Any` and `None` told by class and name: cheaper than the dataclasses' `__eq__` here
+        first_prim = first.name if type(first) is Prim else None
+        if second is NONE and first_prim != "Any" and isinstance(first, _SIMPLE):  # an optional field's type
+            return first if first_prim == "None" else Union((first, NONE))
+        second_prim = second.name if type(second) is Prim else None
+        if (
+            first_prim != "Any"
+            and second_prim != "Any"
+            and isinstance(first, _SIMPLE)
+            and isinstance(second, _SIMPLE)
+        ):
             if first == second:
                 return first
-            return Union((second, first)) if first == NONE else Union((first, second))
+            return Union((second, first)) if first_prim == "None" else Union((first, second))
     flat: list[TypeExpr] = []
     stack = list(reversed(members))
     while stack:
@@ -170,17 +203,16 @@ def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
     return Union(tuple(out))
 
 
-def class_refs(expr: TypeExpr) -> list[str]:
-    """Names of the models.py classes `expr` mentions, in order of first appearance."""
-    found: list[str] = []
-    stack: list[TypeExpr] = [expr]
+def class_refs(*exprs: TypeExpr) -> list[str]:
+    """Names of the models.py classes `exprs` mention, in order of first appearance."""
+    found: dict[str, None] = {}
+    stack: list[TypeExpr] = list(reversed(exprs))
     while stack:
         node = stack.pop()
         if isinstance(node, _LEAVES):  # most of what a field type holds
             continue
         if isinstance(node, ModelRef):
-            if node.name not in found:
-                found.append(node.name)
+            found[node.name] = None
         elif isinstance(node, ListOf):
             stack.append(node.item)
         elif isinstance(node, DictOf):
@@ -191,12 +223,13 @@ def class_refs(expr: TypeExpr) -> list[str]:
             stack.extend(reversed(node.members))
         elif isinstance(node, Annotated):
             stack.append(node.union)
-    return found
+    return list(found)
 
 
 # --------------------------------------------------------------------------------------- models
 
 
+@_slot_init  # made by the thousand
 @dataclass(frozen=True, slots=True)
 class FieldDef:
     """One field of a BaseModel in models.py."""
@@ -212,6 +245,7 @@ class FieldDef:
     nullable: bool = False  # the schema itself allows null (not only: the field may be left out)
 
 
+@_slot_init  # made by the thousand
 @dataclass(frozen=True, slots=True)
 class ModelDef:
     """One class in models.py: a BaseModel with fields, or a RootModel[root]."""
@@ -244,6 +278,7 @@ class ModelsIR:
 # ---------------------------------------------------------------------------------------- tools
 
 
+@_slot_init  # made by the thousand
 @dataclass(frozen=True, slots=True)
 class ParamIR:
     """One field of a tool's input model, as a method parameter. An optional parameter defaults to
@@ -259,6 +294,7 @@ class ParamIR:
     description: str | None
 
 
+@_slot_init  # made by the thousand
 @dataclass(frozen=True, slots=True)
 class ToolIR:
     wire_name: str

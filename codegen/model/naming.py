@@ -263,6 +263,10 @@ def field_names(wire_names: Iterable[str]) -> Mapping[str, str]:
     snake_case from the allow-list; keywords, BaseModel members (`model_config`, `json`, ...) and
     builtin type names used in annotations (`str`, `list`, ...) get a trailing `_`; `_meta` becomes
     `meta`, `über` `uber`, `2fa` `field_2fa`; `get-user` / `getUser` / `get_user` share `get_user`
-    by the `assign_names` rules. The wire name is always kept as the field's alias.
+    by the `assign_names` rules. The wire name is always kept as the field's alias. (The order of
+    the mapping is not part of the answer.)
     """
-    return assign_names(wire_names, _field_identifier, taken=field_reserved_names())
+    names = {wire: _field_identifier(wire) for wire in wire_names}  # never a reserved name
+    if len(set(names.values())) == len(names):
+        return names  # the common case: every wire name keeps its own (as `assign_names` would say)
+    return assign_names(names, _field_identifier, taken=field_reserved_names())
