@@ -101,7 +101,9 @@ _SEPARATOR = re.compile(r"[^A-Za-z0-9]+")
 
 def words(text: str) -> list[str]:
     """ASCII words of `text`: `getUser-v2.list` -> [get, User, v2, list]; `über` -> [uber]."""
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    folded = text  # ASCII text is its own NFKD form
+    if not text.isascii():
+        folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     out: list[str] = []
     for chunk in _SEPARATOR.split(folded):
         out.extend(_WORD.findall(chunk))
@@ -122,14 +124,14 @@ def cap_length(name: str, *, style: Style = "snake") -> str:
 def _unreserved_identifier(text: str, style: Style, prefix: str | None) -> str:
     parts = words(text)
     if style == "snake":
-        name = "_".join(part.lower() for part in parts)
+        name = "_".join(parts).lower()
         lead = prefix if prefix is not None else "tool"
         if not name:
             name = lead
         elif name[0].isdigit():
             name = f"{lead}_{name}"
     else:
-        name = "".join(part[:1].upper() + part[1:].lower() for part in parts)
+        name = "".join([part.capitalize() for part in parts])  # ASCII words: first letter upper
         lead = prefix if prefix is not None else "Tool"
         if not name:
             name = lead

@@ -158,7 +158,12 @@ def own_constraints(node: Mapping[str, Any]) -> dict[str, Any]:
     no `$ref` and no `allOf` (callers must not change the result)."""
     if CONSTRAINT_KEYWORDS.isdisjoint(node):
         return _NO_CONSTRAINTS
-    return {k: node[k] for k in CONSTRAINT_KEYWORDS.intersection(node) if _finite_number(node[k])}
+    found: dict[str, Any] = {}
+    for keyword in CONSTRAINT_KEYWORDS.intersection(node):
+        value = node[keyword]
+        if _finite_number(value):
+            found[keyword] = value
+    return found
 
 
 _NO_CONSTRAINTS: Final[dict[str, Any]] = {}
