@@ -178,13 +178,18 @@ def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
             stack.extend(reversed(member.members))
         else:
             flat.append(member)
-    if any(member == ANY for member in flat):
-        return ANY
     literal_values: list[str | int | bool] = []
     out: list[TypeExpr] = []
     literal_at = -1
+    prim_names: set[str] = set()  # `Prim`s told apart by name: cheaper than the dataclasses' __eq__
     for member in flat:
-        if isinstance(member, Lit):
+        if type(member) is Prim:
+            if member.name == "Any":
+                return ANY
+            if member.name not in prim_names:
+                prim_names.add(member.name)
+                out.append(member)
+        elif isinstance(member, Lit):
             if literal_at < 0:
                 literal_at = len(out)
                 out.append(member)  # placeholder, replaced below
@@ -195,8 +200,8 @@ def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
             out.append(member)
     if literal_at >= 0:
         out[literal_at] = Lit(tuple(literal_values))
-    if NONE in out:
-        out.remove(NONE)
+    if "None" in prim_names:
+        out = [member for member in out if not (type(member) is Prim and member.name == "None")]
         out.append(NONE)
     if len(out) == 1:
         return out[0]

@@ -120,9 +120,14 @@ def cap_length(name: str, *, style: Style = "snake") -> str:
     return name[: MAX_IDENTIFIER - 8] + digest.upper()
 
 
+@functools.lru_cache(maxsize=65536)  # a name is made in several styles (a tool's class and method)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(words(text))
+
+
 @functools.lru_cache(maxsize=65536)  # the same property and tool names recur across a spec's schemas
 def _unreserved_identifier(text: str, style: Style, prefix: str | None) -> str:
-    parts = words(text)
+    parts = _words(text)
     if style == "snake":
         name = "_".join(parts).lower()
         lead = prefix if prefix is not None else "tool"

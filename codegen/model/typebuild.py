@@ -465,9 +465,9 @@ class TypeBuilder:
         node = doc.node(source) if source is not None else None
         bounds: Mapping[str, Any] = {}
         if source is not None and isinstance(node, dict):
-            if (doc.key, source) in self.facts_memo or "allOf" in node or source in doc.refs:
+            if "allOf" in node or source in doc.refs:
                 bounds = self.facts(doc, source, 0).constraints
-            else:  # no `$ref`, no `allOf`: the subschema's own bounds are all there is (no facts walk)
+            else:  # no `$ref`, no `allOf`: the subschema's own bounds are all its facts hold
                 bounds = own_constraints(node)
         return field_def(name, wire, type_, required, node, bounds, self.aliases)
 
