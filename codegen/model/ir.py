@@ -147,6 +147,7 @@ NONE = Prim("None")
 
 _SIMPLE = (Prim, ListOf, DictOf, ModelRef, AliasRef, TupleOf, Annotated)  # no Union to flatten, no Lit
 _LEAVES = (Prim, Lit, AliasRef)  # mention no class
+_LEAF_CLASSES = frozenset(_LEAVES)
 
 
 def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
@@ -214,19 +215,20 @@ def class_refs(*exprs: TypeExpr) -> list[str]:
     stack: list[TypeExpr] = list(reversed(exprs))
     while stack:
         node = stack.pop()
-        if isinstance(node, _LEAVES):  # most of what a field type holds
+        if type(node) in _LEAF_CLASSES:  # most of what a field type holds
             continue
-        if isinstance(node, ModelRef):
-            found[node.name] = None
-        elif isinstance(node, ListOf):
-            stack.append(node.item)
-        elif isinstance(node, DictOf):
-            stack.append(node.value)
-        elif isinstance(node, TupleOf):
-            stack.extend(reversed(node.items))
-        elif isinstance(node, Union):
+        # by exact class: a chain of isinstance calls costs more than the walk itself
+        if type(node) is Union:
             stack.extend(reversed(node.members))
-        elif isinstance(node, Annotated):
+        elif type(node) is ModelRef:
+            found[node.name] = None
+        elif type(node) is ListOf:
+            stack.append(node.item)
+        elif type(node) is DictOf:
+            stack.append(node.value)
+        elif type(node) is TupleOf:
+            stack.extend(reversed(node.items))
+        elif type(node) is Annotated:
             stack.append(node.union)
     return list(found)
 
