@@ -115,6 +115,8 @@ def split_pointer(pointer: str) -> list[str]:
         return []
     if not pointer.startswith("/"):
         raise PointerError(f"JSON pointer {pointer!r} must be empty or start with '/'")
+    if "~" not in pointer:
+        return pointer[1:].split("/")  # the common case: nothing escaped
     return [unescape_token(token) for token in pointer[1:].split("/")]
 
 
@@ -146,6 +148,14 @@ _JSON_TYPE_NAMES: Final = (
     (list, "array"),
     (Mapping, "object"),
 )
+_EXACT_JSON_TYPES: Final[Mapping[type, str]] = {
+    type(None): "null",
+    bool: "boolean",
+    int: "integer",
+    str: "string",
+    list: "array",
+    dict: "object",
+}
 
 
 def json_type(value: Any) -> str:
@@ -155,6 +165,9 @@ def json_type(value: Any) -> str:
     ("integer" matches any number with a zero fractional part, Validation §6.1.1), so `1.0` is an
     integer and `1.5` a number. Anything that is not JSON gives its Python type name.
     """
+    exact = _EXACT_JSON_TYPES.get(type(value))
+    if exact is not None:
+        return exact  # what a JSON parser makes (not float: typed by its value)
     if isinstance(value, float):
         return "integer" if value.is_integer() else "number"
     for python_type, name in _JSON_TYPE_NAMES:

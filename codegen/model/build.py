@@ -49,7 +49,7 @@ from ..spec import ValidatedSpec
 from . import naming
 from .classnames import ClassNames, ClassPlan, plan_classes
 from .fields import MAX_DESCRIPTION
-from .ir import NONE, ModelDef, ModelRef, ModelsIR, PackageIR, ParamIR, ToolIR, TypeExpr, Union, union
+from .ir import ModelDef, ModelRef, ModelsIR, PackageIR, ParamIR, Prim, ToolIR, TypeExpr, Union, union
 from .schemadoc import MAX_DEPTH, MAX_SECONDS, MAX_SUBSCHEMAS, MAX_VISITS, SchemaDoc
 from .shareddefs import plan_shared
 from .surfaces import build_surfaces
@@ -110,8 +110,9 @@ def _params(model: ModelDef) -> tuple[ParamIR, ...]:
     used: set[str] = set()
     names = {f.name: _param_name(f.name, used) for f in model.fields}  # in schema order: stable
     by_name = {f.name: f for f in model.fields}
+    required = set(model.required)
     ordered = [by_name[name] for name in model.required]
-    ordered += [f for f in model.fields if f.name not in model.required]
+    ordered += [f for f in model.fields if f.name not in required]
     params = []
     for f in ordered:
         scalar_default = f.has_default and (
@@ -133,8 +134,8 @@ def _params(model: ModelDef) -> tuple[ParamIR, ...]:
 
 
 def _without_none(type_: TypeExpr) -> TypeExpr:
-    if isinstance(type_, Union):
-        return union([m for m in type_.members if m != NONE])
+    if isinstance(type_, Union):  # `None` told by class and name: cheaper than the dataclasses' __eq__
+        return union([m for m in type_.members if not (type(m) is Prim and m.name == "None")])
     return type_
 
 

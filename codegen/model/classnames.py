@@ -9,6 +9,7 @@ from input order alone.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -77,6 +78,12 @@ def def_class_stems(schema: Mapping[str, Any], stem: str) -> dict[tuple[str, str
     return stems
 
 
+@functools.lru_cache(maxsize=4096)  # the same property names recur across a spec's schemas
+def _member_part(name: str) -> str:
+    """The part of a path name for the member `name` of `properties`, `$defs`, ..."""
+    return naming.identifier(name, style="pascal", prefix="Field")
+
+
 def path_name(pointer: str, root_class: str, def_classes: Mapping[tuple[str, str], str]) -> str:
     """A readable class name for the subschema at `pointer`, from its path (not yet unique): the
     root's class (or the `$defs` entry's stem) followed by one part per keyword on the way."""
@@ -92,7 +99,7 @@ def path_name(pointer: str, root_class: str, def_classes: Mapping[tuple[str, str
         keyword = tokens[i]
         nxt = tokens[i + 1] if i + 1 < len(tokens) else None
         if keyword in ("properties", "$defs", "definitions", "dependentSchemas") and nxt is not None:
-            parts.append(naming.identifier(nxt, style="pascal", prefix="Field"))
+            parts.append(_member_part(nxt))
             i += 2
         elif keyword == "patternProperties" and nxt is not None:
             parts.append("Value")

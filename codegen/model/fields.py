@@ -34,6 +34,15 @@ CONSTRAINT_KEYWORDS: Final = frozenset(CONSTRAINTS)
 
 _NUMBER: Final = Union((Prim("int"), Prim("float")))
 _PRIM_KINDS: Final = {"str": "string", "int": "integer"}  # Python type -> the JSON type bounds apply to
+# JSON type of a field -> the CONSTRAINTS that may apply to it, in CONSTRAINTS order
+_APPLICABLE: Final = {
+    kind: tuple(
+        (keyword, argument, applies)
+        for keyword, (argument, applies) in CONSTRAINTS.items()
+        if applies == kind or (applies == "number" and kind == "integer")
+    )
+    for kind in ("string", "integer", "number", "array")
+}
 
 
 def field_def(
@@ -119,17 +128,14 @@ def _field_constraints(type_: TypeExpr, found: Mapping[str, Any]) -> tuple[tuple
     if kind is None:
         return ()
     out: list[tuple[str, int | float]] = []
-    for keyword in [k for k in CONSTRAINTS if k in found]:  # in CONSTRAINTS order; usually one or two
-        argument, applies = CONSTRAINTS[keyword]
-        value = found[keyword]
+    for keyword, argument, applies in _APPLICABLE[kind]:
+        value = found.get(keyword)
         if value is None:
             continue
-        if applies == "number" and kind not in ("integer", "number"):
-            continue
-        if applies == "integer" and not (kind == "integer" and isinstance(value, int) and value > 0):
+        if applies == "integer" and not (isinstance(value, int) and value > 0):
             continue
         if applies in ("string", "array"):
-            if kind != applies or not (value >= 0 and float(value).is_integer()):
+            if not (value >= 0 and float(value).is_integer()):
                 continue
             value = int(value)
         elif isinstance(value, float) and value.is_integer() and abs(value) < 2**53:

@@ -8,8 +8,9 @@ ever spliced into code.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from .surfaces import SurfacesIR
 
@@ -38,6 +39,30 @@ __all__ = [
 
 JsonScalar = str | int | float | bool | None
 PrimName = Literal["str", "int", "float", "bool", "None", "Any"]
+
+_Frozen = TypeVar("_Frozen", bound=type)
+
+
+def _slot_init(cls: _Frozen) -> _Frozen:
+    """`cls`, a frozen dataclass with slots, with an `__init__` that stores each field through its
+    slot: the generated one gets past the frozen `__setattr__` with an `object.__setattr__` call
+    per field, which makes a FieldDef twice as dear to create (the model builder creates thousands).
+    Same signature and defaults (immutable ones only: no default factories), still frozen."""
+    names: list[str] = []
+    namespace: dict[str, Any] = {}
+    for item in dataclasses.fields(cls):
+        assert item.default_factory is dataclasses.MISSING, f"{cls.__name__}.{item.name}: a factory"
+        namespace[f"_set_{item.name}"] = cls.__dict__[item.name].__set__  # the slot's own descriptor
+        if item.default is dataclasses.MISSING:
+            names.append(item.name)
+        else:
+            namespace[f"_default_{item.name}"] = item.default
+            names.append(f"{item.name}=_default_{item.name}")
+    body = "".join(f"\n    _set_{item.name}(self, {item.name})" for item in dataclasses.fields(cls))
+    exec(f"def __init__(self, {', '.join(names)}):{body}", namespace)  # as `dataclasses` builds one
+    namespace["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
+    setattr(cls, "__init__", namespace["__init__"])  # noqa: B010 - mypy rejects `cls.__init__ = ...`
+    return cls
 
 
 # ---------------------------------------------------------------------------------------- types
@@ -122,6 +147,7 @@ NONE = Prim("None")
 
 _SIMPLE = (Prim, ListOf, DictOf, ModelRef, AliasRef, TupleOf, Annotated)  # no Union to flatten, no Lit
 _LEAVES = (Prim, Lit, AliasRef)  # mention no class
+_LEAF_CLASSES = frozenset(_LEAVES)
 
 
 def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
@@ -131,12 +157,20 @@ def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
         return members[0]  # the most common case: nothing to flatten or merge
     if len(members) == 2:  # the common case: `T | None`
         first, second = members
-        if second is NONE and isinstance(first, _SIMPLE) and first != ANY:  # an optional field's type
-            return first if first == NONE else Union((first, NONE))
-        if isinstance(first, _SIMPLE) and isinstance(second, _SIMPLE) and first != ANY and second != ANY:
+        # `Any` and `None` told by class and name: cheaper than the dataclasses' `__eq__` here
+        first_prim = first.name if type(first) is Prim else None
+        if second is NONE and first_prim != "Any" and isinstance(first, _SIMPLE):  # an optional field's type
+            return first if first_prim == "None" else Union((first, NONE))
+        second_prim = second.name if type(second) is Prim else None
+        if (
+            first_prim != "Any"
+            and second_prim != "Any"
+            and isinstance(first, _SIMPLE)
+            and isinstance(second, _SIMPLE)
+        ):
             if first == second:
                 return first
-            return Union((second, first)) if first == NONE else Union((first, second))
+            return Union((second, first)) if first_prim == "None" else Union((first, second))
     flat: list[TypeExpr] = []
     stack = list(reversed(members))
     while stack:
@@ -145,13 +179,18 @@ def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
             stack.extend(reversed(member.members))
         else:
             flat.append(member)
-    if any(member == ANY for member in flat):
-        return ANY
     literal_values: list[str | int | bool] = []
     out: list[TypeExpr] = []
     literal_at = -1
+    prim_names: set[str] = set()  # `Prim`s told apart by name: cheaper than the dataclasses' __eq__
     for member in flat:
-        if isinstance(member, Lit):
+        if type(member) is Prim:
+            if member.name == "Any":
+                return ANY
+            if member.name not in prim_names:
+                prim_names.add(member.name)
+                out.append(member)
+        elif isinstance(member, Lit):
             if literal_at < 0:
                 literal_at = len(out)
                 out.append(member)  # placeholder, replaced below
@@ -162,41 +201,42 @@ def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
             out.append(member)
     if literal_at >= 0:
         out[literal_at] = Lit(tuple(literal_values))
-    if NONE in out:
-        out.remove(NONE)
+    if "None" in prim_names:
+        out = [member for member in out if not (type(member) is Prim and member.name == "None")]
         out.append(NONE)
     if len(out) == 1:
         return out[0]
     return Union(tuple(out))
 
 
-def class_refs(expr: TypeExpr) -> list[str]:
-    """Names of the models.py classes `expr` mentions, in order of first appearance."""
-    found: list[str] = []
-    stack: list[TypeExpr] = [expr]
+def class_refs(*exprs: TypeExpr) -> list[str]:
+    """Names of the models.py classes `exprs` mention, in order of first appearance."""
+    found: dict[str, None] = {}
+    stack: list[TypeExpr] = list(reversed(exprs))
     while stack:
         node = stack.pop()
-        if isinstance(node, _LEAVES):  # most of what a field type holds
+        if type(node) in _LEAF_CLASSES:  # most of what a field type holds
             continue
-        if isinstance(node, ModelRef):
-            if node.name not in found:
-                found.append(node.name)
-        elif isinstance(node, ListOf):
-            stack.append(node.item)
-        elif isinstance(node, DictOf):
-            stack.append(node.value)
-        elif isinstance(node, TupleOf):
-            stack.extend(reversed(node.items))
-        elif isinstance(node, Union):
+        # by exact class: a chain of isinstance calls costs more than the walk itself
+        if type(node) is Union:
             stack.extend(reversed(node.members))
-        elif isinstance(node, Annotated):
+        elif type(node) is ModelRef:
+            found[node.name] = None
+        elif type(node) is ListOf:
+            stack.append(node.item)
+        elif type(node) is DictOf:
+            stack.append(node.value)
+        elif type(node) is TupleOf:
+            stack.extend(reversed(node.items))
+        elif type(node) is Annotated:
             stack.append(node.union)
-    return found
+    return list(found)
 
 
 # --------------------------------------------------------------------------------------- models
 
 
+@_slot_init  # made by the thousand
 @dataclass(frozen=True, slots=True)
 class FieldDef:
     """One field of a BaseModel in models.py."""
@@ -212,6 +252,7 @@ class FieldDef:
     nullable: bool = False  # the schema itself allows null (not only: the field may be left out)
 
 
+@_slot_init  # made by the thousand
 @dataclass(frozen=True, slots=True)
 class ModelDef:
     """One class in models.py: a BaseModel with fields, or a RootModel[root]."""
@@ -244,6 +285,7 @@ class ModelsIR:
 # ---------------------------------------------------------------------------------------- tools
 
 
+@_slot_init  # made by the thousand
 @dataclass(frozen=True, slots=True)
 class ParamIR:
     """One field of a tool's input model, as a method parameter. An optional parameter defaults to
@@ -259,6 +301,7 @@ class ParamIR:
     description: str | None
 
 
+@_slot_init  # made by the thousand
 @dataclass(frozen=True, slots=True)
 class ToolIR:
     wire_name: str

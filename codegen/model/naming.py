@@ -101,7 +101,9 @@ _SEPARATOR = re.compile(r"[^A-Za-z0-9]+")
 
 def words(text: str) -> list[str]:
     """ASCII words of `text`: `getUser-v2.list` -> [get, User, v2, list]; `über` -> [uber]."""
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    folded = text  # ASCII text is its own NFKD form
+    if not text.isascii():
+        folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     out: list[str] = []
     for chunk in _SEPARATOR.split(folded):
         out.extend(_WORD.findall(chunk))
@@ -118,18 +120,23 @@ def cap_length(name: str, *, style: Style = "snake") -> str:
     return name[: MAX_IDENTIFIER - 8] + digest.upper()
 
 
+@functools.lru_cache(maxsize=65536)  # a name is made in several styles (a tool's class and method)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(words(text))
+
+
 @functools.lru_cache(maxsize=65536)  # the same property and tool names recur across a spec's schemas
 def _unreserved_identifier(text: str, style: Style, prefix: str | None) -> str:
-    parts = words(text)
+    parts = _words(text)
     if style == "snake":
-        name = "_".join(part.lower() for part in parts)
+        name = "_".join(parts).lower()
         lead = prefix if prefix is not None else "tool"
         if not name:
             name = lead
         elif name[0].isdigit():
             name = f"{lead}_{name}"
     else:
-        name = "".join(part[:1].upper() + part[1:].lower() for part in parts)
+        name = "".join([part.capitalize() for part in parts])  # ASCII words: first letter upper
         lead = prefix if prefix is not None else "Tool"
         if not name:
             name = lead
@@ -263,6 +270,10 @@ def field_names(wire_names: Iterable[str]) -> Mapping[str, str]:
     snake_case from the allow-list; keywords, BaseModel members (`model_config`, `json`, ...) and
     builtin type names used in annotations (`str`, `list`, ...) get a trailing `_`; `_meta` becomes
     `meta`, `über` `uber`, `2fa` `field_2fa`; `get-user` / `getUser` / `get_user` share `get_user`
-    by the `assign_names` rules. The wire name is always kept as the field's alias.
+    by the `assign_names` rules. The wire name is always kept as the field's alias. (The order of
+    the mapping is not part of the answer.)
     """
-    return assign_names(wire_names, _field_identifier, taken=field_reserved_names())
+    names = {wire: _field_identifier(wire) for wire in wire_names}  # never a reserved name
+    if len(set(names.values())) == len(names):
+        return names  # the common case: every wire name keeps its own (as `assign_names` would say)
+    return assign_names(names, _field_identifier, taken=field_reserved_names())

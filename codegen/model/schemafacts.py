@@ -29,6 +29,7 @@ __all__ = [
     "collect_facts",
     "declared_types",
     "merge_facts",
+    "own_constraints",
 ]
 
 JSON_TYPES: Final = ("object", "array", "string", "integer", "number", "boolean", "null")
@@ -120,7 +121,7 @@ def collect_facts(doc: SchemaDoc, pointer: str, depth: int, budget: Budget) -> F
             facts.add_types(set())
         if not isinstance(node, dict):
             continue
-        _own_facts(current, node, facts)
+        _own_facts(current, node, facts, doc.nodes)
         ref = doc.refs.get(current)
         allof = node.get("allOf")
         if ref is None and not isinstance(allof, list):
@@ -133,7 +134,7 @@ def collect_facts(doc: SchemaDoc, pointer: str, depth: int, budget: Budget) -> F
     return facts
 
 
-def _own_facts(pointer: str, node: Mapping[str, Any], facts: Facts) -> None:
+def _own_facts(pointer: str, node: Mapping[str, Any], facts: Facts, nodes: dict[str, Any]) -> None:
     declared = declared_types(node.get("type"))
     if declared is None:
         pass
@@ -142,7 +143,7 @@ def _own_facts(pointer: str, node: Mapping[str, Any], facts: Facts) -> None:
     else:
         facts.add_types(declared)
     if not _STRUCTURE_KEYWORDS.isdisjoint(node):  # most subschemas are scalars: skip the rest
-        _structure_facts(pointer, node, facts)
+        _structure_facts(pointer, node, facts, nodes)
     if CONSTRAINT_KEYWORDS.isdisjoint(node):
         return
     constraints = facts.constraints
@@ -152,15 +153,35 @@ def _own_facts(pointer: str, node: Mapping[str, Any], facts: Facts) -> None:
             constraints[keyword] = value
 
 
-def _structure_facts(pointer: str, node: Mapping[str, Any], facts: Facts) -> None:
-    """Object members, array items and conditionally declared properties of one subschema."""
+def own_constraints(node: Mapping[str, Any]) -> dict[str, Any]:
+    """The finite numeric bounds `node` states itself: all of its facts' `constraints` when it has
+    no `$ref` and no `allOf` (callers must not change the result)."""
+    if CONSTRAINT_KEYWORDS.isdisjoint(node):
+        return _NO_CONSTRAINTS
+    found: dict[str, Any] = {}
+    for keyword in CONSTRAINT_KEYWORDS.intersection(node):
+        value = node[keyword]
+        if _finite_number(value):
+            found[keyword] = value
+    return found
+
+
+_NO_CONSTRAINTS: Final[dict[str, Any]] = {}
+
+
+def _structure_facts(pointer: str, node: Mapping[str, Any], facts: Facts, nodes: dict[str, Any]) -> None:
+    """Object members, array items and conditionally declared properties of one subschema.
+    `nodes` (the document's pointer -> subschema memo) learns each member's subschema: the type
+    builder reads them next, without parsing their pointers."""
     properties = node.get("properties")
     if isinstance(properties, dict):
         facts.object_like = True
         members = facts.properties
         property_at = pointer + "/properties/"
-        for name in properties:
-            members.setdefault(name, []).append(property_at + escape_token(name))
+        for name, member in properties.items():
+            member_at = property_at + escape_token(name)
+            members.setdefault(name, []).append(member_at)
+            nodes[member_at] = member
     required = node.get("required")
     if isinstance(required, list):
         for name in required:

@@ -205,9 +205,8 @@ _CLOSE_OBJECT: Final = _Close("}")
 _CLOSE_ARRAY: Final = _Close("]")
 
 
-@dataclass(frozen=True, slots=True)
-class _Key:
-    name: str
+class _Key(str):
+    """An object member name queued on the walk's stack (a plain str there is a JSON string value)."""
 
 
 # `json.dumps(value, ensure_ascii=False)` without building an encoder per value
@@ -217,24 +216,24 @@ _to_json: Final = json.JSONEncoder(ensure_ascii=False).encode
 def canonical_digest(value: Any) -> str:
     """sha256 of `value` as canonical JSON (keys sorted), walked with an explicit stack: a schema
     nested as deep as the loader allows cannot exhaust the interpreter's stack here."""
-    digest = hashlib.sha256()
+    chunks: list[bytes] = []  # hashed at once: one update per item costs more than the text
     stack: list[Any] = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, _Close):
-            digest.update(item.encode() + b",")
+            chunks.append(item.encode() + b",")
         elif isinstance(item, dict):
-            digest.update(b"{")
+            chunks.append(b"{")
             stack.append(_CLOSE_OBJECT)
             for key in sorted(item, reverse=True):
                 stack.append(item[key])
                 stack.append(_Key(key))
         elif isinstance(item, list):
-            digest.update(b"[")
+            chunks.append(b"[")
             stack.append(_CLOSE_ARRAY)
             stack.extend(reversed(item))
         elif isinstance(item, _Key):
-            digest.update(_to_json(item.name).encode("utf-8", "surrogatepass") + b":")
+            chunks.append(_to_json(str(item)).encode("utf-8", "surrogatepass") + b":")
         else:  # a scalar: self-delimiting JSON text, then a separator
-            digest.update(_to_json(item).encode("utf-8", "surrogatepass") + b",")
-    return digest.hexdigest()
+            chunks.append(_to_json(item).encode("utf-8", "surrogatepass") + b",")
+    return hashlib.sha256(b"".join(chunks)).hexdigest()

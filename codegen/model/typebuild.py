@@ -14,7 +14,7 @@ entry identical to one of another tool (`shareddefs`) is the type of that one.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from ..errors import InternalGeneratorError, UnsupportedSchemaError
@@ -51,6 +51,7 @@ from .schemafacts import (
     collect_facts,
     declared_types,
     merge_facts,
+    own_constraints,
 )
 from .shareddefs import entry_of
 
@@ -59,12 +60,22 @@ __all__ = ["TypeBuilder"]
 _UNION_KEYWORDS: Final = ("oneOf", "anyOf")
 _SHAPE_BESIDES_REF: Final = SHAPE_KEYWORDS - {"$ref", "$dynamicRef"}
 _SHAPE_BESIDES_ALLOF: Final = SHAPE_KEYWORDS - {"allOf"}
+_SHAPE_BESIDES_TYPE: Final = SHAPE_KEYWORDS - {"type"}
+_SHAPE_BESIDES_UNION: Final = SHAPE_KEYWORDS - set(_UNION_KEYWORDS)
 _PRIMITIVES: Final[Mapping[str, tuple[TypeExpr, ...]]] = {  # JSON type -> the Python types that hold it
     "string": (Prim("str"),),
     "integer": (Prim("int"),),
     "number": (Prim("int"), Prim("float")),
     "boolean": (Prim("bool"),),
     "null": (NONE,),
+}
+# `type` of a scalar subschema -> its Python type (what `_from_facts` gives for those types alone)
+_SCALAR_TYPES: Final[Mapping[str, TypeExpr]] = {
+    "string": Prim("str"),
+    "integer": Prim("int"),
+    "number": Union((Prim("int"), Prim("float"))),
+    "boolean": Prim("bool"),
+    "null": NONE,
 }
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
@@ -152,6 +163,11 @@ class TypeBuilder:
             return ANY  # true (anything) or false (nothing: the runtime rejects every value)
         if SHAPE_KEYWORDS.isdisjoint(node):
             return ANY
+        if _SHAPE_BESIDES_TYPE.isdisjoint(node):  # only `type`: most subschemas, read without facts
+            scalar = self._scalar(node["type"])
+            if scalar is not None:
+                self.budget.tick(doc, pointer)  # the visit `collect_facts` would have counted
+                return scalar
         # A bare `$ref` (annotations aside) is its target's type: recursive refs reuse one class.
         ref = doc.refs.get(pointer)
         if ref is not None and _SHAPE_BESIDES_REF.isdisjoint(node):
@@ -175,6 +191,19 @@ class TypeBuilder:
             return self.type_at(doc, join_pointer(pointer, "allOf", 0), depth + 1)
         facts = self.facts(doc, pointer, depth)
         return self._from_facts(doc, pointer, facts, depth)
+
+    @staticmethod
+    def _scalar(declared: Any) -> TypeExpr | None:
+        """The type of a subschema whose only shape keyword is `type` (its value `declared`) when
+        that allows no object or array; None otherwise (objects and arrays need the facts)."""
+        if isinstance(declared, str) and declared in _SCALAR_TYPES:
+            return _SCALAR_TYPES[declared]
+        types = declared_types(declared)
+        if types is None or "object" in types or "array" in types:
+            return None
+        if not types:
+            return ANY  # no known type: nothing is valid, the runtime says so (as `_from_facts`)
+        return union([t for kind in JSON_TYPES if kind in types for t in _PRIMITIVES[kind]])
 
     def _is_object_model(self, name: str) -> bool:
         if name not in self.models:
@@ -202,6 +231,7 @@ class TypeBuilder:
             return ANY
         allowed = declared_types(node.get("type"))
         literal: list[str | int | bool] = []
+        distinct: set[tuple[type, str | int | bool]] = set()  # by type too: `True == 1`, not the same literal
         members: list[TypeExpr] = []
         for value in values:
             kind = json_type(value)
@@ -218,7 +248,9 @@ class TypeBuilder:
             elif kind in ("string", "integer", "boolean"):
                 if isinstance(value, float):  # 1.0 is the integer 1 in JSON Schema; Literal needs an int
                     value = int(value)
-                if not any(type(value) is type(seen) and value == seen for seen in literal):
+                typed = (type(value), value)
+                if typed not in distinct:
+                    distinct.add(typed)
                     literal.append(value)
             elif kind == "number":
                 members.append(Prim("float"))
@@ -247,8 +279,8 @@ class TypeBuilder:
     def _union(
         self, doc: SchemaDoc, pointer: str, node: Mapping[str, Any], alternatives: list[str], depth: int
     ) -> TypeExpr:
-        base = {k: v for k, v in node.items() if k not in _UNION_KEYWORDS}
-        base_facts = self.facts(doc, pointer, depth) if SHAPE_KEYWORDS.intersection(base) else None
+        # facts of the schema around the union: only when it says more than the union itself
+        base_facts = None if _SHAPE_BESIDES_UNION.isdisjoint(node) else self.facts(doc, pointer, depth)
         merge = base_facts is not None and bool(base_facts.properties or base_facts.required)
         members: list[TypeExpr] = []
         for alternative in alternatives:
@@ -387,13 +419,16 @@ class TypeBuilder:
         wire_names += [n for n in facts.required if n not in facts.properties]
         wire_names += [n for n in facts.conditional if n not in wire_names]
         # pydantic cannot use a name with a lone surrogate as an alias: such keys stay extras
-        unusable = [n for n in wire_names if _SURROGATE.search(n)]
-        wire_names = [n for n in wire_names if n not in unusable]
+        unusable: list[str] = []
+        if _SURROGATE.search("".join(wire_names)):  # one search for the model, not one per name
+            unusable = [n for n in wire_names if _SURROGATE.search(n)]
+            wire_names = [n for n in wire_names if n not in unusable]
         names = naming.field_names(wire_names)
+        required_names = set(facts.required)
         fields: list[FieldDef] = []
         for wire in wire_names:
             declarations = facts.properties.get(wire, [])
-            required = wire in facts.required and wire in facts.properties
+            required = wire in required_names and wire in facts.properties
             if len(declarations) == 1:  # the common case
                 chosen = self.type_at(doc, declarations[0], depth + 1)
                 source = declarations[0]
@@ -416,7 +451,7 @@ class TypeBuilder:
             else:  # required but declared nowhere: whatever the object allows for other keys
                 chosen = extra_type
                 source = None
-                required = wire in facts.required
+                required = wire in required_names
             fields.append(self._field(doc, names[wire], wire, chosen, required, source))
         extra: Any = "forbid" if facts.closed and not facts.extra_schemas and not unusable else "allow"
         required_fields = {f.wire_name: f.name for f in fields if f.required}
@@ -428,9 +463,12 @@ class TypeBuilder:
         self, doc: SchemaDoc, name: str, wire: str, type_: TypeExpr, required: bool, source: str | None
     ) -> FieldDef:
         node = doc.node(source) if source is not None else None
-        bounds = (
-            self.facts(doc, source, 0).constraints if source is not None and isinstance(node, dict) else {}
-        )
+        bounds: Mapping[str, Any] = {}
+        if source is not None and isinstance(node, dict):
+            if "allOf" in node or source in doc.refs:
+                bounds = self.facts(doc, source, 0).constraints
+            else:  # no `$ref`, no `allOf`: the subschema's own bounds are all its facts hold
+                bounds = own_constraints(node)
         return field_def(name, wire, type_, required, node, bounds, self.aliases)
 
     # ---- output
@@ -454,34 +492,28 @@ def _string_tags(type_: TypeExpr, aliases: Mapping[str, AliasDef]) -> set[str] |
 
 
 def _model_refs(model: ModelDef) -> list[str]:
-    refs: list[str] = []
-    types = [model.root] if model.root is not None else [f.type for f in model.fields]
-    for type_ in types:
-        if type_ is not None:
-            refs += [r for r in class_refs(type_) if r not in refs]
-    return refs
+    if model.root is not None:
+        return class_refs(model.root)
+    return class_refs(*[f.type for f in model.fields])
 
 
 def _dependency_order(models: Mapping[str, ModelDef]) -> list[str]:
     """Classes after the classes they mention (iterative DFS in creation order; cycles as found)."""
     order: list[str] = []
-    state: dict[str, int] = {}
+    started: set[str] = set()
     for start in models:
-        if state.get(start):
+        if start in started:
             continue
-        stack: list[tuple[str, list[str]]] = [(start, _model_refs(models[start]))]
-        state[start] = 1
+        started.add(start)
+        stack: list[tuple[str, Iterator[str]]] = [(start, iter(_model_refs(models[start])))]
         while stack:
             name, pending = stack[-1]
-            while pending and state.get(pending[0], 0) != 0:
-                pending.pop(0)
-            if pending:
-                nxt = pending.pop(0)
-                if nxt in models:
-                    state[nxt] = 1
-                    stack.append((nxt, _model_refs(models[nxt])))
-                continue
-            stack.pop()
-            state[name] = 2
-            order.append(name)
+            for nxt in pending:  # the next class it mentions that is not started yet
+                if nxt not in started and nxt in models:
+                    started.add(nxt)
+                    stack.append((nxt, iter(_model_refs(models[nxt]))))
+                    break
+            else:
+                stack.pop()
+                order.append(name)
     return order

@@ -7,11 +7,13 @@ from typing import Any
 import pytest
 
 from codegen.errors import UnsupportedSchemaError
+from codegen.model.build import build_models
 from codegen.model.classnames import MODULE_NAMES, ClassNames, def_class_stems, path_name, plan_classes
 from codegen.model.fields import MAX_DESCRIPTION, field_def
-from codegen.model.ir import NONE, ListOf, Lit, Prim, Union
+from codegen.model.ir import ANY, NONE, FieldDef, ListOf, Lit, ModelRef, Prim, Union, union
+from codegen.model.naming import _field_identifier, assign_names, field_names, field_reserved_names
 from codegen.model.schemadoc import Budget, open_document
-from codegen.model.schemafacts import Facts, collect_facts, declared_types, merge_facts
+from codegen.model.schemafacts import Facts, collect_facts, declared_types, merge_facts, own_constraints
 
 STR, INT, FLOAT = Prim("str"), Prim("int"), Prim("float")
 
@@ -106,6 +108,33 @@ def test_declared_types_and_merge() -> None:
     assert merged.required == ["a", "b"] and merged.closed and merged.object_like
 
 
+def test_own_constraints_are_the_facts_of_a_plain_subschema() -> None:
+    node = {"type": "integer", "minimum": 1, "maximum": float("inf"), "multipleOf": True, "maxLength": 3}
+    doc = open_document(0, {"name": "t", "inputSchema": node}, "inputSchema", "TInput", "T")
+    assert own_constraints(node) == collect_facts(doc, "", 0, Budget()).constraints
+    assert own_constraints(node) == {"minimum": 1, "maxLength": 3}
+    assert own_constraints({"type": "string"}) == {}
+
+
+@pytest.mark.parametrize(
+    ("schema", "expected"),
+    [
+        ({"type": "number"}, Union((INT, FLOAT))),
+        ({"type": ["string", "null"], "description": "d"}, Union((STR, NONE))),
+        ({"type": ["null", "integer", "number"]}, Union((INT, FLOAT, NONE))),
+        ({"type": "nonsense"}, ANY),
+        ({"type": []}, ANY),
+        ({"type": ["array"], "maxItems": 2}, ListOf(ANY)),
+        ({"type": "object", "required": ["a"]}, ModelRef("TInputX")),
+    ],
+)
+def test_scalar_subschemas_read_without_facts_get_the_facts_type(schema: Any, expected: Any) -> None:
+    tool = {"name": "t", "inputSchema": {"type": "object", "properties": {"x": schema}, "required": ["x"]}}
+    _plans, models = build_models([tool])
+    (model,) = [m for m in models.models if m.name == "TInput"]
+    assert model.fields[0].type == expected
+
+
 # -------------------------------------------------------------------------------------- modelfields
 
 
@@ -141,3 +170,26 @@ def test_field_description_is_capped() -> None:
     field = field_def("d", "d", STR, True, {"description": "x" * (MAX_DESCRIPTION + 10)}, {}, {})
     assert field.description is not None and field.description.endswith(" [...]")
     assert field_def("d", "d", STR, True, {"description": "   "}, {}, {}).description is None
+
+
+def test_fields_are_still_frozen_dataclasses_with_their_defaults() -> None:
+    field = FieldDef("a", "a", STR, True, False, None, None)
+    assert (field.constraints, field.nullable) == ((), False)
+    assert field == FieldDef(
+        name="a", wire_name="a", type=STR, required=True, has_default=False, default=None, description=None
+    )
+    assert hash(field) == hash(FieldDef("a", "a", STR, True, False, None, None))
+    with pytest.raises(AttributeError):
+        field.name = "b"  # type: ignore[misc]
+
+
+def test_union_of_several_members() -> None:
+    assert union([STR, NONE, INT, STR, Prim("None")]) == Union((STR, INT, NONE))
+    assert union([Union((STR, NONE)), NONE]) == Union((STR, NONE))
+    assert union([STR, INT, Prim("Any")]) == ANY
+    assert union([Lit(("a",)), STR, Lit(("b", "a")), NONE]) == Union((Lit(("a", "b")), STR, NONE))
+
+
+@pytest.mark.parametrize("wires", [["a", "b", "c_d"], ["getUser", "get_user", "get-user", "json", "_meta"]])
+def test_field_names_agree_with_assign_names(wires: list[str]) -> None:
+    assert field_names(wires) == assign_names(wires, _field_identifier, taken=field_reserved_names())
