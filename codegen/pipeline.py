@@ -151,8 +151,8 @@ def validate_and_model(loaded: LoadedSpec, *, strict: bool, skip_invalid: bool =
     this process models the tools as loaded. That IR is kept only when validation let every tool
     and surface through unchanged, which makes it the IR of the validated spec; otherwise, or if
     modelling unvalidated input failed, it is dropped (its error, if any, is validation's to
-    report) and the builds model the validated spec as usual. Modelling is bounded on any input
-    (model/schemadoc.py: SCHEMA-11)."""
+    report) and the builds model the validated spec as usual. Modelling stops as soon as validation
+    rejects a tool, and is bounded on any input anyway (model/schemadoc.py: SCHEMA-11)."""
     check = functools.partial(_validated_or_diagnostics, loaded, strict, skip_invalid)
     if len(loaded.tools) < _MODEL_BESIDE_TOOLS or not can_fork():
         return _validated(check())
@@ -167,9 +167,16 @@ def validate_and_model(loaded: LoadedSpec, *, strict: bool, skip_invalid: bool =
             resource_templates=loaded.resource_templates,
             prompts=loaded.prompts,
         )
+
+        def rejected() -> bool:  # validation has ended, and not with every tool let through
+            if not beside.ready():
+                return False
+            outcome = beside.result()
+            return not isinstance(outcome, ValidatedSpec) or len(outcome.tools) != len(assumed.tools)
+
         try:
-            ir: PackageIR | None = build_ir(assumed, package="_")
-        except Exception:  # unvalidated input: validation reports what is wrong with it
+            ir: PackageIR | None = build_ir(assumed, package="_", stop=rejected)
+        except Exception:  # unvalidated input (validation reports what is wrong with it), or Stopped
             ir = None
         validated = _validated(beside.result())
     finally:

@@ -39,7 +39,7 @@ avoided; the wire name is kept as the alias); method names from `naming.method_n
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcpgen_runtime._version import RUNTIME_API_VERSION, __version__
@@ -62,14 +62,21 @@ __all__ = [
     "MAX_SUBSCHEMAS",
     "MAX_VISITS",
     "ClassPlan",
+    "Stopped",
     "build_ir",
     "build_models",
     "plan_classes",
 ]
 
 
-def build_models(tools: list[dict[str, Any]]) -> tuple[list[ClassPlan], ModelsIR]:
-    """The planned tool classes and the models module."""
+class Stopped(Exception):
+    """`build_ir` was asked to stop: its result is no longer wanted."""
+
+
+def build_models(
+    tools: list[dict[str, Any]], stop: Callable[[], bool] | None = None
+) -> tuple[list[ClassPlan], ModelsIR]:
+    """The planned tool classes and the models module; `stop` is asked between schemas."""
     names = ClassNames()
     plans = plan_classes(tools, names)
     builder = TypeBuilder(names)
@@ -85,6 +92,8 @@ def build_models(tools: list[dict[str, Any]]) -> tuple[list[ClassPlan], ModelsIR
     builder.share(shared.redirects)
     try:
         for doc, _plan in docs:
+            if stop is not None and stop():
+                raise Stopped
             root = builder.type_at(doc, "", 0)
             # the root is no object model: wrap it in a RootModel
             if root != ModelRef(doc.root_class) and builder.models.get(doc.root_class) is None:
@@ -144,13 +153,14 @@ def _text(tool: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
-def build_ir(spec: ValidatedSpec, *, package: str) -> PackageIR:
-    """Validated tools -> PackageIR."""
+def build_ir(spec: ValidatedSpec, *, package: str, stop: Callable[[], bool] | None = None) -> PackageIR:
+    """Validated tools -> PackageIR. `stop`: asked between schemas; True raises `Stopped` (the
+    pipeline models tools while they are validated, and stops once validation rejects them)."""
     tools = [dict(tool) for tool in spec.tools]
     wire_names = [tool["name"] for tool in tools]
     if len(set(wire_names)) != len(wire_names):
         raise NameCollisionError("duplicate tool names reached the generator (TOOLS-15)")
-    plans, models = build_models(tools)
+    plans, models = build_models(tools, stop)
     by_name = {model.name: model for model in models.models}
     methods = naming.method_names(wire_names)
     tool_irs: list[ToolIR] = []

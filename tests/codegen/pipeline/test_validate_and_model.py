@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from codegen import parallel, pipeline
 from codegen.errors import SpecValidationError
 from codegen.load.document import load_file
+from codegen.model.build import Stopped
 from codegen.spec import LoadedSpec
 from codegen.validate.checks import validate
 from tests.support import ROOT
@@ -36,9 +38,9 @@ def _models_built(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     calls: list[int] = []
     real = pipeline.build_ir
 
-    def counting(spec: Any, *, package: str) -> Any:
+    def counting(spec: Any, *, package: str, stop: Any = None) -> Any:
         calls.append(len(spec.tools))
-        return real(spec, package=package)
+        return real(spec, package=package, stop=stop)
 
     monkeypatch.setattr(pipeline, "build_ir", counting)
     return calls
@@ -115,3 +117,34 @@ def test_without_a_fork_the_result_is_the_same(tmp_path: Path, monkeypatch: pyte
         thread.join()
     assert validated == validate(loaded)
     assert calls == []  # validated first; the builds model it
+
+
+def test_modelling_stops_once_validation_rejects_the_spec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Validation of 600 tools ends well before modelling them does: the model is abandoned then
+    (model.build.Stopped), not finished for nothing."""
+    sys.path.insert(0, str(ROOT / "specs" / "tools"))
+    try:
+        from make_synthetic import make_tools
+    finally:
+        sys.path.pop(0)
+    tools = make_tools(600)
+    tools[0]["inputSchema"] = {"type": "object", "properties": {"x": {"type": "nonsense"}}}
+    loaded = _spec(tmp_path, tools)
+    outcomes: list[str] = []
+    real = pipeline.build_ir
+
+    def recording(spec: Any, *, package: str, stop: Any = None) -> Any:
+        try:
+            ir = real(spec, package=package, stop=stop)
+        except Stopped:
+            outcomes.append("stopped")
+            raise
+        outcomes.append("finished")
+        return ir
+
+    monkeypatch.setattr(pipeline, "build_ir", recording)
+    with pytest.raises(SpecValidationError, match="nonsense"):
+        pipeline.validate_and_model(loaded, strict=False)
+    assert outcomes == ["stopped"]
