@@ -25,23 +25,32 @@ __all__ = ["Imports", "natural", "type_names"]
 _DIGITS = re.compile(r"(\d+)")
 
 
+# `natural` keys are strings that sort as ruff's tuples would, compared in one step (models.py sorts
+# thousands of names): each run of the name is a tag (a digit run with a leading zero, other digits
+# preceded by their count, letters), the run, and NUL, which sorts before any character of a name.
+_ZERO_LED, _DIGIT_RUN, _TEXT_RUN, _RUN_END = "\x01", "\x02", "\x03", "\x00"
+
+
 @functools.lru_cache(maxsize=65536)  # module and member names recur in every module's imports
-def natural(text: str) -> tuple[tuple[int, int, int, str], ...]:
+def natural(text: str) -> str:
     """ruff's natural order (the `natord` crate): digits sort before letters; runs of digits compare
     as numbers (`T2` before `T10`), except that a run with a leading zero compares digit by digit."""
+    if _RUN_END in text:
+        raise InternalGeneratorError(f"no natural order for {text!r:.80}")
     key = []
     for part in _DIGITS.split(text):
         if not part:
             continue
         if part.isdigit():
-            key.append((0, 0, 0, part) if part[0] == "0" else (0, 1, len(part), part))
+            key.append(_ZERO_LED if part[0] == "0" else _DIGIT_RUN + chr(len(part)))
         else:
-            key.append((1, 0, 0, part))
-    return tuple(key)
+            key.append(_TEXT_RUN)
+        key.append(part + _RUN_END)
+    return "".join(key)
 
 
 @functools.lru_cache(maxsize=65536)
-def _member_key(name: str) -> tuple[int, tuple[tuple[int, int, int, str], ...], str]:
+def _member_key(name: str) -> tuple[int, str, str]:
     """isort/ruff `order-by-type`: CONSTANTS, then Classes, then everything else (natural order)."""
     kind = 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2
     return kind, natural(name.lower()), name
@@ -147,9 +156,14 @@ def type_names(*imports: Imports, prefix: str | None) -> TypeNames:
     that share the code built with these names)."""
     sources = {"Any": "typing", "Literal": "typing", "Annotated": "typing", "Field": "pydantic"}
 
+    qualified: dict[str, Node] = {}  # a client names each input and output model twice or more
+
     def qualify(name: str) -> Node:
-        checked = pysource.ident(name)
-        return checked if prefix is None else pysource.code(f"{prefix}.{checked}")
+        node = qualified.get(name)
+        if node is None:
+            checked = pysource.ident(name)
+            node = qualified[name] = checked if prefix is None else pysource.code(f"{prefix}.{checked}")
+        return node
 
     def use(name: str) -> str:
         for module in imports:

@@ -25,13 +25,22 @@ apart from white space, commas and parentheses. No text is made here.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
 from . import black_format, pysource
 from .pysource import Brk, Node, Param, PyCode, PyIdent, PyOp, PySource, Seq, flat
 
-__all__ = ["class_header", "def_header", "line_length", "statement", "width"]
+__all__ = [
+    "call_statements",
+    "class_header",
+    "def_header",
+    "def_headers",
+    "line_length",
+    "statement",
+    "width",
+]
 
 line_length = black_format.line_length  # the line length of the style in force (`black_format.formatting`)
 
@@ -66,33 +75,91 @@ def statement(node: Node, *, indent: str) -> PyCode:
     return pysource.laid_out(node, text, indent=indent)
 
 
+def call_statements(heads: Sequence[Node], arguments: Brk, *, indent: str) -> list[PyCode]:
+    """`statement(seq(head, arguments))` for each head (`return self.f`, `return await self.f`): the
+    arguments, when split one per line, are laid out once for all of them."""
+    out: list[PyCode] = []
+    items: list[str] | None = None  # the split arguments' lines, once laid out
+    laid = False
+    for head in heads:
+        node = pysource.seq(head, arguments)
+        one = indent + flat(node)
+        if width(one) <= line_length():
+            out.append(pysource.laid_out(node, one, indent=indent))
+            continue
+        if not (arguments.items and arguments.magic):
+            out.append(statement(node, indent=indent))
+            continue
+        # `_split_last_bracket`, its items shared
+        first, closing = indent + flat(head) + arguments.open, indent + arguments.close
+        if width(first) > line_length() or width(closing) > line_length():
+            out.append(statement(node, indent=indent))
+            continue
+        if not laid:
+            items, laid = _item_lines(arguments.items, indent + "    ", 1), True
+        if items is None:
+            out.append(statement(node, indent=indent))
+            continue
+        out.append(pysource.laid_out(node, "\n".join([first, *items, closing]), indent=indent))
+    return out
+
+
 def def_header(
     name: PyIdent, params: Sequence[Node], returns: Node, *, indent: str, is_async: bool
 ) -> PyCode:
     """`[async ]def name(params) -> returns:`; too long: one parameter per line (black's left-hand split)."""
-    keyword = pysource.code("async def " if is_async else "def ")
-    node = pysource.seq(keyword, name, pysource.brk("(", params, ")"), _ARROW, returns, _COLON)
-    one = indent + flat(node)
-    if width(one) <= line_length():
-        return pysource.laid_out(node, one, indent=indent)
-    head = indent + keyword + name + "("
-    tail = ") -> " + flat(returns) + ":"
-    tail_lines: list[str] | None = [indent + tail]
-    if width(indent + tail) > line_length():
-        members = _union_members(returns)
-        body = _union_body(members, indent + "    ", 0) if members is not None else None
-        tail_lines = None if body is None else [indent + ") -> (", *body, indent + "):"]
-    lines: list[str] | None = [head] if width(head) <= line_length() and tail_lines is not None else None
-    for param in params:
-        if lines is None:
-            break
-        sub = _lines(param, indent + "    ", ",", inside=True)
-        lines = None if sub is None else lines + sub
-    if lines is None or tail_lines is None:
-        text = black_format.black_statement(one.removeprefix(indent), len(indent) // 4, header=True)
-    else:
-        text = "\n".join([*lines, *tail_lines])
-    return pysource.laid_out(node, text, indent=indent)
+    return _DefLayout(name, params, returns, indent).header(is_async)
+
+
+def def_headers(
+    name: PyIdent, params: Sequence[Node], returns: Node, *, indent: str
+) -> tuple[PyCode, PyCode]:
+    """`def_header` of a blocking and an asyncio method alike: their parameters are laid out once."""
+    shared = _DefLayout(name, params, returns, indent)
+    return shared.header(False), shared.header(True)
+
+
+class _DefLayout:
+    """What the `def` and the `async def` of one signature share: everything after the keyword."""
+
+    def __init__(self, name: PyIdent, params: Sequence[Node], returns: Node, indent: str) -> None:
+        self.name, self.params, self.returns, self.indent = name, params, returns, indent
+        self.signature = pysource.seq(name, pysource.brk("(", params, ")"), _ARROW, returns, _COLON)
+
+    def header(self, is_async: bool) -> PyCode:
+        indent = self.indent
+        keyword = pysource.code("async def " if is_async else "def ")
+        node = pysource.seq(keyword, self.signature)
+        one = indent + flat(node)
+        if width(one) <= line_length():
+            return pysource.laid_out(node, one, indent=indent)
+        head = indent + keyword + self.name + "("
+        body = self.body if width(head) <= line_length() else None
+        if body is None:
+            text = black_format.black_statement(one.removeprefix(indent), len(indent) // 4, header=True)
+        else:
+            text = "\n".join([head, *body])
+        return pysource.laid_out(node, text, indent=indent)
+
+    @functools.cached_property
+    def body(self) -> list[str] | None:
+        """One parameter per line, then `) -> returns:` (None: not black's layout for certain)."""
+        indent = self.indent
+        tail = ") -> " + flat(self.returns) + ":"
+        tail_lines: list[str] | None = [indent + tail]
+        if width(indent + tail) > line_length():
+            members = _union_members(self.returns)
+            body = _union_body(members, indent + "    ", 0) if members is not None else None
+            tail_lines = None if body is None else [indent + ") -> (", *body, indent + "):"]
+        if tail_lines is None:
+            return None
+        lines: list[str] = []
+        for param in self.params:
+            sub = _lines(param, indent + "    ", ",", inside=True)
+            if sub is None:
+                return None
+            lines += sub
+        return lines + tail_lines
 
 
 def class_header(name: PyIdent, bases: Sequence[Node], *, indent: str = "") -> PyCode:
@@ -174,7 +241,7 @@ def _item_lines(items: Sequence[Node], indent: str, depth: int) -> list[str] | N
     limit = line_length()
     for item in items:
         line = indent + flat(item) + ","
-        if width(line) <= limit:  # most items fit: no call of `_lines` for them
+        if (len(line) if line.isascii() else width(line)) <= limit:  # most items fit: no `_lines` call
             out.append(line)
             continue
         sub = _lines(item, indent, ",", inside=True, depth=depth)
@@ -271,7 +338,7 @@ def _split_annotation(node: Param, indent: str, suffix: str, depth: int) -> list
 
 def _lines(node: Node, indent: str, suffix: str, *, inside: bool, depth: int = 0) -> list[str] | None:
     line = indent + flat(node) + suffix
-    if width(line) <= line_length():
+    if (len(line) if line.isascii() else width(line)) <= line_length():
         return [line]
     if depth > 64:
         return None

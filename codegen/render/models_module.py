@@ -223,7 +223,7 @@ def _facade(plan: ModulePlan, header: object) -> str:
     )
 
 
-def _all_key(name: str) -> tuple[int, tuple[tuple[int, int, int, str], ...]]:
+def _all_key(name: str) -> tuple[int, str]:
     """ruff's `__all__` order (RUF022, isort-style): CONSTANTS, then Classes, then the rest; each
     in natural order."""
     kind = 0 if len(name) > 1 and name.isupper() else 1 if name[:1].isupper() else 2

@@ -31,7 +31,7 @@ from ..model.ir import (
     union,
 )
 from ..model.surfaces import SurfacesIR
-from . import layout, pysource
+from . import black_format, layout, pysource
 from .imports import Imports, type_names
 from .jobs import Render
 from .models_module import render_models
@@ -100,7 +100,11 @@ def _default_text(value: JsonScalar) -> str:
     return text if len(text) <= _DEFAULT_CHARS else text[: _DEFAULT_CHARS - 1] + "…"
 
 
-def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodView:
+def _client_method(
+    tool: ToolIR, names: TypeNames, imports: Imports, optional: dict[tuple[TypeExpr, str], Node]
+) -> MethodView:
+    """`optional`: the `_optional_annotation` of each parameter type so far in this module (it
+    imports what they name already)."""
     params: list[Node] = [pysource.code("self")]
     keyword_only: list[Node] = []
     arguments: Node
@@ -124,9 +128,11 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
                 node = pysource.annotated_name(param.name, annotation)
                 (params if positional else keyword_only).append(node)
             else:  # UNSET: left out of the call (None is JSON null, where the type allows it)
-                annotation = _optional_annotation(
-                    param.type, names, imports.add("mcpgen_runtime.types", "Unset")
-                )
+                key = (param.type, imports.add("mcpgen_runtime.types", "Unset"))
+                cached = optional.get(key)
+                if cached is None:
+                    cached = optional[key] = _optional_annotation(param.type, names, key[1])
+                annotation = cached
                 unset = pysource.ident(imports.add("mcpgen_runtime.types", "UNSET"))
                 keyword_only.append(pysource.annotated_name(param.name, annotation, unset))
             items.append(
@@ -150,20 +156,24 @@ def _client_method(tool: ToolIR, names: TypeNames, imports: Imports) -> MethodVi
     doc = pysource.docstring(_tool_text(tool) + _args_section(tool.params), indent=_METHOD)
     name = pysource.ident(tool.method_name)
 
-    def one(is_async: bool) -> PyCode:
-        header = layout.def_header(name, params, returns, indent=_CLASS, is_async=is_async)
-        target = "_result = " if tool.output_is_root else "return "
-        awaited = "await " if is_async else ""
-        invoke = pysource.call(
-            pysource.code(f"{target}{awaited}self.{call_name}"),
-            [pysource.literal(tool.wire_name), arguments, *extra],
-        )
-        body = [layout.statement(invoke, indent=_METHOD)]
-        if tool.output_is_root:
-            body.append(layout.statement(pysource.code("return _result.root"), indent=_METHOD))
-        return pysource.join([header, pysource.indent_first(doc, _METHOD), *body], "\n")
+    sync_header, async_header = layout.def_headers(name, params, returns, indent=_CLASS)
+    target = "_result = " if tool.output_is_root else "return "
+    sync_call, async_call = layout.call_statements(  # one argument list, laid out once
+        [pysource.code(f"{target}self.{call_name}"), pysource.code(f"{target}await self.{call_name}")],
+        pysource.brk("(", [pysource.literal(tool.wire_name), arguments, *extra], ")"),
+        indent=_METHOD,
+    )
+    doc_line = pysource.indent_first(doc, _METHOD)
+    tail = [_return_root(black_format.style())] if tool.output_is_root else []
+    return MethodView(
+        sync=pysource.join([sync_header, doc_line, sync_call, *tail], "\n"),
+        async_=pysource.join([async_header, doc_line, async_call, *tail], "\n"),
+    )
 
-    return MethodView(sync=one(False), async_=one(True))
+
+@functools.lru_cache(maxsize=16)  # the last line of every method whose output is a RootModel
+def _return_root(_style: black_format.Style) -> PyCode:
+    return layout.statement(pysource.code("return _result.root"), indent=_METHOD)
 
 
 def _optional_annotation(type_: TypeExpr, names: TypeNames, unset: str) -> Node:
@@ -197,14 +207,22 @@ def _handler(tool: ToolIR, names: TypeNames, tool_return: str) -> HandlerView:
     params: list[Node] = [
         pysource.code("self"),
         pysource.annotated_name("args", names.qualify(tool.input_class)),
-        pysource.annotated_name("ctx", pysource.ident("ToolContext")),
+        _CONTEXT_PARAM,
     ]
     header = layout.def_header(
         pysource.ident(tool.method_name), params, returns, indent=_CLASS, is_async=True
     )
     doc = pysource.docstring(_tool_text(tool), indent=_METHOD)
-    body = layout.statement(pysource.code("raise NotImplementedError"), indent=_METHOD)
+    body = _not_implemented(black_format.style())
     return HandlerView(pysource.join([header, pysource.indent_first(doc, _METHOD), body], "\n"))
+
+
+_CONTEXT_PARAM = pysource.annotated_name("ctx", pysource.ident("ToolContext"))
+
+
+@functools.lru_cache(maxsize=16)  # the body of every handler
+def _not_implemented(_style: black_format.Style) -> PyCode:
+    return layout.statement(pysource.code("raise NotImplementedError"), indent=_METHOD)
 
 
 def _bindings(ir: PackageIR) -> PyCode:
@@ -318,7 +336,8 @@ def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
     }
     taken = set(fixed) | {"Client", "AsyncClient", "_m", "_GENERATOR", "_RUNTIME_API", "_TOOL_DEFINITIONS"}
     names = type_names(imports, prefix="_m")
-    methods = [_client_method(tool, names, imports) for tool in ir.tools]
+    optional: dict[tuple[TypeExpr, str], Node] = {}
+    methods = [_client_method(tool, names, imports, optional) for tool in ir.tools]
     surfaces = render_surface_methods(ir.surfaces, imports)
     resources = render_resources_class(ir.surfaces.resources, imports)
     if ir.tools:

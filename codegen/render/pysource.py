@@ -383,9 +383,18 @@ def _literal_node(value: Any) -> Node:
 
 def literal_node(value: Any) -> Node:
     """A JSON value as a layout node: lists and objects can be split over lines like black does."""
-    if not (value is None or isinstance(value, (str, int, float))):  # a scalar has nothing to walk
+    if isinstance(value, str):
+        return _string_literal(value)
+    if type(value) is int:  # not a bool
+        return _int_literal(value)
+    if not (value is None or isinstance(value, (int, float))):  # a scalar has nothing to walk
         _check_json(value)
     return _literal_node(value)
+
+
+@functools.lru_cache(maxsize=4096)  # bounds and defaults (`ge=0`, `max_length=200`) recur
+def _int_literal(value: int) -> PyLiteral:
+    return _mint(PyLiteral, _number(value))
 
 
 @functools.lru_cache(maxsize=16384)  # wire names and descriptions recur: models, client, server, CLI
@@ -401,7 +410,8 @@ def literal(value: Any) -> PyLiteral:
     """
     if isinstance(value, str):  # most literals (descriptions, names): nothing to walk
         return _string_literal(value)
-    return _mint(PyLiteral, flat(literal_node(value)))
+    node = literal_node(value)
+    return node if isinstance(node, PyLiteral) else _mint(PyLiteral, flat(node))  # a scalar is one already
 
 
 # ------------------------------------------------------------------------------------------- text
@@ -417,16 +427,19 @@ _DROP = re.compile(
 def clean_text(text: str, *, keep_newlines: bool = True, max_chars: int = MAX_DOCSTRING_CHARS) -> str:
     """Normalise newlines; drop control characters (but \\n and \\t), bidi controls, U+2028/U+2029
     and lone surrogates; strip trailing whitespace per line and blank lines at both ends; cap length."""
-    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
-    text = _DROP.sub("", text)
-    if not keep_newlines:
-        text = text.replace("\n", " ").replace("\t", " ")
-    lines = [line.rstrip() for line in text.split("\n")]
-    while lines and not lines[0]:
-        lines.pop(0)
-    while lines and not lines[-1]:
-        lines.pop()
-    cleaned = "\n".join(lines)
+    text = str(text)
+    if text.isascii() and text.isprintable():  # one line without a character to drop: most texts
+        cleaned = text.rstrip()
+    else:
+        text = _DROP.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+        if not keep_newlines:
+            text = text.replace("\n", " ").replace("\t", " ")
+        lines = [line.rstrip() for line in text.split("\n")]
+        while lines and not lines[0]:
+            lines.pop(0)
+        while lines and not lines[-1]:
+            lines.pop()
+        cleaned = "\n".join(lines)
     if len(cleaned) > max_chars:
         cleaned = cleaned[:max_chars].rstrip() + " [...]"
     return cleaned
@@ -439,6 +452,8 @@ _LINE_BREAK = re.compile(r"\r\n|[\r\n]")
 def _lines_with_leading_tabs_expanded(text: str) -> list[str]:
     # black.strings.lines_with_leading_tabs_expanded (black 26.10.1), so black need not be imported;
     # tests/codegen/render/test_black_layout.py proves both give the same result
+    if "\t" not in text and "\r" not in text:
+        return text.split("\n")  # no tab to expand (docstrings expand theirs first): the lines as they are
     lines = []
     for line in _LINE_BREAK.split(text):
         stripped = line.lstrip()
@@ -540,7 +555,15 @@ def call(func: Node, args: Sequence[Node]) -> Seq:
 
 def keyword_arg(name: str, value: Node) -> Seq:
     """`name=value` inside a call."""
+    if isinstance(value, PySource):
+        return _keyword_marker(name, value)
     return seq(_keyword_prefix(name), value)
+
+
+# `typed`: the same text as another marker class is another node (a `PyOp` is where a line may break)
+@functools.lru_cache(maxsize=65536, typed=True)  # descriptions, aliases and bounds recur field after field
+def _keyword_marker(name: str, value: PySource) -> Seq:
+    return Seq((_keyword_prefix(name), value))
 
 
 @functools.lru_cache(maxsize=1024)  # a handful of keywords (alias, description, ge, ...) used everywhere

@@ -135,6 +135,45 @@ def _names() -> typenodes.TypeNames:
     return typenodes.TypeNames(lambda name: pysource.code(f"_m.{pysource.ident(name)}"), lambda name: name)
 
 
+@pytest.mark.parametrize("line_length", [79, 88, 120])
+def test_shared_layouts_are_the_single_ones(line_length: int) -> None:
+    """`def_headers` and `call_statements` (a method's blocking and asyncio forms, laid out once) give
+    what `def_header` and `statement` give for each form."""
+    rng = random.Random(line_length)
+    names = _names()
+    with black_format.formatting(black_format.Style(line_length=line_length)):
+        for index in range(200):
+            params: list[pysource.Node] = [pysource.code("self")]
+            for position in range(rng.randint(0, 4)):
+                annotation = typenodes.type_node(_random_type(rng), names, plain=True)
+                params.append(pysource.annotated_name(f"{rng.choice(_NAMES)}_{position}", annotation))
+            returns = typenodes.type_node(_random_type(rng), names, plain=True)
+            name = pysource.ident(f"method_{index}_" + "m" * rng.randint(0, 60))
+            assert layout.def_headers(name, params, returns, indent="    ") == tuple(
+                layout.def_header(name, params, returns, indent="    ", is_async=is_async)
+                for is_async in (False, True)
+            )
+            items = [
+                pysource.seq(pysource.literal(_text(rng, 20)), pysource.code(": "), pysource.ident("x"))
+                for _ in range(rng.randint(0, 8))
+            ]
+            arguments = pysource.brk(
+                "(",
+                [
+                    pysource.literal("w" * rng.randint(1, 50)),
+                    pysource.brk("{", items, "}") if items else pysource.code("{}"),
+                ],
+                ")",
+            )
+            heads = [
+                pysource.code("return self._call"),
+                pysource.code("_result = await self._call_structured"),
+            ]
+            assert layout.call_statements(heads, arguments, indent="        ") == [
+                layout.statement(pysource.seq(head, arguments), indent="        ") for head in heads
+            ]
+
+
 def test_random_signatures_and_calls_survive_black() -> None:
     rng = random.Random(7)
     names = _names()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import inspect
 import math
+import random
+import re
 from pathlib import Path
 
 import jinja2
@@ -12,7 +14,7 @@ import pytest
 
 from codegen.errors import InternalGeneratorError
 from codegen.render import pysource, templates
-from codegen.render.imports import Imports
+from codegen.render.imports import Imports, natural
 
 HOSTILE_TEXTS = [
     'ends with a quote"',
@@ -227,3 +229,25 @@ def test_import_block_is_isort_ordered() -> None:
     )
     with pytest.raises(InternalGeneratorError):
         imports.add("other", "thing", "_m")
+
+
+def _natord_tuple(text: str) -> tuple[tuple[int, int, int, str], ...]:
+    """ruff's natural order as tuples (what `natural` encodes as one string)."""
+    key = []
+    for part in re.split(r"(\d+)", text):
+        if not part:
+            continue
+        if part.isdigit():
+            key.append((0, 0, 0, part) if part[0] == "0" else (0, 1, len(part), part))
+        else:
+            key.append((1, 0, 0, part))
+    return tuple(key)
+
+
+def test_natural_order_strings_sort_as_ruffs_tuples() -> None:
+    rng = random.Random(5)
+    pieces = ["a", "B", "_", ".", "0", "00", "007", "1", "2", "9", "10", "12", "\u00b2", "\u0663", "z", "Z"]
+    names = {"".join(rng.choice(pieces) for _ in range(rng.randint(0, 6))) for _ in range(3000)}
+    assert sorted(names, key=natural) == sorted(names, key=_natord_tuple)
+    with pytest.raises(InternalGeneratorError):
+        natural("nul\x00")
