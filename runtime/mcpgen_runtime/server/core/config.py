@@ -108,7 +108,9 @@ class SessionOptions:
     - `replay_events`: events kept per SSE stream for `Last-Event-ID` resumption.
     - `max_kept_streams`: finished streams kept per session until the client resumes them.
     - `retry_ms`: the SSE `retry` value sent with the priming event (2025-11-25).
-    - `max_resource_subscriptions`: URIs one session may hold `resources/subscribe` on.
+    - `max_resource_subscriptions`: URIs one session may hold `resources/subscribe` on, and URIs one
+      `subscriptions/listen` stream may list (those past it are left out of its acknowledgment);
+      `max_resource_subscription_bytes`: their UTF-8 bytes together (resource_subscriptions.py).
     """
 
     store: SessionStore[Any] | None = None
@@ -120,6 +122,7 @@ class SessionOptions:
     max_kept_streams: int = 16
     retry_ms: int = 1000
     max_resource_subscriptions: int = 1000
+    max_resource_subscription_bytes: int = 64 * 1024
 
     def __post_init__(self) -> None:
         if self.idle_timeout_s <= 0 or self.client_request_timeout_s <= 0:
@@ -130,6 +133,7 @@ class SessionOptions:
             self.replay_events,
             self.max_kept_streams,
             self.max_resource_subscriptions,
+            self.max_resource_subscription_bytes,
         )
         if min(limits) < 1:
             raise ValueError("session limits must be >= 1")
@@ -184,6 +188,12 @@ class ServerConfig:
     `MCPGEN_STORE`, else keeps everything in this process. A shared store needs shared
     requestState secrets (`state_secrets` or `MCPGEN_STATE_SECRET`): the server refuses to start
     without them.
+
+    Resource subscriptions (resource_subscriptions.py): a URI longer than `max_uri_bytes` (UTF-8)
+    is never subscribed to, a client holds at most `max_listen_streams` open `subscriptions/listen`
+    streams (per principal; per connection when anonymous) in each process, and
+    `sessions.max_resource_subscriptions` / `max_resource_subscription_bytes` bound the URIs of one
+    legacy session or one listen stream.
     """
 
     name: str = "mcpgen-server"
@@ -216,6 +226,8 @@ class ServerConfig:
     progress_interval_ms: int = 10
     # HTTP-19: comment lines on idle subscriptions/listen streams, so intermediaries keep them open.
     keepalive_s: float = 15.0
+    max_uri_bytes: int = 8192
+    max_listen_streams: int = 16
     modern_only: bool = False
     sessions: SessionOptions = field(default_factory=SessionOptions)
     health_path: str | None = "/healthz"
@@ -239,6 +251,8 @@ class ServerConfig:
             raise ValueError("max_body_bytes must be positive")
         if self.state_ttl_s <= 0 or self.max_state_bytes < 256:
             raise ValueError("state_ttl_s must be positive and max_state_bytes at least 256")
+        if self.max_uri_bytes < 1 or self.max_listen_streams < 1:
+            raise ValueError("max_uri_bytes and max_listen_streams must be >= 1")
         if self.progress_interval_ms < 0 or self.keepalive_s <= 0:
             raise ValueError("progress_interval_ms must be >= 0 and keepalive_s positive")
         for path in (self.health_path, self.ready_path):

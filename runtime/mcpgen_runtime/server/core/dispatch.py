@@ -65,6 +65,7 @@ from .listen import LIST_CHANGED, SubscriptionHub, listen
 from .ratelimit import RateLimiter
 from .replicas import Fanout, bucket_key, resolve_store, store_unavailable
 from .request_state import StateCodec, configured_keys
+from .resource_subscriptions import SubscribeRules
 from .results import complete, error_result, rate_limited_result, shape_result
 from .surfaces import (
     CompletionBinding,
@@ -141,6 +142,7 @@ class Dispatcher:
         "_single_use_tools",
         "_state_codec",
         "_store",
+        "_subscribe_rules",
         "_subscription_kinds",
         "_supported",
         "_supported_list",
@@ -204,7 +206,14 @@ class Dispatcher:
         )
         self._methods: dict[str, ServedMethod] = {}
         self._capabilities: dict[str, dict[str, Any]] = {"tools": {"listChanged": cfg.list_changed}}
-        self._hub = SubscriptionHub()
+        self._hub = SubscriptionHub(cfg.max_listen_streams)
+        self._subscribe_rules = SubscribeRules(
+            max_uri_bytes=cfg.max_uri_bytes,
+            max_count=cfg.sessions.max_resource_subscriptions,
+            max_bytes=cfg.sessions.max_resource_subscription_bytes,
+            served=self._serves_resource,
+            may_subscribe=self.may_subscribe,
+        )
         self._probes = Probes(cfg.health_path, cfg.ready_path, cfg.readiness_checks, cfg.ready_timeout_s)
         configured_keys(cfg.state_secrets)  # a secret that cannot work stops the server now, not at first use
         self._store = resolve_store(cfg)
@@ -535,6 +544,24 @@ class Dispatcher:
         """The resources, templates and prompts served (None until one is added)."""
         return self._surfaces
 
+    def _serves_resource(self, uri: str) -> bool:
+        surfaces = self._surfaces
+        return surfaces is not None and "resources" in surfaces.installed and surfaces.serves(uri)
+
+    async def may_subscribe(self, uri: str, principal: Any) -> bool:
+        """Whether `principal` (what authentication established, as `ctx.principal`; None when
+        anonymous) may have `notifications/resources/updated` for `uri`, a URI this server serves:
+        asked for each `resources/subscribe` and each URI of a `subscriptions/listen` filter. Default:
+        yes, as for reads — whoever may call the server may read every resource it serves. A server
+        whose readers refuse some principals overrides this with the same rule; a refusal answers
+        like an unknown resource (listen: the URI is left out of the acknowledgment)."""
+        return True
+
+    @property
+    def subscribe_rules(self) -> SubscribeRules:
+        """Which resource URIs a client may subscribe to, and how many (resource_subscriptions.py)."""
+        return self._subscribe_rules
+
     def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"] = "tools") -> int:
         """Send `notifications/<kind>/list_changed` to the listen streams that asked for it
         (SUB-01, TOOLS-05); returns how many. Nothing is sent unless `<kind>.listChanged` is declared."""
@@ -679,6 +706,7 @@ class Dispatcher:
             elif method == "subscriptions/listen":
                 if self._store.shared and not self._fanout.active:
                     await self._fanout.start()  # changes made on other replicas reach this stream
+                principal = request.principal
                 return await listen(
                     self._hub,
                     self._subscription_kinds,
@@ -687,6 +715,11 @@ class Dispatcher:
                     request,
                     keepalive_s=self.config.keepalive_s,
                     meta=self._result_meta,
+                    admit=lambda uris: self._subscribe_rules.admit(uris, principal),
+                    # Streams per principal; an anonymous client's per connection (its stream sink).
+                    owner=("principal", principal_id(self.config.auth, principal))
+                    if principal is not None
+                    else ("connection", request.notify),
                 )
             else:
                 entry = self._methods.get(method)

@@ -5,7 +5,9 @@ every subscription whose acknowledged filter includes it; `listen`, serving one 
 request, drains its subscription's queue onto its own stream, after the acknowledgment
 (SUB-02). List-changed notifications are idempotent, so a notification that
 is already queued for a subscription is not queued twice: a slow client never makes the
-queue grow beyond one entry per notification kind (and per resource URI).
+queue grow beyond one entry per notification kind (and per resource URI). A stream keeps only the
+resource URIs `admit` lets through (resource_subscriptions.py), and one owner (a principal, or a
+connection when anonymous) holds at most `max_per_owner` open streams.
 
 Call `publish` from the event loop thread (from handlers, or via `loop.call_soon_threadsafe`).
 """
@@ -13,7 +15,7 @@ Call `publish` from the event loop thread (from handlers, or via `loop.call_soon
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from ...protocol import jsonrpc
@@ -60,10 +62,13 @@ def honoured_filter(requested: Mapping[str, Any], supported: frozenset[str]) -> 
 class Subscription:
     """One open `subscriptions/listen` stream."""
 
-    __slots__ = ("_closed", "_queue", "_wake", "every_uri", "id", "kinds", "uris")
+    __slots__ = ("_closed", "_queue", "_wake", "every_uri", "id", "kinds", "owner", "uris")
 
-    def __init__(self, id_: jsonrpc.RequestId, honoured: Mapping[str, Any]) -> None:
+    def __init__(
+        self, id_: jsonrpc.RequestId, honoured: Mapping[str, Any], owner: Hashable | None = None
+    ) -> None:
         self.id = id_
+        self.owner = owner  # who opened it, for the per-owner cap (None: uncounted)
         self.kinds = frozenset(LIST_CHANGED[name] for name in LIST_CHANGED if honoured.get(name))
         self.uris = frozenset(honoured.get(RESOURCE_SUBSCRIPTIONS, ()))
         self.every_uri = False  # the legacy sessions' forwarder: every resource update (it filters)
@@ -113,19 +118,42 @@ class Subscription:
 class SubscriptionHub:
     """The open subscriptions of one server (ids may repeat across HTTP clients: kept by identity)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_per_owner: int | None = None) -> None:
         self._open: set[Subscription] = set()
+        self._max_per_owner = max_per_owner
+        self._per_owner: dict[Hashable, int] = {}
 
     def __len__(self) -> int:
         return len(self._open)
 
-    def open(self, id_: jsonrpc.RequestId, honoured: Mapping[str, Any]) -> Subscription:
-        subscription = Subscription(id_, honoured)
+    def open(
+        self, id_: jsonrpc.RequestId, honoured: Mapping[str, Any], owner: Hashable | None = None
+    ) -> Subscription:
+        """A new subscription; RpcError when `owner` already holds `max_per_owner` of them."""
+        if owner is not None:
+            held = self._per_owner.get(owner, 0)
+            if self._max_per_owner is not None and held >= self._max_per_owner:
+                raise RpcError(
+                    jsonrpc.INVALID_REQUEST,
+                    f"Too many open subscriptions/listen streams for this client "
+                    f"(at most {self._max_per_owner}); close one first",
+                )
+            self._per_owner[owner] = held + 1
+        subscription = Subscription(id_, honoured, owner)
         self._open.add(subscription)
         return subscription
 
     def discard(self, subscription: Subscription) -> None:
-        self._open.discard(subscription)
+        if subscription not in self._open:
+            return
+        self._open.remove(subscription)
+        owner = subscription.owner
+        if owner is not None:
+            held = self._per_owner[owner] - 1
+            if held:
+                self._per_owner[owner] = held
+            else:
+                del self._per_owner[owner]
 
     def publish(self, method: str, params: Mapping[str, Any] | None = None) -> int:
         """Queue a list-changed notification for every subscription that opted in (SUB-01);
@@ -161,11 +189,14 @@ async def listen(
     *,
     keepalive_s: float,
     meta: Mapping[str, Any] | None,
+    admit: Callable[[Sequence[str]], Awaitable[list[str]]] | None = None,
+    owner: Hashable | None = None,
 ) -> Outcome:
     """One `subscriptions/listen` stream: acknowledgment first (SUB-02), then the notifications
-    the client opted into and the server honours (`supported`, SUB-01/03), each tagged with the
-    subscription id (SUB-05); a final response when the server ends it (SUB-07). Returns only
-    when the subscription ends (client cancellation raises CancelledError here)."""
+    the client opted into and the server honours (`supported`, SUB-01/03; resource URIs only those
+    `admit` keeps), each tagged with the subscription id (SUB-05); a final response when the server
+    ends it (SUB-07). Returns only when the subscription ends (client cancellation raises
+    CancelledError here). `owner` counts the stream against the hub's per-owner cap."""
     notify = request.notify
     if notify is None:
         raise RpcError(jsonrpc.INVALID_REQUEST, "subscriptions/listen needs a transport that can stream")
@@ -176,10 +207,20 @@ async def listen(
         honoured = honoured_filter(requested, supported)
     except ValueError as exc:
         raise RpcError(jsonrpc.INVALID_PARAMS, str(exc)) from exc
-    subscription = hub.open(id_, honoured)
+    requested_uris = honoured.pop(RESOURCE_SUBSCRIPTIONS, None)
+    # The owner's cap first (before any URI is looked at); the URIs once admitted.
+    subscription = hub.open(id_, honoured, owner)
     keepalive = request.keepalive
     interval = keepalive_s if keepalive is not None else None
     try:
+        if requested_uris is not None:
+            kept = requested_uris if admit is None else await admit(requested_uris)
+            honoured[RESOURCE_SUBSCRIPTIONS] = kept
+            subscription.uris = frozenset(kept)
+            # The request stays referenced while the stream is open (hours): keep only what was
+            # admitted of a list that may have filled a whole body.
+            requested[RESOURCE_SUBSCRIPTIONS] = kept
+            requested_uris = None
         await notify(
             subscription.tagged("notifications/subscriptions/acknowledged", {"notifications": honoured})
         )

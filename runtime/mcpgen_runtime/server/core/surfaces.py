@@ -71,6 +71,7 @@ __all__ = [
     "Surfaces",
     "TemplateReader",
     "load_package_surfaces",
+    "resource_not_found",
 ]
 
 _LOG = logging.getLogger("mcpgen.server")
@@ -281,9 +282,9 @@ def _cursor(offset: int, digest: str) -> str:
     return base64.urlsafe_b64encode(f"{offset}.{digest}".encode()).decode().rstrip("=")
 
 
-def _not_found(uri: str, ctx: RequestContext) -> RpcError:
+def resource_not_found(uri: str, protocol_version: str) -> RpcError:
     # 2026-07-28 (SEP-2164): -32602 with data.uri; the legacy revisions: -32002.
-    code = -32002 if ctx.protocol_version in LEGACY_PROTOCOL_VERSIONS else jsonrpc.INVALID_PARAMS
+    code = -32002 if protocol_version in LEGACY_PROTOCOL_VERSIONS else jsonrpc.INVALID_PARAMS
     return RpcError(code, "Resource not found", {"uri": uri})
 
 
@@ -362,6 +363,12 @@ class Surfaces:
     def remove_prompt(self, name: str) -> None:
         del self._prompts[name]
         self._listings.pop("prompts", None)
+
+    def serves(self, uri: str) -> bool:
+        """Whether `resources/read` of `uri` reaches a reader: a static resource or a matching template."""
+        if uri in self._resources:
+            return True
+        return any(t.pattern.match(uri) is not None for t in self._templates.values())
 
     def variables(self, uri_template: str) -> tuple[str, ...]:
         """The variables of a served template (KeyError when it is not served)."""
@@ -466,7 +473,7 @@ class Surfaces:
                 else:
                     raise ResourceNotFound(uri)
         except ResourceNotFound as exc:
-            raise _not_found(exc.uri, ctx) from None
+            raise resource_not_found(exc.uri, ctx.protocol_version) from None
         except NotImplementedError:
             raise RpcError(jsonrpc.INTERNAL_ERROR, f"Reading {uri!r} is not implemented") from None
         try:

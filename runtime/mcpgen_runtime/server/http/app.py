@@ -282,6 +282,7 @@ class McpAsgiApp:
             if not sse_ok:
                 await send_error(send, 406, "subscriptions/listen needs Accept: text/event-stream")
                 return
+            del body  # the stream may stay open for hours: its request body (max_body_bytes) goes now
             await self._watched(message, headers, principal, peer, receive, send, False, True, True)
         elif method == "initialize" and legacy is not None and not carries_modern_meta(message.get("params")):
             await legacy.initialize(message, block, principal, send)  # opens a legacy session

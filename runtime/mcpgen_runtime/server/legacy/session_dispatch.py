@@ -190,7 +190,7 @@ class LegacyDispatcher:
             elif method == SET_LEVEL:
                 return await self._set_level(session, id_, params)
             elif method in (SUBSCRIBE, UNSUBSCRIBE):
-                return await self._subscribe(session, id_, params, method == SUBSCRIBE)
+                return await self._subscribe(session, id_, params, method == SUBSCRIBE, request.principal)
             elif method in MODERN_ONLY_METHODS:
                 return _error(
                     id_, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method} (MCP 2026-07-28 only)"
@@ -274,9 +274,12 @@ class LegacyDispatcher:
             await self.store.save(session)
         return Outcome(200, jsonrpc.result(id_, {}))
 
-    async def _subscribe(self, session: Session, id_: Any, params: dict[str, Any], add: bool) -> Outcome:
+    async def _subscribe(
+        self, session: Session, id_: Any, params: dict[str, Any], add: bool, principal: Any
+    ) -> Outcome:
         """resources/subscribe and /unsubscribe (RES-08): the session's URIs for
-        `notifications/resources/updated` (kept in its record, so every replica sees them)."""
+        `notifications/resources/updated` (kept in its record, so every replica sees them), within
+        the server's `subscribe_rules` (a served URI this principal may watch; bounded count and size)."""
         if self.server.capabilities.get("resources", {}).get("subscribe") is not True:
             method = SUBSCRIBE if add else UNSUBSCRIBE
             return _error(id_, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -285,10 +288,13 @@ class LegacyDispatcher:
             return _error(id_, jsonrpc.INVALID_PARAMS, "params.uri must be a non-empty string")
         uris = session.resource_subscriptions
         if add:
+            rules = self.server.subscribe_rules
+            held = uris if uris is not None else ()
+            refusal = await rules.refusal(uri, principal, held, session.protocol_version)
+            if refusal is not None:
+                return _error(id_, refusal.code, refusal.message, refusal.data)
             if uris is None:
                 uris = session.resource_subscriptions = set()
-            if uri not in uris and len(uris) >= self.options.max_resource_subscriptions:
-                return _error(id_, jsonrpc.INVALID_PARAMS, "Too many resource subscriptions in this session")
             uris.add(uri)
         elif uris is not None:
             uris.discard(uri)

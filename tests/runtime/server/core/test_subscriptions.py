@@ -181,9 +181,16 @@ def test_resource_subscriptions_are_per_uri() -> None:
     async def scenario() -> None:
         server = DynamicServer(ServerConfig())
         assert server.notify_resource_updated("file:///a") == 0  # not declared: nothing sent
-        server.declare_capability("resources", {"subscribe": True})
+
+        async def read(uri: str, ctx: RequestContext) -> str:
+            return "a"
+
+        server.add_resource({"uri": "file:///a", "name": "a"}, read, notify=False)
         sub = Listener(
-            server, listen(1, resourceSubscriptions=["file:///a", "file:///a"], toolsListChanged=True)
+            server,
+            listen(
+                1, resourceSubscriptions=["file:///a", "file:///unserved", "file:///a"], toolsListChanged=True
+            ),
         )
         assert (await sub.next())["params"]["notifications"] == {
             "toolsListChanged": True,

@@ -259,23 +259,27 @@ def test_resource_updates_reach_subscribed_legacy_sessions_only() -> None:
             "jsonrpc": "2.0",
             "id": 1,
             "method": "resources/subscribe",
-            "params": {"uri": "note://a"},
+            "params": {"uri": "note://notes/a"},
         }
         outcome = await legacy.handle(watcher, subscribe, IncomingRequest())
         assert outcome.response == {"jsonrpc": "2.0", "id": 1, "result": {}}
-        server.notify_resource_updated("note://a")
-        server.notify_resource_updated("note://b")
+        server.notify_resource_updated("note://notes/a")
+        server.notify_resource_updated("note://notes/b")
         await asyncio.sleep(0.05)
         unsubscribe = {**subscribe, "id": 2, "method": "resources/unsubscribe"}
         await legacy.handle(watcher, unsubscribe, IncomingRequest())
-        server.notify_resource_updated("note://a")
+        server.notify_resource_updated("note://notes/a")
         server.notify_list_changed("prompts")
         await asyncio.sleep(0.05)
         server.close_subscriptions()
         return got_w, got_o
 
     got_w, got_o = run(scenario())
-    updated = {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "note://a"}}
+    updated = {
+        "jsonrpc": "2.0",
+        "method": "notifications/resources/updated",
+        "params": {"uri": "note://notes/a"},
+    }
     changed = {"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"}
     assert got_w == [updated, changed]
     assert got_o == [changed]
