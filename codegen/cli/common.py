@@ -386,7 +386,8 @@ strict_option = click.option(
     "--strict",
     is_flag=True,
     help="Make SHOULD-level findings (unusual tool names, _meta keys, secret-looking header "
-    "parameters) errors instead of warnings.",
+    "parameters) and every problem that would leave a tool out (an invalid pattern, a bad "
+    "x-mcp-header) errors instead of warnings.",
 )
 
 

@@ -59,6 +59,7 @@ from .config import (
 )
 from .project import project_meta, project_options
 from .stages import Kind
+from .tally import Tally, excluded_counts, tools_line, tools_on_disk
 
 if TYPE_CHECKING:
     from ..parallel import Beside
@@ -333,9 +334,10 @@ def _every_server(
         click.echo(f"error: {display_path(mcp_config)}: no enabled server to generate", err=True)
         raise Failed
     failed = 0
+    tally = Tally()
     for name, pkg in package_names(enabled, "client").items():
         try:
-            _generate_one(
+            tally += _generate_one(
                 "client",
                 f"{mcp_config}#{name}",
                 None,
@@ -356,6 +358,7 @@ def _every_server(
             failed += 1
             report_error(exc)
     click.echo(f"{len(enabled) - failed} of {len(enabled)} server(s) generated into {display_path(out)}")
+    click.echo(tally.line(f"in the {len(enabled) - failed} package(s) generated"))
     if failed:
         raise Failed
 
@@ -391,7 +394,8 @@ def _generate_one(
     max_response_bytes: int | None = None,
     skip_invalid: bool = False,
     add_stubs: bool = False,
-) -> None:
+) -> tuple[int, int]:
+    """Generate one package; (tools generated, tools excluded)."""
     require_source(source, stdio, headers)
     style = project_style(out, line_length=line_length)
     loaded = stages.load_spec(source, stdio, headers, login, era, max_response_bytes)
@@ -400,15 +404,19 @@ def _generate_one(
     pkg = stages.build_package(kind, validated, name, style)
     report = write_package(out, pkg, overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
-    if kind == "server" and _report_handlers(
+    broken = kind == "server" and _report_handlers(
         out / name,
         name,
         pkg.files,
         lambda: pkg.user_files.get("handlers.py"),
         add_stubs=add_stubs,
         generated=pkg.user_files.get("handlers.py"),
-    ):
+    )
+    counts = len(validated.tools), len(loaded.tools) - len(validated.tools)
+    click.echo(tools_line(loaded.source, *counts))
+    if broken:
         raise Failed
+    return counts
 
 
 def _generate_project(
@@ -443,6 +451,7 @@ def _generate_project(
     report = write_project(project, built)
     _print_report(report.package, None)
     _print_project_report(project, report)
+    click.echo(tools_line(loaded.source, len(validated.tools), len(loaded.tools) - len(validated.tools)))
 
 
 def _print_project_report(project: Path, report: ProjectReport) -> None:
@@ -562,12 +571,18 @@ def generate(check: bool, config_path: Path | None, skip_invalid: bool, add_stub
         config = dataclasses.replace(
             config, targets=tuple(dataclasses.replace(t, skip_invalid=True) for t in config.targets)
         )
-    failed, stale = _run_targets(config, check=check, add_stubs=add_stubs)
+    tally = Tally()
+    failed, stale = _run_targets(config, check=check, add_stubs=add_stubs, tally=tally)
     if check:
         fresh = len(config.targets) - stale - failed
         click.echo(f"{stale} stale, {fresh} up to date, {failed} failed (of {len(config.targets)} targets)")
         if stale:
             click.echo("run `mcpgen generate` to update the stale targets")
+    click.echo(
+        tally.line(
+            f"in the {len(config.targets) - failed} of {len(config.targets)} target(s) that did not fail"
+        )
+    )
     if failed or stale:
         raise Failed
 
@@ -596,7 +611,9 @@ def _input_key(
     )
 
 
-def _run_targets(config: GenerateConfig, *, check: bool, add_stubs: bool = False) -> tuple[int, int]:
+def _run_targets(
+    config: GenerateConfig, *, check: bool, add_stubs: bool = False, tally: Tally | None = None
+) -> tuple[int, int]:
     """Build every target (each source loaded and validated once); returns (failed, stale).
 
     A target whose manifest records the same input key and whose files still have their recorded
@@ -607,12 +624,14 @@ def _run_targets(config: GenerateConfig, *, check: bool, add_stubs: bool = False
     digests: dict[Path, str] = {}
     failed = stale = 0
     writing: _Writing | None = None
+    tally = Tally() if tally is None else tally
     for target in config.targets:
         try:
             if target.project is not None:
                 failed += _finish(writing, config, add_stubs)
                 writing = None
                 stale += _run_project_target(target, loaded, checked, check=check)
+                tally += excluded_counts(loaded, target, _validated_for(target, loaded, checked).tools)
                 continue
             key = _input_key(target, loaded, digests)
             if key is not None and is_fresh(target.output, target.package, key):
@@ -627,8 +646,10 @@ def _run_targets(config: GenerateConfig, *, check: bool, add_stubs: bool = False
                     target, loaded, checked, add_stubs=add_stubs
                 ):
                     failed += 1
+                tally += excluded_counts(loaded, target, tools_on_disk(target))
                 continue
             validated = _validated_for(target, loaded, checked)
+            tally += excluded_counts(loaded, target, validated.tools)
             built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
             pkg = dataclasses.replace(built, input_key=key)
             failed += _finish(writing, config, add_stubs)

@@ -19,14 +19,18 @@ Rules, in the order they are checked per tool:
     SCHEMA-07/08/10            every `$ref` resolves inside its schema; other documents are never fetched
     SCHEMA-11                  no `$ref`/`allOf`/... loop that would never terminate
     XHDR-02..08 (-> XHDR-10)   invalid `x-mcp-header` annotations exclude the tool, with a warning each
+                               (an error each under `strict`, as every exclusion: MCPGEN-EXCLUDED)
     XHDR-12                    annotated parameters that look secret: warnings, errors under `strict`
     SCHEMA-11                  no `$ref` whose target expands past `Limits.max_expanded` subschemas
     MCPGEN-REGEX               `pattern`/`patternProperties` that is not valid ECMA-262 (`u` flag):
-                               the tool is excluded with a warning
+                               the tool is excluded with a warning (an error under `strict`)
     MCPGEN-REGEX-UNENFORCED    a valid pattern the runtime cannot enforce faithfully: a warning, the
                                tool is kept and that pattern is not checked
+    MCPGEN-REGEX-BACKTRACK     a pattern that can backtrack catastrophically in a backtracking engine:
+                               a warning (mcpgen's runtime matches it in bounded time)
     MCPGEN-JSON                what LOAD noticed (a JSON-RPC envelope, numbers beyond double
                                range): its warnings are reported here, its unusable tools excluded
+                               (errors under `strict`)
     MCPGEN-NO-TOOLS            a warning when every tool was excluded
     RES-02/03, PROMPT-02, ...  resources, resource templates and prompts: validate/surfaces.py
 
@@ -151,6 +155,14 @@ class _Run:
         """A SHOULD / SHOULD NOT of the spec: a warning, or an error under `strict`."""
         self.add(tool, pointer, rule, message, "error" if self.strict else "warning")
 
+    def exclude(self, tool: _Tool, pointer: str, rule: str, message: str) -> None:
+        """A problem that leaves `tool` out of the bindings: a warning, or an error under `strict`
+        (MCPGEN-EXCLUDED: a tool must not vanish from a strict build unnoticed)."""
+        tool.excluded = True
+        if self.strict:
+            message += " (--strict: an excluded tool is an error, MCPGEN-EXCLUDED)"
+        self.should(tool.name, pointer, rule, message)
+
 
 @dataclass
 class _Tool:
@@ -189,6 +201,8 @@ def validate(
     for index, data in enumerate(spec.tools):
         pointer = spec.tool_pointer(index)
         if index in spec.unusable:  # LOAD said why (a number no parser here can hold)
+            if strict:
+                _strict_notes(run, pointer)
             continue
         if not isinstance(data, dict):
             run.add(None, pointer, "MCPGEN-TOOL-SHAPE", f"expected a tool object, found {describe(data)}")
@@ -250,6 +264,20 @@ def validate(
         resource_templates=surfaces.resource_templates,
         prompts=surfaces.prompts,
     )
+
+
+def _strict_notes(run: _Run, pointer: str) -> None:
+    """`strict`: LOAD's warnings about the unusable tool at `pointer` become errors (MCPGEN-EXCLUDED)."""
+    run.diagnostics = [
+        dataclasses.replace(
+            d,
+            severity="error",
+            message=f"{d.message} (--strict: an excluded tool is an error, MCPGEN-EXCLUDED)",
+        )
+        if d.severity == "warning" and (d.pointer == pointer or d.pointer.startswith(pointer + "/"))
+        else d
+        for d in run.diagnostics
+    ]
 
 
 def _skip_tool(run: _Run, tool: _Tool, first: int) -> None:
@@ -422,9 +450,8 @@ def _check_fields(run: _Run, tool: _Tool, first_by_name: dict[str, str]) -> None
 def _check_name(run: _Run, tool: _Tool, name: str, pointer: str) -> None:
     shown = tool.name
     if not name:
-        tool.excluded = True
-        run.should(
-            shown,
+        run.exclude(
+            tool,
             pointer,
             "TOOLS-11",
             "the tool name is empty: no call could name this tool; "
@@ -635,16 +662,29 @@ def _check_patterns(run: _Run, tool: _Tool, index: SchemaIndex, pointer: str) ->
             try:
                 translated = ecma_regex.translate(regex)
             except ecma_regex.EcmaSyntaxError as exc:
-                tool.excluded = True
-                run.add(
-                    tool.name,
+                run.exclude(
+                    tool,
                     pointer + where,
                     "MCPGEN-REGEX",
                     f"{_clip(repr(regex), 120)} is not a valid ECMA-262 regular expression ({exc}); "
                     "the tool is excluded from the generated bindings",
-                    "warning",
                 )
                 continue
+            if translated.hazard is not None:
+                bounded = (
+                    "in linear time (RE2)"
+                    if translated.engine == "re2"
+                    else "within a time budget (the value is refused past it)"
+                )
+                run.add(
+                    tool.name,
+                    pointer + where,
+                    "MCPGEN-REGEX-BACKTRACK",
+                    f"{_clip(repr(regex), 120)} can backtrack catastrophically ({translated.hazard}): "
+                    "a backtracking engine (Node's, Python's re, most validators) can take time "
+                    f"exponential in the input's length; mcpgen's runtime matches it {bounded}",
+                    "warning",
+                )
             if translated.reason is not None:
                 run.add(
                     tool.name,
@@ -731,13 +771,11 @@ def _check_headers(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: s
         return  # no annotation anywhere: no parameter, no violation
     params, violations = xheader.analyze(schema)
     for violation in violations:
-        tool.excluded = True
-        run.add(
-            tool.name,
+        run.exclude(
+            tool,
             pointer + violation.pointer,
             violation.rule,
             f"{violation.message}; the tool is excluded from the generated bindings (XHDR-10)",
-            "warning",
         )
     if tool.excluded:
         return

@@ -16,11 +16,17 @@ Python's `re` where the two differ:
     [^] []                          any character; nothing
 
 `\\p{…}`/`\\P{…}` (the property names ECMA-262 allows, checked against the table below: Node 22,
-Unicode 17) and lookbehind of variable width need the `regex` package: it is imported only when a
-pattern needs it. Where no faithful equivalent exists (a backreference to a group inside a
-repeated group or a lookbehind: ECMA resets such captures per iteration and matches lookbehind
-backwards; a repeat count past 2**32-2; a property or a nesting depth the engine refuses), the
-pattern is `enforced = False` with a `reason`: callers skip that one pattern and say so.
+Unicode 17) and lookbehind of variable width need the `regex` package's syntax.
+
+Matching is bounded (pattern_match.py, MCPGEN-REGEX-BUDGET): a pattern without backreferences,
+lookaround or properties is also written in RE2's syntax (`EcmaPattern.re2`) and matched in linear
+time; the others are matched by `regex` with a time budget. `EcmaPattern.hazard` says why a pattern
+can backtrack catastrophically in other engines (ecma_hazards.py).
+
+Where no faithful equivalent exists (a backreference to a group inside a repeated group or a
+lookbehind: ECMA resets such captures per iteration and matches lookbehind backwards; a repeat count
+past 2**32-2; a property or a nesting depth the engine refuses), the pattern is `enforced = False`
+with a `reason`: callers skip that one pattern and say so.
 
 Nothing of the pattern text becomes code: it is parsed character by character and the output
 is built from escapes (`\\uXXXX`), so the translation can only ever mean what the parser read.
@@ -36,6 +42,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from . import pattern_match
+from .ecma_hazards import hazard
 
 __all__ = ["EcmaPattern", "EcmaSyntaxError", "expand_properties", "search_function", "translate"]
 
@@ -531,15 +540,24 @@ class _Unfaithful(Exception):
     """Valid ECMA-262, but no equivalent this runtime can enforce."""
 
 
+class _NotRegular(Exception):
+    """Needs backtracking (lookaround, a backreference, a property): no RE2 form."""
+
+
 @dataclass(frozen=True)
 class EcmaPattern:
-    """One pattern, translated: `python` is what `re` (or `regex`, when `needs_regex`) compiles."""
+    """One pattern, translated: `python` is what `re` (or `regex`, when `needs_regex`) compiles,
+    `re2` the same in RE2's syntax when the pattern needs no backtracking; `engine` says which one
+    `search` uses ("re2": linear time; "regex": within the time budget)."""
 
     source: str
     python: str | None
     needs_regex: bool = False
     reason: str | None = None  # why the pattern is not enforced (python is None)
     search: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
+    re2: str | None = None
+    engine: pattern_match.Engine | None = None
+    hazard: str | None = None  # why it can backtrack catastrophically in a backtracking engine
 
     @property
     def enforced(self) -> bool:
@@ -934,14 +952,20 @@ def _char(cp: int) -> str:
     return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
 
 
-def _ranges(ranges: Ranges) -> str:
+def _re2_char(cp: int) -> str:
+    if cp < 0x80 and chr(cp).isalnum():
+        return chr(cp)
+    return f"\\x{{{cp:x}}}"
+
+
+def _ranges(ranges: Ranges, char: Callable[[int], str] = _char) -> str:
     merged: list[list[int]] = []
     for lo, hi in sorted(ranges):
         if merged and lo <= merged[-1][1] + 1:
             merged[-1][1] = max(merged[-1][1], hi)
         else:
             merged.append([lo, hi])
-    return "".join(_char(lo) if lo == hi else f"{_char(lo)}-{_char(hi)}" for lo, hi in merged)
+    return "".join(char(lo) if lo == hi else f"{char(lo)}-{char(hi)}" for lo, hi in merged)
 
 
 _WORD_CLASS: Final = "[" + _ranges(_WORD) + "]"
@@ -1076,14 +1100,44 @@ class _Emitter:
         raise AssertionError(kind)  # pragma: no cover
 
 
-def _compile(python: str, needs_regex: bool) -> Callable[[str], bool]:
-    if needs_regex:
-        import regex  # type: ignore[import-untyped, import-not-found, unused-ignore]
+class _Re2Emitter(_Emitter):
+    """The same translation in RE2's syntax (`\\x{…}`, `\\z`; its `\\b` is ASCII, as ECMA's with
+    `u`), for patterns without backtracking constructs: anything else raises `_NotRegular`."""
 
-        search = regex.compile(python, regex.V0).search
-    else:
-        search = re.compile(python).search
-    return lambda text: search(text) is not None
+    def emit(self, node: Node, behind: bool = False) -> str:
+        kind = node[0]
+        if kind == "chars":
+            ranges, negated = node[1], node[2]
+            if not negated and len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
+                return _re2_char(ranges[0][0])
+            return ("[^" if negated else "[") + _ranges(ranges, _re2_char) + "]"
+        if kind == "class":
+            negated, ranges, props = node[1], node[2], node[3]
+            if props:
+                raise _NotRegular
+            if not ranges:  # [^] anything, [] nothing
+                return "[\\x{0}-\\x{10ffff}]" if negated else "[^\\x{0}-\\x{10ffff}]"
+            return ("[^" if negated else "[") + _ranges(ranges, _re2_char) + "]"
+        if kind in ("prop", "look"):
+            raise _NotRegular
+        if kind == "eol":
+            return "\\z"
+        if kind == "wordb":
+            return "\\B" if node[1] else "\\b"
+        if kind == "ref":
+            if self.resolve(node) in self.closed:
+                raise _NotRegular
+            return "(?:)"  # the group has not matched yet: ECMA matches empty
+        return super().emit(node, behind)
+
+
+def _re2_form(parser: _Parser, emitter: _Emitter, tree: Node) -> str | None:
+    re2 = _Re2Emitter(parser)
+    re2.info = emitter.info
+    try:
+        return re2.emit(tree)
+    except (_NotRegular, _Unfaithful, RecursionError):
+        return None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1109,24 +1163,39 @@ def translate(pattern: str) -> EcmaPattern:
         return EcmaPattern(pattern, None, reason=str(exc))
     except RecursionError:
         return EcmaPattern(pattern, None, reason="the pattern is nested too deeply")
-    needs_regex = emitter.needs_regex
+    needs_regex = emitter.needs_regex or _variable_lookbehind(python)
+    re2 = _re2_form(parser, emitter, tree)
+    danger = hazard(tree)
     try:
-        search = _compile(python, needs_regex)
+        search, engine = pattern_match.compile_search(pattern, python, re2)
     except ImportError:
-        return EcmaPattern(pattern, python, True, "the `regex` package is not installed")
-    except re.error as exc:
-        if "look-behind requires fixed-width pattern" not in str(exc):
-            return EcmaPattern(pattern, python, needs_regex, f"Python cannot compile its translation ({exc})")
-        needs_regex = True
-        try:
-            search = _compile(python, needs_regex)
-        except ImportError:
-            return EcmaPattern(pattern, python, True, "the `regex` package is not installed")
-        except Exception as exc:
-            return EcmaPattern(pattern, python, True, f"the regex engine refuses its translation ({exc})")
+        return EcmaPattern(
+            pattern, python, True, "the `regex` package is not installed", re2=re2, hazard=danger
+        )
     except (Exception, RecursionError) as exc:
-        return EcmaPattern(pattern, python, needs_regex, f"the regex engine refuses its translation ({exc})")
-    return EcmaPattern(pattern, python, needs_regex, None, search)
+        return EcmaPattern(
+            pattern,
+            python,
+            needs_regex,
+            f"the regex engine refuses its translation ({exc})",
+            re2=re2,
+            hazard=danger,
+        )
+    return EcmaPattern(pattern, python, needs_regex, None, search, re2, engine, danger)
+
+
+def _variable_lookbehind(python: str) -> bool:
+    """Whether Python's `re` refuses the translation for a lookbehind of variable width (the mock
+    draws values with `re`, so `needs_regex` keeps saying which translations it cannot take)."""
+    if "(?<" not in python:
+        return False
+    try:
+        re.compile(python)
+    except re.error as exc:
+        return "look-behind requires fixed-width pattern" in str(exc)
+    except RecursionError:
+        return False
+    return False
 
 
 _PROPERTY = re.compile(r"\\([pP])\{([^}]*)\}")

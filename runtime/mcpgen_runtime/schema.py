@@ -15,7 +15,9 @@ Patterns (`pattern`, `patternProperties`, and the `additionalProperties`/`uneval
 that depend on them) are ECMA-262 regular expressions (MCPGEN-REGEX): `ecma_regex` translates each
 once, so `\\d` is ASCII, `$` is the very end, `(?<name>…)` and `\\p{L}` work; a schema whose
 pattern is invalid in ECMA-262 is refused, and a valid pattern without a faithful translation is
-not enforced (the generator warns).
+not enforced (the generator warns). Matching is bounded (pattern_match.py, MCPGEN-REGEX-BUDGET): the
+backtracking patterns of one value share one time budget, and a match that runs out of it refuses
+the value with an issue at the pointer of the string (or key) it was matching.
 
 Speed: jsonschema builds a validator object per subschema visit, which costs ~100 µs for
 a three-property object. Schemas that only use the common keywords (type, properties,
@@ -48,7 +50,8 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped]
 from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
 from referencing._core import Resolver  # not re-exported; used for a type only
 
-from . import ecma_regex
+from . import ecma_regex, pattern_match
+from .pattern_match import PatternTimeout
 
 __all__ = [
     "DRAFT7",
@@ -83,8 +86,12 @@ def _pattern(
     if not validator.is_type(instance, "string"):
         return
     search = ecma_regex.search_function(pattern)
-    if search is not None and not search(instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+    try:
+        if search is not None and not search(instance):
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+    except PatternTimeout as exc:
+        if exc.ran_out:  # the others: the value is refused already (`pattern_match.refusal`)
+            yield ValidationError(str(exc))
 
 
 def _matching(pattern: str) -> Callable[[str], bool]:
@@ -100,14 +107,31 @@ def _pattern_properties(
     for pattern, subschema in patterns.items():
         search = _matching(pattern)
         for key, value in instance.items():
-            if search(key):
+            try:
+                matched = search(key)
+            except PatternTimeout as exc:
+                if exc.ran_out:
+                    yield ValidationError(str(exc), path=(key,))
+                continue
+            if matched:
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
 def _extras(instance: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
     known = schema.get("properties", {})
     searches = [_matching(p) for p in schema.get("patternProperties", {})]
-    return [k for k in instance if k not in known and not any(search(k) for search in searches)]
+    extras: list[str] = []
+    for key in instance:
+        if key in known:
+            continue
+        try:
+            if not any(search(key) for search in searches):
+                extras.append(key)
+        except PatternTimeout as exc:
+            if exc.ran_out:
+                exc.key = key
+                raise
+    return extras
 
 
 def _additional_properties(
@@ -115,7 +139,11 @@ def _additional_properties(
 ) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object"):
         return
-    extras = _extras(instance, schema)
+    try:
+        extras = _extras(instance, schema)
+    except PatternTimeout as exc:
+        yield ValidationError(str(exc), path=() if exc.key is None else (exc.key,))
+        return
     if validator.is_type(extra, "object"):
         for key in extras:
             yield from validator.descend(instance[key], extra, path=key)
@@ -181,7 +209,12 @@ def _unevaluated_properties(
 ) -> Iterator[ValidationError]:
     if not validator.is_type(instance, "object"):
         return
-    evaluated = _evaluated_keys(validator, instance, schema)
+    try:
+        evaluated = _evaluated_keys(validator, instance, schema)
+    except PatternTimeout as exc:
+        if exc.ran_out:
+            yield ValidationError(str(exc))
+        return
     failed = [
         key
         for key in instance
@@ -571,7 +604,10 @@ def _other_tests(schema: Mapping[str, Any], sub: Callable[[Any], Predicate]) -> 
                 return True
             if len(x) < min_len or (max_len is not None and len(x) > max_len):
                 return False
-            return search is None or search(x)
+            try:
+                return search is None or search(x)
+            except PatternTimeout:
+                return False  # jsonschema decides, and names the pointer
 
         tests.append(string_test)
     bounds = [
@@ -679,20 +715,61 @@ def compile_schema(schema: Mapping[str, Any] | bool) -> Validate:
     iter_errors: Callable[[Any], Iterator[ValidationError]] = validator.iter_errors
     fast = fast_predicate(schema)
 
-    def validate(instance: Any) -> SchemaIssue | None:
-        if fast is not None and fast(instance):
+    def checked(instance: Any) -> SchemaIssue | None:
+        if fast is not None and fast(instance) and pattern_match.refusal() is None:
             return None
         too_deep = deeper_than(instance, MAX_INSTANCE_DEPTH)
         if too_deep is not None:
             return SchemaIssue(too_deep, f"nested more than {MAX_INSTANCE_DEPTH} levels deep")
+        pattern_match.renew_budget()  # the fast path may have spent it; what ran out stays out
         try:
             errors = iter_errors(instance)
             first = next(errors, None)
             if first is None:  # the hot path: a valid instance costs one pass
-                return None
+                refused = pattern_match.refusal()  # inside `not` or `anyOf`: refused all the same
+                return None if refused is None else SchemaIssue("", str(refused))
             best = best_match(chain((first,), errors))
         except referencing.exceptions.Unresolvable as exc:  # pragma: no cover - ruled out at compile time
             return SchemaIssue("", f"schema reference cannot be resolved: {exc}")
+        except PatternTimeout as exc:  # a safeguard: the pattern keywords above answer it themselves
+            return SchemaIssue("", str(exc))
         return _issue(best if best is not None else first)
 
+    if not _backtracking(schema):
+        return checked  # RE2 matches every pattern: linear time, no budget to keep
+
+    def validate(instance: Any) -> SchemaIssue | None:
+        budget = pattern_match.start_budget()  # MCPGEN-REGEX-BUDGET: one budget per value
+        try:
+            return checked(instance)
+        finally:
+            pattern_match.end_budget(budget)
+
     return validate
+
+
+def _backtracking(schema: Mapping[str, Any] | bool) -> bool:
+    """Whether some `pattern` or `patternProperties` name of `schema` is matched by the backtracking
+    engine (so its checks need a time budget). Reads every object of the schema, data included:
+    a `pattern` member of an `enum` value at worst costs a budget nobody spends."""
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, Mapping):
+            found = (
+                list(node.get("patternProperties", {}))
+                if isinstance(node.get("patternProperties"), Mapping)
+                else []
+            )
+            if isinstance(node.get("pattern"), str):
+                found.append(node["pattern"])
+            for pattern in found:
+                try:
+                    if ecma_regex.translate(pattern).engine == "regex":
+                        return True
+                except ecma_regex.EcmaSyntaxError:
+                    continue
+            stack.extend(node.values())
+    return False

@@ -194,3 +194,19 @@ def test_hostile_patterns_are_bounded() -> None:
         translate("{" + "a{1}" * 50_000)
     long = translate("[a-z]{1,2}" * 20_000)
     assert long.search is not None and long.search("ab" * 20_000)
+
+
+def test_both_engines_are_exercised_by_the_differential_corpus() -> None:
+    """MCPGEN-REGEX-BUDGET: the Node comparison above runs RE2 (regular patterns) and `regex` (the
+    rest) alike; a lone surrogate, which RE2 cannot take, goes to `regex` with the same answer."""
+    engines: dict[str | None, int] = {}
+    for case in corpus():
+        try:
+            engine = translate(case.pattern).engine
+        except EcmaSyntaxError:
+            continue
+        engines[engine] = engines.get(engine, 0) + 1
+    assert engines.get("re2", 0) >= 100 and engines.get("regex", 0) >= 50, engines
+    search = translate("^[\ud800-\udbff]x$").search
+    assert translate("^[\ud800-\udbff]x$").engine == "re2" and search is not None
+    assert search("\ud800x") and not search("\ud800y")

@@ -494,9 +494,13 @@ def test_header_violation_excludes_only_that_tool() -> None:
     )
 
 
-def test_header_violation_is_still_a_warning_under_strict() -> None:
+def test_header_violation_is_an_error_under_strict() -> None:
+    """MCPGEN-EXCLUDED: a tool must not vanish from a strict build; --skip-invalid still leaves it out."""
     bad = tool("bad", {"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}})
-    result = validate(spec(bad, tool("ok")), strict=True)
+    assert [t["name"] for t in validate(spec(bad, tool("ok"))).tools] == ["ok"]
+    errors = failing(spec(bad, tool("ok")), strict=True)
+    assert any(d.tool == "bad" and "MCPGEN-EXCLUDED" in d.message for d in errors)
+    result = validate(spec(bad, tool("ok")), strict=True, skip_invalid=True)
     assert [t["name"] for t in result.tools] == ["ok"]
 
 
