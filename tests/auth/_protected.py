@@ -106,17 +106,22 @@ class Endpoint:
                 self._busy += 1
                 self.peak = max(self.peak, self._busy)
                 try:
-                    if not await self._answer(self.mode, body, writer):
+                    if not await self._answer(self.mode, body, reader, writer):
                         return
                 finally:
                     self._busy -= 1
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
             pass
+        except asyncio.CancelledError:  # stopping: end quietly (3.11's streams log a cancelled handler)
+            pass
         finally:
             writer.close()
 
-    async def _answer(self, mode: str, body: bytes, writer: asyncio.StreamWriter) -> bool:
-        """Answer one request in `mode`; True when the connection may take another."""
+    async def _answer(
+        self, mode: str, body: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> bool:
+        """Answer one request in `mode`; True when the connection may take another. Silent and
+        dripping answers last until the client leaves."""
         await asyncio.sleep(self.delay)
         head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
         if mode == self.answering:
@@ -135,13 +140,15 @@ class Endpoint:
             sock = writer.get_extra_info("socket")
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         elif mode == "silent":
-            await self._stopped.wait()
+            await reader.read(1)  # b"" once the client has left
         elif mode == "drip":
             writer.write(head + b"\r\n")
             while not self._stopped.is_set():
                 writer.write(b" ")
                 await writer.drain()
-                await asyncio.sleep(1.0)
+                with contextlib.suppress(TimeoutError):
+                    if not await asyncio.wait_for(reader.read(1), 1.0):
+                        break  # the client has left
         elif mode == "huge":
             writer.write(head + b"\r\n")
             chunk = b" " * 65536
