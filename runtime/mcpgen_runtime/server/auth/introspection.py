@@ -133,7 +133,7 @@ class IntrospectionVerifier(CachedVerifier):
         if aud is not None and self.audience not in (aud if isinstance(aud, list) else [aud]):
             return _refuse("another audience")
         try:
-            sub, username, client_id = (_name(answer, claim) for claim in ("sub", "username", "client_id"))
+            sub, username, client_id = [_name(answer, claim) for claim in ("sub", "username", "client_id")]
         except ValueError as exc:
             return _refuse(str(exc))
         kind: PrincipalKind

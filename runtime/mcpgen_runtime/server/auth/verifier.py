@@ -13,7 +13,7 @@ import asyncio
 import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -149,7 +149,7 @@ class CachedVerifier:
         _bound(self._cache, self._cache_size)
         return principal
 
-    def _finished(self, digest: bytes) -> Any:
+    def _finished(self, digest: bytes) -> Callable[[asyncio.Task[TokenPrincipal | None]], None]:
         def forget(task: asyncio.Task[TokenPrincipal | None]) -> None:
             if self._verifying.get(digest) is task:
                 del self._verifying[digest]
