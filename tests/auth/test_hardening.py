@@ -26,7 +26,7 @@ import pytest
 from mcpgen_runtime.server import RateLimit, ServerConfig
 from mcpgen_runtime.server.auth.jwt import JwtVerifier
 from mcpgen_runtime.server.auth.oauth import ProtectedResource
-from tests.auth._protected import ISSUER, KeyServer, ScopedServer, Signer, raw_post, serving
+from tests.auth._protected import ISSUER, KeyServer, ScopedServer, Signer, burst, raw_post, serving
 from tests.runtime import legacy_helpers as legacy
 from tests.runtime.server_helpers import call, mcp_headers
 from tests.support import free_port
@@ -184,22 +184,6 @@ def test_each_request_is_verified_once(signer: Signer, keys: KeyServer) -> None:
 # ---- the key endpoint fails ------------------------------------------------------------------
 
 
-async def _burst(url: str, tokens: list[str]) -> list[tuple[int, float]]:
-    """POST a call with each token at once; (status, seconds until answered) for each."""
-    limits = httpx.Limits(max_connections=len(tokens), max_keepalive_connections=0)
-    async with httpx.AsyncClient(timeout=60, limits=limits) as http:
-
-        async def one(token: str) -> tuple[int, float]:
-            message = call(1, "me", {})
-            started = time.monotonic()
-            response = await http.post(
-                url, content=json.dumps(message).encode(), headers={**mcp_headers(message), **bearer(token)}
-            )
-            return response.status_code, time.monotonic() - started
-
-        return list(await asyncio.gather(*(one(token) for token in tokens)))
-
-
 @pytest.mark.parametrize("mode", ["500", "reset", "silent", "drip", "huge"])
 def test_a_failing_key_endpoint_is_fetched_once_per_interval(
     signer: Signer, keys: KeyServer, mode: str
@@ -211,13 +195,13 @@ def test_a_failing_key_endpoint_is_fetched_once_per_interval(
     deadline = 1.0
     keys.mode = mode
     with protected(signer, keys, timeout=deadline) as p:
-        first = asyncio.run(_burst(p.url, [signer.random_kid() for _ in range(100)]))
+        first = asyncio.run(burst(p.url, [signer.random_kid() for _ in range(100)]))
         assert {status for status, _ in first} == {401}
         assert keys.hits == 1 and p.verifier.fetches == 1
         assert max(seconds for _, seconds in first) < deadline + MARGIN_S
 
         tokens = [signer.random_kid() for _ in range(99)] + [signer.token(sub="a", scope="mcp:tools")]
-        second = asyncio.run(_burst(p.url, tokens))
+        second = asyncio.run(burst(p.url, tokens))
         assert {status for status, _ in second} == {401}  # a good token too: there are no keys yet
         assert keys.hits == 1 and p.verifier.fetches == 1
         assert max(seconds for _, seconds in second) < MARGIN_S
@@ -229,20 +213,20 @@ def test_tokens_with_known_keys_never_wait_for_a_fetch(signer: Signer, keys: Key
     known key are served at once, from the keys the server has."""
     deadline = 2.0
     with protected(signer, keys, timeout=deadline, refetch_interval=0.5) as p:
-        assert asyncio.run(_burst(p.url, [signer.token(sub="alice", scope="mcp:tools")]))[0][0] == 200
+        assert asyncio.run(burst(p.url, [signer.token(sub="alice", scope="mcp:tools")]))[0][0] == 200
         assert keys.hits == 1
         time.sleep(0.6)  # past refetch_interval: an unknown key id may start a fetch again
         keys.mode = "silent"
 
         async def scenario() -> tuple[list[tuple[int, float]], list[int], bool]:
             unknown = [signer.random_kid() for _ in range(100)]
-            waiting: asyncio.Future[list[list[tuple[int, float]]]] = asyncio.gather(_burst(p.url, unknown))
+            waiting: asyncio.Future[list[list[tuple[int, float]]]] = asyncio.gather(burst(p.url, unknown))
             for _ in range(1000):  # until the fetch is in flight
                 if keys.hits == 2:
                     break
                 await asyncio.sleep(0.01)
             fresh = [signer.token(sub=f"user{i}", scope="mcp:tools") for i in range(5)]
-            known = [status for status, _ in await _burst(p.url, fresh)]
+            known = [status for status, _ in await burst(p.url, fresh)]
             still_waiting = not waiting.done()
             return (await waiting)[0], known, still_waiting
 

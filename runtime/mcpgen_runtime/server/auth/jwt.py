@@ -33,7 +33,6 @@ import logging
 import time
 from collections.abc import Collection
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 try:
     from joserfc import jws, jwt
@@ -44,9 +43,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 import httpx
 
-from ... import _json
 from ...protocol.oauth.discovery import as_metadata_urls
-from .oauth import CachedVerifier, TokenPrincipal, scopes_of
+from .fetch import fetch_json
+from .verifier import CachedVerifier, TokenPrincipal, issuer_url, scopes_of
 
 __all__ = ["ACCESS_TOKEN_TYPES", "DEFAULT_ALGORITHMS", "JwtVerifier"]
 
@@ -86,9 +85,7 @@ class JwtVerifier(CachedVerifier):
             raise ValueError(
                 f"algorithms {sorted(bad)} are not allowed for access tokens verified with public keys"
             )
-        parts = urlsplit(issuer)
-        if parts.scheme not in ("http", "https") or not parts.hostname or "#" in issuer or " " in issuer:
-            raise ValueError("the issuer is an http(s) URL without a fragment (RFC 8414 §2)")
+        issuer_url(issuer)
         if timeout <= 0 or refetch_interval <= 0:
             raise ValueError("timeout and refetch_interval must be positive")
         self.issuer = issuer
@@ -207,7 +204,7 @@ class JwtVerifier(CachedVerifier):
                 uri = self.jwks_uri or await self._discover_jwks_uri(client)
                 if uri is None:
                     return None
-                document = await _get_json(client, uri)
+                document = await fetch_json(client, "GET", uri, max_bytes=MAX_DOCUMENT)
             if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
                 raise ValueError("not a JWK set")
             public = {"keys": [key for key in document["keys"] if isinstance(key, dict) and "d" not in key]}
@@ -220,7 +217,7 @@ class JwtVerifier(CachedVerifier):
         """`jwks_uri` from the issuer's metadata (RFC 8414, then OpenID discovery)."""
         for url in as_metadata_urls(self.issuer):
             try:
-                document = await _get_json(client, url)
+                document = await fetch_json(client, "GET", url, max_bytes=MAX_DOCUMENT)
             except (httpx.HTTPError, ValueError):
                 continue
             if isinstance(document, dict) and document.get("issuer") == self.issuer:
@@ -230,18 +227,3 @@ class JwtVerifier(CachedVerifier):
                     return uri
         _LOG.warning("authorization server %s publishes no jwks_uri", self.issuer)
         return None
-
-
-async def _get_json(client: httpx.AsyncClient, url: str) -> Any:
-    async with client.stream("GET", url, headers={"Accept": "application/json"}) as response:
-        if response.status_code != 200:
-            raise ValueError(f"{url} answered HTTP {response.status_code}")
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > MAX_DOCUMENT:
-            raise ValueError(f"{url} is larger than {MAX_DOCUMENT} bytes")
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) > MAX_DOCUMENT:
-                raise ValueError(f"{url} is larger than {MAX_DOCUMENT} bytes")
-    return _json.loads(bytes(body))

@@ -22,23 +22,20 @@ app's authentication in the ASGI scope (auth.py `VERIFIED_TOKEN`): one verificat
 
 Verifiers turn a token into a `TokenPrincipal` (subject, scopes, claims), or None: `JwtVerifier`
 (jwt.py: signatures against the issuer's JWKS, `typ`, `iss`, `aud` = this resource, `exp`/`nbf`)
-and `IntrospectionVerifier` (RFC 7662). `ctx.principal` is the `TokenPrincipal`; its `str`
-(`ISSUER#SUB` for a user, `client:ISSUER#CLIENT_ID` for a client's own token) binds legacy
+and `IntrospectionVerifier` (introspection.py, RFC 7662). `ctx.principal` is the
+`TokenPrincipal`; its `str` (`ISSUER#SUB` for a user, `username:ISSUER#NAME` for a user known only
+by an introspected `username`, `client:ISSUER#CLIENT_ID` for a client's own token) binds legacy
 sessions and requestState, keys rate limits and tells private caches apart. Verified tokens are
-remembered (by digest, until they expire, at most `CACHE_SIZE`), so later requests with the same
-token cost a dictionary lookup.
+remembered (verifier.py `CachedVerifier`: by digest, until they expire, at most `CACHE_SIZE`), so
+later requests with the same token cost a dictionary lookup.
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import logging
-import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ... import _json
@@ -47,21 +44,23 @@ from ..core.bearer_auth import VERIFIED_TOKEN, BearerAuth
 from ..core.limits import HttpLimits
 from ..http.asgi_io import send_error
 from ..http.body_reader import BodyTimeout, body_deadline, receive_within
+from .introspection import IntrospectionVerifier
+from .verifier import CACHE_SIZE, CachedVerifier, TokenPrincipal, scopes_of
 
 if TYPE_CHECKING:
     from ..core.config import ServerConfig
 
 __all__ = [
+    "CACHE_SIZE",
     "SCOPES_META",
     "CachedVerifier",
     "IntrospectionVerifier",
     "ProtectedResource",
     "TokenPrincipal",
     "declared_tool_scopes",
+    "scopes_of",
 ]
 
-_LOG = logging.getLogger("mcpgen.server.oauth")
-CACHE_SIZE = 4096
 DEFAULT_MAX_BODY = 4 * 1024 * 1024  # ServerConfig.max_body_bytes's default
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
@@ -85,135 +84,6 @@ def declared_tool_scopes(definitions: Iterable[Mapping[str, Any]]) -> dict[str, 
         ):
             found[name] = tuple(scopes)
     return found
-
-
-@dataclass(frozen=True)
-class TokenPrincipal:
-    """Who a verified access token speaks for. Never holds the token itself.
-
-    `kind` is "user" (a resource owner: `subject` is the token's `sub`) or "client" (a client
-    acting for itself, as with client credentials: `subject` is its `client_id`). The `str`,
-    which keys sessions, requestState, rate limits and private caches, keeps the two apart:
-    `ISSUER#SUB` for a user, `client:ISSUER#CLIENT_ID` for a client; an issuer is an http(s)
-    URL without a fragment, so no user's string starts with `client:` and none equals a client's.
-    """
-
-    subject: str
-    issuer: str
-    scopes: frozenset[str] = frozenset()
-    client_id: str | None = None
-    expires_at: float | None = None
-    claims: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    kind: Literal["user", "client"] = "user"
-
-    def __str__(self) -> str:
-        if self.kind == "client":
-            return f"client:{self.issuer}#{self.subject}"
-        return f"{self.issuer}#{self.subject}"
-
-    def missing(self, needed: Iterable[str]) -> list[str]:
-        return [scope for scope in needed if scope not in self.scopes]
-
-
-def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
-    """`scope` (RFC 9068/8693: space-separated) or `scp` (a list, some servers)."""
-    scope = claims.get("scope")
-    if isinstance(scope, str):
-        return frozenset(scope.split())
-    scp = claims.get("scp")
-    if isinstance(scp, list):
-        return frozenset(item for item in scp if isinstance(item, str))
-    return frozenset()
-
-
-class CachedVerifier:
-    """A verifier's base: remembers verified tokens (by SHA-256, until expiry, bounded)."""
-
-    def __init__(self, *, cache_size: int = CACHE_SIZE, max_cache_s: float = 300.0) -> None:
-        self._cache: OrderedDict[bytes, tuple[float, TokenPrincipal]] = OrderedDict()
-        self._cache_size = cache_size
-        self._max_cache_s = max_cache_s
-
-    async def __call__(self, token: str) -> TokenPrincipal | None:
-        digest = hashlib.sha256(token.encode("utf-8", "surrogateescape")).digest()
-        now = time.time()
-        hit = self._cache.get(digest)
-        if hit is not None:
-            if hit[0] > now:
-                self._cache.move_to_end(digest)
-                return hit[1]
-            del self._cache[digest]
-        principal = await self.verify(token)
-        if principal is not None:
-            until = now + self._max_cache_s
-            if principal.expires_at is not None:
-                until = min(until, principal.expires_at)
-            self._cache[digest] = (until, principal)
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        return principal
-
-    async def verify(self, token: str) -> TokenPrincipal | None:
-        raise NotImplementedError
-
-
-class IntrospectionVerifier(CachedVerifier):
-    """RFC 7662: ask the authorization server whether a token is active, and for whom.
-
-    The answer must be `active`, unexpired, from `issuer` when it names one, and for this
-    resource (`aud`) when it names an audience (AUTH-23)."""
-
-    def __init__(
-        self,
-        endpoint: str,
-        *,
-        audience: str,
-        client_id: str,
-        client_secret: str,
-        issuer: str | None = None,
-        timeout: float = 5.0,
-        max_cache_s: float = 60.0,
-    ) -> None:
-        super().__init__(max_cache_s=max_cache_s)
-        self.endpoint = endpoint
-        self.audience = audience
-        self.issuer = issuer
-        self._credentials = (client_id, client_secret)
-        self._timeout = timeout
-
-    async def verify(self, token: str) -> TokenPrincipal | None:
-        import httpx  # a runtime dependency; only introspecting servers need it here
-
-        try:
-            async with httpx.AsyncClient(timeout=self._timeout, follow_redirects=False) as client:
-                response = await client.post(
-                    self.endpoint,
-                    data={"token": token, "token_type_hint": "access_token"},
-                    auth=self._credentials,
-                    headers={"Accept": "application/json"},
-                )
-            answer = _json.loads(response.content[:65536]) if response.status_code == 200 else None
-        except (httpx.HTTPError, _json.JSONDecodeError) as exc:
-            _LOG.warning("token introspection at %s failed: %s", self.endpoint, type(exc).__name__)
-            return None
-        if not isinstance(answer, dict) or answer.get("active") is not True:
-            return None
-        exp = answer.get("exp")
-        if isinstance(exp, int | float) and exp < time.time():
-            return None
-        if self.issuer is not None and answer.get("iss", self.issuer) != self.issuer:
-            return None
-        aud = answer.get("aud")
-        if aud is not None and self.audience not in (aud if isinstance(aud, list) else [aud]):
-            return None
-        client_id = answer.get("client_id") if isinstance(answer.get("client_id"), str) else None
-        subject = answer.get("sub") or answer.get("username") or client_id or "unknown"
-        # No resource owner: the client's own token, never a user's principal (TokenPrincipal).
-        own = client_id is not None and subject == client_id
-        kind: Literal["user", "client"] = "client" if own else "user"
-        issuer = str(answer.get("iss") or self.issuer or self.endpoint)
-        expires = float(exp) if isinstance(exp, int | float) else None
-        return TokenPrincipal(str(subject), issuer, scopes_of(answer), client_id, expires, answer, kind=kind)
 
 
 def metadata_url(resource: str) -> str:
