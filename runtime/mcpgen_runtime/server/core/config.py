@@ -25,6 +25,7 @@ from .health import ReadinessCheck
 from .limits import HttpLimits
 from .ratelimit import RateLimit
 from .request_state import StateCodec
+from .uri_match import MAX_URI_LENGTH
 
 __all__ = [
     "LOCAL_HOSTS",
@@ -205,6 +206,8 @@ class ServerConfig:
     # non-loopback address turns the default off, since remote clients use other names.
     allowed_hosts: tuple[str, ...] | None = LOCAL_HOSTS
     max_body_bytes: int = 4 * 1024 * 1024  # HTTP bodies and stdio lines
+    # resources/read and completion/complete URIs, refused (-32602) before any template matching.
+    max_uri_length: int = MAX_URI_LENGTH
     # How long a request may take to arrive, and how many may be arriving at once (limits.py).
     http_limits: HttpLimits = field(default_factory=HttpLimits)
     auth: BearerAuth | None = None
@@ -237,6 +240,8 @@ class ServerConfig:
                 raise ValueError(f"cache scope must be 'public' or 'private', not {scope!r}")
         if self.max_body_bytes < 1:
             raise ValueError("max_body_bytes must be positive")
+        if not isinstance(self.max_uri_length, int) or self.max_uri_length < 1:
+            raise ValueError("max_uri_length must be an integer >= 1")
         if self.state_ttl_s <= 0 or self.max_state_bytes < 256:
             raise ValueError("state_ttl_s must be positive and max_state_bytes at least 256")
         if self.progress_interval_ms < 0 or self.keepalive_s <= 0:
