@@ -55,7 +55,11 @@ def unsafe_value(value: str) -> bool:
 
 
 def _decode(value: str) -> str:
-    return unquote(value, errors="replace")
+    return unquote(value, errors="replace") if "%" in value else value
+
+
+def _decode_all(values: list[str]) -> list[str]:
+    return [unquote(v, errors="replace") if "%" in v else v for v in values]
 
 
 class UriPattern:
@@ -104,7 +108,7 @@ class UriPattern:
                 if operator == "#":
                     text = text[1:]
                 if len(variables) == 1:
-                    out[variables[0]] = [_decode(v) for v in text.split(",")] if explode[0] else _decode(text)
+                    out[variables[0]] = _decode_all(text.split(",")) if explode[0] else _decode(text)
                 else:
                     values = text.split(",")
                     if len(values) != len(variables):
@@ -133,14 +137,14 @@ class UriPattern:
                         out[variables[0]] = items
             else:  # "." and "/": one value per prefixed item
                 prefix = "." if operator == "." else "/"
-                values = [_decode(v) for v in text.split(prefix)[1:]] if text else []
+                values = text.split(prefix)[1:] if text else []
                 if len(variables) == 1 and explode[0]:
-                    out[variables[0]] = values
+                    out[variables[0]] = _decode_all(values)
                 else:
                     if len(values) > len(variables):
                         return None
                     for name, value in zip(variables, values, strict=False):
-                        out[name] = value
+                        out[name] = _decode(value)
         return out
 
 
