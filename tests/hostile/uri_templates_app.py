@@ -1,6 +1,6 @@
 """A server with a resource template of every RFC 6570 shape (issue 31, item 1), for
-test_hostile_uri_templates.py: each reader answers the length of each variable it got, as JSON; the tool `ping`
-answers "pong" (the other client's call that must not wait).
+test_hostile_uri_templates.py: each reader answers the length of each variable it got, as JSON;
+the tool `ping` answers "pong" (the other client's call that must not wait).
 
 The HTTP header block may be 512 KiB here, since a 2026-07-28 `resources/read` repeats its URI in
 `Mcp-Name` (base64 when not ASCII): hostile URIs of 64 KiB must reach the matcher.
