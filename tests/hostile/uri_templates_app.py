@@ -11,16 +11,20 @@ Run: python -m tests.hostile.uri_templates_app --http --port 8000 --max-uri-leng
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
 from mcpgen_runtime.server import (
     RequestContext,
+    ResourceNotFound,
     ServerConfig,
     ToolBinding,
     ToolContext,
     ToolServer,
+    safe_join,
     serve_main,
 )
 from mcpgen_runtime.server.core.limits import HttpLimits
@@ -50,6 +54,14 @@ TEMPLATES = [
 ]
 
 
+# Issue 31, item 8: readers of files under $URI_TEMPLATES_BASE (test_hostile_template_values.py).
+BASE_ENV = "URI_TEMPLATES_BASE"
+NAIVE = "notes://notes/{name}"  # joins `name` itself: safe only because such values never arrive
+PATH = "docs:///{+path}"  # through safe_join
+SEGMENTS = "tree://{/segments*}"  # through safe_join
+RAW = "raw://notes/{name}"  # opted out: the value as decoded
+
+
 class Args(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -76,6 +88,25 @@ class UriTemplatesServer(ToolServer):
             self.add_resource_template({"uriTemplate": template, "name": f"t{i}"}, self.read, notify=False)
             variable = template.split("{", 1)[1].strip("+#./;?&").split("}")[0].split(",")[0]
             self.add_completion("resource", template, variable.rstrip("*").split(":")[0], self.complete)
+        self.add_resource_template({"uriTemplate": NAIVE, "name": "naive"}, self.read_naive, notify=False)
+        self.add_resource_template({"uriTemplate": PATH, "name": "path"}, self.read_path, notify=False)
+        self.add_resource_template({"uriTemplate": SEGMENTS, "name": "tree"}, self.read_path, notify=False)
+        self.add_resource_template(
+            {"uriTemplate": RAW, "name": "raw"}, self.read, notify=False, raw_values=True
+        )
+
+    @staticmethod
+    def _file(path: Path, uri: str) -> str:
+        if not path.is_file():
+            raise ResourceNotFound(uri)
+        return path.read_text()
+
+    async def read_naive(self, uri: str, variables: dict[str, Any], ctx: RequestContext) -> str:
+        return self._file(Path(os.environ[BASE_ENV]) / "notes" / str(variables["name"]), uri)
+
+    async def read_path(self, uri: str, variables: dict[str, Any], ctx: RequestContext) -> str:
+        value = variables.get("path", variables.get("segments", ""))
+        return self._file(safe_join(os.environ[BASE_ENV], value), uri)
 
     async def read(self, uri: str, variables: dict[str, Any], ctx: RequestContext) -> str:
         # The size of each value (items of a list): a short answer, whatever the URI's length.

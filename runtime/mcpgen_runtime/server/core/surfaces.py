@@ -30,11 +30,12 @@ A reader returns `str` (text), `bytes` (a blob, base64 on the wire), a `Resource
 contents dict (`uri` plus `text` or `blob`), or a list of these; the resource's `mimeType` is added
 when the reader gives none. It raises `ResourceNotFound` for a URI it does not have: the client gets
 `-32602` with `data.uri` (2026-07-28) or `-32002` (the legacy revisions), as it does for a URI
-nothing serves; an empty `contents` is never sent for that (RES-04, ERR-04). A prompt returns `str`
-(one user text message), a content block, a message dict (`role`, `content`), a list of those, or a
-whole `GetPromptResult` dict. A completion returns a list of strings (the first 100 are sent,
-`hasMore` set when there were more) or a `completion` dict. `NotImplementedError` (a generated stub)
-answers `-32603` "not implemented", except for completions, which then offer nothing.
+nothing serves, and as for `PathEscapeError` (safe_join refusing the variables); an empty `contents`
+is never sent for that (RES-04, ERR-04). A prompt returns `str` (one user text message), a content
+block, a message dict (`role`, `content`), a list of those, or a whole `GetPromptResult` dict. A
+completion returns a list of strings (the first 100 are sent, `hasMore` set when there were more) or
+a `completion` dict. `NotImplementedError` (a generated stub) answers `-32603` "not implemented",
+except for completions, which then offer nothing.
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from ..._version import LEGACY_PROTOCOL_VERSIONS
 from ...protocol import jsonrpc
 from .context import RequestContext
 from .handler_errors import RpcError
+from .safe_paths import PathEscapeError
 from .uri_match import MAX_URI_LENGTH, UriPattern, Variables, check_uri_length
 
 __all__ = [
@@ -477,6 +479,8 @@ class Surfaces:
                     raise ResourceNotFound(uri)
         except ResourceNotFound as exc:
             raise _not_found(exc.uri, ctx) from None
+        except PathEscapeError:  # safe_join refused the variables: no such resource
+            raise _not_found(uri, ctx) from None
         except NotImplementedError:
             raise RpcError(jsonrpc.INTERNAL_ERROR, f"Reading {uri!r} is not implemented") from None
         try:
