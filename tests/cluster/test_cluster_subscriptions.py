@@ -1,6 +1,6 @@
 """Resource subscriptions stay bounded across three replicas sharing Redis (harness.py): a legacy
 session's URIs live in its shared record, so its count and bytes hold wherever each subscribe lands;
-every replica refuses what nothing serves and URIs over `max_uri_bytes`, and leaves them out of a
+every replica refuses what nothing serves and URIs over `max_uri_length`, and leaves them out of a
 listen stream's acknowledgment. The replicas run the generated conformance server with its
 defaults (64 KiB of URIs per session or stream; `test://template/{id}/data` serves long ids).
 """

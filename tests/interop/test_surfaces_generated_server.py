@@ -98,6 +98,7 @@ ARGS = [
     *("--read", "note://readme"),
     *("--read", "note://logo"),
     *("--read", "note://notes/a%2Fb%20c"),
+    *("--read", "note://notes/a%2Cb%20c"),
     *("--read", "note://notes/missing"),
     *("--prompt", "greet", '{"name": "Ada"}'),
     *("--prompt", "greet", "{}"),
@@ -173,8 +174,10 @@ def test_sdk_clients_read_a_generated_server(peer: str, transport: str, package:
     assert reads["note://logo"]["contents"] == [
         {"uri": "note://logo", "mimeType": "image/png", "blob": PNG_B64}
     ]
-    assert reads["note://notes/a%2Fb%20c"]["contents"][0]["text"] == "Note a/b c"
-    assert reads["note://notes/missing"]["error"]["code"] == (-32602 if peer == "sdk2" else -32002)
+    assert reads["note://notes/a%2Cb%20c"]["contents"][0]["text"] == "Note a,b c"
+    not_found = -32602 if peer == "sdk2" else -32002
+    assert reads["note://notes/missing"]["error"]["code"] == not_found
+    assert reads["note://notes/a%2Fb%20c"]["error"]["code"] == not_found  # "a/b c" would name a path
     greet, missing = report["gets"]
     assert greet["description"] == "Greets someone"
     assert greet["messages"] == [{"role": "user", "content": {"type": "text", "text": "Hello, Ada (plain)!"}}]

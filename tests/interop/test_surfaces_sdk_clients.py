@@ -6,10 +6,10 @@ The server is tests/runtime/surfaces_server_app.py (runtime API: `add_resource`,
 `add_resource_template`, `add_prompt`, `add_completion`). What must hold for every peer and
 transport: the capabilities are declared; every resources/list page is read; text and binary
 contents arrive as written (the resource's mimeType added); template variables are matched and
-percent-decoded (a hostile `..%2F` value stays one variable); a missing resource is a JSON-RPC
-error (-32602 in 2026-07-28, -32002 in the legacy revisions), never empty contents; prompts come
-back as messages (text, image, an assistant message), a missing required argument and an unknown
-prompt are -32602; completions are capped at 100 with `hasMore`; and
+percent-decoded (a `..%2F` value, which would name another path, is refused: issue 31); a missing
+resource is a JSON-RPC error (-32602 in 2026-07-28, -32002 in the legacy revisions), never empty
+contents; prompts come back as messages (text, image, an assistant message), a missing required
+argument and an unknown prompt are -32602; completions are capped at 100 with `hasMore`; and
 `notifications/resources/updated` reaches a subscriber (listen in 2026-07-28, resources/subscribe
 before), for the subscribed URI only.
 """
@@ -36,6 +36,7 @@ ARGS = [
     *("--read", "note://readme"),
     *("--read", "note://logo"),
     *("--read", "note://notes/..%2Fx%20y%C3%A9"),
+    *("--read", "note://notes/x%20y%C3%A9%23%3F"),
     *("--read", "note://notes/missing"),
     *("--read", "file:///a/b.txt"),
     *("--read", "search://q?term=x%26y&limit=3"),
@@ -94,12 +95,13 @@ def test_sdk_client_lists_reads_gets_completes_and_watches(peer: str, transport:
     assert reads["note://logo"]["contents"] == [
         {"uri": "note://logo", "mimeType": "image/png", "blob": PNG_B64}
     ]
-    hostile = reads["note://notes/..%2Fx%20y%C3%A9"]["contents"][0]
-    assert hostile["text"] == "Note ../x yé" and hostile["mimeType"] == "text/plain"
+    decoded = reads["note://notes/x%20y%C3%A9%23%3F"]["contents"][0]
+    assert decoded["text"] == "Note x yé#?" and decoded["mimeType"] == "text/plain"
     assert reads["file:///a/b.txt"]["contents"][0]["text"] == "path=a/b.txt"
     assert reads["search://q?term=x%26y&limit=3"]["contents"][0]["text"] == "term=x&y limit=3"
     not_found = -32602 if modern else -32002
     assert reads["note://notes/missing"]["error"]["code"] == not_found
+    assert reads["note://notes/..%2Fx%20y%C3%A9"]["error"]["code"] == not_found  # never "../x yé"
     assert reads["nope://nothing"]["error"]["code"] == not_found
 
     greet, plain, no_args, unknown = report["gets"]

@@ -46,6 +46,7 @@ from .core.input_requests import (
     Sample,
 )
 from .core.ratelimit import RateLimit
+from .core.safe_paths import PathEscapeError, safe_join
 from .core.surfaces import (
     CompletionBinding,
     CompletionHandler,
@@ -86,6 +87,7 @@ __all__ = [
     "MemorySessionStore",
     "MethodHandler",
     "Outcome",
+    "PathEscapeError",
     "Pending",
     "PromptBinding",
     "PromptHandler",
@@ -115,5 +117,6 @@ __all__ = [
     "handlers_getattr",
     "load_handlers",
     "load_package_surfaces",
+    "safe_join",
     "serve_main",
 ]

@@ -25,6 +25,7 @@ import click
 from .._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .core.limits import HttpLimits
 from .core.ratelimit import RateLimit
+from .core.uri_match import MAX_URI_LENGTH
 from .otel_setup import configure_from_environment
 from .store import STORE_ENV, Store, StoreUnavailable, open_store
 from .tool_server import ToolServer
@@ -212,6 +213,13 @@ def build_command() -> click.Command:
             f"(default {_LIMITS.max_slow_connections})",
         ),
         opt(
+            "--max-uri-length",
+            type=int,
+            metavar="N",
+            help=f"characters of a resources/read or completion URI; longer ones get -32602 "
+            f"(default {MAX_URI_LENGTH})",
+        ),
+        opt(
             "--parser",
             type=click.Choice(["auto", "h11", "httptools"]),
             default="auto",
@@ -298,6 +306,8 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             config = dataclasses.replace(config, shutdown_grace_s=args["shutdown_grace"])
         if args["modern_only"]:
             config = dataclasses.replace(config, modern_only=True)
+        if args["max_uri_length"] is not None:
+            config = dataclasses.replace(config, max_uri_length=args["max_uri_length"])
         given = {
             name: value
             for name, value in (

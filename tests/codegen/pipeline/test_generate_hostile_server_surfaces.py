@@ -116,8 +116,13 @@ def test_the_definitions_are_served_unchanged_and_values_arrive_exactly(base: Mo
         seen.append(("prompt", values))
         return "ok"
 
-    server_cls = type("Server", (base.ServerBase,), {evil.method: read_evil, klass.method: get_class})
+    methods = {evil.method: read_evil, klass.method: get_class}
+    # Values with "/" and "../" arrive exactly only where handlers.py opts out (issue 31, item 8).
+    server_cls = type(
+        "Server", (base.ServerBase,), {**methods, "_raw_template_values_": frozenset({EVIL_TEMPLATE})}
+    )
     server = server_cls()
+    guarded = type("Guarded", (base.ServerBase,), methods)()
 
     def ask(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         response = asyncio.run(server.handle_message(request(1, method, params)))
@@ -140,6 +145,8 @@ def test_the_definitions_are_served_unchanged_and_values_arrive_exactly(base: Mo
     uri = expand(EVIL_TEMPLATE, values)
     read = ask("resources/read", {"uri": uri})
     assert read["result"]["contents"] == [{"uri": uri, "text": "ok"}], read
+    refused = asyncio.run(guarded.handle_message(request(1, "resources/read", {"uri": uri}))).response
+    assert refused is not None and refused["error"]["code"] == -32602 and len(seen) == 1, refused
     by_wire = dict(evil.params)
     assert seen[-1] == ("read", {by_wire[wire]: value for wire, value in values.items()})
 

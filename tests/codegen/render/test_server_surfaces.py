@@ -156,7 +156,7 @@ def ask(method, params=None):
     return asyncio.run(server.handle_message(request(1, method, params))).response
 print(json.dumps([
     ask("resources/list")["result"]["resources"],
-    ask("resources/read", {{"uri": "file:///a%2Fb?rev=7"}})["result"]["contents"],
+    ask("resources/read", {{"uri": "file:///a%20b?rev=7"}})["result"]["contents"],
     ask("resources/read", {{"uri": "file:///README.md"}})["result"]["contents"],
     ask("resources/read", {{"uri": "db://c/s"}})["error"],
     ask("prompts/get", {{"name": "import", "arguments": {{"ctx": "C"}}}})["result"]["messages"],
@@ -174,7 +174,7 @@ print(json.dumps([
         done.stdout
     )
     assert listed == RESOURCES
-    assert read == [{"uri": "file:///a%2Fb?rev=7", "text": "a/b@7"}]
+    assert read == [{"uri": "file:///a%20b?rev=7", "text": "a b@7"}]
     assert static == [{"uri": "file:///README.md", "text": "# readme", "mimeType": "text/markdown"}]
     assert unimplemented["code"] == -32603 and "not implemented" in unimplemented["message"]
     assert prompt == [{"role": "user", "content": {"type": "text", "text": "ctx=C value=None"}}]

@@ -75,6 +75,7 @@ def test_bad_option_stops_the_server_at_start() -> None:
             "header_timeout_s, body_idle_timeout_s and body_timeout_s must be positive",
         ),
         (("--max-slow-connections", "0"), "max_slow_connections must be at least 1"),
+        (("--max-uri-length", "0"), "max_uri_length must be an integer >= 1"),
     ],
 )
 def test_unusable_http_limit_stops_the_server_at_start(option: tuple[str, str], says: str) -> None:
@@ -112,7 +113,15 @@ def test_help_names_the_package_and_every_option_group(flag: str) -> None:
     done = _start(None, flag)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("Usage: python -m weather_server [OPTIONS]")
-    for option in ("--stdio", "--page-size", "--rate-limit", "--oauth-issuer", "--tool-scope", "--parser"):
+    for option in (
+        "--stdio",
+        "--page-size",
+        "--rate-limit",
+        "--oauth-issuer",
+        "--tool-scope",
+        "--parser",
+        "--max-uri-length",
+    ):
         assert option in done.stdout
     assert "OAuth (HTTP):" in done.stdout and "Slow clients (HTTP):" in done.stdout
 

@@ -25,6 +25,7 @@ from .health import ReadinessCheck
 from .limits import HttpLimits
 from .ratelimit import RateLimit
 from .request_state import StateCodec
+from .uri_match import MAX_URI_LENGTH
 
 __all__ = [
     "LOCAL_HOSTS",
@@ -189,8 +190,8 @@ class ServerConfig:
     requestState secrets (`state_secrets` or `MCPGEN_STATE_SECRET`): the server refuses to start
     without them.
 
-    Resource subscriptions (resource_subscriptions.py): a URI longer than `max_uri_bytes` (UTF-8)
-    is never subscribed to, a client holds at most `max_listen_streams` open `subscriptions/listen`
+    Resource subscriptions (resource_subscriptions.py): a URI longer than `max_uri_length` is
+    never subscribed to, a client holds at most `max_listen_streams` open `subscriptions/listen`
     streams (per principal; per connection when anonymous) in each process, and
     `sessions.max_resource_subscriptions` / `max_resource_subscription_bytes` bound the URIs of one
     legacy session or one listen stream.
@@ -215,6 +216,9 @@ class ServerConfig:
     # non-loopback address turns the default off, since remote clients use other names.
     allowed_hosts: tuple[str, ...] | None = LOCAL_HOSTS
     max_body_bytes: int = 4 * 1024 * 1024  # HTTP bodies and stdio lines
+    # resources/read, completion/complete and subscribed URIs, refused (-32602) before any template
+    # matching (a subscription: left out of a listen acknowledgement).
+    max_uri_length: int = MAX_URI_LENGTH
     # How long a request may take to arrive, and how many may be arriving at once (limits.py).
     http_limits: HttpLimits = field(default_factory=HttpLimits)
     auth: BearerAuth | None = None
@@ -226,7 +230,6 @@ class ServerConfig:
     progress_interval_ms: int = 10
     # HTTP-19: comment lines on idle subscriptions/listen streams, so intermediaries keep them open.
     keepalive_s: float = 15.0
-    max_uri_bytes: int = 8192
     max_listen_streams: int = 16
     modern_only: bool = False
     sessions: SessionOptions = field(default_factory=SessionOptions)
@@ -249,10 +252,12 @@ class ServerConfig:
                 raise ValueError(f"cache scope must be 'public' or 'private', not {scope!r}")
         if self.max_body_bytes < 1:
             raise ValueError("max_body_bytes must be positive")
+        if not isinstance(self.max_uri_length, int) or self.max_uri_length < 1:
+            raise ValueError("max_uri_length must be an integer >= 1")
         if self.state_ttl_s <= 0 or self.max_state_bytes < 256:
             raise ValueError("state_ttl_s must be positive and max_state_bytes at least 256")
-        if self.max_uri_bytes < 1 or self.max_listen_streams < 1:
-            raise ValueError("max_uri_bytes and max_listen_streams must be >= 1")
+        if self.max_listen_streams < 1:
+            raise ValueError("max_listen_streams must be >= 1")
         if self.progress_interval_ms < 0 or self.keepalive_s <= 0:
             raise ValueError("progress_interval_ms must be >= 0 and keepalive_s positive")
         for path in (self.health_path, self.ready_path):

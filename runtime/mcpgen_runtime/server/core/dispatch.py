@@ -166,6 +166,9 @@ class Dispatcher:
     _resource_template_bindings_: ClassVar[tuple[ResourceTemplateBinding, ...]] = ()
     _prompt_bindings_: ClassVar[tuple[PromptBinding, ...]] = ()
     _completion_bindings_: ClassVar[tuple[CompletionBinding, ...]] = ()
+    # Declared templates whose `{var}` values arrive as decoded, `/` and `..` included (uri_match.py);
+    # handlers.py may set it.
+    _raw_template_values_: ClassVar[frozenset[str]] = frozenset()
 
     @classmethod
     def default_config(cls) -> ServerConfig:
@@ -208,7 +211,7 @@ class Dispatcher:
         self._capabilities: dict[str, dict[str, Any]] = {"tools": {"listChanged": cfg.list_changed}}
         self._hub = SubscriptionHub(cfg.max_listen_streams)
         self._subscribe_rules = SubscribeRules(
-            max_uri_bytes=cfg.max_uri_bytes,
+            max_uri_length=cfg.max_uri_length,
             max_count=cfg.sessions.max_resource_subscriptions,
             max_bytes=cfg.sessions.max_resource_subscription_bytes,
             served=self._serves_resource,
@@ -407,7 +410,7 @@ class Dispatcher:
         """The surfaces, with `kind`'s methods served and its capability declared on first use."""
         surfaces = self._surfaces
         if surfaces is None:
-            surfaces = self._surfaces = Surfaces(self.config.page_size)
+            surfaces = self._surfaces = Surfaces(self.config.page_size, self.config.max_uri_length)
         if kind not in surfaces.installed:
             surfaces.installed.add(kind)
             for method, handler in surfaces.handlers(kind).items():
@@ -443,12 +446,15 @@ class Dispatcher:
             for definition in resources:
                 self._surface("resources").add_resource(definition, read)
         templates = {t.uri_template: t for t in cls._resource_template_bindings_}
+        if unknown := sorted(set(cls._raw_template_values_) - set(templates)):
+            raise ValueError(f"_raw_template_values_ names templates that are not declared: {unknown}")
         for definition in declared.get("resourceTemplates", []):
             binding = templates.pop(str(definition.get("uriTemplate")), None)
             if binding is None:
                 raise ValueError(f"no ResourceTemplateBinding for {definition.get('uriTemplate')!r}")
             reader = template_reader(method(binding.method, binding.uri_template), binding.params)
-            self._surface("resources").add_template(definition, reader)
+            raw = binding.uri_template in cls._raw_template_values_
+            self._surface("resources").add_template(definition, reader, raw_values=raw)
         prompts = {p.name: p for p in cls._prompt_bindings_}
         for definition in declared.get("prompts", []):
             bound = prompts.pop(str(definition.get("name")), None)
@@ -476,12 +482,18 @@ class Dispatcher:
         self._surfaces_changed("resources", notify)
 
     def add_resource_template(
-        self, definition: Mapping[str, Any], read: TemplateReader, *, notify: bool = True
+        self,
+        definition: Mapping[str, Any],
+        read: TemplateReader,
+        *,
+        notify: bool = True,
+        raw_values: bool = False,
     ) -> None:
         """Serve a resource template (`uriTemplate`, RFC 6570, and `name`) read by
         `read(uri, variables, ctx)`: `resources/read` of a URI no static resource has tries the
-        templates in the order they were added."""
-        self._surface("resources").add_template(definition, read)
+        templates in the order they were added. A `{var}` value holding `/`, `\\`, NUL or `..` once
+        decoded does not match unless `raw_values` (uri_match.py)."""
+        self._surface("resources").add_template(definition, read, raw_values=raw_values)
         self._surfaces_changed("resources", notify)
 
     def remove_resource(self, uri: str, *, notify: bool = True) -> None:

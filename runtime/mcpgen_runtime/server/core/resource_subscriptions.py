@@ -4,7 +4,7 @@ A subscription is a URI the server keeps for a client until it goes away (a lega
 `resources/subscribe`, kept in the session record; a `subscriptions/listen` stream's
 `resourceSubscriptions`), so what a client may make it keep is bounded here:
 
-- a URI longer than `ServerConfig.max_uri_bytes` (UTF-8) is never kept;
+- a URI longer than `ServerConfig.max_uri_length` (characters, as for `resources/read`) is never kept;
 - a URI no static resource or template serves (`Surfaces.serves`) is never kept;
 - `ToolServer.may_subscribe(uri, principal)` decides whether this principal may watch it (default:
   whoever may call the server may read, hence watch, every resource it serves);
@@ -24,6 +24,7 @@ from typing import Any
 from ...protocol import jsonrpc
 from .handler_errors import RpcError
 from .surfaces import resource_not_found
+from .uri_match import check_uri_length
 
 __all__ = ["MaySubscribe", "SubscribeRules", "utf8_size"]
 
@@ -40,26 +41,22 @@ def utf8_size(text: str) -> int:
 class SubscribeRules:
     """The bounds above for one server (`served` and `may_subscribe` are the server's)."""
 
-    __slots__ = ("_may_subscribe", "_served", "max_bytes", "max_count", "max_uri_bytes")
+    __slots__ = ("_may_subscribe", "_served", "max_bytes", "max_count", "max_uri_length")
 
     def __init__(
         self,
         *,
-        max_uri_bytes: int,
+        max_uri_length: int,
         max_count: int,
         max_bytes: int,
         served: Callable[[str], bool],
         may_subscribe: MaySubscribe,
     ) -> None:
-        self.max_uri_bytes = max_uri_bytes
+        self.max_uri_length = max_uri_length
         self.max_count = max_count
         self.max_bytes = max_bytes
         self._served = served
         self._may_subscribe = may_subscribe
-
-    def _too_long(self, uri: str) -> bool:
-        # Characters first: most URIs are ASCII, and a huge one is refused without encoding it.
-        return len(uri) > self.max_uri_bytes or utf8_size(uri) > self.max_uri_bytes
 
     async def _allowed(self, uri: str, principal: Any) -> bool:
         if not self._served(uri):
@@ -74,8 +71,10 @@ class SubscribeRules:
         self, uri: str, principal: Any, held: Collection[str], protocol_version: str
     ) -> RpcError | None:
         """Why a legacy session holding `held` may not add `uri` (None: it may)."""
-        if self._too_long(uri):
-            return RpcError(jsonrpc.INVALID_PARAMS, f"params.uri is longer than {self.max_uri_bytes} bytes")
+        try:
+            check_uri_length(uri, self.max_uri_length)
+        except RpcError as too_long:
+            return too_long
         if not await self._allowed(uri, principal):
             # Not served and not permitted answer alike: a principal learns nothing of others' resources.
             return resource_not_found(uri, protocol_version)
@@ -101,7 +100,7 @@ class SubscribeRules:
             if uri in seen:
                 continue
             seen.add(uri)
-            if self._too_long(uri):
+            if len(uri) > self.max_uri_length:
                 continue
             size = utf8_size(uri)
             if size <= budget and await self._allowed(uri, principal):

@@ -8,7 +8,7 @@ same answers shaped for their revision):
     resources/list, resources/templates/list   the definitions, paginated (opaque cursors; RES-01)
     resources/read                             a static resource by its exact URI, else the first
                                                template whose RFC 6570 pattern matches (uri_match.py;
-                                               RES-03, RES-05)
+                                               RES-03, RES-05); a URI over `max_uri_length`: -32602
     prompts/list, prompts/get                  required arguments checked, strings only (PROMPT-03)
     completion/complete                        per (prompt | template, argument) handler (PROMPT-06/07)
 
@@ -20,7 +20,9 @@ data, exactly as given.
 Handlers and what they return:
 
     read(uri, ctx)                     static resources
-    read(uri, variables, ctx)          templates; variables percent-decoded (str, or list[str] when exploded)
+    read(uri, variables, ctx)          templates; variables percent-decoded (str, or list[str] when exploded);
+                                       a `{var}` value with `/`, `\\`, NUL or `..` never arrives unless the
+                                       template was added with `raw_values=True` (uri_match.py)
     get(arguments, ctx)                prompts; arguments: dict[str, str], required ones present
     complete(value, context, ctx)      completions; context: the other arguments already chosen
 
@@ -28,11 +30,12 @@ A reader returns `str` (text), `bytes` (a blob, base64 on the wire), a `Resource
 contents dict (`uri` plus `text` or `blob`), or a list of these; the resource's `mimeType` is added
 when the reader gives none. It raises `ResourceNotFound` for a URI it does not have: the client gets
 `-32602` with `data.uri` (2026-07-28) or `-32002` (the legacy revisions), as it does for a URI
-nothing serves; an empty `contents` is never sent for that (RES-04, ERR-04). A prompt returns `str`
-(one user text message), a content block, a message dict (`role`, `content`), a list of those, or a
-whole `GetPromptResult` dict. A completion returns a list of strings (the first 100 are sent,
-`hasMore` set when there were more) or a `completion` dict. `NotImplementedError` (a generated stub)
-answers `-32603` "not implemented", except for completions, which then offer nothing.
+nothing serves, and as for `PathEscapeError` (safe_join refusing the variables); an empty `contents`
+is never sent for that (RES-04, ERR-04). A prompt returns `str` (one user text message), a content
+block, a message dict (`role`, `content`), a list of those, or a whole `GetPromptResult` dict. A
+completion returns a list of strings (the first 100 are sent, `hasMore` set when there were more) or
+a `completion` dict. `NotImplementedError` (a generated stub) answers `-32603` "not implemented",
+except for completions, which then offer nothing.
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ from ..._version import LEGACY_PROTOCOL_VERSIONS
 from ...protocol import jsonrpc
 from .context import RequestContext
 from .handler_errors import RpcError
-from .uri_match import UriPattern, Variables
+from .safe_paths import PathEscapeError
+from .uri_match import MAX_URI_LENGTH, UriPattern, Variables, check_uri_length
 
 __all__ = [
     "COMPLETION_LIMIT",
@@ -295,6 +299,7 @@ class Surfaces:
         "_completions",
         "_known",
         "_listings",
+        "_max_uri_length",
         "_page_size",
         "_prompts",
         "_resources",
@@ -302,9 +307,10 @@ class Surfaces:
         "installed",
     )
 
-    def __init__(self, page_size: int | None) -> None:
+    def __init__(self, page_size: int | None, max_uri_length: int = MAX_URI_LENGTH) -> None:
         self.installed: set[str] = set()  # the kinds whose methods the dispatcher serves
         self._page_size = page_size
+        self._max_uri_length = max_uri_length
         self._resources: dict[str, _Resource] = {}
         self._templates: dict[str, _Template] = {}
         self._prompts: dict[str, _Prompt] = {}
@@ -331,6 +337,8 @@ class Surfaces:
         definition = dict(definition)
         uri = _string(definition, "uri", "a resource")
         _string(definition, "name", f"resource {uri!r}")
+        if len(uri) > self._max_uri_length:  # no client could read it
+            raise ValueError(f"resource URI {uri[:80]!r}... is over max_uri_length ({self._max_uri_length})")
         _async(read, f"resource {uri!r}")
         self._resources[uri] = self._known["resources"][uri] = _Resource(definition, read)
         self._listings.pop("resources", None)
@@ -339,12 +347,15 @@ class Surfaces:
         del self._resources[uri]
         self._listings.pop("resources", None)
 
-    def add_template(self, definition: Mapping[str, Any], read: TemplateReader) -> None:
+    def add_template(
+        self, definition: Mapping[str, Any], read: TemplateReader, *, raw_values: bool = False
+    ) -> None:
+        """`raw_values`: `{var}` values reach `read` as decoded, even with `/` or `..` (uri_match.py)."""
         definition = dict(definition)
         template = _string(definition, "uriTemplate", "a resource template")
         _string(definition, "name", f"resource template {template!r}")
         _async(read, f"resource template {template!r}")
-        served = _Template(definition, UriPattern(template), read)
+        served = _Template(definition, UriPattern(template, raw_values=raw_values), read)
         self._templates[template] = self._known["resourceTemplates"][template] = served
         self._listings.pop("resourceTemplates", None)
 
@@ -458,6 +469,7 @@ class Surfaces:
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise RpcError(jsonrpc.INVALID_PARAMS, "params.uri must be a string")
+        check_uri_length(uri, self._max_uri_length)
         try:
             resource = self._resources.get(uri)
             if resource is not None:
@@ -474,6 +486,8 @@ class Surfaces:
                     raise ResourceNotFound(uri)
         except ResourceNotFound as exc:
             raise resource_not_found(exc.uri, ctx.protocol_version) from None
+        except PathEscapeError:  # safe_join refused the variables: no such resource
+            raise resource_not_found(uri, ctx.protocol_version) from None
         except NotImplementedError:
             raise RpcError(jsonrpc.INTERNAL_ERROR, f"Reading {uri!r} is not implemented") from None
         try:
@@ -533,6 +547,7 @@ class Surfaces:
             key, kind = ref.get("uri"), "resource"
             template = self._templates.get(key) if isinstance(key, str) else None
             if template is None and isinstance(key, str):  # a URI rather than a template: its template
+                check_uri_length(key, self._max_uri_length)
                 template = next(
                     (t for t in self._templates.values() if t.pattern.match(key) is not None), None
                 )

@@ -1,5 +1,5 @@
 """Which resource URIs a client may subscribe to, and how many (resource_subscriptions.py), in both
-eras, in-process: served URIs only, `max_uri_bytes`, the count and bytes of one session or stream,
+eras, in-process: served URIs only, `max_uri_length`, the count and bytes of one session or stream,
 listen streams per principal (per connection when anonymous), and the `may_subscribe` hook deciding
 per principal (the update for a URI reaches only the principals it allowed).
 """
@@ -79,12 +79,12 @@ def subscribe(id_: int, uri: Any) -> dict[str, Any]:
 def test_listen_keeps_served_permitted_uris_within_the_bounds() -> None:
     async def scenario() -> dict[str, Any]:
         server = Guarded(
-            ServerConfig(max_uri_bytes=64, sessions=SessionOptions(max_resource_subscriptions=4))
+            ServerConfig(max_uri_length=64, sessions=SessionOptions(max_resource_subscriptions=4))
         )
         uris = [
             "note://readme",  # bob may not
             "nothing://x",  # not served
-            "file:///" + "a" * 100,  # served, longer than 64 bytes
+            "file:///" + "a" * 100,  # served, longer than 64 characters
             "note://notes/a",
             "note://notes/a",  # a repeat: one URI
             "file:///b",
@@ -182,11 +182,11 @@ def test_a_failing_hook_refuses() -> None:
 def test_legacy_subscribe_refusals() -> None:
     async def scenario() -> list[Any]:
         options = SessionOptions(max_resource_subscriptions=2, max_resource_subscription_bytes=40)
-        dispatcher = LegacyDispatcher(Guarded(ServerConfig(max_uri_bytes=32, sessions=options)))
+        dispatcher = LegacyDispatcher(Guarded(ServerConfig(max_uri_length=32, sessions=options)))
         session = Session("s", None, "2025-06-18", {}, {})
         answers = []
         for id_, uri, principal in [
-            (1, "file:///" + "é" * 13, None),  # 34 bytes, 21 characters: over max_uri_bytes
+            (1, "file:///" + "é" * 25, None),  # 33 characters: over max_uri_length
             (2, "nothing://x", None),  # not served
             (3, "note://readme", "bob"),  # bob may not
             (4, "note://readme", "alice"),  # 13 bytes
@@ -205,7 +205,7 @@ def test_legacy_subscribe_refusals() -> None:
         return answers
 
     assert run(scenario()) == [
-        "-32602 params.u",  # params.uri is longer than 32 bytes
+        "-32602 URI of 3",  # URI of 33 characters is over this server's limit of 32
         "-32002 Resource",
         "-32002 Resource",
         "ok",
@@ -217,7 +217,7 @@ def test_legacy_subscribe_refusals() -> None:
     ]
 
 
-@pytest.mark.parametrize("field", ["max_uri_bytes", "max_listen_streams"])
+@pytest.mark.parametrize("field", ["max_uri_length", "max_listen_streams"])
 def test_bad_limits_stop_the_server_at_start(field: str) -> None:
     with pytest.raises(ValueError):
         ServerConfig(**{field: 0})

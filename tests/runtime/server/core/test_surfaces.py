@@ -48,10 +48,31 @@ HOSTILE = ["../etc/passwd", "a#b", "a?b=c", "a b", "naïve ☃", "50%", "a,b", "
 @pytest.mark.parametrize("value", HOSTILE)
 def test_a_simple_variable_round_trips_through_expand_and_match(value: str) -> None:
     """What the client expands (RFC 6570, percent-encoded) the server reads back as the same one value:
-    no `../`, `#`, `?` or `/` in it can change which template matches or split it."""
+    no `../`, `#`, `?` or `/` in it can change which template matches or split it. By default a value
+    that names another path once decoded (`/`, `..`) does not match; `raw_values=True` gives it."""
     pattern = UriPattern("note://notes/{name}/raw")
     uri = expand(pattern.template, {"name": value})
-    assert pattern.match(uri) == {"name": value}
+    assert pattern.match(uri) == (None if "/" in value else {"name": value})
+    assert UriPattern(pattern.template, raw_values=True).match(uri) == {"name": value}
+
+
+@pytest.mark.parametrize("value", ["..", "../etc", "a/b", "a\\b", "..\\x", "a\x00b", "/"])
+def test_a_simple_value_that_names_another_path_is_refused(value: str) -> None:
+    """Issue 31 item 8: `..%2F..%2Fetc%2Fhostname` never reaches a `{var}` reader as `../../etc/hostname`,
+    nor `%00` as NUL, in single, list and exploded simple expressions."""
+    for template, values in (
+        ("notes://notes/{name}", {"name": value}),
+        ("notes://{a,name}", {"a": "x", "name": value}),
+        ("notes://{name*}", {"name": ["x", value]}),
+    ):
+        uri = expand(template, values)
+        assert UriPattern(template).match(uri) is None, uri
+        assert UriPattern(template, raw_values=True).match(uri) == values
+    # values that only look alike are served
+    for value in ("...", "..x", "a..b", ".", "a%b"):
+        assert UriPattern("notes://notes/{name}").match(expand("notes://notes/{name}", {"name": value})) == {
+            "name": value
+        }
 
 
 @pytest.mark.parametrize("value", HOSTILE)
