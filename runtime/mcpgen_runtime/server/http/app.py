@@ -36,8 +36,10 @@ import contextlib
 import ipaddress
 import logging
 import math
+import signal
 import socket
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
@@ -47,7 +49,7 @@ from ...protocol import jsonrpc
 from ...protocol.headers import PROTOCOL_VERSION_LC, SESSION_ID_LC
 from ...protocol.legacy.serving import carries_modern_meta
 from ..core.bearer_auth import VERIFIED_TOKEN, Unauthorized, authenticate
-from ..core.config import LOCAL_HOSTS, IncomingRequest
+from ..core.config import LOCAL_HOSTS, IncomingRequest, Outcome
 from ..core.dispatch import Dispatcher
 from ..store import StoreUnavailable
 from .asgi_io import (
@@ -412,15 +414,33 @@ class McpAsgiApp:
                 outcome = await Resumed(work, first)
             finally:
                 watcher.cancel()
-            if stream is not None and stream.started:
-                await stream.finish(outcome.response)
-            else:
-                await reply(send, outcome, sse=not json_ok)
         except asyncio.CancelledError:
-            if not gone.disconnected:
+            if not (gone.disconnected or self._probes.draining):
                 raise
             current.uncancel()
-            _LOG.debug("client closed the connection; request %r cancelled", message.get("id"))
+            if gone.disconnected:
+                _LOG.debug("client closed the connection; request %r cancelled", message.get("id"))
+                return
+            # run_http's drain outlasted its grace period: a retryable answer rather than a reset.
+            outcome = _cut_off_by_shutdown(message.get("id"))
+        if stream is not None and stream.started:
+            await stream.finish(outcome.response)
+        else:
+            await reply(send, outcome, sse=not json_ok)
+
+
+def _cut_off_by_shutdown(id_: Any) -> Outcome:
+    """The answer to a call still running when the shutdown grace period ended: HTTP 503 (with
+    `Retry-After`) and -32603 whose data says it can be retried, on another replica."""
+    return Outcome(
+        503,
+        jsonrpc.error(
+            id_,
+            jsonrpc.INTERNAL_ERROR,
+            "The server is shutting down; retry the request",
+            {"retryable": True},
+        ),
+    )
 
 
 class _Block(NamedTuple):
@@ -522,8 +542,9 @@ def run_http(
     SIGTERM or SIGINT drains the replica: readiness answers 503, the listener closes (a proxy's
     next connection goes to another replica), listen and legacy SSE streams end cleanly so their
     clients reconnect elsewhere, idle keep-alive connections close, and calls in flight finish,
-    for up to `ServerConfig.shutdown_grace_s`; then what still runs is cancelled. An interrupt
-    (SIGINT, Ctrl-C) returns normally once drained, without a KeyboardInterrupt."""
+    for up to `ServerConfig.shutdown_grace_s`; then what still runs is cancelled. Either signal
+    then returns normally (no KeyboardInterrupt, no re-raised SIGTERM): the caller flushes
+    telemetry and exits 0. A second SIGINT cuts the drain short."""
     import uvicorn
 
     allowed_hosts = server.config.allowed_hosts
@@ -569,8 +590,24 @@ def run_http(
             server.close_subscriptions()  # SUB-07: open listen streams end instead of holding shutdown up
             mcp_app.close_sessions()  # legacy GET streams too
             await super().shutdown(sockets)
+            if self.server_state.tasks:  # cut off at the grace period: they answer 503 (`_watched`)
+                await asyncio.wait(set(self.server_state.tasks), timeout=1.0)
             await server.close_shared_state()
 
-    # uvicorn re-raises the SIGINT it captured once drained: the KeyboardInterrupt ends here.
-    with contextlib.suppress(KeyboardInterrupt):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn's own re-raises the signal once drained: SIGTERM would then kill the process
+            # (exit 143, no "stopped" line, spans still queued lost). Drained means done here.
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            handled = (signal.SIGINT, signal.SIGTERM)
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    with contextlib.suppress(KeyboardInterrupt):  # a Ctrl-C before or after uvicorn's handlers
         _Uvicorn(config).run()
