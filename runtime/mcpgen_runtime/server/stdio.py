@@ -348,8 +348,9 @@ async def _serve_lines(
     if in_flight:
         pending = set(in_flight.values())
         grace = server.config.shutdown_grace_s if stop.requested else shutdown_grace
-        finished = asyncio.ensure_future(asyncio.wait(pending))
-        await asyncio.wait({finished, stop.forced}, timeout=grace, return_when=asyncio.FIRST_COMPLETED)
+        finished: asyncio.Future[Any] = asyncio.ensure_future(asyncio.wait(pending))
+        ends: set[asyncio.Future[Any]] = {finished, stop.forced}  # all done, or a second signal
+        await asyncio.wait(ends, timeout=grace, return_when=asyncio.FIRST_COMPLETED)
         finished.cancel()
         still = {task for task in pending if not task.done()}
         for task in still:

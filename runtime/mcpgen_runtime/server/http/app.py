@@ -36,10 +36,7 @@ import contextlib
 import ipaddress
 import logging
 import math
-import signal
-import socket
-import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
 
@@ -69,6 +66,7 @@ from .asgi_io import (
     send_error,
 )
 from .body_reader import BodyTimeout, body_deadline, finish_first, read_rest, take_first
+from .draining import DrainingServer
 from .legacy_sessions import LegacyHttp
 from .slow_clients import HttpParser, SlowClients, guarded_protocol
 
@@ -577,37 +575,5 @@ def run_http(
         ws="none",  # no WebSocket endpoint: an Upgrade request is answered as plain HTTP
     )
 
-    class _Uvicorn(uvicorn.Server):
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await server.open_shared_state()  # a shared store: join the replicas' change fan-out
-            await super().startup(sockets)
-            if self.started and on_listening is not None:
-                on_listening()
-
-        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            server.probes.draining = True
-            _LOG.info("shutting down: draining for up to %.0fs", server.config.shutdown_grace_s)
-            server.close_subscriptions()  # SUB-07: open listen streams end instead of holding shutdown up
-            mcp_app.close_sessions()  # legacy GET streams too
-            await super().shutdown(sockets)
-            if self.server_state.tasks:  # cut off at the grace period: they answer 503 (`_watched`)
-                await asyncio.wait(set(self.server_state.tasks), timeout=1.0)
-            await server.close_shared_state()
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            # uvicorn's own re-raises the signal once drained: SIGTERM would then kill the process
-            # (exit 143, no "stopped" line, spans still queued lost). Drained means done here.
-            if threading.current_thread() is not threading.main_thread():
-                yield
-                return
-            handled = (signal.SIGINT, signal.SIGTERM)
-            previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
-            try:
-                yield
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
-
     with contextlib.suppress(KeyboardInterrupt):  # a Ctrl-C before or after uvicorn's handlers
-        _Uvicorn(config).run()
+        DrainingServer(config, server, mcp_app, on_listening).run()
