@@ -111,7 +111,11 @@ def httptools_env() -> dict[str, str] | None:
         return {}
     for site in FAST_SITES:
         if (site / "httptools").is_dir():
-            return {"PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "generated"), str(site)])}
+            return {
+                "PYTHONPATH": os.pathsep.join(
+                    [str(ROOT / "runtime"), str(ROOT), str(ROOT / "generated"), str(site)]
+                )
+            }
     return None
 
 

@@ -26,7 +26,10 @@ What is recorded (never headers: no token, no `Authorization`, no `Mcp-Param-*` 
   `mcp.server.session.duration`;
 - tool arguments and results (`gen_ai.tool.call.arguments` / `.result`) only when opted in:
   `set_capture_content(True)` or `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
-  Argument values a tool mirrors into `Mcp-Param-*` headers are redacted even then.
+  Argument values a tool mirrors into `Mcp-Param-*` headers, and those of secret-looking names
+  (`password`, `token`, `key`, ...), are masked even then (span_values.py);
+- every name and value cut to a documented size (span_values.py): a peer's 4 MiB URI costs a
+  queued span no more than a short one.
 
 Propagation: the client injects its span's context into `params._meta` (`traceparent`,
 `tracestate`, `baggage`) with the globally configured propagators; the server extracts it and
@@ -46,9 +49,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from . import _json
 from ._version import __version__
 from .errors import RemoteError, ToolError
+from .span_values import ATTRIBUTE_MAX, SPAN_NAME_MAX, captured, clip, clip_attributes, masked_arguments
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -91,7 +94,6 @@ TOOL_ERROR = "tool_error"
 # Attributes that name one request or session: on spans, never on metrics (cardinality).
 _SPAN_ONLY = frozenset({REQUEST_ID, SESSION_ID, RESOURCE_URI, ARGUMENTS, RESULT})
 _TRANSPORTS = {"http": {TRANSPORT: "tcp", PROTOCOL_NAME: "http"}, "stdio": {TRANSPORT: "pipe"}}
-_REDACTED = "[redacted]"
 
 _capture: bool | None = None  # None: read the environment on first use
 
@@ -273,40 +275,6 @@ def _error_type(exc: BaseException) -> tuple[str, str | None]:
     ), None
 
 
-def _content(value: Any) -> str:
-    try:
-        return _json.dumps(value).decode()
-    except TypeError:
-        return repr(value)
-
-
-def _redacted(arguments: Any, paths: Iterable[tuple[str, ...]]) -> Any:
-    """`arguments` with the values mirrored into Mcp-Param-* headers replaced."""
-    if type(arguments) is not dict:
-        return arguments
-    copy = _copy_paths(arguments, paths)
-    for path in paths:
-        node: Any = copy
-        for key in path[:-1]:
-            node = node.get(key) if type(node) is dict else None
-        if type(node) is dict and path[-1] in node:
-            node[path[-1]] = _REDACTED
-    return copy
-
-
-def _copy_paths(arguments: dict[str, Any], paths: Iterable[tuple[str, ...]]) -> dict[str, Any]:
-    copy = dict(arguments)
-    for path in paths:
-        node = copy
-        for key in path[:-1]:
-            child = node.get(key)
-            if type(child) is not dict:
-                break
-            node[key] = child = dict(child)
-            node = child
-    return copy
-
-
 class _Operation:
     """One span (when tracing) and one duration measurement (when metering)."""
 
@@ -327,8 +295,11 @@ class _Operation:
         self.histogram = histogram
         self.error: tuple[str, str | None, str | None] | None = None
         self.start = time.perf_counter()
+        clip_attributes(attributes)  # a peer's text, kept until the exporter takes the span
         tracer = otel.tracer
         if tracer is not None:
+            if len(name) > SPAN_NAME_MAX:
+                name = clip(name, SPAN_NAME_MAX)
             self.span: Span | None = tracer.start_span(
                 name, context=parent, kind=kind, attributes=attributes, links=links
             )
@@ -338,12 +309,19 @@ class _Operation:
             self.context = parent
 
     def set(self, key: str, value: Any) -> None:
+        if type(value) is str:
+            value = clip(value, ATTRIBUTE_MAX)
         self.attributes[key] = value
         if self.span is not None:
             self.span.set_attribute(key, value)
 
     def fail(self, error_type: str, code: str | None = None, message: str | None = None) -> None:
-        self.error = (error_type, code, message)
+        # The peer's words (an error code or message it sent): cut like any attribute.
+        self.error = (
+            clip(error_type, ATTRIBUTE_MAX),
+            None if code is None else clip(code, ATTRIBUTE_MAX),
+            None if message is None else clip(message, ATTRIBUTE_MAX),
+        )
 
     def failed(self, exc: BaseException) -> None:
         error_type, code = _error_type(exc)
@@ -400,7 +378,7 @@ class _Operation:
         else:
             self.error = None
         if self.span is not None and capture_content() and OPERATION in self.attributes:
-            self.span.set_attribute(RESULT, _content({k: v for k, v in result.items() if k != "_meta"}))
+            self.span.set_attribute(RESULT, captured({k: v for k, v in result.items() if k != "_meta"}))
         return True
 
 
@@ -490,8 +468,11 @@ class ClientSpans:
         op = _Operation(otel, otel.trace.SpanKind.CLIENT, name, attributes, otel.client_duration, parent)
         stack.append([key, op, False])
         if op.span is not None and method == "tools/call" and capture_content() and type(params) is dict:
-            arguments = _redacted(params.get("arguments"), self._redact(attributes.get(TOOL_NAME, "")))
-            op.span.set_attribute(ARGUMENTS, _content(arguments))
+            tool = params.get("name")  # not the attribute: that may be cut
+            header_paths = self._redact(tool if type(tool) is str else "")
+            op.span.set_attribute(
+                ARGUMENTS, captured(masked_arguments(params.get("arguments"), header_paths))
+            )
         _inject(otel, op.context, message)
 
     def reply(self, response: Any) -> None:
@@ -619,7 +600,7 @@ class ServerSpan:
         )
         self._token = otel.context.attach(op.context) if op.context is not None else None
         if op.span is not None and method == "tools/call" and capture_content() and type(params) is dict:
-            op.span.set_attribute(ARGUMENTS, _content(_redacted(params.get("arguments"), redact)))
+            op.span.set_attribute(ARGUMENTS, captured(masked_arguments(params.get("arguments"), redact)))
 
     def set_protocol_version(self, version: str) -> None:
         self._op.set(PROTOCOL_VERSION, version)

@@ -27,6 +27,7 @@ from .core.limits import HttpLimits
 from .core.ratelimit import RateLimit
 from .core.uri_match import MAX_URI_LENGTH
 from .otel_setup import configure_from_environment
+from .otel_setup import flush as flush_telemetry
 from .store import STORE_ENV, Store, StoreUnavailable, open_store
 from .tool_server import ToolServer
 
@@ -333,7 +334,8 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
         print(f"{package}: cannot start: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     _warn_unimplemented(server_cls, package)
-    # One line on stderr when serving starts and one when it ends (Ctrl-C: exit 0, no traceback).
+    # One line on stderr when serving starts and one when it ends (Ctrl-C or SIGTERM: exit 0, no
+    # traceback).
     try:  # the transports end an interrupt themselves; this catches one between their steps
         if args["transport"] == "stdio":
             _say(startup_line(package, server, "stdio"))
@@ -349,6 +351,7 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             )
     except KeyboardInterrupt:
         pass
+    flush_telemetry()  # spans still queued for export (SIGTERM stops as Ctrl-C does: exit 0)
     _say(f"{package}: stopped")
 
 

@@ -3,10 +3,16 @@ as `opentelemetry-instrument` does; what is then recorded is mcpgen_runtime/tele
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import sys
+from typing import Final
 
-__all__ = ["EXPORT_VARIABLES", "configure_from_environment"]
+__all__ = ["EXPORT_VARIABLES", "FLUSH_TIMEOUT_S", "configure_from_environment", "flush"]
+
+_LOG = logging.getLogger("mcpgen.server")
+FLUSH_TIMEOUT_S: Final = 5.0
 
 # Any of these asks for export; without one a server configures nothing.
 EXPORT_VARIABLES = (
@@ -76,3 +82,21 @@ def _install_hint(exc: Exception) -> str:
     if package is not None:
         return f" (pip install {package})"
     return " (install the package that provides this exporter, or fix the name)"
+
+
+def flush(timeout_s: float = FLUSH_TIMEOUT_S) -> None:
+    """Export what the configured providers still hold (spans queued by a batch processor, metrics
+    not yet collected) before the process ends, for at most `timeout_s` per provider: a server
+    stopped by SIGTERM or Ctrl-C loses no telemetry of its last calls. Nothing to do (and nothing
+    imported) when no program part loaded OpenTelemetry."""
+    if "opentelemetry.trace" not in sys.modules and "opentelemetry.metrics" not in sys.modules:
+        return
+    from opentelemetry import metrics, trace
+
+    for provider in (trace.get_tracer_provider(), metrics.get_meter_provider()):
+        force_flush = getattr(provider, "force_flush", None)  # the SDK's; the API's proxies have none
+        if callable(force_flush):
+            try:
+                force_flush(int(timeout_s * 1000))
+            except Exception:  # an exporter's failure must not turn a clean stop into a traceback
+                _LOG.warning("flushing telemetry failed", exc_info=True)

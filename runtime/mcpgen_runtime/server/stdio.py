@@ -10,7 +10,11 @@ Listen notifications share stdout with everything else and carry their subscript
 request (SUB-07) and then sends `notifications/cancelled` for it (SUB-08).
 
 End of input ends the loop (STDIO-11): subscriptions are closed, and requests in flight get
-a short grace.
+a short grace. An empty stdin (`/dev/null`, which the event loop cannot watch: read in a thread)
+or a closed one (no file descriptor 0) is end of input at once. Under `run_stdio`, SIGTERM or
+SIGINT stops reading and lets requests in flight finish and be answered for up to
+`ServerConfig.shutdown_grace_s` (a second signal cancels them at once); then the process ends as
+after end of input.
 
 A client of the initialize-based revisions opens with `initialize` (without modern `_meta`): the
 process then holds one legacy session (legacy/session_dispatch.py). Its requests run the same handlers, its
@@ -26,6 +30,8 @@ import functools
 import logging
 import os
 import re
+import selectors
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, BinaryIO
@@ -78,9 +84,11 @@ async def _open_reader(stream: BinaryIO, limit: int) -> ReadLine:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=limit)
     try:
+        if not _pollable(stream):
+            raise ValueError("not a pipe, socket or terminal")
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stream)
     except (ValueError, OSError, NotImplementedError):
-        # Regular files cannot be watched by the event loop; read them in a thread.
+        # Regular files and /dev/null cannot be watched by the event loop; read them in a thread.
         async def read_file_line() -> bytes:
             line: bytes = await loop.run_in_executor(None, stream.readline, limit + 1)
             if len(line) <= limit:
@@ -108,6 +116,54 @@ async def _open_reader(stream: BinaryIO, limit: int) -> ReadLine:
 
 
 _HEAD_BYTES = 256  # the start of an over-long line kept to recover its id
+
+
+def _pollable(stream: BinaryIO) -> bool:
+    """Whether the event loop's selector can watch `stream`: connect_read_pipe accepts any character
+    device, but /dev/null fails later, in a callback (a PermissionError logged, and no end of input)."""
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(stream.fileno(), selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
+
+
+class _Stop:
+    """SIGTERM and SIGINT while serving: the first stops reading (the read in progress is
+    cancelled) and drains, a second cuts the drain short."""
+
+    _SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.reading: asyncio.Task[Any] | None = None  # the serving task, while it waits for a line
+        self.forced: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._installed: list[signal.Signals] = []
+
+    def install(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._SIGNALS:
+            try:
+                loop.add_signal_handler(sig, self.signalled)
+            except (ValueError, RuntimeError, NotImplementedError):  # not the main thread; Windows
+                continue
+            self._installed.append(sig)
+
+    def remove(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._installed:
+            loop.remove_signal_handler(sig)
+        self._installed.clear()
+
+    def signalled(self) -> None:
+        if not self.requested:
+            self.requested = True
+            _LOG.info("shutting down: draining requests in flight")
+            if self.reading is not None:
+                self.reading.cancel()
+        elif not self.forced.done():
+            self.forced.set_result(None)
 
 
 async def _skip_line(reader: asyncio.StreamReader, known: int) -> None:
@@ -145,9 +201,28 @@ async def _open_writer(stream: BinaryIO) -> Callable[[bytes], Awaitable[None]]:
 
 
 async def serve_stdio(
-    server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, *, shutdown_grace: float = 2.0
+    server: Dispatcher,
+    stdin: BinaryIO,
+    stdout: BinaryIO,
+    *,
+    shutdown_grace: float = 2.0,
+    handle_signals: bool = False,
 ) -> None:
-    """Answer messages from `stdin` on `stdout` until end of input."""
+    """Answer messages from `stdin` on `stdout` until end of input (requests in flight then get
+    `shutdown_grace`) or, with `handle_signals`, until SIGTERM or SIGINT (they get
+    `ServerConfig.shutdown_grace_s`)."""
+    stop = _Stop()
+    if handle_signals:
+        stop.install()
+    try:
+        await _serve_lines(server, stdin, stdout, shutdown_grace, stop)
+    finally:
+        stop.remove()
+
+
+async def _serve_lines(
+    server: Dispatcher, stdin: BinaryIO, stdout: BinaryIO, shutdown_grace: float, stop: _Stop
+) -> None:
     limit = server.config.max_body_bytes
     read_line = await _open_reader(stdin, limit)
     writer = _LineWriter(await _open_writer(stdout))
@@ -185,16 +260,25 @@ async def serve_stdio(
                     )
                 )
 
-    while not writer.broken:
+    serving = asyncio.current_task()
+    while not writer.broken and not stop.requested:
+        stop.reading = serving
         try:
             line = await read_line()
+        except asyncio.CancelledError:
+            if not stop.requested or serving is None:
+                raise
+            serving.uncancel()  # the signal's cancellation of this read: drain below
+            break
         except _LineTooLong as skipped:  # answered once, then the next line is served
+            stop.reading = None
             await writer.send(
                 jsonrpc.error(
                     _leading_id(skipped.head), jsonrpc.INVALID_REQUEST, f"Message exceeds {limit} bytes"
                 )
             )
             continue
+        stop.reading = None
         if not line:
             break
         if not line.strip():
@@ -263,7 +347,12 @@ async def serve_stdio(
         session.end()  # answers still awaited fail; their handlers finish or are cancelled below
     if in_flight:
         pending = set(in_flight.values())
-        _, still = await asyncio.wait(pending, timeout=shutdown_grace)
+        grace = server.config.shutdown_grace_s if stop.requested else shutdown_grace
+        finished: asyncio.Future[Any] = asyncio.ensure_future(asyncio.wait(pending))
+        ends: set[asyncio.Future[Any]] = {finished, stop.forced}  # all done, or a second signal
+        await asyncio.wait(ends, timeout=grace, return_when=asyncio.FIRST_COMPLETED)
+        finished.cancel()
+        still = {task for task in pending if not task.done()}
         for task in still:
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -320,7 +409,11 @@ def run_stdio(server: Dispatcher) -> None:
 
     STDIO-03: the real stdout is kept for protocol messages only; file descriptor 1 and
     `sys.stdout` are pointed at stderr, so stray prints in handlers cannot corrupt the stream.
+    A closed stdin or stdout (no file descriptor 0 or 1) is nothing to serve: it returns at once.
     """
+    if sys.stdin is None or sys.stdout is None:
+        _LOG.warning("stdin or stdout is closed: nothing to serve on stdio")
+        return
     protocol_fd = os.dup(sys.stdout.fileno())
     sys.stdout.flush()
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
@@ -332,6 +425,6 @@ def run_stdio(server: Dispatcher) -> None:
 async def _serve(server: Dispatcher, out: BinaryIO) -> None:
     await server.open_shared_state()  # a shared store: join the replicas' change fan-out
     try:
-        await serve_stdio(server, sys.stdin.buffer, out)
+        await serve_stdio(server, sys.stdin.buffer, out, handle_signals=True)
     finally:
         await server.close_shared_state()

@@ -36,7 +36,6 @@ import contextlib
 import ipaddress
 import logging
 import math
-import socket
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, NamedTuple
@@ -47,7 +46,7 @@ from ...protocol import jsonrpc
 from ...protocol.headers import PROTOCOL_VERSION_LC, SESSION_ID_LC
 from ...protocol.legacy.serving import carries_modern_meta
 from ..core.bearer_auth import VERIFIED_TOKEN, Unauthorized, authenticate
-from ..core.config import LOCAL_HOSTS, IncomingRequest
+from ..core.config import LOCAL_HOSTS, IncomingRequest, Outcome
 from ..core.dispatch import Dispatcher
 from ..store import StoreUnavailable
 from .asgi_io import (
@@ -67,6 +66,7 @@ from .asgi_io import (
     send_error,
 )
 from .body_reader import BodyTimeout, body_deadline, finish_first, read_rest, take_first
+from .draining import DrainingServer
 from .legacy_sessions import LegacyHttp
 from .slow_clients import HttpParser, SlowClients, guarded_protocol
 
@@ -413,15 +413,33 @@ class McpAsgiApp:
                 outcome = await Resumed(work, first)
             finally:
                 watcher.cancel()
-            if stream is not None and stream.started:
-                await stream.finish(outcome.response)
-            else:
-                await reply(send, outcome, sse=not json_ok)
         except asyncio.CancelledError:
-            if not gone.disconnected:
+            if not (gone.disconnected or self._probes.draining):
                 raise
             current.uncancel()
-            _LOG.debug("client closed the connection; request %r cancelled", message.get("id"))
+            if gone.disconnected:
+                _LOG.debug("client closed the connection; request %r cancelled", message.get("id"))
+                return
+            # run_http's drain outlasted its grace period: a retryable answer rather than a reset.
+            outcome = _cut_off_by_shutdown(message.get("id"))
+        if stream is not None and stream.started:
+            await stream.finish(outcome.response)
+        else:
+            await reply(send, outcome, sse=not json_ok)
+
+
+def _cut_off_by_shutdown(id_: Any) -> Outcome:
+    """The answer to a call still running when the shutdown grace period ended: HTTP 503 (with
+    `Retry-After`) and -32603 whose data says it can be retried, on another replica."""
+    return Outcome(
+        503,
+        jsonrpc.error(
+            id_,
+            jsonrpc.INTERNAL_ERROR,
+            "The server is shutting down; retry the request",
+            {"retryable": True},
+        ),
+    )
 
 
 class _Block(NamedTuple):
@@ -523,8 +541,9 @@ def run_http(
     SIGTERM or SIGINT drains the replica: readiness answers 503, the listener closes (a proxy's
     next connection goes to another replica), listen and legacy SSE streams end cleanly so their
     clients reconnect elsewhere, idle keep-alive connections close, and calls in flight finish,
-    for up to `ServerConfig.shutdown_grace_s`; then what still runs is cancelled. An interrupt
-    (SIGINT, Ctrl-C) returns normally once drained, without a KeyboardInterrupt."""
+    for up to `ServerConfig.shutdown_grace_s`; then what still runs is cancelled. Either signal
+    then returns normally (no KeyboardInterrupt, no re-raised SIGTERM): the caller flushes
+    telemetry and exits 0. A second SIGINT cuts the drain short."""
     import uvicorn
 
     allowed_hosts = server.config.allowed_hosts
@@ -557,21 +576,5 @@ def run_http(
         ws="none",  # no WebSocket endpoint: an Upgrade request is answered as plain HTTP
     )
 
-    class _Uvicorn(uvicorn.Server):
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await server.open_shared_state()  # a shared store: join the replicas' change fan-out
-            await super().startup(sockets)
-            if self.started and on_listening is not None:
-                on_listening()
-
-        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            server.probes.draining = True
-            _LOG.info("shutting down: draining for up to %.0fs", server.config.shutdown_grace_s)
-            server.close_subscriptions()  # SUB-07: open listen streams end instead of holding shutdown up
-            mcp_app.close_sessions()  # legacy GET streams too
-            await super().shutdown(sockets)
-            await server.close_shared_state()
-
-    # uvicorn re-raises the SIGINT it captured once drained: the KeyboardInterrupt ends here.
-    with contextlib.suppress(KeyboardInterrupt):
-        _Uvicorn(config).run()
+    with contextlib.suppress(KeyboardInterrupt):  # a Ctrl-C before or after uvicorn's handlers
+        DrainingServer(config, server, mcp_app, on_listening).run()

@@ -10,8 +10,9 @@ fans messages out to local subscribers.
 
 Failures are quick and loud: short connect and socket timeouts, one immediate retry (a pooled
 connection that died with a restarted Redis), then `StoreUnavailable`. Pub/sub reconnects by
-itself and re-subscribes; messages published while it was away are lost (list-changed
-notifications are idempotent; a client re-lists on the next one).
+itself and re-subscribes, with the channels subscribed meanwhile (a subscription never fails
+because the pub/sub connection is being replaced); messages published while it was away are lost
+(list-changed notifications are idempotent; a client re-lists on the next one).
 """
 
 from __future__ import annotations
@@ -203,10 +204,11 @@ class RedisStore(Store):
         if subscribers is None:
             if self._pump is None and self._pubsub is None:
                 self._pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-            if self._pubsub is None:  # the pump is reconnecting: it subscribes to every channel then
-                raise StoreUnavailable(f"the shared store {self._url} is unavailable (pub/sub reconnecting)")
-            await self._call(self._pubsub.subscribe(self._key("channel:" + channel)))
-            subscribers = self._subscribers[channel] = set()
+            if self._pubsub is not None:
+                await self._call(self._pubsub.subscribe(self._key("channel:" + channel)))
+            # Else the pump is reconnecting (Redis restarted, and may answer again already): it
+            # subscribes to every channel listed here once it is back, this one included.
+            subscribers = self._subscribers.setdefault(channel, set())
             if self._pump is None:
                 self._pump = asyncio.get_running_loop().create_task(self._run_pubsub())
         subscribers.add(deliver)
@@ -225,14 +227,21 @@ class RedisStore(Store):
         while True:
             if pubsub is None:
                 fresh: Any = self._redis.pubsub(ignore_subscribe_messages=True)
+                names = list(self._subscribers)
                 try:
-                    await fresh.subscribe(*(self._key("channel:" + name) for name in self._subscribers))
+                    await fresh.subscribe(*(self._key("channel:" + name) for name in names))
+                    self._pubsub = fresh
+                    # Channels `subscribe` listed while this one was connecting (it saw no pub/sub).
+                    late = [self._key("channel:" + name) for name in self._subscribers if name not in names]
+                    if late:
+                        await fresh.subscribe(*late)
                 except Exception:
+                    self._pubsub = None
                     with contextlib.suppress(Exception):
                         await fresh.aclose()
                     await asyncio.sleep(0.5)
                     continue
-                pubsub = self._pubsub = fresh
+                pubsub = fresh
                 _LOG.info("shared store %s: pub/sub reconnected", self._url)
             try:
                 message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)

@@ -132,8 +132,7 @@ def test_sigterm_finishes_calls_in_flight_and_ends_streams() -> None:
         proc.send_signal(signal.SIGTERM)
         caller.join(10)
         listener.join(10)
-        # uvicorn re-raises the signal once drained: the exit status says "ended by SIGTERM".
-        assert proc.wait(10) in (0, -signal.SIGTERM)
+        assert proc.wait(10) == 0  # drained: a clean exit, as on Ctrl-C
         elapsed = time.monotonic() - started
     assert "error" not in call, call
     assert call["result"].content[0].text == "slept 1s in eu"  # finished, not cut off
@@ -155,7 +154,9 @@ def test_sigterm_cancels_what_outlasts_the_grace_period() -> None:
         elapsed = time.monotonic() - started
         caller.join(10)
     assert elapsed < 3, elapsed
-    assert "error" in call and call["error"].retryable, call  # the caller may try another replica
+    assert proc.returncode == 0
+    assert "error" in call and call["error"].retryable, call  # a 503: the caller may try another replica
+    assert "shutting down" in str(call["error"]), call
 
 
 def test_sigterm_ends_a_legacy_sessions_get_stream() -> None:
@@ -178,7 +179,7 @@ def test_sigterm_ends_a_legacy_sessions_get_stream() -> None:
             for _ in stream.iter_lines():  # priming event, keep-alives; ends when the server closes it
                 pass
             ended = time.monotonic() - started
-        assert proc.wait(10) in (0, -signal.SIGTERM)
+        assert proc.wait(10) == 0
     assert ended < 4, ended  # closed by the drain, not cut at the 8 s grace period
 
 
@@ -302,4 +303,4 @@ def test_sigterm_during_a_call_never_closes_a_connection_the_proxy_thinks_is_kep
         )
         head, _ = _response(streamed, streamed_client)
         assert (head.status_code, _says_close(head)) == (200, True)  # answered, and told it is the last
-        assert proc.wait(10) in (0, -signal.SIGTERM)
+        assert proc.wait(10) == 0

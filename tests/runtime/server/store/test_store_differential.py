@@ -258,6 +258,35 @@ def test_pooled_connections_outlive_a_redis_restart() -> None:
         redis.close()
 
 
+def test_a_subscription_made_as_redis_comes_back_succeeds_and_hears() -> None:
+    """Redis restarted and answers again, while the pub/sub connection is still being replaced: a
+    new subscription (a replica's first legacy session) succeeds, and hears what is published."""
+    redis = RedisServer()
+    redis.start()
+
+    async def scenario() -> list[bytes]:
+        store = open_store(redis.url, "resubscribe")
+        heard: list[bytes] = []
+        try:
+            await store.subscribe("first", lambda _: None)
+            await asyncio.to_thread(redis.stop)
+            await asyncio.to_thread(redis.start)  # same port, answering again
+            await store.ping()
+            await store.subscribe("second", heard.append)  # used to fail: "pub/sub reconnecting"
+            deadline = time.monotonic() + 10
+            while not heard and time.monotonic() < deadline:  # the pump resubscribes within ~1 s
+                await store.publish("second", b"hello")
+                await asyncio.sleep(0.2)
+        finally:
+            await store.close()
+        return heard
+
+    try:
+        assert asyncio.run(scenario())[:1] == [b"hello"]
+    finally:
+        redis.close()
+
+
 def test_store_urls() -> None:
     assert isinstance(open_store(None, "x"), MemoryStore)
     assert isinstance(open_store("memory", "x"), MemoryStore)
