@@ -12,7 +12,6 @@ is a real subprocess, bounded in time and in memory (its peak RSS).
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import threading
 import time
@@ -24,7 +23,7 @@ import pytest
 
 from mcpgen_runtime.masking import MIN_SECRET_CHARS, Secrets
 from mcpgen_runtime.mock.cassette import SCRUBBED, Scrubber
-from tests.support import PYTHON, subprocess_env
+from tests.support import PYTHON, run_measured, subprocess_env
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -90,23 +89,13 @@ def _config(tmp_path: Path, mode: str) -> Path:
     return config
 
 
-def _run(args: list[str], cwd: Path, stdin: str | None = None, **env: str) -> tuple[int, str, str, float]:
-    started = time.monotonic()
-    done = subprocess.run(
-        args,
-        cwd=cwd,
-        env={**subprocess_env(), "MCP_SECRET": SECRET, **env},
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=RUN_SECONDS * 2,
-        check=False,
+def _run(args: list[str], cwd: Path, **env: str) -> tuple[int, str, str]:
+    done = run_measured(
+        args, cwd=cwd, env={**subprocess_env(), "MCP_SECRET": SECRET, **env}, timeout=RUN_SECONDS * 2
     )
-    elapsed = time.monotonic() - started
-    assert elapsed < RUN_SECONDS, elapsed
-    # the largest peak RSS of any child waited for so far (the generator, the proxy, the servers)
-    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < MAX_RSS_KIB
-    return done.returncode, done.stdout, done.stderr, elapsed
+    assert done.seconds < RUN_SECONDS, done.seconds
+    assert done.peak_rss_kib < MAX_RSS_KIB, done.peak_rss_kib
+    return done.returncode, done.stdout.decode(), done.stderr.decode()
 
 
 def _leaks(text: str, *secrets: str) -> list[str]:
@@ -126,7 +115,7 @@ def _files_leaking(root: Path, *secrets: str) -> list[str]:
 
 def test_generating_from_a_config_server_prints_and_writes_no_secret(tmp_path: Path) -> None:
     config = _config(tmp_path, "clean")
-    code, out, err, _ = _run([PYTHON, "-m", "codegen.cli", "client", f"{config}#srv", "-o", "out"], tmp_path)
+    code, out, err = _run([PYTHON, "-m", "codegen.cli", "client", f"{config}#srv", "-o", "out"], tmp_path)
     assert code == 0, err
     assert "not JSON-RPC" in err and "***" in err  # the stray line was reported, its keys masked
     assert _leaks(out + err, SECRET, SHORT) == []
@@ -140,7 +129,7 @@ def test_a_secret_in_a_definition_stops_generation_naming_the_tool_and_field(tmp
         ["client", f"{config}#srv", "-o", "out"],
         ["snapshot", f"{config}#srv", "-o", "snap.json"],
     ):
-        code, out, err, _ = _run([PYTHON, "-m", "codegen.cli", *command], tmp_path)
+        code, out, err = _run([PYTHON, "-m", "codegen.cli", *command], tmp_path)
         assert code == 1, err
         assert "tool 'echo' at /tools/0/description holds a value mcpgen gave the server" in err
         assert _leaks(out + err, SECRET, SHORT) == []
@@ -149,7 +138,7 @@ def test_a_secret_in_a_definition_stops_generation_naming_the_tool_and_field(tmp
 
 def test_a_crash_whose_stderr_repeats_the_secret_is_reported_masked(tmp_path: Path) -> None:
     config = _config(tmp_path, "crash")
-    code, out, err, _ = _run([PYTHON, "-m", "codegen.cli", "client", f"{config}#srv", "-o", "out"], tmp_path)
+    code, out, err = _run([PYTHON, "-m", "codegen.cli", "client", f"{config}#srv", "-o", "out"], tmp_path)
     assert code == 1
     assert "exited" in err and "the key *** (***) was refused" in err, err
     assert _leaks(out + err, SECRET, SHORT) == []
@@ -203,12 +192,13 @@ def test_recording_a_config_server_masks_its_stderr_and_stray_lines_and_scrubs_t
                 line = proxy.stdout.readline()
                 assert line, "the proxy stopped"
                 lines.append(line.rstrip("\n"))
+        peak_kib = _status_kib(proxy.pid, "VmHWM")
         out, err = proxy.communicate(timeout=RUN_SECONDS)  # stdin closed: the proxy stops
     finally:
         proxy.kill()
     lines += out.splitlines()
     assert time.monotonic() - started < RUN_SECONDS
-    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < MAX_RSS_KIB
+    assert peak_kib < MAX_RSS_KIB, peak_kib
     assert proxy.returncode == 0, err
     assert "log: key ***, short key ***" in err  # the server's stderr, passed through masked
     assert _leaks(err, SECRET, SHORT) == []
@@ -219,6 +209,13 @@ def test_recording_a_config_server_masks_its_stderr_and_stray_lines_and_scrubs_t
     recorded = cassette.read_text(encoding="utf-8")
     assert f"my keys are {SCRUBBED} and {SCRUBBED}" in recorded
     assert _leaks(recorded, SECRET, SHORT) == []
+
+
+def _status_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
 def _answers(lines: list[str]) -> dict[object, dict[str, object]]:
@@ -263,7 +260,7 @@ def echo_url() -> Iterator[str]:
 
 
 def test_header_token_and_query_values_a_server_echoes_are_masked(tmp_path: Path, echo_url: str) -> None:
-    code, out, err, _ = _run(
+    code, out, err = _run(
         [
             PYTHON,
             "-m",
@@ -284,7 +281,7 @@ def test_header_token_and_query_values_a_server_echoes_are_masked(tmp_path: Path
 
 
 def test_a_generated_clients_header_and_token_are_masked_in_its_errors(tmp_path: Path, echo_url: str) -> None:
-    code, out, err, _ = _run(
+    code, out, err = _run(
         [
             PYTHON,
             "-m",

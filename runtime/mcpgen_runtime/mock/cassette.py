@@ -246,7 +246,7 @@ def load_cassette(path: str | Path) -> Cassette:
     from .yaml_data import JsonLoader, load_data
 
     try:
-        data = load_data(raw, JsonLoader)
+        data = load_data(raw, JsonLoader, str(path))
     except yaml.YAMLError as exc:
         raise CassetteError(f"{path}: not valid YAML: {exc}") from None
     upstream = data.get("upstream") if isinstance(data, Mapping) else None
