@@ -25,7 +25,7 @@ class SafeDataLoader(yaml.SafeLoader):
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         if self.check_event(AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]
             raise ComposerError(
                 None,
                 None,
@@ -33,7 +33,7 @@ class SafeDataLoader(yaml.SafeLoader):
                 "value; write the repeated value out",
                 event.start_mark,
             )
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        return super().compose_node(parent, index)
 
 
 class JsonLoader(SafeDataLoader):
