@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
 
-from mcpgen_runtime.masking import MASK, Secrets, remember
+from mcpgen_runtime.masking import MASK, Secrets, remembering
 
 from ..errors import SpecLoadError
 from ..spec import LoadedSpec, server_info_of
@@ -255,11 +255,11 @@ def _load_live(
     holds one of them."""
     from mcpgen_runtime.errors import McpRuntimeError
 
-    remember(secrets)  # warnings logged while listing (a stray stdout line) mask them too
     stage = ["connecting"]
     found: dict[str, Any] = {}
     try:
-        with opener() as client:
+        # what is logged while listing (a stray stdout line, say) is masked too
+        with remembering(secrets), opener() as client:
             tools = _list_every_tool(client, source, stage, found)
             surfaces = _list_surfaces(client, source, stage, found.get("capabilities"))
     except (McpRuntimeError, OSError) as exc:

@@ -8,12 +8,14 @@ argument, a URL's credentials). Every such value of `MIN_SECRET_CHARS` character
 replaced wherever it appears: in messages, log lines and passed-through stderr by `MASK`, in
 cassettes by `[scrubbed]`. Shorter values ("1", "on") are too common to replace.
 
-`KNOWN` holds the secrets this process was given (`remember`); `masked` applies them. A loaded
+`KNOWN` holds the secrets this process was given (`remember`), `remembering` those of work under
+way; `masked` applies them all. A loaded
 tool definition holding one is refused, never scrubbed (`Secrets.locate` finds where).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -29,7 +31,9 @@ __all__ = [
     "Secrets",
     "mask_log_handlers",
     "masked",
+    "masked_bytes",
     "remember",
+    "remembering",
 ]
 
 MIN_SECRET_CHARS: Final = 3
@@ -162,23 +166,44 @@ def _token(key: str) -> str:
 
 #: The secrets this process was given to reach a server (filled by the command lines that take them).
 KNOWN: Final = Secrets()
+_SCOPED: list[Secrets] = []  # those of work under way in this process (`remembering`)
 
 
 def remember(values: Iterable[str]) -> None:
-    """Add `values` to `KNOWN`: from now on no message or log line shows them."""
+    """Add `values` to `KNOWN`: from now on no message or log line of this process shows them."""
     KNOWN.update(values)
 
 
+@contextlib.contextmanager
+def remembering(secrets: Secrets) -> Iterator[None]:
+    """`secrets` count as known while the block runs (a listing: what it logs is masked), and no
+    longer after it: a library call leaves no values behind to mask in unrelated text."""
+    _SCOPED.append(secrets)
+    try:
+        yield
+    finally:
+        _SCOPED.remove(secrets)
+
+
 def masked(text: str) -> str:
-    """`text` without any secret in `KNOWN`."""
-    return KNOWN.mask(text)
+    """`text` without any secret known to this process."""
+    for secrets in (KNOWN, *_SCOPED):
+        text = secrets.mask(text)
+    return text
+
+
+def masked_bytes(data: bytes) -> bytes:
+    """`data` (a line a server wrote, say) without any secret known to this process."""
+    for secrets in (KNOWN, *_SCOPED):
+        data = secrets.mask_bytes(data)
+    return data
 
 
 class MaskingFilter(logging.Filter):
     """A handler filter: each record's message as `masked` makes it (arguments merged first)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if len(KNOWN):
+        if len(KNOWN) or _SCOPED:
             message = record.getMessage()
             hidden = masked(message)
             if hidden != message:

@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from .. import _json
 from ..errors import ProtocolError, ResponseTooLargeError, ServerExitedError
-from ..masking import KNOWN, masked
+from ..masking import masked, masked_bytes
 from ..protocol.jsonrpc import decode, is_response
 from ..protocol.meta import SUBSCRIPTION_ID_KEY
 from .hooks import Message
@@ -97,7 +97,7 @@ def excerpt(line: bytes) -> str:
     """The start of `line` as escaped ASCII (`repr` of bytes: no control character survives),
     without the secrets this process knows."""
     # Masked before the cut: a secret across the cut shows none of its start.
-    shown = repr(KNOWN.mask_bytes(line[: EXCERPT_BYTES + 4096])[:EXCERPT_BYTES])
+    shown = repr(masked_bytes(line[: EXCERPT_BYTES + 4096])[:EXCERPT_BYTES])
     return shown if len(line) <= EXCERPT_BYTES else f"{shown}... ({len(line)} bytes)"
 
 
