@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -125,3 +128,48 @@ def subprocess_env() -> dict[str, str]:
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), str(ROOT), str(ROOT / "generated")]),
     }
+
+
+@dataclasses.dataclass(frozen=True)
+class Measured:
+    """A finished subprocess: its exit code (negative: the signal), output, time and peak RSS."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+    seconds: float
+    peak_rss_kib: int  # ru_maxrss of this process alone (os.wait4), not of every child waited for
+
+
+def run_measured(args: list[str], *, stdin: bytes = b"", timeout: float = 120.0, **popen: Any) -> Measured:
+    """Run `args` to its end (killed after `timeout`), feeding `stdin`; `popen` goes to Popen
+    (cwd, env, preexec_fn to set an rlimit...)."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen
+    )
+    output: dict[str, bytes] = {}
+
+    def drain(name: str, stream: Any) -> None:
+        output[name] = stream.read()
+
+    readers = [
+        threading.Thread(target=drain, args=(name, stream), daemon=True)
+        for name, stream in (("out", proc.stdout), ("err", proc.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError):
+        proc.stdin.write(stdin)
+    proc.stdin.close()
+    for reader in readers:
+        reader.join(max(0.0, timeout - (time.monotonic() - started)))
+    if any(reader.is_alive() for reader in readers):
+        proc.kill()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.monotonic() - started
+    for reader in readers:
+        reader.join(5)
+    return Measured(proc.returncode, output.get("out", b""), output.get("err", b""), seconds, usage.ru_maxrss)

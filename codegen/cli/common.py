@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import click
 
+from mcpgen_runtime.masking import masked
+
 from ..errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidationError
 from . import stages
 from .config import ConfigError, check_line_length
@@ -125,7 +127,7 @@ def reports_errors(func: Callable[P, None]) -> Callable[P, None]:
 
 
 def report_error(exc: McpgenError, prefix: str = "") -> None:
-    click.echo(f"error: {prefix}{exc}", err=True)
+    click.echo(f"error: {prefix}{masked(str(exc))}", err=True)
     if isinstance(exc, InternalGeneratorError):
         click.echo("(this is a bug in mcpgen; please report it with the command you ran)", err=True)
 
@@ -293,10 +295,10 @@ def usable_spec(checked: Checked) -> ValidatedSpec:
     """The validated spec, or report every diagnostic on stderr and fail."""
     if checked.validated is not None and checked.usable:
         for diagnostic in checked.warnings:
-            click.echo(str(diagnostic), err=True)
+            click.echo(masked(str(diagnostic)), err=True)
         return checked.validated
     for diagnostic in checked.diagnostics:
-        click.echo(str(diagnostic), err=True)
+        click.echo(masked(str(diagnostic)), err=True)
     click.echo(f"error: {checked.summary()}", err=True)
     raise Failed
 

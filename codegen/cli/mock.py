@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
+from mcpgen_runtime.masking import masked
+
 from . import stages
 from .common import (
     Failed,
@@ -192,6 +194,7 @@ def mock(
     """
     import logging
 
+    from mcpgen_runtime.masking import mask_log_handlers
     from mcpgen_runtime.mock.command import keep_hypothesis_files_in_the_cache
 
     transport_: Literal["http", "stdio"] = "stdio" if transport == "stdio" else "http"
@@ -200,6 +203,7 @@ def mock(
     # The real server behind a proxy or a passthrough (a config file's entry is resolved only then).
     upstream = _upstream(spec, upstream_stdio, headers) if record or passthrough else None
     logging.basicConfig(stream=sys.stderr, level="WARNING", format="%(levelname)s %(name)s: %(message)s")
+    mask_log_handlers()
     if record and replay is not None:
         raise click.UsageError("--record and --replay: choose one")
     if cassette_out is not None and not record:
@@ -236,7 +240,7 @@ def mock(
             seed=seed,
         )
     except (ResponsesError, MockDependencyError, ValueError) as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {masked(str(exc))}", err=True)
         raise Failed from None
     where = "stdio" if transport_ == "stdio" else f"http://{host}:{port}/mcp"
     injected = f", {faults.describe()}" if faults.active else ""
@@ -323,5 +327,5 @@ def _replay(
             scrub_headers=scrub_headers,
         )
     except CassetteError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {masked(str(exc))}", err=True)
         raise Failed from None

@@ -18,6 +18,8 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Final, Protocol
 from urllib.parse import urlsplit
 
+from mcpgen_runtime.masking import MASK, Secrets, remembering
+
 from ..errors import SpecLoadError
 from ..spec import LoadedSpec, server_info_of
 from .document import checked_entries, checked_tools
@@ -243,22 +245,29 @@ def _list_surfaces(
 
 
 def _load_live(
-    opener: Callable[[], AbstractContextManager[_ListingClient]], source: str, secrets: Mapping[str, str]
+    opener: Callable[[], AbstractContextManager[_ListingClient]],
+    source: str,
+    secrets: Secrets,
+    shown: Mapping[str, str] | None = None,
 ) -> LoadedSpec:
-    """Run the listing; translate runtime errors (the one boundary) without leaking `secrets`."""
+    """Run the listing; translate runtime errors (the one boundary) without leaking `secrets`
+    (`shown`: text replaced before them, the full URL by its display name); refuse a listing that
+    holds one of them."""
     from mcpgen_runtime.errors import McpRuntimeError
 
     stage = ["connecting"]
     found: dict[str, Any] = {}
     try:
-        with opener() as client:
+        # what is logged while listing (a stray stdout line, say) is masked too
+        with remembering(secrets), opener() as client:
             tools = _list_every_tool(client, source, stage, found)
             surfaces = _list_surfaces(client, source, stage, found.get("capabilities"))
     except (McpRuntimeError, OSError) as exc:
         text = f"{stage[-1]} failed: {_runtime_message(exc)}"
-        for secret, shown in secrets.items():
-            text = text.replace(secret, shown)
-        raise SpecLoadError(f"{source}: {text}") from exc
+        for value, display in (shown or {}).items():
+            text = text.replace(value, display)
+        raise SpecLoadError(f"{source}: {secrets.mask(text)}") from exc
+    _refuse_secrets(source, secrets, tools, surfaces, found.get("server_info"))
     # The tools are stored as a tools/list result would be: {"tools": [...]} -> /tools/N.
     return LoadedSpec(
         source,
@@ -269,6 +278,38 @@ def _load_live(
         resource_templates=surfaces.get("resource_templates", []),
         prompts=surfaces.get("prompts", []),
     )
+
+
+def _refuse_secrets(
+    source: str,
+    secrets: Secrets,
+    tools: list[dict[str, Any]],
+    surfaces: Mapping[str, list[dict[str, Any]]],
+    server_info: Mapping[str, str] | None,
+) -> None:
+    """A definition that holds a value mcpgen gave the server (its description echoes an API key,
+    say) stops loading: written out, it would leak the secret into generated files and snapshots,
+    and a scrubbed copy would not be the server's definition, so could not be pinned."""
+    lists = [("server", "", [{"serverInfo": dict(server_info or {})}]), ("tool", "/tools", tools)] + [
+        (kind, f"/{member}", surfaces.get(field_name, []))
+        for kind, field_name, member in (
+            ("resource", "resources", "resources"),
+            ("resource template", "resource_templates", "resourceTemplates"),
+            ("prompt", "prompts", "prompts"),
+        )
+    ]
+    for kind, prefix, entries in lists:
+        for index, entry in enumerate(entries):
+            pointer = secrets.locate(entry, f"{prefix}/{index}" if prefix else "")
+            if pointer is None:
+                continue
+            name = entry.get("name", entry.get("uriTemplate", entry.get("uri", "serverInfo")))
+            raise SpecLoadError(
+                f"{source}: {kind} {secrets.mask(str(name))[:100]!r} at {pointer} holds a value "
+                f"mcpgen gave the server (an env, header, token, query or argument value, shown as "
+                f"{MASK}); refusing to generate from it: remove the value from the server's definition, "
+                f"or give the server another one"
+            )
 
 
 def load_url(
@@ -285,20 +326,20 @@ def load_url(
     """All tools of a Streamable HTTP server, as it lists them; `auth` (an `OAuth`) logs in
     when the server asks for it; `max_response_bytes` bounds each reply (None: 64 MiB).
     `source` names the server in messages (default: the URL without credentials); each of
-    `hidden` (header values from a config file, say) is shown as *** in any message."""
+    `hidden` (header values from a config file, say), like `headers` values and the URL's query
+    values, is shown as *** in any message, and a listing holding one is refused."""
     parts = urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
         raise SpecLoadError(f"{source or display_url(url)!r}: not an http(s) URL")
     source = source or display_url(url)
-    # Longest first: the full URL becomes the display name, credential parts become ***.
-    secrets = {url: source}
-    userinfo = parts.netloc.rpartition("@")[0]
-    parts_and_hidden = {userinfo, parts.password or "", parts.query, parts.fragment, *hidden}
-    for secret in sorted(parts_and_hidden, key=len, reverse=True):  # a value before the parts of it
-        if len(secret) >= 3:
-            secrets.setdefault(secret, "***")
+    secrets = Secrets(hidden)
+    secrets.add_url(url)
+    secrets.update((headers or {}).values())  # --header, --token: the server may echo them in an error
     return _load_live(
-        lambda: _open_http(url, headers, timeout, era, auth, max_response_bytes), source, secrets
+        lambda: _open_http(url, headers, timeout, era, auth, max_response_bytes),
+        source,
+        secrets,
+        {url: source},  # the full URL becomes the display name first, then the parts left become ***
     )
 
 
@@ -311,7 +352,9 @@ def load_stdio(command: str, *, era: EraChoice = "auto", max_response_bytes: int
     if not argv:
         raise SpecLoadError("stdio: the command is empty; pass the server's command line")
     source = f"stdio:{os.path.basename(argv[0])}"
-    return _load_live(lambda: _open_stdio(argv, era, max_response_bytes), source, {})
+    secrets = Secrets()
+    secrets.add_arguments(argv[1:])
+    return _load_live(lambda: _open_stdio(argv, era, max_response_bytes), source, secrets)
 
 
 def load_stdio_argv(
@@ -329,5 +372,6 @@ def load_stdio_argv(
     command = list(argv)
     if not command or not command[0]:
         raise SpecLoadError(f"{source}: the command is empty")
-    secrets = {secret: "***" for secret in sorted(hidden, key=len, reverse=True) if len(secret) >= 3}
-    return _load_live(lambda: _open_stdio(command, era, max_response_bytes, env, cwd), source, secrets)
+    return _load_live(
+        lambda: _open_stdio(command, era, max_response_bytes, env, cwd), source, Secrets(hidden)
+    )

@@ -16,9 +16,11 @@ environment variable `MCPGEN_INPUT_<ID>`: mcpgen never prompts), `${userHome}`, 
 `${workspaceFolderBasename}`, `${pathSeparator}` / `${/}`. Codex expands nothing in its file; its
 `*_env_var` keys name environment variables instead.
 
-Every value that came from the environment or an input, and every env and header value of the
-entry, is in `ServerLaunch.secrets`: the loader replaces it in any message it prints. A
-`ServerLaunch` is used, never written: generated files record `source` (`FILE#NAME`) only.
+Every value that came from the environment or an input, every env and header value of the entry,
+each query value of its URL and each literal argument that carries a credential is in
+`ServerLaunch.secrets` (the policy and its threshold: `mcpgen_runtime.masking`): no message, log
+line or file shows it. A `ServerLaunch` is used, never written: generated files record `source`
+(`FILE#NAME`) only.
 
 Errors name the file, the server and the RFC 6901 pointer into the file's data (TOML tables read
 as JSON would be), with the rule name `MCPGEN-CONFIG`.
@@ -35,6 +37,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
+
+from mcpgen_runtime.masking import Secrets
 
 from ..errors import SpecLoadError
 from ..refs import escape_token
@@ -57,7 +61,6 @@ __all__ = [
 RULE: Final = "MCPGEN-CONFIG"
 INPUT_ENV_PREFIX: Final = "MCPGEN_INPUT_"
 MAX_CONFIG_BYTES: Final = 16 * 1024 * 1024
-SECRET_MIN_CHARS: Final = 4  # shorter values ("1", "on") are not replaced in messages
 
 Format = Literal["mcpServers", "vscode", "codex"]
 Transport = Literal["stdio", "http", "sse"]
@@ -140,7 +143,7 @@ class ServerLaunch:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
-    secrets: frozenset[str] = frozenset()  # replaced with *** in any message
+    secrets: frozenset[str] = frozenset()  # never shown: replaced with *** in any message
 
 
 def _shown_url(url: str) -> str:
@@ -389,7 +392,7 @@ class _Expander:
         self.environ = environ
         self.workspace = workspace
         self.home = home
-        self.secrets: set[str] = set()
+        self.secrets = Secrets()
 
     def fail(self, pointer: str, what: str) -> McpConfigError:
         return _error(self.entry.file, self.entry.name, pointer, what)
@@ -505,6 +508,7 @@ def resolve_entry(
         if not command.strip():
             raise x.fail(f"{pointer}/command", "the command is empty")
         args = x.strings(data.get("args", []), f"{pointer}/args")
+        x.secrets.add_arguments(args)
         env = x.table(data.get("env", {}), f"{pointer}/env")
         if entry.format == "vscode" and "envFile" in data:
             env = {**_env_file(x, data["envFile"], f"{pointer}/envFile"), **env}
@@ -519,7 +523,7 @@ def resolve_entry(
             given = Path(x.string(data["cwd"], f"{pointer}/cwd")).expanduser()
             workdir = str(given if given.is_absolute() else workspace / given)
         return ServerLaunch(
-            source, "stdio", argv=(command, *args), env=env, cwd=workdir, secrets=_secrets(x.secrets)
+            source, "stdio", argv=(command, *args), env=env, cwd=workdir, secrets=frozenset(x.secrets)
         )
     url_key = "serverUrl" if "serverUrl" in data else "url"
     url = x.string(data[url_key], f"{pointer}/{url_key}")
@@ -539,9 +543,8 @@ def resolve_entry(
             headers["Authorization"] = "Bearer " + _codex_env(
                 x, environ, x.string(data["bearer_token_env_var"], where), where
             )
-    return ServerLaunch(
-        source, entry.transport, url=url, headers=headers, secrets=_secrets(x.secrets | _url_secrets(url))
-    )
+    x.secrets.add_url(url)
+    return ServerLaunch(source, entry.transport, url=url, headers=headers, secrets=frozenset(x.secrets))
 
 
 def _codex_env(x: _Expander, environ: Mapping[str, str], var: str, pointer: str) -> str:
@@ -579,17 +582,6 @@ def _env_file(x: _Expander, value: Any, pointer: str) -> dict[str, str]:
         env[key] = val
         x.secrets.add(val)
     return env
-
-
-def _url_secrets(url: str) -> set[str]:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    return {s for s in (parts.netloc.rpartition("@")[0], parts.query, parts.fragment) if s}
-
-
-def _secrets(values: set[str]) -> frozenset[str]:
-    return frozenset(value for value in values if len(value) >= SECRET_MIN_CHARS)
 
 
 # -- naming sources and finding files --------------------------------------------------------------

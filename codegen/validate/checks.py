@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mcpgen_runtime import ecma_regex
+from mcpgen_runtime.masking import looks_secret
 from mcpgen_runtime.protocol import xheader
 from mcpgen_runtime.protocol.headers import PARAM_PREFIX
 
@@ -108,23 +109,6 @@ TOOL_NAME_MAX: Final = 128  # TOOLS-11
 _TOOL_NAME_CHARS = re.compile(r"[A-Za-z0-9_.-]")  # TOOLS-13
 _META_LABEL = re.compile(r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\Z")  # BASE-27
 _META_NAME = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?\Z")  # BASE-29
-# XHDR-12: words (or two adjacent words joined: api+key) in a parameter name that suggest a secret.
-_SECRET_WORDS: Final = frozenset(
-    {
-        "password",
-        "passwd",
-        "passphrase",
-        "token",
-        "secret",
-        "apikey",
-        "authorization",
-        "credential",
-        "credentials",
-        "accesskey",
-        "privatekey",
-    }
-)
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _SCHEMA_MEMBERS: Final = ("inputSchema", "outputSchema")
 _MESSAGE_LIMIT: Final = 300
 
@@ -758,13 +742,6 @@ def _property_pointer(path: tuple[str, ...]) -> str:
     return "".join("/properties/" + escape_token(name) for name in path)
 
 
-def _looks_secret(text: str) -> bool:
-    """`api_key`, `apiKey`, `X-Api-Key`, `authToken`, `client_secret` yes; `max_tokens`, `keyword` no."""
-    words = [word.lower() for word in _WORD.findall(text)]
-    pairs = [a + b for a, b in itertools.pairwise(words)]
-    return any(word in _SECRET_WORDS for word in (*words, *pairs))
-
-
 def _check_headers(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: str) -> None:
     """XHDR-02..08 via the runtime's own analysis: a violation excludes the tool (XHDR-10/11)."""
     if not tool.header_keyword:
@@ -780,7 +757,7 @@ def _check_headers(run: _Run, tool: _Tool, schema: Mapping[str, Any], pointer: s
     if tool.excluded:
         return
     for param in params:
-        if _looks_secret(param.path[-1]) or _looks_secret(param.header.removeprefix(PARAM_PREFIX)):
+        if looks_secret(param.path[-1]) or looks_secret(param.header.removeprefix(PARAM_PREFIX)):
             run.should(
                 tool.name,
                 pointer + _property_pointer(param.path) + "/" + xheader.KEYWORD,

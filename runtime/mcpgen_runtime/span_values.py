@@ -9,7 +9,7 @@ would hold that much per queued span while the exporter is slow. So:
   text to `ATTRIBUTE_MAX`, captured content (`gen_ai.tool.call.arguments` / `.result`, JSON) to
   `CONTENT_MAX`; a cut value ends with `CUT_MARK`. The SDK's `OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT`
   cuts attributes shorter still;
-- with content capture on, an argument whose name contains one of `SECRET_NAME_PARTS` (any case,
+- with content capture on, an argument whose name says it is a credential (`masking.looks_secret`,
   at any depth: `apiKey`, `db_password`, `auth.token`) is recorded as `MASK`, as is one the tool
   mirrors into an `Mcp-Param-*` header.
 """
@@ -20,18 +20,17 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from . import _json
+from .masking import looks_secret
 
 __all__ = [
     "ATTRIBUTE_MAX",
     "CONTENT_MAX",
     "CUT_MARK",
     "MASK",
-    "SECRET_NAME_PARTS",
     "SPAN_NAME_MAX",
     "captured",
     "clip",
     "clip_attributes",
-    "looks_secret",
     "masked_arguments",
 ]
 
@@ -40,15 +39,6 @@ ATTRIBUTE_MAX: Final = 1024
 CONTENT_MAX: Final = 8192
 CUT_MARK: Final = "…"
 MASK: Final = "[redacted]"
-SECRET_NAME_PARTS: Final = (
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "key",
-    "authorization",
-    "credential",
-)
 _MAX_DEPTH: Final = 32  # below this, a captured argument is masked whole rather than walked
 
 
@@ -71,12 +61,6 @@ def captured(value: Any) -> str:
     except TypeError:
         text = repr(value)
     return clip(text, CONTENT_MAX)
-
-
-def looks_secret(name: str) -> bool:
-    """Whether an argument called `name` probably holds a secret (one of `SECRET_NAME_PARTS`)."""
-    lowered = name.lower()
-    return any(part in lowered for part in SECRET_NAME_PARTS)
 
 
 def masked_arguments(arguments: Any, header_paths: Iterable[tuple[str, ...]]) -> Any:

@@ -49,6 +49,7 @@ from ..errors import (
     ToolArgumentsError,
     ToolError,
 )
+from ..masking import KNOWN, masked
 from ..protocol.input_messages import ElicitRequest, ElicitResult
 from ..tools import PackageTools
 from .options import JsonValue, arguments_from, plan_options
@@ -140,6 +141,12 @@ def _check_settings(ctx: click.Context, settings: _Settings) -> None:
             "credentials from its environment)",
             ctx,
         )
+    # What this command line sends a server is never shown back: an error that echoes a header.
+    KNOWN.update(settings.headers.values())
+    if settings.token_env is not None:
+        KNOWN.add(os.environ[settings.token_env])
+    if settings.url is not None:
+        KNOWN.add_url(settings.url)
 
 
 # `-h` as well as `--help`, on the group and on every tool's command (options are long: no clash).
@@ -355,7 +362,7 @@ def _surface_connect(client_class: type[Client]) -> Callable[[click.Context], Cl
     def connect(ctx: click.Context) -> Client:
         settings: _Settings = ctx.find_object(_Settings)  # type: ignore[assignment]
         _check_settings(ctx, settings)
-        server = settings.url or settings.stdio or "the server"
+        server = masked(settings.url or settings.stdio or "the server")
         asker = TerminalElicitation(interactive=settings.interactive, server=server)
         return _connect(client_class, settings, asker, None)  # no progress display: reads and prompts
 
@@ -369,7 +376,7 @@ def _call(
     tool: CliTool,
     arguments: dict[str, Any],
 ) -> int:
-    server = settings.url or settings.stdio or "the server"
+    server = masked(settings.url or settings.stdio or "the server")
     asker = TerminalElicitation(interactive=settings.interactive, server=server)
     display = None if settings.quiet else ProgressDisplay(sys.stderr, tool.command)
     on_elicit: Callable[[ElicitRequest], ElicitResult] = (
@@ -424,7 +431,7 @@ def _refused(request: ElicitRequest) -> int:
 
 
 def _fail(message: str, code: int) -> int:
-    click.echo(f"Error: {printable(message)}", err=True)
+    click.echo(f"Error: {printable(masked(message))}", err=True)  # a server may echo a --header value
     return code
 
 

@@ -26,6 +26,7 @@ import click
 
 from ..client import Client
 from ..errors import InputRequiredError, McpRuntimeError
+from ..masking import masked
 from ..uri_template import UriTemplateError, expand
 from .text import json_text, printable
 
@@ -54,7 +55,7 @@ def _echo(text: str) -> None:
 
 
 def _fail(message: str, code: int) -> int:
-    click.echo(f"Error: {printable(message)}", err=True)
+    click.echo(f"Error: {printable(masked(message))}", err=True)  # a server may echo a --header value
     return code
 
 

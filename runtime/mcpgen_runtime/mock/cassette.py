@@ -41,6 +41,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
 
 from .._version import __version__
+from ..masking import TOKEN_SHAPES, Secrets
 from ..protocol.meta import PROTOCOL_VERSION_KEY
 from .canonical import canonical_json
 
@@ -78,13 +79,6 @@ _SECRET_MEMBERS: Final = re.compile(
     re.IGNORECASE,
 )
 _KEEP_MEMBERS: Final = frozenset({"progressToken", "progresstoken", "cursor", "nextCursor"})
-_TOKEN_VALUES: Final = re.compile(
-    r"(?:\b(?:[Bb]earer|[Bb]asic)\s+[A-Za-z0-9._~+/=-]{8,})"
-    r"|(?:\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*)"
-    r"|(?:\b(?:sk|pk|rk)[-_](?:live[-_]|test[-_]|proj[-_])?[A-Za-z0-9_-]{16,})"
-    r"|(?:\bgh[pousr]_[A-Za-z0-9]{20,})|(?:\bgithub_pat_[A-Za-z0-9_]{20,})"
-    r"|(?:\bxox[abposr]-[A-Za-z0-9-]{10,})|(?:\bAKIA[0-9A-Z]{16}\b)|(?:\bAIza[0-9A-Za-z_-]{30,})"
-)
 _SESSION_HEADER: Final = "mcp-session-id"
 
 
@@ -96,21 +90,15 @@ class Scrubber:
     """Replaces secrets with `[scrubbed]` in headers and bodies (see the module docstring).
 
     `secrets` grows with every secret header value seen, so a token the server echoes back in a
-    body is scrubbed too."""
+    body is scrubbed too; which values count, from how many characters, is `mcpgen_runtime.masking`'s
+    policy, the one every message follows."""
 
     def __init__(self, headers: Iterable[str] = (), values: Iterable[str] = ()) -> None:
         self.headers = frozenset(name.lower() for name in headers)
-        self.secrets: set[str] = set()
-        for value in values:
-            self.remember(value)
+        self.secrets = Secrets(values)
 
     def remember(self, value: str) -> None:
-        value = value.strip()
-        if len(value) >= 6:
-            self.secrets.add(value)
-        scheme, _, rest = value.partition(" ")
-        if rest.strip() and len(rest.strip()) >= 6 and scheme.isalpha():
-            self.secrets.add(rest.strip())  # the credentials of `Bearer TOKEN`
+        self.secrets.add(value)  # and the credentials of `Bearer TOKEN`
 
     def is_secret_header(self, name: str) -> bool:
         name = name.lower()
@@ -131,10 +119,7 @@ class Scrubber:
         return out
 
     def text(self, value: str) -> str:
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            if secret in value:
-                value = value.replace(secret, SCRUBBED)
-        return _TOKEN_VALUES.sub(SCRUBBED, value)
+        return TOKEN_SHAPES.sub(SCRUBBED, self.secrets.mask(value, SCRUBBED))
 
     def value(self, value: Any, *, in_meta: bool = False) -> Any:
         """A JSON value with its secrets scrubbed (a new value; the input is not changed)."""
@@ -258,8 +243,10 @@ def load_cassette(path: str | Path) -> Cassette:
         raise CassetteError(f"{path}: {exc.strerror or exc}") from None
     if len(raw) > MAX_CASSETTE_BYTES:
         raise CassetteError(f"{path}: larger than {MAX_CASSETTE_BYTES} bytes")
+    from .yaml_data import JsonLoader, load_data
+
     try:
-        data = yaml.load(raw, Loader=_yaml_classes()[0])
+        data = load_data(raw, JsonLoader, str(path))
     except yaml.YAMLError as exc:
         raise CassetteError(f"{path}: not valid YAML: {exc}") from None
     upstream = data.get("upstream") if isinstance(data, Mapping) else None
@@ -276,7 +263,7 @@ def dump_cassette(interactions: list[dict[str, Any]], upstream: str) -> bytes:
     document = {"cassette": CASSETTE_VERSION, "upstream": upstream, "interactions": interactions}
     body = yaml.dump(
         document,
-        Dumper=_yaml_classes()[1],
+        Dumper=_yaml_dumper(),
         sort_keys=False,
         allow_unicode=True,
         width=100,
@@ -295,17 +282,9 @@ def write_cassette(path: str | Path, interactions: list[dict[str, Any]], upstrea
 
 
 @functools.cache
-def _yaml_classes() -> tuple[type[Any], type[Any]]:
+def _yaml_dumper() -> type[Any]:
     """PyYAML is imported only when a cassette is read or written."""
     import yaml
-
-    class JsonLoader(yaml.SafeLoader):
-        """YAML as JSON-shaped data: no timestamps (`2025-11-25` stays a string)."""
-
-    JsonLoader.yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
 
     class JsonDumper(yaml.SafeDumper):
         def ignore_aliases(self, data: Any) -> bool:
@@ -317,4 +296,4 @@ def _yaml_classes() -> tuple[type[Any], type[Any]]:
 
     JsonDumper.add_representer(str, text)
 
-    return JsonLoader, JsonDumper
+    return JsonDumper

@@ -21,6 +21,7 @@ from typing import Any, Final, Literal
 import click
 
 from .. import _json
+from ..masking import mask_log_handlers, remember
 from ..server.cli import HELP_OPTIONS, parse_command_line
 from .cassette import CassetteError, Scrubber
 from .faults import Faults, parse_duration_ms, parse_latency, parse_rate
@@ -147,10 +148,10 @@ def serve_record(
     """Proxy to `upstream`, writing `cassette`, until interrupted (HTTP) or stdin closes (stdio)."""
     from .record import record_http, record_stdio
 
-    # Headers and environment given to the upstream are credentials until shown otherwise.
-    scrubber = Scrubber(
-        scrub_headers, [*upstream.headers.values(), *(upstream.env or {}).values(), *upstream.secrets]
-    )
+    # Headers, environment and credentials given to the upstream are secrets (masking.py).
+    hidden = upstream.hidden()
+    remember(hidden)  # log lines too
+    scrubber = Scrubber(scrub_headers, hidden)
     if transport == "stdio":
         if faults is not None and faults.active:
             raise ValueError("fault injection while recording needs --http")
@@ -241,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         level=args["log_level"].upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    mask_log_handlers()
     try:
         faults = make_faults(
             args["seed"], args["latency"], args["error_rate"], args["drop_connection"], args["slow_stream"]

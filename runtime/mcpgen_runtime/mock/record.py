@@ -381,10 +381,11 @@ async def _record_stdio(
     tasks: set[asyncio.Task[None]] = set()
     try:
         if isinstance(server, StdioUpstream):
+            hidden = upstream.hidden()
 
             async def from_server(line: bytes, message: Any) -> None:
                 recorder.server_message(message)
-                await write(line)
+                await write(line if message is not None else hidden.mask_bytes(line))  # a stray print
 
             server.raw_listener = from_server
             while line := await reader.readline():

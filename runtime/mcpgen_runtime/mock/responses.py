@@ -165,8 +165,10 @@ def load_responses(path: str | Path, tools: Mapping[str, ToolSpec]) -> ToolRespo
             raise ResponsesError(
                 f"{path}: reading YAML needs PyYAML: pip install 'mcpgen-runtime[mock]'"
             ) from exc
+        from .yaml_data import load_data
+
         try:
-            data = yaml.safe_load(raw)  # data only: no tags that build objects
+            data = load_data(raw, name=str(path))  # data only: no tags that build objects, no aliases
         except yaml.YAMLError as exc:
             raise ResponsesError(f"{path}: not valid YAML: {exc}") from exc
     else:

@@ -28,11 +28,13 @@ import contextlib
 import itertools
 import os
 import shlex
+import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .. import _json
+from ..masking import KNOWN, Secrets
 from ..protocol import headers as hdr
 from ..protocol.meta import PROGRESS_TOKEN_KEY, PROTOCOL_VERSION_KEY
 from ..protocol.xheader import analyze, request_headers
@@ -94,6 +96,15 @@ class Upstream:
     def stdio(command: str | Sequence[str], **options: Any) -> Upstream:
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         return Upstream(command=argv, **options)
+
+    def hidden(self) -> Secrets:
+        """What never leaves this process from the upstream's side (masking.py): its header and
+        env values, `secrets`, its command's credential arguments, its URL's query values."""
+        found = Secrets([*self.headers.values(), *(self.env or {}).values(), *self.secrets, *KNOWN])
+        found.add_arguments(list(self.command or ())[1:])
+        if self.url is not None:
+            found.add_url(self.url)
+        return found
 
     def display(self) -> str:
         if self.label is not None:
@@ -350,6 +361,7 @@ class StdioUpstream:
         self.upstream = upstream
         self.proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
+        self._stderr: asyncio.Task[None] | None = None  # the server's stderr, relayed masked
         self._write_lock = asyncio.Lock()
         self.raw_listener: Callable[[bytes, Any], Awaitable[None]] | None = None  # stdio <-> stdio
         self._ids = itertools.count(1)
@@ -365,6 +377,7 @@ class StdioUpstream:
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
                 env=env,
                 cwd=self.upstream.cwd,
                 limit=MAX_LINE_BYTES,
@@ -372,6 +385,22 @@ class StdioUpstream:
         except OSError as exc:
             raise UpstreamError(f"{self.upstream.display()}: cannot start: {exc.strerror or exc}") from None
         self._reader = asyncio.create_task(self._read())
+        self._stderr = asyncio.create_task(self._relay_stderr())
+
+    async def _relay_stderr(self) -> None:
+        """The server's log goes on to ours, line by line, without the secrets it was given."""
+        assert self.proc is not None and self.proc.stderr is not None
+        hidden = self.upstream.hidden()
+        stderr = self.proc.stderr
+        while True:
+            try:
+                line = await stderr.readline()
+            except ValueError:  # a line over the limit: dropped, read on
+                continue
+            if not line:
+                return
+            with contextlib.suppress(OSError, ValueError):  # our stderr closed: the server's is still drained
+                _write_stderr(hidden.mask_bytes(line))
 
     async def aclose(self) -> None:
         proc = self.proc
@@ -391,10 +420,14 @@ class StdioUpstream:
                 with contextlib.suppress(ProcessLookupError):
                     proc.kill()
                 await proc.wait()
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+        if self._stderr is not None:  # the process is gone: its last log lines are still in the pipe
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._stderr), 1)
+        for task in (self._reader, self._stderr):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
 
     async def write_line(self, line: bytes) -> None:
         proc = self.proc
@@ -513,6 +546,15 @@ class StdioUpstream:
             await messages.aclose()
 
         return UpstreamReply(200, [("content-type", SSE), ("cache-control", "no-cache")], events(), close)
+
+
+def _write_stderr(data: bytes) -> None:
+    stream = getattr(sys.stderr, "buffer", None)
+    if stream is None:
+        sys.stderr.write(data.decode("utf-8", "replace"))
+    else:
+        stream.write(data)
+        stream.flush()
 
 
 async def _once(data: bytes) -> AsyncIterator[bytes]:

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from .. import _json
 from ..errors import ProtocolError, ResponseTooLargeError, ServerExitedError
+from ..masking import masked, masked_bytes
 from ..protocol.jsonrpc import decode, is_response
 from ..protocol.meta import SUBSCRIPTION_ID_KEY
 from .hooks import Message
@@ -93,8 +94,10 @@ class StrayLines:
 
 
 def excerpt(line: bytes) -> str:
-    """The start of `line` as escaped ASCII (`repr` of bytes: no control character survives)."""
-    shown = repr(line[:EXCERPT_BYTES])
+    """The start of `line` as escaped ASCII (`repr` of bytes: no control character survives),
+    without the secrets this process knows."""
+    # Masked before the cut: a secret across the cut shows none of its start.
+    shown = repr(masked_bytes(line[: EXCERPT_BYTES + 4096])[:EXCERPT_BYTES])
     return shown if len(line) <= EXCERPT_BYTES else f"{shown}... ({len(line)} bytes)"
 
 
@@ -225,6 +228,7 @@ class StreamRoutes:
 
 
 def exited(command: list[str], returncode: int | None, stderr_tail: str) -> ServerExitedError:
+    stderr_tail = masked(stderr_tail)  # what the server logs may repeat what it was given
     status = f"exited with code {returncode}" if returncode is not None else "closed its stdout"
     last = next((line.strip() for line in reversed(stderr_tail.splitlines()) if line.strip()), "")
     return ServerExitedError(

@@ -14,13 +14,13 @@ from opentelemetry.trace import SpanKind
 
 from mcpgen_runtime import telemetry
 from mcpgen_runtime.client import Client
+from mcpgen_runtime.masking import looks_secret
 from mcpgen_runtime.span_values import (
     ATTRIBUTE_MAX,
     CONTENT_MAX,
     CUT_MARK,
     MASK,
     SPAN_NAME_MAX,
-    looks_secret,
     masked_arguments,
 )
 from tests.runtime._client_helpers import LiveServer
