@@ -61,10 +61,13 @@ def _upstream(source: str | None, upstream_stdio: str | None, headers: Mapping[s
                 env=dict(launch.env),
                 cwd=launch.cwd,
                 label=launch.source,
-                secrets=launch.secrets,
+                secrets=frozenset(launch.secrets),
             )
         return Upstream(
-            url=launch.url, headers=dict(launch.headers), label=launch.source, secrets=launch.secrets
+            url=launch.url,
+            headers=dict(launch.headers),
+            label=launch.source,
+            secrets=frozenset(launch.secrets),
         )
     if source is not None and "://" in source:
         return Upstream(url=source, headers=dict(headers))

@@ -334,7 +334,8 @@ def load_url(
     source = source or display_url(url)
     secrets = Secrets(hidden)
     secrets.add_url(url)
-    secrets.update((headers or {}).values())  # --header, --token: the server may echo them in an error
+    for name, value in (headers or {}).items():  # --header, --token: the server may echo them in an error
+        secrets.add_named(name, value)
     return _load_live(
         lambda: _open_http(url, headers, timeout, era, auth, max_response_bytes),
         source,

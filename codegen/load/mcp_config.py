@@ -143,7 +143,8 @@ class ServerLaunch:
     cwd: str | None = None
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
-    secrets: frozenset[str] = frozenset()  # never shown: replaced with *** in any message
+    # never shown: replaced with *** in any message; a listing holding one of its credentials is refused
+    secrets: Secrets = field(default_factory=Secrets)
 
 
 def _shown_url(url: str) -> str:
@@ -434,7 +435,7 @@ class _Expander:
     def _env(self, var: str, default: str | None, pointer: str, written: str) -> str:
         if var in self.environ:
             value = self.environ[var]
-            self.secrets.add(value)
+            self.secrets.add_named(var, value)
             return value
         if default is not None:
             return default
@@ -480,7 +481,7 @@ class _Expander:
             if headers and any(ch in text for ch in "\r\n"):
                 raise self.fail(where, "the header value contains a line break")
             result[key] = text
-            self.secrets.add(text)
+            self.secrets.add_named(key, text)
         return result
 
 
@@ -517,14 +518,12 @@ def resolve_entry(
                 if var not in environ:
                     raise x.fail(f"{pointer}/env_vars/{index}", f"environment variable {var!r} is not set")
                 env.setdefault(var, environ[var])
-                x.secrets.add(environ[var])
+                x.secrets.add_named(var, environ[var])
         workdir: str | None = str(workspace)
         if "cwd" in data:
             given = Path(x.string(data["cwd"], f"{pointer}/cwd")).expanduser()
             workdir = str(given if given.is_absolute() else workspace / given)
-        return ServerLaunch(
-            source, "stdio", argv=(command, *args), env=env, cwd=workdir, secrets=frozenset(x.secrets)
-        )
+        return ServerLaunch(source, "stdio", argv=(command, *args), env=env, cwd=workdir, secrets=x.secrets)
     url_key = "serverUrl" if "serverUrl" in data else "url"
     url = x.string(data[url_key], f"{pointer}/{url_key}")
     if not url.lower().startswith(("http://", "https://")):
@@ -543,8 +542,9 @@ def resolve_entry(
             headers["Authorization"] = "Bearer " + _codex_env(
                 x, environ, x.string(data["bearer_token_env_var"], where), where
             )
+            x.secrets.add_named("Authorization", headers["Authorization"])
     x.secrets.add_url(url)
-    return ServerLaunch(source, entry.transport, url=url, headers=headers, secrets=frozenset(x.secrets))
+    return ServerLaunch(source, entry.transport, url=url, headers=headers, secrets=x.secrets)
 
 
 def _codex_env(x: _Expander, environ: Mapping[str, str], var: str, pointer: str) -> str:
@@ -553,7 +553,7 @@ def _codex_env(x: _Expander, environ: Mapping[str, str], var: str, pointer: str)
     value = environ[var]
     if any(ch in value for ch in "\r\n\x00"):
         raise x.fail(pointer, f"environment variable {var!r} holds a line break or NUL")
-    x.secrets.add(value)
+    x.secrets.add_named(var, value)
     return value
 
 
@@ -580,7 +580,7 @@ def _env_file(x: _Expander, value: Any, pointer: str) -> dict[str, str]:
         if len(val) >= 2 and val[0] == val[-1] and val[0] in "'\"":
             val = val[1:-1]
         env[key] = val
-        x.secrets.add(val)
+        x.secrets.add_named(key, val)
     return env
 
 

@@ -9,8 +9,14 @@ replaced wherever it appears: in messages, log lines and passed-through stderr b
 cassettes by `[scrubbed]`. Shorter values ("1", "on") are too common to replace.
 
 `KNOWN` holds the secrets this process was given (`remember`), `remembering` those of work under
-way; `masked` applies them all. A loaded
-tool definition holding one is refused, never scrubbed (`Secrets.locate` finds where).
+way; `masked` applies them all.
+
+A loaded tool definition holding a credential is refused, never scrubbed (`Secrets.locate` finds
+where). Credentials are the secrets whose name or shape says so: a `${input:…}` value, `--token`,
+a URL's userinfo, the value of an option, env variable, header or query parameter named for one
+(`looks_secret`: `API_KEY`, `Authorization`, `?access_token=`), and any token-shaped string
+(`TOKEN_SHAPES`). Other config values (`LOG_LEVEL=info`, `?format=json`, a directory) are masked in
+output but may appear in a definition: refusing them would stop generation for harmless text.
 """
 
 from __future__ import annotations
@@ -85,39 +91,65 @@ def _secret_option(arg: str) -> bool:
 
 
 class Secrets:
-    """A set of secret values and the one way of hiding them (see the module docstring)."""
+    """A set of secret values and the one way of hiding them (see the module docstring), with the
+    subset that are credentials (`credentials`): those a loaded definition may not hold."""
 
-    __slots__ = ("_pattern", "_values")
+    __slots__ = ("_credentials", "_found", "_pattern", "_values")
 
     def __init__(self, values: Iterable[str] = ()) -> None:
         self._values: set[str] = set()
+        self._credentials: set[str] = set()
         self._pattern: re.Pattern[str] | None = None
+        self._found: re.Pattern[str] | None = None
         self.update(values)
 
-    def add(self, value: str) -> None:
-        """`value`, and the credentials of `SCHEME CREDENTIALS` (`Bearer abc…`), when long enough."""
+    def add(self, value: str, *, credential: bool = True) -> None:
+        """`value`, and the credentials of `SCHEME CREDENTIALS` (`Bearer abc…`), when long enough.
+        A value that is not a `credential` is still masked; the credentials inside it (a token
+        shape, a URL's userinfo) count as credentials."""
         for candidate in (value, value.strip()):
             if len(candidate) >= MIN_SECRET_CHARS and candidate not in self._values:
                 self._values.add(candidate)
                 self._pattern = None
+            if credential and len(candidate) >= MIN_SECRET_CHARS and candidate not in self._credentials:
+                self._credentials.add(candidate)
+                self._found = None
         scheme, _, rest = value.strip().partition(" ")
         rest = rest.strip()
         if rest and scheme.isalpha() and not any(char.isspace() for char in rest):
-            self.add(rest)
+            self.add(rest, credential=credential)
+        if not credential:
+            for match in TOKEN_SHAPES.finditer(value):
+                self.add(match.group(0))
+            if "://" in value:
+                self.add_url(value)
+
+    def add_named(self, name: str, value: str) -> None:
+        """The value of an env variable, header, option or query parameter called `name`: masked
+        always, a credential when its name says so (`looks_secret`) or its shape does."""
+        self.add(value, credential=looks_secret(name))
 
     def update(self, values: Iterable[str]) -> None:
+        """Each of `values`, a credential; another `Secrets` keeps its own credentials."""
+        if isinstance(values, Secrets):
+            for value in values._values:
+                self.add(value, credential=value in values._credentials)
+            return
         for value in values:
             self.add(value)
 
     def add_url(self, url: str) -> None:
-        """A URL's userinfo, password, fragment, whole query and each query value."""
+        """A URL's userinfo, password and fragment (credentials), its whole query, and each query
+        value (a credential when its parameter's name says so: `?api_key=…`, not `?format=json`)."""
         try:
             parts = urlsplit(url)
             password = parts.password or ""
         except ValueError:
             return
-        self.update((parts.netloc.rpartition("@")[0], password, parts.query, parts.fragment))
-        self.update(value for _name, value in parse_qsl(parts.query, keep_blank_values=True))
+        self.update((parts.netloc.rpartition("@")[0], password, parts.fragment))
+        self.add(parts.query, credential=False)
+        for name, value in parse_qsl(parts.query, keep_blank_values=True):
+            self.add_named(name, value)
 
     def add_arguments(self, argv: Sequence[str]) -> None:
         """The literal arguments of a command line that carry credentials: the value of an option
@@ -135,19 +167,22 @@ class Secrets:
                 self.add_url(value if equals and "://" not in name else arg)
             self.update(match.group(0) for match in TOKEN_SHAPES.finditer(arg))
 
+    @property
+    def credentials(self) -> frozenset[str]:
+        return frozenset(self._credentials)
+
     def __contains__(self, value: object) -> bool:
         return value in self._values
 
     def __iter__(self) -> Iterator[str]:
-        return iter(sorted(self._values, key=len, reverse=True))
+        return iter(_longest_first(self._values))
 
     def __len__(self) -> int:
         return len(self._values)
 
     def _compiled(self) -> re.Pattern[str] | None:
         if self._pattern is None and self._values:
-            # Longest first: a value is replaced whole before any shorter value inside it.
-            self._pattern = re.compile("|".join(re.escape(value) for value in self))
+            self._pattern = _alternatives(self._values)
         return self._pattern
 
     def mask(self, text: str, replacement: str = MASK) -> str:
@@ -163,15 +198,16 @@ class Secrets:
         return self.mask(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
 
     def find(self, text: str) -> str | None:
-        """The first secret in `text`, or None."""
-        pattern = self._compiled()
-        found = None if pattern is None else pattern.search(text)
+        """The first credential in `text`, or None."""
+        if self._found is None and self._credentials:
+            self._found = _alternatives(self._credentials)
+        found = None if self._found is None else self._found.search(text)
         return None if found is None else found.group(0)
 
     def locate(self, value: Any, pointer: str = "") -> str | None:
         """The RFC 6901 pointer of the first string (or member name) in the JSON `value` that
-        holds a secret, or None."""
-        if self._compiled() is None:
+        holds a credential, or None."""
+        if not self._credentials:
             return None
         stack: list[tuple[Any, str]] = [(value, pointer)]
         while stack:
@@ -188,6 +224,15 @@ class Secrets:
             elif isinstance(item, (list, tuple)):
                 stack.extend(reversed([(member, f"{where}/{index}") for index, member in enumerate(item)]))
         return None
+
+
+def _longest_first(values: Iterable[str]) -> list[str]:
+    return sorted(values, key=lambda value: (-len(value), value))
+
+
+def _alternatives(values: Iterable[str]) -> re.Pattern[str]:
+    # Longest first: a value is replaced whole before any shorter value inside it.
+    return re.compile("|".join(re.escape(value) for value in _longest_first(values)))
 
 
 def _token(key: str) -> str:

@@ -314,3 +314,20 @@ def test_one_threshold_for_messages_and_cassettes() -> None:
     assert secrets.mask("a=one&b=two, b=two&a=one") == "***, b=***&a=***"  # the query, and each value
     secrets.add_arguments(["--api-key", "k3y", "--token=t0k", "serve", "/srv/data"])
     assert secrets.mask("k3y t0k serve /srv/data") == "*** *** serve /srv/data"
+
+
+def test_only_credentials_stop_generation_every_secret_is_masked() -> None:
+    """A config's harmless values (`LOG_LEVEL=verbose`, `?format=json`) are masked in output but
+    may appear in a definition; a value named or shaped like a credential may not."""
+    secrets = Secrets()
+    secrets.add_named("LOG_LEVEL", "verbose")
+    secrets.add_named("GITHUB_API_TOKEN", "abc123")
+    secrets.add_url("https://h/mcp?format=json&access_token=zz9")
+    shaped = "ghp_" + "a1" * 18
+    secrets.add_named("X-Tenant", f"acme {shaped}")
+    assert secrets.mask(f"verbose json acme {shaped}") == "*** *** ***"
+    assert secrets.locate({"description": "verbose output as json for acme"}) is None
+    assert secrets.locate({"d": ["x", "uses abc123"]}) == "/d/1"
+    assert secrets.locate({"d": "token zz9"}) == "/d"
+    assert secrets.locate({"d": shaped}) == "/d"
+    assert secrets.credentials == {"abc123", "zz9", shaped}

@@ -229,7 +229,10 @@ def test_variables_of_the_json_formats(tmp_path: Path) -> None:
     assert launch.cwd == str(project / "sub")
     assert launch.source == f"{path}#a"
     # values from the environment, inputs, env and headers are hidden in messages ("1" is too short)
-    assert {"two-value", "sk-input", "8080"} <= launch.secrets and "1" not in launch.secrets
+    assert {"two-value", "sk-input", "8080"} <= set(launch.secrets) and "1" not in launch.secrets
+    # a definition may not hold a credential: an input's value, or a value whose name says so (KEY);
+    # ${TWO} and PORT's value are masked, but may appear in a definition
+    assert launch.secrets.credentials == {"sk-input"}
 
 
 def test_an_input_without_a_value_says_how_to_give_one(tmp_path: Path) -> None:
@@ -274,7 +277,8 @@ env_http_headers = { "X-Org" = "ORG_VAR" }
     remote = resolve_entry(config, "remote", environ=environ)
     assert remote.transport == "http" and remote.url == "https://api.example.com/mcp?team=7"
     assert remote.headers == {"X-Region": "eu", "X-Org": "org-42", "Authorization": "Bearer tok-123456"}
-    assert {"tok-123456", "org-42", "team=7"} <= remote.secrets
+    assert {"tok-123456", "org-42", "team=7"} <= set(remote.secrets)
+    assert "tok-123456" in remote.secrets.credentials and "org-42" not in remote.secrets.credentials
     with pytest.raises(
         McpConfigError, match=r"server 'remote' at /mcp_servers/remote/bearer_token_env_var: "
     ):
