@@ -305,7 +305,7 @@ def _replay(
     faults: Faults,
     responses: Path | None,
 ) -> None:
-    from mcpgen_runtime.mock.cassette import CassetteError
+    from mcpgen_runtime.mock.cassette import CassetteError, load_cassette
     from mcpgen_runtime.mock.command import serve_replay
 
     if responses is not None:
@@ -318,10 +318,11 @@ def _replay(
         raise click.UsageError("--replay serves the cassette alone; a server goes with --passthrough")
     where = "stdio" if transport == "stdio" else f"http://{host}:{port}/mcp"
     injected = f" ({faults.describe()})" if faults.active else ""
-    click.echo(f"mcpgen mock: replaying {cassette} on {where}{injected}", err=True)
     try:
+        loaded = load_cassette(cassette)  # a bad cassette stops here, before the server is announced
+        click.echo(f"mcpgen mock: replaying {cassette} on {where}{injected}", err=True)
         serve_replay(
-            cassette,
+            loaded,
             "stdio" if transport == "stdio" else "http",
             host,
             port,

@@ -141,16 +141,20 @@ def _linear(re2_source: str, fallback: Callable[[], Search]) -> Search | None:
     1000, a program over its memory bound)."""
     try:
         from re2 import _re2  # type: ignore[import-untyped, import-not-found, unused-ignore]
-    except ImportError:
+
+        options = _re2.RE2.Options()
+        options.log_errors = False
+        options.never_capture = True
+        compiled = _re2.RE2(re2_source.encode("utf-8"), options)
+        if not compiled.ok():
+            return None
+        match = compiled.Match
+        unanchored = _re2.RE2.Anchor.UNANCHORED
+        match(unanchored, b"", 0, 0)[0][0]  # the binding's shape, checked once
+    except (ImportError, AttributeError, TypeError, IndexError):
+        # `_re2` is the binding's own module, not its public API: a release that reshapes it makes
+        # every pattern take the budgeted path rather than fail.
         return None
-    options = _re2.RE2.Options()
-    options.log_errors = False
-    options.never_capture = True
-    compiled = _re2.RE2(re2_source.encode("utf-8"), options)
-    if not compiled.ok():
-        return None
-    match = compiled.Match
-    unanchored = _re2.RE2.Anchor.UNANCHORED
     others: list[Search] = []
 
     # The public `re2.search` builds a match object and maps byte offsets back (about 5 µs);

@@ -67,6 +67,21 @@ def test_replaying_an_alias_bomb_cassette_is_refused_quickly_and_small(tmp_path:
     assert done.peak_rss_kib < MAX_RSS_KIB, done.peak_rss_kib
 
 
+def test_mcpgen_mock_refuses_a_bomb_before_announcing_the_server(tmp_path: Path) -> None:
+    cassette = tmp_path / "bomb.yaml"
+    cassette.write_text(CASSETTE, encoding="utf-8")
+    done = run_measured(
+        [PYTHON, "-m", "codegen.cli", "mock", "--replay", str(cassette), "--stdio"],
+        env=subprocess_env(),
+        preexec_fn=_limit_address_space,
+        timeout=RUN_SECONDS * 2,
+    )
+    err = done.stderr.decode()
+    assert done.returncode == 1 and "alias *a refused" in err, (done.returncode, err)
+    assert "replaying" not in err, err  # nothing announced a server that never started
+    assert done.peak_rss_kib < MAX_RSS_KIB, done.peak_rss_kib
+
+
 @pytest.mark.parametrize("kind", ["cassette", "responses"])
 def test_loading_an_alias_bomb_is_refused_in_well_under_a_second(tmp_path: Path, kind: str) -> None:
     path = tmp_path / f"bomb.{'yaml' if kind == 'cassette' else 'yml'}"

@@ -23,7 +23,7 @@ import click
 from .. import _json
 from ..masking import mask_log_handlers, remember
 from ..server.cli import HELP_OPTIONS, parse_command_line
-from .cassette import CassetteError, Scrubber
+from .cassette import Cassette, CassetteError, Scrubber
 from .faults import Faults, parse_duration_ms, parse_latency, parse_rate
 from .responses import ResponsesError
 from .server import MockServer
@@ -161,7 +161,7 @@ def serve_record(
 
 
 def serve_replay(
-    cassette: str | Path,
+    cassette: str | Path | Cassette,
     transport: Transport = "http",
     host: str = "127.0.0.1",
     port: int = 8000,
@@ -170,11 +170,12 @@ def serve_replay(
     passthrough: Upstream | None = None,
     scrub_headers: Sequence[str] = (),
 ) -> None:
-    """Serve `cassette` until interrupted (HTTP) or stdin closes (stdio); `CassetteError` when unreadable."""
+    """Serve `cassette` (a path, or one `load_cassette` read) until interrupted (HTTP) or stdin
+    closes (stdio); `CassetteError` when unreadable."""
     from .cassette import load_cassette
     from .replay import replay_http, replay_stdio
 
-    loaded = load_cassette(cassette)
+    loaded = cassette if isinstance(cassette, Cassette) else load_cassette(cassette)
     scrubber = Scrubber(scrub_headers)
     if transport == "stdio":
         replay_stdio(loaded, faults=faults, passthrough=passthrough, scrubber=scrubber)
