@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -130,6 +131,38 @@ def subprocess_env() -> dict[str, str]:
     }
 
 
+# A process forked from this one starts with this one's peak RSS (Linux keeps the larger at exec), so
+# late in a long pytest run `ru_maxrss` of a child measures pytest. `peak_measured` runs a command as
+# the child of a fresh, small Python instead, which forwards SIGTERM/SIGINT, takes the command's
+# exit status as its own, and writes the command's own peak RSS (KiB) to a report file.
+_PEAK_WRAPPER = r"""
+import ctypes, os, resource, signal, subprocess, sys
+
+def die_with_parent():
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: no orphan if the test kills us
+
+child = subprocess.Popen(sys.argv[2:], preexec_fn=die_with_parent)
+for number in (signal.SIGTERM, signal.SIGINT):
+    signal.signal(number, lambda received, _frame: child.send_signal(received))
+code = child.wait()
+with open(sys.argv[1], "w") as report:
+    report.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+if code < 0:
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
+
+def peak_measured(args: list[str], report: Path) -> list[str]:
+    """`args` run so that its own peak RSS lands in `report` (read it with `reported_peak_kib`)."""
+    return [PYTHON, "-c", _PEAK_WRAPPER, str(report), *args]
+
+
+def reported_peak_kib(report: Path) -> int:
+    return int(report.read_text())
+
+
 @dataclasses.dataclass(frozen=True)
 class Measured:
     """A finished subprocess: its exit code (negative: the signal), output, time and peak RSS."""
@@ -138,38 +171,44 @@ class Measured:
     stdout: bytes
     stderr: bytes
     seconds: float
-    peak_rss_kib: int  # ru_maxrss of this process alone (os.wait4), not of every child waited for
+    peak_rss_kib: int  # of the command alone (`peak_measured`), whatever this process holds
 
 
 def run_measured(args: list[str], *, stdin: bytes = b"", timeout: float = 120.0, **popen: Any) -> Measured:
     """Run `args` to its end (killed after `timeout`), feeding `stdin`; `popen` goes to Popen
     (cwd, env, preexec_fn to set an rlimit...)."""
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen
-    )
-    output: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        report = Path(scratch) / "peak"
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            peak_measured(args, report),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            **popen,
+        )
+        output: dict[str, bytes] = {}
 
-    def drain(name: str, stream: Any) -> None:
-        output[name] = stream.read()
+        def drain(name: str, stream: Any) -> None:
+            output[name] = stream.read()
 
-    readers = [
-        threading.Thread(target=drain, args=(name, stream), daemon=True)
-        for name, stream in (("out", proc.stdout), ("err", proc.stderr))
-    ]
-    for reader in readers:
-        reader.start()
-    assert proc.stdin is not None
-    with contextlib.suppress(BrokenPipeError):
-        proc.stdin.write(stdin)
-    proc.stdin.close()
-    for reader in readers:
-        reader.join(max(0.0, timeout - (time.monotonic() - started)))
-    if any(reader.is_alive() for reader in readers):
-        proc.kill()
-    _pid, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    seconds = time.monotonic() - started
-    for reader in readers:
-        reader.join(5)
-    return Measured(proc.returncode, output.get("out", b""), output.get("err", b""), seconds, usage.ru_maxrss)
+        readers = [
+            threading.Thread(target=drain, args=(name, stream), daemon=True)
+            for name, stream in (("out", proc.stdout), ("err", proc.stderr))
+        ]
+        for reader in readers:
+            reader.start()
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.write(stdin)
+        proc.stdin.close()
+        for reader in readers:
+            reader.join(max(0.0, timeout - (time.monotonic() - started)))
+        if any(reader.is_alive() for reader in readers):
+            proc.kill()
+        proc.wait()
+        seconds = time.monotonic() - started
+        for reader in readers:
+            reader.join(5)
+        peak = reported_peak_kib(report) if report.exists() else 0
+    return Measured(proc.returncode, output.get("out", b""), output.get("err", b""), seconds, peak)

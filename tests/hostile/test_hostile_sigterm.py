@@ -29,7 +29,7 @@ from mcpgen_runtime.client import Client
 from mcpgen_runtime.errors import McpRuntimeError
 from tests.runtime.server_helpers import call
 from tests.runtime.telemetry.test_otel_environment import CLEAN, console_spans
-from tests.support import PYTHON, free_port, wait_for_port
+from tests.support import PYTHON, free_port, peak_measured, reported_peak_kib, wait_for_port
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -47,19 +47,14 @@ def _status_kib(pid: int, field: str) -> int:
     raise AssertionError(f"{field} not in /proc/{pid}/status")
 
 
-def _reap(proc: subprocess.Popen[bytes], timeout: float) -> tuple[int, int]:
-    """(exit status as Popen reports it, peak RSS in KiB) of `proc`, killed past `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            proc.returncode = os.waitstatus_to_exitcode(status)
-            return proc.returncode, usage.ru_maxrss
-        if time.monotonic() > deadline:
-            proc.kill()
-            proc.wait()
-            raise AssertionError(f"the server did not end within {timeout}s")
-        time.sleep(0.02)
+def _reap(proc: subprocess.Popen[bytes], timeout: float) -> int:
+    """The exit status of `proc` (as Popen reports it), killed past `timeout`."""
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"the server did not end within {timeout}s") from None
 
 
 def _stopped_cleanly(stderr: str) -> None:
@@ -114,10 +109,10 @@ def test_sigterm_drains_an_http_server_and_flushes_its_spans() -> None:
 
 
 def test_sigterm_drains_a_stdio_server_and_flushes_its_spans(tmp_path: Path) -> None:
-    spans = tmp_path / "spans.jsonl"
+    spans, report = tmp_path / "spans.jsonl", tmp_path / "peak"
     env = {**CLEAN, "MCPGEN_TEST_SPANS": str(spans)}
     proc = subprocess.Popen(
-        [*BATCHED, "--stdio", "--shutdown-grace", str(GRACE_S)],
+        peak_measured([*BATCHED, "--stdio", "--shutdown-grace", str(GRACE_S)], report),
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -144,8 +139,9 @@ def test_sigterm_drains_a_stdio_server_and_flushes_its_spans(tmp_path: Path) -> 
         time.sleep(0.4)  # the call is in the handler now
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
-        returncode, peak = _reap(proc, 30)
+        returncode = _reap(proc, 30)
         elapsed = time.monotonic() - started
+        peak = reported_peak_kib(report)
         stdout = proc.stdout.read().decode()
         reader.join(5)
         stderr = b"".join(err_lines).decode()
@@ -165,10 +161,11 @@ def test_sigterm_drains_a_stdio_server_and_flushes_its_spans(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("stdin", ["devnull", "closed"])
-def test_an_empty_or_closed_stdin_ends_a_stdio_server(stdin: str) -> None:
+def test_an_empty_or_closed_stdin_ends_a_stdio_server(stdin: str, tmp_path: Path) -> None:
+    report = tmp_path / "peak"
     started = time.monotonic()
     proc = subprocess.Popen(
-        [*BATCHED, "--stdio"],
+        peak_measured([*BATCHED, "--stdio"], report),
         env=CLEAN,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -176,8 +173,9 @@ def test_an_empty_or_closed_stdin_ends_a_stdio_server(stdin: str) -> None:
         preexec_fn=(lambda: os.close(0)) if stdin == "closed" else None,
     )
     assert proc.stdout is not None and proc.stderr is not None
-    returncode, peak = _reap(proc, START_LIMIT_S)
+    returncode = _reap(proc, START_LIMIT_S)
     elapsed = time.monotonic() - started
+    peak = reported_peak_kib(report)
     stderr = proc.stderr.read().decode()
     assert returncode == 0, (returncode, stderr[-3000:])
     _stopped_cleanly(stderr)
