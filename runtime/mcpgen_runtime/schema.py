@@ -50,8 +50,8 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped]
 from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
 from referencing._core import Resolver  # not re-exported; used for a type only
 
-from . import ecma_regex, pattern_match
-from .pattern_match import PatternTimeout
+from .patterns import ecma_regex, pattern_match
+from .patterns.pattern_match import PatternTimeout
 
 __all__ = [
     "DRAFT7",

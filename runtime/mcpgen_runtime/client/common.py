@@ -88,7 +88,7 @@ def core_for(
     max_time: float | None = None,
     on_notification: OnNotification | None,
     on_progress: ProgressCallback | None,
-    handlers: dict[str, Callable[[Any], Any] | None],
+    callbacks: dict[str, Callable[[Any], Any] | None],
     elicitation_modes: Collection[ElicitationMode],
     sampling_tools: bool,
     capabilities: Mapping[str, Any] | None,
@@ -100,7 +100,7 @@ def core_for(
 ) -> ClientCore:
     if on_progress is not None and inspect.iscoroutinefunction(on_progress):
         raise TypeError("on_progress runs as each notification arrives and must be a plain function")
-    present = {method: handler for method, handler in handlers.items() if handler is not None}
+    present = {method: callback for method, callback in callbacks.items() if callback is not None}
     core = ClientCore(
         client_info=client_info,
         tools=tools,
@@ -116,7 +116,7 @@ def core_for(
             elicitation_modes=elicitation_modes,
             sampling_tools=sampling_tools,
         ),
-        input_handlers=present,
+        input_callbacks=present,
         max_input_rounds=max_input_rounds,
         retries=retries,
         on_progress=on_progress,
@@ -169,7 +169,7 @@ class ClientCommon:
             view._call_max_time = check_max_time(max_time)
         return view
 
-    # ---- telemetry (telemetry.py; only reached when a provider is configured) ----
+    # ---- telemetry (telemetry/; only reached when a provider is configured) ----
 
     _otel_peer: dict[str, Any] | None = None
     _session_opened_at: float | None = None
@@ -309,8 +309,8 @@ class SyncClientBase(ClientCommon):
         if step.delay:
             time.sleep(step.delay)
         answers: dict[str, Any] = {}
-        for key, handler, request in step.calls:
-            answer = handler(request)
+        for key, callback, request in step.calls:
+            answer = callback(request)
             if inspect.isawaitable(answer):
                 if inspect.iscoroutine(answer):
                     answer.close()
@@ -363,8 +363,8 @@ class AsyncClientBase(ClientCommon):
         if step.delay:
             await asyncio.sleep(step.delay)
         answers: dict[str, Any] = {}
-        for key, handler, request in step.calls:  # one at a time: a person may be answering
-            answer = handler(request)
+        for key, callback, request in step.calls:  # one at a time: a person may be answering
+            answer = callback(request)
             if inspect.isawaitable(answer):
                 answer = await answer
             answers[key] = answer

@@ -165,7 +165,7 @@ class ClientCore(LegacyFlows):
         max_time: float | None = None,
         send_headers: bool = True,
         capabilities: Mapping[str, Any] | None = None,
-        input_handlers: Mapping[str, Callable[[Any], Any]] | None = None,
+        input_callbacks: Mapping[str, Callable[[Any], Any]] | None = None,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         retries: int = 0,
         on_progress: ProgressCallback | None = None,
@@ -184,7 +184,7 @@ class ClientCore(LegacyFlows):
             dict(client_info) if client_info is not None else {"name": "mcpgen", "version": __version__}
         )
         self.capabilities: dict[str, Any] = dict(capabilities or {})
-        self.input_handlers: dict[str, Callable[[Any], Any]] = dict(input_handlers or {})
+        self.input_callbacks: dict[str, Callable[[Any], Any]] = dict(input_callbacks or {})
         self.max_input_rounds = max_input_rounds
         self.retries = retries  # further attempts after a retryable error (errors.py), each a new request
         self.on_progress = on_progress
@@ -213,7 +213,7 @@ class ClientCore(LegacyFlows):
         self._progress: dict[str | int, ProgressCallback] = {}
         self._progress_prefix = secrets.token_hex(4) + "-"
         self._progress_ids = itertools.count(1)
-        self.notify: OnNotification = self._dispatch  # one object: transports dedupe handlers by identity
+        self.notify: OnNotification = self._dispatch  # one object: transports dedupe callbacks by identity
         # The era (protocol/legacy/detect.py): "modern" from the start when forced, else decided by the
         # first exchange: stdio probes with server/discover, HTTP reads the first reply (VER-07..10).
         self.era_choice = check_era(era)
@@ -529,7 +529,7 @@ class ClientCore(LegacyFlows):
         """Every input request answered by its callback (MRTR-15), as wire `inputResponses`."""
         step = plan_round(
             round_,
-            self.input_handlers,
+            self.input_callbacks,
             self.capabilities,
             method="tools/call",
             tool=name,

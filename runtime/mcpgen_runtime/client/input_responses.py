@@ -171,7 +171,7 @@ def _sample(key: str, params: dict[str, Any], context: dict[str, Any]) -> Create
 
 def plan_round(
     round_: InputRound,
-    handlers: Mapping[str, Callable[[Any], Any]],
+    callbacks: Mapping[str, Callable[[Any], Any]],
     capabilities: Mapping[str, Any],
     *,
     method: str,
@@ -185,11 +185,11 @@ def plan_round(
     missing: list[str] = []
     for key, request in round_.requests.items():
         check_declared(request, capabilities)
-        handler = handlers.get(request.method)
-        if handler is None:
+        callback = callbacks.get(request.method)
+        if callback is None:
             missing.append(f"{key!r} ({request.method}: no {_CALLBACK_NAMES[request.method]} callback)")
         else:
-            calls.append((key, handler, request))
+            calls.append((key, callback, request))
     if missing:
         raise InputRequiredError(
             f"{method} {tool!r} needs input the client "

@@ -74,7 +74,7 @@ class LegacyFlows:
     timeout: float | None
     capabilities: dict[str, Any]
     client_info: dict[str, str]
-    input_handlers: dict[str, Callable[[Any], Any]]
+    input_callbacks: dict[str, Callable[[Any], Any]]
     _probed: dict[str, Any] | None
     # stdio: the transport can hand `initialize` a timed-out probe's late answer (`Outgoing.also`)
     hears_late_replies: bool = False
@@ -324,7 +324,7 @@ class LegacyFlows:
 
     def peer_request(self, message: Message) -> InputNeeded | Message:
         """A legacy server's request: its response now, or the callback to run first."""
-        return plan_peer_request(message, self.input_handlers, self.capabilities)
+        return plan_peer_request(message, self.input_callbacks, self.capabilities)
 
 
 def _noting_ids(flow: Flow[T], sent: list[Any]) -> Flow[T]:

@@ -168,7 +168,7 @@ def _input_loop_flow(
         round_ = parse_input_required(result, method=method, name=name)
         step = plan_round(
             round_,
-            core.input_handlers,
+            core.input_callbacks,
             core.capabilities,
             method=method,
             tool=name,

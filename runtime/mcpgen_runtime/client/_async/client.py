@@ -180,7 +180,7 @@ class AsyncClient(AsyncClientBase):
             tools=tools,
             on_notification=on_notification,
             on_progress=on_progress,
-            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots},
+            callbacks={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots},
             elicitation_modes=elicitation_modes,
             sampling_tools=sampling_tools,
             capabilities=capabilities,
@@ -214,7 +214,7 @@ class AsyncClient(AsyncClientBase):
         authorizations = 0
         step: Step | None = None
         otel = telemetry.active()
-        spans = None if otel is None else self._spans(otel)  # telemetry.py: None when off
+        spans = None if otel is None else self._spans(otel)  # telemetry/: None when off
         try:
             step = next(flow)
             while True:
