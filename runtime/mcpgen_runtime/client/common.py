@@ -33,11 +33,13 @@ from ..protocol.jsonrpc import Message
 from ..protocol.legacy.detect import EraChoice
 from ..protocol.subscriptions import ListenState, SubscriptionFilter
 from ..tools import ToolSpec
+from ..transport.asyncio_stdio import AsyncStdioTransport
 from ..transport.base import AsyncTransport, SyncTransport, sends_headers
 from ..transport.limits import DEFAULT_MAX_RESPONSE_BYTES
-from ..transport.stdio import AsyncStdioTransport, StdioTransport
-from .core import ClientCore, ElicitationMode, OnNotification, check_max_time, declared_capabilities
+from ..transport.stdio import StdioTransport
+from .core import ClientCore, OnNotification
 from .input_responses import InputNeeded
+from .options import ElicitationMode, check_max_time, declared_capabilities
 
 __all__ = ["AsyncClientBase", "ClientCommon", "SyncClientBase", "bearer", "core_for"]
 
@@ -126,7 +128,7 @@ def core_for(
         era=era,
         legacy_version=legacy_version,
     )
-    core.hears_late_replies = url is None and bool(getattr(transport, "hears_late_replies", False))
+    core.legacy.hears_late_replies = url is None and bool(getattr(transport, "hears_late_replies", False))
     return core
 
 
