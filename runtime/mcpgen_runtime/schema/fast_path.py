@@ -5,7 +5,7 @@ decides and describes the error (compile.py), so the fast path can only make val
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 from ..patterns import ecma_regex
 from ..patterns.pattern_match import PatternTimeout
@@ -13,17 +13,20 @@ from .dialects import DRAFT202012, dialect_of
 from .ecma_keywords import VALIDATOR_BY_DIALECT, never
 
 Predicate = Callable[[Any], bool]
+_OBJECT_KEYWORDS: Final = (
+    "properties",
+    "required",
+    "additionalProperties",
+    "propertyNames",
+    "dependentRequired",
+    "minProperties",
+    "maxProperties",
+)
 # Keywords the predicates implement exactly as jsonschema does for validity.
 _FAST_KEYWORDS = frozenset(
     {
         "type",
-        "properties",
-        "required",
-        "additionalProperties",
-        "propertyNames",
-        "dependentRequired",
-        "minProperties",
-        "maxProperties",
+        *_OBJECT_KEYWORDS,
         "items",
         "minItems",
         "maxItems",
@@ -168,16 +171,7 @@ def _fast(schema: Any, keywords: frozenset[str], depth: int = 0) -> Predicate:
 def _object_test(
     schema: Mapping[str, Any], sub: Callable[[Any], Predicate], only_objects: bool
 ) -> Predicate | None:
-    keys = (
-        "properties",
-        "required",
-        "additionalProperties",
-        "propertyNames",
-        "dependentRequired",
-        "minProperties",
-        "maxProperties",
-    )
-    if not any(key in schema for key in keys):
+    if not any(key in schema for key in _OBJECT_KEYWORDS):
         return None
     properties = tuple(
         (name, sub(value)) for name, value in schema.get("properties", {}).items() if value is not True

@@ -167,11 +167,7 @@ class AsyncStdioTransport:
         try:
             await self._write(encode(message))
             while True:
-                if self._exited is not None and queue.empty():
-                    raise copy_exit(self._exited)
-                item = await queue.get()
-                if isinstance(item, BaseException):
-                    raise item
+                item = await self._next(queue)
                 ended = ends_stream(item)
                 yield item
                 if ended:
@@ -265,15 +261,19 @@ class AsyncStdioTransport:
         self._unsolicited.append(queue)
         return self._drain(queue)
 
+    async def _next(self, queue: asyncio.Queue[Message | BaseException]) -> Message:
+        """The queue's next message; the server's exit once it is gone and nothing is left."""
+        if self._exited is not None and queue.empty():
+            raise copy_exit(self._exited)
+        item = await queue.get()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
     async def _drain(self, queue: asyncio.Queue[Message | BaseException]) -> AsyncIterator[Message]:
         try:
             while True:
-                if self._exited is not None and queue.empty():
-                    raise copy_exit(self._exited)
-                item = await queue.get()
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
+                yield await self._next(queue)
         finally:
             self._unsolicited.remove(queue)
 
