@@ -124,10 +124,10 @@ names = models.NamesInput(class_="c", first_name_3="f")
 assert names.model_dump(by_alias=True, exclude_unset=True) == {"class": "c", "first-name": "f"}, names
 core = ClientCore(tools=Client._tool_definitions_)
 nullables = {"required_nullable": None, "by_any_of": UNSET}
-sent = core.prepare_arguments("nullables", nullables, models.NullablesInput)
+sent = core.checks.prepare_arguments("nullables", nullables, models.NullablesInput)
 assert sent == {"required_nullable": None}, sent
 try:
-    core.prepare_arguments("constraints", {"name": ""}, models.ConstraintsInput)
+    core.checks.prepare_arguments("constraints", {"name": ""}, models.ConstraintsInput)
 except ToolArgumentsError as exc:
     assert exc.pointer == "/name", exc
 else:

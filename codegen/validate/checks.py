@@ -55,8 +55,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mcpgen_runtime import ecma_regex
 from mcpgen_runtime.masking import looks_secret
+from mcpgen_runtime.patterns import ecma_regex
 from mcpgen_runtime.protocol import xheader
 from mcpgen_runtime.protocol.headers import PARAM_PREFIX
 

@@ -31,8 +31,8 @@ from typing import Any, NamedTuple
 import httpx
 import pytest
 
-from mcpgen_runtime import pattern_match
 from mcpgen_runtime.errors import ToolArgumentsError, ToolOutputError
+from mcpgen_runtime.patterns import pattern_match
 from tests.runtime.server_helpers import call, mcp_headers
 from tests.support import PYTHON, free_port, running_server, subprocess_env
 

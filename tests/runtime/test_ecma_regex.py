@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpgen_runtime.ecma_regex import EcmaSyntaxError, translate
+from mcpgen_runtime.patterns.ecma_regex import EcmaSyntaxError, translate
 from mcpgen_runtime.schema import SchemaCompileError, compile_schema
 from tests.runtime.ecma_reference import corpus, realworld_patterns, reference
 
@@ -133,7 +133,7 @@ def test_expanded_properties_match_as_the_regex_engine_does() -> None:
     """`expand_properties` (what the mock hands hypothesis) against the translation it came from."""
     import re
 
-    from mcpgen_runtime.ecma_regex import expand_properties
+    from mcpgen_runtime.patterns.ecma_regex import expand_properties
 
     compared = 0
     for case in corpus():

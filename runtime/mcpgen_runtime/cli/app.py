@@ -396,7 +396,7 @@ def _call(
                 _show(failed, settings.output)
                 return EXIT_TOOL_ERROR
             if tool.output_model is not None:
-                client._core.structured(
+                client._core.checks.structured(
                     tool.name, result, _model(tool.output_model)
                 )  # TOOLS-20: checked, then shown
     except ToolArgumentsError as exc:

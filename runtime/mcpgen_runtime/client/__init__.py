@@ -1,7 +1,7 @@
 """MCP tool clients: `Client` (blocking) and `AsyncClient` (asyncio), which generated clients subclass.
 
 - `core.py`: `ClientCore`, every flow without I/O (requests, caching, pagination, MRTR, results);
-  its base `LegacyFlows` (modern or legacy, the legacy handshake and session) is `legacy_flows.py`,
+  its member `legacy` (`LegacyFlows`: modern or legacy, the legacy handshake, session) is `legacy_flows.py`,
   its steps `steps.py`; the client's half of input-required results is `input_responses.py`
 - `arguments.py`: generated-method arguments → the wire `arguments` object (`UNSET` left out)
 - `legacy_listen.py`: what `listen()` delivers from a legacy server
@@ -28,16 +28,9 @@ from ._async.client import AsyncClient
 from ._async.listen import AsyncSubscription
 from ._sync.client import Client
 from ._sync.listen import Subscription
-from .core import (
-    ClientCore,
-    Flow,
-    InvalidToolWarning,
-    Notify,
-    Outgoing,
-    Step,
-    ToolsPage,
-    declared_capabilities,
-)
+from .core import ClientCore, Flow, Notify, Outgoing, Step, ToolsPage
+from .options import declared_capabilities
+from .tool_checks import InvalidToolWarning
 
 __all__ = [
     "AsyncClient",

@@ -33,11 +33,13 @@ from ..protocol.jsonrpc import Message
 from ..protocol.legacy.detect import EraChoice
 from ..protocol.subscriptions import ListenState, SubscriptionFilter
 from ..tools import ToolSpec
+from ..transport.asyncio_stdio import AsyncStdioTransport
 from ..transport.base import AsyncTransport, SyncTransport, sends_headers
 from ..transport.limits import DEFAULT_MAX_RESPONSE_BYTES
-from ..transport.stdio import AsyncStdioTransport, StdioTransport
-from .core import ClientCore, ElicitationMode, OnNotification, check_max_time, declared_capabilities
+from ..transport.stdio import StdioTransport
+from .core import ClientCore, OnNotification
 from .input_responses import InputNeeded
+from .options import ElicitationMode, check_max_time, declared_capabilities
 
 __all__ = ["AsyncClientBase", "ClientCommon", "SyncClientBase", "bearer", "core_for"]
 
@@ -88,7 +90,7 @@ def core_for(
     max_time: float | None = None,
     on_notification: OnNotification | None,
     on_progress: ProgressCallback | None,
-    handlers: dict[str, Callable[[Any], Any] | None],
+    callbacks: dict[str, Callable[[Any], Any] | None],
     elicitation_modes: Collection[ElicitationMode],
     sampling_tools: bool,
     capabilities: Mapping[str, Any] | None,
@@ -100,7 +102,7 @@ def core_for(
 ) -> ClientCore:
     if on_progress is not None and inspect.iscoroutinefunction(on_progress):
         raise TypeError("on_progress runs as each notification arrives and must be a plain function")
-    present = {method: handler for method, handler in handlers.items() if handler is not None}
+    present = {method: callback for method, callback in callbacks.items() if callback is not None}
     core = ClientCore(
         client_info=client_info,
         tools=tools,
@@ -116,7 +118,7 @@ def core_for(
             elicitation_modes=elicitation_modes,
             sampling_tools=sampling_tools,
         ),
-        input_handlers=present,
+        input_callbacks=present,
         max_input_rounds=max_input_rounds,
         retries=retries,
         on_progress=on_progress,
@@ -126,7 +128,7 @@ def core_for(
         era=era,
         legacy_version=legacy_version,
     )
-    core.hears_late_replies = url is None and bool(getattr(transport, "hears_late_replies", False))
+    core.legacy.hears_late_replies = url is None and bool(getattr(transport, "hears_late_replies", False))
     return core
 
 
@@ -169,7 +171,7 @@ class ClientCommon:
             view._call_max_time = check_max_time(max_time)
         return view
 
-    # ---- telemetry (telemetry.py; only reached when a provider is configured) ----
+    # ---- telemetry (telemetry/; only reached when a provider is configured) ----
 
     _otel_peer: dict[str, Any] | None = None
     _session_opened_at: float | None = None
@@ -309,8 +311,8 @@ class SyncClientBase(ClientCommon):
         if step.delay:
             time.sleep(step.delay)
         answers: dict[str, Any] = {}
-        for key, handler, request in step.calls:
-            answer = handler(request)
+        for key, callback, request in step.calls:
+            answer = callback(request)
             if inspect.isawaitable(answer):
                 if inspect.iscoroutine(answer):
                     answer.close()
@@ -363,8 +365,8 @@ class AsyncClientBase(ClientCommon):
         if step.delay:
             await asyncio.sleep(step.delay)
         answers: dict[str, Any] = {}
-        for key, handler, request in step.calls:  # one at a time: a person may be answering
-            answer = handler(request)
+        for key, callback, request in step.calls:  # one at a time: a person may be answering
+            answer = callback(request)
             if inspect.isawaitable(answer):
                 answer = await answer
             answers[key] = answer

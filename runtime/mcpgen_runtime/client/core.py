@@ -12,23 +12,21 @@ Per call, a client does no work for features the call does not use: no progress 
 without a progress callback, no cache on `tools/call`, no MRTR machinery until a result says
 `input_required`, no token provider call without one.
 
-One module over 600 lines on purpose: the flows share the request builder, the id counter and
-the cache, and a flow read top to bottom is the protocol's order of steps; the legacy half
-(legacy_flows.py) and the steps (steps.py) are already their own modules.
+Its members: `legacy` (legacy_flows.py: the era and the legacy lifecycle) and `checks`
+(tool_checks.py: a tool's declared schemas and models at the edges of a call).
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import secrets
 import warnings
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from .. import _json
 from .._version import LEGACY_PROTOCOL_VERSIONS, PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, __version__
@@ -36,19 +34,15 @@ from ..cache import ResponseCache, StaleCacheWarning
 from ..content import ToolResult
 from ..errors import (
     HeaderMismatchError,
-    InputRequiredRoundsExceededError,
     McpRuntimeError,
     PaginationError,
     ProtocolError,
     RemoteError,
     ResponseLostError,
-    ToolArgumentsError,
     ToolError,
-    ToolOutputError,
     TransportError,
     UnsupportedProtocolVersionError,
 )
-from ..pointers import first_error
 from ..protocol import headers as mcp_headers
 from ..protocol import jsonrpc, xheader
 from ..protocol.input_messages import InputResult, ProgressCallback
@@ -64,7 +58,6 @@ from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
 from ..protocol.subscriptions import SubscriptionFilter
 from ..tools import PackageTools, ToolSpec, ToolTable, tool_table
 from ..transport.limits import Deadline, Timeout
-from .arguments import model_arguments, wire_arguments
 from .input_responses import (
     DEFAULT_MAX_INPUT_ROUNDS,
     STATE_ONLY_DELAY,
@@ -72,25 +65,26 @@ from .input_responses import (
     InputRound,
     answer_wire,
     answers_wire,
+    check_rounds,
     parse_input_required,
     plan_round,
     retry_params,
 )
 from .legacy_flows import LEGACY, MODERN, REISSUED_METHODS, LegacyFlows
+from .options import check_max_time
 from .steps import Flow, Notify, Outgoing, Step
+from .tool_checks import InvalidToolWarning, ToolChecks, tool_result, usable_tools
 
 if TYPE_CHECKING:
-    from ..schema import Validate
+    pass
 
 __all__ = [
     "ClientCore",
     "Flow",
-    "InvalidToolWarning",
     "Notify",
     "Outgoing",
     "Step",
     "ToolsPage",
-    "declared_capabilities",
 ]
 
 OnNotification = Callable[[Message], None]
@@ -108,11 +102,6 @@ _STALE_AFTER: Final[Mapping[str, tuple[str, ...]]] = {
 }
 _NO_HEADERS: Final[Mapping[str, str]] = MappingProxyType({})
 _HEADER_CACHE_LIMIT = 1024  # (method, name) pairs; tool names come from the caller
-ElicitationMode = Literal["form", "url"]
-
-
-class InvalidToolWarning(UserWarning):
-    """A listed tool was dropped because its definition breaks a rule (e.g. XHDR-02..08)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,32 +116,7 @@ class ToolsPage:
     listed: tuple[Any, ...] = ()  # the page's `tools` as the server sent them, invalid ones included
 
 
-def declared_capabilities(
-    explicit: Mapping[str, Any] | None,
-    *,
-    elicit: bool,
-    sample: bool,
-    roots: bool,
-    elicitation_modes: Collection[ElicitationMode],
-    sampling_tools: bool,
-) -> dict[str, Any]:
-    """`clientCapabilities` for the callbacks a client has (IN-01, IN-16, IN-22), plus `explicit`
-    (which wins: e.g. `{"elicitation": {}}` to be asked without a callback and resume by hand)."""
-    modes = list(dict.fromkeys(elicitation_modes))
-    if not modes or any(mode not in ("form", "url") for mode in modes):
-        raise ValueError(f"elicitation_modes must name 'form' and/or 'url', got {elicitation_modes!r}")
-    capabilities: dict[str, Any] = {}
-    if elicit:
-        capabilities["elicitation"] = {mode: {} for mode in modes}
-    if sample:
-        capabilities["sampling"] = {"tools": {}} if sampling_tools else {}
-    if roots:
-        capabilities["roots"] = {}
-    capabilities.update(explicit or {})
-    return capabilities
-
-
-class ClientCore(LegacyFlows):
+class ClientCore:
     """Everything a client does except moving bytes and running user callbacks."""
 
     def __init__(
@@ -165,7 +129,7 @@ class ClientCore(LegacyFlows):
         max_time: float | None = None,
         send_headers: bool = True,
         capabilities: Mapping[str, Any] | None = None,
-        input_handlers: Mapping[str, Callable[[Any], Any]] | None = None,
+        input_callbacks: Mapping[str, Callable[[Any], Any]] | None = None,
         max_input_rounds: int = DEFAULT_MAX_INPUT_ROUNDS,
         retries: int = 0,
         on_progress: ProgressCallback | None = None,
@@ -184,7 +148,7 @@ class ClientCore(LegacyFlows):
             dict(client_info) if client_info is not None else {"name": "mcpgen", "version": __version__}
         )
         self.capabilities: dict[str, Any] = dict(capabilities or {})
-        self.input_handlers: dict[str, Callable[[Any], Any]] = dict(input_handlers or {})
+        self.input_callbacks: dict[str, Callable[[Any], Any]] = dict(input_callbacks or {})
         self.max_input_rounds = max_input_rounds
         self.retries = retries  # further attempts after a retryable error (errors.py), each a new request
         self.on_progress = on_progress
@@ -203,17 +167,14 @@ class ClientCore(LegacyFlows):
         )
         self._extra_headers = dict(headers or {})
         self._ids = itertools.count(1)  # never reused (BASE-05)
-        # what structured() trusts: the table given here (a ToolTable is read-only already)
-        self._declared: Mapping[str, ToolSpec] = (
+        # what the checks trust: the table given here (a ToolTable is read-only already)
+        self.checks = ToolChecks(
             self.tools if isinstance(self.tools, ToolTable) else MappingProxyType(dict(self.tools))
         )
-        self._input_checks: dict[str, Validate | None] = {}
-        self._output_checks: dict[str, Validate | None] = {}
-        self._parsers: dict[type[BaseModel], Callable[..., Any]] = {}
         self._progress: dict[str | int, ProgressCallback] = {}
         self._progress_prefix = secrets.token_hex(4) + "-"
         self._progress_ids = itertools.count(1)
-        self.notify: OnNotification = self._dispatch  # one object: transports dedupe handlers by identity
+        self.notify: OnNotification = self._dispatch  # one object: transports dedupe callbacks by identity
         # The era (protocol/legacy/detect.py): "modern" from the start when forced, else decided by the
         # first exchange: stdio probes with server/discover, HTTP reads the first reply (VER-07..10).
         self.era_choice = check_era(era)
@@ -226,6 +187,7 @@ class ClientCore(LegacyFlows):
         self.handshake: Handshake | None = None  # what `initialize` settled (legacy era)
         self._probed: dict[str, Any] | None = None  # a stdio probe's DiscoverResult, for discover()
         self.use_protocol_version(PROTOCOL_VERSION)
+        self.legacy = LegacyFlows(self)  # the era decision and the legacy lifecycle
 
     def use_protocol_version(self, version: str) -> None:
         """Speak `version` from now on: `_meta` and `MCP-Protocol-Version` always agree (HDR-02).
@@ -273,10 +235,10 @@ class ClientCore(LegacyFlows):
         (VER-02), once when a read's reply stream broke before its response (HTTP-26), and up to
         `retries` times after any retryable error (a replica that died or is draining: behind a
         load balancer the new request reaches another one).
-        Until the era is known, and in the legacy era, `_era_request_flow` sends it instead."""
+        Until the era is known, and in the legacy era, `LegacyFlows.request_flow` sends it instead."""
         if self.era != MODERN:
             return (
-                yield from self._era_request_flow(
+                yield from self.legacy.request_flow(
                     method, params, name=name, param_headers=param_headers, meta=meta, timeout=timeout
                 )
             )
@@ -362,7 +324,7 @@ class ClientCore(LegacyFlows):
     def discover_flow(self, *, partition: str | None = None, refresh: bool = False) -> Flow[dict[str, Any]]:
         """`server/discover`; in the legacy era, what `initialize` settled in the same shape."""
         if self.era != MODERN:
-            yield from self.era_flow()
+            yield from self.legacy.era_flow()
             if self.handshake is not None:
                 return discover_view(self.handshake)
             probed, self._probed = self._probed, None
@@ -386,7 +348,7 @@ class ClientCore(LegacyFlows):
             raise ProtocolError(f"tools/list nextCursor is not a string: {next_cursor!r:.100}")
         ttl = result.get("ttlMs")
         scope = result.get("cacheScope")
-        usable = _usable_tools(tools)
+        usable = usable_tools(tools)
         page = ToolsPage(
             tools=[definition for definition, _ in usable],
             next_cursor=next_cursor,
@@ -505,14 +467,9 @@ class ClientCore(LegacyFlows):
                     yield from self.list_all_flow(partition=self.default_partition, refresh=True)
                     continue
                 if result.get("resultType") != jsonrpc.RESULT_INPUT_REQUIRED:
-                    return _tool_result(name, result)
+                    return tool_result(name, result)
                 rounds += 1
-                if rounds > self.max_input_rounds:
-                    raise InputRequiredRoundsExceededError(
-                        f"tool {name!r} still needs input after {self.max_input_rounds} rounds; "
-                        "raise max_input_rounds on the client to allow more",
-                        max_rounds=self.max_input_rounds,
-                    )
+                check_rounds(rounds, self.max_input_rounds, f"tool {name!r}")
                 round_ = parse_input_required(result, method="tools/call", name=name)
                 responses = yield from self._input_flow(round_, name, args, state_only_delay)
                 state_only_delay = (
@@ -529,7 +486,7 @@ class ClientCore(LegacyFlows):
         """Every input request answered by its callback (MRTR-15), as wire `inputResponses`."""
         step = plan_round(
             round_,
-            self.input_handlers,
+            self.input_callbacks,
             self.capabilities,
             method="tools/call",
             tool=name,
@@ -551,25 +508,6 @@ class ClientCore(LegacyFlows):
         self._progress[token] = callback
         return meta, token
 
-    def prepare_arguments(
-        self, name: str, arguments: Mapping[str, Any] | BaseModel, input_model: type[BaseModel]
-    ) -> dict[str, Any]:
-        """Generated-method arguments → the wire `arguments` object (`arguments.py`: `UNSET` left
-        out, None as null, models as their fields), checked before anything is sent. The tool's own
-        `inputSchema` (compiled once per tool, as the server does for SEC-01) decides: what the
-        types cannot say (`minLength` inside an `anyOf`, `pattern`, ...) and what a lax model would
-        coerce (`"10"` for an integer) is refused here with the JSON pointer, and what passes is
-        sent exactly as given. The (strict) input model decides only when the schema cannot be
-        compiled."""
-        payload = wire_arguments(name, arguments)
-        check = self._schema_check(name, "input")
-        if check is None:
-            return model_arguments(name, arguments, input_model, payload)
-        issue = check(payload)
-        if issue is not None:
-            raise ToolArgumentsError(name, issue.message, pointer=issue.pointer)
-        return payload
-
     def typed_call_flow(
         self,
         name: str,
@@ -579,62 +517,13 @@ class ClientCore(LegacyFlows):
         on_progress: ProgressCallback | None = None,
         max_time: float | None = None,
     ) -> Flow[ToolResult]:
-        payload = self.prepare_arguments(name, arguments, input_model)
+        payload = self.checks.prepare_arguments(name, arguments, input_model)
         result = yield from self.call_flow(
             name, payload, timeout=timeout, on_progress=on_progress, max_time=max_time
         )
         if result.is_error:
             raise ToolError(name, result)
         return result
-
-    def structured(self, name: str, result: ToolResult, output_model: type[M]) -> M:
-        """Check `structuredContent` against the tool's outputSchema (TOOLS-20), then parse it
-        with the generated output model (a RootModel stays wrapped)."""
-        if "structured_content" not in result.model_fields_set:
-            raise ToolOutputError(name, "the result has no structuredContent")
-        check = self._schema_check(name, "output")
-        if check is not None:
-            issue = check(result.structured_content)
-            if issue is not None:
-                raise ToolOutputError(name, issue.message, pointer=issue.pointer)
-        try:
-            return self.parse(output_model, result.structured_content)
-        except ValidationError as exc:
-            pointer, message = first_error(exc, result.structured_content)
-            raise ToolOutputError(name, message, pointer=pointer) from exc
-
-    def parse(self, model: type[M], data: Any) -> M:
-        """`model.model_validate(data, strict=False)` for JSON data a schema check has passed
-        (generated models are strict for the values people construct them with; JSON arrays
-        still become tuples), minus its Python wrapper once pydantic has built the validator
-        (generated models defer that to import fast; the first parse builds it)."""
-        direct = self._parsers.get(model)
-        if direct is None:
-            value = model.model_validate(data, strict=False)
-            self._parsers[model] = model.__pydantic_validator__.validate_python
-            return value
-        return cast("M", direct(data, strict=False))
-
-    def _schema_check(self, name: str, member: Literal["input", "output"]) -> Validate | None:
-        """The tool's input or output schema as given when the client was made (for a generated
-        client: the definition its models were generated from), compiled on first use. A later
-        listing never replaces it: the models and the checks keep agreeing, and a hostile server
-        cannot hand the client a new schema (a pathological `pattern`, say) to evaluate."""
-        checks = self._input_checks if member == "input" else self._output_checks
-        if name in checks:
-            return checks[name]
-        spec = self._declared.get(name)
-        schema = None if spec is None else spec.input_schema if member == "input" else spec.output_schema
-        check: Validate | None = None
-        if schema is not None:
-            from ..schema import SchemaCompileError, compile_schema  # jsonschema: imported on first use
-
-            try:
-                check = compile_schema(schema)
-            except SchemaCompileError:
-                check = None  # a schema this client cannot compile: the model still checks the shape
-        checks[name] = check
-        return check
 
     # -- notifications and subscriptions -------------------------------------------------
 
@@ -678,15 +567,6 @@ class ClientCore(LegacyFlows):
         return Outgoing(message, self._headers("subscriptions/listen", None), None)
 
 
-def check_max_time(value: float | None) -> float | None:
-    """`max_time` as given: None, or a positive finite number of seconds (CANCEL-06: a maximum)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-        raise ValueError(f"max_time must be a positive finite number of seconds or None, not {value!r}")
-    return float(value)
-
-
 def _keeping_alive(deadline: Deadline, callback: ProgressCallback | None) -> ProgressCallback:
     """The call's progress callback, which first pushes the call's deadline back."""
 
@@ -702,36 +582,3 @@ def _copy(value: dict[str, Any]) -> dict[str, Any]:
     """A private deep copy of a JSON object (cache entries never alias what callers hold)."""
     copied: dict[str, Any] = _json.loads(_json.dumps(value))
     return copied
-
-
-def _usable_tools(tools: list[Any]) -> list[tuple[dict[str, Any], ToolSpec]]:
-    """Listed tools the client can use; the rest are dropped with a warning (XHDR-10/11)."""
-    usable: list[tuple[dict[str, Any], ToolSpec]] = []
-    for definition in tools:
-        name = definition.get("name") if isinstance(definition, dict) else None
-        schema = definition.get("inputSchema") if isinstance(definition, dict) else None
-        if not isinstance(definition, dict) or not isinstance(name, str) or not isinstance(schema, dict):
-            warnings.warn(
-                f"tools/list: dropping malformed tool definition {definition!r:.120} "
-                "(needs a string `name` and an object `inputSchema`)",
-                InvalidToolWarning,
-                stacklevel=3,
-            )
-            continue
-        _, violations = xheader.analyze(schema)
-        if violations:
-            reasons = "; ".join(f"{v.rule} at {v.pointer}: {v.message}" for v in violations)
-            warnings.warn(f"tools/list: dropping tool {name!r}: {reasons}", InvalidToolWarning, stacklevel=3)
-            continue
-        usable.append((definition, ToolSpec.from_definition(definition)))
-    return usable
-
-
-_parse_tool_result: Callable[[Any], ToolResult] = ToolResult.__pydantic_validator__.validate_python
-
-
-def _tool_result(name: str, result: dict[str, Any]) -> ToolResult:
-    try:
-        return _parse_tool_result(result)
-    except ValidationError as exc:
-        raise ProtocolError(f"tools/call {name!r}: malformed result: {exc.errors()[0]['msg']}") from exc

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InputRequiredError, ProtocolError
+from ..errors import InputRequiredError, InputRequiredRoundsExceededError, ProtocolError
 from ..protocol.input_messages import (
     ELICIT,
     ROOTS,
@@ -171,7 +171,7 @@ def _sample(key: str, params: dict[str, Any], context: dict[str, Any]) -> Create
 
 def plan_round(
     round_: InputRound,
-    handlers: Mapping[str, Callable[[Any], Any]],
+    callbacks: Mapping[str, Callable[[Any], Any]],
     capabilities: Mapping[str, Any],
     *,
     method: str,
@@ -185,11 +185,11 @@ def plan_round(
     missing: list[str] = []
     for key, request in round_.requests.items():
         check_declared(request, capabilities)
-        handler = handlers.get(request.method)
-        if handler is None:
+        callback = callbacks.get(request.method)
+        if callback is None:
             missing.append(f"{key!r} ({request.method}: no {_CALLBACK_NAMES[request.method]} callback)")
         else:
-            calls.append((key, handler, request))
+            calls.append((key, callback, request))
     if missing:
         raise InputRequiredError(
             f"{method} {tool!r} needs input the client "
@@ -202,6 +202,16 @@ def plan_round(
             arguments=arguments,
         )
     return InputNeeded(calls, 0.0 if round_.requests else state_only_delay)
+
+
+def check_rounds(rounds: int, max_rounds: int, what: str) -> None:
+    """Stop a call still asking for input after `max_rounds` answered rounds (MRTR-19)."""
+    if rounds > max_rounds:
+        raise InputRequiredRoundsExceededError(
+            f"{what} still needs input after {max_rounds} rounds; "
+            "raise max_input_rounds on the client to allow more",
+            max_rounds=max_rounds,
+        )
 
 
 def check_declared(request: InputRequest, capabilities: Mapping[str, Any]) -> None:

@@ -1,9 +1,8 @@
-"""The legacy half of `ClientCore` (`LegacyFlows`, its base class): deciding whether the server is
-modern or legacy, and the legacy lifecycle as flows — the `initialize` handshake, requests
-inside a session, cancellation, and the server's own requests.
+"""The legacy half of the client's protocol logic (`LegacyFlows`, a member of `ClientCore`):
+deciding whether the server is modern or legacy, and the legacy lifecycle as flows — the
+`initialize` handshake, requests inside a session, cancellation, and the server's own requests.
 
-Kept apart from core.py only for size: `ClientCore` is still the one place for protocol
-logic, and its `request_flow` hands a request here only while the era is open or legacy, so
+`ClientCore.request_flow` hands a request here only while the era is open or legacy, so
 modern requests pay a single attribute check (protocol/legacy/detect.py says how the era is decided;
 VER-07..10, STDIO-13..15, BASE-11 in docs/RULES.md).
 """
@@ -12,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from .._version import PROTOCOL_VERSION
 from ..errors import (
@@ -31,7 +30,6 @@ from ..protocol.legacy.detect import (
     MODERN_ERROR_CODES,
     PROBE_TIMEOUT,
     Era,
-    EraChoice,
     http_says_legacy,
     probe_says_legacy,
 )
@@ -63,10 +61,10 @@ REISSUED_METHODS: Final = frozenset(
 )
 
 
-class LegacyFlows:
-    """The era state and the legacy-era flows of `ClientCore` (which sets these attributes)."""
+class _Owner(Protocol):
+    """What `LegacyFlows` needs of the `ClientCore` that owns it: the era state it settles, the
+    client's identity and options, and the modern request path."""
 
-    era_choice: EraChoice
     era: Era | None  # None: not known yet (era="auto" before the first exchange)
     legacy_version: str
     handshake: Handshake | None
@@ -74,12 +72,8 @@ class LegacyFlows:
     timeout: float | None
     capabilities: dict[str, Any]
     client_info: dict[str, str]
-    input_handlers: dict[str, Callable[[Any], Any]]
+    input_callbacks: dict[str, Callable[[Any], Any]]
     _probed: dict[str, Any] | None
-    # stdio: the transport can hand `initialize` a timed-out probe's late answer (`Outgoing.also`)
-    hears_late_replies: bool = False
-    _late_probe: tuple[Any, ...] = ()  # ids of a probe that timed out, until the era is settled
-    _silent_probe: bool = False  # the probe timed out and no handshake has been tried since
     _ids: itertools.count[int]
     _extra_headers: dict[str, str]
     _base_headers: dict[str, str]
@@ -93,21 +87,29 @@ class LegacyFlows:
         param_headers: Mapping[str, str] | None = None,
         meta: Mapping[str, Any] | None = None,
         timeout: Timeout = None,
-    ) -> Flow[dict[str, Any]]:
-        raise NotImplementedError  # ClientCore's
+    ) -> Flow[dict[str, Any]]: ...
 
-    def use_protocol_version(self, version: str) -> None:
-        raise NotImplementedError  # ClientCore's
+    def use_protocol_version(self, version: str) -> None: ...
 
-    def _renegotiate(self, exc: UnsupportedProtocolVersionError) -> bool:
-        raise NotImplementedError  # ClientCore's
+    def _renegotiate(self, exc: UnsupportedProtocolVersionError) -> bool: ...
+
+
+class LegacyFlows:
+    """The era decision and the legacy-era flows of one `ClientCore` (its member `legacy`)."""
+
+    def __init__(self, core: _Owner) -> None:
+        self.core = core
+        # stdio: the transport can hand `initialize` a timed-out probe's late answer (`Outgoing.also`)
+        self.hears_late_replies = False
+        self._late_probe: tuple[Any, ...] = ()  # ids of a probe that timed out, until the era is settled
+        self._silent_probe = False  # the probe timed out and no handshake has been tried since
 
     def era_flow(self) -> Flow[None]:
         """Settle the era before a request that needs it: on stdio, the `server/discover`
         probe (STDIO-13/14); in the legacy era, the handshake if there is no session yet."""
-        if self.era is None and not self.send_headers:
+        if self.core.era is None and not self.core.send_headers:
             yield from self._probe_flow()
-        if self.era == LEGACY and self.handshake is None:
+        if self.core.era == LEGACY and self.core.handshake is None:
             silent, self._silent_probe = self._silent_probe, False
             try:
                 yield from self.handshake_flow()
@@ -124,17 +126,21 @@ class LegacyFlows:
 
     def _probe_flow(self) -> Flow[Era]:
         """`server/discover` with a short wait (STDIO-13/14); returns the era it says."""
-        wait = PROBE_TIMEOUT if self.timeout is None else min(self.timeout, PROBE_TIMEOUT)
-        self.era = MODERN  # the probe is a modern request (and -32022 renegotiates: VER-02)
+        wait = PROBE_TIMEOUT if self.core.timeout is None else min(self.core.timeout, PROBE_TIMEOUT)
+        self.core.era = MODERN  # the probe is a modern request (and -32022 renegotiates: VER-02)
         sent: list[Any] = []
         try:
-            self._probed = yield from _noting_ids(self.request_flow(DISCOVER, {}, timeout=wait), sent)
+            self.core._probed = yield from _noting_ids(
+                self.core.request_flow(DISCOVER, {}, timeout=wait), sent
+            )
         except McpRuntimeError as exc:
             if not probe_says_legacy(exc):
                 if not isinstance(exc, RemoteError):
-                    self.era = None  # no verdict (the process died, garbage on stdout): ask again next time
+                    self.core.era = (
+                        None  # no verdict (the process died, garbage on stdout): ask again next time
+                    )
                 raise
-            self.era = LEGACY
+            self.core.era = LEGACY
             if isinstance(exc, RequestTimeoutError):
                 self._silent_probe = True
                 if self.hears_late_replies:  # a slow starter may answer yet: `initialize` listens for it
@@ -157,20 +163,20 @@ class LegacyFlows:
         """The probe's answer came after its wait, while `initialize` was pending: the server
         is modern after all (the `initialize` is abandoned, never cancelled; its reply is dropped)."""
         self._late_probe = ()
-        self.era = MODERN
-        self.handshake = None
-        self.use_protocol_version(PROTOCOL_VERSION)
+        self.core.era = MODERN
+        self.core.handshake = None
+        self.core.use_protocol_version(PROTOCOL_VERSION)
         try:
-            self._probed = jsonrpc.unwrap(reply, expected_id=reply["id"])
+            self.core._probed = jsonrpc.unwrap(reply, expected_id=reply["id"])
         except UnsupportedProtocolVersionError as exc:
-            self._renegotiate(exc)  # VER-02: one of the versions it lists (or the next request says)
+            self.core._renegotiate(exc)  # VER-02: one of the versions it lists (or the next request says)
         except RemoteError:
             pass  # another modern error: modern, and the next request meets it again
         except ProtocolError:
-            self.era = None  # not a result after all: no verdict
+            self.core.era = None  # not a result after all: no verdict
             raise
 
-    def _era_request_flow(
+    def request_flow(
         self,
         method: str,
         params: Mapping[str, Any],
@@ -180,42 +186,42 @@ class LegacyFlows:
         meta: Mapping[str, Any] | None,
         timeout: Timeout,
     ) -> Flow[dict[str, Any]]:
-        if self.era is None and self.send_headers:
+        if self.core.era is None and self.core.send_headers:
             # HTTP: the modern request goes out as it is; its failure may say "legacy" (VER-10).
-            self.era = MODERN
+            self.core.era = MODERN
             try:
                 return (
-                    yield from self.request_flow(
+                    yield from self.core.request_flow(
                         method, params, name=name, param_headers=param_headers, meta=meta, timeout=timeout
                     )
                 )
             except McpRuntimeError as exc:
                 if not http_says_legacy(exc, method):
                     if not isinstance(exc, RemoteError):
-                        self.era = None  # no verdict (could not connect, timed out)
+                        self.core.era = None  # no verdict (could not connect, timed out)
                     raise
                 yield from self._fall_back_flow(exc)
         yield from self.era_flow()
-        if self.era == MODERN:
+        if self.core.era == MODERN:
             return (
-                yield from self.request_flow(
+                yield from self.core.request_flow(
                     method, params, name=name, param_headers=param_headers, meta=meta, timeout=timeout
                 )
             )
-        if method == DISCOVER and self.handshake is not None:  # no such method before 2026-07-28
-            return discover_view(self.handshake)
+        if method == DISCOVER and self.core.handshake is not None:  # no such method before 2026-07-28
+            return discover_view(self.core.handshake)
         return (yield from self._legacy_request_flow(method, params, meta=meta, timeout=timeout))
 
     def _fall_back_flow(self, modern_failure: McpRuntimeError) -> Flow[None]:
         """The server looked legacy: `initialize`. If that fails too, the server is no legacy
         server after all: the era is open again (VER-07) and the more telling error is raised."""
-        self.era = LEGACY
+        self.core.era = LEGACY
         try:
             yield from self.handshake_flow()
         except McpRuntimeError as exc:
-            self.era = None
-            self.handshake = None
-            self.use_protocol_version(PROTOCOL_VERSION)
+            self.core.era = None
+            self.core.handshake = None
+            self.core.use_protocol_version(PROTOCOL_VERSION)
             if isinstance(exc, ProtocolError):
                 raise exc from modern_failure  # e.g. no revision in common: the handshake says it best
             raise modern_failure from exc
@@ -227,18 +233,20 @@ class LegacyFlows:
         `initialize` with one of them; no revision in common is a `ProtocolError` naming both
         sides' versions. The transport keeps the session the reply opens (`Mcp-Session-Id`).
         None: a timed-out probe's modern answer arrived instead, and the era is modern."""
-        offered = self.legacy_version
+        offered = self.core.legacy_version
         tried: set[str] = set()
         while True:
             tried.add(offered)
-            request_id = next(self._ids)
+            request_id = next(self.core._ids)
             params = initialize_params(
-                capabilities=self.capabilities, client_info=self.client_info, protocol_version=offered
+                capabilities=self.core.capabilities,
+                client_info=self.core.client_info,
+                protocol_version=offered,
             )
             also = self._late_probe_says_modern if self._late_probe else None
             try:
                 reply, status = yield Outgoing(
-                    initialize_request(request_id, params), self._extra_headers, self.timeout, also
+                    initialize_request(request_id, params), self.core._extra_headers, self.core.timeout, also
                 )
             except McpRuntimeError:
                 self._late_probe = ()
@@ -258,10 +266,10 @@ class LegacyFlows:
             handshake = parse_initialize_result(result)
             break
         self._late_probe = ()
-        self.era = LEGACY
-        self.handshake = handshake
-        self.use_protocol_version(handshake.protocol_version)
-        yield Notify(initialized_notification(), self._base_headers)
+        self.core.era = LEGACY
+        self.core.handshake = handshake
+        self.core.use_protocol_version(handshake.protocol_version)
+        yield Notify(initialized_notification(), self.core._base_headers)
         return handshake
 
     def _legacy_request_flow(
@@ -269,16 +277,16 @@ class LegacyFlows:
     ) -> Flow[dict[str, Any]]:
         """One request in the legacy era: no protocol `_meta`, the session's headers; a read
         re-issued once after a lost stream; one new session after a 404 (the session expired)."""
-        wait = self.timeout if timeout is None else timeout
+        wait = self.core.timeout if timeout is None else timeout
         reissued = reinitialized = False
         while True:
-            if self.handshake is None:
+            if self.core.handshake is None:
                 yield from self.handshake_flow()
-            request_id = next(self._ids)
+            request_id = next(self.core._ids)
             message = jsonrpc.request(
                 request_id, method, {**params, "_meta": dict(meta)} if meta else dict(params)
             )
-            headers = self._base_headers
+            headers = self.core._base_headers
             if isinstance(wait, Deadline):
                 wait.extend()  # each request of a call starts its silence afresh (CANCEL-06)
             try:
@@ -294,37 +302,37 @@ class LegacyFlows:
                     yield cancel
                 raise
             except HttpStatusError as exc:
-                if exc.status_code != 404 or reinitialized or not self.send_headers:
+                if exc.status_code != 404 or reinitialized or not self.core.send_headers:
                     raise
                 reinitialized = True
-                self.handshake = None
+                self.core.handshake = None
                 continue
             try:
                 return jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
             except RemoteError:
-                if status != 404 or reinitialized or not self.send_headers:
+                if status != 404 or reinitialized or not self.core.send_headers:
                     raise
                 reinitialized = True
-                self.handshake = None
+                self.core.handshake = None
 
     def cancel_notice(self, message: Mapping[str, Any]) -> Notify | None:
         """`notifications/cancelled` for a legacy request given up on over HTTP, where closing
         the stream is no cancellation (stdio transports send their own)."""
-        if self.era != LEGACY or not self.send_headers or message.get("method") == INITIALIZE:
+        if self.core.era != LEGACY or not self.core.send_headers or message.get("method") == INITIALIZE:
             return None
         return Notify(
             cancelled_notification(message["id"], "cancelled by the client"),
-            self._base_headers,
+            self.core._base_headers,
             best_effort=True,
         )
 
     def session_headers(self) -> dict[str, str]:
         """The headers every request of the legacy session carries (the transport adds its id)."""
-        return dict(self._base_headers)
+        return dict(self.core._base_headers)
 
     def peer_request(self, message: Message) -> InputNeeded | Message:
         """A legacy server's request: its response now, or the callback to run first."""
-        return plan_peer_request(message, self.input_handlers, self.capabilities)
+        return plan_peer_request(message, self.core.input_callbacks, self.core.capabilities)
 
 
 def _noting_ids(flow: Flow[T], sent: list[Any]) -> Flow[T]:

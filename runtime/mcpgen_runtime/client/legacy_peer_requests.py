@@ -28,7 +28,7 @@ PEER_KEY: Final = "legacy"  # the single key of the InputNeeded step a peer requ
 
 def plan_peer_request(
     message: Message,
-    handlers: Mapping[str, Callable[[Any], Any]],
+    callbacks: Mapping[str, Callable[[Any], Any]],
     capabilities: Mapping[str, Any],
     *,
     origin_method: str = "",
@@ -39,8 +39,8 @@ def plan_peer_request(
     method = message.get("method")
     if method == PING:
         return jsonrpc.result(request_id, {})
-    handler = handlers.get(method) if isinstance(method, str) else None
-    if handler is None:
+    callback = callbacks.get(method) if isinstance(method, str) else None
+    if callback is None:
         return jsonrpc.error(
             request_id,
             jsonrpc.METHOD_NOT_FOUND,
@@ -56,7 +56,7 @@ def plan_peer_request(
         check_declared(request, capabilities)
     except ProtocolError as exc:
         return jsonrpc.error(request_id, jsonrpc.INVALID_PARAMS, str(exc))
-    return InputNeeded([(PEER_KEY, handler, request)])
+    return InputNeeded([(PEER_KEY, callback, request)])
 
 
 def peer_response(message: Message, step: InputNeeded, answers: Mapping[str, Any]) -> Message:

@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InputRequiredRoundsExceededError, PaginationError, ProtocolError, RemoteError
+from ..errors import PaginationError, ProtocolError, RemoteError
 from ..protocol import jsonrpc
 from ..protocol.input_messages import InputResult
 from ..surfaces import (
@@ -43,6 +43,7 @@ from .input_responses import (
     STATE_ONLY_DELAY_CAP,
     answer_wire,
     answers_wire,
+    check_rounds,
     parse_input_required,
     plan_round,
     retry_params,
@@ -159,16 +160,11 @@ def _input_loop_flow(
     delay = STATE_ONLY_DELAY
     while result.get("resultType") == jsonrpc.RESULT_INPUT_REQUIRED:
         rounds += 1
-        if rounds > core.max_input_rounds:
-            raise InputRequiredRoundsExceededError(
-                f"{method} {name!r:.200} still needs input after {core.max_input_rounds} rounds; "
-                "raise max_input_rounds on the client to allow more",
-                max_rounds=core.max_input_rounds,
-            )
+        check_rounds(rounds, core.max_input_rounds, f"{method} {name!r:.200}")
         round_ = parse_input_required(result, method=method, name=name)
         step = plan_round(
             round_,
-            core.input_handlers,
+            core.input_callbacks,
             core.capabilities,
             method=method,
             tool=name,

@@ -11,7 +11,6 @@ PROTOCOL_VERSION_KEY = PREFIX + "protocolVersion"
 CLIENT_CAPABILITIES_KEY = PREFIX + "clientCapabilities"
 CLIENT_INFO_KEY = PREFIX + "clientInfo"
 SERVER_INFO_KEY = PREFIX + "serverInfo"
-LOG_LEVEL_KEY = PREFIX + "logLevel"
 SUBSCRIPTION_ID_KEY = PREFIX + "subscriptionId"
 PROGRESS_TOKEN_KEY = "progressToken"
 

@@ -8,11 +8,12 @@ The package face: import transports and the names around them from here. The con
   (`_async/engine.py`: the lean HTTP/1.1 pool, or httpx); its legacy session, the HTTP+SSE
   fallback and the session's GET stream are beside it in `_async/`. Reply decoding without I/O
   (`SseDecoder`, `classify_body`) is `sse_reader.py`; HTTP/1.1 framing without I/O, `http1_wire.py`.
-- stdio (`StdioTransport`, `AsyncStdioTransport`): `stdio.py`, its framing `stdio_lines.py`.
+- stdio (`StdioTransport`, `AsyncStdioTransport`): `stdio.py`, `asyncio_stdio.py`; framing `stdio_lines.py`.
 """
 
 from ._async.streamable_http import AsyncHttpTransport
 from ._sync.streamable_http import HttpTransport
+from .asyncio_stdio import AsyncStdioTransport
 from .base import (
     AsyncOnRequest,
     AsyncTransport,
@@ -24,7 +25,7 @@ from .base import (
     sends_headers,
 )
 from .sse_reader import BASE_HEADERS, USER_AGENT, ResponseStream, SseDecoder, classify_body, is_event_stream
-from .stdio import AsyncStdioTransport, StdioTransport
+from .stdio import StdioTransport
 
 __all__ = [
     "BASE_HEADERS",

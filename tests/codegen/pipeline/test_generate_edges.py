@@ -152,10 +152,10 @@ def test_root_union_input_takes_an_option_model_or_a_dict(edge: ModuleType) -> N
     assert sent == [("oneof", {"x": "1"}, edge.models.OneofInput)]
     # What the runtime sends for each form: the option's wire object, validated against the union.
     core = ClientCore()
-    assert core.prepare_arguments("oneof", option_y(y=3), edge.models.OneofInput) == {"y": 3}
-    assert core.prepare_arguments("oneof", {"x": "1"}, edge.models.OneofInput) == {"x": "1"}
+    assert core.checks.prepare_arguments("oneof", option_y(y=3), edge.models.OneofInput) == {"y": 3}
+    assert core.checks.prepare_arguments("oneof", {"x": "1"}, edge.models.OneofInput) == {"x": "1"}
     with pytest.raises(ToolArgumentsError):
-        core.prepare_arguments("oneof", {"x": 1}, edge.models.OneofInput)
+        core.checks.prepare_arguments("oneof", {"x": 1}, edge.models.OneofInput)
 
 
 def test_refs_into_nested_defs_and_properties(edge: ModuleType) -> None:

@@ -454,10 +454,13 @@ def test_github_issue_write_type_null_and_empty(github: tuple[ModuleType, list[d
     core = ClientCore(tools=tools)
     model = package.models.IssueWriteInput
     base = {"method": "update", "owner": "o", "repo": "r", "issue_number": 5}
-    assert core.prepare_arguments("issue_write", {**base, "type": None}, model) == {**base, "type": None}
-    assert core.prepare_arguments("issue_write", {**base, "type": UNSET}, model) == base
+    assert core.checks.prepare_arguments("issue_write", {**base, "type": None}, model) == {
+        **base,
+        "type": None,
+    }
+    assert core.checks.prepare_arguments("issue_write", {**base, "type": UNSET}, model) == base
     with pytest.raises(ToolArgumentsError) as info:  # minLength inside anyOf: no type can say it
-        core.prepare_arguments("issue_write", {**base, "type": ""}, model)
+        core.checks.prepare_arguments("issue_write", {**base, "type": ""}, model)
     assert info.value.pointer == "/type"
     annotation = inspect.signature(package.Client.issue_write, eval_str=True).parameters["type"].annotation
     assert get_args(annotation) == (str, Unset, type(None))

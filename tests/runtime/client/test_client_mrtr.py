@@ -53,7 +53,7 @@ def accept_all(step: InputNeeded) -> dict[str, Any]:
 
 def core(**kwargs: Any) -> ClientCore:
     kwargs.setdefault(
-        "input_handlers", {"elicitation/create": lambda r: ElicitResult.accept({"name": "Ada"})}
+        "input_callbacks", {"elicitation/create": lambda r: ElicitResult.accept({"name": "Ada"})}
     )
     kwargs.setdefault("capabilities", {"elicitation": {}})
     return ClientCore(**kwargs)
@@ -84,9 +84,9 @@ def test_every_request_answered_then_retried_as_new_request_mrtr15_mrtr19_tools0
             "client_roots": ListRootsResult([Root("file:///w", "w")]),
         }
 
-    handlers = {m: (lambda r: None) for m in ("elicitation/create", "sampling/createMessage", "roots/list")}
+    callbacks = {m: (lambda r: None) for m in ("elicitation/create", "sampling/createMessage", "roots/list")}
     result, sent = drive(
-        core(input_handlers=handlers).call_flow("t", {"x": 1}), irr(requests, "s1"), DONE, answer=answer
+        core(input_callbacks=callbacks).call_flow("t", {"x": 1}), irr(requests, "s1"), DONE, answer=answer
     )
     assert result.text == "done"
     first, retry = (o.message for o in sent)
@@ -302,14 +302,14 @@ def test_tool_enabled_sampling_only_with_sampling_tools_in16() -> None:
             },
         }
     }
-    handlers = {"sampling/createMessage": lambda r: CreateMessageResult.text("ok", model="m")}
+    callbacks = {"sampling/createMessage": lambda r: CreateMessageResult.text("ok", model="m")}
     with pytest.raises(ProtocolError, match="IN-16"):
         drive(
-            ClientCore(input_handlers=handlers, capabilities={"sampling": {}}).call_flow("t", {}),
+            ClientCore(input_callbacks=callbacks, capabilities={"sampling": {}}).call_flow("t", {}),
             irr(request),
         )
     result, _ = drive(
-        ClientCore(input_handlers=handlers, capabilities={"sampling": {"tools": {}}}).call_flow("t", {}),
+        ClientCore(input_callbacks=callbacks, capabilities={"sampling": {"tools": {}}}).call_flow("t", {}),
         irr(request),
         DONE,
         answer=lambda step: {"q": CreateMessageResult.text("ok", model="m")},
@@ -584,7 +584,7 @@ def test_sdk_stdio_every_path(mode: str) -> None:
         drv.client._core.max_input_rounds = 2
         with pytest.raises(InputRequiredRoundsExceededError):
             drv("call_tool", "always_ask")
-        drv.client._core.input_handlers.clear()  # declared, now unanswered: stop and resume by hand
+        drv.client._core.input_callbacks.clear()  # declared, now unanswered: stop and resume by hand
         with pytest.raises(InputRequiredError) as info:
             drv("call_tool", "confirm_delete", {"path": "c"})
         pending = info.value

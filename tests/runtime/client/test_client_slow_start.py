@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import mcpgen_runtime.client.legacy_flows as legacy_flows
-from mcpgen_runtime.transport.stdio import AsyncStdioTransport
+from mcpgen_runtime.transport.asyncio_stdio import AsyncStdioTransport
 from tests.runtime._client_drivers import MODES, Driver, driver
 from tests.support import PYTHON, ROOT
 

@@ -110,7 +110,7 @@ def test_get_prompt_answers_input_required_and_retries() -> None:
         answered.append(step)
         return {key: ElicitResult.accept({"name": "Ada"}) for key, _, _ in step.calls}
 
-    client = core(capabilities={"elicitation": {}}, input_handlers={"elicitation/create": lambda r: None})
+    client = core(capabilities={"elicitation": {}}, input_callbacks={"elicitation/create": lambda r: None})
     final = ok({"messages": [{"role": "user", "content": {"type": "text", "text": "Hi Ada"}}]})
     result, sent = drive(
         get_prompt_flow(client, "greet", {"lang": "en"}),

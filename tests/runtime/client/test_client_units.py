@@ -178,10 +178,12 @@ class SqlInput(BaseModel):
 
 def test_prepare_arguments_drops_unset_optionals_and_sends_none_as_null() -> None:
     core = ClientCore()
-    assert core.prepare_arguments(
+    assert core.checks.prepare_arguments(
         "execute_sql", {"region": "eu", "query": "q", "limit": UNSET, "dry-run": True}, SqlInput
     ) == {"region": "eu", "query": "q", "dry-run": True}
-    assert core.prepare_arguments("execute_sql", {"region": "eu", "query": "q", "limit": None}, SqlInput) == {
+    assert core.checks.prepare_arguments(
+        "execute_sql", {"region": "eu", "query": "q", "limit": None}, SqlInput
+    ) == {
         "region": "eu",
         "query": "q",
         "limit": None,
@@ -190,7 +192,7 @@ def test_prepare_arguments_drops_unset_optionals_and_sends_none_as_null() -> Non
 
 def test_prepare_arguments_keeps_required_none_and_rejects_it() -> None:
     with pytest.raises(ToolArgumentsError) as info:
-        ClientCore().prepare_arguments("execute_sql", {"region": None, "query": "q"}, SqlInput)
+        ClientCore().checks.prepare_arguments("execute_sql", {"region": None, "query": "q"}, SqlInput)
     assert info.value.pointer == "/region"
 
 
@@ -205,11 +207,11 @@ class Points(RootModel[list[Point]]):
 def test_structured_output_root_model_and_errors() -> None:
     core = ClientCore()
     good = ToolResult.model_validate({"content": [], "structuredContent": [{"x": 1}]})
-    assert core.structured("t", good, Points).root == [Point(x=1)]
+    assert core.checks.structured("t", good, Points).root == [Point(x=1)]
     with pytest.raises(ToolOutputError, match="no structuredContent"):
-        core.structured("t", ToolResult.model_validate({"content": []}), Points)
+        core.checks.structured("t", ToolResult.model_validate({"content": []}), Points)
     with pytest.raises(ToolOutputError) as info:
-        core.structured("t", ToolResult.model_validate({"structuredContent": [{"x": "no"}]}), Points)
+        core.checks.structured("t", ToolResult.model_validate({"structuredContent": [{"x": "no"}]}), Points)
     assert info.value.pointer == "/0/x"
 
 
@@ -229,18 +231,18 @@ def test_structured_output_is_checked_against_output_schema_tools20() -> None:
     sneaky = ToolResult.model_validate({"structuredContent": [{"x": 1}, {"x": 2, "y": 3}]})
     assert Points.model_validate(sneaky.structured_content).root == [Point(x=1), Point(x=2)]
     with pytest.raises(ToolOutputError) as info:
-        core.structured("t", sneaky, Points)
+        core.checks.structured("t", sneaky, Points)
     assert info.value.pointer == "/1"
     assert "'y'" in str(info.value)
     fine = ToolResult.model_validate({"structuredContent": [{"x": 1}]})
-    assert core.structured("t", fine, Points).root == [Point(x=1)]
+    assert core.checks.structured("t", fine, Points).root == [Point(x=1)]
     # A later listing (here: a server relaxing the schema) does not replace the declared one.
     relaxed = {**POINTS_TOOL, "outputSchema": {"type": "array"}}
     core.tools = {"t": ToolSpec.from_definition(relaxed)}
     with pytest.raises(ToolOutputError):
-        core.structured("t", sneaky, Points)
+        core.checks.structured("t", sneaky, Points)
     # A client made without definitions has only the model to go by.
-    assert ClientCore().structured("t", sneaky, Points).root == [Point(x=1), Point(x=2)]
+    assert ClientCore().checks.structured("t", sneaky, Points).root == [Point(x=1), Point(x=2)]
 
 
 def test_version_retry_uses_new_id_and_version_ver02() -> None:
@@ -259,13 +261,13 @@ class Numbers(BaseModel):
 def test_argument_pointer_skips_union_members_and_points_into_the_input() -> None:
     """pydantic reports `('a', 'int')` for a union; the pointer is into the arguments: /a."""
     with pytest.raises(ToolArgumentsError) as info:
-        ClientCore().prepare_arguments("t", {"a": "two"}, Numbers)
+        ClientCore().checks.prepare_arguments("t", {"a": "two"}, Numbers)
     assert info.value.pointer == "/a"
     with pytest.raises(ToolArgumentsError) as info:
-        ClientCore().prepare_arguments("t", {"a": 1, "items": [1, "x"]}, Numbers)
+        ClientCore().checks.prepare_arguments("t", {"a": 1, "items": [1, "x"]}, Numbers)
     assert info.value.pointer == "/items/1"
     with pytest.raises(ToolArgumentsError) as info:
-        ClientCore().prepare_arguments("t", {}, Numbers)
+        ClientCore().checks.prepare_arguments("t", {}, Numbers)
     assert info.value.pointer == "/a"  # missing: where it belongs
 
 
@@ -286,5 +288,5 @@ def test_structured_output_nested_past_the_depth_limit_is_a_typed_error() -> Non
     )
     result = ToolResult.model_validate({"content": [], "structuredContent": {"x": deep}})
     with pytest.raises(ToolOutputError, match="nested more than 100 levels") as caught:
-        core.structured("t", result, RootModel[dict[str, Any]])
+        core.checks.structured("t", result, RootModel[dict[str, Any]])
     assert caught.value.pointer.startswith("/x/0/0")

@@ -15,7 +15,7 @@ from opentelemetry.trace import SpanKind
 from mcpgen_runtime import telemetry
 from mcpgen_runtime.client import Client
 from mcpgen_runtime.masking import looks_secret
-from mcpgen_runtime.span_values import (
+from mcpgen_runtime.telemetry.span_values import (
     ATTRIBUTE_MAX,
     CONTENT_MAX,
     CUT_MARK,

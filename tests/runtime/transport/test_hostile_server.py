@@ -402,7 +402,7 @@ def test_deep_structured_content_without_an_output_schema() -> None:
     deep = orjson.loads('{"child": ' * DEPTH + '"not an integer"' + "}" * DEPTH)
     result = ToolResult.model_validate({"content": [], "structuredContent": deep})
     with pytest.raises(ToolOutputError) as info:
-        ClientCore().structured("deep", result, Node)
+        ClientCore().checks.structured("deep", result, Node)
     assert info.value.pointer.startswith("/child")
 
 

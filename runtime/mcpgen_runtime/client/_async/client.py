@@ -41,7 +41,6 @@ from ...uri_template import expand
 from ..common import FORM_ONLY, AsyncAuth, AsyncClientBase, AsyncTokenProvider, bearer, core_for
 from ..core import (
     DEFAULT_TIMEOUT,
-    ElicitationMode,
     Flow,
     Notify,
     OnNotification,
@@ -53,6 +52,7 @@ from ..input_responses import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
 from ..legacy_flows import LEGACY, MODERN
 from ..legacy_listen import LegacyListenState
 from ..legacy_peer_requests import peer_response
+from ..options import ElicitationMode
 from .listen import AsyncSubscription
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ class AsyncClient(AsyncClientBase):
             tools=tools,
             on_notification=on_notification,
             on_progress=on_progress,
-            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots},
+            callbacks={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots},
             elicitation_modes=elicitation_modes,
             sampling_tools=sampling_tools,
             capabilities=capabilities,
@@ -214,7 +214,7 @@ class AsyncClient(AsyncClientBase):
         authorizations = 0
         step: Step | None = None
         otel = telemetry.active()
-        spans = None if otel is None else self._spans(otel)  # telemetry.py: None when off
+        spans = None if otel is None else self._spans(otel)  # telemetry/: None when off
         try:
             step = next(flow)
             while True:
@@ -284,7 +284,7 @@ class AsyncClient(AsyncClientBase):
                 spans.end()
             flow.close()
             if type(step) is Outgoing and not isinstance(exc, McpRuntimeError):
-                notice = self._core.cancel_notice(
+                notice = self._core.legacy.cancel_notice(
                     step.message
                 )  # legacy HTTP: say it (a dropped stream is not)
                 if notice is not None:
@@ -324,13 +324,13 @@ class AsyncClient(AsyncClientBase):
         """The transport's `on_request` hook in the legacy era (client/legacy_peer_requests.py)."""
         otel = telemetry.active()
         if otel is None:
-            planned = self._core.peer_request(message)
+            planned = self._core.legacy.peer_request(message)
             if not isinstance(planned, InputNeeded):
                 return planned
             return peer_response(message, planned, await self._answer(planned))
         span = self._peer_span(otel, message)  # the user's callback runs inside it
         try:
-            planned = self._core.peer_request(message)
+            planned = self._core.legacy.peer_request(message)
             response = (
                 planned
                 if not isinstance(planned, InputNeeded)
@@ -413,7 +413,7 @@ class AsyncClient(AsyncClientBase):
                 name, arguments, input_model, self._call_timeout, self._call_progress, self._call_max_time
             )
         )
-        return self._core.structured(name, result, output_model)
+        return self._core.checks.structured(name, result, output_model)
 
     # -- resources, resource templates, prompts, completions (client/surface_flows.py) ------
 
@@ -624,9 +624,9 @@ class AsyncClient(AsyncClientBase):
             )
         await self._start()
         if self._core.era is None and not self._core.send_headers:
-            await self._run(self._core.era_flow())  # stdio: the probe (HTTP: the listen request tells)
+            await self._run(self._core.legacy.era_flow())  # stdio: the probe (HTTP: the listen request tells)
         elif self._core.era == LEGACY and self._core.handshake is None:
-            await self._run(self._core.era_flow())  # the session to listen in
+            await self._run(self._core.legacy.era_flow())  # the session to listen in
         if self._core.era == LEGACY:
             return await self._open_legacy_listen(requested)
         outgoing = self._core.listen_request(requested)
@@ -643,7 +643,7 @@ class AsyncClient(AsyncClientBase):
         stdio the lines that answer no request."""
         core = self._core
         transport = self._transport
-        headers: Mapping[str, str] = core.session_headers()
+        headers: Mapping[str, str] = core.legacy.session_headers()
         if self._auth is not None:
             headers = await self._auth(headers)
         open_events = getattr(transport, "open_events", None)

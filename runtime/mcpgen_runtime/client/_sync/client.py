@@ -42,7 +42,6 @@ from ...uri_template import expand
 from ..common import FORM_ONLY, Auth, SyncClientBase, TokenProvider, bearer, core_for
 from ..core import (
     DEFAULT_TIMEOUT,
-    ElicitationMode,
     Flow,
     Notify,
     OnNotification,
@@ -54,6 +53,7 @@ from ..input_responses import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
 from ..legacy_flows import LEGACY, MODERN
 from ..legacy_listen import LegacyListenState
 from ..legacy_peer_requests import peer_response
+from ..options import ElicitationMode
 from .listen import Subscription
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ class Client(SyncClientBase):
             tools=tools,
             on_notification=on_notification,
             on_progress=on_progress,
-            handlers={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots},
+            callbacks={ELICIT: on_elicit, SAMPLE: on_sample, ROOTS: on_roots},
             elicitation_modes=elicitation_modes,
             sampling_tools=sampling_tools,
             capabilities=capabilities,
@@ -215,7 +215,7 @@ class Client(SyncClientBase):
         authorizations = 0
         step: Step | None = None
         otel = telemetry.active()
-        spans = None if otel is None else self._spans(otel)  # telemetry.py: None when off
+        spans = None if otel is None else self._spans(otel)  # telemetry/: None when off
         try:
             step = next(flow)
             while True:
@@ -285,7 +285,7 @@ class Client(SyncClientBase):
                 spans.end()
             flow.close()
             if type(step) is Outgoing and not isinstance(exc, McpRuntimeError):
-                notice = self._core.cancel_notice(
+                notice = self._core.legacy.cancel_notice(
                     step.message
                 )  # legacy HTTP: say it (a dropped stream is not)
                 if notice is not None:
@@ -325,13 +325,13 @@ class Client(SyncClientBase):
         """The transport's `on_request` hook in the legacy era (client/legacy_peer_requests.py)."""
         otel = telemetry.active()
         if otel is None:
-            planned = self._core.peer_request(message)
+            planned = self._core.legacy.peer_request(message)
             if not isinstance(planned, InputNeeded):
                 return planned
             return peer_response(message, planned, self._answer(planned))
         span = self._peer_span(otel, message)  # the user's callback runs inside it
         try:
-            planned = self._core.peer_request(message)
+            planned = self._core.legacy.peer_request(message)
             response = (
                 planned
                 if not isinstance(planned, InputNeeded)
@@ -414,7 +414,7 @@ class Client(SyncClientBase):
                 name, arguments, input_model, self._call_timeout, self._call_progress, self._call_max_time
             )
         )
-        return self._core.structured(name, result, output_model)
+        return self._core.checks.structured(name, result, output_model)
 
     # -- resources, resource templates, prompts, completions (client/surface_flows.py) ------
 
@@ -625,9 +625,9 @@ class Client(SyncClientBase):
             )
         self._start()
         if self._core.era is None and not self._core.send_headers:
-            self._run(self._core.era_flow())  # stdio: the probe (HTTP: the listen request tells)
+            self._run(self._core.legacy.era_flow())  # stdio: the probe (HTTP: the listen request tells)
         elif self._core.era == LEGACY and self._core.handshake is None:
-            self._run(self._core.era_flow())  # the session to listen in
+            self._run(self._core.legacy.era_flow())  # the session to listen in
         if self._core.era == LEGACY:
             return self._open_legacy_listen(requested)
         outgoing = self._core.listen_request(requested)
@@ -644,7 +644,7 @@ class Client(SyncClientBase):
         stdio the lines that answer no request."""
         core = self._core
         transport = self._transport
-        headers: Mapping[str, str] = core.session_headers()
+        headers: Mapping[str, str] = core.legacy.session_headers()
         if self._auth is not None:
             headers = self._auth(headers)
         open_events = getattr(transport, "open_events", None)

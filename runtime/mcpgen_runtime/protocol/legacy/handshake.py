@@ -73,11 +73,6 @@ class Handshake:
     peer_info: Mapping[str, Any] = field(default_factory=dict)
     instructions: str | None = None
 
-    @property
-    def sends_version_header(self) -> bool:
-        """Whether HTTP requests carry `MCP-Protocol-Version` (2025-06-18 and later)."""
-        return self.protocol_version >= VERSION_HEADER_SINCE
-
 
 def parse_initialize_result(
     result: Mapping[str, Any], supported: Sequence[str] = LEGACY_PROTOCOL_VERSIONS

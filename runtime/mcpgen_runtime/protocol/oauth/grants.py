@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any, Final, Literal
 from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
@@ -345,10 +345,6 @@ class TokenSet:
         except (TypeError, KeyError):
             return None
         return token if isinstance(token.access_token, str) and token.access_token else None
-
-    def without_access(self) -> TokenSet:
-        """The same grant with the access token marked expired (a server refused it)."""
-        return replace(self, expires_at=0.0)
 
 
 def token_error(status: int, document: Any, issuer: str) -> AuthorizationError:

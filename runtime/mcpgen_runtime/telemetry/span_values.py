@@ -1,4 +1,4 @@
-"""What a span may hold (telemetry.py): text a peer controls is cut to a documented size, and
+"""What a span may hold (the telemetry package): text a peer controls is cut to a documented size, and
 captured tool arguments lose the values of headers (`Mcp-Param-*`) and of secret-looking names.
 
 A span stays in memory until its exporter takes it (the OpenTelemetry SDK's batch processor queues
@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from . import _json
-from .masking import looks_secret
+from .. import _json
+from ..masking import looks_secret
 
 __all__ = [
     "ATTRIBUTE_MAX",

@@ -2,7 +2,7 @@
 
 A backtracking engine (Node's, Python's `re`, most JSON Schema validators) can take time exponential
 in the input's length when one part of the input can be matched in many ways by a repeat. Two shapes
-cause nearly all of it, and `hazard` finds them in the parse tree `ecma_regex` builds:
+cause nearly all of it, and `hazard` finds them in the parse tree `ecma_parser` builds:
 
     a variable repeat inside an unbounded repeat, with no required character between iterations
     that the inner repeat cannot also take        (a+)+   (\\w+\\s?)*   (a|b+)+   ([a-z]{1,3})*
@@ -17,38 +17,25 @@ evaluates the same schema.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Final
+
+from .ecma_parser import Node, Ranges, complement
 
 __all__ = ["hazard"]
 
-Node = tuple[Any, ...]
-Ranges = tuple[tuple[int, int], ...]
-
 _ANY: Final[Ranges] = ((0, 0x10FFFF),)
 _ZERO_WIDTH: Final = frozenset({"bol", "eol", "wordb", "look"})
-
-
-def _complement(ranges: Ranges) -> Ranges:
-    out: list[tuple[int, int]] = []
-    start = 0
-    for lo, hi in sorted(ranges):
-        if lo > start:
-            out.append((start, lo - 1))
-        start = max(start, hi + 1)
-    if start <= 0x10FFFF:
-        out.append((start, 0x10FFFF))
-    return tuple(out)
 
 
 def _one_char(node: Node) -> Ranges | None:
     """The characters a one-character node matches (None: not such a node)."""
     kind = node[0]
     if kind == "chars":
-        return _complement(node[1]) if node[2] else tuple(node[1])
+        return complement(node[1]) if node[2] else tuple(node[1])
     if kind == "class":
         if node[3]:  # \p{…} inside: treat as anything
             return _ANY
-        return _complement(node[2]) if node[1] else tuple(node[2])
+        return complement(node[2]) if node[1] else tuple(node[2])
     if kind == "prop":
         return _ANY
     return None
