@@ -22,14 +22,13 @@ from ..write.check import FileDiff, check_package
 from ..write.manifest import is_fresh
 from ..write.package import WriteReport, write_package
 from . import stages
-from .auth import Login, login_options
+from .auth import login_options
 from .common import (
     Checked,
     Failed,
     add_stubs_option,
     batch,
     check_spec,
-    config_source,
     display_path,
     era_option,
     header_option,
@@ -39,7 +38,6 @@ from .common import (
     output_option,
     report_error,
     reports_errors,
-    require_source,
     skip_invalid_option,
     source_argument,
     stdio_option,
@@ -58,6 +56,7 @@ from .config import (
     relative_source,
 )
 from .project import project_meta, project_options
+from .source import Source, gathers_source
 from .stages import Kind
 from .tally import Tally, excluded_counts, tools_line, tools_on_disk
 
@@ -141,8 +140,9 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @login_options
 @reports_errors
 @batch
+@gathers_source()
 def client(
-    source: str | None,
+    source: Source,
     out: Path | None,
     project: Path | None,
     project_name: str | None,
@@ -151,14 +151,7 @@ def client(
     line_length: int | None,
     strict: bool,
     skip_invalid: bool,
-    stdio: str | None,
-    mcp_config: Path | None,
-    server_name: str | None,
     every_server: bool,
-    headers: dict[str, str],
-    era: str,
-    max_response_bytes: int | None,
-    login: Login,
 ) -> None:
     """Generate a typed client package (sync Client and AsyncClient) from SOURCE.
 
@@ -170,23 +163,10 @@ def client(
     """
     if every_server:
         _every_server(
-            mcp_config,
-            server_name,
-            source,
-            stdio,
-            headers,
-            out,
-            project,
-            package,
-            strict,
-            login=login,
-            line_length=line_length,
-            era=era,
-            max_response_bytes=max_response_bytes,
-            skip_invalid=skip_invalid,
+            source, out, project, package, strict, line_length=line_length, skip_invalid=skip_invalid
         )
         return
-    source = config_source(mcp_config, server_name, source, stdio, headers)
+    source = source.resolved()
     if (out is None) == (project is None):
         raise click.UsageError("give either -o/--output DIR or --project DIR")
     if project is None and (project_name is not None or project_version is not None):
@@ -194,15 +174,10 @@ def client(
     if project is not None:
         _generate_project(
             source,
-            stdio,
-            headers,
             project,
             package,
             strict,
-            login=login,
             line_length=line_length,
-            era=era,
-            max_response_bytes=max_response_bytes,
             name=project_name,
             version=project_version,
             skip_invalid=skip_invalid,
@@ -212,16 +187,11 @@ def client(
     _generate_one(
         "client",
         source,
-        stdio,
-        headers,
         out,
         package,
         strict,
         overwrite=False,
-        login=login,
         line_length=line_length,
-        era=era,
-        max_response_bytes=max_response_bytes,
         skip_invalid=skip_invalid,
     )
 
@@ -245,8 +215,9 @@ def client(
 @login_options
 @reports_errors
 @batch
+@gathers_source()
 def server(
-    source: str | None,
+    source: Source,
     out: Path,
     package: str | None,
     overwrite_handlers: bool,
@@ -254,27 +225,18 @@ def server(
     line_length: int | None,
     strict: bool,
     skip_invalid: bool,
-    stdio: str | None,
-    mcp_config: Path | None,
-    server_name: str | None,
-    headers: dict[str, str],
-    login: Login,
 ) -> None:
     """Generate a server package from SOURCE: a regenerated typed base and your handlers.py.
 
     handlers.py is created only when absent; base.py, models.py and the rest are rewritten every run.
     """
-    source = config_source(mcp_config, server_name, source, stdio, headers)
     _generate_one(
         "server",
-        source,
-        stdio,
-        headers,
+        source.resolved(),
         out,
         package,
         strict,
         overwrite=overwrite_handlers,
-        login=login,
         line_length=line_length,
         skip_invalid=skip_invalid,
         add_stubs=add_stubs,
@@ -295,29 +257,28 @@ def _header_source(spec: ValidatedSpec, source: str | None, out: Path) -> Valida
 
 
 def _every_server(
-    mcp_config: Path | None,
-    server_name: str | None,
-    source: str | None,
-    stdio: str | None,
-    headers: dict[str, str],
+    source: Source,
     out: Path | None,
     project: Path | None,
     package: str | None,
     strict: bool,
     *,
-    login: Login,
     line_length: int | None,
-    era: str,
-    max_response_bytes: int | None,
     skip_invalid: bool,
 ) -> None:
     """`client --config FILE --all -o DIR`: one package per enabled server, each named after its
     server (`package_names`); a server that fails is reported and the others are still generated."""
     from ..load.mcp_config import read_config
 
+    mcp_config = source.mcp_config
     if mcp_config is None:
         raise click.UsageError("--all needs --config FILE (every server of that file)")
-    if server_name is not None or source is not None or stdio is not None or headers:
+    if (
+        source.server_name is not None
+        or source.where is not None
+        or source.stdio is not None
+        or source.headers
+    ):
         raise click.UsageError(
             "--all generates every server of --config FILE: give no SOURCE, --server, --stdio or --header"
         )
@@ -339,17 +300,12 @@ def _every_server(
         try:
             tally += _generate_one(
                 "client",
-                f"{mcp_config}#{name}",
-                None,
-                {},
+                dataclasses.replace(source, where=f"{mcp_config}#{name}", mcp_config=None),
                 out,
                 pkg,
                 strict,
                 overwrite=False,
-                login=login,
                 line_length=line_length,
-                era=era,
-                max_response_bytes=max_response_bytes,
                 skip_invalid=skip_invalid,
             )
         except Failed:
@@ -381,26 +337,22 @@ def package_names(servers: Iterable[str], kind: Kind) -> dict[str, str]:
 
 def _generate_one(
     kind: Kind,
-    source: str | None,
-    stdio: str | None,
-    headers: dict[str, str],
+    source: Source,
     out: Path,
     package: str | None,
     strict: bool,
     overwrite: bool,
-    login: Login,
     line_length: int | None,
-    era: str = "auto",
-    max_response_bytes: int | None = None,
     skip_invalid: bool = False,
     add_stubs: bool = False,
 ) -> tuple[int, int]:
-    """Generate one package; (tools generated, tools excluded)."""
-    require_source(source, stdio, headers)
+    """Generate one package from a resolved source; (tools generated, tools excluded)."""
+    source.require()
     style = project_style(out, line_length=line_length)
-    loaded = stages.load_spec(source, stdio, headers, login, era, max_response_bytes)
-    validated = _header_source(usable_spec(check_spec(loaded, strict, skip_invalid, model=True)), source, out)
-    name = package or default_package_name(source, stdio, kind)
+    loaded = source.load()
+    checked = check_spec(loaded, strict, skip_invalid, model=True)
+    validated = _header_source(usable_spec(checked), source.where, out)
+    name = package or default_package_name(source.where, source.stdio, kind)
     pkg = stages.build_package(kind, validated, name, style)
     report = write_package(out, pkg, overwrite_user_files=overwrite)
     _print_report(report, "--overwrite-handlers" if kind == "server" else None)
@@ -420,33 +372,28 @@ def _generate_one(
 
 
 def _generate_project(
-    source: str | None,
-    stdio: str | None,
-    headers: dict[str, str],
+    source: Source,
     project: Path,
     package: str | None,
     strict: bool,
     *,
-    login: Login,
     line_length: int | None,
-    era: str,
-    max_response_bytes: int | None,
     name: str | None,
     version: str | None,
     skip_invalid: bool = False,
 ) -> None:
     from ..write.project import package_dir_of, write_project
 
-    require_source(source, stdio, headers)
+    source.require()
     project_meta(package or "pkg", None, name, version)  # bad flags stop the run before a server is asked
     out = package_dir_of(project)
     style = project_style(out, line_length=line_length)
-    loaded = stages.load_spec(source, stdio, headers, login, era, max_response_bytes)
-    pkg_name = package or default_package_name(source, stdio, "client")
+    loaded = source.load()
+    pkg_name = package or default_package_name(source.where, source.stdio, "client")
     meta = project_meta(pkg_name, loaded.server_info, name, version)  # before the work: errors first
     # relative to the project root above DIR: DIR's own pyproject.toml must not move it between runs
     checked = check_spec(loaded, strict, skip_invalid, model=True)
-    validated = _header_source(usable_spec(checked), source, project.parent)
+    validated = _header_source(usable_spec(checked), source.where, project.parent)
     built = stages.build_project(validated, pkg_name, meta, style)
     report = write_project(project, built)
     _print_report(report.package, None)
