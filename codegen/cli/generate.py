@@ -20,11 +20,13 @@ from . import stages
 from .auth import login_options
 from .common import (
     Failed,
+    Source,
     add_stubs_option,
     batch,
     check_spec,
     display_path,
     era_option,
+    gathers_source,
     header_option,
     line_length_option,
     max_response_option,
@@ -40,10 +42,8 @@ from .common import (
 )
 from .config import header_path, project_root, project_style, relative_source
 from .project import project_meta, project_options
-from .reports import print_project_report, print_report, report_handlers
-from .source import Source, gathers_source
+from .reports import Tally, print_project_report, print_report, report_handlers, tools_line
 from .stages import Kind
-from .tally import Tally, tools_line
 
 if TYPE_CHECKING:
     from ..spec import ValidatedSpec

@@ -13,9 +13,11 @@ from ..write.package import write_file_atomic
 from .auth import login_options
 from .common import (
     Failed,
+    Source,
     check_spec,
     display_path,
     era_option,
+    gathers_source,
     header_option,
     max_response_option,
     mcp_config_options,
@@ -25,7 +27,6 @@ from .common import (
     stdio_option,
     strict_option,
 )
-from .source import Source, gathers_source
 
 __all__ = ["snapshot", "validate"]
 

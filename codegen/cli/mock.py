@@ -22,14 +22,15 @@ from mcpgen_runtime.masking import masked
 
 from .common import (
     Failed,
+    Source,
     check_spec,
+    gathers_source,
     header_option,
     mcp_config_options,
     parse_stdio,
     reports_errors,
     usable_spec,
 )
-from .source import Source, gathers_source
 
 if TYPE_CHECKING:
     from mcpgen_runtime.mock.faults import Faults

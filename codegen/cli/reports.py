@@ -1,23 +1,41 @@
 """What the write commands print: the files a write created, updated or removed, a stale target's
-file diffs, and what the user's handlers.py lacks or names in vain (with `--add-stubs`, appended)."""
+file diffs, what the user's handlers.py lacks or names in vain (with `--add-stubs`, appended), and
+the last line, which counts the tools generated and excluded (MCPGEN-EXCLUDED): a tool left out of
+the bindings (an invalid pattern, a bad x-mcp-header) is a warning without `--strict`, and a CI log
+shows its end."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
+from ..errors import McpgenError
 from ..write.check import FileDiff
 from ..write.package import WriteReport
 from .common import display_path
 
 if TYPE_CHECKING:
+    from ..spec import LoadedSpec
     from ..write.project import ProjectReport
+    from .config import TargetConfig
 
-__all__ = ["listed", "print_diffs", "print_project_report", "print_report", "report_handlers"]
+__all__ = [
+    "Tally",
+    "excluded_counts",
+    "listed",
+    "print_diffs",
+    "print_project_report",
+    "print_report",
+    "report_handlers",
+    "tools_line",
+    "tools_on_disk",
+]
 
 
 def print_project_report(project: Path, report: ProjectReport) -> None:
@@ -169,3 +187,49 @@ def _same_bytes(path: Path, data: bytes) -> bool:
         return path.is_file() and not path.is_symlink() and path.read_bytes() == data
     except OSError:
         return False
+
+
+def tools_line(source: str, generated: int, excluded: int) -> str:
+    """The last line of `client`/`server` for one package."""
+    line = f"{source}: {generated} tool(s) generated, {excluded} excluded"
+    if excluded:
+        line += " (the warnings above say why; --strict makes an exclusion an error)"
+    return line
+
+
+@dataclasses.dataclass
+class Tally:
+    """Tools generated and excluded over several packages (`generate`, `client --all`)."""
+
+    generated: int = 0
+    excluded: int = 0
+
+    def __iadd__(self, counts: tuple[int, int]) -> Tally:
+        self.generated += counts[0]
+        self.excluded += counts[1]
+        return self
+
+    def line(self, packages: str) -> str:
+        line = f"{self.generated} tool(s) generated, {self.excluded} excluded ({packages})"
+        if self.excluded:
+            line += "; `mcpgen validate` says why, and --strict (strict = true) makes an exclusion an error"
+        return line
+
+
+def excluded_counts(
+    loaded: Mapping[Path, LoadedSpec | McpgenError], target: TargetConfig, tools: Sequence[object]
+) -> tuple[int, int]:
+    """(generated, excluded) for a target whose package holds `tools` of its loaded source."""
+    spec = loaded.get(target.source_path)
+    listed = len(tools) if spec is None or isinstance(spec, McpgenError) else len(spec.tools)
+    return len(tools), listed - len(tools)
+
+
+def tools_on_disk(target: TargetConfig) -> list[object]:
+    """The tools of a fresh target's package: its tools.json, which the manifest vouches for."""
+    try:
+        document = json.loads((target.output / target.package / "tools.json").read_bytes())
+    except (OSError, ValueError):
+        return []
+    tools = document.get("tools") if isinstance(document, dict) else None
+    return tools if isinstance(tools, list) else []

@@ -28,8 +28,15 @@ from .common import (
 )
 from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
 from .project import project_meta
-from .reports import print_diffs, print_project_report, print_report, report_handlers
-from .tally import Tally, excluded_counts, tools_on_disk
+from .reports import (
+    Tally,
+    excluded_counts,
+    print_diffs,
+    print_project_report,
+    print_report,
+    report_handlers,
+    tools_on_disk,
+)
 
 if TYPE_CHECKING:
     from ..parallel import Beside
