@@ -18,12 +18,12 @@ from ..model.ir import (
     class_refs,
 )
 from ..model.modules import ModulePlan, plan_modules
-from . import black_format, layout, pysource
-from .imports import Imports, natural, type_names
 from .jobs import Render
-from .pysource import Node, PyCode, PySource
+from .python import black_format, layout, pysource
+from .python.imports import Imports, natural, type_names
+from .python.pysource import Node, PyCode, PySource
+from .python.typenodes import TypeNames, type_node
 from .templates import file_header, render_template
-from .typenodes import TypeNames, type_node
 
 __all__ = ["render_models"]
 

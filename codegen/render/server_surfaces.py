@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from ..errors import InternalGeneratorError
 from ..model.surfaces import PromptIR, SurfaceParam, SurfacesIR, TemplateIR
-from . import layout, pysource
-from .imports import Imports
-from .pysource import Node, PyCode
+from .python import layout, pysource, spelling
+from .python.imports import Imports
+from .python.pysource import Node, PyCode
 
 __all__ = ["STATIC_READER", "ServerSurfaces", "render_server_surfaces"]
 
@@ -63,11 +63,11 @@ def _params_literal(params: Iterable[SurfaceParam]) -> Node:
 
 
 def _doc(text: str | None, fallback: str, params: Iterable[SurfaceParam] = ()) -> str:
-    doc = pysource.clean_text(text or "") or fallback
+    doc = spelling.clean_text(text or "") or fallback
     described = [p for p in params if p.description]
     if described:
         doc += "\n\nArgs:\n" + "\n".join(
-            f"    {p.name}: {pysource.clean_text(p.description or '')}" for p in described
+            f"    {p.name}: {spelling.clean_text(p.description or '')}" for p in described
         )
     return doc
 

@@ -23,9 +23,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model.surfaces import PromptIR, ResourceIR, SurfaceParam, SurfacesIR, TemplateIR
-from . import layout, pysource
-from .imports import Imports
-from .pysource import Node, PyCode
+from .python import layout, pysource, spelling
+from .python.imports import Imports
+from .python.pysource import Node, PyCode
 
 __all__ = ["SurfaceMethods", "render_resources_class", "render_surface_methods"]
 
@@ -42,7 +42,7 @@ class SurfaceMethods:
 def _args_section(params: Iterable[SurfaceParam]) -> str:
     entries = []
     for param in params:
-        text = pysource.clean_text(param.description or "", keep_newlines=False)
+        text = spelling.clean_text(param.description or "", keep_newlines=False)
         if text:
             entries.append(f"    {param.name}: {text}")
     return "\n\nArgs:\n" + "\n".join(entries) if entries else ""
@@ -88,14 +88,14 @@ def _method(
 
 
 def _template_doc(template: TemplateIR) -> str:
-    text = pysource.clean_text(template.description or "") or pysource.clean_text(template.title or "")
+    text = spelling.clean_text(template.description or "") or spelling.clean_text(template.title or "")
     text = text or f"Read the {template.wire_name!r} resource template."
-    where = pysource.clean_text(template.uri_template, keep_newlines=False)
+    where = spelling.clean_text(template.uri_template, keep_newlines=False)
     return f"{text}\n\nURI template: {where}" + _args_section(template.params)
 
 
 def _prompt_doc(prompt: PromptIR) -> str:
-    text = pysource.clean_text(prompt.description or "") or pysource.clean_text(prompt.title or "")
+    text = spelling.clean_text(prompt.description or "") or spelling.clean_text(prompt.title or "")
     text = text or f"Get the {prompt.wire_name!r} prompt."
     return text + _args_section(prompt.params)
 
