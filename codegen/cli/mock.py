@@ -50,7 +50,8 @@ def _upstream(given: Source) -> Upstream | None:
         raise click.UsageError("--header applies to server URLs only")
     if upstream_stdio is not None:
         return Upstream.stdio(upstream_stdio)
-    from ..load.mcp_config import read_config, resolve_entry, split_config_source
+    from ..load.launch import resolve_entry
+    from ..load.mcp_config import read_config, split_config_source
 
     in_config = split_config_source(source) if source is not None else None
     if in_config is not None:
