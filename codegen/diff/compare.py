@@ -2,15 +2,8 @@
 
 Every change is judged twice: for a **client** of the tools (it sends arguments and reads
 results) and for a **server** implementing them (it accepts arguments and produces results).
-A schema change is first classified by what it does to the set of valid values:
-
-- narrowed: fewer values are valid (a type or enum value removed, a bound tightened, a
-  property made required, `additionalProperties` closed, a `pattern` or `format` added);
-- widened: more values are valid (the reverse);
-- changed: cannot be decided soundly (`not`, `if`/`then`/`else`, a different `pattern`,
-  reshuffled `anyOf`/`oneOf`/`allOf`, an unresolvable `$ref`) — reported as possibly breaking,
-  never as compatible;
-- cosmetic: nothing a validator reads (`description`, `title`, `examples`, `default`, ...).
+A schema change is first classified by what it does to the set of valid values (narrowed,
+widened, changed, cosmetic: diff/schemas.py).
 
 Then by position: narrowing an *input* breaks clients (they may send what is now refused) and
 is compatible for servers; widening an input breaks servers (they must now accept more).

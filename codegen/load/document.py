@@ -207,15 +207,21 @@ _EXPECTED = (
 
 
 def checked_tools(tools: list[Any], source: str, prefix: str) -> list[dict[str, Any]]:
-    bad = [(i, t) for i, t in enumerate(tools) if not isinstance(t, dict)]
+    return _objects_only(tools, source, prefix, "tool")
+
+
+def _objects_only(items: list[Any], source: str, prefix: str, what: str) -> list[dict[str, Any]]:
+    """`items` when every one is a JSON object, else an error listing the first few that are not."""
+    bad = [(i, item) for i, item in enumerate(items) if not isinstance(item, dict)]
     if bad:
         lines = [
-            f"  {prefix}/{i}: expected a tool object, found {describe(t)}" for i, t in bad[:_SHOWN_PROBLEMS]
+            f"  {prefix}/{i}: expected a {what} object, found {describe(item)}"
+            for i, item in bad[:_SHOWN_PROBLEMS]
         ]
         if len(bad) > _SHOWN_PROBLEMS:
             lines.append(f"  ... and {len(bad) - _SHOWN_PROBLEMS} more")
-        raise SpecLoadError(f"{source}: {len(bad)} tool(s) are not JSON objects:\n" + "\n".join(lines))
-    return tools
+        raise SpecLoadError(f"{source}: {len(bad)} {what}(s) are not JSON objects:\n" + "\n".join(lines))
+    return items
 
 
 # spec-file member -> LoadedSpec field, for what a server offers beside tools (issue 22)
@@ -232,15 +238,7 @@ def checked_entries(entries: Any, source: str, prefix: str, what: str) -> list[d
         raise SpecLoadError(
             f"{source}: {prefix} must be an array of {what} objects; found {describe(entries)}"
         )
-    bad = [(i, e) for i, e in enumerate(entries) if not isinstance(e, dict)]
-    if bad:
-        lines = [
-            f"  {prefix}/{i}: expected a {what} object, found {describe(e)}" for i, e in bad[:_SHOWN_PROBLEMS]
-        ]
-        if len(bad) > _SHOWN_PROBLEMS:
-            lines.append(f"  ... and {len(bad) - _SHOWN_PROBLEMS} more")
-        raise SpecLoadError(f"{source}: {len(bad)} {what}(s) are not JSON objects:\n" + "\n".join(lines))
-    return entries
+    return _objects_only(entries, source, prefix, what)
 
 
 def _surfaces(document: Mapping[str, Any], source: str) -> dict[str, list[dict[str, Any]]]:

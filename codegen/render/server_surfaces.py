@@ -54,6 +54,11 @@ def _free(name: str, taken: set[str]) -> str:
     return name
 
 
+def _binding_key(item: TemplateIR | PromptIR) -> str:
+    """What a binding is looked up by: a template's wire URI template, a prompt's wire name."""
+    return item.uri_template if isinstance(item, TemplateIR) else item.wire_name
+
+
 def _params_literal(params: Iterable[SurfaceParam]) -> Node:
     pairs: list[Node] = [
         pysource.brk("(", [pysource.literal(p.wire_name), pysource.literal(p.name)], ")", magic=False)
@@ -193,34 +198,25 @@ def render_server_surfaces(
                     indent=_CLASS,
                 )
             )
-        if surfaces.templates:
-            binding = imports.add(_SERVER, "ResourceTemplateBinding")
+        for items, binding_class, key, constant in (
+            (surfaces.templates, "ResourceTemplateBinding", "uri_template", "_resource_template_bindings_"),
+            (surfaces.prompts, "PromptBinding", "name", "_prompt_bindings_"),
+        ):
+            if not items:
+                continue
+            binding = imports.add(_SERVER, binding_class)
             entries = [
                 pysource.call(
                     pysource.ident(binding),
                     [
-                        pysource.keyword_arg("uri_template", pysource.literal(t.uri_template)),
-                        pysource.keyword_arg("method", pysource.literal(t.method_name)),
-                        pysource.keyword_arg("params", _params_literal(t.params)),
+                        pysource.keyword_arg(key, pysource.literal(_binding_key(item))),
+                        pysource.keyword_arg("method", pysource.literal(item.method_name)),
+                        pysource.keyword_arg("params", _params_literal(item.params)),
                     ],
                 )
-                for t in surfaces.templates
+                for item in items
             ]
-            statements.append(_tuple_statement("_resource_template_bindings_", entries))
-        if surfaces.prompts:
-            binding = imports.add(_SERVER, "PromptBinding")
-            entries = [
-                pysource.call(
-                    pysource.ident(binding),
-                    [
-                        pysource.keyword_arg("name", pysource.literal(p.wire_name)),
-                        pysource.keyword_arg("method", pysource.literal(p.method_name)),
-                        pysource.keyword_arg("params", _params_literal(p.params)),
-                    ],
-                )
-                for p in surfaces.prompts
-            ]
-            statements.append(_tuple_statement("_prompt_bindings_", entries))
+            statements.append(_tuple_statement(constant, entries))
         if completion_methods:
             binding = imports.add(_SERVER, "CompletionBinding")
             entries = [

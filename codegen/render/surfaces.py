@@ -104,31 +104,22 @@ def render_surface_methods(surfaces: SurfacesIR, imports: Imports) -> SurfaceMet
     """One method per resource template and per prompt, for `Client` and for `AsyncClient`."""
     sync: list[PyCode] = []
     async_: list[PyCode] = []
-    if surfaces.templates:
-        read_result = pysource.ident(imports.add("mcpgen_runtime.surfaces", "ReadResourceResult"))
-        for template in surfaces.templates:
-            params, mapping = _params(template.params, imports)
+    kinds: tuple[tuple[tuple[TemplateIR, ...] | tuple[PromptIR, ...], str, str], ...] = (
+        (surfaces.templates, "ReadResourceResult", "_read_template"),
+        (surfaces.prompts, "PromptResult", "_get_prompt"),
+    )
+    for items, result_class, runtime_method in kinds:
+        if not items:
+            continue
+        result = pysource.ident(imports.add("mcpgen_runtime.surfaces", result_class))
+        for item in items:
+            params, mapping = _params(item.params, imports)
+            if isinstance(item, TemplateIR):
+                doc, key = _template_doc(item), item.uri_template
+            else:
+                doc, key = _prompt_doc(item), item.wire_name
             one, other = _method(
-                template.method_name,
-                params,
-                read_result,
-                _template_doc(template),
-                "_read_template",
-                [pysource.literal(template.uri_template), mapping],
-            )
-            sync.append(one)
-            async_.append(other)
-    if surfaces.prompts:
-        prompt_result = pysource.ident(imports.add("mcpgen_runtime.surfaces", "PromptResult"))
-        for prompt in surfaces.prompts:
-            params, mapping = _params(prompt.params, imports)
-            one, other = _method(
-                prompt.method_name,
-                params,
-                prompt_result,
-                _prompt_doc(prompt),
-                "_get_prompt",
-                [pysource.literal(prompt.wire_name), mapping],
+                item.method_name, params, result, doc, runtime_method, [pysource.literal(key), mapping]
             )
             sync.append(one)
             async_.append(other)
