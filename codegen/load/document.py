@@ -358,6 +358,11 @@ _NOT_KEYWORD_PARENTS = frozenset(
 _VACUOUS_BOUNDS = {"maximum": "", "exclusiveMaximum": "", "minimum": "-", "exclusiveMinimum": "-"}
 
 
+def _json_note(source: str, tool: str | None, pointer: str, message: str) -> Diagnostic:
+    """A warning of LOAD about JSON it had to change or leave out (MCPGEN-JSON)."""
+    return Diagnostic(source, tool, pointer, "MCPGEN-JSON", message, "warning")
+
+
 def _settle_numbers(spec: LoadedSpec, document: Any, numbers: list[tuple[str, Any, Any]]) -> LoadedSpec:
     """Each number beyond double range: an annotation holding it (`default`, `examples`) is dropped,
     a bound it makes vacuous (`maximum: 1e400`) is dropped, anything else makes its tool unusable;
@@ -391,14 +396,12 @@ def _settle_numbers(spec: LoadedSpec, document: Any, numbers: list[tuple[str, An
             if isinstance(parent, dict) and keyword in parent:
                 del parent[keyword]
                 notes.append(
-                    Diagnostic(
+                    _json_note(
                         spec.source,
                         tool,
                         f"{parent_pointer}/{keyword}",
-                        "MCPGEN-JSON",
                         f"the number {shown} at {pointer} is beyond the range of a double, which "
                         f"no JSON parser here can hold; `{keyword}` is dropped",
-                        "warning",
                     )
                 )
             continue
@@ -407,14 +410,12 @@ def _settle_numbers(spec: LoadedSpec, document: Any, numbers: list[tuple[str, An
         ):
             del container[key]
             notes.append(
-                Diagnostic(
+                _json_note(
                     spec.source,
                     tool,
                     pointer,
-                    "MCPGEN-JSON",
                     f"the number {shown} is beyond the range of a double, so `{key}` bounds "
                     "nothing; it is dropped",
-                    "warning",
                 )
             )
             continue
@@ -423,14 +424,12 @@ def _settle_numbers(spec: LoadedSpec, document: Any, numbers: list[tuple[str, An
             unusable.add(owner[0])
         what = "the tool is excluded" if owner is not None else "the value is ignored"
         notes.append(
-            Diagnostic(
+            _json_note(
                 spec.source,
                 tool,
                 pointer,
-                "MCPGEN-JSON",
                 f"the number {shown} is beyond the range of a double, which no JSON parser here "
                 f"can hold; {what}",
-                "warning",
             )
         )
     return dataclasses.replace(spec, notes=tuple(notes), unusable=frozenset(unusable))
