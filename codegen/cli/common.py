@@ -19,7 +19,7 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
@@ -47,6 +47,7 @@ __all__ = [
     "config_source",
     "display_path",
     "era_option",
+    "exit_for_bug",
     "gathers_source",
     "header_option",
     "line_length_option",
@@ -119,15 +120,20 @@ def reports_errors(func: Callable[P, None]) -> Callable[P, None]:
             report_error(exc)
             sys.exit(EXIT_FAILED)
         except Exception:
-            traceback.print_exc(file=sys.stderr)
-            click.echo(
-                "mcpgen: internal error: this is a bug in mcpgen, not in your input. Please report it "
-                "with the traceback above and the command you ran.",
-                err=True,
-            )
-            sys.exit(EXIT_BUG)
+            exit_for_bug()
 
     return wrapper
+
+
+def exit_for_bug() -> NoReturn:
+    """The exception being handled is a bug in mcpgen: its traceback, a plea to report it, exit 3."""
+    traceback.print_exc(file=sys.stderr)
+    click.echo(
+        "mcpgen: internal error: this is a bug in mcpgen, not in your input. Please report it "
+        "with the traceback above and the command you ran.",
+        err=True,
+    )
+    sys.exit(EXIT_BUG)
 
 
 def report_error(exc: McpgenError, prefix: str = "") -> None:
