@@ -379,6 +379,7 @@ class SchemaIndex:
                         for name, child in members.items()
                         if isinstance(child, (dict, bool))
                     )
+        # Repeats the map loop in shape (duplicates): kept apart in this hot walk (names vs positions).
         if not _LIST_SET.isdisjoint(node):
             for keyword in _LIST_KEYWORDS:
                 items = node.get(keyword)

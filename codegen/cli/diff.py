@@ -63,6 +63,7 @@ TRAILER = "Mcpgen-Allow-Breaking"  # with --commit-msg: the commit message trail
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="pyproject.toml for --target [default: the nearest one from the current directory up].",
 )
+# Repeats in shape only (duplicates): click declares each option on its own; the choices differ.
 @click.option(
     "--format",
     "fmt",

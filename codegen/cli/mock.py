@@ -109,6 +109,7 @@ def _faults(seed: int, options: Mapping[str, Any]) -> Faults:
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="The same seed gives the same answers and faults."
 )
+# Repeats in shape only (duplicates): one click declaration per option (--responses, --replay, ...).
 @click.option(
     "--responses",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),

@@ -263,6 +263,7 @@ def _run_project_target(
     return 1
 
 
+# Repeats in shape only (duplicates): keyword-only signatures alike, jobs apart.
 def _report_fresh_handlers(
     target: TargetConfig,
     loaded: dict[Path, LoadedSpec | McpgenError],

@@ -94,6 +94,7 @@ class Lit:
         return hash(self._typed())
 
 
+# Repeats in shape only (duplicates): one small frozen dataclass per node kind of the type algebra.
 @dataclass(frozen=True, slots=True)
 class ListOf:
     item: TypeExpr

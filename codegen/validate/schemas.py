@@ -68,6 +68,8 @@ def check_schemas(run: Run, tool: Tool) -> None:
                 return  # over a size limit: nothing more is checked for this tool
             tool_budget -= used
             _check_headers(run, tool, schema, in_ptr)
+    # Repeats the inputSchema checks in shape (duplicates): other rules (TOOLS-07/08 vs MCPGEN-TOOL-SHAPE),
+    # no x-mcp-header.
     if "outputSchema" in data:
         out_ptr = ptr + "/outputSchema"
         schema = data["outputSchema"]

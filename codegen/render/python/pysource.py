@@ -104,6 +104,7 @@ class PyDocstring(PySource):
     __slots__ = ()
 
 
+# Repeats in shape only (duplicates): one marker class per kind of source text.
 class PyComment(PySource):
     """Single-line comment text (without the leading `#`)."""
 
