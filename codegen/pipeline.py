@@ -6,11 +6,11 @@
         __init__.py, models.py, base.py, __main__.py, tools.json, py.typed;
         user files handlers.py, Dockerfile, deploy/nginx.conf, deploy/compose.yaml (render/deploy.py)
 
-The same ValidatedSpec and `Style` (render/black_format.py) always give the same bytes: no
+The same ValidatedSpec and `Style` (render/python/black_format.py) always give the same bytes: no
 timestamps, no absolute paths, tool order as in the input, names chosen independently of input
 order. Every module comes out of `render` in black's layout for the style (see `black_format`; a
 style the layout engine does not model is applied by black, file by file); each is compiled once
-(`render/syntax.py`; a syntax error is a bug in mcpgen) in the process that rendered it (render
+(`render/python/syntax.py`; a syntax error is a bug in mcpgen) in the process that rendered it (render
 jobs, `render/jobs.py`, on two cores), and the generated classes are checked against the plan:
 each defines exactly the planned methods, in order. Writing the files is the WRITE stage's job
 (`codegen.write`).
@@ -41,14 +41,14 @@ from .errors import Diagnostic, InternalGeneratorError, SpecValidationError
 from .model.build import build_ir
 from .model.ir import PackageIR
 from .parallel import Beside, can_fork
-from .render.black_format import BLACK_DEFAULTS, Style, format_python, formatting
 from .render.deploy import deploy_files
 from .render.jobs import Render
 from .render.jobs import run as run_jobs
 from .render.package import SERVER_USER_FILES, render_client, render_server, server_surface_methods
 from .render.project import ProjectMeta, render_project
-from .render.syntax import Methods
-from .render.syntax import check as check_syntax
+from .render.python.black_format import BLACK_DEFAULTS, Style, format_python, formatting
+from .render.python.syntax import Methods
+from .render.python.syntax import check as check_syntax
 from .render.toolsjson import surfaces_json, tools_json
 from .spec import GeneratedPackage, GeneratedProject, LoadedSpec, ValidatedSpec
 from .validate.checks import validate

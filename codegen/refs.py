@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, Literal
 from urllib.parse import unquote, urljoin, urlsplit
 
 Dialect = Literal["2020-12", "draft-07"]
@@ -192,7 +192,7 @@ def describe(value: Any, limit: int = 60) -> str:
     return f"{article} {kind} {text}"
 
 
-# --------------------------------------------------------------------------- generic walk
+# --------------------------------------------------------------------------- lazy pointers
 
 
 # A pointer built lazily: (parent link, unescaped token), None at the walk's root. Walks over
@@ -207,34 +207,6 @@ def link_pointer(link: Link, prefix: str = "") -> str:
         tokens.append(token)
     tokens.reverse()
     return prefix + "".join("/" + escape_token(token) for token in tokens)
-
-
-class JsonNode(NamedTuple):
-    value: Any
-    depth: int  # 0 for the walk's root
-    key: str | None  # member name when the parent is an object
-    link: Link
-
-    def pointer(self, prefix: str = "") -> str:
-        return link_pointer(self.link, prefix)
-
-
-def walk_json(root: Any) -> Iterator[JsonNode]:
-    """Every value under `root` (pre-order, iterative). The caller stops early by breaking."""
-    stack: list[JsonNode] = [JsonNode(root, 0, None, None)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node = pop()
-        yield node
-        value = node.value
-        if isinstance(value, dict):
-            depth, link = node.depth + 1, node.link
-            for key, child in reversed(value.items()):
-                push(JsonNode(child, depth, key, (link, key)))
-        elif isinstance(value, list):
-            depth, link = node.depth + 1, node.link
-            for position in range(len(value) - 1, -1, -1):
-                push(JsonNode(value[position], depth, None, (link, str(position))))
 
 
 # --------------------------------------------------------------------------- dialects
@@ -407,6 +379,7 @@ class SchemaIndex:
                         for name, child in members.items()
                         if isinstance(child, (dict, bool))
                     )
+        # Repeats the map loop in shape (duplicates): kept apart in this hot walk (names vs positions).
         if not _LIST_SET.isdisjoint(node):
             for keyword in _LIST_KEYWORDS:
                 items = node.get(keyword)

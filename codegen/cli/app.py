@@ -12,10 +12,11 @@ from mcpgen_runtime._version import PROTOCOL_VERSION, __version__
 from .auth import auth_group
 from .common import CONTEXT_SETTINGS, PROGRAM
 from .diff import diff
-from .generate import client, generate, server
+from .generate import client, server
 from .inspect import snapshot, validate
 from .mock import mock
 from .servers import servers
+from .targets import generate
 
 __all__ = ["main"]
 

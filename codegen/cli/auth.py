@@ -74,6 +74,7 @@ class Login:
 def login_options(func: _F) -> _F:
     """Adds --no-browser, --client-id, --client-secret and --token, handed over as `login`."""
 
+    # Repeats in shape only (duplicates): one click declaration per option.
     @click.option(
         "--token",
         metavar="TOKEN",

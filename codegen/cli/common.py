@@ -1,5 +1,6 @@
 """What every `mcpgen` command shares: exit codes and error reporting, the options that name a source
-(a spec file, a URL with headers, a stdio command), and a loaded spec checked for use.
+(a spec file, a URL with headers, a stdio command) and the `Source` value a command gathers them
+into (`gathers_source`), and a loaded spec checked for use.
 
 Exit codes: 0 success; 1 an invalid spec, a refused write, a load failure or `generate --check`
 drift (every McpgenError, message on stderr, no traceback); 2 usage errors (click's own);
@@ -18,7 +19,7 @@ import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
 
 import click
 
@@ -30,6 +31,7 @@ from .config import ConfigError, check_line_length
 
 if TYPE_CHECKING:
     from ..spec import LoadedSpec, ValidatedSpec
+    from .auth import Login
 
 __all__ = [
     "CONTEXT_SETTINGS",
@@ -39,11 +41,14 @@ __all__ = [
     "EXIT_USAGE",
     "Checked",
     "Failed",
+    "Source",
     "add_stubs_option",
     "check_spec",
     "config_source",
     "display_path",
     "era_option",
+    "exit_for_bug",
+    "gathers_source",
     "header_option",
     "line_length_option",
     "max_response_option",
@@ -115,15 +120,20 @@ def reports_errors(func: Callable[P, None]) -> Callable[P, None]:
             report_error(exc)
             sys.exit(EXIT_FAILED)
         except Exception:
-            traceback.print_exc(file=sys.stderr)
-            click.echo(
-                "mcpgen: internal error: this is a bug in mcpgen, not in your input. Please report it "
-                "with the traceback above and the command you ran.",
-                err=True,
-            )
-            sys.exit(EXIT_BUG)
+            exit_for_bug()
 
     return wrapper
+
+
+def exit_for_bug() -> NoReturn:
+    """The exception being handled is a bug in mcpgen: its traceback, a plea to report it, exit 3."""
+    traceback.print_exc(file=sys.stderr)
+    click.echo(
+        "mcpgen: internal error: this is a bug in mcpgen, not in your input. Please report it "
+        "with the traceback above and the command you ran.",
+        err=True,
+    )
+    sys.exit(EXIT_BUG)
 
 
 def report_error(exc: McpgenError, prefix: str = "") -> None:
@@ -219,6 +229,62 @@ def config_source(
             f"(`mcpgen servers --config {display_path(mcp_config)}` lists them)"
         )
     return f"{mcp_config}#{server_name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """Where the tools come from (`where`: SOURCE, or `FILE#NAME` once `resolved`) and how a live
+    server is reached."""
+
+    where: str | None
+    stdio: str | None = None
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    mcp_config: Path | None = None  # --config FILE, until `resolved`
+    server_name: str | None = None  # --server NAME, until `resolved`
+    era: str = "auto"
+    max_response_bytes: int | None = None
+    login: Login | None = None
+
+    def resolved(self) -> Source:
+        """`--config FILE --server NAME` as the `FILE#NAME` source the loaders take (usage errors
+        for options that do not go together)."""
+        where = config_source(self.mcp_config, self.server_name, self.where, self.stdio, self.headers)
+        return dataclasses.replace(self, where=where, mcp_config=None, server_name=None)
+
+    def require(self, what: str = "SOURCE") -> None:
+        """A usage error unless exactly one of `where` and `stdio` is given (and headers fit)."""
+        require_source(self.where, self.stdio, self.headers, what)
+
+    def load(self) -> LoadedSpec:
+        return stages.load_spec(
+            self.where, self.stdio, self.headers, self.login, self.era, self.max_response_bytes
+        )
+
+
+def gathers_source(
+    argument: str = "source", stdio: str = "stdio"
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Pass the command's source options (the `argument` and `stdio` parameters, the rest by their
+    usual names, each only when the command has it) to the function as one `source: Source`."""
+
+    def decorate(func: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> None:
+            kwargs["source"] = Source(
+                where=kwargs.pop(argument),
+                stdio=kwargs.pop(stdio, None),
+                headers=kwargs.pop("headers", {}),
+                mcp_config=kwargs.pop("mcp_config", None),
+                server_name=kwargs.pop("server_name", None),
+                era=kwargs.pop("era", "auto"),
+                max_response_bytes=kwargs.pop("max_response_bytes", None),
+                login=kwargs.pop("login", None),
+            )
+            func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 @dataclasses.dataclass(frozen=True)

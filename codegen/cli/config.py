@@ -50,7 +50,7 @@ from typing import Any, Literal
 
 from ..errors import McpgenError
 from ..load.mcp_config import split_config_source
-from ..render.black_format import BLACK_DEFAULTS, LINE_LENGTH_RANGE, Style
+from ..render.python.black_format import BLACK_DEFAULTS, LINE_LENGTH_RANGE, Style
 
 __all__ = [
     "KINDS",

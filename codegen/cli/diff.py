@@ -7,7 +7,6 @@ import dataclasses
 import json
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
@@ -17,10 +16,10 @@ import click
 from ..errors import McpgenError
 from . import stages
 from .common import (
-    EXIT_BUG,
     EXIT_FAILED,
     EXIT_USAGE,
     display_path,
+    exit_for_bug,
     header_option,
     max_response_option,
     parse_stdio,
@@ -64,6 +63,7 @@ TRAILER = "Mcpgen-Allow-Breaking"  # with --commit-msg: the commit message trail
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="pyproject.toml for --target [default: the nearest one from the current directory up].",
 )
+# Repeats in shape only (duplicates): click declares each option on its own; the choices differ.
 @click.option(
     "--format",
     "fmt",
@@ -189,11 +189,7 @@ def diff(
         report_error(exc)
         sys.exit(EXIT_USAGE)
     except Exception:
-        traceback.print_exc(file=sys.stderr)
-        click.echo(
-            "mcpgen: internal error: this is a bug in mcpgen, not in your input. Please report it.", err=True
-        )
-        sys.exit(EXIT_BUG)
+        exit_for_bug()
     counted = {
         "breaking": ("breaking",),
         "possibly-breaking": ("breaking", "possibly-breaking"),

@@ -1,14 +1,11 @@
-"""The commands that write packages: `mcpgen client` and `mcpgen server` (one package from a source),
-and `mcpgen generate` (every `[tool.mcpgen]` target of a pyproject.toml, or `--check` for drift)."""
+"""The commands that write one package from one source: `mcpgen client` and `mcpgen server`
+(a client may also be a project, or one package per server of an MCP config file: `--all`)."""
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 import shlex
-import tomllib
-from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -18,20 +15,18 @@ import click
 
 from ..errors import McpgenError
 from ..load.mcp_config import split_config_source
-from ..write.check import FileDiff, check_package
-from ..write.manifest import is_fresh
-from ..write.package import WriteReport, write_package
+from ..write.package import write_package
 from . import stages
-from .auth import Login, login_options
+from .auth import login_options
 from .common import (
-    Checked,
     Failed,
+    Source,
     add_stubs_option,
     batch,
     check_spec,
-    config_source,
     display_path,
     era_option,
+    gathers_source,
     header_option,
     line_length_option,
     max_response_option,
@@ -39,34 +34,21 @@ from .common import (
     output_option,
     report_error,
     reports_errors,
-    require_source,
     skip_invalid_option,
     source_argument,
     stdio_option,
     strict_option,
     usable_spec,
 )
-from .config import (
-    ConfigError,
-    GenerateConfig,
-    TargetConfig,
-    find_pyproject,
-    header_path,
-    load_config,
-    project_root,
-    project_style,
-    relative_source,
-)
+from .config import header_path, project_root, project_style, relative_source
 from .project import project_meta, project_options
+from .reports import Tally, print_project_report, print_report, report_handlers, tools_line
 from .stages import Kind
-from .tally import Tally, excluded_counts, tools_line, tools_on_disk
 
 if TYPE_CHECKING:
-    from ..parallel import Beside
-    from ..spec import GeneratedPackage, LoadedSpec, ValidatedSpec
-    from ..write.project import ProjectReport
+    from ..spec import ValidatedSpec
 
-__all__ = ["client", "default_package_name", "generate", "package_names", "server"]
+__all__ = ["client", "default_package_name", "package_names", "server"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -141,8 +123,9 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @login_options
 @reports_errors
 @batch
+@gathers_source()
 def client(
-    source: str | None,
+    source: Source,
     out: Path | None,
     project: Path | None,
     project_name: str | None,
@@ -151,14 +134,7 @@ def client(
     line_length: int | None,
     strict: bool,
     skip_invalid: bool,
-    stdio: str | None,
-    mcp_config: Path | None,
-    server_name: str | None,
     every_server: bool,
-    headers: dict[str, str],
-    era: str,
-    max_response_bytes: int | None,
-    login: Login,
 ) -> None:
     """Generate a typed client package (sync Client and AsyncClient) from SOURCE.
 
@@ -170,23 +146,10 @@ def client(
     """
     if every_server:
         _every_server(
-            mcp_config,
-            server_name,
-            source,
-            stdio,
-            headers,
-            out,
-            project,
-            package,
-            strict,
-            login=login,
-            line_length=line_length,
-            era=era,
-            max_response_bytes=max_response_bytes,
-            skip_invalid=skip_invalid,
+            source, out, project, package, strict, line_length=line_length, skip_invalid=skip_invalid
         )
         return
-    source = config_source(mcp_config, server_name, source, stdio, headers)
+    source = source.resolved()
     if (out is None) == (project is None):
         raise click.UsageError("give either -o/--output DIR or --project DIR")
     if project is None and (project_name is not None or project_version is not None):
@@ -194,15 +157,10 @@ def client(
     if project is not None:
         _generate_project(
             source,
-            stdio,
-            headers,
             project,
             package,
             strict,
-            login=login,
             line_length=line_length,
-            era=era,
-            max_response_bytes=max_response_bytes,
             name=project_name,
             version=project_version,
             skip_invalid=skip_invalid,
@@ -212,16 +170,11 @@ def client(
     _generate_one(
         "client",
         source,
-        stdio,
-        headers,
         out,
         package,
         strict,
         overwrite=False,
-        login=login,
         line_length=line_length,
-        era=era,
-        max_response_bytes=max_response_bytes,
         skip_invalid=skip_invalid,
     )
 
@@ -245,8 +198,9 @@ def client(
 @login_options
 @reports_errors
 @batch
+@gathers_source()
 def server(
-    source: str | None,
+    source: Source,
     out: Path,
     package: str | None,
     overwrite_handlers: bool,
@@ -254,27 +208,18 @@ def server(
     line_length: int | None,
     strict: bool,
     skip_invalid: bool,
-    stdio: str | None,
-    mcp_config: Path | None,
-    server_name: str | None,
-    headers: dict[str, str],
-    login: Login,
 ) -> None:
     """Generate a server package from SOURCE: a regenerated typed base and your handlers.py.
 
     handlers.py is created only when absent; base.py, models.py and the rest are rewritten every run.
     """
-    source = config_source(mcp_config, server_name, source, stdio, headers)
     _generate_one(
         "server",
-        source,
-        stdio,
-        headers,
+        source.resolved(),
         out,
         package,
         strict,
         overwrite=overwrite_handlers,
-        login=login,
         line_length=line_length,
         skip_invalid=skip_invalid,
         add_stubs=add_stubs,
@@ -295,29 +240,28 @@ def _header_source(spec: ValidatedSpec, source: str | None, out: Path) -> Valida
 
 
 def _every_server(
-    mcp_config: Path | None,
-    server_name: str | None,
-    source: str | None,
-    stdio: str | None,
-    headers: dict[str, str],
+    source: Source,
     out: Path | None,
     project: Path | None,
     package: str | None,
     strict: bool,
     *,
-    login: Login,
     line_length: int | None,
-    era: str,
-    max_response_bytes: int | None,
     skip_invalid: bool,
 ) -> None:
     """`client --config FILE --all -o DIR`: one package per enabled server, each named after its
     server (`package_names`); a server that fails is reported and the others are still generated."""
     from ..load.mcp_config import read_config
 
+    mcp_config = source.mcp_config
     if mcp_config is None:
         raise click.UsageError("--all needs --config FILE (every server of that file)")
-    if server_name is not None or source is not None or stdio is not None or headers:
+    if (
+        source.server_name is not None
+        or source.where is not None
+        or source.stdio is not None
+        or source.headers
+    ):
         raise click.UsageError(
             "--all generates every server of --config FILE: give no SOURCE, --server, --stdio or --header"
         )
@@ -339,17 +283,12 @@ def _every_server(
         try:
             tally += _generate_one(
                 "client",
-                f"{mcp_config}#{name}",
-                None,
-                {},
+                dataclasses.replace(source, where=f"{mcp_config}#{name}", mcp_config=None),
                 out,
                 pkg,
                 strict,
                 overwrite=False,
-                login=login,
                 line_length=line_length,
-                era=era,
-                max_response_bytes=max_response_bytes,
                 skip_invalid=skip_invalid,
             )
         except Failed:
@@ -381,30 +320,26 @@ def package_names(servers: Iterable[str], kind: Kind) -> dict[str, str]:
 
 def _generate_one(
     kind: Kind,
-    source: str | None,
-    stdio: str | None,
-    headers: dict[str, str],
+    source: Source,
     out: Path,
     package: str | None,
     strict: bool,
     overwrite: bool,
-    login: Login,
     line_length: int | None,
-    era: str = "auto",
-    max_response_bytes: int | None = None,
     skip_invalid: bool = False,
     add_stubs: bool = False,
 ) -> tuple[int, int]:
-    """Generate one package; (tools generated, tools excluded)."""
-    require_source(source, stdio, headers)
+    """Generate one package from a resolved source; (tools generated, tools excluded)."""
+    source.require()
     style = project_style(out, line_length=line_length)
-    loaded = stages.load_spec(source, stdio, headers, login, era, max_response_bytes)
-    validated = _header_source(usable_spec(check_spec(loaded, strict, skip_invalid, model=True)), source, out)
-    name = package or default_package_name(source, stdio, kind)
+    loaded = source.load()
+    checked = check_spec(loaded, strict, skip_invalid, model=True)
+    validated = _header_source(usable_spec(checked), source.where, out)
+    name = package or default_package_name(source.where, source.stdio, kind)
     pkg = stages.build_package(kind, validated, name, style)
     report = write_package(out, pkg, overwrite_user_files=overwrite)
-    _print_report(report, "--overwrite-handlers" if kind == "server" else None)
-    broken = kind == "server" and _report_handlers(
+    print_report(report, "--overwrite-handlers" if kind == "server" else None)
+    broken = kind == "server" and report_handlers(
         out / name,
         name,
         pkg.files,
@@ -420,509 +355,30 @@ def _generate_one(
 
 
 def _generate_project(
-    source: str | None,
-    stdio: str | None,
-    headers: dict[str, str],
+    source: Source,
     project: Path,
     package: str | None,
     strict: bool,
     *,
-    login: Login,
     line_length: int | None,
-    era: str,
-    max_response_bytes: int | None,
     name: str | None,
     version: str | None,
     skip_invalid: bool = False,
 ) -> None:
     from ..write.project import package_dir_of, write_project
 
-    require_source(source, stdio, headers)
+    source.require()
     project_meta(package or "pkg", None, name, version)  # bad flags stop the run before a server is asked
     out = package_dir_of(project)
     style = project_style(out, line_length=line_length)
-    loaded = stages.load_spec(source, stdio, headers, login, era, max_response_bytes)
-    pkg_name = package or default_package_name(source, stdio, "client")
+    loaded = source.load()
+    pkg_name = package or default_package_name(source.where, source.stdio, "client")
     meta = project_meta(pkg_name, loaded.server_info, name, version)  # before the work: errors first
     # relative to the project root above DIR: DIR's own pyproject.toml must not move it between runs
     checked = check_spec(loaded, strict, skip_invalid, model=True)
-    validated = _header_source(usable_spec(checked), source, project.parent)
+    validated = _header_source(usable_spec(checked), source.where, project.parent)
     built = stages.build_project(validated, pkg_name, meta, style)
     report = write_project(project, built)
-    _print_report(report.package, None)
-    _print_project_report(project, report)
+    print_report(report.package, None)
+    print_project_report(project, report)
     click.echo(tools_line(loaded.source, len(validated.tools), len(loaded.tools) - len(validated.tools)))
-
-
-def _print_project_report(project: Path, report: ProjectReport) -> None:
-    for label, paths in (("created", report.created), ("updated", report.updated)):
-        for rel in paths:
-            click.echo(f"{label:<8} {display_path(project / rel)}")
-    state = "up to date" if not (report.created or report.updated) else "written"
-    click.echo(f"{display_path(project)}: project files {state} (the sections marked 'yours' are kept)")
-
-
-def _print_report(report: WriteReport, user_hint: str | None) -> None:
-    base = report.package_dir
-    for label, paths in (
-        ("created", report.created),
-        ("updated", report.updated),
-        ("removed", report.removed),
-    ):
-        for shown in _listed(paths):
-            click.echo(f"{label:<8} {display_path(base / shown[0])}{shown[1]}")
-    for rel in report.preserved:
-        hint = f"; {user_hint} replaces it" if user_hint else ""
-        click.echo(f"{'kept':<8} {display_path(base / rel)} (yours{hint})")
-    if report.changed:
-        click.echo(
-            f"{display_path(base)}: {len(report.created)} created, {len(report.updated)} updated, "
-            f"{len(report.unchanged)} unchanged, {len(report.removed)} removed"
-        )
-    else:
-        click.echo(f"{display_path(base)}: up to date ({len(report.unchanged)} file(s) unchanged)")
-
-
-HEADER_NAMES_SHOWN = 5
-FILES_SHOWN_PER_FOLDER = 5
-
-
-def _listed(paths: Iterable[str]) -> list[tuple[str, str]]:
-    """What to print of `paths` (relative, "/"-separated): each file, except that a folder holding
-    more than FILES_SHOWN_PER_FOLDER of them (a large catalog's `_models/`) is one line with a count."""
-    by_folder: dict[str, list[str]] = {}
-    for rel in paths:
-        by_folder.setdefault(rel.rpartition("/")[0], []).append(rel)
-    shown: list[tuple[str, str]] = []
-    for folder, files in by_folder.items():
-        if folder and len(files) > FILES_SHOWN_PER_FOLDER:
-            shown.append((folder + "/", f" ({len(files)} files)"))
-        else:
-            shown.extend((rel, "") for rel in files)
-    return shown
-
-
-_SAID = {
-    "missing": "missing",
-    "extra": "no longer generated",
-    "differs": "differ",
-    "header": "differ only in the header",
-    "conflict": "in conflict",
-}
-
-
-def _print_diffs(diffs: Iterable[FileDiff], *, tools_shown: bool = False) -> None:
-    """A summary line, then each file's diff; files whose only change is their header are named on
-    one line, and tools.json's diff is left out when its tool changes were `tools_shown`."""
-    diffs = list(diffs)
-    header_only = [diff for diff in diffs if diff.status == "header"]
-    counts: Counter[str] = Counter(diff.status for diff in diffs)
-    click.echo(
-        "  files: "
-        + ", ".join(f"{counts[status]} {said}" for status, said in _SAID.items() if counts[status])
-    )
-    for diff in diffs:
-        if diff.status == "header":
-            continue
-        if tools_shown and diff.path == "tools.json" and diff.status == "differs":
-            click.echo(f"  {diff.status:<8} {display_path(diff.file)} (the tool changes above)")
-            continue
-        click.echo(f"  {diff.status:<8} {display_path(diff.file)}")
-        for line in diff.detail.splitlines():
-            click.echo(f"    {line}")
-    if header_only:
-        # a large catalog has hundreds of models modules: name a few, count the rest
-        shown = [diff.path for diff in header_only[:HEADER_NAMES_SHOWN]]
-        more = len(header_only) - len(shown)
-        names = ", ".join(shown) + (f" and {more} more" if more else "")
-        click.echo(f"  header   only the first-line header (the spec's sha256) differs in: {names}")
-
-
-@click.command()
-@click.option("--check", is_flag=True, help="Write nothing; show what is stale and exit 1 if anything is.")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help=(
-        "pyproject.toml with [tool.mcpgen] targets [default: the nearest one from the current directory up]."
-    ),
-)
-@skip_invalid_option
-@add_stubs_option
-@reports_errors
-@batch
-def generate(check: bool, config_path: Path | None, skip_invalid: bool, add_stubs: bool) -> None:
-    """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
-
-    Each target has source (a spec file relative to pyproject.toml), kind (client or server),
-    output (a directory) and package; strict, skip_invalid and line-length are optional (--skip-invalid
-    sets skip_invalid for every target). With --check nothing is written: stale
-    targets are listed with a short diff and the exit code is 1.
-    """
-    if check and add_stubs:
-        raise click.UsageError("--add-stubs writes handlers.py; --check writes nothing: use one or the other")
-    if config_path is None:
-        config_path = find_pyproject(Path.cwd())
-        if config_path is None:
-            raise ConfigError("no pyproject.toml in this directory or its parents; pass --config")
-    config = load_config(config_path)
-    if skip_invalid:
-        config = dataclasses.replace(
-            config, targets=tuple(dataclasses.replace(t, skip_invalid=True) for t in config.targets)
-        )
-    tally = Tally()
-    failed, stale = _run_targets(config, check=check, add_stubs=add_stubs, tally=tally)
-    if check:
-        fresh = len(config.targets) - stale - failed
-        click.echo(f"{stale} stale, {fresh} up to date, {failed} failed (of {len(config.targets)} targets)")
-        if stale:
-            click.echo("run `mcpgen generate` to update the stale targets")
-    click.echo(
-        tally.line(
-            f"in the {len(config.targets) - failed} of {len(config.targets)} target(s) that did not fail"
-        )
-    )
-    if failed or stale:
-        raise Failed
-
-
-def _input_key(
-    target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError], digests: dict[Path, str]
-) -> str | None:
-    """pipeline.input_key of the target (None when its source does not load: reported later)."""
-    from ..pipeline import input_key
-
-    _loaded_for(target, loaded)
-    spec = loaded[target.source_path]
-    if isinstance(spec, McpgenError):
-        return None
-    if target.source_path not in digests:
-        digests[target.source_path] = spec.digest
-    return input_key(
-        digest=digests[target.source_path],
-        source=target.source,
-        kind=target.kind,
-        package=target.package,
-        strict=target.strict,
-        style=target.style,
-        cli=target.cli,
-        skip_invalid=target.skip_invalid,
-    )
-
-
-def _run_targets(
-    config: GenerateConfig, *, check: bool, add_stubs: bool = False, tally: Tally | None = None
-) -> tuple[int, int]:
-    """Build every target (each source loaded and validated once); returns (failed, stale).
-
-    A target whose manifest records the same input key and whose files still have their recorded
-    digests is fresh without being built (`write.is_fresh`). A package is written by a forked copy
-    while the next target builds (`_Writing`); one write at a time, reported in target order."""
-    checked: dict[tuple[Path, bool, bool], Checked | McpgenError] = {}
-    loaded: dict[Path, LoadedSpec | McpgenError] = {}
-    digests: dict[Path, str] = {}
-    failed = stale = 0
-    writing: _Writing | None = None
-    tally = Tally() if tally is None else tally
-    for target in config.targets:
-        try:
-            if target.project is not None:
-                failed += _finish(writing, config, add_stubs)
-                writing = None
-                stale += _run_project_target(target, loaded, checked, check=check)
-                tally += excluded_counts(loaded, target, _validated_for(target, loaded, checked).tools)
-                continue
-            key = _input_key(target, loaded, digests)
-            if key is not None and is_fresh(target.output, target.package, key):
-                failed += _finish(writing, config, add_stubs)
-                writing = None
-                click.echo(
-                    f"fresh: {display_path(target.output / target.package)}"
-                    if check
-                    else f"{display_path(target.output / target.package)}: up to date"
-                )
-                if target.kind == "server" and _report_fresh_handlers(
-                    target, loaded, checked, add_stubs=add_stubs
-                ):
-                    failed += 1
-                tally += excluded_counts(loaded, target, tools_on_disk(target))
-                continue
-            validated = _validated_for(target, loaded, checked)
-            tally += excluded_counts(loaded, target, validated.tools)
-            built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
-            pkg = dataclasses.replace(built, input_key=key)
-            failed += _finish(writing, config, add_stubs)
-            writing = None
-            if not check:
-                writing = _Writing.start(target, pkg)
-                continue
-            diffs = check_package(target.output, pkg)
-            if diffs:
-                stale += 1
-                where = display_path(target.output / target.package)
-                click.echo(f"stale: {where} (target #{target.index})")
-                # tools.json as generated: the definitions are those on disk, no tool changed
-                tools_changed = any(diff.path == "tools.json" for diff in diffs)
-                shown = tools_changed and _print_tool_changes(target, validated)
-                _print_diffs(diffs, tools_shown=shown)
-            else:
-                click.echo(f"fresh: {display_path(target.output / target.package)}")
-            if _handlers_broken(target, pkg, add_stubs):
-                raise Failed
-        except Failed:
-            failed += 1
-        except McpgenError as exc:
-            failed += 1
-            report_error(exc, prefix=f"{target.describe()}: ")
-    return failed + _finish(writing, config, add_stubs), stale
-
-
-@dataclasses.dataclass(frozen=True)
-class _Writing:
-    """A target's package being written (`write_package`) by a forked copy of this process while
-    the next target builds (`parallel.Beside`; written here, when it is joined, where no copy can
-    be forked). A failed write is done again here, raising its error."""
-
-    target: TargetConfig
-    package: GeneratedPackage
-    report: Beside[WriteReport]
-
-    @classmethod
-    def start(cls, target: TargetConfig, package: GeneratedPackage) -> _Writing:
-        from ..parallel import Beside
-
-        return cls(target, package, Beside(functools.partial(write_package, target.output, package)))
-
-
-def _finish(writing: _Writing | None, config: GenerateConfig, add_stubs: bool) -> int:
-    """Wait for a target's write and report it (and a server's handlers.py): 1 when it failed."""
-    if writing is None:
-        return 0
-    target = writing.target
-    try:
-        _print_report(writing.report.result(), None)
-        _remind_console_script(config, target)
-        if _handlers_broken(target, writing.package, add_stubs):
-            return 1
-    except McpgenError as exc:
-        report_error(exc, prefix=f"{target.describe()}: ")
-        return 1
-    return 0
-
-
-def _handlers_broken(target: TargetConfig, pkg: GeneratedPackage, add_stubs: bool) -> bool:
-    """A server target's handlers.py against the package just built (`_report_handlers`)."""
-    return target.kind == "server" and _report_handlers(
-        target.output / target.package,
-        target.package,
-        pkg.files,
-        functools.partial(pkg.user_files.get, "handlers.py"),
-        add_stubs=add_stubs,
-        generated=pkg.user_files.get("handlers.py"),
-    )
-
-
-def _run_project_target(
-    target: TargetConfig,
-    loaded: dict[Path, LoadedSpec | McpgenError],
-    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
-    *,
-    check: bool,
-) -> int:
-    """A target with `project`: always built (the project files hold the user's sections, so no
-    manifest can vouch for them); 1 when `check` finds it stale."""
-    from ..write.project import check_project, write_project
-
-    assert target.project is not None
-    validated = _validated_for(target, loaded, checked)
-    spec = loaded[target.source_path]
-    server_info = None if isinstance(spec, McpgenError) else spec.server_info
-    meta = project_meta(target.package, server_info, target.project_name, target.project_version)
-    built = stages.build_project(validated, target.package, meta, target.style)
-    shown = display_path(target.project)
-    if not check:
-        report = write_project(target.project, built)
-        _print_report(report.package, None)
-        _print_project_report(target.project, report)
-        return 0
-    diffs = check_project(target.project, built)
-    if not diffs:
-        click.echo(f"fresh: {shown}")
-        return 0
-    click.echo(f"stale: {shown} (target #{target.index})")
-    _print_diffs(diffs)
-    _print_tool_changes(target, validated)
-    return 1
-
-
-def _report_fresh_handlers(
-    target: TargetConfig,
-    loaded: dict[Path, LoadedSpec | McpgenError],
-    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
-    *,
-    add_stubs: bool,
-) -> bool:
-    """handlers.py of a fresh server target, against base.py and models.py on disk (they are what
-    generating would write); the scaffold for stubs is built only when a tool lacks a method."""
-    package_dir = target.output / target.package
-    try:
-        files = {name: (package_dir / name).read_bytes() for name in ("base.py", "models.py")}
-    except OSError:
-        return False
-
-    def scaffold() -> bytes | None:
-        validated = _validated_for(target, loaded, checked)
-        built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
-        return built.user_files.get("handlers.py")
-
-    return _report_handlers(package_dir, target.package, files, scaffold, add_stubs=add_stubs)
-
-
-def _report_handlers(
-    package_dir: Path,
-    package: str,
-    files: dict[str, bytes],
-    scaffold: Callable[[], bytes | None],
-    *,
-    add_stubs: bool,
-    generated: bytes | None = None,
-) -> bool:
-    """Say what the user's handlers.py lacks or names in vain (`write.handlers`); with `add_stubs`,
-    append the missing methods. True when the package cannot serve until handlers.py is fixed.
-    `generated`: the scaffold this run built from `files`; a handlers.py still equal to it
-    implements every tool and imports only names they define, so it is not parsed (3 large
-    modules for a 1,000-tool server)."""
-    from ..write.handlers import add_stubs as appended
-    from ..write.handlers import check_handlers
-    from ..write.package import write_file_atomic
-
-    if generated is not None and _same_bytes(package_dir / "handlers.py", generated):
-        return False
-    report = check_handlers(package_dir, package, files, None)
-    if report is None or report.clean:
-        return False
-    if report.unimplemented:
-        report = check_handlers(package_dir, package, files, scaffold()) or report
-    shown = display_path(report.path)
-    if report.problem:
-        click.echo(f"error: {shown}: {report.problem}", err=True)
-    for missing in report.missing:
-        click.echo(
-            f"error: {shown}:{missing.line}: `{missing.name}` is not defined in {missing.module}.py any more "
-            "(its tool was removed or renamed in the spec); change or delete the code that uses it: "
-            "the server cannot start until then",
-            err=True,
-        )
-    for line, method in report.stale_methods:
-        click.echo(
-            f"note: {shown}:{line}: method `{method}` handles no tool any more (removed from the spec?); "
-            "delete it",
-            err=True,
-        )
-    if report.unimplemented:
-        tools = ", ".join(repr(name) for name, _method in report.unimplemented)
-        if add_stubs:
-            write_file_atomic(report.path, appended(report))
-            click.echo(f"{'stubbed':<8} {shown}: class Server now has a method for {tools}")
-        else:
-            click.echo(
-                f"warning: {shown}: class Server implements no method for {len(report.unimplemented)} "
-                f'tool(s): {tools}; their calls answer "not implemented". Add with --add-stubs, or paste '
-                "into class Server:",
-                err=True,
-            )
-            for text in report.imports:
-                click.echo(f"    {text}    # at the top of handlers.py", err=True)
-            for text in report.stubs.splitlines():
-                click.echo(f"    {text}".rstrip(), err=True)
-    return report.broken
-
-
-def _same_bytes(path: Path, data: bytes) -> bool:
-    try:
-        return path.is_file() and not path.is_symlink() and path.read_bytes() == data
-    except OSError:
-        return False
-
-
-def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None:
-    """A target with `cli = "NAME"`: say which `[project.scripts]` line installs the command,
-    unless the pyproject.toml already has it (mcpgen never edits it)."""
-    if target.cli is None:
-        return
-    entry = f"{target.package}.__main__:main"
-    try:
-        with config.path.open("rb") as fh:
-            scripts = tomllib.load(fh).get("project", {}).get("scripts", {})
-    except (OSError, tomllib.TOMLDecodeError, AttributeError):
-        scripts = {}
-    if not isinstance(scripts, dict) or scripts.get(target.cli) != entry:
-        click.echo(
-            f"note: to install the command {target.cli!r}, add to [project.scripts] of the distribution "
-            f'that ships {target.package}: {target.cli} = "{entry}"'
-        )
-
-
-def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> bool:
-    """When a stale target's tools changed, say whom the change breaks (`mcpgen diff` in short);
-    whether anything was said."""
-    from ..diff.compare import diff_tools
-    from ..diff.formats import summary_line
-    from ..load.document import load_file
-
-    checked_in = target.output / target.package / "tools.json"
-    if not checked_in.exists():
-        return False
-    shown = display_path(checked_in)
-    report = diff_tools(load_file(shown).tools, validated.tools, old_source=shown, new_source=target.source)
-    if report.changes:
-        click.echo(f"  tools: {summary_line(report)}")
-        for change in report.changes:
-            if "breaking" in (change.client, change.server):
-                click.echo(
-                    f"    {change.tool}{change.pointer}: {change.reason} (clients: {change.client}, "
-                    f"servers: {change.server})"
-                )
-        click.echo(f"  details: mcpgen diff --target {target.package}")
-    return bool(report.changes)
-
-
-def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError]) -> None:
-    if target.source_path not in loaded:
-        try:
-            spec = stages.load_spec(target.load_name(), None, {})
-            # The display name goes into generated headers: relative to pyproject.toml's directory
-            # (config.relative_source), so the output depends neither on the checkout's path nor
-            # on where mcpgen runs.
-            loaded[target.source_path] = dataclasses.replace(spec, source=target.source)
-        except McpgenError as exc:
-            loaded[target.source_path] = exc
-
-
-def _validated_for(
-    target: TargetConfig,
-    loaded: dict[Path, LoadedSpec | McpgenError],
-    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
-) -> ValidatedSpec:
-    key = (target.source_path, target.strict, target.skip_invalid)
-    if key not in checked:
-        _loaded_for(target, loaded)
-        spec_or_error = loaded[target.source_path]
-        if isinstance(spec_or_error, McpgenError):
-            checked[key] = spec_or_error
-        else:
-            result = check_spec(spec_or_error, target.strict, target.skip_invalid, model=True)
-            checked[key] = result
-            if result.usable:  # warnings once per source; errors are reported per target below
-                for diagnostic in result.warnings:
-                    click.echo(str(diagnostic), err=True)
-    entry = checked[key]
-    if isinstance(entry, McpgenError):
-        raise entry
-    if entry.validated is None or not entry.usable:
-        for diagnostic in entry.diagnostics:
-            click.echo(str(diagnostic), err=True)
-        click.echo(f"error: {target.describe()}: {entry.summary()}", err=True)
-        raise Failed
-    return entry.validated

@@ -10,20 +10,19 @@ from typing import Any
 import click
 
 from ..write.package import write_file_atomic
-from . import stages
-from .auth import Login, login_options
+from .auth import login_options
 from .common import (
     Failed,
+    Source,
     check_spec,
-    config_source,
     display_path,
     era_option,
+    gathers_source,
     header_option,
     max_response_option,
     mcp_config_options,
     output_option,
     reports_errors,
-    require_source,
     source_argument,
     stdio_option,
     strict_option,
@@ -40,22 +39,15 @@ __all__ = ["snapshot", "validate"]
 @header_option
 @login_options
 @reports_errors
-def validate(
-    source: str | None,
-    stdio: str | None,
-    mcp_config: Path | None,
-    server_name: str | None,
-    strict: bool,
-    headers: dict[str, str],
-    login: Login,
-) -> None:
+@gathers_source()
+def validate(source: Source, strict: bool) -> None:
     """Check SOURCE's tool definitions and print every diagnostic.
 
     Exits 0 when the spec is usable (warnings allowed), 1 when it is not.
     """
-    source = config_source(mcp_config, server_name, source, stdio, headers)
-    require_source(source, stdio, headers)
-    checked = check_spec(stages.load_spec(source, stdio, headers, login), strict)
+    source = source.resolved()
+    source.require()
+    checked = check_spec(source.load(), strict)
     for diagnostic in checked.diagnostics:
         click.echo(str(diagnostic))
     click.echo(checked.summary())
@@ -73,26 +65,17 @@ def validate(
 @max_response_option
 @login_options
 @reports_errors
-def snapshot(
-    url: str | None,
-    out: Path,
-    stdio: str | None,
-    mcp_config: Path | None,
-    server_name: str | None,
-    headers: dict[str, str],
-    era: str,
-    max_response_bytes: int | None,
-    login: Login,
-) -> None:
+@gathers_source("url")
+def snapshot(source: Source, out: Path) -> None:
     """Save a live server's complete tool list (every page) as a spec file for offline builds.
 
     The file is {"tools": [...]} in the server's order, pretty-printed, replaced atomically. The
     server may be one of an MCP config file: --config FILE --server NAME (nothing of its command
     line, env or headers is saved).
     """
-    url = config_source(mcp_config, server_name, url, stdio, headers)
-    require_source(url, stdio, headers, "URL")
-    loaded = stages.load_spec(url, stdio, headers, login, era, max_response_bytes)
+    source = source.resolved()
+    source.require("URL")
+    loaded = source.load()
     document: dict[str, Any] = {"tools": loaded.tools}
     # what the server offers beside tools (issue 22), only when it has any: old snapshots stay the same
     for member, entries in (

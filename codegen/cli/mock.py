@@ -20,11 +20,11 @@ import click
 
 from mcpgen_runtime.masking import masked
 
-from . import stages
 from .common import (
     Failed,
+    Source,
     check_spec,
-    config_source,
+    gathers_source,
     header_option,
     mcp_config_options,
     parse_stdio,
@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 __all__ = ["mock"]
 
 
-def _upstream(source: str | None, upstream_stdio: str | None, headers: Mapping[str, str]) -> Upstream | None:
+def _upstream(given: Source) -> Upstream | None:
     """The real server named on the command line, or None when none is."""
+    source, upstream_stdio, headers = given.where, given.stdio, given.headers
     from mcpgen_runtime.mock.upstream import Upstream
 
     if source is not None and upstream_stdio is not None:
@@ -49,7 +50,8 @@ def _upstream(source: str | None, upstream_stdio: str | None, headers: Mapping[s
         raise click.UsageError("--header applies to server URLs only")
     if upstream_stdio is not None:
         return Upstream.stdio(upstream_stdio)
-    from ..load.mcp_config import read_config, resolve_entry, split_config_source
+    from ..load.launch import resolve_entry
+    from ..load.mcp_config import read_config, split_config_source
 
     in_config = split_config_source(source) if source is not None else None
     if in_config is not None:
@@ -107,6 +109,7 @@ def _faults(seed: int, options: Mapping[str, Any]) -> Faults:
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="The same seed gives the same answers and faults."
 )
+# Repeats in shape only (duplicates): one click declaration per option (--responses, --replay, ...).
 @click.option(
     "--responses",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -164,10 +167,10 @@ def _faults(seed: int, options: Mapping[str, Any]) -> Faults:
 @mcp_config_options
 @header_option
 @reports_errors
+@gathers_source("spec", stdio="upstream_stdio")
 def mock(
-    spec: str | None,
+    source: Source,
     transport: str,
-    upstream_stdio: str | None,
     host: str,
     port: int,
     seed: int,
@@ -177,9 +180,6 @@ def mock(
     scrub_header: tuple[str, ...],
     replay: Path | None,
     passthrough: bool,
-    mcp_config: Path | None,
-    server_name: str | None,
-    headers: dict[str, str],
     **fault_options: Any,
 ) -> None:
     """Serve SOURCE's tools with made-up answers that are valid against each tool's outputSchema;
@@ -202,9 +202,10 @@ def mock(
 
     transport_: Literal["http", "stdio"] = "stdio" if transport == "stdio" else "http"
     faults = _faults(seed, fault_options)
-    spec = config_source(mcp_config, server_name, spec, upstream_stdio, headers)
+    source = source.resolved()
+    spec = source.where
     # The real server behind a proxy or a passthrough (a config file's entry is resolved only then).
-    upstream = _upstream(spec, upstream_stdio, headers) if record or passthrough else None
+    upstream = _upstream(source) if record or passthrough else None
     logging.basicConfig(stream=sys.stderr, level="WARNING", format="%(levelname)s %(name)s: %(message)s")
     mask_log_handlers()
     if record and replay is not None:
@@ -221,7 +222,7 @@ def mock(
         return
     if scrub_header:
         raise click.UsageError("--scrub-header goes with --record or --replay")
-    if spec is None and upstream_stdio is None:
+    if spec is None and source.stdio is None:
         raise click.UsageError(
             "give SOURCE (a spec file or server URL), --upstream-stdio CMD, --config FILE --server NAME, "
             "or --replay"
@@ -230,9 +231,7 @@ def mock(
     from mcpgen_runtime.mock.surfaces import serve_surfaces
 
     keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
-    validated = usable_spec(
-        check_spec(stages.load_spec(spec, upstream_stdio, headers), strict=False, python_names=False)
-    )
+    validated = usable_spec(check_spec(source.load(), strict=False, python_names=False))
     try:
         server = MockServer(validated.tools, seed=seed, responses=responses)
         serve_surfaces(

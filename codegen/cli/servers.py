@@ -76,6 +76,9 @@ def servers(mcp_config: Path | None, as_json: bool) -> None:
 
 
 def _print(found: list[dict[str, Any]]) -> None:
+    # The generated clients' own terminal escaping; imported here, as only this listing needs it.
+    from mcpgen_runtime.cli.text import printable
+
     if not found:
         click.echo("no MCP config files found (mcpgen servers --help lists where it looks)")
         return
@@ -84,16 +87,12 @@ def _print(found: list[dict[str, Any]]) -> None:
             click.echo("")
         where = f"{item['scope']}, {item['host']}" if item["host"] else item["format"]
         click.echo(f"{item['file']} ({where}): {len(item['servers'])} server(s)")
-        width = max((len(_inert(server["name"])) for server in item["servers"]), default=0)
-        for server in item["servers"]:
+        names = [printable(server["name"], keep_newlines=False) for server in item["servers"]]
+        width = max(map(len, names), default=0)
+        for name, server in zip(names, item["servers"], strict=True):
             off = "  (disabled)" if server["disabled"] else ""
-            name, target = _inert(server["name"]), _inert(server["target"])
+            target = printable(server["target"], keep_newlines=False)
             click.echo(f"  {name:<{width}}  {server['transport']:<5}  {target}{off}")
-
-
-def _inert(text: str) -> str:
-    """Text from a config file as a terminal may show it: escapes and control characters spelled out."""
-    return text.encode("unicode_escape").decode("ascii")
 
 
 def _home_relative(path: Path) -> str:

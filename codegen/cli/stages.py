@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Literal, ParamSpec, TypeVar, cast
 if TYPE_CHECKING:
     from mcpgen_runtime.protocol.legacy.detect import EraChoice
 
-    from ..render.black_format import Style
     from ..render.project import ProjectMeta
+    from ..render.python.black_format import Style
     from ..spec import GeneratedPackage, GeneratedProject, LoadedSpec, ValidatedSpec
     from .auth import Login
 

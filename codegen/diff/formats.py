@@ -16,6 +16,7 @@ from .compare import SEVERITY_ORDER, Change, DiffReport, Severity
 
 __all__ = ["Format", "render", "summary_line"]
 
+# Repeats in shape only (duplicates): a Literal and a Final table, as other modules declare theirs.
 Format = Literal["table", "json", "markdown"]
 _COLOURS: Final[dict[Severity, str]] = {
     "breaking": "red",

@@ -71,6 +71,7 @@ def _resources(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Cha
                 f"resource {uri!r}", "", "resource-added", "compatible", "breaking", f"resource `{uri}` added"
             )
         )
+    # Repeats in shape only (duplicates): resources, templates and prompts each compare their own members.
     for uri in sorted(set(before) & set(after)):
         a, b = before[uri], after[uri]
         label = f"resource {uri!r}"

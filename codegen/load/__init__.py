@@ -6,7 +6,8 @@
     live.py      a live server's every `tools/list` page through the runtime's `Client`: `load_url`,
                  `load_stdio`, `load_stdio_argv`
     mcp_config.py  MCP config files (Claude, Cursor, Windsurf, VS Code, Codex): servers read,
-                 variables expanded, `FILE#NAME`, the well-known places
+                 `FILE#NAME`, the well-known places
+    launch.py    one server of such a file made ready: variables expanded -> `ServerLaunch`
     git.py       a spec file as committed at a git revision
 
 Every loader returns a `codegen.spec.LoadedSpec`; nothing here decides which tools are usable.

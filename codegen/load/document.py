@@ -207,15 +207,21 @@ _EXPECTED = (
 
 
 def checked_tools(tools: list[Any], source: str, prefix: str) -> list[dict[str, Any]]:
-    bad = [(i, t) for i, t in enumerate(tools) if not isinstance(t, dict)]
+    return _objects_only(tools, source, prefix, "tool")
+
+
+def _objects_only(items: list[Any], source: str, prefix: str, what: str) -> list[dict[str, Any]]:
+    """`items` when every one is a JSON object, else an error listing the first few that are not."""
+    bad = [(i, item) for i, item in enumerate(items) if not isinstance(item, dict)]
     if bad:
         lines = [
-            f"  {prefix}/{i}: expected a tool object, found {describe(t)}" for i, t in bad[:_SHOWN_PROBLEMS]
+            f"  {prefix}/{i}: expected a {what} object, found {describe(item)}"
+            for i, item in bad[:_SHOWN_PROBLEMS]
         ]
         if len(bad) > _SHOWN_PROBLEMS:
             lines.append(f"  ... and {len(bad) - _SHOWN_PROBLEMS} more")
-        raise SpecLoadError(f"{source}: {len(bad)} tool(s) are not JSON objects:\n" + "\n".join(lines))
-    return tools
+        raise SpecLoadError(f"{source}: {len(bad)} {what}(s) are not JSON objects:\n" + "\n".join(lines))
+    return items
 
 
 # spec-file member -> LoadedSpec field, for what a server offers beside tools (issue 22)
@@ -232,15 +238,7 @@ def checked_entries(entries: Any, source: str, prefix: str, what: str) -> list[d
         raise SpecLoadError(
             f"{source}: {prefix} must be an array of {what} objects; found {describe(entries)}"
         )
-    bad = [(i, e) for i, e in enumerate(entries) if not isinstance(e, dict)]
-    if bad:
-        lines = [
-            f"  {prefix}/{i}: expected a {what} object, found {describe(e)}" for i, e in bad[:_SHOWN_PROBLEMS]
-        ]
-        if len(bad) > _SHOWN_PROBLEMS:
-            lines.append(f"  ... and {len(bad) - _SHOWN_PROBLEMS} more")
-        raise SpecLoadError(f"{source}: {len(bad)} {what}(s) are not JSON objects:\n" + "\n".join(lines))
-    return entries
+    return _objects_only(entries, source, prefix, what)
 
 
 def _surfaces(document: Mapping[str, Any], source: str) -> dict[str, list[dict[str, Any]]]:
@@ -360,6 +358,11 @@ _NOT_KEYWORD_PARENTS = frozenset(
 _VACUOUS_BOUNDS = {"maximum": "", "exclusiveMaximum": "", "minimum": "-", "exclusiveMinimum": "-"}
 
 
+def _json_note(source: str, tool: str | None, pointer: str, message: str) -> Diagnostic:
+    """A warning of LOAD about JSON it had to change or leave out (MCPGEN-JSON)."""
+    return Diagnostic(source, tool, pointer, "MCPGEN-JSON", message, "warning")
+
+
 def _settle_numbers(spec: LoadedSpec, document: Any, numbers: list[tuple[str, Any, Any]]) -> LoadedSpec:
     """Each number beyond double range: an annotation holding it (`default`, `examples`) is dropped,
     a bound it makes vacuous (`maximum: 1e400`) is dropped, anything else makes its tool unusable;
@@ -393,14 +396,12 @@ def _settle_numbers(spec: LoadedSpec, document: Any, numbers: list[tuple[str, An
             if isinstance(parent, dict) and keyword in parent:
                 del parent[keyword]
                 notes.append(
-                    Diagnostic(
+                    _json_note(
                         spec.source,
                         tool,
                         f"{parent_pointer}/{keyword}",
-                        "MCPGEN-JSON",
                         f"the number {shown} at {pointer} is beyond the range of a double, which "
                         f"no JSON parser here can hold; `{keyword}` is dropped",
-                        "warning",
                     )
                 )
             continue
@@ -409,14 +410,12 @@ def _settle_numbers(spec: LoadedSpec, document: Any, numbers: list[tuple[str, An
         ):
             del container[key]
             notes.append(
-                Diagnostic(
+                _json_note(
                     spec.source,
                     tool,
                     pointer,
-                    "MCPGEN-JSON",
                     f"the number {shown} is beyond the range of a double, so `{key}` bounds "
                     "nothing; it is dropped",
-                    "warning",
                 )
             )
             continue
@@ -425,14 +424,12 @@ def _settle_numbers(spec: LoadedSpec, document: Any, numbers: list[tuple[str, An
             unusable.add(owner[0])
         what = "the tool is excluded" if owner is not None else "the value is ignored"
         notes.append(
-            Diagnostic(
+            _json_note(
                 spec.source,
                 tool,
                 pointer,
-                "MCPGEN-JSON",
                 f"the number {shown} is beyond the range of a double, which no JSON parser here "
                 f"can hold; {what}",
-                "warning",
             )
         )
     return dataclasses.replace(spec, notes=tuple(notes), unusable=frozenset(unusable))

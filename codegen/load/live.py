@@ -211,6 +211,8 @@ def _list_surfaces(
     found: dict[str, list[dict[str, Any]]] = {}
     if not isinstance(capabilities, dict):
         return found
+    # Repeats _list_every_tool's paging in shape (duplicates): tools have their own messages, warning and
+    # check (checked_tools), and one loop for both would hide which is which.
     for capability, field_name, method, lister, member in _SURFACES:
         if not isinstance(capabilities.get(capability), dict):
             continue

@@ -12,8 +12,9 @@ from urllib.parse import urlsplit
 from ..errors import SpecLoadError
 from ..spec import LoadedSpec
 from .document import load_file
+from .launch import resolve_entry
 from .live import display_url, load_stdio, load_stdio_argv, load_url
-from .mcp_config import read_config, resolve_entry, split_config_source
+from .mcp_config import read_config, split_config_source
 
 if TYPE_CHECKING:
     from mcpgen_runtime.protocol.legacy.detect import EraChoice

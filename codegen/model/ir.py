@@ -94,6 +94,7 @@ class Lit:
         return hash(self._typed())
 
 
+# Repeats in shape only (duplicates): one small frozen dataclass per node kind of the type algebra.
 @dataclass(frozen=True, slots=True)
 class ListOf:
     item: TypeExpr
@@ -209,13 +210,16 @@ def union(members: list[TypeExpr] | tuple[TypeExpr, ...]) -> TypeExpr:
     return Union(tuple(out))
 
 
-def class_refs(*exprs: TypeExpr) -> list[str]:
-    """Names of the models.py classes `exprs` mention, in order of first appearance."""
+def class_refs(*exprs: TypeExpr, aliases: bool = False) -> list[str]:
+    """Names of the models.py classes `exprs` mention (and of the aliases, with `aliases`), in
+    order of first appearance: the one walk over type expressions every caller shares."""
     found: dict[str, None] = {}
     stack: list[TypeExpr] = list(reversed(exprs))
     while stack:
         node = stack.pop()
         if type(node) in _LEAF_CLASSES:  # most of what a field type holds
+            if aliases and type(node) is AliasRef:
+                found[node.name] = None
             continue
         # by exact class: a chain of isinstance calls costs more than the walk itself
         if type(node) is Union:

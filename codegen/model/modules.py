@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ir import AliasRef, Annotated, DictOf, ListOf, ModelRef, ModelsIR, ToolIR, TupleOf, TypeExpr, Union
+from .ir import ModelsIR, ToolIR, class_refs
 
 __all__ = ["MODULE_BUDGET", "ModulePlan", "module_name", "plan_modules"]
 
@@ -41,33 +41,14 @@ class ModulePlan:
     modules: tuple[tuple[str, tuple[str, ...]], ...]
 
 
-def _refs(expr: TypeExpr | None, found: list[str]) -> None:
-    stack: list[TypeExpr] = [] if expr is None else [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ModelRef, AliasRef)):
-            found.append(node.name)
-        elif isinstance(node, ListOf):
-            stack.append(node.item)
-        elif isinstance(node, DictOf):
-            stack.append(node.value)
-        elif isinstance(node, TupleOf):
-            stack.extend(node.items)
-        elif isinstance(node, Union):
-            stack.extend(node.members)
-        elif isinstance(node, Annotated):
-            stack.append(node.union)
-
-
 def _first_reached(models: ModelsIR, tools: tuple[ToolIR, ...]) -> dict[str, int]:
     """The index of the first tool that reaches each class and alias."""
     edges: dict[str, list[str]] = {alias.name: [] for alias in models.aliases}
     for model in models.models:
-        found: list[str] = []
-        _refs(model.root, found)
-        for field in model.fields:
-            _refs(field.type, found)
-        edges[model.name] = found
+        exprs = [field.type for field in model.fields]
+        if model.root is not None:
+            exprs.insert(0, model.root)
+        edges[model.name] = class_refs(*exprs, aliases=True)
     first: dict[str, int] = {}
     for index, tool in enumerate(tools):
         stack = [tool.input_class] + ([tool.output_class] if tool.output_class is not None else [])

@@ -12,27 +12,18 @@ import functools
 
 from ..model.ir import (
     AliasDef,
-    AliasRef,
-    Annotated,
-    DictOf,
     FieldDef,
-    ListOf,
-    Lit,
     ModelDef,
-    ModelRef,
     PackageIR,
-    Prim,
-    TupleOf,
-    Union,
     class_refs,
 )
 from ..model.modules import ModulePlan, plan_modules
-from . import black_format, layout, pysource
-from .imports import Imports, natural, type_names
 from .jobs import Render
-from .pysource import Node, PyCode, PySource
+from .python import black_format, layout, pysource
+from .python.imports import Imports, natural, type_names
+from .python.pysource import Node, PyCode, PySource
+from .python.typenodes import TypeNames, type_node
 from .templates import file_header, render_template
-from .typenodes import TypeNames, type_node
 
 __all__ = ["render_models"]
 
@@ -145,11 +136,8 @@ def _module_body(
         model = models.get(name)
         if model is None:
             continue
-        found: list[str] = []
         refs = [model.root] if model.root is not None else [f.type for f in model.fields]
-        for expr in refs:
-            _alias_and_class_refs(expr, found)
-        for ref in found:
+        for ref in class_refs(*refs, aliases=True):
             home = plan.home[ref]
             if home != this:
                 defined.add(imports.add(f".{home}", ref))
@@ -168,27 +156,6 @@ def _module_body(
             blocks.append(_model_block(model, names, defined, imports))
             defined.add(model.name)
     return pysource.join(alias_lines, "\n"), pysource.join(blocks, "\n\n\n")
-
-
-def _alias_and_class_refs(expr: object, found: list[str]) -> None:
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (Prim, Lit)):
-            continue
-        if isinstance(node, (ModelRef, AliasRef)):
-            if node.name not in found:
-                found.append(node.name)
-        elif isinstance(node, Union):
-            stack.extend(node.members)
-        elif isinstance(node, ListOf):
-            stack.append(node.item)
-        elif isinstance(node, DictOf):
-            stack.append(node.value)
-        elif isinstance(node, TupleOf):
-            stack.extend(node.items)
-        elif isinstance(node, Annotated):
-            stack.append(node.union)
 
 
 def _facade(plan: ModulePlan, header: object) -> str:

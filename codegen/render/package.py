@@ -31,15 +31,15 @@ from ..model.ir import (
     union,
 )
 from ..model.surfaces import SurfacesIR
-from . import black_format, layout, pysource
-from .imports import Imports, type_names
 from .jobs import Render
 from .models_module import render_models
-from .pysource import Node, PyCode
+from .python import black_format, layout, pysource, spelling
+from .python.imports import Imports, type_names
+from .python.pysource import Node, PyCode
+from .python.typenodes import TypeNames, type_node
 from .server_surfaces import render_server_surfaces
 from .surfaces import render_resources_class, render_surface_methods
 from .templates import file_header, render_template
-from .typenodes import TypeNames, type_node
 
 __all__ = ["SERVER_USER_FILES", "render_cli_main", "render_client", "render_server"]
 
@@ -68,14 +68,14 @@ class HandlerView:
 
 
 def _tool_text(tool: ToolIR) -> str:
-    text = pysource.clean_text(tool.description or "") or pysource.clean_text(tool.title or "")
+    text = spelling.clean_text(tool.description or "") or spelling.clean_text(tool.title or "")
     return text or f"Call the {tool.wire_name!r} tool."
 
 
 def _args_section(params: Iterable[ParamIR]) -> str:
     entries = []
     for param in params:
-        text = pysource.clean_text(param.description or "")
+        text = spelling.clean_text(param.description or "")
         if param.has_default:  # documented, never sent for the caller: omitted stays omitted
             default = f"Defaults to {_default_text(param.default)} when omitted."
             if text and not text.endswith((".", "!", "?")):

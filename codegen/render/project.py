@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from ..errors import InternalGeneratorError, McpgenError
 from ..model.ir import PackageIR, ToolIR
-from . import pysource
+from .python import spelling
 
 __all__ = [
     "PROJECT_MARKERS",
@@ -139,7 +139,7 @@ def _toml_string(value: str) -> str:
 
 
 def _header_fields(ir: PackageIR) -> str:
-    source = pysource.clean_text(ir.source or "<unknown>", keep_newlines=False, max_chars=300)
+    source = spelling.clean_text(ir.source or "<unknown>", keep_newlines=False, max_chars=300)
     return f"mcpgen {ir.generator_version} from {source} (sha256 {ir.digest})"
 
 
@@ -184,7 +184,7 @@ def markdown_text(text: str, max_chars: int = _DESCRIPTION_CHARS) -> str:
     """Untrusted text as inert Markdown: one paragraph, every ASCII punctuation character escaped
     (no emphasis, links, code spans, tables, headings or lists can start), `<` `>` `&` as entities
     (no HTML, autolinks or character references), control and bidi characters dropped."""
-    cleaned = " ".join(pysource.clean_text(text, keep_newlines=False, max_chars=max_chars).split())
+    cleaned = " ".join(spelling.clean_text(text, keep_newlines=False, max_chars=max_chars).split())
     out = []
     for char in cleaned:
         if char in _MARKDOWN_ENTITIES:

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from ..errors import InternalGeneratorError
 from ..model.surfaces import PromptIR, SurfaceParam, SurfacesIR, TemplateIR
-from . import layout, pysource
-from .imports import Imports
-from .pysource import Node, PyCode
+from .python import layout, pysource, spelling
+from .python.imports import Imports
+from .python.pysource import Node, PyCode
 
 __all__ = ["STATIC_READER", "ServerSurfaces", "render_server_surfaces"]
 
@@ -54,6 +54,11 @@ def _free(name: str, taken: set[str]) -> str:
     return name
 
 
+def _binding_key(item: TemplateIR | PromptIR) -> str:
+    """What a binding is looked up by: a template's wire URI template, a prompt's wire name."""
+    return item.uri_template if isinstance(item, TemplateIR) else item.wire_name
+
+
 def _params_literal(params: Iterable[SurfaceParam]) -> Node:
     pairs: list[Node] = [
         pysource.brk("(", [pysource.literal(p.wire_name), pysource.literal(p.name)], ")", magic=False)
@@ -63,11 +68,11 @@ def _params_literal(params: Iterable[SurfaceParam]) -> Node:
 
 
 def _doc(text: str | None, fallback: str, params: Iterable[SurfaceParam] = ()) -> str:
-    doc = pysource.clean_text(text or "") or fallback
+    doc = spelling.clean_text(text or "") or fallback
     described = [p for p in params if p.description]
     if described:
         doc += "\n\nArgs:\n" + "\n".join(
-            f"    {p.name}: {pysource.clean_text(p.description or '')}" for p in described
+            f"    {p.name}: {spelling.clean_text(p.description or '')}" for p in described
         )
     return doc
 
@@ -193,34 +198,25 @@ def render_server_surfaces(
                     indent=_CLASS,
                 )
             )
-        if surfaces.templates:
-            binding = imports.add(_SERVER, "ResourceTemplateBinding")
+        for items, binding_class, key, constant in (
+            (surfaces.templates, "ResourceTemplateBinding", "uri_template", "_resource_template_bindings_"),
+            (surfaces.prompts, "PromptBinding", "name", "_prompt_bindings_"),
+        ):
+            if not items:
+                continue
+            binding = imports.add(_SERVER, binding_class)
             entries = [
                 pysource.call(
                     pysource.ident(binding),
                     [
-                        pysource.keyword_arg("uri_template", pysource.literal(t.uri_template)),
-                        pysource.keyword_arg("method", pysource.literal(t.method_name)),
-                        pysource.keyword_arg("params", _params_literal(t.params)),
+                        pysource.keyword_arg(key, pysource.literal(_binding_key(item))),
+                        pysource.keyword_arg("method", pysource.literal(item.method_name)),
+                        pysource.keyword_arg("params", _params_literal(item.params)),
                     ],
                 )
-                for t in surfaces.templates
+                for item in items
             ]
-            statements.append(_tuple_statement("_resource_template_bindings_", entries))
-        if surfaces.prompts:
-            binding = imports.add(_SERVER, "PromptBinding")
-            entries = [
-                pysource.call(
-                    pysource.ident(binding),
-                    [
-                        pysource.keyword_arg("name", pysource.literal(p.wire_name)),
-                        pysource.keyword_arg("method", pysource.literal(p.method_name)),
-                        pysource.keyword_arg("params", _params_literal(p.params)),
-                    ],
-                )
-                for p in surfaces.prompts
-            ]
-            statements.append(_tuple_statement("_prompt_bindings_", entries))
+            statements.append(_tuple_statement(constant, entries))
         if completion_methods:
             binding = imports.add(_SERVER, "CompletionBinding")
             entries = [

@@ -23,9 +23,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..model.surfaces import PromptIR, ResourceIR, SurfaceParam, SurfacesIR, TemplateIR
-from . import layout, pysource
-from .imports import Imports
-from .pysource import Node, PyCode
+from .python import layout, pysource, spelling
+from .python.imports import Imports
+from .python.pysource import Node, PyCode
 
 __all__ = ["SurfaceMethods", "render_resources_class", "render_surface_methods"]
 
@@ -42,7 +42,7 @@ class SurfaceMethods:
 def _args_section(params: Iterable[SurfaceParam]) -> str:
     entries = []
     for param in params:
-        text = pysource.clean_text(param.description or "", keep_newlines=False)
+        text = spelling.clean_text(param.description or "", keep_newlines=False)
         if text:
             entries.append(f"    {param.name}: {text}")
     return "\n\nArgs:\n" + "\n".join(entries) if entries else ""
@@ -88,14 +88,14 @@ def _method(
 
 
 def _template_doc(template: TemplateIR) -> str:
-    text = pysource.clean_text(template.description or "") or pysource.clean_text(template.title or "")
+    text = spelling.clean_text(template.description or "") or spelling.clean_text(template.title or "")
     text = text or f"Read the {template.wire_name!r} resource template."
-    where = pysource.clean_text(template.uri_template, keep_newlines=False)
+    where = spelling.clean_text(template.uri_template, keep_newlines=False)
     return f"{text}\n\nURI template: {where}" + _args_section(template.params)
 
 
 def _prompt_doc(prompt: PromptIR) -> str:
-    text = pysource.clean_text(prompt.description or "") or pysource.clean_text(prompt.title or "")
+    text = spelling.clean_text(prompt.description or "") or spelling.clean_text(prompt.title or "")
     text = text or f"Get the {prompt.wire_name!r} prompt."
     return text + _args_section(prompt.params)
 
@@ -104,31 +104,22 @@ def render_surface_methods(surfaces: SurfacesIR, imports: Imports) -> SurfaceMet
     """One method per resource template and per prompt, for `Client` and for `AsyncClient`."""
     sync: list[PyCode] = []
     async_: list[PyCode] = []
-    if surfaces.templates:
-        read_result = pysource.ident(imports.add("mcpgen_runtime.surfaces", "ReadResourceResult"))
-        for template in surfaces.templates:
-            params, mapping = _params(template.params, imports)
+    kinds: tuple[tuple[tuple[TemplateIR, ...] | tuple[PromptIR, ...], str, str], ...] = (
+        (surfaces.templates, "ReadResourceResult", "_read_template"),
+        (surfaces.prompts, "PromptResult", "_get_prompt"),
+    )
+    for items, result_class, runtime_method in kinds:
+        if not items:
+            continue
+        result = pysource.ident(imports.add("mcpgen_runtime.surfaces", result_class))
+        for item in items:
+            params, mapping = _params(item.params, imports)
+            if isinstance(item, TemplateIR):
+                doc, key = _template_doc(item), item.uri_template
+            else:
+                doc, key = _prompt_doc(item), item.wire_name
             one, other = _method(
-                template.method_name,
-                params,
-                read_result,
-                _template_doc(template),
-                "_read_template",
-                [pysource.literal(template.uri_template), mapping],
-            )
-            sync.append(one)
-            async_.append(other)
-    if surfaces.prompts:
-        prompt_result = pysource.ident(imports.add("mcpgen_runtime.surfaces", "PromptResult"))
-        for prompt in surfaces.prompts:
-            params, mapping = _params(prompt.params, imports)
-            one, other = _method(
-                prompt.method_name,
-                params,
-                prompt_result,
-                _prompt_doc(prompt),
-                "_get_prompt",
-                [pysource.literal(prompt.wire_name), mapping],
+                item.method_name, params, result, doc, runtime_method, [pysource.literal(key), mapping]
             )
             sync.append(one)
             async_.append(other)

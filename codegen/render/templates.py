@@ -17,8 +17,8 @@ import markupsafe
 
 from ..errors import InternalGeneratorError
 from ..model.ir import PackageIR
-from . import pysource
-from .pysource import PyComment, PySource
+from .python import pysource
+from .python.pysource import PyComment, PySource
 
 __all__ = ["Header", "environment", "file_header", "render_template", "templates_dir"]
 
@@ -40,7 +40,7 @@ def _finalize(value: Any) -> Any:
         str(value)  # StrictUndefined raises UndefinedError naming the missing variable
     raise InternalGeneratorError(
         f"template tried to output unchecked {type(value).__name__} {value!r:.80}; "
-        "build it with codegen.render.pysource"
+        "build it with codegen.render.python.pysource"
     )
 
 

@@ -33,7 +33,7 @@ from ..refs import describe
 
 
 class Limits(Protocol):
-    """The bounds of `checks.Limits` these checks use."""
+    """The bounds of `run.Limits` these checks use."""
 
     @property
     def max_tools(self) -> int: ...

@@ -39,7 +39,7 @@ import pytest
 from codegen.errors import UnsupportedSchemaError
 from codegen.model import build, schemadoc
 from codegen.pipeline import build_client, build_server
-from codegen.render import black_format
+from codegen.render.python import black_format
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
 from tests.codegen.pipeline.test_generate import (
     build_every_model,

@@ -2,7 +2,7 @@
 
 Differential: every pattern of tests/runtime/ecma_patterns.json (the JSON Schema Test Suite's
 pattern cases, our own per construct, and the real tool lists' patterns when ../shared is present)
-gets the same valid/invalid verdict from `mcpgen_runtime.ecma_regex` as from Node 22's
+gets the same valid/invalid verdict from `mcpgen_runtime.patterns.ecma_regex` as from Node 22's
 `new RegExp(pattern, "u")`, and every valid, enforced pattern the same `search` result on each of
 its sample strings. The patterns the runtime cannot enforce faithfully are exactly the ones the
 corpus marks `"enforced": false`.

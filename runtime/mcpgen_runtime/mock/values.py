@@ -19,7 +19,7 @@ Objects are drawn by objects.py (hypothesis's public API) in place of hypothesis
 own, which needs a private hypothesis function that hypothesis 6.170.10 removed.
 
 hypothesis draws strings for `pattern`s with Python's `re`, so each ECMA-262 pattern is handed to
-it as its translation (`mcpgen_runtime.ecma_regex`: named groups, ASCII `\\d`, `$` at the very
+it as its translation (`mcpgen_runtime.patterns.ecma_regex`: named groups, ASCII `\\d`, `$` at the very
 end, ...), with `\\p{…}` spelled out as code point ranges; only a variable-width lookbehind, which
 `re` cannot run, is left as written.
 

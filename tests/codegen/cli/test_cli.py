@@ -658,10 +658,10 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
 
 
 def test_a_large_catalogs_model_modules_are_reported_as_one_line_per_folder() -> None:
-    from codegen.cli.generate import _listed
+    from codegen.cli.reports import listed
 
     paths = ["__init__.py", *(f"_models/t{i:04d}.py" for i in range(1, 8)), "deploy/nginx.conf", "models.py"]
-    assert _listed(paths) == [
+    assert listed(paths) == [
         ("__init__.py", ""),
         ("models.py", ""),
         ("_models/", " (7 files)"),

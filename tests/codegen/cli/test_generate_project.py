@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from codegen.cli.config import ConfigError, project_style
-from codegen.render.black_format import Style
+from codegen.render.python.black_format import Style
 from tests.support import ROOT
 
 BIN = Path(sys.executable).parent

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from codegen.load.launch import resolve_entry
 from codegen.load.mcp_config import (
     McpConfigError,
     read_config,
-    resolve_entry,
     split_config_source,
     strip_jsonc,
     well_known_files,

@@ -24,7 +24,8 @@ import pytest
 from codegen import pipeline
 from codegen.model import naming
 from codegen.pipeline import build_client, build_server
-from codegen.render import black_format, imports, models_module, toolsjson
+from codegen.render import models_module, toolsjson
+from codegen.render.python import black_format, imports
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
 from mcpgen_runtime._version import __version__
 from mcpgen_runtime.types import UNSET, Unset

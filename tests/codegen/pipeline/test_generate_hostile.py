@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from codegen.pipeline import build_client, build_server
-from codegen.render import pysource
+from codegen.render.python import spelling
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
 from mcpgen_runtime.types import UNSET
 
@@ -321,7 +321,7 @@ def test_docstrings_are_the_cleaned_descriptions(
     assert raw is not None
     first, *rest = raw.split("\n")
     unindented = "\n".join([first, *(line.removeprefix(" " * 8) for line in rest)])
-    assert unindented.removesuffix("\n") == pysource.clean_text(EVIL)
+    assert unindented.removesuffix("\n") == spelling.clean_text(EVIL)
     doc = inspect.getdoc(client_module.Client.get_user_2)
     assert doc.startswith('x"""; import os; os.system("echo pwned") #\\\n') and "\nArgs:\n    title: x" in doc
     assert inspect.getdoc(client_module.Client.get_user).rstrip() == '"""'  # black pads a closing quote

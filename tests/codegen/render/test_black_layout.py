@@ -26,8 +26,9 @@ from black.strings import normalize_string_quotes
 from codegen.model import ir
 from codegen.model.ir import FieldDef
 from codegen.pipeline import build_client, build_server
-from codegen.render import black_format, layout, models_module, pysource, typenodes
-from codegen.render.imports import Imports, type_names
+from codegen.render import models_module
+from codegen.render.python import black_format, layout, pysource, spelling, typenodes
+from codegen.render.python.imports import Imports, type_names
 from codegen.spec import ValidatedSpec, canonical_digest
 from tests.codegen.pipeline.test_generate import clear_generator_caches
 from tests.support import ROOT
@@ -297,7 +298,7 @@ def test_ported_docstring_indentation_is_blacks() -> None:
     for _ in range(5000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
         for prefix in ("", "    ", "        "):
-            assert pysource.fix_multiline_docstring(text, prefix) == fix_multiline_docstring(text, prefix)
+            assert spelling.fix_multiline_docstring(text, prefix) == fix_multiline_docstring(text, prefix)
 
 
 def test_ported_quote_preference_is_blacks() -> None:
@@ -307,7 +308,7 @@ def test_ported_quote_preference_is_blacks() -> None:
     for _ in range(20_000):
         text = repr("".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))))
         if text[0] == "'":
-            assert pysource._prefer_double_quotes(text) == normalize_string_quotes(text)
+            assert spelling.prefer_double_quotes(text) == normalize_string_quotes(text)
 
 
 def test_width_needs_black_only_for_maybe_wide_text() -> None:

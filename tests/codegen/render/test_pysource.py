@@ -13,8 +13,9 @@ import jinja2
 import pytest
 
 from codegen.errors import InternalGeneratorError
-from codegen.render import pysource, templates
-from codegen.render.imports import Imports, natural
+from codegen.render import templates
+from codegen.render.python import pysource, spelling
+from codegen.render.python.imports import Imports, natural
 
 HOSTILE_TEXTS = [
     'ends with a quote"',
@@ -53,17 +54,17 @@ def test_docstring_round_trips_the_cleaned_text(text: str) -> None:
     doc = pysource.docstring(text, indent="    ")
     assert isinstance(doc, pysource.PyDocstring)
     value = _docstring_value(doc)
-    cleaned = pysource.clean_text(text)
+    cleaned = spelling.clean_text(text)
     assert inspect.cleandoc(value).strip() == inspect.cleandoc(cleaned).strip()
     for char in value:
         assert char in "\n\t" or (char.isprintable() and char not in "\u2028\u2029")
 
 
 def test_clean_text_drops_controls_and_caps_length() -> None:
-    assert pysource.clean_text("a\r\nb\rc\x00d\u202ee\u2028f") == "a\nb\ncdef"
-    assert pysource.clean_text("  \n\n x  \n\n") == " x"
-    assert pysource.clean_text("y" * 20_000).endswith(" [...]")
-    assert len(pysource.clean_text("y" * 20_000)) <= pysource.MAX_DOCSTRING_CHARS + 6
+    assert spelling.clean_text("a\r\nb\rc\x00d\u202ee\u2028f") == "a\nb\ncdef"
+    assert spelling.clean_text("  \n\n x  \n\n") == " x"
+    assert spelling.clean_text("y" * 20_000).endswith(" [...]")
+    assert len(spelling.clean_text("y" * 20_000)) <= spelling.MAX_DOCSTRING_CHARS + 6
 
 
 @pytest.mark.parametrize("text", ["line\nbreak", "cr\rhere", "x\u2028y", "ok # \u202e", "a" * 1000])
@@ -116,14 +117,14 @@ def test_literal_rejects_non_json(value: object) -> None:
 def test_literal_caps_depth_and_size() -> None:
     deep: list[object] = []
     node = deep
-    for _ in range(pysource.MAX_LITERAL_DEPTH + 2):
+    for _ in range(spelling.MAX_LITERAL_DEPTH + 2):
         child: list[object] = []
         node.append(child)
         node = child
     with pytest.raises(InternalGeneratorError, match="deeper"):
         pysource.literal(deep)
     with pytest.raises(InternalGeneratorError, match="too large"):
-        pysource.literal(list(range(pysource.MAX_LITERAL_ITEMS + 1)))
+        pysource.literal(list(range(spelling.MAX_LITERAL_ITEMS + 1)))
 
 
 @pytest.mark.parametrize("name", ["class", "1a", "a-b", "", "a b", "é", "None", "x.y"])

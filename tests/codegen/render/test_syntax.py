@@ -1,4 +1,4 @@
-"""The syntax check of a generated module (codegen/render/syntax.py): compiled, a failure names the
+"""The syntax check of a generated module (codegen/render/python/syntax.py): compiled, a failure names the
 file and line, and the methods of the asked classes are reported in order."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from codegen.errors import InternalGeneratorError
-from codegen.render import syntax
+from codegen.render.python import syntax
 
 SMALL = "class Server:\n    def one(self) -> None: ...\n    async def two(self) -> None: ...\n"
 

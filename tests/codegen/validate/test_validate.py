@@ -12,7 +12,8 @@ from codegen.errors import Diagnostic, SpecValidationError
 from codegen.load.document import load_file
 from codegen.refs import SchemaIndex, resolve_pointer
 from codegen.spec import LoadedSpec, ValidatedSpec
-from codegen.validate.checks import Limits, validate
+from codegen.validate.checks import validate
+from codegen.validate.run import Limits
 from tests.support import SHARED, needs_shared
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

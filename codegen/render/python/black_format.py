@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InternalGeneratorError
+from ...errors import InternalGeneratorError
 
 if TYPE_CHECKING:
     import black

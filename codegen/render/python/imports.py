@@ -13,8 +13,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InternalGeneratorError
-from ..model.ir import TypeExpr
+from ...errors import InternalGeneratorError
+from ...model.ir import TypeExpr
 from . import layout, pysource
 from .pysource import Node, PyCode, PySource
 from .typenodes import TypeNames

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from ..errors import InternalGeneratorError
-from ..model import ir
+from ...errors import InternalGeneratorError
+from ...model import ir
 from .pysource import Node, brk, call, code, ident, keyword_arg, literal_node, seq, union_of
 
 __all__ = ["TypeNames", "type_node"]

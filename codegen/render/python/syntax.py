@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 
-from ..errors import InternalGeneratorError
+from ...errors import InternalGeneratorError
 
 __all__ = ["Methods", "check"]
 

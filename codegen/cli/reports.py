@@ -1,0 +1,235 @@
+"""What the write commands print: the files a write created, updated or removed, a stale target's
+file diffs, what the user's handlers.py lacks or names in vain (with `--add-stubs`, appended), and
+the last line, which counts the tools generated and excluded (MCPGEN-EXCLUDED): a tool left out of
+the bindings (an invalid pattern, a bad x-mcp-header) is a warning without `--strict`, and a CI log
+shows its end."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ..errors import McpgenError
+from ..write.check import FileDiff
+from ..write.package import WriteReport
+from .common import display_path
+
+if TYPE_CHECKING:
+    from ..spec import LoadedSpec
+    from ..write.project import ProjectReport
+    from .config import TargetConfig
+
+__all__ = [
+    "Tally",
+    "excluded_counts",
+    "listed",
+    "print_diffs",
+    "print_project_report",
+    "print_report",
+    "report_handlers",
+    "tools_line",
+    "tools_on_disk",
+]
+
+
+def print_project_report(project: Path, report: ProjectReport) -> None:
+    for label, paths in (("created", report.created), ("updated", report.updated)):
+        for rel in paths:
+            click.echo(f"{label:<8} {display_path(project / rel)}")
+    state = "up to date" if not (report.created or report.updated) else "written"
+    click.echo(f"{display_path(project)}: project files {state} (the sections marked 'yours' are kept)")
+
+
+def print_report(report: WriteReport, user_hint: str | None) -> None:
+    base = report.package_dir
+    for label, paths in (
+        ("created", report.created),
+        ("updated", report.updated),
+        ("removed", report.removed),
+    ):
+        for shown in listed(paths):
+            click.echo(f"{label:<8} {display_path(base / shown[0])}{shown[1]}")
+    for rel in report.preserved:
+        hint = f"; {user_hint} replaces it" if user_hint else ""
+        click.echo(f"{'kept':<8} {display_path(base / rel)} (yours{hint})")
+    if report.changed:
+        click.echo(
+            f"{display_path(base)}: {len(report.created)} created, {len(report.updated)} updated, "
+            f"{len(report.unchanged)} unchanged, {len(report.removed)} removed"
+        )
+    else:
+        click.echo(f"{display_path(base)}: up to date ({len(report.unchanged)} file(s) unchanged)")
+
+
+HEADER_NAMES_SHOWN = 5
+FILES_SHOWN_PER_FOLDER = 5
+
+
+def listed(paths: Iterable[str]) -> list[tuple[str, str]]:
+    """What to print of `paths` (relative, "/"-separated): each file, except that a folder holding
+    more than FILES_SHOWN_PER_FOLDER of them (a large catalog's `_models/`) is one line with a count."""
+    by_folder: dict[str, list[str]] = {}
+    for rel in paths:
+        by_folder.setdefault(rel.rpartition("/")[0], []).append(rel)
+    shown: list[tuple[str, str]] = []
+    for folder, files in by_folder.items():
+        if folder and len(files) > FILES_SHOWN_PER_FOLDER:
+            shown.append((folder + "/", f" ({len(files)} files)"))
+        else:
+            shown.extend((rel, "") for rel in files)
+    return shown
+
+
+_SAID = {
+    "missing": "missing",
+    "extra": "no longer generated",
+    "differs": "differ",
+    "header": "differ only in the header",
+    "conflict": "in conflict",
+}
+
+
+def print_diffs(diffs: Iterable[FileDiff], *, tools_shown: bool = False) -> None:
+    """A summary line, then each file's diff; files whose only change is their header are named on
+    one line, and tools.json's diff is left out when its tool changes were `tools_shown`."""
+    diffs = list(diffs)
+    header_only = [diff for diff in diffs if diff.status == "header"]
+    counts: Counter[str] = Counter(diff.status for diff in diffs)
+    click.echo(
+        "  files: "
+        + ", ".join(f"{counts[status]} {said}" for status, said in _SAID.items() if counts[status])
+    )
+    for diff in diffs:
+        if diff.status == "header":
+            continue
+        if tools_shown and diff.path == "tools.json" and diff.status == "differs":
+            click.echo(f"  {diff.status:<8} {display_path(diff.file)} (the tool changes above)")
+            continue
+        click.echo(f"  {diff.status:<8} {display_path(diff.file)}")
+        for line in diff.detail.splitlines():
+            click.echo(f"    {line}")
+    if header_only:
+        # a large catalog has hundreds of models modules: name a few, count the rest
+        shown = [diff.path for diff in header_only[:HEADER_NAMES_SHOWN]]
+        more = len(header_only) - len(shown)
+        names = ", ".join(shown) + (f" and {more} more" if more else "")
+        click.echo(f"  header   only the first-line header (the spec's sha256) differs in: {names}")
+
+
+def report_handlers(
+    package_dir: Path,
+    package: str,
+    files: dict[str, bytes],
+    scaffold: Callable[[], bytes | None],
+    *,
+    add_stubs: bool,
+    generated: bytes | None = None,
+) -> bool:
+    """Say what the user's handlers.py lacks or names in vain (`write.handlers`); with `add_stubs`,
+    append the missing methods. True when the package cannot serve until handlers.py is fixed.
+    `generated`: the scaffold this run built from `files`; a handlers.py still equal to it
+    implements every tool and imports only names they define, so it is not parsed (3 large
+    modules for a 1,000-tool server)."""
+    from ..write.handlers import add_stubs as appended
+    from ..write.handlers import check_handlers
+    from ..write.package import write_file_atomic
+
+    if generated is not None and _same_bytes(package_dir / "handlers.py", generated):
+        return False
+    report = check_handlers(package_dir, package, files, None)
+    if report is None or report.clean:
+        return False
+    if report.unimplemented:
+        report = check_handlers(package_dir, package, files, scaffold()) or report
+    shown = display_path(report.path)
+    if report.problem:
+        click.echo(f"error: {shown}: {report.problem}", err=True)
+    for missing in report.missing:
+        click.echo(
+            f"error: {shown}:{missing.line}: `{missing.name}` is not defined in {missing.module}.py any more "
+            "(its tool was removed or renamed in the spec); change or delete the code that uses it: "
+            "the server cannot start until then",
+            err=True,
+        )
+    for line, method in report.stale_methods:
+        click.echo(
+            f"note: {shown}:{line}: method `{method}` handles no tool any more (removed from the spec?); "
+            "delete it",
+            err=True,
+        )
+    if report.unimplemented:
+        tools = ", ".join(repr(name) for name, _method in report.unimplemented)
+        if add_stubs:
+            write_file_atomic(report.path, appended(report))
+            click.echo(f"{'stubbed':<8} {shown}: class Server now has a method for {tools}")
+        else:
+            click.echo(
+                f"warning: {shown}: class Server implements no method for {len(report.unimplemented)} "
+                f'tool(s): {tools}; their calls answer "not implemented". Add with --add-stubs, or paste '
+                "into class Server:",
+                err=True,
+            )
+            for text in report.imports:
+                click.echo(f"    {text}    # at the top of handlers.py", err=True)
+            for text in report.stubs.splitlines():
+                click.echo(f"    {text}".rstrip(), err=True)
+    return report.broken
+
+
+def _same_bytes(path: Path, data: bytes) -> bool:
+    try:
+        return path.is_file() and not path.is_symlink() and path.read_bytes() == data
+    except OSError:
+        return False
+
+
+def tools_line(source: str, generated: int, excluded: int) -> str:
+    """The last line of `client`/`server` for one package."""
+    line = f"{source}: {generated} tool(s) generated, {excluded} excluded"
+    if excluded:
+        line += " (the warnings above say why; --strict makes an exclusion an error)"
+    return line
+
+
+@dataclasses.dataclass
+class Tally:
+    """Tools generated and excluded over several packages (`generate`, `client --all`)."""
+
+    generated: int = 0
+    excluded: int = 0
+
+    def __iadd__(self, counts: tuple[int, int]) -> Tally:
+        self.generated += counts[0]
+        self.excluded += counts[1]
+        return self
+
+    def line(self, packages: str) -> str:
+        line = f"{self.generated} tool(s) generated, {self.excluded} excluded ({packages})"
+        if self.excluded:
+            line += "; `mcpgen validate` says why, and --strict (strict = true) makes an exclusion an error"
+        return line
+
+
+def excluded_counts(
+    loaded: Mapping[Path, LoadedSpec | McpgenError], target: TargetConfig, tools: Sequence[object]
+) -> tuple[int, int]:
+    """(generated, excluded) for a target whose package holds `tools` of its loaded source."""
+    spec = loaded.get(target.source_path)
+    listed = len(tools) if spec is None or isinstance(spec, McpgenError) else len(spec.tools)
+    return len(tools), listed - len(tools)
+
+
+def tools_on_disk(target: TargetConfig) -> list[object]:
+    """The tools of a fresh target's package: its tools.json, which the manifest vouches for."""
+    try:
+        document = json.loads((target.output / target.package / "tools.json").read_bytes())
+    except (OSError, ValueError):
+        return []
+    tools = document.get("tools") if isinstance(document, dict) else None
+    return tools if isinstance(tools, list) else []

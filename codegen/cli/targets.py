@@ -1,0 +1,369 @@
+"""`mcpgen generate`: every `[tool.mcpgen]` target of a pyproject.toml written, or `--check` for drift."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import tomllib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from ..errors import McpgenError
+from ..write.check import check_package
+from ..write.manifest import is_fresh
+from ..write.package import WriteReport, write_package
+from . import stages
+from .common import (
+    Checked,
+    Failed,
+    add_stubs_option,
+    batch,
+    check_spec,
+    display_path,
+    report_error,
+    reports_errors,
+    skip_invalid_option,
+)
+from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
+from .project import project_meta
+from .reports import (
+    Tally,
+    excluded_counts,
+    print_diffs,
+    print_project_report,
+    print_report,
+    report_handlers,
+    tools_on_disk,
+)
+
+if TYPE_CHECKING:
+    from ..parallel import Beside
+    from ..spec import GeneratedPackage, LoadedSpec, ValidatedSpec
+
+__all__ = ["generate"]
+
+
+@click.command()
+@click.option("--check", is_flag=True, help="Write nothing; show what is stale and exit 1 if anything is.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help=(
+        "pyproject.toml with [tool.mcpgen] targets [default: the nearest one from the current directory up]."
+    ),
+)
+@skip_invalid_option
+@add_stubs_option
+@reports_errors
+@batch
+def generate(check: bool, config_path: Path | None, skip_invalid: bool, add_stubs: bool) -> None:
+    """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
+
+    Each target has source (a spec file relative to pyproject.toml), kind (client or server),
+    output (a directory) and package; strict, skip_invalid and line-length are optional (--skip-invalid
+    sets skip_invalid for every target). With --check nothing is written: stale
+    targets are listed with a short diff and the exit code is 1.
+    """
+    if check and add_stubs:
+        raise click.UsageError("--add-stubs writes handlers.py; --check writes nothing: use one or the other")
+    if config_path is None:
+        config_path = find_pyproject(Path.cwd())
+        if config_path is None:
+            raise ConfigError("no pyproject.toml in this directory or its parents; pass --config")
+    config = load_config(config_path)
+    if skip_invalid:
+        config = dataclasses.replace(
+            config, targets=tuple(dataclasses.replace(t, skip_invalid=True) for t in config.targets)
+        )
+    tally = Tally()
+    failed, stale = _run_targets(config, check=check, add_stubs=add_stubs, tally=tally)
+    if check:
+        fresh = len(config.targets) - stale - failed
+        click.echo(f"{stale} stale, {fresh} up to date, {failed} failed (of {len(config.targets)} targets)")
+        if stale:
+            click.echo("run `mcpgen generate` to update the stale targets")
+    click.echo(
+        tally.line(
+            f"in the {len(config.targets) - failed} of {len(config.targets)} target(s) that did not fail"
+        )
+    )
+    if failed or stale:
+        raise Failed
+
+
+def _input_key(
+    target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError], digests: dict[Path, str]
+) -> str | None:
+    """pipeline.input_key of the target (None when its source does not load: reported later)."""
+    from ..pipeline import input_key
+
+    _loaded_for(target, loaded)
+    spec = loaded[target.source_path]
+    if isinstance(spec, McpgenError):
+        return None
+    if target.source_path not in digests:
+        digests[target.source_path] = spec.digest
+    return input_key(
+        digest=digests[target.source_path],
+        source=target.source,
+        kind=target.kind,
+        package=target.package,
+        strict=target.strict,
+        style=target.style,
+        cli=target.cli,
+        skip_invalid=target.skip_invalid,
+    )
+
+
+def _run_targets(
+    config: GenerateConfig, *, check: bool, add_stubs: bool = False, tally: Tally | None = None
+) -> tuple[int, int]:
+    """Build every target (each source loaded and validated once); returns (failed, stale).
+
+    A target whose manifest records the same input key and whose files still have their recorded
+    digests is fresh without being built (`write.is_fresh`). A package is written by a forked copy
+    while the next target builds (`_Writing`); one write at a time, reported in target order."""
+    checked: dict[tuple[Path, bool, bool], Checked | McpgenError] = {}
+    loaded: dict[Path, LoadedSpec | McpgenError] = {}
+    digests: dict[Path, str] = {}
+    failed = stale = 0
+    writing: _Writing | None = None
+    tally = Tally() if tally is None else tally
+    for target in config.targets:
+        try:
+            if target.project is not None:
+                failed += _finish(writing, config, add_stubs)
+                writing = None
+                stale += _run_project_target(target, loaded, checked, check=check)
+                tally += excluded_counts(loaded, target, _validated_for(target, loaded, checked).tools)
+                continue
+            key = _input_key(target, loaded, digests)
+            if key is not None and is_fresh(target.output, target.package, key):
+                failed += _finish(writing, config, add_stubs)
+                writing = None
+                click.echo(
+                    f"fresh: {display_path(target.output / target.package)}"
+                    if check
+                    else f"{display_path(target.output / target.package)}: up to date"
+                )
+                if target.kind == "server" and _report_fresh_handlers(
+                    target, loaded, checked, add_stubs=add_stubs
+                ):
+                    failed += 1
+                tally += excluded_counts(loaded, target, tools_on_disk(target))
+                continue
+            validated = _validated_for(target, loaded, checked)
+            tally += excluded_counts(loaded, target, validated.tools)
+            built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
+            pkg = dataclasses.replace(built, input_key=key)
+            failed += _finish(writing, config, add_stubs)
+            writing = None
+            if not check:
+                writing = _Writing.start(target, pkg)
+                continue
+            diffs = check_package(target.output, pkg)
+            if diffs:
+                stale += 1
+                where = display_path(target.output / target.package)
+                click.echo(f"stale: {where} (target #{target.index})")
+                # tools.json as generated: the definitions are those on disk, no tool changed
+                tools_changed = any(diff.path == "tools.json" for diff in diffs)
+                shown = tools_changed and _print_tool_changes(target, validated)
+                print_diffs(diffs, tools_shown=shown)
+            else:
+                click.echo(f"fresh: {display_path(target.output / target.package)}")
+            if _handlers_broken(target, pkg, add_stubs):
+                raise Failed
+        except Failed:
+            failed += 1
+        except McpgenError as exc:
+            failed += 1
+            report_error(exc, prefix=f"{target.describe()}: ")
+    return failed + _finish(writing, config, add_stubs), stale
+
+
+@dataclasses.dataclass(frozen=True)
+class _Writing:
+    """A target's package being written (`write_package`) by a forked copy of this process while
+    the next target builds (`parallel.Beside`; written here, when it is joined, where no copy can
+    be forked). A failed write is done again here, raising its error."""
+
+    target: TargetConfig
+    package: GeneratedPackage
+    report: Beside[WriteReport]
+
+    @classmethod
+    def start(cls, target: TargetConfig, package: GeneratedPackage) -> _Writing:
+        from ..parallel import Beside
+
+        return cls(target, package, Beside(functools.partial(write_package, target.output, package)))
+
+
+def _finish(writing: _Writing | None, config: GenerateConfig, add_stubs: bool) -> int:
+    """Wait for a target's write and report it (and a server's handlers.py): 1 when it failed."""
+    if writing is None:
+        return 0
+    target = writing.target
+    try:
+        print_report(writing.report.result(), None)
+        _remind_console_script(config, target)
+        if _handlers_broken(target, writing.package, add_stubs):
+            return 1
+    except McpgenError as exc:
+        report_error(exc, prefix=f"{target.describe()}: ")
+        return 1
+    return 0
+
+
+def _handlers_broken(target: TargetConfig, pkg: GeneratedPackage, add_stubs: bool) -> bool:
+    """A server target's handlers.py against the package just built (`report_handlers`)."""
+    return target.kind == "server" and report_handlers(
+        target.output / target.package,
+        target.package,
+        pkg.files,
+        functools.partial(pkg.user_files.get, "handlers.py"),
+        add_stubs=add_stubs,
+        generated=pkg.user_files.get("handlers.py"),
+    )
+
+
+def _run_project_target(
+    target: TargetConfig,
+    loaded: dict[Path, LoadedSpec | McpgenError],
+    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
+    *,
+    check: bool,
+) -> int:
+    """A target with `project`: always built (the project files hold the user's sections, so no
+    manifest can vouch for them); 1 when `check` finds it stale."""
+    from ..write.project import check_project, write_project
+
+    assert target.project is not None
+    validated = _validated_for(target, loaded, checked)
+    spec = loaded[target.source_path]
+    server_info = None if isinstance(spec, McpgenError) else spec.server_info
+    meta = project_meta(target.package, server_info, target.project_name, target.project_version)
+    built = stages.build_project(validated, target.package, meta, target.style)
+    shown = display_path(target.project)
+    if not check:
+        report = write_project(target.project, built)
+        print_report(report.package, None)
+        print_project_report(target.project, report)
+        return 0
+    diffs = check_project(target.project, built)
+    if not diffs:
+        click.echo(f"fresh: {shown}")
+        return 0
+    click.echo(f"stale: {shown} (target #{target.index})")
+    print_diffs(diffs)
+    _print_tool_changes(target, validated)
+    return 1
+
+
+# Repeats in shape only (duplicates): keyword-only signatures alike, jobs apart.
+def _report_fresh_handlers(
+    target: TargetConfig,
+    loaded: dict[Path, LoadedSpec | McpgenError],
+    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
+    *,
+    add_stubs: bool,
+) -> bool:
+    """handlers.py of a fresh server target, against base.py and models.py on disk (they are what
+    generating would write); the scaffold for stubs is built only when a tool lacks a method."""
+    package_dir = target.output / target.package
+    try:
+        files = {name: (package_dir / name).read_bytes() for name in ("base.py", "models.py")}
+    except OSError:
+        return False
+
+    def scaffold() -> bytes | None:
+        validated = _validated_for(target, loaded, checked)
+        built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
+        return built.user_files.get("handlers.py")
+
+    return report_handlers(package_dir, target.package, files, scaffold, add_stubs=add_stubs)
+
+
+def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None:
+    """A target with `cli = "NAME"`: say which `[project.scripts]` line installs the command,
+    unless the pyproject.toml already has it (mcpgen never edits it)."""
+    if target.cli is None:
+        return
+    entry = f"{target.package}.__main__:main"
+    try:
+        with config.path.open("rb") as fh:
+            scripts = tomllib.load(fh).get("project", {}).get("scripts", {})
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        scripts = {}
+    if not isinstance(scripts, dict) or scripts.get(target.cli) != entry:
+        click.echo(
+            f"note: to install the command {target.cli!r}, add to [project.scripts] of the distribution "
+            f'that ships {target.package}: {target.cli} = "{entry}"'
+        )
+
+
+def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> bool:
+    """When a stale target's tools changed, say whom the change breaks (`mcpgen diff` in short);
+    whether anything was said."""
+    from ..diff.compare import diff_tools
+    from ..diff.formats import summary_line
+    from ..load.document import load_file
+
+    checked_in = target.output / target.package / "tools.json"
+    if not checked_in.exists():
+        return False
+    shown = display_path(checked_in)
+    report = diff_tools(load_file(shown).tools, validated.tools, old_source=shown, new_source=target.source)
+    if report.changes:
+        click.echo(f"  tools: {summary_line(report)}")
+        for change in report.changes:
+            if "breaking" in (change.client, change.server):
+                click.echo(
+                    f"    {change.tool}{change.pointer}: {change.reason} (clients: {change.client}, "
+                    f"servers: {change.server})"
+                )
+        click.echo(f"  details: mcpgen diff --target {target.package}")
+    return bool(report.changes)
+
+
+def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError]) -> None:
+    if target.source_path not in loaded:
+        try:
+            spec = stages.load_spec(target.load_name(), None, {})
+            # The display name goes into generated headers: relative to pyproject.toml's directory
+            # (config.relative_source), so the output depends neither on the checkout's path nor
+            # on where mcpgen runs.
+            loaded[target.source_path] = dataclasses.replace(spec, source=target.source)
+        except McpgenError as exc:
+            loaded[target.source_path] = exc
+
+
+def _validated_for(
+    target: TargetConfig,
+    loaded: dict[Path, LoadedSpec | McpgenError],
+    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
+) -> ValidatedSpec:
+    key = (target.source_path, target.strict, target.skip_invalid)
+    if key not in checked:
+        _loaded_for(target, loaded)
+        spec_or_error = loaded[target.source_path]
+        if isinstance(spec_or_error, McpgenError):
+            checked[key] = spec_or_error
+        else:
+            result = check_spec(spec_or_error, target.strict, target.skip_invalid, model=True)
+            checked[key] = result
+            if result.usable:  # warnings once per source; errors are reported per target below
+                for diagnostic in result.warnings:
+                    click.echo(str(diagnostic), err=True)
+    entry = checked[key]
+    if isinstance(entry, McpgenError):
+        raise entry
+    if entry.validated is None or not entry.usable:
+        for diagnostic in entry.diagnostics:
+            click.echo(str(diagnostic), err=True)
+        click.echo(f"error: {target.describe()}: {entry.summary()}", err=True)
+        raise Failed
+    return entry.validated
