@@ -1,6 +1,6 @@
 """Streamable HTTP server side as a raw ASGI app (no framework: this is the hot path).
 
-Per POST (docs/RULES.md conformance §4 order; the JSON-RPC checks themselves live in core/dispatch.py):
+Per POST (docs/RULES.md conformance §4 order; the JSON-RPC checks themselves live in core/dispatch/):
 
   1. read the whole body (> max_body_bytes -> 413; not in time, `HttpLimits` -> 408; both close
      the connection)

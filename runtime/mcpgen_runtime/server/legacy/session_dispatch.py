@@ -42,6 +42,7 @@ from ...protocol.legacy.serving import (
 )
 from ..core.config import IncomingRequest, Outcome, SessionOptions, SessionStore
 from ..core.dispatch import Dispatcher
+from ..core.dispatch.tool_call import call_tool
 from ..core.handler_errors import ClientCapabilityRequired, RpcError
 from ..core.listen import LIST_CHANGED, RESOURCE_UPDATED, Subscription
 from ..core.replicas import store_unavailable
@@ -177,8 +178,14 @@ class LegacyDispatcher:
         try:
             if method == "tools/call":
                 try:
-                    result = await server._call_tool(
-                        id_, params, meta, session.protocol_version, session.client_capabilities, request
+                    result = await call_tool(
+                        server,
+                        id_,
+                        params,
+                        meta,
+                        session.protocol_version,
+                        session.client_capabilities,
+                        request,
                     )
                 except ClientCapabilityRequired as exc:
                     result = error_result(f"Tool {params.get('name')!r} {self._missing(exc)}", None)
