@@ -46,20 +46,22 @@ from .core.input_requests import (
     Sample,
 )
 from .core.ratelimit import RateLimit
-from .core.safe_paths import PathEscapeError, safe_join
-from .core.surfaces import (
+from .core.resources.bindings import (
     CompletionBinding,
+    PromptBinding,
+    ResourceTemplateBinding,
+    load_package_surfaces,
+)
+from .core.resources.safe_paths import PathEscapeError, safe_join
+from .core.resources.surfaces import (
     CompletionHandler,
     CompletionReturn,
-    PromptBinding,
     PromptHandler,
     PromptReturn,
     ResourceNotFound,
     ResourceReader,
     ResourceReturn,
-    ResourceTemplateBinding,
     TemplateReader,
-    load_package_surfaces,
 )
 from .http.app import ASGIApp
 from .legacy.sessions import MemorySessionStore, Session

@@ -22,10 +22,9 @@ from pydantic import BaseModel
 from ..store import Store
 from .bearer_auth import BearerAuth
 from .health import ReadinessCheck
-from .limits import HttpLimits
+from .limits import MAX_URI_LENGTH, HttpLimits
 from .ratelimit import RateLimit
 from .request_state import StateCodec
-from .uri_match import MAX_URI_LENGTH
 
 __all__ = [
     "LOCAL_HOSTS",

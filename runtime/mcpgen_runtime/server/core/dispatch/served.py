@@ -28,21 +28,23 @@ from ..listen import LIST_CHANGED, SubscriptionHub
 from ..ratelimit import RateLimiter
 from ..replicas import Fanout, resolve_store
 from ..request_state import StateCodec, configured_keys
-from ..resource_subscriptions import SubscribeRules
-from ..results import complete
-from ..surfaces import (
+from ..resources.bindings import (
     CompletionBinding,
-    CompletionHandler,
     PromptBinding,
-    PromptHandler,
-    ResourceReader,
     ResourceTemplateBinding,
-    Surfaces,
-    TemplateReader,
     completer,
     prompt_getter,
     template_reader,
 )
+from ..resources.resource_subscriptions import SubscribeRules
+from ..resources.surfaces import (
+    CompletionHandler,
+    PromptHandler,
+    ResourceReader,
+    Surfaces,
+    TemplateReader,
+)
+from ..results import complete
 
 __all__ = ["BUILTIN_METHODS", "CACHEABLE_METHODS", "REMOVED_METHODS", "ServedSet"]
 

@@ -21,8 +21,8 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
-from ...protocol import jsonrpc
-from .handler_errors import RpcError
+from ....protocol import jsonrpc
+from ..handler_errors import RpcError
 from .surfaces import resource_not_found
 from .uri_match import check_uri_length
 
