@@ -7,7 +7,7 @@ capabilities and identity, agreed once. On HTTP it has an unguessable `Mcp-Sessi
 bound to the principal that opened it (a request from anyone else is answered as if the session
 did not exist); on stdio the process is the session and it has no id.
 
-`SessionStore` is the small interface sessions live behind; `MemorySessionStore` (the default)
+`LegacySessionStore` is the small interface sessions live behind; `MemorySessionStore` (the default)
 keeps them in this process with idle expiry and a cap. With a shared `ServerConfig.store`,
 `SharedSessionStore` (shared_sessions.py) persists the record fields (`id`, `principal`,
 `protocol_version`, `client_capabilities`, `client_info`, `log_level`, `initialized`) there and

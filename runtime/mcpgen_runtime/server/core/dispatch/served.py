@@ -163,8 +163,8 @@ class ServedSet:
         self._hub = SubscriptionHub(cfg.max_listen_streams)
         self._subscribe_rules = SubscribeRules(
             max_uri_length=cfg.max_uri_length,
-            max_count=cfg.sessions.max_resource_subscriptions,
-            max_bytes=cfg.sessions.max_resource_subscription_bytes,
+            max_count=cfg.legacy_sessions.max_resource_subscriptions,
+            max_bytes=cfg.legacy_sessions.max_resource_subscription_bytes,
             served=self._serves_resource,
             may_subscribe=self.may_subscribe,
         )
