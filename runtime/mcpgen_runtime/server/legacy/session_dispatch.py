@@ -175,18 +175,12 @@ class LegacyDispatcher:
         meta = params.get("_meta")
         if type(meta) is not dict:
             meta = _NO_PARAMS
+        # What the dispatcher's tool and method paths take after the params, for this session.
+        era = (meta, session.protocol_version, session.client_capabilities, request)
         try:
             if method == "tools/call":
                 try:
-                    result = await call_tool(
-                        server,
-                        id_,
-                        params,
-                        meta,
-                        session.protocol_version,
-                        session.client_capabilities,
-                        request,
-                    )
+                    result = await call_tool(server, id_, params, *era)
                 except ClientCapabilityRequired as exc:
                     result = error_result(f"Tool {params.get('name')!r} {self._missing(exc)}", None)
                 return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": legacy_call_result(result)})
@@ -207,16 +201,7 @@ class LegacyDispatcher:
                 if entry is None:
                     return _error(id_, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
                 try:
-                    result = await server._call_method(
-                        entry,
-                        id_,
-                        method,
-                        params,
-                        meta,
-                        session.protocol_version,
-                        session.client_capabilities,
-                        request,
-                    )
+                    result = await server._call_method(entry, id_, method, params, *era)
                 except ClientCapabilityRequired as exc:
                     return _error(id_, jsonrpc.INVALID_REQUEST, f"{method} {self._missing(exc)}")
         except RpcError as exc:

@@ -14,12 +14,11 @@ from ....protocol import jsonrpc
 from ..bearer_auth import principal_id
 from ..config import IncomingRequest
 from ..context import RequestContext, RpcError
-from ..input_requests import InputRequired, input_required_result
-from ..input_requests import resume_round as check_round
+from ..input_requests import InputRequired, input_required_result, resume_round
 from ..request_state import StateCodec
 from .served import ServedSet
 
-__all__ = ["end_round", "resume_round"]
+__all__ = ["end_round", "redeem_round"]
 
 _LOG = logging.getLogger("mcpgen.server")
 
@@ -34,10 +33,10 @@ def _codec(server: ServedSet) -> StateCodec:
     return codec
 
 
-async def resume_round(
+async def redeem_round(
     server: ServedSet, ctx: RequestContext, method: str, params: Mapping[str, Any], request: IncomingRequest
 ) -> None:
-    single_use = check_round(
+    single_use = resume_round(
         ctx,
         method,
         params,

@@ -49,7 +49,7 @@ from ..header_checks import check_standard_headers
 from ..input_requests import MRTR_METHODS, InputRequired
 from ..listen import listen
 from ..replicas import store_unavailable
-from .rounds import end_round, resume_round
+from .rounds import end_round, redeem_round
 from .served import ServedSet
 from .tool_call import NO_ARGS, call_tool
 
@@ -307,7 +307,7 @@ class Dispatcher(ServedSet):
             progress_interval=self._progress_interval,
         )
         if method in MRTR_METHODS and ("inputResponses" in params or "requestState" in params):
-            await resume_round(self, ctx, method, params, request)
+            await redeem_round(self, ctx, method, params, request)
         try:
             value = await entry.handler(params, ctx)
         except InputRequired as ask:

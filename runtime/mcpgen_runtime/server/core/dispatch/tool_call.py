@@ -26,7 +26,7 @@ from ..header_checks import check_param_headers
 from ..input_requests import InputRequired
 from ..replicas import bucket_key
 from ..results import error_result, rate_limited_result, shape_result
-from .rounds import end_round, resume_round
+from .rounds import end_round, redeem_round
 from .served import ServedSet
 
 __all__ = ["NO_ARGS", "call_tool"]
@@ -120,7 +120,7 @@ async def call_tool(
     )
     ctx.tool_name = name
     if "inputResponses" in params or "requestState" in params:  # an MRTR retry: the slow path
-        await resume_round(server, ctx, "tools/call", params, request)
+        await redeem_round(server, ctx, "tools/call", params, request)
     try:
         value = await tool.handler(args, ctx)
     except InputRequired as ask:
