@@ -14,7 +14,7 @@ moment every session is open and idle, after a garbage collection, divided by th
   record   the session record alone, as tests/runtime/server/legacy/test_session_dispatch.py measures it:
            `LegacyDispatcher.initialize` + `open_session` + `MemorySessionStore.add`.
 
-The cap on live sessions (`SessionOptions.max_sessions`, 10,000 by default) is raised above the
+The cap on live sessions (`LegacySessionOptions.max_sessions`, 10,000 by default) is raised above the
 count, so no session is evicted while measuring.
 """
 
@@ -95,7 +95,9 @@ def _server(max_sessions: int) -> Any:
 
     config = Server.default_config()
     return Server(
-        dataclasses.replace(config, sessions=dataclasses.replace(config.sessions, max_sessions=max_sessions))
+        dataclasses.replace(
+            config, legacy_sessions=dataclasses.replace(config.legacy_sessions, max_sessions=max_sessions)
+        )
     )
 
 

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.timeout(120)
 
 SERVER = "tests.runtime.surfaces_server_app"
 MIB = 1024 * 1024
-MAX_BYTES = 64 * 1024  # SessionOptions.max_resource_subscription_bytes (default)
+MAX_BYTES = 64 * 1024  # LegacySessionOptions.max_resource_subscription_bytes (default)
 MAX_URI = 8192  # ServerConfig.max_uri_length (default)
 MAX_STREAMS = 16  # ServerConfig.max_listen_streams (default)
 SUB_ID = "io.modelcontextprotocol/subscriptionId"

@@ -33,11 +33,11 @@ from pydantic import BaseModel, ConfigDict
 from mcpgen_runtime.server import (
     BearerAuth,
     Elicit,
+    LegacySessionOptions,
     ListRoots,
     RateLimit,
     Sample,
     ServerConfig,
-    SessionOptions,
     ToolBinding,
     ToolContext,
     ToolServer,
@@ -83,10 +83,10 @@ def _config() -> ServerConfig:
     if rate:
         per_second, burst = rate.split(",")
         limit = RateLimit(float(per_second), int(burst))
-    sessions = SessionOptions()
+    sessions = LegacySessionOptions()
     if os.environ.get("MCPGEN_TEST_SESSIONS"):
         cap, idle, timeout, pending, replay = os.environ["MCPGEN_TEST_SESSIONS"].split(",")
-        sessions = SessionOptions(
+        sessions = LegacySessionOptions(
             max_sessions=int(cap),
             idle_timeout_s=float(idle),
             client_request_timeout_s=float(timeout),
@@ -102,7 +102,7 @@ def _config() -> ServerConfig:
         rate_limit=limit,
         keepalive_s=float(os.environ.get("MCPGEN_TEST_KEEPALIVE", "15")),
         state_secrets=("legacy-test-secret-0123456789",),
-        sessions=sessions,
+        legacy_sessions=sessions,
     )
 
 

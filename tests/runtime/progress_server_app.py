@@ -22,8 +22,8 @@ from typing import Any, ClassVar, Final
 from pydantic import BaseModel, ConfigDict, Field
 
 from mcpgen_runtime.server import (
+    LegacySessionOptions,
     ServerConfig,
-    SessionOptions,
     ToolBinding,
     ToolContext,
     ToolServer,
@@ -115,7 +115,7 @@ class ProgressServer(ToolServer):
         ToolBinding("silent", "silent", SilentInput, None),
     )
     _server_config_: ClassVar[ServerConfig | None] = ServerConfig(
-        name="progress-test", version="1.0.0", sessions=SessionOptions(retry_ms=200)
+        name="progress-test", version="1.0.0", legacy_sessions=LegacySessionOptions(retry_ms=200)
     )
 
     async def tick(self, args: TickInput, ctx: ToolContext) -> str:

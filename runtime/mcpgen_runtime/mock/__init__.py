@@ -4,7 +4,7 @@
     server.run_http("127.0.0.1", 8000)          # or run_stdio(); server.calls lists what was called
 
 Answers are valid against each tool's `outputSchema` and the same for the same seed and
-arguments (values.py, prepare.py); `--responses` files add canned answers, errors,
+arguments (values/); `--responses` files add canned answers, errors,
 elicitation rounds and faults (responses.py). `running_mock` (harness.py) starts one for a
 test; the pytest plugin (`mcpgen_runtime.pytest_plugin`) wraps it in fixtures.
 

@@ -26,11 +26,12 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Final
 
 from .. import _json
+from ..server.http.asgi_io import ASGIApp, Message, Receive, Scope, Send
 from .canonical import unit_interval
 from .cassette import is_request, request_key
 
@@ -53,11 +54,6 @@ INJECTED_ERROR_CODE: Final = -32603  # Internal error: what a server that cannot
 MAX_BODY_BYTES: Final = 64 * 1024 * 1024
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*\Z")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-
 
 async def answer_lifespan(receive: Receive, send: Send) -> None:
     """An ASGI lifespan scope of an app with nothing to start or stop (the proxies of record.py
@@ -65,9 +61,6 @@ async def answer_lifespan(receive: Receive, send: Send) -> None:
     while (await receive())["type"] != "lifespan.shutdown":
         await send({"type": "lifespan.startup.complete"})
     await send({"type": "lifespan.shutdown.complete"})
-
-
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def parse_duration_ms(text: str) -> float:

@@ -335,18 +335,12 @@ def _serving(app: Any) -> Iterator[str]:
     """`app` (ASGI) under uvicorn in a daemon thread on a free loopback port; yields the MCP endpoint URL."""
     import uvicorn
 
+    from ..server.http.draining import uvicorn_config
+
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        lifespan="off",
-        server_header=False,
-        date_header=False,
-        timeout_graceful_shutdown=2,
-    )
-    web = uvicorn.Server(config)
+    web = uvicorn.Server(uvicorn_config(app, grace_s=2))
     thread = threading.Thread(
         target=web.run, kwargs={"sockets": [sock]}, name=f"mcpgen-mock:{port}", daemon=True
     )

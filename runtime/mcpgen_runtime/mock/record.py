@@ -23,14 +23,12 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .. import _json
+from ..server.http.asgi_io import Receive, Scope, Send
 from .cassette import Scrubber, is_request, is_response, write_cassette
 from .faults import (
     FaultInjector,
     Faults,
     FaultyApp,
-    Receive,
-    Scope,
-    Send,
     answer_lifespan,
     protocol_stdout,
 )
@@ -303,19 +301,10 @@ def serve_asgi(app: Any, host: str, port: int) -> None:
     """Serve an ASGI app with uvicorn until interrupted (the proxy, a replay, a mock with faults)."""
     import uvicorn
 
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level="warning",
-        lifespan="off",
-        server_header=False,
-        date_header=False,
-        timeout_graceful_shutdown=2,
-        ws="none",
-    )
+    from ..server.http.draining import uvicorn_config
+
     with contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run()
+        uvicorn.Server(uvicorn_config(app, grace_s=2, host=host, port=port)).run()
 
 
 def record_http(

@@ -33,14 +33,12 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from .. import _json
+from ..server.http.asgi_io import Receive, Scope, Send
 from .cassette import Cassette, Scrubber, describe_request, is_request, load_cassette, request_key
 from .faults import (
     FaultInjector,
     Faults,
     FaultyApp,
-    Receive,
-    Scope,
-    Send,
     answer_lifespan,
     protocol_stdout,
 )

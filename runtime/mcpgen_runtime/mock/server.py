@@ -2,7 +2,7 @@
 
 Each tool is added with `add_tool(definition, handler)`, so arguments, `x-mcp-header` mirrors,
 protocol versions and input-required rounds are checked exactly as in a generated server
-(core/dispatch.py); only the handler is the mock's. A call's answer, in order of precedence:
+(core/dispatch/); only the handler is the mock's. A call's answer, in order of precedence:
 
 1. the first rule of the responses file whose `match` the arguments contain (responses.py):
    latency, an injected failure, an elicitation round, then its answer;

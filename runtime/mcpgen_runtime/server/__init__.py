@@ -9,7 +9,7 @@ Handlers may ask the client for input mid-call (multi round-trip requests):
 `await ctx.elicit(...)`, `ctx.sample(...)`, `ctx.list_roots()`, or `ctx.need(...)` + `ctx.ask()`.
 
 The server is dual-era: clients of the initialize-based revisions (2025-11-25, 2025-06-18,
-2025-03-26) get sessions (`ServerConfig.sessions`, `SessionStore`) and the same handlers, whose
+2025-03-26) get sessions (`ServerConfig.legacy_sessions`, `LegacySessionStore`) and the same handlers, whose
 asks are then real requests to the client (`ClientRequestError` when unanswered).
 """
 
@@ -22,10 +22,10 @@ from .core.config import (
     LOCAL_HOSTS,
     LOCAL_ORIGINS,
     IncomingRequest,
+    LegacySessionOptions,
+    LegacySessionStore,
     Outcome,
     ServerConfig,
-    SessionOptions,
-    SessionStore,
     ToolBinding,
 )
 from .core.context import (
@@ -46,20 +46,22 @@ from .core.input_requests import (
     Sample,
 )
 from .core.ratelimit import RateLimit
-from .core.safe_paths import PathEscapeError, safe_join
-from .core.surfaces import (
+from .core.resources.bindings import (
     CompletionBinding,
+    PromptBinding,
+    ResourceTemplateBinding,
+    load_package_surfaces,
+)
+from .core.resources.safe_paths import PathEscapeError, safe_join
+from .core.resources.surfaces import (
     CompletionHandler,
     CompletionReturn,
-    PromptBinding,
     PromptHandler,
     PromptReturn,
     ResourceNotFound,
     ResourceReader,
     ResourceReturn,
-    ResourceTemplateBinding,
     TemplateReader,
-    load_package_surfaces,
 )
 from .http.app import ASGIApp
 from .legacy.sessions import MemorySessionStore, Session
@@ -82,6 +84,8 @@ __all__ = [
     "IncomingRequest",
     "InputRequest",
     "IntrospectionVerifier",
+    "LegacySessionOptions",
+    "LegacySessionStore",
     "ListRoots",
     "ListRootsResult",
     "MemorySessionStore",
@@ -104,8 +108,6 @@ __all__ = [
     "Sample",
     "ServerConfig",
     "Session",
-    "SessionOptions",
-    "SessionStore",
     "TemplateReader",
     "TokenPrincipal",
     "ToolBinding",

@@ -23,9 +23,8 @@ from typing import Any
 import click
 
 from .._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
-from .core.limits import HttpLimits
+from .core.limits import MAX_URI_LENGTH, HttpLimits
 from .core.ratelimit import RateLimit
-from .core.uri_match import MAX_URI_LENGTH
 from .otel_setup import configure_from_environment
 from .otel_setup import flush as flush_telemetry
 from .store import STORE_ENV, Store, StoreUnavailable, open_store

@@ -1,5 +1,5 @@
 """`python -m PKG` (cli.py) configures the OpenTelemetry SDK from the standard `OTEL_*` variables,
-as `opentelemetry-instrument` does; what is then recorded is mcpgen_runtime/telemetry.py's."""
+as `opentelemetry-instrument` does; what is then recorded is mcpgen_runtime/telemetry/'s."""
 
 from __future__ import annotations
 

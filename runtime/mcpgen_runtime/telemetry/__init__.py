@@ -2,7 +2,7 @@
 (open-telemetry/semantic-conventions-genai, `docs/gen-ai/mcp.md`); free when off.
 
 Both sides use this package: the client driver (client/_async/client.py) and the server's
-dispatchers (server/core/dispatch.py, server/legacy/session_dispatch.py). Only this package
+dispatchers (server/core/dispatch/, server/legacy/session_dispatch.py). Only this package
 imports `opentelemetry` (a contract), and only the API (`mcpgen-runtime[otel]`); the SDK and its
 exporters are the user's choice.
 

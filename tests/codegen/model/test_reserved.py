@@ -73,7 +73,7 @@ def test_key_follows_the_runtime_sources_and_python(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(mcpgen_runtime, "__file__", str(copy / "__init__.py"))
     before = reserved._cache_key()
     assert before is not None and before == reserved._cache_key()
-    server = copy / "server" / "core" / "dispatch.py"
+    server = copy / "server" / "core" / "dispatch" / "served.py"
     server.write_text(server.read_text("utf-8") + "\n# edited\n", "utf-8")
     edited = reserved._cache_key()
     assert edited != before

@@ -22,7 +22,7 @@ import pytest
 
 from codegen.pipeline import build_server
 from codegen.spec import GeneratedPackage
-from mcpgen_runtime.server.core.uri_match import UriPattern
+from mcpgen_runtime.server.core.resources.uri_match import UriPattern
 from mcpgen_runtime.uri_template import expand
 from tests.codegen.pipeline.test_generate_hostile_surfaces import (
     EVIL,

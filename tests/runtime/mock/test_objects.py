@@ -1,4 +1,4 @@
-"""The mock's own object strategy (mock/objects.py) against hypothesis-jsonschema's (issue #21, trap 8).
+"""The mock's own object strategy (mock/values/objects.py) against hypothesis-jsonschema's (#21, trap 8).
 
 hypothesis-jsonschema draws objects through hypothesis's private `many.more()` (gone since
 hypothesis 6.170.10); the mock draws them with public API instead. Differential: on every object
@@ -21,9 +21,9 @@ from hypothesis.errors import Unsatisfiable
 from hypothesis.internal.conjecture import utils as conjecture_utils
 
 from mcpgen_runtime.mock.canonical import derive_seed
-from mcpgen_runtime.mock.objects import objects_drawn_publicly
-from mcpgen_runtime.mock.prepare import prepare
 from mcpgen_runtime.mock.values import ValueMaker
+from mcpgen_runtime.mock.values.objects import objects_drawn_publicly
+from mcpgen_runtime.mock.values.prepare import prepare
 from mcpgen_runtime.schema import compile_schema
 from tests.support import ROOT
 

@@ -1,4 +1,4 @@
-"""Values generated from schemas (mock/values.py, mock/prepare.py): valid, deterministic, examples first.
+"""Values generated from schemas (mock/values/: maker.py, prepare.py): valid, deterministic, examples first.
 
 Every value is checked here with `compile_schema` on the *original* schema, independently of
 the check the maker itself makes.
@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from mcpgen_runtime.mock.canonical import derive_seed
-from mcpgen_runtime.mock.prepare import MAX_UNROLL, UnsupportedSchema, prepare
 from mcpgen_runtime.mock.values import ValueGenerationError, ValueMaker
+from mcpgen_runtime.mock.values.prepare import MAX_UNROLL, UnsupportedSchema, prepare
 from mcpgen_runtime.schema import compile_schema
 from tests.support import PYTHON, ROOT, subprocess_env
 

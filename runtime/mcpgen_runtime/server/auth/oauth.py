@@ -33,7 +33,7 @@ later requests with the same token cost a dictionary lookup.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -42,7 +42,7 @@ from ... import _json
 from ...protocol.oauth.challenge import bearer_challenge
 from ..core.bearer_auth import VERIFIED_TOKEN, BearerAuth
 from ..core.limits import HttpLimits
-from ..http.asgi_io import send_error
+from ..http.asgi_io import ASGIApp, send_error
 from ..http.body_reader import BodyTimeout, body_deadline, receive_within
 from .introspection import IntrospectionVerifier
 from .verifier import CACHE_SIZE, CachedVerifier, TokenPrincipal, scopes_of
@@ -63,7 +63,6 @@ __all__ = [
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024  # ServerConfig.max_body_bytes's default
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
-ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 # A tool definition declares the scopes its calls need here (the spec file, hence tools.json):
 #   {"name": "delete_file", ..., "_meta": {"dev.mcpgen/scopes": ["files:write"]}}
 SCOPES_META = "dev.mcpgen/scopes"

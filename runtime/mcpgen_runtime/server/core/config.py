@@ -3,7 +3,7 @@
 - `ServerConfig`: identity and policy (paging, caching hints, HTTP Origin/Host allowlists,
   body limit and read deadlines, auth, rate limits, requestState keys, progress and keep-alive
   pacing, legacy sessions: `modern_only` and `sessions`).
-- `SessionOptions` and the `SessionStore` interface of legacy sessions (legacy/sessions.py has
+- `LegacySessionOptions` and the `LegacySessionStore` interface of legacy sessions (legacy/sessions.py has
   the sessions themselves: core names them without importing legacy/).
 - `ToolBinding`: a listed tool -> the Python method that implements it (generated bases).
 - `IncomingRequest`: how one message arrived (transport, headers, principal, stream hooks, and
@@ -22,10 +22,9 @@ from pydantic import BaseModel
 from ..store import Store
 from .bearer_auth import BearerAuth
 from .health import ReadinessCheck
-from .limits import HttpLimits
+from .limits import MAX_URI_LENGTH, HttpLimits
 from .ratelimit import RateLimit
 from .request_state import StateCodec
-from .uri_match import MAX_URI_LENGTH
 
 __all__ = [
     "LOCAL_HOSTS",
@@ -33,12 +32,12 @@ __all__ = [
     "CacheScope",
     "ClientChannel",
     "IncomingRequest",
+    "LegacySessionOptions",
+    "LegacySessionStore",
     "Notify",
     "OpenStream",
     "Outcome",
     "ServerConfig",
-    "SessionOptions",
-    "SessionStore",
     "ToolBinding",
 ]
 
@@ -73,7 +72,7 @@ class ClientChannel(Protocol):
 S = TypeVar("S")
 
 
-class SessionStore(Protocol[S]):
+class LegacySessionStore(Protocol[S]):
     """Where the legacy sessions of HTTP live (`S` is `Session`, legacy/sessions.py, which imports this
     module). Methods are coroutines so a networked store fits; the in-memory default never suspends."""
 
@@ -94,8 +93,8 @@ class SessionStore(Protocol[S]):
 
 
 @dataclass(frozen=True)
-class SessionOptions:
-    """Limits and timings of legacy sessions (`ServerConfig.sessions`).
+class LegacySessionOptions:
+    """Limits and timings of legacy sessions (`ServerConfig.legacy_sessions`).
 
     - `store`: where HTTP sessions live (None: in `ServerConfig.store` when that is shared,
       else a `MemorySessionStore` per app, from the limits below).
@@ -114,7 +113,7 @@ class SessionOptions:
       `max_resource_subscription_bytes`: their UTF-8 bytes together (resource_subscriptions.py).
     """
 
-    store: SessionStore[Any] | None = None
+    store: LegacySessionStore[Any] | None = None
     idle_timeout_s: float = 1800.0
     max_sessions: int = 10_000
     client_request_timeout_s: float = 300.0
@@ -232,7 +231,7 @@ class ServerConfig:
     keepalive_s: float = 15.0
     max_listen_streams: int = 16
     modern_only: bool = False
-    sessions: SessionOptions = field(default_factory=SessionOptions)
+    legacy_sessions: LegacySessionOptions = field(default_factory=LegacySessionOptions)
     health_path: str | None = "/healthz"
     ready_path: str | None = "/readyz"
     readiness_checks: tuple[tuple[str, ReadinessCheck], ...] = ()

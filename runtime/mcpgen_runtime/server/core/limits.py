@@ -1,4 +1,5 @@
-"""Limits on how a client may send HTTP requests: `HttpLimits`, a `ServerConfig` field.
+"""Limits on how a client may send HTTP requests: `HttpLimits`, a `ServerConfig` field; and the
+longest resource URI served by default (`MAX_URI_LENGTH`, checked in resources/uri_match.py).
 
 Enforced in two places: the header deadline and the cap on slow connections per connection,
 below the ASGI app, where uvicorn reads the header block (http/slow_clients.py); the body deadlines
@@ -9,7 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["HttpLimits"]
+__all__ = ["MAX_URI_LENGTH", "HttpLimits"]
+
+# Characters a resources/read or completion URI may have (ServerConfig.max_uri_length's default).
+MAX_URI_LENGTH = 8192
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Streamable HTTP server side as a raw ASGI app (no framework: this is the hot path).
 
-Per POST (docs/RULES.md conformance §4 order; the JSON-RPC checks themselves live in core/dispatch.py):
+Per POST (docs/RULES.md conformance §4 order; the JSON-RPC checks themselves live in core/dispatch/):
 
   1. read the whole body (> max_body_bytes -> 413; not in time, `HttpLimits` -> 408; both close
      the connection)
@@ -21,7 +21,7 @@ Probes (core/health.py): a GET or HEAD of `ServerConfig.health_path` / `ready_pa
 the Host check and authentication (the Origin check still applies); the test is made only for
 verbs other than POST, so MCP requests pay nothing for it.
 
-Clients of the initialize-based revisions (legacy_sessions.py) are told apart once, early, from the
+Clients of the initialize-based revisions (legacy/sessions.py) are told apart once, early, from the
 header block (memoized): an `Mcp-Session-Id` without a 2026-07-28 `MCP-Protocol-Version`, or a
 legacy version header, sends the request to its session; an `initialize` without modern `_meta`
 opens one; GET and DELETE with a session id serve its streams and its end. Everything else is the
@@ -66,8 +66,8 @@ from .asgi_io import (
     send_error,
 )
 from .body_reader import BodyTimeout, body_deadline, finish_first, read_rest, take_first
-from .draining import DrainingServer
-from .legacy_sessions import LegacyHttp
+from .draining import DrainingServer, uvicorn_config
+from .legacy.sessions import LegacyHttp
 from .slow_clients import HttpParser, SlowClients, guarded_protocol
 
 __all__ = ["ASGIApp", "McpAsgiApp", "Receive", "Scope", "Send", "run_http"]
@@ -451,7 +451,7 @@ class _Block(NamedTuple):
     unacceptable: tuple[int, str] | None  # Content-Type or Accept not usable: (status, message)
     json_ok: bool
     sse_ok: bool
-    legacy: bool  # a legacy session's request (legacy_sessions.py)
+    legacy: bool  # a legacy session's request (legacy/sessions.py)
     session_id: str | None  # Mcp-Session-Id
     version: str | None  # MCP-Protocol-Version, trimmed
 
@@ -544,7 +544,6 @@ def run_http(
     for up to `ServerConfig.shutdown_grace_s`; then what still runs is cancelled. Either signal
     then returns normally (no KeyboardInterrupt, no re-raised SIGTERM): the caller flushes
     telemetry and exits 0. A second SIGINT cuts the drain short."""
-    import uvicorn
 
     allowed_hosts = server.config.allowed_hosts
     if allowed_hosts == LOCAL_HOSTS and not _is_loopback(host):
@@ -560,20 +559,14 @@ def run_http(
             app, server.config
         )  # a ProtectedResource (auth/oauth.py): metadata, 403 insufficient_scope
     limits = server.config.http_limits
-    config = uvicorn.Config(
+    config = uvicorn_config(
         app,
+        grace_s=server.config.shutdown_grace_s,
         host=host,
         port=port,
-        log_level="warning",
-        lifespan="off",
-        server_header=False,
-        date_header=False,
-        # uvicorn takes whole seconds: rounded up, so a grace period is never cut short.
-        timeout_graceful_shutdown=math.ceil(server.config.shutdown_grace_s),
         timeout_keep_alive=math.ceil(server.config.keep_alive_s),
         http=guarded_protocol(parser, SlowClients(limits)),
         h11_max_incomplete_event_size=limits.max_header_bytes,
-        ws="none",  # no WebSocket endpoint: an Upgrade request is answered as plain HTTP
     )
 
     with contextlib.suppress(KeyboardInterrupt):  # a Ctrl-C before or after uvicorn's handlers

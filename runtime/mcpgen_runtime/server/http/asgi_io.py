@@ -1,5 +1,5 @@
 """ASGI plumbing shared by both Streamable HTTP paths — the stateless 2026-07-28 one (app.py)
-and legacy sessions (legacy_sessions.py): the ASGI types, JSON and SSE replies, error bodies,
+and legacy sessions (legacy/sessions.py): the ASGI types, JSON and SSE replies, error bodies,
 continuing a coroutine that already ran its first step, and noticing a client that went away.
 """
 
@@ -21,6 +21,7 @@ __all__ = [
     "SSE_HEADERS",
     "ASGIApp",
     "Gone",
+    "Message",
     "Receive",
     "Resumed",
     "Scope",
@@ -33,9 +34,11 @@ __all__ = [
     "wait_for_disconnect",
 ]
 
+# The ASGI types, once for the runtime (the mock's proxies and fault layer use them too).
 Scope = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 CONTENT_TYPE_JSON: Final = (b"content-type", b"application/json")

@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable
 from types import CoroutineType
 from typing import Any
 
 from ..core.limits import HttpLimits
-from .asgi_io import Resumed
+from .asgi_io import Message, Receive, Resumed
 
 __all__ = ["BodyTimeout", "body_deadline", "finish_first", "read_rest", "receive_within", "take_first"]
-
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
 
 
 class BodyTimeout(Exception):

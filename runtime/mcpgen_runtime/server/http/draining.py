@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import signal
 import socket
@@ -24,9 +25,25 @@ import uvicorn
 
 from ..core.dispatch import Dispatcher
 
-__all__ = ["DrainingServer"]
+__all__ = ["DrainingServer", "uvicorn_config"]
 
 _LOG = logging.getLogger("mcpgen.server")
+
+
+def uvicorn_config(app: Any, *, grace_s: float, **options: Any) -> uvicorn.Config:
+    """uvicorn set up as every HTTP server of the runtime runs (`run_http`, the mock's proxies and
+    test harness): quiet, no lifespan, no Server or Date header, no WebSocket endpoint (an Upgrade
+    is answered as plain HTTP); `grace_s` rounded up, as uvicorn takes whole seconds."""
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        server_header=False,
+        date_header=False,
+        ws="none",
+        timeout_graceful_shutdown=math.ceil(grace_s),
+        **options,
+    )
 
 
 class DrainingServer(uvicorn.Server):

@@ -6,7 +6,7 @@ In the 2025 revisions a stream outlives its HTTP response: the server numbers it
 connection — or was told to go away and come back, the 2025-11-25 polling pattern — resumes it
 with a GET carrying `Last-Event-ID`. A `EventStream` is that logical stream: handlers (through
 the request's notify hook and client channel) `emit` messages into it whether or not a
-connection is attached; the HTTP side (`http/legacy_sessions.py`) attaches a connection, writes what
+connection is attached; the HTTP side (`http/legacy/sessions.py`) attaches a connection, writes what
 `take` hands it, and detaches when the client leaves or the server closes the response.
 
 The stream is finished by its request's response (POST streams) or by the end of the session

@@ -4,7 +4,7 @@ client, and list-changed notifications for sessions that listen.
 
 A dual-era server picks the era from how the client opens (VER-07..10): a request with modern
 `_meta` is served statelessly by `Dispatcher.handle_message`; an `initialize` without it opens a
-session (on HTTP: `http/legacy_sessions.py`; on stdio: the process), and the session's later messages come
+session (on HTTP: `http/legacy/sessions.py`; on stdio: the process), and the session's later messages come
 here. They run the very same tool handlers through the dispatcher's own paths (argument checks,
 rate limits, result shaping), with the session supplying the protocol version and client
 capabilities that `_meta` would carry, and results stripped of what those revisions lack.
@@ -40,8 +40,9 @@ from ...protocol.legacy.serving import (
     parse_initialize,
     server_request_params,
 )
-from ..core.config import IncomingRequest, Outcome, SessionOptions, SessionStore
+from ..core.config import IncomingRequest, LegacySessionOptions, LegacySessionStore, Outcome
 from ..core.dispatch import Dispatcher
+from ..core.dispatch.tool_call import call_tool
 from ..core.handler_errors import ClientCapabilityRequired, RpcError
 from ..core.listen import LIST_CHANGED, RESOURCE_UPDATED, Subscription
 from ..core.replicas import store_unavailable
@@ -75,9 +76,9 @@ class LegacyDispatcher:
 
     __slots__ = ("_forwarder", "_listeners", "_pages", "options", "server", "server_info", "store")
 
-    def __init__(self, server: Dispatcher, store: SessionStore[Session] | None = None) -> None:
+    def __init__(self, server: Dispatcher, store: LegacySessionStore[Session] | None = None) -> None:
         self.server = server
-        self.options = server.config.sessions
+        self.options = server.config.legacy_sessions
         self.store = store  # HTTP: where sessions live (record changes are saved there)
         cfg = server.config
         info: dict[str, Any] = {"name": cfg.name, "version": cfg.version}
@@ -174,12 +175,12 @@ class LegacyDispatcher:
         meta = params.get("_meta")
         if type(meta) is not dict:
             meta = _NO_PARAMS
+        # What the dispatcher's tool and method paths take after the params, for this session.
+        era = (meta, session.protocol_version, session.client_capabilities, request)
         try:
             if method == "tools/call":
                 try:
-                    result = await server._call_tool(
-                        id_, params, meta, session.protocol_version, session.client_capabilities, request
-                    )
+                    result = await call_tool(server, id_, params, *era)
                 except ClientCapabilityRequired as exc:
                     result = error_result(f"Tool {params.get('name')!r} {self._missing(exc)}", None)
                 return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": legacy_call_result(result)})
@@ -200,16 +201,7 @@ class LegacyDispatcher:
                 if entry is None:
                     return _error(id_, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
                 try:
-                    result = await server._call_method(
-                        entry,
-                        id_,
-                        method,
-                        params,
-                        meta,
-                        session.protocol_version,
-                        session.client_capabilities,
-                        request,
-                    )
+                    result = await server._call_method(entry, id_, method, params, *era)
                 except ClientCapabilityRequired as exc:
                     return _error(id_, jsonrpc.INVALID_REQUEST, f"{method} {self._missing(exc)}")
         except RpcError as exc:
@@ -392,7 +384,7 @@ class SessionChannel:
 
     __slots__ = ("_send", "options", "protocol_version", "session")
 
-    def __init__(self, options: SessionOptions, session: Session, send: Deliver | None = None) -> None:
+    def __init__(self, options: LegacySessionOptions, session: Session, send: Deliver | None = None) -> None:
         self.session = session
         self.protocol_version = session.protocol_version
         self.options = options

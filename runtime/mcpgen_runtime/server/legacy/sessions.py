@@ -7,7 +7,7 @@ capabilities and identity, agreed once. On HTTP it has an unguessable `Mcp-Sessi
 bound to the principal that opened it (a request from anyone else is answered as if the session
 did not exist); on stdio the process is the session and it has no id.
 
-`SessionStore` is the small interface sessions live behind; `MemorySessionStore` (the default)
+`LegacySessionStore` is the small interface sessions live behind; `MemorySessionStore` (the default)
 keeps them in this process with idle expiry and a cap. With a shared `ServerConfig.store`,
 `SharedSessionStore` (shared_sessions.py) persists the record fields (`id`, `principal`,
 `protocol_version`, `client_capabilities`, `client_info`, `log_level`, `initialized`) there and
@@ -103,7 +103,7 @@ class Session:
         self.stream_prefix = ""
         self.on_new_stream: Callable[[EventStream], None] | None = None
         # When this process opened it (LegacyDispatcher.open_session; None for a session opened by
-        # another replica): its end records mcp.server.session.duration (telemetry.py).
+        # another replica): its end records mcp.server.session.duration (telemetry/).
         self.opened_at: float | None = None
 
     @property

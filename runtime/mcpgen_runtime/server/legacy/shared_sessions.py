@@ -1,5 +1,5 @@
 """Legacy sessions kept in a shared store, so that every replica serves them (`SharedSessionStore`,
-a `SessionStore`; http/legacy_sessions.py uses it when `ServerConfig.store` is shared).
+a `LegacySessionStore`; http/legacy/sessions.py uses it when `ServerConfig.store` is shared).
 
 What is shared: the session record (id, principal, protocol version, client capabilities and
 info, log level, initialized) under `session:<id>`, expiring after the idle timeout and renewed
@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from ... import _json
-from ..core.config import SessionOptions
+from ..core.config import LegacySessionOptions
 from ..store import Store, StoreUnavailable
 from .event_streams import END, EventStream
 from .sessions import Session
@@ -52,9 +52,9 @@ def _record(session: Session) -> bytes:
 
 
 class SharedSessionStore:
-    """Sessions in a shared `Store` (see the module docstring); a `SessionStore`."""
+    """Sessions in a shared `Store` (see the module docstring); a `LegacySessionStore`."""
 
-    def __init__(self, store: Store, options: SessionOptions) -> None:
+    def __init__(self, store: Store, options: LegacySessionOptions) -> None:
         self._store = store
         self._options = options
         self._ttl = options.idle_timeout_s
@@ -66,7 +66,7 @@ class SharedSessionStore:
     def __len__(self) -> int:
         return len(self._local)
 
-    # ---- SessionStore -----------------------------------------------------------------------------
+    # ---- LegacySessionStore -----------------------------------------------------------------------------
 
     async def add(self, session: Session) -> bool:
         assert session.id is not None
@@ -206,6 +206,6 @@ class SharedSessionStore:
                 session.cancel(request_id)
 
 
-def shared_session_store(store: Store, options: SessionOptions) -> SharedSessionStore | None:
+def shared_session_store(store: Store, options: LegacySessionOptions) -> SharedSessionStore | None:
     """The session store for a shared `store` (None: keep sessions in memory)."""
     return SharedSessionStore(store, options) if store.shared else None

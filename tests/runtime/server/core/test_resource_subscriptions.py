@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mcpgen_runtime.server import IncomingRequest, ServerConfig
-from mcpgen_runtime.server.core.config import SessionOptions
+from mcpgen_runtime.server.core.config import LegacySessionOptions
 from mcpgen_runtime.server.legacy.session_dispatch import LegacyDispatcher
 from mcpgen_runtime.server.legacy.sessions import Session
 from tests.runtime.server_helpers import request
@@ -79,7 +79,9 @@ def subscribe(id_: int, uri: Any) -> dict[str, Any]:
 def test_listen_keeps_served_permitted_uris_within_the_bounds() -> None:
     async def scenario() -> dict[str, Any]:
         server = Guarded(
-            ServerConfig(max_uri_length=64, sessions=SessionOptions(max_resource_subscriptions=4))
+            ServerConfig(
+                max_uri_length=64, legacy_sessions=LegacySessionOptions(max_resource_subscriptions=4)
+            )
         )
         uris = [
             "note://readme",  # bob may not
@@ -99,7 +101,9 @@ def test_listen_keeps_served_permitted_uris_within_the_bounds() -> None:
 
 def test_listen_uri_bytes_per_stream() -> None:
     async def scenario() -> list[str]:
-        server = SurfacesServer(ServerConfig(sessions=SessionOptions(max_resource_subscription_bytes=100)))
+        server = SurfacesServer(
+            ServerConfig(legacy_sessions=LegacySessionOptions(max_resource_subscription_bytes=100))
+        )
         uris = [f"file:///{i}/" + "x" * 30 for i in range(5)]  # 41 bytes each: two fit in 100
         ack = await Stream(server, 1, resourceSubscriptions=uris).first()
         server.close_subscriptions()
@@ -181,8 +185,8 @@ def test_a_failing_hook_refuses() -> None:
 
 def test_legacy_subscribe_refusals() -> None:
     async def scenario() -> list[Any]:
-        options = SessionOptions(max_resource_subscriptions=2, max_resource_subscription_bytes=40)
-        dispatcher = LegacyDispatcher(Guarded(ServerConfig(max_uri_length=32, sessions=options)))
+        options = LegacySessionOptions(max_resource_subscriptions=2, max_resource_subscription_bytes=40)
+        dispatcher = LegacyDispatcher(Guarded(ServerConfig(max_uri_length=32, legacy_sessions=options)))
         session = Session("s", None, "2025-06-18", {}, {})
         answers = []
         for id_, uri, principal in [
@@ -222,4 +226,4 @@ def test_bad_limits_stop_the_server_at_start(field: str) -> None:
     with pytest.raises(ValueError):
         ServerConfig(**{field: 0})
     with pytest.raises(ValueError):
-        SessionOptions(max_resource_subscription_bytes=0)
+        LegacySessionOptions(max_resource_subscription_bytes=0)

@@ -13,8 +13,8 @@ import pytest
 
 from mcpgen_runtime.server import ResourceNotFound, ServerConfig, ToolServer
 from mcpgen_runtime.server.core.config import IncomingRequest
-from mcpgen_runtime.server.core.surfaces import COMPLETION_LIMIT
-from mcpgen_runtime.server.core.uri_match import UriPattern
+from mcpgen_runtime.server.core.resources.surfaces import COMPLETION_LIMIT
+from mcpgen_runtime.server.core.resources.uri_match import UriPattern
 from mcpgen_runtime.server.legacy.session_dispatch import LegacyDispatcher
 from mcpgen_runtime.server.legacy.sessions import Session
 from mcpgen_runtime.uri_template import expand

@@ -11,8 +11,8 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcpgen_runtime.server.core.uri_match import UriPattern
-from mcpgen_runtime.server.core.uri_spans import spans
+from mcpgen_runtime.server.core.resources.uri_match import UriPattern
+from mcpgen_runtime.server.core.resources.uri_spans import spans
 from mcpgen_runtime.uri_template import expand
 from tests.runtime.server.core.regex_uri_match import RegexUriPattern
 

@@ -372,7 +372,9 @@ def test_sse_polling(http: httpx.Client) -> None:
     closed = opened.exchange(call(1, "poll"))
     assert closed.response is None
     (priming,) = closed.events
-    assert priming.data == "" and priming.retry == 200 and priming.id is not None  # SessionOptions.retry_ms
+    assert (
+        priming.data == "" and priming.retry == 200 and priming.id is not None
+    )  # LegacySessionOptions.retry_ms
     with http.stream("GET", "", headers={**opened.headers(), "Last-Event-ID": priming.id}) as resumed:
         messages = [e.message for e in iter_events(resumed.iter_lines())]
     assert messages[-1] is not None and messages[-1]["result"]["content"][0]["text"] == "polled"

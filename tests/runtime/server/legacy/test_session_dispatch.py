@@ -25,7 +25,7 @@ from mcpgen_runtime.protocol.legacy.serving import (
     unavailable_in,
 )
 from mcpgen_runtime.protocol.legacy.sse_writer import event_id, message_event, parse_event_id, priming_event
-from mcpgen_runtime.server import ClientRequestError, ServerConfig, SessionOptions
+from mcpgen_runtime.server import ClientRequestError, LegacySessionOptions, ServerConfig
 from mcpgen_runtime.server.core.config import IncomingRequest
 from mcpgen_runtime.server.legacy.event_streams import EventStream
 from mcpgen_runtime.server.legacy.session_dispatch import LegacyDispatcher, SessionChannel
@@ -266,7 +266,9 @@ def test_log_levels_versions_and_era_markers() -> None:
 
 def test_session_messages_in_process() -> None:
     """LegacyDispatcher without a transport: handshake, then requests whose asks go through a channel."""
-    server = LegacyTestServer(ServerConfig(name="unit", sessions=SessionOptions(client_request_timeout_s=1)))
+    server = LegacyTestServer(
+        ServerConfig(name="unit", legacy_sessions=LegacySessionOptions(client_request_timeout_s=1))
+    )
     era = LegacyDispatcher(server)
     outcome, handshake = era.initialize(
         {

@@ -24,23 +24,23 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ... import _json
-from ...protocol import jsonrpc
-from ...protocol.headers import LAST_EVENT_ID_LC
-from ...protocol.legacy import sse_writer as sse
-from ...protocol.legacy.serving import CANCELLED, POLLING_SINCE
-from ...protocol.legacy.sse_writer import parse_event_id
-from ..core.bearer_auth import principal_id
-from ..core.config import IncomingRequest, Outcome, SessionOptions, SessionStore
-from ..core.dispatch import Dispatcher
-from ..core.handler_errors import ClientRequestError
-from ..core.replicas import store_unavailable
-from ..legacy.event_streams import EventStream
-from ..legacy.session_dispatch import LegacyDispatcher, SessionChannel
-from ..legacy.sessions import MemorySessionStore, Session, new_session_id
-from ..legacy.shared_sessions import shared_session_store
-from ..store import StoreUnavailable
-from .asgi_io import (
+from .... import _json
+from ....protocol import jsonrpc
+from ....protocol.headers import LAST_EVENT_ID_LC
+from ....protocol.legacy import sse_writer as sse
+from ....protocol.legacy.serving import CANCELLED, POLLING_SINCE
+from ....protocol.legacy.sse_writer import parse_event_id
+from ...core.bearer_auth import principal_id
+from ...core.config import IncomingRequest, LegacySessionOptions, LegacySessionStore, Outcome
+from ...core.dispatch import Dispatcher
+from ...core.handler_errors import ClientRequestError
+from ...core.replicas import store_unavailable
+from ...legacy.event_streams import EventStream
+from ...legacy.session_dispatch import LegacyDispatcher, SessionChannel
+from ...legacy.sessions import MemorySessionStore, Session, new_session_id
+from ...legacy.shared_sessions import shared_session_store
+from ...store import StoreUnavailable
+from ..asgi_io import (
     SSE_HEADERS,
     Receive,
     Resumed,
@@ -80,7 +80,9 @@ class _PostCall(SessionChannel):
 
     __slots__ = ("cancelled", "done", "id", "outcome", "sse_ok", "stream", "task")
 
-    def __init__(self, options: SessionOptions, session: Session, request_id: Any, sse_ok: bool) -> None:
+    def __init__(
+        self, options: LegacySessionOptions, session: Session, request_id: Any, sse_ok: bool
+    ) -> None:
         SessionChannel.__init__(self, options, session)
         self.id = request_id
         self.sse_ok = sse_ok
@@ -149,10 +151,10 @@ class LegacyHttp:
 
     def __init__(self, server: Dispatcher) -> None:
         config = server.config
-        options = config.sessions
+        options = config.legacy_sessions
         shared = shared_session_store(server.shared_store, options) if options.store is None else None
         self.shared = shared  # sessions every replica serves (legacy/shared_sessions.py), or None
-        self.store: SessionStore[Session]
+        self.store: LegacySessionStore[Session]
         if options.store is not None:
             self.store = options.store
         elif shared is not None:
@@ -187,7 +189,7 @@ class LegacyHttp:
             return
         if not added:
             _LOG.warning(
-                "legacy session refused: %s busy sessions (ServerConfig.sessions.max_sessions)",
+                "legacy session refused: %s busy sessions (ServerConfig.legacy_sessions.max_sessions)",
                 self.legacy.options.max_sessions,
             )
             await send_error(

@@ -38,8 +38,8 @@ from typing import Any, Final
 
 import orjson
 
-from ..patterns import ecma_regex
-from ..schema import Validate, compile_schema
+from ...patterns import ecma_regex
+from ...schema import Validate, compile_schema
 from .objects import objects_drawn_publicly
 from .prepare import UnsupportedSchema, prepare
 

@@ -3,7 +3,7 @@
 hypothesis-jsonschema 0.23.1 draws the members of every object through hypothesis's private
 `hypothesis.internal.conjecture.utils.many(...).more()`, which hypothesis 6.170.10 removed. Its
 `object_schema` is the only caller; `objects_drawn_publicly()` swaps it, while the mock builds
-and searches (values.py, under its lock), for `object_strategy` below, so `mcpgen mock` runs
+and searches (maker.py, under its lock), for `object_strategy` below, so `mcpgen mock` runs
 beside any current hypothesis. The rest of hypothesis-jsonschema (canonicalising and merging
 schemas, strings, numbers, arrays, formats) is used as it is, and draws the members' values.
 
@@ -140,7 +140,7 @@ def object_strategy(
 @contextlib.contextmanager
 def objects_drawn_publicly() -> Iterator[None]:
     """hypothesis-jsonschema's `object_schema` is `object_strategy` inside the block (not thread-safe:
-    values.py holds its lock around it)."""
+    maker.py holds its lock around it)."""
     library: Any = importlib.import_module("hypothesis_jsonschema._from_schema")
     if not all(hasattr(library, name) for name in LIBRARY_NAMES):  # another release: leave it as it is
         yield

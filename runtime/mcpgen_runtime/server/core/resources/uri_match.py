@@ -25,17 +25,14 @@ from __future__ import annotations
 
 from urllib.parse import unquote
 
-from ...protocol import jsonrpc
-from ...uri_template import Expression, parse
-from .handler_errors import RpcError
+from ....protocol import jsonrpc
+from ....uri_template import Expression, parse
+from ..handler_errors import RpcError
 from .uri_spans import Piece, Span, spans
 
-__all__ = ["MAX_URI_LENGTH", "UriPattern", "Variables", "check_uri_length", "unsafe_value"]
+__all__ = ["UriPattern", "Variables", "check_uri_length", "unsafe_value"]
 
 Variables = dict[str, "str | list[str]"]
-
-# Characters a resources/read or completion URI may have (ServerConfig.max_uri_length's default).
-MAX_URI_LENGTH = 8192
 
 
 def check_uri_length(uri: str, limit: int) -> None:

@@ -8,7 +8,7 @@ A subscription is a URI the server keeps for a client until it goes away (a lega
 - a URI no static resource or template serves (`Surfaces.serves`) is never kept;
 - `ToolServer.may_subscribe(uri, principal)` decides whether this principal may watch it (default:
   whoever may call the server may read, hence watch, every resource it serves);
-- one session, or one listen stream, keeps at most `SessionOptions.max_resource_subscriptions` URIs
+- one session, or one listen stream, keeps at most `LegacySessionOptions.max_resource_subscriptions` URIs
   of at most `max_resource_subscription_bytes` together.
 
 A legacy `resources/subscribe` past a bound is refused (`refusal`); a listen stream's acknowledgment
@@ -21,8 +21,8 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
-from ...protocol import jsonrpc
-from .handler_errors import RpcError
+from ....protocol import jsonrpc
+from ..handler_errors import RpcError
 from .surfaces import resource_not_found
 from .uri_match import check_uri_length
 

@@ -36,9 +36,9 @@ import referencing
 import referencing.exceptions
 import referencing.jsonschema
 
-from ..protocol.xheader import MAX_SAFE_INTEGER
-from ..schema import DRAFT7, SchemaCompileError, compile_schema, dialect_of
-from .canonical import canonical_json
+from ...protocol.xheader import MAX_SAFE_INTEGER
+from ...schema import DRAFT7, SchemaCompileError, compile_schema, dialect_of
+from ..canonical import canonical_json
 from .realistic import guesses
 
 __all__ = ["MAX_UNROLL", "UnsupportedSchema", "prepare"]

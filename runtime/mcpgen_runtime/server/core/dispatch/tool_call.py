@@ -1,0 +1,162 @@
+"""tools/call's check chain, from the tool's name to its shaped result (the router has
+checked the envelope, `_meta` and the standard headers: router.py).
+
+     tool known (-32602, TOOLS-22) -> rate limit (isError, SEC-03) -> Mcp-Param-* (-32020, XHDR-22..25)
+  -> arguments (isError, SEC-01; XHDR-07 integers) -> input model -> inputResponses / requestState
+  (rounds.py; only when present) -> handler -> result shaped (results.py)
+
+A failing tool is an isError result the model can read; a protocol fault raises `RpcError`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Hashable
+from typing import Any
+
+from pydantic import ValidationError
+
+from ....pointers import first_error
+from ....protocol import jsonrpc
+from ....protocol.xheader import MAX_SAFE_INTEGER, extract
+from ..bearer_auth import principal_id
+from ..config import IncomingRequest
+from ..context import RpcError, ToolContext, ToolExecutionError
+from ..header_checks import check_param_headers
+from ..input_requests import InputRequired
+from ..replicas import bucket_key
+from ..results import error_result, rate_limited_result, shape_result
+from .rounds import end_round, redeem_round
+from .served import ServedSet
+
+__all__ = ["NO_ARGS", "call_tool"]
+
+_LOG = logging.getLogger("mcpgen.server")
+
+NO_ARGS: dict[str, Any] = {}  # params or arguments left out (shared, never mutated)
+
+
+async def call_tool(
+    server: ServedSet,
+    id_: jsonrpc.RequestId,
+    params: dict[str, Any],
+    meta: dict[str, Any],
+    version: str,
+    capabilities: dict[str, Any],
+    request: IncomingRequest,
+) -> dict[str, Any]:
+    name = params.get("name")
+    if type(name) is not str:
+        raise RpcError(jsonrpc.INVALID_PARAMS, "params.name must be a string")
+    tool = server._tools.get(name)
+    if tool is None:
+        raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")  # TOOLS-22
+    if server._limiter is not None:
+        wait = server._limiter.take(_caller_key(server, request))
+        if wait:
+            return rate_limited_result(name, wait, server._result_meta)
+    elif server._shared_limit is not None:
+        limit = server._shared_limit
+        wait = await server._store.take_token(
+            bucket_key(server.config.auth, request),
+            rate=limit.rate,
+            burst=limit.burst,
+            ttl_s=limit.burst / limit.rate + 1.0,
+        )
+        if wait:
+            return rate_limited_result(name, wait, server._result_meta)
+    arguments = params.get("arguments")
+    if arguments is None:
+        arguments = NO_ARGS
+    elif type(arguments) is not dict:
+        raise RpcError(jsonrpc.INVALID_PARAMS, "params.arguments must be an object")
+    if (
+        request.headers is not None and tool.header_params and request.channel is None
+    ):  # legacy: no Mcp-Param-*
+        problem = check_param_headers(tool.header_params, arguments, request.headers)
+        if problem is not None:
+            raise RpcError(jsonrpc.HEADER_MISMATCH, problem)
+
+    issue = tool.validate_input(arguments)  # SEC-01
+    if issue is not None:
+        return error_result(f"Invalid arguments for tool {name!r} {issue.describe()}", server._result_meta)
+    for path in tool.integer_paths:  # XHDR-07: header-mirrored integers must survive the trip
+        value = extract(arguments, path)
+        if isinstance(value, int) and abs(value) > MAX_SAFE_INTEGER:
+            pointer = "/" + "/".join(path)
+            return error_result(
+                f"Invalid arguments for tool {name!r} at {pointer}: integer outside ±(2^53-1)",
+                server._result_meta,
+            )
+    args: Any = arguments
+    if tool.models is not None:  # a generated package's models: imported on the first call
+        tool.resolve()
+    if tool.input_model is not None:
+        try:
+            parse = tool.parse_input
+            if parse is None:
+                # Generated models defer building their validator (fast imports): the first
+                # call builds it; later calls skip model_validate's Python wrapper. Lax: the
+                # models are strict for Python callers, but these are JSON values the schema
+                # has already passed (arrays become tuples).
+                args = tool.input_model.model_validate(arguments, strict=False)
+                tool.parse_input = tool.input_model.__pydantic_validator__.validate_python
+            else:
+                args = parse(arguments, strict=False)
+        except ValidationError as exc:
+            pointer, why = first_error(exc, arguments)
+            return error_result(
+                f"Invalid arguments for tool {name!r} at {pointer}: {why}", server._result_meta
+            )
+
+    ctx = ToolContext._for_request(
+        request,
+        request_id=id_,
+        method="tools/call",
+        meta=meta,
+        protocol_version=version,
+        client_capabilities=capabilities,
+        progress_interval=server._progress_interval,
+    )
+    ctx.tool_name = name
+    if "inputResponses" in params or "requestState" in params:  # an MRTR retry: the slow path
+        await redeem_round(server, ctx, "tools/call", params, request)
+    try:
+        value = await tool.handler(args, ctx)
+    except InputRequired as ask:
+        ended = end_round(
+            server,
+            ask,
+            "tools/call",
+            params,
+            request,
+            f"tool {name!r}",
+            single_use=name in server._single_use_tools,
+        )
+        if ended is None:
+            return error_result(
+                f"Tool {name!r} failed with an internal error (requestState)", server._result_meta
+            )
+        return ended
+    except ToolExecutionError as exc:
+        return error_result(str(exc) or f"Tool {name!r} failed", server._result_meta)
+    except NotImplementedError:
+        return error_result(f"Tool {name!r} is not implemented", server._result_meta)
+    except RpcError:
+        raise
+    except Exception as exc:
+        # Details stay in the server log; the model gets a short, safe message (SEC-04).
+        _LOG.exception("tool %r raised", name)
+        return error_result(
+            f"Tool {name!r} failed with an internal error ({type(exc).__name__})", server._result_meta
+        )
+    finally:
+        ctx.close()
+    return shape_result(tool, value, server._result_meta)
+
+
+def _caller_key(server: ServedSet, request: IncomingRequest) -> Hashable:
+    principal = request.principal
+    if principal is not None:
+        return ("principal", principal_id(server.config.auth, principal))
+    return ("peer", request.peer)
