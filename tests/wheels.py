@@ -1,4 +1,4 @@
-"""The two distributions of this repository built as wheels, once per test session.
+"""The two distributions of this repository built as wheels, once per test run (xdist workers share them).
 
 `mcpgen` (the generator, the root project) and `mcpgen-runtime` (runtime/, what generated code
 imports) are built with `pip wheel --no-deps` into one directory; tests install them into fresh
@@ -7,11 +7,14 @@ virtualenvs, taking their other dependencies from the pip cache or the index, no
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from tests.support import ROOT
 
@@ -55,6 +58,26 @@ def build(dist: Path) -> Wheels:
                 dist.parent,
             )
         )
+    [generator] = dist.glob("mcpgen-*.whl")
+    [runtime] = dist.glob("mcpgen_runtime-*.whl")
+    return Wheels(generator, runtime)
+
+
+def build_once(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
+    """`build`, once per run: xdist workers (basetemp popen-gwN under the run's directory) take a lock
+    on the run's directory and the first one builds; a run without workers builds in its own."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    dist = shared / "wheels" / "dist"
+    dist.parent.mkdir(parents=True, exist_ok=True)
+    with (shared / "wheels" / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = shared / "wheels" / ".built"
+        if not done.exists():
+            dist.mkdir(exist_ok=True)
+            wheels = build(dist)
+            done.touch()
+            return wheels
     [generator] = dist.glob("mcpgen-*.whl")
     [runtime] = dist.glob("mcpgen_runtime-*.whl")
     return Wheels(generator, runtime)
