@@ -148,9 +148,12 @@ class SharedSessionStore:
         task.add_done_callback(self._writers.discard)
         stream.mirror = lambda position, data: queue.put_nowait((position, data))
 
-    async def exists(self, session: Session, stream_id: str) -> bool:
-        """Whether another replica mirrored a stream of this id for `session`."""
-        return bool(await self._store.read(f"events:{session.id}:{stream_id}", 0, count=1))
+    async def exists(self, session: Session, stream_id: str, *, wait_s: float = 0.0) -> bool:
+        """Whether another replica mirrored a stream of this id for `session`, waiting up to
+        `wait_s` for its first event: mirroring is written behind, so a client that got the
+        priming event and reconnected at once can arrive before it."""
+        log = f"events:{session.id}:{stream_id}"
+        return bool(await self._store.read(log, 0, count=1, block_s=wait_s))
 
     async def follow(
         self, session: Session, stream_id: str, after: int, *, wait_s: float

@@ -57,6 +57,9 @@ __all__ = ["LegacyHttp", "LegacyRequestHead"]
 _LOG = logging.getLogger("mcpgen.server")
 
 _SESSION_HEADER = b"mcp-session-id"
+# How long a `Last-Event-ID` naming another replica's stream may wait for that stream's mirror to
+# reach the store (written behind: a client reconnecting at once can be faster); then 400.
+MIRROR_GRACE_S = 2.0
 
 
 class LegacyRequestHead(Protocol):
@@ -513,7 +516,7 @@ class LegacyHttp:
         assert self.shared is not None
         parsed = parse_event_id(last_event_id)
         try:
-            known = parsed is not None and await self.shared.exists(session, parsed[0])
+            known = parsed is not None and await self.shared.exists(session, parsed[0], wait_s=MIRROR_GRACE_S)
         except StoreUnavailable as exc:
             await _store_down(send, exc, None)
             return
