@@ -57,10 +57,33 @@ def needs_peer(path: Path, what: str) -> Path:
     return path
 
 
+# Ports for servers the tests start. An ephemeral port (bind to 0, then release) can be handed to
+# another xdist worker before our server binds it; that worker's server then answers our calls (CI
+# once saw "Unknown tool" from a neighbour). So each worker draws from its own block below the
+# kernel's ephemeral range (32768+ here), which client sockets never take either.
+_PORT_BASE, _PORTS_PER_WORKER = 20000, 1500
+_next_port = os.getpid() % _PORTS_PER_WORKER  # a pytest a test starts shares its worker's block
+
+
+def _worker_index() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")  # the serial run is one process: block 0
+    return int(worker.removeprefix("gw") or 0) % 8
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port nothing listens on, unique to this process's block among concurrent workers."""
+    global _next_port
+    first = _PORT_BASE + _worker_index() * _PORTS_PER_WORKER
+    for _ in range(_PORTS_PER_WORKER):
+        port = first + _next_port
+        _next_port = (_next_port + 1) % _PORTS_PER_WORKER
+        with socket.socket() as sock:
+            try:  # no SO_REUSEADDR: a port still in TIME_WAIT is skipped too
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError(f"no free port in {first}..{first + _PORTS_PER_WORKER - 1}")
 
 
 def wait_for_port(port: int, proc: subprocess.Popen[bytes] | None = None, timeout: float = 20.0) -> None:

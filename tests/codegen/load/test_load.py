@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import shlex
-import socket
 import subprocess
 import sys
 import threading
@@ -26,7 +25,7 @@ from codegen.load.live import display_url, load_stdio, load_url
 from codegen.load.source import load_source
 from codegen.refs import resolve_pointer
 from mcpgen_runtime.errors import ConnectError, InputRequiredError, MethodNotFoundError, ServerExitedError
-from tests.support import SHARED, needs_shared
+from tests.support import SHARED, free_port, needs_shared
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
@@ -615,9 +614,7 @@ def test_load_url_real_transport_warns_about_nothing(http_stub: tuple[str, list[
 
 
 def test_load_url_connection_refused_is_a_load_error() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     url = f"http://user:hunter2@127.0.0.1:{port}/mcp?key=s3cret"
     with pytest.raises(SpecLoadError) as info:
         load_url(url, timeout=2.0)

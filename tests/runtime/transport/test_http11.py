@@ -28,6 +28,7 @@ from mcpgen_runtime.transport import AsyncHttpTransport, HttpTransport
 from mcpgen_runtime.transport._async.pool import AsyncPool
 from mcpgen_runtime.transport._sync.pool import Pool as SyncPool
 from mcpgen_runtime.transport.http1_wire import BodyDecoder, HeadBuilder, lean_origin, parse_head
+from tests.support import free_port
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -598,9 +599,7 @@ def test_timeout_bounds_a_trickling_body(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_nothing_listening_is_connect_error(mode: str) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     runner = Runner(mode, f"http://127.0.0.1:{port}/mcp")
     try:
         with pytest.raises(ConnectError):
