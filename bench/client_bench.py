@@ -267,6 +267,9 @@ class Bench:
 
     async def warm(self, calls: int) -> None:
         for name in self.clients:
+            # a raw connection opened while the other clients were set up may have sat idle past
+            # uvicorn's 5 s keep-alive on a loaded machine: warm on a fresh one
+            await self.prepare(name)
             if name in self.sync_calls:
                 value = self.sync_calls[name]()
             else:
@@ -275,13 +278,16 @@ class Bench:
                 _check(value)
             await self.measure(name, calls)
 
-    async def measure(self, name: str, calls: int) -> tuple[float, float, float]:
-        """(median latency µs, mean latency µs, CPU µs per call) of `calls` sequential calls."""
+    async def prepare(self, name: str) -> None:
         prepare = self.prepares.get(name)
         if prepare is not None:
             result = prepare()
             if asyncio.iscoroutine(result):
                 await result
+
+    async def measure(self, name: str, calls: int) -> tuple[float, float, float]:
+        """(median latency µs, mean latency µs, CPU µs per call) of `calls` sequential calls."""
+        await self.prepare(name)
         gc.collect()
         lat = [0.0] * calls
         clock = time.perf_counter
