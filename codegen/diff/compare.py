@@ -156,7 +156,6 @@ def diff_tools(
         Change(name, "", "tool-removed", "breaking", "compatible", f"tool `{name}` removed")
         for name in removed
     ]
-    # Repeats in shape only (duplicates): tools, resources, templates and prompts each say added their way.
     changes += [
         Change(
             name,

@@ -21,11 +21,11 @@ the entry ("prompt 'code_review'"), `Change.pointer` points inside it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..spec import LoadedSpec
-from .compare import Change, DiffReport, diff_tools
+from .compare import Change, DiffReport, Severity, diff_tools
 
 __all__ = ["diff_specs", "diff_surfaces"]
 
@@ -51,53 +51,64 @@ def _cosmetic(label: str, old: Mapping[str, Any], new: Mapping[str, Any], skip: 
     return changes
 
 
+def _gone_and_new(
+    noun: str, kind: str, removed: Iterable[str], added: Iterable[str], shown: Callable[[str], str] = repr
+) -> list[Change]:
+    """`{kind}-removed` (breaking for clients) for each of `removed`, then `{kind}-added` (breaking for
+    servers: to be served) for each of `added`; an entry is labelled `{noun} {key!r}`."""
+    return [
+        Change(
+            f"{noun} {key!r}", "", f"{kind}-removed", "breaking", "compatible", f"{noun} {shown(key)} removed"
+        )
+        for key in removed
+    ] + [
+        Change(f"{noun} {key!r}", "", f"{kind}-added", "compatible", "breaking", f"{noun} {shown(key)} added")
+        for key in added
+    ]
+
+
+def _member_changed(
+    label: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    member: str,
+    kind: str,
+    client: Severity,
+    server: Severity,
+    why: str = "",
+) -> list[Change]:
+    """`kind` when `member` differs from `old` to `new` (shown old -> new, then `why`), else nothing."""
+    before, after = old.get(member), new.get(member)
+    if before == after:
+        return []
+    return [Change(label, f"/{member}", kind, client, server, f"{member} {before!r} -> {after!r}{why}")]
+
+
 def _resources(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:
     before, after = _by(old, "uri"), _by(new, "uri")
-    changes: list[Change] = []
-    for uri in sorted(set(before) - set(after)):
-        changes.append(
-            Change(
-                f"resource {uri!r}",
-                "",
-                "resource-removed",
-                "breaking",
-                "compatible",
-                f"resource `{uri}` removed",
-            )
-        )
-    for uri in sorted(set(after) - set(before)):
-        changes.append(
-            Change(
-                f"resource {uri!r}", "", "resource-added", "compatible", "breaking", f"resource `{uri}` added"
-            )
-        )
-    # Repeats in shape only (duplicates): resources, templates and prompts each compare their own members.
+    changes = _gone_and_new(
+        "resource",
+        "resource",
+        sorted(set(before) - set(after)),
+        sorted(set(after) - set(before)),
+        shown=lambda uri: f"`{uri}`",
+    )
     for uri in sorted(set(before) & set(after)):
         a, b = before[uri], after[uri]
         label = f"resource {uri!r}"
-        if a.get("mimeType") != b.get("mimeType"):
-            changes.append(
-                Change(
-                    label,
-                    "/mimeType",
-                    "resource-mime-type-changed",
-                    "possibly-breaking",
-                    "possibly-breaking",
-                    f"mimeType {a.get('mimeType')!r} -> {b.get('mimeType')!r}",
-                )
-            )
-        if a.get("name") != b.get("name"):
-            changes.append(
-                Change(
-                    label,
-                    "/name",
-                    "resource-renamed",
-                    "possibly-breaking",
-                    "compatible",
-                    f"name {a.get('name')!r} -> {b.get('name')!r} "
-                    "(the generated Resources constant follows it)",
-                )
-            )
+        changes += _member_changed(
+            label, a, b, "mimeType", "resource-mime-type-changed", "possibly-breaking", "possibly-breaking"
+        )
+        changes += _member_changed(
+            label,
+            a,
+            b,
+            "name",
+            "resource-renamed",
+            "possibly-breaking",
+            "compatible",
+            " (the generated Resources constant follows it)",
+        )
         changes += _cosmetic(label, a, b, {"uri", "name", "mimeType"})
     return changes
 
@@ -122,42 +133,11 @@ def _templates(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Cha
                     "its generated method is renamed",
                 )
             )
-    changes += [
-        Change(
-            f"resource template {n!r}",
-            "",
-            "template-removed",
-            "breaking",
-            "compatible",
-            f"resource template {n!r} removed",
-        )
-        for n in removed
-    ]
-    changes += [
-        Change(
-            f"resource template {n!r}",
-            "",
-            "template-added",
-            "compatible",
-            "breaking",
-            f"resource template {n!r} added",
-        )
-        for n in added
-    ]
+    changes += _gone_and_new("resource template", "template", removed, added)
     for name in sorted(set(before) & set(after)):
         a, b = before[name], after[name]
         label = f"resource template {name!r}"
-        if a.get("uriTemplate") != b.get("uriTemplate"):
-            changes.append(
-                Change(
-                    label,
-                    "/uriTemplate",
-                    "template-uri-changed",
-                    "breaking",
-                    "breaking",
-                    f"uriTemplate {a.get('uriTemplate')!r} -> {b.get('uriTemplate')!r}",
-                )
-            )
+        changes += _member_changed(label, a, b, "uriTemplate", "template-uri-changed", "breaking", "breaking")
         changes += _cosmetic(label, a, b, {"name", "uriTemplate"})
     return changes
 
@@ -182,14 +162,9 @@ def _described(prompt: Mapping[str, Any]) -> dict[str, Any]:
 
 def _prompts(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:
     before, after = _by(old, "name"), _by(new, "name")
-    changes: list[Change] = [
-        Change(f"prompt {n!r}", "", "prompt-removed", "breaking", "compatible", f"prompt {n!r} removed")
-        for n in sorted(set(before) - set(after))
-    ]
-    changes += [
-        Change(f"prompt {n!r}", "", "prompt-added", "compatible", "breaking", f"prompt {n!r} added")
-        for n in sorted(set(after) - set(before))
-    ]
+    changes = _gone_and_new(
+        "prompt", "prompt", sorted(set(before) - set(after)), sorted(set(after) - set(before))
+    )
     for name in sorted(set(before) & set(after)):
         a, b = _arguments(before[name]), _arguments(after[name])
         label = f"prompt {name!r}"

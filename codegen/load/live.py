@@ -82,13 +82,6 @@ def display_url(url: str) -> str:
 LISTING_CAPABILITIES: Final[dict[str, Any]] = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
 
 
-def _limit(max_response_bytes: int | None) -> int:
-    """The client's size limit: the one given, else the runtime's default (64 MiB)."""
-    from mcpgen_runtime.transport.limits import DEFAULT_MAX_RESPONSE_BYTES
-
-    return DEFAULT_MAX_RESPONSE_BYTES if max_response_bytes is None else max_response_bytes
-
-
 def _open_http(
     url: str,
     headers: Mapping[str, str] | None,
@@ -99,17 +92,7 @@ def _open_http(
 ) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
-    return Client(
-        url,
-        headers=headers,
-        timeout=timeout,
-        tools=(),
-        cache=False,
-        era=era,
-        capabilities=LISTING_CAPABILITIES,
-        auth=auth,
-        max_response_bytes=_limit(max_response_bytes),
-    )
+    return Client(url, headers=headers, timeout=timeout, auth=auth, **_listing(era, max_response_bytes))
 
 
 def _open_stdio(
@@ -121,16 +104,24 @@ def _open_stdio(
 ) -> AbstractContextManager[_ListingClient]:
     from mcpgen_runtime.client import Client
 
-    return Client.stdio(
-        argv,
-        env=env,
-        cwd=cwd,
-        tools=(),
-        cache=False,
-        era=era,
-        capabilities=LISTING_CAPABILITIES,
-        max_response_bytes=_limit(max_response_bytes),
-    )
+    return Client.stdio(argv, env=env, cwd=cwd, **_listing(era, max_response_bytes))
+
+
+def _listing(era: EraChoice, max_response_bytes: int | None) -> dict[str, Any]:
+    """What every listing client is, over HTTP or stdio: no tool table and no response cache (each
+    tool is kept as listed), every callback capability declared, responses up to the limit given,
+    else the runtime's default (64 MiB)."""
+    from mcpgen_runtime.transport.limits import DEFAULT_MAX_RESPONSE_BYTES
+
+    return {
+        "tools": (),
+        "cache": False,
+        "era": era,
+        "capabilities": LISTING_CAPABILITIES,
+        "max_response_bytes": DEFAULT_MAX_RESPONSE_BYTES
+        if max_response_bytes is None
+        else max_response_bytes,
+    }
 
 
 def _runtime_message(exc: BaseException) -> str:
@@ -162,29 +153,49 @@ def _list_every_tool(
     discovered = client.discover()
     found["server_info"] = server_info_of(discovered)
     found["capabilities"] = discovered.get("capabilities") if isinstance(discovered, dict) else None
-    tools: list[Any] = []
+    # the client warns about the tools it drops; validation reports them
+    tools = _every_page(
+        client.list_tools,
+        "tools/list",
+        source,
+        stage,
+        InvalidToolWarning,
+        f"server listed more than {MAX_LISTED_TOOLS} tools",
+    )
+    return checked_tools(tools, source, "/tools")
+
+
+def _every_page(
+    page_of: Callable[[str | None], _ListedPage],
+    method: str,
+    source: str,
+    stage: list[str],
+    dropped: type[Warning],
+    too_many: str,
+) -> list[Any]:
+    """Every page of `method` (`page_of(cursor)`), its entries as listed, in listing order: at most
+    MAX_PAGES pages and MAX_LISTED_TOOLS entries (`too_many` says what went over), and a cursor
+    repeated ends it. `dropped`: the client's warning about the entries it drops, silenced."""
+    listed: list[Any] = []
     seen: set[str] = set()
     cursor: str | None = None
     for number in range(1, MAX_PAGES + 1):
-        stage.append(f"tools/list page {number}")
-        with warnings.catch_warnings():  # the client warns about the tools it drops; validation reports them
-            warnings.simplefilter("ignore", InvalidToolWarning)
-            page = client.list_tools(cursor)
-        tools.extend(page.listed)
-        if len(tools) > MAX_LISTED_TOOLS:
-            raise SpecLoadError(
-                f"{source}: server listed more than {MAX_LISTED_TOOLS} tools; refusing to go on"
-            )
+        stage.append(f"{method} page {number}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dropped)
+            page = page_of(cursor)
+        listed.extend(page.listed)
+        if len(listed) > MAX_LISTED_TOOLS:
+            raise SpecLoadError(f"{source}: {too_many}; refusing to go on")
         cursor = page.next_cursor
         if cursor is None:
-            return checked_tools(tools, source, "/tools")
+            return listed
         if cursor in seen:
             raise SpecLoadError(
-                f"{source}: server repeated the tools/list cursor {cursor[:100]!r}; "
-                "pagination would never end"
+                f"{source}: server repeated the {method} cursor {cursor[:100]!r}; pagination would never end"
             )
         seen.add(cursor)
-    raise SpecLoadError(f"{source}: tools/list still had a next page after {MAX_PAGES} pages; giving up")
+    raise SpecLoadError(f"{source}: {method} still had a next page after {MAX_PAGES} pages; giving up")
 
 
 # (capability, LoadedSpec field, method, the client's page method, the spec file's member)
@@ -211,37 +222,17 @@ def _list_surfaces(
     found: dict[str, list[dict[str, Any]]] = {}
     if not isinstance(capabilities, dict):
         return found
-    # Repeats _list_every_tool's paging in shape (duplicates): tools have their own messages, warning and
-    # check (checked_tools), and one loop for both would hide which is which.
     for capability, field_name, method, lister, member in _SURFACES:
         if not isinstance(capabilities.get(capability), dict):
             continue
-        entries: list[Any] = []
-        seen: set[str] = set()
-        cursor: str | None = None
-        for number in range(1, MAX_PAGES + 1):
-            stage.append(f"{method} page {number}")
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", InvalidEntryWarning)
-                page = getattr(client, lister)(cursor)
-            entries.extend(page.listed)
-            if len(entries) > MAX_LISTED_TOOLS:
-                raise SpecLoadError(
-                    f"{source}: {method} listed more than {MAX_LISTED_TOOLS} entries; refusing to go on"
-                )
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-            if cursor in seen:
-                raise SpecLoadError(
-                    f"{source}: server repeated the {method} cursor {cursor[:100]!r}; "
-                    "pagination would never end"
-                )
-            seen.add(cursor)
-        else:
-            raise SpecLoadError(
-                f"{source}: {method} still had a next page after {MAX_PAGES} pages; giving up"
-            )
+        entries = _every_page(
+            getattr(client, lister),
+            method,
+            source,
+            stage,
+            InvalidEntryWarning,
+            f"{method} listed more than {MAX_LISTED_TOOLS} entries",
+        )
         found[field_name] = checked_entries(entries, source, f"/{member}", "listed entry")
     return found
 

@@ -63,6 +63,7 @@ RULE: Final = "MCPGEN-CONFIG"
 INPUT_ENV_PREFIX: Final = "MCPGEN_INPUT_"
 MAX_CONFIG_BYTES: Final = 16 * 1024 * 1024
 
+# Repeats in shape only (duplicates): a Literal and a Final table, as diff/formats.py declares its own.
 Format = Literal["mcpServers", "vscode", "codex"]
 Transport = Literal["stdio", "http", "sse"]
 

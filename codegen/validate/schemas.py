@@ -46,14 +46,9 @@ def check_schemas(run: Run, tool: Tool) -> None:
         )
     else:
         schema = data["inputSchema"]
-        if not isinstance(schema, Mapping):
-            run.add(
-                tool.name,
-                in_ptr,
-                "TOOLS-07",
-                f"inputSchema must be a JSON Schema object, found {describe(schema)}",
-            )
-        else:
+        if _is_schema_object(
+            run, tool, schema, in_ptr, "TOOLS-07", "inputSchema must be a JSON Schema object"
+        ):
             if schema.get("type") != "object":
                 found = describe(schema["type"]) if "type" in schema else "no `type`"
                 run.add(
@@ -68,20 +63,27 @@ def check_schemas(run: Run, tool: Tool) -> None:
                 return  # over a size limit: nothing more is checked for this tool
             tool_budget -= used
             _check_headers(run, tool, schema, in_ptr)
-    # Repeats the inputSchema checks in shape (duplicates): other rules (TOOLS-07/08 vs MCPGEN-TOOL-SHAPE),
-    # no x-mcp-header.
-    if "outputSchema" in data:
+    if "outputSchema" in data:  # other rules than inputSchema's, and no x-mcp-header
         out_ptr = ptr + "/outputSchema"
         schema = data["outputSchema"]
-        if not isinstance(schema, Mapping):
-            run.add(
-                tool.name,
-                out_ptr,
-                "MCPGEN-TOOL-SHAPE",
-                f"outputSchema must be a JSON Schema object when present, found {describe(schema)}",
-            )
-        else:
+        if _is_schema_object(
+            run,
+            tool,
+            schema,
+            out_ptr,
+            "MCPGEN-TOOL-SHAPE",
+            "outputSchema must be a JSON Schema object when present",
+        ):
             _check_schema(run, tool, schema, out_ptr, tool_budget)
+
+
+def _is_schema_object(run: Run, tool: Tool, schema: Any, pointer: str, rule: str, must: str) -> bool:
+    """Whether `schema` is a JSON Schema object (a mapping); if not, `rule` is reported: `must`, and
+    what was found instead."""
+    if isinstance(schema, Mapping):
+        return True
+    run.add(tool.name, pointer, rule, f"{must}, found {describe(schema)}")
+    return False
 
 
 def _check_schema(

@@ -211,17 +211,23 @@ def surface_commands(connect: Connect) -> dict[str, click.Command]:
     arg_option = click.Option(
         ["--arg", "args"], multiple=True, metavar="KEY=VALUE", help="An argument (repeatable)."
     )
-    return {
-        "resources": click.Command(
-            "resources",
-            callback=resources,
-            help="List the server's resources and resource templates (every page).",
-            context_settings=help_options,
-        ),
-        "read": click.Command(
-            "read",
-            callback=read,
-            params=[
+
+    def command(
+        name: str, callback: Callable[..., int], help_text: str, *params: click.Parameter
+    ) -> tuple[str, click.Command]:
+        return name, click.Command(
+            name, callback=callback, params=list(params), help=help_text, context_settings=help_options
+        )
+
+    return dict(
+        (
+            command(
+                "resources", resources, "List the server's resources and resource templates (every page)."
+            ),
+            command(
+                "read",
+                read,
+                "Read one resource (resources/read): text as text, binary with --out or as base64 in json.",
                 click.Argument(["uri"], required=False),
                 click.Option(["--template"], metavar="URI_TEMPLATE", help="Expand this RFC 6570 template."),
                 click.Option(
@@ -235,27 +241,19 @@ def surface_commands(connect: Connect) -> dict[str, click.Command]:
                     type=click.Path(dir_okay=False, path_type=Path),
                     help="Write the contents (bytes) to this file.",
                 ),
-            ],
-            help="Read one resource (resources/read): text as text, binary with --out or as base64 in json.",
-            context_settings=help_options,
-        ),
-        "prompts": click.Command(
-            "prompts",
-            callback=prompts,
-            help="List the server's prompts (every page).",
-            context_settings=help_options,
-        ),
-        "prompt": click.Command(
-            "prompt",
-            callback=prompt,
-            params=[click.Argument(["name"]), arg_option],
-            help="Get one prompt's messages (prompts/get).",
-            context_settings=help_options,
-        ),
-        "complete": click.Command(
-            "complete",
-            callback=complete,
-            params=[
+            ),
+            command("prompts", prompts, "List the server's prompts (every page)."),
+            command(
+                "prompt",
+                prompt,
+                "Get one prompt's messages (prompts/get).",
+                click.Argument(["name"]),
+                arg_option,
+            ),
+            command(
+                "complete",
+                complete,
+                "Suggestions for a prompt argument or a template variable (completion/complete).",
                 click.Option(
                     ["--prompt", "prompt_name"], metavar="NAME", help="Complete an argument of this prompt."
                 ),
@@ -270,8 +268,6 @@ def surface_commands(connect: Connect) -> dict[str, click.Command]:
                     metavar="KEY=VALUE",
                     help="An argument already chosen (context; repeatable).",
                 ),
-            ],
-            help="Suggestions for a prompt argument or a template variable (completion/complete).",
-            context_settings=help_options,
-        ),
-    }
+            ),
+        )
+    )

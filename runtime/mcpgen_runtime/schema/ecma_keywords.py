@@ -76,6 +76,7 @@ def _extras(instance: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]
     return extras
 
 
+# Same shape as _unevaluated_properties by design: jsonschema's keyword signature; timeouts answered apart.
 def _additional_properties(
     validator: Any, extra: Any, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[ValidationError]:
@@ -146,6 +147,7 @@ def _evaluated_keys(validator: Any, instance: Mapping[str, Any], schema: Any) ->
     return keys
 
 
+# Same shape as _additional_properties by design: jsonschema's keyword signature; timeouts answered apart.
 def _unevaluated_properties(
     validator: Any, unevaluated: Any, instance: Any, schema: Mapping[str, Any]
 ) -> Iterator[ValidationError]:

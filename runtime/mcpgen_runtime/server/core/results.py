@@ -29,6 +29,7 @@ from ...protocol import jsonrpc
 from .catalog import ServedTool
 from .ratelimit import RETRY_AFTER_KEY
 
+# Same shape as dispatch/served.py's head (duplicates): an import list, __all__ and the logger.
 __all__ = ["complete", "error_result", "rate_limited_result", "shape_result"]
 
 _LOG = logging.getLogger("mcpgen.server")

@@ -42,7 +42,7 @@ from ...protocol.legacy.serving import (
 )
 from ..core.config import IncomingRequest, LegacySessionOptions, LegacySessionStore, Outcome
 from ..core.dispatch import Dispatcher
-from ..core.dispatch.tool_call import call_tool
+from ..core.dispatch.tool_call import CheckedCall, call_tool
 from ..core.handler_errors import ClientCapabilityRequired, RpcError
 from ..core.listen import LIST_CHANGED, RESOURCE_UPDATED, Subscription
 from ..core.replicas import store_unavailable
@@ -175,12 +175,11 @@ class LegacyDispatcher:
         meta = params.get("_meta")
         if type(meta) is not dict:
             meta = _NO_PARAMS
-        # What the dispatcher's tool and method paths take after the params, for this session.
-        era = (meta, session.protocol_version, session.client_capabilities, request)
+        checked = CheckedCall(meta, session.protocol_version, session.client_capabilities, request)
         try:
             if method == "tools/call":
                 try:
-                    result = await call_tool(server, id_, params, *era)
+                    result = await call_tool(server, id_, params, checked)
                 except ClientCapabilityRequired as exc:
                     result = error_result(f"Tool {params.get('name')!r} {self._missing(exc)}", None)
                 return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": legacy_call_result(result)})
@@ -201,7 +200,7 @@ class LegacyDispatcher:
                 if entry is None:
                     return _error(id_, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
                 try:
-                    result = await server._call_method(entry, id_, method, params, *era)
+                    result = await server._call_method(entry, id_, method, params, checked)
                 except ClientCapabilityRequired as exc:
                     return _error(id_, jsonrpc.INVALID_REQUEST, f"{method} {self._missing(exc)}")
         except RpcError as exc:
@@ -220,24 +219,16 @@ class LegacyDispatcher:
         params: dict[str, Any],
         request: IncomingRequest,
     ) -> Outcome:
-        span = telemetry.ServerSpan(
+        return await self.server._answer_in_span(
             otel,
-            method,
             id_,
+            method,
             params,
-            transport=request.transport,
+            request,
+            lambda: self.handle(session, message, request, _in_span=True),
             protocol_version=session.protocol_version,
             session_id=session.id,
-            headers=request.headers,
-            redact=self.server._redacted_paths(method, params),
         )
-        try:
-            outcome = await self.handle(session, message, request, _in_span=True)
-        except BaseException as exc:
-            span.end(exc=exc)
-            raise
-        span.end(outcome.response)
-        return outcome
 
     def _tools_page(self, page: dict[str, Any]) -> dict[str, Any]:
         """The legacy form of a prebuilt tools/list page, made once per page (pages are replaced,

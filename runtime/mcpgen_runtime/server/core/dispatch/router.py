@@ -33,7 +33,7 @@ resources/read (MRTR-02, input_requests.py).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .... import telemetry
@@ -51,7 +51,7 @@ from ..listen import listen
 from ..replicas import store_unavailable
 from .rounds import end_round, redeem_round
 from .served import ServedSet
-from .tool_call import NO_ARGS, call_tool
+from .tool_call import NO_ARGS, CheckedCall, call_tool
 
 __all__ = ["Dispatcher"]
 
@@ -184,9 +184,10 @@ class Dispatcher(ServedSet):
                 return self._fail(id_, method, jsonrpc.HEADER_MISMATCH, mismatch)
 
         assert id_ is not None  # has_id and _valid_id
+        checked = CheckedCall(meta, version, capabilities, request)
         try:
             if method == "tools/call":
-                result = await call_tool(self, id_, params, meta, version, capabilities, request)
+                result = await call_tool(self, id_, params, checked)
             elif method == "tools/list":
                 result = self._list_tools(params)
             elif method == "server/discover":
@@ -213,9 +214,7 @@ class Dispatcher(ServedSet):
                 entry = self._methods.get(method)
                 if entry is None:
                     return self._fail(id_, method, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}")
-                result = await self._call_method(
-                    entry, id_, method, params, meta, version, capabilities, request
-                )
+                result = await self._call_method(entry, id_, method, params, checked)
         except RpcError as exc:
             return self._fail(id_, method, exc.code, exc.message, exc.data, exc.http_status)
         except StoreUnavailable as exc:
@@ -234,18 +233,43 @@ class Dispatcher(ServedSet):
         """`handle_message` inside a SERVER span and a duration measurement (telemetry/)."""
         meta = params.get("_meta")
         version = meta.get(PROTOCOL_VERSION_KEY) if type(meta) is dict else None
+        return await self._answer_in_span(
+            otel,
+            id_,
+            method,
+            params,
+            request,
+            lambda: self.handle_message(message, request, _in_span=True),
+            protocol_version=version if type(version) is str else None,
+        )
+
+    async def _answer_in_span(
+        self,
+        otel: telemetry.Otel,
+        id_: Any,
+        method: str,
+        params: dict[str, Any],
+        request: IncomingRequest,
+        answer: Callable[[], Awaitable[Outcome]],
+        *,
+        protocol_version: str | None,
+        session_id: str | None = None,
+    ) -> Outcome:
+        """`answer()` inside a SERVER span, which ends with its response or its exception: the one
+        span of a request of either era (a legacy session's too: legacy/session_dispatch.py)."""
         span = telemetry.ServerSpan(
             otel,
             method,
             id_,
             params,
             transport=request.transport,
-            protocol_version=version if type(version) is str else None,
+            protocol_version=protocol_version,
+            session_id=session_id,
             headers=request.headers,
             redact=self._redacted_paths(method, params),
         )
         try:
-            outcome = await self.handle_message(message, request, _in_span=True)
+            outcome = await answer()
         except BaseException as exc:
             span.end(exc=exc)
             raise
@@ -292,18 +316,16 @@ class Dispatcher(ServedSet):
         id_: jsonrpc.RequestId,
         method: str,
         params: dict[str, Any],
-        meta: dict[str, Any],
-        version: str,
-        capabilities: dict[str, Any],
-        request: IncomingRequest,
+        checked: CheckedCall,
     ) -> dict[str, Any]:
+        request = checked.request
         ctx = RequestContext._for_request(
             request,
             request_id=id_,
             method=method,
-            meta=meta,
-            protocol_version=version,
-            client_capabilities=capabilities,
+            meta=checked.meta,
+            protocol_version=checked.version,
+            client_capabilities=checked.capabilities,
             progress_interval=self._progress_interval,
         )
         if method in MRTR_METHODS and ("inputResponses" in params or "requestState" in params):

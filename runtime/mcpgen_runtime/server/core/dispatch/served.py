@@ -46,6 +46,7 @@ from ..resources.surfaces import (
 )
 from ..results import complete
 
+# Same shape as results.py's head (duplicates): an import list, __all__ and the logger; nothing to share.
 __all__ = ["BUILTIN_METHODS", "CACHEABLE_METHODS", "REMOVED_METHODS", "ServedSet"]
 
 _LOG = logging.getLogger("mcpgen.server")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -29,22 +29,30 @@ from ..results import error_result, rate_limited_result, shape_result
 from .rounds import end_round, redeem_round
 from .served import ServedSet
 
-__all__ = ["NO_ARGS", "call_tool"]
+__all__ = ["NO_ARGS", "CheckedCall", "call_tool"]
 
 _LOG = logging.getLogger("mcpgen.server")
 
 NO_ARGS: dict[str, Any] = {}  # params or arguments left out (shared, never mutated)
 
 
+class CheckedCall(NamedTuple):
+    """What a request brings to the tool and method paths besides its id and params, once its
+    envelope is checked: the router's from `_meta`, a legacy session's from its handshake."""
+
+    meta: dict[str, Any]
+    version: str
+    capabilities: dict[str, Any]
+    request: IncomingRequest
+
+
 async def call_tool(
     server: ServedSet,
     id_: jsonrpc.RequestId,
     params: dict[str, Any],
-    meta: dict[str, Any],
-    version: str,
-    capabilities: dict[str, Any],
-    request: IncomingRequest,
+    checked: CheckedCall,
 ) -> dict[str, Any]:
+    request = checked.request
     name = params.get("name")
     if type(name) is not str:
         raise RpcError(jsonrpc.INVALID_PARAMS, "params.name must be a string")
@@ -113,9 +121,9 @@ async def call_tool(
         request,
         request_id=id_,
         method="tools/call",
-        meta=meta,
-        protocol_version=version,
-        client_capabilities=capabilities,
+        meta=checked.meta,
+        protocol_version=checked.version,
+        client_capabilities=checked.capabilities,
         progress_interval=server._progress_interval,
     )
     ctx.tool_name = name

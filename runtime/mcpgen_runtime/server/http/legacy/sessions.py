@@ -245,6 +245,7 @@ class LegacyHttp:
 
     # ---- POST ---------------------------------------------------------------------------------------
 
+    # Same parameters as _request by design (duplicates): post hands a request on to it whole.
     async def post(
         self,
         message: Any,
@@ -285,6 +286,7 @@ class LegacyHttp:
         else:
             await self._request(session, message, head, principal, peer, receive, send)
 
+    # Same parameters as post by design (duplicates): post's request branch.
     async def _request(
         self,
         session: Session,
