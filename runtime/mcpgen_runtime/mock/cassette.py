@@ -237,6 +237,7 @@ def load_cassette(path: str | Path) -> Cassette:
     import yaml
 
     path = Path(path)
+    # Read and bounded as responses.py reads its file, with this file's own error and wording.
     try:
         raw = path.read_bytes()
     except OSError as exc:

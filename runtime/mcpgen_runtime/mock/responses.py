@@ -152,6 +152,7 @@ def _number(x: Any) -> bool:
 def load_responses(path: str | Path, tools: Mapping[str, ToolSpec]) -> ToolResponses:
     """Read and check a responses file (`.yaml`/`.yml` as YAML, anything else as JSON)."""
     path = Path(path)
+    # Read and bounded as cassette.py reads a cassette, with this file's own error and wording.
     try:
         raw = path.read_bytes()
     except OSError as exc:
