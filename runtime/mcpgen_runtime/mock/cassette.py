@@ -44,6 +44,7 @@ from .._version import __version__
 from ..masking import TOKEN_SHAPES, Secrets
 from ..protocol.meta import PROTOCOL_VERSION_KEY
 from .canonical import canonical_json
+from .files import read_bounded
 
 __all__ = [
     "CASSETTE_VERSION",
@@ -237,12 +238,7 @@ def load_cassette(path: str | Path) -> Cassette:
     import yaml
 
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise CassetteError(f"{path}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_CASSETTE_BYTES:
-        raise CassetteError(f"{path}: larger than {MAX_CASSETTE_BYTES} bytes")
+    raw = read_bounded(path, MAX_CASSETTE_BYTES, CassetteError)
     from .yaml_data import JsonLoader, load_data
 
     try:

@@ -216,6 +216,7 @@ def build_command() -> click.Command:
             help="log level; logs go to stderr (default warning)",
         ),
     ]
+    # Built as `serve`'s command is (server/cli.py), with options of its own: alike in shape only.
     for decorate in reversed(params):
         read = decorate(read)
     return click.command(

@@ -42,11 +42,14 @@ __all__ = [
     "Faults",
     "FaultyApp",
     "fault_error",
+    "not_http",
     "parse_duration_ms",
     "parse_latency",
     "parse_rate",
+    "pipe_reader",
     "protocol_stdout",
     "serve_stdio_with_faults",
+    "with_faults",
 ]
 
 PIECE_BYTES: Final = 16
@@ -61,6 +64,28 @@ async def answer_lifespan(receive: Receive, send: Send) -> None:
     while (await receive())["type"] != "lifespan.shutdown":
         await send({"type": "lifespan.startup.complete"})
     await send({"type": "lifespan.shutdown.complete"})
+
+
+async def not_http(scope: Scope, receive: Receive, send: Send) -> bool:
+    """For the proxies of record.py and replay.py: True (after answering a lifespan scope)
+    when `scope` is no HTTP request, which they leave alone."""
+    if scope["type"] == "lifespan":
+        await answer_lifespan(receive, send)
+    return bool(scope["type"] != "http")
+
+
+def with_faults(app: ASGIApp, faults: Faults | None) -> ASGIApp:
+    """`app`, behind a `FaultyApp` when `faults` has any to inject."""
+    return FaultyApp(app, FaultInjector(faults)) if faults is not None and faults.active else app
+
+
+async def pipe_reader(pipe: BinaryIO) -> asyncio.StreamReader:
+    """An asyncio reader over `pipe` (a mock's stdin, a server's stdout) whose lines may be as
+    long as a request body may be (`MAX_BODY_BYTES`)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_BODY_BYTES, loop=loop)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+    return reader
 
 
 def parse_duration_ms(text: str) -> float:
@@ -259,6 +284,7 @@ class FaultyApp:
             headers = [(b"content-type", b"application/json"), (b"content-length", b"64")]
             await send({"type": "http.response.start", "status": 200, "headers": headers})
             return
+        # Alike in shape only to server/auth/oauth.py's `_replaying`: this one keeps `more_body`.
         replayed = False
 
         async def replay() -> Message:
@@ -327,12 +353,8 @@ async def _filter_stdio(
     thread.start()
     loop = asyncio.get_running_loop()
     to_server = os.fdopen(in_w, "wb", buffering=0)
-    client = asyncio.StreamReader(limit=MAX_BODY_BYTES, loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(client, loop=loop), stdin)
-    server = asyncio.StreamReader(limit=MAX_BODY_BYTES, loop=loop)
-    await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(server, loop=loop), os.fdopen(out_r, "rb", buffering=0)
-    )
+    client = await pipe_reader(stdin)
+    server = await pipe_reader(os.fdopen(out_r, "rb", buffering=0))
     write_lock = asyncio.Lock()
 
     async def to_client(line: bytes) -> None:

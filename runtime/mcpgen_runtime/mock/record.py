@@ -25,13 +25,7 @@ from typing import Any, BinaryIO
 from .. import _json
 from ..server.http.asgi_io import Receive, Scope, Send
 from .cassette import Scrubber, is_request, is_response, write_cassette
-from .faults import (
-    FaultInjector,
-    Faults,
-    FaultyApp,
-    answer_lifespan,
-    protocol_stdout,
-)
+from .faults import MAX_BODY_BYTES, Faults, not_http, pipe_reader, protocol_stdout, with_faults
 from .upstream import (
     SSE,
     HttpUpstream,
@@ -46,7 +40,6 @@ from .upstream import (
 __all__ = ["Recorder", "RecordingApp", "record_http", "record_stdio", "serve_asgi"]
 
 _LOG = logging.getLogger("mcpgen.mock")
-MAX_BODY_BYTES = 64 * 1024 * 1024
 # Request headers left out of a cassette: what every HTTP client sends differently (hop-by-hop, sizes).
 _NOT_RECORDED = frozenset(
     {"host", "content-length", "accept-encoding", "user-agent", "connection", "keep-alive", "te"}
@@ -171,10 +164,7 @@ class RecordingApp:
         self._open: dict[str, list[dict[str, Any]]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await answer_lifespan(receive, send)
-            return
-        if scope["type"] != "http":
+        if await not_http(scope, receive, send):
             return
         method = scope["method"]
         body = await _read_body(receive)
@@ -334,8 +324,7 @@ def record_http(
             return await opened[0].forward(method, headers, body)
 
     app: Any = RecordingApp(Lazy(), recorder)  # type: ignore[arg-type]
-    if faults is not None and faults.active:
-        app = FaultyApp(app, FaultInjector(faults))
+    app = with_faults(app, faults)
     serve_asgi(app, host, port)
 
 
@@ -357,9 +346,8 @@ async def _record_stdio(
     upstream: Upstream, cassette: str | Path, scrubber: Scrubber | None, stdin: BinaryIO, stdout: BinaryIO
 ) -> None:
     recorder = Recorder(cassette, upstream.display(), scrubber)
+    reader = await pipe_reader(stdin)
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_BODY_BYTES, loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), stdin)
     write_lock = asyncio.Lock()
 
     async def write(line: bytes) -> None:

@@ -35,28 +35,13 @@ from typing import Any, BinaryIO, Final
 from .. import _json
 from ..server.http.asgi_io import Receive, Scope, Send
 from .cassette import Cassette, Scrubber, describe_request, is_request, load_cassette, request_key
-from .faults import (
-    FaultInjector,
-    Faults,
-    FaultyApp,
-    answer_lifespan,
-    protocol_stdout,
-)
-from .upstream import (
-    SSE,
-    HttpUpstream,
-    StdioUpstream,
-    Upstream,
-    UpstreamError,
-    as_mapping,
-    open_upstream,
-)
+from .faults import MAX_BODY_BYTES, FaultInjector, Faults, not_http, pipe_reader, protocol_stdout, with_faults
+from .upstream import SSE, HttpUpstream, StdioUpstream, Upstream, UpstreamError, as_mapping, open_upstream
 
 __all__ = ["MISS_CODE", "ReplayApp", "Replayer", "replay_http", "replay_stdio", "serve_replay_stdio"]
 
 _LOG = logging.getLogger("mcpgen.mock")
 MISS_CODE: Final = -32603
-MAX_BODY_BYTES: Final = 64 * 1024 * 1024
 
 
 class Replayer:
@@ -219,10 +204,7 @@ class ReplayApp:
         self.passthrough = passthrough
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await answer_lifespan(receive, send)
-            return
-        if scope["type"] != "http":
+        if await not_http(scope, receive, send):
             return
         method = scope["method"]
         if method == "DELETE":
@@ -309,8 +291,7 @@ def replay_app(
     """The ASGI app serving `cassette` (with faults in front), and its `Replayer`."""
     replayer = Replayer(cassette, scrubber=scrubber)
     app: Any = ReplayApp(replayer, Passthrough(passthrough, replayer) if passthrough is not None else None)
-    if faults is not None and faults.active:
-        app = FaultyApp(app, FaultInjector(faults))
+    app = with_faults(app, faults)
     return app, replayer
 
 
@@ -353,9 +334,8 @@ async def serve_replay_stdio(
     faults: Faults | None = None,
     passthrough: Upstream | None = None,
 ) -> None:
+    reader = await pipe_reader(stdin)
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_BODY_BYTES, loop=loop)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), stdin)
     injector = FaultInjector(faults or Faults())
     through = Passthrough(passthrough, replayer) if passthrough is not None else None
     lock = asyncio.Lock()

@@ -43,6 +43,7 @@ from ..content import CONTENT_BLOCKS
 from ..schema import SchemaCompileError, compile_schema
 from ..server.core.input_requests import Elicit
 from ..tools import ToolSpec
+from .files import read_bounded
 
 __all__ = [
     "Answer",
@@ -152,12 +153,7 @@ def _number(x: Any) -> bool:
 def load_responses(path: str | Path, tools: Mapping[str, ToolSpec]) -> ToolResponses:
     """Read and check a responses file (`.yaml`/`.yml` as YAML, anything else as JSON)."""
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ResponsesError(f"{path}: cannot read the responses file: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_FILE_BYTES:
-        raise ResponsesError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
+    raw = read_bounded(path, MAX_FILE_BYTES, ResponsesError, "cannot read the responses file: ")
     if path.suffix.lower() in (".yaml", ".yml"):
         try:
             import yaml

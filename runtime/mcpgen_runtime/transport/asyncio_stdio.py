@@ -7,37 +7,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConnectError, ProtocolError, RequestTimeoutError, ServerExitedError
 from ..protocol.jsonrpc import is_request, is_response
 from .hooks import AsyncOnRequest, Message, OnNotification, Reply, hook_failed
-from .limits import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    Deadline,
-    Timeout,
-    check_limit,
-    within_text,
-)
+from .limits import Deadline, Timeout, within_text
 from .stdio import READ_SIZE, UNSOLICITED_LIMIT, Accepts
 from .stdio_lines import (
     SHUTDOWN_GRACE,
     STDERR_LINE_LIMIT,
     STDERR_TAIL_LINES,
     LineSplitter,
-    StrayLines,
-    StreamRoutes,
+    StdioTransportBase,
     cancel_line,
-    child_env,
     copy_exit,
     encode,
     ends_stream,
     exited,
-    program,
     tail_text,
 )
 
@@ -53,36 +43,18 @@ class _Pending:
     also: Accepts | None = None
 
 
-class AsyncStdioTransport:
-    """asyncio stdio transport: the process starts on `start()` or the first request."""
+class AsyncStdioTransport(StdioTransportBase[AsyncOnRequest]):
+    """asyncio stdio transport: the process starts on `start()` or the first request
+    (`StdioTransportBase` says what it is given)."""
 
-    sends_headers = False
-    hears_late_replies = True  # `request(..., also=)`
-
-    def __init__(
-        self,
-        command: Sequence[str],
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        on_request: AsyncOnRequest | None = None,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    ) -> None:
-        self.command = program(command)
-        self.on_request = on_request
-        self._max_line = check_limit(max_response_bytes)
-        self._env = child_env(env)
-        self._cwd = cwd
+    def _set_up(self) -> None:
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[Any, _Pending] = {}
-        self._streams = StreamRoutes()
         self._unsolicited: list[asyncio.Queue[Message | BaseException]] = []
         self._tasks: list[asyncio.Task[None]] = []
         self._answering: set[asyncio.Task[None]] = set()
         self._stderr: deque[bytes] = deque(maxlen=STDERR_TAIL_LINES)
         self._late: deque[Message] = deque(maxlen=LATE_REPLIES)  # the last replies nobody awaited
-        self._stray = StrayLines(repr(self.command[0]))
-        self._exited: ServerExitedError | None = None
         self._exit_task: asyncio.Future[None] | None = None
         self._start_lock = asyncio.Lock()
 
@@ -95,14 +67,7 @@ class AsyncStdioTransport:
             if self._proc is not None:
                 return
             try:
-                self._proc = await asyncio.create_subprocess_exec(
-                    *self.command,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    env=self._env,
-                    cwd=self._cwd,
-                )
+                self._proc = await asyncio.create_subprocess_exec(*self.command, **self._spawn)
             except OSError as exc:
                 raise ConnectError(f"cannot start {self.command[0]!r}: {exc}") from exc
             self._tasks = [
@@ -110,6 +75,7 @@ class AsyncStdioTransport:
                 asyncio.create_task(self._read_stderr(), name="mcpgen-stdio-stderr"),
             ]
 
+    # The contract's signature and `also`, restated as every implementation of a Protocol must.
     async def request(
         self,
         message: Message,

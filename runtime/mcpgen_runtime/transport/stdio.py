@@ -27,35 +27,25 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO
 
 from ..errors import ConnectError, ProtocolError, RequestTimeoutError, ServerExitedError
 from ..protocol.jsonrpc import is_request, is_response
 from .hooks import Message, OnNotification, OnRequest, Reply, hook_failed
-from .limits import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    Timeout,
-    check_limit,
-    expiry,
-    start_deadline,
-    within_text,
-)
+from .limits import Timeout, expiry, start_deadline, within_text
 from .stdio_lines import (
     SHUTDOWN_GRACE,
     STDERR_LINE_LIMIT,
     STDERR_TAIL_LINES,
     LineSplitter,
-    StrayLines,
-    StreamRoutes,
+    StdioTransportBase,
     answers,
     cancel_line,
-    child_env,
     copy_exit,
     encode,
     ends_stream,
     exited,
-    program,
     tail_text,
 )
 
@@ -90,33 +80,13 @@ class _StderrTail:
         return tail_text(self._lines)
 
 
-class StdioTransport:
-    """Blocking stdio transport: starts `command` at construction."""
+class StdioTransport(StdioTransportBase[OnRequest]):
+    """Blocking stdio transport: starts `command` at construction (`StdioTransportBase` says
+    what it is given)."""
 
-    sends_headers = False
-    hears_late_replies = True  # `request(..., also=)`
-
-    def __init__(
-        self,
-        command: Sequence[str],
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        on_request: OnRequest | None = None,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-    ) -> None:
-        self.command = program(command)
-        self.on_request = on_request
-        check_limit(max_response_bytes)
+    def _set_up(self) -> None:
         try:
-            self._proc = subprocess.Popen(
-                self.command,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=child_env(env),
-                cwd=cwd,
-            )
+            self._proc: subprocess.Popen[bytes] = subprocess.Popen(self.command, **self._spawn)
         except OSError as exc:
             raise ConnectError(f"cannot start {self.command[0]!r}: {exc}") from exc
         assert (
@@ -129,12 +99,9 @@ class StdioTransport:
         self._selector.register(self._fd, selectors.EVENT_READ)
         self._stderr = _StderrTail(self._proc.stderr)
         self._lines: deque[bytes | ProtocolError] = deque()
-        self._splitter = LineSplitter(max_response_bytes, repr(self.command[0]))
-        self._stray = StrayLines(repr(self.command[0]))
+        self._splitter = LineSplitter(self._max_line, repr(self.command[0]))
         self._lock = threading.Lock()
-        self._streams = StreamRoutes()
         self._unsolicited: list[deque[Message]] = []
-        self._exited: ServerExitedError | None = None
         self._closed = False
 
     @property
@@ -144,6 +111,7 @@ class StdioTransport:
     def start(self) -> None:
         """Nothing to do: the process started with the transport."""
 
+    # The contract's signature and `also`, restated as every implementation of a Protocol must.
     def request(
         self,
         message: Message,

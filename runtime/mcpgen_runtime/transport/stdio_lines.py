@@ -1,5 +1,6 @@
 """stdio without I/O: one JSON-RPC message per line, what each line read means and where it
-goes; shared by both stdio transports (`stdio.py`).
+goes, and what a transport is given (`StdioTransportBase`); shared by both stdio transports
+(`stdio.py`).
 
 Rules: STDIO-01 (newline-delimited, no embedded newlines — orjson never emits raw newlines),
 STDIO-02 (stderr is a log, not an error signal: a bounded tail only `ServerExitedError`
@@ -14,16 +15,17 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 from .. import _json
 from ..errors import ProtocolError, ResponseTooLargeError, ServerExitedError
 from ..masking import masked, masked_bytes
 from ..protocol.jsonrpc import decode, is_response
 from ..protocol.meta import SUBSCRIPTION_ID_KEY
-from .hooks import Message
-from .limits import DEFAULT_MAX_RESPONSE_BYTES, too_large
+from .hooks import AsyncOnRequest, Message, OnRequest
+from .limits import DEFAULT_MAX_RESPONSE_BYTES, check_limit, too_large
 
 SHUTDOWN_GRACE: Final = 2.0  # seconds to wait at each shutdown step (stdin EOF, SIGTERM)
 STDERR_TAIL_LINES: Final = 200
@@ -245,3 +247,45 @@ def copy_exit(exited: ServerExitedError) -> ServerExitedError:
 
 def tail_text(lines: Iterable[bytes]) -> str:
     return b"".join(lines).decode("utf-8", "replace")
+
+
+OnRequestT = TypeVar("OnRequestT", OnRequest, AsyncOnRequest)
+
+
+class StdioTransportBase(Generic[OnRequestT]):
+    """What both stdio transports are given and hold alike: the server's command line, its
+    environment and directory, the `on_request` hook (blocking or a coroutine function), the
+    line limit (`max_response_bytes`), and the routing state. Each transport's `_set_up` does
+    the rest in its own I/O model (the blocking one starts the process there)."""
+
+    sends_headers = False
+    hears_late_replies = True  # `request(..., also=)`
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        on_request: OnRequestT | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    ) -> None:
+        self.command = program(command)
+        self.on_request: OnRequestT | None = on_request
+        self._max_line = check_limit(max_response_bytes)
+        # How either transport starts the server: three pipes, the environment, the directory.
+        self._spawn: dict[str, Any] = {
+            "stdin": subprocess.PIPE,
+            "stdout": subprocess.PIPE,
+            "stderr": subprocess.PIPE,
+            "env": child_env(env),
+            "cwd": cwd,
+        }
+        self._stray = StrayLines(repr(self.command[0]))
+        self._streams = StreamRoutes()
+        self._exited: ServerExitedError | None = None
+        self._set_up()
+
+    def _set_up(self) -> None:
+        """The transport's own state, once the common part is set."""
+        raise NotImplementedError

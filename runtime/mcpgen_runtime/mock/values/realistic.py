@@ -62,6 +62,7 @@ CONDITIONS: Final = (
 )
 STATUSES: Final = ("active", "pending", "completed", "failed", "archived")
 WORDS: Final = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel")
+# Word lists below: alike in shape only (tuples of strings), data with nothing to fold.
 SENTENCES: Final = (
     "All systems operational.",
     "The quick brown fox jumps over the lazy dog.",

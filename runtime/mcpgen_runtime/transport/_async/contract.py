@@ -19,6 +19,8 @@ class AsyncTransport(Protocol):
         """Get ready to send (a stdio transport starts its process); a no-op once started."""
         ...
 
+    # Each transport restates this signature (a Protocol is matched, not inherited), so the
+    # repeats in streamable_http.py and the stdio transports stay.
     async def request(
         self,
         message: Message,

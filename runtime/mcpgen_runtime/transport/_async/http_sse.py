@@ -170,6 +170,7 @@ class AsyncHttpSseTransport:
                     seen.add(id(on_notification))
                     on_notification(message)
 
+    # The signature of the legacy session's `request` (legacy_session.py), which hands requests on here.
     async def request(
         self,
         message: Message,

@@ -75,6 +75,7 @@ class AsyncLegacySession:
         session = self.session_id
         return headers if session is None else {**headers, SESSION_ID: session}
 
+    # The signature of the HTTP+SSE fallback's `request` (http_sse.py) too: requests are handed on as is.
     async def request(
         self,
         message: Message,

@@ -72,6 +72,7 @@ class AsyncHttpTransport:
     async def start(self) -> None:
         """Nothing to start: connections open when a request needs one."""
 
+    # The contract's signature (contract.py), restated as every implementation of a Protocol must.
     async def request(
         self,
         message: Message,

@@ -20,6 +20,8 @@ class SyncTransport(Protocol):
         """Get ready to send (a stdio transport starts its process); a no-op once started."""
         ...
 
+    # Each transport restates this signature (a Protocol is matched, not inherited), so the
+    # repeats in streamable_http.py and the stdio transports stay.
     def request(
         self,
         message: Message,

@@ -171,6 +171,7 @@ class HttpSseTransport:
                     seen.add(id(on_notification))
                     on_notification(message)
 
+    # The signature of the legacy session's `request` (legacy_session.py), which hands requests on here.
     def request(
         self,
         message: Message,

@@ -76,6 +76,7 @@ class LegacySession:
         session = self.session_id
         return headers if session is None else {**headers, SESSION_ID: session}
 
+    # The signature of the HTTP+SSE fallback's `request` (http_sse.py) too: requests are handed on as is.
     def request(
         self,
         message: Message,

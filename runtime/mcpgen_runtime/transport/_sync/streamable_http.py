@@ -73,6 +73,7 @@ class HttpTransport:
     def start(self) -> None:
         """Nothing to start: connections open when a request needs one."""
 
+    # The contract's signature (contract.py), restated as every implementation of a Protocol must.
     def request(
         self,
         message: Message,
