@@ -62,12 +62,11 @@ from .input_responses import (
     DEFAULT_MAX_INPUT_ROUNDS,
     STATE_ONLY_DELAY,
     STATE_ONLY_DELAY_CAP,
-    InputRound,
     answer_wire,
-    answers_wire,
     check_rounds,
     parse_input_required,
     plan_round,
+    resume_params,
     retry_params,
 )
 from .legacy_flows import LEGACY, MODERN, REISSUED_METHODS, LegacyFlows
@@ -424,9 +423,7 @@ class ClientCore:
             {} if arguments is None else (arguments if type(arguments) is dict else dict(arguments))
         )
         base = {"name": name, "arguments": args}
-        params = base
-        if input_responses is not None or request_state is not None:  # resuming by hand
-            params = retry_params(base, answers_wire(input_responses or {}), request_state)
+        params = resume_params(base, input_responses, request_state)
         progress = self.on_progress if on_progress is None else on_progress
         limit = self.max_time if max_time is None else check_max_time(max_time)
         wait: Timeout = timeout
@@ -469,32 +466,46 @@ class ClientCore:
                 if result.get("resultType") != jsonrpc.RESULT_INPUT_REQUIRED:
                     return tool_result(name, result)
                 rounds += 1
-                check_rounds(rounds, self.max_input_rounds, f"tool {name!r}")
-                round_ = parse_input_required(result, method="tools/call", name=name)
-                responses = yield from self._input_flow(round_, name, args, state_only_delay)
-                state_only_delay = (
-                    STATE_ONLY_DELAY if round_.requests else min(state_only_delay * 2, STATE_ONLY_DELAY_CAP)
+                params, state_only_delay = yield from self.input_round_flow(
+                    result, base, method="tools/call", name=name, rounds=rounds, delay=state_only_delay
                 )
-                params = retry_params(base, responses, round_.state)  # a new request, a new id (MRTR-19)
         finally:
             if token is not None:
                 self._progress.pop(token, None)
 
-    def _input_flow(
-        self, round_: InputRound, name: str, args: Mapping[str, Any], state_only_delay: float
-    ) -> Flow[dict[str, Any]]:
-        """Every input request answered by its callback (MRTR-15), as wire `inputResponses`."""
+    def input_round_flow(
+        self,
+        result: Mapping[str, Any],
+        base: dict[str, Any],
+        *,
+        method: str,
+        name: str,
+        rounds: int,
+        delay: float,
+    ) -> Flow[tuple[dict[str, Any], float]]:
+        """Round `rounds` of a request whose `result` asks for input: every input request answered
+        by its callback (MRTR-15), then the params of the retry, a new request with a new id
+        (MRTR-19), and the pause before the next round (a state-only round doubles it, up to a cap).
+        `tools/call` and the surface flows (surface_flows.py) loop over this."""
+        check_rounds(
+            rounds,
+            self.max_input_rounds,
+            f"tool {name!r}" if method == "tools/call" else f"{method} {name!r:.200}",
+        )
+        round_ = parse_input_required(result, method=method, name=name)
         step = plan_round(
             round_,
             self.input_callbacks,
             self.capabilities,
-            method="tools/call",
+            method=method,
             tool=name,
-            arguments=args,
-            state_only_delay=state_only_delay,
+            arguments=base.get("arguments"),
+            state_only_delay=delay,
         )
         answers = yield step
-        return {key: answer_wire(request, answers[key]) for key, _, request in step.calls}
+        responses = {key: answer_wire(request, answers[key]) for key, _, request in step.calls}
+        delay = STATE_ONLY_DELAY if round_.requests else min(delay * 2, STATE_ONLY_DELAY_CAP)
+        return retry_params(base, responses, round_.state), delay
 
     def _track_progress(
         self, callback: ProgressCallback, meta: Mapping[str, Any] | None

@@ -296,3 +296,15 @@ def retry_params(
     if state is not None:
         params["requestState"] = state
     return params
+
+
+def resume_params(
+    base: dict[str, Any],
+    input_responses: Mapping[str, Any] | None,
+    request_state: str | None,
+) -> dict[str, Any]:
+    """The first request's params: `base`, or a call resumed by hand (`input_responses`,
+    `request_state` from an `InputRequiredError`) as its retry."""
+    if input_responses is None and request_state is None:
+        return base
+    return retry_params(base, answers_wire(input_responses or {}), request_state)
