@@ -220,6 +220,8 @@ class ClientCore:
                 self._header_cache[key] = headers
         return headers
 
+    # Repeated in legacy_flows.py `_Owner` on purpose: that Protocol is how LegacyFlows sees
+    # this class without importing core.py (which imports it).
     def request_flow(
         self,
         method: str,
@@ -404,6 +406,8 @@ class ClientCore:
 
     # -- calling tools -------------------------------------------------------------------
 
+    # The driver's public `call_tool` repeats these keywords on purpose: it fills the client's
+    # defaults in, and both stay typed keyword for keyword (no `**options` pass-through).
     def call_flow(
         self,
         name: str,

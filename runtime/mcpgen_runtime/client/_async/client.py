@@ -354,6 +354,8 @@ class AsyncClient(AsyncSurfaceMethods):
             self._core.list_all_flow(max_pages, partition=await self._partition(), refresh=refresh)
         )
 
+    # ClientCore.call_flow repeats these keywords on purpose: this public signature stays typed
+    # keyword for keyword (no `**options` pass-through); here the client's defaults are filled in.
     async def call_tool(
         self,
         name: str,

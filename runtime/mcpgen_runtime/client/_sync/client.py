@@ -355,6 +355,8 @@ class Client(SurfaceMethods):
             self._core.list_all_flow(max_pages, partition=self._partition(), refresh=refresh)
         )
 
+    # ClientCore.call_flow repeats these keywords on purpose: this public signature stays typed
+    # keyword for keyword (no `**options` pass-through); here the client's defaults are filled in.
     def call_tool(
         self,
         name: str,
