@@ -58,17 +58,7 @@ from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
 from ..protocol.subscriptions import SubscriptionFilter
 from ..tools import PackageTools, ToolSpec, ToolTable, tool_table
 from ..transport.limits import Deadline, Timeout
-from .input_responses import (
-    DEFAULT_MAX_INPUT_ROUNDS,
-    STATE_ONLY_DELAY,
-    STATE_ONLY_DELAY_CAP,
-    answer_wire,
-    check_rounds,
-    parse_input_required,
-    plan_round,
-    resume_params,
-    retry_params,
-)
+from .input_responses import DEFAULT_MAX_INPUT_ROUNDS, STATE_ONLY_DELAY, input_round_flow, resume_params
 from .legacy_flows import LEGACY, MODERN, REISSUED_METHODS, LegacyFlows
 from .options import check_max_time
 from .steps import Flow, Notify, Outgoing, Step
@@ -470,46 +460,12 @@ class ClientCore:
                 if result.get("resultType") != jsonrpc.RESULT_INPUT_REQUIRED:
                     return tool_result(name, result)
                 rounds += 1
-                params, state_only_delay = yield from self.input_round_flow(
-                    result, base, method="tools/call", name=name, rounds=rounds, delay=state_only_delay
+                params, state_only_delay = yield from input_round_flow(
+                    self, result, base, method="tools/call", name=name, rounds=rounds, delay=state_only_delay
                 )
         finally:
             if token is not None:
                 self._progress.pop(token, None)
-
-    def input_round_flow(
-        self,
-        result: Mapping[str, Any],
-        base: dict[str, Any],
-        *,
-        method: str,
-        name: str,
-        rounds: int,
-        delay: float,
-    ) -> Flow[tuple[dict[str, Any], float]]:
-        """Round `rounds` of a request whose `result` asks for input: every input request answered
-        by its callback (MRTR-15), then the params of the retry, a new request with a new id
-        (MRTR-19), and the pause before the next round (a state-only round doubles it, up to a cap).
-        `tools/call` and the surface flows (surface_flows.py) loop over this."""
-        check_rounds(
-            rounds,
-            self.max_input_rounds,
-            f"tool {name!r}" if method == "tools/call" else f"{method} {name!r:.200}",
-        )
-        round_ = parse_input_required(result, method=method, name=name)
-        step = plan_round(
-            round_,
-            self.input_callbacks,
-            self.capabilities,
-            method=method,
-            tool=name,
-            arguments=base.get("arguments"),
-            state_only_delay=delay,
-        )
-        answers = yield step
-        responses = {key: answer_wire(request, answers[key]) for key, _, request in step.calls}
-        delay = STATE_ONLY_DELAY if round_.requests else min(delay * 2, STATE_ONLY_DELAY_CAP)
-        return retry_params(base, responses, round_.state), delay
 
     def _track_progress(
         self, callback: ProgressCallback, meta: Mapping[str, Any] | None

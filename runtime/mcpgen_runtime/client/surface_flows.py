@@ -38,7 +38,7 @@ from ..surfaces import (
     ResourceTemplateRef,
 )
 from .core import ClientCore
-from .input_responses import STATE_ONLY_DELAY, resume_params
+from .input_responses import STATE_ONLY_DELAY, input_round_flow, resume_params
 from .steps import Flow
 
 __all__ = [
@@ -149,7 +149,7 @@ def _answered_flow(
 ) -> Flow[M]:
     """The request's result (`first` when the caller has it already: a cached read) parsed as
     `model`, once the input it asks for is answered: each round by the callbacks
-    (`ClientCore.input_round_flow`) and retried as a new request (MRTR-19), until a complete
+    (`input_round_flow`) and retried as a new request (MRTR-19), until a complete
     result or `max_input_rounds`."""
     result = first
     if result is None:
@@ -158,8 +158,8 @@ def _answered_flow(
     delay = STATE_ONLY_DELAY
     while result.get("resultType") == jsonrpc.RESULT_INPUT_REQUIRED:
         rounds += 1
-        params, delay = yield from core.input_round_flow(
-            result, base, method=method, name=name, rounds=rounds, delay=delay
+        params, delay = yield from input_round_flow(
+            core, result, base, method=method, name=name, rounds=rounds, delay=delay
         )
         result = yield from core.request_flow(method, params, name=name, meta=meta, timeout=timeout)
     return _parse(method, model, result)
