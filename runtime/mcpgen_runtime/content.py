@@ -34,6 +34,8 @@ class AudioContent(_Block):
     mime_type: str = Field(alias="mimeType")
 
 
+# Resource's fields again (schema.ts: ResourceLink extends Resource), on purpose: a block keeps its
+# `type` first on the wire and the blocks' config; a shared base with surfaces.py `Resource` would not.
 class ResourceLink(_Block):
     type: Literal["resource_link"] = "resource_link"
     uri: str

@@ -46,6 +46,8 @@ T = TypeVar("T")
 _CONFIG = ConfigDict(extra="allow", populate_by_name=True, frozen=True, defer_build=True)
 
 
+# content.py `ResourceLink` repeats these fields on purpose (schema.ts: it extends Resource): a
+# content block keeps `type` first on the wire, so the two share no base.
 class Resource(BaseModel):
     """A resource `resources/list` names (server-resources.mdx § Resource)."""
 

@@ -6,6 +6,8 @@
 - `arguments.py`: generated-method arguments → the wire `arguments` object (`UNSET` left out)
 - `legacy_listen.py`: what `listen()` delivers from a legacy server
 - `_async/client.py`: `AsyncClient`, the driver written once; `_sync/client.py`: `Client`, generated from it
+- `_async/surface_methods.py`: `AsyncClient`'s methods for resources, prompts and completions
+  (a base class; `_sync/surface_methods.py` for `Client`), each a flow of `surface_flows.py`
 - `_async/listen.py`: `AsyncSubscription` (`listen()`); `_sync/listen.py`: `Subscription`
 - `common.py`: set-up both drivers share, and `SyncClientBase` / `AsyncClientBase`, the little that differs
 

@@ -171,6 +171,33 @@ class ClientCommon:
             view._call_max_time = check_max_time(max_time)
         return view
 
+    @classmethod
+    def stdio(
+        cls,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | PathLike[str] | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        **kwargs: Any,
+    ) -> Self:
+        """A client of `command` run as a stdio server (`Client` starts it at once, `AsyncClient` on
+        `async with` or the first request); `env` adds to the current environment;
+        `max_response_bytes` bounds one line of its stdout."""
+        transport = cls._stdio_transport(command, env=env, cwd=cwd, max_response_bytes=max_response_bytes)
+        make: Callable[..., Self] = cls  # the driver subclass takes `transport`
+        try:
+            return make(transport=transport, **kwargs)
+        except BaseException:
+            if isinstance(transport, StdioTransport):  # running already (an asyncio one has not started)
+                transport.close()
+            raise
+
+    @staticmethod
+    def _stdio_transport(command: Sequence[str], **options: Any) -> StdioTransport | AsyncStdioTransport:
+        """`stdio()`'s transport: each side's own (SyncClientBase, AsyncClientBase)."""
+        raise NotImplementedError
+
     # ---- telemetry (telemetry/; only reached when a provider is configured) ----
 
     _otel_peer: dict[str, Any] | None = None
@@ -281,25 +308,9 @@ class SyncClientBase(ClientCommon):
                     f"{kind} is a coroutine function; Client needs a plain one (AsyncClient takes either)"
                 )
 
-    @classmethod
-    def stdio(
-        cls,
-        command: Sequence[str],
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | PathLike[str] | None = None,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        **kwargs: Any,
-    ) -> Self:
-        """Start `command` as a stdio server; `env` adds to the current environment;
-        `max_response_bytes` bounds one line of its stdout."""
-        transport = StdioTransport(command, env=env, cwd=cwd, max_response_bytes=max_response_bytes)
-        make: Callable[..., Self] = cls  # the driver subclass takes `transport`
-        try:
-            return make(transport=transport, **kwargs)
-        except BaseException:
-            transport.close()
-            raise
+    @staticmethod
+    def _stdio_transport(command: Sequence[str], **options: Any) -> StdioTransport:
+        return StdioTransport(command, **options)  # the server starts at once
 
     def _token(self) -> str:
         assert self._token_provider is not None
@@ -335,23 +346,10 @@ class AsyncClientBase(ClientCommon):
     def _check_callbacks(callbacks: Mapping[str, object]) -> None:
         """Plain functions and coroutine functions are both fine here."""
 
-    @classmethod
-    def stdio(
-        cls,
-        command: Sequence[str],
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | PathLike[str] | None = None,
-        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
-        **kwargs: Any,
-    ) -> Self:
-        """Prepare `command` as a stdio server; it starts on `async with` or the first request.
-        `max_response_bytes` bounds one line of its stdout."""
-        make: Callable[..., Self] = cls  # the driver subclass takes `transport`
-        return make(
-            transport=AsyncStdioTransport(command, env=env, cwd=cwd, max_response_bytes=max_response_bytes),
-            **kwargs,
-        )
+    @staticmethod
+    def _stdio_transport(command: Sequence[str], **options: Any) -> AsyncStdioTransport:
+        # the server starts on `async with` or the first request
+        return AsyncStdioTransport(command, **options)
 
     async def _token(self) -> str:
         assert self._token_provider is not None

@@ -58,18 +58,7 @@ from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
 from ..protocol.subscriptions import SubscriptionFilter
 from ..tools import PackageTools, ToolSpec, ToolTable, tool_table
 from ..transport.limits import Deadline, Timeout
-from .input_responses import (
-    DEFAULT_MAX_INPUT_ROUNDS,
-    STATE_ONLY_DELAY,
-    STATE_ONLY_DELAY_CAP,
-    InputRound,
-    answer_wire,
-    answers_wire,
-    check_rounds,
-    parse_input_required,
-    plan_round,
-    retry_params,
-)
+from .input_responses import DEFAULT_MAX_INPUT_ROUNDS, STATE_ONLY_DELAY, input_round_flow, resume_params
 from .legacy_flows import LEGACY, MODERN, REISSUED_METHODS, LegacyFlows
 from .options import check_max_time
 from .steps import Flow, Notify, Outgoing, Step
@@ -221,6 +210,8 @@ class ClientCore:
                 self._header_cache[key] = headers
         return headers
 
+    # Repeated in legacy_flows.py `_Owner` on purpose: that Protocol is how LegacyFlows sees
+    # this class without importing core.py (which imports it).
     def request_flow(
         self,
         method: str,
@@ -405,6 +396,8 @@ class ClientCore:
 
     # -- calling tools -------------------------------------------------------------------
 
+    # The driver's public `call_tool` repeats these keywords on purpose: it fills the client's
+    # defaults in, and both stay typed keyword for keyword (no `**options` pass-through).
     def call_flow(
         self,
         name: str,
@@ -424,9 +417,7 @@ class ClientCore:
             {} if arguments is None else (arguments if type(arguments) is dict else dict(arguments))
         )
         base = {"name": name, "arguments": args}
-        params = base
-        if input_responses is not None or request_state is not None:  # resuming by hand
-            params = retry_params(base, answers_wire(input_responses or {}), request_state)
+        params = resume_params(base, input_responses, request_state)
         progress = self.on_progress if on_progress is None else on_progress
         limit = self.max_time if max_time is None else check_max_time(max_time)
         wait: Timeout = timeout
@@ -469,32 +460,12 @@ class ClientCore:
                 if result.get("resultType") != jsonrpc.RESULT_INPUT_REQUIRED:
                     return tool_result(name, result)
                 rounds += 1
-                check_rounds(rounds, self.max_input_rounds, f"tool {name!r}")
-                round_ = parse_input_required(result, method="tools/call", name=name)
-                responses = yield from self._input_flow(round_, name, args, state_only_delay)
-                state_only_delay = (
-                    STATE_ONLY_DELAY if round_.requests else min(state_only_delay * 2, STATE_ONLY_DELAY_CAP)
+                params, state_only_delay = yield from input_round_flow(
+                    self, result, base, method="tools/call", name=name, rounds=rounds, delay=state_only_delay
                 )
-                params = retry_params(base, responses, round_.state)  # a new request, a new id (MRTR-19)
         finally:
             if token is not None:
                 self._progress.pop(token, None)
-
-    def _input_flow(
-        self, round_: InputRound, name: str, args: Mapping[str, Any], state_only_delay: float
-    ) -> Flow[dict[str, Any]]:
-        """Every input request answered by its callback (MRTR-15), as wire `inputResponses`."""
-        step = plan_round(
-            round_,
-            self.input_callbacks,
-            self.capabilities,
-            method="tools/call",
-            tool=name,
-            arguments=args,
-            state_only_delay=state_only_delay,
-        )
-        answers = yield step
-        return {key: answer_wire(request, answers[key]) for key, _, request in step.calls}
 
     def _track_progress(
         self, callback: ProgressCallback, meta: Mapping[str, Any] | None

@@ -2,11 +2,11 @@
 (basic-patterns-mrtr.mdx). The server's half is in `server/`; the wire types both
 use are in `protocol/input_messages.py`.
 
-A flow in `ClientCore` that gets an `input_required` result calls `parse_input_required`,
-picks a callback per request (`plan_round`), yields the resulting `InputNeeded` step to its
-driver (which runs the callbacks — blocking, or awaited — and sends back their answers),
-turns the answers into wire `inputResponses` (`answer_wire`) and retries with
-`retry_params`. Rules:
+A flow in `ClientCore` (or surface_flows.py) that gets an `input_required` result runs one
+round with `input_round_flow`: it calls `parse_input_required`, picks a callback per request
+(`plan_round`), yields the resulting `InputNeeded` step to its driver (which runs the
+callbacks — blocking, or awaited — and sends back their answers), turns the answers into wire
+`inputResponses` (`answer_wire`) and returns the params of the retry (`retry_params`). Rules:
 
 - MRTR-04/12: every `inputRequests` value is a `{method, params}` request of a known kind, and
   a result carries `inputRequests`, `requestState` or both; anything else is a ProtocolError.
@@ -23,9 +23,9 @@ turns the answers into wire `inputResponses` (`answer_wire`) and retries with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import InputRequiredError, InputRequiredRoundsExceededError, ProtocolError
 from ..protocol.input_messages import (
@@ -204,6 +204,47 @@ def plan_round(
     return InputNeeded(calls, 0.0 if round_.requests else state_only_delay)
 
 
+class InputSettings(Protocol):
+    """What answering a round needs of its `ClientCore`: the callbacks, the declared capabilities
+    and the round limit."""
+
+    input_callbacks: dict[str, Callable[[Any], Any]]
+    capabilities: dict[str, Any]
+    max_input_rounds: int
+
+
+def input_round_flow(
+    core: InputSettings,
+    result: Mapping[str, Any],
+    base: dict[str, Any],
+    *,
+    method: str,
+    name: str,
+    rounds: int,
+    delay: float,
+) -> Generator[InputNeeded, Any, tuple[dict[str, Any], float]]:
+    """Round `rounds` of a request whose `result` asks for input, as a flow (core.py): every
+    input request answered by its callback (MRTR-15), then the params of the retry, a new
+    request with a new id (MRTR-19), and the pause before the next round (a state-only round
+    doubles it, up to a cap). `tools/call` and the surface flows (surface_flows.py) loop over this."""
+    what = f"tool {name!r}" if method == "tools/call" else f"{method} {name!r:.200}"
+    check_rounds(rounds, core.max_input_rounds, what)
+    round_ = parse_input_required(result, method=method, name=name)
+    step = plan_round(
+        round_,
+        core.input_callbacks,
+        core.capabilities,
+        method=method,
+        tool=name,
+        arguments=base.get("arguments"),
+        state_only_delay=delay,
+    )
+    answers = yield step
+    responses = {key: answer_wire(request, answers[key]) for key, _, request in step.calls}
+    delay = STATE_ONLY_DELAY if round_.requests else min(delay * 2, STATE_ONLY_DELAY_CAP)
+    return retry_params(base, responses, round_.state), delay
+
+
 def check_rounds(rounds: int, max_rounds: int, what: str) -> None:
     """Stop a call still asking for input after `max_rounds` answered rounds (MRTR-19)."""
     if rounds > max_rounds:
@@ -296,3 +337,15 @@ def retry_params(
     if state is not None:
         params["requestState"] = state
     return params
+
+
+def resume_params(
+    base: dict[str, Any],
+    input_responses: Mapping[str, Any] | None,
+    request_state: str | None,
+) -> dict[str, Any]:
+    """The first request's params: `base`, or a call resumed by hand (`input_responses`,
+    `request_state` from an `InputRequiredError`) as its retry."""
+    if input_responses is None and request_state is None:
+        return base
+    return retry_params(base, answers_wire(input_responses or {}), request_state)

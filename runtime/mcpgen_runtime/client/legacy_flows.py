@@ -78,6 +78,8 @@ class _Owner(Protocol):
     _extra_headers: dict[str, str]
     _base_headers: dict[str, str]
 
+    # ClientCore.request_flow's signature, repeated on purpose: a Protocol states it so that this
+    # module needs no import of core.py (which imports this one).
     def request_flow(
         self,
         method: str,

@@ -38,16 +38,7 @@ from ..surfaces import (
     ResourceTemplateRef,
 )
 from .core import ClientCore
-from .input_responses import (
-    STATE_ONLY_DELAY,
-    STATE_ONLY_DELAY_CAP,
-    answer_wire,
-    answers_wire,
-    check_rounds,
-    parse_input_required,
-    plan_round,
-    retry_params,
-)
+from .input_responses import STATE_ONLY_DELAY, input_round_flow, resume_params
 from .steps import Flow
 
 __all__ = [
@@ -144,49 +135,34 @@ def _first(exc: ValidationError) -> str:
     return f"{where}: {error['msg']}" if where else str(error["msg"])
 
 
-def _input_loop_flow(
+def _answered_flow(
     core: ClientCore,
     method: str,
+    model: type[M],
     base: dict[str, Any],
+    params: dict[str, Any],
     *,
     name: str,
-    result: dict[str, Any],
     meta: Mapping[str, Any] | None,
     timeout: float | None,
-) -> Flow[dict[str, Any]]:
-    """`result` is input_required: answer it with the callbacks and retry, each retry a new
-    request (MRTR-19), until a complete result or `max_input_rounds`."""
+    first: dict[str, Any] | None = None,
+) -> Flow[M]:
+    """The request's result (`first` when the caller has it already: a cached read) parsed as
+    `model`, once the input it asks for is answered: each round by the callbacks
+    (`input_round_flow`) and retried as a new request (MRTR-19), until a complete
+    result or `max_input_rounds`."""
+    result = first
+    if result is None:
+        result = yield from core.request_flow(method, params, name=name, meta=meta, timeout=timeout)
     rounds = 0
     delay = STATE_ONLY_DELAY
     while result.get("resultType") == jsonrpc.RESULT_INPUT_REQUIRED:
         rounds += 1
-        check_rounds(rounds, core.max_input_rounds, f"{method} {name!r:.200}")
-        round_ = parse_input_required(result, method=method, name=name)
-        step = plan_round(
-            round_,
-            core.input_callbacks,
-            core.capabilities,
-            method=method,
-            tool=name,
-            arguments=base.get("arguments"),
-            state_only_delay=delay,
+        params, delay = yield from input_round_flow(
+            core, result, base, method=method, name=name, rounds=rounds, delay=delay
         )
-        answers = yield step
-        responses = {key: answer_wire(request, answers[key]) for key, _, request in step.calls}
-        delay = STATE_ONLY_DELAY if round_.requests else min(delay * 2, STATE_ONLY_DELAY_CAP)
-        params = retry_params(base, responses, round_.state)
         result = yield from core.request_flow(method, params, name=name, meta=meta, timeout=timeout)
-    return result
-
-
-def _first_params(
-    base: dict[str, Any],
-    input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None,
-    request_state: str | None,
-) -> dict[str, Any]:
-    if input_responses is None and request_state is None:
-        return base
-    return retry_params(base, answers_wire(input_responses or {}), request_state)  # resuming by hand
+    return _parse(method, model, result)
 
 
 def _parse(method: str, model: type[M], result: dict[str, Any]) -> M:
@@ -208,17 +184,25 @@ def read_resource_flow(
     request_state: str | None = None,
 ) -> Flow[ReadResourceResult]:
     base: dict[str, Any] = {"uri": uri}
-    params = _first_params(base, input_responses, request_state)
-    if params is base and meta is None:
-        result, _ = yield from core.cached_flow(
+    params = resume_params(base, input_responses, request_state)
+    cached = None
+    if params is base and meta is None:  # a resumed read or one with `_meta` is not cached
+        cached, _ = yield from core.cached_flow(
             "resources/read", base, partition=partition, refresh=refresh, name=uri, timeout=timeout
         )
-    else:
-        result = yield from core.request_flow("resources/read", params, name=uri, meta=meta, timeout=timeout)
-    result = yield from _input_loop_flow(
-        core, "resources/read", base, name=uri, result=result, meta=meta, timeout=timeout
+    return (
+        yield from _answered_flow(
+            core,
+            "resources/read",
+            ReadResourceResult,
+            base,
+            params,
+            name=uri,
+            meta=meta,
+            timeout=timeout,
+            first=cached,
+        )
     )
-    return _parse("resources/read", ReadResourceResult, result)
 
 
 def get_prompt_flow(
@@ -237,12 +221,12 @@ def get_prompt_flow(
         if bad:
             raise TypeError(f"prompt arguments are strings; {', '.join(map(repr, bad))} is not")
         base["arguments"] = dict(arguments)
-    params = _first_params(base, input_responses, request_state)
-    result = yield from core.request_flow("prompts/get", params, name=name, meta=meta, timeout=timeout)
-    result = yield from _input_loop_flow(
-        core, "prompts/get", base, name=name, result=result, meta=meta, timeout=timeout
+    params = resume_params(base, input_responses, request_state)
+    return (
+        yield from _answered_flow(
+            core, "prompts/get", PromptResult, base, params, name=name, meta=meta, timeout=timeout
+        )
     )
-    return _parse("prompts/get", PromptResult, result)
 
 
 def complete_flow(

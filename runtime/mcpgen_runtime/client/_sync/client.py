@@ -5,7 +5,9 @@ A driver pumps `ClientCore` flows over a transport: it sends each `Outgoing` req
 sends the reply back into the flow (or throws the transport's error in, so the flow can
 recover: a stale cache entry, a re-issued read, HTTP-26), and answers each `InputNeeded`
 step with the user's callbacks. Everything else is in `ClientCore` (core.py); what the
-blocking and asyncio drivers do differently is in `SyncClientBase` / `AsyncClientBase` (common.py).
+blocking and asyncio drivers do differently is in `SyncClientBase` / `AsyncClientBase` (common.py);
+the methods for resources, prompts and completions are its base `AsyncSurfaceMethods`
+(surface_methods.py).
 """
 
 from __future__ import annotations
@@ -37,9 +39,7 @@ from ...protocol.subscriptions import ListenState, SubscriptionFilter
 from ...transport import HttpTransport
 from ...transport.base import SyncTransport
 from ...transport.limits import DEFAULT_MAX_RESPONSE_BYTES
-from ...types import Unset
-from ...uri_template import expand
-from ..common import FORM_ONLY, Auth, SyncClientBase, TokenProvider, bearer, core_for
+from ..common import FORM_ONLY, Auth, TokenProvider, bearer, core_for
 from ..core import (
     DEFAULT_TIMEOUT,
     Flow,
@@ -50,24 +50,14 @@ from ..core import (
     ToolsPage,
 )
 from ..input_responses import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
-from ..legacy_flows import LEGACY, MODERN
+from ..legacy_flows import LEGACY
 from ..legacy_listen import LegacyListenState
 from ..legacy_peer_requests import peer_response
 from ..options import ElicitationMode
 from .listen import Subscription
+from .surface_methods import SurfaceMethods
 
 if TYPE_CHECKING:
-    from ...surfaces import (
-        Completion,
-        Page,
-        Prompt,
-        PromptRef,
-        PromptResult,
-        ReadResourceResult,
-        Resource,
-        ResourceTemplate,
-        ResourceTemplateRef,
-    )
     from ..oauth import OAuth
     from ..oauth._sync.login import OAuthLogin
 
@@ -77,7 +67,7 @@ M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
 
-class Client(SyncClientBase):
+class Client(SurfaceMethods):
     """MCP tool client over Streamable HTTP (`url`) or stdio (`.stdio(command)`).
 
     Callbacks answer what a server asks for in the middle of a call (MRTR): `on_elicit`,
@@ -365,6 +355,8 @@ class Client(SyncClientBase):
             self._core.list_all_flow(max_pages, partition=self._partition(), refresh=refresh)
         )
 
+    # ClientCore.call_flow repeats these keywords on purpose: this public signature stays typed
+    # keyword for keyword (no `**options` pass-through); here the client's defaults are filled in.
     def call_tool(
         self,
         name: str,
@@ -415,186 +407,6 @@ class Client(SyncClientBase):
             )
         )
         return self._core.checks.structured(name, result, output_model)
-
-    # -- resources, resource templates, prompts, completions (client/surface_flows.py) ------
-
-    def list_resources(self, cursor: str | None = None, *, refresh: bool = False) -> Page[Resource]:
-        """One `resources/list` page (cached per page for its `ttlMs`)."""
-        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
-
-        return self._run(
-            list_page_flow(
-                self._core, "resources/list", cursor, partition=self._partition(), refresh=refresh
-            )
-        )
-
-    def list_all_resources(self, *, max_pages: int = 1000, refresh: bool = False) -> list[Resource]:
-        """Every `resources/list` page, in order."""
-        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
-
-        return self._run(
-            list_all_flow(
-                self._core, "resources/list", max_pages, partition=self._partition(), refresh=refresh
-            )
-        )
-
-    def list_resource_templates(
-        self, cursor: str | None = None, *, refresh: bool = False
-    ) -> Page[ResourceTemplate]:
-        """One `resources/templates/list` page."""
-        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
-
-        return self._run(
-            list_page_flow(
-                self._core,
-                "resources/templates/list",
-                cursor,
-                partition=self._partition(),
-                refresh=refresh,
-            )
-        )
-
-    def list_all_resource_templates(
-        self, *, max_pages: int = 1000, refresh: bool = False
-    ) -> list[ResourceTemplate]:
-        """Every `resources/templates/list` page, in order."""
-        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
-
-        return self._run(
-            list_all_flow(
-                self._core,
-                "resources/templates/list",
-                max_pages,
-                partition=self._partition(),
-                refresh=refresh,
-            )
-        )
-
-    def read_resource(
-        self,
-        uri: str,
-        *,
-        refresh: bool = False,
-        meta: Mapping[str, Any] | None = None,
-        timeout: float | None = None,
-        input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
-        request_state: str | None = None,
-    ) -> ReadResourceResult:
-        """`resources/read`: text contents as `TextResourceContents`, binary ones as
-        `BlobResourceContents` (bytes). Cached per URI for the result's `ttlMs`; input the server
-        asks for is answered by the callbacks (or resumed with `input_responses`/`request_state`)."""
-        from ..surface_flows import read_resource_flow  # surfaces.py's models: imported on first use
-
-        return self._run(
-            read_resource_flow(
-                self._core,
-                uri,
-                partition=self._partition(),
-                refresh=refresh,
-                meta=meta,
-                timeout=self._call_timeout if timeout is None else timeout,
-                input_responses=input_responses,
-                request_state=request_state,
-            )
-        )
-
-    def list_prompts(self, cursor: str | None = None, *, refresh: bool = False) -> Page[Prompt]:
-        """One `prompts/list` page."""
-        from ..surface_flows import list_page_flow  # surfaces.py's models: imported on first use
-
-        return self._run(
-            list_page_flow(
-                self._core, "prompts/list", cursor, partition=self._partition(), refresh=refresh
-            )
-        )
-
-    def list_all_prompts(self, *, max_pages: int = 1000, refresh: bool = False) -> list[Prompt]:
-        """Every `prompts/list` page, in order."""
-        from ..surface_flows import list_all_flow  # surfaces.py's models: imported on first use
-
-        return self._run(
-            list_all_flow(
-                self._core, "prompts/list", max_pages, partition=self._partition(), refresh=refresh
-            )
-        )
-
-    def get_prompt(
-        self,
-        name: str,
-        arguments: Mapping[str, str] | None = None,
-        *,
-        meta: Mapping[str, Any] | None = None,
-        timeout: float | None = None,
-        input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
-        request_state: str | None = None,
-    ) -> PromptResult:
-        """`prompts/get`: the prompt's messages (role + one content block each)."""
-        from ..surface_flows import get_prompt_flow  # surfaces.py's models: imported on first use
-
-        return self._run(
-            get_prompt_flow(
-                self._core,
-                name,
-                arguments,
-                meta=meta,
-                timeout=self._call_timeout if timeout is None else timeout,
-                input_responses=input_responses,
-                request_state=request_state,
-            )
-        )
-
-    def complete(
-        self,
-        ref: PromptRef | ResourceTemplateRef | Mapping[str, Any],
-        argument: str,
-        value: str = "",
-        *,
-        context: Mapping[str, str] | None = None,
-        timeout: float | None = None,
-    ) -> Completion:
-        """`completion/complete`: suggestions for a prompt argument (`PromptRef(name)`) or a
-        template variable (`ResourceTemplateRef(uri_template)`); `context` holds the arguments
-        already chosen."""
-        from ..surface_flows import complete_flow  # surfaces.py's models: imported on first use
-
-        return self._run(
-            complete_flow(
-                self._core,
-                ref,
-                argument,
-                value,
-                context=context,
-                timeout=self._call_timeout if timeout is None else timeout,
-            )
-        )
-
-    def subscribe_resource(self, uri: str) -> None:
-        """`resources/subscribe` (initialize-based revisions only): the server then sends
-        `notifications/resources/updated` for `uri`, which `on_notification` receives (and
-        `listen(resource_subscriptions=[uri])` subscribes by itself). 2026-07-28 has no such request."""
-        if self._core.era == MODERN:
-            raise McpRuntimeError(
-                "resources/subscribe does not exist in MCP 2026-07-28; use "
-                "listen(resource_subscriptions=[uri]) instead"
-            )
-        self._run(self._core.request_flow("resources/subscribe", {"uri": uri}, name=uri))
-
-    def unsubscribe_resource(self, uri: str) -> None:
-        """`resources/unsubscribe` (initialize-based revisions only)."""
-        if self._core.era == MODERN:
-            raise McpRuntimeError(
-                "resources/unsubscribe does not exist in MCP 2026-07-28; close the listen stream"
-            )
-        self._run(self._core.request_flow("resources/unsubscribe", {"uri": uri}, name=uri))
-
-    def _read_template(self, uri_template: str, values: Mapping[str, Any]) -> ReadResourceResult:
-        """A generated template method: the URI expanded by RFC 6570 (uri_template.py), then read."""
-        uri = expand(uri_template, {k: v for k, v in values.items() if not isinstance(v, Unset)})
-        return self.read_resource(uri)
-
-    def _get_prompt(self, name: str, arguments: Mapping[str, Any]) -> PromptResult:
-        """A generated prompt method: arguments left at `UNSET` are not sent."""
-        return self.get_prompt(name, {k: v for k, v in arguments.items() if not isinstance(v, Unset)})
 
     def listen(
         self,
