@@ -6,7 +6,9 @@ is marked as an excerpt on purpose (docs/how-to/develop.md, "Examples in the doc
   http://127.0.0.1:8000/mcp runs against the generated weather server started on a free port (the
   test puts that port into the URL); one that starts `npx @modelcontextprotocol/server-everything`
   runs it from conformance/node_modules; one that uses the `mcp_mock` marker runs under pytest in a
-  fresh process, beside the responses file its page shows.
+  fresh process, beside the responses file its page shows; a server's `handlers.py` that relies on
+  "the scaffold's imports" becomes the handlers.py of a server generated from a spec with those
+  resources and prompts, which a client then reads over stdio.
 - A fence opened with `{.python .excerpt}` is part of a larger file (a method body to paste, an
   interface sketch) or needs what a test cannot have (a remote server, credentials, a collector):
   it is rendered but not run.
@@ -14,6 +16,7 @@ is marked as an excerpt on purpose (docs/how-to/develop.md, "Examples in the doc
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -32,7 +35,8 @@ EXAMPLES = list(find_examples(*DOC_FILES))
 GENERATED = ROOT / "generated"
 WEATHER_URL = "http://127.0.0.1:8000/mcp"
 NPX_EVERYTHING = '["npx", "@modelcontextprotocol/server-everything", "stdio"]'
-KINDS = ("excerpt", "pytest", "weather", "everything", "plain")
+SCAFFOLD = "# the scaffold imports the rest"
+KINDS = ("excerpt", "pytest", "weather", "everything", "handlers", "plain")
 
 
 def kind(example: CodeExample) -> str:
@@ -44,6 +48,8 @@ def kind(example: CodeExample) -> str:
         return "weather"
     if NPX_EVERYTHING in example.source:
         return "everything"
+    if SCAFFOLD in example.source:
+        return "handlers"
     return "plain"
 
 
@@ -131,3 +137,47 @@ def test_pytest_example_passes(example: CodeExample, tmp_path: Path) -> None:
     assert result.returncode == 0 and "1 passed" in result.stdout, (
         result.stdout[-3000:] + result.stderr[-2000:]
     )
+
+
+# The resources, template and prompt the handlers example of docs/reference/resources-prompts.md serves.
+NOTES_SPEC = {
+    "tools": [{"name": "touch", "inputSchema": {"type": "object", "properties": {}}}],
+    "resources": [{"uri": "note://readme", "name": "readme", "mimeType": "text/markdown"}],
+    "resourceTemplates": [{"uriTemplate": "note://notes/{name}", "name": "note", "mimeType": "text/plain"}],
+    "prompts": [{"name": "greet", "arguments": [{"name": "name", "required": True}, {"name": "style"}]}],
+}
+
+
+@pytest.mark.peer
+@pytest.mark.parametrize("example", of_kind("handlers"))
+def test_handlers_example_serves(example: CodeExample, tmp_path: Path) -> None:
+    from mcpgen_runtime.client import Client
+    from mcpgen_runtime.errors import RemoteError
+    from mcpgen_runtime.surfaces import PromptRef
+
+    (tmp_path / "notes.json").write_text(json.dumps(NOTES_SPEC), "utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (tmp_path / "out", ROOT / "runtime", ROOT)))}
+    generate = [
+        sys.executable,
+        "-m",
+        "codegen.cli",
+        "server",
+        "notes.json",
+        "-o",
+        "out",
+        "--package",
+        "notes",
+    ]
+    done = subprocess.run(generate, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    handlers = tmp_path / "out" / "notes" / "handlers.py"
+    scaffold = handlers.read_text("utf-8")
+    handlers.write_text(scaffold[: scaffold.index("\nclass Server(")] + "\n\n" + example.source, "utf-8")
+    with Client.stdio([sys.executable, "-m", "notes", "--stdio"], env=env, cwd=tmp_path) as client:
+        assert client.read_resource("note://readme").text == "# Notes"
+        assert client.read_resource("note://notes/ada").text == "Note ada"
+        with pytest.raises(RemoteError):
+            client.read_resource("note://notes/missing")
+        prompt = client.get_prompt("greet", {"name": "Ada"})
+        assert "Hello, Ada!" in str(prompt.messages[0].content)
+        assert client.complete(PromptRef("greet"), "name", "a").values == ["ada", "alan"]
