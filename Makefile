@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 NODE_DIR := conformance
 CONFORMANCE_STAMP := $(NODE_DIR)/node_modules/.installed
 
-.PHONY: install demo test test-fast lint typecheck generate check bench bench-deps conformance-deps peers-deps services clean
+.PHONY: install demo test test-fast docs lint typecheck generate check bench bench-deps conformance-deps peers-deps services clean
 
 # Both distributions of this repository, editable: the runtime (runtime/) and the generator (.).
 $(STAMP): pyproject.toml runtime/pyproject.toml
@@ -68,14 +68,19 @@ check: $(STAMP)
 	$(VENV)/bin/mcpgen generate --check
 
 # The loop while working (about 3 minutes on 2 cores): the fast tier, the unit tests of both
-# distributions: no process, peer, network stack or wheel (tests/tiers.py; README: Test tiers).
+# distributions: no process, peer, network stack or wheel (tests/tiers.py; docs/how-to/develop.md, Test tiers).
 test-fast: $(STAMP)
 	$(PY) -m pytest --tier=fast -n 2
+
+# The documentation site (mkdocs.yml, docs/) into site/: --strict fails on a broken link or anchor and
+# on any other warning. Needs no network.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # Every test. Most peer tests wait on I/O, so more workers than cores (a module's peer tests on one
 # worker: --dist loadgroup); then the `serial` tests (latency bounds, the cluster) alone, in one process.
 TEST_WORKERS ?= 4
-test: check $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP) services
+test: check docs $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP) services
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
 	$(PY) -m pytest -m serial
 

@@ -1,4 +1,4 @@
-"""Test tiers (README: "Test tiers"): every test is in the fast tier unless it is marked `peer`.
+"""Test tiers (docs/how-to/develop.md): every test is in the fast tier unless it is marked `peer`.
 
 `peer` means the test needs a process, a peer or the network stack (loopback included): a subprocess,
 a real server, a socket on AF_INET/AF_INET6, a wheel. Whole areas are `peer` by their path
@@ -311,7 +311,7 @@ refused: list[str] = []
 def message(what: str) -> str:
     return (
         f"this test {what}: mark it `@pytest.mark.peer` (or its module `pytestmark = pytest.mark.peer`); "
-        "the fast tier has no process, peer or network stack (README: Test tiers)"
+        "the fast tier has no process, peer or network stack (docs/how-to/develop.md: Test tiers)"
     )
 
 

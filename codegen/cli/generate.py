@@ -141,8 +141,8 @@ def client(
     Every generated file is rewritten; files you add to the package are kept. The generated
     client talks to servers of either era (2026-07-28, or initialize-based) with the same methods.
     With --project DIR the package lands in DIR/src/ inside an installable project (pyproject.toml,
-    README.md): see the README's "Publishing a client". SOURCE may also be a server of an MCP config
-    file: --config FILE --server NAME (or FILE#NAME), or every server of it with --all.
+    README.md): see the docs' "Publish a client". SOURCE may also be a server of an MCP config file:
+    --config FILE --server NAME (or FILE#NAME), or every server of it with --all.
     """
     if every_server:
         _every_server(

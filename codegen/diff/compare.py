@@ -80,7 +80,7 @@ class DiffReport:
         return next((severity for severity in SEVERITY_ORDER if severity in found), None)
 
     def wire(self) -> dict[str, Any]:
-        """The `--format json` document (stable: docs in README "mcpgen diff")."""
+        """The `--format json` document (stable: documented in docs/how-to/diff.md)."""
         counts = {
             side: {
                 severity: sum(1 for c in self.changes if getattr(c, side) == severity)

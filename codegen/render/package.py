@@ -449,8 +449,8 @@ def _render_handlers(ir: PackageIR, surfaces: SurfacesIR) -> dict[str, str]:
             + (
                 "\n\nResources and templates return str (text), bytes (binary) or contents; raise\n"
                 "ResourceNotFound (from mcpgen_runtime.server) for a URI you do not serve. Prompts return\n"
-                "str, content blocks or messages; completions the values to offer (README: Resources,\n"
-                "prompts and completion)."
+                "str, content blocks or messages; completions the values to offer (mcpgen docs:\n"
+                '"Resources, prompts and completions").'
                 if surfaces
                 else ""
             ),

@@ -1,5 +1,5 @@
 """What the client accepts from a server, without I/O: the size limit on a response and how a
-breach is reported (the client half of the README's trust model).
+breach is reported (the client half of the trust model: docs/explanation/trust-model.md, Client limits).
 
 One knob, `max_response_bytes` (`Client(..., max_response_bytes=...)`, default 64 MiB), bounds
 every place a server's bytes accumulate in the client:

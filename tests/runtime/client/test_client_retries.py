@@ -89,7 +89,7 @@ def test_client_errors_are_not_retried(mode: str) -> None:
     outcome, requests = run(mode, failing_first(5, lambda request: result(request, tool_error)), retries=3)
     assert outcome.is_error and len(requests) == 1  # a tool's own error is an answer, not a failure
     assert not ToolError("t", outcome).retryable
-    assert ResponseLostError("the reply stream ended").retryable  # as errors.py and the README say
+    assert ResponseLostError("the reply stream ended").retryable  # as errors.py and the docs say
     outcome, requests = run(mode, failing_first(5, BAD_GATEWAY), retries=2)
     assert isinstance(outcome, HttpStatusError) and len(requests) == 3  # gives up after retries
 

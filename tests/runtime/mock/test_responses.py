@@ -151,13 +151,13 @@ def test_yaml_dates_and_broken_files_are_refused(tmp_path: Path) -> None:
         load_responses(tmp_path / "missing.json", WEATHER)
 
 
-def test_the_readme_example_loads() -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Testing without the server") :]
-    example = section[section.index("```yaml\n") + 8 : section.index("\n```", section.index("```yaml\n"))]
+def test_the_documented_example_loads() -> None:
+    page = (ROOT / "docs" / "how-to" / "mock.md").read_text()
+    start = page.index("```yaml\ndefaults:") + len("```yaml\n")
+    example = page[start : page.index("\n```", start)]
     import yaml
 
-    responses = parse_responses(yaml.safe_load(example), WEATHER, source="README.md")
+    responses = parse_responses(yaml.safe_load(example), WEATHER, source="docs/how-to/mock.md")
     assert [r.where for r in responses.rules["get_weather_data"]] == [
         f"tools.get_weather_data[{i}]" for i in range(4)
     ]

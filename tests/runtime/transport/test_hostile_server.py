@@ -339,7 +339,8 @@ async def trickled_head(message: Any, writer: Any) -> None:
             "httpx",
             marks=pytest.mark.skip(
                 reason=(
-                    "blocking httpx bounds each read of the head, not the whole head (README: Client limits)"
+                    "blocking httpx bounds each read of the head, not the whole head "
+                    "(docs/explanation/trust-model.md: Client limits)"
                 )
             ),
         ),

@@ -91,9 +91,9 @@ class AsyncClient(AsyncSurfaceMethods):
     answered by the same `on_elicit` / `on_sample` / `on_roots` callbacks (Client: on the
     thread that reads them).
 
-    What a server may send is bounded (README, Trust model): `timeout` is one deadline over a
-    whole request (connect, head, every body byte); `max_response_bytes` (default 64 MiB) caps
-    a response body, an SSE event and a stdio line (`.stdio(..., max_response_bytes=...)`);
+    What a server may send is bounded (docs/explanation/trust-model.md): `timeout` is one
+    deadline over a whole request (connect, head, every body byte); `max_response_bytes` (default
+    64 MiB) caps a response body, an SSE event and a stdio line (`.stdio(..., max_response_bytes=...)`);
     past it the call raises `ResponseTooLargeError`.
 
     `max_time` (seconds, default None) makes a tool call's deadline one that progress keeps
