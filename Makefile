@@ -47,7 +47,16 @@ $(FAST_STAMP): tests/peers/requirements-fast.txt $(STAMP)
 	$(PY) -m pip install --quiet --upgrade --target $(FAST_SITE) -r tests/peers/requirements-fast.txt
 	touch $(FAST_STAMP)
 
-peers-deps: $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP)
+# Older black releases, each in a directory of its own, for tests/codegen/test_formatter_versions.py:
+# the generator's bytes are the same under every black it allows (the oldest and newest of each year).
+BLACK_VERSIONS := 24.1.0 24.10.0 25.1.0 25.12.0 26.1.0
+BLACK_DIR := tests/peers/.black
+BLACK_STAMP := $(BLACK_DIR)/.installed
+$(BLACK_STAMP): $(STAMP)
+	for v in $(BLACK_VERSIONS); do $(PY) -m pip install --quiet --no-deps --target $(BLACK_DIR)/$$v "black==$$v" || exit 1; done
+	touch $(BLACK_STAMP)
+
+peers-deps: $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP) $(BLACK_STAMP)
 
 # redis-server and nginx for the cluster tests: installed from Debian packages when missing and
 # when root (CI); elsewhere a note, and the cluster tests skip naming the missing binary.
@@ -80,7 +89,7 @@ docs: $(STAMP)
 # Every test. Most peer tests wait on I/O, so more workers than cores (a module's peer tests on one
 # worker: --dist loadgroup); then the `serial` tests (latency bounds, the cluster) alone, in one process.
 TEST_WORKERS ?= 4
-test: check docs $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP) services
+test: check docs $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP) $(BLACK_STAMP) services
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
 	$(PY) -m pytest -m serial
 
@@ -104,4 +113,4 @@ bench: $(BENCH_STAMP)
 	$(PY) -m bench $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) $(SDK1_VENV) $(FAST_SITE) $(NODE_DIR)/node_modules $(OIDC_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SDK1_VENV) $(FAST_SITE) $(BLACK_DIR) $(NODE_DIR)/node_modules $(OIDC_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache

@@ -42,8 +42,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from mcpgen_runtime._version import RUNTIME_API_VERSION, __version__
+from mcpgen_runtime._version import RUNTIME_API_VERSION
 
+from .. import RELEASE
 from ..errors import NameCollisionError, UnsupportedSchemaError
 from ..spec import ValidatedSpec
 from . import naming
@@ -186,7 +187,7 @@ def build_ir(spec: ValidatedSpec, *, package: str, stop: Callable[[], bool] | No
         package=package,
         source=spec.source,
         digest=spec.digest,
-        generator_version=__version__,
+        generator_version=RELEASE,
         runtime_api_version=RUNTIME_API_VERSION,
         tools=tuple(tool_irs),
         models=models,

@@ -254,10 +254,7 @@ def _check_method_names(ir: PackageIR, module_names: set[str]) -> None:
 
 
 def _runtime_check_context(ir: PackageIR) -> dict[str, Any]:
-    return {
-        "generator": pysource.literal(f"mcpgen {ir.generator_version}"),
-        "api_version": pysource.literal(ir.runtime_api_version),
-    }
+    return {"api_version": pysource.literal(ir.runtime_api_version)}
 
 
 # ------------------------------------------------------------------------------------------ modules
@@ -334,7 +331,7 @@ def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
         "_AsyncClientBase": imports.add("mcpgen_runtime.client", "AsyncClient", "_AsyncClientBase"),
         "PackageTools": imports.add("mcpgen_runtime.tools", "PackageTools"),
     }
-    taken = set(fixed) | {"Client", "AsyncClient", "_m", "_GENERATOR", "_RUNTIME_API", "_TOOL_DEFINITIONS"}
+    taken = set(fixed) | {"Client", "AsyncClient", "_m", "_RUNTIME_API", "_TOOL_DEFINITIONS"}
     names = type_names(imports, prefix="_m")
     optional: dict[tuple[TypeExpr, str], Node] = {}
     methods = [_client_method(tool, names, imports, optional) for tool in ir.tools]
@@ -401,7 +398,7 @@ def _render_server_base(ir: PackageIR, surfaces: SurfacesIR) -> dict[str, str]:
         "ToolServer": imports.add("mcpgen_runtime.server", "ToolServer"),
         "load_package_tools": imports.add("mcpgen_runtime.tools", "load_package_tools"),
     }
-    taken = set(fixed) | {"ServerBase", "_m", "_GENERATOR", "_RUNTIME_API", "ToolContext", "ToolReturn"}
+    taken = set(fixed) | {"ServerBase", "_m", "_RUNTIME_API", "ToolContext", "ToolReturn"}
     handlers = _handlers(ir, imports)
     _check_method_names(ir, imports.locals() | taken)
     extra = render_server_surfaces(surfaces, imports, taken=_server_class_names(ir), base=True)

@@ -29,7 +29,7 @@ from ..errors import OutputConflictError
 from ..render.project import PYPROJECT, region_markers
 from ..spec import GeneratedProject
 from .check import FileDiff, _diff, check_package
-from .manifest import GENERATED_MARKER
+from .manifest import GENERATED_MARKER, keep_release
 from .package import WriteReport, write_file_atomic, write_package
 
 __all__ = ["ProjectReport", "check_project", "merge_user_sections", "package_dir_of", "write_project"]
@@ -137,7 +137,7 @@ def _planned(project_dir: Path, project: GeneratedProject) -> dict[str, tuple[st
                     f"{path}: with your sections kept, the file is not valid TOML ({exc}); a table or key "
                     "of yours probably repeats one mcpgen writes. Nothing was written; fix your sections."
                 ) from exc
-        new = merged.encode("utf-8")
+        new = keep_release(old_bytes, merged.encode("utf-8"))
         plan[rel] = ("keep" if new == old_bytes else "update", new)
     return plan
 

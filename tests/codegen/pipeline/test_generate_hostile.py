@@ -302,7 +302,7 @@ def test_client_defines_exactly_the_planned_methods(
         for t in node.targets
         if isinstance(t, ast.Name)
     }
-    assert assigned == {"_GENERATOR", "_RUNTIME_API", "_TOOL_DEFINITIONS"}
+    assert assigned == {"_RUNTIME_API", "_TOOL_DEFINITIONS"}
     classes = {node.name: node for node in module.body if isinstance(node, ast.ClassDef)}
     assert set(classes) == {"Client", "AsyncClient"}
     for cls in classes.values():
