@@ -21,7 +21,11 @@ SPEC = {
         {
             "name": "get_weather",
             "description": "Current weather for a city",
-            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            "inputSchema": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
         }
     ]
 }
@@ -46,7 +50,10 @@ def main(dist: Path, expected: str | None) -> None:
     runtime, runtime_version = wheel_version(dist, "mcpgen_runtime")
     version = expected or generator_version
     if not generator_version == runtime_version == version:
-        sys.exit(f"versions disagree: mcpgen {generator_version}, mcpgen-runtime {runtime_version}, wanted {version}")
+        sys.exit(
+            f"versions disagree: mcpgen {generator_version}, "
+            f"mcpgen-runtime {runtime_version}, wanted {version}"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         venv.create(work / "venv", with_pip=True)

@@ -28,7 +28,8 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ok(run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", TAG, "-m", "release"], clone))
     out = base / "dist"
     for project in (clone / "runtime", clone):  # as release.yml does; the build backend from our venv
-        ok(run([sys.executable, "-m", "build", "--no-isolation", "--outdir", out, project], clone, timeout=600))
+        build = [sys.executable, "-m", "build", "--no-isolation", "--outdir", out, project]
+        ok(run(build, clone, timeout=600))
     return out
 
 
@@ -41,7 +42,9 @@ def test_both_distributions_carry_the_tag_version(dist: Path) -> None:
     ]
     with zipfile.ZipFile(dist / "mcpgen-9.8.7-py3-none-any.whl") as wheel:
         metadata = wheel.read("mcpgen-9.8.7.dist-info/METADATA").decode()
-    requires = [line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if line.startswith("Requires")]
+    requires = [
+        line.removeprefix("Requires-Dist: ") for line in metadata.splitlines() if line.startswith("Requires")
+    ]
     assert "mcpgen-runtime[cli,server]==9.8.7" in requires
     assert "mcpgen-runtime[mock]==9.8.7; extra == 'mock'" in requires
     assert not any(req.startswith("black") and "==" in req for req in requires if "extra" not in req)
