@@ -38,6 +38,7 @@ import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
+from . import __version__
 from .errors import Diagnostic, InternalGeneratorError, SpecValidationError
 from .model.build import build_ir
 from .model.ir import PackageIR
@@ -321,7 +322,7 @@ def build_server(spec: ValidatedSpec, *, package: str, style: Style = BLACK_DEFA
     files[PY_TYPED] = b""
     # Dockerfile, deploy/nginx.conf, deploy/compose.yaml: written once, like handlers.py
     # (render/deploy.py says why).
-    for path, text in deploy_files(package, ir.generator_version).items():
+    for path, text in deploy_files(package, ir.generator_version, __version__).items():
         user_files[path] = text.encode("utf-8")
     return GeneratedPackage(
         package=package, files=dict(sorted(files.items())), user_files=dict(sorted(user_files.items()))

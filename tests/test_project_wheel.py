@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from codegen import RELEASE
 from tests.support import ROOT, free_port, running_server
 from tests.wheels import Wheels, new_venv, ok, run
 
@@ -147,7 +148,9 @@ def test_the_wheels_carry_the_server_info_the_package_and_its_marker(published: 
             entry_points = archive.read(metadata.replace("METADATA", "entry_points.txt")).decode()
         assert {f"{package}/py.typed", f"{package}/tools.json", f"{package}/client.py"} <= names
         assert not any(name.endswith(".mcpgen-manifest.json") for name in names)
-        assert "Requires-Dist: mcpgen-runtime[cli]<1,>=0.1" in text, text
+        # the generator's release line, X.Y: from >=X.Y to <X+1 (codegen.render.project.runtime_requirement)
+        major, minor = (int(part) for part in (RELEASE + ".0").split(".")[:2])
+        assert f"Requires-Dist: mcpgen-runtime[cli]<{major + 1},>={major}.{minor}" in text, text
         assert "Requires-Python: >=3.11" in text
         assert f"{package.replace('_', '-')} = {package}.__main__:main" in entry_points
 

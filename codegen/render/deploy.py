@@ -4,8 +4,9 @@
 They are user files, written once like `handlers.py`: deployment files are meant to be edited
 (TLS, server names, limits, the handlers' own dependencies), a regeneration must never take
 those edits away, and nothing in them depends on the tools, so regenerating would have nothing
-new to say. The only value substituted is the validated package name (and the generator's own
-version); no text from a spec or a server reaches them.
+new to say. The only values substituted are the validated package name, the generator's release
+(in the header) and the runtime version the image installs (the one the generator ran with, which
+it requires exactly); no text from a spec or a server reaches them.
 
 The tests render `nginx.conf` with loopback addresses through `nginx_conf` (tests/cluster/), so
 the configuration users get is the one the cluster tests run.
@@ -55,7 +56,7 @@ def _substitute(text: str, values: dict[str, str]) -> str:
 def _check_package(package: str, version: str) -> None:
     if not (package.isidentifier() and package.isascii()):
         raise InternalGeneratorError(f"package name {package!r} reached the deployment files unvalidated")
-    if not re.fullmatch(r"[0-9A-Za-z.+\-]{1,40}", version):
+    if not re.fullmatch(r"[0-9A-Za-z.+\-]{1,80}", version):
         raise InternalGeneratorError(f"generator version {version!r} is not a version string")
 
 
@@ -93,10 +94,13 @@ def nginx_conf(
     )
 
 
-def deploy_files(package: str, version: str) -> dict[str, str]:
-    """{path inside the package: text} for the deployment files, as shipped."""
+def deploy_files(package: str, version: str, runtime_version: str | None = None) -> dict[str, str]:
+    """{path inside the package: text} for the deployment files, as shipped: created by the release
+    `version`, installing `mcpgen-runtime==runtime_version` (default: `version`)."""
+    runtime_version = version if runtime_version is None else runtime_version
     _check_package(package, version)
-    values = {"@HEADER@": _header(package, version), "@PACKAGE@": package, "@VERSION@": version}
+    _check_package(package, runtime_version)
+    values = {"@HEADER@": _header(package, version), "@PACKAGE@": package, "@VERSION@": runtime_version}
     files = {
         path: _substitute(_template(name), values)
         for path, name in _TEMPLATES.items()

@@ -14,8 +14,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from codegen.cli import main
-from codegen.render.project import markdown_text
+from codegen.render.project import markdown_text, runtime_requirement
 from codegen.spec import server_info_of
+from mcpgen_runtime._version import __version__ as runtime_version
 from tests.support import ROOT
 
 WEATHER = ROOT / "specs" / "weather.json"
@@ -63,7 +64,7 @@ def test_project_layout_metadata_and_script(tmp_path: Path) -> None:
     assert doc["project"]["name"] == "weather-client"  # no serverInfo in the file: the package, kebab case
     assert doc["project"]["version"] == "0.1.0"
     assert doc["project"]["requires-python"] == ">=3.11"
-    assert doc["project"]["dependencies"] == ["mcpgen-runtime[cli]>=0.1,<1"]
+    assert doc["project"]["dependencies"] == [runtime_requirement(runtime_version)]
     assert doc["project"]["scripts"] == {"weather-client": "weather_client.__main__:main"}
     assert doc["build-system"]["build-backend"] == "hatchling.build"
     assert doc["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["src/weather_client"]
@@ -180,7 +181,7 @@ def test_user_sections_survive_regeneration_byte_for_byte(repo: Path) -> None:
     assert b"Our prose, *with* `markup`." in after["README.md"]
     assert b"Now with a &lt;b&gt;new&lt;\\/b&gt; description" in after["README.md"]
     doc = tomllib.loads(after["pyproject.toml"].decode())
-    assert doc["project"]["dependencies"] == ["mcpgen-runtime[cli]>=0.1,<1", "rich>=13"]
+    assert doc["project"]["dependencies"] == [runtime_requirement(runtime_version), "rich>=13"]
     assert doc["project"]["urls"] == {"Home": "https://example.com"}
 
 
@@ -248,3 +249,11 @@ def test_server_info_is_read_in_both_eras_shapes() -> None:
     expected = {"name": "acme", "version": "1.2", "title": "Acme"}  # strings only
     assert server_info_of(modern) == server_info_of(legacy) == expected
     assert server_info_of({"tools": []}) is None and server_info_of({"serverInfo": "x"}) is None
+
+
+@pytest.mark.parametrize(
+    ("version", "requirement"),
+    [("0.1.0", ">=0.1,<1"), ("1.4.2.post1.dev7+g1a2b3c4", ">=1.4,<2"), ("0.0.post1.dev3", ">=0.0,<1")],
+)
+def test_the_runtime_requirement_spans_the_release_line(version: str, requirement: str) -> None:
+    assert runtime_requirement(version) == f"mcpgen-runtime[cli]{requirement}"

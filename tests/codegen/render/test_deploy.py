@@ -17,6 +17,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from codegen import RELEASE
 from codegen.cli import main
 from codegen.errors import InternalGeneratorError
 from codegen.render.deploy import DEPLOY_FILES, deploy_files, nginx_conf
@@ -171,10 +172,15 @@ def test_dockerfile_installs_the_runtime_from_wheels_and_serves(tmp_path: Path, 
     """Issue #21 trap 1: the image's pip steps, run in a fresh virtualenv with the runtime wheel in
     wheels/ beside the Dockerfile (taken from there, not from an index), install a runtime that serves
     the package as the image's CMD starts it."""
-    # the checked-in weather server (its handlers answer; its Dockerfile is the template's, above)
+    # the checked-in weather server (its handlers answer), with the Dockerfile the generator writes
+    # for the runtime built from this checkout (the checked-in one pins the release that created it)
     package = tmp_path / "srv" / "weather_server"
     shutil.copytree(
         ROOT / "generated" / "weather_server", package, ignore=shutil.ignore_patterns("__pycache__", "wheels")
+    )
+    runtime_version = wheels.runtime.name.split("-")[1]
+    (package / "Dockerfile").write_text(
+        deploy_files("weather_server", RELEASE, runtime_version)["Dockerfile"]
     )
     (package / "wheels").mkdir()
     shutil.copy(wheels.runtime, package / "wheels")  # as `pip wheel --no-deps --wheel-dir wheels runtime/`
@@ -189,7 +195,7 @@ def test_dockerfile_installs_the_runtime_from_wheels_and_serves(tmp_path: Path, 
         rf"^Processing \S*srv/weather_server/wheels/{re.escape(wheels.runtime.name)}$", said, re.M
     )
     installed = ok(run([python, "-m", "pip", "show", "mcpgen-runtime"], tmp_path))
-    assert f"Version: {__version__}" in installed
+    assert f"Version: {runtime_version}" in installed
     assert cmd[:3] == ["python", "-m", "weather_server"] and cmd[cmd.index("--port") + 1] == "8000"
     port = free_port()
     argv = [str(python), *cmd[1:]]
