@@ -37,7 +37,10 @@ IDLE_CHECK_AFTER: Final = 1.0  # seconds idle after which a pooled connection is
 _KERNEL_TIMEOUTS: Final = sys.platform.startswith(("linux", "darwin", "freebsd"))
 _NO_TIMEOUT: Final = struct.pack("@ll", 0, 0)
 
-now = time.monotonic  # the clock deadlines are measured on
+# The clock deadlines and a pooled connection's idleness are measured on. `park` and `stale` read
+# it at each call, so a test can drive idleness without sleeping: `monkeypatch.setattr(sync_backend,
+# "now", ...)` (the pool's deadlines keep the clock it imported).
+now = time.monotonic
 
 
 def _timeval(seconds: float) -> bytes:
@@ -108,13 +111,13 @@ class Connection:
 
     def park(self) -> None:
         """Back in the pool: idle from now."""
-        self.idle_since = time.monotonic()
+        self.idle_since = now()
 
     def stale(self) -> bool:
         """An idle connection with something to read is closing (EOF) or out of sync; on TLS
         the something may also be a record without data (a TLS 1.3 session ticket). Checked
         only after a second of idleness: a close racing a quicker reuse is caught by the retry."""
-        if time.monotonic() - self.idle_since < IDLE_CHECK_AFTER:
+        if now() - self.idle_since < IDLE_CHECK_AFTER:
             return False
         sock = self.sock
         if not isinstance(sock, ssl.SSLSocket):

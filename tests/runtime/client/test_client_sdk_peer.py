@@ -373,10 +373,11 @@ def test_progress_notifications_reach_on_notification_http14(peer: Peer) -> None
 def test_timeout_then_client_still_works_cancel04(peer: Peer) -> None:
     """CANCEL-04/10: a timed-out call raises RequestTimeoutError; a late reply never leaks into
     the next call on the same client (on stdio the call is also cancelled: CANCEL-03)."""
+    assert peer.client("call_tool", "slow_echo", {"text": "up", "seconds": 0}).text == "up"  # started first
     started = time.monotonic()
     with pytest.raises(RequestTimeoutError):
         peer.client("call_tool", "slow_echo", {"text": "late", "seconds": 0.8}, timeout=0.2)
-    assert time.monotonic() - started < 0.7
+    assert time.monotonic() - started < 0.7  # 3x the worst on 2 loaded cores: 0.23 s
     assert peer.client("call_tool", "slow_echo", {"text": "prompt", "seconds": 0}).text == "prompt"
     if not peer.is_http:
         time.sleep(0.7)  # a reply to the first call, were one sent, would be on the pipe now

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.timeout(90)
 PEER = ROOT / "tests" / "peers" / "slow_start.py"
 SDK_PEER = ROOT / "tests" / "peers" / "sdk_server.py"
 PROBE_WAIT = 0.3  # the probe's wait in these tests
-DELAY = 1.5  # the servers' start: well past the probe's wait
+DELAY = 1.1  # the servers' start, past the probe's wait: 2 loaded cores need 0.35 s (0.2 s failed)
 
 
 @pytest.fixture(autouse=True)

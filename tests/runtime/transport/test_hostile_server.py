@@ -44,7 +44,13 @@ from tests.runtime.hostile_peer import Behaviour, endless, head, json_reply, ser
 
 CAP = 1 << 20  # max_response_bytes in these tests: 1 MiB
 TIMEOUT = 2.0  # seconds: each call's timeout
-MARGIN = 1.0  # seconds past the timeout a call may take to fail (a 0.5 s trickle step, a loaded machine)
+# Bounds on the wall time, 3x the worst seen on 2 loaded cores (the full suite and two busy loops):
+MARGIN = 1.4  # past TIMEOUT: a flood's typed error came 1.13 s after the start at worst
+FAIL_FAST = 1.5  # an error that needs no waiting: 0.48 s at worst
+STDIO_EXIT = 3.5  # past TIMEOUT + MARGIN, for the process's start and exit: a stdio call took 2.3 s at worst
+TRICKLE_TIMEOUT = 0.5  # seconds: the timeout of the calls a trickling server keeps waiting
+TRICKLE_STEP = 0.1  # seconds between two trickled bytes: within the timeout, so only the deadline ends it
+TRICKLE_MARGIN = 2.4  # past TRICKLE_TIMEOUT: 0.78 s at worst
 MEMORY_CEILING = 2 * CAP  # peak traced memory of a call that the server tries to flood
 SECRET = "s3cret-pw"
 
@@ -118,12 +124,13 @@ def run(
     *,
     era: str = "modern",
     call: Callable[[Any], Any] = lambda client: client.call_tool("t", {}),
+    timeout: float = TIMEOUT,
 ) -> Outcome:
     options: dict[str, Any] = {
         "era": era,
         "cache": False,
         "tools": [TOOL, DEEP_TOOL],
-        "timeout": TIMEOUT,
+        "timeout": timeout,
         "max_response_bytes": CAP,
     }
     target = client_url(url, engine)
@@ -190,7 +197,7 @@ async def trickled_body(message: Any, writer: Any) -> None:
         {"jsonrpc": "2.0", "id": message["id"], "result": {"content": [], "pad": "p" * 200}}
     ).encode()
     writer.write(head(Content_Type="application/json", Content_Length=str(len(body))))
-    await trickle(writer, body, 0.5)
+    await trickle(writer, body, TRICKLE_STEP)
 
 
 BOMB = gzip.compress(b" " * (64 * CAP))  # 64 MiB of JSON whitespace in ~64 KiB
@@ -319,13 +326,13 @@ def test_endless_event_on_the_http_sse_stream(mode: str, engine: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 def test_trickled_body_ends_at_the_deadline(mode: str, engine: str) -> None:
     with serving(trickled_body) as server:
-        outcome = run(mode, engine, server.url)
-    check(outcome, RequestTimeoutError)
-    assert outcome.seconds > TIMEOUT - 0.1  # it was the deadline, not something else
+        outcome = run(mode, engine, server.url, timeout=TRICKLE_TIMEOUT)
+    check(outcome, RequestTimeoutError, within=TRICKLE_TIMEOUT + TRICKLE_MARGIN)
+    assert outcome.seconds > TRICKLE_TIMEOUT - 0.05  # it was the deadline, not something else
 
 
 async def trickled_head(message: Any, writer: Any) -> None:
-    await trickle(writer, head(Content_Type="application/json", X_Padding="p" * 200), 0.5)
+    await trickle(writer, head(Content_Type="application/json", X_Padding="p" * 200), TRICKLE_STEP)
 
 
 @pytest.mark.parametrize(
@@ -348,16 +355,16 @@ async def trickled_head(message: Any, writer: Any) -> None:
 )
 def test_trickled_head_ends_at_the_deadline(mode: str, engine: str) -> None:
     with serving(trickled_head) as server:
-        outcome = run(mode, engine, server.url)
-    check(outcome, RequestTimeoutError)
-    assert outcome.seconds > TIMEOUT - 0.1
+        outcome = run(mode, engine, server.url, timeout=TRICKLE_TIMEOUT)
+    check(outcome, RequestTimeoutError, within=TRICKLE_TIMEOUT + TRICKLE_MARGIN)
+    assert outcome.seconds > TRICKLE_TIMEOUT - 0.05
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("mode", MODES)
 def test_gzip_bomb_is_refused(mode: str, engine: str) -> None:
     with serving(gzip_bomb) as server:
-        error = check(run(mode, engine, server.url), ProtocolError, within=MARGIN)
+        error = check(run(mode, engine, server.url), ProtocolError, within=FAIL_FAST)
     assert "gzip" in str(error) and not isinstance(error, ResponseTooLargeError)
 
 
@@ -376,8 +383,13 @@ def test_error_with_a_wrong_id_is_no_answer(
     answer: Behaviour, error: type[McpRuntimeError], era: str, mode: str, engine: str
 ) -> None:
     with serving(answer if era == "modern" else legacy(answer)) as server:
-        raised = check(run(mode, engine, server.url, era=era), error, within=MARGIN)
+        raised = check(run(mode, engine, server.url, era=era), error, within=FAIL_FAST)
     assert error is ResponseLostError or "does not match" in str(raised)
+
+
+# The first of these calls in a process compiles the tool's output schema and pydantic's validator
+# for Node under tracemalloc: 4.2 s at worst on 2 loaded cores (0.6 s once compiled).
+DEEP_WITHIN = 12.5
 
 
 def _structured(client: Any) -> Any:
@@ -390,9 +402,8 @@ def test_deep_structured_content_is_a_tool_output_error(mode: str, engine: str) 
     with serving(deep_structured_content) as server:
         # A 22 KB reply: the memory bound only rules out a runaway (compiling the tool's schema
         # and pydantic's validator for Node take a few MiB once).
-        error = check(
-            run(mode, engine, server.url, call=_structured), ToolOutputError, within=MARGIN, memory=8 * CAP
-        )
+        outcome = run(mode, engine, server.url, call=_structured)
+        error = check(outcome, ToolOutputError, within=DEEP_WITHIN, memory=8 * CAP)
     assert isinstance(error, ToolOutputError)
     assert error.pointer.startswith("/child/child/") and "nested more than" in str(error)
 
@@ -471,7 +482,7 @@ def run_stdio(mode: str, script: str) -> Outcome:
 @pytest.mark.parametrize("mode", MODES)
 def test_stdio_line_that_never_ends(mode: str) -> None:
     outcome = run_stdio(mode, ENDLESS_LINE)
-    error = check(outcome, ResponseTooLargeError, within=TIMEOUT + MARGIN + 2)  # + the process's exit
+    error = check(outcome, ResponseTooLargeError, within=TIMEOUT + MARGIN + STDIO_EXIT)
     assert "stdout line" in str(error) and f"{CAP} bytes" in str(error)
 
 
@@ -479,14 +490,15 @@ def test_stdio_line_that_never_ends(mode: str) -> None:
 def test_stdio_huge_line_is_a_typed_error_and_skipped(mode: str) -> None:
     """A 3 MiB line, then the answer: the call fails with the typed error (the line cannot be
     attributed), memory stays under the limit, and nothing hangs."""
-    error = check(run_stdio(mode, HUGE_LINE_THEN_ANSWER), ResponseTooLargeError, within=TIMEOUT + MARGIN + 2)
+    outcome = run_stdio(mode, HUGE_LINE_THEN_ANSWER)
+    error = check(outcome, ResponseTooLargeError, within=TIMEOUT + MARGIN + STDIO_EXIT)
     assert "stdout line" in str(error)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_stdio_error_with_a_wrong_id_is_no_answer(mode: str) -> None:
     outcome = run_stdio(mode, WRONG_ID_ERROR)
-    check(outcome, RequestTimeoutError, within=TIMEOUT + MARGIN + 2)  # + the process's exit
+    check(outcome, RequestTimeoutError, within=TIMEOUT + MARGIN + STDIO_EXIT)
     assert outcome.seconds > TIMEOUT - 0.1  # the call waited for its own answer; the other was dropped
 
 

@@ -576,7 +576,7 @@ def test_no_reply_is_request_timeout_and_connection_dropped(mode: str) -> None:
         started = time.monotonic()
         with pytest.raises(RequestTimeoutError):
             runner.request(timeout=0.3)
-        assert 0.25 < time.monotonic() - started < 3
+        assert 0.25 < time.monotonic() - started < 3  # 0.33 s at worst on 2 loaded cores
         server.event("release").set()
         assert runner.request()[0]["result"]["echo"] == 1  # a new connection, not the timed-out one
 
@@ -594,7 +594,7 @@ def test_timeout_bounds_a_trickling_body(mode: str) -> None:
         started = time.monotonic()
         with pytest.raises(RequestTimeoutError):
             runner.request(timeout=0.4)
-        assert time.monotonic() - started < 2
+        assert time.monotonic() - started < 2  # 0.42 s at worst on 2 loaded cores
 
 
 @pytest.mark.parametrize("mode", MODES)

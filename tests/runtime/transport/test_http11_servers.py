@@ -5,6 +5,7 @@ closing idle connections, timeouts and the disconnect that cancels (HTTP-21).
 
 from __future__ import annotations
 
+import select
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from mcpgen_runtime.client import AsyncClient, Client
 from mcpgen_runtime.errors import RequestTimeoutError
+from mcpgen_runtime.transport import sync_backend
 from tests.runtime._client_drivers import Driver, driver
 from tests.support import PYTHON, ROOT, free_port, running_server
 
@@ -80,11 +82,24 @@ def test_ours_sse_progress_reaches_on_notification(mode: str, ours: str) -> None
         assert drv("call_tool", "calculate_sum", {"a": 2, "b": 2}).text == "4"  # the client goes on
 
 
-def test_ours_closed_idle_connection_is_replaced(mode: str, ours: str) -> None:
+def wait_closed_by_server(conn: Any) -> None:
+    """Until the server's close of an idle pooled connection has arrived (its EOF is readable)."""
+    blocking = isinstance(conn, sync_backend.Connection)
+    sock = conn.sock if blocking else conn.transport.get_extra_info("socket")
+    readable, _, _ = select.select([sock], [], [], 10)
+    assert readable, "the server kept the idle connection open"
+
+
+def test_ours_closed_idle_connection_is_replaced(
+    mode: str, ours: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with client(mode, ours) as drv:
         assert drv("call_tool", "calculate_sum", {"a": 1, "b": 1}).text == "2"
         [before] = idle_sockets(drv)
-        time.sleep(1.6)  # uvicorn closes it after 1 s idle
+        wait_closed_by_server(before)  # uvicorn closes it after 1 s idle
+        # The blocking pool polls a connection idle for IDLE_CHECK_AFTER: moved past that on its clock
+        # rather than slept, so the close is found by that check, not by the retry of a lost request.
+        monkeypatch.setattr(sync_backend, "now", lambda: time.monotonic() + sync_backend.IDLE_CHECK_AFTER)
         assert drv("call_tool", "calculate_sum", {"a": 1, "b": 2}).text == "3"
         [after] = idle_sockets(drv)
         assert after is not before

@@ -71,7 +71,7 @@ def test_readiness_checks_from_config_and_added_later() -> None:
         started = time.monotonic()
         unready = http.get(ready)
         assert (unready.status_code, unready.json()["failed"]) == (503, ["slow"])
-        assert time.monotonic() - started < 2  # bounded by ready_timeout_s
+        assert time.monotonic() - started < 2  # bounded by ready_timeout_s; 0.34 s at worst on 2 loaded cores
         with pytest.raises(ValueError, match="already registered"):
             server.add_readiness_check("store", store_ping)
         # Liveness never runs the checks.
@@ -121,7 +121,7 @@ def _listen_in_thread(url: str, outcome: dict[str, Any]) -> threading.Thread:
 def test_sigterm_finishes_calls_in_flight_and_ends_streams() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    args = [PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--shutdown-grace", "5"]
+    args = [PYTHON, "-m", SERVER_MODULE, "--http", "--port", str(port), "--shutdown-grace", "15"]
     with running_server(args, port) as proc:
         call: dict[str, Any] = {}
         stream: dict[str, Any] = {}
@@ -137,7 +137,8 @@ def test_sigterm_finishes_calls_in_flight_and_ends_streams() -> None:
     assert "error" not in call, call
     assert call["result"].content[0].text == "slept 1s in eu"  # finished, not cut off
     assert stream.get("ended") and "error" not in stream, stream  # a final response, not a broken stream
-    assert 0.4 < elapsed < 4, elapsed  # waited for the call, not for the grace period
+    # waited for the call, not for the 15 s grace period: 1.52 s at worst on 2 loaded cores
+    assert 0.4 < elapsed < 5, elapsed
 
 
 def test_sigterm_cancels_what_outlasts_the_grace_period() -> None:
@@ -153,7 +154,7 @@ def test_sigterm_cancels_what_outlasts_the_grace_period() -> None:
         proc.wait(10)
         elapsed = time.monotonic() - started
         caller.join(10)
-    assert elapsed < 3, elapsed
+    assert elapsed < 6, elapsed  # the 0.5 s grace, not the 20 s call: 1.88 s at worst on 2 loaded cores
     assert proc.returncode == 0
     assert "error" in call and call["error"].retryable, call  # a 503: the caller may try another replica
     assert "shutting down" in str(call["error"]), call
@@ -180,7 +181,7 @@ def test_sigterm_ends_a_legacy_sessions_get_stream() -> None:
                 pass
             ended = time.monotonic() - started
         assert proc.wait(10) == 0
-    assert ended < 4, ended  # closed by the drain, not cut at the 8 s grace period
+    assert ended < 4, ended  # closed by the drain, not cut at the 8 s grace period (0.04 s at worst, loaded)
 
 
 def _get(sock: socket.socket, path: str) -> bytes:
@@ -230,7 +231,7 @@ def test_sigterm_answers_a_request_on_an_idle_keepalive_connection(parser: str) 
         started = time.monotonic()
         assert unused.recv(1) == b""
         proc.wait(10)
-        assert time.monotonic() - started < 7
+        assert time.monotonic() - started < 7  # the 5 s keep-alive: 5.26 s at worst on 2 loaded cores
 
 
 def _send_call(sock: socket.socket, client: h11.Connection, query: str, **meta: Any) -> None:

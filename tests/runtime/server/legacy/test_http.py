@@ -270,7 +270,7 @@ def test_a_client_that_never_answers_gets_a_bounded_wait(http: httpx.Client) -> 
     opened = session(http, capabilities=ELICIT_CAPS)
     started = time.monotonic()
     done = opened.exchange(call(1, "ask"), answer=lambda received: None)
-    assert 0.9 < time.monotonic() - started < 5
+    assert 0.9 < time.monotonic() - started < 5  # 1.04 s at worst on 2 loaded cores
     assert (
         done.result["isError"] is True
         and "did not answer elicitation/create" in done.result["content"][0]["text"]

@@ -93,6 +93,7 @@ def test_a_blocking_read_follows_appends_and_times_out(redis_server: RedisServer
         creator = asyncio.create_task(later("new"))
         fresh = await store.read("new", 0, block_s=3)
         await creator
+        # worst on 2 loaded cores: waited 0.21 s, timed_out 0.37 s
         return [got, 0.15 < waited < 2, nothing, 0.25 < timed_out < 1.5, fresh]
 
     memory, shared = _both(redis_server, script)
@@ -227,7 +228,7 @@ def test_unreachable_redis_fails_fast_with_store_unavailable() -> None:
             await store.close()
         return time.monotonic() - started
 
-    assert asyncio.run(scenario()) < 3.0
+    assert asyncio.run(scenario()) < 3.0  # 0.04 s at worst on 2 loaded cores
 
 
 def test_pooled_connections_outlive_a_redis_restart() -> None:
