@@ -75,6 +75,7 @@ check: $(STAMP)
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mcpgen generate --check
+	$(VENV)/bin/actionlint
 
 # The loop while working (about 3 minutes on 2 cores): the fast tier, the unit tests of both
 # distributions: no process, peer, network stack or wheel (tests/tiers.py; docs/how-to/develop.md, Test tiers).
