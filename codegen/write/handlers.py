@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..errors import McpgenError
 
-__all__ = ["HandlersReport", "StubError", "add_stubs", "check_handlers"]
+__all__ = ["HandlersReport", "StubError", "add_stubs", "check_handlers", "implemented_tools"]
 
 _CLASS = "Server"  # __init__.py and __main__.py import this name from handlers.py
 _PACKAGE_MODULES = ("models", "base")
@@ -105,9 +105,10 @@ _SURFACE_BINDINGS = {  # binding call -> the keyword that names what it serves
 }
 
 
-def _tool_methods(base: ast.Module) -> list[tuple[str, str]]:
-    """(wire name, method) of every tool, from `ServerBase._tool_bindings_` in base.py, then of every
-    resource template, prompt and completion (their bindings) and the static resources' reader."""
+def _tool_methods(base: ast.Module, *, tools_only: bool = False) -> list[tuple[str, str]]:
+    """(wire name, method) of every tool, from `ServerBase._tool_bindings_` in base.py, then (unless
+    `tools_only`) of every resource template, prompt and completion (their bindings) and the static
+    resources' reader."""
     found: list[tuple[str, str]] = []
     surfaces: list[tuple[str, str]] = []
     for node in ast.walk(base):
@@ -116,6 +117,8 @@ def _tool_methods(base: ast.Module) -> list[tuple[str, str]]:
             name, method = kw.get("name"), kw.get("method")
             if isinstance(name, ast.Constant) and isinstance(method, ast.Constant):
                 found.append((str(name.value), str(method.value)))
+        elif tools_only:
+            continue
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in _SURFACE_BINDINGS:
             kw = {k.arg: k.value for k in node.keywords}
             what, method = kw.get(_SURFACE_BINDINGS[str(getattr(node.func, "id", ""))]), kw.get("method")
@@ -311,6 +314,31 @@ def check_handlers(
     if unimplemented and scaffold is not None:
         stubs, imports = _stubs(scaffold, [m for _n, m in unimplemented], tree, indent or "    ")
     return HandlersReport(path, unimplemented, missing, stale, "", stubs, imports)
+
+
+def implemented_tools(package_dir: Path) -> dict[str, int]:
+    """Tool wire name -> line of its method in the package's handlers.py, for every tool the package's
+    base.py (as last generated) binds and `class Server` implements; empty when either file is missing
+    or cannot be parsed (`mcpgen diff` then judges added tools as it would without handlers)."""
+    try:
+        base = _parse((package_dir / "base.py").read_bytes(), "base.py")
+        tree = _parse((package_dir / "handlers.py").read_bytes(), "handlers.py")
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    cls = _find_class(tree)
+    if cls is None:
+        return {}
+    lines = {
+        node.name: node.lineno
+        for node in cls.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    implemented = _class_methods(tree, cls)
+    return {
+        name: lines.get(method, cls.lineno)
+        for name, method in _tool_methods(base, tools_only=True)
+        if method in implemented
+    }
 
 
 def add_stubs(report: HandlersReport) -> bytes:
