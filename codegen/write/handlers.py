@@ -6,9 +6,15 @@
   has a resource template, prompt or completable argument (their bindings in base.py; issue 22);
 - a tool removed from the spec leaves code that names what models.py or base.py no longer define
   (`_m.GetWeatherInput`), and the package no longer imports;
-- a method that handles no tool any more is dead code.
+- a method that handles no tool any more is dead code;
+- a handler reads `args.location` after the spec renamed `location` to `city` (its input model has no
+  such field any more: the read fails when the handler runs, and type checkers refuse it).
 
-`check_handlers` finds all three. The stub for a missing method is cut from the scaffold handlers.py
+`check_handlers` finds all four. Each name the package no longer defines is reported with when Python
+evaluates it, which decides what happens: when handlers.py is imported (an import, module or class
+level code, an annotation without `from __future__ import annotations`: the server cannot start),
+when a function runs (its calls fail), or never (an annotation left unevaluated: only type checkers
+see it). The stub for a missing method is cut from the scaffold handlers.py
 the renderer writes (`GeneratedPackage.user_files`), so it is generated code (names by the
 generator's naming rules, descriptions escaped as in base.py), never text built here; `add_stubs`
 appends those methods to the user's class (plus any import they need that the file lacks) and
@@ -18,13 +24,24 @@ leaves every other byte of the file as it was.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from ..errors import McpgenError
 
-__all__ = ["HandlersReport", "StubError", "add_stubs", "check_handlers", "implemented_tools"]
+__all__ = [
+    "HandlersReport",
+    "Missing",
+    "StaleRead",
+    "StubError",
+    "add_stubs",
+    "check_handlers",
+    "implemented_tools",
+]
 
 _CLASS = "Server"  # __init__.py and __main__.py import this name from handlers.py
 _PACKAGE_MODULES = ("models", "base")
@@ -34,11 +51,32 @@ class StubError(McpgenError):
     """`--add-stubs` cannot place the methods (no `class Server`, a one-line class, ...)."""
 
 
+# When Python evaluates a piece of handlers.py: "import" (importing it: the server cannot start),
+# "call" (when the function around it runs), "annotation" (never: an annotation left unevaluated).
+When = Literal["import", "call", "annotation"]
+
+# PEP 649: from Python 3.14 annotations are evaluated only when asked for (the runtime never asks);
+# the generator judges with its own interpreter, which is usually the one that serves.
+_LAZY_ANNOTATIONS = sys.version_info >= (3, 14)
+
+
 @dataclass(frozen=True)
 class Missing:
     line: int
     name: str  # as written: `_m.GetWeatherInput`, `GetWeatherInput`
     module: str  # "models" or "base"
+    when: When = "import"
+    function: str = ""  # the top-level function or method around it ("" at module or class level)
+
+
+@dataclass(frozen=True)
+class StaleRead:
+    """A handler reads `args.<attribute>`, which its tool's input model does not have (any more)."""
+
+    line: int
+    method: str
+    attribute: str
+    fields: tuple[str, ...]  # the input model's fields now
 
 
 @dataclass(frozen=True)
@@ -50,15 +88,23 @@ class HandlersReport:
     problem: str = ""  # the file could not be read as expected (syntax error, no class Server)
     stubs: str = ""  # methods to paste into class Server, indented for it
     imports: tuple[str, ...] = field(default=())  # import lines the stubs need that the file lacks
+    stale_reads: tuple[StaleRead, ...] = ()  # args.<field> the tool's input no longer has
 
     @property
     def broken(self) -> bool:
         """The package cannot import (or serve) until handlers.py is fixed."""
-        return bool(self.missing or self.problem)
+        return bool(self.problem) or any(m.when == "import" for m in self.missing)
+
+    @property
+    def drifted(self) -> bool:
+        """handlers.py uses something the spec no longer has (`generate --check` fails on it)."""
+        return bool(self.problem or self.missing or self.stale_reads)
 
     @property
     def clean(self) -> bool:
-        return not (self.unimplemented or self.missing or self.stale_methods or self.problem)
+        return not (
+            self.unimplemented or self.missing or self.stale_methods or self.problem or self.stale_reads
+        )
 
 
 def _parse(source: bytes | str, what: str) -> ast.Module:
@@ -191,15 +237,55 @@ def _imported_from(node: ast.ImportFrom, package: str) -> str | None:
     return None
 
 
-def _missing_names(tree: ast.Module, defined: Mapping[str, set[str]], package: str) -> list[Missing]:
+def _evaluated(tree: ast.Module) -> Iterator[tuple[ast.AST, When, str]]:
+    """Every node of `tree` with when Python evaluates it and the top-level function or method around
+    it: a function's body runs when it is called, its decorators and defaults where it is defined, its
+    annotations there too unless they are deferred (`from __future__ import annotations`, Python 3.14);
+    a local variable's annotation is never evaluated."""
+    deferred = _LAZY_ANNOTATIONS or any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(a.name == "annotations" for a in node.names)
+        for node in tree.body
+    )
+    stack: list[tuple[ast.AST, When, str]] = [(tree, "import", "")]
+    while stack:
+        node, when, function = stack.pop()
+        yield node, when, function
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            defaults = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+            stack.extend((default, when, function) for default in defaults)
+            inner = function or getattr(node, "name", "<lambda>")
+            if isinstance(node, ast.Lambda):
+                stack.append((node.body, "call", inner))
+                continue
+            stack.extend((decorator, when, function) for decorator in node.decorator_list)
+            annotated: When = "annotation" if deferred else when
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            stack.extend((a.annotation, annotated, function) for a in every if a and a.annotation)
+            if node.returns is not None:
+                stack.append((node.returns, annotated, function))
+            stack.extend((statement, "call", inner) for statement in node.body)
+        elif isinstance(node, ast.AnnAssign):
+            annotated = "annotation" if deferred or when == "call" else when
+            stack.append((node.annotation, annotated, function))
+            stack.extend((child, when, function) for child in (node.target, node.value) if child)
+        else:
+            stack.extend((child, when, function) for child in ast.iter_child_nodes(node))
+
+
+def _missing_names(
+    evaluated: list[tuple[ast.AST, When, str]], defined: Mapping[str, set[str]], package: str
+) -> list[Missing]:
     aliases: dict[str, str] = {}  # local name -> "models" / "base"
     missing: list[Missing] = []
-    for node in ast.walk(tree):
+    for node, when, function in evaluated:
         if isinstance(node, ast.ImportFrom):
             owner = _imported_from(node, package)
             for alias in node.names:
                 if owner is not None and alias.name != "*" and alias.name not in defined[owner]:
-                    missing.append(Missing(node.lineno, alias.name, owner))
+                    missing.append(Missing(node.lineno, alias.name, owner, when, function))
                 module = _module_of(node, alias, package)
                 if module is not None:
                     aliases[alias.asname or alias.name] = module
@@ -208,16 +294,147 @@ def _missing_names(tree: ast.Module, defined: Mapping[str, set[str]], package: s
                 module = _module_of(node, alias, package)
                 if module is not None and alias.asname:
                     aliases[alias.asname] = module
-    for node in ast.walk(tree):
+    for node, when, function in evaluated:
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
             and node.value.id in aliases
             and node.attr not in defined[aliases[node.value.id]]
         ):
-            missing.append(Missing(node.lineno, f"{node.value.id}.{node.attr}", aliases[node.value.id]))
-    unique = {(m.line, m.name): m for m in missing}
+            name = f"{node.value.id}.{node.attr}"
+            missing.append(Missing(node.lineno, name, aliases[node.value.id], when, function))
+    # one report per place, the earliest evaluation winning (an import beats a call beats never)
+    unique: dict[tuple[int, str], Missing] = {}
+    for m in sorted(missing, key=lambda m: ("import", "call", "annotation").index(m.when), reverse=True):
+        unique[(m.line, m.name)] = m
     return sorted(unique.values(), key=lambda m: (m.line, m.name))
+
+
+# What a handler may read on any input model besides its fields: pydantic's BaseModel API.
+_MODEL_API = frozenset(
+    {
+        "model_config",
+        "model_fields",
+        "model_computed_fields",
+        "model_extra",
+        "model_fields_set",
+        "model_construct",
+        "model_copy",
+        "model_dump",
+        "model_dump_json",
+        "model_json_schema",
+        "model_parametrized_name",
+        "model_post_init",
+        "model_rebuild",
+        "model_validate",
+        "model_validate_json",
+        "model_validate_strings",
+        "copy",
+        "dict",
+        "json",
+        "parse_obj",
+        "parse_raw",
+        "parse_file",
+        "from_orm",
+        "construct",
+        "schema",
+        "schema_json",
+        "validate",
+        "update_forward_refs",
+    }
+)
+
+
+def _input_models(base: ast.Module) -> dict[str, str]:
+    """Method -> the name of its tool's input model, from base.py's `ToolBinding`s."""
+    models: dict[str, str] = {}
+    for node in ast.walk(base):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ToolBinding":
+            kw = {k.arg: k.value for k in node.keywords}
+            method, model = kw.get("method"), kw.get("input_model")
+            if isinstance(method, ast.Constant) and isinstance(model, ast.Constant):
+                models[str(method.value)] = str(model.value)
+    return models
+
+
+def _model_modules(models: ast.Module) -> dict[str, str]:
+    """Class name -> its `_models/` module, from models.py's `_MODULES` table."""
+    target: ast.expr
+    value: ast.expr | None
+    for node in models.body:
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == "_MODULES" and isinstance(value, ast.Dict):
+            return {
+                str(k.value): str(v.value)
+                for k, v in zip(value.keys, value.values, strict=True)
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+            }
+    return {}
+
+
+_MODEL_CLASS = re.compile(r"^class ([A-Za-z_][A-Za-z0-9_]*)\(BaseModel\):\n((?:(?:    .*)?\n)*)", re.M)
+_FIELD = re.compile(r"^    ([A-Za-z_][A-Za-z0-9_]*): ", re.M)
+
+
+def _class_fields(source: str) -> dict[str, tuple[str, ...]]:
+    """The fields of each `class X(BaseModel)` in a module the generator laid out (a class line, then
+    its body at four spaces: `    field: type ...`); a class that is no plain model (a `RootModel`: its
+    input is a union) is left out, so nothing is reported for it. A text scan, not a parse: a
+    1,000-tool package holds 2.5 MB of models."""
+    return {found.group(1): tuple(_FIELD.findall(found.group(2))) for found in _MODEL_CLASS.finditer(source)}
+
+
+def _stale_reads(
+    cls: ast.ClassDef,
+    base: ast.Module,
+    models: ast.Module,
+    source_of: Callable[[str], str | None],
+) -> list[StaleRead]:
+    """`args.<name>` reads in each tool method of `cls` whose input model has no field `<name>`."""
+    inputs = _input_models(base)
+    modules: dict[str, str] | None = None
+    classes: dict[str, dict[str, tuple[str, ...]]] = {}  # module -> class -> fields
+    found: list[StaleRead] = []
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or method.name not in inputs:
+            continue
+        if len(method.args.args) < 2:
+            continue
+        param = method.args.args[1].arg  # (self, args, ctx)
+        reads: list[ast.Attribute] = []
+        rebound = False  # `args = ...` in the body: its attributes are no longer the input's
+        for statement in method.body:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Name) and node.id == param:
+                    rebound = rebound or not isinstance(node.ctx, ast.Load)
+                elif (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == param
+                    and not node.attr.startswith("_")
+                    and node.attr not in _MODEL_API
+                ):
+                    reads.append(node)
+        if not reads or rebound:
+            continue
+        if modules is None:
+            modules = _model_modules(models)
+        model = inputs[method.name]
+        rel = f"_models/{modules[model]}.py" if model in modules else "models.py"
+        if rel not in classes:
+            text = source_of(rel)
+            classes[rel] = _class_fields(text) if text is not None else {}
+        fields = classes[rel].get(model)
+        if fields is None:
+            continue
+        unique = {(node.lineno, node.attr): node for node in reads if node.attr not in fields}
+        found.extend(StaleRead(line, method.name, attr, fields) for line, attr in sorted(unique))
+    return found
 
 
 def _indent_of(cls: ast.ClassDef, lines: list[str]) -> str | None:
@@ -284,11 +501,9 @@ def check_handlers(
     except (OSError, ValueError) as exc:
         return HandlersReport(path, problem=f"cannot be read: {exc}")
     base = _parse(files["base.py"], "base.py")
-    defined = {
-        "models": _defined_names(_parse(files["models.py"], "models.py")),
-        "base": _defined_names(base),
-    }
-    missing = tuple(_missing_names(tree, defined, package))
+    models = _parse(files["models.py"], "models.py")
+    defined = {"models": _defined_names(models), "base": _defined_names(base)}
+    missing = tuple(_missing_names(list(_evaluated(tree)), defined, package))
     cls = _find_class(tree)
     if cls is None:
         return HandlersReport(
@@ -313,7 +528,16 @@ def check_handlers(
     indent = _indent_of(cls, path.read_text("utf-8").splitlines())
     if unimplemented and scaffold is not None:
         stubs, imports = _stubs(scaffold, [m for _n, m in unimplemented], tree, indent or "    ")
-    return HandlersReport(path, unimplemented, missing, stale, "", stubs, imports)
+
+    def source_of(rel: str) -> str | None:  # a models module as just generated, else as on disk
+        try:
+            data = files[rel] if rel in files else (package_dir / rel).read_bytes()
+        except OSError:
+            return None
+        return data.decode("utf-8", "replace")
+
+    reads = tuple(_stale_reads(cls, base, models, source_of))
+    return HandlersReport(path, unimplemented, missing, stale, "", stubs, imports, reads)
 
 
 def implemented_tools(package_dir: Path) -> dict[str, int]:
