@@ -32,9 +32,11 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _run(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    cwd: Path, env: dict[str, str], *args: str, command: str = "diff"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "codegen.cli", "diff", *args],
+        [sys.executable, "-m", "codegen.cli", command, *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -135,15 +137,7 @@ package = "w_server"
 
 
 def _generate(path: Path, env: dict[str, str], *args: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "codegen.cli", "generate", *args],
-        cwd=path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    result = _run(path, env, *args, command="generate")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
