@@ -260,3 +260,24 @@ def test_commit_msg_hook_accepts_a_breaking_change_with_a_trailer(tmp_path: Path
     repo.run(MCPGEN, "generate")
     result = repo.commit("reword a tool")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_diff_hook_accepts_an_added_tool_once_its_handler_exists(tmp_path: Path) -> None:
+    """Issue 33: adding a tool breaks the server target until handlers.py has a method for it; after
+    `mcpgen generate --add-stubs` the commit goes through."""
+    repo = _make_repo(tmp_path, "mcpgen-diff")
+    spec = repo.path / "specs" / "weather.json"
+    data = json.loads(spec.read_text("utf-8"))
+    city = {"city": {"type": "string"}}
+    data["tools"].append({"name": "get_forecast", "inputSchema": {"type": "object", "properties": city}})
+    spec.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+    repo.run(MCPGEN, "generate")
+    result = repo.commit("add get_forecast")
+    output = result.stdout + result.stderr
+    assert result.returncode != 0, output
+    assert "tool `get_forecast` added: a server must implement it" in output and "--add-stubs" in output
+    repo.run(MCPGEN, "generate", "--add-stubs")
+    result = repo.commit("add get_forecast with its handler")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert repo.run("git", "rev-list", "--count", "HEAD").stdout.strip() == "2"

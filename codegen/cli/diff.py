@@ -7,7 +7,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -28,6 +28,7 @@ from .common import (
 from .config import ConfigError, TargetConfig, find_pyproject, load_config
 
 if TYPE_CHECKING:
+    from ..diff.compare import DiffReport
     from ..spec import LoadedSpec
 
 __all__ = ["diff"]
@@ -158,7 +159,7 @@ def diff(
                     "--against REV needs a FILE (a spec or tools.json in a git repository)"
                 )
             else:
-                files = [Path(old)]
+                files = {Path(old): []}
             pairs = _against_pairs(files, against)
         elif target_names or all_targets:
             if old or new or old_stdio or new_stdio:
@@ -175,8 +176,8 @@ def diff(
             new_spec = stages.load_spec(
                 None if new_stdio else new, new_stdio, headers, max_response_bytes=max_response_bytes
             )
-            pairs = [(old_spec, new_spec)]
-        reports = [diff_specs(a, b) for a, b in pairs]
+            pairs = [(old_spec, new_spec, [])]
+        reports = [_with_handlers(diff_specs(a, b), servers) for a, b, servers in pairs]
         colour = fmt == "table" and sys.stdout.isatty()
         style = (lambda text, c: click.style(text, fg=c)) if colour else (lambda text, _c: text)
         if fmt == "json" and len(reports) > 1:
@@ -232,32 +233,59 @@ def _trailer(message_file: str) -> str | None:
     return None
 
 
-def _against_pairs(files: Sequence[Path], rev: str) -> list[tuple[LoadedSpec, LoadedSpec]]:
-    """(FILE as committed at REV, FILE now) for each file; a file new since REV is said so, not compared."""
+# (old, new, the server targets generated from them: an added tool their handlers.py implements
+# does not break them)
+Pair = tuple["LoadedSpec", "LoadedSpec", list[TargetConfig]]
+
+
+def _with_handlers(report: DiffReport, servers: Sequence[TargetConfig]) -> DiffReport:
+    """An added tool is compatible for servers when every server target of the spec has its handler
+    (a method of `class Server` in handlers.py, for the tool base.py binds); breaking otherwise."""
+    from ..diff.compare import handled_added_tools
+    from ..write.handlers import implemented_tools
+
+    if not servers or not any(change.kind == "tool-added" for change in report.changes):
+        return report
+    where: dict[str, list[str]] = {}
+    for target in servers:
+        handlers = display_path(target.output / target.package / "handlers.py")
+        for tool, line in implemented_tools(target.output / target.package).items():
+            where.setdefault(tool, []).append(f"{handlers}:{line}")
+    handled = {tool: ", ".join(places) for tool, places in where.items() if len(places) == len(servers)}
+    return handled_added_tools(report, handled)
+
+
+def _against_pairs(files: Mapping[Path, list[TargetConfig]], rev: str) -> list[Pair]:
+    """(FILE as committed at REV, FILE now, its server targets) for each file; a file new since REV is
+    said so, not compared."""
     from ..load.document import load_file
     from ..load.git import load_at_revision
 
-    pairs = []
-    for path in files:
+    pairs: list[Pair] = []
+    for path, servers in files.items():
         shown = display_path(path)
         now = load_file(shown)
         committed = load_at_revision(path, rev, shown)
         if committed.spec is None:
             click.echo(f"{committed.why}: every tool in {shown} is new; nothing to compare", err=True)
             continue
-        pairs.append((committed.spec, now))
+        pairs.append((committed.spec, now, servers))
     return pairs
 
 
-def _target_sources(names: Sequence[str], every: bool, config_path: Path | None) -> list[Path]:
-    """The spec file of each named target (or of every target), once each."""
-    sources: dict[Path, None] = {}
+def _target_sources(
+    names: Sequence[str], every: bool, config_path: Path | None
+) -> dict[Path, list[TargetConfig]]:
+    """The spec file of each named target (or of every target), once each, with its server targets."""
+    sources: dict[Path, list[TargetConfig]] = {}
     for target in _selected_targets(names, every, config_path):
         if target.server is not None:  # a server of an MCP config file: no spec file in git
             click.echo(f"{target.describe()}: a live server, not a file; --against skips it", err=True)
             continue
-        sources[target.source_path.resolve()] = None
-    return list(sources)
+        servers = sources.setdefault(target.source_path.resolve(), [])
+        if target.kind == "server":
+            servers.append(target)
+    return sources
 
 
 def _selected_targets(names: Sequence[str], every: bool, config_path: Path | None) -> list[TargetConfig]:
@@ -274,13 +302,12 @@ def _selected_targets(names: Sequence[str], every: bool, config_path: Path | Non
     return [target for target in targets if every or target.package in names]
 
 
-def _target_pairs(
-    names: Sequence[str], every: bool, config_path: Path | None
-) -> list[tuple[LoadedSpec, LoadedSpec]]:
-    """(checked-in tools.json, source now) of each named target (or of every target), once per pair."""
+def _target_pairs(names: Sequence[str], every: bool, config_path: Path | None) -> list[Pair]:
+    """(checked-in tools.json, source now, server targets) of each named target (or of every target),
+    once per pair."""
     from ..load.document import load_file
 
-    pairs: dict[tuple[bytes, Path], tuple[LoadedSpec, LoadedSpec]] = {}
+    pairs: dict[tuple[bytes, Path], Pair] = {}
     for target in _selected_targets(names, every, config_path):
         checked_in = target.output / target.package / "tools.json"
         if not checked_in.exists():
@@ -296,5 +323,7 @@ def _target_pairs(
             # tools.json holds the tools alone: compare the tools (not resources, templates, prompts)
             loaded = stages.load_spec(target.load_name(), None, {})
             now = dataclasses.replace(loaded, resources=[], resource_templates=[], prompts=[])
-            pairs[key] = (load_file(display_path(checked_in)), now)
+            pairs[key] = (load_file(display_path(checked_in)), now, [])
+        if target.kind == "server":
+            pairs[key][2].append(target)
     return list(pairs.values())

@@ -130,9 +130,13 @@ def report_handlers(
     *,
     add_stubs: bool,
     generated: bytes | None = None,
+    check: bool = False,
 ) -> bool:
-    """Say what the user's handlers.py lacks or names in vain (`write.handlers`); with `add_stubs`,
-    append the missing methods. True when the package cannot serve until handlers.py is fixed.
+    """Say what the user's handlers.py lacks or names in vain (`write.handlers`), each with what
+    really happens when the server runs; with `add_stubs`, append the missing methods. True when the
+    run fails: the package cannot serve until handlers.py is fixed, or (`check`) handlers.py uses
+    something the spec no longer has. Generating only warns of the latter, so a user half-way through
+    a rename gets the new models to finish it with; `--check` (the pre-commit hook, CI) refuses it.
     `generated`: the scaffold this run built from `files`; a handlers.py still equal to it
     implements every tool and imports only names they define, so it is not parsed (3 large
     modules for a 1,000-tool server)."""
@@ -148,19 +152,42 @@ def report_handlers(
     if report.unimplemented:
         report = check_handlers(package_dir, package, files, scaffold()) or report
     shown = display_path(report.path)
+    drift = "error" if check else "warning"  # what the server survives: `--check` fails on it
     if report.problem:
         click.echo(f"error: {shown}: {report.problem}", err=True)
     for missing in report.missing:
-        click.echo(
-            f"error: {shown}:{missing.line}: `{missing.name}` is not defined in {missing.module}.py any more "
-            "(its tool was removed or renamed in the spec); change or delete the code that uses it: "
-            "the server cannot start until then",
-            err=True,
-        )
+        said = f"{shown}:{missing.line}: `{missing.name}` is not defined in {missing.module}.py any more "
+        said += "(its tool was removed or renamed in the spec)"
+        if missing.when == "import":
+            click.echo(
+                f"error: {said}; Python evaluates it when it imports handlers.py, so the server cannot "
+                "start until you change or delete that code",
+                err=True,
+            )
+        elif missing.when == "call":
+            click.echo(
+                f"{drift}: {said}; the server starts, but `{missing.function}` fails when it reaches this "
+                "line; change or delete that code",
+                err=True,
+            )
+        else:
+            click.echo(
+                f"{drift}: {said}; only in an annotation, which is never evaluated: the server starts, "
+                "but type checkers report it; change or delete that code",
+                err=True,
+            )
     for line, method in report.stale_methods:
         click.echo(
             f"note: {shown}:{line}: method `{method}` handles no tool any more (removed from the spec?); "
-            "delete it",
+            "the server never calls it: delete it",
+            err=True,
+        )
+    for read in report.stale_reads:
+        now = ", ".join(read.fields) if read.fields else "no fields"
+        click.echo(
+            f"{drift}: {shown}:{read.line}: {read.method} reads args.{read.attribute}, which the spec no "
+            f"longer has (renamed? the input now has: {now}); the server starts, but its calls fail when "
+            "they reach this line",
             err=True,
         )
     if report.unimplemented:
@@ -171,15 +198,15 @@ def report_handlers(
         else:
             click.echo(
                 f"warning: {shown}: class Server implements no method for {len(report.unimplemented)} "
-                f'tool(s): {tools}; their calls answer "not implemented". Add with --add-stubs, or paste '
-                "into class Server:",
+                f'tool(s): {tools}; the server starts and their calls answer "not implemented". Add '
+                "with --add-stubs, or paste into class Server:",
                 err=True,
             )
             for text in report.imports:
                 click.echo(f"    {text}    # at the top of handlers.py", err=True)
             for text in report.stubs.splitlines():
                 click.echo(f"    {text}".rstrip(), err=True)
-    return report.broken
+    return report.broken or (check and report.drifted)
 
 
 def _same_bytes(path: Path, data: bytes) -> bool:

@@ -150,7 +150,7 @@ def _run_targets(
                     else f"{display_path(target.output / target.package)}: up to date"
                 )
                 if target.kind == "server" and _report_fresh_handlers(
-                    target, loaded, checked, add_stubs=add_stubs
+                    target, loaded, checked, add_stubs=add_stubs, check=check
                 ):
                     failed += 1
                 tally += excluded_counts(loaded, target, tools_on_disk(target))
@@ -175,7 +175,7 @@ def _run_targets(
                 print_diffs(diffs, tools_shown=shown)
             else:
                 click.echo(f"fresh: {display_path(target.output / target.package)}")
-            if _handlers_broken(target, pkg, add_stubs):
+            if _handlers_broken(target, pkg, add_stubs, check=True):
                 raise Failed
         except Failed:
             failed += 1
@@ -218,7 +218,9 @@ def _finish(writing: _Writing | None, config: GenerateConfig, add_stubs: bool) -
     return 0
 
 
-def _handlers_broken(target: TargetConfig, pkg: GeneratedPackage, add_stubs: bool) -> bool:
+def _handlers_broken(
+    target: TargetConfig, pkg: GeneratedPackage, add_stubs: bool, *, check: bool = False
+) -> bool:
     """A server target's handlers.py against the package just built (`report_handlers`)."""
     return target.kind == "server" and report_handlers(
         target.output / target.package,
@@ -227,6 +229,7 @@ def _handlers_broken(target: TargetConfig, pkg: GeneratedPackage, add_stubs: boo
         functools.partial(pkg.user_files.get, "handlers.py"),
         add_stubs=add_stubs,
         generated=pkg.user_files.get("handlers.py"),
+        check=check,
     )
 
 
@@ -270,6 +273,7 @@ def _report_fresh_handlers(
     checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
     *,
     add_stubs: bool,
+    check: bool,
 ) -> bool:
     """handlers.py of a fresh server target, against base.py and models.py on disk (they are what
     generating would write); the scaffold for stubs is built only when a tool lacks a method."""
@@ -284,7 +288,7 @@ def _report_fresh_handlers(
         built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
         return built.user_files.get("handlers.py")
 
-    return report_handlers(package_dir, target.package, files, scaffold, add_stubs=add_stubs)
+    return report_handlers(package_dir, target.package, files, scaffold, add_stubs=add_stubs, check=check)
 
 
 def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None:

@@ -21,13 +21,13 @@ added, renamed, headers, annotations). The report formats are diff/formats.py.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal
 
 from ..refs import escape_token, unescape_token
 from .schemas import Direction, SchemaComparison, renames, short
 
-__all__ = ["Change", "DiffReport", "Severity", "diff_tools"]
+__all__ = ["Change", "DiffReport", "Severity", "diff_tools", "handled_added_tools"]
 
 Severity = Literal["breaking", "possibly-breaking", "compatible", "cosmetic"]
 SEVERITY_ORDER: Final[tuple[Severity, ...]] = ("breaking", "possibly-breaking", "compatible", "cosmetic")
@@ -170,6 +170,25 @@ def diff_tools(
     for name in sorted(set(before) & set(after)):
         changes.extend(_tool_changes(name, before[name], after[name]))
     return DiffReport(old_source, new_source, tuple(changes))
+
+
+def handled_added_tools(report: DiffReport, handlers: Mapping[str, str]) -> DiffReport:
+    """`report` with each added tool that `handlers` names (tool -> where its handler is, e.g.
+    `src/pkg/handlers.py:42`) judged compatible for servers: the server that must implement it
+    already does. Added tools without a handler stay breaking, with how to add one."""
+
+    def judged(change: Change) -> Change:
+        if change.kind != "tool-added":
+            return change
+        where = handlers.get(change.tool)
+        if where is None:
+            return replace(
+                change,
+                reason=f"{change.reason} (no handler for it yet: `mcpgen generate --add-stubs` adds a stub)",
+            )
+        return replace(change, server="compatible", reason=f"tool `{change.tool}` added, handled at {where}")
+
+    return replace(report, changes=tuple(judged(change) for change in report.changes))
 
 
 def _tool_renames(

@@ -6,25 +6,41 @@
   has a resource template, prompt or completable argument (their bindings in base.py; issue 22);
 - a tool removed from the spec leaves code that names what models.py or base.py no longer define
   (`_m.GetWeatherInput`), and the package no longer imports;
-- a method that handles no tool any more is dead code.
+- a method that handles no tool any more is dead code;
+- a handler reads `args.location` after the spec renamed `location` to `city` (its input model has no
+  such field any more: the read fails when the handler runs, and type checkers refuse it).
 
-`check_handlers` finds all three. The stub for a missing method is cut from the scaffold handlers.py
-the renderer writes (`GeneratedPackage.user_files`), so it is generated code (names by the
-generator's naming rules, descriptions escaped as in base.py), never text built here; `add_stubs`
-appends those methods to the user's class (plus any import they need that the file lacks) and
-leaves every other byte of the file as it was.
+`check_handlers` finds all four (the last through handler_args.py). Each name the package no longer
+defines is reported with when Python evaluates it, which decides what happens: when handlers.py is
+imported (an import, module or class level code, an annotation without `from __future__ import
+annotations`: the server cannot start), when a function runs (its calls fail), or never (an
+annotation left unevaluated: only type checkers see it). The stub for a missing method is cut from
+the scaffold handlers.py the renderer writes (`GeneratedPackage.user_files`), so it is generated
+code (names by the generator's naming rules, descriptions escaped as in base.py), never text built
+here; `add_stubs` appends those methods to the user's class (plus any import they need that the
+file lacks) and leaves every other byte of the file as it was.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+import sys
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from ..errors import McpgenError
+from .handler_args import StaleRead, stale_reads
 
-__all__ = ["HandlersReport", "StubError", "add_stubs", "check_handlers"]
+__all__ = [
+    "HandlersReport",
+    "Missing",
+    "StubError",
+    "add_stubs",
+    "check_handlers",
+    "implemented_tools",
+]
 
 _CLASS = "Server"  # __init__.py and __main__.py import this name from handlers.py
 _PACKAGE_MODULES = ("models", "base")
@@ -34,11 +50,22 @@ class StubError(McpgenError):
     """`--add-stubs` cannot place the methods (no `class Server`, a one-line class, ...)."""
 
 
+# When Python evaluates a piece of handlers.py: "import" (importing it: the server cannot start),
+# "call" (when the function around it runs), "annotation" (never: an annotation left unevaluated).
+When = Literal["import", "call", "annotation"]
+
+# PEP 649: from Python 3.14 annotations are evaluated only when asked for (the runtime never asks);
+# the generator judges with its own interpreter, which is usually the one that serves.
+_LAZY_ANNOTATIONS = sys.version_info >= (3, 14)
+
+
 @dataclass(frozen=True)
 class Missing:
     line: int
     name: str  # as written: `_m.GetWeatherInput`, `GetWeatherInput`
     module: str  # "models" or "base"
+    when: When = "import"
+    function: str = ""  # the top-level function or method around it ("" at module or class level)
 
 
 @dataclass(frozen=True)
@@ -50,15 +77,23 @@ class HandlersReport:
     problem: str = ""  # the file could not be read as expected (syntax error, no class Server)
     stubs: str = ""  # methods to paste into class Server, indented for it
     imports: tuple[str, ...] = field(default=())  # import lines the stubs need that the file lacks
+    stale_reads: tuple[StaleRead, ...] = ()  # args.<field> the tool's input no longer has
 
     @property
     def broken(self) -> bool:
         """The package cannot import (or serve) until handlers.py is fixed."""
-        return bool(self.missing or self.problem)
+        return bool(self.problem) or any(m.when == "import" for m in self.missing)
+
+    @property
+    def drifted(self) -> bool:
+        """handlers.py uses something the spec no longer has (`generate --check` fails on it)."""
+        return bool(self.problem or self.missing or self.stale_reads)
 
     @property
     def clean(self) -> bool:
-        return not (self.unimplemented or self.missing or self.stale_methods or self.problem)
+        return not (
+            self.unimplemented or self.missing or self.stale_methods or self.problem or self.stale_reads
+        )
 
 
 def _parse(source: bytes | str, what: str) -> ast.Module:
@@ -105,9 +140,10 @@ _SURFACE_BINDINGS = {  # binding call -> the keyword that names what it serves
 }
 
 
-def _tool_methods(base: ast.Module) -> list[tuple[str, str]]:
-    """(wire name, method) of every tool, from `ServerBase._tool_bindings_` in base.py, then of every
-    resource template, prompt and completion (their bindings) and the static resources' reader."""
+def _tool_methods(base: ast.Module, *, tools_only: bool = False) -> list[tuple[str, str]]:
+    """(wire name, method) of every tool, from `ServerBase._tool_bindings_` in base.py, then (unless
+    `tools_only`) of every resource template, prompt and completion (their bindings) and the static
+    resources' reader."""
     found: list[tuple[str, str]] = []
     surfaces: list[tuple[str, str]] = []
     for node in ast.walk(base):
@@ -116,6 +152,8 @@ def _tool_methods(base: ast.Module) -> list[tuple[str, str]]:
             name, method = kw.get("name"), kw.get("method")
             if isinstance(name, ast.Constant) and isinstance(method, ast.Constant):
                 found.append((str(name.value), str(method.value)))
+        elif tools_only:
+            continue
         elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in _SURFACE_BINDINGS:
             kw = {k.arg: k.value for k in node.keywords}
             what, method = kw.get(_SURFACE_BINDINGS[str(getattr(node.func, "id", ""))]), kw.get("method")
@@ -188,15 +226,55 @@ def _imported_from(node: ast.ImportFrom, package: str) -> str | None:
     return None
 
 
-def _missing_names(tree: ast.Module, defined: Mapping[str, set[str]], package: str) -> list[Missing]:
+def _evaluated(tree: ast.Module) -> Iterator[tuple[ast.AST, When, str]]:
+    """Every node of `tree` with when Python evaluates it and the top-level function or method around
+    it: a function's body runs when it is called, its decorators and defaults where it is defined, its
+    annotations there too unless they are deferred (`from __future__ import annotations`, Python 3.14);
+    a local variable's annotation is never evaluated."""
+    deferred = _LAZY_ANNOTATIONS or any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(a.name == "annotations" for a in node.names)
+        for node in tree.body
+    )
+    stack: list[tuple[ast.AST, When, str]] = [(tree, "import", "")]
+    while stack:
+        node, when, function = stack.pop()
+        yield node, when, function
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            defaults = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+            stack.extend((default, when, function) for default in defaults)
+            inner = function or getattr(node, "name", "<lambda>")
+            if isinstance(node, ast.Lambda):
+                stack.append((node.body, "call", inner))
+                continue
+            stack.extend((decorator, when, function) for decorator in node.decorator_list)
+            annotated: When = "annotation" if deferred else when
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+            stack.extend((a.annotation, annotated, function) for a in every if a and a.annotation)
+            if node.returns is not None:
+                stack.append((node.returns, annotated, function))
+            stack.extend((statement, "call", inner) for statement in node.body)
+        elif isinstance(node, ast.AnnAssign):
+            annotated = "annotation" if deferred or when == "call" else when
+            stack.append((node.annotation, annotated, function))
+            stack.extend((child, when, function) for child in (node.target, node.value) if child)
+        else:
+            stack.extend((child, when, function) for child in ast.iter_child_nodes(node))
+
+
+def _missing_names(
+    evaluated: list[tuple[ast.AST, When, str]], defined: Mapping[str, set[str]], package: str
+) -> list[Missing]:
     aliases: dict[str, str] = {}  # local name -> "models" / "base"
     missing: list[Missing] = []
-    for node in ast.walk(tree):
+    for node, when, function in evaluated:
         if isinstance(node, ast.ImportFrom):
             owner = _imported_from(node, package)
             for alias in node.names:
                 if owner is not None and alias.name != "*" and alias.name not in defined[owner]:
-                    missing.append(Missing(node.lineno, alias.name, owner))
+                    missing.append(Missing(node.lineno, alias.name, owner, when, function))
                 module = _module_of(node, alias, package)
                 if module is not None:
                     aliases[alias.asname or alias.name] = module
@@ -205,15 +283,19 @@ def _missing_names(tree: ast.Module, defined: Mapping[str, set[str]], package: s
                 module = _module_of(node, alias, package)
                 if module is not None and alias.asname:
                     aliases[alias.asname] = module
-    for node in ast.walk(tree):
+    for node, when, function in evaluated:
         if (
             isinstance(node, ast.Attribute)
             and isinstance(node.value, ast.Name)
             and node.value.id in aliases
             and node.attr not in defined[aliases[node.value.id]]
         ):
-            missing.append(Missing(node.lineno, f"{node.value.id}.{node.attr}", aliases[node.value.id]))
-    unique = {(m.line, m.name): m for m in missing}
+            name = f"{node.value.id}.{node.attr}"
+            missing.append(Missing(node.lineno, name, aliases[node.value.id], when, function))
+    # one report per place, the earliest evaluation winning (an import beats a call beats never)
+    unique: dict[tuple[int, str], Missing] = {}
+    for m in sorted(missing, key=lambda m: ("import", "call", "annotation").index(m.when), reverse=True):
+        unique[(m.line, m.name)] = m
     return sorted(unique.values(), key=lambda m: (m.line, m.name))
 
 
@@ -281,11 +363,9 @@ def check_handlers(
     except (OSError, ValueError) as exc:
         return HandlersReport(path, problem=f"cannot be read: {exc}")
     base = _parse(files["base.py"], "base.py")
-    defined = {
-        "models": _defined_names(_parse(files["models.py"], "models.py")),
-        "base": _defined_names(base),
-    }
-    missing = tuple(_missing_names(tree, defined, package))
+    models = _parse(files["models.py"], "models.py")
+    defined = {"models": _defined_names(models), "base": _defined_names(base)}
+    missing = tuple(_missing_names(list(_evaluated(tree)), defined, package))
     cls = _find_class(tree)
     if cls is None:
         return HandlersReport(
@@ -310,7 +390,41 @@ def check_handlers(
     indent = _indent_of(cls, path.read_text("utf-8").splitlines())
     if unimplemented and scaffold is not None:
         stubs, imports = _stubs(scaffold, [m for _n, m in unimplemented], tree, indent or "    ")
-    return HandlersReport(path, unimplemented, missing, stale, "", stubs, imports)
+
+    def source_of(rel: str) -> str | None:  # a models module as just generated, else as on disk
+        try:
+            data = files[rel] if rel in files else (package_dir / rel).read_bytes()
+        except OSError:
+            return None
+        return data.decode("utf-8", "replace")
+
+    reads = tuple(stale_reads(cls, base, models, source_of))
+    return HandlersReport(path, unimplemented, missing, stale, "", stubs, imports, reads)
+
+
+def implemented_tools(package_dir: Path) -> dict[str, int]:
+    """Tool wire name -> line of its method in the package's handlers.py, for every tool the package's
+    base.py (as last generated) binds and `class Server` implements; empty when either file is missing
+    or cannot be parsed (`mcpgen diff` then judges added tools as it would without handlers)."""
+    try:
+        base = _parse((package_dir / "base.py").read_bytes(), "base.py")
+        tree = _parse((package_dir / "handlers.py").read_bytes(), "handlers.py")
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    cls = _find_class(tree)
+    if cls is None:
+        return {}
+    lines = {
+        node.name: node.lineno
+        for node in cls.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    implemented = _class_methods(tree, cls)
+    return {
+        name: lines.get(method, cls.lineno)
+        for name, method in _tool_methods(base, tools_only=True)
+        if method in implemented
+    }
 
 
 def add_stubs(report: HandlersReport) -> bytes:

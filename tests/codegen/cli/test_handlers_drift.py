@@ -20,7 +20,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tests.support import ROOT
 
@@ -202,3 +204,119 @@ def test_a_fresh_scaffold_is_clean_for_every_spec(tmp_path: Path) -> None:
         package = build_server(spec, package=f"fresh_{key}")
         report = check_handlers(write_package(tmp_path, package), package.package, package.files, None)
         assert report is not None and report.clean, (key, report)
+
+
+def _call(project: Path, tool: str, arguments: dict[str, object]) -> str:
+    """One call of the generated server over stdio: the text of its result ("error: …" when isError)."""
+    from mcpgen_runtime.client import Client
+
+    env = _env()
+    env["PYTHONPATH"] = os.pathsep.join([str(project / "src"), env["PYTHONPATH"]])
+    with Client.stdio([sys.executable, "-m", "weather_server", "--stdio"], env=env, cwd=project) as client:
+        result = client.call_tool(tool, arguments)
+    text = " ".join(getattr(block, "text", "") for block in result.content)
+    return f"error: {text}" if result.is_error else text
+
+
+def _edit_spec(project: Path, edit: Callable[[list[dict[str, Any]]], None]) -> None:
+    spec = project / "specs" / "weather.json"
+    data = json.loads(spec.read_text("utf-8"))
+    edit(data["tools"])
+    spec.write_text(json.dumps(data, indent=2) + "\n", "utf-8")
+
+
+def test_each_drift_message_says_what_the_server_does(tmp_path: Path) -> None:
+    """Issue 33: with the scaffold's `from __future__ import annotations`, a removed tool's model named in
+    an annotation does not stop the server (a warning, not "cannot start"); named in a function body it
+    fails that function's calls; a tool without a method answers "not implemented". Generating warns
+    (exit 0), `--check` fails, and the server, started for real, does what the messages say."""
+    project = _project(tmp_path)
+    handlers = project / "src" / "weather_server" / "handlers.py"
+    handlers.unlink()  # start from the scaffold mcpgen writes
+    assert _mcpgen(project, "generate").returncode == 0
+    text = handlers.read_text("utf-8")
+    assert "from __future__ import annotations" in text
+    body = "        raise NotImplementedError"
+    at = text.index(body, text.index("async def calculate_sum("))
+    text = text[:at] + "        return str(_m.GetCurrentTimeInput())" + text[at + len(body) :]
+    handlers.write_text(text, "utf-8")
+    _edit_spec(project, lambda tools: tools.remove(next(t for t in tools if t["name"] == "get_current_time")))
+    _edit_spec(project, lambda tools: tools.append(FORECAST))
+
+    where = "src/weather_server/handlers.py"
+    used = _line_of(text, "_m.GetCurrentTimeInput()")
+    annotated = _line_of(text, "args: _m.GetCurrentTimeInput")
+    method = _line_of(text, "async def get_current_time(")
+    gone = "`_m.GetCurrentTimeInput` is not defined in models.py any more (its tool was removed or renamed"
+    call = (
+        f"{where}:{used}: {gone} in the spec); the server starts, but `calculate_sum` fails when it reaches"
+    )
+    annotation = (
+        f"{where}:{annotated}: {gone} in the spec); only in an annotation, which is never evaluated: the "
+        "server starts, but type checkers report it"
+    )
+    dead = f"note: {where}:{method}: method `get_current_time` handles no tool any more"
+    missing = (
+        "class Server implements no method for 1 tool(s): 'get_forecast'; the server starts and their calls"
+    )
+    generated = _mcpgen(project, "generate")
+    assert generated.returncode == 0, generated.stdout + generated.stderr
+    for expected in (f"warning: {call}", f"warning: {annotation}", dead, missing):
+        assert expected in generated.stderr, (expected, generated.stderr)
+    assert "cannot start" not in generated.stderr and "error" not in generated.stderr
+    check = _mcpgen(project, "generate", "--check")
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert f"error: {call}" in check.stderr and f"error: {annotation}" in check.stderr
+
+    served = _serve(project)
+    assert served.returncode == 0, served.stderr
+    assert "serving 6 tools" in served.stderr and "'get_forecast'" in served.stderr
+    assert _call(project, "calculate_sum", {"a": 1, "b": 2}) == (
+        "error: Tool 'calculate_sum' failed with an internal error (AttributeError)"
+    )
+    assert (
+        _call(project, "get_forecast", {"location": "Oslo"})
+        == "error: Tool 'get_forecast' is not implemented"
+    )
+
+
+def test_a_parameter_renamed_in_the_spec_but_read_by_a_handler(tmp_path: Path) -> None:
+    """Issue 33: the spec renames get_weather's `location` to `city` while handlers.py still reads
+    `args.location`: generating (both commands) warns with file and line, `--check` fails, and the
+    call fails as said. The file is read with `ast`, never run."""
+    project = _project(tmp_path)
+    handlers = project / "src" / "weather_server" / "handlers.py"
+    assert _mcpgen(project, "generate").returncode == 0
+
+    def rename(tools: list[dict[str, Any]]) -> None:
+        schema = next(t for t in tools if t["name"] == "get_weather")["inputSchema"]
+        schema["properties"]["city"] = schema["properties"].pop("location")
+        schema["required"] = ["city"]
+
+    _edit_spec(project, rename)
+    text = handlers.read_text("utf-8")
+    first, end = _line_of(text, "async def get_weather("), _line_of(text, "async def get_weather_data(")
+    lines = [n for n, line in enumerate(text.splitlines(), 1) if first < n < end and "args.location" in line]
+    expected = [
+        f"src/weather_server/handlers.py:{line}: get_weather reads args.location, which the spec no longer "
+        "has (renamed? the input now has: city)"
+        for line in lines
+    ]
+    assert len(expected) == 2
+    for args in (("generate",), ("server", "specs/weather.json", "-o", "src", "--package", "weather_server")):
+        result = _mcpgen(project, *args)
+        assert result.returncode == 0, result.stdout + result.stderr
+        said = [line for line in result.stderr.splitlines() if "args.location" in line]
+        assert [line.split(": ", 1)[1].split("; ")[0] for line in said] == expected, result.stderr
+        assert all(line.startswith("warning: ") for line in said)
+        # get_weather_data reads args.location too, and its input still has it
+        assert "get_weather_data reads" not in result.stderr
+    check = _mcpgen(project, "generate", "--check")
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert f"error: {expected[0]}; the server starts, but its calls fail" in check.stderr
+    assert _call(project, "get_weather", {"city": "Oslo"}) == (
+        "error: Tool 'get_weather' failed with an internal error (AttributeError)"
+    )
+    handlers.write_text(text.replace("args.location", "args.city", 2), "utf-8")  # get_weather's two
+    fixed = _mcpgen(project, "generate", "--check")
+    assert fixed.returncode == 0 and "args." not in fixed.stderr, fixed.stdout + fixed.stderr

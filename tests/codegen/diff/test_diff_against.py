@@ -32,9 +32,11 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _run(cwd: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def _run(
+    cwd: Path, env: dict[str, str], *args: str, command: str = "diff"
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "codegen.cli", "diff", *args],
+        [sys.executable, "-m", "codegen.cli", command, *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -111,3 +113,67 @@ def test_against_errors_are_clear(repo: tuple[Path, dict[str, str]], tmp_path: P
     assert result.returncode == 2 and "give no NEW" in result.stderr
     result = _run(path, env, "--against", "HEAD")
     assert result.returncode == 2 and "needs a FILE" in result.stderr
+
+
+SERVERS = """\
+[[tool.mcpgen.targets]]
+source = "specs/w.json"
+kind = "client"
+output = "src"
+package = "w_client"
+
+[[tool.mcpgen.targets]]
+source = "specs/w.json"
+kind = "server"
+output = "src"
+package = "w_server"
+
+[[tool.mcpgen.targets]]
+source = "specs/w.json"
+kind = "server"
+output = "other"
+package = "w_server"
+"""
+
+
+def _generate(path: Path, env: dict[str, str], *args: str) -> None:
+    result = _run(path, env, *args, command="generate")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_an_added_tool_is_compatible_for_servers_once_every_server_target_handles_it(
+    repo: tuple[Path, dict[str, str]],
+) -> None:
+    """Issue 33: an added tool breaks a server target only while its handlers.py has no method for it."""
+    path, env = repo
+    (path / "pyproject.toml").write_text(SERVERS, "utf-8")
+    _write(path / "specs" / "w.json", [TOOL])
+    _generate(path, env)
+    _commit(path, env)
+    added = {"name": "get_forecast", "inputSchema": {"type": "object", "properties": {}}}
+    _write(path / "specs" / "w.json", [TOOL, added])
+    _generate(path, env)  # base.py binds get_forecast; neither handlers.py has a method for it
+    for args in (("--all-targets", "--against", "HEAD"), ("--target", "w_server", "--against", "HEAD")):
+        result = _run(path, env, *args)
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "tool `get_forecast` added: a server must implement it (no handler for it yet" in result.stdout
+    # one server target stubbed: the other still cannot serve it
+    handlers = path / "other" / "w_server" / "handlers.py"
+    before = handlers.read_bytes()
+    _generate(path, env, "--add-stubs")
+    handlers.write_bytes(before)
+    result = _run(path, env, "--all-targets", "--against", "HEAD")
+    assert result.returncode == 1 and "no handler for it yet" in result.stdout, result.stdout
+    _generate(path, env, "--add-stubs")
+    result = _run(path, env, "--all-targets", "--against", "HEAD", "--format", "json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (change,) = json.loads(result.stdout)["changes"]
+    assert change["kind"] == "tool-added" and change["server"] == "compatible"
+    line = next(
+        n for n, text in enumerate(handlers.read_text("utf-8").splitlines(), 1) if "def get_forecast(" in text
+    )
+    assert f"src/w_server/handlers.py:{line}, other/w_server/handlers.py:{line}" in change["reason"]
+    # a file compared without targets knows no handlers: an added tool still breaks servers
+    result = _run(path, env, "--against", "HEAD", "specs/w.json")
+    assert result.returncode == 1 and "a server must implement it" in result.stdout
+    assert "handler" not in result.stdout
