@@ -66,6 +66,7 @@ def local_config(hook_id: str, mcpgen: Path = MCPGEN) -> str:
     assert entry.split()[0] == "mcpgen"
     hook["entry"] = str(mcpgen) + entry[len("mcpgen") :]
     hook["language"] = "system"
+    hook.pop("additional_dependencies", None)  # what pre-commit installs beside mcpgen: nothing, here
     return yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}, sort_keys=False)
 
 

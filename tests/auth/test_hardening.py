@@ -184,6 +184,9 @@ def test_each_request_is_verified_once(signer: Signer, keys: KeyServer) -> None:
 # ---- the key endpoint fails ------------------------------------------------------------------
 
 
+# serial: the key server is a thread of this process; with three other workers on two cores it once
+# did not read the request within the 1 s deadline (hits 0), which says nothing about the verifier
+@pytest.mark.serial
 @pytest.mark.parametrize("mode", ["500", "reset", "silent", "drip", "huge"])
 def test_a_failing_key_endpoint_is_fetched_once_per_interval(
     signer: Signer, keys: KeyServer, mode: str

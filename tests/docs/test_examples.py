@@ -76,6 +76,17 @@ def test_every_example_is_run_or_marked_as_an_excerpt() -> None:
     )  # a floor: the collector found the examples
 
 
+@pytest.fixture(autouse=True)
+def _forget_generated_packages() -> Iterator[None]:
+    """Examples import packages from generated/ (`everything_client`, `weather_client`, ...); drop
+    them after each one, so a later test in this process that generates its own package of the same
+    name imports that one, not ours."""
+    yield
+    packages = {path.name for path in GENERATED.iterdir() if path.is_dir()}
+    for name in [name for name in sys.modules if name.partition(".")[0] in packages]:
+        del sys.modules[name]
+
+
 @pytest.mark.parametrize("example", of_kind("plain"))
 def test_example_runs(
     example: CodeExample, eval_example: EvalExample, monkeypatch: pytest.MonkeyPatch
