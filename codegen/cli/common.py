@@ -55,6 +55,7 @@ __all__ = [
     "mcp_config_options",
     "output_option",
     "parse_stdio",
+    "pyproject_options",
     "report_error",
     "reports_errors",
     "require_source",
@@ -205,6 +206,38 @@ def mcp_config_options(func: _F) -> _F:
         ".mcp.json, Windsurf's mcp_config.json, .vscode/mcp.json or Codex's config.toml. Its command, "
         "args, env and cwd, or its URL and headers, are used as the file says.",
     )(func)
+
+
+def _refuse_config(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        raise click.UsageError(
+            f"--config names an MCP config file (.mcp.json) in mcpgen; give the pyproject.toml with "
+            f"--pyproject {value}"
+        )
+
+
+def pyproject_options(help_text: str) -> Callable[[_F], _F]:
+    """`--pyproject PATH` (passed as `pyproject`), and the old spelling `--config` refused with a
+    message naming it: `--config` is an MCP config file everywhere else."""
+
+    def decorate(func: _F) -> _F:
+        func = click.option(
+            "--config",
+            hidden=True,
+            expose_value=False,
+            callback=_refuse_config,
+            metavar="PATH",
+            help="Refused: the pyproject.toml is --pyproject PATH (--config is an MCP config file).",
+        )(func)
+        return click.option(
+            "--pyproject",
+            "pyproject",
+            type=click.Path(dir_okay=False, exists=True, path_type=Path),
+            metavar="PATH",
+            help=help_text,
+        )(func)
+
+    return decorate
 
 
 def config_source(

@@ -23,6 +23,7 @@ from .common import (
     header_option,
     max_response_option,
     parse_stdio,
+    pyproject_options,
     report_error,
 )
 from .config import ConfigError, TargetConfig, find_pyproject, load_config
@@ -57,12 +58,7 @@ TRAILER = "Mcpgen-Allow-Breaking"  # with --commit-msg: the commit message trail
 @click.option(
     "--all-targets", is_flag=True, help="Every [tool.mcpgen] target, as --target does (the pre-commit hook)."
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="pyproject.toml for --target [default: the nearest one from the current directory up].",
-)
+@pyproject_options("pyproject.toml for --target [default: the nearest one from the current directory up].")
 # Repeats in shape only (duplicates): click declares each option on its own; the choices differ.
 @click.option(
     "--format",
@@ -117,7 +113,7 @@ def diff(
     new_stdio: str | None,
     target_names: tuple[str, ...],
     all_targets: bool,
-    config_path: Path | None,
+    pyproject: Path | None,
     fmt: str,
     fail_on: str,
     side: str,
@@ -152,7 +148,7 @@ def diff(
             if target_names or all_targets:
                 if old:
                     raise click.UsageError("--target compares a target with its own source; give no FILE")
-                files = _target_sources(target_names, all_targets, config_path)
+                files = _target_sources(target_names, all_targets, pyproject)
             elif not old or "://" in old:
                 raise click.UsageError(
                     "--against REV needs a FILE (a spec or tools.json in a git repository)"
@@ -163,7 +159,7 @@ def diff(
         elif target_names or all_targets:
             if old or new or old_stdio or new_stdio:
                 raise click.UsageError("--target compares a target with its own source; give no OLD or NEW")
-            pairs = _target_pairs(target_names, all_targets, config_path)
+            pairs = _target_pairs(target_names, all_targets, pyproject)
         else:
             if not (old or old_stdio) or not (new or new_stdio):
                 raise click.UsageError(
@@ -249,10 +245,10 @@ def _against_pairs(files: Sequence[Path], rev: str) -> list[tuple[LoadedSpec, Lo
     return pairs
 
 
-def _target_sources(names: Sequence[str], every: bool, config_path: Path | None) -> list[Path]:
+def _target_sources(names: Sequence[str], every: bool, pyproject: Path | None) -> list[Path]:
     """The spec file of each named target (or of every target), once each."""
     sources: dict[Path, None] = {}
-    for target in _selected_targets(names, every, config_path):
+    for target in _selected_targets(names, every, pyproject):
         if target.server is not None:  # a server of an MCP config file: no spec file in git
             click.echo(f"{target.describe()}: a live server, not a file; --against skips it", err=True)
             continue
@@ -260,28 +256,28 @@ def _target_sources(names: Sequence[str], every: bool, config_path: Path | None)
     return list(sources)
 
 
-def _selected_targets(names: Sequence[str], every: bool, config_path: Path | None) -> list[TargetConfig]:
-    if config_path is None:
-        config_path = find_pyproject(Path.cwd())
-        if config_path is None:
-            raise ConfigError("no pyproject.toml in this directory or its parents; pass --config")
-    targets = load_config(config_path).targets
+def _selected_targets(names: Sequence[str], every: bool, pyproject: Path | None) -> list[TargetConfig]:
+    if pyproject is None:
+        pyproject = find_pyproject(Path.cwd())
+        if pyproject is None:
+            raise ConfigError("no pyproject.toml in this directory or its parents; pass --pyproject PATH")
+    targets = load_config(pyproject).targets
     unknown = sorted(set(names) - {t.package for t in targets})
     if unknown:
         raise ConfigError(
-            f"{display_path(config_path)} has no [tool.mcpgen] target with package {', '.join(unknown)}"
+            f"{display_path(pyproject)} has no [tool.mcpgen] target with package {', '.join(unknown)}"
         )
     return [target for target in targets if every or target.package in names]
 
 
 def _target_pairs(
-    names: Sequence[str], every: bool, config_path: Path | None
+    names: Sequence[str], every: bool, pyproject: Path | None
 ) -> list[tuple[LoadedSpec, LoadedSpec]]:
     """(checked-in tools.json, source now) of each named target (or of every target), once per pair."""
     from ..load.document import load_file
 
     pairs: dict[tuple[bytes, Path], tuple[LoadedSpec, LoadedSpec]] = {}
-    for target in _selected_targets(names, every, config_path):
+    for target in _selected_targets(names, every, pyproject):
         checked_in = target.output / target.package / "tools.json"
         if not checked_in.exists():
             raise ConfigError(

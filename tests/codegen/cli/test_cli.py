@@ -518,7 +518,7 @@ def test_generate_reports_each_failing_target(runner: CliRunner, tmp_path: Path,
         ),
     )
     spec_file(tmp_path, TOOL_BAD, name="specs/bad.json")
-    result = run(runner, "generate", "--config", tmp_path / "pyproject.toml")
+    result = run(runner, "generate", "--pyproject", tmp_path / "pyproject.toml")
     assert result.exit_code == 1
     assert "target #2 (server 'demo_server' from specs/bad.json)" in result.stderr
     assert "TOOLS-08" in result.stderr
@@ -543,13 +543,13 @@ def test_generate_reports_each_failing_target(runner: CliRunner, tmp_path: Path,
 )
 def test_generate_config_errors(runner: CliRunner, tmp_path: Path, body: str, message: str) -> None:
     (tmp_path / "pyproject.toml").write_text(body)
-    result = run(runner, "generate", "--config", tmp_path / "pyproject.toml")
+    result = run(runner, "generate", "--pyproject", tmp_path / "pyproject.toml")
     assert result.exit_code == 1
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
 def test_generate_missing_config_is_usage_error(runner: CliRunner, tmp_path: Path) -> None:
-    assert run(runner, "generate", "--config", tmp_path / "nope.toml").exit_code == 2
+    assert run(runner, "generate", "--pyproject", tmp_path / "nope.toml").exit_code == 2
 
 
 # ----------------------------------------------------------------------------- real pipeline
@@ -581,12 +581,12 @@ def test_real_generate_then_check_is_fresh(runner: CliRunner, tmp_path: Path) ->
         TWO_TARGETS.replace("demo", "weather").replace("strict = true\n", "")
     )
     config = tmp_path / "pyproject.toml"
-    result = run(runner, "generate", "--config", config)
+    result = run(runner, "generate", "--pyproject", config)
     assert result.exit_code == 0, result.output
     assert "from specs/weather.json " in (tmp_path / "gen" / "weather_client" / "client.py").read_text()
-    fresh = run(runner, "generate", "--check", "--config", config)
+    fresh = run(runner, "generate", "--check", "--pyproject", config)
     assert fresh.exit_code == 0, fresh.output
-    again = run(runner, "generate", "--config", config)
+    again = run(runner, "generate", "--pyproject", config)
     assert again.exit_code == 0 and again.stdout.count("up to date") == 2
 
 
