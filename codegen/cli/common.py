@@ -4,7 +4,7 @@ into (`gathers_source`), and a loaded spec checked for use.
 
 Exit codes: 0 success; 1 an invalid spec, a refused write, a load failure or `generate --check`
 drift (every McpgenError, message on stderr, no traceback); 2 usage errors (click's own);
-3 an unexpected exception, which is a bug in mcpgen.
+3 an unexpected exception, which is a bug in mcpgen; 130 interrupted (Ctrl-C, app.py).
 """
 
 from __future__ import annotations
@@ -37,8 +37,10 @@ __all__ = [
     "CONTEXT_SETTINGS",
     "EXIT_BUG",
     "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "INTERRUPTED_NOTE",
     "Checked",
     "Failed",
     "Source",
@@ -73,6 +75,10 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # invalid input, refused write, --check drift
 EXIT_USAGE = 2  # click's own code for usage errors; `diff` also uses it for inputs that do not load
 EXIT_BUG = 3
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as shells report it
+
+# what the one-line message of an interrupted command adds (`ctx.meta`): a writing command's promise
+INTERRUPTED_NOTE = "mcpgen.interrupted_note"
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
@@ -95,8 +101,11 @@ def batch(func: Callable[P, None]) -> Callable[P, None]:
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
         context = click.get_current_context(silent=True)
-        if context is not None and context.find_root().obj is PROGRAM:
-            gc.disable()
+        if context is not None:
+            # every write replaces a whole file or package (write/), so an interrupt leaves none half done
+            context.meta[INTERRUPTED_NOTE] = "; every package is written whole or left as it was"
+            if context.find_root().obj is PROGRAM:
+                gc.disable()
         func(*args, **kwargs)
 
     return wrapper
