@@ -15,6 +15,7 @@ from .diff import diff
 from .generate import client, server
 from .inspect import snapshot, validate
 from .mock import mock
+from .output import quiet_option
 from .servers import servers
 from .targets import generate
 
@@ -58,5 +59,14 @@ def main() -> None:
     """
 
 
+def _quiet_everywhere(command: click.Command) -> None:
+    """-q/--quiet on `command` and, for a group, on each of its commands (`mcpgen -q auth login`
+    and `mcpgen auth login -q` alike)."""
+    command.params.append(quiet_option())
+    for sub in command.commands.values() if isinstance(command, click.Group) else ():
+        _quiet_everywhere(sub)
+
+
 for _command in (validate, client, server, snapshot, diff, mock, generate, servers, auth_group):
     main.add_command(_command)
+_quiet_everywhere(main)

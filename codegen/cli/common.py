@@ -28,6 +28,7 @@ from mcpgen_runtime.masking import masked
 from ..errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidationError
 from . import stages
 from .config import ConfigError, check_line_length
+from .output import say
 
 if TYPE_CHECKING:
     from ..spec import LoadedSpec, ValidatedSpec
@@ -57,6 +58,7 @@ __all__ = [
     "mcp_config_options",
     "output_option",
     "parse_stdio",
+    "print_diagnostics",
     "pyproject_options",
     "report_error",
     "reports_errors",
@@ -402,13 +404,20 @@ def check_spec(
 def usable_spec(checked: Checked) -> ValidatedSpec:
     """The validated spec, or report every diagnostic on stderr and fail."""
     if checked.validated is not None and checked.usable:
-        for diagnostic in checked.warnings:
-            click.echo(masked(str(diagnostic)), err=True)
+        print_diagnostics(checked.warnings)
         return checked.validated
-    for diagnostic in checked.diagnostics:
-        click.echo(masked(str(diagnostic)), err=True)
+    print_diagnostics(checked.diagnostics)
     click.echo(f"error: {checked.summary()}", err=True)
     raise Failed
+
+
+def print_diagnostics(diagnostics: Sequence[Diagnostic], *, err: bool = True) -> None:
+    """Each diagnostic on a line; with -q/--quiet the errors only."""
+    for diagnostic in diagnostics:
+        if diagnostic.severity == "error":
+            click.echo(masked(str(diagnostic)), err=err)
+        else:
+            say(masked(str(diagnostic)), err=err)
 
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

@@ -27,6 +27,7 @@ from .common import (
     report_error,
 )
 from .config import ConfigError, TargetConfig, find_pyproject, load_config
+from .output import say
 
 if TYPE_CHECKING:
     from ..spec import LoadedSpec
@@ -199,7 +200,7 @@ def diff(
                 if trailer
                 else f"--allow-breaking or {ALLOW_ENV}"
             )
-            click.echo(f"mcpgen diff: {fail_on} change(s) accepted ({why})", err=True)
+            say(f"mcpgen diff: {fail_on} change(s) accepted ({why})", err=True)
             return
         how = (
             f"add a `{TRAILER}: <why>` trailer to the commit message"
@@ -239,7 +240,7 @@ def _against_pairs(files: Sequence[Path], rev: str) -> list[tuple[LoadedSpec, Lo
         now = load_file(shown)
         committed = load_at_revision(path, rev, shown)
         if committed.spec is None:
-            click.echo(f"{committed.why}: every tool in {shown} is new; nothing to compare", err=True)
+            say(f"{committed.why}: every tool in {shown} is new; nothing to compare", err=True)
             continue
         pairs.append((committed.spec, now))
     return pairs
@@ -250,7 +251,7 @@ def _target_sources(names: Sequence[str], every: bool, pyproject: Path | None) -
     sources: dict[Path, None] = {}
     for target in _selected_targets(names, every, pyproject):
         if target.server is not None:  # a server of an MCP config file: no spec file in git
-            click.echo(f"{target.describe()}: a live server, not a file; --against skips it", err=True)
+            say(f"{target.describe()}: a live server, not a file; --against skips it", err=True)
             continue
         sources[target.source_path.resolve()] = None
     return list(sources)

@@ -41,6 +41,7 @@ from .common import (
     usable_spec,
 )
 from .config import header_path, project_root, project_style, relative_source
+from .output import say
 from .project import project_meta, project_options
 from .reports import Tally, print_project_report, print_report, report_handlers, tools_line
 from .stages import Kind
@@ -273,7 +274,7 @@ def _every_server(
     enabled = [entry.name for entry in config.entries.values() if not entry.disabled]
     for entry in config.entries.values():
         if entry.disabled:
-            click.echo(f"skipped  {display_path(mcp_config)}#{entry.name}: disabled in the file")
+            say(f"skipped  {display_path(mcp_config)}#{entry.name}: disabled in the file")
     if not enabled:
         click.echo(f"error: {display_path(mcp_config)}: no enabled server to generate", err=True)
         raise Failed

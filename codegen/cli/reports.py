@@ -19,6 +19,7 @@ from ..errors import McpgenError
 from ..write.check import FileDiff
 from ..write.package import WriteReport
 from .common import display_path
+from .output import say
 
 if TYPE_CHECKING:
     from ..spec import LoadedSpec
@@ -41,9 +42,9 @@ __all__ = [
 def print_project_report(project: Path, report: ProjectReport) -> None:
     for label, paths in (("created", report.created), ("updated", report.updated)):
         for rel in paths:
-            click.echo(f"{label:<8} {display_path(project / rel)}")
+            say(f"{label:<8} {display_path(project / rel)}")
     state = "up to date" if not (report.created or report.updated) else "written"
-    click.echo(f"{display_path(project)}: project files {state} (the sections marked 'yours' are kept)")
+    say(f"{display_path(project)}: project files {state} (the sections marked 'yours' are kept)")
 
 
 def print_report(report: WriteReport, user_hint: str | None) -> None:
@@ -54,17 +55,17 @@ def print_report(report: WriteReport, user_hint: str | None) -> None:
         ("removed", report.removed),
     ):
         for shown in listed(paths):
-            click.echo(f"{label:<8} {display_path(base / shown[0])}{shown[1]}")
+            say(f"{label:<8} {display_path(base / shown[0])}{shown[1]}")
     for rel in report.preserved:
         hint = f"; {user_hint} replaces it" if user_hint else ""
-        click.echo(f"{'kept':<8} {display_path(base / rel)} (yours{hint})")
+        say(f"{'kept':<8} {display_path(base / rel)} (yours{hint})")
     if report.changed:
-        click.echo(
+        say(
             f"{display_path(base)}: {len(report.created)} created, {len(report.updated)} updated, "
             f"{len(report.unchanged)} unchanged, {len(report.removed)} removed"
         )
     else:
-        click.echo(f"{display_path(base)}: up to date ({len(report.unchanged)} file(s) unchanged)")
+        say(f"{display_path(base)}: up to date ({len(report.unchanged)} file(s) unchanged)")
 
 
 HEADER_NAMES_SHOWN = 5
@@ -158,7 +159,7 @@ def report_handlers(
             err=True,
         )
     for line, method in report.stale_methods:
-        click.echo(
+        say(
             f"note: {shown}:{line}: method `{method}` handles no tool any more (removed from the spec?); "
             "delete it",
             err=True,
@@ -167,18 +168,18 @@ def report_handlers(
         tools = ", ".join(repr(name) for name, _method in report.unimplemented)
         if add_stubs:
             write_file_atomic(report.path, appended(report))
-            click.echo(f"{'stubbed':<8} {shown}: class Server now has a method for {tools}")
+            say(f"{'stubbed':<8} {shown}: class Server now has a method for {tools}")
         else:
-            click.echo(
+            say(
                 f"warning: {shown}: class Server implements no method for {len(report.unimplemented)} "
                 f'tool(s): {tools}; their calls answer "not implemented". Add with --add-stubs, or paste '
                 "into class Server:",
                 err=True,
             )
             for text in report.imports:
-                click.echo(f"    {text}    # at the top of handlers.py", err=True)
+                say(f"    {text}    # at the top of handlers.py", err=True)
             for text in report.stubs.splitlines():
-                click.echo(f"    {text}".rstrip(), err=True)
+                say(f"    {text}".rstrip(), err=True)
     return report.broken
 
 

@@ -22,12 +22,14 @@ from .common import (
     batch,
     check_spec,
     display_path,
+    print_diagnostics,
     pyproject_options,
     report_error,
     reports_errors,
     skip_invalid_option,
 )
 from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
+from .output import say
 from .project import project_meta
 from .reports import (
     Tally,
@@ -157,7 +159,7 @@ def _run_targets(
             if key is not None and is_fresh(target.output, target.package, key):
                 _finish(writing, config, add_stubs, outcome)
                 writing = None
-                click.echo(
+                say(
                     f"fresh: {display_path(target.output / target.package)}"
                     if check
                     else f"{display_path(target.output / target.package)}: up to date"
@@ -187,7 +189,7 @@ def _run_targets(
                 shown = tools_changed and _print_tool_changes(target, validated)
                 print_diffs(diffs, tools_shown=shown)
             else:
-                click.echo(f"fresh: {display_path(target.output / target.package)}")
+                say(f"fresh: {display_path(target.output / target.package)}")
             if _handlers_broken(target, pkg, add_stubs):
                 raise Failed
         except Failed:
@@ -269,7 +271,7 @@ def _run_project_target(
         return False
     diffs = check_project(target.project, built)
     if not diffs:
-        click.echo(f"fresh: {shown}")
+        say(f"fresh: {shown}")
         return False
     click.echo(f"stale: {shown} (target #{target.index})")
     print_diffs(diffs)
@@ -313,7 +315,7 @@ def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None
     except (OSError, tomllib.TOMLDecodeError, AttributeError):
         scripts = {}
     if not isinstance(scripts, dict) or scripts.get(target.cli) != entry:
-        click.echo(
+        say(
             f"note: to install the command {target.cli!r}, add to [project.scripts] of the distribution "
             f'that ships {target.package}: {target.cli} = "{entry}"'
         )
@@ -370,14 +372,12 @@ def _validated_for(
             result = check_spec(spec_or_error, target.strict, target.skip_invalid, model=True)
             checked[key] = result
             if result.usable:  # warnings once per source; errors are reported per target below
-                for diagnostic in result.warnings:
-                    click.echo(str(diagnostic), err=True)
+                print_diagnostics(result.warnings)
     entry = checked[key]
     if isinstance(entry, McpgenError):
         raise entry
     if entry.validated is None or not entry.usable:
-        for diagnostic in entry.diagnostics:
-            click.echo(str(diagnostic), err=True)
+        print_diagnostics(entry.diagnostics)
         click.echo(f"error: {target.describe()}: {entry.summary()}", err=True)
         raise Failed
     return entry.validated
