@@ -227,19 +227,18 @@ def _refuse_config(_ctx: click.Context, _param: click.Parameter, value: str | No
         )
 
 
+# the hidden old spelling's help (`mcpgen generate --help` does not show it)
+_OLD = "Refused: the pyproject.toml is --pyproject PATH (--config is an MCP config file)."
+
+
 def pyproject_options(help_text: str) -> Callable[[_F], _F]:
     """`--pyproject PATH` (passed as `pyproject`), and the old spelling `--config` refused with a
     message naming it: `--config` is an MCP config file everywhere else."""
 
     def decorate(func: _F) -> _F:
-        func = click.option(
-            "--config",
-            hidden=True,
-            expose_value=False,
-            callback=_refuse_config,
-            metavar="PATH",
-            help="Refused: the pyproject.toml is --pyproject PATH (--config is an MCP config file).",
-        )(func)
+        func = click.option("--config", callback=_refuse_config, expose_value=False, hidden=True, help=_OLD)(
+            func
+        )
         return click.option(
             "--pyproject",
             "pyproject",

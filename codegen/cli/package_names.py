@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..load.command import LAUNCHERS
 from ..load.mcp_config import split_config_source
 from .stages import Kind
 
@@ -25,32 +26,13 @@ __all__ = ["default_package_name", "package_names"]
 
 _AFFIX_WORDS = frozenset({"mcp", "server"})
 # names that say how a server is reached or started, or what it is built with, not which it is
-_NOT_A_NAME = frozenset(
+_NOT_A_NAME = LAUNCHERS | frozenset(
     [
         "stdio",
         "sse",
         "http",
         "https",
         "streamable",
-        "npx",
-        "bunx",
-        "pnpx",
-        "uvx",
-        "pipx",
-        "uv",
-        "node",
-        "nodejs",
-        "deno",
-        "bun",
-        "npm",
-        "pnpm",
-        "yarn",
-        "docker",
-        "podman",
-        "python",
-        "python3",
-        "py",
-        "java",
         "run",
         "exec",
         "localhost",

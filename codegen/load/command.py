@@ -11,10 +11,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Started", "shown_command", "started"]
+__all__ = ["LAUNCHERS", "Started", "shown_command", "started"]
 
 # programs that start another one, and the words that follow them before it (`uv run`, `npm exec`)
-_LAUNCHERS = frozenset(
+LAUNCHERS = frozenset(
     [
         "npx",
         "bunx",
@@ -88,7 +88,7 @@ def _program(arg: str) -> str:
 
 def _is_launcher(arg: str) -> bool:
     name = _program(arg)
-    return name in _LAUNCHERS or bool(_PYTHON.fullmatch(name))
+    return name in LAUNCHERS or bool(_PYTHON.fullmatch(name))
 
 
 def started(argv: Sequence[str]) -> Started | None:
