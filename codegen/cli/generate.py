@@ -47,7 +47,7 @@ from .reports import Tally, print_project_report, print_report, report_handlers,
 from .stages import Kind
 
 if TYPE_CHECKING:
-    from ..spec import ValidatedSpec
+    pass
 
 __all__ = ["client", "server"]
 
@@ -262,17 +262,18 @@ def server(
     )
 
 
-def _header_source(spec: ValidatedSpec, source: str | None, out: Path) -> ValidatedSpec:
-    """A file source as generated headers record it: relative to the project root (the nearest
-    pyproject.toml's directory above `out`, else `out`), so every checkout writes the same bytes.
-    URLs and stdio commands already carry their display names (no credentials, no query)."""
+def _header_source(shown: str, source: str | None, out: Path) -> str:
+    """The source as generated headers record it (`shown`: the loaded spec's display name): a file
+    relative to the project root (the nearest pyproject.toml's directory above `out`, else `out`),
+    so every checkout writes the same bytes. URLs and stdio commands already carry their display
+    names (no credentials, no query)."""
     if source is None or "://" in source:
-        return spec
+        return shown
     in_config = split_config_source(source)
     if in_config is not None:  # FILE#NAME: the file as for a spec file, the server's name as given
         path, name = in_config
-        return dataclasses.replace(spec, source=f"{header_path(path, project_root(out))}#{name}")
-    return dataclasses.replace(spec, source=relative_source(Path(source), project_root(out)))
+        return f"{header_path(path, project_root(out))}#{name}"
+    return relative_source(Path(source), project_root(out))
 
 
 def _every_server(
@@ -356,10 +357,11 @@ def _generate_one(
     source.require()
     style = project_style(out, line_length=line_length)
     loaded = source.load()
-    checked = check_spec(loaded, strict, skip_invalid, model=True)
-    validated = _header_source(usable_spec(checked), source.where, out)
+    header = _header_source(loaded.source, source.where, out)
     name = package or default_package_name(source.where, source.stdio, kind, loaded.server_info)
-    _refuse_other_source(out / name, validated.source, force)
+    _refuse_other_source(out / name, header, force)  # before the spec's warnings: nothing is written
+    checked = check_spec(loaded, strict, skip_invalid, model=True)
+    validated = dataclasses.replace(usable_spec(checked), source=header)
     pkg = stages.build_package(kind, validated, name, style)
     report = write_package(out, pkg, overwrite_user_files=overwrite)
     print_report(report, "--overwrite-handlers" if kind == "server" else None)
@@ -400,9 +402,10 @@ def _generate_project(
     pkg_name = package or default_package_name(source.where, source.stdio, "client", loaded.server_info)
     meta = project_meta(pkg_name, loaded.server_info, name, version)  # before the work: errors first
     # relative to the project root above DIR: DIR's own pyproject.toml must not move it between runs
+    header = _header_source(loaded.source, source.where, project.parent)
+    _refuse_other_source(out / pkg_name, header, force)
     checked = check_spec(loaded, strict, skip_invalid, model=True)
-    validated = _header_source(usable_spec(checked), source.where, project.parent)
-    _refuse_other_source(out / pkg_name, validated.source, force)
+    validated = dataclasses.replace(usable_spec(checked), source=header)
     built = stages.build_project(validated, pkg_name, meta, style)
     report = write_project(project, built)
     print_report(report.package, None)

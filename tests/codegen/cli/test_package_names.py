@@ -52,7 +52,7 @@ def test_another_source_needs_force(tmp_path: Path) -> None:
     before = {p.name: p.read_bytes() for p in package.iterdir() if p.is_file()}
     other = ("client", "--stdio", _stdio("shapes_server"), "-o", "out", "--package", "weather_client")
 
-    refused = _mcpgen(tmp_path, *other, "-q")
+    refused = _mcpgen(tmp_path, *other)  # refused before any warning about the spec
     assert refused.returncode == 1
     shown = Path(sys.executable).name
     assert refused.stderr.strip() == (
