@@ -10,11 +10,12 @@ import click
 from mcpgen_runtime._version import PROTOCOL_VERSION, __version__
 
 from .auth import auth_group
-from .common import CONTEXT_SETTINGS, PROGRAM
+from .common import CONTEXT_SETTINGS, EXIT_INTERRUPTED, INTERRUPTED_NOTE, PROGRAM
 from .diff import diff
 from .generate import client, server
 from .inspect import snapshot, validate
 from .mock import mock
+from .output import quiet_option
 from .servers import servers
 from .targets import generate
 
@@ -33,6 +34,14 @@ class _Program(click.Group):
             # dropped. Frozen objects are left out of it (CliRunner calls `main`, not this).
             gc.freeze()
 
+    def invoke(self, ctx: click.Context) -> Any:
+        # click turns Ctrl-C into "Aborted!" and exit 1; a shell and CI expect 128 + SIGINT
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo(f"\nmcpgen: interrupted{ctx.meta.get(INTERRUPTED_NOTE, '')}", err=True)
+            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+
 
 @click.group(cls=_Program, context_settings=CONTEXT_SETTINGS)
 @click.version_option(
@@ -46,9 +55,18 @@ def main() -> None:
 
     SOURCE is a JSON spec file ({"tools": [...]}, as tools/list returns them) or the URL of a live
     MCP server (every tools/list page is read). Exit codes: 0 ok, 1 invalid input or stale output,
-    2 usage error, 3 a bug in mcpgen.
+    2 usage error, 3 a bug in mcpgen, 130 interrupted (Ctrl-C).
     """
+
+
+def _quiet_everywhere(command: click.Command) -> None:
+    """-q/--quiet on `command` and, for a group, on each of its commands (`mcpgen -q auth login`
+    and `mcpgen auth login -q` alike)."""
+    command.params.append(quiet_option())
+    for sub in command.commands.values() if isinstance(command, click.Group) else ():
+        _quiet_everywhere(sub)
 
 
 for _command in (validate, client, server, snapshot, diff, mock, generate, servers, auth_group):
     main.add_command(_command)
+_quiet_everywhere(main)

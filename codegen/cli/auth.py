@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 import click
 
 from ..errors import McpgenError
+from .output import say
 
 if TYPE_CHECKING:
     from mcpgen_runtime.client.oauth import OAuth, TokenStore
@@ -148,7 +149,7 @@ def login(url: str, login: Login) -> None:
             client.list_tools()
     except McpRuntimeError as exc:
         raise LoginError(f"{url}: {exc}") from exc
-    click.echo(f"logged in to {url}" if _records(url) else f"{url} did not ask for authorization")
+    say(f"logged in to {url}" if _records(url) else f"{url} did not ask for authorization")
 
 
 @auth_group.command()
@@ -159,7 +160,7 @@ def logout(url: str) -> None:
     store = _store()
     for key in keys:
         store.delete(key)
-    click.echo(f"forgot {len(keys)} login(s) for {url}" if keys else f"no stored login for {url}")
+    say(f"forgot {len(keys)} login(s) for {url}" if keys else f"no stored login for {url}")
 
 
 @auth_group.command()

@@ -4,7 +4,7 @@ into (`gathers_source`), and a loaded spec checked for use.
 
 Exit codes: 0 success; 1 an invalid spec, a refused write, a load failure or `generate --check`
 drift (every McpgenError, message on stderr, no traceback); 2 usage errors (click's own);
-3 an unexpected exception, which is a bug in mcpgen.
+3 an unexpected exception, which is a bug in mcpgen; 130 interrupted (Ctrl-C, app.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from mcpgen_runtime.masking import masked
 from ..errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidationError
 from . import stages
 from .config import ConfigError, check_line_length
+from .output import say
 
 if TYPE_CHECKING:
     from ..spec import LoadedSpec, ValidatedSpec
@@ -37,8 +38,10 @@ __all__ = [
     "CONTEXT_SETTINGS",
     "EXIT_BUG",
     "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "INTERRUPTED_NOTE",
     "Checked",
     "Failed",
     "Source",
@@ -55,6 +58,8 @@ __all__ = [
     "mcp_config_options",
     "output_option",
     "parse_stdio",
+    "print_diagnostics",
+    "pyproject_options",
     "report_error",
     "reports_errors",
     "require_source",
@@ -72,6 +77,10 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # invalid input, refused write, --check drift
 EXIT_USAGE = 2  # click's own code for usage errors; `diff` also uses it for inputs that do not load
 EXIT_BUG = 3
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as shells report it
+
+# what the one-line message of an interrupted command adds (`ctx.meta`): a writing command's promise
+INTERRUPTED_NOTE = "mcpgen.interrupted_note"
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 
@@ -94,8 +103,11 @@ def batch(func: Callable[P, None]) -> Callable[P, None]:
     @functools.wraps(func)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
         context = click.get_current_context(silent=True)
-        if context is not None and context.find_root().obj is PROGRAM:
-            gc.disable()
+        if context is not None:
+            # every write replaces a whole file or package (write/), so an interrupt leaves none half done
+            context.meta[INTERRUPTED_NOTE] = "; every package is written whole or left as it was"
+            if context.find_root().obj is PROGRAM:
+                gc.disable()
         func(*args, **kwargs)
 
     return wrapper
@@ -205,6 +217,37 @@ def mcp_config_options(func: _F) -> _F:
         ".mcp.json, Windsurf's mcp_config.json, .vscode/mcp.json or Codex's config.toml. Its command, "
         "args, env and cwd, or its URL and headers, are used as the file says.",
     )(func)
+
+
+def _refuse_config(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        raise click.UsageError(
+            f"--config names an MCP config file (.mcp.json) in mcpgen; give the pyproject.toml with "
+            f"--pyproject {value}"
+        )
+
+
+# the hidden old spelling's help (`mcpgen generate --help` does not show it)
+_OLD = "Refused: the pyproject.toml is --pyproject PATH (--config is an MCP config file)."
+
+
+def pyproject_options(help_text: str) -> Callable[[_F], _F]:
+    """`--pyproject PATH` (passed as `pyproject`), and the old spelling `--config` refused with a
+    message naming it: `--config` is an MCP config file everywhere else."""
+
+    def decorate(func: _F) -> _F:
+        func = click.option("--config", callback=_refuse_config, expose_value=False, hidden=True, help=_OLD)(
+            func
+        )
+        return click.option(
+            "--pyproject",
+            "pyproject",
+            type=click.Path(dir_okay=False, exists=True, path_type=Path),
+            metavar="PATH",
+            help=help_text,
+        )(func)
+
+    return decorate
 
 
 def config_source(
@@ -360,13 +403,20 @@ def check_spec(
 def usable_spec(checked: Checked) -> ValidatedSpec:
     """The validated spec, or report every diagnostic on stderr and fail."""
     if checked.validated is not None and checked.usable:
-        for diagnostic in checked.warnings:
-            click.echo(masked(str(diagnostic)), err=True)
+        print_diagnostics(checked.warnings)
         return checked.validated
-    for diagnostic in checked.diagnostics:
-        click.echo(masked(str(diagnostic)), err=True)
+    print_diagnostics(checked.diagnostics)
     click.echo(f"error: {checked.summary()}", err=True)
     raise Failed
+
+
+def print_diagnostics(diagnostics: Sequence[Diagnostic], *, err: bool = True) -> None:
+    """Each diagnostic on a line; with -q/--quiet the errors only."""
+    for diagnostic in diagnostics:
+        if diagnostic.severity == "error":
+            click.echo(masked(str(diagnostic)), err=err)
+        else:
+            say(masked(str(diagnostic)), err=err)
 
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}

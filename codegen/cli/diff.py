@@ -23,9 +23,11 @@ from .common import (
     header_option,
     max_response_option,
     parse_stdio,
+    pyproject_options,
     report_error,
 )
 from .config import ConfigError, TargetConfig, find_pyproject, load_config
+from .output import say
 
 if TYPE_CHECKING:
     from ..diff.compare import DiffReport
@@ -58,12 +60,7 @@ TRAILER = "Mcpgen-Allow-Breaking"  # with --commit-msg: the commit message trail
 @click.option(
     "--all-targets", is_flag=True, help="Every [tool.mcpgen] target, as --target does (the pre-commit hook)."
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="pyproject.toml for --target [default: the nearest one from the current directory up].",
-)
+@pyproject_options("pyproject.toml for --target [default: the nearest one from the current directory up].")
 # Repeats in shape only (duplicates): click declares each option on its own; the choices differ.
 @click.option(
     "--format",
@@ -118,7 +115,7 @@ def diff(
     new_stdio: str | None,
     target_names: tuple[str, ...],
     all_targets: bool,
-    config_path: Path | None,
+    pyproject: Path | None,
     fmt: str,
     fail_on: str,
     side: str,
@@ -153,7 +150,7 @@ def diff(
             if target_names or all_targets:
                 if old:
                     raise click.UsageError("--target compares a target with its own source; give no FILE")
-                files = _target_sources(target_names, all_targets, config_path)
+                files = _target_sources(target_names, all_targets, pyproject)
             elif not old or "://" in old:
                 raise click.UsageError(
                     "--against REV needs a FILE (a spec or tools.json in a git repository)"
@@ -164,7 +161,7 @@ def diff(
         elif target_names or all_targets:
             if old or new or old_stdio or new_stdio:
                 raise click.UsageError("--target compares a target with its own source; give no OLD or NEW")
-            pairs = _target_pairs(target_names, all_targets, config_path)
+            pairs = _target_pairs(target_names, all_targets, pyproject)
         else:
             if not (old or old_stdio) or not (new or new_stdio):
                 raise click.UsageError(
@@ -204,7 +201,7 @@ def diff(
                 if trailer
                 else f"--allow-breaking or {ALLOW_ENV}"
             )
-            click.echo(f"mcpgen diff: {fail_on} change(s) accepted ({why})", err=True)
+            say(f"mcpgen diff: {fail_on} change(s) accepted ({why})", err=True)
             return
         how = (
             f"add a `{TRAILER}: <why>` trailer to the commit message"
@@ -267,20 +264,20 @@ def _against_pairs(files: Mapping[Path, list[TargetConfig]], rev: str) -> list[P
         now = load_file(shown)
         committed = load_at_revision(path, rev, shown)
         if committed.spec is None:
-            click.echo(f"{committed.why}: every tool in {shown} is new; nothing to compare", err=True)
+            say(f"{committed.why}: every tool in {shown} is new; nothing to compare", err=True)
             continue
         pairs.append((committed.spec, now, servers))
     return pairs
 
 
 def _target_sources(
-    names: Sequence[str], every: bool, config_path: Path | None
+    names: Sequence[str], every: bool, pyproject: Path | None
 ) -> dict[Path, list[TargetConfig]]:
     """The spec file of each named target (or of every target), once each, with its server targets."""
     sources: dict[Path, list[TargetConfig]] = {}
-    for target in _selected_targets(names, every, config_path):
+    for target in _selected_targets(names, every, pyproject):
         if target.server is not None:  # a server of an MCP config file: no spec file in git
-            click.echo(f"{target.describe()}: a live server, not a file; --against skips it", err=True)
+            say(f"{target.describe()}: a live server, not a file; --against skips it", err=True)
             continue
         servers = sources.setdefault(target.source_path.resolve(), [])
         if target.kind == "server":
@@ -288,27 +285,27 @@ def _target_sources(
     return sources
 
 
-def _selected_targets(names: Sequence[str], every: bool, config_path: Path | None) -> list[TargetConfig]:
-    if config_path is None:
-        config_path = find_pyproject(Path.cwd())
-        if config_path is None:
-            raise ConfigError("no pyproject.toml in this directory or its parents; pass --config")
-    targets = load_config(config_path).targets
+def _selected_targets(names: Sequence[str], every: bool, pyproject: Path | None) -> list[TargetConfig]:
+    if pyproject is None:
+        pyproject = find_pyproject(Path.cwd())
+        if pyproject is None:
+            raise ConfigError("no pyproject.toml in this directory or its parents; pass --pyproject PATH")
+    targets = load_config(pyproject).targets
     unknown = sorted(set(names) - {t.package for t in targets})
     if unknown:
         raise ConfigError(
-            f"{display_path(config_path)} has no [tool.mcpgen] target with package {', '.join(unknown)}"
+            f"{display_path(pyproject)} has no [tool.mcpgen] target with package {', '.join(unknown)}"
         )
     return [target for target in targets if every or target.package in names]
 
 
-def _target_pairs(names: Sequence[str], every: bool, config_path: Path | None) -> list[Pair]:
+def _target_pairs(names: Sequence[str], every: bool, pyproject: Path | None) -> list[Pair]:
     """(checked-in tools.json, source now, server targets) of each named target (or of every target),
     once per pair."""
     from ..load.document import load_file
 
     pairs: dict[tuple[bytes, Path], Pair] = {}
-    for target in _selected_targets(names, every, config_path):
+    for target in _selected_targets(names, every, pyproject):
         checked_in = target.output / target.package / "tools.json"
         if not checked_in.exists():
             raise ConfigError(

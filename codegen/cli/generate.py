@@ -4,17 +4,16 @@
 from __future__ import annotations
 
 import dataclasses
-import re
-import shlex
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 import click
 
-from ..errors import McpgenError
+from ..errors import McpgenError, OutputConflictError
 from ..load.mcp_config import split_config_source
+from ..write.manifest import recorded_source
 from ..write.package import write_package
 from . import stages
 from .auth import login_options
@@ -41,45 +40,66 @@ from .common import (
     usable_spec,
 )
 from .config import header_path, project_root, project_style, relative_source
+from .output import say
+from .package_names import default_package_name, package_names
 from .project import project_meta, project_options
 from .reports import Tally, print_project_report, print_report, report_handlers, tools_line
 from .stages import Kind
 
 if TYPE_CHECKING:
-    from ..spec import ValidatedSpec
+    pass
 
-__all__ = ["client", "default_package_name", "package_names", "server"]
+__all__ = ["client", "server"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def default_package_name(source: str | None, stdio: str | None, kind: Kind) -> str:
-    """`specs/weather.json` → `weather_client`; `https://api.example.com/mcp` → `api_example_com_client`;
-    `--stdio "python -m some_server"` → `some_server_client`; `.mcp.json#github` → `github_client`."""
-    base = ""
-    in_config = split_config_source(source) if source else None
-    if in_config is not None:
-        base = in_config[1]
-    elif source:
-        base = (urlsplit(source).hostname or "") if "://" in source else Path(source).stem
-    elif stdio:
-        try:
-            argv = shlex.split(stdio)
-        except ValueError:
-            argv = stdio.split()
-        base = Path(argv[-1]).stem if argv else ""
-    return f"{_identifier(base)}_{kind}"
-
-
-def _identifier(base: str) -> str:
-    ident = re.sub(r"[^0-9A-Za-z]+", "_", base).strip("_").lower() or "mcp"
-    return f"mcp_{ident}" if ident[0].isdigit() else ident
 
 
 def _parse_package(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
     if value is not None and not (value.isascii() and value.isidentifier()):
         raise click.BadParameter(f"{value!r} is not a valid Python package name (use letters, digits, '_')")
     return value
+
+
+force_option = click.option(
+    "--force",
+    is_flag=True,
+    help="Replace a package generated from another source (its files' headers name the source); "
+    "without it that is refused, so a second server never silently replaces the first's package.",
+)
+
+
+def _refuse_other_source(package_dir: Path, source: str, force: bool) -> None:
+    """A usage error when `package_dir` holds a package generated from another source than
+    `source` (unless `force`): regenerating from the same source is what the command is for, a
+    different one is most often a second server given the same (default) package name."""
+    try:
+        recorded = recorded_source((package_dir / "__init__.py").read_bytes())
+    except OSError:
+        return
+    if force or recorded is None or _same_source(recorded, source):
+        return
+    raise OutputConflictError(
+        f"{display_path(package_dir)} was generated from {recorded}, not {source}: give --force to "
+        "replace it, or --package NAME to write the new one beside it"
+    )
+
+
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def _same_source(recorded: str, source: str) -> bool:
+    """Equal; or one server on this machine at two ports (a local server's port changes from run
+    to run)."""
+    if recorded == source:
+        return True
+    if "://" not in recorded or "://" not in source:
+        return False
+    old, new = urlsplit(recorded), urlsplit(source)
+    return (
+        old.hostname in _LOOPBACK
+        and new.hostname in _LOOPBACK
+        and (old.scheme, old.path) == (new.scheme, new.path)
+    )
 
 
 output_dir_option = output_option(
@@ -92,7 +112,9 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
         "--package",
         metavar="NAME",
         callback=_parse_package,
-        help=f"Python package name [default: from SOURCE, e.g. weather_{kind} for weather.json].",
+        help=f"Python package name [default: the name a live server gives itself, else the package or "
+        f"script --stdio starts, else SOURCE's host or file name: weather_{kind} for weather.json or a "
+        f"server called weather; see the docs' Generate bindings, Names].",
     )
 
 
@@ -117,6 +139,7 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
     help="With --config FILE: one package per server of the file (named after each server, "
     "e.g. github_client), into -o DIR; servers the file disables are left out.",
 )
+@force_option
 @header_option
 @era_option
 @max_response_option
@@ -135,6 +158,7 @@ def client(
     strict: bool,
     skip_invalid: bool,
     every_server: bool,
+    force: bool,
 ) -> None:
     """Generate a typed client package (sync Client and AsyncClient) from SOURCE.
 
@@ -146,7 +170,14 @@ def client(
     """
     if every_server:
         _every_server(
-            source, out, project, package, strict, line_length=line_length, skip_invalid=skip_invalid
+            source,
+            out,
+            project,
+            package,
+            strict,
+            line_length=line_length,
+            skip_invalid=skip_invalid,
+            force=force,
         )
         return
     source = source.resolved()
@@ -164,6 +195,7 @@ def client(
             name=project_name,
             version=project_version,
             skip_invalid=skip_invalid,
+            force=force,
         )
         return
     assert out is not None
@@ -176,6 +208,7 @@ def client(
         overwrite=False,
         line_length=line_length,
         skip_invalid=skip_invalid,
+        force=force,
     )
 
 
@@ -194,6 +227,7 @@ def client(
 @skip_invalid_option
 @stdio_option
 @mcp_config_options
+@force_option
 @header_option
 @login_options
 @reports_errors
@@ -208,6 +242,7 @@ def server(
     line_length: int | None,
     strict: bool,
     skip_invalid: bool,
+    force: bool,
 ) -> None:
     """Generate a server package from SOURCE: a regenerated typed base and your handlers.py.
 
@@ -223,20 +258,22 @@ def server(
         line_length=line_length,
         skip_invalid=skip_invalid,
         add_stubs=add_stubs,
+        force=force,
     )
 
 
-def _header_source(spec: ValidatedSpec, source: str | None, out: Path) -> ValidatedSpec:
-    """A file source as generated headers record it: relative to the project root (the nearest
-    pyproject.toml's directory above `out`, else `out`), so every checkout writes the same bytes.
-    URLs and stdio commands already carry their display names (no credentials, no query)."""
+def _header_source(shown: str, source: str | None, out: Path) -> str:
+    """The source as generated headers record it (`shown`: the loaded spec's display name): a file
+    relative to the project root (the nearest pyproject.toml's directory above `out`, else `out`),
+    so every checkout writes the same bytes. URLs and stdio commands already carry their display
+    names (no credentials, no query)."""
     if source is None or "://" in source:
-        return spec
+        return shown
     in_config = split_config_source(source)
     if in_config is not None:  # FILE#NAME: the file as for a spec file, the server's name as given
         path, name = in_config
-        return dataclasses.replace(spec, source=f"{header_path(path, project_root(out))}#{name}")
-    return dataclasses.replace(spec, source=relative_source(Path(source), project_root(out)))
+        return f"{header_path(path, project_root(out))}#{name}"
+    return relative_source(Path(source), project_root(out))
 
 
 def _every_server(
@@ -248,6 +285,7 @@ def _every_server(
     *,
     line_length: int | None,
     skip_invalid: bool,
+    force: bool,
 ) -> None:
     """`client --config FILE --all -o DIR`: one package per enabled server, each named after its
     server (`package_names`); a server that fails is reported and the others are still generated."""
@@ -273,7 +311,7 @@ def _every_server(
     enabled = [entry.name for entry in config.entries.values() if not entry.disabled]
     for entry in config.entries.values():
         if entry.disabled:
-            click.echo(f"skipped  {display_path(mcp_config)}#{entry.name}: disabled in the file")
+            say(f"skipped  {display_path(mcp_config)}#{entry.name}: disabled in the file")
     if not enabled:
         click.echo(f"error: {display_path(mcp_config)}: no enabled server to generate", err=True)
         raise Failed
@@ -290,6 +328,7 @@ def _every_server(
                 overwrite=False,
                 line_length=line_length,
                 skip_invalid=skip_invalid,
+                force=force,
             )
         except Failed:
             failed += 1
@@ -302,22 +341,6 @@ def _every_server(
         raise Failed
 
 
-def package_names(servers: Iterable[str], kind: Kind) -> dict[str, str]:
-    """A package name per server name, in order: the name made an identifier plus `_client`
-    (`my-server` → `my_server_client`); a name taken by an earlier server gets `_2`, `_3`, ..."""
-    taken: set[str] = set()
-    names: dict[str, str] = {}
-    for server_name in servers:
-        base = _identifier(server_name)
-        candidate, number = f"{base}_{kind}", 1
-        while candidate in taken:
-            number += 1
-            candidate = f"{base}_{number}_{kind}"
-        taken.add(candidate)
-        names[server_name] = candidate
-    return names
-
-
 def _generate_one(
     kind: Kind,
     source: Source,
@@ -328,14 +351,17 @@ def _generate_one(
     line_length: int | None,
     skip_invalid: bool = False,
     add_stubs: bool = False,
+    force: bool = False,
 ) -> tuple[int, int]:
     """Generate one package from a resolved source; (tools generated, tools excluded)."""
     source.require()
     style = project_style(out, line_length=line_length)
     loaded = source.load()
+    header = _header_source(loaded.source, source.where, out)
+    name = package or default_package_name(source.where, source.stdio, kind, loaded.server_info)
+    _refuse_other_source(out / name, header, force)  # before the spec's warnings: nothing is written
     checked = check_spec(loaded, strict, skip_invalid, model=True)
-    validated = _header_source(usable_spec(checked), source.where, out)
-    name = package or default_package_name(source.where, source.stdio, kind)
+    validated = dataclasses.replace(usable_spec(checked), source=header)
     pkg = stages.build_package(kind, validated, name, style)
     report = write_package(out, pkg, overwrite_user_files=overwrite)
     print_report(report, "--overwrite-handlers" if kind == "server" else None)
@@ -364,6 +390,7 @@ def _generate_project(
     name: str | None,
     version: str | None,
     skip_invalid: bool = False,
+    force: bool = False,
 ) -> None:
     from ..write.project import package_dir_of, write_project
 
@@ -372,11 +399,13 @@ def _generate_project(
     out = package_dir_of(project)
     style = project_style(out, line_length=line_length)
     loaded = source.load()
-    pkg_name = package or default_package_name(source.where, source.stdio, "client")
+    pkg_name = package or default_package_name(source.where, source.stdio, "client", loaded.server_info)
     meta = project_meta(pkg_name, loaded.server_info, name, version)  # before the work: errors first
     # relative to the project root above DIR: DIR's own pyproject.toml must not move it between runs
+    header = _header_source(loaded.source, source.where, project.parent)
+    _refuse_other_source(out / pkg_name, header, force)
     checked = check_spec(loaded, strict, skip_invalid, model=True)
-    validated = _header_source(usable_spec(checked), source.where, project.parent)
+    validated = dataclasses.replace(usable_spec(checked), source=header)
     built = stages.build_project(validated, pkg_name, meta, style)
     report = write_project(project, built)
     print_report(report.package, None)

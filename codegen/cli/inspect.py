@@ -22,6 +22,7 @@ from .common import (
     max_response_option,
     mcp_config_options,
     output_option,
+    print_diagnostics,
     reports_errors,
     source_argument,
     stdio_option,
@@ -48,8 +49,7 @@ def validate(source: Source, strict: bool) -> None:
     source = source.resolved()
     source.require()
     checked = check_spec(source.load(), strict)
-    for diagnostic in checked.diagnostics:
-        click.echo(str(diagnostic))
+    print_diagnostics(checked.diagnostics, err=False)
     click.echo(checked.summary())
     if not checked.usable:
         raise Failed

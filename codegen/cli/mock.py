@@ -31,6 +31,7 @@ from .common import (
     reports_errors,
     usable_spec,
 )
+from .output import is_quiet, say
 
 if TYPE_CHECKING:
     from mcpgen_runtime.mock.faults import Faults
@@ -206,7 +207,11 @@ def mock(
     spec = source.where
     # The real server behind a proxy or a passthrough (a config file's entry is resolved only then).
     upstream = _upstream(source) if record or passthrough else None
-    logging.basicConfig(stream=sys.stderr, level="WARNING", format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level="ERROR" if is_quiet() else "WARNING",
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     mask_log_handlers()
     if record and replay is not None:
         raise click.UsageError("--record and --replay: choose one")
@@ -246,7 +251,7 @@ def mock(
         raise Failed from None
     where = "stdio" if transport_ == "stdio" else f"http://{host}:{port}/mcp"
     injected = f", {faults.describe()}" if faults.active else ""
-    click.echo(
+    say(
         f"mcpgen mock: {len(validated.tools)} tool(s) from {validated.source} on {where} "
         f"(seed {seed}{injected})",
         err=True,
@@ -280,7 +285,7 @@ def _record(
     if transport == "stdio" and faults.active:
         raise click.UsageError("fault injection while recording needs --http")
     where = "stdio" if transport == "stdio" else f"http://{host}:{port}/mcp"
-    click.echo(f"mcpgen mock: recording {upstream.display()} to {cassette} on {where}", err=True)
+    say(f"mcpgen mock: recording {upstream.display()} to {cassette} on {where}", err=True)
     serve_record(
         upstream,
         cassette,
@@ -319,7 +324,7 @@ def _replay(
     injected = f" ({faults.describe()})" if faults.active else ""
     try:
         loaded = load_cassette(cassette)  # a bad cassette stops here, before the server is announced
-        click.echo(f"mcpgen mock: replaying {cassette} on {where}{injected}", err=True)
+        say(f"mcpgen mock: replaying {cassette} on {where}{injected}", err=True)
         serve_replay(
             loaded,
             "stdio" if transport == "stdio" else "http",

@@ -19,6 +19,7 @@ from ..errors import McpgenError
 from ..write.check import FileDiff
 from ..write.package import WriteReport
 from .common import display_path
+from .output import say
 
 if TYPE_CHECKING:
     from ..spec import LoadedSpec
@@ -41,9 +42,9 @@ __all__ = [
 def print_project_report(project: Path, report: ProjectReport) -> None:
     for label, paths in (("created", report.created), ("updated", report.updated)):
         for rel in paths:
-            click.echo(f"{label:<8} {display_path(project / rel)}")
+            say(f"{label:<8} {display_path(project / rel)}")
     state = "up to date" if not (report.created or report.updated) else "written"
-    click.echo(f"{display_path(project)}: project files {state} (the sections marked 'yours' are kept)")
+    say(f"{display_path(project)}: project files {state} (the sections marked 'yours' are kept)")
 
 
 def print_report(report: WriteReport, user_hint: str | None) -> None:
@@ -54,17 +55,17 @@ def print_report(report: WriteReport, user_hint: str | None) -> None:
         ("removed", report.removed),
     ):
         for shown in listed(paths):
-            click.echo(f"{label:<8} {display_path(base / shown[0])}{shown[1]}")
+            say(f"{label:<8} {display_path(base / shown[0])}{shown[1]}")
     for rel in report.preserved:
         hint = f"; {user_hint} replaces it" if user_hint else ""
-        click.echo(f"{'kept':<8} {display_path(base / rel)} (yours{hint})")
+        say(f"{'kept':<8} {display_path(base / rel)} (yours{hint})")
     if report.changed:
-        click.echo(
+        say(
             f"{display_path(base)}: {len(report.created)} created, {len(report.updated)} updated, "
             f"{len(report.unchanged)} unchanged, {len(report.removed)} removed"
         )
     else:
-        click.echo(f"{display_path(base)}: up to date ({len(report.unchanged)} file(s) unchanged)")
+        say(f"{display_path(base)}: up to date ({len(report.unchanged)} file(s) unchanged)")
 
 
 HEADER_NAMES_SHOWN = 5
@@ -153,6 +154,7 @@ def report_handlers(
         report = check_handlers(package_dir, package, files, scaffold()) or report
     shown = display_path(report.path)
     drift = "error" if check else "warning"  # what the server survives: `--check` fails on it
+    tell_drift = click.echo if check else say  # a warning is quiet under -q, an error never
     if report.problem:
         click.echo(f"error: {shown}: {report.problem}", err=True)
     for missing in report.missing:
@@ -165,26 +167,26 @@ def report_handlers(
                 err=True,
             )
         elif missing.when == "call":
-            click.echo(
+            tell_drift(
                 f"{drift}: {said}; the server starts, but `{missing.function}` fails when it reaches this "
                 "line; change or delete that code",
                 err=True,
             )
         else:
-            click.echo(
+            tell_drift(
                 f"{drift}: {said}; only in an annotation, which is never evaluated: the server starts, "
                 "but type checkers report it; change or delete that code",
                 err=True,
             )
     for line, method in report.stale_methods:
-        click.echo(
+        say(
             f"note: {shown}:{line}: method `{method}` handles no tool any more (removed from the spec?); "
             "the server never calls it: delete it",
             err=True,
         )
     for read in report.stale_reads:
         now = ", ".join(read.fields) if read.fields else "no fields"
-        click.echo(
+        tell_drift(
             f"{drift}: {shown}:{read.line}: {read.method} reads args.{read.attribute}, which the spec no "
             f"longer has (renamed? the input now has: {now}); the server starts, but its calls fail when "
             "they reach this line",
@@ -194,18 +196,18 @@ def report_handlers(
         tools = ", ".join(repr(name) for name, _method in report.unimplemented)
         if add_stubs:
             write_file_atomic(report.path, appended(report))
-            click.echo(f"{'stubbed':<8} {shown}: class Server now has a method for {tools}")
+            say(f"{'stubbed':<8} {shown}: class Server now has a method for {tools}")
         else:
-            click.echo(
+            say(
                 f"warning: {shown}: class Server implements no method for {len(report.unimplemented)} "
                 f'tool(s): {tools}; the server starts and their calls answer "not implemented". Add '
                 "with --add-stubs, or paste into class Server:",
                 err=True,
             )
             for text in report.imports:
-                click.echo(f"    {text}    # at the top of handlers.py", err=True)
+                say(f"    {text}    # at the top of handlers.py", err=True)
             for text in report.stubs.splitlines():
-                click.echo(f"    {text}".rstrip(), err=True)
+                say(f"    {text}".rstrip(), err=True)
     return report.broken or (check and report.drifted)
 
 

@@ -22,11 +22,14 @@ from .common import (
     batch,
     check_spec,
     display_path,
+    print_diagnostics,
+    pyproject_options,
     report_error,
     reports_errors,
     skip_invalid_option,
 )
 from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
+from .output import say
 from .project import project_meta
 from .reports import (
     Tally,
@@ -47,19 +50,14 @@ __all__ = ["generate"]
 
 @click.command()
 @click.option("--check", is_flag=True, help="Write nothing; show what is stale and exit 1 if anything is.")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help=(
-        "pyproject.toml with [tool.mcpgen] targets [default: the nearest one from the current directory up]."
-    ),
+@pyproject_options(
+    "pyproject.toml with [tool.mcpgen] targets [default: the nearest one from the current directory up]."
 )
 @skip_invalid_option
 @add_stubs_option
 @reports_errors
 @batch
-def generate(check: bool, config_path: Path | None, skip_invalid: bool, add_stubs: bool) -> None:
+def generate(check: bool, pyproject: Path | None, skip_invalid: bool, add_stubs: bool) -> None:
     """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
 
     Each target has source (a spec file relative to pyproject.toml), kind (client or server),
@@ -69,19 +67,19 @@ def generate(check: bool, config_path: Path | None, skip_invalid: bool, add_stub
     """
     if check and add_stubs:
         raise click.UsageError("--add-stubs writes handlers.py; --check writes nothing: use one or the other")
-    if config_path is None:
-        config_path = find_pyproject(Path.cwd())
-        if config_path is None:
-            raise ConfigError("no pyproject.toml in this directory or its parents; pass --config")
-    config = load_config(config_path)
+    if pyproject is None:
+        pyproject = find_pyproject(Path.cwd())
+        if pyproject is None:
+            raise ConfigError("no pyproject.toml in this directory or its parents; pass --pyproject PATH")
+    config = load_config(pyproject)
     if skip_invalid:
         config = dataclasses.replace(
             config, targets=tuple(dataclasses.replace(t, skip_invalid=True) for t in config.targets)
         )
     tally = Tally()
-    failed, stale = _run_targets(config, check=check, add_stubs=add_stubs, tally=tally)
+    outcome = _run_targets(config, check=check, add_stubs=add_stubs, tally=tally)
+    failed, stale, fresh = outcome.counts()
     if check:
-        fresh = len(config.targets) - stale - failed
         click.echo(f"{stale} stale, {fresh} up to date, {failed} failed (of {len(config.targets)} targets)")
         if stale:
             click.echo("run `mcpgen generate` to update the stale targets")
@@ -92,6 +90,22 @@ def generate(check: bool, config_path: Path | None, skip_invalid: bool, add_stub
     )
     if failed or stale:
         raise Failed
+
+
+@dataclasses.dataclass
+class _Outcome:
+    """Which targets failed and which `--check` found stale, by target number: a target is counted
+    once, as failed when it is both (a stale server target whose handlers.py is broken), so the
+    three counts always add up to the number of targets."""
+
+    targets: int
+    failed: set[int] = dataclasses.field(default_factory=set)
+    stale: set[int] = dataclasses.field(default_factory=set)
+
+    def counts(self) -> tuple[int, int, int]:
+        """(failed, stale, up to date)."""
+        stale = self.stale - self.failed
+        return len(self.failed), len(stale), self.targets - len(self.failed) - len(stale)
 
 
 def _input_key(
@@ -120,8 +134,8 @@ def _input_key(
 
 def _run_targets(
     config: GenerateConfig, *, check: bool, add_stubs: bool = False, tally: Tally | None = None
-) -> tuple[int, int]:
-    """Build every target (each source loaded and validated once); returns (failed, stale).
+) -> _Outcome:
+    """Build every target (each source loaded and validated once); which failed, which are stale.
 
     A target whose manifest records the same input key and whose files still have their recorded
     digests is fresh without being built (`write.is_fresh`). A package is written by a forked copy
@@ -129,22 +143,23 @@ def _run_targets(
     checked: dict[tuple[Path, bool, bool], Checked | McpgenError] = {}
     loaded: dict[Path, LoadedSpec | McpgenError] = {}
     digests: dict[Path, str] = {}
-    failed = stale = 0
+    outcome = _Outcome(len(config.targets))
     writing: _Writing | None = None
     tally = Tally() if tally is None else tally
     for target in config.targets:
         try:
             if target.project is not None:
-                failed += _finish(writing, config, add_stubs)
+                _finish(writing, config, add_stubs, outcome)
                 writing = None
-                stale += _run_project_target(target, loaded, checked, check=check)
+                if _run_project_target(target, loaded, checked, check=check):
+                    outcome.stale.add(target.index)
                 tally += excluded_counts(loaded, target, _validated_for(target, loaded, checked).tools)
                 continue
             key = _input_key(target, loaded, digests)
             if key is not None and is_fresh(target.output, target.package, key):
-                failed += _finish(writing, config, add_stubs)
+                _finish(writing, config, add_stubs, outcome)
                 writing = None
-                click.echo(
+                say(
                     f"fresh: {display_path(target.output / target.package)}"
                     if check
                     else f"{display_path(target.output / target.package)}: up to date"
@@ -152,21 +167,21 @@ def _run_targets(
                 if target.kind == "server" and _report_fresh_handlers(
                     target, loaded, checked, add_stubs=add_stubs, check=check
                 ):
-                    failed += 1
+                    outcome.failed.add(target.index)
                 tally += excluded_counts(loaded, target, tools_on_disk(target))
                 continue
             validated = _validated_for(target, loaded, checked)
             tally += excluded_counts(loaded, target, validated.tools)
             built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
             pkg = dataclasses.replace(built, input_key=key)
-            failed += _finish(writing, config, add_stubs)
+            _finish(writing, config, add_stubs, outcome)
             writing = None
             if not check:
                 writing = _Writing.start(target, pkg)
                 continue
             diffs = check_package(target.output, pkg)
             if diffs:
-                stale += 1
+                outcome.stale.add(target.index)
                 where = display_path(target.output / target.package)
                 click.echo(f"stale: {where} (target #{target.index})")
                 # tools.json as generated: the definitions are those on disk, no tool changed
@@ -174,15 +189,16 @@ def _run_targets(
                 shown = tools_changed and _print_tool_changes(target, validated)
                 print_diffs(diffs, tools_shown=shown)
             else:
-                click.echo(f"fresh: {display_path(target.output / target.package)}")
+                say(f"fresh: {display_path(target.output / target.package)}")
             if _handlers_broken(target, pkg, add_stubs, check=True):
                 raise Failed
         except Failed:
-            failed += 1
+            outcome.failed.add(target.index)
         except McpgenError as exc:
-            failed += 1
+            outcome.failed.add(target.index)
             report_error(exc, prefix=f"{target.describe()}: ")
-    return failed + _finish(writing, config, add_stubs), stale
+    _finish(writing, config, add_stubs, outcome)
+    return outcome
 
 
 @dataclasses.dataclass(frozen=True)
@@ -202,20 +218,20 @@ class _Writing:
         return cls(target, package, Beside(functools.partial(write_package, target.output, package)))
 
 
-def _finish(writing: _Writing | None, config: GenerateConfig, add_stubs: bool) -> int:
-    """Wait for a target's write and report it (and a server's handlers.py): 1 when it failed."""
+def _finish(writing: _Writing | None, config: GenerateConfig, add_stubs: bool, outcome: _Outcome) -> None:
+    """Wait for a target's write and report it (and a server's handlers.py); a failure is noted in
+    `outcome`."""
     if writing is None:
-        return 0
+        return
     target = writing.target
     try:
         print_report(writing.report.result(), None)
         _remind_console_script(config, target)
         if _handlers_broken(target, writing.package, add_stubs):
-            return 1
+            outcome.failed.add(target.index)
     except McpgenError as exc:
         report_error(exc, prefix=f"{target.describe()}: ")
-        return 1
-    return 0
+        outcome.failed.add(target.index)
 
 
 def _handlers_broken(
@@ -239,9 +255,9 @@ def _run_project_target(
     checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
     *,
     check: bool,
-) -> int:
+) -> bool:
     """A target with `project`: always built (the project files hold the user's sections, so no
-    manifest can vouch for them); 1 when `check` finds it stale."""
+    manifest can vouch for them); True when `check` finds it stale."""
     from ..write.project import check_project, write_project
 
     assert target.project is not None
@@ -255,15 +271,15 @@ def _run_project_target(
         report = write_project(target.project, built)
         print_report(report.package, None)
         print_project_report(target.project, report)
-        return 0
+        return False
     diffs = check_project(target.project, built)
     if not diffs:
-        click.echo(f"fresh: {shown}")
-        return 0
+        say(f"fresh: {shown}")
+        return False
     click.echo(f"stale: {shown} (target #{target.index})")
     print_diffs(diffs)
     _print_tool_changes(target, validated)
-    return 1
+    return True
 
 
 # Repeats in shape only (duplicates): keyword-only signatures alike, jobs apart.
@@ -303,7 +319,7 @@ def _remind_console_script(config: GenerateConfig, target: TargetConfig) -> None
     except (OSError, tomllib.TOMLDecodeError, AttributeError):
         scripts = {}
     if not isinstance(scripts, dict) or scripts.get(target.cli) != entry:
-        click.echo(
+        say(
             f"note: to install the command {target.cli!r}, add to [project.scripts] of the distribution "
             f'that ships {target.package}: {target.cli} = "{entry}"'
         )
@@ -360,14 +376,12 @@ def _validated_for(
             result = check_spec(spec_or_error, target.strict, target.skip_invalid, model=True)
             checked[key] = result
             if result.usable:  # warnings once per source; errors are reported per target below
-                for diagnostic in result.warnings:
-                    click.echo(str(diagnostic), err=True)
+                print_diagnostics(result.warnings)
     entry = checked[key]
     if isinstance(entry, McpgenError):
         raise entry
     if entry.validated is None or not entry.usable:
-        for diagnostic in entry.diagnostics:
-            click.echo(str(diagnostic), err=True)
+        print_diagnostics(entry.diagnostics)
         click.echo(f"error: {target.describe()}: {entry.summary()}", err=True)
         raise Failed
     return entry.validated

@@ -10,7 +10,6 @@ and nowhere else; display names never carry credentials.
 
 from __future__ import annotations
 
-import os
 import shlex
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,6 +21,7 @@ from mcpgen_runtime.masking import MASK, Secrets, remembering
 
 from ..errors import SpecLoadError
 from ..spec import LoadedSpec, server_info_of
+from .command import shown_command
 from .document import checked_entries, checked_tools
 
 if TYPE_CHECKING:
@@ -345,9 +345,9 @@ def load_stdio(command: str, *, era: EraChoice = "auto", max_response_bytes: int
         raise SpecLoadError(f"stdio: cannot split the command line: {exc}") from exc
     if not argv:
         raise SpecLoadError("stdio: the command is empty; pass the server's command line")
-    source = f"stdio:{os.path.basename(argv[0])}"
     secrets = Secrets()
     secrets.add_arguments(argv[1:])
+    source = secrets.mask(shown_command(argv))  # the package or script started, never a credential
     return _load_live(lambda: _open_stdio(argv, era, max_response_bytes), source, secrets)
 
 

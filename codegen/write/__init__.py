@@ -24,6 +24,7 @@ Besides LOAD this is the only stage that touches the disk. The rules:
   are bookkeeping: `check_package` ignores them when comparing manifests; `write_package` refreshes
   them when given a key and keeps them when not (`mcpgen client` into a `generate` target).
 
-Modules: `paths` (what may be written where), `manifest` (ownership, `is_fresh`), `plan` (what a write
-would do, decided first), `package` (`write_package`, `write_file_atomic`), `check` (`check_package`).
+Modules: `paths` (what may be written where), `manifest` (ownership, `is_fresh`, `recorded_source`),
+`plan` (what a write would do, decided first), `package` (`write_package`, `write_file_atomic`), `check`
+(`check_package`).
 """

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from codegen import RELEASE, __version__
 from codegen.cli import main, stages
-from codegen.cli.generate import default_package_name
+from codegen.cli.package_names import default_package_name
 from codegen.spec import GeneratedPackage, LoadedSpec, ValidatedSpec
 from codegen.write.manifest import MANIFEST_NAME
 
@@ -114,26 +114,49 @@ def test_every_command_and_option_has_help() -> None:
 
 
 @pytest.mark.parametrize(
-    ("source", "stdio", "kind", "expected"),
+    ("source", "stdio", "kind", "server_info", "expected"),
     [
-        ("specs/weather.json", None, "client", "weather_client"),
-        ("my-tools.v2.json", None, "server", "my_tools_v2_server"),
-        ("https://api.example.com:8443/mcp?x=1", None, "client", "api_example_com_client"),
-        ("http://127.0.0.1:8000/mcp", None, "client", "mcp_127_0_0_1_client"),
+        ("specs/weather.json", None, "client", None, "weather_client"),
+        ("specs/weather.json", None, "client", {"name": "other"}, "weather_client"),  # a file: its name
+        ("my-tools.v2.json", None, "server", None, "my_tools_v2_server"),
+        ("https://api.example.com:8443/mcp?x=1", None, "client", None, "api_example_com_client"),
+        ("http://127.0.0.1:8000/mcp", None, "client", None, "mcp_127_0_0_1_client"),
+        # a server that names itself: its name, never the loopback address
+        ("http://127.0.0.1:8000/mcp", None, "client", {"name": "weather_server"}, "weather_client"),
+        ("http://localhost/mcp", None, "client", {"name": "example-servers/everything"}, "everything_client"),
+        # the server's name is untrusted text: made an identifier like any wire name
         (
+            "http://127.0.0.1/mcp",
             None,
-            "python -m some_server --stdio-flag x/everything-server.js",
             "client",
-            "everything_server_client",
+            {"name": "Ünïcode Wéather; rm -rf /"},
+            "unicode_weather_rm_rf_client",
         ),
-        (None, "uvx mcp-server-fetch", "server", "mcp_server_fetch_server"),
-        ("", None, "client", "mcp_client"),
-        ("Ünïcode.json", None, "client", "n_code_client"),
+        ("http://127.0.0.1/mcp", None, "client", {"name": "1st-tools"}, "mcp_1st_tools_client"),
+        ("http://127.0.0.1/mcp", None, "client", {"name": "x" * 300}, "CUT"),
+        # names that say nothing of the server are passed over for the command's
+        (None, "uvx mcp-server-fetch", "client", {"name": "FastMCP"}, "fetch_client"),
+        (None, "uvx mcp-server-fetch", "client", {"name": "mcp-server"}, "fetch_client"),
+        (None, "npx -y @modelcontextprotocol/server-everything stdio", "client", None, "everything_client"),
+        (None, "uvx mcp-server-fetch", "server", None, "fetch_server"),
+        (None, "python -m weather_server", "client", None, "weather_client"),
+        (None, "python -m some_server --stdio-flag x/everything-server.js", "client", None, "some_client"),
+        (None, "node /home/me/weather-mcp/build/index.js", "client", None, "weather_client"),
+        (None, "docker run -i --rm -e TOKEN=x mcp/fetch:latest", "client", None, "fetch_client"),
+        (None, "uv --directory /srv/weather run server.py", "client", None, "mcp_client"),  # nothing to go by
+        (None, "npx stdio", "client", None, "mcp_client"),  # never a transport word
+        ("", None, "client", None, "mcp_client"),
+        ("Ünïcode.json", None, "client", None, "unicode_client"),
     ],
 )
-def test_default_package_name(source: str | None, stdio: str | None, kind: Any, expected: str) -> None:
-    name = default_package_name(source, stdio, kind)
-    assert name == expected
+def test_default_package_name(
+    source: str | None, stdio: str | None, kind: Any, server_info: dict[str, str] | None, expected: str
+) -> None:
+    name = default_package_name(source, stdio, kind, server_info)
+    if expected == "CUT":  # a long name is cut, with a digest of the whole
+        assert name.startswith("x" * 71) and name.endswith("_client") and len(name) <= 80 + len("_client")
+    else:
+        assert name == expected
     assert name.isidentifier()
 
 
@@ -354,7 +377,7 @@ def test_source_may_be_omitted_with_stdio(
     result = run(runner, "client", "--stdio", "python -m echo_server", "-o", tmp_path)
     assert result.exit_code == 0, result.output
     assert calls == [(None, "python -m echo_server")]
-    assert (tmp_path / "echo_server_client" / "client.py").is_file()
+    assert (tmp_path / "echo_client" / "client.py").is_file()  # the module, without its `_server`
 
 
 def test_max_response_bytes_reaches_the_loader(
@@ -518,7 +541,7 @@ def test_generate_reports_each_failing_target(runner: CliRunner, tmp_path: Path,
         ),
     )
     spec_file(tmp_path, TOOL_BAD, name="specs/bad.json")
-    result = run(runner, "generate", "--config", tmp_path / "pyproject.toml")
+    result = run(runner, "generate", "--pyproject", tmp_path / "pyproject.toml")
     assert result.exit_code == 1
     assert "target #2 (server 'demo_server' from specs/bad.json)" in result.stderr
     assert "TOOLS-08" in result.stderr
@@ -543,13 +566,13 @@ def test_generate_reports_each_failing_target(runner: CliRunner, tmp_path: Path,
 )
 def test_generate_config_errors(runner: CliRunner, tmp_path: Path, body: str, message: str) -> None:
     (tmp_path / "pyproject.toml").write_text(body)
-    result = run(runner, "generate", "--config", tmp_path / "pyproject.toml")
+    result = run(runner, "generate", "--pyproject", tmp_path / "pyproject.toml")
     assert result.exit_code == 1
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
 def test_generate_missing_config_is_usage_error(runner: CliRunner, tmp_path: Path) -> None:
-    assert run(runner, "generate", "--config", tmp_path / "nope.toml").exit_code == 2
+    assert run(runner, "generate", "--pyproject", tmp_path / "nope.toml").exit_code == 2
 
 
 # ----------------------------------------------------------------------------- real pipeline
@@ -581,12 +604,12 @@ def test_real_generate_then_check_is_fresh(runner: CliRunner, tmp_path: Path) ->
         TWO_TARGETS.replace("demo", "weather").replace("strict = true\n", "")
     )
     config = tmp_path / "pyproject.toml"
-    result = run(runner, "generate", "--config", config)
+    result = run(runner, "generate", "--pyproject", config)
     assert result.exit_code == 0, result.output
     assert "from specs/weather.json " in (tmp_path / "gen" / "weather_client" / "client.py").read_text()
-    fresh = run(runner, "generate", "--check", "--config", config)
+    fresh = run(runner, "generate", "--check", "--pyproject", config)
     assert fresh.exit_code == 0, fresh.output
-    again = run(runner, "generate", "--config", config)
+    again = run(runner, "generate", "--pyproject", config)
     assert again.exit_code == 0 and again.stdout.count("up to date") == 2
 
 

@@ -48,7 +48,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _run(project: Path, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli.main, ["generate", *args, "--config", str(project / "pyproject.toml")])
+    result = CliRunner().invoke(cli.main, ["generate", *args, "--pyproject", str(project / "pyproject.toml")])
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.output
@@ -216,3 +216,33 @@ def test_a_write_that_fails_is_reported_for_its_target_and_the_next_is_written(p
     assert refused < output.index("gen/demo_server: 15 created")
     assert in_the_way.read_text("utf-8") == "a file where the package would go\n"
     assert (project / "gen" / "demo_server" / "base.py").is_file()
+
+
+def test_a_stale_target_that_also_fails_is_counted_once(project: Path) -> None:
+    """`--check` once printed `1 stale, -1 up to date, 1 failed (of 1 targets)`: a stale server
+    target whose handlers.py uses a name the spec no longer defines was counted stale and failed.
+    Now it is counted as failed only, and the counts add up to the targets."""
+    assert _run(project)[0] == 0
+    handlers = project / "gen" / "demo_server" / "handlers.py"
+    handlers.write_text(handlers.read_text("utf-8") + "from .models import NotAModel\n", "utf-8")
+    spec = project / "specs" / "shapes.json"
+    data = json.loads(spec.read_text("utf-8"))
+    data["tools"][0]["description"] = "A changed description."
+    spec.write_text(json.dumps(data), "utf-8")
+    code, out = _run(project, "--check")
+    assert code == 1, out
+    assert "stale: gen/demo_server" in out and "stale: gen/demo_client" in out
+    assert "1 stale, 0 up to date, 1 failed (of 2 targets)" in out, out
+    assert "-1" not in out
+
+
+def test_the_pyproject_option_is_pyproject_and_the_old_spelling_is_refused(project: Path) -> None:
+    config = str(project / "pyproject.toml")
+    for args in (["generate", "--config", config], ["diff", "--all-targets", "--config", config]):
+        result = CliRunner().invoke(cli.main, args)
+        assert result.exit_code == 2, result.output
+        assert f"--pyproject {config}" in result.output, result.output
+    assert _run(project)[0] == 0  # `_run` passes --pyproject
+    result = CliRunner().invoke(cli.main, ["diff", "--all-targets", "--pyproject", config])
+    assert result.exit_code == 0, result.output
+    assert "--config" not in CliRunner().invoke(cli.main, ["generate", "--help"]).output

@@ -208,7 +208,7 @@ def test_two_checkouts_generate_identical_bytes(tmp_path: Path) -> None:
     assert _run([str(MCPGEN), "generate"], first).returncode == 0
     assert (
         _run(
-            [str(MCPGEN), "generate", "--config", str(second / "pyproject.toml")], second / "specs"
+            [str(MCPGEN), "generate", "--pyproject", str(second / "pyproject.toml")], second / "specs"
         ).returncode
         == 0
     )

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from codegen import RELEASE
 from codegen.cli import main
-from codegen.cli.generate import package_names
+from codegen.cli.package_names import package_names
 
 ROOT = Path(__file__).resolve().parents[3]
 WEATHER_STDIO = {
@@ -63,7 +63,7 @@ def test_package_names_are_identifiers_and_never_collide() -> None:
         "1st": "mcp_1st_client",
         "": "mcp_client",
         "json": "json_client",
-        "ünï": "n_client",
+        "ünï": "uni_client",
     }
     assert all(name.isidentifier() for name in names.values())
 

@@ -526,7 +526,7 @@ def test_load_url_rejects_other_schemes() -> None:
 def test_load_source_dispatch(fake: dict[str, Any], tmp_path: Path) -> None:
     assert load_source("https://example.com/mcp").source == "https://example.com/mcp"
     assert fake["http"][0] == "https://example.com/mcp"
-    assert load_source(None, stdio="python -m server").source == "stdio:python"
+    assert load_source(None, stdio="python -m server").source == "stdio:python -m server"
     path = _write(tmp_path, '{"tools": []}')
     assert load_source(str(path)).source == str(path)
 
@@ -627,7 +627,8 @@ def test_load_stdio_real_transport_keeps_invalid_tools() -> None:
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FIXTURES / 'listing_server.py'))}"
     spec = load_stdio(command)
     assert [t.get("name") for t in spec.tools] == ["good", "bad_header", "no_schema"]
-    assert spec.source == f"stdio:{Path(sys.executable).name}"
+    # the script started, by its last three parts (the same in every checkout)
+    assert spec.source == f"stdio:{Path(sys.executable).name} codegen/fixtures/listing_server.py"
 
 
 def test_load_stdio_missing_program() -> None:
