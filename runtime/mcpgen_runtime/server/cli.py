@@ -25,6 +25,7 @@ import click
 from .._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .core.limits import MAX_URI_LENGTH, HttpLimits
 from .core.ratelimit import RateLimit
+from .http.app import MCP_PATH
 from .otel_setup import configure_from_environment
 from .otel_setup import flush as flush_telemetry
 from .store import STORE_ENV, Store, StoreUnavailable, open_store
@@ -341,7 +342,7 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             server.run_stdio()
         else:
             host = args["host"]
-            url = f"http://{f'[{host}]' if ':' in host else host}:{args['port']}/mcp"
+            url = f"http://{f'[{host}]' if ':' in host else host}:{args['port']}{MCP_PATH}"
             server.run_http(
                 host,
                 args["port"],
