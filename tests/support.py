@@ -235,3 +235,32 @@ def run_measured(args: list[str], *, stdin: bytes = b"", timeout: float = 120.0,
             reader.join(5)
         peak = reported_peak_kib(report) if report.exists() else 0
     return Measured(proc.returncode, output.get("out", b""), output.get("err", b""), seconds, peak)
+
+
+# Written into a pytest run's folder by `modules_after_pytest`: the modules imported when it ends.
+_MODULES_CONFTEST = """
+import sys
+
+def pytest_unconfigure(config):
+    with open("modules.txt", "w") as f:
+        f.write("\\n".join(sorted(sys.modules)))
+"""
+
+
+def modules_after_pytest(
+    python: str | Path, folder: Path, *args: str, env: dict[str, str] | None = None
+) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """Run `python -m pytest ARGS` in `folder` (given a conftest.py that records `sys.modules` as the
+    session ends): the modules it imported, and the run."""
+    (folder / "conftest.py").write_text(_MODULES_CONFTEST, "utf-8")
+    done = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert (folder / "modules.txt").exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    return set((folder / "modules.txt").read_text("utf-8").split()), done

@@ -25,19 +25,23 @@ class Wheels:
     runtime: Path  # mcpgen_runtime-*.whl
 
 
-def run(
-    args: list[str | Path], cwd: Path, timeout: float = 600, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run outside the checkout: no PYTHONPATH, MYPYPATH or VIRTUAL_ENV of ours leaks in."""
-    clean = {
+def outside_env() -> dict[str, str]:
+    """This environment without what points into the checkout (PYTHONPATH, MYPYPATH, VIRTUAL_ENV)."""
+    return {
         key: value
         for key, value in os.environ.items()
         if key not in ("PYTHONPATH", "MYPYPATH", "VIRTUAL_ENV")
     }
+
+
+def run(
+    args: list[str | Path], cwd: Path, timeout: float = 600, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run outside the checkout: no PYTHONPATH, MYPYPATH or VIRTUAL_ENV of ours leaks in."""
     return subprocess.run(
         [str(arg) for arg in args],
         cwd=cwd,
-        env={**clean, **(env or {})},
+        env={**outside_env(), **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,

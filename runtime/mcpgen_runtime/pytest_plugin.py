@@ -16,15 +16,18 @@ served, a request it lacks fails with an error naming it, `mcp_mock.misses` list
 deterministic with `seed=`). The fixture yields a `mcpgen_runtime.testing.McpMock`; everything started
 is stopped after the test.
 
-pytest imports this module in every session of an environment with mcpgen installed, so it
-imports the client and the mock (testing.py) only when a test asks for a fixture.
+pytest imports this module in every session of an environment with mcpgen-runtime installed, so
+it imports nothing but the standard library and pytest: the client and the mock (testing.py) load
+only when a test asks for a fixture (tests/runtime/mock/test_pytest_plugin.py holds it to that). The
+mock needs the `mcpgen-runtime[mock]` extra; without it a test that asks for one fails with one line
+saying what to install, not an import traceback.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -34,6 +37,9 @@ if TYPE_CHECKING:
 __all__ = ["mcp_mock", "mcp_mock_factory"]
 
 _MARKER = "mcp_mock"
+_INSTALL = "pip install 'mcpgen-runtime[mock]'"
+# The top-level modules of the mock extra's requirements (uvicorn and click come with its [server]).
+_MOCK_EXTRA_MODULES = frozenset({"uvicorn", "click", "hypothesis", "hypothesis_jsonschema", "yaml"})
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -49,14 +55,41 @@ def pytest_configure(config: pytest.Config) -> None:
 def mcp_mock_factory() -> Iterator[Callable[..., McpMock]]:
     """`start(**options) -> McpMock`: start a mock (options as the `mcp_mock` marker takes);
     every mock started is stopped after the test."""
-    from .testing import start_mock  # only tests that use a mock pay for importing it
+    with _mock_extra_required():
+        from .mock import MockDependencyError
+        from .testing import start_mock  # only tests that use a mock pay for importing it
 
     with contextlib.ExitStack() as stack:
 
         def start(**options: Any) -> McpMock:
-            return start_mock(stack, **options)
+            with _mock_extra_required():
+                try:
+                    return start_mock(stack, **options)
+                except MockDependencyError as exc:  # hypothesis, checked as a mock that draws values starts
+                    missing = getattr(exc.__cause__, "name", None)
+                    _fail(_missing_extra(missing) if missing else f"the mcp_mock fixture: {exc}")
 
         yield start
+
+
+@contextlib.contextmanager
+def _mock_extra_required() -> Iterator[None]:
+    """A module of the mock extra missing: the test fails with one line naming the extra."""
+    try:
+        yield
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in _MOCK_EXTRA_MODULES:
+            raise
+        _fail(_missing_extra(exc.name))
+
+
+def _missing_extra(module: str | None) -> str:
+    return f"the mcp_mock fixture needs the mock extra ({module} is not installed): {_INSTALL}"
+
+
+def _fail(message: str) -> NoReturn:
+    """Fail the test with `message` alone: no traceback, no chained import error."""
+    raise pytest.fail.Exception(message, pytrace=False) from None
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ import click
 from .._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from .core.limits import MAX_URI_LENGTH, HttpLimits
 from .core.ratelimit import RateLimit
+from .http.app import MCP_PATH
 from .otel_setup import configure_from_environment
 from .otel_setup import flush as flush_telemetry
 from .store import STORE_ENV, Store, StoreUnavailable, open_store
@@ -341,7 +342,7 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             server.run_stdio()
         else:
             host = args["host"]
-            url = f"http://{f'[{host}]' if ':' in host else host}:{args['port']}/mcp"
+            url = f"http://{f'[{host}]' if ':' in host else host}:{args['port']}{MCP_PATH}"
             server.run_http(
                 host,
                 args["port"],
@@ -355,12 +356,25 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
 
 
 def startup_line(package: str, server: ToolServer, where: str) -> str:
-    """`<package>: serving N tools on <url | stdio> (MCP <revisions>)`: what a person starting the
-    server by hand sees, whatever the log level."""
-    served = f"MCP {', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
-    served += " only" if server.config.modern_only else f" and legacy {', '.join(LEGACY_PROTOCOL_VERSIONS)}"
-    count = len(server.tools)
-    return f"{package}: serving {count} tool{'' if count == 1 else 's'} on {where} ({served})"
+    """`<package>: serving N tools[, N resources, N resource templates, N prompts] on <url | stdio>
+    (MCP <revisions>)`: what a person starting the server by hand sees, whatever the log level.
+    Tools are always counted; the other kinds when the server serves any."""
+    era = f"MCP {', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
+    era += " only" if server.config.modern_only else f" and legacy {', '.join(LEGACY_PROTOCOL_VERSIONS)}"
+    surfaces = server.surfaces
+    counts = [(len(server.tools), "tool")]
+    if surfaces is not None:
+        counts += [
+            (len(surfaces.resources), "resource"),
+            (len(surfaces.resource_templates), "resource template"),
+            (len(surfaces.prompts), "prompt"),
+        ]
+    served = ", ".join(
+        f"{count} {kind}{'' if count == 1 else 's'}"
+        for i, (count, kind) in enumerate(counts)
+        if count or not i
+    )
+    return f"{package}: serving {served} on {where} ({era})"
 
 
 def _say(line: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .core.dispatch import Dispatcher
-from .http.app import ASGIApp, McpAsgiApp, run_http
+from .http.app import MCP_PATH, ASGIApp, McpAsgiApp, run_http
 from .http.slow_clients import HttpParser
 from .stdio import run_stdio
 
@@ -26,10 +26,11 @@ class ToolServer(Dispatcher):
 
     __slots__ = ()
 
-    def asgi_app(self) -> ASGIApp:
-        """A raw ASGI app serving the MCP endpoint on any path it is mounted at (and, for a
-        `ProtectedResource` in `config.auth`, its OAuth metadata: auth/oauth.py)."""
-        app: ASGIApp = McpAsgiApp(self)
+    def asgi_app(self, *, path: str = MCP_PATH) -> ASGIApp:
+        """A raw ASGI app serving the MCP endpoint on `path` under the point it is mounted at, and at
+        the mount point itself (other paths: 404; the probes and, for a `ProtectedResource` in
+        `config.auth`, its OAuth metadata too: auth/oauth.py)."""
+        app: ASGIApp = McpAsgiApp(self, path=path)
         wrap = getattr(self.config.auth, "wrap_app", None)
         return wrap(app, self.config) if wrap is not None else app
 

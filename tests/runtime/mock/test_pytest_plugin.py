@@ -1,14 +1,18 @@
 """The pytest plugin as a user's project meets it: a fresh pytest process in an empty folder,
-the plugin found through its `pytest11` entry point, the marker registered, clear errors."""
+the plugin found through its `pytest11` entry point, the marker registered, clear errors, and a run
+that uses no mock paying nothing for the plugin."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from tests.support import ROOT
+import pytest
+
+from tests.support import ROOT, modules_after_pytest
 
 USER_TESTS = """
 import sys
@@ -64,3 +68,24 @@ def test_a_users_test_suite_with_the_fixture(tmp_path: Path) -> None:
     assert "the mcp_mock fixture needs @pytest.mark.mcp_mock(spec=... or package=...)" in out, out
     assert "tools.get_wether: the spec has no tool 'get_wether'" in out, out
     assert "2 passed, 2 errors" in out, out
+
+
+# What a test run that uses no mock must not pay for: the mock, the client, and their libraries.
+HEAVY = (
+    *("mcpgen_runtime.mock", "mcpgen_runtime.testing", "mcpgen_runtime.client", "pydantic", "uvicorn"),
+    *("hypothesis", "httpx", "orjson", "jsonschema", "yaml", "click"),
+)
+
+
+@pytest.mark.peer
+def test_a_run_that_uses_no_mock_imports_nothing_of_the_plugins_but_itself(tmp_path: Path) -> None:
+    """The entry point loads the plugin in every pytest run of the environment: with it, a run imports
+    `mcpgen_runtime` (an empty package) and the plugin (stdlib and pytest) and nothing more."""
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    pass\n", "utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "runtime")}
+    with_plugin, done = modules_after_pytest(sys.executable, tmp_path, env=env)
+    assert done.returncode == 0, done.stdout[-3000:]
+    without, done = modules_after_pytest(sys.executable, tmp_path, "-p", "no:mcpgen", env=env)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert with_plugin - without == {"mcpgen_runtime", "mcpgen_runtime.pytest_plugin"}
+    assert not [name for name in with_plugin - without if name.startswith(HEAVY)]

@@ -1,21 +1,28 @@
 """A person runs a generated server by hand (issue #21, trap 6): `python -m weather_server` in a
-real subprocess prints one startup line on stderr (where, which revisions, how many tools), serves,
-and on Ctrl-C (SIGINT) stops with one more line, exit code 0 and no traceback, over HTTP and stdio.
-`--help`/`-h` name the package; the generated client's command line takes `-h` too.
+real subprocess prints one startup line on stderr (where, which revisions, how many tools,
+resources, resource templates and prompts), serves, and on Ctrl-C (SIGINT) stops with one more
+line, exit code 0 and no traceback, over HTTP and stdio. `--help`/`-h` name the package; the
+generated client's command line takes `-h` too.
 """
 
 from __future__ import annotations
 
+import os
 import selectors
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import IO
 
 import pytest
+from click.testing import CliRunner
 
+from codegen.cli import main
 from mcpgen_runtime.client import Client
+from mcpgen_runtime.server.cli import startup_line
+from tests.runtime.surfaces_server_app import SurfacesServer
 from tests.support import ROOT, free_port, subprocess_env
 
 MODERN_AND_LEGACY = "(MCP 2026-07-28 and legacy 2025-11-25, 2025-06-18, 2025-03-26)"
@@ -30,11 +37,13 @@ def _read_line(stream: IO[bytes], timeout: float = 30.0) -> str:
     return stream.readline().decode()
 
 
-def _start(*args: str) -> subprocess.Popen[bytes]:
+def _start(
+    *args: str, package: str = "weather_server", where: Path = ROOT / "generated"
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "weather_server", *args],
-        cwd=ROOT / "generated",
-        env=subprocess_env(),
+        [sys.executable, "-m", package, *args],
+        cwd=where,
+        env={**subprocess_env(), "PYTHONPATH": f"{where}{os.pathsep}{subprocess_env()['PYTHONPATH']}"},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -80,6 +89,56 @@ def test_stdio_server_says_so_and_stops_cleanly_on_ctrl_c(extra: list[str]) -> N
     assert code == 0
     assert rest == "weather_server: stopped\n"
     assert out == b""  # stdout stays the protocol's
+
+
+@pytest.fixture(scope="module")
+def everything_server(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A server generated from specs/everything.json (2 tools, 7 resources, 2 templates, 4 prompts)."""
+    where = tmp_path_factory.mktemp("everything")
+    args = [
+        "server",
+        str(ROOT / "specs" / "everything.json"),
+        "-o",
+        str(where),
+        "--package",
+        "everything_server",
+    ]
+    done = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    return where
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+def test_the_startup_line_counts_resources_templates_and_prompts(
+    transport: str, everything_server: Path
+) -> None:
+    port = free_port()
+    args = ["--stdio"] if transport == "stdio" else ["--port", str(port)]
+    proc = _start(*args, package="everything_server", where=everything_server)
+    try:
+        line = _read_line(proc.stderr)  # type: ignore[arg-type]
+    finally:
+        code, rest, _ = _interrupt(proc)
+    where = "stdio" if transport == "stdio" else f"http://127.0.0.1:{port}/mcp"
+    served = "2 tools, 7 resources, 2 resource templates, 4 prompts"
+    assert line == f"everything_server: serving {served} on {where} {MODERN_AND_LEGACY}\n"
+    assert (code, rest) == (0, "everything_server: stopped\n")
+
+
+def test_the_startup_line_says_one_of_each_in_the_singular() -> None:
+    server = SurfacesServer()
+    for name in list(server.tools)[1:]:
+        server.remove_tool(name, notify=False)
+    surfaces = server.surfaces
+    assert surfaces is not None
+    for resource in surfaces.resources[1:]:
+        server.remove_resource(resource["uri"], notify=False)
+    for template in surfaces.resource_templates[1:]:
+        server.remove_resource_template(template["uriTemplate"], notify=False)
+    for prompt in surfaces.prompts[1:]:
+        server.remove_prompt(prompt["name"], notify=False)
+    served = "1 tool, 1 resource, 1 resource template, 1 prompt"
+    assert startup_line("notes", server, "stdio") == f"notes: serving {served} on stdio {MODERN_AND_LEGACY}"
 
 
 def test_server_help_names_the_package() -> None:

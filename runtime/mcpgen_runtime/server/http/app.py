@@ -17,9 +17,13 @@ notification (progress) or asks for one (`ctx.open_stream()`), when the client a
 `subscriptions/listen` always streams: acknowledgment, notifications, comment keep-alives
 (HTTP-19) until the client closes it or the server ends it (SUB-07).
 
-Probes (core/health.py): a GET or HEAD of `ServerConfig.health_path` / `ready_path` is answered before
-the Host check and authentication (the Origin check still applies); the test is made only for
-verbs other than POST, so MCP requests pay nothing for it.
+Paths: MCP is answered on `path` (`/mcp`, a trailing slash or not) under the point the app is
+mounted at (ASGI `root_path`), and at that mount point itself; any other path is a plain `404` (no
+JSON-RPC: nothing there speaks MCP), after the body is read. Probes (core/health.py): a GET or HEAD
+of `ServerConfig.health_path` / `ready_path` (under the mount point too) is answered before the Host
+check and authentication (the Origin check still applies); the test is made only for verbs other
+than POST, so MCP requests pay nothing for it. `/.well-known/…` (OAuth metadata) is answered by the
+`ProtectedResource` layer in front of this app.
 
 Clients of the initialize-based revisions (legacy/sessions.py) are told apart once, early, from the
 header block (memoized): an `Mcp-Session-Id` without a 2026-07-28 `MCP-Protocol-Version`, or a
@@ -70,7 +74,7 @@ from .draining import DrainingServer, uvicorn_config
 from .legacy.sessions import LegacyHttp
 from .slow_clients import HttpParser, SlowClients, guarded_protocol
 
-__all__ = ["ASGIApp", "McpAsgiApp", "Receive", "Scope", "Send", "run_http"]
+__all__ = ["MCP_PATH", "ASGIApp", "McpAsgiApp", "Receive", "Scope", "Send", "run_http"]
 
 _LOG = logging.getLogger("mcpgen.server")
 
@@ -81,6 +85,19 @@ _INSTANT = frozenset({"tools/list", "server/discover"})
 _MODERN_VERSIONS = frozenset(SUPPORTED_PROTOCOL_VERSIONS)
 _LEGACY_VERSIONS = frozenset(LEGACY_PROTOCOL_VERSIONS)
 _LEGACY_VERBS = frozenset({"GET", "DELETE"})
+MCP_PATH: Final = "/mcp"  # the endpoint's path under the app's mount point
+_NOT_FOUND: Final = b"Not Found\n"
+_PLAIN: Final = [(b"content-type", b"text/plain; charset=utf-8")]
+
+
+def _route_path(scope: Scope) -> str:
+    """The request's path under the app's mount point (`root_path`), "" for the mount point itself.
+    A path not under `root_path` is taken as already relative (mounts that strip the prefix)."""
+    path: str = scope["path"]
+    root = scope.get("root_path")
+    if root and path.startswith(root) and (len(path) == len(root) or path[len(root)] == "/"):
+        return path[len(root) :]
+    return path
 
 
 def _split_port(authority: str) -> str:
@@ -165,11 +182,21 @@ class _SseStream:
 
 
 class McpAsgiApp:
-    """ASGI callable for one server (any `Dispatcher`; `ToolServer.asgi_app()` makes one);
-    answers on whatever path it is mounted at."""
+    """ASGI callable for one server (any `Dispatcher`; `ToolServer.asgi_app()` makes one).
 
-    def __init__(self, server: Dispatcher, *, allowed_hosts: tuple[str, ...] | None = _UNSET) -> None:
+    MCP is answered on `path` (with or without a trailing slash) under the point the app is mounted
+    at, and at the mount point itself (an app mounted at `/tools` answers `/tools/mcp` and `/tools`);
+    every other path but the probes is a plain 404."""
+
+    def __init__(
+        self, server: Dispatcher, *, allowed_hosts: tuple[str, ...] | None = _UNSET, path: str = MCP_PATH
+    ) -> None:
+        if not path.startswith("/"):
+            raise ValueError(f"the MCP path starts with '/', not {path!r}")
         self.server = server
+        self.path = path
+        endpoint = path.rstrip("/")
+        self._endpoints = frozenset({endpoint or "/", f"{endpoint}/"})  # with or without a trailing slash
         cfg = server.config
         hosts = cfg.allowed_hosts if allowed_hosts is _UNSET else allowed_hosts
         self._origins = (
@@ -194,9 +221,12 @@ class McpAsgiApp:
             if scope["type"] == "lifespan":
                 await _lifespan(receive, send, self)
             return  # other scopes (websocket) are not served: returning closes them
-        if scope["method"] != "POST" and scope["path"] in self._probe_paths:
-            await self._probe(scope, send)
+        route = _route_path(scope)
+        if scope["method"] != "POST" and route in self._probe_paths:
+            await self._probe(scope, route, send)
             return
+        # The endpoint, or the mount point (route "" or "/" with a root_path; a stripped path is "/").
+        on_path = route in self._endpoints or (route in ("", "/") and bool(scope.get("root_path")))
         block = self._blocks.of(scope["headers"])
         headers = block.headers
         # RULES.md conformance §4.1: always read the whole body first; one chunk is the common case.
@@ -215,6 +245,9 @@ class McpAsgiApp:
             body = message.get("body", b"")
         if len(body) > self._max_body:
             await send_error(send, 413, f"Request body exceeds {self._max_body} bytes", close=True)
+            return
+        if not on_path:  # read first (RULES.md conformance §4.1), then: nothing here speaks MCP
+            await send_body(send, 404, _NOT_FOUND, _PLAIN)
             return
         if block.refused is not None:  # Origin (HTTP-03) or Host
             await send_error(send, *block.refused)
@@ -289,7 +322,7 @@ class McpAsgiApp:
         else:
             await self._watched(message, headers, principal, peer, receive, send, json_ok, sse_ok, False)
 
-    async def _probe(self, scope: Scope, send: Send) -> None:
+    async def _probe(self, scope: Scope, path: str, send: Send) -> None:
         """Liveness or readiness (core/health.py): no Host check, no authentication, Origin still checked."""
         if scope["method"] not in ("GET", "HEAD"):
             await send_empty(send, 405, [(b"allow", b"GET, HEAD")])
@@ -299,7 +332,7 @@ class McpAsgiApp:
         if origin is not None and self._origins is not None and not self._origins.allows(origin):
             await send_error(send, 403, "Origin not allowed")  # HTTP-02/03
             return
-        status, body = await self._probes.answer(scope["path"])
+        status, body = await self._probes.answer(path)
         if scope["method"] == "HEAD":
             await send_empty(send, status, self._probes.headers())
         else:

@@ -87,7 +87,7 @@ def test_probe_paths_are_configurable() -> None:
         httpx.Client(base_url=f"http://127.0.0.1:{live.port}", timeout=5) as http,
     ):
         assert http.get("/live").status_code == 200
-        assert http.get("/readyz").status_code == 405  # not a probe any more: the MCP endpoint's GET
+        assert http.get("/readyz").status_code == 404  # not a probe any more, and not the MCP endpoint
 
 
 def _call_in_thread(url: str, query: str, outcome: dict[str, Any]) -> threading.Thread:
