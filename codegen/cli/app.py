@@ -13,10 +13,9 @@ from .auth import auth_group
 from .common import CONTEXT_SETTINGS, EXIT_INTERRUPTED, INTERRUPTED_NOTE, PROGRAM
 from .diff import diff
 from .generate import client, server
-from .inspect import snapshot, validate
+from .inspect import servers, snapshot, validate
 from .mock import mock
 from .output import quiet_option
-from .servers import servers
 from .targets import generate
 
 __all__ = ["main"]

@@ -40,9 +40,8 @@ from .common import (
     usable_spec,
 )
 from .config import header_path, project_root, project_style, relative_source
+from .naming import default_package_name, package_names, project_meta, project_options
 from .output import say
-from .package_names import default_package_name, package_names
-from .project import project_meta, project_options
 from .reports import Tally, print_project_report, print_report, report_handlers, tools_line
 from .stages import Kind
 

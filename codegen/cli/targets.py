@@ -29,8 +29,8 @@ from .common import (
     skip_invalid_option,
 )
 from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
+from .naming import project_meta
 from .output import say
-from .project import project_meta
 from .reports import (
     Tally,
     excluded_counts,

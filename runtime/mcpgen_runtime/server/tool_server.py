@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .core.dispatch import Dispatcher
-from .http.app import MCP_PATH, ASGIApp, McpAsgiApp, run_http
+from .http.app import MCP_PATH, ASGIApp, McpAsgiApp
+from .http.serve import run_http
 from .http.slow_clients import HttpParser
 from .stdio import run_stdio
 

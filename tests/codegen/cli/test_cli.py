@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from codegen import RELEASE, __version__
 from codegen.cli import main, stages
-from codegen.cli.package_names import default_package_name
+from codegen.cli.naming import default_package_name
 from codegen.spec import GeneratedPackage, LoadedSpec, ValidatedSpec
 from codegen.write.manifest import MANIFEST_NAME
 

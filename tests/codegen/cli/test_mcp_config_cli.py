@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from codegen import RELEASE
 from codegen.cli import main
-from codegen.cli.package_names import package_names
+from codegen.cli.naming import package_names
 
 ROOT = Path(__file__).resolve().parents[3]
 WEATHER_STDIO = {
