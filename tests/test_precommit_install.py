@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.support import ROOT
-from tests.wheels import ok, run
+from tests.test_precommit import PYPROJECT  # a client and a server target of specs/weather.json
+from tests.wheels import ok, run, tagged_clone
 
 BIN = Path(sys.executable).parent
 MCPGEN = BIN / "mcpgen"
@@ -34,17 +35,6 @@ pytestmark = [
     ),
 ]
 
-PYPROJECT = """\
-[project]
-name = "team-bindings"
-version = "0"
-
-[[tool.mcpgen.targets]]
-source = "specs/weather.json"
-kind = "client"
-output = "src"
-package = "weather_client"
-"""
 
 # the docs' config (docs/how-to/pre-commit.md), with `diff` the breaking-change hook it names
 CONFIG = """\
@@ -60,11 +50,7 @@ repos:
 
 @pytest.fixture(scope="module")
 def tagged_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    base = tmp_path_factory.mktemp("hooks-repo")
-    clone = base / "mcpgen"
-    ok(run(["git", "clone", "--quiet", "--no-local", ROOT, clone], base))
-    ok(run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", TAG, "-m", "release"], clone))
-    return clone
+    return tagged_clone(tmp_path_factory.mktemp("hooks-repo"), TAG)
 
 
 def git(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

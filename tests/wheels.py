@@ -93,3 +93,12 @@ def new_venv(where: Path, *requirements: str | Path) -> Path:
     python = where / "bin" / "python"
     ok(run([python, "-m", "pip", "install", "--quiet", *requirements], where.parent))
     return python
+
+
+def tagged_clone(base: Path, tag: str) -> Path:
+    """A clone of this checkout's HEAD under `base`, with the annotated tag `tag`: what a release, or
+    a pre-commit `rev:`, is built from."""
+    clone = base / "mcpgen"
+    ok(run(["git", "clone", "--quiet", "--no-local", ROOT, clone], base))
+    ok(run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "tag", "-a", tag, "-m", tag], clone))
+    return clone
