@@ -79,11 +79,13 @@ def test_every_example_is_run_or_marked_as_an_excerpt() -> None:
 @pytest.fixture(autouse=True)
 def _forget_generated_packages() -> Iterator[None]:
     """Examples import packages from generated/ (`everything_client`, `weather_client`, ...); drop
-    them after each one, so a later test in this process that generates its own package of the same
-    name imports that one, not ours."""
+    those an example imported first, so a later test in this process that generates its own package
+    of the same name imports that one. Packages imported before (by test modules, at collection) stay:
+    a second copy of a module would give its classes a second identity."""
+    before = set(sys.modules)
     yield
     packages = {path.name for path in GENERATED.iterdir() if path.is_dir()}
-    for name in [name for name in sys.modules if name.partition(".")[0] in packages]:
+    for name in [name for name in sys.modules if name not in before and name.partition(".")[0] in packages]:
         del sys.modules[name]
 
 
