@@ -3,6 +3,8 @@ values that must not change the URI's shape, and refused templates."""
 
 from __future__ import annotations
 
+import string
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -174,9 +176,23 @@ OPERATOR_TEMPLATES = [
 ]
 
 
+# What may stand in a URI (RFC 3986): unreserved, reserved, and `%` of a pct-encoded triplet.
+URI_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-._~:/?#[]@!$&'()*+,;=%")
+
+
 @given(value=st.text(max_size=20))
 @settings(max_examples=300, deadline=None)
 def test_differential_on_any_string(value: str) -> None:
     uritemplate = pytest.importorskip("uritemplate")
     for template in OPERATOR_TEMPLATES:
-        assert expand(template, {"x": value}) == uritemplate.expand(template, {"x": value}), (template, value)
+        ours, theirs = expand(template, {"x": value}), uritemplate.expand(template, {"x": value})
+        if set(theirs) <= URI_CHARACTERS:
+            assert ours == theirs, (template, value)
+        else:  # uritemplate 4.2.0 leaves a `{+x}`/`{#x}` value holding a %XX triplet unencoded
+            assert set(ours) <= URI_CHARACTERS, (template, value, ours)
+
+
+def test_reserved_expansion_encodes_what_a_uri_cannot_hold_beside_a_triplet() -> None:
+    # hypothesis found uritemplate giving '"%00' (not a URI) here; RFC 6570 3.2.3 keeps only the triplet
+    assert expand("{+x}", {"x": '"%00'}) == "%22%00"
+    assert expand("{#x}", {"x": " %41"}) == "#%20%41"
