@@ -338,8 +338,7 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
     # traceback).
     try:  # the transports end an interrupt themselves; this catches one between their steps
         if args["transport"] == "stdio":
-            _say(startup_line(package, server, "stdio"))
-            server.run_stdio()
+            server.run_stdio(on_ready=lambda: _say(startup_line(package, server, "stdio")))
         else:
             host = args["host"]
             url = f"http://{f'[{host}]' if ':' in host else host}:{args['port']}{MCP_PATH}"

@@ -207,13 +207,16 @@ async def serve_stdio(
     *,
     shutdown_grace: float = 2.0,
     handle_signals: bool = False,
+    on_ready: Callable[[], None] | None = None,
 ) -> None:
     """Answer messages from `stdin` on `stdout` until end of input (requests in flight then get
     `shutdown_grace`) or, with `handle_signals`, until SIGTERM or SIGINT (they get
-    `ServerConfig.shutdown_grace_s`)."""
+    `ServerConfig.shutdown_grace_s`). `on_ready` is called once the signals are handled here."""
     stop = _Stop()
     if handle_signals:
         stop.install()
+    if on_ready is not None:
+        on_ready()
     try:
         await _serve_lines(server, stdin, stdout, shutdown_grace, stop)
     finally:
@@ -404,8 +407,9 @@ def _cancel(in_flight: dict[Any, asyncio.Task[None]], params: Any) -> None:
         task.cancel()
 
 
-def run_stdio(server: Dispatcher) -> None:
-    """Serve on this process's stdin/stdout.
+def run_stdio(server: Dispatcher, on_ready: Callable[[], None] | None = None) -> None:
+    """Serve on this process's stdin/stdout; `on_ready` is called once SIGINT and SIGTERM stop the
+    server cleanly (a start line printed then: a Ctrl-C right after it is a clean stop).
 
     STDIO-03: the real stdout is kept for protocol messages only; file descriptor 1 and
     `sys.stdout` are pointed at stderr, so stray prints in handlers cannot corrupt the stream.
@@ -419,12 +423,12 @@ def run_stdio(server: Dispatcher) -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
     with os.fdopen(protocol_fd, "wb", buffering=0) as out, contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(server, out))
+        asyncio.run(_serve(server, out, on_ready))
 
 
-async def _serve(server: Dispatcher, out: BinaryIO) -> None:
+async def _serve(server: Dispatcher, out: BinaryIO, on_ready: Callable[[], None] | None) -> None:
     await server.open_shared_state()  # a shared store: join the replicas' change fan-out
     try:
-        await serve_stdio(server, sys.stdin.buffer, out, handle_signals=True)
+        await serve_stdio(server, sys.stdin.buffer, out, handle_signals=True, on_ready=on_ready)
     finally:
         await server.close_shared_state()

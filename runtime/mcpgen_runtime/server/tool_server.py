@@ -48,6 +48,6 @@ class ToolServer(Dispatcher):
         `on_listening`: called once the socket listens."""
         run_http(self, host, port, parser=parser, on_listening=on_listening)
 
-    def run_stdio(self) -> None:
-        """Serve stdin/stdout until stdin closes (STDIO-11)."""
-        run_stdio(self)
+    def run_stdio(self, on_ready: Callable[[], None] | None = None) -> None:
+        """Serve stdin/stdout until stdin closes (STDIO-11); `on_ready` once Ctrl-C stops it cleanly."""
+        run_stdio(self, on_ready)
