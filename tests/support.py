@@ -264,3 +264,19 @@ def modules_after_pytest(
     )
     assert (folder / "modules.txt").exists(), done.stdout[-3000:] + done.stderr[-3000:]
     return set((folder / "modules.txt").read_text("utf-8").split()), done
+
+
+def run_mcpgen(
+    cwd: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`mcpgen ARGS` run from `cwd` in a process of its own, with this checkout's code
+    (`subprocess_env()` unless `env` is given); never raises on a non-zero exit."""
+    return subprocess.run(
+        [PYTHON, "-m", "codegen.cli", *args],
+        cwd=cwd,
+        env=subprocess_env() if env is None else env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

@@ -34,7 +34,7 @@ import pytest
 from mcpgen_runtime.errors import ToolArgumentsError, ToolOutputError
 from mcpgen_runtime.patterns import pattern_match
 from tests.runtime.server_helpers import call, mcp_headers
-from tests.support import PYTHON, free_port, running_server, subprocess_env
+from tests.support import PYTHON, free_port, run_mcpgen, running_server, subprocess_env
 
 LINEAR = "^(a+)+$"  # nested quantifiers, regular: RE2
 BACKTRACKING = "^(a|aa)+(?<=a)$"  # overlapping alternatives and a lookbehind: regex with the budget
@@ -118,15 +118,7 @@ class Server(ServerBase):
 
 
 def _mcpgen(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "codegen.cli", *args],
-        cwd=cwd,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_mcpgen(cwd, *args)
 
 
 @pytest.fixture(scope="module")

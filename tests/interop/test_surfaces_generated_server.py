@@ -10,14 +10,22 @@ import difflib
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import PYTHON, ROOT, SDK1_PYTHON, free_port, needs_peer, running_server, subprocess_env
+from tests.support import (
+    PYTHON,
+    ROOT,
+    SDK1_PYTHON,
+    free_port,
+    needs_peer,
+    run_mcpgen,
+    running_server,
+    subprocess_env,
+)
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -109,15 +117,7 @@ ARGS = [
 
 
 def _mcpgen(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "codegen.cli", *args],
-        cwd=cwd,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_mcpgen(cwd, *args)
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.support import ROOT
+from tests.support import ROOT, run_mcpgen
 
 PYPROJECT = """\
 [[tool.mcpgen.targets]]
@@ -49,15 +49,7 @@ def _env() -> dict[str, str]:
 
 
 def _mcpgen(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "codegen.cli", *args],
-        cwd=project,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_mcpgen(project, *args, env=_env())
 
 
 def _serve(project: Path) -> subprocess.CompletedProcess[str]:

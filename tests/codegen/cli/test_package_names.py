@@ -10,19 +10,11 @@ import sys
 from pathlib import Path
 
 from codegen.write.manifest import recorded_source
-from tests.support import free_port, running_server, subprocess_env
+from tests.support import free_port, run_mcpgen, running_server
 
 
 def _mcpgen(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "codegen.cli", *args],
-        cwd=cwd,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_mcpgen(cwd, *args)
 
 
 def _stdio(package: str) -> str:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-from tests.support import subprocess_env
+from tests.support import run_mcpgen
 
 SPEC = {
     "tools": [
@@ -49,15 +48,7 @@ package = "third_server"
 
 
 def _mcpgen(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "codegen.cli", *args],
-        cwd=cwd,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_mcpgen(cwd, *args)
 
 
 def _project(tmp_path: Path, extra: str = "") -> Path:
