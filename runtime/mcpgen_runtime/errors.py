@@ -24,6 +24,10 @@
       PaginationError                 repeated cursor or page cap reached
       InputRequiredError              the server needs input the client cannot give (no callback)
       InputRequiredRoundsExceededError  multi-round-trip loop cap reached
+      TaskError                       a task (the tasks extension) did not give the tool's result
+        TaskNotFoundError             unknown or expired task id (-32602 to tasks/*)
+        TaskFailedError               the task ended `failed`: the JSON-RPC error it carries
+        TaskCancelledError            the task ended `cancelled`
 
 Every error says whether calling again may succeed (`retryable`): true for a connection that
 could not be made or broke before the response (`ConnectError`, `ResponseLostError`, a cut
@@ -254,3 +258,40 @@ class InputRequiredRoundsExceededError(McpRuntimeError):
     def __init__(self, message: str, *, max_rounds: int) -> None:
         super().__init__(message)
         self.max_rounds = max_rounds
+
+
+class TaskError(McpRuntimeError):
+    """A task (the tasks extension) did not produce the tool's result. `task_id` is the full id
+    (a secret of its principal); messages show it masked (`protocol.tasks.mask_task_id`)."""
+
+    def __init__(self, message: str, *, task_id: str | None) -> None:
+        super().__init__(message)
+        self.task_id = task_id
+
+
+class TaskNotFoundError(TaskError):
+    """The server does not know the task (never created, expired and purged, or another
+    principal's): its `-32602` answer to tasks/get, tasks/update or tasks/cancel."""
+
+    def __init__(self, message: str, *, task_id: str | None, code: int = -32602, data: Any = None) -> None:
+        super().__init__(message, task_id=task_id)
+        self.code = code
+        self.data = data
+
+
+class TaskFailedError(TaskError):
+    """The task ended `failed`: `error` is the JSON-RPC error it carries (code, message, data),
+    also as `code`, `remote_message` and `data`."""
+
+    def __init__(self, message: str, *, task_id: str | None, error: Mapping[str, Any]) -> None:
+        super().__init__(message, task_id=task_id)
+        self.error = dict(error)
+        code = error.get("code")
+        self.code: int | None = code if type(code) is int else None
+        text = error.get("message")
+        self.remote_message = text if isinstance(text, str) else ""
+        self.data = error.get("data")
+
+
+class TaskCancelledError(TaskError):
+    """The task ended `cancelled` (by this client, another one, or the server)."""
