@@ -273,13 +273,28 @@ class AsyncClient(AsyncSurfaceMethods):
                 spans.failed(exc)
                 spans.end()
             flow.close()
-            if type(step) is Outgoing and not isinstance(exc, McpRuntimeError):
-                notice = self._core.legacy.cancel_notice(
-                    step.message
-                )  # legacy HTTP: say it (a dropped stream is not)
-                if notice is not None:
-                    await self._notify(notice, spans)
+            if not isinstance(exc, McpRuntimeError) and step is not None:
+                if not isinstance(step, Notify) and step.abort is not None:
+                    await self._abort(
+                        step.abort
+                    )  # the caller gave up on a task: cancel it (never notifications/cancelled)
+                elif type(step) is Outgoing:
+                    notice = self._core.legacy.cancel_notice(
+                        step.message
+                    )  # legacy HTTP: say it (a dropped stream is not)
+                    if notice is not None:
+                        await self._notify(notice, spans)
             raise
+
+    async def _abort(self, request: Outgoing) -> None:
+        """Send `request` (a `tasks/cancel`) once, best effort: the call is already over."""
+        try:
+            headers = request.headers if self._auth is None else await self._auth(request.headers)
+            await self._transport.request(
+                request.message, headers, timeout=request.timeout, on_notification=self._core.notify
+            )
+        except Exception:  # whatever stops it, the caller's own exception is what they see
+            return
 
     async def _notify(self, notice: Notify, spans: telemetry.ClientSpans | None = None) -> None:
         headers = notice.headers if self._auth is None else await self._auth(notice.headers)

@@ -274,13 +274,28 @@ class Client(SurfaceMethods):
                 spans.failed(exc)
                 spans.end()
             flow.close()
-            if type(step) is Outgoing and not isinstance(exc, McpRuntimeError):
-                notice = self._core.legacy.cancel_notice(
-                    step.message
-                )  # legacy HTTP: say it (a dropped stream is not)
-                if notice is not None:
-                    self._notify(notice, spans)
+            if not isinstance(exc, McpRuntimeError) and step is not None:
+                if not isinstance(step, Notify) and step.abort is not None:
+                    self._abort(
+                        step.abort
+                    )  # the caller gave up on a task: cancel it (never notifications/cancelled)
+                elif type(step) is Outgoing:
+                    notice = self._core.legacy.cancel_notice(
+                        step.message
+                    )  # legacy HTTP: say it (a dropped stream is not)
+                    if notice is not None:
+                        self._notify(notice, spans)
             raise
+
+    def _abort(self, request: Outgoing) -> None:
+        """Send `request` (a `tasks/cancel`) once, best effort: the call is already over."""
+        try:
+            headers = request.headers if self._auth is None else self._auth(request.headers)
+            self._transport.request(
+                request.message, headers, timeout=request.timeout, on_notification=self._core.notify
+            )
+        except Exception:  # whatever stops it, the caller's own exception is what they see
+            return
 
     def _notify(self, notice: Notify, spans: telemetry.ClientSpans | None = None) -> None:
         headers = notice.headers if self._auth is None else self._auth(notice.headers)
