@@ -16,6 +16,7 @@ Tools (the task's script, one entry per `tasks/get`; the last one repeats):
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -91,6 +92,8 @@ class TaskPeer:
                 )
             if method == "tools/call":
                 return self._call(body, params)
+            if method == "subscriptions/listen":
+                return self._listen(body, params)
             if method == "resources/read":
                 return result(body, self._wire(self._new("crunch", {}), "task"))
             if method in ("tasks/get", "tasks/update", "tasks/cancel"):
@@ -109,6 +112,27 @@ class TaskPeer:
                     task.status = "cancelled"
                 return result(body, {"resultType": "complete"})
             return error(body, -32601, f"no method {method}", status=200)
+
+    def _listen(self, body: dict[str, Any], params: dict[str, Any]) -> Reply:
+        """An SSE stream: the acknowledgment (known ids only), one notifications/tasks per known
+        task (its state now), then the end of the subscription."""
+        asked = (params.get("notifications") or {}).get("taskIds") or []
+        known = [task_id for task_id in asked if task_id in self.tasks]
+        messages: list[dict[str, Any]] = [
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/subscriptions/acknowledged",
+                "params": {"notifications": {"taskIds": known}},
+            }
+        ]
+        for task_id in known:
+            task = self.tasks[task_id]
+            state = self._wire(task, "complete")
+            del state["resultType"]
+            messages.append({"jsonrpc": "2.0", "method": "notifications/tasks", "params": state})
+        messages.append({"jsonrpc": "2.0", "id": body["id"], "result": {}})
+        events = [f"event: message\ndata: {json.dumps(message)}\n\n".encode() for message in messages]
+        return Reply(content_type="text/event-stream", chunks=events)
 
     def _new(self, tool: str, arguments: dict[str, Any]) -> Task:
         task = Task(f"{SECRET_PREFIX}{next(self.ids)}-{'x' * 24}", tool, arguments)

@@ -590,8 +590,9 @@ class ClientCore:
 
     def listen_request(self, requested: SubscriptionFilter) -> Outgoing:
         request_id = next(self._ids)
+        meta = self._task_meta if requested.task_ids else self._meta  # task ids need the extension declared
         message = jsonrpc.request(
-            request_id, "subscriptions/listen", {"notifications": requested.wire(), "_meta": self._meta}
+            request_id, "subscriptions/listen", {"notifications": requested.wire(), "_meta": meta}
         )
         return Outgoing(message, self._headers("subscriptions/listen", None), None)
 

@@ -9,27 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import operator
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, ConfigDict
 
-from mcpgen_runtime.client import AsyncClient, Client
+from mcpgen_runtime.client import AsyncClient, AsyncTaskHandle, Client, TaskHandle
 from mcpgen_runtime.client.task_flows import MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, _next_interval
 from mcpgen_runtime.errors import (
     InputRequiredError,
     ProtocolError,
     RequestTimeoutError,
+    TaskCancelledError,
     TaskFailedError,
     TaskNotFoundError,
     ToolError,
 )
-from mcpgen_runtime.protocol.tasks import EXTENSION, TaskState
+from mcpgen_runtime.protocol.subscriptions import SubscriptionWarning
+from mcpgen_runtime.protocol.tasks import EXTENSION, TaskState, mask_task_id
 from tests.runtime._client_drivers import MODES, driver
 from tests.runtime.task_peer import SECRET_PREFIX, TaskPeer
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.peer]  # servers on loopback
 
 
 @pytest.fixture
@@ -117,13 +121,8 @@ def test_failed_task_raises_task_failed_error_with_the_id_masked(peer: TaskPeer,
 def test_completed_with_is_error_raises_tool_error_from_typed_calls(peer: TaskPeer, mode: str) -> None:
     with driver(mode, *clients(peer)) as drv:
         assert drv("call_tool", "tool_error", {}).is_error  # the raw call returns it, as inline
-        from pydantic import BaseModel
-
-        class Empty(BaseModel):
-            pass
-
         with pytest.raises(ToolError, match="bad input"):
-            drv("_call", "tool_error", {}, Empty)
+            drv("_call", "tool_error", {}, NoArgs)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -196,3 +195,129 @@ def test_poll_interval_bounds() -> None:
     assert _next_interval(state(3_600_000), 0.05)[0] == MAX_POLL_INTERVAL
     assert _next_interval(state(250), 0.05)[0] == 0.25
     assert _next_interval(state(None), 0.05) == (0.05, 0.1)  # none given: a short start, doubling
+
+
+# -- handles: _start_task / _resume_task / client.tasks -----------------------------------------
+
+
+class Crunched(BaseModel):
+    total: int
+
+
+class NoArgs(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_started_handle_waits_and_returns_the_typed_result(peer: TaskPeer, mode: str) -> None:
+    with driver(mode, *clients(peer)) as drv:
+        handle = drv("_start_task", "crunch", {}, NoArgs, Crunched, operator.attrgetter("total"))
+        assert isinstance(handle, TaskHandle | AsyncTaskHandle)
+        assert (
+            handle.tool == "crunch"
+            and handle.task_id is not None
+            and handle.task_id.startswith(SECRET_PREFIX)
+        )
+        assert SECRET_PREFIX not in repr(handle)
+        first = drv.run(lambda _: handle.status())
+        assert first.status == "working" and first.status_message == "step 1"
+        final = drv.run(lambda _: handle.wait(timeout=10))
+        assert final.status == "completed" and final.result is not None
+        assert drv.run(lambda _: handle.result()) == 6  # the structured output, checked, then `finish`
+    assert not peer.requests("tasks/cancel")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_resume_by_id_rebuilds_the_same_handle(peer: TaskPeer, mode: str) -> None:
+    with driver(mode, *clients(peer)) as drv:
+        started = drv("_start_task", "crunch", {}, NoArgs, Crunched)
+    with driver(mode, *clients(peer)) as other:  # another client: nothing shared but the id
+        resumed = other.client._resume_task("crunch", started.task_id, Crunched)
+        assert resumed.task_id == started.task_id
+        assert other.run(lambda _: resumed.result()) == Crunched(total=6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_wait_returns_at_input_no_callback_answers_and_respond_answers_it(peer: TaskPeer, mode: str) -> None:
+    with driver(mode, *clients(peer, capabilities={"elicitation": {}})) as drv:
+        handle = drv("_start_task", "ask", {}, NoArgs)
+        state = drv.run(lambda _: handle.wait(timeout=10))
+        assert state.status == "input_required" and set(state.input_requests or {}) == {"name"}
+        drv.run(lambda _: handle.respond({"name": {"action": "accept", "content": {"name": "Bo"}}}))
+        assert drv.run(lambda _: handle.result()).text == "hello Bo"  # the key seen again is not re-asked
+    assert len(peer.requests("tasks/update")) == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_wait_timeout_raises_timeout_error_and_leaves_the_task(peer: TaskPeer, mode: str) -> None:
+    with driver(mode, *clients(peer)) as drv:
+        handle = drv("_start_task", "forever", {}, NoArgs)
+        with pytest.raises(TimeoutError):
+            drv.run(lambda _: handle.wait(timeout=0.2))
+        assert not peer.requests("tasks/cancel")
+        drv.run(lambda _: handle.cancel())
+        assert drv.run(lambda _: handle.status()).status == "cancelled"
+        with pytest.raises(TaskCancelledError):
+            drv.run(lambda _: handle.result())
+    [cancel] = peer.requests("tasks/cancel")
+    assert cancel.headers["mcp-name"] == handle.task_id
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_call_answered_at_once_gives_a_handle_without_a_task(peer: TaskPeer, mode: str) -> None:
+    with driver(mode, *clients(peer)) as drv:
+        handle = drv("_start_task", "inline", {}, NoArgs)
+        assert handle.task_id is None
+        state = drv.run(lambda _: handle.status())
+        assert state.status == "completed" and state.result is not None
+        assert state.result["content"] == [{"type": "text", "text": "inline"}]
+        assert drv.run(lambda _: handle.wait()).status == "completed"
+        assert drv.run(lambda _: handle.result()).text == "inline"
+        drv.run(lambda _: handle.cancel())  # nothing to cancel
+    assert not peer.requests("tasks/get") and not peer.requests("tasks/cancel")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_client_tasks_get_cancel_respond_by_id(peer: TaskPeer, mode: str) -> None:
+    with driver(mode, *clients(peer)) as drv:
+        handle = drv("_start_task", "ask", {}, NoArgs)
+        task_id = handle.task_id
+        assert drv.run(lambda c: c.tasks.get(task_id)).status == "input_required"
+        drv.run(lambda c: c.tasks.respond(task_id, {"name": {"action": "accept", "content": {"name": "Cy"}}}))
+        drv.run(lambda c: c.tasks.cancel(task_id))
+        with pytest.raises(TaskNotFoundError):
+            drv.run(lambda c: c.tasks.get("nope"))
+    assert [r.body["method"] for r in peer.server.requests if r.body["method"].startswith("tasks/")] == [
+        "tasks/get",
+        "tasks/update",
+        "tasks/cancel",
+        "tasks/get",
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_client_tasks_listen_yields_task_states(peer: TaskPeer, mode: str) -> None:
+    with driver(mode, *clients(peer)) as drv:
+        handle = drv("_start_task", "fail", {}, NoArgs)
+        secret = SECRET_PREFIX + "not-mine"
+
+        def collect(client: Any) -> Any:
+            if isinstance(client, AsyncClient):
+
+                async def run() -> Any:
+                    async with client.tasks.listen([handle.task_id, secret]) as updates:
+                        return [state async for state in updates], updates.subscription.unsupported
+
+                return run()
+            with client.tasks.listen([handle.task_id, secret]) as updates:
+                return list(updates), updates.subscription.unsupported
+
+        with pytest.warns(SubscriptionWarning) as warned:
+            states, unsupported = drv.run(collect)
+    [state] = states
+    assert state.task_id == handle.task_id and state.status == "failed" and state.error is not None
+    assert unsupported == [f"task {mask_task_id(secret)}"]  # named masked
+    assert all(SECRET_PREFIX not in str(w.message) for w in warned)
+    [listen] = peer.bodies("subscriptions/listen")
+    assert listen["params"]["notifications"] == {"taskIds": [handle.task_id, secret]}
+    assert EXTENSION in listen["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]

@@ -12,7 +12,7 @@ the methods for resources, prompts and completions are its base `AsyncSurfaceMet
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterator, Callable, Collection, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
@@ -36,6 +36,7 @@ from ...protocol.jsonrpc import Message
 from ...protocol.legacy.detect import EraChoice
 from ...protocol.legacy.handshake import INITIALIZED
 from ...protocol.subscriptions import ListenState, SubscriptionFilter
+from ...protocol.tasks import TaskState
 from ...transport import HttpTransport
 from ...transport.base import SyncTransport
 from ...transport.limits import DEFAULT_MAX_RESPONSE_BYTES
@@ -56,6 +57,7 @@ from ..legacy_peer_requests import peer_response
 from ..options import ElicitationMode
 from .listen import Subscription
 from .surface_methods import SurfaceMethods
+from .tasks import TaskHandle, Tasks
 
 if TYPE_CHECKING:
     from ..oauth import OAuth
@@ -422,6 +424,53 @@ class Client(SurfaceMethods):
             )
         )
         return self._core.checks.structured(name, result, output_model)
+
+    # -- tasks (the tasks extension): handles and any task by id (_async/tasks.py) --------------
+
+    @property
+    def tasks(self) -> Tasks:
+        """Any task by id: `get`, `cancel`, `respond`, `listen`."""
+        return Tasks(self)
+
+    def _start_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | BaseModel,
+        input_model: type[BaseModel],
+        output_model: type[BaseModel] | None = None,
+        finish: Callable[[Any], Any] | None = None,
+    ) -> TaskHandle[Any]:
+        """Send the call and return its handle: on the task the server made of it, or on the
+        result it answered at once (`task_id` None). Input asked before the task exists is
+        answered here by the callbacks."""
+        core = self._core
+        payload = core.checks.prepare_arguments(name, arguments, input_model)
+        started = self._run(
+            core.start_flow(
+                name,
+                payload,
+                timeout=core._call_wait(self._call_timeout, self._call_max_time),
+                on_progress=self._call_progress or core.on_progress,
+            )
+        )
+        if isinstance(started, TaskState):
+            return TaskHandle(
+                self, name, started.task_id, state=started, output_model=output_model, finish=finish
+            )
+        return TaskHandle(self, name, None, immediate=started, output_model=output_model, finish=finish)
+
+    def _resume_task(
+        self,
+        name: str,
+        task_id: str,
+        output_model: type[BaseModel] | None = None,
+        finish: Callable[[Any], Any] | None = None,
+    ) -> TaskHandle[Any]:
+        """The handle of a task started elsewhere (another process, say); no I/O until used."""
+        return TaskHandle(self, name, task_id, output_model=output_model, finish=finish)
+
+    def _listen_tasks(self, task_ids: tuple[str, ...]) -> Subscription:
+        return Subscription(self._open_listen, SubscriptionFilter(task_ids=task_ids))
 
     def listen(
         self,
