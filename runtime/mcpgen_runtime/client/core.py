@@ -469,8 +469,10 @@ class ClientCore:
         on_progress: ProgressCallback | None = None,
         input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
         request_state: str | None = None,
+        start: bool = False,
     ) -> Flow[ToolResult | TaskState]:
-        """`tools/call` with its input rounds: the tool's result, or the task the server made of it."""
+        """`tools/call` with its input rounds: the tool's result, or the task the server made of it.
+        `start`: the caller wants a task where a legacy server's tool makes it optional."""
         args: dict[str, Any] = (
             {} if arguments is None else (arguments if type(arguments) is dict else dict(arguments))
         )
@@ -484,6 +486,12 @@ class ClientCore:
         if progress is not None:
             meta, token = self._track_progress(progress, meta)
         try:
+            if start and self.era is None:  # whether a legacy tool takes the `task` parameter: ask first
+                yield from self.discover_flow(partition=self.default_partition)
+            legacy_task = (
+                (yield from self.tasks.legacy_task_flow(name, start=start)) if self.era == LEGACY else None
+            )
+            era_before = self.era  # None: this call finds out (a legacy tool may then require a task)
             refreshed = False
             rounds = 0
             state_only_delay = STATE_ONLY_DELAY
@@ -499,7 +507,7 @@ class ClientCore:
                 try:
                     result = yield from self.request_flow(
                         "tools/call",
-                        params,
+                        params if legacy_task is None else {**params, "task": legacy_task},
                         name=name,
                         param_headers=param_headers,
                         meta=meta,
@@ -512,6 +520,25 @@ class ClientCore:
                     refreshed = True
                     yield from self.list_all_flow(partition=self.default_partition, refresh=True)
                     continue
+                except RemoteError as exc:
+                    if (
+                        exc.code != jsonrpc.METHOD_NOT_FOUND
+                        or era_before is not None
+                        or legacy_task is not None
+                    ):
+                        raise
+                    era_before = self.era  # once
+                    legacy_task = yield from self.tasks.legacy_task_flow(name, start=False)
+                    if legacy_task is None:
+                        raise
+                    continue  # the first call found a legacy server whose tool requires a task: refused
+                if era_before is None and self.era == LEGACY and legacy_task is None:
+                    era_before = self.era  # once
+                    legacy_task = yield from self.tasks.legacy_task_flow(name, start=False)
+                    if legacy_task is not None:
+                        continue  # as above; the SDK 1.x refuses with an isError result, not -32601
+                if legacy_task is not None and isinstance(result.get("task"), Mapping):
+                    return tasks.parse_task(result, legacy=True)
                 result_type = result.get("resultType")
                 if result_type == tasks.CREATE_TASK_RESULT:
                     return tasks.parse_task(result)

@@ -15,6 +15,14 @@ polls with `tasks/get` until it is terminal (shared/spec/extensions/tasks.mdx):
 - `tasks/get|update|cancel` carry `Mcp-Name: <taskId>` (the `name` of the request); a -32602 answer
   is `TaskNotFoundError`. Every message shows the id masked (`mask_task_id`).
 
+Legacy 2025-11-25 servers (experimental tasks, when `initialize` declared
+`tasks.requests.tools.call`): a call carries the `task` parameter where the tool's
+`execution.taskSupport` asks for it (`required`: every call; `optional`: `_start_task`), the task
+comes back nested (`{"task": {...}}`, `ttl` / `pollInterval`), `tasks/get` polls it, and
+`tasks/result` fetches the end (the tool's result, or the JSON-RPC error of a failed task); input
+arrives as the server's own requests while `tasks/result` is pending (legacy_peer_requests.py).
+Older revisions have no tasks: a call is answered at once.
+
 The sleeps between polls are `InputNeeded` steps without calls (the driver sleeps `delay`). Steps
 yielded while a plain call waits on its task carry `abort`, the `tasks/cancel` the driver sends
 when the caller interrupts the call (a cancelled asyncio task, Ctrl-C, a callback that raised).
@@ -26,7 +34,7 @@ import contextlib
 import itertools
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 from ..content import ToolResult
 from ..errors import (
@@ -42,9 +50,13 @@ from ..errors import (
 )
 from ..protocol import jsonrpc, tasks
 from ..protocol.input_messages import InputRequest, ProgressCallback
-from ..protocol.tasks import TaskState, mask_task_id
+from ..protocol.legacy.detect import Era
+from ..protocol.legacy.handshake import Handshake
+from ..protocol.tasks import TaskState, TaskStatus, mask_task_id
+from ..tools import ToolSpec
 from ..transport.limits import Deadline, Timeout
 from .input_responses import InputNeeded, answer_wire, check_declared, check_rounds, parse_request
+from .legacy_flows import LEGACY
 from .steps import Flow, Notify, Outgoing
 from .tool_checks import tool_result
 
@@ -56,12 +68,15 @@ __all__ = [
     "TaskWait",
 ]
 
+T = TypeVar("T")
+
 MIN_POLL_INTERVAL: Final = 0.05  # seconds: a smaller (or zero) pollIntervalMs is raised to this
 MAX_POLL_INTERVAL: Final = 30.0  # seconds: a larger pollIntervalMs is cut to this
 FIRST_POLL_DELAY: Final = 0.05  # no pollIntervalMs: the first poll after this, doubling ...
 DEFAULT_POLL_INTERVAL: Final = 1.0  # ... up to this
 TTL_GRACE: Final = 5.0  # seconds past a task's ttlMs before a waiting client gives up on it
 ABORT_TIMEOUT: Final = 5.0  # seconds a best-effort tasks/cancel may take
+LEGACY_TASKS_SINCE: Final = "2025-11-25"  # the first revision with (experimental) tasks
 
 
 class _Owner(Protocol):
@@ -73,6 +88,10 @@ class _Owner(Protocol):
     capabilities: dict[str, Any]
     max_input_rounds: int
     _ids: itertools.count[int]
+    era: Era | None
+    handshake: Handshake | None
+    tools: Mapping[str, ToolSpec]
+    default_partition: str | None
 
     # ClientCore.request_flow's signature (a Protocol: no import of core.py, which imports this)
     def request_flow(
@@ -89,6 +108,10 @@ class _Owner(Protocol):
     def _headers(self, method: str, name: str | None) -> Mapping[str, str]: ...
 
     def meta_for(self, method: str) -> Mapping[str, Any]: ...
+
+    def list_all_flow(
+        self, max_pages: int = 1000, *, partition: str | None = None, refresh: bool = False
+    ) -> Flow[list[dict[str, Any]]]: ...
 
 
 class TaskWait:
@@ -133,7 +156,7 @@ class TaskFlows:
     def get_flow(self, task_id: str, timeout: Timeout = None) -> Flow[TaskState]:
         """One `tasks/get` (never cached)."""
         result = yield from self._task_request_flow(tasks.GET, {"taskId": task_id}, timeout)
-        state = tasks.parse_task(result)
+        state = tasks.parse_task(result, legacy=self.core.era == LEGACY)
         if state.task_id != task_id:
             raise ProtocolError(f"tasks/get for task {mask_task_id(task_id)} answered another task")
         return state
@@ -187,6 +210,8 @@ class TaskFlows:
             self._report(state, progress, waiting)
             if state.terminal:
                 return state
+            if state.status == "input_required" and self.core.era == LEGACY:
+                return state  # legacy input comes as the server's requests during tasks/result
             if state.status == "input_required":
                 pending = {
                     key: value
@@ -291,16 +316,62 @@ class TaskFlows:
         that gives up (its `max_time`, a transport failure, input it cannot give) cancels the task;
         one the caller interrupts has the driver cancel it (`abort`)."""
         try:
-            final = yield from aborting(
-                self.wait_flow(tool, state, progress, timeout=timeout, waiting=TaskWait()),
-                self.abort_step(state.task_id),
+            return (
+                yield from aborting(
+                    self._wait_to_end_flow(tool, state, progress, timeout), self.abort_step(state.task_id)
+                )
             )
         except TaskError:
             raise
         except McpRuntimeError:
             yield from self.cancel_quietly_flow(state.task_id)
             raise
-        return outcome(tool, final)
+
+    def _wait_to_end_flow(
+        self, tool: str, state: TaskState, progress: ProgressCallback | None, timeout: Timeout
+    ) -> Flow[ToolResult]:
+        final = yield from self.wait_flow(tool, state, progress, timeout=timeout, waiting=TaskWait())
+        return (yield from self.end_flow(tool, final, timeout))
+
+    def end_flow(self, tool: str, state: TaskState, timeout: Timeout) -> Flow[ToolResult]:
+        """The tool's result of a task the wait left: terminal (modern), or terminal or waiting
+        for input (legacy: `tasks/result` delivers both)."""
+        if self.core.era != LEGACY or state.status == "cancelled":
+            return outcome(tool, state)
+        try:
+            result = yield from self._task_request_flow(
+                tasks.LEGACY_RESULT, {"taskId": state.task_id}, timeout
+            )
+        except TaskNotFoundError:
+            raise
+        except RemoteError as exc:  # a failed task's own error
+            error = {"code": exc.code, "message": exc.message, "data": exc.data}
+            return outcome(tool, _ended(state, "failed", error=error))
+        return tool_result(tool, result)
+
+    # -- legacy: whether a call carries the `task` parameter ------------------------------
+
+    def legacy_task_flow(self, tool: str, *, start: bool) -> Flow[dict[str, Any] | None]:
+        """The `task` parameter of a call to a 2025-11-25 server with tasks for tool calls: where the
+        tool's `execution.taskSupport` is `required`, or `optional` and the caller starts a task
+        (`start`). The tool's definition comes from the tool table (listed first if it is not there)."""
+        core = self.core
+        handshake = core.handshake
+        if core.era != LEGACY or handshake is None or handshake.protocol_version < LEGACY_TASKS_SINCE:
+            return None
+        offered = handshake.capabilities.get("tasks")
+        requests = offered.get("requests") if isinstance(offered, Mapping) else None
+        tools = requests.get("tools") if isinstance(requests, Mapping) else None
+        if not (isinstance(tools, Mapping) and isinstance(tools.get("call"), Mapping)):
+            return None
+        if tool not in core.tools:
+            yield from core.list_all_flow(partition=core.default_partition)
+        spec = core.tools.get(tool)
+        execution = spec.definition.get("execution") if spec is not None else None
+        mode = execution.get("taskSupport") if isinstance(execution, Mapping) else None
+        if mode == "required" or (mode == "optional" and start):
+            return {}
+        return None
 
 
 def outcome(tool: str, state: TaskState) -> ToolResult:
@@ -328,6 +399,17 @@ def outcome(tool: str, state: TaskState) -> ToolResult:
     raise ProtocolError(f"tool {tool!r}: task {mask_task_id(state.task_id)} is not finished ({state.status})")
 
 
+def _ended(state: TaskState, status: TaskStatus, *, error: dict[str, Any]) -> TaskState:
+    return TaskState(
+        task_id=state.task_id,
+        status=status,
+        created_at=state.created_at,
+        last_updated_at=state.last_updated_at,
+        ttl_ms=state.ttl_ms,
+        error=error,
+    )
+
+
 def masked(text: str, task_id: str) -> str:
     """A peer's text with the task id in it masked (servers echo ids in their messages)."""
     return text.replace(task_id, mask_task_id(task_id)) if task_id else text
@@ -340,7 +422,7 @@ def _next_interval(state: TaskState, delay: float) -> tuple[float, float]:
     return delay, min(delay * 2, DEFAULT_POLL_INTERVAL)
 
 
-def aborting(flow: Flow[Any], abort: Outgoing) -> Flow[Any]:
+def aborting(flow: Flow[T], abort: Outgoing) -> Flow[T]:
     """`flow`, with `abort` on every step it yields (what the driver sends if the caller interrupts)."""
     try:
         step = next(flow)
@@ -354,4 +436,5 @@ def aborting(flow: Flow[Any], abort: Outgoing) -> Flow[Any]:
             else:
                 step = flow.send(reply)
     except StopIteration as done:
-        return done.value
+        value: T = done.value
+        return value

@@ -451,6 +451,7 @@ class Client(SurfaceMethods):
                 payload,
                 timeout=core._call_wait(self._call_timeout, self._call_max_time),
                 on_progress=self._call_progress or core.on_progress,
+                start=True,
             )
         )
         if isinstance(started, TaskState):

@@ -25,7 +25,7 @@ from ...protocol import tasks
 from ...protocol.input_messages import ProgressCallback
 from ...protocol.tasks import TaskState, mask_task_id
 from ..input_responses import answers_wire
-from ..task_flows import TaskWait, outcome
+from ..task_flows import TaskWait
 from .listen import Subscription
 
 if TYPE_CHECKING:
@@ -112,7 +112,9 @@ class TaskHandle(Generic[T]):
             assert self._immediate is not None
             return self._value(self._immediate)
         state = self._wait(None, stop_at_unanswerable=False)
-        return self._value(outcome(self.tool, state))
+        return self._value(
+            self._client._run(self._client._core.tasks.end_flow(self.tool, state, self._timeout))
+        )
 
     def cancel(self) -> None:
         """`tasks/cancel`: cooperative, the task may still end otherwise (`status()` tells)."""
