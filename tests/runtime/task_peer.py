@@ -9,7 +9,9 @@ Tools (the task's script, one entry per `tasks/get`; the last one repeats):
 - `ask`: input_required (key `name`) until a tasks/update answers it, then that same key once more
   (eventual consistency: a client must not answer it twice), then completed "hello <name>".
 - `fail`: failed with a JSON-RPC error; `tool_error`: completed with isError.
-- `forever`: working for ever. Every task's `pollIntervalMs` is its `interval_ms` argument (default 20).
+- `nag`: input_required with a new key at every poll (for the round limit).
+- `forever`: working for ever. Arguments of any task: `ttl_ms` (its ttlMs, default 60000) and
+  `interval_ms` (its pollIntervalMs, default 20).
 - `inline`: an ordinary result (no task).
 """
 
@@ -152,7 +154,7 @@ class TaskPeer:
             "taskId": task.task_id,
             "createdAt": "2026-07-28T00:00:00Z",
             "lastUpdatedAt": "2026-07-28T00:00:00Z",
-            "ttlMs": 60000,
+            "ttlMs": task.arguments.get("ttl_ms", 60000),
             "pollIntervalMs": task.arguments.get("interval_ms", 20),
         }
         if result_type == "complete" and not task.cancelled:
@@ -180,6 +182,9 @@ class TaskPeer:
                 task.status = "completed"
                 name = task.answers["name"].get("content", {}).get("name")
                 wire["result"] = {"content": [{"type": "text", "text": f"hello {name}"}]}
+        elif task.tool == "nag":  # a new input key at every poll
+            task.status = "input_required"
+            wire["inputRequests"] = {f"name-{task.polls}": NAME_REQUEST}
         elif task.tool == "fail":
             task.status = "failed"
             wire["error"] = {"code": -32050, "message": f"boom in {task.task_id}", "data": {"why": "x"}}

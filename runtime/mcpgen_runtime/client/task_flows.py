@@ -74,7 +74,7 @@ MIN_POLL_INTERVAL: Final = 0.05  # seconds: a smaller (or zero) pollIntervalMs i
 MAX_POLL_INTERVAL: Final = 30.0  # seconds: a larger pollIntervalMs is cut to this
 FIRST_POLL_DELAY: Final = 0.05  # no pollIntervalMs: the first poll after this, doubling ...
 DEFAULT_POLL_INTERVAL: Final = 1.0  # ... up to this
-TTL_GRACE: Final = 5.0  # seconds past a task's ttlMs before a waiting client gives up on it
+TTL_GRACE: Final = 1.0  # seconds past a task's ttlMs before a waiting client gives up on it
 ABORT_TIMEOUT: Final = 5.0  # seconds a best-effort tasks/cancel may take
 LEGACY_TASKS_SINCE: Final = "2025-11-25"  # the first revision with (experimental) tasks
 

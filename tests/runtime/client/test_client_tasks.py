@@ -18,12 +18,14 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from mcpgen_runtime.client import AsyncClient, AsyncTaskHandle, Client, TaskHandle
-from mcpgen_runtime.client.task_flows import MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, _next_interval
+from mcpgen_runtime.client.task_flows import MAX_POLL_INTERVAL, MIN_POLL_INTERVAL, TTL_GRACE, _next_interval
 from mcpgen_runtime.errors import (
     InputRequiredError,
+    InputRequiredRoundsExceededError,
     ProtocolError,
     RequestTimeoutError,
     TaskCancelledError,
+    TaskError,
     TaskFailedError,
     TaskNotFoundError,
     ToolError,
@@ -321,3 +323,26 @@ def test_client_tasks_listen_yields_task_states(peer: TaskPeer, mode: str) -> No
     [listen] = peer.bodies("subscriptions/listen")
     assert listen["params"]["notifications"] == {"taskIds": [handle.task_id, secret]}
     assert EXTENSION in listen["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_task_past_its_ttl_is_given_up_on(peer: TaskPeer, mode: str) -> None:
+    started = time.monotonic()
+    with (
+        driver(mode, *clients(peer)) as drv,
+        pytest.raises(TaskError, match="past its ttlMs of 200 ms") as caught,
+    ):
+        drv("call_tool", "forever", {"ttl_ms": 200, "interval_ms": 50})
+    assert time.monotonic() - started < 200 / 1000 + TTL_GRACE + 2
+    assert SECRET_PREFIX not in str(caught.value)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_input_rounds_of_a_task_are_bounded(peer: TaskPeer, mode: str) -> None:
+    with (
+        driver(mode, *clients(peer, on_elicit=_answer_name, max_input_rounds=2)) as drv,
+        pytest.raises(InputRequiredRoundsExceededError, match="after 2 rounds"),
+    ):
+        drv("call_tool", "nag", {})
+    assert len(peer.requests("tasks/update")) == 2
+    assert len(peer.requests("tasks/cancel")) == 1  # the call gave up on its task
