@@ -225,7 +225,7 @@ class ClientCore:
                 self._header_cache[key] = headers
         return headers
 
-    # Repeated in legacy_flows.py `_Owner` on purpose: that Protocol is how LegacyFlows sees
+    # Repeated in legacy_flows.py `FlowOwner` on purpose: that Protocol is how LegacyFlows sees
     # this class without importing core.py (which imports it).
     def request_flow(
         self,

@@ -31,7 +31,6 @@ when the caller interrupts the call (a cancelled asyncio task, Ctrl-C, a callbac
 from __future__ import annotations
 
 import contextlib
-import itertools
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Protocol, TypeVar
@@ -50,13 +49,11 @@ from ..errors import (
 )
 from ..protocol import jsonrpc, tasks
 from ..protocol.input_messages import InputRequest, ProgressCallback
-from ..protocol.legacy.detect import Era
-from ..protocol.legacy.handshake import Handshake
 from ..protocol.tasks import TaskState, TaskStatus, mask_task_id
 from ..tools import ToolSpec
 from ..transport.limits import Deadline, Timeout
 from .input_responses import InputNeeded, answer_wire, check_declared, check_rounds, parse_request
-from .legacy_flows import LEGACY
+from .legacy_flows import LEGACY, FlowOwner
 from .steps import Flow, Notify, Outgoing
 from .tool_checks import tool_result
 
@@ -79,31 +76,13 @@ ABORT_TIMEOUT: Final = 5.0  # seconds a best-effort tasks/cancel may take
 LEGACY_TASKS_SINCE: Final = "2025-11-25"  # the first revision with (experimental) tasks
 
 
-class _Owner(Protocol):
-    """What `TaskFlows` needs of its `ClientCore`: the request path, the callbacks, the declared
-    capabilities, the round limit and the per-request timeout."""
+class _Owner(FlowOwner, Protocol):
+    """What `TaskFlows` needs of its `ClientCore` beyond what `LegacyFlows` does: the round limit,
+    the tool table (a legacy tool's `execution`), per-method `_meta` and headers, and listing tools."""
 
-    timeout: float | None
-    input_callbacks: dict[str, Callable[[Any], Any]]
-    capabilities: dict[str, Any]
     max_input_rounds: int
-    _ids: itertools.count[int]
-    era: Era | None
-    handshake: Handshake | None
     tools: Mapping[str, ToolSpec]
     default_partition: str | None
-
-    # ClientCore.request_flow's signature (a Protocol: no import of core.py, which imports this)
-    def request_flow(
-        self,
-        method: str,
-        params: Mapping[str, Any],
-        *,
-        name: str | None = None,
-        param_headers: Mapping[str, str] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        timeout: Timeout = None,
-    ) -> Flow[dict[str, Any]]: ...
 
     def _headers(self, method: str, name: str | None) -> Mapping[str, str]: ...
 
