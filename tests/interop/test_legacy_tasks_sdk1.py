@@ -20,7 +20,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from mcpgen_runtime.client import AsyncClient, Client
-from mcpgen_runtime.errors import TaskCancelledError, ToolError
+from mcpgen_runtime.errors import ProtocolError, TaskCancelledError, ToolError
 from tests.support import ROOT, SDK1_PYTHON, free_port, needs_peer, running_server
 
 pytestmark = pytest.mark.timeout(90)
@@ -82,6 +82,9 @@ def test_failed_with_is_error_is_a_tool_error_and_cancel_cancels(url: str) -> No
         assert slow.status().status == "cancelled"
         with pytest.raises(TaskCancelledError):
             slow.result()
+        slow.cancel()  # a finished task: nothing to do (the SDK answers -32602)
+        with pytest.raises(ProtocolError, match="no tasks/update"):
+            slow.respond({"x": {"action": "decline"}})
 
 
 def test_async_handle_with_in_task_elicitation(url: str) -> None:

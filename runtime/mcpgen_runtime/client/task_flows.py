@@ -142,13 +142,27 @@ class TaskFlows:
 
     def update_flow(self, task_id: str, responses: Mapping[str, Any], timeout: Timeout = None) -> Flow[None]:
         """`tasks/update` with `inputResponses` (wire answers by input request key)."""
+        if self.core.era == LEGACY:
+            raise ProtocolError(
+                f"task {mask_task_id(task_id)}: a 2025-11-25 server has no tasks/update; it asks for input "
+                "with its own requests while tasks/result is pending, which result() answers through the "
+                "client's callbacks"
+            )
         yield from self._task_request_flow(
             tasks.UPDATE, {"taskId": task_id, "inputResponses": dict(responses)}, timeout
         )
 
     def cancel_flow(self, task_id: str, timeout: Timeout = None) -> Flow[None]:
-        """`tasks/cancel` (cooperative: the task may still end otherwise)."""
-        yield from self._task_request_flow(tasks.CANCEL, {"taskId": task_id}, timeout)
+        """`tasks/cancel` (cooperative: the task may still end otherwise). Cancelling a finished
+        task does nothing, in both eras (a 2025-11-25 server answers it -32602)."""
+        try:
+            yield from self._task_request_flow(tasks.CANCEL, {"taskId": task_id}, timeout)
+        except TaskNotFoundError:
+            if self.core.era != LEGACY:
+                raise
+            state = yield from self.get_flow(task_id, timeout)  # still TaskNotFoundError when unknown
+            if not state.terminal:
+                raise
 
     def cancel_quietly_flow(self, task_id: str) -> Flow[None]:
         """`tasks/cancel` when a call gives up on its task: a failure to send it is not the caller's error."""
