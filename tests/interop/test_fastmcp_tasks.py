@@ -160,3 +160,13 @@ def test_a_cancelled_async_plain_call_cancels_fastmcps_task(url: str) -> None:
     assert not [m for m in sent if m.get("method") == "notifications/cancelled"]
     with Client(url) as client:
         assert client.tasks.get(cancel["params"]["taskId"]).status == "cancelled"
+
+
+def test_over_stdio_too() -> None:
+    needs_peer(FASTMCP_PYTHON, "FastMCP with fastmcp-tasks")
+    with Client.stdio([str(FASTMCP_PYTHON), PEER, "--stdio"], on_elicit=_accept) as client:
+        assert client._call_structured("crunch", {"n": 3}, Args, Crunched) == Crunched(total=6, steps=3)
+        assert client.call_tool("confirm", {"action": "x"}).text == "x: done"
+        handle = client._start_task("slow", {"seconds": 30}, Args)
+        handle.cancel()
+        assert handle.status().status == "cancelled"

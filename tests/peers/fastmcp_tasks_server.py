@@ -2,6 +2,7 @@
 run by tests/peers/.venv-fastmcp/bin/python (`make peers-deps`; never imported by mcpgen).
 
     python tests/peers/fastmcp_tasks_server.py --port 8765    # Streamable HTTP at /mcp
+    python tests/peers/fastmcp_tasks_server.py --stdio
 
 Its task backend is Docket's in-memory one (one process). Tools, all `task=True` unless said:
 `crunch` (structured output after a few status messages), `slow` (runs until cancelled),
@@ -79,9 +80,13 @@ def build() -> FastMCP:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--stdio", action="store_true")
     args = parser.parse_args()
-    build().run(transport="http", host="127.0.0.1", port=args.port, path="/mcp", show_banner=False)
+    if args.stdio:
+        build().run(transport="stdio", show_banner=False)
+    else:
+        build().run(transport="http", host="127.0.0.1", port=args.port, path="/mcp", show_banner=False)
 
 
 if __name__ == "__main__":
