@@ -103,7 +103,13 @@ class AsyncClient(AsyncSurfaceMethods):
     notification of the call, and `max_time` the whole call, its input rounds included; such a
     call asks for progress (a progressToken) even without `on_progress`. Without `max_time`,
     `timeout` stays one deadline per request. `call_tool(..., max_time=...)` and
-    `with_options(max_time=...)` set it per call."""
+    `with_options(max_time=...)` set it per call.
+
+    Tasks (the tasks extension): every tool call declares the extension; a call the server answers
+    with a task is polled to the end (task_flows.py: pollIntervalMs within bounds, input through the
+    callbacks, statusMessage to `on_progress`, `tasks/cancel` when the caller gives up). Generated
+    clients' `start.<tool>` / `resume.<tool>` return typed handles (`_start_task`, `_resume_task`;
+    _async/tasks.py); `tasks` reaches any task by id."""
 
     def __init__(
         self,
