@@ -20,7 +20,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from mcpgen_runtime.client import AsyncClient, Client
-from mcpgen_runtime.errors import ProtocolError, TaskCancelledError, ToolError
+from mcpgen_runtime.errors import ProtocolError, TaskCancelledError, TaskNotFoundError, ToolError
 from tests.support import ROOT, SDK1_PYTHON, free_port, needs_peer, running_server
 
 pytestmark = pytest.mark.timeout(90)
@@ -101,3 +101,12 @@ def test_before_2025_11_25_a_handle_completes_at_once(url: str) -> None:
         handle = client._start_task("crunch", {"n": 2}, Args, Total)
         assert handle.task_id is None
         assert handle.status().status == "completed" and handle.result() == Total(total=3)
+
+
+def test_a_legacy_task_is_bound_to_its_session(url: str) -> None:
+    with Client(url) as first:
+        handle = first._start_task("slow", {}, Args)
+        assert handle.task_id is not None
+        with Client(url) as second, pytest.raises(TaskNotFoundError):
+            second.tasks.get(handle.task_id)
+        handle.cancel()
