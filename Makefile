@@ -32,6 +32,15 @@ $(SDK1_STAMP): tests/peers/requirements-sdk1.txt
 	$(SDK1_VENV)/bin/python -m pip install --quiet -r tests/peers/requirements-sdk1.txt
 	touch $(SDK1_STAMP)
 
+# FastMCP with fastmcp-tasks (an independent implementation of the tasks extension) as a test peer,
+# in a venv of its own (it pins its own mcp; never imported by mcpgen).
+FASTMCP_VENV := tests/peers/.venv-fastmcp
+FASTMCP_STAMP := $(FASTMCP_VENV)/.installed
+$(FASTMCP_STAMP): tests/peers/requirements-fastmcp.txt
+	$(PYTHON) -m venv $(FASTMCP_VENV)
+	$(FASTMCP_VENV)/bin/python -m pip install --quiet -r tests/peers/requirements-fastmcp.txt
+	touch $(FASTMCP_STAMP)
+
 # A real authorization server (the certified oidc-provider from npm) for the OAuth tests, run on
 # the harness's Node 22.
 OIDC_DIR := tests/peers/oidc
@@ -56,7 +65,7 @@ $(BLACK_STAMP): $(STAMP)
 	for v in $(BLACK_VERSIONS); do $(PY) -m pip install --quiet --no-deps --target $(BLACK_DIR)/$$v "black==$$v" || exit 1; done
 	touch $(BLACK_STAMP)
 
-peers-deps: $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP) $(BLACK_STAMP)
+peers-deps: $(SDK1_STAMP) $(FASTMCP_STAMP) $(OIDC_STAMP) $(FAST_STAMP) $(BLACK_STAMP)
 
 # redis-server and nginx for the cluster tests: installed from Debian packages when missing and
 # when root (CI); elsewhere a note, and the cluster tests skip naming the missing binary.
@@ -90,7 +99,7 @@ docs: $(STAMP)
 # Every test. Most peer tests wait on I/O, so more workers than cores (a module's peer tests on one
 # worker: --dist loadgroup); then the `serial` tests (latency bounds, the cluster) alone, in one process.
 TEST_WORKERS ?= 4
-test: check docs $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(OIDC_STAMP) $(FAST_STAMP) $(BLACK_STAMP) services
+test: check docs $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(FASTMCP_STAMP) $(OIDC_STAMP) $(FAST_STAMP) $(BLACK_STAMP) services
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
 	$(PY) -m pytest -m serial
 

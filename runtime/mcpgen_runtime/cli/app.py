@@ -22,6 +22,9 @@ Exit codes (`python -m PKG --help` says the same):
        sampling or roots (a terminal answers elicitation forms only; the server may say so
        with -32021 before asking)
   130  interrupted (Ctrl-C)
+
+`TOOL ... --no-wait` starts the call and prints its task id when the server makes a task of it;
+`task status|wait|cancel ID` (cli/tasks.py; `mcp-task` when a tool's command is `task`) follow it.
 """
 
 from __future__ import annotations
@@ -56,7 +59,11 @@ from .options import JsonValue, arguments_from, plan_options
 from .progress import ProgressDisplay
 from .prompts import InputRefusedError, TerminalElicitation
 from .surfaces import surface_commands
-from .text import help_text, json_text, printable
+from .tasks import ALTERNATIVE_NAME as ALTERNATIVE_TASK_COMMAND
+from .tasks import NAME as TASK_COMMAND
+from .tasks import Connect as TaskConnect
+from .tasks import task_commands
+from .text import help_text, printable, show_result
 
 __all__ = ["EXIT_INPUT", "EXIT_PROTOCOL", "EXIT_TOOL_ERROR", "EXIT_USAGE", "CliTool", "build_cli", "run_cli"]
 
@@ -178,6 +185,9 @@ class _ToolGroup(click.Group):
             if surfaces
             else {}
         )
+        # task status|wait|cancel (cli/tasks.py); `mcp-task` when a tool's command is `task`
+        task_group = TASK_COMMAND if TASK_COMMAND not in self.by_command else ALTERNATIVE_TASK_COMMAND
+        self.builtins[task_group] = task_commands(_task_connect(client_class), task_group)
         source = getattr(client_class, "_tool_definitions_", None)  # not `or`: len() would read it all
         self._source: Sequence[Mapping[str, Any]] = () if source is None else source
         self._definitions: dict[str, Mapping[str, Any]] | None = None
@@ -287,16 +297,26 @@ def _tool_command(client_class: type[Client], tool: CliTool, definition: Mapping
 
     def callback(**values: Any) -> int:
         ctx = click.get_current_context()
+        no_wait = bool(values.pop("mcp_no_wait"))
         base = values.pop("json_arguments") or {}
         arguments = arguments_from(plans, values, base, ctx)
         settings: _Settings = ctx.find_object(_Settings)  # type: ignore[assignment]
         _check_settings(ctx, settings)  # here, not in the group: `TOOL --help` needs no server
-        return _call(ctx, client_class, settings, tool, arguments)
+        return _call(ctx, client_class, settings, tool, arguments, no_wait=no_wait)
+
+    taken = {flag for plan in plans for flag in plan.option.opts}
+    no_wait_option = click.Option(
+        ["--no-wait" if "--no-wait" not in taken else "--mcp-no-wait", "mcp_no_wait"],
+        is_flag=True,
+        default=False,
+        help="Start the call and print its task id instead of waiting (the server may answer at once: "
+        "then the result as usual); then `task status|wait|cancel ID`.",
+    )
 
     return click.Command(
         tool.command,
         callback=callback,
-        params=[*(plan.option for plan in plans), json_option],
+        params=[*(plan.option for plan in plans), json_option, no_wait_option],
         help=help_text(description or title or f"Call the {tool.name!r} tool."),
         short_help=help_text(title) if title else None,
         context_settings=_HELP_OPTIONS,
@@ -369,12 +389,29 @@ def _surface_connect(client_class: type[Client]) -> Callable[[click.Context], Cl
     return connect
 
 
+def _task_connect(client_class: type[Client]) -> TaskConnect:
+    """How the task commands (cli/tasks.py) open their client: as a tool's command does."""
+
+    def connect(ctx: click.Context, display: ProgressDisplay | None) -> Client:
+        settings: _Settings = ctx.find_object(_Settings)  # type: ignore[assignment]
+        _check_settings(ctx, settings)
+        server = masked(settings.url or settings.stdio or "the server")
+        asker = TerminalElicitation(interactive=settings.interactive, server=server)
+        return _connect(
+            client_class, settings, asker if display is None else _pausing(display, asker), display
+        )
+
+    return connect
+
+
 def _call(
     ctx: click.Context,
     client_class: type[Client],
     settings: _Settings,
     tool: CliTool,
     arguments: dict[str, Any],
+    *,
+    no_wait: bool = False,
 ) -> int:
     server = masked(settings.url or settings.stdio or "the server")
     asker = TerminalElicitation(interactive=settings.interactive, server=server)
@@ -385,15 +422,25 @@ def _call(
     try:
         with _connect(client_class, settings, on_elicit, display) as client:
             failed: ToolResult | None = None
+            started: str | None = None  # --no-wait: the task's id
             with display if display is not None else contextlib.nullcontext():  # erased before output
                 try:
-                    result = client._call(tool.name, arguments, _model(tool.input_model))
+                    if no_wait:
+                        handle = client._start_task(tool.name, arguments, _model(tool.input_model))
+                        started = handle.task_id
+                        if started is None:  # answered at once: shown as any call's result
+                            result = handle.result()
+                    else:
+                        result = client._call(tool.name, arguments, _model(tool.input_model))
                 except ToolError as exc:
                     failed = exc.result
+            if started is not None:
+                click.echo(started)  # the task id (a secret of this principal): for `task wait ID`
+                return 0
             if failed is not None:
                 if asker.refused is not None:  # a legacy server's request, refused inside the session
                     return _refused(asker.refused)
-                _show(failed, settings.output)
+                show_result(failed, settings.output)
                 return EXIT_TOOL_ERROR
             if tool.output_model is not None:
                 client._core.checks.structured(
@@ -412,7 +459,7 @@ def _call(
         return _fail(f"{type(exc).__name__}: {exc}{hint}", EXIT_PROTOCOL)
     if asker.refused is not None:
         return _refused(asker.refused)
-    _show(result, settings.output)
+    show_result(result, settings.output)
     return 0
 
 
@@ -433,39 +480,6 @@ def _refused(request: ElicitRequest) -> int:
 def _fail(message: str, code: int) -> int:
     click.echo(f"Error: {printable(masked(message))}", err=True)  # a server may echo a --header value
     return code
-
-
-def _show(result: ToolResult, output: str) -> None:
-    if output == "json":
-        if "structured_content" in result.model_fields_set:
-            click.echo(json_text(result.structured_content))
-        else:
-            click.echo(json_text(result.model_dump(mode="json", by_alias=True, exclude_none=True)["content"]))
-        return
-    lines = [
-        _block_text(block.model_dump(mode="json", by_alias=True, exclude_none=True))
-        for block in result.content
-    ]
-    if not lines and "structured_content" in result.model_fields_set:
-        lines = [json_text(result.structured_content)]
-    text = "\n".join(lines)
-    click.echo(printable(text) if sys.stdout.isatty() else text)
-
-
-def _block_text(block: Mapping[str, Any]) -> str:
-    kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str):
-        return str(block["text"])
-    if kind in ("image", "audio"):
-        return f"[{kind} {block.get('mimeType', '')}, {len(str(block.get('data', '')))} base64 characters]"
-    if kind == "resource_link":
-        return f"[resource link {block.get('uri', '')}]"
-    if kind == "resource":
-        resource = block.get("resource")
-        if isinstance(resource, Mapping) and isinstance(resource.get("text"), str):
-            return str(resource["text"])
-        return f"[resource {resource.get('uri', '') if isinstance(resource, Mapping) else ''}]"
-    return json_text(block)
 
 
 def build_cli(

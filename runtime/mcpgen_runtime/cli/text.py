@@ -1,4 +1,5 @@
-"""Server-supplied text made safe for a terminal and for click's help formatter.
+"""Server-supplied text made safe for a terminal and for click's help formatter, and a tool's
+result shown (`show_result`).
 
 Descriptions, titles, enum values and tool results come from the server: untrusted. Printed
 raw they could move the cursor or recolour the terminal (ANSI escapes), reorder what a person
@@ -11,9 +12,15 @@ TOOLS-10).
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["MAX_HELP_CHARS", "help_text", "json_text", "printable", "short_label"]
+import click
+
+from ..content import ToolResult
+
+__all__ = ["MAX_HELP_CHARS", "help_text", "json_text", "printable", "short_label", "show_result"]
 
 MAX_HELP_CHARS: Final = 2000
 _MAX_LABEL_CHARS: Final = 100
@@ -68,3 +75,37 @@ def _json_escape(char: str) -> str:
         return f"\\u{code:04x}"
     code -= 0x10000  # JSON spells a character beyond the BMP as a UTF-16 surrogate pair
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def show_result(result: ToolResult, output: str) -> None:
+    """A tool's result on stdout: `json` (the structured content, else the content blocks) or `text`."""
+    if output == "json":
+        if "structured_content" in result.model_fields_set:
+            click.echo(json_text(result.structured_content))
+        else:
+            click.echo(json_text(result.model_dump(mode="json", by_alias=True, exclude_none=True)["content"]))
+        return
+    lines = [
+        _block_text(block.model_dump(mode="json", by_alias=True, exclude_none=True))
+        for block in result.content
+    ]
+    if not lines and "structured_content" in result.model_fields_set:
+        lines = [json_text(result.structured_content)]
+    text = "\n".join(lines)
+    click.echo(printable(text) if sys.stdout.isatty() else text)
+
+
+def _block_text(block: Mapping[str, Any]) -> str:
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str):
+        return str(block["text"])
+    if kind in ("image", "audio"):
+        return f"[{kind} {block.get('mimeType', '')}, {len(str(block.get('data', '')))} base64 characters]"
+    if kind == "resource_link":
+        return f"[resource link {block.get('uri', '')}]"
+    if kind == "resource":
+        resource = block.get("resource")
+        if isinstance(resource, Mapping) and isinstance(resource.get("text"), str):
+            return str(resource["text"])
+        return f"[resource {resource.get('uri', '') if isinstance(resource, Mapping) else ''}]"
+    return json_text(block)

@@ -9,6 +9,8 @@
 - `_async/surface_methods.py`: `AsyncClient`'s methods for resources, prompts and completions
   (a base class; `_sync/surface_methods.py` for `Client`), each a flow of `surface_flows.py`
 - `_async/listen.py`: `AsyncSubscription` (`listen()`); `_sync/listen.py`: `Subscription`
+- `_async/tasks.py`: `AsyncTaskHandle[T]` (`start.<tool>` / `resume.<tool>` in generated clients),
+  `AsyncTasks` (`client.tasks`); `_sync/tasks.py`: `TaskHandle[T]`, `Tasks`; the flows are `task_flows.py`
 - `common.py`: set-up both drivers share, and `SyncClientBase` / `AsyncClientBase`, the little that differs
 
 The input-required wire types a client's callbacks see and answer with (protocol/input_messages.py)
@@ -26,10 +28,13 @@ from ..protocol.input_messages import (
     Root,
     SamplingMessage,
 )
+from ..protocol.tasks import TaskState
 from ._async.client import AsyncClient
 from ._async.listen import AsyncSubscription
+from ._async.tasks import AsyncTaskHandle, AsyncTasks, AsyncTaskUpdates
 from ._sync.client import Client
 from ._sync.listen import Subscription
+from ._sync.tasks import TaskHandle, Tasks, TaskUpdates
 from .core import ClientCore, Flow, Notify, Outgoing, Step, ToolsPage
 from .options import declared_capabilities
 from .tool_checks import InvalidToolWarning
@@ -37,6 +42,9 @@ from .tool_checks import InvalidToolWarning
 __all__ = [
     "AsyncClient",
     "AsyncSubscription",
+    "AsyncTaskHandle",
+    "AsyncTaskUpdates",
+    "AsyncTasks",
     "Client",
     "ClientCore",
     "CreateMessageRequest",
@@ -54,6 +62,10 @@ __all__ = [
     "StaleCacheWarning",
     "Step",
     "Subscription",
+    "TaskHandle",
+    "TaskState",
+    "TaskUpdates",
+    "Tasks",
     "ToolsPage",
     "declared_capabilities",
 ]

@@ -44,7 +44,7 @@ from ..errors import (
     UnsupportedProtocolVersionError,
 )
 from ..protocol import headers as mcp_headers
-from ..protocol import jsonrpc, xheader
+from ..protocol import jsonrpc, tasks, xheader
 from ..protocol.input_messages import InputResult, ProgressCallback
 from ..protocol.jsonrpc import Message
 from ..protocol.legacy.detect import (
@@ -56,12 +56,14 @@ from ..protocol.legacy.detect import (
 from ..protocol.legacy.handshake import VERSION_HEADER_SINCE, Handshake, discover_view
 from ..protocol.meta import PROGRESS_TOKEN_KEY, request_meta
 from ..protocol.subscriptions import SubscriptionFilter
+from ..protocol.tasks import TaskState
 from ..tools import PackageTools, ToolSpec, ToolTable, tool_table
 from ..transport.limits import Deadline, Timeout
 from .input_responses import DEFAULT_MAX_INPUT_ROUNDS, STATE_ONLY_DELAY, input_round_flow, resume_params
 from .legacy_flows import LEGACY, MODERN, REISSUED_METHODS, LegacyFlows
 from .options import check_max_time
 from .steps import Flow, Notify, Outgoing, Step
+from .task_flows import TaskFlows
 from .tool_checks import InvalidToolWarning, ToolChecks, tool_result, usable_tools
 
 if TYPE_CHECKING:
@@ -91,6 +93,7 @@ _STALE_AFTER: Final[Mapping[str, tuple[str, ...]]] = {
 }
 _NO_HEADERS: Final[Mapping[str, str]] = MappingProxyType({})
 _HEADER_CACHE_LIMIT = 1024  # (method, name) pairs; tool names come from the caller
+_TASK_AWARE: Final = frozenset({"tools/call", *tasks.TASK_METHODS})
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,7 @@ class ClientCore:
         self._probed: dict[str, Any] | None = None  # a stdio probe's DiscoverResult, for discover()
         self.use_protocol_version(PROTOCOL_VERSION)
         self.legacy = LegacyFlows(self)  # the era decision and the legacy lifecycle
+        self.tasks = TaskFlows(self)  # tasks/get, update, cancel and the wait on a task
 
     def use_protocol_version(self, version: str) -> None:
         """Speak `version` from now on: `_meta` and `MCP-Protocol-Version` always agree (HDR-02).
@@ -184,7 +188,7 @@ class ClientCore:
         self.protocol_version = version
         self._header_cache: dict[tuple[str, str | None], dict[str, str]] = {}
         if version in LEGACY_PROTOCOL_VERSIONS:
-            self._meta = {}
+            self._meta = self._task_meta = {}
             self._base_headers = dict(self._extra_headers)
             if version >= VERSION_HEADER_SINCE:
                 self._base_headers[mcp_headers.PROTOCOL_VERSION] = version
@@ -192,9 +196,20 @@ class ClientCore:
         self._meta = request_meta(
             capabilities=self.capabilities, client_info=self.client_info, protocol_version=version
         )
+        # tools/call and tasks/* list the tasks extension: a server may answer those with a task
+        self._task_meta = request_meta(
+            capabilities=tasks.with_tasks_extension(self.capabilities),
+            client_info=self.client_info,
+            protocol_version=version,
+        )
         self._base_headers = {**self._extra_headers, mcp_headers.PROTOCOL_VERSION: version}
 
     # -- building requests -------------------------------------------------------------
+
+    def meta_for(self, method: str) -> Mapping[str, Any]:
+        """The protocol `_meta` of a `method` request: with the tasks extension where a task may
+        come back or is addressed (tools/call, tasks/*)."""
+        return self._task_meta if method in _TASK_AWARE else self._meta
 
     def _headers(self, method: str, name: str | None) -> Mapping[str, str]:
         """Static + `Mcp-Method` + `Mcp-Name` headers, built once per (method, name) (HDR-01/07/08/09)."""
@@ -210,7 +225,7 @@ class ClientCore:
                 self._header_cache[key] = headers
         return headers
 
-    # Repeated in legacy_flows.py `_Owner` on purpose: that Protocol is how LegacyFlows sees
+    # Repeated in legacy_flows.py `FlowOwner` on purpose: that Protocol is how LegacyFlows sees
     # this class without importing core.py (which imports it).
     def request_flow(
         self,
@@ -238,7 +253,8 @@ class ClientCore:
         retried = 0
         while True:
             # Caller `_meta` entries (progressToken, …) never override the protocol keys (HDR-02).
-            request_meta_ = self._meta if not meta else {**meta, **self._meta}
+            protocol_meta = self._task_meta if method in _TASK_AWARE else self._meta
+            request_meta_ = protocol_meta if not meta else {**meta, **protocol_meta}
             headers = self._headers(method, name)
             if param_headers:
                 headers = {**headers, **param_headers}
@@ -257,7 +273,7 @@ class ClientCore:
                 retried += 1
                 continue
             try:
-                return jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
+                result = jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
             except UnsupportedProtocolVersionError as exc:
                 if renegotiated or not self._renegotiate(exc):
                     raise
@@ -266,6 +282,12 @@ class ClientCore:
                 if not exc.retryable or retried >= self.retries:
                     raise
                 retried += 1
+            else:
+                if result.get("resultType") == tasks.CREATE_TASK_RESULT and method != "tools/call":
+                    raise ProtocolError(
+                        f"{method}: the server answered with a task, which only tools/call may"
+                    )
+                return result
 
     def _renegotiate(self, exc: UnsupportedProtocolVersionError) -> bool:
         supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
@@ -412,23 +434,64 @@ class ClientCore:
     ) -> Flow[ToolResult]:
         """`tools/call`, with its input rounds. With `max_time` (here or the client's), `timeout` is
         the silence allowed, restarted by each progress notification of the call, and `max_time`
-        bounds the whole call (CANCEL-06); the call asks for progress then even without a callback."""
+        bounds the whole call (CANCEL-06); the call asks for progress then even without a callback.
+        A call the server answers with a task waits on it to the end (task_flows.py)."""
+        progress = self.on_progress if on_progress is None else on_progress
+        wait = self._call_wait(timeout, max_time)
+        outcome = yield from self.start_flow(
+            name,
+            arguments,
+            meta=meta,
+            timeout=wait,
+            on_progress=progress,
+            input_responses=input_responses,
+            request_state=request_state,
+        )
+        if isinstance(outcome, TaskState):
+            return (yield from self.tasks.call_flow(name, outcome, progress, timeout=wait))
+        return outcome
+
+    def _call_wait(self, timeout: float | None, max_time: float | None) -> Timeout:
+        """A call's timeout: seconds per request, or with `max_time` (here or the client's) a
+        `Deadline` that progress keeps alive (CANCEL-06)."""
+        limit = self.max_time if max_time is None else check_max_time(max_time)
+        if limit is None:
+            return timeout
+        return Deadline(self.timeout if timeout is None else timeout, limit)
+
+    def start_flow(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        timeout: Timeout = None,
+        on_progress: ProgressCallback | None = None,
+        input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
+        request_state: str | None = None,
+        start: bool = False,
+    ) -> Flow[ToolResult | TaskState]:
+        """`tools/call` with its input rounds: the tool's result, or the task the server made of it.
+        `start`: the caller wants a task where a legacy server's tool makes it optional."""
         args: dict[str, Any] = (
             {} if arguments is None else (arguments if type(arguments) is dict else dict(arguments))
         )
         base = {"name": name, "arguments": args}
         params = resume_params(base, input_responses, request_state)
-        progress = self.on_progress if on_progress is None else on_progress
-        limit = self.max_time if max_time is None else check_max_time(max_time)
-        wait: Timeout = timeout
-        if limit is not None:
-            deadline = Deadline(self.timeout if timeout is None else timeout, limit)
-            wait = deadline
-            progress = _keeping_alive(deadline, progress)
+        progress = on_progress
+        wait = timeout
+        if isinstance(wait, Deadline):
+            progress = _keeping_alive(wait, progress)
         token = None
         if progress is not None:
             meta, token = self._track_progress(progress, meta)
         try:
+            if start and self.era is None:  # whether a legacy tool takes the `task` parameter: ask first
+                yield from self.discover_flow(partition=self.default_partition)
+            legacy_task = (
+                (yield from self.tasks.legacy_task_flow(name, start=start)) if self.era == LEGACY else None
+            )
+            era_before = self.era  # None: this call finds out (a legacy tool may then require a task)
             refreshed = False
             rounds = 0
             state_only_delay = STATE_ONLY_DELAY
@@ -444,7 +507,7 @@ class ClientCore:
                 try:
                     result = yield from self.request_flow(
                         "tools/call",
-                        params,
+                        params if legacy_task is None else {**params, "task": legacy_task},
                         name=name,
                         param_headers=param_headers,
                         meta=meta,
@@ -457,7 +520,29 @@ class ClientCore:
                     refreshed = True
                     yield from self.list_all_flow(partition=self.default_partition, refresh=True)
                     continue
-                if result.get("resultType") != jsonrpc.RESULT_INPUT_REQUIRED:
+                except RemoteError as exc:
+                    if (
+                        exc.code != jsonrpc.METHOD_NOT_FOUND
+                        or era_before is not None
+                        or legacy_task is not None
+                    ):
+                        raise
+                    era_before = self.era  # once
+                    legacy_task = yield from self.tasks.legacy_task_flow(name, start=False)
+                    if legacy_task is None:
+                        raise
+                    continue  # the first call found a legacy server whose tool requires a task: refused
+                if era_before is None and self.era == LEGACY and legacy_task is None:
+                    era_before = self.era  # once
+                    legacy_task = yield from self.tasks.legacy_task_flow(name, start=False)
+                    if legacy_task is not None:
+                        continue  # as above; the SDK 1.x refuses with an isError result, not -32601
+                if legacy_task is not None and isinstance(result.get("task"), Mapping):
+                    return tasks.parse_task(result, legacy=True)
+                result_type = result.get("resultType")
+                if result_type == tasks.CREATE_TASK_RESULT:
+                    return tasks.parse_task(result)
+                if result_type != jsonrpc.RESULT_INPUT_REQUIRED:
                     return tool_result(name, result)
                 rounds += 1
                 params, state_only_delay = yield from input_round_flow(
@@ -532,8 +617,9 @@ class ClientCore:
 
     def listen_request(self, requested: SubscriptionFilter) -> Outgoing:
         request_id = next(self._ids)
+        meta = self._task_meta if requested.task_ids else self._meta  # task ids need the extension declared
         message = jsonrpc.request(
-            request_id, "subscriptions/listen", {"notifications": requested.wire(), "_meta": self._meta}
+            request_id, "subscriptions/listen", {"notifications": requested.wire(), "_meta": meta}
         )
         return Outgoing(message, self._headers("subscriptions/listen", None), None)
 

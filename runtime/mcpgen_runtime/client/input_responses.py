@@ -69,10 +69,12 @@ class InputRound:
 @dataclass(slots=True)
 class InputNeeded:
     """A step a flow yields to its driver: run each `(key, callback, request)` and send back
-    `{key: answer}`; sleep `delay` seconds first."""
+    `{key: answer}`; sleep `delay` seconds first. Without calls it is a pause (between task polls).
+    `abort`: the `tasks/cancel` (a steps.py `Outgoing`) to send if the caller interrupts it."""
 
     calls: list[tuple[str, Callable[[Any], Any], InputRequest]]
     delay: float = 0.0
+    abort: Any = None
 
 
 def parse_input_required(result: Mapping[str, Any], *, method: str, name: str | None) -> InputRound:

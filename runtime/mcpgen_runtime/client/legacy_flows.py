@@ -49,7 +49,7 @@ from .input_responses import InputNeeded
 from .legacy_peer_requests import plan_peer_request
 from .steps import Flow, Notify, Outgoing
 
-__all__ = ["LEGACY", "MODERN", "REISSUED_METHODS", "LegacyFlows"]
+__all__ = ["LEGACY", "MODERN", "REISSUED_METHODS", "FlowOwner", "LegacyFlows"]
 
 T = TypeVar("T")
 
@@ -61,9 +61,9 @@ REISSUED_METHODS: Final = frozenset(
 )
 
 
-class _Owner(Protocol):
+class FlowOwner(Protocol):
     """What `LegacyFlows` needs of the `ClientCore` that owns it: the era state it settles, the
-    client's identity and options, and the modern request path."""
+    client's identity and options, and the modern request path (task_flows.py's owner extends it)."""
 
     era: Era | None  # None: not known yet (era="auto" before the first exchange)
     legacy_version: str
@@ -99,7 +99,7 @@ class _Owner(Protocol):
 class LegacyFlows:
     """The era decision and the legacy-era flows of one `ClientCore` (its member `legacy`)."""
 
-    def __init__(self, core: _Owner) -> None:
+    def __init__(self, core: FlowOwner) -> None:
         self.core = core
         # stdio: the transport can hand `initialize` a timed-out probe's late answer (`Outgoing.also`)
         self.hears_late_replies = False

@@ -24,6 +24,8 @@ class Outgoing:
     # stdio only: a late reply to an earlier request given up on that this accepts ends the wait
     # too, as the reply (the fallback `initialize` hears a timed-out probe's answer this way)
     also: Callable[[dict[str, Any]], bool] | None = None
+    # a plain call waiting on a task: the `tasks/cancel` to send if the caller interrupts it here
+    abort: Outgoing | None = None
 
 
 @dataclass(slots=True)

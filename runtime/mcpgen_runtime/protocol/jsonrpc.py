@@ -18,7 +18,8 @@ UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 RESULT_COMPLETE = "complete"
 RESULT_INPUT_REQUIRED = "input_required"
-KNOWN_RESULT_TYPES = frozenset({RESULT_COMPLETE, RESULT_INPUT_REQUIRED})
+RESULT_TASK = "task"  # a CreateTaskResult (the tasks extension; only tools/call may get one)
+KNOWN_RESULT_TYPES = frozenset({RESULT_COMPLETE, RESULT_INPUT_REQUIRED, RESULT_TASK})
 
 RequestId = int | str
 Message = dict[str, Any]

@@ -29,6 +29,7 @@ from ..errors import ProtocolError, RemoteError
 from . import jsonrpc
 from .jsonrpc import Message
 from .meta import SUBSCRIPTION_ID_KEY
+from .tasks import mask_task_id
 
 __all__ = ["ListenState", "SubscriptionFilter", "SubscriptionWarning", "subscription_id"]
 
@@ -53,11 +54,14 @@ class SubscriptionFilter:
     prompts_list_changed: bool = False
     resources_list_changed: bool = False
     resource_subscriptions: tuple[str, ...] = ()
+    task_ids: tuple[str, ...] = ()  # notifications/tasks (the tasks extension)
 
     def wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {name: True for attr, name in _FLAGS if getattr(self, attr)}
         if self.resource_subscriptions:
             wire["resourceSubscriptions"] = list(self.resource_subscriptions)
+        if self.task_ids:
+            wire["taskIds"] = list(self.task_ids)
         return wire
 
     @classmethod
@@ -65,12 +69,16 @@ class SubscriptionFilter:
         if not isinstance(value, Mapping):
             return cls()
         uris = value.get("resourceSubscriptions")
+        ids = value.get("taskIds")
         return cls(
             tools_list_changed=value.get("toolsListChanged") is True,
             prompts_list_changed=value.get("promptsListChanged") is True,
             resources_list_changed=value.get("resourcesListChanged") is True,
             resource_subscriptions=tuple(uri for uri in uris if isinstance(uri, str))
             if isinstance(uris, list)
+            else (),
+            task_ids=tuple(task_id for task_id in ids if isinstance(task_id, str))
+            if isinstance(ids, list)
             else (),
         )
 
@@ -79,6 +87,11 @@ class SubscriptionFilter:
         missing = [name for attr, name in _FLAGS if getattr(self, attr) and not getattr(acknowledged, attr)]
         missing += [
             uri for uri in self.resource_subscriptions if uri not in acknowledged.resource_subscriptions
+        ]
+        missing += [  # task ids are secrets: named masked
+            f"task {mask_task_id(task_id)}"
+            for task_id in self.task_ids
+            if task_id not in acknowledged.task_ids
         ]
         return missing
 

@@ -124,7 +124,7 @@ def test_python_names_become_options_and_wire_names_are_sent(mock: RunningMock) 
 
 def test_a_root_union_takes_json_only(mock: RunningMock) -> None:
     help_text = run(mock, "root-union", "--help").stdout
-    assert "--json ARGS" in help_text and help_text.count("--") == 2  # --json and --help
+    assert "--json ARGS" in help_text and help_text.count("--") == 3  # --json, --no-wait and --help
     assert run(mock, "root-union").exit_code in (0, 2)  # {} may or may not fit the union; never a crash
 
 

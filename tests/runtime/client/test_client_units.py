@@ -129,7 +129,10 @@ def test_request_meta_and_headers_base30_base33_hdr07_hdr08() -> None:
         "_meta": {
             "progressToken": 7,
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
+            # tools/call lists the tasks extension (a server may answer it with a task)
+            "io.modelcontextprotocol/clientCapabilities": {
+                "extensions": {"io.modelcontextprotocol/tasks": {}}
+            },
             "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "9"},
         },
     }

@@ -11,7 +11,7 @@ the methods for resources, prompts and completions are its base `AsyncSurfaceMet
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
@@ -35,6 +35,7 @@ from ...protocol.jsonrpc import Message
 from ...protocol.legacy.detect import EraChoice
 from ...protocol.legacy.handshake import INITIALIZED
 from ...protocol.subscriptions import ListenState, SubscriptionFilter
+from ...protocol.tasks import TaskState
 from ...transport import AsyncHttpTransport
 from ...transport.base import AsyncTransport
 from ...transport.limits import DEFAULT_MAX_RESPONSE_BYTES
@@ -55,6 +56,7 @@ from ..legacy_peer_requests import peer_response
 from ..options import ElicitationMode
 from .listen import AsyncSubscription
 from .surface_methods import AsyncSurfaceMethods
+from .tasks import AsyncTaskHandle, AsyncTasks
 
 if TYPE_CHECKING:
     from ..oauth import OAuth
@@ -101,7 +103,13 @@ class AsyncClient(AsyncSurfaceMethods):
     notification of the call, and `max_time` the whole call, its input rounds included; such a
     call asks for progress (a progressToken) even without `on_progress`. Without `max_time`,
     `timeout` stays one deadline per request. `call_tool(..., max_time=...)` and
-    `with_options(max_time=...)` set it per call."""
+    `with_options(max_time=...)` set it per call.
+
+    Tasks (the tasks extension): every tool call declares the extension; a call the server answers
+    with a task is polled to the end (task_flows.py: pollIntervalMs within bounds, input through the
+    callbacks, statusMessage to `on_progress`, `tasks/cancel` when the caller gives up). Generated
+    clients' `start.<tool>` / `resume.<tool>` return typed handles (`_start_task`, `_resume_task`;
+    _async/tasks.py); `tasks` reaches any task by id."""
 
     def __init__(
         self,
@@ -273,13 +281,28 @@ class AsyncClient(AsyncSurfaceMethods):
                 spans.failed(exc)
                 spans.end()
             flow.close()
-            if type(step) is Outgoing and not isinstance(exc, McpRuntimeError):
-                notice = self._core.legacy.cancel_notice(
-                    step.message
-                )  # legacy HTTP: say it (a dropped stream is not)
-                if notice is not None:
-                    await self._notify(notice, spans)
+            if not isinstance(exc, McpRuntimeError) and step is not None:
+                if not isinstance(step, Notify) and step.abort is not None:
+                    await self._abort(
+                        step.abort
+                    )  # the caller gave up on a task: cancel it (never notifications/cancelled)
+                elif type(step) is Outgoing:
+                    notice = self._core.legacy.cancel_notice(
+                        step.message
+                    )  # legacy HTTP: say it (a dropped stream is not)
+                    if notice is not None:
+                        await self._notify(notice, spans)
             raise
+
+    async def _abort(self, request: Outgoing) -> None:
+        """Send `request` (a `tasks/cancel`) once, best effort: the call is already over."""
+        try:
+            headers = request.headers if self._auth is None else await self._auth(request.headers)
+            await self._transport.request(
+                request.message, headers, timeout=request.timeout, on_notification=self._core.notify
+            )
+        except Exception:  # whatever stops it, the caller's own exception is what they see
+            return
 
     async def _notify(self, notice: Notify, spans: telemetry.ClientSpans | None = None) -> None:
         headers = notice.headers if self._auth is None else await self._auth(notice.headers)
@@ -406,6 +429,54 @@ class AsyncClient(AsyncSurfaceMethods):
             )
         )
         return self._core.checks.structured(name, result, output_model)
+
+    # -- tasks (the tasks extension): handles and any task by id (_async/tasks.py) --------------
+
+    @property
+    def tasks(self) -> AsyncTasks:
+        """Any task by id: `get`, `cancel`, `respond`, `listen`."""
+        return AsyncTasks(self)
+
+    async def _start_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | BaseModel,
+        input_model: type[BaseModel],
+        output_model: type[BaseModel] | None = None,
+        finish: Callable[[Any], Any] | None = None,
+    ) -> AsyncTaskHandle[Any]:
+        """Send the call and return its handle: on the task the server made of it, or on the
+        result it answered at once (`task_id` None). Input asked before the task exists is
+        answered here by the callbacks."""
+        core = self._core
+        payload = core.checks.prepare_arguments(name, arguments, input_model)
+        started = await self._run(
+            core.start_flow(
+                name,
+                payload,
+                timeout=core._call_wait(self._call_timeout, self._call_max_time),
+                on_progress=self._call_progress or core.on_progress,
+                start=True,
+            )
+        )
+        if isinstance(started, TaskState):
+            return AsyncTaskHandle(
+                self, name, started.task_id, state=started, output_model=output_model, finish=finish
+            )
+        return AsyncTaskHandle(self, name, None, immediate=started, output_model=output_model, finish=finish)
+
+    def _resume_task(
+        self,
+        name: str,
+        task_id: str,
+        output_model: type[BaseModel] | None = None,
+        finish: Callable[[Any], Any] | None = None,
+    ) -> AsyncTaskHandle[Any]:
+        """The handle of a task started elsewhere (another process, say); no I/O until used."""
+        return AsyncTaskHandle(self, name, task_id, output_model=output_model, finish=finish)
+
+    def _listen_tasks(self, task_ids: tuple[str, ...]) -> AsyncSubscription:
+        return AsyncSubscription(self._open_listen, SubscriptionFilter(task_ids=task_ids))
 
     def listen(
         self,
