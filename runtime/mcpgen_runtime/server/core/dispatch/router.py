@@ -40,6 +40,7 @@ from .... import telemetry
 from ....protocol import jsonrpc
 from ....protocol.headers import PROTOCOL_VERSION_LC
 from ....protocol.meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
+from ....protocol.tasks import TASK_METHODS
 from ...store import StoreUnavailable
 from ..bearer_auth import principal_id
 from ..catalog import ServedMethod
@@ -49,6 +50,7 @@ from ..header_checks import check_standard_headers
 from ..input_requests import MRTR_METHODS, InputRequired
 from ..listen import listen
 from ..replicas import store_unavailable
+from ..tasks.methods import answer_task_method
 from .rounds import end_round, redeem_round
 from .served import ServedSet
 from .tool_call import NO_ARGS, CheckedCall, call_tool
@@ -210,6 +212,11 @@ class Dispatcher(ServedSet):
                     if principal is not None
                     else ("connection", request.notify),
                 )
+            elif method in TASK_METHODS:
+                owner = principal_id(self.config.auth, request.principal)
+                result = await answer_task_method(self._tasks, method, params, capabilities, owner)
+                if self._result_meta is not None:
+                    result["_meta"] = self._result_meta
             else:
                 entry = self._methods.get(method)
                 if entry is None:

@@ -18,6 +18,8 @@ from pydantic import BaseModel
 
 from ...._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ....protocol.meta import SERVER_INFO_KEY
+from ....protocol.tasks import EXTENSION as TASKS_EXTENSION
+from ....protocol.tasks import TASK_METHODS
 from ....tools import ToolSpec, tool_table
 from ...store import Store
 from .. import catalog
@@ -45,6 +47,7 @@ from ..resources.surfaces import (
     TemplateReader,
 )
 from ..results import complete
+from ..tasks.worker import TaskEngine
 
 # Same shape as results.py's head (duplicates): an import list, __all__ and the logger; nothing to share.
 __all__ = ["BUILTIN_METHODS", "CACHEABLE_METHODS", "REMOVED_METHODS", "ServedSet"]
@@ -57,7 +60,9 @@ REMOVED_METHODS = frozenset(
     {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 )
 # Served by the dispatcher itself; `add_method` cannot take them over.
-BUILTIN_METHODS = frozenset({"tools/call", "tools/list", "server/discover", "subscriptions/listen"})
+BUILTIN_METHODS = frozenset(
+    {"tools/call", "tools/list", "server/discover", "subscriptions/listen", *TASK_METHODS}
+)
 # Complete results of these carry ttlMs and cacheScope (CACHE-01).
 CACHEABLE_METHODS = frozenset(
     {"prompts/list", "resources/list", "resources/templates/list", "resources/read"}
@@ -99,6 +104,7 @@ class ServedSet:
         "_supported",
         "_supported_list",
         "_surfaces",
+        "_tasks",
         "_tools",
         "config",
     )
@@ -180,6 +186,7 @@ class ServedSet:
         self._limiter = (
             RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None and not self._store.shared else None
         )
+        self._tasks = TaskEngine(self._store, cfg.tasks)
         self._fanout = Fanout(self._store, self._hub, self._adopt_tools, self._adopt_surfaces)
         self._single_use_tools = set(type(self)._single_use_state_)
         if unknown := self._single_use_tools - set(self._tools):
@@ -198,6 +205,9 @@ class ServedSet:
             "supportedVersions": list(SUPPORTED_PROTOCOL_VERSIONS),
             "capabilities": {name: dict(settings) for name, settings in self._capabilities.items()},
         }
+        # Tasks are an extension: nothing else task-related is a capability (any tool may run as one).
+        capabilities = discover["capabilities"]
+        capabilities["extensions"] = {**capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
         if cfg.instructions is not None:
             discover["instructions"] = cfg.instructions
         self._discover = self._complete(
@@ -319,6 +329,7 @@ class ServedSet:
 
     async def close_shared_state(self) -> None:
         """Leave the fan-out and release the store's connections (server shutdown)."""
+        await self._tasks.close()
         await self._fanout.close()
         await self._store.close()
 
