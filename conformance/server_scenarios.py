@@ -220,9 +220,9 @@ def scenarios_for(spec_version: str) -> tuple[str, ...]:
     return SCENARIOS if spec_version == SPEC_VERSION else LEGACY_SCENARIOS[spec_version]
 
 
-def list_server_scenarios(spec_version: str | None = SPEC_VERSION) -> list[str]:
-    """The server scenarios the installed harness applies to `spec_version` (None: every one, each
-    line tagged with its versions or `[extension]`)."""
+def _listed(spec_version: str | None) -> list[str]:
+    """The scenario lines of the harness's `list --server` ("NAME [versions]" or "NAME [extension]")
+    for `spec_version` (None: every one)."""
     version_flag = ["--spec-version", spec_version] if spec_version is not None else []
     out = subprocess.run(
         [str(HARNESS), "list", "--server", *version_flag],
@@ -232,7 +232,17 @@ def list_server_scenarios(spec_version: str | None = SPEC_VERSION) -> list[str]:
         timeout=60,
         check=True,
     ).stdout
-    return [line.strip()[2:].split(" ")[0] for line in out.splitlines() if line.strip().startswith("- ")]
+    return [line.strip()[2:] for line in out.splitlines() if line.strip().startswith("- ")]
+
+
+def list_server_scenarios(spec_version: str = SPEC_VERSION) -> list[str]:
+    """The server scenarios the installed harness applies to `spec_version`."""
+    return [line.split(" ")[0] for line in _listed(spec_version)]
+
+
+def list_extension_scenarios() -> list[str]:
+    """The server scenarios the installed harness tags `[extension]`."""
+    return [line.split(" ")[0] for line in _listed(None) if "[extension]" in line]
 
 
 def free_port() -> int:
@@ -278,23 +288,6 @@ def conformance_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
             proc.wait()
         if proc.stderr:
             proc.stderr.close()
-
-
-def list_extension_scenarios() -> list[str]:
-    """The server scenarios the installed harness tags `[extension]`."""
-    out = subprocess.run(
-        [str(HARNESS), "list", "--server"],
-        env=harness_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    ).stdout
-    return [
-        line.strip()[2:].split(" ")[0]
-        for line in out.splitlines()
-        if line.strip().startswith("- ") and "[extension]" in line
-    ]
 
 
 def run_scenario(

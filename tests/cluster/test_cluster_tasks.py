@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from mcpgen_runtime.server.core.tasks.ledger import WORKER_STOPPED
-from tests.redis_server import RedisServer
-from tests.runtime.server.tasks.wire import PLAIN, call, get, result, wait_for
+from tests.redis_server import RedisServer, running_redis
+from tests.runtime.server.tasks.wire import PLAIN, call, get, listen_messages, result, wait_for
 from tests.support import PYTHON, free_port, running_server
 
 LEASE_S = 1.0
@@ -23,12 +23,8 @@ LEASE_S = 1.0
 
 @pytest.fixture(scope="module")
 def redis() -> Iterator[RedisServer]:
-    server = RedisServer()
-    server.start()
-    try:
+    with running_redis() as server:
         yield server
-    finally:
-        server.close()
 
 
 @contextlib.contextmanager
@@ -81,3 +77,22 @@ def test_a_killed_worker_leaves_its_task_failed_once_the_lease_lapses(
         assert failed["error"] == {"code": -32603, "message": WORKER_STOPPED}
         assert time.monotonic() - killed_at < LEASE_S + 3  # no later than the lease (plus polling)
         assert get(http, survivor, task_id)["status"] == "failed"  # and it stays so
+
+
+def test_a_listen_stream_on_one_replica_hears_a_task_running_on_another(pair: tuple[str, str]) -> None:
+    a, b = pair
+    with httpx.Client(timeout=10) as http:
+        task_id = call(http, a, "sleepy", {"seconds": 0.5})["taskId"]
+        messages = listen_messages(http, b, [task_id], until="completed")
+        assert messages[0]["params"]["notifications"] == {"taskIds": [task_id]}
+        final = messages[-1]["params"]
+        assert final["taskId"] == task_id and final["result"]["content"][0]["text"] == "slept 0.5"
+
+
+def test_a_listen_stream_hears_a_dead_workers_task_fail(redis: RedisServer, pair: tuple[str, str]) -> None:
+    _, survivor = pair
+    with httpx.Client(timeout=10) as http, replica(redis) as (doomed, pid):
+        task_id = call(http, doomed, "sleepy", {"seconds": 30})["taskId"]
+        os.kill(pid, signal.SIGKILL)  # nobody announces this: the stream's periodic read notices
+        messages = listen_messages(http, survivor, [task_id], until="failed", timeout=LEASE_S * 4 + 5)
+        assert messages[-1]["params"]["error"]["message"] == WORKER_STOPPED

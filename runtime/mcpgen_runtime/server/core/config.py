@@ -155,6 +155,8 @@ class TaskOptions:
     - `max_in_flight`: tasks running at once per principal (per connection-less anonymous caller:
       all anonymous callers together) in one process; past it a call runs inline.
     - `max_input_bytes`: the encoded `inputResponses` of one `tasks/update`.
+    - `max_listen_tasks`: task ids one `subscriptions/listen` stream may list (`taskIds`); those past
+      it are left out of its acknowledgment.
     """
 
     ttl_ms: int = 3_600_000
@@ -163,14 +165,15 @@ class TaskOptions:
     lease_s: float = 30.0
     max_in_flight: int = 100
     max_input_bytes: int = 256 * 1024
+    max_listen_tasks: int = 100
 
     def __post_init__(self) -> None:
         if not 1000 <= self.ttl_ms <= self.max_ttl_ms:
             raise ValueError("tasks ttl_ms must be between 1000 and max_ttl_ms")
         if self.poll_interval_ms < 1 or self.lease_s <= 0:
             raise ValueError("tasks poll_interval_ms and lease_s must be positive")
-        if self.max_in_flight < 1 or self.max_input_bytes < 1024:
-            raise ValueError("tasks max_in_flight must be >= 1 and max_input_bytes >= 1024")
+        if self.max_in_flight < 1 or self.max_input_bytes < 1024 or self.max_listen_tasks < 1:
+            raise ValueError("tasks max_in_flight and max_listen_tasks must be >= 1, max_input_bytes >= 1024")
 
 
 @dataclass(frozen=True)

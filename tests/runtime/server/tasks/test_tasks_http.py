@@ -9,7 +9,7 @@ import httpx
 
 from mcpgen_runtime.protocol.tasks import EXTENSION, MAX_TASK_ID_LENGTH
 
-from .wire import PLAIN, call, error, get, result, send, wait_for
+from .wire import PLAIN, call, error, get, listen_messages, result, send, wait_for
 
 
 def test_a_marked_tool_becomes_a_task_that_tasks_get_resolves_at_once(http: httpx.Client, url: str) -> None:
@@ -140,3 +140,18 @@ def test_update_bounds(http: httpx.Client, url: str) -> None:
     assert error(http, url, "tasks/update", {"taskId": task_id, "inputResponses": huge})[1]["code"] == -32602
     assert error(http, url, "tasks/update", {"taskId": task_id, "inputResponses": [1]})[1]["code"] == -32602
     result(http, url, "tasks/cancel", {"taskId": task_id})
+
+
+def test_listen_streams_notifications_tasks_for_the_callers_own_tasks(http: httpx.Client, url: str) -> None:
+    status, err = error(http, url, "subscriptions/listen", {"notifications": {"taskIds": ["x"]}}, caps=PLAIN)
+    assert (status, err["code"]) == (400, -32021)
+    task_id = call(http, url, "sleepy", {"seconds": 0.5})["taskId"]
+    messages = listen_messages(http, url, [task_id, "someone-elses-or-unknown"], until="completed")
+    ack, *notes = messages
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"]["notifications"] == {"taskIds": [task_id]}
+    assert all(note["method"] == "notifications/tasks" for note in notes)
+    assert notes[0]["params"]["taskId"] == task_id and notes[0]["params"]["status"] == "working"
+    final = notes[-1]["params"]
+    assert final["status"] == "completed" and final["result"]["content"][0]["text"] == "slept 0.5"
+    assert "resultType" not in final

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from typing import Any
 
@@ -45,11 +46,15 @@ def send(
     return client.post(url, json=body, headers=headers)
 
 
+def _answer(client: httpx.Client, url: str, method: str, params: dict[str, Any] | None, kw: Any) -> Any:
+    response = send(client, url, method, params, **kw)
+    return response, response.json()
+
+
 def result(
     client: httpx.Client, url: str, method: str, params: dict[str, Any] | None = None, **kw: Any
 ) -> Any:
-    response = send(client, url, method, params, **kw)
-    body = response.json()
+    _, body = _answer(client, url, method, params, kw)
     assert "result" in body, body
     return body["result"]
 
@@ -57,8 +62,8 @@ def result(
 def error(
     client: httpx.Client, url: str, method: str, params: dict[str, Any] | None = None, **kw: Any
 ) -> Any:
-    response = send(client, url, method, params, **kw)
-    body = response.json()
+    """(HTTP status, the JSON-RPC error)."""
+    response, body = _answer(client, url, method, params, kw)
     assert "error" in body, body
     return response.status_code, body["error"]
 
@@ -86,3 +91,36 @@ def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"task never reached {statuses}: {task}")
         time.sleep(0.02)
+
+
+def listen_messages(
+    client: httpx.Client, url: str, task_ids: list[str], *, until: str, timeout: float = 10.0
+) -> list[dict[str, Any]]:
+    """Open a subscriptions/listen stream for `task_ids` and collect its messages until a
+    notifications/tasks with status `until` arrives (or the stream ends)."""
+    params = {
+        "notifications": {"taskIds": task_ids},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities": TASKS,
+        },
+    }
+    body = {"jsonrpc": "2.0", "id": next(_ids), "method": "subscriptions/listen", "params": params}
+    headers = {
+        "MCP-Protocol-Version": VERSION,
+        "Mcp-Method": "subscriptions/listen",
+        "Accept": "application/json, text/event-stream",
+    }
+    messages: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    with client.stream("POST", url, json=body, headers=headers) as response:
+        assert response.status_code == 200, response.read()
+        for line in response.iter_lines():
+            assert time.monotonic() < deadline, messages
+            if not line.startswith("data:"):
+                continue
+            message = json.loads(line[5:])
+            messages.append(message)
+            if message.get("method") == "notifications/tasks" and message["params"]["status"] == until:
+                break
+    return messages

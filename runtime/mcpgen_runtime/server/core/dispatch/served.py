@@ -26,7 +26,7 @@ from .. import catalog
 from ..catalog import MethodHandler, ServedMethod, ServedTool, ToolHandler
 from ..config import CacheScope, ServerConfig, ToolBinding
 from ..health import Probes, ReadinessCheck
-from ..listen import LIST_CHANGED, SubscriptionHub
+from ..listen import LIST_CHANGED, TASK_IDS, SubscriptionHub
 from ..ratelimit import RateLimiter
 from ..replicas import Fanout, resolve_store
 from ..request_state import StateCodec, configured_keys
@@ -47,6 +47,7 @@ from ..resources.surfaces import (
     TemplateReader,
 )
 from ..results import complete
+from ..tasks.watch import TaskWatch
 from ..tasks.worker import TaskEngine
 
 # Same shape as results.py's head (duplicates): an import list, __all__ and the logger; nothing to share.
@@ -104,6 +105,7 @@ class ServedSet:
         "_supported",
         "_supported_list",
         "_surfaces",
+        "_task_watch",
         "_tasks",
         "_tools",
         "config",
@@ -187,6 +189,13 @@ class ServedSet:
             RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None and not self._store.shared else None
         )
         self._tasks = TaskEngine(self._store, cfg.tasks)
+        self._task_watch = TaskWatch(
+            self._store,
+            self._tasks.ledger,
+            self._hub,
+            refresh_s=cfg.tasks.lease_s,
+            max_ids=cfg.tasks.max_listen_tasks,
+        )
         self._fanout = Fanout(self._store, self._hub, self._adopt_tools, self._adopt_surfaces)
         self._single_use_tools = set(type(self)._single_use_state_)
         if unknown := self._single_use_tools - set(self._tools):
@@ -222,6 +231,7 @@ class ServedSet:
         }
         if caps.get("resources", {}).get("subscribe") is True:
             kinds.add("resourceSubscriptions")
+        kinds.add(TASK_IDS)  # the tasks extension, always announced: notifications/tasks
         self._subscription_kinds = frozenset(kinds)
 
     def _complete(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -330,6 +340,7 @@ class ServedSet:
     async def close_shared_state(self) -> None:
         """Leave the fan-out and release the store's connections (server shutdown)."""
         await self._tasks.close()
+        await self._task_watch.close()
         await self._fanout.close()
         await self._store.close()
 

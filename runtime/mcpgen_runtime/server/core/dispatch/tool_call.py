@@ -22,12 +22,13 @@ from pydantic import ValidationError
 
 from ....pointers import first_error
 from ....protocol import jsonrpc
-from ....protocol.tasks import EXTENSION, declares_tasks, missing_tasks_capability
+from ....protocol.tasks import declares_tasks
 from ....protocol.xheader import MAX_SAFE_INTEGER, extract
 from ..bearer_auth import principal_id
 from ..catalog import ServedTool
 from ..config import IncomingRequest
 from ..context import RpcError, ToolContext, ToolExecutionError
+from ..handler_errors import tasks_extension_required
 from ..header_checks import check_param_headers
 from ..input_requests import InputRequired
 from ..replicas import bucket_key
@@ -69,12 +70,7 @@ async def call_tool(
     if tool.task_support == "required" and (
         request.channel is not None or not declares_tasks(checked.capabilities)
     ):
-        raise RpcError(
-            jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
-            f"Tool {name!r} runs only as a task: declare the {EXTENSION} extension",
-            missing_tasks_capability(),
-            http_status=400,
-        )
+        raise tasks_extension_required(f"Tool {name!r} runs only as a task: it")
     if server._limiter is not None:
         wait = server._limiter.take(_caller_key(server, request))
         if wait:

@@ -6,4 +6,5 @@
     channel.py   TaskChannel: a running task's asks to the client, parked as inputRequests
     worker.py    TaskEngine: a call promoted to a task, its handler supervised (lease, TTL, cancel)
     methods.py   tasks/get, tasks/update and tasks/cancel
+    watch.py     TaskWatch: notifications/tasks for the listen streams that list taskIds
 """

@@ -14,15 +14,13 @@ from .... import _json
 from ....protocol import jsonrpc
 from ....protocol.tasks import (
     CANCEL,
-    EXTENSION,
     GET,
     MAX_TASK_ID_LENGTH,
     UPDATE,
     declares_tasks,
     mask_task_id,
-    missing_tasks_capability,
 )
-from ..handler_errors import RpcError
+from ..handler_errors import RpcError, tasks_extension_required
 from ..input_requests import check_input_responses
 from .records import TaskRecord
 from .worker import TaskEngine
@@ -39,12 +37,7 @@ async def answer_task_method(
 ) -> dict[str, Any]:
     """The result of one tasks/* request (`resultType` included; the caller adds `_meta`)."""
     if not declares_tasks(capabilities):
-        raise RpcError(
-            jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY,
-            f"{method} needs the {EXTENSION} extension in the request's client capabilities",
-            missing_tasks_capability(),
-            http_status=400,
-        )
+        raise tasks_extension_required(method)
     task_id = params.get("taskId")
     if type(task_id) is not str or not task_id or len(task_id) > MAX_TASK_ID_LENGTH:
         raise RpcError(
