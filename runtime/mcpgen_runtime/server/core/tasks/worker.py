@@ -69,20 +69,28 @@ class Launch:
     )
 
     def __init__(self, engine: TaskEngine, ctx: ToolContext, tool: str, owner: str | None) -> None:
-        loop = asyncio.get_running_loop()
+        # Made for every call from a client that declared the extension: futures and the lock only
+        # once the call becomes a task.
         self.engine = engine
         self.ctx = ctx
         self.tool = tool
         self.owner = owner
-        self.decision: asyncio.Future[None] = loop.create_future()  # finished, or promoted
-        self.created: asyncio.Future[bool] = loop.create_future()  # the record is durable
+        self.decision: asyncio.Future[None] | None = None  # the call finished, or was promoted
+        self.created: asyncio.Future[bool] | None = None  # the task's record is durable
         self.promoted = False
         self.cancelled = False  # a tasks/cancel ended it
         self.settings: tuple[int | None, int | None, str | None] = (None, None, None)
         self.job: asyncio.Task[dict[str, Any]] | None = None
         self.record: TaskRecord | None = None
         self.channel: TaskChannel | None = None
-        self._write_lock = asyncio.Lock()
+        self._write_lock: asyncio.Lock | None = None
+
+    async def drive(self, body: CallBody) -> dict[str, Any]:
+        """The job: the whole call; its end decides the request unless a promotion did first."""
+        try:
+            return await body
+        finally:
+            _decide(self.decision)
 
     # ---- TaskHooks (what ToolContext calls) ----------------------------------------------------
 
@@ -95,16 +103,19 @@ class Launch:
     ) -> bool:
         if not self.promoted and not self.mark(ttl_ms, poll_interval_ms, status_message):
             return False
+        assert self.created is not None
         return await asyncio.shield(self.created)
 
     def mark(self, ttl_ms: int | None, poll_interval_ms: int | None, status_message: str | None) -> bool:
         """Decide that the call becomes a task (False past the in-flight limit: it stays inline)."""
-        finished = self.job is not None and self.job.done()  # its done callback may not have run yet
-        if finished or self.decision.done() or not self.engine.admit(self.owner):
+        decision = self.decision
+        if decision is None or decision.done() or not self.engine.admit(self.owner):
             return False
         self.promoted = True
         self.settings = (ttl_ms, poll_interval_ms, status_message)
-        self.decision.set_result(None)
+        self.created = asyncio.get_running_loop().create_future()
+        self._write_lock = asyncio.Lock()
+        decision.set_result(None)
         return True
 
     async def set_status(self, message: str) -> None:
@@ -119,10 +130,12 @@ class Launch:
     async def publish(self) -> None:
         """Write the task's current state (status message, pending input) as one snapshot; writes
         are serialised so that a later state never lands before an earlier one."""
+        record = self.record
+        if record is None or self._write_lock is None:
+            return
         async with self._write_lock:
             record = self.record
-            if record is None:
-                return
+            assert record is not None
             pending = dict(self.channel.pending) if self.channel is not None else {}
             record = self.record = record.with_state(
                 status="input_required" if pending else "working",
@@ -160,14 +173,17 @@ class TaskEngine:
         `body` is the whole call (handler and result shaping); it raises what the call raises."""
         launch = Launch(self, ctx, tool, owner)
         ctx._task = launch
-        job = launch.job = asyncio.get_running_loop().create_task(body)
-        decision = launch.decision
-        job.add_done_callback(lambda _: _decide(decision))
+        loop = asyncio.get_running_loop()
+        decision = launch.decision = loop.create_future()
+        job = launch.job = loop.create_task(launch.drive(body))
         try:
-            if marked and not decision.done():
-                await asyncio.sleep(0)  # one step: the handler runs until it first waits
+            # One loop step: the job runs until its handler first waits (or ends: then the call is
+            # answered without waiting on the decision, the common case).
+            await asyncio.sleep(0)
+            if marked:
                 launch.mark(None, None, None)
-            await decision
+            if not decision.done():
+                await decision
         except asyncio.CancelledError:
             job.cancel()  # the request was cancelled (client disconnect) before any task existed
             raise
@@ -177,6 +193,7 @@ class TaskEngine:
             record = await self._create(launch)
         except BaseException:
             job.cancel()
+            assert launch.created is not None
             launch.created.cancel()
             raise
         return TaskCreated(record.state.wire(result_type="task"))
@@ -205,6 +222,7 @@ class TaskEngine:
         self._running[state.task_id] = launch
         self._in_flight[launch.owner] += 1
         asyncio.get_running_loop().create_task(self._supervise(launch))
+        assert launch.created is not None
         launch.created.set_result(True)
         return record
 
@@ -280,6 +298,7 @@ class TaskEngine:
         if size > MAX_VALUE_BYTES - 4096:  # the record around it must fit too
             message = f"The task's result is too large to keep ({size} bytes)"
             status, outcome = "failed", {"error": {"code": jsonrpc.INTERNAL_ERROR, "message": message}}
+        assert launch._write_lock is not None
         async with launch._write_lock:
             record = launch.record.with_state(
                 status=status, last_updated_at=iso_now(), input_requests=None, **outcome
@@ -303,6 +322,6 @@ class TaskEngine:
             self._cancels = None
 
 
-def _decide(decision: asyncio.Future[None]) -> None:
-    if not decision.done():
+def _decide(decision: asyncio.Future[None] | None) -> None:
+    if decision is not None and not decision.done():
         decision.set_result(None)
