@@ -565,9 +565,10 @@ class ToolContext(RequestContext):
         return await hooks.promote(ttl_ms, poll_interval_ms, status_message)
 
     async def set_status(self, message: str) -> None:
-        """The task's `statusMessage` (cut to 4096 characters); a no-op outside a task."""
+        """The task's `statusMessage` (cut to 4096 characters). Before the call is a task it
+        becomes the task's first one if it becomes one; a no-op for clients without tasks."""
         hooks = self._task
-        if hooks is not None and hooks.detached:
+        if hooks is not None:
             await hooks.set_status(message)
 
     async def report_progress(

@@ -7,7 +7,8 @@ Tools: `sleepy` (optional task support: sleeps `seconds`, reports progress, answ
 the handler), `inline_or_task` (unmarked; asks for a task per call), `boom` (optional; raises a
 plain exception), `big` (optional; a result past the store's value bound), `stubborn` (optional;
 ignores the first cancellation and returns), `cancel_probe` (optional; remembers the cancellations
-its handler saw, which `cancelled_seen` lists).
+its handler saw, which `cancelled_seen` lists), `chatty` (optional; a status message past the bound).
+Tokens `alice-token` and `bob-token` authenticate two principals; without one a caller is anonymous.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import asyncio
 import sys
 from typing import Any
 
-from mcpgen_runtime.server import ServerConfig, TaskOptions, ToolContext, ToolServer
+from mcpgen_runtime.server import BearerAuth, ServerConfig, TaskOptions, ToolContext, ToolServer
 
 STATE_SECRET = "tasks-tests-shared-state-secret-0123456789"
+# Two principals by token; requests without a token are anonymous (a third owner).
+PRINCIPALS = {"alice-token": "alice", "bob-token": "bob"}
 FORM = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
 
 
@@ -86,6 +89,12 @@ async def cancel_probe(args: dict[str, Any], ctx: ToolContext) -> str:
     return "not cancelled"
 
 
+async def chatty(args: dict[str, Any], ctx: ToolContext) -> str:
+    await ctx.set_status("x" * 10_000)
+    await asyncio.sleep(30)
+    return "done"
+
+
 async def cancelled_seen(args: dict[str, Any], ctx: ToolContext) -> str:
     return ",".join(CANCELLED)
 
@@ -96,6 +105,7 @@ def make_server(store: str | None = None, lease_s: float = 30.0, max_in_flight: 
         store=store,
         state_secrets=(STATE_SECRET,),
         tasks=TaskOptions(lease_s=lease_s, max_in_flight=max_in_flight),
+        auth=BearerAuth(PRINCIPALS.get, required=False),
     )
     server = ToolServer(config)
     server.add_tool(_tool("sleepy", {"seconds": {"type": "number"}}, "optional"), sleepy, notify=False)
@@ -113,6 +123,7 @@ def make_server(store: str | None = None, lease_s: float = 30.0, max_in_flight: 
         _tool("cancel_probe", {"label": {"type": "string"}}, "optional"), cancel_probe, notify=False
     )
     server.add_tool(_tool("cancelled_seen"), cancelled_seen, notify=False)
+    server.add_tool(_tool("chatty", support="optional"), chatty, notify=False)
     return server
 
 

@@ -8,6 +8,7 @@ import time
 import httpx
 
 from mcpgen_runtime.protocol.tasks import EXTENSION, MAX_TASK_ID_LENGTH
+from tests.support import PYTHON, free_port, running_server
 
 from .wire import PLAIN, call, error, get, listen_messages, result, send, wait_for
 
@@ -155,3 +156,42 @@ def test_listen_streams_notifications_tasks_for_the_callers_own_tasks(http: http
     final = notes[-1]["params"]
     assert final["status"] == "completed" and final["result"]["content"][0]["text"] == "slept 0.5"
     assert "resultType" not in final
+
+
+def test_a_task_belongs_to_the_principal_that_created_it(http: httpx.Client, url: str) -> None:
+    task_id = call(http, url, "sleepy", {"seconds": 30}, token="alice-token")["taskId"]
+    assert result(http, url, "tasks/get", {"taskId": task_id}, token="alice-token")["status"] == "working"
+    for token in ("bob-token", None):  # another principal, and an anonymous caller: "not found" alike
+        for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            params = {"taskId": task_id, "inputResponses": {}}
+            assert error(http, url, method, params, token=token)[1]["code"] == -32602, (method, token)
+        [ack] = listen_messages(http, url, [task_id], until=None, token=token)
+        assert ack["params"]["notifications"] == {"taskIds": []}
+    assert result(http, url, "tasks/get", {"taskId": task_id}, token="alice-token")["status"] == "working"
+    result(http, url, "tasks/cancel", {"taskId": task_id}, token="alice-token")
+
+
+def test_the_status_message_is_bounded(http: httpx.Client, url: str) -> None:
+    task_id = call(http, url, "chatty")["taskId"]
+    deadline = time.monotonic() + 5
+    while not get(http, url, task_id).get("statusMessage"):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert len(get(http, url, task_id)["statusMessage"]) == 4096
+    result(http, url, "tasks/cancel", {"taskId": task_id})
+
+
+def test_past_the_in_flight_limit_calls_run_inline() -> None:
+    port = free_port()
+    args = [PYTHON, "-m", "tests.runtime.server.tasks.tasks_app", str(port), "-", "30", "1"]
+    with running_server(args, port), httpx.Client(timeout=10) as http:
+        url = f"http://127.0.0.1:{port}/mcp"
+        first = call(http, url, "sleepy", {"seconds": 30})
+        assert first["resultType"] == "task"
+        second = call(http, url, "sleepy", {"seconds": 0.1})  # one task per principal: inline
+        assert second["resultType"] == "complete" and second["content"][0]["text"] == "slept 0.1"
+        result(http, url, "tasks/cancel", {"taskId": first["taskId"]})
+        deadline = time.monotonic() + 5
+        while call(http, url, "sleepy", {"seconds": 0.1})["resultType"] != "task":  # its slot is free again
+            assert time.monotonic() < deadline
+            time.sleep(0.02)

@@ -26,6 +26,7 @@ def send(
     *,
     caps: dict[str, Any] = TASKS,
     name: str | None = None,
+    token: str | None = None,
 ) -> httpx.Response:
     params = dict(params or {})
     params["_meta"] = {
@@ -37,6 +38,8 @@ def send(
         "Mcp-Method": method,
         "Accept": "application/json, text/event-stream",
     }
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
     field = _NAMED.get(method)
     if name is not None:
         headers["Mcp-Name"] = name
@@ -94,10 +97,16 @@ def wait_for(
 
 
 def listen_messages(
-    client: httpx.Client, url: str, task_ids: list[str], *, until: str, timeout: float = 10.0
+    client: httpx.Client,
+    url: str,
+    task_ids: list[str],
+    *,
+    until: str | None,
+    timeout: float = 10.0,
+    token: str | None = None,
 ) -> list[dict[str, Any]]:
     """Open a subscriptions/listen stream for `task_ids` and collect its messages until a
-    notifications/tasks with status `until` arrives (or the stream ends)."""
+    notifications/tasks with status `until` arrives (None: the first message, its acknowledgment)."""
     params = {
         "notifications": {"taskIds": task_ids},
         "_meta": {
@@ -111,6 +120,8 @@ def listen_messages(
         "Mcp-Method": "subscriptions/listen",
         "Accept": "application/json, text/event-stream",
     }
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
     messages: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout
     with client.stream("POST", url, json=body, headers=headers) as response:
@@ -121,6 +132,8 @@ def listen_messages(
                 continue
             message = json.loads(line[5:])
             messages.append(message)
+            if until is None:  # the acknowledgment is enough
+                break
             if message.get("method") == "notifications/tasks" and message["params"]["status"] == until:
                 break
     return messages

@@ -112,17 +112,20 @@ class Launch:
         if decision is None or decision.done() or not self.engine.admit(self.owner):
             return False
         self.promoted = True
-        self.settings = (ttl_ms, poll_interval_ms, status_message)
+        self.settings = (ttl_ms, poll_interval_ms, status_message or self.settings[2])
         self.created = asyncio.get_running_loop().create_future()
         self._write_lock = asyncio.Lock()
         decision.set_result(None)
         return True
 
     async def set_status(self, message: str) -> None:
+        message = message[:MAX_STATUS_MESSAGE]
         record = self.record
-        if record is None:
+        if record is None:  # not a task (yet): the first statusMessage if it becomes one
+            ttl_ms, poll_ms, _ = self.settings
+            self.settings = (ttl_ms, poll_ms, message)
             return
-        self.record = record.with_state(status_message=message[:MAX_STATUS_MESSAGE])
+        self.record = record.with_state(status_message=message)
         await self.publish()
 
     # ---- the record ------------------------------------------------------------------------
