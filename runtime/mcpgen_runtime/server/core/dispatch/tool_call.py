@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from ....pointers import first_error
 from ....protocol import jsonrpc
-from ....protocol.tasks import declares_tasks
+from ....protocol.tasks import CREATE_TASK_RESULT, declares_tasks
 from ....protocol.xheader import MAX_SAFE_INTEGER, extract
 from ..bearer_auth import principal_id
 from ..catalog import ServedTool
@@ -33,7 +33,8 @@ from ..header_checks import check_param_headers
 from ..input_requests import InputRequired
 from ..replicas import bucket_key
 from ..results import error_result, rate_limited_result, shape_result
-from ..tasks.worker import TaskCreated
+from ..tasks.legacy import LEGACY_TASKS_SINCE, task_parameter
+from ..tasks.worker import LegacyStart, TaskCreated
 from .rounds import end_round, redeem_round
 from .served import ServedSet
 
@@ -67,9 +68,13 @@ async def call_tool(
     tool = server._tools.get(name)
     if tool is None:
         raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")  # TOOLS-22
-    if tool.task_support == "required" and (
-        request.channel is not None or not declares_tasks(checked.capabilities)
-    ):
+    legacy_task: LegacyStart | None = None
+    if request.channel is not None:  # a legacy session: the 2025-11-25 `task` parameter, or none
+        if checked.version >= LEGACY_TASKS_SINCE:
+            legacy_task = task_parameter(name, tool.task_support, params)
+        elif tool.task_support == "required":
+            raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Tool {name!r} runs only as a task (MCP 2025-11-25 on)")
+    elif tool.task_support == "required" and not declares_tasks(checked.capabilities):
         raise tasks_extension_required(f"Tool {name!r} runs only as a task: it")
     if server._limiter is not None:
         wait = server._limiter.take(_caller_key(server, request))
@@ -143,12 +148,19 @@ async def call_tool(
     if "inputResponses" in params or "requestState" in params:  # an MRTR retry: the slow path
         await redeem_round(server, ctx, "tools/call", params, request)
     body = _answer(server, tool, name, args, ctx, params, request)
+    if legacy_task is not None:
+        owner = principal_id(server.config.auth, request.principal)
+        outcome = await server._tasks.run(body, ctx, tool=name, owner=owner, marked=True, legacy=legacy_task)
+        assert isinstance(outcome, TaskCreated)
+        return {"task": outcome.state.wire(legacy=True)}
     if request.channel is None and declares_tasks(checked.capabilities):  # it may become a task
         owner = principal_id(server.config.auth, request.principal)
         outcome = await server._tasks.run(
             body, ctx, tool=name, owner=owner, marked=tool.task_support is not None
         )
-        return outcome.result if isinstance(outcome, TaskCreated) else outcome
+        if isinstance(outcome, TaskCreated):
+            return outcome.state.wire(result_type=CREATE_TASK_RESULT)
+        return outcome
     return await body
 
 

@@ -7,4 +7,5 @@
     worker.py    TaskEngine: a call promoted to a task, its handler supervised (lease, TTL, cancel)
     methods.py   tasks/get, tasks/update and tasks/cancel
     watch.py     TaskWatch: notifications/tasks for the listen streams that list taskIds
+    legacy.py    the 2025-11-25 experimental tasks of legacy sessions
 """

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...store import StoreUnavailable
+from ..handler_errors import ClientRequestError
 from .ledger import TaskLedger
 
 __all__ = ["TaskChannel"]
@@ -31,6 +32,7 @@ class TaskChannel:
 
     __slots__ = (
         "_after",
+        "_asks",
         "_keys",
         "_ledger",
         "_publish",
@@ -42,9 +44,16 @@ class TaskChannel:
     )
 
     def __init__(
-        self, ledger: TaskLedger, task_id: str, protocol_version: str, publish: Callable[[], Awaitable[None]]
+        self,
+        ledger: TaskLedger,
+        task_id: str,
+        protocol_version: str,
+        publish: Callable[[], Awaitable[None]],
+        *,
+        asks: bool = True,
     ) -> None:
         self.protocol_version = protocol_version
+        self._asks = asks  # False: a 2025-11-25 task, whose client has no tasks/update
         self.pending: dict[str, dict[str, Any]] = {}  # key -> wire input request, in the record
         self._ledger = ledger
         self._task_id = task_id
@@ -56,6 +65,11 @@ class TaskChannel:
 
     async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Park the task with this request and return the client's answer (its inputResponses entry)."""
+        if not self._asks:
+            raise ClientRequestError(
+                f"{method} cannot be asked inside a 2025-11-25 task: mcpgen asks for input inside "
+                "tasks only through the tasks extension (2026-07-28, tasks/update)"
+            )
         key = f"{method.partition('/')[0]}-{next(self._keys)}"  # never reused within the task
         answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[key] = {"method": method, "params": params}

@@ -15,14 +15,13 @@ from ....protocol import jsonrpc
 from ....protocol.tasks import (
     CANCEL,
     GET,
-    MAX_TASK_ID_LENGTH,
     UPDATE,
     declares_tasks,
     mask_task_id,
 )
 from ..handler_errors import RpcError, tasks_extension_required
 from ..input_requests import check_input_responses
-from .records import TaskRecord
+from .records import TaskRecord, task_id_param
 from .worker import TaskEngine
 
 __all__ = ["answer_task_method"]
@@ -38,11 +37,7 @@ async def answer_task_method(
     """The result of one tasks/* request (`resultType` included; the caller adds `_meta`)."""
     if not declares_tasks(capabilities):
         raise tasks_extension_required(method)
-    task_id = params.get("taskId")
-    if type(task_id) is not str or not task_id or len(task_id) > MAX_TASK_ID_LENGTH:
-        raise RpcError(
-            jsonrpc.INVALID_PARAMS, f"params.taskId must be a task id (1-{MAX_TASK_ID_LENGTH} characters)"
-        )
+    task_id = task_id_param(params)
     responses: dict[str, Any] | None = None
     if method == UPDATE:
         responses = dict(check_input_responses(params.get("inputResponses")))

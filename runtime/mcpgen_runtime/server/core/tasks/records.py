@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from .... import _json
-from ....protocol.tasks import TaskState, parse_task
+from ....protocol import jsonrpc
+from ....protocol.tasks import MAX_TASK_ID_LENGTH, TaskState, parse_task
+from ..handler_errors import RpcError
 
 __all__ = [
     "CANCEL_CHANNEL",
@@ -30,6 +33,7 @@ __all__ = [
     "input_log",
     "lease_key",
     "live_key",
+    "task_id_param",
 ]
 
 CANCEL_CHANNEL: Final = "tasks:cancel"
@@ -50,6 +54,16 @@ def lease_key(task_id: str) -> str:
 
 def input_log(task_id: str) -> str:
     return f"task:{task_id}:input"
+
+
+def task_id_param(params: Mapping[str, Any]) -> str:
+    """`params.taskId` of a tasks/* request (-32602 unless 1 to MAX_TASK_ID_LENGTH characters)."""
+    task_id = params.get("taskId")
+    if type(task_id) is not str or not task_id or len(task_id) > MAX_TASK_ID_LENGTH:
+        raise RpcError(
+            jsonrpc.INVALID_PARAMS, f"params.taskId must be a task id (1-{MAX_TASK_ID_LENGTH} characters)"
+        )
+    return task_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +87,13 @@ class TaskRecord:
         return dataclasses.replace(self, state=dataclasses.replace(self.state, **changes))
 
     def encode(self) -> bytes:
-        return _json.dumps({"o": self.owner, "t": self.tool, "x": self.expires_at, "s": self.state.wire()})
+        state = self.state.wire()
+        # Kept whatever the status (a 2025-11-25 task fails with its isError result): wire() shows
+        # each only with the status that inlines it.
+        for name, value in (("result", self.state.result), ("error", self.state.error)):
+            if value is not None:
+                state[name] = value
+        return _json.dumps({"o": self.owner, "t": self.tool, "x": self.expires_at, "s": state})
 
     @classmethod
     def decode(cls, raw: bytes) -> TaskRecord:

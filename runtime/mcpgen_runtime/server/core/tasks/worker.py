@@ -43,9 +43,17 @@ CallBody = Coroutine[Any, Any, dict[str, Any]]
 
 
 class TaskCreated(NamedTuple):
-    """What `TaskEngine.run` returns when the call became a task: the CreateTaskResult body."""
+    """What `TaskEngine.run` returns when the call became a task: its first state (the
+    CreateTaskResult's body in either era's spelling)."""
 
-    result: dict[str, Any]
+    state: TaskState
+
+
+class LegacyStart(NamedTuple):
+    """A 2025-11-25 `tools/call` with a `task` parameter: a task from the start, which cannot ask
+    its client for input (those revisions' input travels beside tasks/result)."""
+
+    ttl_ms: int | None
 
 
 class Launch:
@@ -61,6 +69,7 @@ class Launch:
         "decision",
         "engine",
         "job",
+        "legacy",
         "owner",
         "promoted",
         "record",
@@ -83,6 +92,7 @@ class Launch:
         self.job: asyncio.Task[dict[str, Any]] | None = None
         self.record: TaskRecord | None = None
         self.channel: TaskChannel | None = None
+        self.legacy = False  # a 2025-11-25 task: an isError result makes it failed
         self._write_lock: asyncio.Lock | None = None
 
     async def drive(self, body: CallBody) -> dict[str, Any]:
@@ -170,14 +180,29 @@ class TaskEngine:
         return self._in_flight[owner] < self.options.max_in_flight
 
     async def run(
-        self, body: CallBody, ctx: ToolContext, *, tool: str, owner: str | None, marked: bool
+        self,
+        body: CallBody,
+        ctx: ToolContext,
+        *,
+        tool: str,
+        owner: str | None,
+        marked: bool,
+        legacy: LegacyStart | None = None,
     ) -> dict[str, Any] | TaskCreated:
         """The call's result when it finishes inline, else `TaskCreated` (see the module docstring).
-        `body` is the whole call (handler and result shaping); it raises what the call raises."""
+        `body` is the whole call (handler and result shaping); it raises what the call raises.
+        `legacy`: a task from the start (RpcError -32603 past the in-flight limit)."""
         launch = Launch(self, ctx, tool, owner)
         ctx._task = launch
         loop = asyncio.get_running_loop()
         decision = launch.decision = loop.create_future()
+        if legacy is not None:
+            launch.legacy = True
+            if not launch.mark(legacy.ttl_ms, None, None):
+                body.close()
+                raise RpcError(
+                    jsonrpc.INTERNAL_ERROR, "Too many tasks of this client are running; retry later"
+                )
         job = launch.job = loop.create_task(launch.drive(body))
         try:
             # One loop step: the job runs until its handler first waits (or ends: then the call is
@@ -199,7 +224,7 @@ class TaskEngine:
             assert launch.created is not None
             launch.created.cancel()
             raise
-        return TaskCreated(record.state.wire(result_type="task"))
+        return TaskCreated(record.state)
 
     async def _create(self, launch: Launch) -> TaskRecord:
         options = self.options
@@ -219,7 +244,9 @@ class TaskEngine:
         await self._listen_for_cancels()
         await self.ledger.create(record)
         ctx = launch.ctx
-        launch.channel = TaskChannel(self.ledger, state.task_id, ctx.protocol_version, launch.publish)
+        launch.channel = TaskChannel(
+            self.ledger, state.task_id, ctx.protocol_version, launch.publish, asks=not launch.legacy
+        )
         launch.record = record
         ctx._detach(launch.channel)
         self._running[state.task_id] = launch
@@ -282,6 +309,9 @@ class TaskEngine:
                 error = {"code": jsonrpc.INTERNAL_ERROR, "message": f"Internal error ({type(exc).__name__})"}
                 await self._settle(launch, status="failed", error=error)
                 return
+            if launch.legacy and result.get("isError") is True:  # 2025-11-25: a failed tool fails its task
+                await self._settle(launch, status="failed", result=result, status_message=_text_of(result))
+                return
             await self._settle(launch, status="completed", result=result)
         except StoreUnavailable as exc:
             _LOG.error("task %s: outcome not written: %s", mask_task_id(task_id), exc)
@@ -328,3 +358,11 @@ class TaskEngine:
 def _decide(decision: asyncio.Future[None] | None) -> None:
     if decision is not None and not decision.done():
         decision.set_result(None)
+
+
+def _text_of(result: dict[str, Any]) -> str | None:
+    """The first text block of a CallToolResult (a failed 2025-11-25 task's statusMessage)."""
+    for block in result.get("content") or ():
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            return str(block["text"])[:MAX_STATUS_MESSAGE]
+    return None
