@@ -28,9 +28,9 @@ def redis() -> Iterator[RedisServer]:
 
 
 @contextlib.contextmanager
-def replica(redis: RedisServer) -> Iterator[tuple[str, int]]:
+def replica(redis: RedisServer, lease_s: float = LEASE_S) -> Iterator[tuple[str, int]]:
     port = free_port()
-    args = [PYTHON, "-m", "tests.runtime.server.tasks.tasks_app", str(port), redis.url, str(LEASE_S)]
+    args = [PYTHON, "-m", "tests.runtime.server.tasks.tasks_app", str(port), redis.url, str(lease_s)]
     with running_server(args, port) as proc:
         yield f"http://127.0.0.1:{port}/mcp", proc.pid
 
@@ -96,3 +96,17 @@ def test_a_listen_stream_hears_a_dead_workers_task_fail(redis: RedisServer, pair
         os.kill(pid, signal.SIGKILL)  # nobody announces this: the stream's periodic read notices
         messages = listen_messages(http, survivor, [task_id], until="failed", timeout=LEASE_S * 4 + 5)
         assert messages[-1]["params"]["error"]["message"] == WORKER_STOPPED
+
+
+def test_a_replica_stopped_with_sigterm_fails_its_tasks_at_once(
+    redis: RedisServer, pair: tuple[str, str]
+) -> None:
+    _, survivor = pair
+    with httpx.Client(timeout=10) as http, replica(redis, lease_s=30) as (stopping, pid):
+        with httpx.Client(timeout=10) as once:  # closed first: no idle connection holds the drain up
+            task_id = call(once, stopping, "sleepy", {"seconds": 30})["taskId"]
+        stopped_at = time.monotonic()
+        os.kill(pid, signal.SIGTERM)  # drains (nothing in flight), then fails what still runs
+        failed = wait_for(http, survivor, task_id, "failed", timeout=15)
+        assert failed["error"] == {"code": -32603, "message": WORKER_STOPPED}
+        assert time.monotonic() - stopped_at < 10  # long before the 30 s lease would lapse

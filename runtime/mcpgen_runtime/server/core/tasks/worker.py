@@ -16,6 +16,7 @@ too), an `RpcError` as `failed` with that error, anything else as `failed` -3260
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -32,7 +33,7 @@ from ..config import TaskOptions
 from ..context import ToolContext
 from ..handler_errors import RpcError
 from .channel import TaskChannel
-from .ledger import TaskLedger
+from .ledger import WORKER_STOPPED, TaskLedger
 from .records import CANCEL_CHANNEL, CHANGED_CHANNEL, TaskRecord
 
 __all__ = ["TaskCreated", "TaskEngine"]
@@ -349,7 +350,23 @@ class TaskEngine:
                 _LOG.warning("task %s: lease not renewed: %s", mask_task_id(task_id), exc)
 
     async def close(self) -> None:
-        """Server shutdown: stop receiving cancellations (running handlers end with the loop)."""
+        """Server shutdown (after the drain): the tasks still running here fail now — on every
+        replica at once, not when their leases lapse — and their handlers are cancelled."""
+        for launch in list(self._running.values()):
+            record = launch.record
+            if record is None or launch.job is None:
+                continue
+            failed = record.with_state(
+                status="failed",
+                last_updated_at=iso_now(),
+                input_requests=None,
+                status_message=WORKER_STOPPED,
+                error={"code": jsonrpc.INTERNAL_ERROR, "message": WORKER_STOPPED},
+            )
+            with contextlib.suppress(StoreUnavailable):
+                if await self.ledger.settle(failed):
+                    await self.changed(record.task_id)
+            launch.job.cancel()
         if self._cancels is not None:
             self._cancels()
             self._cancels = None
