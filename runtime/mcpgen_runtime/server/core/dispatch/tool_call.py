@@ -33,8 +33,8 @@ from ..header_checks import check_param_headers
 from ..input_requests import InputRequired
 from ..replicas import bucket_key
 from ..results import error_result, rate_limited_result, shape_result
+from ..tasks.launch import LegacyStart, TaskCreated
 from ..tasks.legacy import LEGACY_TASKS_SINCE, task_parameter
-from ..tasks.worker import LegacyStart, TaskCreated
 from .rounds import end_round, redeem_round
 from .served import ServedSet
 

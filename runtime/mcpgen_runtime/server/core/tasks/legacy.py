@@ -29,8 +29,9 @@ from ....protocol.tasks import (
     mask_task_id,
 )
 from ..handler_errors import RpcError
+from .launch import LegacyStart
 from .records import TaskRecord, task_id_param
-from .worker import LegacyStart, TaskEngine
+from .worker import TaskEngine
 
 __all__ = [
     "LEGACY_TASKS_SINCE",

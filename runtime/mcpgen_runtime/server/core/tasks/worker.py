@@ -21,8 +21,7 @@ import logging
 import secrets
 import time
 from collections import Counter
-from collections.abc import Coroutine
-from typing import Any, NamedTuple
+from typing import Any
 
 from .... import _json
 from ....protocol import jsonrpc
@@ -33,135 +32,13 @@ from ..config import TaskOptions
 from ..context import ToolContext
 from ..handler_errors import RpcError
 from .channel import TaskChannel
+from .launch import CallBody, Launch, LegacyStart, TaskCreated
 from .ledger import WORKER_STOPPED, TaskLedger
 from .records import CANCEL_CHANNEL, CHANGED_CHANNEL, TaskRecord
 
 __all__ = ["TaskCreated", "TaskEngine"]
 
 _LOG = logging.getLogger("mcpgen.server")
-
-CallBody = Coroutine[Any, Any, dict[str, Any]]
-
-
-class TaskCreated(NamedTuple):
-    """What `TaskEngine.run` returns when the call became a task: its first state (the
-    CreateTaskResult's body in either era's spelling)."""
-
-    state: TaskState
-
-
-class LegacyStart(NamedTuple):
-    """A 2025-11-25 `tools/call` with a `task` parameter: a task from the start, which cannot ask
-    its client for input (those revisions' input travels beside tasks/result)."""
-
-    ttl_ms: int | None
-
-
-class Launch:
-    """One call that may become a task: the context's `TaskHooks` (context.py) and the worker's
-    view of it once it is one."""
-
-    __slots__ = (
-        "_write_lock",
-        "cancelled",
-        "channel",
-        "created",
-        "ctx",
-        "decision",
-        "engine",
-        "job",
-        "legacy",
-        "owner",
-        "promoted",
-        "record",
-        "settings",
-        "tool",
-    )
-
-    def __init__(self, engine: TaskEngine, ctx: ToolContext, tool: str, owner: str | None) -> None:
-        # Made for every call from a client that declared the extension: futures and the lock only
-        # once the call becomes a task.
-        self.engine = engine
-        self.ctx = ctx
-        self.tool = tool
-        self.owner = owner
-        self.decision: asyncio.Future[None] | None = None  # the call finished, or was promoted
-        self.created: asyncio.Future[bool] | None = None  # the task's record is durable
-        self.promoted = False
-        self.cancelled = False  # a tasks/cancel ended it
-        self.settings: tuple[int | None, int | None, str | None] = (None, None, None)
-        self.job: asyncio.Task[dict[str, Any]] | None = None
-        self.record: TaskRecord | None = None
-        self.channel: TaskChannel | None = None
-        self.legacy = False  # a 2025-11-25 task: an isError result makes it failed
-        self._write_lock: asyncio.Lock | None = None
-
-    async def drive(self, body: CallBody) -> dict[str, Any]:
-        """The job: the whole call; its end decides the request unless a promotion did first."""
-        try:
-            return await body
-        finally:
-            _decide(self.decision)
-
-    # ---- TaskHooks (what ToolContext calls) ----------------------------------------------------
-
-    @property
-    def detached(self) -> bool:
-        return self.record is not None
-
-    async def promote(
-        self, ttl_ms: int | None, poll_interval_ms: int | None, status_message: str | None
-    ) -> bool:
-        if not self.promoted and not self.mark(ttl_ms, poll_interval_ms, status_message):
-            return False
-        assert self.created is not None
-        return await asyncio.shield(self.created)
-
-    def mark(self, ttl_ms: int | None, poll_interval_ms: int | None, status_message: str | None) -> bool:
-        """Decide that the call becomes a task (False past the in-flight limit: it stays inline)."""
-        decision = self.decision
-        if decision is None or decision.done() or not self.engine.admit(self.owner):
-            return False
-        self.promoted = True
-        self.settings = (ttl_ms, poll_interval_ms, status_message or self.settings[2])
-        self.created = asyncio.get_running_loop().create_future()
-        self._write_lock = asyncio.Lock()
-        decision.set_result(None)
-        return True
-
-    async def set_status(self, message: str) -> None:
-        message = message[:MAX_STATUS_MESSAGE]
-        record = self.record
-        if record is None:  # not a task (yet): the first statusMessage if it becomes one
-            ttl_ms, poll_ms, _ = self.settings
-            self.settings = (ttl_ms, poll_ms, message)
-            return
-        self.record = record.with_state(status_message=message)
-        await self.publish()
-
-    # ---- the record ------------------------------------------------------------------------
-
-    async def publish(self) -> None:
-        """Write the task's current state (status message, pending input) as one snapshot; writes
-        are serialised so that a later state never lands before an earlier one."""
-        record = self.record
-        if record is None or self._write_lock is None:
-            return
-        async with self._write_lock:
-            record = self.record
-            assert record is not None
-            pending = dict(self.channel.pending) if self.channel is not None else {}
-            record = self.record = record.with_state(
-                status="input_required" if pending else "working",
-                input_requests=pending or None,
-                last_updated_at=iso_now(),
-            )
-            try:
-                await self.engine.ledger.write(record)
-            except StoreUnavailable as exc:
-                _LOG.warning("task %s: state not written: %s", mask_task_id(record.task_id), exc)
-                return
-            await self.engine.changed(record.task_id)
 
 
 class TaskEngine:
@@ -370,11 +247,6 @@ class TaskEngine:
         if self._cancels is not None:
             self._cancels()
             self._cancels = None
-
-
-def _decide(decision: asyncio.Future[None] | None) -> None:
-    if decision is not None and not decision.done():
-        decision.set_result(None)
 
 
 def _text_of(result: dict[str, Any]) -> str | None:
