@@ -3,6 +3,7 @@
     python conformance/server_scenarios.py                       # every 2026-07-28 scenario, a results table
     python conformance/server_scenarios.py --scenario caching    # one (repeatable)
     python conformance/server_scenarios.py --spec-version 2025-11-25   # the legacy (initialize) wire
+    python conformance/server_scenarios.py --spec-version extension   # the tasks extension's scenarios
     python conformance/server_scenarios.py --all-versions        # every version and scenario below
     python conformance/server_scenarios.py --url http://localhost:8000/mcp   # a server already running
 
@@ -37,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN_DIR = ROOT / "conformance" / "node_modules" / ".bin"
 HARNESS = BIN_DIR / "conformance"
 SPEC_VERSION = "2026-07-28"
+EXTENSION = "extension"  # --spec-version extension: the extension scenarios, run without the flag
 SERVER_PACKAGE = "conformance_server"
 # Signs requestState in the test server (the runtime would otherwise pick a random key and warn).
 TEST_STATE_SECRET = "conformance-test-secret-not-for-production"
@@ -139,6 +141,27 @@ LEGACY_SCENARIOS: dict[str, tuple[str, ...]] = {
     "2025-03-26": ("server-session-lifecycle",),
 }
 
+# The tasks extension's scenarios (issue 34): the harness tags them [extension] and runs them only
+# without --spec-version (they speak 2026-07-28 plus the extension).
+EXTENSION_SCENARIOS: tuple[str, ...] = (
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
+)
+
+# Other extensions' server scenarios, not served by mcpgen (listed so a new one is noticed).
+EXTENSION_EXCLUDED: dict[str, str] = {
+    name: "the skills extension (SEP-2640) is not implemented"
+    for name in ("sep-2640-skills-manifest", "sep-2640-skills-directory", "sep-2640-skills-enumeration")
+}
+
 # Server scenarios the harness lists that docs/RULES.md conformance §8 excludes, and why: none since
 # issue 22 (the fixture server serves resources, templates, prompts and completion).
 EXCLUDED: dict[str, str] = {}
@@ -192,20 +215,34 @@ def harness_available() -> bool:
 
 
 def scenarios_for(spec_version: str) -> tuple[str, ...]:
+    if spec_version == EXTENSION:
+        return EXTENSION_SCENARIOS
     return SCENARIOS if spec_version == SPEC_VERSION else LEGACY_SCENARIOS[spec_version]
 
 
-def list_server_scenarios(spec_version: str = SPEC_VERSION) -> list[str]:
-    """The server scenarios the installed harness applies to `spec_version`."""
+def _listed(spec_version: str | None) -> list[str]:
+    """The scenario lines of the harness's `list --server` ("NAME [versions]" or "NAME [extension]")
+    for `spec_version` (None: every one)."""
+    version_flag = ["--spec-version", spec_version] if spec_version is not None else []
     out = subprocess.run(
-        [str(HARNESS), "list", "--server", "--spec-version", spec_version],
+        [str(HARNESS), "list", "--server", *version_flag],
         env=harness_env(),
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     ).stdout
-    return [line.strip()[2:].split(" ")[0] for line in out.splitlines() if line.strip().startswith("- ")]
+    return [line.strip()[2:] for line in out.splitlines() if line.strip().startswith("- ")]
+
+
+def list_server_scenarios(spec_version: str = SPEC_VERSION) -> list[str]:
+    """The server scenarios the installed harness applies to `spec_version`."""
+    return [line.split(" ")[0] for line in _listed(spec_version)]
+
+
+def list_extension_scenarios() -> list[str]:
+    """The server scenarios the installed harness tags `[extension]`."""
+    return [line.split(" ")[0] for line in _listed(None) if "[extension]" in line]
 
 
 def free_port() -> int:
@@ -254,9 +291,10 @@ def conformance_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
 
 
 def run_scenario(
-    name: str, url: str, out_dir: Path, *, spec_version: str = SPEC_VERSION, timeout: float = 120
+    name: str, url: str, out_dir: Path, *, spec_version: str | None = SPEC_VERSION, timeout: float = 120
 ) -> ScenarioResult:
-    """One `conformance server` run; its checks come from the checks.json files it wrote."""
+    """One `conformance server` run; its checks come from the checks.json files it wrote.
+    `spec_version` None: no `--spec-version` (the extension scenarios run only so)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     proc = subprocess.run(
@@ -265,8 +303,7 @@ def run_scenario(
             "server",
             "--url",
             url,
-            "--spec-version",
-            spec_version,
+            *(["--spec-version", spec_version] if spec_version is not None else []),
             "--scenario",
             name,
             "-o",
@@ -311,8 +348,8 @@ def _table(results: Sequence[ScenarioResult]) -> str:
 )
 @click.option(
     "--spec-version",
-    type=click.Choice([SPEC_VERSION, *LEGACY_SCENARIOS]),
-    help=f"the wire and scenario set (default {SPEC_VERSION})",
+    type=click.Choice([SPEC_VERSION, *LEGACY_SCENARIOS, EXTENSION]),
+    help=f"the wire and scenario set (default {SPEC_VERSION}; {EXTENSION}: the tasks extension's)",
 )
 @click.option("--all-versions", is_flag=True, help="every version's scenarios (not with --spec-version)")
 def cli(
@@ -346,7 +383,7 @@ def main(
     if not harness_available():
         print(f"conformance harness not installed at {HARNESS}: run `make conformance-deps`", file=sys.stderr)
         return 2
-    chosen = [SPEC_VERSION, *LEGACY_SCENARIOS] if all_versions else [spec_version]
+    chosen = [SPEC_VERSION, *LEGACY_SCENARIOS, EXTENSION] if all_versions else [spec_version]
     runs = [(version, name) for version in chosen for name in (scenarios or scenarios_for(version))]
     with contextlib.ExitStack() as stack:
         if url is None:
@@ -355,7 +392,10 @@ def main(
             url = f"http://localhost:{port}/mcp"
         out = output_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="mcp-conformance-")))
         results = [
-            run_scenario(name, url, out / version / name, spec_version=version) for version, name in runs
+            run_scenario(
+                name, url, out / version / name, spec_version=None if version == EXTENSION else version
+            )
+            for version, name in runs
         ]
         if len(chosen) > 1:
             for (version, _), result in zip(runs, results, strict=True):

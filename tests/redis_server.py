@@ -4,9 +4,11 @@ loopback, own temp dir, no persistence; stoppable and restartable on the same po
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -81,3 +83,14 @@ class RedisServer:
     def close(self) -> None:
         self.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def running_redis() -> Iterator[RedisServer]:
+    """A started redis-server until the block ends (the fixtures' one body)."""
+    server = RedisServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()

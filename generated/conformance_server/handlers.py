@@ -29,12 +29,14 @@ from typing import Any, ClassVar
 
 from mcpgen_runtime._version import __version__
 from mcpgen_runtime.content import AudioContent, EmbeddedResource, ImageContent, ResourceContents, TextContent
+from mcpgen_runtime.protocol.jsonrpc import INTERNAL_ERROR
 from mcpgen_runtime.server import (
     Elicit,
     ListRoots,
     Pending,
     RequestContext,
     ResourceNotFound,
+    RpcError,
     Sample,
     ServerConfig,
     ToolContext,
@@ -71,6 +73,8 @@ CONFIRM_SCHEMA = {
     "properties": {"ok": {"type": "boolean", "title": "Confirm", "description": "Continue?"}},
     "required": ["ok"],
 }
+DELETE_SCHEMA = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+PARTIAL_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}, "confirm": {"type": "boolean"}}}
 CONTEXT_SCHEMA = {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}
 USER_SCHEMA = {
     "type": "object",
@@ -421,3 +425,46 @@ class Server(ServerBase):
         await ctx.close_sse_stream()
         await asyncio.sleep(0.1)
         return "Reconnection test completed: the result was delivered on the resumed stream."
+
+    # ---- tasks (io.modelcontextprotocol/tasks; the tasks-* scenarios) ------------------------------
+    # slow_compute, failing_job, protocol_error_job and test_tool_with_task are marked in the spec
+    # (execution.taskSupport): for a client that declared the extension each becomes a task when its
+    # handler first waits. confirm_delete and multi_input become tasks explicitly, before asking.
+
+    async def greet(self, args: _m.GreetInput, ctx: ToolContext) -> ToolReturn:
+        return f"Hello, {args.name}!"
+
+    async def slow_compute(self, args: _m.SlowComputeInput, ctx: ToolContext) -> ToolReturn:
+        label = args.label or "job"
+        await ctx.set_status(f"computing {label}")
+        await asyncio.sleep(args.seconds)  # a tasks/cancel cancels it here: the task says cancelled
+        return f"Computed {label} in {args.seconds:g} s."
+
+    async def failing_job(self, args: _m.FailingJobInput, ctx: ToolContext) -> ToolReturn:
+        await asyncio.sleep(1.0)
+        raise ToolExecutionError("failing_job failed on purpose (a tool execution error)")
+
+    async def protocol_error_job(self, args: _m.ProtocolErrorJobInput, ctx: ToolContext) -> ToolReturn:
+        await asyncio.sleep(0.2)
+        raise RpcError(INTERNAL_ERROR, "protocol_error_job failed on purpose (a protocol error)")
+
+    async def confirm_delete(self, args: _m.ConfirmDeleteInput, ctx: ToolContext) -> ToolReturn:
+        await ctx.run_as_task(status_message=f"waiting for confirmation to delete {args.filename}")
+        answer = await ctx.elicit(f"Delete {args.filename}?", DELETE_SCHEMA)
+        if answer.accepted and answer.get("confirm") is True:
+            return f"Deleted {args.filename}."
+        return f"Kept {args.filename} ({answer.action})."
+
+    async def multi_input(self, args: _m.MultiInputInput, ctx: ToolContext) -> ToolReturn:
+        await ctx.run_as_task()
+        first = ctx.need(Elicit("First input?", PARTIAL_SCHEMA))
+        second = ctx.need(Elicit("Second input?", PARTIAL_SCHEMA))
+        await ctx.ask()  # both pending at once; each answered on its own
+        return f"Got {first.value.get('name')!s} and {second.value.get('name')!s}."
+
+    async def test_tool_with_task(self, args: _m.TestToolWithTaskInput, ctx: ToolContext) -> ToolReturn:
+        answer = await ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")  # an MRTR round
+        name = answer.get("name") if answer.accepted else "stranger"
+        await ctx.run_as_task()
+        await asyncio.sleep(0.1)
+        return f"Hello, {name}! (from a task)"

@@ -3,7 +3,8 @@ conformance server: one server for the module, one harness run per scenario and 
 
 Every server scenario tagged 2026-07-28 must exit 0 with no FAILURE and no WARNING check, and so
 must every tools-server scenario tagged with an initialize-based revision (2025-11-25, 2025-06-18,
-2025-03-26), which the same server answers in legacy sessions; there is no expected-failures list.
+2025-03-26), which the same server answers in legacy sessions, and every scenario of the tasks
+extension (run without --spec-version); there is no expected-failures list.
 The scenario lists and the runner live in conformance/server_scenarios.py (also usable from the
 command line).
 """
@@ -66,6 +67,25 @@ def test_every_legacy_scenario_is_run_or_excluded_with_a_reason(version: str) ->
     assert not ours - listed, f"scenarios the harness does not run at {version}: {sorted(ours - listed)}"
     unaccounted = listed - ours - set(runner.LEGACY_EXCLUDED)
     assert not unaccounted, f"new {version} harness scenarios to run or exclude: {sorted(unaccounted)}"
+
+
+def test_every_extension_scenario_is_run() -> None:
+    """The harness's [extension] server scenarios are ours (the tasks extension's) or excluded."""
+    listed = set(runner.list_extension_scenarios())
+    ours = set(runner.EXTENSION_SCENARIOS)
+    assert not ours - listed, f"scenarios the harness does not know: {sorted(ours - listed)}"
+    unaccounted = listed - ours - set(runner.EXTENSION_EXCLUDED)
+    assert not unaccounted, f"new extension scenarios to run or exclude: {sorted(unaccounted)}"
+
+
+@pytest.mark.parametrize("scenario", runner.EXTENSION_SCENARIOS)
+def test_extension_scenario(scenario: str, server_url: str, tmp_path: Path) -> None:
+    """The tasks extension (issue 34): the harness runs these without --spec-version."""
+    result = runner.run_scenario(scenario, server_url, tmp_path, spec_version=None)
+    assert result.checks, result.describe_problems()
+    assert result.returncode == 0, result.describe_problems()
+    assert not result.failures, result.describe_problems()
+    assert not result.warnings, result.describe_problems()
 
 
 @pytest.mark.parametrize("scenario", runner.SCENARIOS)

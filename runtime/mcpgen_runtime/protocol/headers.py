@@ -24,8 +24,15 @@ NAME_LC = NAME.lower()
 SESSION_ID_LC = SESSION_ID.lower()
 LAST_EVENT_ID_LC = LAST_EVENT_ID.lower()
 
-# Methods whose `Mcp-Name` mirrors a body field (HDR-08).
-NAME_FIELD_BY_METHOD = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# Methods whose `Mcp-Name` mirrors a body field (HDR-08; the tasks extension adds its methods' taskId).
+NAME_FIELD_BY_METHOD = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 _SENTINEL_PREFIX = "=?base64?"
 _SENTINEL_SUFFIX = "?="

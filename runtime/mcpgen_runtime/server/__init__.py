@@ -26,6 +26,7 @@ from .core.config import (
     LegacySessionStore,
     Outcome,
     ServerConfig,
+    TaskOptions,
     ToolBinding,
 )
 from .core.context import (
@@ -108,6 +109,7 @@ __all__ = [
     "Sample",
     "ServerConfig",
     "Session",
+    "TaskOptions",
     "TemplateReader",
     "TokenPrincipal",
     "ToolBinding",

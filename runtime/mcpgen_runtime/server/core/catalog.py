@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -58,6 +58,9 @@ class ServedTool:
     # tool's first call; None once looked up, or when the models were given as classes.
     models: ModuleType | None = None
     model_names: tuple[str | None, str | None] = (None, None)
+    # `execution.taskSupport` of the definition: "optional" or "required" (a task when the client
+    # declared the extension), None (inline unless the handler asks: `ctx.run_as_task`).
+    task_support: str | None = None
 
     def resolve(self) -> None:
         """Look up the models given by name: their module is imported (and the classes created)
@@ -96,6 +99,10 @@ def make_tool(
         validate_output = compile_schema(spec.output_schema) if spec.output_schema is not None else None
     except SchemaCompileError as exc:
         raise ValueError(f"tool {name!r}: {exc}") from exc
+    execution = spec.definition.get("execution")
+    support = execution.get("taskSupport") if isinstance(execution, Mapping) else None
+    if support not in (None, "forbidden", "optional", "required"):
+        raise ValueError(f"tool {name!r}: execution.taskSupport must be forbidden, optional or required")
     return ServedTool(
         spec=spec,
         handler=handler,
@@ -106,6 +113,7 @@ def make_tool(
         validate_output=validate_output,
         header_params=tuple((p, p.header.lower()) for p in spec.header_params),
         integer_paths=tuple(p.path for p in spec.header_params if p.type == "integer"),
+        task_support=support if support in ("optional", "required") else None,
     )
 
 
@@ -179,7 +187,7 @@ def build_pages(
     pages: dict[str, Page] = {}
     first: Page | None = None
     for offset in range(0, max(len(definitions), 1), size):
-        page: Page = {"tools": definitions[offset : offset + size]}
+        page: Page = {"tools": [_listed(d) for d in definitions[offset : offset + size]]}
         if offset + size < len(definitions):
             page["nextCursor"] = _cursor(offset + size, digest)
         # CACHE-01/CACHE-18: every page carries the hints, with one scope for the whole list.
@@ -192,6 +200,14 @@ def build_pages(
             pages[_cursor(offset, digest)] = page
     assert first is not None
     return pages, first
+
+
+def _listed(definition: dict[str, Any]) -> dict[str, Any]:
+    """A definition as the 2026-07-28 tools/list shows it: its Tool has no `execution` (task
+    support is decided per call; only 2025-11-25 sessions see it)."""
+    if "execution" not in definition:
+        return definition
+    return {key: value for key, value in definition.items() if key != "execution"}
 
 
 def definitions_with(definitions: list[dict[str, Any]], definition: dict[str, Any]) -> list[dict[str, Any]]:

@@ -38,6 +38,7 @@ __all__ = [
     "OpenStream",
     "Outcome",
     "ServerConfig",
+    "TaskOptions",
     "ToolBinding",
 ]
 
@@ -142,6 +143,40 @@ class LegacySessionOptions:
 
 
 @dataclass(frozen=True)
+class TaskOptions:
+    """How long tasks live and how much a client may put into them.
+
+    - `ttl_ms`: a task's `ttlMs` when its handler does not ask for another (`ctx.run_as_task(ttl_ms=)`,
+      capped at `max_ttl_ms`). Its records expire from the store then; a handler still running is
+      cancelled.
+    - `poll_interval_ms`: the `pollIntervalMs` suggested to clients.
+    - `lease_s`: the worker renews its lease every `lease_s / 3`; a task whose lease lapsed (its
+      replica died) reads as `failed` from then on. At most 30 s by default.
+    - `max_in_flight`: tasks running at once per principal (per connection-less anonymous caller:
+      all anonymous callers together) in one process; past it a call runs inline.
+    - `max_input_bytes`: the encoded `inputResponses` of one `tasks/update`.
+    - `max_listen_tasks`: task ids one `subscriptions/listen` stream may list (`taskIds`); those past
+      it are left out of its acknowledgment.
+    """
+
+    ttl_ms: int = 3_600_000
+    max_ttl_ms: int = 86_400_000
+    poll_interval_ms: int = 1000
+    lease_s: float = 30.0
+    max_in_flight: int = 100
+    max_input_bytes: int = 256 * 1024
+    max_listen_tasks: int = 100
+
+    def __post_init__(self) -> None:
+        if not 1000 <= self.ttl_ms <= self.max_ttl_ms:
+            raise ValueError("tasks ttl_ms must be between 1000 and max_ttl_ms")
+        if self.poll_interval_ms < 1 or self.lease_s <= 0:
+            raise ValueError("tasks poll_interval_ms and lease_s must be positive")
+        if self.max_in_flight < 1 or self.max_input_bytes < 1024 or self.max_listen_tasks < 1:
+            raise ValueError("tasks max_in_flight and max_listen_tasks must be >= 1, max_input_bytes >= 1024")
+
+
+@dataclass(frozen=True)
 class ToolBinding:
     """Connects a listed tool to the Python method that implements it."""
 
@@ -194,6 +229,11 @@ class ServerConfig:
     streams (per principal; per connection when anonymous) in each process, and
     `sessions.max_resource_subscriptions` / `max_resource_subscription_bytes` bound the URIs of one
     legacy session or one listen stream.
+
+    Tasks (tasks/): `tasks` sets their default TTL, polling interval, the worker's lease (30 s: a
+    task whose replica died reads `failed` at most that long after), tasks in flight per principal
+    and the size of one `tasks/update`. They live in `store`: with the memory store they end
+    with the process; with Redis they outlive any one replica until their TTL.
     """
 
     name: str = "mcpgen-server"
@@ -239,6 +279,7 @@ class ServerConfig:
     shutdown_grace_s: float = 10.0
     keep_alive_s: float = 5.0
     store: Store | str | None = None
+    tasks: TaskOptions = field(default_factory=TaskOptions)
 
     def __post_init__(self) -> None:
         if self.page_size is not None and self.page_size < 1:

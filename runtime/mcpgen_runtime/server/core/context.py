@@ -36,7 +36,7 @@ import logging
 import math
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, Self, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
 from ...content import AudioContent, EmbeddedResource, ImageContent, ResourceLink, TextContent, ToolResult
 from ...protocol import jsonrpc
@@ -68,6 +68,7 @@ __all__ = [
     "Notify",
     "RequestContext",
     "RpcError",
+    "TaskHooks",
     "ToolContext",
     "ToolExecutionError",
     "ToolReturn",
@@ -504,12 +505,89 @@ class RequestContext:
         return tuple(pending.value.roots)  # already a tuple when read from the wire
 
 
-class ToolContext(RequestContext):
-    """`RequestContext` of one `tools/call`, with the tool's wire name."""
+class TaskHooks(Protocol):
+    """What a tools/call context needs of the tasks engine (tasks/worker.py implements it)."""
 
-    __slots__ = ("tool_name",)
+    @property
+    def detached(self) -> bool:
+        """Whether the call is a task now (its handler runs detached from the request)."""
+
+    async def promote(
+        self, ttl_ms: int | None, poll_interval_ms: int | None, status_message: str | None
+    ) -> bool: ...
+
+    async def set_status(self, message: str) -> None: ...
+
+
+class ToolContext(RequestContext):
+    """`RequestContext` of one `tools/call`, with the tool's wire name.
+
+    Tasks (the `io.modelcontextprotocol/tasks` extension): `await ctx.run_as_task()` turns the call
+    into a task when the client declared the extension — the client gets a `CreateTaskResult` and
+    the handler goes on in the background. In a task, `report_progress` and `set_status` update the
+    task's `statusMessage`, asks (`elicit`, `sample`, `list_roots`, `need` + `ask`) park it
+    `input_required` until `tasks/update` answers, and `tasks/cancel` cancels the handler (it sees
+    `asyncio.CancelledError`).
+    """
+
+    __slots__ = ("_task", "tool_name")
 
     def __init__(self, *, tool_name: str, **kwargs: Any) -> None:
         kwargs.setdefault("method", "tools/call")
         super().__init__(**kwargs)
         self.tool_name = tool_name
+        self._task: TaskHooks | None = None
+
+    @property
+    def in_task(self) -> bool:
+        """Whether this call runs as a task (its client polls `tasks/get` for the outcome)."""
+        return self._task is not None and self._task.detached
+
+    async def run_as_task(
+        self,
+        *,
+        ttl_ms: int | None = None,
+        poll_interval_ms: int | None = None,
+        status_message: str | None = None,
+    ) -> bool:
+        """Make this call a task from here on: the client gets a `CreateTaskResult` now and the rest
+        of the handler runs in the background (True, also when it is a task already). False when
+        it cannot be one — the client did not declare the extension, a legacy session, or too
+        many of the caller's tasks are running — and the handler goes on inline.
+
+        `ttl_ms`: how long the task and its result are kept (`ServerConfig.tasks.ttl_ms` by
+        default, at most `max_ttl_ms`); `poll_interval_ms`: the polling interval suggested to the
+        client; `status_message`: the task's first `statusMessage`. Ask for input the task cannot
+        go without before calling this: it is then an ordinary input-required round."""
+        hooks = self._task
+        if hooks is None:
+            return False
+        return await hooks.promote(ttl_ms, poll_interval_ms, status_message)
+
+    async def set_status(self, message: str) -> None:
+        """The task's `statusMessage` (cut to 4096 characters). Before the call is a task it
+        becomes the task's first one if it becomes one; a no-op for clients without tasks."""
+        hooks = self._task
+        if hooks is not None:
+            await hooks.set_status(message)
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """`notifications/progress` (see `RequestContext.report_progress`); in a task, the
+        task's `statusMessage` (`message`, else "progress/total")."""
+        hooks = self._task
+        if hooks is None or not hooks.detached:
+            await super().report_progress(progress, total, message)
+        elif math.isfinite(progress):
+            if message is None:
+                finite = total is not None and math.isfinite(total) and total > 0
+                message = f"{progress:g}/{total:g}" if finite else f"{progress:g}"
+            await hooks.set_status(message)
+
+    def _detach(self, channel: ClientChannel) -> None:
+        """The call became a task: no more notifications on the request's stream; asks go to
+        `channel` (tasks/channel.py)."""
+        self._notify = None
+        self._open_stream = None
+        self._channel = channel

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...protocol import jsonrpc
+from ...protocol.tasks import EXTENSION, missing_tasks_capability
 
 __all__ = [
     "ClientCapabilityRequired",
@@ -14,6 +15,7 @@ __all__ = [
     "RpcError",
     "ToolExecutionError",
     "status_for_code",
+    "tasks_extension_required",
 ]
 
 
@@ -55,6 +57,15 @@ class ClientCapabilityRequired(RpcError):
             {"requiredCapabilities": dict(required)},
             http_status=400,
         )
+
+
+def tasks_extension_required(what: str) -> ClientCapabilityRequired:
+    """-32021 for a request that needs the tasks extension in its client capabilities (`what`
+    names the request: a task-only tool, a tasks/* method, a listen filter's taskIds)."""
+    error = ClientCapabilityRequired(missing_tasks_capability()["requiredCapabilities"])
+    error.message = f"{what} needs the {EXTENSION} extension in the request's client capabilities"
+    error.args = (error.message,)
+    return error
 
 
 def status_for_code(code: int) -> int:

@@ -33,6 +33,8 @@ LIST_CHANGED: dict[str, str] = {
 }
 RESOURCE_SUBSCRIPTIONS = "resourceSubscriptions"
 RESOURCE_UPDATED = "notifications/resources/updated"
+TASK_IDS = "taskIds"  # the tasks extension: notifications/tasks for these tasks
+TASK_NOTIFICATION = "notifications/tasks"
 
 
 def honoured_filter(requested: Mapping[str, Any], supported: frozenset[str]) -> dict[str, Any]:
@@ -50,19 +52,21 @@ def honoured_filter(requested: Mapping[str, Any], supported: frozenset[str]) -> 
             raise ValueError(f"notifications.{name} must be a boolean")
         if value and name in supported:
             honoured[name] = True
-    uris = requested.get(RESOURCE_SUBSCRIPTIONS)
-    if uris is not None:
-        if not isinstance(uris, list) or not all(isinstance(u, str) for u in uris):
-            raise ValueError(f"notifications.{RESOURCE_SUBSCRIPTIONS} must be an array of strings")
-        if RESOURCE_SUBSCRIPTIONS in supported:
-            honoured[RESOURCE_SUBSCRIPTIONS] = list(dict.fromkeys(uris))
+    for field in (RESOURCE_SUBSCRIPTIONS, TASK_IDS):
+        values = requested.get(field)
+        if values is None:
+            continue
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise ValueError(f"notifications.{field} must be an array of strings")
+        if field in supported:
+            honoured[field] = list(dict.fromkeys(values))
     return honoured
 
 
 class Subscription:
     """One open `subscriptions/listen` stream."""
 
-    __slots__ = ("_closed", "_queue", "_wake", "every_uri", "id", "kinds", "owner", "uris")
+    __slots__ = ("_closed", "_queue", "_wake", "every_uri", "id", "kinds", "owner", "task_ids", "uris")
 
     def __init__(
         self, id_: jsonrpc.RequestId, honoured: Mapping[str, Any], owner: Hashable | None = None
@@ -71,6 +75,7 @@ class Subscription:
         self.owner = owner  # who opened it, for the per-owner cap (None: uncounted)
         self.kinds = frozenset(LIST_CHANGED[name] for name in LIST_CHANGED if honoured.get(name))
         self.uris = frozenset(honoured.get(RESOURCE_SUBSCRIPTIONS, ()))
+        self.task_ids: frozenset[str] = frozenset()  # set once admitted (the caller's own tasks)
         self.every_uri = False  # the legacy sessions' forwarder: every resource update (it filters)
         self._queue: dict[tuple[str, str], dict[str, Any]] = {}  # insertion-ordered, coalescing
         self._wake = asyncio.Event()
@@ -82,8 +87,14 @@ class Subscription:
         body["_meta"] = {**body.get("_meta", {}), SUBSCRIPTION_ID_KEY: self.id}
         return jsonrpc.notification(method, body)
 
-    def offer(self, method: str, params: Mapping[str, Any] | None = None, *, dedupe: str = "") -> None:
+    def offer(
+        self, method: str, params: Mapping[str, Any] | None = None, *, dedupe: str = "", latest: bool = False
+    ) -> None:
+        """Queue a notification unless one with the same (method, dedupe) is queued; `latest`: replace
+        that one instead (a task's newest state supersedes an undelivered older one)."""
         key = (method, dedupe)
+        if latest:
+            self._queue.pop(key, None)
         if key not in self._queue:
             self._queue[key] = self.tagged(method, params)
             self._wake.set()
@@ -174,6 +185,19 @@ class SubscriptionHub:
                 count += 1
         return count
 
+    def publish_task(self, task_id: str, params: Mapping[str, Any]) -> int:
+        """`notifications/tasks` (the task's newest state) for subscriptions that listed it."""
+        count = 0
+        for subscription in self._open:
+            if task_id in subscription.task_ids:
+                subscription.offer(TASK_NOTIFICATION, params, dedupe=task_id, latest=True)
+                count += 1
+        return count
+
+    def watched_tasks(self) -> set[str]:
+        """The task ids some open subscription listens to."""
+        return {task_id for subscription in self._open for task_id in subscription.task_ids}
+
     def close_all(self) -> None:
         """End every subscription gracefully (server shutdown)."""
         for subscription in list(self._open):
@@ -190,13 +214,15 @@ async def listen(
     keepalive_s: float,
     meta: Mapping[str, Any] | None,
     admit: Callable[[Sequence[str]], Awaitable[list[str]]] | None = None,
+    admit_tasks: Callable[[Sequence[str]], Awaitable[dict[str, dict[str, Any]]]] | None = None,
     owner: Hashable | None = None,
 ) -> Outcome:
     """One `subscriptions/listen` stream: acknowledgment first (SUB-02), then the notifications
     the client opted into and the server honours (`supported`, SUB-01/03; resource URIs only those
-    `admit` keeps), each tagged with the subscription id (SUB-05); a final response when the server
-    ends it (SUB-07). Returns only when the subscription ends (client cancellation raises
-    CancelledError here). `owner` counts the stream against the hub's per-owner cap."""
+    `admit` keeps; task ids only those `admit_tasks` keeps, each task's current state sent first),
+    each tagged with the subscription id (SUB-05); a final response when the server ends it
+    (SUB-07). Returns only when the subscription ends (client cancellation raises CancelledError
+    here). `owner` counts the stream against the hub's per-owner cap."""
     notify = request.notify
     if notify is None:
         raise RpcError(jsonrpc.INVALID_REQUEST, "subscriptions/listen needs a transport that can stream")
@@ -208,6 +234,7 @@ async def listen(
     except ValueError as exc:
         raise RpcError(jsonrpc.INVALID_PARAMS, str(exc)) from exc
     requested_uris = honoured.pop(RESOURCE_SUBSCRIPTIONS, None)
+    requested_tasks = honoured.pop(TASK_IDS, None)
     # The owner's cap first (before any URI is looked at); the URIs once admitted.
     subscription = hub.open(id_, honoured, owner)
     keepalive = request.keepalive
@@ -221,6 +248,13 @@ async def listen(
             # admitted of a list that may have filled a whole body.
             requested[RESOURCE_SUBSCRIPTIONS] = kept
             requested_uris = None
+        if requested_tasks is not None:
+            current = await admit_tasks(requested_tasks) if admit_tasks is not None else {}
+            honoured[TASK_IDS] = list(current)
+            subscription.task_ids = frozenset(current)
+            requested[TASK_IDS] = list(current)
+            for task_id, state in current.items():  # queued now, sent right after the acknowledgment
+                subscription.offer(TASK_NOTIFICATION, state, dedupe=task_id, latest=True)
         await notify(
             subscription.tagged("notifications/subscriptions/acknowledged", {"notifications": honoured})
         )

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ... import telemetry
@@ -40,6 +40,7 @@ from ...protocol.legacy.serving import (
     parse_initialize,
     server_request_params,
 )
+from ..core.bearer_auth import principal_id
 from ..core.config import IncomingRequest, LegacySessionOptions, LegacySessionStore, Outcome
 from ..core.dispatch import Dispatcher
 from ..core.dispatch.tool_call import CheckedCall, call_tool
@@ -47,6 +48,12 @@ from ..core.handler_errors import ClientCapabilityRequired, RpcError
 from ..core.listen import LIST_CHANGED, RESOURCE_UPDATED, Subscription
 from ..core.replicas import store_unavailable
 from ..core.results import error_result
+from ..core.tasks.legacy import (
+    LEGACY_TASK_METHODS,
+    LEGACY_TASKS_SINCE,
+    answer_legacy_task_method,
+    legacy_task_capability,
+)
 from ..store import StoreUnavailable
 from .sessions import Session
 
@@ -88,7 +95,7 @@ class LegacyDispatcher:
         # Each listener with its session (None: every resource update reaches it).
         self._listeners: dict[Deliver, Session | None] = {}
         self._forwarder: asyncio.Task[None] | None = None
-        self._pages: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._pages: dict[tuple[int, bool], tuple[dict[str, Any], dict[str, Any]]] = {}
 
     # ---- the handshake --------------------------------------------------------------------------
 
@@ -119,8 +126,11 @@ class LegacyDispatcher:
             return Outcome(400, jsonrpc.error(id_, jsonrpc.INVALID_PARAMS, str(exc))), None
         if requested != handshake.protocol_version:
             _LOG.debug("initialize asked for %.40r; answering %s", requested, handshake.protocol_version)
+        capabilities = self.capabilities()
+        if handshake.protocol_version >= LEGACY_TASKS_SINCE:  # the experimental tasks of 2025-11-25
+            capabilities["tasks"] = legacy_task_capability()
         result = initialize_result(
-            handshake.protocol_version, self.capabilities(), self.server_info, self.server.config.instructions
+            handshake.protocol_version, capabilities, self.server_info, self.server.config.instructions
         )
         return Outcome(200, jsonrpc.result(id_, result)), handshake
 
@@ -184,7 +194,11 @@ class LegacyDispatcher:
                     result = error_result(f"Tool {params.get('name')!r} {self._missing(exc)}", None)
                 return Outcome(200, {"jsonrpc": "2.0", "id": id_, "result": legacy_call_result(result)})
             elif method == "tools/list":
-                return Outcome(200, jsonrpc.result(id_, self._tools_page(server._list_tools(params))))
+                page = self._tools_page(server._list_tools(params), session.protocol_version)
+                return Outcome(200, jsonrpc.result(id_, page))
+            elif method in LEGACY_TASK_METHODS and session.protocol_version >= LEGACY_TASKS_SINCE:
+                owner = principal_id(server.config.auth, request.principal)
+                result = await answer_legacy_task_method(server._tasks, method, params, owner)
             elif method == PING:
                 return Outcome(200, jsonrpc.result(id_, {}))
             elif method == SET_LEVEL:
@@ -230,17 +244,28 @@ class LegacyDispatcher:
             session_id=session.id,
         )
 
-    def _tools_page(self, page: dict[str, Any]) -> dict[str, Any]:
-        """The legacy form of a prebuilt tools/list page, made once per page (pages are replaced,
-        never changed, when the tool set changes)."""
-        cached = self._pages.get(id(page))
+    def _tools_page(self, page: dict[str, Any], version: str) -> dict[str, Any]:
+        """The legacy form of a prebuilt tools/list page, made once per page and revision (pages are
+        replaced, never changed, when the tool set changes): 2025-11-25 shows each tool's
+        `execution.taskSupport` again (the 2026-07-28 listing has no `execution`)."""
+        tasks = version >= LEGACY_TASKS_SINCE
+        key = (id(page), tasks)
+        cached = self._pages.get(key)
         if cached is not None and cached[0] is page:
             return cached[1]
         if len(self._pages) >= 256:
             self._pages.clear()
         legacy = legacy_tools_page(page)
-        self._pages[id(page)] = (page, legacy)
+        if tasks:
+            legacy["tools"] = [self._with_execution(tool) for tool in legacy["tools"]]
+        self._pages[key] = (page, legacy)
         return legacy
+
+    def _with_execution(self, tool: Mapping[str, Any]) -> Mapping[str, Any]:
+        served = self.server._tools.get(str(tool.get("name")))
+        if served is None or served.task_support is None:
+            return tool
+        return {**tool, "execution": {"taskSupport": served.task_support}}
 
     @staticmethod
     def _missing(exc: ClientCapabilityRequired) -> str:

@@ -2,7 +2,8 @@
 
 A server keeps everything that is not carried by the client behind a `Store`:
 
-- records with expiry (`get` / `put` / `touch` / `delete`): legacy sessions;
+- records with expiry (`get` / `put` / `touch` / `delete`): legacy sessions, tasks; `put_new`
+  writes one only when it is absent (SET NX): a task's single-winner terminal state;
 - bounded append-only event logs with expiry (`append` / `read`, which can block for the next
   event): SSE replay buffers, so any replica can serve a `Last-Event-ID` resume and then follow
   the events the producing replica still writes;
@@ -85,6 +86,11 @@ class Store(ABC):
     @abstractmethod
     async def put(self, key: str, value: bytes, ttl_s: float) -> None:
         """Write (or replace) a record that expires `ttl_s` from now."""
+
+    @abstractmethod
+    async def put_new(self, key: str, value: bytes, ttl_s: float) -> bool:
+        """Write a record only when `key` holds none (SET NX); True when this call wrote it.
+        Atomic across replicas: of several writers exactly one wins."""
 
     @abstractmethod
     async def touch(self, key: str, ttl_s: float) -> bool:

@@ -72,6 +72,13 @@ class MemoryStore(Store):
             self._purge_records(now)
         records[key] = (bytes(value), now + ttl_s)
 
+    async def put_new(self, key: str, value: bytes, ttl_s: float) -> bool:
+        entry = self._records.get(key)
+        if entry is not None and entry[1] > self._clock():
+            return False
+        await self.put(key, value, ttl_s)
+        return True
+
     def _purge_records(self, now: float) -> None:
         records = self._records
         for key in [k for k, (_, deadline) in records.items() if deadline <= now]:

@@ -131,6 +131,10 @@ class RedisStore(Store):
         check_value(value)
         await self._call(self._redis.set(self._key(key), value, px=_ms(ttl_s)))
 
+    async def put_new(self, key: str, value: bytes, ttl_s: float) -> bool:
+        check_value(value)
+        return bool(await self._call(self._redis.set(self._key(key), value, nx=True, px=_ms(ttl_s))))
+
     async def touch(self, key: str, ttl_s: float) -> bool:
         return bool(await self._call(self._redis.pexpire(self._key(key), _ms(ttl_s))))
 

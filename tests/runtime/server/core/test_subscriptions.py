@@ -317,7 +317,11 @@ def test_extra_methods_get_caching_hints_cache01_cache13() -> None:
     assert (echoed["echo"], echoed["ttlMs"], echoed["cacheScope"]) == (3, 5, "public")
     assert "ttlMs" not in _result(server, request(5, "x-example/plain"))
     discover = _result(server, request(6, "server/discover"))
-    assert discover["capabilities"] == {"tools": {"listChanged": True}, "resources": {}}
+    assert discover["capabilities"] == {
+        "tools": {"listChanged": True},
+        "resources": {},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+    }
 
 
 def test_unregistered_and_reserved_methods() -> None:

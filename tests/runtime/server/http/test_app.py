@@ -96,8 +96,9 @@ def test_discover_ver03_ver04_cache01(http: httpx.Client) -> None:
     result = result_of(response, "d1")
     assert result["supportedVersions"] == [VERSION]
     assert result["capabilities"] == {
-        "tools": {"listChanged": True}
-    }  # subscriptions/listen is served (TOOLS-05)
+        "tools": {"listChanged": True},  # subscriptions/listen is served (TOOLS-05)
+        "extensions": {"io.modelcontextprotocol/tasks": {}},  # tasks: the extension only (issue 34)
+    }
     assert result["instructions"] == "Weather tools for tests."
     assert result["ttlMs"] == 60000 and result["cacheScope"] == "public"
     assert "mcp-session-id" not in response.headers

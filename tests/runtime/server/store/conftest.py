@@ -4,14 +4,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.redis_server import RedisServer
+from tests.redis_server import RedisServer, running_redis
 
 
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[RedisServer]:
-    server = RedisServer()
-    server.start()
-    try:
+    with running_redis() as server:
         yield server
-    finally:
-        server.close()

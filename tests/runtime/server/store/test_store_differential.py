@@ -137,6 +137,22 @@ def test_claims_are_single_use_until_they_expire(redis_server: RedisServer) -> N
     assert memory == shared == [True, False, True, True, False]
 
 
+def test_put_new_writes_only_when_absent_until_the_record_expires(redis_server: RedisServer) -> None:
+    """A task's single-winner terminal write (core/tasks/ledger.py)."""
+
+    async def script(store: Store) -> list[Any]:
+        out: list[Any] = [await store.put_new("end", b"first", 0.3), await store.put_new("end", b"second", 5)]
+        out.append(await store.get("end"))
+        winners = await asyncio.gather(*(store.put_new("race", b"%d" % i, 5) for i in range(10)))
+        out.append(sum(winners))
+        await asyncio.sleep(0.4)
+        out += [await store.get("end"), await store.put_new("end", b"third", 5), await store.get("end")]
+        return out
+
+    memory, shared = _both(redis_server, script)
+    assert memory == shared == [True, False, b"first", 1, None, True, b"third"]
+
+
 def test_shared_values_fan_out_to_subscribers(redis_server: RedisServer) -> None:
     async def script(store: Store) -> list[Any]:
         seen: list[bytes] = []

@@ -34,21 +34,25 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Any
 
 from .... import telemetry
 from ....protocol import jsonrpc
 from ....protocol.headers import PROTOCOL_VERSION_LC
 from ....protocol.meta import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
+from ....protocol.tasks import TASK_METHODS, declares_tasks
 from ...store import StoreUnavailable
 from ..bearer_auth import principal_id
 from ..catalog import ServedMethod
 from ..config import IncomingRequest, Outcome
 from ..context import RequestContext, RpcError, status_for_code
+from ..handler_errors import tasks_extension_required
 from ..header_checks import check_standard_headers
 from ..input_requests import MRTR_METHODS, InputRequired
-from ..listen import listen
+from ..listen import TASK_IDS, listen
 from ..replicas import store_unavailable
+from ..tasks.methods import answer_task_method
 from .rounds import end_round, redeem_round
 from .served import ServedSet
 from .tool_call import NO_ARGS, CheckedCall, call_tool
@@ -196,6 +200,13 @@ class Dispatcher(ServedSet):
                 if self._store.shared and not self._fanout.active:
                     await self._fanout.start()  # changes made on other replicas reach this stream
                 principal = request.principal
+                requested = params.get("notifications")
+                admit_tasks = None
+                if type(requested) is dict and TASK_IDS in requested:
+                    if not declares_tasks(capabilities):
+                        raise tasks_extension_required("notifications.taskIds")
+                    task_owner = principal_id(self.config.auth, principal)
+                    admit_tasks = partial(self._task_watch.admit, owner=task_owner)
                 return await listen(
                     self._hub,
                     self._subscription_kinds,
@@ -205,11 +216,17 @@ class Dispatcher(ServedSet):
                     keepalive_s=self.config.keepalive_s,
                     meta=self._result_meta,
                     admit=lambda uris: self._subscribe_rules.admit(uris, principal),
+                    admit_tasks=admit_tasks,
                     # Streams per principal; an anonymous client's per connection (its stream sink).
                     owner=("principal", principal_id(self.config.auth, principal))
                     if principal is not None
                     else ("connection", request.notify),
                 )
+            elif method in TASK_METHODS:
+                owner = principal_id(self.config.auth, request.principal)
+                result = await answer_task_method(self._tasks, method, params, capabilities, owner)
+                if self._result_meta is not None:
+                    result["_meta"] = self._result_meta
             else:
                 entry = self._methods.get(method)
                 if entry is None:

@@ -18,13 +18,15 @@ from pydantic import BaseModel
 
 from ...._version import LEGACY_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from ....protocol.meta import SERVER_INFO_KEY
+from ....protocol.tasks import EXTENSION as TASKS_EXTENSION
+from ....protocol.tasks import TASK_METHODS
 from ....tools import ToolSpec, tool_table
 from ...store import Store
 from .. import catalog
 from ..catalog import MethodHandler, ServedMethod, ServedTool, ToolHandler
 from ..config import CacheScope, ServerConfig, ToolBinding
 from ..health import Probes, ReadinessCheck
-from ..listen import LIST_CHANGED, SubscriptionHub
+from ..listen import LIST_CHANGED, TASK_IDS, SubscriptionHub
 from ..ratelimit import RateLimiter
 from ..replicas import Fanout, resolve_store
 from ..request_state import StateCodec, configured_keys
@@ -45,6 +47,8 @@ from ..resources.surfaces import (
     TemplateReader,
 )
 from ..results import complete
+from ..tasks.watch import TaskWatch
+from ..tasks.worker import TaskEngine
 
 # Same shape as results.py's head (duplicates): an import list, __all__ and the logger; nothing to share.
 __all__ = ["BUILTIN_METHODS", "CACHEABLE_METHODS", "REMOVED_METHODS", "ServedSet"]
@@ -57,7 +61,9 @@ REMOVED_METHODS = frozenset(
     {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
 )
 # Served by the dispatcher itself; `add_method` cannot take them over.
-BUILTIN_METHODS = frozenset({"tools/call", "tools/list", "server/discover", "subscriptions/listen"})
+BUILTIN_METHODS = frozenset(
+    {"tools/call", "tools/list", "server/discover", "subscriptions/listen", *TASK_METHODS}
+)
 # Complete results of these carry ttlMs and cacheScope (CACHE-01).
 CACHEABLE_METHODS = frozenset(
     {"prompts/list", "resources/list", "resources/templates/list", "resources/read"}
@@ -99,6 +105,8 @@ class ServedSet:
         "_supported",
         "_supported_list",
         "_surfaces",
+        "_task_watch",
+        "_tasks",
         "_tools",
         "config",
     )
@@ -180,6 +188,14 @@ class ServedSet:
         self._limiter = (
             RateLimiter(cfg.rate_limit) if cfg.rate_limit is not None and not self._store.shared else None
         )
+        self._tasks = TaskEngine(self._store, cfg.tasks)
+        self._task_watch = TaskWatch(
+            self._store,
+            self._tasks.ledger,
+            self._hub,
+            refresh_s=cfg.tasks.lease_s,
+            max_ids=cfg.tasks.max_listen_tasks,
+        )
         self._fanout = Fanout(self._store, self._hub, self._adopt_tools, self._adopt_surfaces)
         self._single_use_tools = set(type(self)._single_use_state_)
         if unknown := self._single_use_tools - set(self._tools):
@@ -198,6 +214,9 @@ class ServedSet:
             "supportedVersions": list(SUPPORTED_PROTOCOL_VERSIONS),
             "capabilities": {name: dict(settings) for name, settings in self._capabilities.items()},
         }
+        # Tasks are an extension: nothing else task-related is a capability (any tool may run as one).
+        capabilities = discover["capabilities"]
+        capabilities["extensions"] = {**capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
         if cfg.instructions is not None:
             discover["instructions"] = cfg.instructions
         self._discover = self._complete(
@@ -212,6 +231,7 @@ class ServedSet:
         }
         if caps.get("resources", {}).get("subscribe") is True:
             kinds.add("resourceSubscriptions")
+        kinds.add(TASK_IDS)  # the tasks extension, always announced: notifications/tasks
         self._subscription_kinds = frozenset(kinds)
 
     def _complete(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -319,6 +339,8 @@ class ServedSet:
 
     async def close_shared_state(self) -> None:
         """Leave the fan-out and release the store's connections (server shutdown)."""
+        await self._tasks.close()
+        await self._task_watch.close()
         await self._fanout.close()
         await self._store.close()
 

@@ -5,6 +5,10 @@ checked the envelope, `_meta` and the standard headers: router.py).
   -> arguments (isError, SEC-01; XHDR-07 integers) -> input model -> inputResponses / requestState
   (rounds.py; only when present) -> handler -> result shaped (results.py)
 
+A client that declared the tasks extension may get a `CreateTaskResult` instead (tasks/worker.py):
+a tool whose `execution.taskSupport` is "required" refuses other clients with -32021 before
+anything else runs.
+
 A failing tool is an isError result the model can read; a protocol fault raises `RpcError`.
 """
 
@@ -18,14 +22,19 @@ from pydantic import ValidationError
 
 from ....pointers import first_error
 from ....protocol import jsonrpc
+from ....protocol.tasks import CREATE_TASK_RESULT, declares_tasks
 from ....protocol.xheader import MAX_SAFE_INTEGER, extract
 from ..bearer_auth import principal_id
+from ..catalog import ServedTool
 from ..config import IncomingRequest
 from ..context import RpcError, ToolContext, ToolExecutionError
+from ..handler_errors import tasks_extension_required
 from ..header_checks import check_param_headers
 from ..input_requests import InputRequired
 from ..replicas import bucket_key
 from ..results import error_result, rate_limited_result, shape_result
+from ..tasks.launch import LegacyStart, TaskCreated
+from ..tasks.legacy import LEGACY_TASKS_SINCE, task_parameter
 from .rounds import end_round, redeem_round
 from .served import ServedSet
 
@@ -59,6 +68,14 @@ async def call_tool(
     tool = server._tools.get(name)
     if tool is None:
         raise RpcError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {name}")  # TOOLS-22
+    legacy_task: LegacyStart | None = None
+    if request.channel is not None:  # a legacy session: the 2025-11-25 `task` parameter, or none
+        if checked.version >= LEGACY_TASKS_SINCE:
+            legacy_task = task_parameter(name, tool.task_support, params)
+        elif tool.task_support == "required":
+            raise RpcError(jsonrpc.METHOD_NOT_FOUND, f"Tool {name!r} runs only as a task (MCP 2025-11-25 on)")
+    elif tool.task_support == "required" and not declares_tasks(checked.capabilities):
+        raise tasks_extension_required(f"Tool {name!r} runs only as a task: it")
     if server._limiter is not None:
         wait = server._limiter.take(_caller_key(server, request))
         if wait:
@@ -127,8 +144,37 @@ async def call_tool(
         progress_interval=server._progress_interval,
     )
     ctx.tool_name = name
+    ctx._task = None
     if "inputResponses" in params or "requestState" in params:  # an MRTR retry: the slow path
         await redeem_round(server, ctx, "tools/call", params, request)
+    body = _answer(server, tool, name, args, ctx, params, request)
+    if legacy_task is not None:
+        owner = principal_id(server.config.auth, request.principal)
+        outcome = await server._tasks.run(body, ctx, tool=name, owner=owner, marked=True, legacy=legacy_task)
+        assert isinstance(outcome, TaskCreated)
+        return {"task": outcome.state.wire(legacy=True)}
+    if request.channel is None and declares_tasks(checked.capabilities):  # it may become a task
+        owner = principal_id(server.config.auth, request.principal)
+        outcome = await server._tasks.run(
+            body, ctx, tool=name, owner=owner, marked=tool.task_support is not None
+        )
+        if isinstance(outcome, TaskCreated):
+            return outcome.state.wire(result_type=CREATE_TASK_RESULT)
+        return outcome
+    return await body
+
+
+async def _answer(
+    server: ServedSet,
+    tool: ServedTool,
+    name: str,
+    args: Any,
+    ctx: ToolContext,
+    params: dict[str, Any],
+    request: IncomingRequest,
+) -> dict[str, Any]:
+    """The handler's value or exception as tools/call's result (an isError result for a failing
+    tool, an InputRequiredResult ending a round); `RpcError` propagates. A task runs it whole."""
     try:
         value = await tool.handler(args, ctx)
     except InputRequired as ask:
