@@ -90,6 +90,21 @@ def _args_section(params: Iterable[ParamIR]) -> str:
     return "\n\nArgs:\n" + "\n".join(entries) if entries else ""
 
 
+def _task_section(tool: ToolIR) -> str:
+    """What `execution.taskSupport` means for a caller of a task-capable tool (nothing otherwise)."""
+    if tool.task_support is None:
+        return ""
+    how = (
+        "the server runs every call as a task"
+        if tool.task_support == "required"
+        else "the server may run a call as a task"
+    )
+    return (
+        f'\n\nTask-capable (`execution.taskSupport` "{tool.task_support}"): {how}.\n'
+        f"This method waits for its result; `start.{tool.method_name}(...)` returns a handle at once."
+    )
+
+
 def _default_text(value: JsonScalar) -> str:
     """A schema default as JSON text for a docstring: characters that do not print escaped, long
     strings shortened."""
@@ -153,7 +168,9 @@ def _client_method(
             type_node(tool.output_root, names, plain=True) if tool.output_root is not None else output_model
         )
         call_name, extra = "_call_structured", [input_model, output_model]
-    doc = pysource.docstring(_tool_text(tool) + _args_section(tool.params), indent=_METHOD)
+    doc = pysource.docstring(
+        _tool_text(tool) + _task_section(tool) + _args_section(tool.params), indent=_METHOD
+    )
     name = pysource.ident(tool.method_name)
 
     sync_header, async_header = layout.def_headers(name, params, returns, indent=_CLASS)
