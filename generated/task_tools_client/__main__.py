@@ -13,7 +13,7 @@ _TOOLS = (
     CliTool("build_report", "build_report", "BuildReportInput", "BuildReportOutput"),
     CliTool("list_jobs", "list_jobs", "ListJobsInput", "ListJobsOutput"),
     CliTool("ping", "ping", "PingInput"),
-    CliTool("start", "start", "StartInput"),
+    CliTool("start", "start_", "StartInput"),
 )
 
 

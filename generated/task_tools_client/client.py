@@ -77,7 +77,7 @@ class Client(_ClientBase):
         """Answers at once; never a task."""
         return self._call("ping", {}, _m.PingInput)
 
-    def start(self, *, what: str | Unset = UNSET) -> ToolResult:
+    def start_(self, *, what: str | Unset = UNSET) -> ToolResult:
         """A tool named like the client's `start` namespace."""
         return self._call("start", {"what": what}, _m.StartInput)
 
@@ -133,6 +133,6 @@ class AsyncClient(_AsyncClientBase):
         """Answers at once; never a task."""
         return await self._call("ping", {}, _m.PingInput)
 
-    async def start(self, *, what: str | Unset = UNSET) -> ToolResult:
+    async def start_(self, *, what: str | Unset = UNSET) -> ToolResult:
         """A tool named like the client's `start` namespace."""
         return await self._call("start", {"what": what}, _m.StartInput)
