@@ -28,8 +28,10 @@ from ..protocol.input_messages import (
 )
 from ._async.client import AsyncClient
 from ._async.listen import AsyncSubscription
+from ._async.tasks import AsyncTaskHandle
 from ._sync.client import Client
 from ._sync.listen import Subscription
+from ._sync.tasks import TaskHandle
 from .core import ClientCore, Flow, Notify, Outgoing, Step, ToolsPage
 from .options import declared_capabilities
 from .tool_checks import InvalidToolWarning
@@ -37,6 +39,7 @@ from .tool_checks import InvalidToolWarning
 __all__ = [
     "AsyncClient",
     "AsyncSubscription",
+    "AsyncTaskHandle",
     "Client",
     "ClientCore",
     "CreateMessageRequest",
@@ -54,6 +57,7 @@ __all__ = [
     "StaleCacheWarning",
     "Step",
     "Subscription",
+    "TaskHandle",
     "ToolsPage",
     "declared_capabilities",
 ]

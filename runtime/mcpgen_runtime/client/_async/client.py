@@ -11,7 +11,7 @@ the methods for resources, prompts and completions are its base `AsyncSurfaceMet
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
@@ -55,6 +55,7 @@ from ..legacy_peer_requests import peer_response
 from ..options import ElicitationMode
 from .listen import AsyncSubscription
 from .surface_methods import AsyncSurfaceMethods
+from .tasks import AsyncTaskHandle
 
 if TYPE_CHECKING:
     from ..oauth import OAuth
@@ -406,6 +407,25 @@ class AsyncClient(AsyncSurfaceMethods):
             )
         )
         return self._core.checks.structured(name, result, output_model)
+
+    async def _start_task(  # PLACEHOLDER (issue 34): the client runtime's real method replaces it
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | BaseModel,
+        input_model: type[BaseModel],
+        output_model: type[BaseModel] | None = None,
+        finish: Callable[[Any], Any] | None = None,
+    ) -> AsyncTaskHandle[Any]:
+        raise NotImplementedError
+
+    def _resume_task(  # PLACEHOLDER (issue 34): the client runtime's real method replaces it
+        self,
+        name: str,
+        task_id: str,
+        output_model: type[BaseModel] | None = None,
+        finish: Callable[[Any], Any] | None = None,
+    ) -> AsyncTaskHandle[Any]:
+        raise NotImplementedError
 
     def listen(
         self,

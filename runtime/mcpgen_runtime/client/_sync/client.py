@@ -12,7 +12,7 @@ the methods for resources, prompts and completions are its base `AsyncSurfaceMet
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterator, Callable, Collection, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
@@ -56,6 +56,7 @@ from ..legacy_peer_requests import peer_response
 from ..options import ElicitationMode
 from .listen import Subscription
 from .surface_methods import SurfaceMethods
+from .tasks import TaskHandle
 
 if TYPE_CHECKING:
     from ..oauth import OAuth
@@ -407,6 +408,25 @@ class Client(SurfaceMethods):
             )
         )
         return self._core.checks.structured(name, result, output_model)
+
+    def _start_task(  # PLACEHOLDER (issue 34): the client runtime's real method replaces it
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | BaseModel,
+        input_model: type[BaseModel],
+        output_model: type[BaseModel] | None = None,
+        finish: Callable[[Any], Any] | None = None,
+    ) -> TaskHandle[Any]:
+        raise NotImplementedError
+
+    def _resume_task(  # PLACEHOLDER (issue 34): the client runtime's real method replaces it
+        self,
+        name: str,
+        task_id: str,
+        output_model: type[BaseModel] | None = None,
+        finish: Callable[[Any], Any] | None = None,
+    ) -> TaskHandle[Any]:
+        raise NotImplementedError
 
     def listen(
         self,
