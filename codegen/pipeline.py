@@ -259,18 +259,24 @@ def _render(jobs: list[Render], style: Style) -> tuple[dict[str, bytes], dict[st
 
 # the generated classes whose methods are compared with the plan, by module
 _CHECKED_CLASSES = {
-    "client.py": ("Client", "AsyncClient"),
+    "client.py": ("Client", "AsyncClient", "_Start", "_Resume", "_AsyncStart", "_AsyncResume"),
     "base.py": ("ServerBase",),
     "handlers.py": ("Server",),
 }
 
 
 def _verify_methods(
-    ir: PackageIR, path: str, methods: dict[str, Methods], extra: tuple[str, ...] = ()
+    ir: PackageIR,
+    path: str,
+    methods: dict[str, Methods],
+    extra: tuple[str, ...] = (),
+    classes: tuple[str, ...] | None = None,
+    first: tuple[str, ...] = (),
 ) -> None:
-    """The compiled module defines exactly the planned methods in each generated class, in order."""
-    planned = tuple(tool.method_name for tool in ir.tools) + extra
-    for name in _CHECKED_CLASSES[path]:
+    """The compiled module defines exactly the planned methods in each generated class, in order:
+    `first`, one per tool, then `extra`."""
+    planned = first + tuple(tool.method_name for tool in ir.tools) + extra
+    for name in _CHECKED_CLASSES[path] if classes is None else classes:
         if name not in methods.get(path, {}):
             raise InternalGeneratorError(f"generated {path} lacks class {name}")
         if methods[path][name] != planned:
@@ -293,7 +299,12 @@ def build_client(
         jobs = render_client(ir, cli_name=cli_name)
     jobs.insert(1, _data("tools.json", lambda: tools_json(ir.definitions)))
     files, methods = _render(jobs, style)
-    _verify_methods(ir, "client.py", methods, ir.surfaces.method_names)
+    # with tools, each client class has its task namespaces first (`start`, `resume`), and each
+    # namespace class its `__init__` and one method per tool
+    namespaces = ("start", "resume") if ir.tools else ()
+    _verify_methods(ir, "client.py", methods, ir.surfaces.method_names, ("Client", "AsyncClient"), namespaces)
+    if ir.tools:
+        _verify_methods(ir, "client.py", methods, (), _CHECKED_CLASSES["client.py"][2:], ("__init__",))
     files[PY_TYPED] = b""
     return GeneratedPackage(package=package, files=dict(sorted(files.items())))
 

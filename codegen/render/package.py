@@ -56,10 +56,15 @@ _METHOD = " " * 8
 
 @dataclass(frozen=True)
 class MethodView:
-    """One client method, laid out for the blocking and the asyncio class."""
+    """One client method, laid out for the blocking and the asyncio class, and its task twins: the
+    method of `client.start` and of `client.resume` (`_Start`/`_AsyncStart`, `_Resume`/`_AsyncResume`)."""
 
     sync: PyCode
     async_: PyCode
+    start_sync: PyCode
+    start_async: PyCode
+    resume_sync: PyCode
+    resume_async: PyCode
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,7 @@ def _client_method(
     if keyword_only:
         params += [pysource.code("*"), *keyword_only]
     input_model = names.qualify(tool.input_class)
+    output: list[Node] = []  # the output model, and how a handle's result becomes the method's value
     if tool.output_class is None:
         returns: Node = pysource.ident(imports.add("mcpgen_runtime.content", "ToolResult"))
         call_name, extra = "_call", [input_model]
@@ -168,6 +174,9 @@ def _client_method(
             type_node(tool.output_root, names, plain=True) if tool.output_root is not None else output_model
         )
         call_name, extra = "_call_structured", [input_model, output_model]
+        output.append(output_model)
+        if tool.output_is_root:
+            output.append(_finish_root(imports))
     doc = pysource.docstring(
         _tool_text(tool) + _task_section(tool) + _args_section(tool.params), indent=_METHOD
     )
@@ -183,9 +192,101 @@ def _client_method(
     doc_line = pysource.indent_first(doc, _METHOD)
     tail = [_return_root(black_format.style())] if tool.output_is_root else []
     return MethodView(
-        sync=pysource.join([sync_header, doc_line, sync_call, *tail], "\n"),
-        async_=pysource.join([async_header, doc_line, async_call, *tail], "\n"),
+        pysource.join([sync_header, doc_line, sync_call, *tail], "\n"),
+        pysource.join([async_header, doc_line, async_call, *tail], "\n"),
+        *_task_methods(tool, params, returns, [arguments, input_model, *output], output, imports),
     )
+
+
+def _task_methods(
+    tool: ToolIR,
+    params: list[Node],
+    returns: Node,
+    start_args: list[Node],
+    output: list[Node],
+    imports: Imports,
+) -> tuple[PyCode, PyCode, PyCode, PyCode]:
+    """The tool's methods of `_Start`, `_AsyncStart`, `_Resume`, `_AsyncResume`: the plain method's
+    parameters (`task_id` to resume), its return type in a handle; `start_args`: what `_call` gets
+    after the wire name; `output`: the output model and `finish`, if any."""
+    name, wire = pysource.ident(tool.method_name), pysource.literal(tool.wire_name)
+    sync_handle, async_handle = (
+        pysource.seq(
+            pysource.ident(imports.add("mcpgen_runtime.client", handle)),
+            pysource.brk("[", [returns], "]", magic=False),
+        )
+        for handle in ("TaskHandle", "AsyncTaskHandle")
+    )
+    start_sync, start_async = layout.call_statements(
+        [pysource.code("return self._start"), pysource.code("return await self._start")],
+        pysource.brk("(", [wire, *start_args], ")"),
+        indent=_METHOD,
+    )
+    (resume,) = layout.call_statements(
+        [pysource.code("return self._resume")],
+        pysource.brk("(", [wire, _TASK_ID, *output], ")"),
+        indent=_METHOD,
+    )
+    resume_params: list[Node] = [pysource.code("self"), _TASK_ID_PARAM]
+
+    def method(params: list[Node], handle: Node, is_async: bool, body: PyCode) -> PyCode:
+        return pysource.join(
+            [layout.def_header(name, params, handle, indent=_CLASS, is_async=is_async), body], "\n"
+        )
+
+    return (
+        method(params, sync_handle, False, start_sync),
+        method(params, async_handle, True, start_async),
+        method(resume_params, sync_handle, False, resume),
+        method(resume_params, async_handle, False, resume),
+    )
+
+
+def _namespace_inits(imports: Imports) -> dict[str, PyCode]:
+    """The `__init__` header of each task namespace class (templates/client/client.py.jinja), laid
+    out for the style: `def __init__(self, start: Callable[..., TaskHandle[Any]]) -> None:`."""
+
+    def callable_of(result: Node) -> Node:
+        callable_ = pysource.ident(imports.add("collections.abc", "Callable"))
+        return pysource.seq(callable_, pysource.brk("[", [pysource.code("..."), result], "]"))
+
+    def handle(name: str) -> Node:
+        any_ = pysource.ident(imports.add("typing", "Any"))
+        return pysource.seq(
+            pysource.ident(imports.add("mcpgen_runtime.client", name)),
+            pysource.brk("[", [any_], "]", magic=False),
+        )
+
+    awaitable = pysource.ident(imports.add("collections.abc", "Awaitable"))
+    kinds = {
+        "init_start_sync": ("start", handle("TaskHandle")),
+        "init_start_async": (
+            "start",
+            pysource.seq(awaitable, pysource.brk("[", [handle("AsyncTaskHandle")], "]", magic=False)),
+        ),
+        "init_resume_sync": ("resume", handle("TaskHandle")),
+        "init_resume_async": ("resume", handle("AsyncTaskHandle")),
+    }
+    return {
+        key: layout.def_header(
+            pysource.ident("__init__"),
+            [pysource.code("self"), pysource.annotated_name(param, callable_of(result))],
+            pysource.code("None"),
+            indent=_CLASS,
+            is_async=False,
+        )
+        for key, (param, result) in kinds.items()
+    }
+
+
+_TASK_ID = pysource.ident("task_id")
+_TASK_ID_PARAM = pysource.annotated_name("task_id", pysource.code("str"))
+
+
+def _finish_root(imports: Imports) -> Node:
+    """`finish=_attrgetter("root")`: a handle's result is the RootModel's value, as the plain method's."""
+    getter = imports.add("operator", "attrgetter", "_attrgetter")
+    return pysource.keyword_arg("finish", pysource.call(pysource.ident(getter), [pysource.literal("root")]))
 
 
 @functools.lru_cache(maxsize=16)  # the last line of every method whose output is a RootModel
@@ -354,9 +455,10 @@ def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
     methods = [_client_method(tool, names, imports, optional) for tool in ir.tools]
     surfaces = render_surface_methods(ir.surfaces, imports)
     resources = render_resources_class(ir.surfaces.resources, imports)
+    inits = _namespace_inits(imports) if ir.tools else {}
     if ir.tools:
         imports.add(".", "models", "_m")
-    _check_method_names(ir, imports.locals() | taken | {"Resources"})
+    _check_method_names(ir, imports.locals() | taken | {"Resources", *_TASK_CLASSES})
     header = file_header(ir)
     return {
         "__init__.py": render_template(
@@ -368,11 +470,20 @@ def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
             imports=imports.block(),
             sync_methods=pysource.join([*(m.sync for m in methods), *surfaces.sync], "\n\n"),
             async_methods=pysource.join([*(m.async_ for m in methods), *surfaces.async_], "\n\n"),
+            start_sync=pysource.join([m.start_sync for m in methods], "\n\n"),
+            start_async=pysource.join([m.start_async for m in methods], "\n\n"),
+            resume_sync=pysource.join([m.resume_sync for m in methods], "\n\n"),
+            resume_async=pysource.join([m.resume_async for m in methods], "\n\n"),
+            **inits,
             resources=resources,
             **_runtime_check_context(ir),
         ),
         "__main__.py": render_cli_main(ir, cli_name=cli_name),
     }
+
+
+# the private classes of client.py's task namespaces (templates/client/client.py.jinja)
+_TASK_CLASSES = ("_Start", "_AsyncStart", "_Resume", "_AsyncResume")
 
 
 def _server_class_names(ir: PackageIR) -> set[str]:

@@ -193,6 +193,14 @@ _ALLOWED_CALLS = {
     "model_rebuild",
     "_call",
     "_call_structured",
+    # the task namespaces (issue 34): made per access, each forwarding to one runtime method
+    "_Start",
+    "_Resume",
+    "_AsyncStart",
+    "_AsyncResume",
+    "_start",
+    "_resume",
+    "_attrgetter",
     "serve_main",
     "load_handlers",
     "handlers_getattr",
@@ -231,6 +239,8 @@ def test_no_code_beyond_the_plan(packages: tuple[GeneratedPackage, GeneratedPack
                     in (
                         None,
                         "__future__",
+                        "collections.abc",
+                        "operator",
                         "typing",
                         "datetime",
                         "pydantic",
@@ -304,10 +314,12 @@ def test_client_defines_exactly_the_planned_methods(
     }
     assert assigned == {"_RUNTIME_API", "_TOOL_DEFINITIONS"}
     classes = {node.name: node for node in module.body if isinstance(node, ast.ClassDef)}
-    assert set(classes) == {"Client", "AsyncClient"}
-    for cls in classes.values():
+    assert list(classes) == ["Client", "AsyncClient", "_Start", "_Resume", "_AsyncStart", "_AsyncResume"]
+    tools = [EXPECTED_METHODS[tool["name"]] for tool in HOSTILE_TOOLS]
+    for name, cls in classes.items():
         methods = [n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-        assert methods == [EXPECTED_METHODS[tool["name"]] for tool in HOSTILE_TOOLS]
+        first = ["start", "resume"] if name in ("Client", "AsyncClient") else ["__init__"]
+        assert methods == first + tools, name
 
 
 def test_docstrings_are_the_cleaned_descriptions(

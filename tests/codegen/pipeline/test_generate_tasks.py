@@ -1,17 +1,28 @@
 """Generated code for the tasks extension (issue 34), from specs/task-tools.json: `execution.taskSupport`
-kept in tools.json for clients and servers and shown in a task-capable tool's method docstring."""
+kept in tools.json for clients and servers and shown in a task-capable tool's method docstring; the
+typed namespaces `client.start.<tool>(...)` and `client.resume.<tool>(task_id)` of both clients, which
+hand the runtime's `_start_task` / `_resume_task` exactly what the plain method hands `_call`
+(their types are checked by test_generate_typecheck.py, the handles' behaviour by the runtime's tests)."""
 
 from __future__ import annotations
 
+import asyncio
+import importlib
+import inspect
 import json
+import sys
+from collections.abc import Callable, Iterator
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from codegen.pipeline import build_client, build_server
 from codegen.spec import GeneratedPackage, ValidatedSpec
-from tests.codegen.pipeline.test_generate import load_spec
+from tests.codegen.pipeline.test_generate import load_spec, write_package
 from tests.support import ROOT
+
+pytestmark = pytest.mark.peer  # building a package forks a copy of the generator (parallel.py)
 
 SPEC = ROOT / "specs" / "task-tools.json"
 
@@ -58,3 +69,134 @@ def test_task_capable_methods_say_so_in_their_docstring(client: GeneratedPackage
     assert '"required"): the server runs every call as a task' in report
     for plain in ("ping", "start_"):  # "forbidden", absent
         assert "Task-capable" not in _method_doc(source, cls, plain)
+
+
+# ------------------------------------------------------------------ client.start / client.resume
+
+
+@pytest.fixture(scope="module")
+def package(client: GeneratedPackage, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    root = tmp_path_factory.mktemp("tasks")
+    write_package(root, client)
+    sys.path.insert(0, str(root))
+    try:
+        yield importlib.import_module(client.package)
+    finally:
+        sys.path.remove(str(root))
+        for name in [name for name in sys.modules if name.startswith(client.package)]:
+            del sys.modules[name]
+
+
+class Recorded:
+    """What a generated namespace method handed the runtime: `_start_task` / `_resume_task`'s arguments."""
+
+    def __init__(self, method: str, *args: Any, **kwargs: Any) -> None:
+        self.method, self.args, self.kwargs = method, args, kwargs
+
+
+def _recording(base: type[Any]) -> type[Any]:
+    """The generated client class with the runtime's two task methods recording their arguments
+    (their behaviour is the client runtime's, tested there): what generated code must pass them."""
+
+    class RecordingClient(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:  # no connection: the namespaces only forward
+            pass
+
+        def _start_task(self, *args: Any, **kwargs: Any) -> Recorded:
+            return Recorded("start", *args, **kwargs)
+
+        def _resume_task(self, *args: Any, **kwargs: Any) -> Recorded:
+            return Recorded("resume", *args, **kwargs)
+
+    return RecordingClient
+
+
+def _async_recording(base: type[Any]) -> type[Any]:
+    class RecordingAsyncClient(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            pass
+
+        async def _start_task(self, *args: Any, **kwargs: Any) -> Recorded:
+            return Recorded("start", *args, **kwargs)
+
+        def _resume_task(self, *args: Any, **kwargs: Any) -> Recorded:
+            return Recorded("resume", *args, **kwargs)
+
+    return RecordingAsyncClient
+
+
+def _forwarded(package: ModuleType, start: Callable[..., Any], resume: Callable[..., Any]) -> None:
+    """The recorded `_start_task` / `_resume_task` calls of both clients say the same."""
+    m = package.models
+    crunch = start("crunch", 3)
+    assert (crunch.method, crunch.args, crunch.kwargs) == (
+        "start",
+        ("crunch", {"count": 3}, m.CrunchInput),
+        {},
+    )
+    report = start("build_report", project="p", quarter=2, format="html")
+    assert report.args == (
+        "build_report",
+        {"project": "p", "quarter": 2, "format": "html"},
+        m.BuildReportInput,
+        m.BuildReportOutput,
+    )
+    assert report.kwargs == {}
+    jobs = start("list_jobs")
+    assert jobs.args == ("list_jobs", {}, m.ListJobsInput, m.ListJobsOutput)
+    assert set(jobs.kwargs) == {"finish"}
+    # the plain method returns `_result.root`: so does the handle's result
+    output = m.ListJobsOutput.model_validate([{"id": "a"}])
+    assert jobs.kwargs["finish"](output) is output.root
+    renamed = start("start_", what="x")  # a tool named `start`: method `start_`, wire name unchanged
+    assert renamed.args == ("start", {"what": "x"}, m.StartInput)
+
+    assert resume("crunch", "tid-1").args == ("crunch", "tid-1")
+    assert resume("build_report", "tid-2").args == ("build_report", "tid-2", m.BuildReportOutput)
+    listed = resume("list_jobs", "tid-3")
+    assert listed.args == ("list_jobs", "tid-3", m.ListJobsOutput) and set(listed.kwargs) == {"finish"}
+    assert resume("start_", "tid-4").args == ("start", "tid-4")
+    assert listed.method == "resume"
+
+
+def test_blocking_namespaces_forward_every_tool_to_the_runtime(package: ModuleType) -> None:
+    client = _recording(package.Client)()
+    _forwarded(
+        package,
+        lambda tool, *a, **k: getattr(client.start, tool)(*a, **k),
+        lambda tool, task_id: getattr(client.resume, tool)(task_id),
+    )
+
+
+def test_async_namespaces_forward_every_tool_to_the_runtime(package: ModuleType) -> None:
+    client = _async_recording(package.AsyncClient)()
+    _forwarded(
+        package,
+        lambda tool, *a, **k: asyncio.run(getattr(client.start, tool)(*a, **k)),
+        lambda tool, task_id: getattr(client.resume, tool)(task_id),  # no I/O: a plain method
+    )
+    assert inspect.iscoroutinefunction(type(client.start).crunch)
+    assert not inspect.iscoroutinefunction(type(client.resume).crunch)
+
+
+@pytest.mark.parametrize("cls", ["Client", "AsyncClient"])
+def test_namespaces_have_the_plain_methods_parameters_and_are_private(package: ModuleType, cls: str) -> None:
+    client_class = getattr(package, cls)
+    client = (_recording if cls == "Client" else _async_recording)(client_class)()
+    start, resume = client.start, client.resume
+    assert client.start is not start  # built per access: a namespace holds nothing but the method
+    assert type(start).__name__.startswith("_") and type(resume).__name__.startswith("_")
+    assert type(start).__name__ not in vars(package) and not hasattr(start, "__dict__")
+    tools = [
+        name for name in vars(client_class) if not name.startswith("_") and name not in ("start", "resume")
+    ]
+    assert tools == ["crunch", "build_report", "list_jobs", "ping", "start_"]
+    for tool in tools:
+        plain = inspect.signature(getattr(client_class, tool))
+        started = inspect.signature(getattr(type(start), tool))
+        assert started.parameters == plain.parameters, tool
+        assert (
+            started.return_annotation
+            == f"{'AsyncTaskHandle' if cls == 'AsyncClient' else 'TaskHandle'}[{plain.return_annotation}]"
+        )
+        assert list(inspect.signature(getattr(type(resume), tool)).parameters) == ["self", "task_id"]
