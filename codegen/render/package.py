@@ -41,7 +41,7 @@ from .server_surfaces import render_server_surfaces
 from .surfaces import render_resources_class, render_surface_methods
 from .templates import file_header, render_template
 
-__all__ = ["SERVER_USER_FILES", "render_cli_main", "render_client", "render_server"]
+__all__ = ["SERVER_USER_FILES", "TASK_CLASSES", "render_cli_main", "render_client", "render_server"]
 
 # the files of a server package that are the user's once written (never overwritten)
 SERVER_USER_FILES = frozenset({"handlers.py"})
@@ -56,8 +56,9 @@ _METHOD = " " * 8
 
 @dataclass(frozen=True)
 class MethodView:
-    """One client method, laid out for the blocking and the asyncio class, and its task twins: the
-    method of `client.start` and of `client.resume` (`_Start`/`_AsyncStart`, `_Resume`/`_AsyncResume`)."""
+    """One client method, laid out for the blocking and the asyncio class, and its task twins: its
+    method of `client.start` and of `client.resume` (_tasks.py: `Start`/`AsyncStart`, `Resume`/
+    `AsyncResume`)."""
 
     sync: PyCode
     async_: PyCode
@@ -121,10 +122,20 @@ def _default_text(value: JsonScalar) -> str:
 
 
 def _client_method(
-    tool: ToolIR, names: TypeNames, imports: Imports, optional: dict[tuple[TypeExpr, str], Node]
+    tool: ToolIR,
+    names: TypeNames,
+    modules: tuple[Imports, Imports],
+    optional: dict[tuple[TypeExpr, str], Node],
 ) -> MethodView:
-    """`optional`: the `_optional_annotation` of each parameter type so far in this module (it
-    imports what they name already)."""
+    """`modules`: the imports of client.py and of _tasks.py (the task twins share the method's
+    annotations); `optional`: the `_optional_annotation` of each parameter type so far (both modules
+    import what they name already)."""
+    imports, tasks = modules
+
+    def both(module: str, name: str) -> str:
+        tasks.add(module, name)
+        return imports.add(module, name)
+
     params: list[Node] = [pysource.code("self")]
     keyword_only: list[Node] = []
     arguments: Node
@@ -148,12 +159,12 @@ def _client_method(
                 node = pysource.annotated_name(param.name, annotation)
                 (params if positional else keyword_only).append(node)
             else:  # UNSET: left out of the call (None is JSON null, where the type allows it)
-                key = (param.type, imports.add("mcpgen_runtime.types", "Unset"))
+                key = (param.type, both("mcpgen_runtime.types", "Unset"))
                 cached = optional.get(key)
                 if cached is None:
                     cached = optional[key] = _optional_annotation(param.type, names, key[1])
                 annotation = cached
-                unset = pysource.ident(imports.add("mcpgen_runtime.types", "UNSET"))
+                unset = pysource.ident(both("mcpgen_runtime.types", "UNSET"))
                 keyword_only.append(pysource.annotated_name(param.name, annotation, unset))
             items.append(
                 pysource.seq(
@@ -166,7 +177,7 @@ def _client_method(
     input_model = names.qualify(tool.input_class)
     output: list[Node] = []  # the output model, and how a handle's result becomes the method's value
     if tool.output_class is None:
-        returns: Node = pysource.ident(imports.add("mcpgen_runtime.content", "ToolResult"))
+        returns: Node = pysource.ident(both("mcpgen_runtime.content", "ToolResult"))
         call_name, extra = "_call", [input_model]
     else:
         output_model = names.qualify(tool.output_class)
@@ -176,7 +187,7 @@ def _client_method(
         call_name, extra = "_call_structured", [input_model, output_model]
         output.append(output_model)
         if tool.output_is_root:
-            output.append(_finish_root(imports))
+            output.append(_finish_root(tasks))
     doc = pysource.docstring(
         _tool_text(tool) + _task_section(tool) + _args_section(tool.params), indent=_METHOD
     )
@@ -194,7 +205,7 @@ def _client_method(
     return MethodView(
         pysource.join([sync_header, doc_line, sync_call, *tail], "\n"),
         pysource.join([async_header, doc_line, async_call, *tail], "\n"),
-        *_task_methods(tool, params, returns, [arguments, input_model, *output], output, imports),
+        *_task_methods(tool, params, returns, [arguments, input_model, *output], output, tasks),
     )
 
 
@@ -206,7 +217,7 @@ def _task_methods(
     output: list[Node],
     imports: Imports,
 ) -> tuple[PyCode, PyCode, PyCode, PyCode]:
-    """The tool's methods of `_Start`, `_AsyncStart`, `_Resume`, `_AsyncResume`: the plain method's
+    """The tool's methods of `Start`, `AsyncStart`, `Resume`, `AsyncResume`: the plain method's
     parameters (`task_id` to resume), its return type in a handle; `start_args`: what `_call` gets
     after the wire name; `output`: the output model and `finish`, if any."""
     name, wire = pysource.ident(tool.method_name), pysource.literal(tool.wire_name)
@@ -243,7 +254,7 @@ def _task_methods(
 
 
 def _namespace_inits(imports: Imports) -> dict[str, PyCode]:
-    """The `__init__` header of each task namespace class (templates/client/client.py.jinja), laid
+    """The `__init__` header of each task namespace class (templates/client/_tasks.py.jinja), laid
     out for the style: `def __init__(self, start: Callable[..., TaskHandle[Any]]) -> None:`."""
 
     def callable_of(result: Node) -> Node:
@@ -436,13 +447,14 @@ def render_cli_main(ir: PackageIR, *, cli_name: str | None = None) -> str:
 
 
 def render_client(ir: PackageIR, *, cli_name: str | None = None) -> list[Render]:
-    """The jobs (`jobs.Render`) of `__init__.py`, `client.py` and `__main__.py`, then of models.py and
-    `_models/`."""
+    """The jobs (`jobs.Render`) of `__init__.py`, `client.py`, `_tasks.py` (with tools) and
+    `__main__.py`, then of models.py and `_models/`."""
     return [functools.partial(_render_client, ir, cli_name), *render_models(ir)]
 
 
 def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
     imports = Imports(future=True)  # annotations name models: evaluated never, so nothing is built
+    tasks = Imports(future=True)  # _tasks.py's: the `start` / `resume` namespaces
     fixed = {
         "RUNTIME_API_VERSION": imports.add("mcpgen_runtime._version", "RUNTIME_API_VERSION"),
         "_ClientBase": imports.add("mcpgen_runtime.client", "Client", "_ClientBase"),
@@ -450,17 +462,32 @@ def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
         "PackageTools": imports.add("mcpgen_runtime.tools", "PackageTools"),
     }
     taken = set(fixed) | {"Client", "AsyncClient", "_m", "_RUNTIME_API", "_TOOL_DEFINITIONS"}
-    names = type_names(imports, prefix="_m")
+    names = type_names(imports, tasks, prefix="_m")
     optional: dict[tuple[TypeExpr, str], Node] = {}
-    methods = [_client_method(tool, names, imports, optional) for tool in ir.tools]
+    methods = [_client_method(tool, names, (imports, tasks), optional) for tool in ir.tools]
     surfaces = render_surface_methods(ir.surfaces, imports)
     resources = render_resources_class(ir.surfaces.resources, imports)
-    inits = _namespace_inits(imports) if ir.tools else {}
+    header = file_header(ir)
+    files: dict[str, str] = {}
     if ir.tools:
         imports.add(".", "models", "_m")
-    _check_method_names(ir, imports.locals() | taken | {"Resources", *_TASK_CLASSES})
-    header = file_header(ir)
+        imports.add("typing", "TYPE_CHECKING")
+        tasks.add(".", "models", "_m")
+        inits = _namespace_inits(tasks)
+        _check_method_names(ir, tasks.locals() | set(TASK_CLASSES))
+        files["_tasks.py"] = render_template(
+            "client/_tasks.py.jinja",
+            header=header,
+            imports=tasks.block(),
+            start_sync=pysource.join([m.start_sync for m in methods], "\n\n"),
+            start_async=pysource.join([m.start_async for m in methods], "\n\n"),
+            resume_sync=pysource.join([m.resume_sync for m in methods], "\n\n"),
+            resume_async=pysource.join([m.resume_async for m in methods], "\n\n"),
+            **inits,
+        )
+    _check_method_names(ir, imports.locals() | taken | {"Resources"})
     return {
+        **files,
         "__init__.py": render_template(
             "client/__init__.py.jinja", header=header, has_resources=resources is not None
         ),
@@ -470,11 +497,7 @@ def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
             imports=imports.block(),
             sync_methods=pysource.join([*(m.sync for m in methods), *surfaces.sync], "\n\n"),
             async_methods=pysource.join([*(m.async_ for m in methods), *surfaces.async_], "\n\n"),
-            start_sync=pysource.join([m.start_sync for m in methods], "\n\n"),
-            start_async=pysource.join([m.start_async for m in methods], "\n\n"),
-            resume_sync=pysource.join([m.resume_sync for m in methods], "\n\n"),
-            resume_async=pysource.join([m.resume_async for m in methods], "\n\n"),
-            **inits,
+            tasks=bool(ir.tools),
             resources=resources,
             **_runtime_check_context(ir),
         ),
@@ -482,8 +505,8 @@ def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
     }
 
 
-# the private classes of client.py's task namespaces (templates/client/client.py.jinja)
-_TASK_CLASSES = ("_Start", "_AsyncStart", "_Resume", "_AsyncResume")
+# the classes of _tasks.py, the task namespaces client.py imports on first use
+TASK_CLASSES = ("Start", "Resume", "AsyncStart", "AsyncResume")
 
 
 def _server_class_names(ir: PackageIR) -> set[str]:

@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcpgen_runtime._version import RUNTIME_API_VERSION
 from mcpgen_runtime.client import AsyncClient as _AsyncClientBase
-from mcpgen_runtime.client import AsyncTaskHandle, TaskHandle
 from mcpgen_runtime.client import Client as _ClientBase
 from mcpgen_runtime.tools import PackageTools
 
 from . import models as _m
+
+if TYPE_CHECKING:
+    from . import _tasks
 
 _RUNTIME_API = 2
 
@@ -34,14 +35,18 @@ class Client(_ClientBase):
     _tool_definitions_ = _TOOL_DEFINITIONS
 
     @property
-    def start(self) -> _Start:
+    def start(self) -> _tasks.Start:
         """`client.start.TOOL(...)`: the tool started as a task, a `TaskHandle` of its result at once."""
-        return _Start(self._start_task)
+        from ._tasks import Start
+
+        return Start(self._start_task)
 
     @property
-    def resume(self) -> _Resume:
+    def resume(self) -> _tasks.Resume:
         """`client.resume.TOOL(task_id)`: the `TaskHandle` of a task started before (in any process)."""
-        return _Resume(self._resume_task)
+        from ._tasks import Resume
+
+        return Resume(self._resume_task)
 
     def add(self, *, a: int | float, b: int | float) -> _m.AddOutput:
         """Add two numbers (the benchmark tool: bench/)
@@ -59,14 +64,18 @@ class AsyncClient(_AsyncClientBase):
     _tool_definitions_ = _TOOL_DEFINITIONS
 
     @property
-    def start(self) -> _AsyncStart:
+    def start(self) -> _tasks.AsyncStart:
         """`await client.start.TOOL(...)`: the tool started as a task, an `AsyncTaskHandle` of its result."""
-        return _AsyncStart(self._start_task)
+        from ._tasks import AsyncStart
+
+        return AsyncStart(self._start_task)
 
     @property
-    def resume(self) -> _AsyncResume:
+    def resume(self) -> _tasks.AsyncResume:
         """`client.resume.TOOL(task_id)`: the `AsyncTaskHandle` of a task started before (in any process)."""
-        return _AsyncResume(self._resume_task)
+        from ._tasks import AsyncResume
+
+        return AsyncResume(self._resume_task)
 
     async def add(self, *, a: int | float, b: int | float) -> _m.AddOutput:
         """Add two numbers (the benchmark tool: bench/)
@@ -76,51 +85,3 @@ class AsyncClient(_AsyncClientBase):
             b: Second addend
         """
         return await self._call_structured("add", {"a": a, "b": b}, _m.AddInput, _m.AddOutput)
-
-
-class _Start:
-    """`Client.start`: each tool started as a task, a `TaskHandle` of what its method returns."""
-
-    __slots__ = ("_start",)
-
-    def __init__(self, start: Callable[..., TaskHandle[Any]]) -> None:
-        self._start = start
-
-    def add(self, *, a: int | float, b: int | float) -> TaskHandle[_m.AddOutput]:
-        return self._start("add", {"a": a, "b": b}, _m.AddInput, _m.AddOutput)
-
-
-class _Resume:
-    """`Client.resume`: the `TaskHandle` of a task of the tool, by its id."""
-
-    __slots__ = ("_resume",)
-
-    def __init__(self, resume: Callable[..., TaskHandle[Any]]) -> None:
-        self._resume = resume
-
-    def add(self, task_id: str) -> TaskHandle[_m.AddOutput]:
-        return self._resume("add", task_id, _m.AddOutput)
-
-
-class _AsyncStart:
-    """`AsyncClient.start`: each tool started as a task, an `AsyncTaskHandle` of what it returns."""
-
-    __slots__ = ("_start",)
-
-    def __init__(self, start: Callable[..., Awaitable[AsyncTaskHandle[Any]]]) -> None:
-        self._start = start
-
-    async def add(self, *, a: int | float, b: int | float) -> AsyncTaskHandle[_m.AddOutput]:
-        return await self._start("add", {"a": a, "b": b}, _m.AddInput, _m.AddOutput)
-
-
-class _AsyncResume:
-    """`AsyncClient.resume`: the `AsyncTaskHandle` of a task of the tool, by its id."""
-
-    __slots__ = ("_resume",)
-
-    def __init__(self, resume: Callable[..., AsyncTaskHandle[Any]]) -> None:
-        self._resume = resume
-
-    def add(self, task_id: str) -> AsyncTaskHandle[_m.AddOutput]:
-        return self._resume("add", task_id, _m.AddOutput)

@@ -3,18 +3,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcpgen_runtime._version import RUNTIME_API_VERSION
 from mcpgen_runtime.client import AsyncClient as _AsyncClientBase
-from mcpgen_runtime.client import AsyncTaskHandle, TaskHandle
 from mcpgen_runtime.client import Client as _ClientBase
 from mcpgen_runtime.content import ToolResult
 from mcpgen_runtime.tools import PackageTools
 from mcpgen_runtime.types import UNSET, Unset
 
 from . import models as _m
+
+if TYPE_CHECKING:
+    from . import _tasks
 
 _RUNTIME_API = 2
 
@@ -36,14 +37,18 @@ class Client(_ClientBase):
     _tool_definitions_ = _TOOL_DEFINITIONS
 
     @property
-    def start(self) -> _Start:
+    def start(self) -> _tasks.Start:
         """`client.start.TOOL(...)`: the tool started as a task, a `TaskHandle` of its result at once."""
-        return _Start(self._start_task)
+        from ._tasks import Start
+
+        return Start(self._start_task)
 
     @property
-    def resume(self) -> _Resume:
+    def resume(self) -> _tasks.Resume:
         """`client.resume.TOOL(task_id)`: the `TaskHandle` of a task started before (in any process)."""
-        return _Resume(self._resume_task)
+        from ._tasks import Resume
+
+        return Resume(self._resume_task)
 
     def add_numbers(self, *, a: int | float, b: int | float) -> ToolResult:
         """Add two numbers together
@@ -182,14 +187,18 @@ class AsyncClient(_AsyncClientBase):
     _tool_definitions_ = _TOOL_DEFINITIONS
 
     @property
-    def start(self) -> _AsyncStart:
+    def start(self) -> _tasks.AsyncStart:
         """`await client.start.TOOL(...)`: the tool started as a task, an `AsyncTaskHandle` of its result."""
-        return _AsyncStart(self._start_task)
+        from ._tasks import AsyncStart
+
+        return AsyncStart(self._start_task)
 
     @property
-    def resume(self) -> _AsyncResume:
+    def resume(self) -> _tasks.AsyncResume:
         """`client.resume.TOOL(task_id)`: the `AsyncTaskHandle` of a task started before (in any process)."""
-        return _AsyncResume(self._resume_task)
+        from ._tasks import AsyncResume
+
+        return AsyncResume(self._resume_task)
 
     async def add_numbers(self, *, a: int | float, b: int | float) -> ToolResult:
         """Add two numbers together
@@ -320,273 +329,3 @@ class AsyncClient(_AsyncClientBase):
             schema_: The inputSchema the client observed for json_schema_2020_12_tool, passed back verbatim.
         """
         return await self._call("json_schema_echo", {"schema": schema_}, _m.JsonSchemaEchoInput)
-
-
-class _Start:
-    """`Client.start`: each tool started as a task, a `TaskHandle` of what its method returns."""
-
-    __slots__ = ("_start",)
-
-    def __init__(self, start: Callable[..., TaskHandle[Any]]) -> None:
-        self._start = start
-
-    def add_numbers(self, *, a: int | float, b: int | float) -> TaskHandle[ToolResult]:
-        return self._start("add_numbers", {"a": a, "b": b}, _m.AddNumbersInput)
-
-    def test_headers(self) -> TaskHandle[ToolResult]:
-        return self._start("test_headers", {}, _m.TestHeadersInput)
-
-    def my_hyphenated_tool(self) -> TaskHandle[ToolResult]:
-        return self._start("my-hyphenated-tool", {}, _m.MyHyphenatedToolInput)
-
-    def test_custom_headers(
-        self,
-        *,
-        region: str,
-        priority: int,
-        query: str,
-        verbose: bool | Unset = UNSET,
-        debug: bool | Unset = UNSET,
-        empty_val: str | Unset = UNSET,
-        method_val: str | Unset = UNSET,
-        float_val: int | float | Unset = UNSET,
-        non_ascii_val: str | Unset = UNSET,
-        whitespace_val: str | Unset = UNSET,
-        leading_space_val: str | Unset = UNSET,
-        trailing_space_val: str | Unset = UNSET,
-        internal_space_val: str | Unset = UNSET,
-        control_char_val: str | Unset = UNSET,
-        crlf_val: str | Unset = UNSET,
-        tab_val: str | Unset = UNSET,
-    ) -> TaskHandle[ToolResult]:
-        return self._start(
-            "test_custom_headers",
-            {
-                "region": region,
-                "priority": priority,
-                "query": query,
-                "verbose": verbose,
-                "debug": debug,
-                "empty_val": empty_val,
-                "method_val": method_val,
-                "float_val": float_val,
-                "non_ascii_val": non_ascii_val,
-                "whitespace_val": whitespace_val,
-                "leading_space_val": leading_space_val,
-                "trailing_space_val": trailing_space_val,
-                "internal_space_val": internal_space_val,
-                "control_char_val": control_char_val,
-                "crlf_val": crlf_val,
-                "tab_val": tab_val,
-            },
-            _m.TestCustomHeadersInput,
-        )
-
-    def test_custom_headers_null(
-        self,
-        *,
-        region: str,
-        priority: int,
-        query: str,
-        verbose: bool | Unset = UNSET,
-    ) -> TaskHandle[ToolResult]:
-        return self._start(
-            "test_custom_headers_null",
-            {"region": region, "priority": priority, "query": query, "verbose": verbose},
-            _m.TestCustomHeadersNullInput,
-        )
-
-    def valid_tool(self, region: str) -> TaskHandle[ToolResult]:
-        return self._start("valid_tool", {"region": region}, _m.ValidToolInput)
-
-    def test_mrtr_echo_state(self) -> TaskHandle[ToolResult]:
-        return self._start("test_mrtr_echo_state", {}, _m.TestMrtrEchoStateInput)
-
-    def test_mrtr_no_state(self) -> TaskHandle[ToolResult]:
-        return self._start("test_mrtr_no_state", {}, _m.TestMrtrNoStateInput)
-
-    def test_mrtr_unrelated(self) -> TaskHandle[ToolResult]:
-        return self._start("test_mrtr_unrelated", {}, _m.TestMrtrUnrelatedInput)
-
-    def test_mrtr_no_result_type(self) -> TaskHandle[ToolResult]:
-        return self._start("test_mrtr_no_result_type", {}, _m.TestMrtrNoResultTypeInput)
-
-    def json_schema_echo(self, schema_: dict[str, Any]) -> TaskHandle[ToolResult]:
-        return self._start("json_schema_echo", {"schema": schema_}, _m.JsonSchemaEchoInput)
-
-
-class _Resume:
-    """`Client.resume`: the `TaskHandle` of a task of the tool, by its id."""
-
-    __slots__ = ("_resume",)
-
-    def __init__(self, resume: Callable[..., TaskHandle[Any]]) -> None:
-        self._resume = resume
-
-    def add_numbers(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("add_numbers", task_id)
-
-    def test_headers(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("test_headers", task_id)
-
-    def my_hyphenated_tool(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("my-hyphenated-tool", task_id)
-
-    def test_custom_headers(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("test_custom_headers", task_id)
-
-    def test_custom_headers_null(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("test_custom_headers_null", task_id)
-
-    def valid_tool(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("valid_tool", task_id)
-
-    def test_mrtr_echo_state(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("test_mrtr_echo_state", task_id)
-
-    def test_mrtr_no_state(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("test_mrtr_no_state", task_id)
-
-    def test_mrtr_unrelated(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("test_mrtr_unrelated", task_id)
-
-    def test_mrtr_no_result_type(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("test_mrtr_no_result_type", task_id)
-
-    def json_schema_echo(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("json_schema_echo", task_id)
-
-
-class _AsyncStart:
-    """`AsyncClient.start`: each tool started as a task, an `AsyncTaskHandle` of what it returns."""
-
-    __slots__ = ("_start",)
-
-    def __init__(self, start: Callable[..., Awaitable[AsyncTaskHandle[Any]]]) -> None:
-        self._start = start
-
-    async def add_numbers(self, *, a: int | float, b: int | float) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("add_numbers", {"a": a, "b": b}, _m.AddNumbersInput)
-
-    async def test_headers(self) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("test_headers", {}, _m.TestHeadersInput)
-
-    async def my_hyphenated_tool(self) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("my-hyphenated-tool", {}, _m.MyHyphenatedToolInput)
-
-    async def test_custom_headers(
-        self,
-        *,
-        region: str,
-        priority: int,
-        query: str,
-        verbose: bool | Unset = UNSET,
-        debug: bool | Unset = UNSET,
-        empty_val: str | Unset = UNSET,
-        method_val: str | Unset = UNSET,
-        float_val: int | float | Unset = UNSET,
-        non_ascii_val: str | Unset = UNSET,
-        whitespace_val: str | Unset = UNSET,
-        leading_space_val: str | Unset = UNSET,
-        trailing_space_val: str | Unset = UNSET,
-        internal_space_val: str | Unset = UNSET,
-        control_char_val: str | Unset = UNSET,
-        crlf_val: str | Unset = UNSET,
-        tab_val: str | Unset = UNSET,
-    ) -> AsyncTaskHandle[ToolResult]:
-        return await self._start(
-            "test_custom_headers",
-            {
-                "region": region,
-                "priority": priority,
-                "query": query,
-                "verbose": verbose,
-                "debug": debug,
-                "empty_val": empty_val,
-                "method_val": method_val,
-                "float_val": float_val,
-                "non_ascii_val": non_ascii_val,
-                "whitespace_val": whitespace_val,
-                "leading_space_val": leading_space_val,
-                "trailing_space_val": trailing_space_val,
-                "internal_space_val": internal_space_val,
-                "control_char_val": control_char_val,
-                "crlf_val": crlf_val,
-                "tab_val": tab_val,
-            },
-            _m.TestCustomHeadersInput,
-        )
-
-    async def test_custom_headers_null(
-        self,
-        *,
-        region: str,
-        priority: int,
-        query: str,
-        verbose: bool | Unset = UNSET,
-    ) -> AsyncTaskHandle[ToolResult]:
-        return await self._start(
-            "test_custom_headers_null",
-            {"region": region, "priority": priority, "query": query, "verbose": verbose},
-            _m.TestCustomHeadersNullInput,
-        )
-
-    async def valid_tool(self, region: str) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("valid_tool", {"region": region}, _m.ValidToolInput)
-
-    async def test_mrtr_echo_state(self) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("test_mrtr_echo_state", {}, _m.TestMrtrEchoStateInput)
-
-    async def test_mrtr_no_state(self) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("test_mrtr_no_state", {}, _m.TestMrtrNoStateInput)
-
-    async def test_mrtr_unrelated(self) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("test_mrtr_unrelated", {}, _m.TestMrtrUnrelatedInput)
-
-    async def test_mrtr_no_result_type(self) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("test_mrtr_no_result_type", {}, _m.TestMrtrNoResultTypeInput)
-
-    async def json_schema_echo(self, schema_: dict[str, Any]) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("json_schema_echo", {"schema": schema_}, _m.JsonSchemaEchoInput)
-
-
-class _AsyncResume:
-    """`AsyncClient.resume`: the `AsyncTaskHandle` of a task of the tool, by its id."""
-
-    __slots__ = ("_resume",)
-
-    def __init__(self, resume: Callable[..., AsyncTaskHandle[Any]]) -> None:
-        self._resume = resume
-
-    def add_numbers(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("add_numbers", task_id)
-
-    def test_headers(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("test_headers", task_id)
-
-    def my_hyphenated_tool(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("my-hyphenated-tool", task_id)
-
-    def test_custom_headers(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("test_custom_headers", task_id)
-
-    def test_custom_headers_null(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("test_custom_headers_null", task_id)
-
-    def valid_tool(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("valid_tool", task_id)
-
-    def test_mrtr_echo_state(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("test_mrtr_echo_state", task_id)
-
-    def test_mrtr_no_state(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("test_mrtr_no_state", task_id)
-
-    def test_mrtr_unrelated(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("test_mrtr_unrelated", task_id)
-
-    def test_mrtr_no_result_type(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("test_mrtr_no_result_type", task_id)
-
-    def json_schema_echo(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("json_schema_echo", task_id)

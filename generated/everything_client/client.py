@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from mcpgen_runtime._version import RUNTIME_API_VERSION
 from mcpgen_runtime.client import AsyncClient as _AsyncClientBase
-from mcpgen_runtime.client import AsyncTaskHandle, TaskHandle
 from mcpgen_runtime.client import Client as _ClientBase
 from mcpgen_runtime.content import ToolResult
 from mcpgen_runtime.surfaces import PromptResult, ReadResourceResult
@@ -16,6 +14,9 @@ from mcpgen_runtime.tools import PackageTools
 from mcpgen_runtime.types import UNSET, Unset
 
 from . import models as _m
+
+if TYPE_CHECKING:
+    from . import _tasks
 
 _RUNTIME_API = 2
 
@@ -52,14 +53,18 @@ class Client(_ClientBase):
     _tool_definitions_ = _TOOL_DEFINITIONS
 
     @property
-    def start(self) -> _Start:
+    def start(self) -> _tasks.Start:
         """`client.start.TOOL(...)`: the tool started as a task, a `TaskHandle` of its result at once."""
-        return _Start(self._start_task)
+        from ._tasks import Start
+
+        return Start(self._start_task)
 
     @property
-    def resume(self) -> _Resume:
+    def resume(self) -> _tasks.Resume:
         """`client.resume.TOOL(task_id)`: the `TaskHandle` of a task started before (in any process)."""
-        return _Resume(self._resume_task)
+        from ._tasks import Resume
+
+        return Resume(self._resume_task)
 
     def echo(self, message: str) -> ToolResult:
         """Echoes back the input string
@@ -129,14 +134,18 @@ class AsyncClient(_AsyncClientBase):
     _tool_definitions_ = _TOOL_DEFINITIONS
 
     @property
-    def start(self) -> _AsyncStart:
+    def start(self) -> _tasks.AsyncStart:
         """`await client.start.TOOL(...)`: the tool started as a task, an `AsyncTaskHandle` of its result."""
-        return _AsyncStart(self._start_task)
+        from ._tasks import AsyncStart
+
+        return AsyncStart(self._start_task)
 
     @property
-    def resume(self) -> _AsyncResume:
+    def resume(self) -> _tasks.AsyncResume:
         """`client.resume.TOOL(task_id)`: the `AsyncTaskHandle` of a task started before (in any process)."""
-        return _AsyncResume(self._resume_task)
+        from ._tasks import AsyncResume
+
+        return AsyncResume(self._resume_task)
 
     async def echo(self, message: str) -> ToolResult:
         """Echoes back the input string
@@ -207,63 +216,3 @@ class AsyncClient(_AsyncClientBase):
             "resource-prompt",
             {"resourceType": resource_type, "resourceId": resource_id},
         )
-
-
-class _Start:
-    """`Client.start`: each tool started as a task, a `TaskHandle` of what its method returns."""
-
-    __slots__ = ("_start",)
-
-    def __init__(self, start: Callable[..., TaskHandle[Any]]) -> None:
-        self._start = start
-
-    def echo(self, message: str) -> TaskHandle[ToolResult]:
-        return self._start("echo", {"message": message}, _m.EchoInput)
-
-    def get_sum(self, *, a: int | float, b: int | float) -> TaskHandle[ToolResult]:
-        return self._start("get-sum", {"a": a, "b": b}, _m.GetSumInput)
-
-
-class _Resume:
-    """`Client.resume`: the `TaskHandle` of a task of the tool, by its id."""
-
-    __slots__ = ("_resume",)
-
-    def __init__(self, resume: Callable[..., TaskHandle[Any]]) -> None:
-        self._resume = resume
-
-    def echo(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("echo", task_id)
-
-    def get_sum(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("get-sum", task_id)
-
-
-class _AsyncStart:
-    """`AsyncClient.start`: each tool started as a task, an `AsyncTaskHandle` of what it returns."""
-
-    __slots__ = ("_start",)
-
-    def __init__(self, start: Callable[..., Awaitable[AsyncTaskHandle[Any]]]) -> None:
-        self._start = start
-
-    async def echo(self, message: str) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("echo", {"message": message}, _m.EchoInput)
-
-    async def get_sum(self, *, a: int | float, b: int | float) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("get-sum", {"a": a, "b": b}, _m.GetSumInput)
-
-
-class _AsyncResume:
-    """`AsyncClient.resume`: the `AsyncTaskHandle` of a task of the tool, by its id."""
-
-    __slots__ = ("_resume",)
-
-    def __init__(self, resume: Callable[..., AsyncTaskHandle[Any]]) -> None:
-        self._resume = resume
-
-    def echo(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("echo", task_id)
-
-    def get_sum(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("get-sum", task_id)

@@ -3,19 +3,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from operator import attrgetter as _attrgetter
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcpgen_runtime._version import RUNTIME_API_VERSION
 from mcpgen_runtime.client import AsyncClient as _AsyncClientBase
-from mcpgen_runtime.client import AsyncTaskHandle, TaskHandle
 from mcpgen_runtime.client import Client as _ClientBase
 from mcpgen_runtime.content import ToolResult
 from mcpgen_runtime.tools import PackageTools
 from mcpgen_runtime.types import UNSET, Unset
 
 from . import models as _m
+
+if TYPE_CHECKING:
+    from . import _tasks
 
 _RUNTIME_API = 2
 
@@ -37,14 +37,18 @@ class Client(_ClientBase):
     _tool_definitions_ = _TOOL_DEFINITIONS
 
     @property
-    def start(self) -> _Start:
+    def start(self) -> _tasks.Start:
         """`client.start.TOOL(...)`: the tool started as a task, a `TaskHandle` of its result at once."""
-        return _Start(self._start_task)
+        from ._tasks import Start
+
+        return Start(self._start_task)
 
     @property
-    def resume(self) -> _Resume:
+    def resume(self) -> _tasks.Resume:
         """`client.resume.TOOL(task_id)`: the `TaskHandle` of a task started before (in any process)."""
-        return _Resume(self._resume_task)
+        from ._tasks import Resume
+
+        return Resume(self._resume_task)
 
     def crunch(self, count: int) -> ToolResult:
         """Crunch a batch of numbers; long batches run as a task.
@@ -103,14 +107,18 @@ class AsyncClient(_AsyncClientBase):
     _tool_definitions_ = _TOOL_DEFINITIONS
 
     @property
-    def start(self) -> _AsyncStart:
+    def start(self) -> _tasks.AsyncStart:
         """`await client.start.TOOL(...)`: the tool started as a task, an `AsyncTaskHandle` of its result."""
-        return _AsyncStart(self._start_task)
+        from ._tasks import AsyncStart
+
+        return AsyncStart(self._start_task)
 
     @property
-    def resume(self) -> _AsyncResume:
+    def resume(self) -> _tasks.AsyncResume:
         """`client.resume.TOOL(task_id)`: the `AsyncTaskHandle` of a task started before (in any process)."""
-        return _AsyncResume(self._resume_task)
+        from ._tasks import AsyncResume
+
+        return AsyncResume(self._resume_task)
 
     async def crunch(self, count: int) -> ToolResult:
         """Crunch a batch of numbers; long batches run as a task.
@@ -161,127 +169,3 @@ class AsyncClient(_AsyncClientBase):
     async def start_(self, *, what: str | Unset = UNSET) -> ToolResult:
         """A tool named like the client's `start` namespace."""
         return await self._call("start", {"what": what}, _m.StartInput)
-
-
-class _Start:
-    """`Client.start`: each tool started as a task, a `TaskHandle` of what its method returns."""
-
-    __slots__ = ("_start",)
-
-    def __init__(self, start: Callable[..., TaskHandle[Any]]) -> None:
-        self._start = start
-
-    def crunch(self, count: int) -> TaskHandle[ToolResult]:
-        return self._start("crunch", {"count": count}, _m.CrunchInput)
-
-    def build_report(
-        self,
-        *,
-        project: str,
-        quarter: int,
-        format: _m.BuildReportInputFormat | Unset = UNSET,
-    ) -> TaskHandle[_m.BuildReportOutput]:
-        return self._start(
-            "build_report",
-            {"project": project, "quarter": quarter, "format": format},
-            _m.BuildReportInput,
-            _m.BuildReportOutput,
-        )
-
-    def list_jobs(self) -> TaskHandle[list[_m.ListJobsOutputItem]]:
-        return self._start("list_jobs", {}, _m.ListJobsInput, _m.ListJobsOutput, finish=_attrgetter("root"))
-
-    def ping(self) -> TaskHandle[ToolResult]:
-        return self._start("ping", {}, _m.PingInput)
-
-    def start_(self, *, what: str | Unset = UNSET) -> TaskHandle[ToolResult]:
-        return self._start("start", {"what": what}, _m.StartInput)
-
-
-class _Resume:
-    """`Client.resume`: the `TaskHandle` of a task of the tool, by its id."""
-
-    __slots__ = ("_resume",)
-
-    def __init__(self, resume: Callable[..., TaskHandle[Any]]) -> None:
-        self._resume = resume
-
-    def crunch(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("crunch", task_id)
-
-    def build_report(self, task_id: str) -> TaskHandle[_m.BuildReportOutput]:
-        return self._resume("build_report", task_id, _m.BuildReportOutput)
-
-    def list_jobs(self, task_id: str) -> TaskHandle[list[_m.ListJobsOutputItem]]:
-        return self._resume("list_jobs", task_id, _m.ListJobsOutput, finish=_attrgetter("root"))
-
-    def ping(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("ping", task_id)
-
-    def start_(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("start", task_id)
-
-
-class _AsyncStart:
-    """`AsyncClient.start`: each tool started as a task, an `AsyncTaskHandle` of what it returns."""
-
-    __slots__ = ("_start",)
-
-    def __init__(self, start: Callable[..., Awaitable[AsyncTaskHandle[Any]]]) -> None:
-        self._start = start
-
-    async def crunch(self, count: int) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("crunch", {"count": count}, _m.CrunchInput)
-
-    async def build_report(
-        self,
-        *,
-        project: str,
-        quarter: int,
-        format: _m.BuildReportInputFormat | Unset = UNSET,
-    ) -> AsyncTaskHandle[_m.BuildReportOutput]:
-        return await self._start(
-            "build_report",
-            {"project": project, "quarter": quarter, "format": format},
-            _m.BuildReportInput,
-            _m.BuildReportOutput,
-        )
-
-    async def list_jobs(self) -> AsyncTaskHandle[list[_m.ListJobsOutputItem]]:
-        return await self._start(
-            "list_jobs",
-            {},
-            _m.ListJobsInput,
-            _m.ListJobsOutput,
-            finish=_attrgetter("root"),
-        )
-
-    async def ping(self) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("ping", {}, _m.PingInput)
-
-    async def start_(self, *, what: str | Unset = UNSET) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("start", {"what": what}, _m.StartInput)
-
-
-class _AsyncResume:
-    """`AsyncClient.resume`: the `AsyncTaskHandle` of a task of the tool, by its id."""
-
-    __slots__ = ("_resume",)
-
-    def __init__(self, resume: Callable[..., AsyncTaskHandle[Any]]) -> None:
-        self._resume = resume
-
-    def crunch(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("crunch", task_id)
-
-    def build_report(self, task_id: str) -> AsyncTaskHandle[_m.BuildReportOutput]:
-        return self._resume("build_report", task_id, _m.BuildReportOutput)
-
-    def list_jobs(self, task_id: str) -> AsyncTaskHandle[list[_m.ListJobsOutputItem]]:
-        return self._resume("list_jobs", task_id, _m.ListJobsOutput, finish=_attrgetter("root"))
-
-    def ping(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("ping", task_id)
-
-    def start_(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("start", task_id)

@@ -3,18 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from operator import attrgetter as _attrgetter
-from typing import Any
+from typing import TYPE_CHECKING
 
 from mcpgen_runtime._version import RUNTIME_API_VERSION
 from mcpgen_runtime.client import AsyncClient as _AsyncClientBase
-from mcpgen_runtime.client import AsyncTaskHandle, TaskHandle
 from mcpgen_runtime.client import Client as _ClientBase
 from mcpgen_runtime.content import ToolResult
 from mcpgen_runtime.tools import PackageTools
 
 from . import models as _m
+
+if TYPE_CHECKING:
+    from . import _tasks
 
 _RUNTIME_API = 2
 
@@ -36,14 +36,18 @@ class Client(_ClientBase):
     _tool_definitions_ = _TOOL_DEFINITIONS
 
     @property
-    def start(self) -> _Start:
+    def start(self) -> _tasks.Start:
         """`client.start.TOOL(...)`: the tool started as a task, a `TaskHandle` of its result at once."""
-        return _Start(self._start_task)
+        from ._tasks import Start
+
+        return Start(self._start_task)
 
     @property
-    def resume(self) -> _Resume:
+    def resume(self) -> _tasks.Resume:
         """`client.resume.TOOL(task_id)`: the `TaskHandle` of a task started before (in any process)."""
-        return _Resume(self._resume_task)
+        from ._tasks import Resume
+
+        return Resume(self._resume_task)
 
     def get_weather(self, location: str) -> ToolResult:
         """Get current weather information for a location
@@ -95,14 +99,18 @@ class AsyncClient(_AsyncClientBase):
     _tool_definitions_ = _TOOL_DEFINITIONS
 
     @property
-    def start(self) -> _AsyncStart:
+    def start(self) -> _tasks.AsyncStart:
         """`await client.start.TOOL(...)`: the tool started as a task, an `AsyncTaskHandle` of its result."""
-        return _AsyncStart(self._start_task)
+        from ._tasks import AsyncStart
+
+        return AsyncStart(self._start_task)
 
     @property
-    def resume(self) -> _AsyncResume:
+    def resume(self) -> _tasks.AsyncResume:
         """`client.resume.TOOL(task_id)`: the `AsyncTaskHandle` of a task started before (in any process)."""
-        return _AsyncResume(self._resume_task)
+        from ._tasks import AsyncResume
+
+        return AsyncResume(self._resume_task)
 
     async def get_weather(self, location: str) -> ToolResult:
         """Get current weather information for a location
@@ -146,133 +154,3 @@ class AsyncClient(_AsyncClientBase):
     async def get_current_time(self) -> ToolResult:
         """Returns the current server time"""
         return await self._call("get_current_time", {}, _m.GetCurrentTimeInput)
-
-
-class _Start:
-    """`Client.start`: each tool started as a task, a `TaskHandle` of what its method returns."""
-
-    __slots__ = ("_start",)
-
-    def __init__(self, start: Callable[..., TaskHandle[Any]]) -> None:
-        self._start = start
-
-    def get_weather(self, location: str) -> TaskHandle[ToolResult]:
-        return self._start("get_weather", {"location": location}, _m.GetWeatherInput)
-
-    def get_weather_data(self, location: str) -> TaskHandle[_m.GetWeatherDataOutput]:
-        return self._start(
-            "get_weather_data",
-            {"location": location},
-            _m.GetWeatherDataInput,
-            _m.GetWeatherDataOutput,
-        )
-
-    def list_users(self) -> TaskHandle[list[_m.ListUsersOutputItem]]:
-        return self._start(
-            "list_users",
-            {},
-            _m.ListUsersInput,
-            _m.ListUsersOutput,
-            finish=_attrgetter("root"),
-        )
-
-    def execute_sql(self, *, region: str, query: str) -> TaskHandle[ToolResult]:
-        return self._start("execute_sql", {"region": region, "query": query}, _m.ExecuteSqlInput)
-
-    def calculate_sum(self, *, a: int | float, b: int | float) -> TaskHandle[ToolResult]:
-        return self._start("calculate_sum", {"a": a, "b": b}, _m.CalculateSumInput)
-
-    def get_current_time(self) -> TaskHandle[ToolResult]:
-        return self._start("get_current_time", {}, _m.GetCurrentTimeInput)
-
-
-class _Resume:
-    """`Client.resume`: the `TaskHandle` of a task of the tool, by its id."""
-
-    __slots__ = ("_resume",)
-
-    def __init__(self, resume: Callable[..., TaskHandle[Any]]) -> None:
-        self._resume = resume
-
-    def get_weather(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("get_weather", task_id)
-
-    def get_weather_data(self, task_id: str) -> TaskHandle[_m.GetWeatherDataOutput]:
-        return self._resume("get_weather_data", task_id, _m.GetWeatherDataOutput)
-
-    def list_users(self, task_id: str) -> TaskHandle[list[_m.ListUsersOutputItem]]:
-        return self._resume("list_users", task_id, _m.ListUsersOutput, finish=_attrgetter("root"))
-
-    def execute_sql(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("execute_sql", task_id)
-
-    def calculate_sum(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("calculate_sum", task_id)
-
-    def get_current_time(self, task_id: str) -> TaskHandle[ToolResult]:
-        return self._resume("get_current_time", task_id)
-
-
-class _AsyncStart:
-    """`AsyncClient.start`: each tool started as a task, an `AsyncTaskHandle` of what it returns."""
-
-    __slots__ = ("_start",)
-
-    def __init__(self, start: Callable[..., Awaitable[AsyncTaskHandle[Any]]]) -> None:
-        self._start = start
-
-    async def get_weather(self, location: str) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("get_weather", {"location": location}, _m.GetWeatherInput)
-
-    async def get_weather_data(self, location: str) -> AsyncTaskHandle[_m.GetWeatherDataOutput]:
-        return await self._start(
-            "get_weather_data",
-            {"location": location},
-            _m.GetWeatherDataInput,
-            _m.GetWeatherDataOutput,
-        )
-
-    async def list_users(self) -> AsyncTaskHandle[list[_m.ListUsersOutputItem]]:
-        return await self._start(
-            "list_users",
-            {},
-            _m.ListUsersInput,
-            _m.ListUsersOutput,
-            finish=_attrgetter("root"),
-        )
-
-    async def execute_sql(self, *, region: str, query: str) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("execute_sql", {"region": region, "query": query}, _m.ExecuteSqlInput)
-
-    async def calculate_sum(self, *, a: int | float, b: int | float) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("calculate_sum", {"a": a, "b": b}, _m.CalculateSumInput)
-
-    async def get_current_time(self) -> AsyncTaskHandle[ToolResult]:
-        return await self._start("get_current_time", {}, _m.GetCurrentTimeInput)
-
-
-class _AsyncResume:
-    """`AsyncClient.resume`: the `AsyncTaskHandle` of a task of the tool, by its id."""
-
-    __slots__ = ("_resume",)
-
-    def __init__(self, resume: Callable[..., AsyncTaskHandle[Any]]) -> None:
-        self._resume = resume
-
-    def get_weather(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("get_weather", task_id)
-
-    def get_weather_data(self, task_id: str) -> AsyncTaskHandle[_m.GetWeatherDataOutput]:
-        return self._resume("get_weather_data", task_id, _m.GetWeatherDataOutput)
-
-    def list_users(self, task_id: str) -> AsyncTaskHandle[list[_m.ListUsersOutputItem]]:
-        return self._resume("list_users", task_id, _m.ListUsersOutput, finish=_attrgetter("root"))
-
-    def execute_sql(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("execute_sql", task_id)
-
-    def calculate_sum(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("calculate_sum", task_id)
-
-    def get_current_time(self, task_id: str) -> AsyncTaskHandle[ToolResult]:
-        return self._resume("get_current_time", task_id)

@@ -193,11 +193,11 @@ _ALLOWED_CALLS = {
     "model_rebuild",
     "_call",
     "_call_structured",
-    # the task namespaces (issue 34): made per access, each forwarding to one runtime method
-    "_Start",
-    "_Resume",
-    "_AsyncStart",
-    "_AsyncResume",
+    # the task namespaces (issue 34, _tasks.py): made per access, each forwarding to one runtime method
+    "Start",
+    "Resume",
+    "AsyncStart",
+    "AsyncResume",
     "_start",
     "_resume",
     "_attrgetter",
@@ -248,6 +248,7 @@ def test_no_code_beyond_the_plan(packages: tuple[GeneratedPackage, GeneratedPack
                         "base",
                         "handlers",
                         "client",
+                        "_tasks",
                         *(["importlib"] if facade else []),
                     )
                     or module_name.startswith("mcpgen_runtime")
@@ -314,12 +315,18 @@ def test_client_defines_exactly_the_planned_methods(
     }
     assert assigned == {"_RUNTIME_API", "_TOOL_DEFINITIONS"}
     classes = {node.name: node for node in module.body if isinstance(node, ast.ClassDef)}
-    assert list(classes) == ["Client", "AsyncClient", "_Start", "_Resume", "_AsyncStart", "_AsyncResume"]
+    assert list(classes) == ["Client", "AsyncClient"]
     tools = [EXPECTED_METHODS[tool["name"]] for tool in HOSTILE_TOOLS]
-    for name, cls in classes.items():
+    for cls in classes.values():
         methods = [n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-        first = ["start", "resume"] if name in ("Client", "AsyncClient") else ["__init__"]
-        assert methods == first + tools, name
+        assert methods == ["start", "resume", *tools]  # the task namespaces' properties first
+    tasks = _modules(packages)["client/_tasks.py"]
+    assert not [node for node in tasks.body if isinstance(node, ast.Assign | ast.AnnAssign)]
+    classes = {node.name: node for node in tasks.body if isinstance(node, ast.ClassDef)}
+    assert list(classes) == ["Start", "Resume", "AsyncStart", "AsyncResume"]
+    for cls in classes.values():
+        methods = [n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        assert methods == ["__init__", *tools]
 
 
 def test_docstrings_are_the_cleaned_descriptions(

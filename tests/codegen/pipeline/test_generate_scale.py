@@ -73,10 +73,12 @@ def test_synthetic_spec_generates(synthetic: tuple[GeneratedPackage, GeneratedPa
     assert {n: d for n, d in server.files.items() if "models" in n} == {
         n: d for n, d in client.files.items() if "models" in n
     }
-    # the plain methods, `start` and `resume` and `_Start.__init__`..., then each tool's task twins:
-    # `start.x` (blocking, async), `resume.x` (both plain methods)
-    assert client.files["client.py"].count(b"\n    def ") == 1000 + 2 + 2 + 4 + 1000 + 2000
-    assert client.files["client.py"].count(b"\n    async def ") == 1000 + 1000
+    # the plain methods and the two task namespaces' properties of each class; _tasks.py: each
+    # namespace's `__init__`, each tool's `start.x` (blocking, async) and `resume.x` (plain methods)
+    assert client.files["client.py"].count(b"\n    def ") == 1000 + 2 + 2
+    assert client.files["client.py"].count(b"\n    async def ") == 1000
+    assert client.files["_tasks.py"].count(b"\n    def ") == 4 + 1000 + 2000
+    assert client.files["_tasks.py"].count(b"\n    async def ") == 1000
 
 
 def test_synthetic_client_imports(imported: ModuleType) -> None:
