@@ -315,15 +315,22 @@ def _annotation_changes(name: str, old: Any, new: Any) -> Iterator[Change]:
                 "compatible",
                 f"`{hint}` changed from {short(a)} to {short(b)}: hosts may treat the tool differently",
             )
-    for key in sorted((set(before) | set(after)) - set(_ANNOTATIONS)):
+    yield from _cosmetic_members(name, "annotations", "annotation", before, after, set(_ANNOTATIONS))
+
+
+def _cosmetic_members(
+    name: str, member: str, word: str, before: Mapping[str, Any], after: Mapping[str, Any], judged: set[str]
+) -> Iterator[Change]:
+    """Each changed key of the tool's object `member` that is not `judged` elsewhere: cosmetic."""
+    for key in sorted((set(before) | set(after)) - judged):
         if before.get(key) != after.get(key):
             yield Change(
                 name,
-                f"/annotations/{escape_token(key)}",
-                "annotation-changed",
+                f"/{member}/{escape_token(key)}",
+                f"{word}-changed",
                 "cosmetic",
                 "cosmetic",
-                f"annotation `{key}` changed",
+                f"{word} `{key}` changed",
             )
 
 
@@ -385,13 +392,4 @@ def _execution_changes(name: str, old: Any, new: Any) -> Iterator[Change]:
         )
     before = old if isinstance(old, Mapping) else {}
     after = new if isinstance(new, Mapping) else {}
-    for key in sorted((set(before) | set(after)) - {"taskSupport"}):
-        if before.get(key) != after.get(key):
-            yield Change(
-                name,
-                f"/execution/{escape_token(key)}",
-                "execution-changed",
-                "cosmetic",
-                "cosmetic",
-                f"execution `{key}` changed",
-            )
+    yield from _cosmetic_members(name, "execution", "execution", before, after, {"taskSupport"})
