@@ -46,7 +46,13 @@ from .parallel import Beside, can_fork
 from .render.deploy import deploy_files
 from .render.jobs import Render
 from .render.jobs import run as run_jobs
-from .render.package import SERVER_USER_FILES, render_client, render_server, server_surface_methods
+from .render.package import (
+    SERVER_USER_FILES,
+    TASK_CLASSES,
+    render_client,
+    render_server,
+    server_surface_methods,
+)
 from .render.project import ProjectMeta, render_project
 from .render.python.black_format import BLACK_DEFAULTS, Style, format_python, formatting
 from .render.python.syntax import Methods
@@ -260,16 +266,22 @@ def _render(jobs: list[Render], style: Style) -> tuple[dict[str, bytes], dict[st
 # the generated classes whose methods are compared with the plan, by module
 _CHECKED_CLASSES = {
     "client.py": ("Client", "AsyncClient"),
+    "_tasks.py": TASK_CLASSES,
     "base.py": ("ServerBase",),
     "handlers.py": ("Server",),
 }
 
 
 def _verify_methods(
-    ir: PackageIR, path: str, methods: dict[str, Methods], extra: tuple[str, ...] = ()
+    ir: PackageIR,
+    path: str,
+    methods: dict[str, Methods],
+    extra: tuple[str, ...] = (),
+    first: tuple[str, ...] = (),
 ) -> None:
-    """The compiled module defines exactly the planned methods in each generated class, in order."""
-    planned = tuple(tool.method_name for tool in ir.tools) + extra
+    """The compiled module defines exactly the planned methods in each generated class, in order:
+    `first`, one per tool, then `extra`."""
+    planned = first + tuple(tool.method_name for tool in ir.tools) + extra
     for name in _CHECKED_CLASSES[path]:
         if name not in methods.get(path, {}):
             raise InternalGeneratorError(f"generated {path} lacks class {name}")
@@ -293,7 +305,12 @@ def build_client(
         jobs = render_client(ir, cli_name=cli_name)
     jobs.insert(1, _data("tools.json", lambda: tools_json(ir.definitions)))
     files, methods = _render(jobs, style)
-    _verify_methods(ir, "client.py", methods, ir.surfaces.method_names)
+    # with tools, each client class has its task namespaces first (`start`, `resume`), and each
+    # namespace class of _tasks.py its `__init__` and one method per tool
+    namespaces = ("start", "resume") if ir.tools else ()
+    _verify_methods(ir, "client.py", methods, ir.surfaces.method_names, first=namespaces)
+    if ir.tools:
+        _verify_methods(ir, "_tasks.py", methods, first=("__init__",))
     files[PY_TYPED] = b""
     return GeneratedPackage(package=package, files=dict(sorted(files.items())))
 

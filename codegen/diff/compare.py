@@ -231,6 +231,7 @@ def _tool_changes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> 
         yield from _schema_changes(name, "output", "/outputSchema", old["outputSchema"], new["outputSchema"])
     yield from _header_changes(name, old.get("inputSchema"), new.get("inputSchema"))
     yield from _annotation_changes(name, old.get("annotations"), new.get("annotations"))
+    yield from _execution_changes(name, old.get("execution"), new.get("execution"))
     for word in ("description", "title"):
         if old.get(word) != new.get(word):
             yield Change(name, "/" + word, f"{word}-changed", "cosmetic", "cosmetic", f"tool {word} changed")
@@ -240,6 +241,7 @@ def _tool_changes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> 
             "inputSchema",
             "outputSchema",
             "annotations",
+            "execution",
             "description",
             "title",
         } and old.get(word) != new.get(word):
@@ -313,13 +315,81 @@ def _annotation_changes(name: str, old: Any, new: Any) -> Iterator[Change]:
                 "compatible",
                 f"`{hint}` changed from {short(a)} to {short(b)}: hosts may treat the tool differently",
             )
-    for key in sorted((set(before) | set(after)) - set(_ANNOTATIONS)):
+    yield from _cosmetic_members(name, "annotations", "annotation", before, after, set(_ANNOTATIONS))
+
+
+def _cosmetic_members(
+    name: str, member: str, word: str, before: Mapping[str, Any], after: Mapping[str, Any], judged: set[str]
+) -> Iterator[Change]:
+    """Each changed key of the tool's object `member` that is not `judged` elsewhere: cosmetic."""
+    for key in sorted((set(before) | set(after)) - judged):
         if before.get(key) != after.get(key):
             yield Change(
                 name,
-                f"/annotations/{escape_token(key)}",
-                "annotation-changed",
+                f"/{member}/{escape_token(key)}",
+                f"{word}-changed",
                 "cosmetic",
                 "cosmetic",
-                f"annotation `{key}` changed",
+                f"{word} `{key}` changed",
             )
+
+
+# What a change of `execution.taskSupport` does (absent counts as "forbidden"): (old, new) ->
+# (client, server, why). Clients that do not declare the tasks extension can no longer call a tool
+# that becomes "required"; a "forbidden" tool refuses a 2025-11-25 client that asks for a task. A
+# server's handlers stay as they are either way: its runtime reads taskSupport from tools.json.
+_TASK_SUPPORT_JUDGEMENT: Final[Mapping[tuple[str, str], tuple[Severity, Severity, str]]] = {
+    ("forbidden", "optional"): ("compatible", "compatible", "calls may now run as tasks"),
+    ("forbidden", "required"): (
+        "breaking",
+        "compatible",
+        "clients that do not declare the tasks extension can no longer call it",
+    ),
+    ("optional", "required"): (
+        "breaking",
+        "compatible",
+        "clients that do not declare the tasks extension can no longer call it",
+    ),
+    ("optional", "forbidden"): (
+        "possibly-breaking",
+        "compatible",
+        "it no longer runs as a task (a 2025-11-25 server refuses a call that asks for one)",
+    ),
+    ("required", "optional"): ("compatible", "compatible", "it may now also run without a task"),
+    ("required", "forbidden"): (
+        "possibly-breaking",
+        "compatible",
+        "it no longer runs as a task (a 2025-11-25 server refuses a call that asks for one)",
+    ),
+}
+
+
+def _task_support(execution: Any) -> tuple[Any, str]:
+    """(the value, absent meaning "forbidden"; how a message shows it)."""
+    if not isinstance(execution, Mapping) or "taskSupport" not in execution:
+        return "forbidden", "absent"
+    return execution["taskSupport"], short(execution["taskSupport"])
+
+
+def _execution_changes(name: str, old: Any, new: Any) -> Iterator[Change]:
+    """`execution.taskSupport` judged (`_TASK_SUPPORT_JUDGEMENT`; a value outside the three: possibly
+    breaking); any other `execution` member is cosmetic."""
+    (a, a_shown), (b, b_shown) = _task_support(old), _task_support(new)
+    if a != b:
+        known = isinstance(a, str) and isinstance(b, str)
+        client, server, why = (_TASK_SUPPORT_JUDGEMENT.get((a, b)) if known else None) or (
+            "possibly-breaking",
+            "possibly-breaking",
+            "not a taskSupport value mcpgen knows",
+        )
+        yield Change(
+            name,
+            "/execution/taskSupport",
+            "task-support-changed",
+            client,
+            server,
+            f"`taskSupport` changed from {a_shown} to {b_shown}: {why}",
+        )
+    before = old if isinstance(old, Mapping) else {}
+    after = new if isinstance(new, Mapping) else {}
+    yield from _cosmetic_members(name, "execution", "execution", before, after, {"taskSupport"})

@@ -154,6 +154,13 @@ def _text(tool: Mapping[str, Any], key: str) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
+def _task_support(tool: Mapping[str, Any]) -> str | None:
+    """The tool's `execution.taskSupport` when it lets the tool run as a task: "optional" or "required"."""
+    execution = tool.get("execution")
+    value = execution.get("taskSupport") if isinstance(execution, Mapping) else None
+    return value if isinstance(value, str) and value in ("optional", "required") else None
+
+
 def build_ir(spec: ValidatedSpec, *, package: str, stop: Callable[[], bool] | None = None) -> PackageIR:
     """Validated tools -> PackageIR. `stop`: asked between schemas; True raises `Stopped` (the
     pipeline models tools while they are validated, and stops once validation rejects them)."""
@@ -181,6 +188,7 @@ def build_ir(spec: ValidatedSpec, *, package: str, stop: Callable[[], bool] | No
                 description=_text(tool, "description"),
                 title=_text(tool, "title"),
                 input_root=input_model.root,
+                task_support=_task_support(tool),
             )
         )
     return PackageIR(

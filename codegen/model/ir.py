@@ -317,6 +317,7 @@ class ToolIR:
     description: str | None
     title: str | None
     input_root: TypeExpr | None = None  # the input model is a RootModel: one `arguments` param
+    task_support: str | None = None  # "optional" / "required": `execution.taskSupport` lets it run as a task
 
     @property
     def output_is_root(self) -> bool:

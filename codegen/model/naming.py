@@ -27,6 +27,7 @@ from .reserved import RUNTIME_FALLBACK_NAMES, basemodel_member_names, runtime_me
 
 __all__ = [
     "BUILTIN_NAMES",
+    "CLIENT_ATTRIBUTE_NAMES",
     "GENERATED_MODULE_NAMES",
     "KEYWORDS",
     "MAX_IDENTIFIER",
@@ -80,6 +81,10 @@ GENERATED_MODULE_NAMES: frozenset[str] = frozenset(
         "cls",
     }
 )
+
+# Attributes of every generated client besides its tool methods: the typed task namespaces
+# (`client.start.<tool>`, `client.resume.<tool>`) and the runtime's `client.tasks` (issue 34).
+CLIENT_ATTRIBUTE_NAMES: frozenset[str] = frozenset({"start", "resume", "tasks"})
 
 MAX_IDENTIFIER = 80  # longer names are cut and given a digest suffix (still unique, still readable)
 
@@ -230,6 +235,7 @@ def method_reserved_names(extra: Iterable[str] = ()) -> frozenset[str]:
         | BUILTIN_NAMES
         | runtime_member_names()
         | GENERATED_MODULE_NAMES
+        | CLIENT_ATTRIBUTE_NAMES
         | frozenset(extra)
     )
 

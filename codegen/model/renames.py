@@ -111,6 +111,8 @@ def _method_reason(wire: str, final: str, by_plain: Mapping[str, Sequence[str]])
     reasons = []
     if plain in naming.KEYWORDS or plain in naming.SOFT_KEYWORDS:
         reasons.append(f"{plain!r} is a Python keyword")
+    elif plain in naming.CLIENT_ATTRIBUTE_NAMES:
+        reasons.append(f"{plain!r} is an attribute of every generated Client (`client.{plain}`)")
     elif plain in naming.runtime_member_names():
         reasons.append(f"{plain!r} is an attribute of the runtime's Client / ToolServer")
     elif plain in naming.GENERATED_MODULE_NAMES:

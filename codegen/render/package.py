@@ -41,7 +41,7 @@ from .server_surfaces import render_server_surfaces
 from .surfaces import render_resources_class, render_surface_methods
 from .templates import file_header, render_template
 
-__all__ = ["SERVER_USER_FILES", "render_cli_main", "render_client", "render_server"]
+__all__ = ["SERVER_USER_FILES", "TASK_CLASSES", "render_cli_main", "render_client", "render_server"]
 
 # the files of a server package that are the user's once written (never overwritten)
 SERVER_USER_FILES = frozenset({"handlers.py"})
@@ -56,10 +56,16 @@ _METHOD = " " * 8
 
 @dataclass(frozen=True)
 class MethodView:
-    """One client method, laid out for the blocking and the asyncio class."""
+    """One client method, laid out for the blocking and the asyncio class, and its task twins: its
+    method of `client.start` and of `client.resume` (_tasks.py: `Start`/`AsyncStart`, `Resume`/
+    `AsyncResume`)."""
 
     sync: PyCode
     async_: PyCode
+    start_sync: PyCode
+    start_async: PyCode
+    resume_sync: PyCode
+    resume_async: PyCode
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,21 @@ def _args_section(params: Iterable[ParamIR]) -> str:
     return "\n\nArgs:\n" + "\n".join(entries) if entries else ""
 
 
+def _task_section(tool: ToolIR) -> str:
+    """What `execution.taskSupport` means for a caller of a task-capable tool (nothing otherwise)."""
+    if tool.task_support is None:
+        return ""
+    how = (
+        "the server runs every call as a task"
+        if tool.task_support == "required"
+        else "the server may run a call as a task"
+    )
+    return (
+        f'\n\nTask-capable (`execution.taskSupport` "{tool.task_support}"): {how}.\n'
+        f"This method waits for its result; `start.{tool.method_name}(...)` returns a handle at once."
+    )
+
+
 def _default_text(value: JsonScalar) -> str:
     """A schema default as JSON text for a docstring: characters that do not print escaped, long
     strings shortened."""
@@ -101,10 +122,20 @@ def _default_text(value: JsonScalar) -> str:
 
 
 def _client_method(
-    tool: ToolIR, names: TypeNames, imports: Imports, optional: dict[tuple[TypeExpr, str], Node]
+    tool: ToolIR,
+    names: TypeNames,
+    modules: tuple[Imports, Imports],
+    optional: dict[tuple[TypeExpr, str], Node],
 ) -> MethodView:
-    """`optional`: the `_optional_annotation` of each parameter type so far in this module (it
-    imports what they name already)."""
+    """`modules`: the imports of client.py and of _tasks.py (the task twins share the method's
+    annotations); `optional`: the `_optional_annotation` of each parameter type so far (both modules
+    import what they name already)."""
+    imports, tasks = modules
+
+    def both(module: str, name: str) -> str:
+        tasks.add(module, name)
+        return imports.add(module, name)
+
     params: list[Node] = [pysource.code("self")]
     keyword_only: list[Node] = []
     arguments: Node
@@ -128,12 +159,12 @@ def _client_method(
                 node = pysource.annotated_name(param.name, annotation)
                 (params if positional else keyword_only).append(node)
             else:  # UNSET: left out of the call (None is JSON null, where the type allows it)
-                key = (param.type, imports.add("mcpgen_runtime.types", "Unset"))
+                key = (param.type, both("mcpgen_runtime.types", "Unset"))
                 cached = optional.get(key)
                 if cached is None:
                     cached = optional[key] = _optional_annotation(param.type, names, key[1])
                 annotation = cached
-                unset = pysource.ident(imports.add("mcpgen_runtime.types", "UNSET"))
+                unset = pysource.ident(both("mcpgen_runtime.types", "UNSET"))
                 keyword_only.append(pysource.annotated_name(param.name, annotation, unset))
             items.append(
                 pysource.seq(
@@ -144,8 +175,9 @@ def _client_method(
     if keyword_only:
         params += [pysource.code("*"), *keyword_only]
     input_model = names.qualify(tool.input_class)
+    output: list[Node] = []  # the output model, and how a handle's result becomes the method's value
     if tool.output_class is None:
-        returns: Node = pysource.ident(imports.add("mcpgen_runtime.content", "ToolResult"))
+        returns: Node = pysource.ident(both("mcpgen_runtime.content", "ToolResult"))
         call_name, extra = "_call", [input_model]
     else:
         output_model = names.qualify(tool.output_class)
@@ -153,7 +185,12 @@ def _client_method(
             type_node(tool.output_root, names, plain=True) if tool.output_root is not None else output_model
         )
         call_name, extra = "_call_structured", [input_model, output_model]
-    doc = pysource.docstring(_tool_text(tool) + _args_section(tool.params), indent=_METHOD)
+        output.append(output_model)
+        if tool.output_is_root:
+            output.append(_finish_root(tasks))
+    doc = pysource.docstring(
+        _tool_text(tool) + _task_section(tool) + _args_section(tool.params), indent=_METHOD
+    )
     name = pysource.ident(tool.method_name)
 
     sync_header, async_header = layout.def_headers(name, params, returns, indent=_CLASS)
@@ -166,9 +203,101 @@ def _client_method(
     doc_line = pysource.indent_first(doc, _METHOD)
     tail = [_return_root(black_format.style())] if tool.output_is_root else []
     return MethodView(
-        sync=pysource.join([sync_header, doc_line, sync_call, *tail], "\n"),
-        async_=pysource.join([async_header, doc_line, async_call, *tail], "\n"),
+        pysource.join([sync_header, doc_line, sync_call, *tail], "\n"),
+        pysource.join([async_header, doc_line, async_call, *tail], "\n"),
+        *_task_methods(tool, params, returns, [arguments, input_model, *output], output, tasks),
     )
+
+
+def _task_methods(
+    tool: ToolIR,
+    params: list[Node],
+    returns: Node,
+    start_args: list[Node],
+    output: list[Node],
+    imports: Imports,
+) -> tuple[PyCode, PyCode, PyCode, PyCode]:
+    """The tool's methods of `Start`, `AsyncStart`, `Resume`, `AsyncResume`: the plain method's
+    parameters (`task_id` to resume), its return type in a handle; `start_args`: what `_call` gets
+    after the wire name; `output`: the output model and `finish`, if any."""
+    name, wire = pysource.ident(tool.method_name), pysource.literal(tool.wire_name)
+    sync_handle, async_handle = (
+        pysource.seq(
+            pysource.ident(imports.add("mcpgen_runtime.client", handle)),
+            pysource.brk("[", [returns], "]", magic=False),
+        )
+        for handle in ("TaskHandle", "AsyncTaskHandle")
+    )
+    start_sync, start_async = layout.call_statements(
+        [pysource.code("return self._start"), pysource.code("return await self._start")],
+        pysource.brk("(", [wire, *start_args], ")"),
+        indent=_METHOD,
+    )
+    (resume,) = layout.call_statements(
+        [pysource.code("return self._resume")],
+        pysource.brk("(", [wire, _TASK_ID, *output], ")"),
+        indent=_METHOD,
+    )
+    resume_params: list[Node] = [pysource.code("self"), _TASK_ID_PARAM]
+
+    def method(params: list[Node], handle: Node, is_async: bool, body: PyCode) -> PyCode:
+        return pysource.join(
+            [layout.def_header(name, params, handle, indent=_CLASS, is_async=is_async), body], "\n"
+        )
+
+    return (
+        method(params, sync_handle, False, start_sync),
+        method(params, async_handle, True, start_async),
+        method(resume_params, sync_handle, False, resume),
+        method(resume_params, async_handle, False, resume),
+    )
+
+
+def _namespace_inits(imports: Imports) -> dict[str, PyCode]:
+    """The `__init__` header of each task namespace class (templates/client/_tasks.py.jinja), laid
+    out for the style: `def __init__(self, start: Callable[..., TaskHandle[Any]]) -> None:`."""
+
+    def callable_of(result: Node) -> Node:
+        callable_ = pysource.ident(imports.add("collections.abc", "Callable"))
+        return pysource.seq(callable_, pysource.brk("[", [pysource.code("..."), result], "]"))
+
+    def handle(name: str) -> Node:
+        any_ = pysource.ident(imports.add("typing", "Any"))
+        return pysource.seq(
+            pysource.ident(imports.add("mcpgen_runtime.client", name)),
+            pysource.brk("[", [any_], "]", magic=False),
+        )
+
+    awaitable = pysource.ident(imports.add("collections.abc", "Awaitable"))
+    kinds = {
+        "init_start_sync": ("start", handle("TaskHandle")),
+        "init_start_async": (
+            "start",
+            pysource.seq(awaitable, pysource.brk("[", [handle("AsyncTaskHandle")], "]", magic=False)),
+        ),
+        "init_resume_sync": ("resume", handle("TaskHandle")),
+        "init_resume_async": ("resume", handle("AsyncTaskHandle")),
+    }
+    return {
+        key: layout.def_header(
+            pysource.ident("__init__"),
+            [pysource.code("self"), pysource.annotated_name(param, callable_of(result))],
+            pysource.code("None"),
+            indent=_CLASS,
+            is_async=False,
+        )
+        for key, (param, result) in kinds.items()
+    }
+
+
+_TASK_ID = pysource.ident("task_id")
+_TASK_ID_PARAM = pysource.annotated_name("task_id", pysource.code("str"))
+
+
+def _finish_root(imports: Imports) -> Node:
+    """`finish=_attrgetter("root")`: a handle's result is the RootModel's value, as the plain method's."""
+    getter = imports.add("operator", "attrgetter", "_attrgetter")
+    return pysource.keyword_arg("finish", pysource.call(pysource.ident(getter), [pysource.literal("root")]))
 
 
 @functools.lru_cache(maxsize=16)  # the last line of every method whose output is a RootModel
@@ -318,13 +447,14 @@ def render_cli_main(ir: PackageIR, *, cli_name: str | None = None) -> str:
 
 
 def render_client(ir: PackageIR, *, cli_name: str | None = None) -> list[Render]:
-    """The jobs (`jobs.Render`) of `__init__.py`, `client.py` and `__main__.py`, then of models.py and
-    `_models/`."""
+    """The jobs (`jobs.Render`) of `__init__.py`, `client.py`, `_tasks.py` (with tools) and
+    `__main__.py`, then of models.py and `_models/`."""
     return [functools.partial(_render_client, ir, cli_name), *render_models(ir)]
 
 
 def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
     imports = Imports(future=True)  # annotations name models: evaluated never, so nothing is built
+    tasks = Imports(future=True)  # _tasks.py's: the `start` / `resume` namespaces
     fixed = {
         "RUNTIME_API_VERSION": imports.add("mcpgen_runtime._version", "RUNTIME_API_VERSION"),
         "_ClientBase": imports.add("mcpgen_runtime.client", "Client", "_ClientBase"),
@@ -332,16 +462,32 @@ def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
         "PackageTools": imports.add("mcpgen_runtime.tools", "PackageTools"),
     }
     taken = set(fixed) | {"Client", "AsyncClient", "_m", "_RUNTIME_API", "_TOOL_DEFINITIONS"}
-    names = type_names(imports, prefix="_m")
+    names = type_names(imports, tasks, prefix="_m")
     optional: dict[tuple[TypeExpr, str], Node] = {}
-    methods = [_client_method(tool, names, imports, optional) for tool in ir.tools]
+    methods = [_client_method(tool, names, (imports, tasks), optional) for tool in ir.tools]
     surfaces = render_surface_methods(ir.surfaces, imports)
     resources = render_resources_class(ir.surfaces.resources, imports)
+    header = file_header(ir)
+    files: dict[str, str] = {}
     if ir.tools:
         imports.add(".", "models", "_m")
+        imports.add("typing", "TYPE_CHECKING")
+        tasks.add(".", "models", "_m")
+        inits = _namespace_inits(tasks)
+        _check_method_names(ir, tasks.locals() | set(TASK_CLASSES))
+        files["_tasks.py"] = render_template(
+            "client/_tasks.py.jinja",
+            header=header,
+            imports=tasks.block(),
+            start_sync=pysource.join([m.start_sync for m in methods], "\n\n"),
+            start_async=pysource.join([m.start_async for m in methods], "\n\n"),
+            resume_sync=pysource.join([m.resume_sync for m in methods], "\n\n"),
+            resume_async=pysource.join([m.resume_async for m in methods], "\n\n"),
+            **inits,
+        )
     _check_method_names(ir, imports.locals() | taken | {"Resources"})
-    header = file_header(ir)
     return {
+        **files,
         "__init__.py": render_template(
             "client/__init__.py.jinja", header=header, has_resources=resources is not None
         ),
@@ -351,11 +497,16 @@ def _render_client(ir: PackageIR, cli_name: str | None) -> dict[str, str]:
             imports=imports.block(),
             sync_methods=pysource.join([*(m.sync for m in methods), *surfaces.sync], "\n\n"),
             async_methods=pysource.join([*(m.async_ for m in methods), *surfaces.async_], "\n\n"),
+            tasks=bool(ir.tools),
             resources=resources,
             **_runtime_check_context(ir),
         ),
         "__main__.py": render_cli_main(ir, cli_name=cli_name),
     }
+
+
+# the classes of _tasks.py, the task namespaces client.py imports on first use
+TASK_CLASSES = ("Start", "Resume", "AsyncStart", "AsyncResume")
 
 
 def _server_class_names(ir: PackageIR) -> set[str]:

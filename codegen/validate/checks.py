@@ -9,7 +9,8 @@ Rules, in the order they are checked per tool:
 
     SCHEMA-11, MCPGEN-LIMITS   bounds first (depth, size, string lengths, totals across tools), so
                                every later walk is cheap; see `Limits`
-    MCPGEN-TOOL-SHAPE          field types schema.ts requires (name, title, description, ...)
+    MCPGEN-TOOL-SHAPE          field types schema.ts requires (name, title, description, ...;
+                               `execution.taskSupport`: "forbidden", "optional" or "required")
     TOOLS-11/13/14             name length and characters: warnings, errors under `strict`
     TOOLS-15                   duplicate names: always errors
     BASE-27/29                 `_meta` key format: warnings, errors under `strict` (data only, never code)
@@ -75,6 +76,7 @@ _TOOL_NAME_CHARS = re.compile(r"[A-Za-z0-9_.-]")  # TOOLS-13
 _META_LABEL = re.compile(r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\Z")  # BASE-27
 _META_NAME = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)?\Z")  # BASE-29
 _SCHEMA_MEMBERS: Final = ("inputSchema", "outputSchema")
+TASK_SUPPORT: Final = ("forbidden", "optional", "required")  # a tool's `execution.taskSupport`
 
 
 # --------------------------------------------------------------------------- entry point
@@ -334,6 +336,8 @@ def _check_fields(run: Run, tool: Tool, first_by_name: dict[str, str]) -> None:
             "MCPGEN-TOOL-SHAPE",
             f"`icons` must be an array, found {describe(data['icons'])}",
         )
+    if "execution" in data:
+        _check_execution(run, tool, data["execution"])
     if "_meta" in data:
         meta = data["_meta"]
         if not isinstance(meta, Mapping):
@@ -346,6 +350,30 @@ def _check_fields(run: Run, tool: Tool, first_by_name: dict[str, str]) -> None:
         else:
             for key in meta:
                 _check_meta_key(run, tool.name, key, join_pointer(ptr + "/_meta", key))
+
+
+def _check_execution(run: Run, tool: Tool, execution: Any) -> None:
+    """`execution.taskSupport` (the tasks extension; 2025-11-25's `ToolExecution`): whether the tool
+    may run as a task. The server runtime reads it from tools.json, so a value it cannot act on is
+    refused here rather than guessed there."""
+    pointer = tool.pointer + "/execution"
+    if not isinstance(execution, Mapping):
+        run.add(
+            tool.name,
+            pointer,
+            "MCPGEN-TOOL-SHAPE",
+            f"`execution` must be an object, found {describe(execution)}",
+        )
+        return
+    if "taskSupport" in execution and execution["taskSupport"] not in TASK_SUPPORT:
+        value = execution["taskSupport"]
+        shown = repr(clip(value, 40)) if isinstance(value, str) else describe(value)
+        run.add(
+            tool.name,
+            pointer + "/taskSupport",
+            "MCPGEN-TOOL-SHAPE",
+            f"`taskSupport` must be one of {', '.join(map(repr, TASK_SUPPORT))}, found {shown}",
+        )
 
 
 def _check_name(run: Run, tool: Tool, name: str, pointer: str) -> None:

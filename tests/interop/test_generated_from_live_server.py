@@ -84,14 +84,16 @@ def test_client_generated_from_live_server_calls_it(sdk_http_url: str, workdir: 
     (execute_sql succeeds over HTTP, so the live definitions drive Mcp-Param-Region)."""
     done = mcpgen("client", sdk_http_url, "-o", "out", "--package", PACKAGE, cwd=workdir)
     package = workdir / "out" / PACKAGE
-    # six top-level files, then _models/: its __init__.py and modules of consecutive tools (lazy)
+    # seven top-level files (_tasks.py: the task namespaces), then _models/: its __init__.py and
+    # modules of consecutive tools (lazy)
     modules = len(list((package / "_models").glob("t*.py")))
     assert 1 <= modules <= len(SDK_NAMES)
-    assert f"out/{PACKAGE}: {6 + 1 + modules} created" in done.stdout
+    assert f"out/{PACKAGE}: {7 + 1 + modules} created" in done.stdout
     assert sorted(p.name for p in package.iterdir() if p.is_file()) == [
         ".mcpgen-manifest.json",
         "__init__.py",
         "__main__.py",
+        "_tasks.py",
         "client.py",
         "models.py",
         "py.typed",

@@ -196,10 +196,14 @@ def test_spec_edit_report_is_compact(project: Path) -> None:
         ]
         * 2
     )
-    assert lines.count("  files: 3 differ, 7 differ only in the header") == 2
+    # the client's _tasks.py (the task namespaces) differs too: the new parameter of nested_objects
+    assert lines.count("  files: 4 differ, 7 differ only in the header") == 1
+    assert lines.count("  files: 3 differ, 7 differ only in the header") == 1
     assert "    +    added: bool | None = None" in lines  # the diff of what changed is there (models.py)
     assert "A changed description." in out
-    assert len(lines) < 120, out  # was 250 lines with every header and tools.json diffed
+    # was 250 lines with every header and tools.json diffed; 135 since the client's _tasks.py (the
+    # changed method's `start` twins) is diffed too
+    assert len(lines) < 150, out
 
 
 def test_a_write_that_fails_is_reported_for_its_target_and_the_next_is_written(project: Path) -> None:

@@ -35,6 +35,9 @@ SPEC = {
         {"name": "class", "inputSchema": {"type": "object"}},
         {"name": "list", "inputSchema": {"type": "object"}},
         {"name": "getWeather", "inputSchema": {"type": "object"}},
+        {"name": "start", "inputSchema": {"type": "object"}},
+        {"name": "resume", "inputSchema": {"type": "object"}},
+        {"name": "tasks", "inputSchema": {"type": "object"}},
     ]
 }
 # wire name -> (Python name, a word of the reason)
@@ -44,6 +47,9 @@ TOOLS = {
     "call-tool": ("call_tool_", "attribute of the runtime's Client"),
     "class": ("class_", "Python keyword"),
     "list": ("list_", "Python builtin"),
+    "start": ("start_", "attribute of every generated Client (`client.start`)"),
+    "resume": ("resume_", "attribute of every generated Client (`client.resume`)"),
+    "tasks": ("tasks_", "attribute of every generated Client (`client.tasks`)"),
 }
 PARAMS = {
     "class": ("class_", "Python keyword"),
@@ -60,7 +66,7 @@ def test_every_rename_is_a_warning_and_matches_the_generated_code(tmp_path: Path
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if "MCPGEN-RENAMED" in line]
     assert len(lines) == len(TOOLS) + len(PARAMS)
-    assert result.output.rstrip().endswith(f"6 tool(s) usable, 0 excluded, {len(lines)} warning(s)")
+    assert result.output.rstrip().endswith(f"9 tool(s) usable, 0 excluded, {len(lines)} warning(s)")
     for wire, (python, why) in TOOLS.items():
         [line] = [line for line in lines if f"tool {wire!r} is {python!r} in Python: " in line]
         assert why in line and ": warning: " in line and "/name:" in line

@@ -184,6 +184,53 @@ def test_behaviour_annotations_are_flagged_and_text_is_cosmetic() -> None:
     assert judged([tool(annotations={})], [tool(annotations={"destructiveHint": True})]) == set()
 
 
+@pytest.mark.parametrize(
+    ("old", "new", "client", "server"),
+    [
+        (None, "optional", "compatible", "compatible"),
+        ("forbidden", "optional", "compatible", "compatible"),
+        (None, "required", "breaking", "compatible"),
+        ("optional", "required", "breaking", "compatible"),
+        ("required", "optional", "compatible", "compatible"),
+        ("optional", "forbidden", "possibly-breaking", "compatible"),
+        ("required", None, "possibly-breaking", "compatible"),
+        ("optional", "later", "possibly-breaking", "possibly-breaking"),
+    ],
+)
+def test_task_support_changes_are_judged(old: str | None, new: str | None, client: str, server: str) -> None:
+    def with_support(value: str | None) -> dict[str, Any]:
+        return tool(execution={} if value is None else {"taskSupport": value})
+
+    changes = diff_tools([with_support(old)], [with_support(new)]).changes
+    assert [(c.kind, c.pointer, c.client, c.server) for c in changes] == [
+        ("task-support-changed", "/execution/taskSupport", client, server)
+    ]
+    assert changes[0].reason.startswith(
+        f"`taskSupport` changed from {'absent' if old is None else repr(old).replace(chr(39), chr(34))} to "
+    )
+    if new == "required":
+        assert "do not declare the tasks extension" in changes[0].reason
+
+
+def test_task_support_absent_equals_forbidden_and_other_execution_members_are_cosmetic() -> None:
+    assert judged([tool()], [tool(execution={"taskSupport": "forbidden"})]) == set()
+    assert judged([tool(execution={"x": 1})], [tool(execution={"x": 2})]) == {
+        ("execution-changed", "/execution/x", "cosmetic", "cosmetic")
+    }
+
+
+def test_task_support_change_fails_the_diff_command(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    old.write_text(json.dumps({"tools": [tool(execution={"taskSupport": "optional"})]}), "utf-8")
+    new.write_text(json.dumps({"tools": [tool(execution={"taskSupport": "required"})]}), "utf-8")
+    result = CliRunner().invoke(main, ["diff", str(old), str(new), "--format", "json"])
+    assert result.exit_code == 1, result.output
+    (change,) = json.loads(result.stdout)["changes"]
+    assert change["kind"] == "task-support-changed" and change["client"] == "breaking"
+    relaxed = CliRunner().invoke(main, ["diff", str(new), str(old)])
+    assert relaxed.exit_code == 0, relaxed.output
+
+
 def test_refs_are_followed_on_both_sides_and_cycles_end() -> None:
     def with_defs(max_length: int) -> dict[str, Any]:
         return {

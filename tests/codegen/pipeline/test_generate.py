@@ -49,7 +49,7 @@ def test_shared_specs_present() -> None:
     assert SHARED_SPECS.items() <= SPECS.items()
 
 
-CLIENT_FILES = {"__init__.py", "__main__.py", "models.py", "client.py", "tools.json", "py.typed"}
+CLIENT_FILES = {"__init__.py", "__main__.py", "models.py", "client.py", "_tasks.py", "tools.json", "py.typed"}
 SERVER_FILES = {"__init__.py", "models.py", "base.py", "__main__.py", "tools.json", "py.typed"}
 
 

@@ -193,6 +193,14 @@ _ALLOWED_CALLS = {
     "model_rebuild",
     "_call",
     "_call_structured",
+    # the task namespaces (issue 34, _tasks.py): made per access, each forwarding to one runtime method
+    "Start",
+    "Resume",
+    "AsyncStart",
+    "AsyncResume",
+    "_start",
+    "_resume",
+    "_attrgetter",
     "serve_main",
     "load_handlers",
     "handlers_getattr",
@@ -231,6 +239,8 @@ def test_no_code_beyond_the_plan(packages: tuple[GeneratedPackage, GeneratedPack
                     in (
                         None,
                         "__future__",
+                        "collections.abc",
+                        "operator",
                         "typing",
                         "datetime",
                         "pydantic",
@@ -238,6 +248,7 @@ def test_no_code_beyond_the_plan(packages: tuple[GeneratedPackage, GeneratedPack
                         "base",
                         "handlers",
                         "client",
+                        "_tasks",
                         *(["importlib"] if facade else []),
                     )
                     or module_name.startswith("mcpgen_runtime")
@@ -304,10 +315,18 @@ def test_client_defines_exactly_the_planned_methods(
     }
     assert assigned == {"_RUNTIME_API", "_TOOL_DEFINITIONS"}
     classes = {node.name: node for node in module.body if isinstance(node, ast.ClassDef)}
-    assert set(classes) == {"Client", "AsyncClient"}
+    assert list(classes) == ["Client", "AsyncClient"]
+    tools = [EXPECTED_METHODS[tool["name"]] for tool in HOSTILE_TOOLS]
     for cls in classes.values():
         methods = [n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
-        assert methods == [EXPECTED_METHODS[tool["name"]] for tool in HOSTILE_TOOLS]
+        assert methods == ["start", "resume", *tools]  # the task namespaces' properties first
+    tasks = _modules(packages)["client/_tasks.py"]
+    assert not [node for node in tasks.body if isinstance(node, ast.Assign | ast.AnnAssign)]
+    classes = {node.name: node for node in tasks.body if isinstance(node, ast.ClassDef)}
+    assert list(classes) == ["Start", "Resume", "AsyncStart", "AsyncResume"]
+    for cls in classes.values():
+        methods = [n.name for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        assert methods == ["__init__", *tools]
 
 
 def test_docstrings_are_the_cleaned_descriptions(

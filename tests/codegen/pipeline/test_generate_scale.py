@@ -73,13 +73,18 @@ def test_synthetic_spec_generates(synthetic: tuple[GeneratedPackage, GeneratedPa
     assert {n: d for n, d in server.files.items() if "models" in n} == {
         n: d for n, d in client.files.items() if "models" in n
     }
-    assert client.files["client.py"].count(b"\n    def ") == 1000
+    # the plain methods and the two task namespaces' properties of each class; _tasks.py: each
+    # namespace's `__init__`, each tool's `start.x` (blocking, async) and `resume.x` (plain methods)
+    assert client.files["client.py"].count(b"\n    def ") == 1000 + 2 + 2
     assert client.files["client.py"].count(b"\n    async def ") == 1000
+    assert client.files["_tasks.py"].count(b"\n    def ") == 4 + 1000 + 2000
+    assert client.files["_tasks.py"].count(b"\n    async def ") == 1000
 
 
 def test_synthetic_client_imports(imported: ModuleType) -> None:
     methods = [name for name in vars(imported.Client) if not name.startswith("_")]
-    assert len(methods) == 1000 and len(set(methods)) == 1000
+    assert methods[:2] == ["start", "resume"]  # the task namespaces (properties), then one per tool
+    assert len(methods) == 1002 and len(set(methods)) == 1002
     # models.py names every class and imports none: each tool's module is imported on first use
     assert not [name for name in sys.modules if name.startswith("syn_client._models.")]
     kinds = {type(getattr(imported.models, name)).__name__ for name in imported.models._MODULES}

@@ -48,6 +48,40 @@ def specs_to_check() -> dict[str, ValidatedSpec]:
     return specs
 
 
+# What a user's code sees of the task namespaces (issue 34): each `assert_type` fails both checkers
+# unless `client.start.<tool>(...)` / `client.resume.<tool>(id)` is the handle of the plain method's type.
+TASK_USAGE = """\
+from typing import assert_type
+
+from mcpgen_runtime.client import AsyncTaskHandle, TaskHandle
+from mcpgen_runtime.content import ToolResult
+
+from tc_task_tools_client import AsyncClient, Client
+from tc_task_tools_client import models as m
+
+
+def blocking(client: Client) -> m.BuildReportOutput:
+    assert_type(client.start.crunch(3), TaskHandle[ToolResult])
+    assert_type(client.start.list_jobs(), TaskHandle[list[m.ListJobsOutputItem]])
+    assert_type(client.start.start_(what="x"), TaskHandle[ToolResult])
+    assert_type(client.resume.crunch("id"), TaskHandle[ToolResult])
+    assert_type(client.resume.list_jobs("id").result(), list[m.ListJobsOutputItem])
+    handle: TaskHandle[m.BuildReportOutput] = client.start.build_report(project="p", quarter=1)
+    assert_type(handle.task_id, str | None)
+    assert_type(client.resume.build_report("id"), TaskHandle[m.BuildReportOutput])
+    return handle.result()
+
+
+async def asynchronous(client: AsyncClient) -> m.BuildReportOutput:
+    assert_type(await client.start.crunch(3), AsyncTaskHandle[ToolResult])
+    assert_type(client.resume.list_jobs("id"), AsyncTaskHandle[list[m.ListJobsOutputItem]])
+    assert_type(await client.resume.crunch("id").result(), ToolResult)
+    handle = await client.start.build_report(project="p", quarter=1, format="html")
+    assert_type(handle, AsyncTaskHandle[m.BuildReportOutput])
+    return await handle.result()
+"""
+
+
 @dataclass
 class Tree:
     root: Path
@@ -78,6 +112,9 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Tree]:
         ):
             write_package(root, package)
             packages.append(package.package)
+    (root / "tc_task_usage").mkdir()
+    (root / "tc_task_usage" / "__init__.py").write_text(TASK_USAGE, "utf-8")
+    packages.append("tc_task_usage")
     (root / "mypy.ini").write_text(
         "[mypy]\nstrict = True\nplugins = pydantic.mypy\nfollow_imports = silent\npython_version = 3.11\n",
         "utf-8",
@@ -138,6 +175,7 @@ def test_every_spec_is_checked(tree: Tree) -> None:
     for spec in (ROOT / "specs").glob("*.json"):
         assert f"tc_{spec.stem.replace('-', '_')}_client" in tree.packages
     assert len(tree.packages) >= 2 * 8
+    assert "tc_task_tools_client" in tree.packages and "tc_task_usage" in tree.packages
 
 
 def test_ruff_check(tree: Tree) -> None:

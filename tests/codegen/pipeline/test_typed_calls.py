@@ -407,7 +407,8 @@ def _methods(package: ModuleType) -> dict[str, tuple[str, str]]:
     client = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Client")
     found: dict[str, tuple[str, str]] = {}
     for method in client.body:
-        if isinstance(method, ast.FunctionDef):
+        # the task namespaces' properties (`start`, `resume`) call no tool
+        if isinstance(method, ast.FunctionDef) and not method.decorator_list:
             call = next(
                 n
                 for n in ast.walk(method)

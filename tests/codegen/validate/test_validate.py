@@ -224,6 +224,49 @@ def test_annotations_icons_meta_shapes() -> None:
     find(diags, "MCPGEN-TOOL-SHAPE", "/tools/0/_meta", text="must be an object")
 
 
+def test_execution_task_support_values_are_accepted_and_kept() -> None:
+    tools = [
+        tool(f"t{i}", execution=execution)
+        for i, execution in enumerate(
+            [{}, {"taskSupport": "forbidden"}, {"taskSupport": "optional"}, {"taskSupport": "required"}]
+        )
+    ]
+    result = validate(spec(*tools))
+    assert result.warnings == []
+    assert [t["execution"] for t in result.tools] == [t["execution"] for t in tools]
+
+
+@pytest.mark.parametrize(
+    ("execution", "pointer", "text"),
+    [
+        ("optional", "/tools/0/execution", "`execution` must be an object, found a string"),
+        ([], "/tools/0/execution", "`execution` must be an object"),
+        (None, "/tools/0/execution", "`execution` must be an object"),
+        ({"taskSupport": "sometimes"}, "/tools/0/execution/taskSupport", "found 'sometimes'"),
+        ({"taskSupport": "Required"}, "/tools/0/execution/taskSupport", "found 'Required'"),
+        ({"taskSupport": True}, "/tools/0/execution/taskSupport", "'forbidden', 'optional', 'required'"),
+        ({"taskSupport": None}, "/tools/0/execution/taskSupport", "must be one of"),
+    ],
+)
+def test_execution_task_support_other_values_are_errors(execution: Any, pointer: str, text: str) -> None:
+    find(failing(spec(tool(execution=execution))), "MCPGEN-TOOL-SHAPE", pointer, text=text)
+
+
+def test_execution_error_under_skip_invalid_excludes_only_that_tool() -> None:
+    result = validate(
+        spec(tool("ok", execution={"taskSupport": "optional"}), tool("bad", execution={"taskSupport": 1})),
+        skip_invalid=True,
+    )
+    assert [t["name"] for t in result.tools] == ["ok"]
+    find(
+        result.warnings,
+        "MCPGEN-TOOL-SHAPE",
+        "/tools/1/execution/taskSupport",
+        tool_name="bad",
+        severity="warning",
+    )
+
+
 def test_meta_key_format() -> None:
     meta = {
         "ui": {},
