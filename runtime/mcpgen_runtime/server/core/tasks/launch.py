@@ -14,6 +14,7 @@ from collections.abc import Coroutine
 from typing import Any, NamedTuple, Protocol
 
 from ....protocol.tasks import MAX_STATUS_MESSAGE, TaskState, iso_now, mask_task_id
+from ....telemetry import TaskSpan
 from ...store import StoreUnavailable
 from ..context import ToolContext
 from .channel import TaskChannel
@@ -71,6 +72,7 @@ class Launch:
         "promoted",
         "record",
         "settings",
+        "span",
         "tool",
     )
 
@@ -90,6 +92,7 @@ class Launch:
         self.record: TaskRecord | None = None
         self.channel: TaskChannel | None = None
         self.legacy = False  # a 2025-11-25 task: an isError result makes it failed
+        self.span: TaskSpan | None = None  # its run in the background, when tracing
         self._write_lock: asyncio.Lock | None = None
 
     async def drive(self, body: CallBody) -> dict[str, Any]:
