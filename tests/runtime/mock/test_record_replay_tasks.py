@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 
 from mcpgen_runtime.client import Client, ElicitResult
 from mcpgen_runtime.errors import ServiceUnavailableError, TaskCancelledError
-from mcpgen_runtime.mock import running_mock
+from mcpgen_runtime.mock import running_mock, task_ids
 from mcpgen_runtime.mock.cassette import load_cassette
 from mcpgen_runtime.mock.faults import FaultInjector, Faults
 from mcpgen_runtime.mock.task_ids import TaskIdNames
@@ -141,3 +141,12 @@ def test_task_ids_are_named_where_they_stand_and_inside_text_only_when_long() ->
     short = names.rename({"taskId": "7"})
     assert short == {"taskId": "task-2"}
     assert names.rename({"arguments": {"label": "7"}}) == {"arguments": {"label": "7"}}  # any word
+
+
+def test_the_ids_remembered_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(task_ids, "MAX_NAMED", 3)
+    names = TaskIdNames()
+    for n in range(5):
+        names.rename({"taskId": f"peer-chosen-id-{n:04d}"})
+    assert len(names._names) == 3  # the oldest forgotten first
+    assert names.task_id("peer-chosen-id-0004") == "task-5"
