@@ -91,7 +91,8 @@ class TaskSpan:
     `CreateTaskResult` to its terminal state: the root of a trace of its own (the run outlives the
     request), LINKED to the `tools/call` span that created it. `gen_ai.tool.name`, and
     `mcp.task.status` its final status; an error status when it failed (`error.type`: the
-    JSON-RPC code) or completed with an `isError` result (`tool_error`). Never the task id."""
+    JSON-RPC code) or completed with an `isError` result (`tool_error`). Never the task id. A
+    handler that asked for the task (`ctx.run_as_task()`) runs inside it from then on."""
 
     __slots__ = ("_op", "_settled", "_status")
 
@@ -116,6 +117,13 @@ class TaskSpan:
         """The span of a task created now (the `tools/call` span current), or None when not tracing."""
         otel = active()
         return cls(otel, tool) if otel is not None and otel.tracer is not None else None
+
+    def enter(self) -> None:
+        """Make this span current in the calling asyncio task's context for the rest of its life
+        (the task's handler, once it asked to be one: what it traces is the task's)."""
+        op = self._op
+        if op.context is not None:
+            op.otel.context.attach(op.context)
 
     def outcome(self, status: str, error: Any = None, result: Any = None) -> None:
         """The task's terminal state, as written (the winner of the single-winner write; the first

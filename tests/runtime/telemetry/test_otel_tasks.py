@@ -7,10 +7,12 @@ span. Server: the mock (a real ToolServer) under uvicorn on loopback.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 from pydantic import BaseModel
@@ -19,6 +21,7 @@ from mcpgen_runtime import telemetry
 from mcpgen_runtime.client import Client
 from mcpgen_runtime.errors import TaskCancelledError, TaskFailedError
 from mcpgen_runtime.mock import MockServer, parse_responses
+from mcpgen_runtime.server import ServerConfig, ToolContext, ToolServer
 from mcpgen_runtime.tools import tool_table
 from tests.runtime._client_helpers import LiveServer
 from tests.runtime.telemetry.conftest import Recorded
@@ -116,3 +119,19 @@ def test_no_span_holds_the_task_id_even_with_content_captured(otel: Recorded, li
     for span in spans:
         assert task_id not in span.name
         assert not any(task_id in str(value) for value in (span.attributes or {}).values()), span.name
+
+
+def test_a_handler_that_asked_for_its_task_traces_inside_the_tasks_span(otel: Recorded) -> None:
+    async def work(arguments: dict[str, Any], ctx: ToolContext) -> str:
+        await ctx.run_as_task(poll_interval_ms=20)
+        with trace.get_tracer("handler").start_as_current_span("inside"):
+            await asyncio.sleep(0.05)
+        return "done"
+
+    server = ToolServer(ServerConfig(name="tasks-otel", version="1"))
+    server.add_tool({"name": "work", "inputSchema": {"type": "object"}}, work, notify=False)
+    with LiveServer(server) as live, Client(live.url) as client:
+        assert client.call_tool("work", {}).text == "done"
+    spans = otel.wait_for(lambda spans: any(s.name == "task work" for s in spans))
+    run = one(spans, "task work", SpanKind.INTERNAL)
+    assert child_of(one(spans, "inside", SpanKind.INTERNAL), run)

@@ -114,7 +114,12 @@ class Launch:
         if not self.promoted and not self.mark(ttl_ms, poll_interval_ms, status_message):
             return False
         assert self.created is not None
-        return await asyncio.shield(self.created)
+        created = await asyncio.shield(self.created)
+        if created and self.span is not None and asyncio.current_task() is self.job:
+            # The handler asked: its own spans from here on are the task's (the job's context is
+            # its own and ends with it). A marked tool's promotion happens outside the handler.
+            self.span.enter()
+        return created
 
     def mark(self, ttl_ms: int | None, poll_interval_ms: int | None, status_message: str | None) -> bool:
         """Decide that the call becomes a task (False past the in-flight limit: it stays inline)."""
