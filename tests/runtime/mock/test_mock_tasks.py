@@ -54,6 +54,7 @@ class Args(BaseModel):
     n: int = 0
 
 
+@pytest.mark.peer  # servers on loopback
 def test_a_plain_call_polls_the_mocked_task_to_its_answer_after_the_delay() -> None:
     statuses: list[Any] = []
     with running_mock(TOOLS, responses=RESPONSES) as mock:
@@ -69,6 +70,7 @@ def test_a_plain_call_polls_the_mocked_task_to_its_answer_after_the_delay() -> N
         assert [c.arguments for c in mock.calls] == [{"n": 1}, {"n": 4}]
 
 
+@pytest.mark.peer  # servers on loopback
 def test_a_handle_waits_and_cancels_and_a_marked_tool_is_a_task_by_default() -> None:
     with running_mock(TOOLS, responses=RESPONSES) as mock, Client(mock.url) as client:
         handle = client._start_task("crunch", {"n": 1}, Args)
@@ -94,6 +96,7 @@ def test_a_handle_waits_and_cancels_and_a_marked_tool_is_a_task_by_default() -> 
         assert unmarked.task_id is None
 
 
+@pytest.mark.peer  # servers on loopback
 def test_a_client_without_the_extension_gets_the_same_answer_inline() -> None:
     with running_mock(TOOLS, responses=RESPONSES) as mock:
         for arguments in ({"name": "crunch", "arguments": {"n": 1}}, {"name": "marked", "arguments": {}}):
@@ -108,6 +111,7 @@ def test_a_client_without_the_extension_gets_the_same_answer_inline() -> None:
         assert body["result"]["resultType"] == "task"
 
 
+@pytest.mark.peer  # servers on loopback
 def test_an_elicit_rule_asks_inside_the_task_through_tasks_update() -> None:
     asked: list[ElicitRequest] = []
 
@@ -132,6 +136,7 @@ def test_an_elicit_rule_asks_inside_the_task_through_tasks_update() -> None:
         assert mock.calls[1].elicited == {"action": "accept", "content": {"unit": "F"}}
 
 
+@pytest.mark.peer  # servers on loopback
 def test_tasks_over_stdio() -> None:
     with running_mock(TOOLS, responses=RESPONSES, transport="stdio") as mock:
         assert mock.command is not None

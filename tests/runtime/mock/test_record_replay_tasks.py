@@ -51,6 +51,7 @@ def session(url: str, ids: list[str]) -> list[Any]:
     return [plain, asked]
 
 
+@pytest.mark.peer  # servers on loopback
 def test_a_task_server_recorded_then_replayed_without_its_task_ids(tmp_path: Path) -> None:
     cassette = tmp_path / "tasks.yaml"
     port = free_port()
@@ -103,6 +104,7 @@ def _poll_failing_seed() -> int:
     raise AssertionError("no seed")
 
 
+@pytest.mark.peer  # servers on loopback
 def test_an_injected_503_on_a_poll_is_retried_or_surfaced() -> None:
     tools = [{"name": "crunch", "inputSchema": {"type": "object"}}]
     responses = {"tools": {"crunch": [{"task": {"after_ms": 100, "poll_interval_ms": 20}, "text": "done"}]}}

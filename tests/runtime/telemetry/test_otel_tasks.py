@@ -27,7 +27,7 @@ from tests.runtime._client_helpers import LiveServer
 from tests.runtime.telemetry.conftest import Recorded
 from tests.runtime.telemetry.test_otel import child_of, one
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.peer]  # servers on loopback
 
 TOOLS = [{"name": "crunch", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}}]
 FAST = {"poll_interval_ms": 20}
