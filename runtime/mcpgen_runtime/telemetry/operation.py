@@ -119,9 +119,10 @@ class Operation:
         result = response.get("result")
         if type(result) is not dict:
             return True
-        if result.get("resultType") in ("input_required", "task"):
-            # A round, or a task the client polls next: the operation goes on (and a task's
-            # CreateTaskResult is never captured: it holds the task id, a bearer secret).
+        if result.get("resultType") in ("input_required", "task") or type(result.get("task")) is dict:
+            # A round, or a task the client polls next (2025-11-25: `{"task": {...}}`): the
+            # operation goes on, and a CreateTaskResult is never captured (it holds the task id,
+            # a bearer secret).
             self.error = None
             return False
         if result.get("isError") is True and self.attributes.get(METHOD) == "tools/call":
