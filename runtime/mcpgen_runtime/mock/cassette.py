@@ -23,7 +23,8 @@ key, password, cookie or credential, and the headers named with `--scrub-header`
 again wherever they appear in a body; members of `_meta` whose names say so (`progressToken`
 excepted); members named `password`, `token`, `api_key`, `client_secret`... anywhere; and
 token-looking strings (`Bearer …`, JWTs, `sk-…`, `ghp_…`, `xox?-…`, `AKIA…`, `AIza…`).
-Legacy session ids become `[session]`.
+Legacy session ids become `[session]`; task ids (bearer secrets of the recorded principal) become
+`task-1`, `task-2`, … (task_ids.py, applied by the recorder), which replay serves as they are.
 
 `request_key` is what replay matches on: the era (modern `_meta` or not), the method and the
 params without `_meta` (for `tools/call`: the tool name and its arguments); `initialize` by its
@@ -253,7 +254,8 @@ def dump_cassette(interactions: list[dict[str, Any]], upstream: str) -> bytes:
     import yaml
 
     header = (
-        f"# Recorded by mcpgen mock --record (mcpgen-runtime {__version__}); secrets are [scrubbed].\n"
+        f"# Recorded by mcpgen mock --record (mcpgen-runtime {__version__}); secrets are [scrubbed],\n"
+        "# task ids are task-1, task-2, ...\n"
         "# Serve it with: mcpgen mock --replay THIS_FILE --http (or --stdio)\n"
     )
     document = {"cassette": CASSETTE_VERSION, "upstream": upstream, "interactions": interactions}

@@ -5,7 +5,10 @@ requests), in front of whatever serves them: the schema-driven mock, a replayed 
 recording proxy. Whether a request is delayed, failed or dropped is a function of `--seed`, the
 request (era, method, params without `_meta`: cassette.py `request_key`) and how many times that
 request was sent before, so the same run gives the same faults, and a retry (a new id, the same
-request) draws again.
+request) draws again. Requests about tasks (`tasks/get`, `tasks/update`, `tasks/cancel`) count as
+requests like any other — a poll may be delayed, failed or dropped — and their task id counts as
+the order the injector first saw it (`task-1`, `task-2`, …: task_ids.py), not as the random id
+the server drew, so that the same run fails the same polls.
 
 - latency: `100ms` or `50-200ms` (`s` also works): the request waits that long before it is served;
 - error rate P: that fraction of requests is answered HTTP 503 with a JSON-RPC error `-32603`
@@ -34,6 +37,7 @@ from .. import _json
 from ..server.http.asgi_io import ASGIApp, Message, Receive, Scope, Send
 from .canonical import unit_interval
 from .cassette import is_request, request_key
+from .task_ids import TaskIdNames
 
 __all__ = [
     "PIECE_BYTES",
@@ -166,6 +170,7 @@ class FaultInjector:
     def __init__(self, faults: Faults) -> None:
         self.faults = faults
         self._seen: dict[tuple[str, str, bytes], int] = {}
+        self._task_ids = TaskIdNames()
         self._lock = threading.Lock()
         self.injected = {"error": 0, "drop": 0}  # how many of each were injected (tests read it)
 
@@ -173,8 +178,9 @@ class FaultInjector:
         faults = self.faults
         if not faults.active or not is_request(message):
             return Decision()
-        key = request_key(message)
         with self._lock:
+            method = message.get("method")
+            key = request_key(self._task_ids.rename(message) if method.startswith("tasks/") else message)
             number = self._seen.get(key, 0)
             self._seen[key] = number + 1
         parts = (faults.seed, key[0], key[1], key[2].decode(), number)

@@ -26,6 +26,7 @@ from .. import _json
 from ..server.http.asgi_io import Receive, Scope, Send
 from .cassette import Scrubber, is_request, is_response, write_cassette
 from .faults import MAX_BODY_BYTES, Faults, not_http, pipe_reader, protocol_stdout, with_faults
+from .task_ids import TaskIdNames
 from .upstream import (
     SSE,
     HttpUpstream,
@@ -51,7 +52,9 @@ class Recorder:
 
     Progress tokens are written as `progress-1`, `progress-2`, … (in the order requests name
     them), in requests and in their progress notifications alike, so the same traffic gives the
-    same cassette whatever tokens a client draws; replay puts the client's own token back."""
+    same cassette whatever tokens a client draws; replay puts the client's own token back.
+    Task ids, bearer secrets, are written as `task-1`, `task-2`, … (task_ids.py); replay hands
+    the client those names."""
 
     def __init__(self, path: str | Path, upstream: str, scrubber: Scrubber | None = None) -> None:
         self.path = Path(path)
@@ -60,14 +63,16 @@ class Recorder:
         self.interactions: list[dict[str, Any]] = []
         self._by_id: dict[bytes, dict[str, Any]] = {}  # stdio: open requests by id
         self._tokens: dict[bytes, str] = {}  # progress tokens as the client sent them -> as written
+        self.task_ids = TaskIdNames()
         self.save()
 
     def save(self) -> None:
         write_cassette(self.path, self.interactions, self.upstream)
 
     def _scrub(self, message: Any) -> Any:
-        """`message` scrubbed, its progress token (in `_meta` or a progress notification) renamed."""
-        message = self.scrubber.value(message)
+        """`message` scrubbed, its progress token (in `_meta` or a progress notification) and task
+        ids renamed."""
+        message = self.scrubber.value(self.task_ids.rename(message))
         if not isinstance(message, dict) or not isinstance(message.get("params"), dict):
             return message
         params = message["params"]
@@ -87,7 +92,13 @@ class Recorder:
     ) -> dict[str, Any]:
         entry: dict[str, Any] = {}
         if headers is not None:
-            kept = [(name, value) for name, value in headers if name.lower() not in _NOT_RECORDED]
+            self.task_ids.learn(request)
+            by_id = str(request.get("method", "")).startswith("tasks/")
+            kept = [
+                (name, self.task_ids.task_id(value) if by_id and name.lower() == "mcp-name" else value)
+                for name, value in headers
+                if name.lower() not in _NOT_RECORDED
+            ]
             recorded = self.scrubber.header_map(kept)  # first: secrets learnt before bodies are scrubbed
             entry["request"] = self._scrub(dict(request))
             entry["headers"] = recorded

@@ -7,11 +7,15 @@ too: when the recorded server is legacy (it answered `initialize`, and every mod
 got with an error), any modern request gets that recorded refusal, so a client that probes
 differently from the one recorded still finds the server legacy and falls back. The n-th request with one key
 gets the n-th recorded answer with that key, and the last one from then on, so a replay is the
-same every time. The answer is what was recorded: the server's messages (notifications, and its
-requests, whose answers are accepted and not checked), then the response, under the client's id
-and progress token; over HTTP with the recorded status, as SSE when it was a stream (recorded on
-stdio: when the server sent messages before its response), with a
-legacy session id (`replay-1`, `replay-2`, …) where one was opened.
+same every time. Tasks replay by the same rule: the recorded `CreateTaskResult` hands the client
+the cassette's `task-N` id, and its `tasks/get` polls get the recorded states in order, then the
+last (terminal) one again, so a client that polls more often than the recorded one still sees
+every state and the end (one that polls less sees the states it skipped first: the end comes
+after as many polls as were recorded). The answer is what was recorded: the server's messages
+(notifications, and its requests, whose answers are accepted and not checked), then the
+response, under the client's id and progress token; over HTTP with the recorded status, as SSE
+when it was a stream (recorded on stdio: when the server sent messages before its response),
+with a legacy session id (`replay-1`, `replay-2`, …) where one was opened.
 
 A request the cassette does not hold is answered with JSON-RPC error -32603 whose message names
 it (`no recorded answer for tools/call 'echo' with arguments {...}`) and is kept in `misses`;

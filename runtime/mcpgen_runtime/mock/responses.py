@@ -18,6 +18,11 @@ starts; a bad entry stops it with a `ResponsesError` naming the file and the ent
           elicit:                                   # an input-required round first (form elicitation),
             message: Celsius or Fahrenheit?         # then the rule's answer (generated if it has none);
             schema: {type: object, properties: {unit: {type: string, enum: [C, F]}}, required: [unit]}
+        - match: {location: Antarctica}
+          task:                                     # a task (tasks extension) ending 2 s later,
+            after_ms: 2000                          # or [low, high] drawn per seed and arguments
+            status: Asking the penguins             # its statusMessage while it works
+            poll_interval_ms: 250                   # the pollIntervalMs it suggests
         - latency_ms: 200                           # no match: every other call of the tool
           failure_rate: 0.5
       get_weather:
@@ -28,6 +33,14 @@ The first rule whose `match` is contained in the arguments applies. Answers: at 
 without outputSchema), `content` (content blocks as on the wire; with `structured` when the
 tool has an outputSchema), `error`, `rpc_error`; none means a value generated from the schema.
 A declined or cancelled elicitation is answered isError.
+
+`task` (a mapping, or `true` for its defaults: no delay, no status) makes the call a task for a
+client that declared the tasks extension: the client gets a `CreateTaskResult` at once and the task
+completes `after_ms` later with the rule's answer (`rpc_error`: the task fails with that error).
+Latency, injected failures and the rule's `elicit` then happen inside the task: the elicitation
+parks it `input_required` until `tasks/update` answers. A tool whose definition says
+`execution.taskSupport` `optional` or `required` runs as a task with the defaults when no rule
+gives `task`. A client without the extension gets the same answer inline, after the same delay.
 """
 
 from __future__ import annotations
@@ -50,6 +63,7 @@ __all__ = [
     "FaultPlan",
     "ResponsesError",
     "Rule",
+    "TaskPlan",
     "ToolResponses",
     "load_responses",
     "parse_responses",
@@ -58,7 +72,9 @@ __all__ = [
 MAX_FILE_BYTES: Final = 8 * 1024 * 1024
 MAX_LATENCY_MS: Final = 600_000
 _ANSWER_KEYS: Final = ("structured", "text", "content", "error", "rpc_error")
-_RULE_KEYS: Final = frozenset({"match", "elicit", "latency_ms", "failure_rate", *_ANSWER_KEYS})
+_RULE_KEYS: Final = frozenset({"match", "elicit", "task", "latency_ms", "failure_rate", *_ANSWER_KEYS})
+_TASK_KEYS: Final = frozenset({"after_ms", "status", "poll_interval_ms"})
+MAX_STATUS_CHARS: Final = 4096  # a task's statusMessage (the server cuts longer ones)
 _FAULT_KEYS: Final = frozenset({"latency_ms", "failure_rate"})
 
 
@@ -75,6 +91,15 @@ class FaultPlan:
 
     latency_ms: tuple[float, float] | None = None
     failure_rate: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPlan:
+    """A rule's `task`: the call becomes a task that ends `after_ms` ([low, high]) after it began."""
+
+    after_ms: tuple[float, float] = (0.0, 0.0)
+    status: str | None = None
+    poll_interval_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +131,7 @@ class Rule:
     answer: Answer
     elicit: Elicit | None = None
     faults: FaultPlan = FaultPlan()
+    task: TaskPlan | None = None
 
     def matches(self, arguments: Mapping[str, Any]) -> bool:
         return self.match is None or _contains(arguments, self.match)
@@ -244,7 +270,8 @@ def _rule(entry: Any, where: str, tool: ToolSpec, fail: Fail) -> Rule:
     elicit = None
     if "elicit" in entry:
         elicit = _elicit(entry["elicit"], f"{where}.elicit", fail)
-    return Rule(where, match, answer, elicit, _faults(entry, where, fail))
+    task = _task(entry["task"], f"{where}.task", fail) if "task" in entry else None
+    return Rule(where, match, answer, elicit, _faults(entry, where, fail), task)
 
 
 def _answer(entry: Mapping[str, Any], where: str, tool: ToolSpec, fail: Fail) -> Answer:
@@ -327,18 +354,40 @@ def _elicit(spec: Any, where: str, fail: Fail) -> Elicit:
         raise fail(f"{where}.schema", str(exc)) from exc
 
 
+def _task(spec: Any, where: str, fail: Fail) -> TaskPlan:
+    if spec is True:
+        return TaskPlan()
+    if not isinstance(spec, Mapping) or set(spec) - _TASK_KEYS:
+        raise fail(
+            where, "expected true or {after_ms: MS or [low, high], status: TEXT, poll_interval_ms: MS}"
+        )
+    after = _milliseconds(spec, "after_ms", where, fail) or (0.0, 0.0)
+    status = spec.get("status")
+    if status is not None and (not isinstance(status, str) or not 0 < len(status) <= MAX_STATUS_CHARS):
+        raise fail(f"{where}.status", f"expected a non-empty string of at most {MAX_STATUS_CHARS} characters")
+    interval = spec.get("poll_interval_ms")
+    if interval is not None and (type(interval) is not int or not 1 <= interval <= MAX_LATENCY_MS):
+        raise fail(f"{where}.poll_interval_ms", f"expected whole milliseconds (1..{MAX_LATENCY_MS})")
+    return TaskPlan(after, status, interval)
+
+
+def _milliseconds(entry: Mapping[str, Any], key: str, where: str, fail: Fail) -> tuple[float, float] | None:
+    """`key`: a duration in ms or a [low, high] range, at most MAX_LATENCY_MS; None when absent."""
+    if key not in entry:
+        return None
+    value = entry[key]
+    bounds = value if isinstance(value, list) else [value, value]
+    if (
+        len(bounds) != 2
+        or not all(_number(b) and math.isfinite(b) for b in bounds)
+        or not 0 <= bounds[0] <= bounds[1] <= MAX_LATENCY_MS
+    ):
+        raise fail(f"{where}.{key}", f"expected milliseconds (0..{MAX_LATENCY_MS}) or [low, high]")
+    return (float(bounds[0]), float(bounds[1]))
+
+
 def _faults(entry: Mapping[str, Any], where: str, fail: Fail) -> FaultPlan:
-    latency: tuple[float, float] | None = None
-    if "latency_ms" in entry:
-        value = entry["latency_ms"]
-        bounds = value if isinstance(value, list) else [value, value]
-        if (
-            len(bounds) != 2
-            or not all(_number(b) and math.isfinite(b) for b in bounds)
-            or not 0 <= bounds[0] <= bounds[1] <= MAX_LATENCY_MS
-        ):
-            raise fail(f"{where}.latency_ms", f"expected milliseconds (0..{MAX_LATENCY_MS}) or [low, high]")
-        latency = (float(bounds[0]), float(bounds[1]))
+    latency = _milliseconds(entry, "latency_ms", where, fail)
     rate: float | None = None
     if "failure_rate" in entry:
         value = entry["failure_rate"]

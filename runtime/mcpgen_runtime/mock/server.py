@@ -5,14 +5,17 @@ protocol versions and input-required rounds are checked exactly as in a generate
 (core/dispatch/); only the handler is the mock's. A call's answer, in order of precedence:
 
 1. the first rule of the responses file whose `match` the arguments contain (responses.py):
-   latency, an injected failure, an elicitation round, then its answer;
+   a task (its `task`, or by default for a tool marked `execution.taskSupport`, when the client
+   declared the tasks extension), latency, an injected failure, an elicitation round, the task's
+   delay, then its answer;
 2. otherwise, for a tool with an `outputSchema`, a value generated from that schema
    (values.py) — `examples`, `default` and `const` first — checked against the schema before
    it is sent, as structuredContent plus its JSON text (TOOLS-18/19);
 3. otherwise a short text naming the tool and its arguments.
 
 Everything is a function of `seed`, the tool and the canonical arguments (and, for injected
-faults, of how many times those arguments were sent), never of time or process.
+faults and task delays, of how many times those arguments were sent), never of time or process
+(task ids excepted: the server's, random like any server's).
 
 Every call that reaches a handler is recorded in `calls` (once per call, not per input round;
 the latest `MAX_TRACKED`), and, with `record=PATH`, appended to PATH as JSON lines for a test in
@@ -41,7 +44,7 @@ from ..server.core.request_state import STATE_SECRET_ENV
 from ..server.tool_server import ToolServer
 from ..tools import ToolSpec, tool_table
 from .canonical import canonical_json, derive_seed, unit_interval
-from .responses import Answer, ResponsesError, ToolResponses, load_responses
+from .responses import Answer, ResponsesError, Rule, TaskPlan, ToolResponses, load_responses
 from .values import ValueGenerationError, ValueMaker, require_generator
 
 __all__ = ["MOCK_NAME", "MockCall", "MockServer", "read_record"]
@@ -76,7 +79,18 @@ class MockServer(ToolServer):
     file and `MockDependencyError` when a tool needs generated values and hypothesis is missing.
     """
 
-    __slots__ = ("_asking", "_counts", "_ids", "_lock", "_makers", "_record", "calls", "responses", "seed")
+    __slots__ = (
+        "_asking",
+        "_counts",
+        "_ids",
+        "_lock",
+        "_makers",
+        "_record",
+        "_task_tools",
+        "calls",
+        "responses",
+        "seed",
+    )
 
     def __init__(
         self,
@@ -107,6 +121,7 @@ class MockServer(ToolServer):
         self._asking: dict[int, MockCall] = {}  # calls waiting for an elicitation answer, by id
         self._lock = threading.Lock()
         self._makers: dict[str, ValueMaker] = {}
+        self._task_tools = frozenset(d["name"] for d in definitions if _task_support(d) is not None)
         if any(spec.output_schema is not None for spec in specs.values()):
             require_generator()
         for definition in definitions:
@@ -142,11 +157,13 @@ class MockServer(ToolServer):
                 name, arguments, asking=rule is not None and rule.elicit is not None
             )
             state[_CALL_KEY], state[_NUMBER_KEY] = call_id, number
+        task = self._task_plan(name, rule)
+        if task is not None:
+            # False for a client without the extension: the same answer, inline.
+            await ctx.run_as_task(poll_interval_ms=task.poll_interval_ms, status_message=task.status)
         faults = self.responses.faults_for(rule)
         if faults.latency_ms is not None:
-            low, high = faults.latency_ms
-            delay = low + (high - low) * unit_interval(self.seed, "latency", name, arguments, number)
-            await asyncio.sleep(delay / 1000)
+            await asyncio.sleep(self._delay(faults.latency_ms, "latency", name, arguments, number))
         if (
             faults.failure_rate
             and unit_interval(self.seed, "failure", name, arguments, number) < faults.failure_rate
@@ -161,6 +178,8 @@ class MockServer(ToolServer):
             self._note_elicitation(call_id, elicited.wire())
             if not elicited.accepted:
                 raise ToolExecutionError(f"Tool {name!r}: the user did not accept ({elicited.action})")
+        if task is not None:
+            await asyncio.sleep(self._delay(task.after_ms, "task", name, arguments, number))
         answer = rule.answer if rule is not None else Answer()
         if not answer.generated:
             return _canned(answer)
@@ -179,6 +198,18 @@ class MockServer(ToolServer):
                 f"mcpgen mock cannot generate a value valid against the outputSchema of {name!r} ({exc}); "
                 "give this tool a canned answer in --responses"
             ) from exc
+
+    def _task_plan(self, name: str, rule: Rule | None) -> TaskPlan | None:
+        if rule is not None and rule.task is not None:
+            return rule.task
+        return TaskPlan() if name in self._task_tools else None
+
+    def _delay(
+        self, bounds: tuple[float, float], kind: str, name: str, arguments: dict[str, Any], number: int
+    ) -> float:
+        """Seconds in [low, high] ms, the same for the same seed, call and repetition."""
+        low, high = bounds
+        return (low + (high - low) * unit_interval(self.seed, kind, name, arguments, number)) / 1000
 
     def _note_call(self, name: str, arguments: dict[str, Any], *, asking: bool) -> tuple[int, int]:
         """Record a new call; returns its id and how many times these arguments came before."""
@@ -211,6 +242,13 @@ class MockServer(ToolServer):
         if self._record is not None:
             with self._record.open("ab") as out:
                 out.write(_json.dumps(line) + b"\n")
+
+
+def _task_support(definition: Mapping[str, Any]) -> str | None:
+    """`optional` or `required` when the definition marks the tool for tasks, else None."""
+    execution = definition.get("execution")
+    support = execution.get("taskSupport") if isinstance(execution, Mapping) else None
+    return support if support in ("optional", "required") else None
 
 
 def _canned(answer: Answer) -> Any:

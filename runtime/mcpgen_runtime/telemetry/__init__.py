@@ -31,6 +31,13 @@ What is recorded (never headers: no token, no `Authorization`, no `Mcp-Param-*` 
 - every name and value cut to a documented size (span_values.py): a peer's 4 MiB URI costs a
   queued span no more than a short one.
 
+Tasks (the tasks extension): a task's run in the background is a span of its own (`TaskSpan`,
+INTERNAL, `task {tool}`), the root of a new trace LINKED to the `tools/call` span that created it,
+with `mcp.task.status` (completed, failed, cancelled, expired) and never the task id; `tasks/get`,
+`tasks/update` and `tasks/cancel` get spans as other methods do (named by the method alone: the
+id is a secret). On the client a plain call's wait is one `tools/call` span, its polls children of
+it; a `CreateTaskResult` is never captured as a tool result.
+
 Propagation: the client injects its span's context into `params._meta` (`traceparent`,
 `tracestate`, `baggage`) with the globally configured propagators; the server extracts it and
 parents its span on it, linking the context it runs in (an HTTP server span of ASGI
@@ -77,7 +84,7 @@ from .otel import (
     set_capture_content,
     set_enabled,
 )
-from .server_spans import ServerSpan, record_server_session
+from .server_spans import ServerSpan, TaskSpan, record_server_session
 
 __all__ = [
     "ARGUMENTS",
@@ -103,6 +110,7 @@ __all__ = [
     "Otel",
     "PeerRequestSpan",
     "ServerSpan",
+    "TaskSpan",
     "active",
     "capture_content",
     "client_peer",

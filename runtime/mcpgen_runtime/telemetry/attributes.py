@@ -28,6 +28,9 @@ SERVER_PORT = "server.port"
 ARGUMENTS = "gen_ai.tool.call.arguments"
 RESULT = "gen_ai.tool.call.result"
 TOOL_ERROR = "tool_error"
+# A task's background run (tasks extension): its final status (completed, failed, cancelled, expired).
+# Never the task id: a bearer secret.
+TASK_STATUS = "mcp.task.status"
 # Attributes that name one request or session: on spans, never on metrics (cardinality).
 SPAN_ONLY = frozenset({REQUEST_ID, SESSION_ID, RESOURCE_URI, ARGUMENTS, RESULT})
 TRANSPORTS = {"http": {TRANSPORT: "tcp", PROTOCOL_NAME: "http"}, "stdio": {TRANSPORT: "pipe"}}

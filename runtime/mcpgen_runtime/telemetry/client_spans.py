@@ -50,7 +50,9 @@ class ClientSpans:
     A request with the same method and target as the open span continues it while that span's
     last exchange did not end it (an `input_required` round, an error the flow retries): the
     rounds and retries of one call share one span and one trace context. Another request sent
-    meanwhile (the re-listing of XHDR-20, the `initialize` of a legacy fallback) is a child span.
+    meanwhile (the re-listing of XHDR-20, the `initialize` of a legacy fallback, the `tasks/get`
+    polls, `tasks/update` and `tasks/cancel` of a call the server made a task) is a child span:
+    a plain call's whole wait on its task is one `tools/call` span with its polls inside.
     The driver makes the open span current while a request is on the wire and while the user's
     callbacks run (`enter`/`leave`): HTTP-level instrumentation and a legacy server's own requests
     nest under it.
@@ -122,9 +124,13 @@ class ClientSpans:
             top[2] = top[1].reply(response)
 
     def failed(self, exc: BaseException) -> None:
-        """A request failed, or the run ended with `exc`; a retry may still follow."""
-        if self._stack:
-            self._stack[-1][1].failed(exc)
+        """A request failed, or the run ended with `exc`; a retry may still follow. Spans whose
+        exchange ended (a task's last poll) end first: the error is the operation's around them."""
+        stack = self._stack
+        while len(stack) > 1 and stack[-1][2]:
+            stack.pop()[1].end()
+        if stack:
+            stack[-1][1].failed(exc)
 
     def end(self) -> None:
         stack = self._stack

@@ -106,7 +106,7 @@ class Operation:
 
     def reply(self, response: Any) -> bool:
         """Note a JSON-RPC response; True when it ends the operation (False: an `input_required`
-        round, or an error a client may still retry)."""
+        round, a task whose polls follow, or an error a client may still retry)."""
         if type(response) is not dict:
             return True
         error = response.get("error")
@@ -119,7 +119,10 @@ class Operation:
         result = response.get("result")
         if type(result) is not dict:
             return True
-        if result.get("resultType") == "input_required":
+        if result.get("resultType") in ("input_required", "task") or type(result.get("task")) is dict:
+            # A round, or a task the client polls next (2025-11-25: `{"task": {...}}`): the
+            # operation goes on, and a CreateTaskResult is never captured (it holds the task id,
+            # a bearer secret).
             self.error = None
             return False
         if result.get("isError") is True and self.attributes.get(METHOD) == "tools/call":

@@ -1,12 +1,24 @@
 """The server side: `ServerSpan` (the SERVER span of one incoming message, parented on the context
-in `_meta`) and the legacy session duration (`record_server_session`)."""
+in `_meta`), `TaskSpan` (a task's run in the background) and the legacy session duration
+(`record_server_session`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .attributes import ARGUMENTS, PROTOCOL_VERSION, REQUEST_ID, SESSION_ID, TRANSPORTS, target
+from .attributes import (
+    ARGUMENTS,
+    OPERATION,
+    PROTOCOL_VERSION,
+    REQUEST_ID,
+    SESSION_ID,
+    TASK_STATUS,
+    TOOL_ERROR,
+    TOOL_NAME,
+    TRANSPORTS,
+    target,
+)
 from .operation import Operation
 from .otel import Otel, active, capture_content
 from .span_values import captured, masked_arguments
@@ -71,6 +83,67 @@ class ServerSpan:
         op.settle(response, exc)
         if self._token is not None:
             op.otel.context.detach(self._token)
+        op.end()
+
+
+class TaskSpan:
+    """The INTERNAL span of a task's run in the background (tasks extension), from the
+    `CreateTaskResult` to its terminal state: the root of a trace of its own (the run outlives the
+    request), LINKED to the `tools/call` span that created it. `gen_ai.tool.name`, and
+    `mcp.task.status` its final status; an error status when it failed (`error.type`: the
+    JSON-RPC code) or completed with an `isError` result (`tool_error`). Never the task id. A
+    handler that asked for the task (`ctx.run_as_task()`) runs inside it from then on."""
+
+    __slots__ = ("_op", "_settled", "_status")
+
+    def __init__(self, otel: Otel, tool: str) -> None:
+        created_by = otel.trace.get_current_span().get_span_context()
+        links = [otel.trace.Link(created_by)] if created_by.is_valid else None
+        attributes: dict[str, Any] = {TOOL_NAME: tool, OPERATION: "execute_tool"}
+        self._op = Operation(
+            otel,
+            otel.trace.SpanKind.INTERNAL,
+            f"task {tool}",
+            attributes,
+            None,
+            otel.context.Context(),
+            links,
+        )
+        self._status = "failed"  # until an outcome says otherwise (the server stopped)
+        self._settled = False
+
+    @classmethod
+    def start(cls, tool: str) -> TaskSpan | None:
+        """The span of a task created now (the `tools/call` span current), or None when not tracing."""
+        otel = active()
+        return cls(otel, tool) if otel is not None and otel.tracer is not None else None
+
+    def enter(self) -> None:
+        """Make this span current in the calling asyncio task's context for the rest of its life
+        (the task's handler, once it asked to be one: what it traces is the task's)."""
+        op = self._op
+        if op.context is not None:
+            op.otel.context.attach(op.context)
+
+    def outcome(self, status: str, error: Any = None, result: Any = None) -> None:
+        """The task's terminal state, as written (the winner of the single-winner write; the first
+        one given counts: a handler cancelled after the task failed does not make it cancelled)."""
+        if self._settled:
+            return
+        self._settled = True
+        self._status = status
+        if status == "failed" and isinstance(error, dict):
+            code = str(error.get("code"))
+            message = error.get("message")
+            self._op.fail(code, code, message if isinstance(message, str) else None)
+        elif status == "completed" and isinstance(result, dict) and result.get("isError") is True:
+            self._op.fail(TOOL_ERROR)
+
+    def end(self) -> None:
+        op = self._op
+        op.set(TASK_STATUS, self._status)
+        if self._status == "failed" and op.error is None:
+            op.fail("failed")
         op.end()
 
 

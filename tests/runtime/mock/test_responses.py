@@ -159,6 +159,8 @@ def test_the_documented_example_loads() -> None:
 
     responses = parse_responses(yaml.safe_load(example), WEATHER, source="docs/how-to/mock.md")
     assert [r.where for r in responses.rules["get_weather_data"]] == [
-        f"tools.get_weather_data[{i}]" for i in range(4)
+        f"tools.get_weather_data[{i}]" for i in range(5)
     ]
+    task = responses.rules["get_weather_data"][4].task
+    assert task is not None and (task.after_ms, task.poll_interval_ms) == ((2000.0, 2000.0), 250)
     assert responses.defaults.failure_rate == 0.05

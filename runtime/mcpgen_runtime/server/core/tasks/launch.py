@@ -14,6 +14,7 @@ from collections.abc import Coroutine
 from typing import Any, NamedTuple, Protocol
 
 from ....protocol.tasks import MAX_STATUS_MESSAGE, TaskState, iso_now, mask_task_id
+from ....telemetry import TaskSpan
 from ...store import StoreUnavailable
 from ..context import ToolContext
 from .channel import TaskChannel
@@ -71,6 +72,7 @@ class Launch:
         "promoted",
         "record",
         "settings",
+        "span",
         "tool",
     )
 
@@ -90,6 +92,7 @@ class Launch:
         self.record: TaskRecord | None = None
         self.channel: TaskChannel | None = None
         self.legacy = False  # a 2025-11-25 task: an isError result makes it failed
+        self.span: TaskSpan | None = None  # its run in the background, when tracing
         self._write_lock: asyncio.Lock | None = None
 
     async def drive(self, body: CallBody) -> dict[str, Any]:
@@ -111,7 +114,12 @@ class Launch:
         if not self.promoted and not self.mark(ttl_ms, poll_interval_ms, status_message):
             return False
         assert self.created is not None
-        return await asyncio.shield(self.created)
+        created = await asyncio.shield(self.created)
+        if created and self.span is not None and asyncio.current_task() is self.job:
+            # The handler asked: its own spans from here on are the task's (the job's context is
+            # its own and ends with it). A marked tool's promotion happens outside the handler.
+            self.span.enter()
+        return created
 
     def mark(self, ttl_ms: int | None, poll_interval_ms: int | None, status_message: str | None) -> bool:
         """Decide that the call becomes a task (False past the in-flight limit: it stays inline)."""

@@ -26,6 +26,7 @@ from typing import Any
 from .... import _json
 from ....protocol import jsonrpc
 from ....protocol.tasks import MAX_STATUS_MESSAGE, TaskState, iso_now, mask_task_id
+from ....telemetry import TaskSpan
 from ...store import Store, StoreUnavailable, Unsubscribe
 from ...store.base import MAX_VALUE_BYTES
 from ..config import TaskOptions
@@ -126,6 +127,7 @@ class TaskEngine:
             self.ledger, state.task_id, ctx.protocol_version, launch.publish, asks=not launch.legacy
         )
         launch.record = record
+        launch.span = TaskSpan.start(launch.tool)  # linked to the tools/call span, current here
         ctx._detach(launch.channel)
         self._running[state.task_id] = launch
         self._in_flight[launch.owner] += 1
@@ -168,6 +170,8 @@ class TaskEngine:
                     result = await launch.job
             except TimeoutError:
                 _LOG.info("task %s reached its TTL: cancelled and purged", mask_task_id(task_id))
+                if launch.span is not None:
+                    launch.span.outcome("expired")
                 await self.ledger.purge(task_id)
                 return
             except asyncio.CancelledError:
@@ -194,6 +198,8 @@ class TaskEngine:
         except StoreUnavailable as exc:
             _LOG.error("task %s: outcome not written: %s", mask_task_id(task_id), exc)
         finally:
+            if launch.span is not None:
+                launch.span.end()
             renewing.cancel()
             if launch.channel is not None:
                 launch.channel.close()
@@ -214,7 +220,10 @@ class TaskEngine:
             record = launch.record.with_state(
                 status=status, last_updated_at=iso_now(), input_requests=None, **outcome
             )
-            if await self.ledger.settle(record):
+            won = await self.ledger.settle(record)
+            if launch.span is not None and (won or status == "cancelled"):  # a tasks/cancel wrote it
+                launch.span.outcome(status, outcome.get("error"), result)
+            if won:
                 await self.changed(record.task_id)
 
     async def _renew(self, task_id: str) -> None:
@@ -242,6 +251,8 @@ class TaskEngine:
             )
             with contextlib.suppress(StoreUnavailable):
                 if await self.ledger.settle(failed):
+                    if launch.span is not None:
+                        launch.span.outcome("failed", failed.state.error)
                     await self.changed(record.task_id)
             launch.job.cancel()
         if self._cancels is not None:
