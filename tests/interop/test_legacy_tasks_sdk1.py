@@ -73,6 +73,13 @@ def test_a_started_handle_polls_tasks_get_and_fetches_tasks_result(url: str) -> 
         assert plain.task_id is None and plain.result().text == "plain 3"
 
 
+def test_the_first_start_of_a_client_told_it_is_legacy_makes_a_task(url: str) -> None:
+    with Client(url, era="legacy") as client:  # no handshake yet when the first call is a start
+        handle = client._start_task("crunch", {"n": 2}, Args, Total)
+        assert handle.task_id is not None
+        assert handle.result() == Total(total=3)
+
+
 def test_failed_with_is_error_is_a_tool_error_and_cancel_cancels(url: str) -> None:
     with Client(url) as client:
         with pytest.raises(ToolError, match="exploded"):
