@@ -41,9 +41,10 @@ def redis() -> Iterator[RedisServer]:
 
 
 @contextlib.contextmanager
-def replica(redis: RedisServer, lease_s: float = LEASE_S) -> Iterator[tuple[str, int]]:
+def replica(redis: RedisServer, lease_s: float = LEASE_S, grace_s: float = 10.0) -> Iterator[tuple[str, int]]:
     port = free_port()
-    args = [PYTHON, "-m", "tests.runtime.server.tasks.tasks_app", str(port), redis.url, str(lease_s)]
+    app = "tests.runtime.server.tasks.tasks_app"
+    args = [PYTHON, "-m", app, str(port), redis.url, str(lease_s), "100", str(grace_s)]
     with running_server(args, port) as proc:
         yield f"http://127.0.0.1:{port}/mcp", proc.pid
 
@@ -111,18 +112,27 @@ def test_a_listen_stream_hears_a_dead_workers_task_fail(redis: RedisServer, pair
         assert messages[-1]["params"]["error"]["message"] == WORKER_STOPPED
 
 
-def test_a_replica_stopped_with_sigterm_fails_its_tasks_at_once(
+def test_a_replica_stopped_with_sigterm_lets_its_tasks_finish_within_the_grace(
     redis: RedisServer, pair: tuple[str, str]
 ) -> None:
+    """A rolling deploy: the draining replica's tasks get the shutdown grace to finish (their
+    results kept for every replica); only those still running after it fail, with the clear error,
+    at the grace — not at once, and not when their 30 s leases would lapse."""
     _, survivor = pair
-    with httpx.Client(timeout=10) as http, replica(redis, lease_s=30) as (stopping, pid):
+    grace_s = 3.0
+    with httpx.Client(timeout=10) as http, replica(redis, lease_s=30, grace_s=grace_s) as (stopping, pid):
         with httpx.Client(timeout=10) as once:  # closed first: no idle connection holds the drain up
-            task_id = call(once, stopping, "sleepy", {"seconds": 30})["taskId"]
+            quick = call(once, stopping, "sleepy", {"seconds": 1})["taskId"]
+            slow = call(once, stopping, "sleepy", {"seconds": 30})["taskId"]
         stopped_at = time.monotonic()
-        os.kill(pid, signal.SIGTERM)  # drains (nothing in flight), then fails what still runs
-        failed = wait_for(http, survivor, task_id, "failed", timeout=15)
+        os.kill(pid, signal.SIGTERM)
+        done = wait_for(http, survivor, quick, "completed", timeout=10)
+        assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "slept 1"
+        assert time.monotonic() - stopped_at < grace_s
+        assert get(http, survivor, slow)["status"] == "working"  # still within the grace
+        failed = wait_for(http, survivor, slow, "failed", timeout=15)
         assert failed["error"] == {"code": -32603, "message": WORKER_STOPPED}
-        assert time.monotonic() - stopped_at < 10  # long before the 30 s lease would lapse
+        assert grace_s - 0.5 < time.monotonic() - stopped_at < grace_s + 5  # at the grace, not the lease
 
 
 # ---- 100 tasks on the generated conformance server: 3 replicas behind nginx, one killed ----------
