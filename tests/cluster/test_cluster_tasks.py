@@ -135,6 +135,30 @@ def test_a_replica_stopped_with_sigterm_lets_its_tasks_finish_within_the_grace(
         assert grace_s - 0.5 < time.monotonic() - stopped_at < grace_s + 5  # at the grace, not the lease
 
 
+def _ready(url: str) -> bool:
+    try:
+        return httpx.get(url.replace("/mcp", "/readyz"), timeout=5).status_code == 200
+    except httpx.TransportError:
+        return False
+
+
+def test_a_second_ctrl_c_cuts_the_tasks_grace_short(redis: RedisServer, pair: tuple[str, str]) -> None:
+    _, survivor = pair
+    with httpx.Client(timeout=10) as http, replica(redis, lease_s=30, grace_s=30) as (stopping, pid):
+        with httpx.Client(timeout=10) as once:
+            task_id = call(once, stopping, "sleepy", {"seconds": 60})["taskId"]
+        os.kill(pid, signal.SIGTERM)  # the drain: the task may take up to 30 s ...
+        deadline = time.monotonic() + 5
+        while _ready(stopping):  # draining: readiness 503, then the listener closed
+            assert time.monotonic() < deadline, "the replica never started draining"
+            time.sleep(0.02)
+        stopped_at = time.monotonic()
+        os.kill(pid, signal.SIGINT)  # ... until a second Ctrl-C
+        failed = wait_for(http, survivor, task_id, "failed", timeout=10)
+        assert failed["error"] == {"code": -32603, "message": WORKER_STOPPED}
+        assert time.monotonic() - stopped_at < 5
+
+
 # ---- 100 tasks on the generated conformance server: 3 replicas behind nginx, one killed ----------
 
 CLUSTER_LEASE_S = 2.0  # the replicas' `--task-lease` (MCPGEN_TASK_LEASE), so the kill resolves quickly
