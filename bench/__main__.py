@@ -2,14 +2,15 @@
 
     python -m bench [--quick] [--out bench/RESULTS.md]
                     [--skip server,client,layers,legacy-server,legacy-client,legacy-sessions,scale,micro,
-                            roundtrips,otel,gen,imports,dcg]
+                            tasks,roundtrips,otel,gen,imports,dcg]
                     [--variants h11,uvloop] [--duration S] [--repeats N] [--calls N]
 
 Runs bench/server_bench.py (throughput side by side), bench/client_bench.py (per-call latency),
 bench/client_layers.py (the client call taken apart), the legacy era (initialize-based
 revisions: server throughput and client overhead in a 2025-11-25 session, by the same two
 modules, and bench/legacy_sessions.py, the memory of idle sessions), bench/scale.py (1, 2, 4
-replicas behind the shipped nginx configuration),
+replicas behind the shipped nginx configuration), bench/task_poll.py (a `tasks/get` poll beside a
+`tools/call`, in-memory and Redis stores),
 bench/roundtrips.py (cache and multi-round-trip request counts), bench/otel_bench.py (what
 OpenTelemetry instrumentation costs: off, unconfigured, on), bench/micro.py (CPU of the
 parts), bench/gen_bench.py (generator speed, beside main before issue #20),
@@ -46,6 +47,7 @@ from . import (
     roundtrips,
     scale,
     server_bench,
+    task_poll,
 )
 from .servers import EXTRAS, LABELS, ROOT, VARIANTS
 
@@ -58,6 +60,7 @@ PARTS = (
     "legacy-client",
     "legacy-sessions",
     "scale",
+    "tasks",
     "micro",
     "roundtrips",
     "otel",
@@ -176,6 +179,32 @@ def _shown(path: str) -> str:
 def _carried(results: dict[str, Any], part: str) -> list[str]:
     stamp = results.get("carried", {}).get(part)
     return [f"(Carried over from the run of {stamp}: `bench/out/{stamp}-{part}.json`.)", ""] if stamp else []
+
+
+def tasks_section(polls: dict[str, Any], carried: list[str]) -> list[str]:
+    """The RESULTS.md section of bench/task_poll.py's data."""
+    settings = polls["settings"]
+    return [
+        "## Tasks: a `tasks/get` poll beside a `tools/call` (bench/task_poll.py)",
+        "",
+        *carried,
+        "One replica of the generated bench_server (`python -m bench.serve ours --task-tool`: `add` "
+        "and `sleep`, a tool that runs as a task), h11 + asyncio, on the in-memory store and on Redis (a "
+        "local redis-server); the load generator sends one request shape per round, replies checked: "
+        "`tools/call` of add(1, 2), `tasks/get` of a task still `working` and of a `completed` one "
+        "(its result inlined); on Redis also a `tools/call` with the rate limit on (one store round "
+        "trip per call, as a poll makes). The official SDK has no tasks (its `tools/call` for scale); "
+        "the bare-ASGI ceiling answers both shapes with its canned reply. "
+        f"{settings['concurrency']} connections, {settings['warmup']} s warm-up + "
+        f"{settings['duration']} s measured, {settings['repeats']} interleaved repeats, medians. "
+        "`÷ its tools/call`: req/s over the same server's (and store's) `tools/call` req/s.",
+        "",
+        task_poll.table(polls["summary"]),
+        "",
+        *[f"- {line}" for line in polls.get("verdicts", [])],
+        *[f"- skipped: {line}" for line in polls.get("skipped", [])],
+        "",
+    ]
 
 
 def otel_section(otel: dict[str, Any], carried: list[str]) -> list[str]:
@@ -375,6 +404,9 @@ def render(results: dict[str, Any], notes: str) -> str:
         ]
         lines += [f"- {line}" for line in scaled.get("verdicts", [])]
         lines.append("")
+    polls = results.get("tasks")
+    if polls is not None:
+        lines += tasks_section(polls, _carried(results, "tasks"))
     dcg = results.get("dcg")
     if dcg is not None:
         lines += [
@@ -619,6 +651,17 @@ def command(
         save("scale", scdata)
         results["scale"] = scdata
         print(scale.table(scdata), flush=True)
+    if "tasks" not in skip:
+        print("== a tasks/get poll beside a tools/call", file=sys.stderr, flush=True)
+        tdata = task_poll.run(
+            duration=0.5 if quick else duration or 2.0,
+            warmup=0.2 if quick else 0.5,
+            repeats=1 if quick else repeats or 5,
+            concurrency=8,
+        )
+        save("tasks", tdata)
+        results["tasks"] = tdata
+        print(task_poll.table(tdata["summary"]), flush=True)
     if "roundtrips" not in skip:
         print("== round trips", file=sys.stderr, flush=True)
         results["roundtrips"] = roundtrips.run()

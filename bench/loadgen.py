@@ -12,6 +12,9 @@ on that same connection, untimed), then sends `tools/call` with its `Mcp-Session
 
     result = run_load("127.0.0.1", port, connections=8, duration=3.0, warmup=0.5)
     result = run_load("127.0.0.1", port, connections=8, duration=3.0, warmup=0.5, era="legacy")
+
+`request=Request(...)` sends another modern request instead of add(1, 2) (bench/task_poll.py:
+`tasks/get`), its replies checked by the request's own `check`.
 """
 
 from __future__ import annotations
@@ -88,6 +91,25 @@ class BadResponse(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class Request:
+    """A modern request the load sends: its `Mcp-Method` and `Mcp-Name` headers, the body (`%d`:
+    the JSON-RPC id) and the check of a reply (content type, body; None: not checked)."""
+
+    method: str
+    name: str
+    body_template: bytes
+    check: Callable[[bytes, bytes], None] | None
+
+    def head(self, host: str, port: int, path: str) -> bytes:
+        head = HEAD_TEMPLATE.format(path=path, host=host, port=port)
+        return (
+            head.replace("tools/call", self.method)
+            .replace("Mcp-Name: add", f"Mcp-Name: {self.name}")
+            .encode()
+        )
+
+
 def check_result(content_type: bytes, body: bytes) -> None:
     """The reply must be the add(1, 2) result: JSON, or an SSE stream whose last event is it."""
     if content_type.startswith(b"text/event-stream"):
@@ -106,6 +128,10 @@ def check_result(content_type: bytes, body: bytes) -> None:
         raise BadResponse(f"not an add result: {body[:300]!r}") from exc
     if structured.get("sum") != 3 or message["result"].get("isError"):
         raise BadResponse(f"wrong add result: {body[:300]!r}")
+
+
+ADD = Request("tools/call", "add", BODY_TEMPLATE, check_result)
+LEGACY = Request("tools/call", "add", LEGACY_BODY_TEMPLATE, check_result)  # its head is per session
 
 
 @dataclass
@@ -133,9 +159,10 @@ class LoadResult:
 class _Run:
     """Shared state of one load run: the measurement window and the tallies."""
 
-    def __init__(self, host: str, port: int, path: str, body_template: bytes = BODY_TEMPLATE) -> None:
-        self.head = HEAD_TEMPLATE.format(path=path, host=host, port=port).encode()
-        self.body_template = body_template
+    def __init__(self, host: str, port: int, path: str, request: Request) -> None:
+        self.head = request.head(host, port, path)
+        self.body_template = request.body_template
+        self.check = request.check
         self.next_id = 0
         self.measuring = False
         self.stopping = False
@@ -252,10 +279,10 @@ class _Connection(asyncio.Protocol):
         elapsed = time.perf_counter() - self.started
         if status != 200:
             run.error(f"HTTP {status}: {body[:200]!r}")
-        elif self.verified < VERIFY_FIRST:
+        elif self.verified < VERIFY_FIRST and run.check is not None:
             self.verified += 1
             try:
-                check_result(content_type, body)
+                run.check(content_type, body)
             except BadResponse as exc:
                 run.error(str(exc))
         if run.measuring:
@@ -283,10 +310,11 @@ async def _load(
     warmup: float,
     sample: Callable[[], int] | None,
     era: Era,
+    request: Request,
 ) -> LoadResult:
     loop = asyncio.get_running_loop()
     legacy = era == "legacy"
-    run = _Run(host, port, path, LEGACY_BODY_TEMPLATE if legacy else BODY_TEMPLATE)
+    run = _Run(host, port, path, LEGACY if legacy else request)
     protocols: list[_Connection] = []
     sessions: list[str] = []
     if legacy:  # every session opened before any load starts (blocking, untimed)
@@ -344,11 +372,12 @@ def run_load(
     warmup: float = 0.5,
     sample: Callable[[], int] | None = None,
     era: Era = "modern",
+    request: Request | None = None,
 ) -> LoadResult:
     """Drive `connections` closed loops for `warmup` + `duration` seconds; `sample()` (server CPU
     ticks) is read at both ends of the measured window. `era="legacy"`: one session per
-    connection (see the module docstring)."""
-    return asyncio.run(_load(host, port, path, connections, duration, warmup, sample, era))
+    connection (see the module docstring). `request`: what to send (default: add(1, 2))."""
+    return asyncio.run(_load(host, port, path, connections, duration, warmup, sample, era, request or ADD))
 
 
 def exchange(sock: socket.socket, request: bytes) -> tuple[bytes, int, bytes, bytes]:

@@ -1,6 +1,7 @@
 """Serve one benchmark server under uvicorn with explicit, shared settings.
 
     python -m bench.serve KIND --port N [--http h11|httptools] [--loop asyncio|uvloop] [--rate-limit R/B]
+                               [--task-tool]
 
 KIND is one of `SERVERS`. Every server runs in this process (one uvicorn worker, no reload),
 with the same uvicorn settings, so /proc/<pid> of this process is the server's CPU and memory.
@@ -8,7 +9,8 @@ with the same uvicorn settings, so /proc/<pid> of this process is the server's C
 `python -m bench_server --http` serves (`ToolServer.asgi_app()`, every check on), under uvicorn's
 protocol with the slow-client limits as `run_http` serves it (slow_clients.py); its store is
 `MCPGEN_STORE` from the environment, as for `python -m bench_server`, and `--rate-limit` turns on
-the rate limit (bench/scale.py: a call that touches the store).
+the rate limit (bench/scale.py: a call that touches the store), `--task-tool` adds `sleep`, a tool
+that runs as a task (bench/task_poll.py: what a `tasks/get` poll costs).
 """
 
 from __future__ import annotations
@@ -26,7 +28,21 @@ from . import _cli
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _ours(rate_limit: str | None = None) -> Any:
+SLEEP_TOOL = {
+    "name": "sleep",
+    "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}},
+    "execution": {"taskSupport": "optional"},
+}
+
+
+async def _sleep(args: dict[str, Any], ctx: Any) -> str:
+    import asyncio
+
+    await asyncio.sleep(float(args.get("seconds", 0)))  # a client that declared tasks gets a task
+    return "slept"
+
+
+def _ours(rate_limit: str | None = None, task_tool: bool = False) -> Any:
     import dataclasses
 
     from bench_server.handlers import Server
@@ -37,7 +53,10 @@ def _ours(rate_limit: str | None = None) -> Any:
     if rate_limit is not None:
         rate, _, burst = rate_limit.partition("/")
         config = dataclasses.replace(config, rate_limit=RateLimit(float(rate), int(burst)))
-    return Server(config).asgi_app()
+    server = Server(config)
+    if task_tool:
+        server.add_tool(SLEEP_TOOL, _sleep, notify=False)
+    return server.asgi_app()
 
 
 def _sdk() -> Any:
@@ -79,7 +98,8 @@ SERVERS: dict[str, Callable[[], Any]] = {
 @click.option("--http", "http_name", default="h11", type=click.Choice(["h11", "httptools"]))
 @click.option("--loop", default="asyncio", type=click.Choice(["asyncio", "uvloop"]))
 @click.option("--rate-limit", metavar="RATE/BURST", help="ours only: the rate limit on")
-def command(kind: str, port: int, http_name: str, loop: str, rate_limit: str | None) -> None:
+@click.option("--task-tool", is_flag=True, help="ours only: add `sleep`, a tool that runs as a task")
+def command(kind: str, port: int, http_name: str, loop: str, rate_limit: str | None, task_tool: bool) -> None:
     for path in (ROOT, ROOT / "generated"):
         if str(path) not in sys.path:
             sys.path.insert(0, str(path))
@@ -89,7 +109,7 @@ def command(kind: str, port: int, http_name: str, loop: str, rate_limit: str | N
 
     import uvicorn
 
-    app = _ours(rate_limit) if kind == "ours" else SERVERS[kind]()
+    app = _ours(rate_limit, task_tool) if kind == "ours" else SERVERS[kind]()
     http: Any = http_name
     if kind == "ours":  # as run_http serves it: uvicorn's protocol with the slow-client limits
         from mcpgen_runtime.server.core.limits import HttpLimits

@@ -126,3 +126,15 @@ def test_make_bench_quick(tmp_path: Path) -> None:
         assert any("the Redis store costs" in line for line in scaled["verdicts"])
     for row in scaled["rows"]:
         assert row["errors"] == 0 and row["rps"] > 0, row
+
+    polls = results["tasks"]  # bench/task_poll.py: a tasks/get poll beside a tools/call
+    assert "## Tasks: a `tasks/get` poll beside a `tools/call` (bench/task_poll.py)" in text
+    for row in polls["summary"]:  # the load generator checked each task's status in the replies
+        assert row["errors"] == 0 and row["rps"] > 0, row
+    stores = ["memory"] if polls["skipped"] else ["memory", "redis"]
+    assert [(r["store"], r["request"]) for r in polls["summary"] if r["store"] in stores] == [
+        (store, request)
+        for store in stores
+        for request in ("tools/call", "tasks/get working", "tasks/get completed")
+    ]
+    assert any("`tasks/get working` on the memory store" in line for line in polls["verdicts"])

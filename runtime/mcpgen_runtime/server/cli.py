@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import importlib
 import logging
+import math
 import os
 import re
 import sys
@@ -33,6 +34,7 @@ from .tool_server import ToolServer
 
 __all__ = [
     "HELP_OPTIONS",
+    "TASK_LEASE_ENV",
     "SectionedCommand",
     "build_command",
     "handlers_getattr",
@@ -44,6 +46,7 @@ __all__ = [
     "unimplemented_tools",
 ]
 
+TASK_LEASE_ENV = "MCPGEN_TASK_LEASE"
 _LIMITS = HttpLimits()  # the defaults, for --help
 HELP_OPTIONS = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
 
@@ -136,6 +139,15 @@ def build_command() -> click.Command:
             default=None,
             metavar="SECONDS",
             help="on SIGTERM, how long calls in flight may take to finish (default 10)",
+        ),
+        opt(
+            "--task-lease",
+            type=float,
+            default=None,
+            envvar=TASK_LEASE_ENV,
+            metavar="SECONDS",
+            help=f"how soon a task whose replica died reads failed: its worker renews a lease this long "
+            f"every third of it (default 30; env ${TASK_LEASE_ENV})",
         ),
         opt(
             "--store",
@@ -305,6 +317,12 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             config = dataclasses.replace(config, page_size=args["page_size"] or None)
         if args["shutdown_grace"] is not None:
             config = dataclasses.replace(config, shutdown_grace_s=args["shutdown_grace"])
+        if args["task_lease"] is not None:
+            if not 0 < args["task_lease"] < math.inf:
+                raise ValueError(f"--task-lease (${TASK_LEASE_ENV}) must be a positive number of seconds")
+            config = dataclasses.replace(
+                config, tasks=dataclasses.replace(config.tasks, lease_s=args["task_lease"])
+            )
         if args["modern_only"]:
             config = dataclasses.replace(config, modern_only=True)
         if args["max_uri_length"] is not None:

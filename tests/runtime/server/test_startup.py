@@ -23,8 +23,10 @@ from tests.support import ROOT, free_port, running_server
 _ENV = {"PYTHONPATH": os.pathsep.join([str(ROOT / "runtime"), str(ROOT), str(ROOT / "generated")])}
 
 
-def _start(secret: str | None, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, **_ENV}
+def _start(
+    secret: str | None, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **_ENV, **(env or {})}
     env.pop("MCPGEN_STATE_SECRET", None)
     if secret is not None:
         env["MCPGEN_STATE_SECRET"] = secret
@@ -89,6 +91,26 @@ def test_unusable_rate_limit_stops_the_server_at_start(value: str) -> None:
     assert done.returncode == 2 and "'--rate-limit': takes RATE/BURST, e.g. 5/20" in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "env", "says"),
+    [
+        (("--task-lease", "0"), {}, "cannot start: --task-lease ($MCPGEN_TASK_LEASE) must be a positive"),
+        (("--task-lease", "nan"), {}, "cannot start: --task-lease ($MCPGEN_TASK_LEASE) must be a positive"),
+        (
+            (),
+            {"MCPGEN_TASK_LEASE": "-1"},
+            "cannot start: --task-lease ($MCPGEN_TASK_LEASE) must be a positive",
+        ),
+        ((), {"MCPGEN_TASK_LEASE": "soon"}, "'soon' is not a valid float"),
+    ],
+)
+def test_unusable_task_lease_stops_the_server_at_start(
+    args: tuple[str, ...], env: dict[str, str], says: str
+) -> None:
+    done = _start(None, "--port", str(free_port()), *args, env=env)
+    assert done.returncode == 2 and says in done.stderr, done.stderr
+
+
 def test_good_secret_serves() -> None:
     port = free_port()
     env = {"MCPGEN_STATE_SECRET": "0123456789abcdef0123456789abcdef"}
@@ -121,6 +143,7 @@ def test_help_names_the_package_and_every_option_group(flag: str) -> None:
         "--tool-scope",
         "--parser",
         "--max-uri-length",
+        "--task-lease",
     ):
         assert option in done.stdout
     assert "OAuth (HTTP):" in done.stdout and "Slow clients (HTTP):" in done.stdout

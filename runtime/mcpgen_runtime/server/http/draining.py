@@ -5,7 +5,8 @@ uvicorn's own drain closes the listener at once, resetting connections the kerne
 event loop had not accepted (a proxy that sent a POST on one answers 502), and re-raises the signal
 once drained (SIGTERM then kills the process: exit 143, no "stopped" line, queued telemetry lost).
 Here the waiting connections are accepted and served first, calls the grace period cut off get to
-answer (a retryable 503, app.py), and the signal is not re-raised.
+answer (a retryable 503, app.py), and the signal is not re-raised. Tasks running here get what is
+left of the same grace to end; those still running then fail ("the server running this task stopped").
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -69,6 +71,7 @@ class DrainingServer(uvicorn.Server):
             self.on_listening()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        until = time.monotonic() + self.mcp.config.shutdown_grace_s
         self.mcp.probes.draining = True
         _LOG.info("shutting down: draining for up to %.0fs", self.mcp.config.shutdown_grace_s)
         self.mcp.close_subscriptions()  # SUB-07: open listen streams end instead of holding shutdown up
@@ -77,7 +80,16 @@ class DrainingServer(uvicorn.Server):
         await super().shutdown(sockets)  # closes the listener first
         if self.server_state.tasks:  # cut off at the grace period: they answer 503 (`_watched`)
             await asyncio.wait(set(self.server_state.tasks), timeout=1.0)
-        await self.mcp.close_shared_state()
+        await self._finish_tasks(until)
+        await self.mcp.close_shared_state()  # fails the tasks still running
+
+    async def _finish_tasks(self, until: float) -> None:
+        """Tasks running here (detached from any connection) get what is left of the grace to end,
+        as calls in flight do: a rolling deploy does not fail work that would finish. A second
+        Ctrl-C cuts it short."""
+        while not self.force_exit and (left := until - time.monotonic()) > 0:
+            if await self.mcp.finish_tasks(min(left, 0.25)):
+                return
 
     async def _accept_backlog(self) -> None:
         """Take the connections the kernel completed but the event loop has not accepted yet:

@@ -48,7 +48,8 @@ def run_http(
     SIGTERM or SIGINT drains the replica: readiness answers 503, the listener closes (a proxy's
     next connection goes to another replica), listen and legacy SSE streams end cleanly so their
     clients reconnect elsewhere, idle keep-alive connections close, and calls in flight finish,
-    for up to `ServerConfig.shutdown_grace_s`; then what still runs is cancelled. Either signal
+    for up to `ServerConfig.shutdown_grace_s`, as do tasks running here; then what still runs is
+    cancelled (a task: `failed`, on every replica at once). Either signal
     then returns normally (no KeyboardInterrupt, no re-raised SIGTERM): the caller flushes
     telemetry and exits 0. A second SIGINT cuts the drain short."""
 

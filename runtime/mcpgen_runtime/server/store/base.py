@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 __all__ = [
     "MAX_LOG_LENGTH",
@@ -82,6 +82,11 @@ class Store(ABC):
     async def get(self, key: str, *, touch_s: float | None = None) -> bytes | None:
         """The record, or None when absent or expired; with `touch_s`, its expiry restarts at that
         many seconds in the same step (GETEX)."""
+
+    async def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        """The records of `keys` in order (None: absent or expired), read in one step where the
+        store can (MGET: one round trip, one instant)."""
+        return [await self.get(key) for key in keys]
 
     @abstractmethod
     async def put(self, key: str, value: bytes, ttl_s: float) -> None:

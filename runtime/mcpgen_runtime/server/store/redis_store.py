@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -126,6 +126,10 @@ class RedisStore(Store):
         else:
             value = await self._call(self._redis.getex(self._key(key), px=_ms(touch_s)))
         return value
+
+    async def get_many(self, keys: Sequence[str]) -> list[bytes | None]:
+        values: list[bytes | None] = await self._call(self._redis.mget([self._key(key) for key in keys]))
+        return values
 
     async def put(self, key: str, value: bytes, ttl_s: float) -> None:
         check_value(value)

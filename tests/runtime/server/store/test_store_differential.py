@@ -53,6 +53,18 @@ def test_records_expire_and_touch_extends(redis_server: RedisServer) -> None:
     assert memory == shared == [None, b"one", True, False, b"one", True, False, None, None, False, b"y", b"y"]
 
 
+def test_get_many_reads_records_in_order_absent_and_expired_as_none(redis_server: RedisServer) -> None:
+    async def script(store: Store) -> list[Any]:
+        await store.put("a", b"one", 5)
+        await store.put("b", b"two", 0.2)
+        await asyncio.sleep(0.3)
+        await store.put("c", b"three", 5)
+        return [await store.get_many(["c", "missing", "b", "a"]), await store.get_many([])]
+
+    memory, shared = _both(redis_server, script)
+    assert memory == shared == [[b"three", None, None, b"one"], []]
+
+
 def test_event_logs_are_bounded_and_read_after_a_position(redis_server: RedisServer) -> None:
     async def script(store: Store) -> list[Any]:
         positions = [await store.append("log", b"e%d" % i, max_len=3, ttl_s=5) for i in range(1, 6)]

@@ -99,9 +99,12 @@ async def cancelled_seen(args: dict[str, Any], ctx: ToolContext) -> str:
     return ",".join(CANCELLED)
 
 
-def make_server(store: str | None = None, lease_s: float = 30.0, max_in_flight: int = 100) -> ToolServer:
+def make_server(
+    store: str | None = None, lease_s: float = 30.0, max_in_flight: int = 100, shutdown_grace_s: float = 10.0
+) -> ToolServer:
     config = ServerConfig(
         name="tasks-tests",
+        shutdown_grace_s=shutdown_grace_s,
         store=store,
         state_secrets=(STATE_SECRET,),
         tasks=TaskOptions(lease_s=lease_s, max_in_flight=max_in_flight),
@@ -132,4 +135,5 @@ if __name__ == "__main__":
     store = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] != "-" else None
     lease = float(sys.argv[3]) if len(sys.argv) > 3 else 30.0
     in_flight = int(sys.argv[4]) if len(sys.argv) > 4 else 100
-    make_server(store, lease, in_flight).run_http("127.0.0.1", port)
+    grace = float(sys.argv[5]) if len(sys.argv) > 5 else 10.0
+    make_server(store, lease, in_flight, grace).run_http("127.0.0.1", port)

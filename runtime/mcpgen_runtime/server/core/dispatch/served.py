@@ -337,6 +337,11 @@ class ServedSet:
         the store cannot be reached."""
         await self._fanout.start()
 
+    async def finish_tasks(self, timeout: float) -> bool:
+        """Shutdown: wait up to `timeout` seconds for this process's tasks to end; True when none
+        runs any more (`close_shared_state` fails those still running)."""
+        return await self._tasks.finish(timeout)
+
     async def close_shared_state(self) -> None:
         """Leave the fan-out and release the store's connections (server shutdown)."""
         await self._tasks.close()

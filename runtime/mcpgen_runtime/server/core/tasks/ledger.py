@@ -53,16 +53,17 @@ class TaskLedger:
         return await self.store.put_new(end_key(record.task_id), record.encode(), record.ttl_left())
 
     async def read(self, task_id: str, owner: str | None) -> TaskRecord | None:
-        """The task as it is now, or None when unknown, expired or another principal's."""
-        raw = await self.store.get(end_key(task_id))
+        """The task as it is now, or None when unknown, expired or another principal's. Its three
+        keys are read in one step (a `tasks/get` poll costs one store round trip)."""
+        keys = (end_key(task_id), live_key(task_id), lease_key(task_id))
+        raw, live, lease = await self.store.get_many(keys)
         if raw is None:
-            raw = await self.store.get(live_key(task_id))
-            if raw is None:
+            if live is None:
                 return None
-            record = TaskRecord.decode(raw)
+            record = TaskRecord.decode(live)
             if record.owner != owner:
                 return None
-            if await self.store.get(lease_key(task_id)) is None:
+            if lease is None:
                 return await self._lapsed(record)
             if record.state.status == "input_required":
                 return await self._without_answered(record)

@@ -45,13 +45,16 @@ _LOG = logging.getLogger("mcpgen.server")
 class TaskEngine:
     """The tasks of one server: promotion (`run`), the workers of this process, cancellations."""
 
-    __slots__ = ("_cancels", "_in_flight", "_running", "ledger", "options", "store")
+    __slots__ = ("_cancels", "_in_flight", "_running", "_supervisors", "ledger", "options", "store")
 
     def __init__(self, store: Store, options: TaskOptions) -> None:
         self.store = store
         self.options = options
         self.ledger = TaskLedger(store, options.lease_s)
         self._running: dict[str, Launch] = {}
+        self._supervisors: set[asyncio.Task[None]] = (
+            set()
+        )  # one per task running here, until its outcome is written
         self._in_flight: Counter[str | None] = Counter()
         self._cancels: Unsubscribe | None = None
 
@@ -131,7 +134,9 @@ class TaskEngine:
         ctx._detach(launch.channel)
         self._running[state.task_id] = launch
         self._in_flight[launch.owner] += 1
-        asyncio.get_running_loop().create_task(self._supervise(launch))
+        supervisor = asyncio.get_running_loop().create_task(self._supervise(launch))
+        self._supervisors.add(supervisor)
+        supervisor.add_done_callback(self._supervisors.discard)
         assert launch.created is not None
         launch.created.set_result(True)
         return record
@@ -235,9 +240,16 @@ class TaskEngine:
             except StoreUnavailable as exc:
                 _LOG.warning("task %s: lease not renewed: %s", mask_task_id(task_id), exc)
 
+    async def finish(self, timeout: float) -> bool:
+        """Server shutdown: wait up to `timeout` seconds for the tasks running here to end (their
+        outcomes written, leases renewed meanwhile); True when none is left."""
+        if self._supervisors and timeout > 0:
+            await asyncio.wait(set(self._supervisors), timeout=timeout)
+        return not self._supervisors
+
     async def close(self) -> None:
-        """Server shutdown (after the drain): the tasks still running here fail now — on every
-        replica at once, not when their leases lapse — and their handlers are cancelled."""
+        """Server shutdown (after the drain and `finish`): the tasks still running here fail now —
+        on every replica at once, not when their leases lapse — and their handlers are cancelled."""
         for launch in list(self._running.values()):
             record = launch.record
             if record is None or launch.job is None:
