@@ -16,6 +16,8 @@ from typing import Any
 
 from .walk import (
     ANNOTATIONS,
+    MAX_NODES,
+    MAX_POINTER,
     VALIDATION,
     Walk,
     disjoint_branches,
@@ -133,6 +135,8 @@ class _Lowerer:
         self.rules = rules
         self.walk = walk
         self.recursive = recursive
+        self.visited = 0
+        self.too_large = False
 
     def refuse(self, path: tuple[str | int, ...], keyword: str, message: str) -> None:
         self.walk.report(pointer(*path), keyword, message)
@@ -142,6 +146,16 @@ class _Lowerer:
 
     def node(self, node: Any, path: tuple[str | int, ...], *, depth: int, in_ref: tuple[str, ...]) -> Any:
         rules = self.rules
+        self.visited += 1
+        if self.visited > MAX_NODES or len(path) + len(in_ref) > MAX_POINTER:
+            if not self.too_large:
+                self.too_large = True
+                self.walk.report(
+                    "",
+                    "$ref",
+                    f"larger than mcpgen lints ({MAX_NODES} schemas, {MAX_POINTER} levels, references inlined)",
+                )
+            return {}
         if node is True or node == {}:
             if rules.needs_type:
                 self.refuse(path, "type", f"{rules.title} needs a type here (any value is not expressible)")
@@ -359,7 +373,8 @@ class _Lowerer:
         if not isinstance(properties, dict):
             self.refuse((*path, "properties"), "properties", "`properties` is not an object")
             return
-        required = [name for name in node.get("required", []) if isinstance(name, str)]
+        listed = node.get("required")
+        required = [name for name in listed if isinstance(name, str)] if isinstance(listed, list) else []
         lowered: dict[str, Any] = {}
         for name, sub in properties.items():
             here = (*path, "properties", name)

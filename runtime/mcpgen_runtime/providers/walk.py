@@ -20,6 +20,8 @@ from typing import Any
 
 __all__ = [
     "ANNOTATIONS",
+    "MAX_NODES",
+    "MAX_POINTER",
     "VALIDATION",
     "Lowered",
     "Problem",
@@ -51,6 +53,12 @@ ANNOTATIONS = frozenset(
     }
 )
 
+
+# What one tool's walk takes from a server, at most: schemas visited (inlined `$ref`s counted each
+# time, so shared definitions inlined again and again cannot blow up) and reference tokens of
+# nesting (properties, items, branches and inlined references). A schema past either is refused.
+MAX_NODES = 20_000
+MAX_POINTER = 256
 
 # The JSON Schema keywords (2020-12 and draft-07) that constrain values beside those the walk
 # interprets itself; any other keyword is unknown to a validator, which ignores it (an annotation).
@@ -234,33 +242,48 @@ class Walk:
         return node
 
     def recursive_refs(self) -> set[str]:
-        """The local `$ref`s that reach themselves (a recursive schema)."""
-        found: set[str] = set()
-
-        def refs_in(node: Any) -> list[str]:
-            out: list[str] = []
-            if isinstance(node, dict):
-                ref = node.get("$ref")
-                if isinstance(ref, str):
-                    out.append(ref)
-                for key, value in node.items():
-                    if key not in ("$defs", "definitions"):
-                        out.extend(refs_in(value))
-            elif isinstance(node, list):
-                for item in node:
-                    out.extend(refs_in(item))
-            return out
-
-        def visit(ref: str, stack: tuple[str, ...]) -> None:
-            if ref in stack:
-                found.update(stack[stack.index(ref) :])
-                return
+        """The local `$ref`s that reach themselves (a recursive schema). Each target is read once,
+        nested at most `MAX_POINTER` levels, so a schema of shared definitions costs its size, not
+        the number of its paths."""
+        edges: dict[str, list[str]] = {}
+        pending = refs_in(self.root)
+        while pending and len(edges) < MAX_NODES:
+            ref = pending.pop()
+            if ref in edges:
+                continue
             target = self.resolve(ref)
-            if target is None or len(stack) > 64:
-                return
-            for inner in refs_in(target):
-                visit(inner, (*stack, ref))
-
-        for ref in refs_in(self.root):
-            visit(ref, ())
+            edges[ref] = refs_in(target) if target is not None else []
+            pending.extend(edges[ref])
+        found: set[str] = set()
+        for start in edges:
+            seen: set[str] = set()
+            frontier = list(edges[start])
+            while frontier:
+                ref = frontier.pop()
+                if ref == start:
+                    found.add(start)
+                    break
+                if ref not in seen:
+                    seen.add(ref)
+                    frontier.extend(edges.get(ref, ()))
         return found
+
+
+def refs_in(node: Any) -> list[str]:
+    """Every `$ref` under `node` but not in its `$defs`/`definitions` (those count where they are used)."""
+    out: list[str] = []
+    stack: list[tuple[Any, int]] = [(node, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_POINTER:
+            continue
+        if isinstance(item, dict):
+            ref = item.get("$ref")
+            if isinstance(ref, str):
+                out.append(ref)
+            stack.extend(
+                (value, depth + 1) for key, value in item.items() if key not in ("$defs", "definitions")
+            )
+        elif isinstance(item, list):
+            stack.extend((value, depth + 1) for value in item)
+    return out

@@ -244,3 +244,27 @@ def test_a_lowered_schema_is_taken_as_it_is(profile: str) -> None:
     for result in lowered:
         again = lint_tool(profile, {"name": result.name, "inputSchema": result.schema})
         assert again.problems == (), (result.tool, again.problems)
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_a_deeply_nested_schema_is_refused_within_bounds(profile: str) -> None:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(2000):  # past the interpreter's recursion limit if the walk followed it all
+        schema = obj({"x": schema}, ["x"], additionalProperties=False)
+    result = lint_tool(profile, tool(schema))
+    assert result.status == "never"
+    assert any("larger than mcpgen lints" in problem.message for problem in result.problems)
+
+
+def test_shared_definitions_inlined_again_and_again_cannot_blow_up() -> None:
+    """Forty definitions, each referring to the next twice: 2**40 paths, refused in a bounded walk."""
+    defs = {
+        f"D{n}": obj({"a": {"$ref": f"#/$defs/D{n + 1}"}, "b": {"$ref": f"#/$defs/D{n + 1}"}})
+        for n in range(40)
+    }
+    defs["D40"] = {"type": "string"}
+    schema = obj({"root": {"$ref": "#/$defs/D0"}}, **{"$defs": defs})
+    result = lint_tool("gemini", tool(schema))
+    assert result.status == "never"
+    assert any("larger than mcpgen lints" in problem.message for problem in result.problems)
+    assert lint_tool("openai-strict", tool(schema)).status == "lowered"  # kept as references

@@ -42,6 +42,8 @@ def _check(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_every_spec_taken_or_lowered_is_accepted_by_the_providers_sdk() -> None:
+    """One run of the SDKs (importing them is most of its time): every lowered spec of the corpora
+    passes, and shapes the profiles report unlowered fail, so the check is not vacuous."""
     items = [
         {"profile": profile, "name": result.name, "schema": result.schema}
         for profile in PROFILES
@@ -50,26 +52,21 @@ def test_every_spec_taken_or_lowered_is_accepted_by_the_providers_sdk() -> None:
     ]
     assert {item["profile"] for item in items} == set(PROFILES)
     assert len(items) > 300
-    assert _check(items) == []
-
-
-def test_the_checker_refuses_what_the_profiles_refuse() -> None:
-    """The SDK check is not vacuous: shapes the profiles report (unlowered) fail it."""
-    items = [
+    unlowered = [
         {
             "profile": "openai-strict",
-            "name": "a",
+            "name": "!a",
             "schema": {"type": "object", "properties": {"x": {"type": "string"}}},
         },
         {
             "profile": "anthropic",
-            "name": "b",
+            "name": "!b",
             "schema": {"type": "object", "properties": {"x": {"type": ["string", "null"]}}},
         },
         {
             "profile": "gemini",
-            "name": "c",
+            "name": "!c",
             "schema": {"type": "object", "properties": {"x": {"type": "string", "const": "k"}}},
         },
     ]
-    assert [failure["name"] for failure in _check(items)] == ["a", "b", "c"]
+    assert [failure["name"] for failure in _check(items + unlowered)] == ["!a", "!b", "!c"]
