@@ -153,7 +153,7 @@ class _Lowerer:
                 self.walk.report(
                     "",
                     "$ref",
-                    f"larger than mcpgen lints ({MAX_NODES} schemas, {MAX_POINTER} levels, references inlined)",
+                    f"larger than mcpgen lints ({MAX_NODES} schemas or {MAX_POINTER} levels)",
                 )
             return {}
         if node is True or node == {}:
