@@ -163,8 +163,8 @@ class _Lowerer:
                 self.lower(path, "true", "the schema `true`", "`{}` (the same: any value)")
             return {}
         if node is False or not isinstance(node, dict):
-            self.refuse(path, "type", f"{rules.title} cannot express the schema {node!r}")
-            return node
+            self.refuse(path, "type", f"{rules.title} cannot express the schema {str(node)[:40]!r}")
+            return {}
         node = self._merge_single_all_of(node, path)
         out: dict[str, Any] = {}
         for key, value in node.items():
@@ -318,7 +318,9 @@ class _Lowerer:
     def _format_pattern(self, node: dict[str, Any], out: dict[str, Any], path: tuple[str | int, ...]) -> None:
         rules = self.rules
         if "format" in node:
-            if rules.formats is None or node["format"] in rules.formats:
+            if not isinstance(node["format"], str):
+                self.refuse((*path, "format"), "format", "`format` is not a string")
+            elif rules.formats is None or node["format"] in rules.formats:
                 out["format"] = node["format"]
             else:
                 self.lower(
@@ -329,9 +331,9 @@ class _Lowerer:
                 )
         if "pattern" in node:
             pattern = node["pattern"]
-            if "pattern" not in rules.keeps:
+            if "pattern" not in rules.keeps or not isinstance(pattern, str):
                 self.refuse((*path, "pattern"), "pattern", f"`pattern` is not in {rules.title}'s subset")
-            elif rules.pattern_ok is not None and not rules.pattern_ok(str(pattern)):
+            elif rules.pattern_ok is not None and not rules.pattern_ok(pattern):
                 self.refuse((*path, "pattern"), "pattern", f"{rules.title} cannot compile this `pattern`")
             else:
                 out["pattern"] = pattern

@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mcpgen_runtime.providers import PROFILES, lint_tool
 from tests.support import ROOT, SHARED
@@ -268,3 +270,55 @@ def test_shared_definitions_inlined_again_and_again_cannot_blow_up() -> None:
     assert result.status == "never"
     assert any("larger than mcpgen lints" in problem.message for problem in result.problems)
     assert lint_tool("openai-strict", tool(schema)).status == "lowered"  # kept as references
+
+
+_KEYWORDS = (
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "enum",
+)
+_KEYS = st.sampled_from(
+    [
+        *_KEYWORDS,
+        "const",
+        "$ref",
+        "$defs",
+        "format",
+        "pattern",
+        "minimum",
+        "minLength",
+        "title",
+        "default",
+        "x-a",
+        "a",
+    ]
+)
+_LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from(
+        ["string", "integer", "null", "object", "array", "number", "#", "#/$defs/a", "a", "date"]
+    ),
+)
+_SCHEMAS = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_KEYS, inner, max_size=4)),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_SCHEMAS)
+def test_any_json_is_linted_without_error_and_its_lowering_is_complete(schema: Any) -> None:
+    """Whatever a server sends as inputSchema: findings, never an exception; a lowered schema is final."""
+    for profile in PROFILES:
+        result = lint_tool(profile, tool(schema))
+        if result.schema is not None:
+            assert lint_tool(profile, tool(result.schema)).problems == ()
