@@ -6,6 +6,8 @@ https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools (name
 
 - `input_schema` is an object schema (no `anyOf`/`oneOf`/`allOf` at its root); every object says
   `additionalProperties: false`; optional properties are allowed;
+- every schema has a type (or `$ref`, `anyOf`, `enum`, `const`), one per schema: a `type` list becomes
+  `anyOf` (what the SDK's own `transform_schema` requires);
 - all basic types, `enum` of primitive values only, `const`, `anyOf`, `allOf`, local `$ref` with
   `$defs`/`definitions` (no recursive schema, no external reference), `default`, `required`;
   `format` date-time, time, date, duration, email, hostname, uri, ipv4, ipv6, uuid; `minItems` of 0
