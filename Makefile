@@ -41,6 +41,15 @@ $(FASTMCP_STAMP): tests/peers/requirements-fastmcp.txt
 	$(FASTMCP_VENV)/bin/python -m pip install --quiet -r tests/peers/requirements-fastmcp.txt
 	touch $(FASTMCP_STAMP)
 
+# The model providers' Python SDKs (openai, anthropic, google-genai) as test peers, in a venv of their
+# own: tests check lowered tool specs against the SDKs' own request types (never imported by mcpgen).
+PROVIDERS_VENV := tests/peers/.venv-providers
+PROVIDERS_STAMP := $(PROVIDERS_VENV)/.installed
+$(PROVIDERS_STAMP): tests/peers/requirements-providers.txt
+	$(PYTHON) -m venv $(PROVIDERS_VENV)
+	$(PROVIDERS_VENV)/bin/python -m pip install --quiet -r tests/peers/requirements-providers.txt
+	touch $(PROVIDERS_STAMP)
+
 # A real authorization server (the certified oidc-provider from npm) for the OAuth tests, run on
 # the harness's Node 22.
 OIDC_DIR := tests/peers/oidc
@@ -65,7 +74,7 @@ $(BLACK_STAMP): $(STAMP)
 	for v in $(BLACK_VERSIONS); do $(PY) -m pip install --quiet --no-deps --target $(BLACK_DIR)/$$v "black==$$v" || exit 1; done
 	touch $(BLACK_STAMP)
 
-peers-deps: $(SDK1_STAMP) $(FASTMCP_STAMP) $(OIDC_STAMP) $(FAST_STAMP) $(BLACK_STAMP)
+peers-deps: $(SDK1_STAMP) $(FASTMCP_STAMP) $(PROVIDERS_STAMP) $(OIDC_STAMP) $(FAST_STAMP) $(BLACK_STAMP)
 
 # redis-server and nginx for the cluster tests: installed from Debian packages when missing and
 # when root (CI); elsewhere a note, and the cluster tests skip naming the missing binary.

@@ -14,6 +14,7 @@ from .common import CONTEXT_SETTINGS, EXIT_INTERRUPTED, INTERRUPTED_NOTE, PROGRA
 from .diff import diff
 from .generate import client, server
 from .inspect import servers, snapshot, validate
+from .lint import lint
 from .mock import mock
 from .output import quiet_option
 from .targets import generate
@@ -66,6 +67,6 @@ def _quiet_everywhere(command: click.Command) -> None:
         _quiet_everywhere(sub)
 
 
-for _command in (validate, client, server, snapshot, diff, mock, generate, servers, auth_group):
+for _command in (validate, client, server, snapshot, diff, mock, generate, servers, lint, auth_group):
     main.add_command(_command)
 _quiet_everywhere(main)

@@ -102,6 +102,7 @@ def test_every_command_and_option_has_help() -> None:
         "diff",
         "mock",
         "servers",
+        "lint",
         "auth",
     }
     auth = main.commands["auth"]
