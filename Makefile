@@ -108,7 +108,7 @@ docs: $(STAMP)
 # Every test. Most peer tests wait on I/O, so more workers than cores (a module's peer tests on one
 # worker: --dist loadgroup); then the `serial` tests (latency bounds, the cluster) alone, in one process.
 TEST_WORKERS ?= 4
-test: check docs $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(FASTMCP_STAMP) $(OIDC_STAMP) $(FAST_STAMP) $(BLACK_STAMP) services
+test: check docs $(CONFORMANCE_STAMP) $(SDK1_STAMP) $(FASTMCP_STAMP) $(PROVIDERS_STAMP) $(OIDC_STAMP) $(FAST_STAMP) $(BLACK_STAMP) services
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup -m "not serial"
 	$(PY) -m pytest -m serial
 
