@@ -353,7 +353,9 @@ class Checked:
         # A spec whose every tool was excluded is not usable, even when validate did not raise.
         return self.validated is not None and (bool(self.validated.tools) or not self.loaded.tools)
 
-    def summary(self) -> str:
+    def summary(self, filtered: int | None = None) -> str:
+        """One line: usable or not, the counts; `filtered`: the tools tool filters left out, when
+        there are filters (they are not exclusions)."""
         source = self.loaded.source
         warned = f", {len(self.warnings)} warning(s)"
         if self.validated is None:
@@ -378,7 +380,8 @@ class Checked:
             )
             if listed
         )
-        return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{extra}{warned}"
+        left_out = "" if filtered is None else f", {filtered} filtered out"
+        return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{left_out}{extra}{warned}"
 
 
 def check_spec(
@@ -540,12 +543,12 @@ def tool_filter_options(func: Callable[P, None]) -> Callable[..., None]:
     )(wrapper)
 
 
-def selected_tools(loaded: LoadedSpec, filters: ToolFilter, *, allow_empty: bool = False) -> Selection:
+def selected_tools(loaded: LoadedSpec, filters: ToolFilter) -> Selection:
     """The tools of `loaded` that `filters` keeps (load/filters.py), a warning printed for each glob
-    that matches none; a ToolFilterError when none is kept (unless `allow_empty`)."""
+    that matches none; a ToolFilterError when none is kept."""
     from ..load.filters import select_tools
 
-    selection = select_tools(loaded, filters, allow_empty=allow_empty)
+    selection = select_tools(loaded, filters)
     print_diagnostics(selection.warnings)
     return selection
 

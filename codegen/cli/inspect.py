@@ -4,13 +4,14 @@ definitions), `mcpgen snapshot` (save a live server's tool list as a spec file) 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..errors import McpgenError
+from ..errors import Diagnostic, McpgenError
 from ..spec import ToolFilter
 from ..write.package import write_file_atomic
 from .auth import login_options
@@ -43,20 +44,28 @@ __all__ = ["servers", "snapshot", "validate"]
 @stdio_option
 @mcp_config_options
 @strict_option
+@tool_filter_options
 @header_option
 @login_options
 @reports_errors
 @gathers_source()
-def validate(source: Source, strict: bool) -> None:
+def validate(source: Source, strict: bool, filters: ToolFilter) -> None:
     """Check SOURCE's tool definitions and print every diagnostic.
 
-    Exits 0 when the spec is usable (warnings allowed), 1 when it is not.
+    Exits 0 when the spec is usable (warnings allowed), 1 when it is not. With --include-tools /
+    --exclude-tools only the tools they keep are checked, as `client` and `server` would.
     """
     source = source.resolved()
     source.require()
-    checked = check_spec(source.load(), strict)
+    from ..load.filters import select_tools
+
+    selection = select_tools(source.load(), filters)
+    checked = check_spec(selection.spec, strict)
+    # a glob matching nothing is one of the warnings validate prints (on stdout, its output) and counts
+    diagnostics = sorted([*selection.warnings, *checked.diagnostics], key=Diagnostic.sort_key)
+    checked = dataclasses.replace(checked, diagnostics=diagnostics)
     print_diagnostics(checked.diagnostics, err=False)
-    click.echo(checked.summary())
+    click.echo(checked.summary(selection.filtered if filters else None))
     if not checked.usable:
         raise Failed
 

@@ -105,6 +105,15 @@ def test_client_keeps_only_the_filtered_tools_in_bindings_cli_and_tools_json(pro
 def test_filtered_tools_are_not_exclusions_under_strict_and_pointers_stay_those_of_the_file(
     project: Path,
 ) -> None:
+    checked = run_mcpgen(
+        project, "validate", "spec.json", "--strict", "--exclude-tools", "delete_*", "--exclude-tools", "x"
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "MCPGEN-FILTER: exclude glob 'x' matches no tool" in checked.stdout.splitlines()[0]
+    assert (
+        checked.stdout.splitlines()[-1]
+        == "spec.json: 4 tool(s) usable, 0 excluded, 1 filtered out, 1 warning(s)"
+    )
     strict = run_mcpgen(
         project, "server", "spec.json", "-o", "out", "--strict", "--exclude-tools", "delete_city"
     )
@@ -153,6 +162,29 @@ def test_snapshot_saves_only_the_filtered_tools(project: Path) -> None:
     assert "saved 3 tool(s) (2 filtered out) from spec.json" in done.stdout
     saved = json.loads((project / "saved.json").read_text("utf-8"))
     assert [tool["name"] for tool in saved["tools"]] == ["get_weather", "get_forecast", "Get_Secret"]
+
+
+def test_diff_against_a_revision_filters_both_sides(project: Path) -> None:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    subprocess.run([*git, "add", "spec.json"], cwd=project, check=True)
+    subprocess.run([*git, "commit", "-qm", "spec"], cwd=project, check=True)
+    now = {"tools": [t for t in SPEC["tools"] if t["name"] != "list_cities"]}
+    (project / "spec.json").write_text(json.dumps(now), "utf-8")
+    whole = run_mcpgen(project, "diff", "--against", "HEAD", "spec.json")
+    assert whole.returncode == 1 and "list_cities" in whole.stdout
+    filtered = run_mcpgen(project, "diff", "--against", "HEAD", "spec.json", "--exclude-tools", "list_*")
+    assert filtered.returncode == 0, filtered.stdout + filtered.stderr
+    assert "list_cities" not in filtered.stdout
+
+
+def test_a_client_project_holds_only_the_filtered_tools(project: Path) -> None:
+    done = run_mcpgen(project, "client", "spec.json", "--project", "proj", "--include-tools", "get_weather")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "spec.json: 1 tool(s) generated, 0 excluded, 4 filtered out"
+    readme = (project / "proj" / "README.md").read_text("utf-8")
+    assert "get_weather" in readme and "list_cities" not in readme and "get_forecast" not in readme
+    assert recorded_filters(project / "proj" / "src" / "spec_client") == ToolFilter(("get_weather",))
 
 
 def test_diff_compares_the_filtered_tools_on_both_sides(project: Path) -> None:
