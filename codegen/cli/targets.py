@@ -64,9 +64,11 @@ def generate(check: bool, pyproject: Path | None, skip_invalid: bool, add_stubs:
     """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
 
     Each target has source (a spec file relative to pyproject.toml), kind (client or server),
-    output (a directory) and package; strict, skip_invalid and line-length are optional (--skip-invalid
-    sets skip_invalid for every target). With --check nothing is written: stale
-    targets are listed with a short diff and the exit code is 1.
+    output (a directory) and package; strict, skip_invalid, line-length and the tool filters
+    include_tools / exclude_tools (lists of globs, as --include-tools / --exclude-tools) are optional
+    (--skip-invalid sets skip_invalid for every target). With --check nothing is written: stale
+    targets (a changed filter makes its target stale) are listed with a short diff and the exit code
+    is 1.
     """
     if check and add_stubs:
         raise click.UsageError("--add-stubs writes handlers.py; --check writes nothing: use one or the other")
