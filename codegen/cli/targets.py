@@ -115,16 +115,15 @@ class _Outcome:
 
 @dataclasses.dataclass
 class _Inputs:
-    """What the targets read, each once: a source loaded, its tools selected by a target's filters
-    (`selected_tools`: a glob's warning said once), that selection validated per strict and
-    skip_invalid, and the source's digest."""
+    """What the targets read, each once: a source loaded (its digest computed once, on first use), its
+    tools selected by a target's filters (`selected_tools`: a glob's warning said once), that
+    selection validated per strict and skip_invalid."""
 
     loaded: dict[Path, LoadedSpec | McpgenError] = dataclasses.field(default_factory=dict)
     selected: dict[tuple[Path, ToolFilter], Selection | McpgenError] = dataclasses.field(default_factory=dict)
     checked: dict[tuple[Path, ToolFilter, bool, bool], Checked | McpgenError] = dataclasses.field(
         default_factory=dict
     )
-    digests: dict[Path, str] = dataclasses.field(default_factory=dict)
 
     def source(self, target: TargetConfig) -> LoadedSpec:
         """The target's source as loaded (every tool); raises its load error."""
@@ -163,10 +162,8 @@ class _Inputs:
             spec = self.source(target)
         except McpgenError:
             return None
-        if target.source_path not in self.digests:
-            self.digests[target.source_path] = spec.digest
         return input_key(
-            digest=self.digests[target.source_path],
+            digest=spec.digest,
             source=target.source,
             kind=target.kind,
             package=target.package,
