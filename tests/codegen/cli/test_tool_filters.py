@@ -156,6 +156,17 @@ def test_a_glob_matching_nothing_warns_and_filters_leaving_nothing_fail(project:
         assert not (project / "empty").exists()
 
 
+def test_the_names_a_warning_lists_are_bounded(tmp_path: Path) -> None:
+    long = "t" * 500
+    tools = [_tool(f"{long}{index:02}") for index in range(15)]
+    (tmp_path / "many.json").write_text(json.dumps({"tools": tools}), "utf-8")
+    done = run_mcpgen(tmp_path, "snapshot", "many.json", "-o", "saved.json", "--exclude-tools", "zz")
+    assert done.returncode == 0, done.stderr
+    (warning,) = [line for line in done.stderr.splitlines() if "MCPGEN-FILTER" in line]
+    assert warning.endswith(f"{('t' * 60)!r} and 5 more") and warning.count("'" + "t" * 60 + "'") == 10
+    assert len(warning) < 1000
+
+
 def test_snapshot_saves_only_the_filtered_tools(project: Path) -> None:
     done = run_mcpgen(project, "snapshot", "spec.json", "-o", "saved.json", "--exclude-tools", "*_cit*")
     assert done.returncode == 0, done.stderr
