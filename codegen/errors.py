@@ -3,6 +3,7 @@
     McpgenError                 every failure the CLI reports (exit 1), never a traceback
       SpecLoadError             unreadable file or URL, bad JSON (line:col), server error during tools/list
       SpecValidationError       all error diagnostics at once, sorted by (source, tool, pointer)
+      ToolFilterError           --include-tools / --exclude-tools leave none of a source's tools
       NameCollisionError        two wire names map to one Python name and no rule can separate them
       UnsupportedSchemaError    valid JSON Schema the generator cannot express: keyword + pointer
       OutputConflictError       would overwrite a user-owned or unmarked file
@@ -56,6 +57,10 @@ class SpecValidationError(McpgenError):
         self.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
         errors = [d for d in self.diagnostics if d.severity == "error"]
         super().__init__(f"{len(errors)} error(s):\n" + "\n".join(str(d) for d in errors))
+
+
+class ToolFilterError(McpgenError):
+    pass
 
 
 class NameCollisionError(McpgenError):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import hashlib
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +38,55 @@ def canonical_digest(tools: list[dict[str, Any]] | dict[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
+class ToolFilter:
+    """Which of a source's tools to generate (`--include-tools` / `--exclude-tools`, a target's
+    `include_tools` / `exclude_tools`): shell globs matched case-sensitively against each tool's wire
+    name (`fnmatch.fnmatchcase`: `*`, `?`, `[seq]`, `[!seq]`; `*` also matches `.`, `/` and `-`). A
+    tool is kept when it matches an include glob (or none is given) and no exclude glob: include
+    first, then exclude. Globs are kept sorted and once each, so the order they are given in never
+    changes what is generated or recorded (`record`, the package manifest's `filters`)."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, include: Iterable[str] = (), exclude: Iterable[str] = ()) -> ToolFilter:
+        return cls(tuple(sorted(set(include))), tuple(sorted(set(exclude))))
+
+    def __bool__(self) -> bool:
+        return bool(self.include or self.exclude)
+
+    def keeps(self, name: object) -> bool:
+        """Whether a tool named `name` is generated; a tool without a string name matches no glob."""
+        if not isinstance(name, str):
+            return not self.include
+        if self.include and not any(fnmatch.fnmatchcase(name, glob) for glob in self.include):
+            return False
+        return not any(fnmatch.fnmatchcase(name, glob) for glob in self.exclude)
+
+    def record(self) -> dict[str, list[str]]:
+        """The filters as the manifest records them: `include_tools` / `exclude_tools`, each only
+        when given (the keys of a `[tool.mcpgen]` target)."""
+        kept = {"include_tools": list(self.include), "exclude_tools": list(self.exclude)}
+        return {key: globs for key, globs in kept.items() if globs}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, object]) -> ToolFilter:
+        """The filters `record` wrote (a manifest's `filters`; anything else reads as none)."""
+
+        def globs(key: str) -> list[str]:
+            value = record.get(key)
+            if isinstance(value, list) and all(isinstance(glob, str) for glob in value):
+                return value
+            return []
+
+        return cls.of(globs("include_tools"), globs("exclude_tools"))
+
+
+NO_FILTER = ToolFilter()
+
+
+@dataclass(frozen=True)
 class LoadedSpec:
     """LOAD output: tool objects as found, in source order, and where they came from."""
 
@@ -56,6 +107,11 @@ class LoadedSpec:
     resources: list[dict[str, Any]] = field(default_factory=list)
     resource_templates: list[dict[str, Any]] = field(default_factory=list)
     prompts: list[dict[str, Any]] = field(default_factory=list)
+    # Tool filters (`load/filters.py`): the filters that chose `tools`, and the position in the
+    # loaded document of each tool kept (empty: every tool is where it was listed), so diagnostics
+    # still point into the document as the user wrote it
+    filters: ToolFilter = NO_FILTER
+    positions: tuple[int, ...] = ()
 
     @functools.cached_property
     def digest(self) -> str:
@@ -76,7 +132,7 @@ class LoadedSpec:
     def tool_pointer(self, index: int) -> str:
         if self.single_tool:
             return ""
-        return f"{self.pointer_prefix}/{index}"
+        return f"{self.pointer_prefix}/{self.positions[index] if self.positions else index}"
 
 
 @dataclass(frozen=True)
@@ -91,6 +147,7 @@ class ValidatedSpec:
     resources: list[dict[str, Any]] = field(default_factory=list)
     resource_templates: list[dict[str, Any]] = field(default_factory=list)
     prompts: list[dict[str, Any]] = field(default_factory=list)
+    filters: ToolFilter = NO_FILTER  # the tool filters the loaded spec was chosen by
 
 
 @dataclass(frozen=True)
@@ -101,6 +158,7 @@ class GeneratedPackage:
     files: dict[str, bytes]  # generator-owned; rewritten by every run
     user_files: dict[str, bytes] = field(default_factory=dict)  # created once, then the user's (handlers.py)
     input_key: str | None = None  # pipeline.input_key of a [tool.mcpgen] target: recorded in the manifest
+    filters: ToolFilter = NO_FILTER  # the tool filters it was generated with: recorded in the manifest
 
 
 @dataclass(frozen=True)

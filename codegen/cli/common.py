@@ -26,11 +26,13 @@ import click
 from mcpgen_runtime.masking import masked
 
 from ..errors import Diagnostic, InternalGeneratorError, McpgenError, SpecValidationError
+from ..spec import ToolFilter
 from . import stages
 from .config import ConfigError, check_line_length
 from .output import say
 
 if TYPE_CHECKING:
+    from ..load.filters import Selection
     from ..spec import LoadedSpec, ValidatedSpec
     from .auth import Login
 
@@ -63,10 +65,12 @@ __all__ = [
     "report_error",
     "reports_errors",
     "require_source",
+    "selected_tools",
     "skip_invalid_option",
     "source_argument",
     "stdio_option",
     "strict_option",
+    "tool_filter_options",
     "usable_spec",
 ]
 
@@ -349,7 +353,9 @@ class Checked:
         # A spec whose every tool was excluded is not usable, even when validate did not raise.
         return self.validated is not None and (bool(self.validated.tools) or not self.loaded.tools)
 
-    def summary(self) -> str:
+    def summary(self, filtered: int | None = None) -> str:
+        """One line: usable or not, the counts; `filtered`: the tools tool filters left out, when
+        there are filters (they are not exclusions)."""
         source = self.loaded.source
         warned = f", {len(self.warnings)} warning(s)"
         if self.validated is None:
@@ -374,7 +380,8 @@ class Checked:
             )
             if listed
         )
-        return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{extra}{warned}"
+        left_out = "" if filtered is None else f", {filtered} filtered out"
+        return f"{source}: {verdict}{usable} tool(s) usable, {excluded} excluded{left_out}{extra}{warned}"
 
 
 def check_spec(
@@ -507,6 +514,43 @@ strict_option = click.option(
     "parameters) and every problem that would leave a tool out (an invalid pattern, a bad "
     "x-mcp-header) errors instead of warnings.",
 )
+
+
+def tool_filter_options(func: Callable[P, None]) -> Callable[..., None]:
+    """`--include-tools GLOB` and `--exclude-tools GLOB` (repeatable), passed to the command as one
+    `filters: ToolFilter` (load/filters.py: what they mean)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        kwargs["filters"] = ToolFilter.of(kwargs.pop("include_tools"), kwargs.pop("exclude_tools"))
+        func(*args, **kwargs)
+
+    wrapper = click.option(
+        "--exclude-tools",
+        "exclude_tools",
+        multiple=True,
+        metavar="GLOB",
+        help="Leave out the tools whose wire name matches GLOB (after --include-tools); repeatable.",
+    )(wrapper)
+    return click.option(
+        "--include-tools",
+        "include_tools",
+        multiple=True,
+        metavar="GLOB",
+        help="Only the tools whose wire name matches GLOB (case-sensitive shell glob: *, ?, [seq]); "
+        "repeatable: a tool matching any is kept. Filtered tools are left out, not excluded: --strict "
+        "ignores them; a GLOB matching no tool is a warning.",
+    )(wrapper)
+
+
+def selected_tools(loaded: LoadedSpec, filters: ToolFilter) -> Selection:
+    """The tools of `loaded` that `filters` keeps (load/filters.py), a warning printed for each glob
+    that matches none; a ToolFilterError when none is kept."""
+    from ..load.filters import select_tools
+
+    selection = select_tools(loaded, filters)
+    print_diagnostics(selection.warnings)
+    return selection
 
 
 def output_option(*, directory: bool, help_text: str, required: bool = True) -> Callable[[_F], _F]:

@@ -10,7 +10,12 @@ strict = false                  # optional: warnings become errors
 skip_invalid = false            # optional: leave out tools with errors (warned) instead of failing
 line-length = 100               # optional: overrides the formatter's line length for this target
 cli = "weather"                 # optional, clients only: the command name of the package's CLI
+include_tools = ["get_*"]       # optional: only the tools whose wire name matches a glob
+exclude_tools = ["get_secret"]  # optional: then leave out those matching a glob
 ```
+
+`include_tools` / `exclude_tools` are `--include-tools` / `--exclude-tools` (load/filters.py says what
+they mean); the package's manifest records them, and changing them makes the target stale.
 
 A client target may instead write an installable project (`mcpgen client --project`):
 `project = "clients/weather"` (relative to the pyproject.toml, in place of `output`: the package
@@ -51,6 +56,7 @@ from typing import Any, Literal
 from ..errors import McpgenError
 from ..load.mcp_config import split_config_source
 from ..render.python.black_format import BLACK_DEFAULTS, LINE_LENGTH_RANGE, Style
+from ..spec import NO_FILTER, ToolFilter
 
 __all__ = [
     "KINDS",
@@ -80,6 +86,8 @@ _TARGET_KEYS = {
     "project": str,
     "project-name": str,
     "project-version": str,
+    "include_tools": list,
+    "exclude_tools": list,
 }
 _CLI_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")  # a console-script name (entry point names)
 _REQUIRED = ("source", "kind", "output", "package")
@@ -115,6 +123,7 @@ class TargetConfig:
     # path (a key, never opened) and `config_file` the file itself
     server: str | None = None
     config_file: Path | None = None
+    filters: ToolFilter = NO_FILTER  # `include_tools` / `exclude_tools`
 
     def load_name(self) -> str:
         """The source as the loaders take it: the spec file, or `FILE#NAME`."""
@@ -306,6 +315,12 @@ def _target(path: Path, base: Path, index: int, table: Any, line_length: int | N
             f"{where}: cli {cli!r}: a console-script name (letters, digits, '.', '_', '-') "
             "for a client target"
         )
+    globs = {}
+    for key in ("include_tools", "exclude_tools"):
+        value = table.get(key, [])
+        if not all(isinstance(glob, str) and glob for glob in value):
+            raise ConfigError(f"{where}: {key!r} must be a list of non-empty glob strings, found {value!r}")
+        globs[key] = value
     in_config = split_config_source(source, base)
     server = config_file = None
     if in_config is not None:
@@ -333,6 +348,7 @@ def _target(path: Path, base: Path, index: int, table: Any, line_length: int | N
         project=None if project is None else (base / project).resolve(),
         project_name=table.get("project-name"),
         project_version=table.get("project-version"),
+        filters=ToolFilter.of(globs["include_tools"], globs["exclude_tools"]),
     )
 
 

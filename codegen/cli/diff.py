@@ -23,15 +23,17 @@ from .common import (
     header_option,
     max_response_option,
     parse_stdio,
+    print_diagnostics,
     pyproject_options,
     report_error,
+    tool_filter_options,
 )
 from .config import ConfigError, TargetConfig, find_pyproject, load_config
 from .output import say
 
 if TYPE_CHECKING:
     from ..diff.compare import DiffReport
-    from ..spec import LoadedSpec
+    from ..spec import LoadedSpec, ToolFilter
 
 __all__ = ["diff"]
 
@@ -106,6 +108,7 @@ TRAILER = "Mcpgen-Allow-Breaking"  # with --commit-msg: the commit message trail
     help=f"The last argument is a commit message file (pre-commit's commit-msg stage passes it): a "
     f"`{TRAILER}: <why>` trailer in it accepts breaking changes as --allow-breaking does.",
 )
+@tool_filter_options
 @header_option
 @max_response_option
 def diff(
@@ -124,12 +127,15 @@ def diff(
     commit_msg: bool,
     headers: dict[str, str],
     max_response_bytes: int | None,
+    filters: ToolFilter,
 ) -> None:
     """What changed between two tool lists, judged for clients and for servers of the tools.
 
     OLD and NEW are spec files or URLs (or --old-stdio/--new-stdio commands); with --against REV, one
     FILE is compared with itself as committed at REV. Each change is breaking, possibly breaking,
-    compatible or cosmetic, with the tool, JSON pointer and reason.
+    compatible or cosmetic, with the tool, JSON pointer and reason. --include-tools / --exclude-tools
+    compare the tools they keep on both sides; a --target is compared with its own include_tools /
+    exclude_tools.
     Exit codes: 0 nothing at the --fail-on level, 1 found, 2 usage or unreadable input, 3 a bug.
     """
     message_file: str | None = None
@@ -141,6 +147,11 @@ def diff(
         from ..diff.formats import Format, render
         from ..diff.surfaces import diff_specs
 
+        if filters and (target_names or all_targets):
+            raise click.UsageError(
+                "--target compares a target with the tool filters it is generated with (its include_tools "
+                "and exclude_tools); give no --include-tools or --exclude-tools"
+            )
         if against is not None:
             if new or old_stdio or new_stdio:
                 raise click.UsageError(
@@ -156,7 +167,7 @@ def diff(
                     "--against REV needs a FILE (a spec or tools.json in a git repository)"
                 )
             else:
-                files = {Path(old): []}
+                files = {(Path(old), filters): []}
             pairs = _against_pairs(files, against)
         elif target_names or all_targets:
             if old or new or old_stdio or new_stdio:
@@ -173,7 +184,7 @@ def diff(
             new_spec = stages.load_spec(
                 None if new_stdio else new, new_stdio, headers, max_response_bytes=max_response_bytes
             )
-            pairs = [(old_spec, new_spec, [])]
+            pairs = [(*_filtered(old_spec, new_spec, filters), [])]
         reports = [_with_handlers(diff_specs(a, b), servers) for a, b, servers in pairs]
         colour = fmt == "table" and sys.stdout.isatty()
         style = (lambda text, c: click.style(text, fg=c)) if colour else (lambda text, _c: text)
@@ -252,34 +263,49 @@ def _with_handlers(report: DiffReport, servers: Sequence[TargetConfig]) -> DiffR
     return handled_added_tools(report, handled)
 
 
-def _against_pairs(files: Mapping[Path, list[TargetConfig]], rev: str) -> list[Pair]:
-    """(FILE as committed at REV, FILE now, its server targets) for each file; a file new since REV is
-    said so, not compared."""
+def _filtered(old: LoadedSpec, new: LoadedSpec, filters: ToolFilter) -> tuple[LoadedSpec, LoadedSpec]:
+    """Both sides with only the tools `filters` keeps (either may be left empty: everything removed
+    or added); a warning for each glob that matches no tool on either side."""
+    if not filters:
+        return old, new
+    from ..load.filters import select_tools, unmatched_warnings
+
+    print_diagnostics(unmatched_warnings(new.source, new.pointer_prefix, filters, [old.tools, new.tools]))
+    return (
+        select_tools(old, filters, allow_empty=True).spec,
+        select_tools(new, filters, allow_empty=True).spec,
+    )
+
+
+def _against_pairs(files: Mapping[tuple[Path, ToolFilter], list[TargetConfig]], rev: str) -> list[Pair]:
+    """(FILE as committed at REV, FILE now, its server targets) for each file and the tool filters
+    its targets are generated with; a file new since REV is said so, not compared."""
     from ..load.document import load_file
     from ..load.git import load_at_revision
 
     pairs: list[Pair] = []
-    for path, servers in files.items():
+    for (path, filters), servers in files.items():
         shown = display_path(path)
         now = load_file(shown)
         committed = load_at_revision(path, rev, shown)
         if committed.spec is None:
             say(f"{committed.why}: every tool in {shown} is new; nothing to compare", err=True)
             continue
-        pairs.append((committed.spec, now, servers))
+        pairs.append((*_filtered(committed.spec, now, filters), servers))
     return pairs
 
 
 def _target_sources(
     names: Sequence[str], every: bool, pyproject: Path | None
-) -> dict[Path, list[TargetConfig]]:
-    """The spec file of each named target (or of every target), once each, with its server targets."""
-    sources: dict[Path, list[TargetConfig]] = {}
+) -> dict[tuple[Path, ToolFilter], list[TargetConfig]]:
+    """The spec file and tool filters of each named target (or of every target), once each, with its
+    server targets."""
+    sources: dict[tuple[Path, ToolFilter], list[TargetConfig]] = {}
     for target in _selected_targets(names, every, pyproject):
         if target.server is not None:  # a server of an MCP config file: no spec file in git
             say(f"{target.describe()}: a live server, not a file; --against skips it", err=True)
             continue
-        servers = sources.setdefault(target.source_path.resolve(), [])
+        servers = sources.setdefault((target.source_path.resolve(), target.filters), [])
         if target.kind == "server":
             servers.append(target)
     return sources
@@ -300,11 +326,11 @@ def _selected_targets(names: Sequence[str], every: bool, pyproject: Path | None)
 
 
 def _target_pairs(names: Sequence[str], every: bool, pyproject: Path | None) -> list[Pair]:
-    """(checked-in tools.json, source now, server targets) of each named target (or of every target),
-    once per pair."""
+    """(checked-in tools.json, source now with the target's tool filters, server targets) of each named
+    target (or of every target), once per pair."""
     from ..load.document import load_file
 
-    pairs: dict[tuple[bytes, Path], Pair] = {}
+    pairs: dict[tuple[bytes, Path, ToolFilter], Pair] = {}
     for target in _selected_targets(names, every, pyproject):
         checked_in = target.output / target.package / "tools.json"
         if not checked_in.exists():
@@ -312,15 +338,13 @@ def _target_pairs(names: Sequence[str], every: bool, pyproject: Path | None) -> 
                 f"{target.describe()} has no generated tools.json yet "
                 f"({display_path(checked_in)}): run `mcpgen generate` first"
             )
-        key = (
-            checked_in.read_bytes(),
-            target.source_path.resolve(),
-        )  # a client and a server of one spec: once
+        # a client and a server of one spec: once
+        key = (checked_in.read_bytes(), target.source_path.resolve(), target.filters)
         if key not in pairs:
             # tools.json holds the tools alone: compare the tools (not resources, templates, prompts)
             loaded = stages.load_spec(target.load_name(), None, {})
             now = dataclasses.replace(loaded, resources=[], resource_templates=[], prompts=[])
-            pairs[key] = (load_file(display_path(checked_in)), now, [])
+            pairs[key] = (*_filtered(load_file(display_path(checked_in)), now, target.filters), [])
         if target.kind == "server":
             pairs[key][2].append(target)
     return list(pairs.values())

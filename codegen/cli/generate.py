@@ -13,6 +13,7 @@ import click
 
 from ..errors import McpgenError, OutputConflictError
 from ..load.mcp_config import split_config_source
+from ..spec import NO_FILTER, ToolFilter
 from ..write.manifest import recorded_source
 from ..write.package import write_package
 from . import stages
@@ -33,20 +34,22 @@ from .common import (
     output_option,
     report_error,
     reports_errors,
+    selected_tools,
     skip_invalid_option,
     source_argument,
     stdio_option,
     strict_option,
+    tool_filter_options,
     usable_spec,
 )
 from .config import header_path, project_root, project_style, relative_source
 from .naming import default_package_name, package_names, project_meta, project_options
 from .output import say
-from .reports import Tally, print_project_report, print_report, report_handlers, tools_line
+from .reports import Counts, Tally, print_project_report, print_report, report_handlers, tools_line
 from .stages import Kind
 
 if TYPE_CHECKING:
-    pass
+    from ..spec import LoadedSpec
 
 __all__ = ["client", "server"]
 
@@ -129,6 +132,7 @@ def _package_option(kind: Kind) -> Callable[[_F], _F]:
 @line_length_option
 @strict_option
 @skip_invalid_option
+@tool_filter_options
 @stdio_option
 @mcp_config_options
 @click.option(
@@ -158,6 +162,7 @@ def client(
     skip_invalid: bool,
     every_server: bool,
     force: bool,
+    filters: ToolFilter,
 ) -> None:
     """Generate a typed client package (sync Client and AsyncClient) from SOURCE.
 
@@ -177,6 +182,7 @@ def client(
             line_length=line_length,
             skip_invalid=skip_invalid,
             force=force,
+            filters=filters,
         )
         return
     source = source.resolved()
@@ -195,6 +201,7 @@ def client(
             version=project_version,
             skip_invalid=skip_invalid,
             force=force,
+            filters=filters,
         )
         return
     assert out is not None
@@ -208,6 +215,7 @@ def client(
         line_length=line_length,
         skip_invalid=skip_invalid,
         force=force,
+        filters=filters,
     )
 
 
@@ -224,6 +232,7 @@ def client(
 @line_length_option
 @strict_option
 @skip_invalid_option
+@tool_filter_options
 @stdio_option
 @mcp_config_options
 @force_option
@@ -242,6 +251,7 @@ def server(
     strict: bool,
     skip_invalid: bool,
     force: bool,
+    filters: ToolFilter,
 ) -> None:
     """Generate a server package from SOURCE: a regenerated typed base and your handlers.py.
 
@@ -258,6 +268,7 @@ def server(
         skip_invalid=skip_invalid,
         add_stubs=add_stubs,
         force=force,
+        filters=filters,
     )
 
 
@@ -285,6 +296,7 @@ def _every_server(
     line_length: int | None,
     skip_invalid: bool,
     force: bool,
+    filters: ToolFilter,
 ) -> None:
     """`client --config FILE --all -o DIR`: one package per enabled server, each named after its
     server (`package_names`); a server that fails is reported and the others are still generated."""
@@ -328,6 +340,7 @@ def _every_server(
                 line_length=line_length,
                 skip_invalid=skip_invalid,
                 force=force,
+                filters=filters,
             )
         except Failed:
             failed += 1
@@ -351,11 +364,13 @@ def _generate_one(
     skip_invalid: bool = False,
     add_stubs: bool = False,
     force: bool = False,
-) -> tuple[int, int]:
-    """Generate one package from a resolved source; (tools generated, tools excluded)."""
+    filters: ToolFilter = NO_FILTER,
+) -> Counts:
+    """Generate one package from a resolved source; (tools generated, excluded, filtered out)."""
     source.require()
     style = project_style(out, line_length=line_length)
-    loaded = source.load()
+    listed = source.load()
+    loaded = selected_tools(listed, filters).spec
     header = _header_source(loaded.source, source.where, out)
     name = package or default_package_name(source.where, source.stdio, kind, loaded.server_info)
     _refuse_other_source(out / name, header, force)  # before the spec's warnings: nothing is written
@@ -372,7 +387,7 @@ def _generate_one(
         add_stubs=add_stubs,
         generated=pkg.user_files.get("handlers.py"),
     )
-    counts = len(validated.tools), len(loaded.tools) - len(validated.tools)
+    counts = _counts(listed, loaded, validated.tools)
     click.echo(tools_line(loaded.source, *counts))
     if broken:
         raise Failed
@@ -390,6 +405,7 @@ def _generate_project(
     version: str | None,
     skip_invalid: bool = False,
     force: bool = False,
+    filters: ToolFilter = NO_FILTER,
 ) -> None:
     from ..write.project import package_dir_of, write_project
 
@@ -397,7 +413,8 @@ def _generate_project(
     project_meta(package or "pkg", None, name, version)  # bad flags stop the run before a server is asked
     out = package_dir_of(project)
     style = project_style(out, line_length=line_length)
-    loaded = source.load()
+    listed = source.load()
+    loaded = selected_tools(listed, filters).spec
     pkg_name = package or default_package_name(source.where, source.stdio, "client", loaded.server_info)
     meta = project_meta(pkg_name, loaded.server_info, name, version)  # before the work: errors first
     # relative to the project root above DIR: DIR's own pyproject.toml must not move it between runs
@@ -409,4 +426,10 @@ def _generate_project(
     report = write_project(project, built)
     print_report(report.package, None)
     print_project_report(project, report)
-    click.echo(tools_line(loaded.source, len(validated.tools), len(loaded.tools) - len(validated.tools)))
+    click.echo(tools_line(loaded.source, *_counts(listed, loaded, validated.tools)))
+
+
+def _counts(listed: LoadedSpec, selected: LoadedSpec, generated: list[dict[str, Any]]) -> Counts:
+    """(generated, excluded, filtered out: None without tool filters) of one package."""
+    filtered = len(listed.tools) - len(selected.tools) if selected.filters else None
+    return len(generated), len(selected.tools) - len(generated), filtered

@@ -4,13 +4,15 @@ definitions), `mcpgen snapshot` (save a live server's tool list as a spec file) 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..errors import McpgenError
+from ..errors import Diagnostic, McpgenError
+from ..spec import ToolFilter
 from ..write.package import write_file_atomic
 from .auth import login_options
 from .common import (
@@ -27,9 +29,11 @@ from .common import (
     print_diagnostics,
     report_error,
     reports_errors,
+    selected_tools,
     source_argument,
     stdio_option,
     strict_option,
+    tool_filter_options,
 )
 
 __all__ = ["servers", "snapshot", "validate"]
@@ -40,20 +44,28 @@ __all__ = ["servers", "snapshot", "validate"]
 @stdio_option
 @mcp_config_options
 @strict_option
+@tool_filter_options
 @header_option
 @login_options
 @reports_errors
 @gathers_source()
-def validate(source: Source, strict: bool) -> None:
+def validate(source: Source, strict: bool, filters: ToolFilter) -> None:
     """Check SOURCE's tool definitions and print every diagnostic.
 
-    Exits 0 when the spec is usable (warnings allowed), 1 when it is not.
+    Exits 0 when the spec is usable (warnings allowed), 1 when it is not. With --include-tools /
+    --exclude-tools only the tools they keep are checked, as `client` and `server` would.
     """
     source = source.resolved()
     source.require()
-    checked = check_spec(source.load(), strict)
+    from ..load.filters import select_tools
+
+    selection = select_tools(source.load(), filters)
+    checked = check_spec(selection.spec, strict)
+    # a glob matching nothing is one of the warnings validate prints (on stdout, its output) and counts
+    diagnostics = sorted([*selection.warnings, *checked.diagnostics], key=Diagnostic.sort_key)
+    checked = dataclasses.replace(checked, diagnostics=diagnostics)
     print_diagnostics(checked.diagnostics, err=False)
-    click.echo(checked.summary())
+    click.echo(checked.summary(selection.filtered if filters else None))
     if not checked.usable:
         raise Failed
 
@@ -61,6 +73,7 @@ def validate(source: Source, strict: bool) -> None:
 @click.command()
 @click.argument("url", required=False, metavar="[URL]")
 @output_option(directory=False, help_text="Spec file to write, e.g. specs/example.json.")
+@tool_filter_options
 @stdio_option
 @mcp_config_options
 @header_option
@@ -69,16 +82,18 @@ def validate(source: Source, strict: bool) -> None:
 @login_options
 @reports_errors
 @gathers_source("url")
-def snapshot(source: Source, out: Path) -> None:
+def snapshot(source: Source, out: Path, filters: ToolFilter) -> None:
     """Save a live server's complete tool list (every page) as a spec file for offline builds.
 
     The file is {"tools": [...]} in the server's order, pretty-printed, replaced atomically. The
     server may be one of an MCP config file: --config FILE --server NAME (nothing of its command
-    line, env or headers is saved).
+    line, env or headers is saved). With --include-tools / --exclude-tools only the tools they keep
+    are saved.
     """
     source = source.resolved()
     source.require("URL")
-    loaded = source.load()
+    selection = selected_tools(source.load(), filters)
+    loaded = selection.spec
     document: dict[str, Any] = {"tools": loaded.tools}
     # what the server offers beside tools (issue 22), only when it has any: old snapshots stay the same
     for member, entries in (
@@ -90,6 +105,8 @@ def snapshot(source: Source, out: Path) -> None:
             document[member] = entries
     text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     counted = f"{len(loaded.tools)} tool(s)"
+    if filters:
+        counted += f" ({selection.filtered} filtered out)"
     extra = [
         f"{len(entries)} {what}(s)"
         for what, entries in (

@@ -29,6 +29,8 @@ from .common import (
     mcp_config_options,
     parse_stdio,
     reports_errors,
+    selected_tools,
+    tool_filter_options,
     usable_spec,
 )
 from .output import is_quiet, say
@@ -36,6 +38,8 @@ from .output import is_quiet, say
 if TYPE_CHECKING:
     from mcpgen_runtime.mock.faults import Faults
     from mcpgen_runtime.mock.upstream import Upstream
+
+    from ..spec import ToolFilter
 
 __all__ = ["mock"]
 
@@ -165,6 +169,7 @@ def _faults(seed: int, options: Mapping[str, Any]) -> Faults:
 @click.option(
     "--slow-stream", metavar="DURATION", help="Send every response in 16-byte pieces, DURATION apart."
 )
+@tool_filter_options
 @mcp_config_options
 @header_option
 @reports_errors
@@ -181,6 +186,7 @@ def mock(
     scrub_header: tuple[str, ...],
     replay: Path | None,
     passthrough: bool,
+    filters: ToolFilter,
     **fault_options: Any,
 ) -> None:
     """Serve SOURCE's tools with made-up answers that are valid against each tool's outputSchema;
@@ -188,7 +194,8 @@ def mock(
 
     SOURCE is a spec file, a generated package's tools.json, a live server's URL, or a server of an
     MCP config file (--config FILE --server NAME, or FILE#NAME). Arguments and x-mcp-header are
-    checked as a generated server checks them. Needs `pip install 'mcpgen[mock]'`.
+    checked as a generated server checks them. With --include-tools / --exclude-tools only the tools
+    they keep are served. Needs `pip install 'mcpgen[mock]'`.
 
     \b
     mcpgen mock specs/weather.json --http --port 8000 --seed 7
@@ -219,6 +226,11 @@ def mock(
         raise click.UsageError("-o CASSETTE goes with --record")
     if passthrough and replay is None:
         raise click.UsageError("--passthrough goes with --replay")
+    if filters and (record or replay is not None):
+        raise click.UsageError(
+            "--include-tools / --exclude-tools choose the tools mocked from SOURCE; --record and --replay "
+            "pass every exchange through"
+        )
     if record:
         _record(upstream, spec, cassette_out, transport_, host, port, scrub_header, faults, responses)
         return
@@ -236,7 +248,8 @@ def mock(
     from mcpgen_runtime.mock.surfaces import serve_surfaces
 
     keep_hypothesis_files_in_the_cache()  # before hypothesis builds (and stores) its unicode tables
-    validated = usable_spec(check_spec(source.load(), strict=False, python_names=False))
+    selected = selected_tools(source.load(), filters).spec
+    validated = usable_spec(check_spec(selected, strict=False, python_names=False))
     try:
         server = MockServer(validated.tools, seed=seed, responses=responses)
         serve_surfaces(

@@ -9,26 +9,24 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import McpgenError
 from ..write.check import FileDiff
 from ..write.package import WriteReport
 from .common import display_path
 from .output import say
 
 if TYPE_CHECKING:
-    from ..spec import LoadedSpec
     from ..write.project import ProjectReport
     from .config import TargetConfig
 
 __all__ = [
+    "Counts",
     "Tally",
-    "excluded_counts",
     "listed",
     "print_diffs",
     "print_project_report",
@@ -218,40 +216,46 @@ def _same_bytes(path: Path, data: bytes) -> bool:
         return False
 
 
-def tools_line(source: str, generated: int, excluded: int) -> str:
-    """The last line of `client`/`server` for one package."""
+def tools_line(source: str, generated: int, excluded: int, filtered: int | None = None) -> str:
+    """The last line of `client`/`server` for one package; `filtered`: the tools the tool filters
+    left out, when there are filters (they are not exclusions)."""
     line = f"{source}: {generated} tool(s) generated, {excluded} excluded"
+    if filtered is not None:
+        line += f", {filtered} filtered out"
     if excluded:
         line += " (the warnings above say why; --strict makes an exclusion an error)"
     return line
 
 
+# (tools generated, excluded, filtered out: None without tool filters) for one package
+Counts = tuple[int, int, int | None]
+
+
 @dataclasses.dataclass
 class Tally:
-    """Tools generated and excluded over several packages (`generate`, `client --all`)."""
+    """Tools generated, excluded and filtered out over several packages (`generate`, `client
+    --all`); `filtering`: some package had tool filters, so the line says how many they left out."""
 
     generated: int = 0
     excluded: int = 0
+    filtered: int = 0
+    filtering: bool = False
 
-    def __iadd__(self, counts: tuple[int, int]) -> Tally:
+    def __iadd__(self, counts: Counts) -> Tally:
         self.generated += counts[0]
         self.excluded += counts[1]
+        filtered = counts[2]
+        if filtered is not None:
+            self.filtered += filtered
+            self.filtering = True
         return self
 
     def line(self, packages: str) -> str:
-        line = f"{self.generated} tool(s) generated, {self.excluded} excluded ({packages})"
+        filtered = f", {self.filtered} filtered out" if self.filtering else ""
+        line = f"{self.generated} tool(s) generated, {self.excluded} excluded{filtered} ({packages})"
         if self.excluded:
             line += "; `mcpgen validate` says why, and --strict (strict = true) makes an exclusion an error"
         return line
-
-
-def excluded_counts(
-    loaded: Mapping[Path, LoadedSpec | McpgenError], target: TargetConfig, tools: Sequence[object]
-) -> tuple[int, int]:
-    """(generated, excluded) for a target whose package holds `tools` of its loaded source."""
-    spec = loaded.get(target.source_path)
-    listed = len(tools) if spec is None or isinstance(spec, McpgenError) else len(spec.tools)
-    return len(tools), listed - len(tools)
 
 
 def tools_on_disk(target: TargetConfig) -> list[object]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,14 +27,15 @@ from .common import (
     pyproject_options,
     report_error,
     reports_errors,
+    selected_tools,
     skip_invalid_option,
 )
 from .config import ConfigError, GenerateConfig, TargetConfig, find_pyproject, load_config
 from .naming import project_meta
 from .output import say
 from .reports import (
+    Counts,
     Tally,
-    excluded_counts,
     print_diffs,
     print_project_report,
     print_report,
@@ -42,8 +44,9 @@ from .reports import (
 )
 
 if TYPE_CHECKING:
+    from ..load.filters import Selection
     from ..parallel import Beside
-    from ..spec import GeneratedPackage, LoadedSpec, ValidatedSpec
+    from ..spec import GeneratedPackage, LoadedSpec, ToolFilter, ValidatedSpec
 
 __all__ = ["generate"]
 
@@ -61,9 +64,11 @@ def generate(check: bool, pyproject: Path | None, skip_invalid: bool, add_stubs:
     """Regenerate every [[tool.mcpgen.targets]] table of pyproject.toml.
 
     Each target has source (a spec file relative to pyproject.toml), kind (client or server),
-    output (a directory) and package; strict, skip_invalid and line-length are optional (--skip-invalid
-    sets skip_invalid for every target). With --check nothing is written: stale
-    targets are listed with a short diff and the exit code is 1.
+    output (a directory) and package; strict, skip_invalid, line-length and the tool filters
+    include_tools / exclude_tools (lists of globs, as --include-tools / --exclude-tools) are optional
+    (--skip-invalid sets skip_invalid for every target). With --check nothing is written: stale
+    targets (a changed filter makes its target stale) are listed with a short diff and the exit code
+    is 1.
     """
     if check and add_stubs:
         raise click.UsageError("--add-stubs writes handlers.py; --check writes nothing: use one or the other")
@@ -108,28 +113,97 @@ class _Outcome:
         return len(self.failed), len(stale), self.targets - len(self.failed) - len(stale)
 
 
-def _input_key(
-    target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError], digests: dict[Path, str]
-) -> str | None:
-    """pipeline.input_key of the target (None when its source does not load: reported later)."""
-    from ..pipeline import input_key
+@dataclasses.dataclass
+class _Inputs:
+    """What the targets read, each once: a source loaded (its digest computed once, on first use), its
+    tools selected by a target's filters (`selected_tools`: a glob's warning said once), that
+    selection validated per strict and skip_invalid."""
 
-    _loaded_for(target, loaded)
-    spec = loaded[target.source_path]
-    if isinstance(spec, McpgenError):
-        return None
-    if target.source_path not in digests:
-        digests[target.source_path] = spec.digest
-    return input_key(
-        digest=digests[target.source_path],
-        source=target.source,
-        kind=target.kind,
-        package=target.package,
-        strict=target.strict,
-        style=target.style,
-        cli=target.cli,
-        skip_invalid=target.skip_invalid,
+    loaded: dict[Path, LoadedSpec | McpgenError] = dataclasses.field(default_factory=dict)
+    selected: dict[tuple[Path, ToolFilter], Selection | McpgenError] = dataclasses.field(default_factory=dict)
+    checked: dict[tuple[Path, ToolFilter, bool, bool], Checked | McpgenError] = dataclasses.field(
+        default_factory=dict
     )
+
+    def source(self, target: TargetConfig) -> LoadedSpec:
+        """The target's source as loaded (every tool); raises its load error."""
+        if target.source_path not in self.loaded:
+            try:
+                listed = stages.load_spec(target.load_name(), None, {})
+                # The display name goes into generated headers: relative to pyproject.toml's
+                # directory (config.relative_source), so the output depends neither on the
+                # checkout's path nor on where mcpgen runs.
+                self.loaded[target.source_path] = dataclasses.replace(listed, source=target.source)
+            except McpgenError as exc:
+                self.loaded[target.source_path] = exc
+        spec = self.loaded[target.source_path]
+        if isinstance(spec, McpgenError):
+            raise spec
+        return spec
+
+    def selection(self, target: TargetConfig) -> Selection:
+        """The tools of the target's source its filters keep; raises a load or filter error."""
+        key = (target.source_path, target.filters)
+        if key not in self.selected:
+            try:
+                self.selected[key] = selected_tools(self.source(target), target.filters)
+            except McpgenError as exc:
+                self.selected[key] = exc
+        selection = self.selected[key]
+        if isinstance(selection, McpgenError):
+            raise selection
+        return selection
+
+    def input_key(self, target: TargetConfig) -> str | None:
+        """pipeline.input_key of the target (None when its source does not load: reported later)."""
+        from ..pipeline import input_key
+
+        try:
+            spec = self.source(target)
+        except McpgenError:
+            return None
+        return input_key(
+            digest=spec.digest,
+            source=target.source,
+            kind=target.kind,
+            package=target.package,
+            strict=target.strict,
+            style=target.style,
+            cli=target.cli,
+            skip_invalid=target.skip_invalid,
+            filters=target.filters,
+        )
+
+    def validated(self, target: TargetConfig) -> ValidatedSpec:
+        key = (target.source_path, target.filters, target.strict, target.skip_invalid)
+        if key not in self.checked:
+            try:
+                spec = self.selection(target).spec
+            except McpgenError as exc:
+                self.checked[key] = exc
+            else:
+                result = check_spec(spec, target.strict, target.skip_invalid, model=True)
+                self.checked[key] = result
+                if result.usable:  # warnings once per selection; errors are reported per target below
+                    print_diagnostics(result.warnings)
+        entry = self.checked[key]
+        if isinstance(entry, McpgenError):
+            raise entry
+        if entry.validated is None or not entry.usable:
+            print_diagnostics(entry.diagnostics)
+            click.echo(f"error: {target.describe()}: {entry.summary()}", err=True)
+            raise Failed
+        return entry.validated
+
+    def counts(self, target: TargetConfig, tools: Sequence[object]) -> Counts:
+        """(generated, excluded, filtered out: None without filters) for a target whose package
+        holds `tools` of its source."""
+        try:
+            selection = self.selection(target)
+        except McpgenError:
+            return len(tools), 0, None
+        filtered = selection.filtered if target.filters else None
+        return len(tools), len(selection.spec.tools) - len(tools), filtered
 
 
 def _run_targets(
@@ -140,9 +214,7 @@ def _run_targets(
     A target whose manifest records the same input key and whose files still have their recorded
     digests is fresh without being built (`write.is_fresh`). A package is written by a forked copy
     while the next target builds (`_Writing`); one write at a time, reported in target order."""
-    checked: dict[tuple[Path, bool, bool], Checked | McpgenError] = {}
-    loaded: dict[Path, LoadedSpec | McpgenError] = {}
-    digests: dict[Path, str] = {}
+    inputs = _Inputs()
     outcome = _Outcome(len(config.targets))
     writing: _Writing | None = None
     tally = Tally() if tally is None else tally
@@ -151,11 +223,11 @@ def _run_targets(
             if target.project is not None:
                 _finish(writing, config, add_stubs, outcome)
                 writing = None
-                if _run_project_target(target, loaded, checked, check=check):
+                if _run_project_target(target, inputs, check=check):
                     outcome.stale.add(target.index)
-                tally += excluded_counts(loaded, target, _validated_for(target, loaded, checked).tools)
+                tally += inputs.counts(target, inputs.validated(target).tools)
                 continue
-            key = _input_key(target, loaded, digests)
+            key = inputs.input_key(target)
             if key is not None and is_fresh(target.output, target.package, key):
                 _finish(writing, config, add_stubs, outcome)
                 writing = None
@@ -165,13 +237,13 @@ def _run_targets(
                     else f"{display_path(target.output / target.package)}: up to date"
                 )
                 if target.kind == "server" and _report_fresh_handlers(
-                    target, loaded, checked, add_stubs=add_stubs, check=check
+                    target, inputs, add_stubs=add_stubs, check=check
                 ):
                     outcome.failed.add(target.index)
-                tally += excluded_counts(loaded, target, tools_on_disk(target))
+                tally += inputs.counts(target, tools_on_disk(target))
                 continue
-            validated = _validated_for(target, loaded, checked)
-            tally += excluded_counts(loaded, target, validated.tools)
+            validated = inputs.validated(target)
+            tally += inputs.counts(target, validated.tools)
             built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
             pkg = dataclasses.replace(built, input_key=key)
             _finish(writing, config, add_stubs, outcome)
@@ -249,21 +321,14 @@ def _handlers_broken(
     )
 
 
-def _run_project_target(
-    target: TargetConfig,
-    loaded: dict[Path, LoadedSpec | McpgenError],
-    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
-    *,
-    check: bool,
-) -> bool:
+def _run_project_target(target: TargetConfig, inputs: _Inputs, *, check: bool) -> bool:
     """A target with `project`: always built (the project files hold the user's sections, so no
     manifest can vouch for them); True when `check` finds it stale."""
     from ..write.project import check_project, write_project
 
     assert target.project is not None
-    validated = _validated_for(target, loaded, checked)
-    spec = loaded[target.source_path]
-    server_info = None if isinstance(spec, McpgenError) else spec.server_info
+    validated = inputs.validated(target)
+    server_info = inputs.source(target).server_info
     meta = project_meta(target.package, server_info, target.project_name, target.project_version)
     built = stages.build_project(validated, target.package, meta, target.style)
     shown = display_path(target.project)
@@ -282,15 +347,7 @@ def _run_project_target(
     return True
 
 
-# Repeats in shape only (duplicates): keyword-only signatures alike, jobs apart.
-def _report_fresh_handlers(
-    target: TargetConfig,
-    loaded: dict[Path, LoadedSpec | McpgenError],
-    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
-    *,
-    add_stubs: bool,
-    check: bool,
-) -> bool:
+def _report_fresh_handlers(target: TargetConfig, inputs: _Inputs, *, add_stubs: bool, check: bool) -> bool:
     """handlers.py of a fresh server target, against base.py and models.py on disk (they are what
     generating would write); the scaffold for stubs is built only when a tool lacks a method."""
     package_dir = target.output / target.package
@@ -300,7 +357,7 @@ def _report_fresh_handlers(
         return False
 
     def scaffold() -> bytes | None:
-        validated = _validated_for(target, loaded, checked)
+        validated = inputs.validated(target)
         built = stages.build_package(target.kind, validated, target.package, target.style, target.cli)
         return built.user_files.get("handlers.py")
 
@@ -347,41 +404,3 @@ def _print_tool_changes(target: TargetConfig, validated: ValidatedSpec) -> bool:
                 )
         click.echo(f"  details: mcpgen diff --target {target.package}")
     return bool(report.changes)
-
-
-def _loaded_for(target: TargetConfig, loaded: dict[Path, LoadedSpec | McpgenError]) -> None:
-    if target.source_path not in loaded:
-        try:
-            spec = stages.load_spec(target.load_name(), None, {})
-            # The display name goes into generated headers: relative to pyproject.toml's directory
-            # (config.relative_source), so the output depends neither on the checkout's path nor
-            # on where mcpgen runs.
-            loaded[target.source_path] = dataclasses.replace(spec, source=target.source)
-        except McpgenError as exc:
-            loaded[target.source_path] = exc
-
-
-def _validated_for(
-    target: TargetConfig,
-    loaded: dict[Path, LoadedSpec | McpgenError],
-    checked: dict[tuple[Path, bool, bool], Checked | McpgenError],
-) -> ValidatedSpec:
-    key = (target.source_path, target.strict, target.skip_invalid)
-    if key not in checked:
-        _loaded_for(target, loaded)
-        spec_or_error = loaded[target.source_path]
-        if isinstance(spec_or_error, McpgenError):
-            checked[key] = spec_or_error
-        else:
-            result = check_spec(spec_or_error, target.strict, target.skip_invalid, model=True)
-            checked[key] = result
-            if result.usable:  # warnings once per source; errors are reported per target below
-                print_diagnostics(result.warnings)
-    entry = checked[key]
-    if isinstance(entry, McpgenError):
-        raise entry
-    if entry.validated is None or not entry.usable:
-        print_diagnostics(entry.diagnostics)
-        click.echo(f"error: {target.describe()}: {entry.summary()}", err=True)
-        raise Failed
-    return entry.validated

@@ -9,6 +9,8 @@
                  `FILE#NAME`, the well-known places
     launch.py    one server of such a file made ready: variables expanded -> `ServerLaunch`
     git.py       a spec file as committed at a git revision
+    filters.py   `select_tools`: the tools `--include-tools` / `--exclude-tools` keep, before validation
 
-Every loader returns a `codegen.spec.LoadedSpec`; nothing here decides which tools are usable.
+Every loader returns a `codegen.spec.LoadedSpec`; nothing here decides which tools are usable (the
+filters choose which tools the user wants, not which the generator can use).
 """

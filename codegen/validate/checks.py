@@ -166,6 +166,7 @@ def validate(
         resources=surfaces.resources,
         resource_templates=surfaces.resource_templates,
         prompts=surfaces.prompts,
+        filters=spec.filters,
     )
 
 

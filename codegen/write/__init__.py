@@ -23,6 +23,11 @@ Besides LOAD this is the only stage that touches the disk. The rules:
   and every owned file must still have its recorded digest (so hand edits are caught). These fields
   are bookkeeping: `check_package` ignores them when comparing manifests; `write_package` refreshes
   them when given a key and keeps them when not (`mcpgen client` into a `generate` target).
+- **How it was made.** A package generated with tool filters (`--include-tools`, `--exclude-tools`,
+  a target's `include_tools` / `exclude_tools`) records them in its manifest as
+  `"filters": {"include_tools": [...], "exclude_tools": [...]}` (sorted, each key only when given;
+  no `filters` member without filters); `manifest.recorded_filters` reads them back. They are not
+  bookkeeping: changing them changes the manifest, so `--check` reports it.
 
 Modules: `paths` (what may be written where), `manifest` (ownership, `is_fresh`, `recorded_source`),
 `plan` (what a write would do, decided first), `package` (`write_package`, `write_file_atomic`), `check`

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from ..errors import McpgenError, OutputConflictError
+from ..spec import NO_FILTER, ToolFilter
 from .paths import check_package_name, check_rel
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "keep_release",
     "manifest_bytes",
     "read_manifest",
+    "recorded_filters",
     "recorded_source",
     "same_manifest",
 ]
@@ -71,7 +73,11 @@ def keep_release(old: bytes, new: bytes) -> bytes:
 
 
 def manifest_bytes(
-    package: str, owned: Mapping[str, bytes], input_key: str | None = None, user_files: Iterable[str] = ()
+    package: str,
+    owned: Mapping[str, bytes],
+    input_key: str | None = None,
+    user_files: Iterable[str] = (),
+    filters: ToolFilter = NO_FILTER,
 ) -> bytes:
     doc: dict[str, object] = {
         "comment": _MANIFEST_COMMENT,
@@ -80,6 +86,8 @@ def manifest_bytes(
         "package": package,
         "files": sorted(owned),
     }
+    if filters:  # how the package was made, not bookkeeping: absent without filters
+        doc["filters"] = filters.record()
     if input_key is not None:
         doc["input"] = input_key
         doc["sha256"] = {rel: hashlib.sha256(owned[rel]).hexdigest() for rel in sorted(owned)}
@@ -135,6 +143,17 @@ def is_fresh(out_dir: Path, package: str, input_key: str) -> bool:
         return all((package_dir / check_rel(rel, what="user file")).is_file() for rel in users)
     except (OSError, ValueError, TypeError, McpgenError):
         return False
+
+
+def recorded_filters(package_dir: Path) -> ToolFilter:
+    """The tool filters the package in `package_dir` was generated with (its manifest's `filters`:
+    `{"include_tools": [...], "exclude_tools": [...]}`); none when it has no manifest or no filters."""
+    try:
+        doc = json.loads((package_dir / MANIFEST_NAME).read_bytes())
+    except (OSError, ValueError):
+        return NO_FILTER
+    record = doc.get("filters") if isinstance(doc, dict) else None
+    return ToolFilter.from_record(record) if isinstance(record, dict) else NO_FILTER
 
 
 def read_manifest(package_dir: Path) -> tuple[frozenset[str], bytes | None]:
