@@ -15,6 +15,7 @@ import importlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -27,7 +28,13 @@ from typing import Any
 import pytest
 
 from mcpgen_runtime.client import ElicitResult
-from mcpgen_runtime.errors import TaskCancelledError, TaskNotFoundError, ToolError
+from mcpgen_runtime.errors import (
+    RequestTimeoutError,
+    TaskCancelledError,
+    TaskFailedError,
+    TaskNotFoundError,
+    ToolError,
+)
 from tests.support import PYTHON, ROOT, free_port, run_mcpgen, wait_for_port
 
 pytestmark = pytest.mark.timeout(90)
@@ -85,7 +92,14 @@ from __future__ import annotations
 import asyncio
 import pathlib
 
-from mcpgen_runtime.server import ServerConfig, TaskOptions, ToolContext, ToolReturn
+from mcpgen_runtime.server import (
+    RpcError,
+    ServerConfig,
+    TaskOptions,
+    ToolContext,
+    ToolExecutionError,
+    ToolReturn,
+)
 
 from . import models as _m
 from .base import ServerBase
@@ -103,6 +117,10 @@ class Server(ServerBase):
     async def export_data(self, args: _m.ExportDataInput, ctx: ToolContext) -> _m.ExportDataOutput:
         await ctx.set_status("exporting")
         await asyncio.sleep(0.01)
+        if args.rows == 0:
+            raise ToolExecutionError("nothing to export")  # completed, with an isError result
+        if args.rows == 13:
+            raise RpcError(-32602, "13 rows are refused")  # failed, with this error
         return _m.ExportDataOutput(url=f"https://example.com/{{args.rows}}.csv", rows=args.rows)
 
     async def wait_forever(self, args: _m.WaitForeverInput, ctx: ToolContext) -> ToolReturn:
@@ -417,6 +435,59 @@ def test_a_task_resumed_from_a_second_process(project: Project, served: Served) 
     served.assert_secret(handle.task_id)
 
 
+def test_a_tool_error_and_a_failed_task(project: Project, served: Served, mode: str) -> None:
+    """An isError result ends the task `completed` and raises ToolError; an RpcError ends it
+    `failed` and raises TaskFailedError with that error."""
+    with drive(project, mode, url=served.url) as drv:
+        error = raised(lambda: drv(lambda c: c.export_data(rows=0)), ToolError)
+        assert "nothing to export" in str(error)
+        handle = drv(lambda c: c.start.export_data(rows=13))
+        failed = raised(lambda: drv(lambda c: handle.result()), TaskFailedError)
+        assert isinstance(failed, TaskFailedError) and failed.code == -32602
+        assert "13 rows are refused" in str(failed) and handle.task_id not in str(failed)
+        assert drv(lambda c: handle.status()).status == "failed"
+    served.assert_secret(handle.task_id)
+
+
+def test_a_plain_call_given_up_by_its_caller_cancels_the_task(
+    project: Project, served: Served, tmp_path: Path
+) -> None:
+    """`max_time` (sync) and a cancelled coroutine (async) end the wait with `tasks/cancel`: the
+    handler sees CancelledError."""
+    module = project.client_module()
+    by_max_time = tmp_path / "max-time"
+    with module.Client(served.url, max_time=0.3) as client:
+        error = raised(lambda: client.wait_forever(marker=str(by_max_time)), RequestTimeoutError)
+        assert "max time" in str(error)
+    eventually(by_max_time.exists)
+
+    by_caller = tmp_path / "caller"
+
+    async def main() -> None:
+        async with module.AsyncClient(served.url) as client:
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(client.wait_forever(marker=str(by_caller)), 0.3)
+
+    asyncio.run(main())
+    eventually(by_caller.exists)
+
+
+def test_a_progress_callback_that_raises_at_the_first_status_cancels_the_task(
+    project: Project, served: Served, tmp_path: Path
+) -> None:
+    """Ctrl-C while the first status message (the CreateTaskResult's own) is being shown: the call
+    gives up, so the task is cancelled, as it is for an interrupt between polls."""
+
+    def on_progress(*args: Any) -> None:
+        raise KeyboardInterrupt
+
+    marker = tmp_path / "interrupted"
+    client_class = project.client_module().Client
+    with client_class(served.url, on_progress=on_progress) as client, pytest.raises(KeyboardInterrupt):
+        client.wait_forever(marker=str(marker))
+    eventually(marker.exists)
+
+
 # -- stdio: the server is the client's own process -------------------------------------------
 
 
@@ -501,6 +572,36 @@ def test_command_line_no_wait_and_task_commands(project: Project, served: Served
         for secret in (done_id, running_id, "Zz" * 16):
             assert secret not in done.stderr
     served.assert_secret(done_id, running_id, "Zz" * 16)
+
+
+def test_command_line_exit_codes_and_interrupt(project: Project, served: Served, tmp_path: Path) -> None:
+    """`task wait` exits 1 for a tool error, 3 for a failed task; Ctrl-C on a plain call that became a
+    task cancels it and exits 130."""
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [PYTHON, "-m", "reports_client", "--url", served.url, *args]
+        return subprocess.run(
+            command, cwd=project.src, env=project.env, capture_output=True, text=True, timeout=30
+        )
+
+    tool_error = cli("task", "wait", cli("export-data", "--rows", "0", "--no-wait").stdout.strip())
+    assert tool_error.returncode == 1 and "nothing to export" in tool_error.stdout + tool_error.stderr
+    failed_id = cli("export-data", "--rows", "13", "--no-wait").stdout.strip()
+    failed = cli("task", "wait", failed_id)
+    assert failed.returncode == 3 and "13 rows are refused" in failed.stderr
+    assert failed_id not in failed.stderr
+
+    marker = tmp_path / "interrupted"
+    command = [PYTHON, "-m", "reports_client", "--url", served.url, "wait-forever", "--marker", str(marker)]
+    proc = subprocess.Popen(
+        command, cwd=project.src, env=project.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stderr is not None
+    assert "waiting" in proc.stderr.readline()  # the task's first status, shown as progress: it runs
+    proc.send_signal(signal.SIGINT)
+    _, rest = proc.communicate(timeout=20)
+    assert proc.returncode == 130 and "Interrupted" in rest
+    eventually(marker.exists)
 
 
 # -- the 2025-11-25 form: era="legacy" ---------------------------------------------------------

@@ -316,9 +316,11 @@ class TaskFlows:
                     self._wait_to_end_flow(tool, state, progress, timeout), self.abort_step(state.task_id)
                 )
             )
-        except TaskError:
+        except (TaskError, GeneratorExit):  # GeneratorExit: the driver closes it, and sends the abort
             raise
-        except McpRuntimeError:
+        except BaseException:
+            # McpRuntimeError, or raised by the flow's own code before it yielded an abortable step:
+            # a progress callback (Ctrl-C while the CreateTaskResult's status message is shown)
             yield from self.cancel_quietly_flow(state.task_id)
             raise
 
