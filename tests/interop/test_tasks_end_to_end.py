@@ -35,6 +35,7 @@ from mcpgen_runtime.errors import (
     TaskNotFoundError,
     ToolError,
 )
+from mcpgen_runtime.protocol.subscriptions import SubscriptionWarning
 from tests.support import PYTHON, ROOT, free_port, run_mcpgen, wait_for_port
 
 pytestmark = pytest.mark.timeout(90)
@@ -77,6 +78,12 @@ SPEC: dict[str, Any] = {
                 "required": ["marker"],
             },
             "execution": {"taskSupport": "optional"},
+        },
+        {
+            "name": "reindex",
+            "description": "Not marked for tasks: its handler asks for one per call.",
+            "inputSchema": {"type": "object", "additionalProperties": False},
+            "execution": {"taskSupport": "forbidden"},
         },
         {
             "name": "ping",
@@ -131,6 +138,9 @@ class Server(ServerBase):
             pathlib.Path(args.marker).write_text("cancelled")
             raise
         return "never"
+
+    async def reindex(self, args: _m.ReindexInput, ctx: ToolContext) -> ToolReturn:
+        return "a task" if await ctx.run_as_task(status_message="reindexing") else "inline"
 
     async def ping(self, args: _m.PingInput, ctx: ToolContext) -> ToolReturn:
         return "pong"
@@ -397,6 +407,45 @@ def test_a_tool_that_answers_at_once_gives_a_handle_without_task(
         assert drv(lambda c: handle.status()).status == "completed"
         assert text(drv(lambda c: handle.result())) == "pong"
         raised(lambda: drv(lambda c: handle.respond({})), ValueError)
+
+
+def test_an_unmarked_tool_whose_handler_asks_runs_as_a_task(
+    project: Project, served: Served, mode: str
+) -> None:
+    """`forbidden` (or no `execution`): a task only when the handler calls run_as_task; the
+    2025-11-25 form follows the marking, so there the same handler goes on inline."""
+    with drive(project, mode, url=served.url) as drv:
+        handle = drv(lambda c: c.start.reindex())
+        assert handle.task_id is not None and text(drv(lambda c: handle.result())) == "a task"
+        assert text(drv(lambda c: c.reindex())) == "a task"
+    with project.client_module().Client(served.url, era="legacy") as legacy:
+        assert legacy.start.reindex().task_id is None and text(legacy.reindex()) == "inline"
+
+
+def test_execution_is_listed_to_2025_clients_only(project: Project, served: Served) -> None:
+    module = project.client_module()
+    for era, expected in (("modern", None), ("legacy", {"taskSupport": "required"})):
+        with module.Client(served.url, era=era) as client:
+            tools = {tool["name"]: tool for tool in client.list_tools().tools}
+            assert tools["export_data"].get("execution") == expected
+
+
+def test_listen_hears_the_tasks_updates(project: Project, served: Served, tmp_path: Path) -> None:
+    other = "Zz" * 16
+    with project.client_module().Client(served.url) as client:
+        handle = client.start.wait_forever(marker=str(tmp_path / "cancelled"))
+        with pytest.warns(SubscriptionWarning), client.tasks.listen([handle.task_id, other]) as updates:
+            unsupported = updates.subscription.unsupported
+            assert len(unsupported) == 1 and other not in str(unsupported)  # unknown: left out, masked
+            handle.cancel()
+            heard = []
+            for state in updates:
+                assert state.task_id == handle.task_id
+                heard.append(state.status)
+                if state.terminal:
+                    break
+        assert heard[-1] == "cancelled"
+    served.assert_secret(handle.task_id, other)
 
 
 def test_an_unknown_id_is_not_found_and_stays_masked(project: Project, served: Served) -> None:
