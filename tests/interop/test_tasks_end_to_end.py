@@ -557,6 +557,18 @@ def test_over_stdio_tasks_live_as_long_as_the_clients_server(project: Project, t
         error = raised(lambda: other.resume.export_data(handle.task_id).result(), TaskNotFoundError)
         assert handle.task_id not in str(error)
 
+    # the command line: each command is a client with a server of its own
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        line = [PYTHON, "-m", "reports_client", "--stdio", " ".join(command), *args]
+        return subprocess.run(
+            line, cwd=project.src, env=project.env, capture_output=True, text=True, timeout=30
+        )
+
+    task_id = cli("export-data", "--rows", "1", "--no-wait").stdout.strip()
+    assert _ID.match(task_id)
+    waited = cli("task", "wait", task_id)
+    assert waited.returncode == 3 and "TaskNotFoundError" in waited.stderr and task_id not in waited.stderr
+
 
 def test_async_over_stdio(project: Project) -> None:
     module = project.client_module()
