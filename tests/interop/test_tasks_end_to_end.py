@@ -498,6 +498,15 @@ def test_a_tool_error_and_a_failed_task(project: Project, served: Served, mode: 
     served.assert_secret(handle.task_id)
 
 
+def test_asking_a_client_without_elicitation_fails_the_task(
+    project: Project, served: Served, mode: str
+) -> None:
+    """The page: without `on_elicit` (or a declared `elicitation`) the handler's ask fails the task."""
+    with drive(project, mode, url=served.url) as drv:
+        failed = raised(lambda: drv(lambda c: c.build_report(parts=["a"])), TaskFailedError)
+        assert isinstance(failed, TaskFailedError) and failed.code == -32021
+
+
 def test_a_plain_call_given_up_by_its_caller_cancels_the_task(
     project: Project, served: Served, tmp_path: Path
 ) -> None:
