@@ -302,7 +302,7 @@ def test_the_pages_command_lines_hold(project: Project, served: Served) -> None:
     started = shell(lines[0])
     assert started.returncode == 0, started.stderr
     task_id = started.stdout.strip()
-    assert _ID.match(task_id)
+    assert _ID.match(task_id) and not task_id.startswith("-")  # never taken for an option
     status = shell(lines[1], TASK=task_id)
     assert status.returncode == 0 and json.loads(status.stdout)["taskId"] == task_id
     waited = shell(lines[2], TASK=task_id)  # stdin is no terminal: the question is cancelled
@@ -635,6 +635,8 @@ def test_command_line_no_wait_and_task_commands(project: Project, served: Served
 
     unknown = cli("task", "status", "Zz" * 16)
     assert unknown.returncode == 3 and "not know" in unknown.stderr
+    dashed = cli("task", "status", "--", "-Zz" * 10)  # another server's id may start with "-"
+    assert dashed.returncode == 3 and "not know" in dashed.stderr
 
     at_once = cli("ping", "--no-wait")  # no task: the result itself
     assert at_once.returncode == 0 and json.loads(at_once.stdout) == [{"type": "text", "text": "pong"}]
