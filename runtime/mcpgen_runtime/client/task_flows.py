@@ -53,7 +53,7 @@ from ..protocol.tasks import TaskState, TaskStatus, mask_task_id
 from ..tools import ToolSpec
 from ..transport.limits import Deadline, Timeout
 from .input_responses import InputNeeded, answer_wire, check_declared, check_rounds, parse_request
-from .legacy_flows import LEGACY, FlowOwner
+from .legacy_flows import LEGACY, FlowOwner, LegacyFlows
 from .steps import Flow, Notify, Outgoing
 from .tool_checks import tool_result
 
@@ -78,9 +78,11 @@ LEGACY_TASKS_SINCE: Final = "2025-11-25"  # the first revision with (experimenta
 
 class _Owner(FlowOwner, Protocol):
     """What `TaskFlows` needs of its `ClientCore` beyond what `LegacyFlows` does: the round limit,
-    the tool table (a legacy tool's `execution`), per-method `_meta` and headers, and listing tools."""
+    the tool table (a legacy tool's `execution`), per-method `_meta` and headers, listing tools, and
+    the legacy handshake (before a legacy client's first call decides on the `task` parameter)."""
 
     max_input_rounds: int
+    legacy: LegacyFlows
     tools: Mapping[str, ToolSpec]
     default_partition: str | None
 
@@ -314,9 +316,11 @@ class TaskFlows:
                     self._wait_to_end_flow(tool, state, progress, timeout), self.abort_step(state.task_id)
                 )
             )
-        except TaskError:
+        except (TaskError, GeneratorExit):  # GeneratorExit: the driver closes it, and sends the abort
             raise
-        except McpRuntimeError:
+        except BaseException:
+            # McpRuntimeError, or raised by the flow's own code before it yielded an abortable step:
+            # a progress callback (Ctrl-C while the CreateTaskResult's status message is shown)
             yield from self.cancel_quietly_flow(state.task_id)
             raise
 
@@ -349,6 +353,8 @@ class TaskFlows:
         tool's `execution.taskSupport` is `required`, or `optional` and the caller starts a task
         (`start`). The tool's definition comes from the tool table (listed first if it is not there)."""
         core = self.core
+        if core.era == LEGACY and core.handshake is None:  # the first request of a legacy client
+            yield from core.legacy.era_flow()
         handshake = core.handshake
         if core.era != LEGACY or handshake is None or handshake.protocol_version < LEGACY_TASKS_SINCE:
             return None

@@ -15,6 +15,7 @@ Cancellations travel on the channel `CANCEL_CHANNEL` (the task id), task changes
 from __future__ import annotations
 
 import dataclasses
+import secrets
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,11 +34,21 @@ __all__ = [
     "input_log",
     "lease_key",
     "live_key",
+    "new_task_id",
     "task_id_param",
 ]
 
 CANCEL_CHANNEL: Final = "tasks:cancel"
 CHANGED_CHANNEL: Final = "tasks:changed"
+
+
+def new_task_id() -> str:
+    """192 random bits, URL-safe: a bearer secret. Never starting with "-", which a command line
+    would take for an option (`python -m PKG task status ID`)."""
+    while True:
+        task_id = secrets.token_urlsafe(24)
+        if not task_id.startswith("-"):
+            return task_id
 
 
 def live_key(task_id: str) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import time
 from collections import Counter
 from typing import Any
@@ -35,7 +34,7 @@ from ..handler_errors import RpcError
 from .channel import TaskChannel
 from .launch import CallBody, Launch, LegacyStart, TaskCreated
 from .ledger import WORKER_STOPPED, TaskLedger
-from .records import CANCEL_CHANNEL, CHANGED_CHANNEL, TaskRecord
+from .records import CANCEL_CHANNEL, CHANGED_CHANNEL, TaskRecord, new_task_id
 
 __all__ = ["TaskCreated", "TaskEngine"]
 
@@ -114,7 +113,7 @@ class TaskEngine:
         ttl_ms = min(ttl_ms or options.ttl_ms, options.max_ttl_ms)
         now = iso_now()
         state = TaskState(
-            task_id=secrets.token_urlsafe(24),  # 192 random bits: a bearer secret
+            task_id=new_task_id(),
             status="working",
             created_at=now,
             last_updated_at=now,
