@@ -486,9 +486,7 @@ class ClientCore:
         if progress is not None:
             meta, token = self._track_progress(progress, meta)
         try:
-            if start and self.era != MODERN and self.handshake is None:
-                # Whether a legacy tool takes the `task` parameter depends on what `initialize`
-                # settles: find the era out (or, when it is known to be legacy, shake hands) first.
+            if start and self.era is None:  # whether a legacy tool takes the `task` parameter: ask first
                 yield from self.discover_flow(partition=self.default_partition)
             legacy_task = (
                 (yield from self.tasks.legacy_task_flow(name, start=start)) if self.era == LEGACY else None
