@@ -164,7 +164,9 @@ def test_the_readme_quickstart_then_targets_mock_and_the_diff_hook(tmp_path: Pat
     (app / "specs").mkdir(parents=True)
     (app / "tests").mkdir()
     shutil.copy(ROOT / "specs" / "weather.json", app / "specs" / "weather.json")
-    [targets] = [block for block in blocks((DOCS / "generate.md").read_text("utf-8"), "toml")]
+    # The page's first toml block: the weather targets (later ones show single options, e.g. filters).
+    targets = blocks((DOCS / "generate.md").read_text("utf-8"), "toml")[0]
+    assert "specs/weather.json" in targets
     (app / "pyproject.toml").write_text(
         '[project]\nname = "weather-app"\nversion = "0"\n\n' + targets, "utf-8"
     )
