@@ -129,4 +129,12 @@ def from_httpx(exc: Exception, url: str, timeout: Timeout = None) -> TransportEr
         if timeout is not None:
             return timed_out(url, timeout)
         return RequestTimeoutError(f"no response from {url} in time: {exc}")
-    return exchange_failed(url, exc)
+    failed = exchange_failed(url, exc)
+    # A connection cut mid-exchange, as the lean engine's OSError/EOF: httpx's network errors, and
+    # the protocol errors httpcore raises for a peer that closed (not those for malformed bytes).
+    text = str(exc).lower()
+    if isinstance(exc, httpx.NetworkError) or (
+        isinstance(exc, httpx.RemoteProtocolError) and ("disconnected" in text or "closed" in text)
+    ):
+        failed.retryable = True
+    return failed

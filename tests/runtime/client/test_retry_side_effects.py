@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Any
 
+import httpx
 import pytest
 
 from mcpgen_runtime.client import AsyncClient, Client
@@ -27,6 +28,7 @@ from mcpgen_runtime.errors import (
     TransportError,
 )
 from mcpgen_runtime.tools import ToolSpec
+from mcpgen_runtime.transport import AsyncHttpTransport, HttpTransport
 from mcpgen_runtime.transport.failures import retry_after_seconds
 from mcpgen_runtime.transport.limits import Deadline
 from tests.runtime._client_drivers import MODES, driver
@@ -197,6 +199,33 @@ def test_a_call_that_may_have_run_is_resent_only_when_the_tool_or_the_caller_all
     with RawServer([failure, failure, failure]) as server:  # retries=2: three attempts, then the error
         outcome = call(mode, server.url, "read", era=era)
     assert isinstance(outcome, McpRuntimeError) and len(server.calls) == 3
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_httpx_engine_classifies_a_cut_connection_alike(mode: str) -> None:
+    def outcome(tool: str) -> tuple[Any, int]:
+        with RawServer([DROP]) as server:
+
+            def sync() -> Client:
+                return Client(
+                    transport=HttpTransport(server.url, client=httpx.Client()), tools=TOOLS, retries=1
+                )
+
+            def asyncio_() -> AsyncClient:
+                transport = AsyncHttpTransport(server.url, client=httpx.AsyncClient())
+                return AsyncClient(transport=transport, tools=TOOLS, retries=1)
+
+            with driver(mode, sync, asyncio_) as drv:
+                assert drv.client.transport.engine == "httpx"  # type: ignore[union-attr]
+                try:
+                    return drv("call_tool", tool, {}), len(server.calls)
+                except McpRuntimeError as exc:
+                    return exc, len(server.calls)
+
+    done, received = outcome("read")
+    assert done.content[0].text == "done" and received == 2
+    cut, received = outcome("send")
+    assert isinstance(cut, TransportError) and cut.retryable and not cut.unprocessed and received == 1
 
 
 @pytest.mark.parametrize("era", ["modern", "legacy"])
