@@ -195,21 +195,22 @@ class LegacyFlows:
         timeout: Timeout,
         repeatable: bool | None = None,
     ) -> Flow[dict[str, Any]]:
+        def modern() -> Flow[dict[str, Any]]:
+            return self.core.request_flow(
+                method,
+                params,
+                name=name,
+                param_headers=param_headers,
+                meta=meta,
+                timeout=timeout,
+                repeatable=repeatable,
+            )
+
         if self.core.era is None and self.core.send_headers:
             # HTTP: the modern request goes out as it is; its failure may say "legacy" (VER-10).
             self.core.era = MODERN
             try:
-                return (
-                    yield from self.core.request_flow(
-                        method,
-                        params,
-                        name=name,
-                        param_headers=param_headers,
-                        meta=meta,
-                        timeout=timeout,
-                        repeatable=repeatable,
-                    )
-                )
+                return (yield from modern())
             except McpRuntimeError as exc:
                 if not http_says_legacy(exc, method):
                     if not isinstance(exc, RemoteError):
@@ -218,17 +219,7 @@ class LegacyFlows:
                 yield from self._fall_back_flow(exc)
         yield from self.era_flow()
         if self.core.era == MODERN:
-            return (
-                yield from self.core.request_flow(
-                    method,
-                    params,
-                    name=name,
-                    param_headers=param_headers,
-                    meta=meta,
-                    timeout=timeout,
-                    repeatable=repeatable,
-                )
-            )
+            return (yield from modern())
         if method == DISCOVER and self.core.handshake is not None:  # no such method before 2026-07-28
             return discover_view(self.core.handshake)
         safe = method in SAFE_TO_REPEAT if repeatable is None else repeatable

@@ -434,17 +434,7 @@ class Client(SurfaceMethods):
         input_model: type[BaseModel],
         output_model: type[M],
     ) -> M:
-        result = self._run(
-            self._core.typed_call_flow(
-                name,
-                arguments,
-                input_model,
-                self._call_timeout,
-                self._call_progress,
-                self._call_max_time,
-                retry_unsafe=self._call_retry_unsafe,
-            )
-        )
+        result = self._call(name, arguments, input_model)
         return self._core.checks.structured(name, result, output_model)
 
     # -- tasks (the tasks extension): handles and any task by id (_async/tasks.py) --------------
