@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.proxy import Nginx, find_binary
 from mcpgen_runtime.client import AsyncClient, Client
 from mcpgen_runtime.client.retry_policy import MAX_RETRY_WAIT_S, SAFE_TO_REPEAT, repeatable_tool, retry_wait
 from mcpgen_runtime.errors import (
@@ -34,7 +35,7 @@ from mcpgen_runtime.transport.limits import Deadline
 from tests.runtime._client_drivers import MODES, driver
 from tests.support import free_port
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = [pytest.mark.timeout(30), pytest.mark.peer]  # servers on loopback, nginx, stdio processes
 
 OBJECT = {"type": "object"}
 TOOLS = [
@@ -62,7 +63,7 @@ def json_reply(message: dict[str, Any], status: int = 200, headers: str = "") ->
     body = json.dumps(message).encode()
     return (
         f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{headers}"
-        f"Content-Length: {len(body)}\r\n\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode() + body
 
 
@@ -226,6 +227,28 @@ def test_the_httpx_engine_classifies_a_cut_connection_alike(mode: str) -> None:
     assert done.content[0].text == "done" and received == 2
     cut, received = outcome("send")
     assert isinstance(cut, TransportError) and cut.retryable and not cut.unprocessed and received == 1
+
+
+def test_through_nginx_a_502_for_a_cut_upstream_is_resent_only_for_a_read() -> None:
+    nginx_bin = find_binary("nginx")
+    if nginx_bin is None:
+        pytest.skip(
+            "nginx is not installed (`make services` installs it from Debian packages when run as root)"
+        )
+    with RawServer([DROP, DROP]) as server:
+        proxy = Nginx(nginx_bin, [f"127.0.0.1:{server.port}"], package="raw", port=free_port(), workers=1)
+        proxy.start()
+        try:
+            url = f"http://127.0.0.1:{proxy.port}/mcp"
+            with Client(url, tools=TOOLS, retries=2, era="modern", timeout=5) as client:
+                with pytest.raises(HttpStatusError) as cut:
+                    client.call_tool("send", {})  # the upstream read it and died: nginx answers 502
+                assert cut.value.status_code == 502 and not cut.value.unprocessed
+                assert len(server.calls) == 1  # nginx does not resend a POST either
+                assert client.call_tool("read", {}).content[0].text == "done"
+            assert [m["params"]["name"] for m in server.calls] == ["send", "read", "read"]
+        finally:
+            proxy.stop()
 
 
 @pytest.mark.parametrize("era", ["modern", "legacy"])
