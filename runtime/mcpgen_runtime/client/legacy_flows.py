@@ -217,13 +217,24 @@ class LegacyFlows:
                         self.core.era = None  # no verdict (could not connect, timed out)
                     raise
                 yield from self._fall_back_flow(exc)
-        yield from self.era_flow()
+        yield from self._era_retried_flow()
         if self.core.era == MODERN:
             return (yield from modern())
         if method == DISCOVER and self.core.handshake is not None:  # no such method before 2026-07-28
             return discover_view(self.core.handshake)
         safe = method in SAFE_TO_REPEAT if repeatable is None else repeatable
         return (yield from self._legacy_request_flow(method, params, meta=meta, timeout=timeout, safe=safe))
+
+    def _era_retried_flow(self) -> Flow[None]:
+        """`era_flow`, sent again within `retries` when it failed without reaching the server
+        (a refused connection, a 503): an `initialize` that may have opened a session is not."""
+        retried = 0
+        while True:
+            try:
+                return (yield from self.era_flow())
+            except McpRuntimeError as exc:
+                yield from self.core.retry_pause(exc, retried, False, self.core.timeout)
+                retried += 1
 
     def _fall_back_flow(self, modern_failure: McpRuntimeError) -> Flow[None]:
         """The server looked legacy: `initialize`. If that fails too, the server is no legacy

@@ -287,16 +287,17 @@ def test_retry_after_is_waited_for_and_a_wait_past_the_bound_is_not(mode: str) -
     assert outcome.unprocessed and len(server.calls) == 1  # raised: the caller decides when
 
 
+@pytest.mark.parametrize("era", ["modern", "legacy"])
 @pytest.mark.parametrize("mode", MODES)
-def test_a_refused_connection_is_retried_for_any_tool(mode: str) -> None:
-    with RawServer([], listen_after=0.3) as server:
+def test_a_refused_connection_is_retried_for_any_tool(mode: str, era: str) -> None:
+    with RawServer([], listen_after=0.3) as server:  # legacy: the `initialize` is refused first
         started = time.monotonic()
-        outcome = call(mode, server.url, "send", retries=8)
+        outcome = call(mode, server.url, "send", era=era, retries=8)
         assert time.monotonic() - started >= 0.3  # the first attempts were refused
     assert outcome.content[0].text == "done", outcome
     assert len(server.calls) == 1
     with RawServer([], listen_after=10) as server:
-        outcome = call(mode, server.url, "send", retries=1)
+        outcome = call(mode, server.url, "send", era=era, retries=1)
     assert isinstance(outcome, ConnectError) and outcome.unprocessed and server.calls == []
 
 
