@@ -14,9 +14,10 @@ request; the second only for a request that is safe to repeat:
 
 A tool call is repeatable when its definition (the generated package's tools.json, or the
 table `list_all_tools` filled) says `readOnlyHint: true` or `idempotentHint: true`, or when the
-caller allows it for its calls (`client.with_options(retry_unsafe=True)`). Every method but
-`tools/call` is a read or idempotent (`SAFE_TO_REPEAT` names them), so its rules did not change;
-a legacy `initialize` counts as a tool call no annotation allows (it may open a session).
+caller allows it for its calls (`client.with_options(retry_unsafe=True)`). The other methods the
+client sends are reads or idempotent (`SAFE_TO_REPEAT` names them), so their rules did not change;
+any method outside that set (a legacy `initialize`: it may open a session) counts as a tool call
+no annotation allows.
 Each attempt is a new request (a new id) after a wait: the server's `Retry-After` /
 `retryAfterMs` when it gave one, else a bounded exponential backoff; a wait longer than
 `MAX_RETRY_WAIT_S`, or past a call's `max_time`, ends the retries with the error.
