@@ -31,10 +31,16 @@
 
 Every error says whether calling again may succeed (`retryable`): true for a connection that
 could not be made or broke before the response (`ConnectError`, `ResponseLostError`, a cut
-exchange), for HTTP 502/503/504 (a proxy without a live upstream, an overloaded or draining
-server) and for a JSON-RPC error sent with one of those statuses. Behind a load balancer the next
-attempt usually reaches another replica; `Client(retries=N)` makes those attempts itself. A
-retryable error after the request was sent does not say whether the server ran it.
+exchange), for HTTP 429/502/503/504 (a proxy without a live upstream, an overloaded, limiting or
+draining server) and for a JSON-RPC error sent with one of those statuses. Behind a load balancer
+the next attempt usually reaches another replica; `Client(retries=N)` makes those attempts itself.
+
+`unprocessed` says more: the server certainly did not act on the request, because it never
+reached it (`ConnectError`: refused, DNS, TLS, a stdio server that could not start) or because the
+answer says nothing was done (`ServiceUnavailableError`, HTTP 429/503). Any other retryable error
+came after the request was sent and does not say whether the server ran it; the client resends
+those only for requests that are safe to repeat (client/retry_policy.py). `retry_after_s` is how
+long the server asked the client to wait (`Retry-After`, `data.retryAfterMs`), or None.
 """
 
 from __future__ import annotations
@@ -43,14 +49,20 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 # HTTP statuses that say "not now, or not this server": a gateway without a live upstream (502,
-# 504) or a server refusing work it may take later (503).
-RETRYABLE_STATUSES: Final = frozenset({502, 503, 504})
+# 504) or a server refusing work it may take later (429, 503).
+RETRYABLE_STATUSES: Final = frozenset({429, 502, 503, 504})
+# Of those, the ones that say the request was refused before anything was done with it.
+UNPROCESSED_STATUSES: Final = frozenset({429, 503})
+# The longest wait a server's `Retry-After` or `retryAfterMs` may ask for and be honoured.
+MAX_RETRY_AFTER_S: Final = 3600.0
 
 
 class McpRuntimeError(Exception):
     """Base of every error the runtime raises."""
 
     retryable: bool = False  # calling again (with a new request id) may succeed
+    unprocessed: bool = False  # the server certainly did nothing with the request
+    retry_after_s: float | None = None  # the wait the server asked for, if it asked
 
 
 class TransportError(McpRuntimeError):
@@ -62,6 +74,7 @@ class TransportError(McpRuntimeError):
 
 class ConnectError(TransportError):
     retryable = True
+    unprocessed = True  # nothing was sent: refused, DNS, TLS, a process that did not start
 
 
 class RequestTimeoutError(TransportError):
@@ -77,9 +90,17 @@ class ServerExitedError(TransportError):
 
 class HttpStatusError(TransportError):
     def __init__(
-        self, message: str, *, status_code: int, body: bytes = b"", www_authenticate: str | None = None
+        self,
+        message: str,
+        *,
+        status_code: int,
+        body: bytes = b"",
+        www_authenticate: str | None = None,
+        retry_after_s: float | None = None,
     ) -> None:
         super().__init__(message, retryable=status_code in RETRYABLE_STATUSES)
+        self.unprocessed = status_code in UNPROCESSED_STATUSES
+        self.retry_after_s = retry_after_s  # its `Retry-After` (transport/failures.py reads it)
         self.status_code = status_code
         self.body = body
         self.www_authenticate = www_authenticate  # the challenge of a 401/403 (AUTH-01)
@@ -88,9 +109,7 @@ class HttpStatusError(TransportError):
 class ResponseLostError(TransportError):
     """The reply stream ended before the response: the request is lost (HTTP-26). Calling
     again sends a new request with a new id; the client does that by itself only for reads
-    (and for every request with `retries`)."""
-
-    retryable = True
+    (and, with `retries`, for requests that are safe to repeat: client/retry_policy.py)."""
 
     retryable = True
 
@@ -133,6 +152,7 @@ class RemoteError(McpRuntimeError):
         self.data = data
         self.http_status = http_status
         self.retryable = http_status in RETRYABLE_STATUSES  # a server or gateway saying "not now"
+        self.unprocessed = http_status in UNPROCESSED_STATUSES
 
     @staticmethod
     def from_error(error: Any, *, http_status: int | None = None) -> RemoteError:
@@ -142,7 +162,7 @@ class RemoteError(McpRuntimeError):
         code = error["code"]
         message = error.get("message")
         data = error.get("data")
-        if http_status == 503 or (isinstance(data, dict) and data.get("retryable") is True):
+        if http_status in UNPROCESSED_STATUSES or (isinstance(data, dict) and data.get("retryable") is True):
             cls: type[RemoteError] = ServiceUnavailableError
         else:
             cls = _BY_CODE.get(code, RemoteError)
@@ -170,19 +190,21 @@ class InvalidParamsError(RemoteError):
 
 
 class ServiceUnavailableError(RemoteError):
-    """The server could not serve the request now (HTTP 503, or an error whose data says
+    """The server could not serve the request now (HTTP 503 or 429, or an error whose data says
     `retryable`: e.g. the shared store of a replicated server is down). Nothing was done;
     sending the same request again after `retry_after_s` may succeed."""
+
+    retry_after_s: float  # data.retryAfterMs (at most MAX_RETRY_AFTER_S), else 1 second
 
     def __init__(self, code: int, message: str, data: Any = None, *, http_status: int | None = None) -> None:
         super().__init__(code, message, data, http_status=http_status)
         self.retryable = True  # also off HTTP (stdio), where only data.retryable says so
-
-    @property
-    def retry_after_s(self) -> float:
-        data = self.data
+        self.unprocessed = True
         wait = data.get("retryAfterMs") if isinstance(data, dict) else None
-        return wait / 1000 if isinstance(wait, int | float) and 0 <= wait <= 3_600_000 else 1.0
+        in_bounds = isinstance(wait, int | float) and not isinstance(wait, bool)
+        self.retry_after_s = (
+            wait / 1000 if in_bounds and 0 <= wait <= MAX_RETRY_AFTER_S * 1000 else 1.0  # type: ignore[operator]
+        )
 
 
 _BY_CODE: dict[int, type[RemoteError]] = {

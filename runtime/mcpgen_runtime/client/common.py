@@ -148,6 +148,7 @@ class ClientCommon:
     _call_timeout: float | None = None
     _call_progress: ProgressCallback | None = None
     _call_max_time: float | None = None
+    _call_retry_unsafe = False
     _is_view = False
 
     def with_options(
@@ -156,11 +157,14 @@ class ClientCommon:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         max_time: float | None = None,
+        retry_unsafe: bool | None = None,
     ) -> Self:
         """A view of this client whose calls (generated methods included) use `timeout`,
         `on_progress` and `max_time` (the whole call's bound; `timeout` then counts silence,
         restarted by each progress notification); it shares the connection, tool table and cache,
-        and closing it is a no-op."""
+        and closing it is a no-op. `retry_unsafe=True`: with `retries`, its tool calls are sent
+        again also after a failure that leaves open whether the tool ran (a cut connection, HTTP
+        502/504), as if every tool said `idempotentHint` (client/retry_policy.py)."""
         view = copy.copy(self)
         view._is_view = True
         if timeout is not None:
@@ -169,6 +173,8 @@ class ClientCommon:
             view._call_progress = on_progress
         if max_time is not None:
             view._call_max_time = check_max_time(max_time)
+        if retry_unsafe is not None:
+            view._call_retry_unsafe = retry_unsafe
         return view
 
     @classmethod

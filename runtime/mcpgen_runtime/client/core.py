@@ -59,9 +59,16 @@ from ..protocol.subscriptions import SubscriptionFilter
 from ..protocol.tasks import TaskState
 from ..tools import PackageTools, ToolSpec, ToolTable, tool_table
 from ..transport.limits import Deadline, Timeout
-from .input_responses import DEFAULT_MAX_INPUT_ROUNDS, STATE_ONLY_DELAY, input_round_flow, resume_params
+from .input_responses import (
+    DEFAULT_MAX_INPUT_ROUNDS,
+    STATE_ONLY_DELAY,
+    InputNeeded,
+    input_round_flow,
+    resume_params,
+)
 from .legacy_flows import LEGACY, MODERN, REISSUED_METHODS, LegacyFlows
 from .options import check_max_time
+from .retry_policy import SAFE_TO_REPEAT, repeatable_tool, retry_wait
 from .steps import Flow, Notify, Outgoing, Step
 from .task_flows import TaskFlows
 from .tool_checks import InvalidToolWarning, ToolChecks, tool_result, usable_tools
@@ -236,19 +243,28 @@ class ClientCore:
         param_headers: Mapping[str, str] | None = None,
         meta: Mapping[str, Any] | None = None,
         timeout: Timeout = None,
+        repeatable: bool | None = None,
     ) -> Flow[dict[str, Any]]:
         """One request → its result. Retried with a new id once at another version on -32022
         (VER-02), once when a read's reply stream broke before its response (HTTP-26), and up to
-        `retries` times after any retryable error (a replica that died or is draining: behind a
-        load balancer the new request reaches another one).
+        `retries` times after a retryable error as retry_policy.py says (a replica that died or is
+        draining: behind a load balancer the new request reaches another one); `repeatable`: the
+        request may run twice (None: as its method says).
         Until the era is known, and in the legacy era, `LegacyFlows.request_flow` sends it instead."""
         if self.era != MODERN:
             return (
                 yield from self.legacy.request_flow(
-                    method, params, name=name, param_headers=param_headers, meta=meta, timeout=timeout
+                    method,
+                    params,
+                    name=name,
+                    param_headers=param_headers,
+                    meta=meta,
+                    timeout=timeout,
+                    repeatable=repeatable,
                 )
             )
         wait = self.timeout if timeout is None else timeout
+        safe = method in SAFE_TO_REPEAT if repeatable is None else repeatable
         renegotiated = reissued = False
         retried = 0
         while True:
@@ -268,8 +284,7 @@ class ClientCore:
                 if isinstance(exc, ResponseLostError) and not reissued and method in REISSUED_METHODS:
                     reissued = True  # HTTP-26: a read is sent again once, retries or not
                     continue
-                if not exc.retryable or retried >= self.retries:
-                    raise
+                yield from self.retry_pause(exc, retried, safe, wait)
                 retried += 1
                 continue
             try:
@@ -278,9 +293,8 @@ class ClientCore:
                 if renegotiated or not self._renegotiate(exc):
                     raise
                 renegotiated = True  # retried with a new id (next loop turn)
-            except RemoteError as exc:  # a JSON-RPC error with 502/503/504 (a store that is down, say)
-                if not exc.retryable or retried >= self.retries:
-                    raise
+            except RemoteError as exc:  # a JSON-RPC error with 429/502/503/504 (a store that is down, say)
+                yield from self.retry_pause(exc, retried, safe, wait)
                 retried += 1
             else:
                 if result.get("resultType") == tasks.CREATE_TASK_RESULT and method != "tools/call":
@@ -288,6 +302,21 @@ class ClientCore:
                         f"{method}: the server answered with a task, which only tools/call may"
                     )
                 return result
+
+    def retry_pause(
+        self, exc: McpRuntimeError, retried: int, repeatable: bool, timeout: Timeout
+    ) -> Flow[None]:
+        """Wait before sending a failed request again (retry_policy.py), or raise `exc`: it is not
+        to be retried, or `retries` are spent. Called in an `except` block: a bare raise is `exc`."""
+        pause = (
+            None
+            if retried >= self.retries
+            else retry_wait(exc, retried, repeatable=repeatable, timeout=timeout)
+        )
+        if pause is None:
+            raise exc
+        if pause > 0:
+            yield InputNeeded([], pause)
 
     def _renegotiate(self, exc: UnsupportedProtocolVersionError) -> bool:
         supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
@@ -431,6 +460,7 @@ class ClientCore:
         input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
         request_state: str | None = None,
         max_time: float | None = None,
+        retry_unsafe: bool = False,
     ) -> Flow[ToolResult]:
         """`tools/call`, with its input rounds. With `max_time` (here or the client's), `timeout` is
         the silence allowed, restarted by each progress notification of the call, and `max_time`
@@ -446,6 +476,7 @@ class ClientCore:
             on_progress=progress,
             input_responses=input_responses,
             request_state=request_state,
+            retry_unsafe=retry_unsafe,
         )
         if isinstance(outcome, TaskState):
             return (yield from self.tasks.call_flow(name, outcome, progress, timeout=wait))
@@ -470,9 +501,12 @@ class ClientCore:
         input_responses: Mapping[str, InputResult | Mapping[str, Any]] | None = None,
         request_state: str | None = None,
         start: bool = False,
+        retry_unsafe: bool = False,
     ) -> Flow[ToolResult | TaskState]:
         """`tools/call` with its input rounds: the tool's result, or the task the server made of it.
-        `start`: the caller wants a task where a legacy server's tool makes it optional."""
+        `start`: the caller wants a task where a legacy server's tool makes it optional.
+        `retry_unsafe`: the call may be sent again after a failure that leaves open whether it ran,
+        whatever the tool's annotations say (retry_policy.py)."""
         args: dict[str, Any] = (
             {} if arguments is None else (arguments if type(arguments) is dict else dict(arguments))
         )
@@ -512,6 +546,7 @@ class ClientCore:
                         param_headers=param_headers,
                         meta=meta,
                         timeout=wait,
+                        repeatable=retry_unsafe or repeatable_tool(spec),
                     )
                 except HeaderMismatchError:
                     if refreshed or not self.send_headers:
@@ -572,10 +607,16 @@ class ClientCore:
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         max_time: float | None = None,
+        retry_unsafe: bool = False,
     ) -> Flow[ToolResult]:
         payload = self.checks.prepare_arguments(name, arguments, input_model)
         result = yield from self.call_flow(
-            name, payload, timeout=timeout, on_progress=on_progress, max_time=max_time
+            name,
+            payload,
+            timeout=timeout,
+            on_progress=on_progress,
+            max_time=max_time,
+            retry_unsafe=retry_unsafe,
         )
         if result.is_error:
             raise ToolError(name, result)

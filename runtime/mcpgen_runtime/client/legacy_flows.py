@@ -47,6 +47,7 @@ from ..protocol.legacy.handshake import (
 from ..transport.limits import Deadline, Timeout
 from .input_responses import InputNeeded
 from .legacy_peer_requests import plan_peer_request
+from .retry_policy import SAFE_TO_REPEAT
 from .steps import Flow, Notify, Outgoing
 
 __all__ = ["LEGACY", "MODERN", "REISSUED_METHODS", "FlowOwner", "LegacyFlows"]
@@ -89,7 +90,12 @@ class FlowOwner(Protocol):
         param_headers: Mapping[str, str] | None = None,
         meta: Mapping[str, Any] | None = None,
         timeout: Timeout = None,
+        repeatable: bool | None = None,
     ) -> Flow[dict[str, Any]]: ...
+
+    def retry_pause(
+        self, exc: McpRuntimeError, retried: int, repeatable: bool, timeout: Timeout
+    ) -> Flow[None]: ...
 
     def use_protocol_version(self, version: str) -> None: ...
 
@@ -187,32 +193,48 @@ class LegacyFlows:
         param_headers: Mapping[str, str] | None,
         meta: Mapping[str, Any] | None,
         timeout: Timeout,
+        repeatable: bool | None = None,
     ) -> Flow[dict[str, Any]]:
+        def modern() -> Flow[dict[str, Any]]:
+            return self.core.request_flow(
+                method,
+                params,
+                name=name,
+                param_headers=param_headers,
+                meta=meta,
+                timeout=timeout,
+                repeatable=repeatable,
+            )
+
         if self.core.era is None and self.core.send_headers:
             # HTTP: the modern request goes out as it is; its failure may say "legacy" (VER-10).
             self.core.era = MODERN
             try:
-                return (
-                    yield from self.core.request_flow(
-                        method, params, name=name, param_headers=param_headers, meta=meta, timeout=timeout
-                    )
-                )
+                return (yield from modern())
             except McpRuntimeError as exc:
                 if not http_says_legacy(exc, method):
                     if not isinstance(exc, RemoteError):
                         self.core.era = None  # no verdict (could not connect, timed out)
                     raise
                 yield from self._fall_back_flow(exc)
-        yield from self.era_flow()
+        yield from self._era_retried_flow()
         if self.core.era == MODERN:
-            return (
-                yield from self.core.request_flow(
-                    method, params, name=name, param_headers=param_headers, meta=meta, timeout=timeout
-                )
-            )
+            return (yield from modern())
         if method == DISCOVER and self.core.handshake is not None:  # no such method before 2026-07-28
             return discover_view(self.core.handshake)
-        return (yield from self._legacy_request_flow(method, params, meta=meta, timeout=timeout))
+        safe = method in SAFE_TO_REPEAT if repeatable is None else repeatable
+        return (yield from self._legacy_request_flow(method, params, meta=meta, timeout=timeout, safe=safe))
+
+    def _era_retried_flow(self) -> Flow[None]:
+        """`era_flow`, sent again within `retries` when it failed without reaching the server
+        (a refused connection, a 503): an `initialize` that may have opened a session is not."""
+        retried = 0
+        while True:
+            try:
+                return (yield from self.era_flow())
+            except McpRuntimeError as exc:
+                yield from self.core.retry_pause(exc, retried, False, self.core.timeout)
+                retried += 1
 
     def _fall_back_flow(self, modern_failure: McpRuntimeError) -> Flow[None]:
         """The server looked legacy: `initialize`. If that fails too, the server is no legacy
@@ -275,12 +297,20 @@ class LegacyFlows:
         return handshake
 
     def _legacy_request_flow(
-        self, method: str, params: Mapping[str, Any], *, meta: Mapping[str, Any] | None, timeout: Timeout
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        meta: Mapping[str, Any] | None,
+        timeout: Timeout,
+        safe: bool,
     ) -> Flow[dict[str, Any]]:
         """One request in the legacy era: no protocol `_meta`, the session's headers; a read
-        re-issued once after a lost stream; one new session after a 404 (the session expired)."""
+        re-issued once after a lost stream; one new session after a 404 (the session expired);
+        retried as a modern request is (`retries`, retry_policy.py; `safe`: it may run twice)."""
         wait = self.core.timeout if timeout is None else timeout
         reissued = reinitialized = False
+        retried = 0
         while True:
             if self.core.handshake is None:
                 yield from self.handshake_flow()
@@ -293,9 +323,10 @@ class LegacyFlows:
                 wait.extend()  # each request of a call starts its silence afresh (CANCEL-06)
             try:
                 reply, status = yield Outgoing(message, headers, wait)
-            except ResponseLostError:
+            except ResponseLostError as exc:
                 if reissued or method not in REISSUED_METHODS:
-                    raise
+                    yield from self.core.retry_pause(exc, retried, safe, wait)
+                    retried += 1
                 reissued = True
                 continue
             except RequestTimeoutError:
@@ -303,17 +334,26 @@ class LegacyFlows:
                 if cancel is not None:
                     yield cancel
                 raise
-            except HttpStatusError as exc:
-                if exc.status_code != 404 or reinitialized or not self.core.send_headers:
-                    raise
+            except McpRuntimeError as exc:
+                if (
+                    not isinstance(exc, HttpStatusError)
+                    or exc.status_code != 404
+                    or reinitialized
+                    or not self.core.send_headers
+                ):
+                    yield from self.core.retry_pause(exc, retried, safe, wait)
+                    retried += 1
+                    continue
                 reinitialized = True
                 self.core.handshake = None
                 continue
             try:
                 return jsonrpc.unwrap(reply, expected_id=request_id, http_status=status)
-            except RemoteError:
+            except RemoteError as exc:
                 if status != 404 or reinitialized or not self.core.send_headers:
-                    raise
+                    yield from self.core.retry_pause(exc, retried, safe, wait)
+                    retried += 1
+                    continue
                 reinitialized = True
                 self.core.handshake = None
 

@@ -15,7 +15,8 @@ the server drew, so that the same run fails the same polls.
   whose `data.retryable` is true (on stdio: the same error). mcpgen's client treats both as
   retryable (`ServiceUnavailableError`), so `Client(retries=N)` sends the request again;
 - drop-connection P (HTTP): that fraction gets a response head and then the connection is closed
-  (the client sees the exchange cut: retryable); on stdio the mock process exits;
+  (the client sees the exchange cut: retryable, but resent by `retries` only for tools that may
+  run twice: client/retry_policy.py); on stdio the mock process exits;
 - slow stream `INTERVAL`: every response body (each SSE event, each stdio line) is sent in
   16-byte pieces, INTERVAL apart.
 """

@@ -8,10 +8,19 @@ plain `TransportError` for anything else in the exchange.
 
 from __future__ import annotations
 
+import email.utils
+import time
 from typing import Final
 from urllib.parse import urlsplit
 
-from ..errors import ConnectError, HttpStatusError, RequestTimeoutError, ResponseLostError, TransportError
+from ..errors import (
+    MAX_RETRY_AFTER_S,
+    ConnectError,
+    HttpStatusError,
+    RequestTimeoutError,
+    ResponseLostError,
+    TransportError,
+)
 from ..protocol.oauth.challenge import bearer_of
 from .limits import Timeout, within_text
 
@@ -49,11 +58,33 @@ def stream_ended(url: str) -> ResponseLostError:
     return ResponseLostError(f"SSE response stream from {url} ended before the response")
 
 
-def status_error(status: int, body: bytes) -> HttpStatusError:
-    """A non-2xx reply to a request without a JSON-RPC error in its body."""
+def status_error(status: int, body: bytes, retry_after: str | None = None) -> HttpStatusError:
+    """A non-2xx reply to a request without a JSON-RPC error in its body (`retry_after`: its
+    `Retry-After` header, if any)."""
     return HttpStatusError(
-        f"HTTP {status} without a JSON-RPC error body", status_code=status, body=body[:BODY_PREVIEW]
+        f"HTTP {status} without a JSON-RPC error body",
+        status_code=status,
+        body=body[:BODY_PREVIEW],
+        retry_after_s=retry_after_seconds(retry_after),
     )
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """A `Retry-After` header (RFC 9110 §10.2.3: delay-seconds or an HTTP-date) as seconds from
+    `now`, at most `MAX_RETRY_AFTER_S`; None when absent or unreadable. A date in the past is 0."""
+    if value is None:
+        return None
+    text = value.strip()[:64]  # a peer's header: read a bounded piece
+    if text.isdigit():
+        return min(float(int(text[:12])), MAX_RETRY_AFTER_S)
+    try:
+        when = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # an HTTP-date is GMT; parsedate says "no zone" for "-0000"
+        return None
+    delay = when.timestamp() - (time.time() if now is None else now)
+    return min(max(delay, 0.0), MAX_RETRY_AFTER_S)
 
 
 def challenged(status: int, body: bytes, www_authenticate: str) -> HttpStatusError:
@@ -98,4 +129,12 @@ def from_httpx(exc: Exception, url: str, timeout: Timeout = None) -> TransportEr
         if timeout is not None:
             return timed_out(url, timeout)
         return RequestTimeoutError(f"no response from {url} in time: {exc}")
-    return exchange_failed(url, exc)
+    failed = exchange_failed(url, exc)
+    # A connection cut mid-exchange, as the lean engine's OSError/EOF: httpx's network errors, and
+    # the protocol errors httpcore raises for a peer that closed (not those for malformed bytes).
+    text = str(exc).lower()
+    if isinstance(exc, httpx.NetworkError) or (
+        isinstance(exc, httpx.RemoteProtocolError) and ("disconnected" in text or "closed" in text)
+    ):
+        failed.retryable = True
+    return failed

@@ -45,8 +45,9 @@ def is_event_stream(content_type: str) -> bool:
     return content_type[:17].lower() == "text/event-stream"
 
 
-def classify_body(status: int, body: bytes) -> Message:
-    """The JSON-RPC message of a non-streamed reply, or the error the HTTP status stands for."""
+def classify_body(status: int, body: bytes, retry_after: str | None = None) -> Message:
+    """The JSON-RPC message of a non-streamed reply, or the error the HTTP status stands for
+    (with its `Retry-After` header, `retry_after`)."""
     if 200 <= status < 300:
         if not body:
             raise ProtocolError(f"HTTP {status} reply to a request has no body")
@@ -59,7 +60,7 @@ def classify_body(status: int, body: bytes) -> Message:
         message = None
     if isinstance(message, dict) and isinstance(message.get("error"), dict):
         return message
-    raise status_error(status, body)
+    raise status_error(status, body, retry_after)
 
 
 class SseDecoder:

@@ -78,8 +78,11 @@ class AsyncClient(AsyncSurfaceMethods):
     `mcpgen-runtime[auth]`). `cache` holds `server/discover` and `tools/list` results for their `ttlMs`
     (True: in memory; False: off; or a `CacheStore`). `retries`: how many more times a request
     is sent after a retryable error (`McpRuntimeError.retryable`: a connection refused or cut, HTTP
-    502/503/504), each time as a new request; behind a load balancer it reaches another replica.
-    A tool call cut off after it was sent may have run: use it for tools that may run twice.
+    429/502/503/504), each time as a new request after a bounded wait (`Retry-After` honoured);
+    behind a load balancer it reaches another replica. A tool call cut off after it was sent
+    (or answered 502/504) may have run: it is sent again only when the tool's annotations say
+    `readOnlyHint` or `idempotentHint`, or the caller allows it (`with_options(retry_unsafe=True)`);
+    client/retry_policy.py has the table.
 
     `Client` blocks; `AsyncClient` is its asyncio twin: there the callbacks and
     `token_provider` may also be coroutine functions, and cancelling the task running a call
@@ -404,6 +407,7 @@ class AsyncClient(AsyncSurfaceMethods):
                 input_responses=input_responses,
                 request_state=request_state,
                 max_time=self._call_max_time if max_time is None else max_time,
+                retry_unsafe=self._call_retry_unsafe,
             )
         )
 
@@ -412,7 +416,13 @@ class AsyncClient(AsyncSurfaceMethods):
     ) -> ToolResult:
         return await self._run(
             self._core.typed_call_flow(
-                name, arguments, input_model, self._call_timeout, self._call_progress, self._call_max_time
+                name,
+                arguments,
+                input_model,
+                self._call_timeout,
+                self._call_progress,
+                self._call_max_time,
+                retry_unsafe=self._call_retry_unsafe,
             )
         )
 
@@ -423,11 +433,7 @@ class AsyncClient(AsyncSurfaceMethods):
         input_model: type[BaseModel],
         output_model: type[M],
     ) -> M:
-        result = await self._run(
-            self._core.typed_call_flow(
-                name, arguments, input_model, self._call_timeout, self._call_progress, self._call_max_time
-            )
-        )
+        result = await self._call(name, arguments, input_model)
         return self._core.checks.structured(name, result, output_model)
 
     # -- tasks (the tasks extension): handles and any task by id (_async/tasks.py) --------------
@@ -457,6 +463,7 @@ class AsyncClient(AsyncSurfaceMethods):
                 timeout=core._call_wait(self._call_timeout, self._call_max_time),
                 on_progress=self._call_progress or core.on_progress,
                 start=True,
+                retry_unsafe=self._call_retry_unsafe,
             )
         )
         if isinstance(started, TaskState):

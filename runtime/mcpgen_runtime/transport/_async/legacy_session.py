@@ -112,7 +112,7 @@ class AsyncLegacySession:
                 )
                 await response.linger(LINGER)  # the server ends the stream right after the response
                 return reply, status
-            return classify_body(status, await response.aread()), status
+            return classify_body(status, await response.aread(), response.headers.get("retry-after")), status
         finally:
             await response.aclose()
 

@@ -93,7 +93,7 @@ class AsyncHttpTransport:
                 raise challenged(status, await response.aread(), challenge)  # AUTH-01: for the client's auth
             if is_event_stream(response.headers.get("content-type", "")):
                 return await self._read_stream(response, message.get("id"), headers, on_notification), status
-            return classify_body(status, await response.aread()), status
+            return classify_body(status, await response.aread(), response.headers.get("retry-after")), status
         finally:
             await response.aclose()  # on an unfinished SSE stream this is the cancellation (HTTP-21)
 

@@ -113,7 +113,7 @@ class LegacySession:
                 )
                 response.linger(LINGER)  # the server ends the stream right after the response
                 return reply, status
-            return classify_body(status, response.read()), status
+            return classify_body(status, response.read(), response.headers.get("retry-after")), status
         finally:
             response.close()
 

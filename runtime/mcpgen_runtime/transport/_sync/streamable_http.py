@@ -94,7 +94,7 @@ class HttpTransport:
                 raise challenged(status, response.read(), challenge)  # AUTH-01: for the client's auth
             if is_event_stream(response.headers.get("content-type", "")):
                 return self._read_stream(response, message.get("id"), headers, on_notification), status
-            return classify_body(status, response.read()), status
+            return classify_body(status, response.read(), response.headers.get("retry-after")), status
         finally:
             response.close()  # on an unfinished SSE stream this is the cancellation (HTTP-21)
 
