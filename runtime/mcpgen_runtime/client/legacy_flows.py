@@ -217,7 +217,7 @@ class LegacyFlows:
                         self.core.era = None  # no verdict (could not connect, timed out)
                     raise
                 yield from self._fall_back_flow(exc)
-        yield from self._era_retried_flow()
+        yield from self.era_retried_flow()
         if self.core.era == MODERN:
             return (yield from modern())
         if method == DISCOVER and self.core.handshake is not None:  # no such method before 2026-07-28
@@ -225,7 +225,7 @@ class LegacyFlows:
         safe = method in SAFE_TO_REPEAT if repeatable is None else repeatable
         return (yield from self._legacy_request_flow(method, params, meta=meta, timeout=timeout, safe=safe))
 
-    def _era_retried_flow(self) -> Flow[None]:
+    def era_retried_flow(self) -> Flow[None]:
         """`era_flow`, sent again within `retries` when it failed without reaching the server
         (a refused connection, a 503): an `initialize` that may have opened a session is not."""
         retried = 0

@@ -354,7 +354,7 @@ class TaskFlows:
         (`start`). The tool's definition comes from the tool table (listed first if it is not there)."""
         core = self.core
         if core.era == LEGACY and core.handshake is None:  # the first request of a legacy client
-            yield from core.legacy.era_flow()
+            yield from core.legacy.era_retried_flow()
         handshake = core.handshake
         if core.era != LEGACY or handshake is None or handshake.protocol_version < LEGACY_TASKS_SINCE:
             return None
