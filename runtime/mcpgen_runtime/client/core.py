@@ -59,6 +59,7 @@ from ..protocol.subscriptions import SubscriptionFilter
 from ..protocol.tasks import TaskState
 from ..tools import PackageTools, ToolSpec, ToolTable, tool_table
 from ..transport.limits import Deadline, Timeout
+from .drift import DriftCheck
 from .input_responses import DEFAULT_MAX_INPUT_ROUNDS, STATE_ONLY_DELAY, input_round_flow, resume_params
 from .legacy_flows import LEGACY, MODERN, REISSUED_METHODS, LegacyFlows
 from .options import check_max_time
@@ -181,6 +182,7 @@ class ClientCore:
         self.use_protocol_version(PROTOCOL_VERSION)
         self.legacy = LegacyFlows(self)  # the era decision and the legacy lifecycle
         self.tasks = TaskFlows(self)  # tasks/get, update, cancel and the wait on a task
+        self.drift = DriftCheck(self, tools)  # pinned tools against the server's (drift.py)
 
     def use_protocol_version(self, version: str) -> None:
         """Speak `version` from now on: `_meta` and `MCP-Protocol-Version` always agree (HDR-02).
@@ -473,6 +475,7 @@ class ClientCore:
     ) -> Flow[ToolResult | TaskState]:
         """`tools/call` with its input rounds: the tool's result, or the task the server made of it.
         `start`: the caller wants a task where a legacy server's tool makes it optional."""
+        yield from self.drift.before_call_flow()
         args: dict[str, Any] = (
             {} if arguments is None else (arguments if type(arguments) is dict else dict(arguments))
         )
@@ -589,7 +592,10 @@ class ClientCore:
         """What every notification does to the client itself: a list change makes the cached
         pages of that list stale at once, a resource update every cached `resources/read`
         (CACHE-14)."""
-        stale = _STALE_AFTER.get(str(message.get("method")))
+        method = message.get("method")
+        if method == TOOLS_LIST_CHANGED:
+            self.drift.list_changed()
+        stale = _STALE_AFTER.get(str(method))
         if stale and self.cache is not None:
             for method in stale:
                 self.cache.invalidate(method)
