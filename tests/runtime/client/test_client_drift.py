@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import os
+import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from click.testing import CliRunner
 
 from mcpgen_runtime import pins
 from mcpgen_runtime.errors import ToolDriftError, ToolDriftWarning
@@ -214,3 +217,49 @@ def test_a_client_without_pins_never_lists(live: LiveServer) -> None:
 def test_on_drift_is_checked(generated: Any) -> None:
     with pytest.raises(ValueError, match="on_drift must be one of 'warn', 'error', 'ignore'"):
         generated.Client("http://127.0.0.1:9/mcp", on_drift="loud")
+
+
+# ---- the command line: python -m PKG check ---------------------------------------------------
+
+
+def _check_cli(generated: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    folder = str(Path(generated.__file__).parent.parent)
+    env = subprocess_env()
+    env["PYTHONPATH"] = os.pathsep.join([folder, env.get("PYTHONPATH", "")])
+    return subprocess.run(
+        [PYTHON, "-m", PACKAGE, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_check_command_exits_0_unchanged_then_1_on_drift(generated: Any, live: LiveServer) -> None:
+    unchanged = _check_cli(generated, "--url", live.url, "check")
+    assert unchanged.returncode == 0, unchanged.stderr
+    assert "no drift" in unchanged.stdout and "6 pinned tools" in unchanged.stdout
+    with generated.Client(live.url, on_drift="ignore") as client:
+        client.mutate(op="redescribe")
+    drifted = _check_cli(generated, "--url", live.url, "check")
+    assert drifted.returncode == 1, drifted.stderr
+    assert drifted.stdout == "drift: 'whoami': changed at /description\n"
+    assert drifted.stderr == ""  # reported once, not warned as well
+    called = _check_cli(generated, "--url", live.url, "--format", "text", "whoami")
+    assert called.returncode == 0 and "ToolDriftWarning" in called.stderr and "/description" in called.stderr
+
+
+def test_check_command_over_stdio_and_unreachable(generated: Any) -> None:
+    stdio = " ".join(STDIO)
+    assert _check_cli(generated, "--stdio", stdio, "check").returncode == 0
+    unreachable = _check_cli(generated, "--url", "http://127.0.0.1:9/mcp", "--timeout", "2", "check")
+    assert unreachable.returncode == 3 and "ConnectError" in unreachable.stderr
+
+
+def test_a_tool_named_check_keeps_its_command(generated: Any, live: LiveServer) -> None:
+    from mcpgen_runtime.cli import CliTool, build_cli
+
+    tools = [CliTool("whoami", "check", "WhoamiInput")]  # a tool whose command is `check`
+    group = build_cli(generated.Client, tools, prog="pkg", models=generated.models)
+    shown = CliRunner().invoke(group, ["--help"])
+    assert "mcp-check" in shown.output
+    ran = CliRunner().invoke(group, ["--url", live.url, "--format", "text", "check"])
+    assert ran.exit_code == 0 and ran.stdout.strip() == "None"
+    checked = CliRunner().invoke(group, ["--url", live.url, "mcp-check"])
+    assert checked.exit_code == 0 and "no drift" in checked.stdout
