@@ -17,11 +17,28 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from ..errors import ToolDriftError, ToolDriftWarning
-from ..pins import DriftReport, ToolDrift, check
-from .steps import Flow
+
+if TYPE_CHECKING:  # the check's types; importing a client stays as fast
+    from typing import Protocol
+
+    from ..pins import DriftReport, ToolDrift
+    from .steps import Flow
+
+    class Lister(Protocol):
+        """What the check needs of its `ClientCore`: the era and one `tools/list` page at a time."""
+
+        default_partition: str | None
+
+        @property
+        def era(self) -> str | None: ...
+
+        def list_page_flow(
+            self, cursor: str | None = None, *, partition: str | None = None, refresh: bool = False
+        ) -> Flow[tuple[Any, Any]]: ...
+
 
 __all__ = ["DRIFT_MODES", "DriftCheck", "DriftMode"]
 
@@ -29,19 +46,6 @@ DriftMode = Literal["warn", "error", "ignore"]
 DRIFT_MODES: Final = ("warn", "error", "ignore")
 _MAX_PAGES: Final = 1000  # as list_all_tools
 _LEGACY: Final = "legacy"
-
-
-class Lister(Protocol):
-    """What the check needs of its `ClientCore`: the era and one `tools/list` page at a time."""
-
-    default_partition: str | None
-
-    @property
-    def era(self) -> str | None: ...
-
-    def list_page_flow(
-        self, cursor: str | None = None, *, partition: str | None = None, refresh: bool = False
-    ) -> Flow[tuple[Any, Any]]: ...
 
 
 class DriftCheck:
@@ -75,6 +79,8 @@ class DriftCheck:
 
     def report_flow(self, *, refresh: bool = False) -> Flow[DriftReport]:
         """List the server's tools (every page) and compare them with the pins."""
+        from ..pins import DriftReport, check  # on first use: importing a client stays as fast
+
         pins = self.pins
         if not pins:
             return DriftReport((), 0)
@@ -105,4 +111,6 @@ class DriftCheck:
         fresh = [drift for drift in report.drifts if drift not in self._warned]
         if fresh:
             self._warned.update(fresh)
-            warnings.warn(DriftReport(tuple(fresh), report.pinned).describe(), ToolDriftWarning, stacklevel=5)
+            warnings.warn(
+                type(report)(tuple(fresh), report.pinned).describe(), ToolDriftWarning, stacklevel=5
+            )

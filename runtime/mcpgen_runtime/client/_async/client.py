@@ -21,7 +21,6 @@ from ... import telemetry
 from ...cache import CacheStore, auth_partition
 from ...content import ToolResult
 from ...errors import McpRuntimeError, RemoteError
-from ...pins import DriftReport
 from ...protocol.input_messages import (
     ELICIT,
     ROOTS,
@@ -61,6 +60,7 @@ from .surface_methods import AsyncSurfaceMethods
 from .tasks import AsyncTaskHandle, AsyncTasks
 
 if TYPE_CHECKING:
+    from ...pins import DriftReport
     from ..oauth import OAuth
     from ..oauth._async.login import AsyncOAuthLogin
 

@@ -22,7 +22,6 @@ from ... import telemetry
 from ...cache import CacheStore, auth_partition
 from ...content import ToolResult
 from ...errors import McpRuntimeError, RemoteError
-from ...pins import DriftReport
 from ...protocol.input_messages import (
     ELICIT,
     ROOTS,
@@ -62,6 +61,7 @@ from .surface_methods import SurfaceMethods
 from .tasks import TaskHandle, Tasks
 
 if TYPE_CHECKING:
+    from ...pins import DriftReport
     from ..oauth import OAuth
     from ..oauth._sync.login import OAuthLogin
 
