@@ -90,7 +90,7 @@ class PackageTools(Sequence[dict[str, Any]]):
         self.package = package
         self.resource = resource
         self._tools: list[dict[str, Any]] | None = None
-        self._pins: dict[str, str] = {}
+        self._pins: dict[str, str] | None = None  # read on first use
 
     @property
     def loaded(self) -> bool:
@@ -103,9 +103,17 @@ class PackageTools(Sequence[dict[str, Any]]):
 
     @property
     def pins(self) -> Mapping[str, str]:
-        """Tool name -> the pin of its definition (`mcpgen_runtime.pins.digest`), as generated."""
-        self._load()
-        return self._pins
+        """Tool name -> the pin of its definition (`mcpgen_runtime.pins.digest`), as generated.
+        Before the whole file has been parsed, only its `pins` slice is (`_pins_slice`)."""
+        if self._pins is None:
+            try:
+                data = resources.files(self.package).joinpath(self.resource).read_bytes()
+            except OSError:
+                data = b""
+            self._pins = _pins_slice(data)
+            if self._pins is None:  # not to be told from a slice: the whole file
+                self._load()
+        return self._pins or {}
 
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
@@ -170,6 +178,25 @@ def _one_tool(data: bytes, name: str) -> dict[str, Any] | None:
     if not isinstance(definition, dict) or definition.get("name") != name:
         return None
     return definition
+
+
+# A client's tools.json ends with its `pins`, the only member besides `tools` (at 2 spaces: no line of
+# a tool can start so), written last: `\n  "pins": {...}\n}\n`.
+_PINS_START = b'\n  "pins": '
+
+
+def _pins_slice(data: bytes) -> dict[str, str] | None:
+    """tools.json's `pins` parsed from their own slice of `data`; None when the layout is not the one
+    above (then parse it whole); {} when there are none."""
+    at = data.rfind(_PINS_START)
+    end = data.rfind(b"\n}")
+    if at < 0:
+        return {} if data.endswith(b"\n  ]\n}\n") else None  # a tools list and nothing after it
+    try:
+        pins = _json.loads(data[at + len(_PINS_START) : end])
+    except _json.JSONDecodeError:
+        return None
+    return pins if isinstance(pins, dict) else None
 
 
 class ToolTable(Mapping[str, ToolSpec]):
