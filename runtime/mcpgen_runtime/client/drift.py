@@ -15,6 +15,8 @@ lists. `check_drift()` runs the comparison on demand in any mode. A client built
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -46,6 +48,7 @@ DriftMode = Literal["warn", "error", "ignore"]
 DRIFT_MODES: Final = ("warn", "error", "ignore")
 _MAX_PAGES: Final = 1000  # as list_all_tools
 _LEGACY: Final = "legacy"
+_RUNTIME: Final = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 class DriftCheck:
@@ -112,5 +115,18 @@ class DriftCheck:
         if fresh:
             self._warned.update(fresh)
             warnings.warn(
-                type(report)(tuple(fresh), report.pinned).describe(), ToolDriftWarning, stacklevel=5
+                type(report)(tuple(fresh), report.pinned).describe(),
+                ToolDriftWarning,
+                stacklevel=_outside_the_runtime(),
             )
+
+
+def _outside_the_runtime() -> int:
+    """The `stacklevel` that names the first frame outside mcpgen_runtime (the call that found
+    the drift, or the generated method it went through), not one of the flows' frames."""
+    frame = sys._getframe(2)  # act's caller: stacklevel 2
+    level = 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_RUNTIME):
+        frame = frame.f_back
+        level += 1
+    return level
