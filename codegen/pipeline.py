@@ -307,7 +307,7 @@ def build_client(
     ir = _ir_for(spec, package)
     with formatting(style):
         jobs = render_client(ir, cli_name=cli_name)
-    jobs.insert(1, _data("tools.json", lambda: tools_json(ir.definitions)))
+    jobs.insert(1, _data("tools.json", lambda: tools_json(ir.definitions, pinned=True)))
     files, methods = _render(jobs, style)
     # with tools, each client class has its task namespaces first (`start`, `resume`), and each
     # namespace class of _tasks.py its `__init__` and one method per tool

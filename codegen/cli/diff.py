@@ -131,7 +131,8 @@ def diff(
 ) -> None:
     """What changed between two tool lists, judged for clients and for servers of the tools.
 
-    OLD and NEW are spec files or URLs (or --old-stdio/--new-stdio commands); with --against REV, one
+    OLD and NEW are spec files or URLs (or --old-stdio/--new-stdio commands); OLD may be a generated
+    package's directory (its tools.json, with the tool filters it was generated with); with --against REV, one
     FILE is compared with itself as committed at REV. Each change is breaking, possibly breaking,
     compatible or cosmetic, with the tool, JSON pointer and reason. --include-tools / --exclude-tools
     compare the tools they keep on both sides; a --target is compared with its own include_tools /
@@ -143,6 +144,7 @@ def diff(
         message_file, old, new = (new, old, None) if new else (old, None, None)
         if message_file is None:
             raise click.UsageError("--commit-msg: give the commit message file as the last argument")
+    old, filters = _package_tools(old, filters)
     try:
         from ..diff.formats import Format, render
         from ..diff.surfaces import diff_specs
@@ -221,6 +223,26 @@ def diff(
         )
         click.echo(f"mcpgen diff: {fail_on} change(s) found (see above). Meant? Accept them: {how}", err=True)
         sys.exit(EXIT_FAILED)
+
+
+def _package_tools(old: str | None, filters: ToolFilter) -> tuple[str | None, ToolFilter]:
+    """OLD as given, or for a generated package's directory its tools.json and the filters it was
+    generated with (`mcpgen diff PKG_DIR SOURCE`: the package against its source now)."""
+    if old is None or "://" in old or not Path(old).is_dir():
+        return old, filters
+    from ..write.manifest import recorded_filters
+
+    folder = Path(old)
+    if not (folder / "tools.json").is_file():
+        raise click.UsageError(
+            f"{old} is a directory without tools.json: give a generated package's directory"
+        )
+    if filters:
+        raise click.UsageError(
+            f"{old} is compared with the tool filters it was generated with; give no --include-tools or "
+            "--exclude-tools"
+        )
+    return str(folder / "tools.json"), recorded_filters(folder)
 
 
 def _trailer(message_file: str) -> str | None:

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from mcpgen_runtime.pins import pin_all
+
 from ..errors import InternalGeneratorError
 
 __all__ = ["surfaces_json", "tools_json"]
@@ -94,21 +96,25 @@ def _json_lines(value: Any, out: list[str]) -> None:
             write("\n" + indent + closing)
 
 
-_TOOLS_JSON: dict[int, tuple[Any, str]] = {}
+_TOOLS_JSON: dict[tuple[int, bool], tuple[Any, str]] = {}
 
 
-def tools_json(definitions: Iterable[Mapping[str, Any]]) -> str:
+def tools_json(definitions: Iterable[Mapping[str, Any]], *, pinned: bool = False) -> str:
     """tools.json: the validated definitions, exactly as `json.dumps(..., indent=2, ensure_ascii=True)`
     writes them (ASCII only: every other character escaped; a lone surrogate becomes U+FFFD). The
-    last result is reused."""
-    hit = _TOOLS_JSON.get(id(definitions))
+    last result is reused. `pinned` (a client's): after them, `pins`, each tool's digest as the
+    runtime computes it (`mcpgen_runtime.pins`), which the client's drift check compares."""
+    hit = _TOOLS_JSON.get((id(definitions), pinned))
     if hit is not None and hit[0] is definitions:
         return hit[1]
     out: list[str] = []
-    _json_lines({"tools": list(definitions)}, out)
+    document: dict[str, Any] = {"tools": list(definitions)}
+    if pinned:
+        document["pins"] = pin_all(document["tools"])
+    _json_lines(document, out)
     text = "".join(out) + "\n"
     _TOOLS_JSON.clear()
-    _TOOLS_JSON[id(definitions)] = (definitions, text)
+    _TOOLS_JSON[(id(definitions), pinned)] = (definitions, text)
     return text
 
 

@@ -21,6 +21,7 @@
       ToolError                       a tools/call result with isError: true
       ToolArgumentsError              arguments rejected locally before sending
       ToolOutputError                 structuredContent missing or not matching outputSchema
+      ToolDriftError                  the server's definition of a pinned tool changed (on_drift="error")
       PaginationError                 repeated cursor or page cap reached
       InputRequiredError              the server needs input the client cannot give (no callback)
       InputRequiredRoundsExceededError  multi-round-trip loop cap reached
@@ -242,6 +243,21 @@ class ToolOutputError(McpRuntimeError):
         super().__init__(f"tool {tool!r}: invalid output at {pointer or '/'}: {message}")
         self.tool = tool
         self.pointer = pointer
+
+
+class ToolDriftError(McpRuntimeError):
+    """A generated client's pinned tools drifted (`Client(on_drift="error")`): `report` (a
+    `mcpgen_runtime.pins.DriftReport`) names each changed or missing tool and the JSON pointer of
+    each change."""
+
+    def __init__(self, report: Any) -> None:
+        super().__init__(report.describe())
+        self.report = report
+
+
+class ToolDriftWarning(UserWarning):
+    """A generated client's pinned tools drifted (`Client(on_drift="warn")`, the default): warned
+    once per distinct drift."""
 
 
 class PaginationError(McpRuntimeError):

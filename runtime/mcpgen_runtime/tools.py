@@ -67,22 +67,30 @@ def tool_table(definitions: Iterable[Mapping[str, Any]]) -> dict[str, ToolSpec]:
 
 def load_package_tools(package: str, resource: str = "tools.json") -> list[dict[str, Any]]:
     """The tool definitions a generated package was built from."""
-    data = resources.files(package).joinpath(resource).read_bytes()
-    tools = _json.loads(data)["tools"]
+    return _load_package(package, resource)[0]
+
+
+def _load_package(package: str, resource: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """tools.json's definitions and its `pins` (tool name -> `pins.digest`; none before pins were
+    written, or in a server package)."""
+    document = _json.loads(resources.files(package).joinpath(resource).read_bytes())
+    tools = document["tools"]
     if not isinstance(tools, list):
         raise ValueError(f"{package}/{resource}: 'tools' is not a list")
-    return tools
+    pins = document.get("pins")
+    return tools, pins if isinstance(pins, dict) else {}
 
 
 class PackageTools(Sequence[dict[str, Any]]):
     """A generated package's tools.json, read and parsed the first time it is used."""
 
-    __slots__ = ("_tools", "package", "resource")
+    __slots__ = ("_pins", "_tools", "package", "resource")
 
     def __init__(self, package: str, resource: str = "tools.json") -> None:
         self.package = package
         self.resource = resource
         self._tools: list[dict[str, Any]] | None = None
+        self._pins: dict[str, str] | None = None  # read on first use
 
     @property
     def loaded(self) -> bool:
@@ -90,8 +98,22 @@ class PackageTools(Sequence[dict[str, Any]]):
 
     def _load(self) -> list[dict[str, Any]]:
         if self._tools is None:
-            self._tools = load_package_tools(self.package, self.resource)
+            self._tools, self._pins = _load_package(self.package, self.resource)
         return self._tools
+
+    @property
+    def pins(self) -> Mapping[str, str]:
+        """Tool name -> the pin of its definition (`mcpgen_runtime.pins.digest`), as generated.
+        Before the whole file has been parsed, only its `pins` slice is (`_pins_slice`)."""
+        if self._pins is None:
+            try:
+                data = resources.files(self.package).joinpath(self.resource).read_bytes()
+            except OSError:
+                data = b""
+            self._pins = _pins_slice(data)
+            if self._pins is None:  # not to be told from a slice: the whole file
+                self._load()
+        return self._pins or {}
 
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
@@ -156,6 +178,25 @@ def _one_tool(data: bytes, name: str) -> dict[str, Any] | None:
     if not isinstance(definition, dict) or definition.get("name") != name:
         return None
     return definition
+
+
+# A client's tools.json ends with its `pins`, the only member besides `tools` (at 2 spaces: no line of
+# a tool can start so), written last: `\n  "pins": {...}\n}\n`.
+_PINS_START = b'\n  "pins": '
+
+
+def _pins_slice(data: bytes) -> dict[str, str] | None:
+    """tools.json's `pins` parsed from their own slice of `data`; None when the layout is not the one
+    above (then parse it whole); {} when there are none."""
+    at = data.rfind(_PINS_START)
+    end = data.rfind(b"\n}")
+    if at < 0:
+        return {} if data.endswith(b"\n  ]\n}\n") else None  # a tools list and nothing after it
+    try:
+        pins = _json.loads(data[at + len(_PINS_START) : end])
+    except _json.JSONDecodeError:
+        return None
+    return pins if isinstance(pins, dict) else None
 
 
 class ToolTable(Mapping[str, ToolSpec]):

@@ -25,6 +25,9 @@ Exit codes (`python -m PKG --help` says the same):
 
 `TOOL ... --no-wait` starts the call and prints its task id when the server makes a task of it;
 `task status|wait|cancel ID` (cli/tasks.py; `mcp-task` when a tool's command is `task`) follow it.
+`check` (cli/drift.py; `mcp-check` when a tool's command is `check`) compares the server's tools with
+the package's pins: exit 0 unchanged, 1 drifted, 3 not reachable. A tool's call warns of drift on
+stderr (the client's default `on_drift="warn"`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import click
 from pydantic import BaseModel, RootModel
 
 from ..client import Client
+from ..client.drift import DriftMode
 from ..content import ToolResult
 from ..errors import (
     InputRequiredError,
@@ -55,6 +59,9 @@ from ..errors import (
 from ..masking import KNOWN, masked
 from ..protocol.input_messages import ElicitRequest, ElicitResult
 from ..tools import PackageTools
+from .drift import ALTERNATIVE_NAME as ALTERNATIVE_CHECK_COMMAND
+from .drift import NAME as CHECK_COMMAND
+from .drift import check_command
 from .options import JsonValue, arguments_from, plan_options
 from .progress import ProgressDisplay
 from .prompts import InputRefusedError, TerminalElicitation
@@ -76,7 +83,7 @@ _MAX_JSON_FILE: Final = 16 * 1024 * 1024
 DEFAULT_MAX_TIME: Final = 3600.0  # --max-time when not given (or --timeout, when that is longer)
 
 _EXIT_CODES_HELP: Final = (
-    "\b\nExit codes:\n  0 the tool ran\n  1 the tool reported an error (isError)\n"
+    "\b\nExit codes:\n  0 the tool ran\n  1 the tool reported an error (isError); check: a tool drifted\n"
     "  2 usage: bad or missing options, arguments the inputSchema refuses\n"
     "  3 protocol or transport error\n"
     "  4 the server asked for input that cannot be given (--no-input; sampling, roots)\n"
@@ -188,6 +195,9 @@ class _ToolGroup(click.Group):
         # task status|wait|cancel (cli/tasks.py); `mcp-task` when a tool's command is `task`
         task_group = TASK_COMMAND if TASK_COMMAND not in self.by_command else ALTERNATIVE_TASK_COMMAND
         self.builtins[task_group] = task_commands(_task_connect(client_class), task_group)
+        # check: the drift check (cli/drift.py); `mcp-check` when a tool's command is `check`
+        check = CHECK_COMMAND if CHECK_COMMAND not in self.by_command else ALTERNATIVE_CHECK_COMMAND
+        self.builtins[check] = check_command(_drift_connect(client_class), check)
         source = getattr(client_class, "_tool_definitions_", None)  # not `or`: len() would read it all
         self._source: Sequence[Mapping[str, Any]] = () if source is None else source
         self._definitions: dict[str, Mapping[str, Any]] | None = None
@@ -352,6 +362,7 @@ def _connect(
     settings: _Settings,
     on_elicit: Callable[[ElicitRequest], ElicitResult],
     on_progress: ProgressDisplay | None,
+    on_drift: DriftMode = "warn",
 ) -> Client:
     # every request bounded by --timeout (SEC-09), the call's silence only: its progress restarts
     # the clock, and --max-time bounds it all (CANCEL-06); elicitation answered on the terminal
@@ -361,6 +372,7 @@ def _connect(
         "on_progress": on_progress,
         "on_elicit": on_elicit,
         "era": settings.era,
+        "on_drift": on_drift,
     }
     if settings.stdio is not None:
         return client_class.stdio(shlex.split(settings.stdio), **options)
@@ -385,6 +397,21 @@ def _surface_connect(client_class: type[Client]) -> Callable[[click.Context], Cl
         server = masked(settings.url or settings.stdio or "the server")
         asker = TerminalElicitation(interactive=settings.interactive, server=server)
         return _connect(client_class, settings, asker, None)  # no progress display: reads and prompts
+
+    return connect
+
+
+def _drift_connect(client_class: type[Client]) -> Callable[[click.Context], Client]:
+    """How `check` (cli/drift.py) opens its client: as a tool's command does, reporting drift
+    itself rather than through the client's warning."""
+
+    def connect(ctx: click.Context) -> Client:
+        settings: _Settings = ctx.find_object(_Settings)  # type: ignore[assignment]
+        _check_settings(ctx, settings)
+        server = masked(settings.url or settings.stdio or "the server")
+        return _connect(
+            client_class, settings, TerminalElicitation(interactive=False, server=server), None, "ignore"
+        )
 
     return connect
 

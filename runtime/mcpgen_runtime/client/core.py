@@ -59,6 +59,7 @@ from ..protocol.subscriptions import SubscriptionFilter
 from ..protocol.tasks import TaskState
 from ..tools import PackageTools, ToolSpec, ToolTable, tool_table
 from ..transport.limits import Deadline, Timeout
+from .drift import DriftCheck
 from .input_responses import (
     DEFAULT_MAX_INPUT_ROUNDS,
     STATE_ONLY_DELAY,
@@ -188,6 +189,7 @@ class ClientCore:
         self.use_protocol_version(PROTOCOL_VERSION)
         self.legacy = LegacyFlows(self)  # the era decision and the legacy lifecycle
         self.tasks = TaskFlows(self)  # tasks/get, update, cancel and the wait on a task
+        self.drift = DriftCheck(self, tools)  # pinned tools against the server's (drift.py)
 
     def use_protocol_version(self, version: str) -> None:
         """Speak `version` from now on: `_meta` and `MCP-Protocol-Version` always agree (HDR-02).
@@ -507,6 +509,7 @@ class ClientCore:
         `start`: the caller wants a task where a legacy server's tool makes it optional.
         `retry_unsafe`: the call may be sent again after a failure that leaves open whether it ran,
         whatever the tool's annotations say (retry_policy.py)."""
+        yield from self.drift.before_call_flow()
         args: dict[str, Any] = (
             {} if arguments is None else (arguments if type(arguments) is dict else dict(arguments))
         )
@@ -628,7 +631,10 @@ class ClientCore:
         """What every notification does to the client itself: a list change makes the cached
         pages of that list stale at once, a resource update every cached `resources/read`
         (CACHE-14)."""
-        stale = _STALE_AFTER.get(str(message.get("method")))
+        method = message.get("method")
+        if method == TOOLS_LIST_CHANGED:
+            self.drift.list_changed()
+        stale = _STALE_AFTER.get(str(method))
         if stale and self.cache is not None:
             for method in stale:
                 self.cache.invalidate(method)

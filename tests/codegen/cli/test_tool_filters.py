@@ -302,3 +302,45 @@ def test_mock_serves_only_the_filtered_tools(project: Path) -> None:
         assert client.call_tool("get_weather", {"q": "Berlin"}).is_error is False
     refused = run_mcpgen(project, "mock", "--replay", "spec.json", "--include-tools", "x")
     assert refused.returncode == 2 and "--record and --replay pass every exchange through" in refused.stderr
+
+
+def test_diff_of_a_package_directory_is_its_tools_json_with_its_recorded_filters(project: Path) -> None:
+    made = run_mcpgen(
+        project,
+        "client",
+        "spec.json",
+        "-o",
+        "out",
+        "--package",
+        "wx",
+        "--exclude-tools",
+        "list_*",
+        "--exclude-tools",
+        "delete_*",
+    )
+    assert made.returncode == 0, made.stderr
+    changed = json.loads(json.dumps(SPEC))
+    changed["tools"] = [t for t in changed["tools"] if t["name"] != "list_cities"]  # filtered out: no change
+    changed["tools"][0]["inputSchema"]["required"] = ["q"]  # get_weather: now requires q (breaking)
+    (project / "new.json").write_text(json.dumps(changed), "utf-8")
+    shorthand = run_mcpgen(project, "diff", "out/wx", "new.json", "--format", "json")
+    longhand = run_mcpgen(
+        project,
+        "diff",
+        "out/wx/tools.json",
+        "new.json",
+        "--format",
+        "json",
+        "--exclude-tools",
+        "list_*",
+        "--exclude-tools",
+        "delete_*",
+    )
+    assert shorthand.returncode == longhand.returncode == 1, shorthand.stderr
+    assert json.loads(shorthand.stdout) == json.loads(longhand.stdout)
+    assert "get_weather" in shorthand.stdout and "list_cities" not in shorthand.stdout
+    refused = run_mcpgen(project, "diff", "out/wx", "new.json", "--include-tools", "get_*")
+    assert refused.returncode == 2 and "generated with" in refused.stderr
+    (project / "empty").mkdir()
+    not_a_package = run_mcpgen(project, "diff", "empty", "new.json")
+    assert not_a_package.returncode == 2 and "without tools.json" in not_a_package.stderr

@@ -27,6 +27,7 @@ from codegen.pipeline import build_client, build_server
 from codegen.render import models_module, toolsjson
 from codegen.render.python import black_format, imports
 from codegen.spec import GeneratedPackage, ValidatedSpec, canonical_digest
+from mcpgen_runtime.pins import pin_all
 from mcpgen_runtime.types import UNSET, Unset
 from tests.support import PYTHON, ROOT, SHARED, needs_shared
 
@@ -214,11 +215,13 @@ def test_tools_json_is_the_validated_definitions(
     built: dict[str, tuple[GeneratedPackage, GeneratedPackage]], specs: dict[str, ValidatedSpec]
 ) -> None:
     for key, (client, server) in built.items():
-        data = client.files["tools.json"]
-        assert data == server.files["tools.json"]
+        data = server.files["tools.json"]
         assert data.isascii() and data.endswith(b"}\n")
         assert json.loads(data) == {"tools": specs[key].tools}
         assert data == (json.dumps({"tools": specs[key].tools}, indent=2, ensure_ascii=True) + "\n").encode()
+        # a client's adds each tool's pin (issue 35), computed by the runtime's one function
+        pinned = {"tools": specs[key].tools, "pins": pin_all(specs[key].tools)}
+        assert client.files["tools.json"] == (json.dumps(pinned, indent=2, ensure_ascii=True) + "\n").encode()
 
 
 def test_python_files_parse_and_are_black_stable(

@@ -22,9 +22,10 @@ def _commands(group: click.Group) -> list[str]:
 
 def test_offered_only_when_asked_and_a_tool_of_the_same_name_wins() -> None:
     tools = [CliTool("read", "read", Empty), CliTool("echo", "echo", Empty)]
-    assert _commands(build_cli(Client, tools, prog="pkg")) == ["read", "echo", "task"]  # task: cli/tasks.py
+    # task: cli/tasks.py; check: cli/drift.py
+    assert _commands(build_cli(Client, tools, prog="pkg")) == ["read", "echo", "task", "check"]
     group = build_cli(Client, tools, prog="pkg", surfaces=True)
-    assert _commands(group) == ["read", "echo", "resources", "prompts", "prompt", "complete", "task"]
+    assert _commands(group) == ["read", "echo", "resources", "prompts", "prompt", "complete", "task", "check"]
     shown = CliRunner().invoke(group, ["--help"])
     assert "resources" in shown.output and "prompt " in shown.output
 

@@ -25,21 +25,29 @@ WEATHER = str(ROOT / "specs" / "weather.json")
 
 def test_retries_carry_a_call_through_injected_errors_and_stop_at_their_count() -> None:
     # Seed 5 fails the call's first attempt and lets the retry through (seed 1 happens to fail
-    # none); the counts make the retries observable.
+    # none); the counts make the retries observable. on_drift="ignore": the call is the only
+    # request (the drift check's tools/list would draw from the seeded faults first).
     with running_mock(package="weather_client", seed=5, faults={"error_rate": 0.5}) as mock:
-        with Client(mock.url, retries=2) as client:
+        with Client(mock.url, on_drift="ignore", retries=2) as client:
             assert client.get_weather_data("Berlin").conditions
         assert mock.injector is not None and mock.injector.injected["error"] == 1
         assert len(mock.calls) == 1  # the failed attempt never reached the tool
     failing = running_mock(package="weather_client", seed=5, faults={"error_rate": 0.5})
-    with failing as mock, Client(mock.url, retries=0) as client, pytest.raises(ServiceUnavailableError):
+    with (
+        failing as mock,
+        Client(mock.url, on_drift="ignore", retries=0) as client,
+        pytest.raises(ServiceUnavailableError),
+    ):
         client.get_weather_data("Berlin")
     with running_mock(package="weather_client", seed=1, faults={"error_rate": 0.5}) as mock:
-        with Client(mock.url, retries=2) as client:
+        with Client(mock.url, on_drift="ignore", retries=2) as client:
             assert client.get_weather_data("Berlin").conditions
         assert mock.injector is not None and mock.injector.injected["error"] == 0  # seed 1 draws none
     with running_mock(package="weather_client", seed=1, faults={"error_rate": 1.0}) as mock:
-        with Client(mock.url, retries=2) as client, pytest.raises(ServiceUnavailableError) as info:
+        with (
+            Client(mock.url, on_drift="ignore", retries=2) as client,
+            pytest.raises(ServiceUnavailableError) as info,
+        ):
             client.get_weather_data("Berlin")
         assert info.value.retryable and info.value.http_status == 503 and info.value.code == -32603
         assert "Injected fault (--error-rate 1)" in str(info.value)
@@ -60,11 +68,11 @@ def test_latency_beyond_the_clients_timeout_is_a_timeout_and_below_it_a_delay() 
 def test_dropped_connections_are_retried_and_reported_when_they_persist() -> None:
     # A cut call may have run: resent only when allowed (the weather tools carry no annotations).
     with running_mock(package="weather_client", seed=3, faults={"drop_connection": 0.5}) as mock:
-        with Client(mock.url, retries=2) as client:
+        with Client(mock.url, on_drift="ignore", retries=2) as client:
             assert client.with_options(retry_unsafe=True).get_weather_data("Berlin").conditions
         assert mock.injector is not None and mock.injector.injected["drop"] == 1
     with running_mock(package="weather_client", faults={"drop_connection": 1}) as mock:
-        with Client(mock.url, retries=1) as client, pytest.raises(TransportError) as info:
+        with Client(mock.url, on_drift="ignore", retries=1) as client, pytest.raises(TransportError) as info:
             client.with_options(retry_unsafe=True).get_weather_data("Berlin")
         assert info.value.retryable and "closed the connection" in str(info.value)
         assert mock.injector is not None and mock.injector.injected["drop"] == 2

@@ -49,6 +49,7 @@ from ..core import (
     Step,
     ToolsPage,
 )
+from ..drift import DriftMode
 from ..input_responses import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
 from ..legacy_flows import LEGACY
 from ..legacy_listen import LegacyListenState
@@ -59,6 +60,7 @@ from .surface_methods import AsyncSurfaceMethods
 from .tasks import AsyncTaskHandle, AsyncTasks
 
 if TYPE_CHECKING:
+    from ...pins import DriftReport
     from ..oauth import OAuth
     from ..oauth._async.login import AsyncOAuthLogin
 
@@ -112,7 +114,13 @@ class AsyncClient(AsyncSurfaceMethods):
     with a task is polled to the end (task_flows.py: pollIntervalMs within bounds, input through the
     callbacks, statusMessage to `on_progress`, `tasks/cancel` when the caller gives up). Generated
     clients' `start.<tool>` / `resume.<tool>` return typed handles (`_start_task`, `_resume_task`;
-    _async/tasks.py); `tasks` reaches any task by id."""
+    _async/tasks.py); `tasks` reaches any task by id.
+
+    Pinned definitions: a generated client carries a pin of each tool it was generated for; unless
+    `on_drift="ignore"`, its first tool call (and the first after `notifications/tools/list_changed`)
+    lists the server's tools (cached per `ttlMs`) and compares them (client/drift.py): "warn" (the
+    default) warns `ToolDriftWarning` once per drift, "error" raises `ToolDriftError`.
+    `check_drift()` compares on demand."""
 
     def __init__(
         self,
@@ -140,6 +148,7 @@ class AsyncClient(AsyncSurfaceMethods):
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         retries: int = 0,
         max_time: float | None = None,
+        on_drift: DriftMode = "warn",
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
@@ -191,6 +200,7 @@ class AsyncClient(AsyncSurfaceMethods):
             legacy_version=legacy_version,
             retries=retries,
         )
+        self._core.drift.set_mode(on_drift)
         self._static_headers = dict(headers or {})
         self._token_provider = token_provider
         self._auth: AsyncAuth | None = (
@@ -379,6 +389,15 @@ class AsyncClient(AsyncSurfaceMethods):
         return await self._run(
             self._core.list_all_flow(max_pages, partition=await self._partition(), refresh=refresh)
         )
+
+    async def check_drift(self, *, refresh: bool = False) -> DriftReport:
+        """List the server's tools (from the cache while fresh; `refresh=True` fetches anyway) and
+        compare them with the tools this client was generated for: the report names each changed
+        tool with the JSON pointers of its changes, and each one the server no longer lists. With
+        `on_drift="error"` a drift raises `ToolDriftError`, with "warn" it is also warned."""
+        report = await self._run(self._core.drift.report_flow(refresh=refresh))
+        self._core.drift.act(report)
+        return report
 
     # ClientCore.call_flow repeats these keywords on purpose: this public signature stays typed
     # keyword for keyword (no `**options` pass-through); here the client's defaults are filled in.

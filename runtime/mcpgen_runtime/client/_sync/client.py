@@ -50,6 +50,7 @@ from ..core import (
     Step,
     ToolsPage,
 )
+from ..drift import DriftMode
 from ..input_responses import DEFAULT_MAX_INPUT_ROUNDS, InputNeeded
 from ..legacy_flows import LEGACY
 from ..legacy_listen import LegacyListenState
@@ -60,6 +61,7 @@ from .surface_methods import SurfaceMethods
 from .tasks import TaskHandle, Tasks
 
 if TYPE_CHECKING:
+    from ...pins import DriftReport
     from ..oauth import OAuth
     from ..oauth._sync.login import OAuthLogin
 
@@ -113,7 +115,13 @@ class Client(SurfaceMethods):
     with a task is polled to the end (task_flows.py: pollIntervalMs within bounds, input through the
     callbacks, statusMessage to `on_progress`, `tasks/cancel` when the caller gives up). Generated
     clients' `start.<tool>` / `resume.<tool>` return typed handles (`_start_task`, `_resume_task`;
-    _async/tasks.py); `tasks` reaches any task by id."""
+    _async/tasks.py); `tasks` reaches any task by id.
+
+    Pinned definitions: a generated client carries a pin of each tool it was generated for; unless
+    `on_drift="ignore"`, its first tool call (and the first after `notifications/tools/list_changed`)
+    lists the server's tools (cached per `ttlMs`) and compares them (client/drift.py): "warn" (the
+    default) warns `ToolDriftWarning` once per drift, "error" raises `ToolDriftError`.
+    `check_drift()` compares on demand."""
 
     def __init__(
         self,
@@ -141,6 +149,7 @@ class Client(SurfaceMethods):
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         retries: int = 0,
         max_time: float | None = None,
+        on_drift: DriftMode = "warn",
     ) -> None:
         if (url is None) == (transport is None):
             raise ValueError("pass exactly one of `url` or `transport`")
@@ -192,6 +201,7 @@ class Client(SurfaceMethods):
             legacy_version=legacy_version,
             retries=retries,
         )
+        self._core.drift.set_mode(on_drift)
         self._static_headers = dict(headers or {})
         self._token_provider = token_provider
         self._auth: Auth | None = (
@@ -380,6 +390,15 @@ class Client(SurfaceMethods):
         return self._run(
             self._core.list_all_flow(max_pages, partition=self._partition(), refresh=refresh)
         )
+
+    def check_drift(self, *, refresh: bool = False) -> DriftReport:
+        """List the server's tools (from the cache while fresh; `refresh=True` fetches anyway) and
+        compare them with the tools this client was generated for: the report names each changed
+        tool with the JSON pointers of its changes, and each one the server no longer lists. With
+        `on_drift="error"` a drift raises `ToolDriftError`, with "warn" it is also warned."""
+        report = self._run(self._core.drift.report_flow(refresh=refresh))
+        self._core.drift.act(report)
+        return report
 
     # ClientCore.call_flow repeats these keywords on purpose: this public signature stays typed
     # keyword for keyword (no `**options` pass-through); here the client's defaults are filled in.
