@@ -10,6 +10,7 @@ Clients, all in this process, all against the same server (bench/serve.py, h11+a
   ours-sync     generated `bench_client.Client(url).add(a=1, b=2)`: argument schema check, request
                 building, MCP headers, transport, result and output-model parsing
   ours-async    generated `bench_client.AsyncClient`
+  (ours: `on_drift="ignore"`: the drift check is one `tools/list` per client, not per call)
   ours-httpx    `bench_client.Client` on the httpx engine (what the lean transport replaced)
   ours-async-httpx  `bench_client.AsyncClient` on the httpx engine
   sdk           the official SDK: `mcp.Client(url).call_tool("add", {...})` (asyncio)
@@ -196,14 +197,14 @@ class Bench:
     async def _open_ours_sync(self) -> None:
         from bench_client import Client
 
-        client = self.stack.enter_context(Client(self.url))
+        client = self.stack.enter_context(Client(self.url, on_drift="ignore"))
         self.engines["ours-sync"] = getattr(client.transport, "engine", "httpx")
         self.sync_calls["ours-sync"] = lambda: client.add(a=1, b=2)
 
     async def _open_ours_async(self) -> None:
         from bench_client import AsyncClient
 
-        client = await self.stack.enter_async_context(AsyncClient(self.url))
+        client = await self.stack.enter_async_context(AsyncClient(self.url, on_drift="ignore"))
         self.engines["ours-async"] = getattr(client.transport, "engine", "httpx")
         self.async_calls["ours-async"] = lambda: client.add(a=1, b=2)
 
@@ -215,7 +216,7 @@ class Bench:
 
         http = self.stack.enter_context(httpx.Client(headers=dict(BASE_HEADERS), timeout=30.0))
         transport = HttpTransport(self.url, client=http)
-        client = self.stack.enter_context(Client(transport=transport))
+        client = self.stack.enter_context(Client(transport=transport, on_drift="ignore"))
         self.engines["ours-httpx"] = transport.engine
         self.sync_calls["ours-httpx"] = lambda: client.add(a=1, b=2)
 
@@ -229,7 +230,7 @@ class Bench:
             httpx.AsyncClient(headers=dict(BASE_HEADERS), timeout=30.0)
         )
         transport = AsyncHttpTransport(self.url, client=http)
-        client = await self.stack.enter_async_context(AsyncClient(transport=transport))
+        client = await self.stack.enter_async_context(AsyncClient(transport=transport, on_drift="ignore"))
         self.engines["ours-async-httpx"] = transport.engine
         self.async_calls["ours-async-httpx"] = lambda: client.add(a=1, b=2)
 
@@ -248,14 +249,14 @@ class Bench:
     async def _open_ours_sync_legacy(self) -> None:
         from bench_client import Client
 
-        client = self.stack.enter_context(Client(self.url, era="legacy"))
+        client = self.stack.enter_context(Client(self.url, era="legacy", on_drift="ignore"))
         self.engines["ours-sync-legacy"] = getattr(client.transport, "engine", "httpx")
         self.sync_calls["ours-sync-legacy"] = lambda: client.add(a=1, b=2)
 
     async def _open_ours_async_legacy(self) -> None:
         from bench_client import AsyncClient
 
-        client = await self.stack.enter_async_context(AsyncClient(self.url, era="legacy"))
+        client = await self.stack.enter_async_context(AsyncClient(self.url, era="legacy", on_drift="ignore"))
         self.engines["ours-async-legacy"] = getattr(client.transport, "engine", "httpx")
         self.async_calls["ours-async-legacy"] = lambda: client.add(a=1, b=2)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -68,6 +69,13 @@ _next_port = os.getpid() % _PORTS_PER_WORKER  # a pytest a test starts shares it
 def _worker_index() -> int:
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")  # the serial run is one process: block 0
     return int(worker.removeprefix("gw") or 0) % 8
+
+
+def interruptible() -> None:
+    """`preexec_fn` of a process a test interrupts with SIGINT (Ctrl-C): SIGINT back to its default.
+    A non-interactive shell starts background jobs with SIGINT ignored, children inherit that, and
+    Python then installs no KeyboardInterrupt handler: the suite run that way would see no Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def free_port() -> int:

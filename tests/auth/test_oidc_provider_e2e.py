@@ -130,8 +130,12 @@ def test_too_few_scopes_is_refused_with_403_and_the_scope_needed(server: str, is
 
     # Logged in through OAuth, the client steps up (AUTH-08), the provider still declines the
     # scope, and the client gives up with an AuthorizationError that names it.
+    # (on_drift="ignore": the drift check's tools/list would log in first, and this counts the call's logins)
     auth, handler, _ = login()
-    with Client(server, auth=auth) as client, pytest.raises(AuthorizationError) as gave_up:
+    with (
+        Client(server, auth=auth, on_drift="ignore") as client,
+        pytest.raises(AuthorizationError) as gave_up,
+    ):
         client.execute_sql(query="select 1", region="us")
     assert "mcp:admin" in str(gave_up.value)
     assert handler.logins <= 3

@@ -36,7 +36,7 @@ from mcpgen_runtime.errors import (
     ToolError,
 )
 from mcpgen_runtime.protocol.subscriptions import SubscriptionWarning
-from tests.support import PYTHON, ROOT, free_port, run_mcpgen, wait_for_port
+from tests.support import PYTHON, ROOT, free_port, interruptible, run_mcpgen, wait_for_port
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -666,7 +666,13 @@ def test_command_line_exit_codes_and_interrupt(project: Project, served: Served,
     marker = tmp_path / "interrupted"
     command = [PYTHON, "-m", "reports_client", "--url", served.url, "wait-forever", "--marker", str(marker)]
     proc = subprocess.Popen(
-        command, cwd=project.src, env=project.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        cwd=project.src,
+        env=project.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=interruptible,
     )
     assert proc.stderr is not None
     assert "waiting" in proc.stderr.readline()  # the task's first status, shown as progress: it runs

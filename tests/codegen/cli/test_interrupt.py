@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import ROOT
+from tests.support import ROOT, interruptible
 
 
 def _spec(path: Path, description: str) -> None:
@@ -35,6 +35,7 @@ def _mcpgen(cwd: Path, *args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=interruptible,
     )
 
 

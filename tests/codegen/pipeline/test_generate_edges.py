@@ -254,7 +254,8 @@ def test_no_tools() -> None:
     classes = [node for node in client_module.body if isinstance(node, ast.ClassDef)]
     assert [cls.name for cls in classes] == ["Client", "AsyncClient"]
     assert b"_tool_bindings_ = ()" in server.files["base.py"]
-    assert client.files["tools.json"] == b'{\n  "tools": []\n}\n'
+    assert client.files["tools.json"] == b'{\n  "tools": [],\n  "pins": {}\n}\n'
+    assert server.files["tools.json"] == b'{\n  "tools": []\n}\n'
     python = [data for name, data in server.user_files.items() if name.endswith(".py")]
     for data in [*client.files.values(), *server.files.values(), *python]:
         if not data.startswith(b"{"):
