@@ -270,11 +270,12 @@ def test_wire_names_sent_unchanged(imported: dict[str, ModuleType]) -> None:
 
 def test_tools_json_is_ascii_data(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]) -> None:
     for name, (client, server) in built.items():
-        data = client.files["tools.json"]
-        assert data == server.files["tools.json"] and data.isascii()
+        data, served = client.files["tools.json"], server.files["tools.json"]
+        assert data.isascii() and served.isascii()
         # a lone surrogate cannot travel as UTF-8: tools.json has U+FFFD instead, nothing else changes
         expected = _without_surrogates(_spec(name).tools)
-        assert json.loads(data)["tools"] == expected
+        assert json.loads(data)["tools"] == json.loads(served)["tools"] == expected
+        assert set(json.loads(data)["pins"]) == {tool["name"] for tool in expected}  # a client's pins
 
 
 def test_rebuild_is_byte_identical(built: dict[str, tuple[GeneratedPackage, GeneratedPackage]]) -> None:
