@@ -151,7 +151,7 @@ def client_core(n: int) -> dict[str, float]:
         def close(self) -> None:
             pass
 
-    client = Client(transport=Stub())
+    client = Client(transport=Stub(), on_drift="ignore")
     return {"client_core_us": _per_op(lambda: client.add(a=1, b=2), n)}
 
 

@@ -101,7 +101,7 @@ def profile_client(calls: int, use_async: bool) -> None:
         if use_async:
 
             async def run() -> None:
-                async with AsyncClient(url) as client:
+                async with AsyncClient(url, on_drift="ignore") as client:
                     for _ in range(200):
                         await client.add(a=1, b=2)
                     profiler.start()
@@ -111,7 +111,7 @@ def profile_client(calls: int, use_async: bool) -> None:
 
             asyncio.run(run())
         else:
-            with Client(url) as client:
+            with Client(url, on_drift="ignore") as client:
                 for _ in range(200):
                     client.add(a=1, b=2)
                 profiler.start()
