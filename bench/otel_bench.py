@@ -112,7 +112,7 @@ def _env(mode: str, baseline: Path | None) -> dict[str, str]:
 def _client_worker(url: str, calls: int) -> dict[str, float]:
     from bench_client import Client
 
-    with Client(url, on_drift="ignore") as client:
+    with Client(url) as client:
         for _ in range(200):
             client.add(a=1, b=2)
         lat = [0.0] * calls
