@@ -264,8 +264,8 @@ SERIAL_TESTS: dict[str, set[str]] = {
     },
     "tests/runtime/mock/test_record_replay.py": {
         "test_a_modern_server_recorded_over_http_and_stdio_replays",
-        # two recordings of server-everything compared byte for byte: under load a session lasts long
-        # past 5 s, and then carries the log message the server sends every 5 s at a random level
+        # two recordings of server-everything compared byte for byte: under load a session can last
+        # past 5 s, and then it carries the log message the server sends every 5 s at a random level
         "test_server_everything_recorded_over_stdio_replays_to_both_clients",
     },
 }
