@@ -80,7 +80,8 @@ def check_limits(schema: dict[str, Any], walk: Walk) -> None:
         properties = node.get("properties")
         if isinstance(properties, dict):
             listed = node.get("required")
-            required = set(listed) if isinstance(listed, list) else set()
+            names = listed if isinstance(listed, list) else ()
+            required = {name for name in names if isinstance(name, str)}  # a peer's list may hold anything
             counts["optional"] += sum(name not in required for name in properties)
             counts["unions"] += sum(
                 1
