@@ -42,10 +42,12 @@ $(FASTMCP_STAMP): tests/peers/requirements-fastmcp.txt
 	touch $(FASTMCP_STAMP)
 
 # The model providers' Python SDKs (openai, anthropic, google-genai) as test peers, in a venv of their
-# own: tests check lowered tool specs against the SDKs' own request types (never imported by mcpgen).
+# own: tests check lowered tool specs against the SDKs' own request types (never imported by mcpgen),
+# and run examples/agent_loop.py, a user's program that imports an SDK and a generated client (so the
+# runtime is installed here too, editable: its requirements file names it).
 PROVIDERS_VENV := tests/peers/.venv-providers
 PROVIDERS_STAMP := $(PROVIDERS_VENV)/.installed
-$(PROVIDERS_STAMP): tests/peers/requirements-providers.txt
+$(PROVIDERS_STAMP): tests/peers/requirements-providers.txt runtime/pyproject.toml
 	$(PYTHON) -m venv $(PROVIDERS_VENV)
 	$(PROVIDERS_VENV)/bin/python -m pip install --quiet -r tests/peers/requirements-providers.txt
 	touch $(PROVIDERS_STAMP)

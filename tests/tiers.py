@@ -63,6 +63,7 @@ PEER_PATHS = (
     "tests/codegen/test_parallel.py",
     "tests/golden/test_golden.py",
     "tests/runtime/client/test_client_drift.py",
+    "tests/runtime/client/test_tool_specs.py",
     "tests/runtime/server/tasks/",
     "tests/runtime/cli/test_cli_config.py",
     "tests/runtime/cli/test_cli_conformance.py",

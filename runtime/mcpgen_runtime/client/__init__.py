@@ -11,6 +11,9 @@
 - `_async/listen.py`: `AsyncSubscription` (`listen()`); `_sync/listen.py`: `Subscription`
 - `_async/tasks.py`: `AsyncTaskHandle[T]` (`start.<tool>` / `resume.<tool>` in generated clients),
   `AsyncTasks` (`client.tasks`); `_sync/tasks.py`: `TaskHandle[T]`, `Tasks`; the flows are `task_flows.py`
+- `_async/tool_specs.py`: `AsyncToolSpecs` (`client.tool_specs(provider)`: the tools in a model
+  provider's request shape, and a model's tool call run through the client); `_sync/tool_specs.py`:
+  `ToolSpecs`; what they share (declarations, names mapped back, the reply) is `tool_specs.py`
 - `common.py`: set-up both drivers share, and `SyncClientBase` / `AsyncClientBase`, the little that differs
 
 The input-required wire types a client's callbacks see and answer with (protocol/input_messages.py)
@@ -32,12 +35,15 @@ from ..protocol.tasks import TaskState
 from ._async.client import AsyncClient
 from ._async.listen import AsyncSubscription
 from ._async.tasks import AsyncTaskHandle, AsyncTasks, AsyncTaskUpdates
+from ._async.tool_specs import AsyncToolSpecs
 from ._sync.client import Client
 from ._sync.listen import Subscription
 from ._sync.tasks import TaskHandle, Tasks, TaskUpdates
+from ._sync.tool_specs import ToolSpecs
 from .core import ClientCore, Flow, Notify, Outgoing, Step, ToolsPage
 from .options import declared_capabilities
 from .tool_checks import InvalidToolWarning
+from .tool_specs import ModelCallError, ToolReply, Unsendable
 
 __all__ = [
     "AsyncClient",
@@ -45,6 +51,7 @@ __all__ = [
     "AsyncTaskHandle",
     "AsyncTaskUpdates",
     "AsyncTasks",
+    "AsyncToolSpecs",
     "Client",
     "ClientCore",
     "CreateMessageRequest",
@@ -55,6 +62,7 @@ __all__ = [
     "InvalidToolWarning",
     "ListRootsRequest",
     "ListRootsResult",
+    "ModelCallError",
     "Notify",
     "Outgoing",
     "Root",
@@ -66,6 +74,9 @@ __all__ = [
     "TaskState",
     "TaskUpdates",
     "Tasks",
+    "ToolReply",
+    "ToolSpecs",
     "ToolsPage",
+    "Unsendable",
     "declared_capabilities",
 ]

@@ -51,29 +51,49 @@ class ToolChecks:
         sent exactly as given. The (strict) input model decides only when the schema cannot be
         compiled."""
         payload = wire_arguments(name, arguments)
+        if not self.check_arguments(name, payload):
+            return model_arguments(name, arguments, input_model, payload)
+        return payload
+
+    def check_arguments(self, name: str, payload: Mapping[str, Any]) -> bool:
+        """Check a wire `arguments` object against the tool's `inputSchema`: ToolArgumentsError (with
+        the JSON pointer) when it breaks it; False when the schema cannot be compiled (nothing checked)."""
         check = self._schema_check(name, "input")
         if check is None:
-            return model_arguments(name, arguments, input_model, payload)
+            return False
         issue = check(payload)
         if issue is not None:
             raise ToolArgumentsError(name, issue.message, pointer=issue.pointer)
-        return payload
+        return True
 
     def structured(self, name: str, result: ToolResult, output_model: type[M]) -> M:
         """Check `structuredContent` against the tool's outputSchema (TOOLS-20), then parse it
         with the generated output model (a RootModel stays wrapped)."""
         if "structured_content" not in result.model_fields_set:
             raise ToolOutputError(name, "the result has no structuredContent")
-        check = self._schema_check(name, "output")
-        if check is not None:
-            issue = check(result.structured_content)
-            if issue is not None:
-                raise ToolOutputError(name, issue.message, pointer=issue.pointer)
+        self._check_output(name, result.structured_content)
         try:
             return self.parse(output_model, result.structured_content)
         except ValidationError as exc:
             pointer, message = first_error(exc, result.structured_content)
             raise ToolOutputError(name, message, pointer=pointer) from exc
+
+    def check_structured(self, name: str, result: ToolResult) -> None:
+        """A result of a tool with an `outputSchema` has `structuredContent` that matches it
+        (TOOLS-20), else ToolOutputError; nothing to check for a tool without one."""
+        spec = self._declared.get(name)
+        if spec is None or spec.output_schema is None:
+            return
+        if "structured_content" not in result.model_fields_set:
+            raise ToolOutputError(name, "the result has no structuredContent")
+        self._check_output(name, result.structured_content)
+
+    def _check_output(self, name: str, structured: Any) -> None:
+        check = self._schema_check(name, "output")
+        if check is not None:
+            issue = check(structured)
+            if issue is not None:
+                raise ToolOutputError(name, issue.message, pointer=issue.pointer)
 
     def parse(self, model: type[M], data: Any) -> M:
         """`model.model_validate(data, strict=False)` for JSON data a schema check has passed

@@ -3,6 +3,7 @@ tests/peers/.venv-providers, made by `make peers-deps`; no network call)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 from typing import Any
@@ -70,3 +71,41 @@ def test_every_spec_taken_or_lowered_is_accepted_by_the_providers_sdk() -> None:
         },
     ]
     assert [failure["name"] for failure in _check(items + unlowered)] == ["!a", "!b", "!c"]
+
+
+def test_a_clients_specs_and_replies_are_what_each_sdk_takes_in_a_request() -> None:
+    """`client.tool_specs(provider).tools` as the request's `tools` and a `ToolReply.message()` (an
+    error and a structured answer), in the SDKs' own request types, for every tool of the corpora
+    that can be sent; a reply or declaration with a misspelled key is refused, so the check bites."""
+    from mcpgen_runtime.client import Client
+    from mcpgen_runtime.client.tool_specs import ToolReply
+    from mcpgen_runtime.content import ToolResult
+    from mcpgen_runtime.tools import ToolSpec
+
+    unique = {}
+    for tool in _corpus():
+        with contextlib.suppress(ValueError, KeyError):  # the corpora's deliberately broken tools
+            unique[ToolSpec.from_definition(tool).name] = tool
+    client = Client("http://127.0.0.1:9/mcp", tools=unique.values())
+    answered = ToolResult.model_validate({"content": [], "structuredContent": {"a": [1]}})
+    items = []
+    for provider in ("openai", "openai-chat", "anthropic", "gemini"):
+        specs = client.tool_specs(provider)
+        assert len(specs) > 50
+        for reply in (
+            ToolReply(provider, "some_tool", "call_1", '{"a":[1]}', False, answered),
+            ToolReply(provider, "some_tool", "call_1", "no such city", True),
+        ):
+            items.append(
+                {"provider": provider, "name": provider, "tools": specs.tools, "reply": reply.message()}
+            )
+    misspelled = client.tool_specs("anthropic", tools=["get_weather"])
+    items.append(
+        {
+            "provider": "anthropic",
+            "name": "!misspelled",
+            "tools": [{**misspelled.tools[0], "inputSchema": {}}],
+            "reply": {"type": "tool_result", "tool_use_id": "x", "content": "y"},
+        }
+    )
+    assert [failure["name"] for failure in _check(items)] == ["!misspelled"]

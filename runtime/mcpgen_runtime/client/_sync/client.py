@@ -59,6 +59,7 @@ from ..options import ElicitationMode
 from .listen import Subscription
 from .surface_methods import SurfaceMethods
 from .tasks import TaskHandle, Tasks
+from .tool_specs import ToolSpecs
 
 if TYPE_CHECKING:
     from ...pins import DriftReport
@@ -399,6 +400,17 @@ class Client(SurfaceMethods):
         report = self._run(self._core.drift.report_flow(refresh=refresh))
         self._core.drift.act(report)
         return report
+
+    def tool_specs(self, provider: str, *, tools: Iterable[str] | None = None) -> ToolSpecs:
+        """This client's tools (`tools`: only these wire names) as a model provider takes them:
+        "openai" (the Responses API), "openai-chat" (Chat Completions), "anthropic" or "gemini".
+        `.tools` is the request's `tools` value (strict, lowered faithfully: for OpenAI an optional
+        property becomes required and nullable, and its `null` is "not sent" again on the way
+        back; a name the provider refuses is mapped, and mapped back); `.unsendable` lists the
+        tools left out and why; `await .call(name, arguments, call_id=...)` runs a model's tool
+        call and returns the `ToolReply` whose `message()` goes back to the model. Nothing is sent
+        to the server until a call."""
+        return ToolSpecs(provider, self.tools, tools, checks=self._core.checks, client=self)
 
     # ClientCore.call_flow repeats these keywords on purpose: this public signature stays typed
     # keyword for keyword (no `**options` pass-through); here the client's defaults are filled in.
