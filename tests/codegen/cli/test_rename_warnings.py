@@ -38,6 +38,8 @@ SPEC = {
         {"name": "start", "inputSchema": {"type": "object"}},
         {"name": "resume", "inputSchema": {"type": "object"}},
         {"name": "tasks", "inputSchema": {"type": "object"}},
+        {"name": "check_drift", "inputSchema": {"type": "object"}},
+        {"name": "tool_specs", "inputSchema": {"type": "object"}},
     ]
 }
 # wire name -> (Python name, a word of the reason)
@@ -50,6 +52,8 @@ TOOLS = {
     "start": ("start_", "attribute of every generated Client (`client.start`)"),
     "resume": ("resume_", "attribute of every generated Client (`client.resume`)"),
     "tasks": ("tasks_", "attribute of every generated Client (`client.tasks`)"),
+    "check_drift": ("check_drift_", "attribute of every generated Client (`client.check_drift`)"),
+    "tool_specs": ("tool_specs_", "attribute of every generated Client (`client.tool_specs`)"),
 }
 PARAMS = {
     "class": ("class_", "Python keyword"),
@@ -66,7 +70,7 @@ def test_every_rename_is_a_warning_and_matches_the_generated_code(tmp_path: Path
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if "MCPGEN-RENAMED" in line]
     assert len(lines) == len(TOOLS) + len(PARAMS)
-    assert result.output.rstrip().endswith(f"9 tool(s) usable, 0 excluded, {len(lines)} warning(s)")
+    assert result.output.rstrip().endswith(f"11 tool(s) usable, 0 excluded, {len(lines)} warning(s)")
     for wire, (python, why) in TOOLS.items():
         [line] = [line for line in lines if f"tool {wire!r} is {python!r} in Python: " in line]
         assert why in line and ": warning: " in line and "/name:" in line
@@ -88,5 +92,11 @@ def test_every_rename_is_a_warning_and_matches_the_generated_code(tmp_path: Path
         sys.path.remove(str(out))
     for python, _ in TOOLS.values():
         assert python in vars(Client), python
+    from mcpgen_runtime.client import Client as RuntimeClient
+
+    for attribute in ("check_drift", "tool_specs", "close"):  # the runtime's, not a tool's method
+        assert attribute not in vars(Client) and getattr(Client, attribute) is getattr(
+            RuntimeClient, attribute
+        )
     close_params = set(inspect.signature(Client.close_).parameters)
     assert {python for python, _ in PARAMS.values()} <= close_params
