@@ -5,8 +5,11 @@
 // indicators (RFC 8707: JWT access tokens whose `aud` is the requested MCP server), refresh
 // tokens for clients that register the grant, client credentials, the `iss` response parameter,
 // and the development login/consent pages (any user name, any password), which the tests fill in
-// without a browser. Environment: ACCESS_TOKEN_TTL (seconds, default 300), RESOURCE_SCOPES
-// (space-separated scopes the MCP servers may be granted; default "mcp:tools").
+// without a browser. DPoP (RFC 9449): a token request with a DPoP proof gets a DPoP-bound token
+// (`cnf.jkt`). Environment: ACCESS_TOKEN_TTL (seconds, default 300), RESOURCE_SCOPES (space-separated
+// scopes the MCP servers may be granted; default "mcp:tools"), DPOP_NONCE=1 (the token endpoint asks
+// for a server-supplied DPoP nonce: RFC 9449 §8).
+import crypto from 'node:crypto';
 import Provider from 'oidc-provider';
 
 const port = Number(process.argv[2]);
@@ -28,6 +31,11 @@ const provider = new Provider(issuer, {
     registration: { enabled: true },
     clientCredentials: { enabled: true },
     introspection: { enabled: true },
+    dPoP: {
+      enabled: true,
+      nonceSecret: crypto.randomBytes(32),
+      requireNonce: () => process.env.DPOP_NONCE === '1',
+    },
     resourceIndicators: {
       enabled: true,
       defaultResource: (ctx, client, oneOf) => oneOf,
