@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from mcpgen_runtime.client import Client
-from mcpgen_runtime.client.oauth import MemoryTokenStore, OAuth
+from mcpgen_runtime.client.oauth import EnterpriseIdP, MemoryTokenStore, OAuth
 from mcpgen_runtime.errors import AuthorizationError
 
 # The Client ID Metadata Document URL the harness expects (auth/basic-cimd); nothing fetches it.
@@ -52,7 +52,17 @@ def context(scenario: str) -> dict[str, Any]:
 
 def oauth_for(scenario: str) -> OAuth:
     data = context(scenario)
+    enterprise = None
+    if data.get("idp_id_token"):  # auth/enterprise-managed-authorization (SEP-990)
+        enterprise = EnterpriseIdP(
+            issuer=data["idp_issuer"],
+            client_id=data["idp_client_id"],
+            id_token=data["idp_id_token"],
+            token_endpoint=data.get("idp_token_endpoint"),
+        )
     return OAuth(
+        assertion=data.get("valid_jwt"),  # auth/wif-jwt-bearer (SEP-1933): the workload's token
+        enterprise=enterprise,
         client_id=data.get("client_id"),
         client_secret=data.get("client_secret"),
         private_key=data.get("private_key_pem"),

@@ -98,6 +98,7 @@ class HttpStatusError(TransportError):
         body: bytes = b"",
         www_authenticate: str | None = None,
         retry_after_s: float | None = None,
+        dpop_nonce: str | None = None,
     ) -> None:
         super().__init__(message, retryable=status_code in RETRYABLE_STATUSES)
         self.unprocessed = status_code in UNPROCESSED_STATUSES
@@ -105,6 +106,7 @@ class HttpStatusError(TransportError):
         self.status_code = status_code
         self.body = body
         self.www_authenticate = www_authenticate  # the challenge of a 401/403 (AUTH-01)
+        self.dpop_nonce = dpop_nonce  # its `DPoP-Nonce` (RFC 9449 §9), bounded by the transport
 
 
 class ResponseLostError(TransportError):

@@ -76,13 +76,19 @@ AUTH_SCENARIOS = [
 ]
 # Outside the 2026-07-28 window, each on its own wire: the 2025-03-26 fallbacks (no protected
 # resource metadata; the server's origin is the authorization server; the stateful 2025-03-26
-# server) and the client-credentials extension (client_secret_basic, private_key_jwt with ES256),
-# which the harness runs when no --spec-version is given.
+# server), the client-credentials extension (client_secret_basic, private_key_jwt with ES256) and the
+# other authorization extensions, which the harness runs when no --spec-version is given.
 OWN_WIRE_AUTH_RUNS: list[tuple[str, str | None]] = [
     ("auth/2025-03-26-oauth-metadata-backcompat", "2025-03-26"),
     ("auth/2025-03-26-oauth-endpoint-fallback", "2025-03-26"),
     ("auth/client-credentials-basic", None),
     ("auth/client-credentials-jwt", None),
+    # the authorization extensions of issue 36: DPoP (SEP-1932), enterprise-managed authorization
+    # (SEP-990) and workload identity federation (SEP-1933)
+    ("auth/dpop", None),
+    ("auth/dpop-nonce", None),
+    ("auth/enterprise-managed-authorization", None),
+    ("auth/wif-jwt-bearer", None),
 ]
 EXCLUDED_PREFIXES: tuple[str, ...] = ()
 

@@ -21,10 +21,11 @@ from ..errors import (
     ResponseLostError,
     TransportError,
 )
-from ..protocol.oauth.challenge import bearer_of
+from ..protocol.oauth.challenge import challenge_of
 from .limits import Timeout, within_text
 
 BODY_PREVIEW: Final = 2000  # bytes of a rejected reply's body kept on HttpStatusError
+MAX_NONCE: Final = 256  # characters of a `DPoP-Nonce` header taken (a longer one is ignored)
 
 # Connection failures that, on a reused connection before any response byte, mean the server
 # closed it while idle (see ReusedConnectionLost).
@@ -87,11 +88,14 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
     return min(max(delay, 0.0), MAX_RETRY_AFTER_S)
 
 
-def challenged(status: int, body: bytes, www_authenticate: str) -> HttpStatusError:
-    """A 401/403 with an authorization challenge: whatever the body says, the answer is the
-    challenge (AUTH-01), which the client's authorization reads. The message repeats the
+def challenged(
+    status: int, body: bytes, www_authenticate: str, dpop_nonce: str | None = None
+) -> HttpStatusError:
+    """A 401/403 with an authorization challenge (Bearer or DPoP): whatever the body says, the
+    answer is the challenge (AUTH-01), which the client's authorization reads, with the server's
+    `DPoP-Nonce` when it sent one (RFC 9449 §9; at most 256 characters). The message repeats the
     challenge's error and description (bounded), never the request's credentials."""
-    challenge = bearer_of(www_authenticate)
+    challenge = challenge_of(www_authenticate)
     why = ""
     if challenge is not None and challenge.error:
         description = challenge.params.get("error_description")
@@ -108,6 +112,7 @@ def challenged(status: int, body: bytes, www_authenticate: str) -> HttpStatusErr
         status_code=status,
         body=body[:BODY_PREVIEW],
         www_authenticate=www_authenticate,
+        dpop_nonce=dpop_nonce if dpop_nonce is not None and 0 < len(dpop_nonce) <= MAX_NONCE else None,
     )
 
 

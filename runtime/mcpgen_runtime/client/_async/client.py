@@ -209,6 +209,7 @@ class AsyncClient(AsyncSurfaceMethods):
         )
         if self._oauth is not None:
             self._auth = self._oauth.authorize  # no token yet: no header, and the 401 starts the login
+            cast(AsyncHttpTransport, self._transport).sign = self._oauth.sign  # DPoP proofs, when bound
 
     async def _with_token(self, headers: Mapping[str, str]) -> Mapping[str, str]:
         return bearer(headers, await self._token())

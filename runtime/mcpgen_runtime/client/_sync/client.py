@@ -210,6 +210,7 @@ class Client(SurfaceMethods):
         )
         if self._oauth is not None:
             self._auth = self._oauth.authorize  # no token yet: no header, and the 401 starts the login
+            cast(HttpTransport, self._transport).sign = self._oauth.sign  # DPoP proofs, when bound
 
     def _with_token(self, headers: Mapping[str, str]) -> Mapping[str, str]:
         return bearer(headers, self._token())

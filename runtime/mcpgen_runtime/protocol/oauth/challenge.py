@@ -1,5 +1,6 @@
-"""`WWW-Authenticate` read and written: the Bearer challenge of RFC 6750 with the
-`resource_metadata` parameter of RFC 9728 (AUTH-01, AUTH-07, AUTH-21).
+"""`WWW-Authenticate` read and written: the Bearer challenge of RFC 6750 (and the DPoP challenge of
+RFC 9449 §7.1, which takes the same parameters) with the `resource_metadata` parameter of RFC 9728
+(AUTH-01, AUTH-07, AUTH-21).
 
     parse_challenges('Bearer error="invalid_token", scope="a b", resource_metadata="https://…"')
     -> [Challenge("bearer", {"error": "invalid_token", "scope": "a b", "resource_metadata": "https://…"})]
@@ -15,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["Challenge", "bearer_challenge", "bearer_of", "parse_challenges"]
+__all__ = ["Challenge", "bearer_challenge", "bearer_of", "challenge_of", "parse_challenges"]
 
 MAX_HEADER = 8192  # longer challenges are cut: a peer's header is untrusted input
 
@@ -91,6 +92,16 @@ def bearer_of(value: str | None) -> Challenge | None:
     if not value:
         return None
     return next((c for c in parse_challenges(value) if c.scheme == "bearer"), None)
+
+
+def challenge_of(value: str | None, *, prefer_dpop: bool = False) -> Challenge | None:
+    """The challenge a client acts on: Bearer or DPoP (the one it presents tokens with first, when
+    the server sends both), the other when only that one is there."""
+    if not value:
+        return None
+    found = {c.scheme: c for c in reversed(parse_challenges(value)) if c.scheme in ("bearer", "dpop")}
+    order = ("dpop", "bearer") if prefer_dpop else ("bearer", "dpop")
+    return next((found[scheme] for scheme in order if scheme in found), None)
 
 
 def _quoted(value: str) -> str:

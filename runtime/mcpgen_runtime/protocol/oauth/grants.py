@@ -37,6 +37,10 @@ from .discovery import ServerMetadata, check_url
 
 __all__ = [
     "ASSERTION_TYPE",
+    "ID_JAG_TYPE",
+    "ID_TOKEN_TYPE",
+    "JWT_BEARER",
+    "TOKEN_EXCHANGE",
     "AuthorizationRequest",
     "ClientIdentity",
     "TokenSet",
@@ -46,6 +50,10 @@ __all__ = [
 ]
 
 ASSERTION_TYPE: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+JWT_BEARER: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"  # RFC 7523 §2.1
+TOKEN_EXCHANGE: Final = "urn:ietf:params:oauth:grant-type:token-exchange"  # RFC 8693 §2.1
+ID_TOKEN_TYPE: Final = "urn:ietf:params:oauth:token-type:id_token"  # RFC 8693 §3
+ID_JAG_TYPE: Final = "urn:ietf:params:oauth:token-type:id-jag"  # SEP-990's identity assertion grant
 MAX_TOKEN_CHARS: Final = 16 * 1024
 MAX_TEXT: Final = 300  # characters of a server's error text repeated in our errors
 AuthMethod = Literal["client_secret_basic", "client_secret_post", "none", "private_key_jwt"]
@@ -229,16 +237,19 @@ def _basic(client_id: str, secret: str) -> str:
 
 
 def token_request(
-    metadata: ServerMetadata, client: ClientIdentity, grant_type: str, **params: Any
+    metadata: ServerMetadata, client: ClientIdentity | None, grant_type: str, **params: Any
 ) -> tuple[str, dict[str, str], str]:
     """(token endpoint, headers, form body) for one token request, the client authenticated
-    the way `client.method_for(metadata)` says."""
+    the way `client.method_for(metadata)` says (`client` None: a JWT-bearer grant whose
+    assertion alone says who asks, RFC 7523 §3.1)."""
     endpoint = metadata.endpoint("token_endpoint")
     if endpoint is None:
         raise AuthorizationError(f"authorization server {metadata.issuer} has no token_endpoint")
     check_url(endpoint, f"token_endpoint of {metadata.issuer}")
     body = str(prepare_token_request(grant_type, **{k: v for k, v in params.items() if v}))
     headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+    if client is None:
+        return endpoint, headers, body
     method = client.method_for(metadata)
     if method == "private_key_jwt":
         if client.private_key is None:
@@ -283,6 +294,7 @@ class TokenSet:
     scopes: tuple[str, ...] = ()
     expires_at: float | None = None
     refresh_token: str | None = field(default=None, repr=False)
+    token_type: str = "Bearer"  # "DPoP": bound to the login's DPoP key (RFC 9449 §5)
 
     def expired(self, now: float | None = None) -> bool:
         return self.expires_at is not None and (now if now is not None else time.time()) >= self.expires_at
@@ -297,7 +309,10 @@ class TokenSet:
         client_id: str,
         requested: Sequence[str],
         previous: TokenSet | None = None,
+        dpop: bool = False,
     ) -> TokenSet:
+        """The token endpoint's answer; `dpop`: the request carried a DPoP proof, so a `DPoP`
+        token type is taken too (a `Bearer` answer means the server did not bind it)."""
         if not isinstance(document, dict):
             raise AuthorizationError(
                 f"the token endpoint of {issuer} answered with something other than a JSON object"
@@ -306,9 +321,11 @@ class TokenSet:
         if not isinstance(token, str) or not token or len(token) > MAX_TOKEN_CHARS or not token.isascii():
             raise AuthorizationError(f"the token endpoint of {issuer} answered without a usable access_token")
         token_type = document.get("token_type")
-        if not isinstance(token_type, str) or token_type.lower() != "bearer":
+        accepted = ("bearer", "dpop") if dpop else ("bearer",)
+        if not isinstance(token_type, str) or token_type.lower() not in accepted:
             raise AuthorizationError(
-                f"the token endpoint of {issuer} issued a {_text(token_type)} token, not Bearer"
+                f"the token endpoint of {issuer} issued a {_text(token_type)} token, not "
+                + " or ".join(kind.capitalize() if kind == "bearer" else "DPoP" for kind in accepted)
             )
         expires_in = document.get("expires_in")
         expires_at = None
@@ -329,6 +346,7 @@ class TokenSet:
             tuple(scope.split()) if isinstance(scope, str) else tuple(requested),
             expires_at,
             refresh,
+            "DPoP" if token_type.lower() == "dpop" else "Bearer",
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -11,7 +11,8 @@ response with `status`, `headers`, the body whole (`aread`) or as it arrives (`a
   exchange (asyncio: each step is cut at it, `within`; blocking: checked between body pieces,
   each read bounded by httpx). httpx failures become the lean engine's errors (`failures.py`).
 
-Both engines bound a body by `max_body` and refuse compressed replies (`limits.py`).
+Both engines bound a body by `max_body` and refuse compressed replies (`limits.py`), and hand each
+request's headers to `sign` when one is set (`interfaces.RequestSigner`: a DPoP proof per request).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from ..limits import (
     too_large,
 )
 from ..sse_reader import BASE_HEADERS, USER_AGENT
-from .interfaces import AsyncEngine
+from .interfaces import AsyncEngine, RequestSigner
 from .pool import AsyncPool, AsyncResponse
 
 if TYPE_CHECKING:
@@ -47,29 +48,40 @@ def open_engine(
     timeout: float | None,
     client: httpx.AsyncClient | None,
     max_body: int = DEFAULT_MAX_RESPONSE_BYTES,
+    sign: RequestSigner | None = None,
 ) -> AsyncEngine:
     """The lean engine when it can serve `url` and no httpx client was given, else httpx."""
     origin = lean_origin(url) if client is None else None
-    if origin is not None:
-        return AsyncLeanEngine(origin, url, timeout, max_body)
-    return AsyncHttpxEngine(url, timeout, client, max_body)
+    engine: AsyncEngine = (
+        AsyncLeanEngine(origin, url, timeout, max_body)
+        if origin is not None
+        else AsyncHttpxEngine(url, timeout, client, max_body)
+    )
+    engine.sign = sign
+    return engine
 
 
 class AsyncLeanEngine:
     name = "http11"
+    sign: RequestSigner | None = None
 
     def __init__(
         self, origin: Origin, url: str, timeout: float | None, max_body: int = DEFAULT_MAX_RESPONSE_BYTES
     ) -> None:
+        self.url = url
         self.timeout = timeout
         self.max_body = max_body
         self.pool = AsyncPool(origin, shown_url(url), timeout=timeout, max_body=max_body)
         self.heads = HeadBuilder(origin, {**BASE_HEADERS, "User-Agent": USER_AGENT})
 
     async def post(self, body: bytes, headers: Mapping[str, str], timeout: Timeout) -> AsyncResponse:
+        if self.sign is not None:
+            headers = self.sign("POST", self.url, headers)
         return await self.pool.post(self.heads.head(headers, len(body)) + body, timeout)
 
     async def bare(self, method: str, headers: Mapping[str, str], timeout: Timeout) -> AsyncResponse:
+        if self.sign is not None:
+            headers = self.sign(method, self.url, headers)
         return await self.pool.post(self.heads.bare(method, headers), timeout)
 
     async def aclose(self) -> None:
@@ -78,6 +90,7 @@ class AsyncLeanEngine:
 
 class AsyncHttpxEngine:
     name = "httpx"
+    sign: RequestSigner | None = None
 
     def __init__(
         self,
@@ -109,6 +122,8 @@ class AsyncHttpxEngine:
         import httpx
 
         client = self._client
+        if self.sign is not None:
+            headers = self.sign(method, self.url, headers)
         merged = httpx.Headers(BASE_HEADERS)  # a client passed in may lack them (HTTP-07)
         merged.update(headers)
         # httpx bounds each read: by the silence a `Deadline` allows (the whole budget without one)

@@ -14,7 +14,7 @@ part): `streamable_http.py` > `legacy_session.py` > `session_events.py` | `http_
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Protocol
 
 from ..hooks import AsyncOnRequest, Message
@@ -47,9 +47,15 @@ class AsyncEngineResponse(Protocol):
         """Close it now, from any thread (best effort)."""
 
 
+RequestSigner = Callable[[str, str, Mapping[str, str]], Mapping[str, str]]
+"""(HTTP method, URL, headers) -> the headers to send: what a client's authorization adds to each
+request right before it goes out (a DPoP proof, RFC 9449 §7). Not a coroutine: it computes only."""
+
+
 class AsyncEngine(Protocol):
     name: str
     timeout: float | None  # for POSTs that carry no request (notifications, answers to the peer)
+    sign: RequestSigner | None  # applied to every request's headers (none: sent as given)
 
     async def post(self, body: bytes, headers: Mapping[str, str], timeout: Timeout) -> AsyncEngineResponse:
         """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline

@@ -23,7 +23,7 @@ from ...errors import McpRuntimeError, ProtocolError
 from ...protocol.headers import LAST_EVENT_ID, SESSION_ID, SESSION_ID_LC
 from ...protocol.legacy.handshake import INITIALIZE
 from ..asyncio_backend import pause
-from ..failures import rejected, stream_ended, timed_out
+from ..failures import challenged, rejected, stream_ended, timed_out
 from ..hooks import Message, OnNotification, Reply
 from ..limits import Deadline, Timeout, expiry, start_deadline
 from ..sse_reader import ResponseStream, SseDecoder, classify_body, is_event_stream, retry_wait
@@ -100,6 +100,11 @@ class AsyncLegacySession:
             return await http_sse.request(message, headers, timeout, on_notification)
         try:
             status = response.status
+            if status in (401, 403) and (challenge := response.headers.get("www-authenticate")) is not None:
+                nonce = response.headers.get("dpop-nonce")
+                raise challenged(
+                    status, await response.aread(), challenge, nonce
+                )  # AUTH-01: the client's auth
             if initializing and 200 <= status < 300:
                 self.session_id = session_id_from(response.headers)
             elif status == 404 and self.session_id is not None:

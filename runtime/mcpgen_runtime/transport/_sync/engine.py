@@ -12,7 +12,8 @@ response with `status`, `headers`, the body whole (`aread`) or as it arrives (`a
   exchange (asyncio: each step is cut at it, `within`; blocking: checked between body pieces,
   each read bounded by httpx). httpx failures become the lean engine's errors (`failures.py`).
 
-Both engines bound a body by `max_body` and refuse compressed replies (`limits.py`).
+Both engines bound a body by `max_body` and refuse compressed replies (`limits.py`), and hand each
+request's headers to `sign` when one is set (`interfaces.RequestSigner`: a DPoP proof per request).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from ..limits import (
     too_large,
 )
 from ..sse_reader import BASE_HEADERS, USER_AGENT
-from .interfaces import Engine
+from .interfaces import Engine, RequestSigner
 from .pool import Pool, Response
 
 if TYPE_CHECKING:
@@ -48,29 +49,40 @@ def open_engine(
     timeout: float | None,
     client: httpx.Client | None,
     max_body: int = DEFAULT_MAX_RESPONSE_BYTES,
+    sign: RequestSigner | None = None,
 ) -> Engine:
     """The lean engine when it can serve `url` and no httpx client was given, else httpx."""
     origin = lean_origin(url) if client is None else None
-    if origin is not None:
-        return LeanEngine(origin, url, timeout, max_body)
-    return HttpxEngine(url, timeout, client, max_body)
+    engine: Engine = (
+        LeanEngine(origin, url, timeout, max_body)
+        if origin is not None
+        else HttpxEngine(url, timeout, client, max_body)
+    )
+    engine.sign = sign
+    return engine
 
 
 class LeanEngine:
     name = "http11"
+    sign: RequestSigner | None = None
 
     def __init__(
         self, origin: Origin, url: str, timeout: float | None, max_body: int = DEFAULT_MAX_RESPONSE_BYTES
     ) -> None:
+        self.url = url
         self.timeout = timeout
         self.max_body = max_body
         self.pool = Pool(origin, shown_url(url), timeout=timeout, max_body=max_body)
         self.heads = HeadBuilder(origin, {**BASE_HEADERS, "User-Agent": USER_AGENT})
 
     def post(self, body: bytes, headers: Mapping[str, str], timeout: Timeout) -> Response:
+        if self.sign is not None:
+            headers = self.sign("POST", self.url, headers)
         return self.pool.post(self.heads.head(headers, len(body)) + body, timeout)
 
     def bare(self, method: str, headers: Mapping[str, str], timeout: Timeout) -> Response:
+        if self.sign is not None:
+            headers = self.sign(method, self.url, headers)
         return self.pool.post(self.heads.bare(method, headers), timeout)
 
     def close(self) -> None:
@@ -79,6 +91,7 @@ class LeanEngine:
 
 class HttpxEngine:
     name = "httpx"
+    sign: RequestSigner | None = None
 
     def __init__(
         self,
@@ -110,6 +123,8 @@ class HttpxEngine:
         import httpx
 
         client = self._client
+        if self.sign is not None:
+            headers = self.sign(method, self.url, headers)
         merged = httpx.Headers(BASE_HEADERS)  # a client passed in may lack them (HTTP-07)
         merged.update(headers)
         # httpx bounds each read: by the silence a `Deadline` allows (the whole budget without one)

@@ -114,7 +114,9 @@ class HttpSseTransport:
             raise stream_ended(endpoint.shown_url)
         stream.forever()
         self._stream = stream
-        self._poster = open_engine(announced, self._timeout, self._client, endpoint.max_response_bytes)
+        self._poster = open_engine(
+            announced, self._timeout, self._client, endpoint.max_response_bytes, self._engine.sign
+        )
         for message in pending:
             self._dispatch(message)
         self._worker = Worker(self._pump, "mcpgen-http-sse")

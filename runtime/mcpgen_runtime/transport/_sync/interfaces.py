@@ -15,7 +15,7 @@ part): `streamable_http.py` > `legacy_session.py` > `session_events.py` | `http_
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Callable, Mapping
 from typing import Protocol
 
 from ..hooks import OnRequest, Message
@@ -48,9 +48,15 @@ class EngineResponse(Protocol):
         """Close it now, from any thread (best effort)."""
 
 
+RequestSigner = Callable[[str, str, Mapping[str, str]], Mapping[str, str]]
+"""(HTTP method, URL, headers) -> the headers to send: what a client's authorization adds to each
+request right before it goes out (a DPoP proof, RFC 9449 §7). Not a coroutine: it computes only."""
+
+
 class Engine(Protocol):
     name: str
     timeout: float | None  # for POSTs that carry no request (notifications, answers to the peer)
+    sign: RequestSigner | None  # applied to every request's headers (none: sent as given)
 
     def post(self, body: bytes, headers: Mapping[str, str], timeout: Timeout) -> EngineResponse:
         """POST `body` (JSON) with `headers` on top of `BASE_HEADERS`; `timeout` None: no deadline

@@ -25,7 +25,7 @@ from ..hooks import OnRequest, Message, OnNotification, Reply
 from ..limits import DEFAULT_MAX_RESPONSE_BYTES, Timeout, check_limit
 from ..sse_reader import EventMessages, ResponseStream, classify_body, is_event_stream
 from .engine import open_engine
-from .interfaces import EngineResponse
+from .interfaces import EngineResponse, RequestSigner
 from .legacy_session import LegacySession
 from .replies import answer_all, post_only, read_until_response
 from .session_events import SessionEvents
@@ -66,6 +66,16 @@ class HttpTransport:
         return self._engine.name
 
     @property
+    def sign(self) -> RequestSigner | None:
+        """Applied to the headers of every HTTP request this transport sends (the client's OAuth
+        login sets it: a DPoP proof per request, RFC 9449 §7); None: headers go as given."""
+        return self._engine.sign
+
+    @sign.setter
+    def sign(self, signer: RequestSigner | None) -> None:
+        self._engine.sign = signer
+
+    @property
     def session_id(self) -> str | None:
         """The legacy session's `Mcp-Session-Id`, while one is open."""
         return None if self._legacy is None else self._legacy.session_id
@@ -91,7 +101,10 @@ class HttpTransport:
         try:
             status = response.status
             if status in (401, 403) and (challenge := response.headers.get("www-authenticate")) is not None:
-                raise challenged(status, response.read(), challenge)  # AUTH-01: for the client's auth
+                nonce = response.headers.get("dpop-nonce")
+                raise challenged(
+                    status, response.read(), challenge, nonce
+                )  # AUTH-01: the client's auth
             if is_event_stream(response.headers.get("content-type", "")):
                 return self._read_stream(response, message.get("id"), headers, on_notification), status
             return classify_body(status, response.read(), response.headers.get("retry-after")), status

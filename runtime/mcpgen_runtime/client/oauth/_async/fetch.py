@@ -24,6 +24,7 @@ from ....protocol.oauth.discovery import check_url, same_origin
 __all__ = ["Answer", "AsyncFetcher"]
 
 MAX_REDIRECTS = 3
+MAX_NONCE = 256  # characters of a `DPoP-Nonce` taken (the transport's bound, failures.MAX_NONCE)
 Answer = tuple[int, Any]
 """(HTTP status, the JSON body: an object, or None when the body was empty or not JSON)"""
 
@@ -54,11 +55,21 @@ class AsyncFetcher:
         raise AuthorizationError(f"{what} at {url} redirects more than {MAX_REDIRECTS} times")
 
     async def post_form(self, url: str, headers: Mapping[str, str], body: str, what: str) -> Answer:
+        status, document, _ = await self.post_token(url, headers, body, what)
+        return status, document
+
+    async def post_token(
+        self, url: str, headers: Mapping[str, str], body: str, what: str
+    ) -> tuple[int, Any, str | None]:
+        """POST a form (a token request): the answer, and its `DPoP-Nonce` (RFC 9449 §8; None when
+        absent or longer than MAX_NONCE)."""
         check_url(url, what)
-        status, _, content = await self._exchange(
+        status, answered, content = await self._exchange(
             "POST", url, what, time.monotonic() + self.timeout, headers=headers, content=body.encode()
         )
-        return status, self._json(content, status, what, url)
+        nonce = answered.get("dpop-nonce")
+        nonce = nonce if nonce is not None and 0 < len(nonce) <= MAX_NONCE else None
+        return status, self._json(content, status, what, url), nonce
 
     async def post_json(self, url: str, document: Mapping[str, Any], what: str) -> Answer:
         check_url(url, what)

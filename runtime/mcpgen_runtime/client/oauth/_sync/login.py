@@ -9,9 +9,18 @@ server URL, which the client drivers ask for headers and hand the server's refus
 A login, in the order of the MCP authorization spec: the challenge's `resource_metadata`, else
 the well-known URLs (AUTH-01) → the protected resource metadata, whose `resource` must name this
 server (AUTH-13) → authorization server metadata with the issuer checked (AUTH-02/03) → the client
-identity (AUTH-04/05) → authorization code with PKCE, `state`, `resource` and the `iss` check
-(AUTH-09..11, AUTH-17), or client credentials → tokens, saved in the store. Without any
-metadata (2025-03-26 servers) the server's origin is the authorization server.
+identity (AUTH-04/05) → a grant: authorization code with PKCE, `state`, `resource` and the `iss`
+check (AUTH-09..11, AUTH-17), client credentials, a workload's JWT-bearer grant (SEP-1933), or the
+enterprise identity provider's token exchanged for an ID-JAG and that presented as a JWT-bearer
+grant (SEP-990) → tokens, saved in the store. Without any metadata (2025-03-26 servers) the
+server's origin is the authorization server.
+
+DPoP (RFC 9449, SEP-1932): when both the server (a `DPoP` challenge, or DPoP in its resource
+metadata) and its authorization server (ES256 in `dpop_signing_alg_values_supported`) support it,
+or `OAuth(dpop="required")`, each login makes a key, sends a proof with its token requests (a
+`use_dpop_nonce` answer is retried once with the server's nonce) and keeps the key with the
+tokens; `sign` adds a fresh proof to every request the transport sends with a DPoP-bound token,
+and a server's `use_dpop_nonce` challenge is answered by sending the request again with its nonce.
 
 Tokens are only ever sent to the URL this session is bound to, and only when they were issued
 for the resource its metadata names (AUTH-13).
@@ -25,7 +34,7 @@ from typing import Any
 
 from ...._version import __version__
 from ....errors import AuthorizationError, HttpStatusError, McpRuntimeError
-from ....protocol.oauth.challenge import Challenge, bearer_of
+from ....protocol.oauth.challenge import Challenge, challenge_of
 from ....protocol.oauth.discovery import (
     ResourceMetadata,
     ServerMetadata,
@@ -35,7 +44,12 @@ from ....protocol.oauth.discovery import (
     resource_url,
     scopes_union,
 )
+from ....protocol.oauth.dpop import DPoPKey
 from ....protocol.oauth.grants import (
+    ID_JAG_TYPE,
+    ID_TOKEN_TYPE,
+    JWT_BEARER,
+    TOKEN_EXCHANGE,
     AuthorizationRequest,
     ClientIdentity,
     TokenSet,
@@ -46,6 +60,7 @@ from ....protocol.oauth.grants import (
     token_request,
 )
 from ..config import OAuth
+from ..identity import token_of
 from ..redirect import RedirectHandler
 from .fetch import Fetcher
 
@@ -65,15 +80,30 @@ class OAuthLogin:
         self._requested: tuple[str, ...] = ()
         self._redirect: RedirectHandler | None = None
         self._fetcher: Fetcher | None = None
+        self._dpop: DPoPKey | None = None  # the key the held tokens are bound to
+        self._as_nonce: str | None = None  # the authorization server's last DPoP-Nonce
+        self._rs_nonce: str | None = None  # the MCP server's
 
     # ---- what the driver calls -------------------------------------------------------------
 
     def authorize(self, headers: Mapping[str, str]) -> Mapping[str, str]:
-        """`headers` with `Authorization: Bearer …` when a token is held (AUTH-12)."""
+        """`headers` with `Authorization: Bearer …` (or `DPoP …`, for a bound token) when a token is
+        held (AUTH-12)."""
         tokens = self._current()
         if tokens is None:
             return headers  # the server's 401 challenge starts the login
-        return {**headers, "Authorization": "Bearer " + tokens.access_token}
+        scheme = "DPoP" if tokens.token_type == "DPoP" and self._dpop is not None else "Bearer"
+        return {**headers, "Authorization": f"{scheme} {tokens.access_token}"}
+
+    def sign(self, method: str, url: str, headers: Mapping[str, str]) -> Mapping[str, str]:
+        """The transport's `RequestSigner`: a fresh DPoP proof for each request that carries a
+        DPoP-bound token (RFC 9449 §7.1); other requests go as they are."""
+        key = self._dpop
+        authorization = headers.get("Authorization")
+        if key is None or authorization is None or not authorization.startswith("DPoP "):
+            return headers
+        proof = key.proof(method, url, access_token=authorization[5:], nonce=self._rs_nonce)
+        return {**headers, "DPoP": proof}
 
     def token(self) -> str | None:
         tokens = self._current()
@@ -82,7 +112,17 @@ class OAuthLogin:
     def recover(self, error: McpRuntimeError, attempt: int) -> bool:
         if not isinstance(error, HttpStatusError) or error.status_code not in (401, 403):
             return False
-        challenge = bearer_of(error.www_authenticate)
+        challenge = challenge_of(error.www_authenticate, prefer_dpop=self._dpop is not None)
+        nonce = error.dpop_nonce
+        if (
+            challenge is not None
+            and challenge.error == "use_dpop_nonce"
+            and self._dpop is not None
+            and nonce is not None
+            and nonce != self._rs_nonce
+        ):
+            self._rs_nonce = nonce  # RFC 9449 §9: the same request again, with the server's nonce
+            return True
         if error.status_code == 403 and (challenge is None or challenge.error != "insufficient_scope"):
             return False  # forbidden for another reason: more scopes would not help
         if attempt >= self.config.max_authorizations:
@@ -128,7 +168,10 @@ class OAuthLogin:
             return
         if metadata.get("issuer") != tokens.issuer:
             return
-        self._tokens, self._client = tokens, client
+        key = DPoPKey.from_dict(record.get("dpop_key"))
+        if tokens.token_type == "DPoP" and key is None:
+            return  # a bound token without its key is of no use
+        self._tokens, self._client, self._dpop = tokens, client, key
         self._metadata = ServerMetadata(tokens.issuer, metadata)
         self._requested = tokens.scopes
 
@@ -141,12 +184,13 @@ class OAuthLogin:
                 "tokens": tokens.to_dict(),
                 "client": self._client.to_dict(),
                 "metadata": dict(self._metadata.document),
+                **({"dpop_key": self._dpop.to_dict()} if self._dpop is not None else {}),
             },
         )
 
     def forget(self) -> None:
         """Drop the tokens of this server (memory and store)."""
-        self._tokens = None
+        self._tokens = self._dpop = None
         self._store.delete(self._key)
 
     def _refresh(self, tokens: TokenSet) -> bool:
@@ -157,21 +201,49 @@ class OAuthLogin:
         endpoint, headers, body = token_request(
             metadata, client, "refresh_token", refresh_token=tokens.refresh_token, resource=tokens.resource
         )
-        status, document = self._fetch().post_form(endpoint, headers, body, "the token endpoint")
+        key = self._dpop  # a refresh token bound to the key is refreshed with it (RFC 9449 §5)
+        status, document = self._token_exchange(endpoint, headers, body, key)
         if not 200 <= status < 300:
             self.forget()
             return False
-        self._save(
-            TokenSet.from_response(
-                document,
-                resource=tokens.resource,
-                issuer=metadata.issuer,
-                client_id=client.client_id,
-                requested=tokens.scopes,
-                previous=tokens,
-            )
+        refreshed = TokenSet.from_response(
+            document,
+            resource=tokens.resource,
+            issuer=metadata.issuer,
+            client_id=client.client_id,
+            requested=tokens.scopes,
+            previous=tokens,
+            dpop=key is not None,
         )
+        self._dpop = key if refreshed.token_type == "DPoP" else None
+        self._save(refreshed)
         return True
+
+    def _token_exchange(
+        self, endpoint: str, headers: Mapping[str, str], body: str, key: DPoPKey | None, what: str = ""
+    ) -> tuple[int, Any]:
+        """One token request, with a DPoP proof when `key` is given; a `use_dpop_nonce` answer is
+        sent once more with the nonce the server supplied (RFC 9449 §8), never more."""
+        for attempt in range(2):
+            sent = dict(headers)
+            if key is not None:
+                sent["DPoP"] = key.proof("POST", endpoint, nonce=self._as_nonce)
+            status, document, nonce = self._fetch().post_token(
+                endpoint, sent, body, what or "the token endpoint"
+            )
+            if nonce is not None:
+                self._as_nonce = nonce
+            retry = (
+                key is not None
+                and attempt == 0
+                and status == 400
+                and nonce is not None
+                and isinstance(document, dict)
+                and document.get("error") == "use_dpop_nonce"
+            )
+            if not retry:
+                break
+        return status, document
 
     # ---- the login ---------------------------------------------------------------------------
 
@@ -182,21 +254,31 @@ class OAuthLogin:
         metadata = self._server_metadata(issuer, legacy=resource_metadata is None)
         resource = resource_metadata.resource if resource_metadata is not None else resource_url(self.url)
         scopes = self._scopes(challenge, resource_metadata, metadata)
-        if self._uses_client_credentials(metadata):
+        scope = " ".join(scopes) or None
+        grant = self.config.chosen_grant
+        step = "the token endpoint"
+        if grant in ("jwt_bearer", "enterprise"):
+            client = self._configured_client(metadata)
+            self._metadata, self._client = metadata, client or ClientIdentity("", "pre-registered", issuer)
+            if grant == "enterprise":
+                assertion = self._identity_assertion(metadata, resource, scope)
+                step = f"enterprise login, step 2 of 2: the JWT-bearer grant at {metadata.issuer}"
+            else:
+                assert self.config.assertion is not None  # OAuth checks it
+                assertion = token_of(self.config.assertion, "the workload token")
+                step = f"workload login: the JWT-bearer grant at {metadata.issuer}"
+            endpoint, headers, body = token_request(
+                metadata, client, JWT_BEARER, assertion=assertion, scope=scope, resource=resource
+            )
+        elif self._uses_client_credentials(metadata):
             client = self._configured_client(metadata) or self._register(metadata, None, True)
             self._metadata, self._client = metadata, client
             endpoint, headers, body = token_request(
-                metadata, client, "client_credentials", scope=" ".join(scopes) or None, resource=resource
+                metadata, client, "client_credentials", scope=scope, resource=resource
             )
         else:
+            client = self._authorization_client(metadata)
             redirect = self._redirect_handler()
-            known = self._configured_client(metadata) or self._stored_client(metadata, redirect)
-            if known is not None:
-                client = known
-            elif self.config.client_metadata_url is not None and metadata.cimd_supported:
-                client = ClientIdentity(self.config.client_metadata_url, "cimd")
-            else:
-                client = self._register(metadata, redirect.redirect_uri, False)
             self._metadata, self._client = metadata, client
             request = AuthorizationRequest.create(
                 metadata, client, redirect_uri=redirect.redirect_uri, resource=resource, scopes=scopes
@@ -216,15 +298,89 @@ class OAuthLogin:
                 code_verifier=request.code_verifier,
                 resource=resource,
             )
-        status, document = self._fetch().post_form(endpoint, headers, body, "the token endpoint")
+        key = DPoPKey.generate() if self._wants_dpop(challenge, resource_metadata, metadata) else None
+        status, document = self._token_exchange(endpoint, headers, body, key)
         if not 200 <= status < 300:
-            raise token_error(status, document, metadata.issuer)
+            error = token_error(status, document, metadata.issuer)
+            raise error if step == "the token endpoint" else AuthorizationError(f"{step} failed: {error}")
         tokens = TokenSet.from_response(
-            document, resource=resource, issuer=metadata.issuer, client_id=client.client_id, requested=scopes
+            document,
+            resource=resource,
+            issuer=metadata.issuer,
+            client_id=self._client.client_id,
+            requested=scopes,
+            dpop=key is not None,
         )
+        self._dpop = key if tokens.token_type == "DPoP" else None
         self._requested = scopes
         self._save(tokens)
         return tokens
+
+    def _authorization_client(self, metadata: ServerMetadata) -> ClientIdentity:
+        """Who asks for the authorization code: configured, registered before, a Client ID Metadata
+        Document, or registered now (AUTH-05)."""
+        redirect = self._redirect_handler()
+        known = self._configured_client(metadata) or self._stored_client(metadata, redirect)
+        if known is not None:
+            return known
+        if self.config.client_metadata_url is not None and metadata.cimd_supported:
+            return ClientIdentity(self.config.client_metadata_url, "cimd")
+        return self._register(metadata, redirect.redirect_uri, False)
+
+    def _wants_dpop(
+        self, challenge: Challenge | None, resource: ResourceMetadata | None, metadata: ServerMetadata
+    ) -> bool:
+        """DPoP-bound tokens: always with dpop="required"; with "auto", when the server shows it takes
+        them (a DPoP challenge; `dpop_bound_access_tokens_required` or DPoP algorithms in its
+        resource metadata, RFC 9728 §2) and its authorization server signs ES256 proofs."""
+        mode = self.config.dpop
+        if mode != "auto":
+            return mode == "required"
+        server_takes = (challenge is not None and challenge.scheme == "dpop") or (
+            resource is not None
+            and (
+                resource.document.get("dpop_bound_access_tokens_required") is True
+                or isinstance(resource.document.get("dpop_signing_alg_values_supported"), list)
+            )
+        )
+        return server_takes and "ES256" in (metadata.listed("dpop_signing_alg_values_supported") or ())
+
+    def _identity_assertion(self, metadata: ServerMetadata, resource: str, scope: str | None) -> str:
+        """SEP-990 step 1: the person's ID token exchanged at the enterprise identity provider
+        (RFC 8693) for an identity assertion (ID-JAG) for `metadata`'s issuer and `resource`."""
+        idp = self.config.enterprise
+        assert idp is not None  # OAuth checks it
+        step = f"enterprise login, step 1 of 2: the token exchange at the identity provider {idp.issuer}"
+        try:
+            idp_metadata = (
+                ServerMetadata(idp.issuer, {"token_endpoint": idp.token_endpoint})
+                if idp.token_endpoint is not None
+                else self._server_metadata(idp.issuer, legacy=False)
+            )
+            client = ClientIdentity(idp.client_id, "pre-registered", idp.issuer, idp.client_secret)
+            endpoint, headers, body = token_request(
+                idp_metadata,
+                client,
+                TOKEN_EXCHANGE,
+                subject_token=token_of(idp.id_token, "the identity provider's ID token"),
+                subject_token_type=ID_TOKEN_TYPE,
+                requested_token_type=ID_JAG_TYPE,
+                audience=metadata.issuer,
+                resource=resource,
+                scope=scope,
+            )
+            status, document, _ = self._fetch().post_token(
+                endpoint, headers, body, "the identity provider's token endpoint"
+            )
+        except AuthorizationError as exc:
+            raise AuthorizationError(f"{step} failed: {exc}") from None
+        if not 200 <= status < 300:
+            raise AuthorizationError(f"{step} failed: {token_error(status, document, idp.issuer)}")
+        assertion = document.get("access_token") if isinstance(document, dict) else None
+        issued = document.get("issued_token_type") if isinstance(document, dict) else None
+        if issued != ID_JAG_TYPE or not isinstance(assertion, str):
+            raise AuthorizationError(f"{step} failed: the answer holds no identity assertion (ID-JAG)")
+        return token_of(assertion, "the identity assertion")
 
     def _resource_metadata(self, challenge: Challenge | None) -> ResourceMetadata | None:
         """The protected resource metadata (AUTH-01), or None when the server publishes none."""
