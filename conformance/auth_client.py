@@ -57,11 +57,15 @@ def oauth_for(scenario: str) -> OAuth:
         enterprise = EnterpriseIdP(
             issuer=data["idp_issuer"],
             client_id=data["idp_client_id"],
-            id_token=data["idp_id_token"],
+            # the tests' refused login: an ID token the identity provider did not sign
+            id_token=os.environ.get("MCPGEN_CONFORMANCE_IDP_TOKEN") or data["idp_id_token"],
             token_endpoint=data.get("idp_token_endpoint"),
         )
+    # auth/wif-jwt-bearer (SEP-1933): the workload's token; the tests' refused logins pick
+    # `expired_jwt` or `wrong_audience_jwt` from the context instead
+    workload = data.get(os.environ.get("MCPGEN_CONFORMANCE_WIF_TOKEN") or "valid_jwt")
     return OAuth(
-        assertion=data.get("valid_jwt"),  # auth/wif-jwt-bearer (SEP-1933): the workload's token
+        assertion=workload,
         enterprise=enterprise,
         client_id=data.get("client_id"),
         client_secret=data.get("client_secret"),

@@ -101,8 +101,10 @@ pytestmark = [
 ]
 
 
-def harness(*args: str, timeout: float = 150) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PATH": os.pathsep.join([str(BIN_DIR), os.environ.get("PATH", "")])}
+def harness(
+    *args: str, timeout: float = 150, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **(env or {}), "PATH": os.pathsep.join([str(BIN_DIR), os.environ.get("PATH", "")])}
     return subprocess.run(
         [str(BIN_DIR / "conformance"), *args],
         env=env,
@@ -181,3 +183,53 @@ def run_scenario(scenario: str, version: str | None, tmp_path: Path) -> None:
     assert not [c for c in checks if c.get("status") in ("FAILURE", "WARNING")], problems
     assert any(c.get("status") == "SUCCESS" for c in checks), problems
     assert run.returncode == 0, problems
+
+
+@pytest.mark.parametrize(
+    ("scenario", "env", "refused", "said"),
+    [
+        (
+            "auth/wif-jwt-bearer",
+            {"MCPGEN_CONFORMANCE_WIF_TOKEN": "expired_jwt"},
+            "wif-assertion-expired",
+            "workload login: the JWT-bearer grant at",
+        ),
+        (
+            "auth/wif-jwt-bearer",
+            {"MCPGEN_CONFORMANCE_WIF_TOKEN": "wrong_audience_jwt"},
+            "wif-assertion-audience",
+            "workload login: the JWT-bearer grant at",
+        ),
+        (
+            "auth/enterprise-managed-authorization",
+            {"MCPGEN_CONFORMANCE_IDP_TOKEN": "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJtYWxsb3J5In0.bm90LXNpZ25lZA"},
+            "complete-flow-token-exchange",
+            "enterprise login, step 1 of 2: the token exchange at the identity provider",
+        ),
+    ],
+    ids=["wif-expired", "wif-wrong-audience", "enterprise-bad-id-token"],
+)
+def test_a_refused_workload_or_enterprise_login_is_reported_once_with_its_step(
+    scenario: str, env: dict[str, str], refused: str, said: str, tmp_path: Path
+) -> None:
+    """A token the authorization server (or the identity provider) refuses ends the client with an
+    error naming the step and the server's error: not sent again, no other grant tried (the
+    harness's `wif-no-retry` / `wif-grant-fallback` checks would say so)."""
+    run = harness(
+        "client",
+        "--command",
+        f"{PYTHON} {CLIENT}",
+        "--scenario",
+        scenario,
+        "-o",
+        str(tmp_path),
+        "--timeout",
+        "60000",
+        env=env,
+    )
+    (result,) = list(tmp_path.glob("*/checks.json")) + list(tmp_path.glob("auth/*/checks.json"))
+    checks = {check["id"]: check["status"] for check in json.loads(result.read_text())}
+    assert checks.get(refused) == "FAILURE", describe(json.loads(result.read_text()), run, tmp_path)
+    assert "wif-no-retry" not in checks and "wif-grant-fallback" not in checks
+    stderr = "\n".join(path.read_text() for path in tmp_path.glob("**/stderr.txt"))
+    assert said in stderr and "invalid_grant" in stderr, stderr[-2000:]

@@ -10,7 +10,8 @@ an identity assertion (enterprise-managed authorization, SEP-990).
   person's ID token (or what obtains it); the login exchanges it for an ID-JAG (RFC 8693) and that
   for an access token (RFC 7523).
 
-Secrets here (tokens, the IdP client secret) never appear in a repr or a message.
+Secrets here (tokens, the IdP client secret) never appear in a repr or a message: each token read is
+remembered by `mcpgen_runtime.masking`, so nothing this process prints shows it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from ...errors import AuthorizationError
+from ...masking import remember
 
 __all__ = [
     "MAX_ASSERTION_CHARS",
@@ -48,6 +50,7 @@ def _checked(token: str, what: str) -> str:
         raise AuthorizationError(
             f"{what} is empty, longer than {MAX_ASSERTION_CHARS} characters or not a JWT"
         )
+    remember([token])
     return token
 
 
@@ -143,6 +146,8 @@ class EnterpriseIdP:
     token_endpoint: str | None = None
 
     def __post_init__(self) -> None:
+        if self.client_secret:
+            remember([self.client_secret])
         for name in ("issuer", "token_endpoint"):
             value = getattr(self, name)
             if value is not None and urlsplit(value).scheme not in ("http", "https"):
