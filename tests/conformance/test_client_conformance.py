@@ -233,3 +233,49 @@ def test_a_refused_workload_or_enterprise_login_is_reported_once_with_its_step(
     assert "wif-no-retry" not in checks and "wif-grant-fallback" not in checks
     stderr = "\n".join(path.read_text() for path in tmp_path.glob("**/stderr.txt"))
     assert said in stderr and "invalid_grant" in stderr, stderr[-2000:]
+
+
+WIF_CLI = '''"""The harness's client command for auth/wif-jwt-bearer: a generated package's command
+line, logged in as a workload with the scenario's token in an environment variable."""
+import json, os, subprocess, sys
+
+context = json.loads(os.environ["MCP_CONFORMANCE_CONTEXT"])
+env = {**os.environ, "WIF_TOKEN": context["valid_jwt"]}
+login = ["--workload-token-env", "WIF_TOKEN", "--client-id", context["client_id"]]
+command = [sys.executable, "-m", "wif_probe_client", "--url", sys.argv[-1], *login, "test-tool"]
+sys.exit(subprocess.call(command, env=env))
+'''
+
+
+def test_a_generated_command_line_logs_in_as_a_workload(tmp_path: Path) -> None:
+    """`python -m PKG --workload-token-env VAR --client-id ID TOOL` against the harness's workload
+    identity scenario: its authorization server verifies the JWT-bearer grant, the tool is called."""
+    from tests.support import run_mcpgen, subprocess_env
+
+    spec = tmp_path / "tools.json"
+    spec.write_text(json.dumps({"tools": [{"name": "test-tool", "inputSchema": {"type": "object"}}]}))
+    done = run_mcpgen(tmp_path, "client", str(spec), "-o", str(tmp_path), "--package", "wif_probe_client")
+    assert done.returncode == 0, done.stderr
+    script = tmp_path / "wif_cli.py"
+    script.write_text(WIF_CLI)
+    pythonpath = os.pathsep.join([str(tmp_path), subprocess_env().get("PYTHONPATH", "")])
+    out = tmp_path / "out"
+    run = harness(
+        "client",
+        "--command",
+        f"{PYTHON} {script}",
+        "--scenario",
+        "auth/wif-jwt-bearer",
+        "-o",
+        str(out),
+        "--timeout",
+        "60000",
+        env={"PYTHONPATH": pythonpath},
+    )
+    (result,) = list(out.glob("*/checks.json")) + list(out.glob("auth/*/checks.json"))
+    checks: list[dict[str, Any]] = json.loads(result.read_text())
+    problems = describe(checks, run, out)
+    assert {c["id"]: c["status"] for c in checks}.get("wif-assertion-verified") == "SUCCESS", problems
+    assert not [c for c in checks if c.get("status") in ("FAILURE", "WARNING")], problems
+    (stdout,) = [path.read_text() for path in out.glob("**/stdout.txt")]
+    assert json.loads(stdout) == [{"type": "text", "text": "test"}], problems  # the tool's answer, printed

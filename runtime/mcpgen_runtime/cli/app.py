@@ -120,6 +120,13 @@ class _Settings:
     era: str
     max_time: float | None = None
     quiet: bool = False
+    workload_token_file: str | None = None
+    workload_token_env: str | None = None
+    client_id: str | None = None
+
+    @property
+    def workload(self) -> bool:
+        return self.workload_token_file is not None or self.workload_token_env is not None
 
     def call_max_time(self) -> float:
         """What bounds the whole call: --max-time, else an hour (or --timeout when longer)."""
@@ -149,12 +156,21 @@ def _check_settings(ctx: click.Context, settings: _Settings) -> None:
             raise click.UsageError(f"--stdio: cannot split the command: {exc}", ctx) from exc
     if settings.token_env is not None and not os.environ.get(settings.token_env):
         raise click.UsageError(f"--token-env {settings.token_env}: that environment variable is not set", ctx)
-    if settings.stdio is not None and (settings.headers or settings.token_env):
+    if settings.stdio is not None and (settings.headers or settings.token_env or settings.workload):
         raise click.UsageError(
-            "--header and --token-env apply to --url only (a stdio server takes its "
-            "credentials from its environment)",
+            "--header, --token-env and the workload token apply to --url only (a stdio server takes "
+            "its credentials from its environment)",
             ctx,
         )
+    if settings.workload and (
+        settings.token_env is not None
+        or None not in (settings.workload_token_file, settings.workload_token_env)
+    ):
+        raise click.UsageError(
+            "pick one way in: --token-env, --workload-token-file or --workload-token-env", ctx
+        )
+    if settings.client_id is not None and not settings.workload:
+        raise click.UsageError("--client-id goes with --workload-token-file or --workload-token-env", ctx)
     # What this command line sends a server is never shown back: an error that echoes a header.
     KNOWN.update(settings.headers.values())
     if settings.token_env is not None:
@@ -376,6 +392,10 @@ def _connect(
     }
     if settings.stdio is not None:
         return client_class.stdio(shlex.split(settings.stdio), **options)
+    if settings.workload:
+        return client_class(
+            settings.url, headers=settings.headers or None, auth=_workload_login(settings), **options
+        )
     token_env = settings.token_env
     token_provider: Callable[[], str] | None = None
     if token_env is not None:
@@ -386,6 +406,17 @@ def _connect(
     return client_class(
         settings.url, headers=settings.headers or None, token_provider=token_provider, **options
     )
+
+
+def _workload_login(settings: _Settings) -> Any:
+    """Workload identity (SEP-1933): a JWT-bearer grant with the workload's token, read at each login
+    and never printed; tokens live in memory for this run only (nothing written)."""
+    try:
+        from ..client.oauth import MemoryTokenStore, OAuth, workload_token
+    except ImportError as exc:
+        raise click.UsageError(f"a workload login needs the auth extra: {exc}") from None
+    token = workload_token(file=settings.workload_token_file, env=settings.workload_token_env)
+    return OAuth(client_id=settings.client_id, assertion=token, store=MemoryTokenStore())
 
 
 def _surface_connect(client_class: type[Client]) -> Callable[[click.Context], Client]:
@@ -532,10 +563,25 @@ def build_cli(
         era: str,
         max_time: float | None,
         quiet: bool,
+        workload_token_file: str | None,
+        workload_token_env: str | None,
+        client_id: str | None,
     ) -> None:
         ctx = click.get_current_context()
         ctx.obj = _Settings(
-            url, stdio, headers, token_env, timeout, output, not no_input, era, max_time, quiet
+            url,
+            stdio,
+            headers,
+            token_env,
+            timeout,
+            output,
+            not no_input,
+            era,
+            max_time,
+            quiet,
+            workload_token_file,
+            workload_token_env,
+            client_id,
         )
 
     params: list[click.Parameter] = [
@@ -562,6 +608,22 @@ def build_cli(
             metavar="NAME",
             help="Send the bearer token held in this environment "
             "variable (tokens on the command line would show in the process list).",
+        ),
+        click.Option(
+            ["--workload-token-file"],
+            metavar="PATH",
+            help="Log in as a workload (OAuth JWT-bearer grant, workload identity) with the JWT in "
+            "this file, read at each login (a Kubernetes service-account token, say).",
+        ),
+        click.Option(
+            ["--workload-token-env"],
+            metavar="NAME",
+            help="Log in as a workload with the JWT held in this environment variable.",
+        ),
+        click.Option(
+            ["--client-id"],
+            metavar="ID",
+            help="With a workload token: the client id registered with the server's authorization server.",
         ),
         click.Option(
             ["--timeout"],
