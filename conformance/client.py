@@ -209,7 +209,33 @@ def json_schema_2020_12_preservation(url: str) -> None:
         client.json_schema_echo(dict(schema))  # the inputSchema exactly as the client holds it
 
 
+def skills_no_prefetch(url: str) -> None:
+    # Listing only: a host fetches a skill's files when it loads the skill, never before (SEP-2640).
+    with Client(url, client_info=CLIENT_INFO, **era_options()) as client:
+        skills = client.list_skills()
+        expect([skill.name for skill in skills] == ["pdf-processing"], f"skills/list gave {skills!r}")
+
+
+def skills_verify(url: str) -> None:
+    # Load the listed skill (its SKILL.md is read and verified), then read a supporting file: the
+    # harness serves a tampered SKILL.md, so the load must fail before the second read is made.
+    from mcpgen_runtime.skills import SkillVerificationError
+
+    with Client(url, client_info=CLIENT_INFO, **era_options()) as client:
+        (skill,) = client.list_skills()
+        try:
+            loaded = client.load_skill(skill)
+        except SkillVerificationError as exc:
+            print(f"refused, as it must be: {exc}", file=sys.stderr)
+            raise SystemExit(1) from None
+        loaded.read("references/FORMS.md")
+
+
 SCENARIOS: dict[str, Callable[[str], None]] = {
+    "sep-2640-client-no-prefetch": skills_no_prefetch,
+    "sep-2640-client-verify-digest": skills_verify,
+    "sep-2640-client-verify-size": skills_verify,
+    "sep-2640-client-verify-frontmatter": skills_verify,
     "initialize": initialize,
     "elicitation-sep1034-client-defaults": elicitation_sep1034_client_defaults,
     "sse-retry": sse_retry,

@@ -78,7 +78,7 @@ AUTH_SCENARIOS = [
 # resource metadata; the server's origin is the authorization server; the stateful 2025-03-26
 # server), the client-credentials extension (client_secret_basic, private_key_jwt with ES256) and the
 # other authorization extensions, which the harness runs when no --spec-version is given.
-OWN_WIRE_AUTH_RUNS: list[tuple[str, str | None]] = [
+OWN_WIRE_RUNS: list[tuple[str, str | None]] = [
     ("auth/2025-03-26-oauth-metadata-backcompat", "2025-03-26"),
     ("auth/2025-03-26-oauth-endpoint-fallback", "2025-03-26"),
     ("auth/client-credentials-basic", None),
@@ -89,6 +89,11 @@ OWN_WIRE_AUTH_RUNS: list[tuple[str, str | None]] = [
     ("auth/dpop-nonce", None),
     ("auth/enterprise-managed-authorization", None),
     ("auth/wif-jwt-bearer", None),
+    # the skills extension (SEP-2640): nothing fetched before a load; a tampered SKILL.md refused
+    ("sep-2640-client-no-prefetch", None),
+    ("sep-2640-client-verify-digest", None),
+    ("sep-2640-client-verify-size", None),
+    ("sep-2640-client-verify-frontmatter", None),
 ]
 EXCLUDED_PREFIXES: tuple[str, ...] = ()
 
@@ -150,8 +155,8 @@ def test_client_scenario(scenario: str, tmp_path: Path) -> None:
     run_scenario(scenario, "2026-07-28", tmp_path)
 
 
-@pytest.mark.parametrize(("scenario", "version"), OWN_WIRE_AUTH_RUNS, ids=[s for s, _ in OWN_WIRE_AUTH_RUNS])
-def test_auth_scenario_on_its_own_wire(scenario: str, version: str | None, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("scenario", "version"), OWN_WIRE_RUNS, ids=[s for s, _ in OWN_WIRE_RUNS])
+def test_extension_scenario_on_its_own_wire(scenario: str, version: str | None, tmp_path: Path) -> None:
     run_scenario(scenario, version, tmp_path)
 
 

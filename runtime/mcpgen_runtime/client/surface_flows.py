@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import PaginationError, ProtocolError, RemoteError
 from ..protocol import jsonrpc
 from ..protocol.input_messages import InputResult
+from ..skills import Skill
 from ..surfaces import (
     CompleteResult,
     Completion,
@@ -58,6 +59,7 @@ LISTS: Final[dict[str, tuple[str, type[BaseModel]]]] = {
     "resources/list": ("resources", Resource),
     "resources/templates/list": ("resourceTemplates", ResourceTemplate),
     "prompts/list": ("prompts", Prompt),
+    "skills/list": ("skills", Skill),  # the skills extension's (skill_flows.py checks it is declared)
 }
 
 

@@ -1,5 +1,6 @@
-"""The driver's methods for surfaces (resources, resource templates, prompts, completions):
-`AsyncSurfaceMethods`, a base of `AsyncClient` (`SurfaceMethods` of `Client`, its twin).
+"""The driver's methods for surfaces (resources, resource templates, prompts, completions, and the
+skills extension's skills): `AsyncSurfaceMethods`, a base of `AsyncClient` (`SurfaceMethods` of
+`Client`, its twin).
 
 Each method runs one flow of client/surface_flows.py through the driver's `_run`; the driver
 (client.py) owns the pump, the tool methods and the connection's life.
@@ -19,7 +20,9 @@ from ..legacy_flows import MODERN
 
 if TYPE_CHECKING:
     from ... import surfaces
+    from ...skills import Skill, SkillFile
     from ..steps import Flow
+    from .skills import AsyncLoadedSkill
 
 __all__ = ["AsyncSurfaceMethods"]
 
@@ -192,3 +195,75 @@ class AsyncSurfaceMethods(AsyncClientBase):
     async def _get_prompt(self, name: str, arguments: Mapping[str, Any]) -> surfaces.PromptResult:
         """A generated prompt method: arguments left at `UNSET` are not sent."""
         return await self.get_prompt(name, {k: v for k, v in arguments.items() if not isinstance(v, Unset)})
+
+    # ---- skills (the skills extension, SEP-2640: client/skill_flows.py) ----
+
+    async def list_skills(self, *, max_pages: int = 1000, refresh: bool = False) -> list[Skill]:
+        """Every `skills/list` page: each skill's entry (its SKILL.md URI, typed frontmatter, its
+        files with digests). Nothing else is fetched. SkillError when the server does not declare
+        the extension."""
+        from ..skill_flows import list_skills_flow
+
+        partition = await self._partition()
+        return await self._run(list_skills_flow(self._core, max_pages, partition=partition, refresh=refresh))
+
+    async def get_skill(self, uri: str) -> Skill:
+        """`skills/get`: the current entry of the skill whose SKILL.md is at `uri` (listed or not)."""
+        from ..skill_flows import get_skill_flow
+
+        return await self._run(get_skill_flow(self._core, uri, partition=await self._partition()))
+
+    async def load_skill(self, skill: str | Skill, *, allow_dynamic: bool = False) -> AsyncLoadedSkill:
+        """Load a skill — by name (from `list_skills`), by its SKILL.md URI (`skills/get`), or from an
+        entry you hold — reading only its SKILL.md, checked against the entry (size, digest, and
+        its frontmatter field by field); its other files are read when asked (`read(path)`).
+        SkillError for an unknown or ambiguous name, a skill past the spec's limits, or a
+        `"dynamic"` skill (no digests) unless `allow_dynamic`; SkillVerificationError for content
+        that is not what the entry says."""
+        from ...skills import SkillError, SkillVerificationError, check_frontmatter
+        from ..skill_flows import decoded
+        from .skills import AsyncLoadedSkill
+
+        entry = await self._skill_entry(skill)
+        if entry.resources == "dynamic" and not allow_dynamic:
+            raise SkillError(
+                f"skill {entry.uri[:200]} is generated on demand (resources: dynamic): its files carry no "
+                "digests; pass allow_dynamic=True to load it unverified"
+            )
+        if (why := entry.over_limits()) is not None:
+            raise SkillError(f"skill {entry.uri[:200]} is past the limits every host supports: {why}")
+        if entry.resources == "dynamic":
+            data = await self._read_skill_file(entry.uri)
+        else:
+            file = entry.file(entry.uri)
+            if file is None:
+                raise SkillVerificationError(entry.uri, "the skill's entry does not list its SKILL.md")
+            data = await self._read_skill_file(file)
+        text = decoded(entry.uri, data)
+        check_frontmatter(entry.uri, text, entry.frontmatter)
+        return AsyncLoadedSkill(self, entry, text)
+
+    async def _skill_entry(self, skill: str | Skill) -> Skill:
+        from ...skills import Skill, SkillError
+
+        if isinstance(skill, Skill):
+            return skill
+        if "://" in skill:
+            return await self.get_skill(skill)
+        named = [entry for entry in await self.list_skills() if entry.name == skill]
+        if len(named) == 1:
+            return named[0]
+        if not named:
+            raise SkillError(f"the server lists no skill named {skill[:100]!r}")
+        uris = ", ".join(entry.uri for entry in named[:10])
+        raise SkillError(f"{len(named)} skills are named {skill[:100]!r} ({uris[:500]}): pass the URI of one")
+
+    async def _read_skill_file(self, file: SkillFile | str) -> bytes:
+        """A skill file: verified against its entry (`SkillFile`), or only read (a URI: dynamic)."""
+        from ...skills import SkillFile
+        from ..skill_flows import read_file_flow, read_unverified_flow
+
+        partition = await self._partition()
+        if isinstance(file, SkillFile):
+            return await self._run(read_file_flow(self._core, file, partition=partition))
+        return await self._run(read_unverified_flow(self._core, file, partition=partition))

@@ -1,5 +1,6 @@
-"""YAML as data for the mock's files (cassettes, `--responses`): PyYAML's safe loader, without
-aliases and, for cassettes, without timestamps.
+"""YAML as data (the mock's cassettes and `--responses` files, a skill's SKILL.md frontmatter):
+PyYAML's safe loader, without aliases and, for JSON-shaped data, without timestamps. PyYAML is in
+the `mock` and `skills` extras; only code that reads YAML imports this module.
 
 An alias (`*name`) repeats the node its anchor (`&name`) marks; nested, a few of them make a
 1 KB file stand for billions of values, which whatever walks the data then expands (a 755-byte
