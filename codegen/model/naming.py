@@ -84,8 +84,10 @@ GENERATED_MODULE_NAMES: frozenset[str] = frozenset(
 
 # Attributes of every generated client besides its tool methods: the typed task namespaces
 # (`client.start.<tool>`, `client.resume.<tool>`), the runtime's `client.tasks` (issue 34), its
-# drift check and its provider specs (issue 35: `check_drift`, `tool_specs`).
-CLIENT_ATTRIBUTE_NAMES: frozenset[str] = frozenset({"start", "resume", "tasks", "check_drift", "tool_specs"})
+# drift check and its provider specs (issue 35: `check_drift`, `tool_specs`), its skills (issue 37).
+CLIENT_ATTRIBUTE_NAMES: frozenset[str] = frozenset(
+    {"start", "resume", "tasks", "check_drift", "tool_specs", "list_skills", "get_skill", "load_skill"}
+)
 
 MAX_IDENTIFIER = 80  # longer names are cut and given a digest suffix (still unique, still readable)
 

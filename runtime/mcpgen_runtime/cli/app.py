@@ -65,6 +65,7 @@ from .drift import check_command
 from .options import JsonValue, arguments_from, plan_options
 from .progress import ProgressDisplay
 from .prompts import InputRefusedError, TerminalElicitation
+from .skills import skills_commands
 from .surfaces import surface_commands
 from .tasks import ALTERNATIVE_NAME as ALTERNATIVE_TASK_COMMAND
 from .tasks import NAME as TASK_COMMAND
@@ -214,6 +215,8 @@ class _ToolGroup(click.Group):
         # check: the drift check (cli/drift.py); `mcp-check` when a tool's command is `check`
         check = CHECK_COMMAND if CHECK_COMMAND not in self.by_command else ALTERNATIVE_CHECK_COMMAND
         self.builtins[check] = check_command(_drift_connect(client_class), check)
+        # skills, skill NAME (cli/skills.py); `mcp-skills` / `mcp-skill` when a tool has the name
+        self.builtins.update(skills_commands(_surface_connect(client_class), self.by_command))
         source = getattr(client_class, "_tool_definitions_", None)  # not `or`: len() would read it all
         self._source: Sequence[Mapping[str, Any]] = () if source is None else source
         self._definitions: dict[str, Mapping[str, Any]] | None = None

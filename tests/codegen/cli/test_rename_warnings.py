@@ -40,6 +40,7 @@ SPEC = {
         {"name": "tasks", "inputSchema": {"type": "object"}},
         {"name": "check_drift", "inputSchema": {"type": "object"}},
         {"name": "tool_specs", "inputSchema": {"type": "object"}},
+        {"name": "load_skill", "inputSchema": {"type": "object"}},
     ]
 }
 # wire name -> (Python name, a word of the reason)
@@ -54,6 +55,7 @@ TOOLS = {
     "tasks": ("tasks_", "attribute of every generated Client (`client.tasks`)"),
     "check_drift": ("check_drift_", "attribute of every generated Client (`client.check_drift`)"),
     "tool_specs": ("tool_specs_", "attribute of every generated Client (`client.tool_specs`)"),
+    "load_skill": ("load_skill_", "attribute of every generated Client (`client.load_skill`)"),
 }
 PARAMS = {
     "class": ("class_", "Python keyword"),
@@ -70,7 +72,7 @@ def test_every_rename_is_a_warning_and_matches_the_generated_code(tmp_path: Path
     assert result.exit_code == 0, result.output
     lines = [line for line in result.output.splitlines() if "MCPGEN-RENAMED" in line]
     assert len(lines) == len(TOOLS) + len(PARAMS)
-    assert result.output.rstrip().endswith(f"11 tool(s) usable, 0 excluded, {len(lines)} warning(s)")
+    assert result.output.rstrip().endswith(f"12 tool(s) usable, 0 excluded, {len(lines)} warning(s)")
     for wire, (python, why) in TOOLS.items():
         [line] = [line for line in lines if f"tool {wire!r} is {python!r} in Python: " in line]
         assert why in line and ": warning: " in line and "/name:" in line
@@ -94,7 +96,7 @@ def test_every_rename_is_a_warning_and_matches_the_generated_code(tmp_path: Path
         assert python in vars(Client), python
     from mcpgen_runtime.client import Client as RuntimeClient
 
-    for attribute in ("check_drift", "tool_specs", "close"):  # the runtime's, not a tool's method
+    for attribute in ("check_drift", "tool_specs", "load_skill", "close"):  # the runtime's, not a tool's method
         assert attribute not in vars(Client) and getattr(Client, attribute) is getattr(
             RuntimeClient, attribute
         )
