@@ -96,7 +96,8 @@ def test_every_rename_is_a_warning_and_matches_the_generated_code(tmp_path: Path
         assert python in vars(Client), python
     from mcpgen_runtime.client import Client as RuntimeClient
 
-    for attribute in ("check_drift", "tool_specs", "load_skill", "close"):  # the runtime's, not a tool's method
+    # the runtime's attributes, not a tool's method
+    for attribute in ("check_drift", "tool_specs", "load_skill", "close"):
         assert attribute not in vars(Client) and getattr(Client, attribute) is getattr(
             RuntimeClient, attribute
         )

@@ -22,7 +22,7 @@ def _commands(group: click.Group) -> list[str]:
 
 def test_offered_only_when_asked_and_a_tool_of_the_same_name_wins() -> None:
     tools = [CliTool("read", "read", Empty), CliTool("echo", "echo", Empty), CliTool("skill", "skill", Empty)]
-    # task: cli/tasks.py; check: cli/drift.py; skills, skill: cli/skills.py (`mcp-skill` beside a tool `skill`)
+    # task: cli/tasks.py; check: cli/drift.py; skills, skill: cli/skills.py (`mcp-skill`: a tool has `skill`)
     always = ["task", "check", "skills", "mcp-skill"]
     assert _commands(build_cli(Client, tools, prog="pkg")) == ["read", "echo", "skill", *always]
     group = build_cli(Client, tools, prog="pkg", surfaces=True)
