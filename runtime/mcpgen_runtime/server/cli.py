@@ -187,6 +187,14 @@ def build_command() -> click.Command:
             "does not type its access tokens at+jwt (RFC 9068; repeatable)",
         ),
         opt(
+            "--dpop",
+            type=click.Choice(["off", "allowed", "required"]),
+            default="off",
+            help="DPoP-bound tokens (RFC 9449): 'allowed' takes them next to bearer tokens, 'required' "
+            "takes nothing else (default off: bearer only; a DPoP-bound token sent as bearer is "
+            "always refused)",
+        ),
+        opt(
             "--scope",
             "scopes",
             multiple=True,
@@ -341,6 +349,8 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             config = dataclasses.replace(config, http_limits=dataclasses.replace(config.http_limits, **given))
         if args["oauth_issuer"] or args["resource"]:
             config = dataclasses.replace(config, auth=_protected_resource(args, server_cls))
+        elif args["dpop"] != "off":
+            raise ValueError("--dpop protects the server with --oauth-issuer and --resource: give them too")
         if args["store"] is not None:
             config = dataclasses.replace(config, store=args["store"])
         if args["rate_limit"] is not None:
@@ -533,4 +543,5 @@ def _protected_resource(args: dict[str, Any], server_cls: type[ToolServer]) -> A
         authorization_servers=(args["oauth_issuer"],),
         scopes=tuple(dict.fromkeys(base)),
         tool_scopes=tool_scopes,
+        dpop=args["dpop"],
     )
