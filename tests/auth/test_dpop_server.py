@@ -21,6 +21,7 @@ from joserfc.jwk import ECKey
 from mcpgen_runtime.protocol.oauth.challenge import Challenge, parse_challenges
 from mcpgen_runtime.protocol.oauth.dpop import DPoPKey
 from mcpgen_runtime.server import ServerConfig
+from mcpgen_runtime.server.auth.dpop import NonceIssuer
 from mcpgen_runtime.server.auth.oauth import ProtectedResource, TokenPrincipal
 from mcpgen_runtime.server.store import MemoryStore
 from tests.auth._oidc import machine_token, protected_server
@@ -79,9 +80,13 @@ def challenges(response: httpx.Response) -> dict[str, Challenge]:
 
 
 def served(response: httpx.Response) -> str:
-    assert response.status_code == 200, (response.status_code, response.headers.get("www-authenticate"))
-    text: str = response.json()["result"]["content"][0]["text"]
+    text: str = served_response(response).json()["result"]["content"][0]["text"]
     return text
+
+
+def served_response(response: httpx.Response) -> httpx.Response:
+    assert response.status_code == 200, (response.status_code, response.headers.get("www-authenticate"))
+    return response
 
 
 def refused(response: httpx.Response, error: str, *, bearer: bool) -> Challenge:
@@ -246,10 +251,51 @@ def test_a_proof_served_by_one_replica_is_refused_by_another_on_the_same_redis(i
                 replayed(issuer, first, second, bearer=False)
 
 
+def test_a_server_that_asks_for_nonces_takes_those_any_replica_issued(issuer: str) -> None:
+    """`--dpop-nonce`: a proof without a current nonce gets 401 use_dpop_nonce and one in
+    DPoP-Nonce; every answer carries a fresh one; replicas with one state secret take each other's."""
+    env = {"MCPGEN_STATE_SECRET": STATE_SECRET}
+    asking = ("--dpop", "allowed", "--dpop-nonce")
+    with (
+        protected_server(issuer, *asking, env=env) as first,
+        protected_server(issuer, *asking, resource=first, env=env) as second,
+    ):
+        key = DPoPKey.generate()
+        token = dpop_token(issuer, first, key)
+        asked = whoami(first, token, key.proof("POST", first, access_token=token))
+        dpop = refused(asked, "use_dpop_nonce", bearer=True)
+        assert "DPoP-Nonce" in dpop.params["error_description"]
+        nonce = asked.headers["dpop-nonce"]
+        answer = served_response(
+            whoami(first, token, key.proof("POST", first, access_token=token, nonce=nonce))
+        )
+        assert answer.headers["dpop-nonce"]
+        served(whoami(second, token, key.proof("POST", first, access_token=token, nonce=nonce)))
+        ours = NonceIssuer([STATE_SECRET.encode()], 300)
+        stale = (
+            "1.abc",
+            "\u00b2." + nonce,
+            ours.issue(now=time.time() - 301),
+            NonceIssuer(None, 300).issue(),
+            "n" * 65,
+        )
+        for wrong in stale:
+            proof = key.proof("POST", first, access_token=token, nonce=wrong)
+            refused(whoami(second, token, proof), "use_dpop_nonce", bearer=True)
+        served(whoami(second, token, key.proof("POST", first, access_token=token, nonce=ours.issue())))
+        # bearer requests are not asked for nonces
+        bearer = served_response(whoami(first, machine_token(issuer, first), scheme="Bearer"))
+        assert "dpop-nonce" not in bearer.headers
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--dpop", "required"], "--dpop protects the server with --oauth-issuer and --resource"),
+        (
+            ["--oauth-issuer", "http://127.0.0.1:1", "--resource", "http://127.0.0.1:1/mcp", "--dpop-nonce"],
+            "dpop_nonce asks DPoP proofs for a nonce: it needs dpop allowed or required",
+        ),
         (["--dpop", "sometimes"], "'sometimes' is not one of 'off', 'allowed', 'required'"),
     ],
 )

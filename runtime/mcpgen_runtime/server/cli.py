@@ -195,6 +195,12 @@ def build_command() -> click.Command:
             "always refused)",
         ),
         opt(
+            "--dpop-nonce",
+            is_flag=True,
+            help="with --dpop: proofs carry a nonce this server issued (DPoP-Nonce, RFC 9449); replicas "
+            "share them through MCPGEN_STATE_SECRET",
+        ),
+        opt(
             "--scope",
             "scopes",
             multiple=True,
@@ -349,7 +355,7 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             config = dataclasses.replace(config, http_limits=dataclasses.replace(config.http_limits, **given))
         if args["oauth_issuer"] or args["resource"]:
             config = dataclasses.replace(config, auth=_protected_resource(args, server_cls))
-        elif args["dpop"] != "off":
+        elif args["dpop"] != "off" or args["dpop_nonce"]:
             raise ValueError("--dpop protects the server with --oauth-issuer and --resource: give them too")
         if args["store"] is not None:
             config = dataclasses.replace(config, store=args["store"])
@@ -544,4 +550,5 @@ def _protected_resource(args: dict[str, Any], server_cls: type[ToolServer]) -> A
         scopes=tuple(dict.fromkeys(base)),
         tool_scopes=tool_scopes,
         dpop=args["dpop"],
+        dpop_nonce=args["dpop_nonce"],
     )

@@ -32,7 +32,8 @@ later requests with the same token cost a dictionary lookup.
 DPoP (RFC 9449, SEP-1932; `dpop`): "off" (the default) takes bearer tokens only; "allowed" takes
 bearer tokens and DPoP-bound tokens presented as `Authorization: DPoP <token>` with a proof;
 "required" takes DPoP-bound tokens only. The proof is checked by dpop.py (method, public URL, the
-token's `cnf.jkt`, freshness within `dpop_max_age`, `jti` replay in the server's store). Whatever
+token's `cnf.jkt`, freshness within `dpop_max_age`, `jti` replay in the server's store, and with
+`dpop_nonce` a nonce this server signed, handed out in `DPoP-Nonce` on every DPoP answer). Whatever
 the setting, a DPoP-bound token presented as a bearer token is refused (RFC 9449 §7.2): a stolen
 bound token is worth nothing without its key. 401s carry a `DPoP` challenge (with `algs`) when DPoP
 is on, next to the `Bearer` one unless DPoP is required; the metadata document advertises
@@ -51,6 +52,7 @@ from ... import _json
 from ...protocol.oauth.challenge import bearer_challenge
 from ..core.bearer_auth import VERIFIED_TOKEN, BearerAuth, Unauthorized
 from ..core.limits import HttpLimits
+from ..core.request_state import configured_keys
 from ..http.asgi_io import JSON_HEADERS, RETRY_AFTER, ASGIApp, send_body, send_error
 from ..http.body_reader import BodyTimeout, body_deadline, receive_within
 from ..store import MemoryStore, Store, StoreUnavailable
@@ -118,6 +120,7 @@ class ProtectedResource(BearerAuth):
     resource_name: str | None = None
     dpop: DPoPMode = "off"  # module doc
     dpop_max_age: float = 300.0  # seconds either side of a proof's iat; its jti is remembered as long
+    dpop_nonce: bool = False  # proofs carry a nonce this server issued within dpop_max_age (RFC 9449 §9)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.resource)
@@ -127,6 +130,8 @@ class ProtectedResource(BearerAuth):
             raise ValueError("a protected resource names at least one authorization server (AUTH-19)")
         if self.dpop not in get_args(DPoPMode):
             raise ValueError(f"dpop is one of {', '.join(get_args(DPoPMode))}, not {self.dpop!r}")
+        if self.dpop_nonce and self.dpop == "off":
+            raise ValueError("dpop_nonce asks DPoP proofs for a nonce: it needs dpop allowed or required")
         if self.dpop != "off":
             from .dpop import MAX_PROOF_AGE  # the auth extra (joserfc): missing, the server does not start
 
@@ -215,6 +220,12 @@ class ProtectedResourceApp:
             config = getattr(server, "config", None)
         # DPoP proofs used are remembered where the server keeps its shared state: replicas agree.
         self._store = store or getattr(server, "shared_store", None) or MemoryStore()
+        self._nonces = None
+        if resource.dpop_nonce:  # under the replicas' shared state secret, so any replica takes any's nonce
+            from .dpop import NonceIssuer
+
+            secrets = configured_keys(config.state_secrets if config is not None else None)
+            self._nonces = NonceIssuer(secrets, resource.dpop_max_age)
         self.app = app
         # The app's own body limit and deadlines: a body the app would take is read here whole.
         self._max_body = max_body_bytes or (config.max_body_bytes if config is not None else DEFAULT_MAX_BODY)
@@ -245,6 +256,8 @@ class ProtectedResourceApp:
             return
         if (credentials := _credentials(scope)) is not None:
             scheme, token = credentials
+            if scheme == "dpop" and self._nonces is not None:
+                send = _with_nonce(send, self._nonces.issue())
             try:
                 principal = await self._verdict(scope, scheme, token)
             except StoreUnavailable as exc:  # the replay check could not be made: retry later
@@ -308,6 +321,7 @@ class ProtectedResourceApp:
                 resource=resource.resource,
                 store=self._store,
                 max_age=resource.dpop_max_age,
+                nonces=self._nonces,
             )
         except DPoPRefusal as exc:
             return Unauthorized(resource.dpop_challenge(exc.error, exc.description))
@@ -379,6 +393,17 @@ def _credentials(scope: Any) -> tuple[str, str] | None:
             token = token.strip()
             return (scheme.lower(), token) if token and " " not in token else None
     return None
+
+
+def _with_nonce(send: Any, nonce: str) -> Any:
+    """`send`, with a fresh `DPoP-Nonce` on the answer (RFC 9449 §9)."""
+
+    async def sending(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), (b"dpop-nonce", nonce.encode())]}
+        await send(message)
+
+    return sending
 
 
 def _declared_length(scope: Any) -> int:
