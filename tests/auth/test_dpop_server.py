@@ -17,6 +17,8 @@ import httpx
 import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey
+from starlette.applications import Starlette
+from starlette.routing import Mount
 
 from mcpgen_runtime.protocol.oauth.challenge import Challenge, parse_challenges
 from mcpgen_runtime.protocol.oauth.dpop import DPoPKey
@@ -392,3 +394,37 @@ def test_what_a_peer_makes_the_server_keep_for_dpop_is_bounded() -> None:
         served(whoami(url, "bound-token", key.proof("POST", url, access_token="bound-token"), tool="me"))
         full = whoami(url, "bound-token", key.proof("POST", url, access_token="bound-token"), tool="me")
         assert full.status_code == 503 and full.headers["retry-after"] == "1"
+
+
+def test_the_proofs_url_is_the_resources_origin_with_the_path_a_mount_point_included() -> None:
+    """Behind a proxy the server sees another host and scheme: the proof is for `resource`'s origin
+    and the path the client used, the mount point (root_path) included; other verbs are checked too."""
+    key = DPoPKey.generate()
+    public = "https://mcp.example.com/tools/mcp"
+    bound = TokenPrincipal(
+        "machine", "https://as.example", frozenset({"mcp:tools"}), claims={"cnf": {"jkt": key.thumbprint}}
+    )
+    resource = ProtectedResource(
+        verify=lambda token: bound if token == "bound-token" else None,
+        resource=public,
+        authorization_servers=("https://as.example",),
+        scopes=("mcp:tools",),
+        dpop="required",
+    )
+    host = Starlette(routes=[Mount("/tools", app=ScopedServer(ServerConfig(auth=resource)).asgi_app())])
+    with serving(host) as port:
+        seen = f"http://127.0.0.1:{port}/tools/mcp"
+        served(whoami(seen, "bound-token", key.proof("POST", public, access_token="bound-token"), tool="me"))
+        for wrong in (seen, "https://mcp.example.com/mcp", "http://mcp.example.com/tools/mcp"):
+            proof = key.proof("POST", wrong, access_token="bound-token")
+            dpop = refused(whoami(seen, "bound-token", proof, tool="me"), "invalid_dpop_proof", bearer=False)
+            assert "htu" in dpop.params["error_description"]
+        headers = {
+            "Authorization": "DPoP bound-token",
+            "Accept": "text/event-stream",
+            "Mcp-Session-Id": "none",
+        }
+        for verb, proved in (("GET", "GET"), ("DELETE", "DELETE"), ("GET", "POST")):
+            proof = key.proof(proved, public, access_token="bound-token")
+            answer = httpx.request(verb, seen, headers={**headers, "DPoP": proof}, timeout=10)
+            assert (answer.status_code == 401) == (verb != proved), (verb, proved, answer.status_code)
