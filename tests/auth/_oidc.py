@@ -27,8 +27,15 @@ def oidc_provider(*, ttl: int = 300, scopes: str = "mcp:tools") -> Iterator[str]
 
 
 @contextlib.contextmanager
-def protected_server(issuer: str, *extra: str, jwks_uri: str | None = None) -> Iterator[str]:
-    """The generated weather server (+ whoami) protected by `issuer`; yields its MCP URL."""
+def protected_server(
+    issuer: str,
+    *extra: str,
+    jwks_uri: str | None = None,
+    resource: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Iterator[str]:
+    """The generated weather server (+ whoami) protected by `issuer`; yields its MCP URL.
+    `resource`: its public URL (default: that URL), one that replicas behind one address share."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     args = [
@@ -41,14 +48,14 @@ def protected_server(issuer: str, *extra: str, jwks_uri: str | None = None) -> I
         "--oauth-issuer",
         issuer,
         "--resource",
-        url,
+        resource or url,
         "--scope",
         "mcp:tools",
         *extra,
     ]
     if jwks_uri is not None:
         args += ["--jwks-uri", jwks_uri]
-    with running_server(args, port):
+    with running_server(args, port, env=env):
         yield url
 
 

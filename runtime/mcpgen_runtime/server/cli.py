@@ -187,6 +187,20 @@ def build_command() -> click.Command:
             "does not type its access tokens at+jwt (RFC 9068; repeatable)",
         ),
         opt(
+            "--dpop",
+            type=click.Choice(["off", "allowed", "required"]),
+            default="off",
+            help="DPoP-bound tokens (RFC 9449): 'allowed' takes them next to bearer tokens, 'required' "
+            "takes nothing else (default off: bearer only; a DPoP-bound token sent as bearer is "
+            "always refused)",
+        ),
+        opt(
+            "--dpop-nonce",
+            is_flag=True,
+            help="with --dpop: proofs carry a nonce this server issued (DPoP-Nonce, RFC 9449); replicas "
+            "share them through MCPGEN_STATE_SECRET",
+        ),
+        opt(
             "--scope",
             "scopes",
             multiple=True,
@@ -341,6 +355,8 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             config = dataclasses.replace(config, http_limits=dataclasses.replace(config.http_limits, **given))
         if args["oauth_issuer"] or args["resource"]:
             config = dataclasses.replace(config, auth=_protected_resource(args, server_cls))
+        elif args["dpop"] != "off" or args["dpop_nonce"]:
+            raise ValueError("--dpop protects the server with --oauth-issuer and --resource: give them too")
         if args["store"] is not None:
             config = dataclasses.replace(config, store=args["store"])
         if args["rate_limit"] is not None:
@@ -533,4 +549,6 @@ def _protected_resource(args: dict[str, Any], server_cls: type[ToolServer]) -> A
         authorization_servers=(args["oauth_issuer"],),
         scopes=tuple(dict.fromkeys(base)),
         tool_scopes=tool_scopes,
+        dpop=args["dpop"],
+        dpop_nonce=args["dpop_nonce"],
     )

@@ -28,6 +28,16 @@ by an introspected `username`, `client:ISSUER#CLIENT_ID` for a client's own toke
 sessions and requestState, keys rate limits and tells private caches apart. Verified tokens are
 remembered (verifier.py `CachedVerifier`: by digest, until they expire, at most `CACHE_SIZE`), so
 later requests with the same token cost a dictionary lookup.
+
+DPoP (RFC 9449, SEP-1932; `dpop`): "off" (the default) takes bearer tokens only; "allowed" takes
+bearer tokens and DPoP-bound tokens presented as `Authorization: DPoP <token>` with a proof;
+"required" takes DPoP-bound tokens only. The proof is checked by dpop.py (method, public URL, the
+token's `cnf.jkt`, freshness within `dpop_max_age`, `jti` replay in the server's store, and with
+`dpop_nonce` a nonce this server signed, handed out in `DPoP-Nonce` on every DPoP answer). Whatever
+the setting, a DPoP-bound token presented as a bearer token is refused (RFC 9449 §7.2): a stolen
+bound token is worth nothing without its key. 401s carry a `DPoP` challenge (with `algs`) when DPoP
+is on, next to the `Bearer` one unless DPoP is required; the metadata document advertises
+`dpop_signing_alg_values_supported` and, when required, `dpop_bound_access_tokens_required`.
 """
 
 from __future__ import annotations
@@ -35,15 +45,17 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from ... import _json
 from ...protocol.oauth.challenge import bearer_challenge
-from ..core.bearer_auth import VERIFIED_TOKEN, BearerAuth
+from ..core.bearer_auth import VERIFIED_TOKEN, BearerAuth, Unauthorized
 from ..core.limits import HttpLimits
-from ..http.asgi_io import ASGIApp, send_error
+from ..core.request_state import configured_keys
+from ..http.asgi_io import JSON_HEADERS, RETRY_AFTER, ASGIApp, send_body, send_error
 from ..http.body_reader import BodyTimeout, body_deadline, receive_within
+from ..store import MemoryStore, Store, StoreUnavailable
 from .introspection import IntrospectionVerifier
 from .verifier import CACHE_SIZE, CachedVerifier, TokenPrincipal, scopes_of
 
@@ -54,6 +66,7 @@ __all__ = [
     "CACHE_SIZE",
     "SCOPES_META",
     "CachedVerifier",
+    "DPoPMode",
     "IntrospectionVerifier",
     "ProtectedResource",
     "TokenPrincipal",
@@ -66,6 +79,8 @@ PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 # A tool definition declares the scopes its calls need here (the spec file, hence tools.json):
 #   {"name": "delete_file", ..., "_meta": {"dev.mcpgen/scopes": ["files:write"]}}
 SCOPES_META = "dev.mcpgen/scopes"
+# Which tokens the resource takes: bearer only, bearer or DPoP-bound, DPoP-bound only (module doc).
+DPoPMode = Literal["off", "allowed", "required"]
 
 
 def declared_tool_scopes(definitions: Iterable[Mapping[str, Any]]) -> dict[str, tuple[str, ...]]:
@@ -103,6 +118,9 @@ class ProtectedResource(BearerAuth):
     )  # tools/call NAME needs these too
     scopes_supported: tuple[str, ...] | None = None  # default: every scope above
     resource_name: str | None = None
+    dpop: DPoPMode = "off"  # module doc
+    dpop_max_age: float = 300.0  # seconds either side of a proof's iat; its jti is remembered as long
+    dpop_nonce: bool = False  # proofs carry a nonce this server issued within dpop_max_age (RFC 9449 §9)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.resource)
@@ -110,18 +128,48 @@ class ProtectedResource(BearerAuth):
             raise ValueError("resource must be this server's absolute URL without a fragment")
         if not self.authorization_servers:
             raise ValueError("a protected resource names at least one authorization server (AUTH-19)")
+        if self.dpop not in get_args(DPoPMode):
+            raise ValueError(f"dpop is one of {', '.join(get_args(DPoPMode))}, not {self.dpop!r}")
+        if self.dpop_nonce and self.dpop == "off":
+            raise ValueError("dpop_nonce asks DPoP proofs for a nonce: it needs dpop allowed or required")
+        if self.dpop != "off":
+            from .dpop import MAX_PROOF_AGE  # the auth extra (joserfc): missing, the server does not start
+
+            if not 0 < self.dpop_max_age <= MAX_PROOF_AGE:
+                raise ValueError(f"dpop_max_age is more than 0 and at most {MAX_PROOF_AGE:g} seconds")
         if self.resource_metadata is None:
             object.__setattr__(self, "resource_metadata", metadata_url(self.resource))
 
     def challenge(
         self, error: str | None = None, description: str | None = None, scopes: Iterable[str] | None = None
     ) -> str:
-        """AUTH-21: the scopes a request needs go with every challenge."""
-        return bearer_challenge(
-            resource_metadata=self.resource_metadata,
-            error=error,
-            description=description,
-            scopes=self.scopes if scopes is None else scopes,
+        """The challenge of a request without credentials or with a bearer token (`error` on its
+        Bearer challenge, or on the DPoP one when only DPoP is taken). AUTH-21: the scopes a
+        request needs go with every challenge."""
+        needed = tuple(self.scopes if scopes is None else scopes)
+        if self.dpop == "required":
+            return self._dpop_alone(error, description, needed)
+        bearer = bearer_challenge(
+            resource_metadata=self.resource_metadata, error=error, description=description, scopes=needed
+        )
+        return bearer if self.dpop == "off" else f"{bearer}, {self._dpop_alone(None, None, needed)}"
+
+    def dpop_challenge(
+        self, error: str | None = None, description: str | None = None, scopes: Iterable[str] | None = None
+    ) -> str:
+        """The challenge of a request made with the DPoP scheme (RFC 9449 §7.1): `error` on the
+        DPoP challenge, after a plain Bearer challenge when bearer tokens are taken too."""
+        needed = tuple(self.scopes if scopes is None else scopes)
+        challenge = self._dpop_alone(error, description, needed)
+        if self.dpop == "required":
+            return challenge
+        return f"{bearer_challenge(resource_metadata=self.resource_metadata, scopes=needed)}, {challenge}"
+
+    def _dpop_alone(self, error: str | None, description: str | None, scopes: tuple[str, ...]) -> str:
+        from .dpop import dpop_challenge  # the auth extra: present whenever DPoP is on
+
+        return dpop_challenge(
+            resource_metadata=self.resource_metadata, scopes=scopes, error=error, description=description
         )
 
     def metadata_document(self) -> dict[str, Any]:
@@ -140,6 +188,12 @@ class ProtectedResource(BearerAuth):
             document["scopes_supported"] = list(supported)
         if self.resource_name is not None:
             document["resource_name"] = self.resource_name
+        if self.dpop != "off":  # RFC 9449 §5.1
+            from .dpop import SIGNING_ALGORITHMS
+
+            document["dpop_signing_alg_values_supported"] = list(SIGNING_ALGORITHMS)
+            if self.dpop == "required":
+                document["dpop_bound_access_tokens_required"] = True
         return document
 
     def wrap_app(self, app: ASGIApp, config: ServerConfig | None = None) -> ASGIApp:
@@ -159,9 +213,19 @@ class ProtectedResourceApp:
         config: ServerConfig | None = None,
         max_body_bytes: int | None = None,
         limits: HttpLimits | None = None,
+        store: Store | None = None,
     ) -> None:
+        server = getattr(app, "server", None)
         if config is None:  # an McpAsgiApp knows its server's config
-            config = getattr(getattr(app, "server", None), "config", None)
+            config = getattr(server, "config", None)
+        # DPoP proofs used are remembered where the server keeps its shared state: replicas agree.
+        self._store = store or getattr(server, "shared_store", None) or MemoryStore()
+        self._nonces = None
+        if resource.dpop_nonce:  # under the replicas' shared state secret, so any replica takes any's nonce
+            from .dpop import NonceIssuer
+
+            secrets = configured_keys(config.state_secrets if config is not None else None)
+            self._nonces = NonceIssuer(secrets, resource.dpop_max_age)
         self.app = app
         # The app's own body limit and deadlines: a body the app would take is read here whole.
         self._max_body = max_body_bytes or (config.max_body_bytes if config is not None else DEFAULT_MAX_BODY)
@@ -190,15 +254,23 @@ class ProtectedResourceApp:
                 ],
             )
             return
-        if method == "POST" and (token := _bearer(scope)) is not None:
-            principal = self._verify(token)
-            if inspect.isawaitable(principal):
-                principal = await principal
-            # One verification per request: the app's authentication takes this result (auth.py).
-            scope = {**scope, VERIFIED_TOKEN: (token, principal)}
-            if isinstance(principal, TokenPrincipal):
+        if (credentials := _credentials(scope)) is not None:
+            scheme, token = credentials
+            if scheme == "dpop" and self._nonces is not None:
+                send = _with_nonce(send, self._nonces.issue())
+            try:
+                principal = await self._verdict(scope, scheme, token)
+            except StoreUnavailable as exc:  # the replay check could not be made: retry later
+                body = _json.dumps({"error": "temporarily_unavailable", "error_description": str(exc)})
+                await send_body(send, 503, body, [*JSON_HEADERS, RETRY_AFTER])
+                return
+            # One verification per request: the app's authentication takes this verdict (auth.py),
+            # and answers a refusal 401 where it answers any other (after the path and body checks).
+            if principal is not _NOT_MINE:
+                scope = {**scope, VERIFIED_TOKEN: (token, principal)}
+            if method == "POST" and isinstance(principal, TokenPrincipal):
                 try:
-                    refusal, receive = await self._scope_check(scope, principal, receive)
+                    refusal, receive = await self._scope_check(scope, principal, receive, scheme)
                 except BodyTimeout as exc:  # the body deadlines, as the app itself applies them
                     await send_error(send, 408, f"{exc}; closing the connection", close=True)
                     return
@@ -213,8 +285,56 @@ class ProtectedResourceApp:
                     return
         await self.app(scope, receive, send)
 
+    async def _verdict(self, scope: Any, scheme: str, token: str) -> Any:
+        """What the request's credentials are worth: the principal, None (an invalid token), an
+        `Unauthorized` (a refusal with its challenge), or `_NOT_MINE` (a scheme this resource does
+        not take: the app refuses it)."""
+        resource = self.resource
+        if scheme == "bearer":
+            if resource.dpop == "required":
+                return Unauthorized(
+                    resource.challenge("invalid_token", "this server takes DPoP-bound tokens only")
+                )
+            principal = await self._principal(token)
+            if isinstance(principal, TokenPrincipal) and principal.dpop_jkt is not None:  # RFC 9449 §7.2
+                return Unauthorized(
+                    resource.challenge(
+                        "invalid_token", "a DPoP-bound token goes with the DPoP scheme and a proof"
+                    )
+                )
+            return principal
+        if scheme != "dpop" or resource.dpop == "off":
+            return _NOT_MINE
+        from .dpop import DPoPRefusal, check_bound_request  # the auth extra: present whenever DPoP is on
+
+        principal = await self._principal(token)
+        if principal is None:
+            return Unauthorized(
+                resource.dpop_challenge("invalid_token", "the access token is invalid or expired")
+            )
+        jkt = principal.dpop_jkt if isinstance(principal, TokenPrincipal) else None
+        try:
+            await check_bound_request(
+                scope,
+                token,
+                jkt,
+                resource=resource.resource,
+                store=self._store,
+                max_age=resource.dpop_max_age,
+                nonces=self._nonces,
+            )
+        except DPoPRefusal as exc:
+            return Unauthorized(resource.dpop_challenge(exc.error, exc.description))
+        return principal
+
+    async def _principal(self, token: str) -> Any:
+        principal = self._verify(token)
+        if inspect.isawaitable(principal):
+            principal = await principal
+        return principal
+
     async def _scope_check(
-        self, scope: Any, principal: TokenPrincipal, receive: Any
+        self, scope: Any, principal: TokenPrincipal, receive: Any, scheme: str
     ) -> tuple[str | None, Any]:
         """A challenge when the token is valid but lacks scopes (AUTH-21), else None; and the
         `receive` to go on with. A body this check must read and cannot (over the server's body
@@ -222,7 +342,7 @@ class ProtectedResourceApp:
         the app: a tool runs only after its scopes were checked (SEC-02)."""
         resource = self.resource
         if principal.missing(resource.scopes):
-            return self._refusal(resource.scopes), receive
+            return self._refusal(resource.scopes, scheme), receive
         if not resource.tool_scopes or not any(
             principal.missing(group) for group in resource.tool_scopes.values()
         ):
@@ -240,11 +360,13 @@ class ProtectedResourceApp:
             name = params.get("name") if isinstance(params, dict) else None
             needed = resource.tool_scopes.get(name) if isinstance(name, str) else None
             if needed and principal.missing(needed):
-                return self._refusal((*resource.scopes, *needed)), replay
+                return self._refusal((*resource.scopes, *needed), scheme), replay
         return None, replay
 
-    def _refusal(self, needed: Iterable[str]) -> str:
-        return self.resource.challenge(
+    def _refusal(self, needed: Iterable[str], scheme: str) -> str:
+        """403's challenge, its error on the scheme the request used."""
+        challenge = self.resource.dpop_challenge if scheme == "dpop" else self.resource.challenge
+        return challenge(
             "insufficient_scope",
             "the access token lacks a scope this request needs",
             scopes=dict.fromkeys(needed),
@@ -259,13 +381,29 @@ class _Gone(Exception):
     """The client went away before its body arrived."""
 
 
-def _bearer(scope: Any) -> str | None:
+# A verdict on credentials of a scheme the resource does not take: the app's authentication refuses them.
+_NOT_MINE: Any = object()
+
+
+def _credentials(scope: Any) -> tuple[str, str] | None:
+    """(scheme in lower case, token) of the request's Authorization header, when it reads as one."""
     for name, value in scope["headers"]:
         if name.lower() == b"authorization":
             scheme, _, token = value.decode("latin-1").strip().partition(" ")
             token = token.strip()
-            return token if scheme.lower() == "bearer" and token and " " not in token else None
+            return (scheme.lower(), token) if token and " " not in token else None
     return None
+
+
+def _with_nonce(send: Any, nonce: str) -> Any:
+    """`send`, with a fresh `DPoP-Nonce` on the answer (RFC 9449 §9)."""
+
+    async def sending(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", ()), (b"dpop-nonce", nonce.encode())]}
+        await send(message)
+
+    return sending
 
 
 def _declared_length(scope: Any) -> int:

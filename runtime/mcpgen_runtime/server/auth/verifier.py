@@ -62,6 +62,16 @@ class TokenPrincipal:
     def missing(self, needed: Iterable[str]) -> list[str]:
         return [scope for scope in needed if scope not in self.scopes]
 
+    @property
+    def dpop_jkt(self) -> str | None:
+        """The thumbprint of the DPoP key the token is bound to (`cnf.jkt`, RFC 9449 §6), None for
+        an unbound token; "" (no key's thumbprint) for a `cnf.jkt` that is not a string."""
+        cnf = self.claims.get("cnf")
+        if not isinstance(cnf, Mapping) or "jkt" not in cnf:
+            return None
+        jkt = cnf["jkt"]
+        return jkt if isinstance(jkt, str) else ""
+
 
 def issuer_url(url: str, what: str = "the issuer") -> str:
     """`url` when it is an http(s) URL with a host and without a fragment or space (RFC 8414 §2),

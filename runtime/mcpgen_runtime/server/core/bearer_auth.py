@@ -22,8 +22,10 @@ from typing import Any
 __all__ = ["VERIFIED_TOKEN", "BearerAuth", "Unauthorized", "authenticate", "principal_id"]
 
 TokenVerifier = Callable[[str], Any]  # token -> principal | None, or an awaitable of it
-# An ASGI scope key: (token, what `verify` made of it), set by a layer in front of the app that
-# verified the request's token already (oauth.py), so each request is verified once.
+# An ASGI scope key: (token, verdict), set by a layer in front of the app that verified the
+# request's credentials already (auth/oauth.py), so each request is verified once. The verdict is
+# what `verify` made of the token, or an `Unauthorized` when that layer refuses it (a DPoP proof
+# that fails, a DPoP-bound token presented as a bearer token); the layer checked the scheme.
 VERIFIED_TOKEN = "mcpgen.verified_token"
 
 
@@ -62,8 +64,8 @@ async def authenticate(
     auth: BearerAuth, headers: Mapping[str, str], verified: tuple[str, Any] | None = None
 ) -> Any:
     """The principal for a request (None: anonymous and allowed); `Unauthorized` otherwise.
-    `verified`: (token, result) of a verification made earlier for this request, used when the
-    token is the same."""
+    `verified`: (token, verdict) of a verification made earlier for this request (`VERIFIED_TOKEN`),
+    used when the token is the same: the layer that made it took its scheme."""
     header = headers.get("authorization")
     if header is None:
         if auth.required:
@@ -71,10 +73,14 @@ async def authenticate(
         return None
     scheme, _, token = header.strip().partition(" ")
     token = token.strip()
-    if scheme.lower() != "bearer" or not token or " " in token:
+    vouched = verified is not None and bool(token) and verified[0] == token
+    if not vouched and (scheme.lower() != "bearer" or not token or " " in token):
         raise Unauthorized(auth.challenge("invalid_request", "expected 'Authorization: Bearer <token>'"))
-    if verified is not None and verified[0] == token:
+    if vouched:
+        assert verified is not None
         principal = verified[1]
+        if isinstance(principal, Unauthorized):
+            raise principal
     else:
         principal = auth.verify(token)
         if inspect.isawaitable(principal):
