@@ -16,12 +16,13 @@ __all__ = ["BrowserlessLogin", "follow_login", "machine_token", "oidc_provider",
 
 
 @contextlib.contextmanager
-def oidc_provider(*, ttl: int = 300, scopes: str = "mcp:tools") -> Iterator[str]:
-    """Start oidc-provider on loopback; yields its issuer URL."""
+def oidc_provider(*, ttl: int = 300, scopes: str = "mcp:tools", dpop_nonce: bool = False) -> Iterator[str]:
+    """Start oidc-provider on loopback; yields its issuer URL. `dpop_nonce`: its token endpoint asks
+    DPoP clients for a nonce it supplies (RFC 9449 §8)."""
     needs_peer(OIDC_PROVIDER.parent / "node_modules" / "oidc-provider", "the oidc-provider npm package")
     needs_peer(NODE, "Node 22 (conformance/node_modules)")
     port = free_port()
-    env = {"ACCESS_TOKEN_TTL": str(ttl), "RESOURCE_SCOPES": scopes}
+    env = {"ACCESS_TOKEN_TTL": str(ttl), "RESOURCE_SCOPES": scopes, "DPOP_NONCE": "1" if dpop_nonce else "0"}
     with running_server([str(NODE), str(OIDC_PROVIDER), str(port)], port, env=env):
         yield f"http://127.0.0.1:{port}"
 
