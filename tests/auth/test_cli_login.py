@@ -109,3 +109,42 @@ def test_a_refused_token_fails_with_a_clear_error_and_does_not_leak(server: str,
     done = run(["validate", server, "--token", token], tmp_path / "tokens.json")
     assert done.returncode == 1
     assert "401" in done.stderr and "invalid_token" in done.stderr and token not in done.stderr + done.stdout
+
+
+def test_the_login_options_for_workloads_and_company_sign_in(tmp_path: Path) -> None:
+    """Their usage errors come before any connection; the options build the OAuth settings they
+    name, and secrets given on the command line are masked from then on."""
+    from click.testing import CliRunner
+
+    from codegen.cli import main
+    from codegen.cli.auth import Login
+    from mcpgen_runtime.masking import masked
+
+    runner = CliRunner()
+    url = "http://127.0.0.1:9/mcp"
+    for args, message in [
+        (["--token", "t", "--workload-token-env", "W"], "pick one way in"),
+        (["--workload-token-file", "f", "--workload-token-env", "W"], "pick one way in"),
+        (["--idp-issuer", "https://idp.example"], "--idp-issuer needs --client-id"),
+        (["--id-token-env", "ID"], "go with --idp-issuer"),
+        (["--dpop", "sometimes"], "Invalid value for '--dpop'"),
+    ]:
+        done = runner.invoke(main, ["auth", "login", url, *args])
+        assert done.exit_code == 2 and message in done.output, (args, done.output)
+    token = tmp_path / "token"
+    token.write_text("eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.c2ln\n")
+    workload = Login(workload_token_file=str(token), client_id="bot", dpop="required").oauth()
+    assert workload is not None and workload.chosen_grant == "jwt_bearer" and workload.dpop == "required"
+    assert workload.assertion is not None and callable(workload.assertion)
+    assert workload.assertion() == "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.c2ln"
+    company = Login(
+        client_id="chat",
+        client_secret="chat-secret-0123",
+        idp_issuer="https://idp.example",
+        idp_client_id="chat-at-idp",
+        idp_client_secret="idp-secret-0123",
+        id_token_env="ID_TOKEN",
+    ).oauth()
+    assert company is not None and company.chosen_grant == "enterprise" and company.grant == "auto"
+    assert company.enterprise is not None and company.enterprise.client_id == "chat-at-idp"
+    assert masked("idp-secret-0123 chat-secret-0123") == "*** ***"
