@@ -189,10 +189,10 @@ def _frontmatter(uri: str, text: str) -> Mapping[str, Any]:
         import yaml
 
         from .yaml_data import JsonLoader, load_data
-    except ImportError as exc:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "loading skills needs the skills extra: pip install 'mcpgen-runtime[skills]'"
-        ) from exc
+    except ImportError:  # pragma: no cover - exercised only without the extra
+        raise SkillError(
+            "checking a SKILL.md's frontmatter needs PyYAML: pip install 'mcpgen-runtime[skills]'"
+        ) from None
     try:
         data = load_data(block, JsonLoader, name=uri)
     except yaml.YAMLError as exc:
