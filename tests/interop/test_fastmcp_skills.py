@@ -113,3 +113,12 @@ def test_the_generated_command_line_lists_and_prints_skills(url: str) -> None:
     assert (shown.returncode, shown.stdout) == (0, FORMS), shown.stderr
     refused = cli("skill", "pdf-processing", "--file", "../etc/passwd")
     assert refused.returncode == 1 and "not a path inside the skill" in refused.stderr
+
+
+def test_a_2025_11_25_session_gets_no_skills_from_fastmcp(url: str) -> None:
+    """FastMCP offers the extension only on 2026-07-28 (its `capabilities.extensions` exist from then
+    on); in an initialize-based session the client sees no declaration and sends no skills method."""
+    with Client(url, era="legacy") as client:
+        with pytest.raises(SkillError, match="does not declare the skills extension"):
+            client.list_skills()
+        assert client.era == "legacy"
