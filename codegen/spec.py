@@ -107,6 +107,10 @@ class LoadedSpec:
     resources: list[dict[str, Any]] = field(default_factory=list)
     resource_templates: list[dict[str, Any]] = field(default_factory=list)
     prompts: list[dict[str, Any]] = field(default_factory=list)
+    # The skills the server serves (the skills extension, SEP-2640): `skills/list` entries, or a spec
+    # file's `skills` array, as found. Nothing is generated from them (so they are not in `digest`);
+    # `mcpgen snapshot` keeps them and `mcpgen diff` compares them.
+    skills: list[dict[str, Any]] = field(default_factory=list)
     # Tool filters (`load/filters.py`): the filters that chose `tools`, and the position in the
     # loaded document of each tool kept (empty: every tool is where it was listed), so diagnostics
     # still point into the document as the user wrote it

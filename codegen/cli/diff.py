@@ -363,9 +363,9 @@ def _target_pairs(names: Sequence[str], every: bool, pyproject: Path | None) -> 
         # a client and a server of one spec: once
         key = (checked_in.read_bytes(), target.source_path.resolve(), target.filters)
         if key not in pairs:
-            # tools.json holds the tools alone: compare the tools (not resources, templates, prompts)
+            # tools.json holds the tools alone: compare the tools (not resources, templates, prompts, skills)
             loaded = stages.load_spec(target.load_name(), None, {})
-            now = dataclasses.replace(loaded, resources=[], resource_templates=[], prompts=[])
+            now = dataclasses.replace(loaded, resources=[], resource_templates=[], prompts=[], skills=[])
             pairs[key] = (*_filtered(load_file(display_path(checked_in)), now, target.filters), [])
         if target.kind == "server":
             pairs[key][2].append(target)

@@ -100,6 +100,7 @@ def snapshot(source: Source, out: Path, filters: ToolFilter) -> None:
         ("resources", loaded.resources),
         ("resourceTemplates", loaded.resource_templates),
         ("prompts", loaded.prompts),
+        ("skills", loaded.skills),
     ):
         if entries:
             document[member] = entries
@@ -113,6 +114,7 @@ def snapshot(source: Source, out: Path, filters: ToolFilter) -> None:
             ("resource", loaded.resources),
             ("resource template", loaded.resource_templates),
             ("prompt", loaded.prompts),
+            ("skill", loaded.skills),
         )
         if entries
     ]

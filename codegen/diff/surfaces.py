@@ -1,4 +1,4 @@
-"""`mcpgen diff` beyond tools: resources, resource templates and prompts (issue 22).
+"""`mcpgen diff` beyond tools: resources, resource templates and prompts (issue 22), and skills (issue 37).
 
 Judged like tools (diff/compare.py), once for a client (it reads resources, expands templates and
 gets prompts through generated methods) and once for a server (it serves them):
@@ -14,9 +14,14 @@ gets prompts through generated methods) and once for a server (it serves them):
     prompt argument removed                                  breaking for clients (calls send it)
     resource's mimeType changed                              possibly breaking for clients
     title, description, annotations, icons, _meta            cosmetic
+    skill removed                                            breaking for clients (loading it fails)
+    skill added                                              compatible (servers serve a folder: nothing
+                                                             is generated for it)
+    skill's frontmatter or files changed (digests, sizes,    possibly breaking for clients: what a user
+      files added or removed, `dynamic`)                     approved from the entry is not what is served
 
-Entries are identified by URI (resources) and by name (templates, prompts); `Change.tool` names
-the entry ("prompt 'code_review'"), `Change.pointer` points inside it.
+Entries are identified by URI (resources; skills, by their SKILL.md) and by name (templates,
+prompts); `Change.tool` names the entry ("prompt 'code_review'"), `Change.pointer` points inside it.
 """
 
 from __future__ import annotations
@@ -231,12 +236,87 @@ def _prompts(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Chang
     return changes
 
 
+def _files(skill: Mapping[str, Any]) -> dict[str, tuple[Any, Any]] | None:
+    """A skill entry's files: URI -> (digest, size); None for `"dynamic"` (or no list)."""
+    resources = skill.get("resources")
+    if not isinstance(resources, list):
+        return None
+    return {
+        item["uri"]: (item.get("digest"), item.get("size"))
+        for item in resources
+        if isinstance(item, Mapping) and isinstance(item.get("uri"), str)
+    }
+
+
+MAX_NAMED_FILES = 10  # files a skill change names (the rest are counted)
+
+
+def _files_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """Which files were added, removed or changed (by name, at most MAX_NAMED_FILES)."""
+    touched = sorted(uri for uri in set(old) | set(new) if old.get(uri) != new.get(uri))
+    named = []
+    for uri in touched[:MAX_NAMED_FILES]:
+        how = "added" if uri not in old else "removed" if uri not in new else "changed"
+        named.append(f"{uri.rpartition('/')[2][:80]} ({how})")
+    more = f" and {len(touched) - MAX_NAMED_FILES} more" if len(touched) > MAX_NAMED_FILES else ""
+    return ", ".join(named) + more
+
+
+def _skills(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:
+    before, after = _by(old, "uri"), _by(new, "uri")
+    changes = [
+        Change(f"skill {uri!r}", "", "skill-removed", "breaking", "compatible", f"skill `{uri}` removed")
+        for uri in sorted(set(before) - set(after))
+    ] + [
+        Change(f"skill {uri!r}", "", "skill-added", "compatible", "compatible", f"skill `{uri}` added")
+        for uri in sorted(set(after) - set(before))
+    ]
+    for uri in sorted(set(before) & set(after)):
+        a, b = before[uri], after[uri]
+        label = f"skill {uri!r}"
+        front_a, front_b = a.get("frontmatter"), b.get("frontmatter")
+        if front_a != front_b:
+            fields = (
+                sorted(
+                    key
+                    for key in set(front_a or {}) | set(front_b or {})
+                    if (front_a or {}).get(key) != (front_b or {}).get(key)
+                )
+                if isinstance(front_a, Mapping) and isinstance(front_b, Mapping)
+                else ["frontmatter"]
+            )
+            changes.append(
+                Change(
+                    label,
+                    "/frontmatter",
+                    "skill-frontmatter-changed",
+                    "possibly-breaking",
+                    "compatible",
+                    f"frontmatter changed: {', '.join(fields)[:200]}",
+                )
+            )
+        files_a, files_b = _files(a), _files(b)
+        if files_a == files_b:
+            continue
+        if files_a is None or files_b is None:
+            what = (
+                "its files are now generated (`dynamic`)" if files_b is None else "its files are now listed"
+            )
+        else:
+            what = "files: " + _files_changed(files_a, files_b)
+        changes.append(
+            Change(label, "/resources", "skill-files-changed", "possibly-breaking", "compatible", what)
+        )
+    return changes
+
+
 def diff_surfaces(old: LoadedSpec, new: LoadedSpec) -> list[Change]:
-    """Every change to the resources, resource templates and prompts from `old` to `new`."""
+    """Every change to the resources, resource templates, prompts and skills from `old` to `new`."""
     return [
         *_resources(old.resources, new.resources),
         *_templates(old.resource_templates, new.resource_templates),
         *_prompts(old.prompts, new.prompts),
+        *_skills(old.skills, new.skills),
     ]
 
 

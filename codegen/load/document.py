@@ -229,6 +229,7 @@ SURFACE_MEMBERS: Final = (
     ("resources", "resources", "resource"),
     ("resourceTemplates", "resource_templates", "resource template"),
     ("prompts", "prompts", "prompt"),
+    ("skills", "skills", "skill"),
 )
 
 
@@ -286,6 +287,7 @@ def spec_from_document(document: Any, source: str) -> LoadedSpec:
             resources=surfaces.get("resources", []),
             resource_templates=surfaces.get("resource_templates", []),
             prompts=surfaces.get("prompts", []),
+            skills=surfaces.get("skills", []),
         )
     if "jsonrpc" in document or ("id" in document and ("result" in document or "error" in document)):
         if "method" in document:

@@ -42,6 +42,7 @@ __all__ = [
 
 MAX_PAGES: Final = 1000
 MAX_LISTED_TOOLS: Final = 10_000
+SKILLS: Final = "io.modelcontextprotocol/skills"  # the skills extension (SEP-2640): listed when declared
 
 
 class _ListedPage(Protocol):
@@ -67,6 +68,8 @@ class _ListingClient(Protocol):
     def list_resource_templates(self, cursor: str | None = None) -> _ListedPage: ...
 
     def list_prompts(self, cursor: str | None = None) -> _ListedPage: ...
+
+    def list_skills_page(self, cursor: str | None = None) -> _ListedPage: ...
 
 
 def display_url(url: str) -> str:
@@ -234,6 +237,17 @@ def _list_surfaces(
             f"{method} listed more than {MAX_LISTED_TOOLS} entries",
         )
         found[field_name] = checked_entries(entries, source, f"/{member}", "listed entry")
+    extensions = capabilities.get("extensions")
+    if isinstance(extensions, dict) and isinstance(extensions.get(SKILLS), dict):
+        entries = _every_page(
+            client.list_skills_page,
+            "skills/list",
+            source,
+            stage,
+            InvalidEntryWarning,
+            f"skills/list listed more than {MAX_LISTED_TOOLS} entries",
+        )
+        found["skills"] = checked_entries(entries, source, "/skills", "listed skill")
     return found
 
 
@@ -270,6 +284,7 @@ def _load_live(
         resources=surfaces.get("resources", []),
         resource_templates=surfaces.get("resource_templates", []),
         prompts=surfaces.get("prompts", []),
+        skills=surfaces.get("skills", []),
     )
 
 
@@ -289,6 +304,7 @@ def _refuse_secrets(
             ("resource", "resources", "resources"),
             ("resource template", "resource_templates", "resourceTemplates"),
             ("prompt", "prompts", "prompts"),
+            ("skill", "skills", "skills"),
         )
     ]
     for kind, prefix, entries in lists:

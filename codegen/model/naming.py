@@ -86,7 +86,8 @@ GENERATED_MODULE_NAMES: frozenset[str] = frozenset(
 # (`client.start.<tool>`, `client.resume.<tool>`), the runtime's `client.tasks` (issue 34), its
 # drift check and its provider specs (issue 35: `check_drift`, `tool_specs`), its skills (issue 37).
 CLIENT_ATTRIBUTE_NAMES: frozenset[str] = frozenset(
-    {"start", "resume", "tasks", "check_drift", "tool_specs", "list_skills", "get_skill", "load_skill"}
+    {"start", "resume", "tasks", "check_drift", "tool_specs"}
+    | {"list_skills", "list_skills_page", "get_skill", "load_skill"}
 )
 
 MAX_IDENTIFIER = 80  # longer names are cut and given a digest suffix (still unique, still readable)

@@ -6,6 +6,7 @@ server is what a tampering server (or a stale listing) looks like to a client ho
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,3 +123,35 @@ def test_a_2025_11_25_session_gets_no_skills_from_fastmcp(url: str) -> None:
         with pytest.raises(SkillError, match="does not declare the skills extension"):
             client.list_skills()
         assert client.era == "legacy"
+
+
+def test_snapshot_keeps_the_skills_and_diff_reports_their_changes(
+    url: str, folder: Path, tmp_path: Path
+) -> None:
+    from tests.support import run_mcpgen
+
+    saved = tmp_path / "server.json"
+    done = run_mcpgen(tmp_path, "snapshot", url, "-o", str(saved))
+    assert done.returncode == 0, done.stderr
+    assert "1 skill(s)" in done.stdout
+    document = json.loads(saved.read_text())
+    assert [skill["uri"] for skill in document["skills"]] == ["skill://pdf-processing/SKILL.md"]
+    same = run_mcpgen(tmp_path, "diff", str(saved), url)
+    assert same.returncode == 0 and "no changes" in same.stdout, same.stdout
+    skill = folder / "pdf-processing"
+    (skill / "references" / "FORMS.md").write_text("Changed.\n")
+    (skill / "references" / "NEW.md").write_text("New.\n")
+    (skill / "SKILL.md").write_text(SKILL_MD.replace("license: MIT", "license: Apache-2.0"))
+    changed = run_mcpgen(tmp_path, "diff", str(saved), url)
+    assert "frontmatter changed: license" in changed.stdout, changed.stdout
+    assert "FORMS.md (changed)" in changed.stdout and "NEW.md (added)" in changed.stdout
+    (folder / "other").mkdir()
+    for path in skill.rglob("*"):
+        if path.is_file():
+            path.unlink()
+    for path in sorted(skill.rglob("*"), reverse=True):
+        path.rmdir()
+    skill.rmdir()
+    removed = run_mcpgen(tmp_path, "diff", str(saved), url)
+    assert removed.returncode == 1, removed.stdout  # breaking for clients
+    assert "breaking" in removed.stdout and "skill `skill://pdf-processing/SKILL.md` removed" in removed.stdout

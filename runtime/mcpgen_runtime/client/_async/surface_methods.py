@@ -207,6 +207,15 @@ class AsyncSurfaceMethods(AsyncClientBase):
         partition = await self._partition()
         return await self._run(list_skills_flow(self._core, max_pages, partition=partition, refresh=refresh))
 
+    async def list_skills_page(
+        self, cursor: str | None = None, *, refresh: bool = False
+    ) -> surfaces.Page[Skill]:
+        """One `skills/list` page (`Page.listed`: its entries as the server sent them)."""
+        from ..skill_flows import declared_flow
+
+        await self._run(declared_flow(self._core, partition=await self._partition()))
+        return await self._page("skills/list", cursor, refresh)
+
     async def get_skill(self, uri: str) -> Skill:
         """`skills/get`: the current entry of the skill whose SKILL.md is at `uri` (listed or not)."""
         from ..skill_flows import get_skill_flow
