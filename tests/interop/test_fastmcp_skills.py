@@ -154,4 +154,6 @@ def test_snapshot_keeps_the_skills_and_diff_reports_their_changes(
     skill.rmdir()
     removed = run_mcpgen(tmp_path, "diff", str(saved), url)
     assert removed.returncode == 1, removed.stdout  # breaking for clients
-    assert "breaking" in removed.stdout and "skill `skill://pdf-processing/SKILL.md` removed" in removed.stdout
+    assert (
+        "breaking" in removed.stdout and "skill `skill://pdf-processing/SKILL.md` removed" in removed.stdout
+    )
