@@ -11,6 +11,8 @@
 - `_async/listen.py`: `AsyncSubscription` (`listen()`); `_sync/listen.py`: `Subscription`
 - `_async/tasks.py`: `AsyncTaskHandle[T]` (`start.<tool>` / `resume.<tool>` in generated clients),
   `AsyncTasks` (`client.tasks`); `_sync/tasks.py`: `TaskHandle[T]`, `Tasks`; the flows are `task_flows.py`
+- `_async/skills.py`: `AsyncLoadedSkill` (`load_skill`: a skill's verified SKILL.md, its other files read
+  and verified when asked); `_sync/skills.py`: `LoadedSkill`; the flows are `skill_flows.py`
 - `_async/tool_specs.py`: `AsyncToolSpecs` (`client.tool_specs(provider)`: the tools in a model
   provider's request shape, and a model's tool call run through the client); `_sync/tool_specs.py`:
   `ToolSpecs`; what they share (declarations, names mapped back, the reply) is `tool_specs.py`
@@ -34,10 +36,12 @@ from ..protocol.input_messages import (
 from ..protocol.tasks import TaskState
 from ._async.client import AsyncClient
 from ._async.listen import AsyncSubscription
+from ._async.skills import AsyncLoadedSkill
 from ._async.tasks import AsyncTaskHandle, AsyncTasks, AsyncTaskUpdates
 from ._async.tool_specs import AsyncToolSpecs
 from ._sync.client import Client
 from ._sync.listen import Subscription
+from ._sync.skills import LoadedSkill
 from ._sync.tasks import TaskHandle, Tasks, TaskUpdates
 from ._sync.tool_specs import ToolSpecs
 from .core import ClientCore, Flow, Notify, Outgoing, Step, ToolsPage
@@ -47,6 +51,7 @@ from .tool_specs import ModelCallError, ToolReply, Unsendable
 
 __all__ = [
     "AsyncClient",
+    "AsyncLoadedSkill",
     "AsyncSubscription",
     "AsyncTaskHandle",
     "AsyncTaskUpdates",
@@ -62,6 +67,7 @@ __all__ = [
     "InvalidToolWarning",
     "ListRootsRequest",
     "ListRootsResult",
+    "LoadedSkill",
     "ModelCallError",
     "Notify",
     "Outgoing",
