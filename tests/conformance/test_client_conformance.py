@@ -165,8 +165,16 @@ def test_legacy_client_scenario(scenario: str, version: str, tmp_path: Path) -> 
     run_scenario(scenario, version, tmp_path)
 
 
-def run_scenario(scenario: str, version: str | None, tmp_path: Path) -> None:
-    command = f"{PYTHON} {CLIENT}"
+def run_client(
+    scenario: str,
+    out: Path,
+    *,
+    version: str | None = None,
+    command: str = f"{PYTHON} {CLIENT}",
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    """The harness's client `scenario` run with `command` (at --spec-version `version`, if given):
+    its run and its checks."""
     assert " " not in PYTHON and " " not in str(CLIENT), "the harness splits --command on spaces"
     wire = ["--spec-version", version] if version is not None else []
     run = harness(
@@ -177,13 +185,19 @@ def run_scenario(scenario: str, version: str | None, tmp_path: Path) -> None:
         scenario,
         *wire,
         "-o",
-        str(tmp_path),
+        str(out),
         "--timeout",
         "60000",
+        env=env,
     )
-    results = list(tmp_path.glob("*/checks.json")) + list(tmp_path.glob("auth/*/checks.json"))
+    results = list(out.glob("*/checks.json")) + list(out.glob("auth/*/checks.json"))
     assert len(results) == 1, f"no checks.json from the harness:\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
     checks: list[dict[str, Any]] = json.loads(results[0].read_text())
+    return run, checks
+
+
+def run_scenario(scenario: str, version: str | None, tmp_path: Path) -> None:
+    run, checks = run_client(scenario, tmp_path, version=version)
     problems = describe(checks, run, tmp_path)
     assert not [c for c in checks if c.get("status") in ("FAILURE", "WARNING")], problems
     assert any(c.get("status") == "SUCCESS" for c in checks), problems
@@ -220,21 +234,9 @@ def test_a_refused_workload_or_enterprise_login_is_reported_once_with_its_step(
     """A token the authorization server (or the identity provider) refuses ends the client with an
     error naming the step and the server's error: not sent again, no other grant tried (the
     harness's `wif-no-retry` / `wif-grant-fallback` checks would say so)."""
-    run = harness(
-        "client",
-        "--command",
-        f"{PYTHON} {CLIENT}",
-        "--scenario",
-        scenario,
-        "-o",
-        str(tmp_path),
-        "--timeout",
-        "60000",
-        env=env,
-    )
-    (result,) = list(tmp_path.glob("*/checks.json")) + list(tmp_path.glob("auth/*/checks.json"))
-    checks = {check["id"]: check["status"] for check in json.loads(result.read_text())}
-    assert checks.get(refused) == "FAILURE", describe(json.loads(result.read_text()), run, tmp_path)
+    run, listed = run_client(scenario, tmp_path, env=env)
+    checks = {check["id"]: check["status"] for check in listed}
+    assert checks.get(refused) == "FAILURE", describe(listed, run, tmp_path)
     assert "wif-no-retry" not in checks and "wif-grant-fallback" not in checks
     stderr = "\n".join(path.read_text() for path in tmp_path.glob("**/stderr.txt"))
     assert said in stderr and "invalid_grant" in stderr, stderr[-2000:]
@@ -265,20 +267,9 @@ def test_a_generated_command_line_logs_in_as_a_workload(tmp_path: Path) -> None:
     script.write_text(WIF_CLI)
     pythonpath = os.pathsep.join([str(tmp_path), subprocess_env().get("PYTHONPATH", "")])
     out = tmp_path / "out"
-    run = harness(
-        "client",
-        "--command",
-        f"{PYTHON} {script}",
-        "--scenario",
-        "auth/wif-jwt-bearer",
-        "-o",
-        str(out),
-        "--timeout",
-        "60000",
-        env={"PYTHONPATH": pythonpath},
+    run, checks = run_client(
+        "auth/wif-jwt-bearer", out, command=f"{PYTHON} {script}", env={"PYTHONPATH": pythonpath}
     )
-    (result,) = list(out.glob("*/checks.json")) + list(out.glob("auth/*/checks.json"))
-    checks: list[dict[str, Any]] = json.loads(result.read_text())
     problems = describe(checks, run, out)
     assert {c["id"]: c["status"] for c in checks}.get("wif-assertion-verified") == "SUCCESS", problems
     assert not [c for c in checks if c.get("status") in ("FAILURE", "WARNING")], problems

@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -160,3 +161,25 @@ class LiveServer:
     def recording(self) -> Iterator[list[Received]]:
         self.requests = []
         yield self.requests
+
+
+@contextlib.contextmanager
+def generated_client(folder: Path, package: str, tools: list[dict[str, Any]]) -> Iterator[Any]:
+    """The client package `mcpgen client` generates from `tools` into `folder`, imported (and
+    forgotten again afterwards)."""
+    import importlib
+    import json
+
+    from tests.support import run_mcpgen
+
+    source = folder / "tools.json"
+    source.write_text(json.dumps({"tools": tools}), "utf-8")
+    done = run_mcpgen(folder, "client", str(source), "-o", str(folder), "--package", package)
+    assert done.returncode == 0, done.stderr[-3000:]
+    sys.path.insert(0, str(folder))
+    try:
+        yield importlib.import_module(package)
+    finally:
+        sys.path.remove(str(folder))
+        for name in [m for m in sys.modules if m.partition(".")[0] == package]:
+            del sys.modules[name]

@@ -7,11 +7,9 @@ does what it says; a server that lists the same tools differently spelled never 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import os
 import subprocess
-import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,9 +20,9 @@ from click.testing import CliRunner
 
 from mcpgen_runtime import pins
 from mcpgen_runtime.errors import ToolDriftError, ToolDriftWarning
-from tests.runtime._client_helpers import LiveServer
+from tests.runtime._client_helpers import LiveServer, generated_client
 from tests.runtime.dynamic_server_app import TOOLS, DynamicServer, _reordered
-from tests.support import PYTHON, run_mcpgen, subprocess_env
+from tests.support import PYTHON, subprocess_env
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -34,19 +32,8 @@ STDIO = [PYTHON, "-m", "tests.runtime.dynamic_server_app", "--stdio"]
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The client `mcpgen client` generates from the server's tools (pins written by the generator)."""
-    folder = tmp_path_factory.mktemp("drift")
-    source = folder / "tools.json"
-    source.write_text(json.dumps({"tools": TOOLS}), "utf-8")
-    done = run_mcpgen(folder, "client", str(source), "-o", str(folder), "--package", PACKAGE)
-    assert done.returncode == 0, done.stderr[-3000:]
-    sys.path.insert(0, str(folder))
-    try:
-        yield importlib.import_module(PACKAGE)
-    finally:
-        sys.path.remove(str(folder))
-        for name in [m for m in sys.modules if m.partition(".")[0] == PACKAGE]:
-            del sys.modules[name]
+    with generated_client(tmp_path_factory.mktemp("drift"), PACKAGE, TOOLS) as package:
+        yield package
 
 
 @pytest.fixture

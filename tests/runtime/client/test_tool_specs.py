@@ -6,9 +6,7 @@ server sees the arguments, a call the model got wrong answered with the reason a
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,8 +14,7 @@ import pytest
 
 from mcpgen_runtime.errors import ConnectError
 from mcpgen_runtime.server import ToolContext, ToolExecutionError, ToolServer
-from tests.runtime._client_helpers import LiveServer
-from tests.support import run_mcpgen
+from tests.runtime._client_helpers import LiveServer, generated_client
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -84,18 +81,8 @@ class EchoServer(ToolServer):
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    folder = tmp_path_factory.mktemp("specs")
-    source = folder / "tools.json"
-    source.write_text(json.dumps({"tools": TOOLS}), "utf-8")
-    done = run_mcpgen(folder, "client", str(source), "-o", str(folder), "--package", PACKAGE)
-    assert done.returncode == 0, done.stderr[-3000:]
-    sys.path.insert(0, str(folder))
-    try:
-        yield importlib.import_module(PACKAGE)
-    finally:
-        sys.path.remove(str(folder))
-        for name in [m for m in sys.modules if m.partition(".")[0] == PACKAGE]:
-            del sys.modules[name]
+    with generated_client(tmp_path_factory.mktemp("specs"), PACKAGE, TOOLS) as package:
+        yield package
 
 
 @pytest.fixture
