@@ -17,6 +17,7 @@ joserfc is the `mcpgen-runtime[auth]` extra.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import secrets
 import time
@@ -109,14 +110,18 @@ class DPoPKey:
     def to_dict(self) -> dict[str, Any]:
         return dict(self.private_jwk)
 
-    @property
+    @functools.cached_property
+    def _key(self) -> ECKey:
+        return ECKey.import_key(dict(self.private_jwk))  # imported once: a proof per request signs with it
+
+    @functools.cached_property
     def public_jwk(self) -> dict[str, Any]:
         return {name: self.private_jwk[name] for name in ("kty", "crv", "x", "y")}
 
-    @property
+    @functools.cached_property
     def thumbprint(self) -> str:
         """`jkt`: the RFC 7638 SHA-256 thumbprint a bound token's `cnf.jkt` names."""
-        return str(ECKey.import_key(dict(self.private_jwk)).thumbprint())
+        return str(self._key.thumbprint())
 
     def proof(
         self,
@@ -139,7 +144,7 @@ class DPoPKey:
         if nonce is not None:
             claims["nonce"] = nonce
         header = {"typ": DPOP_TYP, "alg": "ES256", "jwk": self.public_jwk}
-        return jwt.encode(header, claims, ECKey.import_key(dict(self.private_jwk)), algorithms=["ES256"])
+        return jwt.encode(header, claims, self._key, algorithms=["ES256"])
 
 
 @dataclass(frozen=True)
