@@ -240,7 +240,7 @@ def load_cassette(path: str | Path) -> Cassette:
 
     path = Path(path)
     raw = read_bounded(path, MAX_CASSETTE_BYTES, CassetteError)
-    from .yaml_data import JsonLoader, load_data
+    from ..yaml_data import JsonLoader, load_data
 
     try:
         data = load_data(raw, JsonLoader, str(path))

@@ -187,7 +187,7 @@ def load_responses(path: str | Path, tools: Mapping[str, ToolSpec]) -> ToolRespo
             raise ResponsesError(
                 f"{path}: reading YAML needs PyYAML: pip install 'mcpgen-runtime[mock]'"
             ) from exc
-        from .yaml_data import load_data
+        from ..yaml_data import load_data
 
         try:
             data = load_data(raw, name=str(path))  # data only: no tags that build objects, no aliases

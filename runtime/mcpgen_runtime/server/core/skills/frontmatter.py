@@ -1,11 +1,11 @@
 """A `SKILL.md`'s YAML frontmatter, read and checked by the Agent Skills rules (agentskills.io).
 
-The frontmatter is the `---` delimited block the file starts with. It is parsed with PyYAML's safe
-loader (the `server` extra), made stricter so that what a client gets as `frontmatter` is exactly
-what the file says, as JSON: no aliases (a few bytes must not expand into a large document), no
-duplicate or non-string keys, only JSON values; `yes`/`no`/`on`/`off` and dates stay strings, as
-in YAML 1.2 (a JavaScript client reading the file must see the same values). The block is at most
-`MAX_FRONTMATTER_BYTES`.
+The frontmatter is the `---` delimited block the file starts with. It is parsed with yaml_data.py's
+loader (PyYAML's safe loader; the `server` extra), made stricter so that what a client gets as
+`frontmatter` is exactly what the file says, as JSON: no aliases (a few bytes must not expand into
+a large document), no duplicate or non-string keys, only JSON values; `yes`/`no`/`on`/`off` and
+dates stay strings, as in YAML 1.2 (a JavaScript client reading the file must see the same
+values). The block is at most `MAX_FRONTMATTER_BYTES`.
 
 Rules checked (each failure names the rule): `name` 1-64 characters of lowercase letters, digits
 and hyphens, no leading, trailing or consecutive hyphen; `description` 1-1024 characters.
@@ -46,17 +46,14 @@ def name_problem(name: Any) -> str | None:
 
 @functools.cache
 def _loader() -> type:
+    """yaml_data.JsonLoader (no aliases, no timestamps) with YAML 1.2 booleans, refusing duplicate
+    and non-string keys."""
     try:
-        import yaml
-    except ImportError:  # pragma: no cover - the server extra carries it
+        from ....yaml_data import JsonLoader
+    except ImportError:  # pragma: no cover - the server extra carries PyYAML
         raise ValueError("serving skills needs PyYAML: pip install 'mcpgen-runtime[server]'") from None
 
-    class Loader(yaml.SafeLoader):
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            if self.check_event(yaml.AliasEvent):
-                raise ValueError("frontmatter must not use YAML aliases")
-            return super().compose_node(parent, index)
-
+    class FrontmatterLoader(JsonLoader):
         def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
             result: dict[Any, Any] = {}
             for key_node, value_node in node.value:
@@ -68,19 +65,13 @@ def _loader() -> type:
                 result[key] = self.construct_object(value_node, deep=deep)
             return result
 
-    # YAML 1.2 scalars: only true/false are booleans, and no timestamps.
-    resolvers: dict[Any, list[tuple[str, Any]]] = {}
-    for first, entries in yaml.SafeLoader.yaml_implicit_resolvers.items():
-        kept = [
-            (tag, regexp)
-            for tag, regexp in entries
-            if tag not in ("tag:yaml.org,2002:bool", "tag:yaml.org,2002:timestamp")
-        ]
-        if kept:
-            resolvers[first] = kept
-    Loader.yaml_implicit_resolvers = resolvers
-    Loader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL_12, list("tTfF"))
-    return Loader
+    FrontmatterLoader.yaml_implicit_resolvers = {
+        first: kept
+        for first, entries in JsonLoader.yaml_implicit_resolvers.items()
+        if (kept := [(tag, regexp) for tag, regexp in entries if tag != "tag:yaml.org,2002:bool"])
+    }
+    FrontmatterLoader.add_implicit_resolver("tag:yaml.org,2002:bool", _BOOL_12, list("tTfF"))
+    return FrontmatterLoader
 
 
 def _check_json(value: Any, where: str) -> None:
@@ -122,8 +113,10 @@ def parse_frontmatter(data: bytes) -> dict[str, Any]:
     loader = _loader()
     import yaml
 
+    from ....yaml_data import load_data
+
     try:
-        document = yaml.load(found.group(1), Loader=loader)  # a SafeLoader subclass
+        document = load_data(found.group(1), loader)
     except yaml.YAMLError as exc:
         raise ValueError(f"SKILL.md's frontmatter is not valid YAML: {str(exc)[:300]}") from None
     if not isinstance(document, dict):

@@ -1,5 +1,8 @@
-"""YAML as data for the mock's files (cassettes, `--responses`): PyYAML's safe loader, without
-aliases and, for cassettes, without timestamps.
+"""YAML as data: PyYAML's safe loader, without aliases and, where the data is JSON (cassettes, a
+skill's frontmatter), without timestamps. The mock's files (cassettes, `--responses`) and the
+frontmatter of the skills a server serves (server/core/skills/frontmatter.py) are read with it;
+PyYAML comes with the `server` extra (and `mock`, which includes it). Imported only by code that
+reads YAML.
 
 An alias (`*name`) repeats the node its anchor (`&name`) marks; nested, a few of them make a
 1 KB file stand for billions of values, which whatever walks the data then expands (a 755-byte
