@@ -1,0 +1,71 @@
+"""`python -m PKG --skills DIR` as a real process: the skills served over stdio and named in the startup
+line, and a skill that cannot be served stopping the server at start (exit 2, its path and the rule on
+stderr, nothing served)."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.runtime.server_helpers import StdioPeer, request
+from tests.support import PYTHON, ROOT, subprocess_env
+
+pytestmark = pytest.mark.peer
+
+SERVER = "tests.runtime.weather_server_app"
+
+
+def make_skill(root: Path, name: str, frontmatter_name: str | None = None) -> Path:
+    folder = root / name
+    (folder / "scripts").mkdir(parents=True)
+    skill_md = folder / "SKILL.md"
+    skill_md.write_text(f"---\nname: {frontmatter_name or name}\ndescription: Tests things.\n---\n# {name}\n")
+    (folder / "scripts" / "run.py").write_text("print('hi')\n")
+    return skill_md
+
+
+def test_a_server_started_with_skills_serves_them_over_stdio(tmp_path: Path) -> None:
+    make_skill(tmp_path, "testing")
+    peer = StdioPeer("--skills", str(tmp_path), module=SERVER)
+    try:
+        peer.send(request(1, "server/discover"))
+        discover = peer.recv()["result"]
+        assert discover["capabilities"]["extensions"]["io.modelcontextprotocol/skills"] == {
+            "directoryRead": True
+        }
+        peer.send(request(2, "skills/list"))
+        (entry,) = peer.recv()["result"]["skills"]
+        files = {r["uri"]: r for r in entry["resources"]}
+        peer.send(request(3, "resources/read", {"uri": "skill://testing/scripts/run.py"}))
+        (contents,) = peer.recv()["result"]["contents"]
+        data = contents["text"].encode()
+        assert files["skill://testing/scripts/run.py"] == {
+            "uri": "skill://testing/scripts/run.py",
+            "digest": "sha256:" + hashlib.sha256(data).hexdigest(),
+            "size": len(data),
+        }
+        peer.send(request(4, "resources/directory/read", {"uri": "skill://testing/../.."}))
+        assert peer.recv()["error"]["code"] == -32602
+    finally:
+        assert peer.close() == 0
+    assert b"1 skill on stdio" in peer.stderr
+
+
+def test_a_bad_skill_stops_the_server_at_start_with_its_path_and_the_rule(tmp_path: Path) -> None:
+    skill_md = make_skill(tmp_path, "testing", frontmatter_name="Testing")
+    proc = subprocess.run(
+        [PYTHON, "-m", SERVER, "--stdio", "--skills", str(tmp_path)],
+        cwd=ROOT,
+        env=subprocess_env(),
+        input=b"",
+        capture_output=True,
+        timeout=30,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == b""
+    err = proc.stderr.decode()
+    assert f"cannot start: skill {skill_md.resolve()}: `name` 'Testing' must be lowercase letters" in err
+    assert "Traceback" not in err
