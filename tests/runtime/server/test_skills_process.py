@@ -1,6 +1,6 @@
 """`python -m PKG --skills DIR` as a real process: the skills served over stdio and named in the startup
-line, and a skill that cannot be served stopping the server at start (exit 2, its path and the rule on
-stderr, nothing served)."""
+line, path escapes refused over HTTP on loopback, and a skill that cannot be served stopping the server
+at start (exit 2, its path and the rule on stderr, nothing served)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ import hashlib
 import subprocess
 from pathlib import Path
 
+import httpx
 import pytest
 
-from tests.runtime.server_helpers import StdioPeer, request
-from tests.support import PYTHON, ROOT, subprocess_env
+from mcpgen_runtime.protocol.headers import encode_value
+from tests.runtime.server_helpers import StdioPeer, mcp_headers, request
+from tests.support import PYTHON, ROOT, free_port, running_server, subprocess_env
 
 pytestmark = pytest.mark.peer
 
@@ -69,3 +71,41 @@ def test_a_bad_skill_stops_the_server_at_start_with_its_path_and_the_rule(tmp_pa
     err = proc.stderr.decode()
     assert f"cannot start: skill {skill_md.resolve()}: `name` 'Testing' must be lowercase letters" in err
     assert "Traceback" not in err
+
+
+ESCAPES = [
+    "skill://testing/../../etc/passwd",
+    "skill://testing/%2e%2e/%2e%2e/etc/passwd",
+    "skill://testing/..%2F..%2Fetc%2Fpasswd",
+    "skill://testing/scripts/%2e%2e/SKILL.md",
+]
+
+
+def test_path_escapes_over_http_are_refused_with_invalid_params(tmp_path: Path) -> None:
+    """Over Streamable HTTP on loopback: `..`, encoded separators and a symbolic link swapped in after
+    start that leads out of the folder all answer -32602 (nothing outside the folder is read)."""
+    skills = tmp_path / "skills"
+    make_skill(skills, "testing")
+    outside = tmp_path / "outside.py"
+    outside.write_text("print('hi')\n")  # the same bytes as the file it replaces
+    port = free_port()
+    with running_server([PYTHON, "-m", SERVER, "--http", "--port", str(port), "--skills", str(skills)], port):
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        def send(method: str, uri: str) -> dict[str, object]:
+            message = request(1, method, {"uri": uri})
+            headers = {**mcp_headers(message), "Mcp-Name": encode_value(uri)}
+            reply = httpx.post(url, json=message, headers=headers, timeout=10)
+            body: dict[str, object] = reply.json()
+            return body
+
+        ok = send("resources/read", "skill://testing/scripts/run.py")
+        assert "result" in ok, ok
+        for uri in ESCAPES:
+            for method in ("resources/read", "resources/directory/read", "skills/get"):
+                assert send(method, uri)["error"]["code"] == -32602, (method, uri)  # type: ignore[index]
+        run_py = skills / "testing" / "scripts" / "run.py"
+        run_py.unlink()
+        run_py.symlink_to(outside)
+        refused = send("resources/read", "skill://testing/scripts/run.py")
+        assert refused["error"]["code"] == -32602, refused  # type: ignore[index]
