@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support import PYTHON, ROOT, free_port, needs_peer, running_server
+from tests.support import PYTHON, ROOT, free_port, needs_peer, run_peer_script, running_server
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -41,15 +40,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 
 
 def _peer(url: str, *flags: str) -> list[dict[str, Any]]:
-    done = subprocess.run(
-        [str(FASTMCP_PYTHON), PEER, url, *flags],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin"},  # the peer's own venv only: none of ours on its path
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = run_peer_script(FASTMCP_PYTHON, PEER, url, *flags)
     assert done.returncode == 0, done.stderr[-3000:]
     return [json.loads(line) for line in done.stdout.splitlines()]
 

@@ -6,7 +6,6 @@ attempts refused with -32602, files changed after start refused, and what a lega
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import os
@@ -21,27 +20,10 @@ from mcpgen_runtime.server.core.skills.folder import MAX_SKILL_BYTES, MAX_SKILL_
 from mcpgen_runtime.server.core.skills.frontmatter import MAX_FRONTMATTER_BYTES
 from mcpgen_runtime.server.legacy.session_dispatch import LegacyDispatcher
 from mcpgen_runtime.server.legacy.sessions import Session
-from tests.runtime.server_helpers import request
+from tests.runtime.server_helpers import answer, result, run
 
 SKILLS = "io.modelcontextprotocol/skills"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(coro)
-
-
-def answer(server: ToolServer, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    outcome = run(server.handle_message(request(1, method, params)))
-    assert outcome.response is not None
-    return outcome.response
-
-
-def result(server: ToolServer, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    response = answer(server, method, params)
-    assert "result" in response, response
-    got: dict[str, Any] = response["result"]
-    return got
 
 
 def error_code(server: ToolServer, method: str, params: dict[str, Any]) -> int:
