@@ -109,3 +109,21 @@ def test_path_escapes_over_http_are_refused_with_invalid_params(tmp_path: Path) 
         run_py.symlink_to(outside)
         refused = send("resources/read", "skill://testing/scripts/run.py")
         assert refused["error"]["code"] == -32602, refused  # type: ignore[index]
+
+
+def test_a_2025_11_25_session_over_stdio_gets_no_skills_extension(tmp_path: Path) -> None:
+    make_skill(tmp_path, "testing")
+    peer = StdioPeer("--skills", str(tmp_path), module=SERVER)
+    try:
+        client = {"name": "legacy", "version": "0"}
+        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client}
+        peer.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        capabilities = peer.recv()["result"]["capabilities"]
+        assert "extensions" not in capabilities and "experimental" not in capabilities
+        peer.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        peer.send({"jsonrpc": "2.0", "id": 2, "method": "skills/list", "params": {}})
+        assert peer.recv()["error"]["code"] == -32601
+        peer.send({"jsonrpc": "2.0", "id": 3, "method": "resources/list", "params": {}})
+        assert [r["uri"] for r in peer.recv()["result"]["resources"]] == ["skill://testing/SKILL.md"]
+    finally:
+        assert peer.close() == 0

@@ -578,13 +578,7 @@ class ServedSet:
         resources = self._surface("resources")
         listed = {skill.uri: skill.resource() for skill in skills.folder.skills.values()}
         for uri, file in skills.folder.files.items():
-            definition = listed.get(uri) or {
-                "uri": uri,
-                "name": file.parts[-1],
-                "mimeType": file.mime_type,
-                "size": file.size,
-            }
-            resources.add_resource(definition, skills.read, listed=uri in listed)
+            resources.add_resource(listed.get(uri) or file.resource(), skills.read, listed=uri in listed)
         for method, handler in skills.handlers().items():
             # The entries are the same for every caller until the server restarts: cacheable as lists are.
             self.add_method(
