@@ -400,6 +400,11 @@ def test_other_folder_problems_stop_the_server(tmp_path: Path) -> None:
     write(top / "SKILL.md", skill_md("top"))
     with pytest.raises(SkillError, match="at the top of the skills folder"):
         serve(top)
+    slash = tmp_path / "slash"
+    write(slash / "s" / "SKILL.md", skill_md("s"))
+    write(slash / "s" / "a\\b.md", "x")
+    with pytest.raises(SkillError, match="a backslash in a name"):
+        serve(slash)
     long = tmp_path / "long"
     write(long / "s" / "SKILL.md", skill_md("s"))
     write(long / "s" / ("n" * 200), "x")

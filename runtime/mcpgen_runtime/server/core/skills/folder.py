@@ -12,7 +12,7 @@ mimeType, each skill's entry, each directory's children. Anything that cannot be
 server with `SkillError` (its path and the rule): a bad frontmatter, a `name` other than its
 folder's, a skill over the spec's limits (`MAX_SKILL_FILES` files, `MAX_SKILL_BYTES` bytes), a URI
 over `max_uri_length`, a symbolic link leading out of the folder or to a directory, a special file,
-a folder of more than `MAX_FOLDER_FILES` files.
+a name with a backslash, a folder of more than `MAX_FOLDER_FILES` files.
 """
 
 from __future__ import annotations
@@ -138,6 +138,8 @@ def _walk(root: Path) -> dict[tuple[str, ...], Path]:
             if entry.name.startswith("."):
                 continue
             path, sub = Path(entry.path), (*parts, entry.name)
+            if "\\" in entry.name:  # a separator to safe_join, and on Windows
+                raise SkillError(path, "a backslash in a name: it cannot be served")
             if entry.is_symlink():
                 target = path.resolve()
                 if not _inside(root, target):
