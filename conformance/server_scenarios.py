@@ -3,7 +3,7 @@
     python conformance/server_scenarios.py                       # every 2026-07-28 scenario, a results table
     python conformance/server_scenarios.py --scenario caching    # one (repeatable)
     python conformance/server_scenarios.py --spec-version 2025-11-25   # the legacy (initialize) wire
-    python conformance/server_scenarios.py --spec-version extension   # the tasks extension's scenarios
+    python conformance/server_scenarios.py --spec-version extension   # tasks' and skills' scenarios
     python conformance/server_scenarios.py --all-versions        # every version and scenario below
     python conformance/server_scenarios.py --url http://localhost:8000/mcp   # a server already running
 
@@ -141,8 +141,8 @@ LEGACY_SCENARIOS: dict[str, tuple[str, ...]] = {
     "2025-03-26": ("server-session-lifecycle",),
 }
 
-# The tasks extension's scenarios (issue 34): the harness tags them [extension] and runs them only
-# without --spec-version (they speak 2026-07-28 plus the extension).
+# The extensions' scenarios (tasks: issue 34; skills: issue 37): the harness tags them [extension]
+# and runs them only without --spec-version (they speak 2026-07-28 plus the extension).
 EXTENSION_SCENARIOS: tuple[str, ...] = (
     "tasks-lifecycle",
     "tasks-capability-negotiation",
@@ -154,13 +154,14 @@ EXTENSION_SCENARIOS: tuple[str, ...] = (
     "tasks-status-notifications",
     "tasks-required-task-error",
     "tasks-mrtr-composition",
+    # The skills extension (SEP-2640): the fixture server serves generated/conformance_server/skills.
+    "sep-2640-skills-manifest",
+    "sep-2640-skills-directory",
+    "sep-2640-skills-enumeration",
 )
 
-# Other extensions' server scenarios, not served by mcpgen (listed so a new one is noticed).
-EXTENSION_EXCLUDED: dict[str, str] = {
-    name: "the skills extension (SEP-2640) is not implemented"
-    for name in ("sep-2640-skills-manifest", "sep-2640-skills-directory", "sep-2640-skills-enumeration")
-}
+# Other extensions' server scenarios, not served by mcpgen (listed so a new one is noticed): none.
+EXTENSION_EXCLUDED: dict[str, str] = {}
 
 # Server scenarios the harness lists that docs/RULES.md conformance §8 excludes, and why: none since
 # issue 22 (the fixture server serves resources, templates, prompts and completion).
@@ -349,7 +350,7 @@ def _table(results: Sequence[ScenarioResult]) -> str:
 @click.option(
     "--spec-version",
     type=click.Choice([SPEC_VERSION, *LEGACY_SCENARIOS, EXTENSION]),
-    help=f"the wire and scenario set (default {SPEC_VERSION}; {EXTENSION}: the tasks extension's)",
+    help=f"the wire and scenario set (default {SPEC_VERSION}; {EXTENSION}: the extensions' scenarios)",
 )
 @click.option("--all-versions", is_flag=True, help="every version's scenarios (not with --spec-version)")
 def cli(

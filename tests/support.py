@@ -49,6 +49,22 @@ def needs_shared(*parts: str) -> Path:
     return path
 
 
+def run_peer_script(
+    python: Path, script: str, *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """`script` run by a peer's own venv (`python`), with none of ours on its path; never raises on
+    its exit code."""
+    return subprocess.run(
+        [str(python), script, *args],
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def needs_peer(path: Path, what: str) -> Path:
     """A peer installed by `make test`; skips the calling test when it is missing."""
     import pytest

@@ -154,6 +154,12 @@ def _faults(seed: int, options: Mapping[str, Any]) -> Faults:
     "--upstream-stdio) instead of failing them.",
 )
 @click.option(
+    "--skills",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    metavar="DIR",
+    help="Also serve the skills in DIR (folders with a SKILL.md: skills/list, skills/get and their files).",
+)
+@click.option(
     "--latency", metavar="DURATION", help="Delay every request: 100ms, 1.5s, or a range such as 50-200ms."
 )
 @click.option(
@@ -186,6 +192,7 @@ def mock(
     scrub_header: tuple[str, ...],
     replay: Path | None,
     passthrough: bool,
+    skills: Path | None,
     filters: ToolFilter,
     **fault_options: Any,
 ) -> None:
@@ -199,6 +206,7 @@ def mock(
 
     \b
     mcpgen mock specs/weather.json --http --port 8000 --seed 7
+    mcpgen mock specs/weather.json --skills ./skills --stdio
     mcpgen mock --record http://127.0.0.1:9000/mcp -o weather.yaml --port 8000
     mcpgen mock --record --upstream-stdio 'npx server-everything' -o everything.yaml --stdio
     mcpgen mock --replay weather.yaml --stdio --latency 50-200ms --error-rate 0.1 --seed 3
@@ -226,6 +234,8 @@ def mock(
         raise click.UsageError("-o CASSETTE goes with --record")
     if passthrough and replay is None:
         raise click.UsageError("--passthrough goes with --replay")
+    if skills is not None and (record or replay is not None):
+        raise click.UsageError("--skills goes with a mocked SOURCE, not --record or --replay")
     if filters and (record or replay is not None):
         raise click.UsageError(
             "--include-tools / --exclude-tools choose the tools mocked from SOURCE; --record and --replay "
@@ -259,13 +269,16 @@ def mock(
             prompts=validated.prompts,
             seed=seed,
         )
+        if skills is not None:
+            server.serve_skills(skills)
     except (ResponsesError, MockDependencyError, ValueError) as exc:
         click.echo(f"error: {masked(str(exc))}", err=True)
         raise Failed from None
     where = "stdio" if transport_ == "stdio" else f"http://{host}:{port}/mcp"
     injected = f", {faults.describe()}" if faults.active else ""
+    served = f", {len(server.served_skills)} skill(s)" if skills is not None else ""
     say(
-        f"mcpgen mock: {len(validated.tools)} tool(s) from {validated.source} on {where} "
+        f"mcpgen mock: {len(validated.tools)} tool(s){served} from {validated.source} on {where} "
         f"(seed {seed}{injected})",
         err=True,
     )  # stderr: on stdio, stdout carries protocol messages only (STDIO-03)

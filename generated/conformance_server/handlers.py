@@ -176,6 +176,9 @@ class Server(ServerBase):
     )
     # Its requestState is accepted once, on whichever replica redeems it first (MRTR-11; the store).
     _single_use_state_: ClassVar[frozenset[str]] = frozenset({"test_input_required_result_request_state"})
+    # The sep-2640-skills-* scenarios (the skills extension): the skills in ./skills, served with their
+    # digests, directories and SKILL.md resources.
+    _skills_: ClassVar[str | None] = "skills"
 
     def __init__(self, config: ServerConfig | None = None) -> None:
         super().__init__(config)

@@ -1,6 +1,8 @@
-"""YAML as data (the mock's cassettes and `--responses` files, a skill's SKILL.md frontmatter):
-PyYAML's safe loader, without aliases and, for JSON-shaped data, without timestamps. PyYAML is in
-the `mock` and `skills` extras; only code that reads YAML imports this module.
+"""YAML as data: PyYAML's safe loader, without aliases and, where the data is JSON (cassettes, a
+skill's frontmatter), without timestamps. The mock's files (cassettes, `--responses`), the
+frontmatter of the skills a server serves (server/core/skills/frontmatter.py) and of those a client
+loads (skills.py) are read with it; PyYAML comes with the `server` and `skills` extras (and `mock`,
+which includes `server`). Imported only by code that reads YAML.
 
 An alias (`*name`) repeats the node its anchor (`&name`) marks; nested, a few of them make a
 1 KB file stand for billions of values, which whatever walks the data then expands (a 755-byte

@@ -70,7 +70,7 @@ def test_every_legacy_scenario_is_run_or_excluded_with_a_reason(version: str) ->
 
 
 def test_every_extension_scenario_is_run() -> None:
-    """The harness's [extension] server scenarios are ours (the tasks extension's) or excluded."""
+    """The harness's [extension] server scenarios are ours (the tasks and skills extensions') or excluded."""
     listed = set(runner.list_extension_scenarios())
     ours = set(runner.EXTENSION_SCENARIOS)
     assert not ours - listed, f"scenarios the harness does not know: {sorted(ours - listed)}"
@@ -80,9 +80,12 @@ def test_every_extension_scenario_is_run() -> None:
 
 @pytest.mark.parametrize("scenario", runner.EXTENSION_SCENARIOS)
 def test_extension_scenario(scenario: str, server_url: str, tmp_path: Path) -> None:
-    """The tasks extension (issue 34): the harness runs these without --spec-version."""
+    """The tasks (issue 34) and skills (issue 37, SEP-2640) extensions: the harness runs these without
+    --spec-version; the skills scenarios run against the skills the fixture server serves."""
     result = runner.run_scenario(scenario, server_url, tmp_path, spec_version=None)
     assert result.checks, result.describe_problems()
+    if scenario.startswith("sep-2640-"):  # passed for real: the fixture server does serve skills
+        assert not result.with_status("SKIPPED"), result.describe_problems()
     assert result.returncode == 0, result.describe_problems()
     assert not result.failures, result.describe_problems()
     assert not result.warnings, result.describe_problems()

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import PYTHON, ROOT, free_port, needs_peer, running_server
+from tests.support import PYTHON, ROOT, free_port, needs_peer, run_peer_script, running_server
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -38,15 +38,7 @@ def url() -> Iterator[str]:
 
 
 def _peer(url: str, *flags: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(FASTMCP_PYTHON), PEER, url, *flags],
-        cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin"},  # the peer's own venv only: none of ours on its path
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_peer_script(FASTMCP_PYTHON, PEER, url, *flags)
 
 
 def test_a_fastmcp_client_runs_calls_polls_cancels_and_answers_input_as_tasks(url: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import queue
 import subprocess
@@ -21,6 +22,25 @@ SPEC_TOOL_NAMES = [
     "calculate_sum",
     "get_current_time",
 ]
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def answer(server: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A modern request handled by `server`'s sans-I/O dispatcher: its response."""
+    outcome = run(server.handle_message(request(1, method, params)))
+    assert outcome.response is not None
+    response: dict[str, Any] = outcome.response
+    return response
+
+
+def result(server: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    response = answer(server, method, params)
+    assert "result" in response, response
+    got: dict[str, Any] = response["result"]
+    return got
 
 
 def meta(capabilities: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:

@@ -205,6 +205,7 @@ def build_command() -> click.Command:
         opt("--seed", type=int, default=0, help="the same seed gives the same answers (default 0)"),
         opt("--responses", metavar="FILE", help="canned answers, errors and faults (YAML or JSON)"),
         opt("--record", metavar="FILE", help="append every call to FILE as JSON lines"),
+        opt("--skills", metavar="DIR", help="also serve the skills in DIR (folders with a SKILL.md)"),
         opt("--latency", metavar="MS", help="delay every request: 100ms, or a range 50-200ms"),
         opt("--error-rate", metavar="P", help="answer this fraction of requests with a retryable error"),
         opt("--drop-connection", metavar="P", help="cut this fraction of exchanges (stdio: exit)"),
@@ -259,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             record=args["record"],
         )
         serve_surfaces(server, **_surface_arguments(load_spec_surfaces(args["spec"])), seed=args["seed"])
+        if args["skills"] is not None:
+            server.serve_skills(args["skills"])
     except (OSError, ValueError, ResponsesError, MockDependencyError, CassetteError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(1) from None

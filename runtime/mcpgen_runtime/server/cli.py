@@ -247,6 +247,12 @@ def build_command() -> click.Command:
             f"(default {MAX_URI_LENGTH})",
         ),
         opt(
+            "--skills",
+            metavar="DIR",
+            help="serve the skills in DIR: folders with a SKILL.md (the io.modelcontextprotocol/skills "
+            "extension); replaces the folder the server declares",
+        ),
+        opt(
             "--parser",
             type=click.Choice(["auto", "h11", "httptools"]),
             default="auto",
@@ -311,9 +317,10 @@ def parse_command_line(command: click.Command, argv: Sequence[str] | None, prog:
 def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) -> None:
     """Parse `argv`, build `server_cls` and serve until interrupted (or stdin closes).
 
-    Configuration that cannot work (a `ServerConfig` value, a `MCPGEN_STATE_SECRET` that is too
-    short, a shared store without a shared secret, a store that does not answer) stops here with
-    exit code 2 and one line on stderr saying what to fix, before anything listens."""
+    Configuration that cannot work (a `ServerConfig` value, a skill that cannot be served, a
+    `MCPGEN_STATE_SECRET` that is too short, a shared store without a shared secret, a store that
+    does not answer) stops here with exit code 2 and one line on stderr saying what to fix, before
+    anything listens."""
     package = server_cls.__module__.partition(".")[0]
     args = parse_command_line(build_command(), argv, program_name(f"python -m {package}"))
     # Logs never go to stdout: on stdio it carries protocol messages only (STDIO-03).
@@ -341,6 +348,8 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
             config = dataclasses.replace(config, modern_only=True)
         if args["max_uri_length"] is not None:
             config = dataclasses.replace(config, max_uri_length=args["max_uri_length"])
+        if args["skills"] is not None:
+            config = dataclasses.replace(config, skills=args["skills"])
         given = {
             name: value
             for name, value in (
@@ -389,8 +398,8 @@ def serve_main(server_cls: type[ToolServer], argv: Sequence[str] | None = None) 
 
 
 def startup_line(package: str, server: ToolServer, where: str) -> str:
-    """`<package>: serving N tools[, N resources, N resource templates, N prompts] on <url | stdio>
-    (MCP <revisions>)`: what a person starting the server by hand sees, whatever the log level.
+    """`<package>: serving N tools[, N resources, N resource templates, N prompts, N skills] on
+    <url | stdio> (MCP <revisions>)`: what a person starting the server by hand sees, whatever the log level.
     Tools are always counted; the other kinds when the server serves any."""
     era = f"MCP {', '.join(SUPPORTED_PROTOCOL_VERSIONS)}"
     era += " only" if server.config.modern_only else f" and legacy {', '.join(LEGACY_PROTOCOL_VERSIONS)}"
@@ -402,6 +411,7 @@ def startup_line(package: str, server: ToolServer, where: str) -> str:
             (len(surfaces.resource_templates), "resource template"),
             (len(surfaces.prompts), "prompt"),
         ]
+    counts.append((len(server.served_skills), "skill"))
     served = ", ".join(
         f"{count} {kind}{'' if count == 1 else 's'}"
         for i, (count, kind) in enumerate(counts)

@@ -48,8 +48,11 @@ CANCELLED = "notifications/cancelled"
 PROGRESS = "notifications/progress"
 TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
 
-# 2026-07-28 methods a legacy session does not have.
-MODERN_ONLY_METHODS = frozenset({"server/discover", "subscriptions/listen"})
+# 2026-07-28 methods a legacy session does not have; with them the skills extension's (SEP-2640), which
+# is negotiated through `capabilities.extensions`, a field these revisions lack.
+MODERN_ONLY_METHODS = frozenset(
+    {"server/discover", "subscriptions/listen", "skills/list", "skills/get", "resources/directory/read"}
+)
 
 # Most verbose first: a minimum level admits itself and everything after it.
 LOG_LEVELS: tuple[str, ...] = (

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
@@ -280,6 +281,8 @@ class ServerConfig:
     keep_alive_s: float = 5.0
     store: Store | str | None = None
     tasks: TaskOptions = field(default_factory=TaskOptions)
+    # A folder of skills to serve (SEP-2640; `--skills DIR`): overrides the server class's `_skills_`.
+    skills: str | os.PathLike[str] | None = None
 
     def __post_init__(self) -> None:
         if self.page_size is not None and self.page_size < 1:

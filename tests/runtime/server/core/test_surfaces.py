@@ -18,26 +18,8 @@ from mcpgen_runtime.server.core.resources.uri_match import UriPattern
 from mcpgen_runtime.server.legacy.session_dispatch import LegacyDispatcher
 from mcpgen_runtime.server.legacy.sessions import Session
 from mcpgen_runtime.uri_template import expand
-from tests.runtime.server_helpers import request
+from tests.runtime.server_helpers import answer, request, result, run
 from tests.runtime.surfaces_server_app import SurfacesServer
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(coro)
-
-
-def answer(server: ToolServer, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    outcome = run(server.handle_message(request(1, method, params)))
-    assert outcome.response is not None
-    return outcome.response
-
-
-def result(server: ToolServer, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    response = answer(server, method, params)
-    assert "result" in response, response
-    got: dict[str, Any] = response["result"]
-    return got
-
 
 # ---- uri_match ------------------------------------------------------------------------------------
 

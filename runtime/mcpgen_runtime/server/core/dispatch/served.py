@@ -11,7 +11,10 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import os
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel
@@ -47,6 +50,9 @@ from ..resources.surfaces import (
     TemplateReader,
 )
 from ..results import complete
+from ..skills.folder import Skill, load_skills
+from ..skills.serving import EXTENSION as SKILLS_EXTENSION
+from ..skills.serving import SkillMethods
 from ..tasks.watch import TaskWatch
 from ..tasks.worker import TaskEngine
 
@@ -98,6 +104,7 @@ class ServedSet:
         "_result_meta",
         "_shared_limit",
         "_single_use_tools",
+        "_skills",
         "_state_codec",
         "_store",
         "_subscribe_rules",
@@ -129,6 +136,9 @@ class ServedSet:
     # Declared templates whose `{var}` values arrive as decoded, `/` and `..` included (uri_match.py);
     # handlers.py may set it.
     _raw_template_values_: ClassVar[frozenset[str]] = frozenset()
+    # A folder of skills to serve (SEP-2640), relative to the directory of the module that sets it
+    # (handlers.py: the package); `ServerConfig.skills` (`--skills DIR`) overrides it.
+    _skills_: ClassVar[str | None] = None
 
     @classmethod
     def default_config(cls) -> ServerConfig:
@@ -205,8 +215,12 @@ class ServedSet:
         self._state_codec: StateCodec | None = None  # made on first use (it may warn about its key)
         self._progress_interval = cfg.progress_interval_ms / 1000
         self._surfaces: Surfaces | None = None
+        self._skills: SkillMethods | None = None
         self._rebuild_discover()
         self._bind_surfaces()
+        folder = self._skills_folder()
+        if folder is not None:
+            self.serve_skills(folder)
 
     def _rebuild_discover(self) -> None:
         cfg = self.config
@@ -217,6 +231,8 @@ class ServedSet:
         # Tasks are an extension: nothing else task-related is a capability (any tool may run as one).
         capabilities = discover["capabilities"]
         capabilities["extensions"] = {**capabilities.get("extensions", {}), TASKS_EXTENSION: {}}
+        if self._skills is not None:  # 2026-07-28 only: legacy capabilities have no `extensions`
+            capabilities["extensions"][SKILLS_EXTENSION] = {"directoryRead": True}
         if cfg.instructions is not None:
             discover["instructions"] = cfg.instructions
         self._discover = self._complete(
@@ -534,6 +550,47 @@ class ServedSet:
     def surfaces(self) -> Surfaces | None:
         """The resources, templates and prompts served (None until one is added)."""
         return self._surfaces
+
+    # ---- skills (skills/) ---------------------------------------------------------------------
+
+    def _skills_folder(self) -> Path | None:
+        if self.config.skills is not None:
+            return Path(self.config.skills)
+        declared = type(self)._skills_
+        if declared is None:
+            return None
+        owner = next(k for k in type(self).__mro__ if "_skills_" in vars(k))
+        module_file = getattr(sys.modules.get(owner.__module__), "__file__", None)
+        return (Path(module_file).parent if module_file else Path.cwd()) / declared
+
+    def serve_skills(self, folder: str | os.PathLike[str]) -> None:
+        """Serve the skills in `folder` (the `io.modelcontextprotocol/skills` extension, 2026-07-28):
+        `skills/list`, `skills/get`, `resources/directory/read`, each file through `resources/read`
+        (each SKILL.md in `resources/list`). The folder is read and checked now (skills/folder.py):
+        `SkillError` (a ValueError) names the path and the rule when it cannot be served. Once per
+        server; `ServerConfig.skills` or the class's `_skills_` call it when the server is made."""
+        if self._skills is not None:
+            raise ValueError(f"skills are served already, from {self._skills.folder.root}")
+        cfg = self.config
+        skills = SkillMethods(
+            load_skills(folder, max_uri_length=cfg.max_uri_length), cfg.page_size, cfg.max_uri_length
+        )
+        resources = self._surface("resources")
+        listed = {skill.uri: skill.resource() for skill in skills.folder.skills.values()}
+        for uri, file in skills.folder.files.items():
+            resources.add_resource(listed.get(uri) or file.resource(), skills.read, listed=uri in listed)
+        for method, handler in skills.handlers().items():
+            # The entries are the same for every caller until the server restarts: cacheable as lists are.
+            self.add_method(
+                method, handler, ttl_ms=None if method.startswith("resources/") else cfg.list_ttl_ms
+            )
+        self._skills = skills
+        self._rebuild_discover()
+
+    @property
+    def served_skills(self) -> Mapping[str, Skill]:
+        """The skills served, by the URI of their SKILL.md (empty when none are)."""
+        return self._skills.folder.skills if self._skills is not None else {}
 
     def _serves_resource(self, uri: str) -> bool:
         surfaces = self._surfaces

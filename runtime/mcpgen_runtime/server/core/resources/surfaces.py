@@ -70,6 +70,8 @@ __all__ = [
     "ResourceReturn",
     "Surfaces",
     "TemplateReader",
+    "listing_digest",
+    "page_of",
     "resource_not_found",
 ]
 
@@ -240,6 +242,34 @@ def _cursor(offset: int, digest: str) -> str:
     return base64.urlsafe_b64encode(f"{offset}.{digest}".encode()).decode().rstrip("=")
 
 
+def listing_digest(items: list[dict[str, Any]]) -> str:
+    """What a listing's cursors carry, so a cursor of another listing (or an older one) is refused."""
+    return hashlib.sha256(_json.dumps(items)).hexdigest()[:12]
+
+
+def page_of(
+    key: str, items: list[dict[str, Any]], digest: str, params: Mapping[str, Any], page_size: int | None
+) -> dict[str, Any]:
+    """One page of `items` under `key`, from `params.cursor` (opaque; -32602 unless exactly a cursor
+    this listing issued), with `nextCursor` when more follow; `page_size` None: one page."""
+    offset = 0
+    cursor = params.get("cursor")
+    if cursor is not None:
+        try:
+            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+            offset = int(raw.partition(".")[0])
+        except (TypeError, ValueError):
+            offset = -1
+        # Exactly a cursor this listing issued: its offset and the digest of this listing.
+        if not 0 < offset < len(items) or cursor != _cursor(offset, digest):
+            raise RpcError(jsonrpc.INVALID_PARAMS, "Invalid cursor")
+    size = page_size or max(len(items), 1)
+    page: dict[str, Any] = {key: items[offset : offset + size]}
+    if offset + size < len(items):
+        page["nextCursor"] = _cursor(offset + size, digest)
+    return page
+
+
 def resource_not_found(uri: str, protocol_version: str) -> RpcError:
     # 2026-07-28 (SEP-2164): -32602 with data.uri; the legacy revisions: -32002.
     code = -32002 if protocol_version in LEGACY_PROTOCOL_VERSIONS else jsonrpc.INVALID_PARAMS
@@ -258,6 +288,7 @@ class Surfaces:
         "_prompts",
         "_resources",
         "_templates",
+        "_unlisted",
         "installed",
     )
 
@@ -266,6 +297,8 @@ class Surfaces:
         self._page_size = page_size
         self._max_uri_length = max_uri_length
         self._resources: dict[str, _Resource] = {}
+        # Read by exact URI but not in resources/list (a skill's supporting files: skills/).
+        self._unlisted: dict[str, _Resource] = {}
         self._templates: dict[str, _Template] = {}
         self._prompts: dict[str, _Prompt] = {}
         self._completions: dict[tuple[str, str, str], CompletionHandler] = {}
@@ -287,13 +320,20 @@ class Surfaces:
     def prompts(self) -> list[dict[str, Any]]:
         return [p.definition for p in self._prompts.values()]
 
-    def add_resource(self, definition: Mapping[str, Any], read: ResourceReader) -> None:
+    def add_resource(
+        self, definition: Mapping[str, Any], read: ResourceReader, *, listed: bool = True
+    ) -> None:
+        """`listed` False: readable by its URI, left out of `resources/list` (and of the set replicas
+        share: such resources are the same in every process, skills/ serves them)."""
         definition = dict(definition)
         uri = _string(definition, "uri", "a resource")
         _string(definition, "name", f"resource {uri!r}")
         if len(uri) > self._max_uri_length:  # no client could read it
             raise ValueError(f"resource URI {uri[:80]!r}... is over max_uri_length ({self._max_uri_length})")
         _async(read, f"resource {uri!r}")
+        if not listed:
+            self._unlisted[uri] = _Resource(definition, read)
+            return
         self._resources[uri] = self._known["resources"][uri] = _Resource(definition, read)
         self._listings.pop("resources", None)
 
@@ -331,7 +371,7 @@ class Surfaces:
 
     def serves(self, uri: str) -> bool:
         """Whether `resources/read` of `uri` reaches a reader: a static resource or a matching template."""
-        if uri in self._resources:
+        if uri in self._resources or uri in self._unlisted:
             return True
         return any(t.pattern.match(uri) is not None for t in self._templates.values())
 
@@ -390,25 +430,9 @@ class Surfaces:
     def _page(self, key: str, definitions: list[dict[str, Any]], params: Mapping[str, Any]) -> dict[str, Any]:
         cached = self._listings.get(key)
         if cached is None:
-            digest = hashlib.sha256(_json.dumps(definitions)).hexdigest()[:12]
-            cached = self._listings[key] = (definitions, digest)
+            cached = self._listings[key] = (definitions, listing_digest(definitions))
         items, digest = cached
-        offset = 0
-        cursor = params.get("cursor")
-        if cursor is not None:
-            try:
-                raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-                offset = int(raw.partition(".")[0])
-            except (TypeError, ValueError):
-                offset = -1
-            # Exactly a cursor this listing issued: its offset and the digest of this listing.
-            if not 0 < offset < len(items) or cursor != _cursor(offset, digest):
-                raise RpcError(jsonrpc.INVALID_PARAMS, "Invalid cursor")
-        size = self._page_size or max(len(items), 1)
-        page: dict[str, Any] = {key: items[offset : offset + size]}
-        if offset + size < len(items):
-            page["nextCursor"] = _cursor(offset + size, digest)
-        return page
+        return page_of(key, items, digest, params, self._page_size)
 
     async def list_resources(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         return self._page("resources", self.resources, params)
@@ -425,7 +449,7 @@ class Surfaces:
             raise RpcError(jsonrpc.INVALID_PARAMS, "params.uri must be a string")
         check_uri_length(uri, self._max_uri_length)
         try:
-            resource = self._resources.get(uri)
+            resource = self._resources.get(uri) or self._unlisted.get(uri)
             if resource is not None:
                 value = await resource.read(uri, ctx)
                 mime_type = resource.definition.get("mimeType")
