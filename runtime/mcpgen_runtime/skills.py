@@ -7,8 +7,8 @@ it read (spec: modelcontextprotocol/ext-skills, specification/stable/skills.mdx)
   digest and size), or `"dynamic"` for generated skills, which carry no digests.
 - `verified(file, data)`: the bytes of a file read, checked against its entry: the size first (a
   longer or shorter read fails before anything is hashed), then the digest. `check_frontmatter`:
-  a fetched SKILL.md's YAML frontmatter, field by field, against the entry's (PyYAML: the `skills`
-  extra; at most MAX_FRONTMATTER bytes, no aliases).
+  a fetched SKILL.md's YAML frontmatter, read as a server reads it (`mcpgen_runtime.frontmatter`;
+  PyYAML: the `skills` extra), field by field against the entry's.
 - `LIMITS`: the spec's per-skill limits (512 files, 16 MiB), which a client checks from the entry
   alone before it reads anything.
 
@@ -26,6 +26,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .errors import McpRuntimeError
+from .frontmatter import MAX_FRONTMATTER_BYTES, read_frontmatter
 
 __all__ = [
     "DIRECTORY_READ",
@@ -50,7 +51,7 @@ GET: Final = "skills/get"
 DIRECTORY_READ: Final = "resources/directory/read"
 MAX_FILES: Final = 512  # resources per skill (the spec's limit every host supports)
 MAX_TOTAL_BYTES: Final = 16 * 1024 * 1024  # total file size per skill
-MAX_FRONTMATTER: Final = 64 * 1024  # bytes of YAML frontmatter a client parses
+MAX_FRONTMATTER: Final = MAX_FRONTMATTER_BYTES  # bytes of YAML frontmatter a client parses
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 _CONFIG = ConfigDict(extra="allow", populate_by_name=True, frozen=True, defer_build=True)
 
@@ -175,28 +176,10 @@ _MISSING = object()
 
 
 def _frontmatter(uri: str, text: str) -> Mapping[str, Any]:
-    lines = text.split("\n")
-    if not lines or lines[0].rstrip("\r") != "---":
-        raise SkillVerificationError(uri, "it does not begin with YAML frontmatter (`---`)")
+    """A fetched SKILL.md's frontmatter, read as a server reads it (`mcpgen_runtime.frontmatter`)."""
     try:
-        end = next(i for i, line in enumerate(lines[1:], 1) if line.rstrip("\r") == "---")
-    except StopIteration:
-        raise SkillVerificationError(uri, "its frontmatter is not closed by `---`") from None
-    block = "\n".join(lines[1:end])
-    if len(block.encode("utf-8")) > MAX_FRONTMATTER:
-        raise SkillVerificationError(uri, f"its frontmatter is larger than {MAX_FRONTMATTER} bytes")
-    try:
-        import yaml
-
-        from .yaml_data import JsonLoader, load_data
-    except ImportError:  # pragma: no cover - exercised only without the extra
-        raise SkillError(
-            "checking a SKILL.md's frontmatter needs PyYAML: pip install 'mcpgen-runtime[skills]'"
-        ) from None
-    try:
-        data = load_data(block, JsonLoader, name=uri)
-    except yaml.YAMLError as exc:
-        raise SkillVerificationError(uri, f"its frontmatter is not YAML: {str(exc)[:200]}") from None
-    if not isinstance(data, dict):
-        raise SkillVerificationError(uri, "its frontmatter is not a mapping")
-    return data
+        return read_frontmatter(text.encode("utf-8"))
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise SkillError(str(exc)) from None
+    except ValueError as exc:
+        raise SkillVerificationError(uri, str(exc)[:300]) from None

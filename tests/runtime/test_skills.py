@@ -91,14 +91,22 @@ def test_frontmatter_is_compared_field_by_field() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("no frontmatter\n", "does not begin with YAML frontmatter"),
-        ("---\nname: a\n", "not closed"),
-        ("---\n[unclosed\n---\n", "not YAML"),
-        ("---\n- a list\n---\n", "not a mapping"),
+        ("no frontmatter\n", "must begin with YAML frontmatter"),
+        ("---\nname: a\n", "no closing `---`"),
+        ("---\n[unclosed\n---\n", "not valid YAML"),
+        ("---\n- a list\n---\n", "must be a YAML mapping"),
         ("---\na: &x [1, 2]\nb: *x\n---\n", "alias"),
-        ("---\nname: " + "a" * MAX_FRONTMATTER + "\n---\n", "larger than"),
+        ("---\na: 1\na: 2\n---\n", "twice"),
+        ("---\nname: " + "a" * (MAX_FRONTMATTER + 100) + "\n---\n", "no closing `---` line within"),
     ],
 )
 def test_frontmatter_that_cannot_be_read_safely_is_refused(text: str, message: str) -> None:
     with pytest.raises(SkillVerificationError, match=message):
         check_frontmatter("skill://a/SKILL.md", text, entry().frontmatter)
+
+
+def test_frontmatter_is_read_as_yaml_1_2_as_the_server_renders_it() -> None:
+    """`license: no` is the string "no" on both sides (YAML 1.2), not False: a server rendering the
+    entry and a client checking the file agree."""
+    text = "---\nname: pdf-processing\ndescription: Extract PDFs\nlicense: no\nenabled: on\n---\n"
+    check_frontmatter("u", text, entry(license="no", enabled="on").frontmatter)
