@@ -229,7 +229,7 @@ class AsyncSurfaceMethods(AsyncClientBase):
         SkillError for an unknown or ambiguous name, a skill past the spec's limits, or a
         `"dynamic"` skill (no digests) unless `allow_dynamic`; SkillVerificationError for content
         that is not what the entry says."""
-        from ...skills import SkillError, SkillVerificationError, check_frontmatter
+        from ...skills import MAX_TOTAL_BYTES, SkillError, SkillVerificationError, check_frontmatter
         from ..skill_flows import decoded
         from .skills import AsyncLoadedSkill
 
@@ -242,7 +242,9 @@ class AsyncSurfaceMethods(AsyncClientBase):
         if (why := entry.over_limits()) is not None:
             raise SkillError(f"skill {entry.uri[:200]} is past the limits every host supports: {why}")
         if entry.resources == "dynamic":
-            data = await self._read_skill_file(entry.uri)
+            data = await self._read_skill_file(entry.uri)  # unverifiable: only bounded
+            if len(data) > MAX_TOTAL_BYTES:
+                raise SkillVerificationError(entry.uri, f"larger than {MAX_TOTAL_BYTES} bytes; not used")
         else:
             file = entry.file(entry.uri)
             if file is None:

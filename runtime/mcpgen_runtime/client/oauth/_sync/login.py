@@ -220,7 +220,7 @@ class OAuthLogin:
         return True
 
     def _token_exchange(
-        self, endpoint: str, headers: Mapping[str, str], body: str, key: DPoPKey | None, what: str = ""
+        self, endpoint: str, headers: Mapping[str, str], body: str, key: DPoPKey | None
     ) -> tuple[int, Any]:
         """One token request, with a DPoP proof when `key` is given; a `use_dpop_nonce` answer is
         sent once more with the nonce the server supplied (RFC 9449 §8), never more."""
@@ -229,7 +229,7 @@ class OAuthLogin:
             if key is not None:
                 sent["DPoP"] = key.proof("POST", endpoint, nonce=self._as_nonce)
             status, document, nonce = self._fetch().post_token(
-                endpoint, sent, body, what or "the token endpoint"
+                endpoint, sent, body, "the token endpoint"
             )
             if nonce is not None:
                 self._as_nonce = nonce
@@ -256,7 +256,7 @@ class OAuthLogin:
         scopes = self._scopes(challenge, resource_metadata, metadata)
         scope = " ".join(scopes) or None
         grant = self.config.chosen_grant
-        step = "the token endpoint"
+        step: str | None = None  # which login failed, when it is not the plain token request
         if grant in ("jwt_bearer", "enterprise"):
             client = self._configured_client(metadata)
             self._metadata, self._client = metadata, client or ClientIdentity("", "pre-registered", issuer)
@@ -302,7 +302,7 @@ class OAuthLogin:
         status, document = self._token_exchange(endpoint, headers, body, key)
         if not 200 <= status < 300:
             error = token_error(status, document, metadata.issuer)
-            raise error if step == "the token endpoint" else AuthorizationError(f"{step} failed: {error}")
+            raise error if step is None else AuthorizationError(f"{step} failed: {error}")
         tokens = TokenSet.from_response(
             document,
             resource=resource,
