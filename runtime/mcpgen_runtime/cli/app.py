@@ -416,8 +416,11 @@ def _workload_login(settings: _Settings) -> Any:
     and never printed; tokens live in memory for this run only (nothing written)."""
     try:
         from ..client.oauth import MemoryTokenStore, OAuth, workload_token
-    except ImportError as exc:
-        raise click.UsageError(f"a workload login needs the auth extra: {exc}") from None
+        from ..protocol.oauth import grants  # noqa: F401  (Authlib: the login needs it)
+    except ImportError:
+        raise click.UsageError(
+            "a workload login needs the auth extra: pip install 'mcpgen-runtime[auth]'"
+        ) from None
     token = workload_token(file=settings.workload_token_file, env=settings.workload_token_env)
     return OAuth(client_id=settings.client_id, assertion=token, store=MemoryTokenStore())
 
