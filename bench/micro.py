@@ -11,6 +11,8 @@ What the end-to-end numbers are made of:
                    schema check, flow, `_meta`, headers, JSON both ways, result and output models
   lean transport   request-head building and response-head parsing, first time vs cached
   asyncio timers   an `asyncio.timeout()` scope vs one `loop.call_at` timer per wait
+  DPoP             what a DPoP-bound token adds per request: the client's proof (ES256), the
+                   server's check of it (RFC 9449 §4.3, without the store's replay check)
 """
 
 from __future__ import annotations
@@ -199,9 +201,23 @@ def _noop() -> None:
     pass
 
 
+def dpop(n: int) -> dict[str, float]:
+    from mcpgen_runtime.protocol.oauth.dpop import DPoPKey, check_proof
+
+    key = DPoPKey.generate()
+    url = "https://mcp.example.com/mcp"
+    token = "eyJ" + "a" * 800  # an access token's usual length
+    proof = key.proof("POST", url, access_token=token)
+    n = max(n // 10, 50)  # signatures: milliseconds, not microseconds
+    return {
+        "dpop_proof_us": _per_op(lambda: key.proof("POST", url, access_token=token), n),
+        "dpop_check_us": _per_op(lambda: check_proof(proof, method="POST", url=url, access_token=token), n),
+    }
+
+
 def run(n: int = 5000) -> dict[str, float]:
     results: dict[str, float] = {}
-    for part in (server_app, client_core, transport_parts, timers):
+    for part in (server_app, client_core, transport_parts, timers, dpop):
         results.update(part(n))
     return results
 
@@ -217,6 +233,8 @@ LABELS = {
     "response_head_cached_us": "lean transport: parse response head (memoized)",
     "asyncio_timeout_scope_us": "asyncio.timeout() scope per request",
     "call_at_timer_us": "loop.call_at timer per wait",
+    "dpop_proof_us": "client: a DPoP proof for one request (ES256)",
+    "dpop_check_us": "server: checking one DPoP proof (before the replay check)",
 }
 
 
